@@ -1,0 +1,410 @@
+// Command strata-bench measures ingest against a real strata server on
+// loopback: sustained events/s with 500-event batches, latency at half that
+// rate, single-event requests per second, the server's peak RSS, and, in the
+// same run, the raw DuckDB appender ceiling on this machine. `make bench`
+// runs it; figures go to docs/benchmarks.md.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"strata/internal/analytics"
+	"strata/internal/ingest"
+	"strata/internal/store/duckdb"
+)
+
+func main() {
+	var (
+		bin      = flag.String("strata", "bin/strata", "path to the strata binary")
+		duration = flag.Duration("duration", 20*time.Second, "length of each load phase")
+		conns    = flag.Int("conns", 8, "concurrent connections for batch load")
+		single   = flag.Int("single-conns", 32, "concurrent connections for single-event load")
+		batch    = flag.Int("batch", 500, "events per batch request")
+		ceilingN = flag.Int("ceiling-events", 2_000_000, "events for the raw appender ceiling")
+	)
+	flag.Parse()
+	if err := run(*bin, *duration, *conns, *single, *batch, *ceilingN); err != nil {
+		fmt.Fprintln(os.Stderr, "strata-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(bin string, duration time.Duration, conns, singleConns, batch, ceilingN int) error {
+	dir, err := os.MkdirTemp("", "strata-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	fmt.Printf("# Strata ingest benchmark\n\nmachine: %d CPUs, %s/%s, %s; phases of %s\n\n",
+		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, time.Now().UTC().Format(time.RFC3339), duration)
+
+	srv, err := startServer(bin, filepath.Join(dir, "server"))
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}, Timeout: 30 * time.Second}
+	tmpl := newTemplate(batch)
+	single := newTemplate(1)
+
+	// Warm up: the first requests pay for page faults and JIT-free but cold
+	// caches; they are not measured.
+	closedLoop(client, srv, tmpl, conns, 2*time.Second)
+
+	full := closedLoop(client, srv, tmpl, conns, duration)
+	fullEPS := float64(full.events) / full.elapsed.Seconds()
+	report("batch load, closed loop", full, batch)
+
+	halfRate := fullEPS / 2 / float64(batch) // requests per second
+	half := openLoop(client, srv, tmpl, halfRate, duration)
+	report(fmt.Sprintf("batch load at half that rate (%.0f events/s)", fullEPS/2), half, batch)
+
+	one := closedLoop(client, srv, single, singleConns, duration)
+	report("single-event requests, closed loop", one, 1)
+
+	rss, err := srv.peakRSS()
+	if err != nil {
+		return err
+	}
+	srv.stop()
+
+	ceiling, err := appenderCeiling(filepath.Join(dir, "ceiling"), ceilingN, batch)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\n| measure | value | target |\n|---|---|---|\n")
+	fmt.Printf("| sustained ingest, %d-event batches | %.0f events/s | ≥ 100,000 |\n", batch, fullEPS)
+	fmt.Printf("| p50 / p99 at half rate | %s / %s | p99 ≤ 100 ms |\n", ms(half.p(50)), ms(half.p(99)))
+	fmt.Printf("| single-event requests | %.0f requests/s | ≥ 20,000 |\n", float64(one.requests)/one.elapsed.Seconds())
+	fmt.Printf("| server peak RSS (VmHWM) | %d MB | ≤ 500 MB |\n", rss>>20)
+	fmt.Printf("| raw DuckDB appender ceiling | %.0f events/s | |\n", ceiling)
+	fmt.Printf("| HTTP ingest / appender ceiling | %.2f | |\n", fullEPS/ceiling)
+	if full.failures+half.failures+one.failures > 0 {
+		return fmt.Errorf("%d requests failed", full.failures+half.failures+one.failures)
+	}
+	return nil
+}
+
+// result is what one load phase measured.
+type result struct {
+	requests, events, failures int64
+	elapsed                    time.Duration
+	latencies                  []time.Duration
+}
+
+func (r *result) p(q float64) time.Duration {
+	if len(r.latencies) == 0 {
+		return 0
+	}
+	slices.Sort(r.latencies)
+	i := int(float64(len(r.latencies)-1) * q / 100)
+	return r.latencies[i]
+}
+
+func report(name string, r result, batch int) {
+	fmt.Printf("%s: %d requests (%d failed), %.0f requests/s, %.0f events/s, p50 %s, p99 %s, max %s\n",
+		name, r.requests, r.failures, float64(r.requests)/r.elapsed.Seconds(),
+		float64(r.requests*int64(batch))/r.elapsed.Seconds(), ms(r.p(50)), ms(r.p(99)), ms(r.p(100)))
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+// closedLoop keeps conns requests in flight for d.
+func closedLoop(client *http.Client, srv *server, tmpl *template, conns int, d time.Duration) result {
+	var mu sync.Mutex
+	var res result
+	deadline := time.Now().Add(d)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for c := 0; c < conns; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var local result
+			for time.Now().Before(deadline) {
+				t0 := time.Now()
+				ok := post(client, srv, tmpl.body())
+				local.latencies = append(local.latencies, time.Since(t0))
+				local.requests++
+				if !ok {
+					local.failures++
+				}
+			}
+			mu.Lock()
+			res.requests += local.requests
+			res.failures += local.failures
+			res.latencies = append(res.latencies, local.latencies...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	res.elapsed = time.Since(start)
+	res.events = (res.requests - res.failures) * int64(tmpl.n)
+	return res
+}
+
+// openLoop sends requests at a fixed rate regardless of how fast answers
+// come, and measures each from its scheduled send time, so that a slow
+// server cannot hide its queueing (no coordinated omission).
+func openLoop(client *http.Client, srv *server, tmpl *template, perSecond float64, d time.Duration) result {
+	interval := time.Duration(float64(time.Second) / perSecond)
+	var res result
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var inflight atomic.Int64
+	start := time.Now()
+	for i := 0; ; i++ {
+		at := start.Add(time.Duration(i) * interval)
+		if at.Sub(start) >= d {
+			break
+		}
+		time.Sleep(time.Until(at))
+		body := tmpl.body()
+		wg.Add(1)
+		inflight.Add(1)
+		go func() {
+			defer wg.Done()
+			defer inflight.Add(-1)
+			ok := post(client, srv, body)
+			lat := time.Since(at)
+			mu.Lock()
+			res.requests++
+			if !ok {
+				res.failures++
+			}
+			res.latencies = append(res.latencies, lat)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	res.elapsed = time.Since(start)
+	res.events = (res.requests - res.failures) * int64(tmpl.n)
+	return res
+}
+
+func post(client *http.Client, srv *server, body []byte) bool {
+	req, _ := http.NewRequest("POST", srv.url+"/e", bytes.NewReader(body))
+	req.Header.Set("X-API-Key", srv.key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return false
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusAccepted
+}
+
+// template is a batch body with fixed-width slots for uuids, so that each
+// request carries fresh uuids (as SDKs send them) for the cost of a copy.
+type template struct {
+	n     int
+	raw   []byte
+	slots []int // offsets of the 36-character uuid slots
+}
+
+var pages = []string{"/", "/pricing", "/docs/getting-started", "/blog/launch", "/signup", "/app/dashboard"}
+var names = []string{"$pageview", "$pageview", "$pageview", "$click", "signup_started", "checkout_completed", "$form_submit"}
+var agents = []string{
+	"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+	"Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15",
+	"Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1",
+	"Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0",
+	"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)",
+}
+
+const uuidSlot = "00000000-0000-0000-0000-000000000000"
+
+func newTemplate(n int) *template {
+	t := &template{n: n}
+	var b bytes.Buffer
+	b.WriteString(`{"sent_at":"` + time.Now().UTC().Format(time.RFC3339Nano) + `","batch":[`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		ev := map[string]any{
+			"event_name":  names[i%len(names)],
+			"distinct_id": "user_" + strconv.Itoa(i*7919%50000),
+			"timestamp":   time.Now().UTC().Add(-time.Duration(i) * time.Millisecond).Format(time.RFC3339Nano),
+			"url":         "https://shop.example.com" + pages[i%len(pages)] + "?utm_source=newsletter",
+			"referrer":    "https://www.google.com/",
+			"user_agent":  agents[i%len(agents)],
+			"properties":  map[string]any{"plan": "pro", "price": 49.5, "items": i % 5, "ab": map[string]any{"variant": "b"}},
+		}
+		js, _ := json.Marshal(ev)
+		// The uuid goes first so that its slot is easy to find.
+		b.WriteString(`{"uuid":"`)
+		t.slots = append(t.slots, b.Len())
+		b.WriteString(uuidSlot + `",`)
+		b.Write(js[1:])
+	}
+	b.WriteString("]}")
+	t.raw = b.Bytes()
+	return t
+}
+
+func (t *template) body() []byte {
+	out := slices.Clone(t.raw)
+	var rnd [16]byte
+	for _, off := range t.slots {
+		rand.Read(rnd[:])
+		rnd[6] = rnd[6]&0x0f | 0x40
+		rnd[8] = rnd[8]&0x3f | 0x80
+		dst := out[off : off+36]
+		hex.Encode(dst[0:8], rnd[0:4])
+		hex.Encode(dst[9:13], rnd[4:6])
+		hex.Encode(dst[14:18], rnd[6:8])
+		hex.Encode(dst[19:23], rnd[8:10])
+		hex.Encode(dst[24:36], rnd[10:16])
+	}
+	return out
+}
+
+// appenderCeiling measures how fast events reach DuckDB through the same
+// store code with no HTTP, JSON or enrichment in the way: the upper bound
+// for ingest on this machine.
+func appenderCeiling(dir string, n, group int) (float64, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return 0, err
+	}
+	st, err := duckdb.Open(context.Background(), dir, duckdb.Options{MemoryLimit: "1GB"})
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	now := time.Now().UTC()
+	// Commit groups as large as the server's groups are under load: a few
+	// batches per commit.
+	group *= 10
+	events := make([]analytics.Event, group)
+	for i := range events {
+		did := "user_" + strconv.Itoa(i*7919%50000)
+		events[i] = analytics.Event{
+			ProductID: 1, Env: analytics.EnvLive, Timestamp: now, ReceivedAt: now,
+			Name: names[i%len(names)], DistinctID: did, UserID: ingest.UserID(did),
+			URL: "https://shop.example.com" + pages[i%len(pages)], Path: pages[i%len(pages)],
+			Referrer: "https://www.google.com/", UserAgent: agents[i%len(agents)],
+			Browser: "Chrome", OS: "Windows", DeviceType: "desktop",
+			Properties: []byte(`{"plan":"pro","price":49.5,"items":3,"ab":{"variant":"b"}}`),
+		}
+	}
+	start := time.Now()
+	for done := 0; done < n; done += group {
+		for i := range events {
+			events[i].UUID = uuid.New()
+		}
+		if err := st.AppendEvents(context.Background(), events); err != nil {
+			return 0, err
+		}
+	}
+	eps := float64(n) / time.Since(start).Seconds()
+	fmt.Printf("raw appender: %d events in groups of %d: %.0f events/s\n", n, group, eps)
+	return eps, nil
+}
+
+// server is the strata process under test.
+type server struct {
+	cmd  *exec.Cmd
+	url  string
+	key  string
+	done chan struct{}
+}
+
+func startServer(bin, dataDir string) (*server, error) {
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", dataDir,
+		"--log-format", "json", "--rate-limit", "100000000", "--log-level", "info")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", bin, err)
+	}
+	s := &server{cmd: cmd, done: make(chan struct{})}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) != nil {
+				continue
+			}
+			if k, ok := m["api_key"].(string); ok {
+				s.key = k
+			}
+			if m["msg"] == "listening" {
+				s.url = "http://" + m["addr"].(string)
+				close(ready)
+			}
+			if lvl, _ := m["level"].(string); lvl == "ERROR" || lvl == "WARN" {
+				fmt.Fprintln(os.Stderr, "server:", strings.TrimSpace(sc.Text()))
+			}
+		}
+		cmd.Wait()
+		close(s.done)
+	}()
+	select {
+	case <-ready:
+		return s, nil
+	case <-s.done:
+		return nil, fmt.Errorf("strata exited before listening")
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		return nil, fmt.Errorf("strata did not start")
+	}
+}
+
+// peakRSS reads the server's high-water resident set size from /proc.
+func (s *server) peakRSS() (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, fmt.Errorf("reading server RSS: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			f := strings.Fields(line)
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc status")
+}
+
+func (s *server) stop() {
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	s.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-s.done:
+	case <-time.After(60 * time.Second):
+		s.cmd.Process.Kill()
+		<-s.done
+	}
+}

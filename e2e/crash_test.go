@@ -1,0 +1,85 @@
+package e2e
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// TestCrashLosesNothingAcknowledged kills the server with SIGKILL while
+// several clients are sending, restarts it, and proves that every event that
+// was answered 202 is stored.
+func TestCrashLosesNothingAcknowledged(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir, "--rate-limit", "1000000")
+	key := s.BootstrapKey
+
+	var (
+		mu    sync.Mutex
+		acked = map[string]bool{}
+		sent  atomic.Int64
+		stop  atomic.Bool
+		wg    sync.WaitGroup
+	)
+	for w := 0; w < 6; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				batch := make([]map[string]any, 100)
+				ids := make([]string, len(batch))
+				for i := range batch {
+					ids[i] = uuid.NewString()
+					batch[i] = ev("crash_test", "u", "uuid", ids[i])
+				}
+				sent.Add(int64(len(batch)))
+				r, ok := tryPost(s, key, batch)
+				if !ok {
+					return // the server is gone
+				}
+				if r == 202 {
+					mu.Lock()
+					for _, id := range ids {
+						acked[id] = true
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	time.Sleep(2 * time.Second)
+	s.Kill()
+	stop.Store(true)
+	wg.Wait()
+	if len(acked) < 1000 {
+		t.Fatalf("only %d events acknowledged before the kill; the test needs load", len(acked))
+	}
+
+	s = startServer(t, dir)
+	s.Stop()
+	db := openStore(t, dir)
+	rows, err := db.Query(`SELECT CAST(uuid AS VARCHAR) FROM events WHERE event = 'crash_test'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := map[string]bool{}
+	for rows.Next() {
+		var id string
+		rows.Scan(&id)
+		stored[id] = true
+	}
+	rows.Close()
+	missing := 0
+	for id := range acked {
+		if !stored[id] {
+			missing++
+		}
+	}
+	if missing > 0 {
+		t.Fatalf("%d of %d acknowledged events are missing after the crash", missing, len(acked))
+	}
+	t.Logf("sent %d, acknowledged %d, stored %d", sent.Load(), len(acked), len(stored))
+}

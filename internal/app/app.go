@@ -1,0 +1,202 @@
+// Package app wires Strata together and owns its life cycle: Open builds
+// every part in dependency order, Run serves until the context ends, and the
+// shutdown that follows stops them in reverse order so that nothing answered
+// 202 is lost.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"strata/internal/admin"
+	"strata/internal/auth"
+	"strata/internal/config"
+	"strata/internal/enrich/bots"
+	"strata/internal/enrich/ua"
+	"strata/internal/httpapi"
+	"strata/internal/ingest"
+	"strata/internal/ratelimit"
+	"strata/internal/store/duckdb"
+)
+
+// App is a running Strata server.
+type App struct {
+	cfg   config.Config
+	log   *slog.Logger
+	store *duckdb.Store
+	keys  *auth.Keyring
+	wr    *ingest.Writer
+	ready atomic.Bool
+
+	httpSrv  *http.Server
+	httpLn   net.Listener
+	adminSrv *http.Server
+	adminLn  net.Listener
+	sockPath string
+}
+
+// Open prepares a server: opens storage (applying migrations), bootstraps an
+// empty data directory, warms the deduplication window and binds the HTTP
+// and admin listeners. Nothing is served until Run.
+func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating data directory: %w", err)
+	}
+	a := &App{cfg: cfg, log: log}
+	defer func() {
+		if err != nil {
+			a.closeStorage()
+		}
+	}()
+
+	a.store, err = duckdb.Open(ctx, cfg.DataDir, duckdb.Options{MemoryLimit: cfg.DuckDBMemoryLimit})
+	if err != nil {
+		return nil, err
+	}
+	a.keys = auth.NewKeyring(a.store, cfg.KeyCacheTTL, time.Now)
+	svc := &admin.Service{Meta: a.store, OnChange: a.keys.Invalidate}
+	key, product, err := svc.Bootstrap(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("bootstrapping data directory: %w", err)
+	}
+	if key != "" {
+		// The one time a secret is logged: the first start of an empty data
+		// directory must hand its owner a working key, and there is no one
+		// else to hand it to yet. It is stored only as a hash.
+		log.Info("created workspace \"Default\" with product \"Default\"; its live API key is shown only now",
+			"product", product.ID, "api_key", key)
+	}
+
+	a.wr = ingest.NewWriter(a.store, ingest.WriterOptions{
+		DedupCapacity: cfg.DedupCapacity, Logger: log.With("component", "writer"),
+	})
+	if n, err := a.wr.LoadRecent(ctx); err != nil {
+		return nil, fmt.Errorf("loading recent uuids: %w", err)
+	} else if n > 0 {
+		log.Info("deduplication window restored", "uuids", n)
+	}
+
+	api := &httpapi.Server{
+		Keys:             a.keys,
+		Limiter:          ratelimit.New(time.Now),
+		DefaultRateLimit: cfg.RateLimitPerMinute,
+		Pipeline:         &ingest.Pipeline{UA: ua.NewParser(50000), Bots: bots.Default()},
+		Writer:           a.wr,
+		Ready:            a.ready.Load,
+		Now:              time.Now,
+		Log:              log.With("component", "http"),
+	}
+	a.httpSrv = &http.Server{
+		Handler:           api.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if a.httpLn, err = net.Listen("tcp", cfg.Addr); err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", cfg.Addr, err)
+	}
+
+	// The database is open, so no other server owns this directory: a
+	// socket file left here is stale.
+	a.sockPath = filepath.Join(cfg.DataDir, admin.SocketName)
+	os.Remove(a.sockPath)
+	if a.adminLn, err = net.Listen("unix", a.sockPath); err != nil {
+		a.httpLn.Close()
+		return nil, fmt.Errorf("listening on admin socket: %w", err)
+	}
+	if err := os.Chmod(a.sockPath, 0o600); err != nil {
+		a.httpLn.Close()
+		a.adminLn.Close()
+		return nil, fmt.Errorf("securing admin socket: %w", err)
+	}
+	a.adminSrv = &http.Server{Handler: httpapi.AdminHandler(svc, log.With("component", "admin")),
+		ReadHeaderTimeout: 10 * time.Second}
+	return a, nil
+}
+
+// Addr is the bound HTTP address, useful when the configured port was 0.
+func (a *App) Addr() net.Addr { return a.httpLn.Addr() }
+
+// Run serves until ctx ends or a listener fails, then shuts down gracefully:
+// it stops taking requests, lets in-flight ones finish (their events are
+// committed before they are answered), drains the writer and closes storage.
+func (a *App) Run(ctx context.Context) error {
+	errc := make(chan error, 2)
+	go func() { errc <- a.httpSrv.Serve(a.httpLn) }()
+	go func() { errc <- a.adminSrv.Serve(a.adminLn) }()
+	a.ready.Store(true)
+	a.log.Info("listening", "addr", a.httpLn.Addr().String(), "data", a.cfg.DataDir)
+
+	tick := time.NewTicker(30 * time.Second)
+	defer tick.Stop()
+	var runErr error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case err := <-errc:
+			if !errors.Is(err, http.ErrServerClosed) {
+				runErr = fmt.Errorf("serving: %w", err)
+			}
+			break loop
+		case <-tick.C:
+			if err := a.keys.FlushLastUsed(ctx); err != nil {
+				a.log.Warn("recording key use failed", "err", err)
+			}
+		}
+	}
+	return errors.Join(runErr, a.shutdown())
+}
+
+func (a *App) shutdown() error {
+	a.ready.Store(false)
+	a.log.Info("shutting down")
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
+	defer cancel()
+	var errs []error
+	if err := a.httpSrv.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("stopping http: %w", err))
+	}
+	if err := a.adminSrv.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("stopping admin socket: %w", err))
+	}
+	if err := a.closeStorage(); err != nil {
+		errs = append(errs, err)
+	}
+	a.log.Info("stopped")
+	return errors.Join(errs...)
+}
+
+// closeStorage drains the writer, records key use and closes the store.
+func (a *App) closeStorage() error {
+	var errs []error
+	if a.wr != nil {
+		a.wr.Close()
+	}
+	if a.keys != nil {
+		if err := a.keys.FlushLastUsed(context.Background()); err != nil {
+			errs = append(errs, fmt.Errorf("recording key use: %w", err))
+		}
+	}
+	if a.store != nil {
+		if err := a.store.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		a.store = nil
+	}
+	if a.sockPath != "" {
+		os.Remove(a.sockPath)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,130 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"strata/internal/analytics"
+)
+
+// Keyring answers "which key is this?" on the ingest hot path. It caches
+// lookups, positive and negative, for a short TTL so that a burst of
+// requests costs one store query, and it batches last-used times so that
+// ingest never writes metadata per request.
+//
+// A change made through this process (the admin socket, later the
+// dashboard) calls Invalidate and takes effect at once; a change made by
+// another node takes effect within the TTL.
+type Keyring struct {
+	meta analytics.MetaStore
+	ttl  time.Duration
+	now  func() time.Time
+
+	mu       sync.RWMutex
+	cache    map[string]keyEntry
+	lastUsed map[int64]time.Time
+}
+
+type keyEntry struct {
+	key     analytics.APIKey
+	found   bool
+	expires time.Time
+}
+
+// maxCachedKeys bounds the cache so that a stream of random well-formed keys
+// cannot grow it without limit; past it the cache starts over.
+const maxCachedKeys = 10000
+
+// NewKeyring returns a keyring over meta with the given cache TTL.
+func NewKeyring(meta analytics.MetaStore, ttl time.Duration, now func() time.Time) *Keyring {
+	return &Keyring{meta: meta, ttl: ttl, now: now, cache: map[string]keyEntry{}, lastUsed: map[int64]time.Time{}}
+}
+
+// Errors returned by Authenticate, in the vocabulary the HTTP layer maps to
+// statuses.
+var (
+	ErrMissingKey = analytics.Errorf(analytics.KindUnauthenticated, "missing_api_key",
+		"An API key is required: send it in the X-API-Key header, the api_key body field or the api_key query parameter.")
+	ErrInvalidKey = analytics.Errorf(analytics.KindUnauthenticated, "invalid_api_key",
+		"The API key is not valid: it is unknown or has been revoked.")
+	ErrKeyDisabled = analytics.Errorf(analytics.KindForbidden, "key_disabled",
+		"The API key is disabled. Enable it again or use another key.")
+)
+
+// Authenticate returns the active key for a presented plaintext, or one of
+// ErrMissingKey, ErrInvalidKey, ErrKeyDisabled, or an internal error when
+// the store fails.
+func (k *Keyring) Authenticate(ctx context.Context, plaintext string) (analytics.APIKey, error) {
+	if plaintext == "" {
+		return analytics.APIKey{}, ErrMissingKey
+	}
+	if _, ok := ParseAPIKey(plaintext); !ok {
+		return analytics.APIKey{}, ErrInvalidKey
+	}
+	hash := Hash(plaintext)
+	now := k.now()
+	k.mu.RLock()
+	e, ok := k.cache[string(hash)]
+	k.mu.RUnlock()
+	if !ok || now.After(e.expires) {
+		key, err := k.meta.APIKeyByHash(ctx, hash)
+		switch {
+		case err == nil:
+			e = keyEntry{key: key, found: true}
+		case errors.Is(err, analytics.ErrNotFound):
+			e = keyEntry{}
+		default:
+			return analytics.APIKey{}, err
+		}
+		e.expires = now.Add(k.ttl)
+		k.mu.Lock()
+		if len(k.cache) >= maxCachedKeys {
+			k.cache = map[string]keyEntry{}
+		}
+		k.cache[string(hash)] = e
+		k.mu.Unlock()
+	}
+	switch {
+	case !e.found || e.key.Status == analytics.KeyRevoked:
+		return analytics.APIKey{}, ErrInvalidKey
+	case e.key.Status == analytics.KeyDisabled:
+		return analytics.APIKey{}, ErrKeyDisabled
+	}
+	k.mu.Lock()
+	k.lastUsed[e.key.ID] = now
+	k.mu.Unlock()
+	return e.key, nil
+}
+
+// Invalidate forgets every cached lookup, so that a key created, disabled
+// or revoked through this process is seen by the next request.
+func (k *Keyring) Invalidate() {
+	k.mu.Lock()
+	k.cache = map[string]keyEntry{}
+	k.mu.Unlock()
+}
+
+// FlushLastUsed writes the last-used times gathered since the previous
+// flush. On failure the times are kept for the next attempt.
+func (k *Keyring) FlushLastUsed(ctx context.Context) error {
+	k.mu.Lock()
+	pending := k.lastUsed
+	k.lastUsed = map[int64]time.Time{}
+	k.mu.Unlock()
+	if len(pending) == 0 {
+		return nil
+	}
+	if err := k.meta.TouchAPIKeys(ctx, pending); err != nil {
+		k.mu.Lock()
+		for id, t := range pending {
+			if cur, ok := k.lastUsed[id]; !ok || cur.Before(t) {
+				k.lastUsed[id] = t
+			}
+		}
+		k.mu.Unlock()
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,255 @@
+// Package cli is the strata command line: `serve` runs the server, and the
+// management commands (products, keys, tokens) work whether or not a server
+// holds the data directory, by going through its admin socket when one
+// answers and opening the store directly otherwise.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"strata/internal/admin"
+	"strata/internal/analytics"
+	"strata/internal/app"
+	"strata/internal/config"
+	"strata/internal/store/duckdb"
+)
+
+// Env is what a command may read of its surroundings; tests pass their own.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Lookup         func(string) (string, bool)
+}
+
+const usage = `usage: strata <command> [flags]
+
+commands:
+  serve [--addr 127.0.0.1:8080] [--data ./data]   run the server (env STRATA_ADDR, STRATA_DATA)
+  products create --name NAME                      create a product; prints {"id": …, "name": …}
+  keys create --product ID [--test] [--rate-limit N]   create an API key; prints only the key
+  keys list --product ID [--json]                  list a product's keys
+  keys disable|enable|revoke KEY                   change a key's status (KEY is the key or its id)
+  tokens create --product ID                       create a query token; prints only the token
+
+Every command takes --data DIR (env STRATA_DATA, default ./data).
+`
+
+// Main runs one command and returns the process exit code.
+func Main(ctx context.Context, args []string, env Env) int {
+	if len(args) == 0 {
+		fmt.Fprint(env.Stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = serve(ctx, args[1:], env)
+	case "products", "keys", "tokens":
+		err = manage(ctx, args, env)
+	case "help", "-h", "--help":
+		fmt.Fprint(env.Stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(env.Stderr, "strata: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	if err != nil {
+		var usageErr usageError
+		if errors.As(err, &usageErr) || errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(env.Stderr, "strata: %v\n\n%s", err, usage)
+			return 2
+		}
+		var e *analytics.Error
+		if errors.As(err, &e) {
+			fmt.Fprintf(env.Stderr, "strata: %s\n", e.Message)
+		} else {
+			fmt.Fprintf(env.Stderr, "strata: %v\n", err)
+		}
+		return 1
+	}
+	return 0
+}
+
+type usageError struct{ msg string }
+
+func (u usageError) Error() string { return u.msg }
+
+func serve(ctx context.Context, args []string, env Env) error {
+	cfg, err := config.Load(args, env.Lookup)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	log := cfg.Logger()
+	a, err := app.Open(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	return a.Run(ctx)
+}
+
+// manage runs a products, keys or tokens command.
+func manage(ctx context.Context, args []string, env Env) error {
+	if len(args) < 2 {
+		return usageError{args[0] + " needs a subcommand"}
+	}
+	cmd := args[0] + " " + args[1]
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dataDir := fs.String("data", lookupOr(env.Lookup, "STRATA_DATA", "./data"), "data directory")
+	name := fs.String("name", "", "product name")
+	product := fs.Int64("product", 0, "product id")
+	test := fs.Bool("test", false, "create a test key")
+	rateLimit := fs.Int("rate-limit", 0, "requests per minute for this key (0: server default)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	positional, err := parseInterspersed(fs, args[2:])
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	needProduct := func() error {
+		if *product <= 0 {
+			return usageError{cmd + " needs --product ID"}
+		}
+		return nil
+	}
+
+	adm, closeAdm, err := openAdmin(ctx, *dataDir, env)
+	if err != nil {
+		return err
+	}
+	defer closeAdm()
+
+	switch cmd {
+	case "products create":
+		if *name == "" {
+			return usageError{"products create needs --name NAME"}
+		}
+		p, err := adm.CreateProduct(ctx, *name)
+		if err != nil {
+			return err
+		}
+		return json.NewEncoder(env.Stdout).Encode(map[string]any{"id": p.ID, "name": p.Name})
+	case "keys create":
+		if err := needProduct(); err != nil {
+			return err
+		}
+		kind := analytics.EnvLive
+		if *test {
+			kind = analytics.EnvTest
+		}
+		key, _, err := adm.CreateKey(ctx, *product, kind, *rateLimit)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(env.Stdout, key)
+		return nil
+	case "keys list":
+		if err := needProduct(); err != nil {
+			return err
+		}
+		keys, err := adm.ListKeys(ctx, *product)
+		if err != nil {
+			return err
+		}
+		return printKeys(env.Stdout, keys, *asJSON)
+	case "keys disable", "keys enable", "keys revoke":
+		if len(positional) != 1 {
+			return usageError{cmd + " needs exactly one KEY (the key itself or its id)"}
+		}
+		status := map[string]analytics.KeyStatus{"disable": analytics.KeyDisabled,
+			"enable": analytics.KeyActive, "revoke": analytics.KeyRevoked}[args[1]]
+		k, err := adm.SetKeyStatus(ctx, positional[0], status)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "key %d (%s…) is now %s\n", k.ID, k.Prefix, k.Status)
+		return nil
+	case "tokens create":
+		if err := needProduct(); err != nil {
+			return err
+		}
+		tok, _, err := adm.CreateToken(ctx, *product)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(env.Stdout, tok)
+		return nil
+	}
+	return usageError{"unknown command " + strconv.Quote(cmd)}
+}
+
+// openAdmin reaches the data directory through a running server's socket,
+// or opens the store itself when no server answers.
+func openAdmin(ctx context.Context, dataDir string, env Env) (admin.Admin, func(), error) {
+	if c, err := admin.Dial(ctx, dataDir); err == nil {
+		return c, func() {}, nil
+	}
+	store, err := duckdb.Open(ctx, dataDir, duckdb.Options{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening %s (is a server running on it without its admin socket?): %w", dataDir, err)
+	}
+	svc := &admin.Service{Meta: store}
+	key, p, err := svc.Bootstrap(ctx)
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	if key != "" {
+		fmt.Fprintf(env.Stderr, "strata: created workspace \"Default\" with product %d \"Default\"; its live API key (shown once): %s\n", p.ID, key)
+	}
+	return svc, func() { store.Close() }, nil
+}
+
+// parseInterspersed parses flags that may come before or after positional
+// arguments, as in `strata keys revoke KEY --data DIR`.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}
+
+func printKeys(w io.Writer, keys []analytics.APIKey, asJSON bool) error {
+	if asJSON {
+		if keys == nil {
+			keys = []analytics.APIKey{}
+		}
+		return json.NewEncoder(w).Encode(keys)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPREFIX\tENV\tSTATUS\tRATE LIMIT\tCREATED\tLAST USED")
+	for _, k := range keys {
+		limit, used := "default", "never"
+		if k.RateLimit > 0 {
+			limit = strconv.Itoa(k.RateLimit) + "/min"
+		}
+		if k.LastUsedAt != nil {
+			used = k.LastUsedAt.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%d\t%s…\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Prefix, k.Env, k.Status, limit,
+			k.CreatedAt.UTC().Format(time.RFC3339), used)
+	}
+	return tw.Flush()
+}
+
+func lookupOr(lookup func(string) (string, bool), name, def string) string {
+	if v, ok := lookup(name); ok && strings.TrimSpace(v) != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,146 @@
+// Package config is Strata's typed configuration: defaults in one place,
+// flags that default from STRATA_* environment variables, and Validate for
+// the rules that span fields. A Config is a value passed to constructors;
+// nothing reads it from a global.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is everything `strata serve` can be told.
+type Config struct {
+	// Addr is the HTTP listen address (STRATA_ADDR).
+	Addr string
+	// DataDir holds the embedded database and the admin socket
+	// (STRATA_DATA).
+	DataDir string
+	// LogLevel is debug, info, warn or error (STRATA_LOG_LEVEL).
+	LogLevel string
+	// LogFormat is text or json (STRATA_LOG_FORMAT).
+	LogFormat string
+
+	// RateLimitPerMinute is the default ingest budget per key; a key's own
+	// override wins (STRATA_RATE_LIMIT).
+	RateLimitPerMinute int
+	// KeyCacheTTL is how long a key lookup is trusted before the store is
+	// asked again; it bounds how long a change made on another node takes.
+	KeyCacheTTL time.Duration
+	// DedupCapacity caps the uuids remembered for deduplication.
+	DedupCapacity int
+	// DuckDBMemoryLimit caps the embedded database's buffer pool
+	// (STRATA_DUCKDB_MEMORY).
+	DuckDBMemoryLimit string
+	// ShutdownTimeout bounds the graceful drain on SIGTERM.
+	ShutdownTimeout time.Duration
+}
+
+// Default returns the configuration `make run` uses.
+func Default() Config {
+	return Config{
+		Addr:               "127.0.0.1:8080",
+		DataDir:            "./data",
+		LogLevel:           "info",
+		LogFormat:          "text",
+		RateLimitPerMinute: 1000,
+		KeyCacheTTL:        10 * time.Second,
+		DedupCapacity:      4_000_000,
+		DuckDBMemoryLimit:  "1GB",
+		ShutdownTimeout:    20 * time.Second,
+	}
+}
+
+// Load parses `strata serve` flags over defaults taken from the environment
+// (lookup is os.LookupEnv outside tests).
+func Load(args []string, lookup func(string) (string, bool)) (Config, error) {
+	c := Default()
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	env := func(name, def string) string {
+		if v, ok := lookup(name); ok && v != "" {
+			return v
+		}
+		return def
+	}
+	var envErr error
+	envInt := func(name string, def int) int {
+		v, ok := lookup(name)
+		if !ok || v == "" {
+			return def
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			envErr = fmt.Errorf("%s: %q is not a whole number", name, v)
+		}
+		return n
+	}
+	fs.StringVar(&c.Addr, "addr", env("STRATA_ADDR", c.Addr), "HTTP listen address (env STRATA_ADDR)")
+	fs.StringVar(&c.DataDir, "data", env("STRATA_DATA", c.DataDir), "data directory (env STRATA_DATA)")
+	fs.StringVar(&c.LogLevel, "log-level", env("STRATA_LOG_LEVEL", c.LogLevel), "debug, info, warn or error (env STRATA_LOG_LEVEL)")
+	fs.StringVar(&c.LogFormat, "log-format", env("STRATA_LOG_FORMAT", c.LogFormat), "text or json (env STRATA_LOG_FORMAT)")
+	fs.IntVar(&c.RateLimitPerMinute, "rate-limit", envInt("STRATA_RATE_LIMIT", c.RateLimitPerMinute), "default ingest requests per key per minute (env STRATA_RATE_LIMIT)")
+	fs.DurationVar(&c.KeyCacheTTL, "key-cache-ttl", c.KeyCacheTTL, "how long a key lookup is cached")
+	fs.IntVar(&c.DedupCapacity, "dedup-capacity", c.DedupCapacity, "uuids remembered for deduplication")
+	fs.StringVar(&c.DuckDBMemoryLimit, "duckdb-memory", env("STRATA_DUCKDB_MEMORY", c.DuckDBMemoryLimit), "DuckDB memory limit (env STRATA_DUCKDB_MEMORY)")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "graceful shutdown limit")
+	if envErr != nil {
+		return c, envErr
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	return c, c.Validate()
+}
+
+// Validate checks the rules a single flag cannot.
+func (c Config) Validate() error {
+	var errs []error
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		errs = append(errs, fmt.Errorf("addr %q: %w", c.Addr, err))
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("data directory must be set"))
+	}
+	if c.RateLimitPerMinute < 1 {
+		errs = append(errs, errors.New("rate-limit must be at least 1"))
+	}
+	if c.DedupCapacity < 1000 {
+		errs = append(errs, errors.New("dedup-capacity must be at least 1000"))
+	}
+	if _, err := c.Level(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		errs = append(errs, fmt.Errorf("log-format %q: want text or json", c.LogFormat))
+	}
+	return errors.Join(errs...)
+}
+
+// Level returns the slog level named by LogLevel.
+func (c Config) Level() (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return l, fmt.Errorf("log-level %q: want debug, info, warn or error", c.LogLevel)
+	}
+	return l, nil
+}
+
+// Logger builds the process logger on stderr.
+func (c Config) Logger() *slog.Logger {
+	level, _ := c.Level()
+	opts := &slog.HandlerOptions{Level: level}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}

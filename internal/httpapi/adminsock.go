@@ -1,0 +1,98 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"strata/internal/admin"
+	"strata/internal/analytics"
+)
+
+// AdminHandler serves the admin socket that the CLI uses while a server
+// holds the data directory. It is only ever served on a Unix socket whose
+// file permissions admit the owner alone, so it has no further auth.
+func AdminHandler(svc *admin.Service, log *slog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	h := func(f handlerFunc) http.Handler { return wrap(log, f) }
+	mux.Handle("GET /ping", h(func(w http.ResponseWriter, r *http.Request) error {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		return nil
+	}))
+	mux.Handle("POST /products", h(func(w http.ResponseWriter, r *http.Request) error {
+		var in admin.CreateProductRequest
+		if err := decodeJSON(r, &in); err != nil {
+			return err
+		}
+		p, err := svc.CreateProduct(r.Context(), in.Name)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusCreated, p)
+		return nil
+	}))
+	mux.Handle("POST /keys", h(func(w http.ResponseWriter, r *http.Request) error {
+		var in admin.CreateKeyRequest
+		if err := decodeJSON(r, &in); err != nil {
+			return err
+		}
+		secret, k, err := svc.CreateKey(r.Context(), in.ProductID, in.Env, in.RateLimit)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusCreated, admin.SecretResponse[analytics.APIKey]{Secret: secret, Record: k})
+		return nil
+	}))
+	mux.Handle("GET /keys", h(func(w http.ResponseWriter, r *http.Request) error {
+		id, err := strconv.ParseInt(r.URL.Query().Get("product"), 10, 64)
+		if err != nil {
+			return analytics.Errorf(analytics.KindInvalid, "invalid_request", "product must be a product id.")
+		}
+		keys, err := svc.ListKeys(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		if keys == nil {
+			keys = []analytics.APIKey{}
+		}
+		writeJSON(w, http.StatusOK, keys)
+		return nil
+	}))
+	mux.Handle("POST /keys/status", h(func(w http.ResponseWriter, r *http.Request) error {
+		var in admin.KeyStatusRequest
+		if err := decodeJSON(r, &in); err != nil {
+			return err
+		}
+		k, err := svc.SetKeyStatus(r.Context(), in.Key, in.Status)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, k)
+		return nil
+	}))
+	mux.Handle("POST /tokens", h(func(w http.ResponseWriter, r *http.Request) error {
+		var in admin.CreateTokenRequest
+		if err := decodeJSON(r, &in); err != nil {
+			return err
+		}
+		secret, t, err := svc.CreateToken(r.Context(), in.ProductID)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusCreated, admin.SecretResponse[analytics.QueryToken]{Secret: secret, Record: t})
+		return nil
+	}))
+	return mux
+}
+
+// decodeJSON reads a JSON request body of at most 1 MB into v, refusing
+// unknown fields.
+func decodeJSON(r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return analytics.Errorf(analytics.KindInvalid, "invalid_request", "The request body is not valid: %s.", err.Error())
+	}
+	return nil
+}

@@ -1,0 +1,135 @@
+// Package ingest turns a POST /e body into stored events. It is HTTP-agnostic:
+// the handler reads the body and the credential, and this package runs the
+// named steps (parse the envelope, validate each event, enrich it, correct
+// its clock) and commits through the group-commit Writer. Every reason an
+// event can be refused is a typed Rejection with a stable code.
+package ingest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"strata/internal/analytics"
+)
+
+// Limits from DESIGN.md: 500 events and 5 MB (after decompression) per
+// request.
+const (
+	MaxBatchEvents = 500
+	MaxBodyBytes   = 5 << 20
+)
+
+// Envelope is a parsed POST /e body. Events stay raw until each is
+// validated on its own, so that one bad event rejects only itself.
+type Envelope struct {
+	Batch  []json.RawMessage
+	SentAt time.Time // zero when absent
+	APIKey string
+}
+
+// wireEnvelope is the body's JSON shape. Pointers tell absent from null
+// from present.
+type wireEnvelope struct {
+	Batch  *[]json.RawMessage `json:"batch"`
+	SentAt *string            `json:"sent_at"`
+	APIKey *string            `json:"api_key"`
+}
+
+// ParseEnvelope decodes and checks a request body. Its errors are
+// *analytics.Error values with the codes the API documents.
+func ParseEnvelope(body []byte) (Envelope, error) {
+	var env Envelope
+	var w wireEnvelope
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		return env, envelopeError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return env, analytics.Errorf(analytics.KindInvalid, "invalid_json",
+			"The body must hold exactly one JSON object; found more after it.")
+	}
+	if w.Batch == nil || *w.Batch == nil {
+		return env, analytics.Errorf(analytics.KindInvalid, "invalid_envelope",
+			`The body must be an object with a "batch" array of events.`)
+	}
+	env.Batch = *w.Batch
+	if len(env.Batch) == 0 {
+		return env, analytics.Errorf(analytics.KindInvalid, "empty_batch", "The batch holds no events.")
+	}
+	if len(env.Batch) > MaxBatchEvents {
+		return env, analytics.Errorf(analytics.KindTooLarge, "batch_too_large",
+			"The batch holds %d events; at most %d are allowed per request.", len(env.Batch), MaxBatchEvents)
+	}
+	if w.SentAt != nil {
+		t, err := time.Parse(time.RFC3339Nano, *w.SentAt)
+		if err != nil {
+			return env, analytics.Errorf(analytics.KindInvalid, "invalid_sent_at",
+				"sent_at must be an RFC 3339 date-time such as 2026-11-23T10:00:00Z.")
+		}
+		env.SentAt = t
+	}
+	if w.APIKey != nil {
+		env.APIKey = *w.APIKey
+	}
+	return env, nil
+}
+
+// envelopeError explains a decoding failure of the envelope.
+func envelopeError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		if typeErr.Field == "" {
+			return analytics.Errorf(analytics.KindInvalid, "invalid_envelope",
+				`The body must be a JSON object with a "batch" array of events.`)
+		}
+		return analytics.Errorf(analytics.KindInvalid, "invalid_envelope",
+			"The envelope field %q must be a %s.", typeErr.Field, wantType(typeErr.Field))
+	case errors.As(err, &syntaxErr):
+		return analytics.Errorf(analytics.KindInvalid, "invalid_json",
+			"The body is not valid JSON (at byte %d): %s.", syntaxErr.Offset, syntaxErr.Error())
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return analytics.Errorf(analytics.KindInvalid, "invalid_json", "The body is empty or cut short.")
+	}
+	if field, ok := unknownField(err); ok {
+		return analytics.Errorf(analytics.KindInvalid, "unknown_field",
+			"The envelope field %s is not known; allowed are batch, sent_at and api_key.", field)
+	}
+	return analytics.Errorf(analytics.KindInvalid, "invalid_json", "The body is not valid JSON: %s.", err.Error())
+}
+
+func wantType(field string) string {
+	if field == "batch" {
+		return "array of event objects"
+	}
+	return "string"
+}
+
+// unknownField recognises encoding/json's error for a field that
+// DisallowUnknownFields refused. The package exports no type for it.
+func unknownField(err error) (string, bool) {
+	const prefix = "json: unknown field "
+	msg := err.Error()
+	if strings.HasPrefix(msg, prefix) {
+		return msg[len(prefix):], true
+	}
+	return "", false
+}
+
+// Rejection says why one event of a batch was not stored.
+type Rejection struct {
+	Index   int    `json:"index"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func reject(code, format string, args ...any) *Rejection {
+	return &Rejection{Code: code, Message: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,371 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"hash/fnv"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"strata/internal/analytics"
+	"strata/internal/enrich/bots"
+	"strata/internal/enrich/ua"
+)
+
+// Per-event limits. Event names follow the spec (1–255 characters); the
+// others are generous bounds that keep one event from hogging storage.
+const (
+	maxNameChars       = 255
+	maxDistinctIDChars = 255
+	maxUserAgentChars  = 2048
+	maxURLChars        = 8192
+	maxPropertiesBytes = 64 << 10
+	maxPropertiesDepth = 32
+)
+
+// clientReservedNames are the reserved ($ or message_) names a client may
+// send. Every other reserved name, $bot_pageview included, is produced by
+// Strata itself and refused from clients.
+var clientReservedNames = map[string]bool{
+	"$pageview": true, "$click": true, "$form_submit": true, "$exception": true,
+	"$identify": true, "$exposure": true, "$snapshot": true,
+	"message_impression": true, "message_dismiss": true, "message_cta_click": true, "message_complete": true,
+}
+
+// ingestOnlyProperties are set by bot classification; a client sending them
+// would forge bot traffic, so the event is refused.
+var ingestOnlyProperties = map[string]bool{"$is_bot": true, "$bot_name": true, "$bot_category": true}
+
+// wireEvent is one event's JSON shape. Unknown fields are refused.
+type wireEvent struct {
+	EventName  *string         `json:"event_name"`
+	DistinctID *string         `json:"distinct_id"`
+	Timestamp  *string         `json:"timestamp"`
+	UUID       *string         `json:"uuid"`
+	UserAgent  *string         `json:"user_agent"`
+	URL        *string         `json:"url"`
+	Referrer   *string         `json:"referrer"`
+	Properties json.RawMessage `json:"properties"`
+}
+
+// Request is what the HTTP layer knows about one POST /e besides the body.
+type Request struct {
+	Product    int64
+	Env        analytics.Env
+	UserAgent  string    // the request's User-Agent header, used when an event has none
+	ReceivedAt time.Time // when the request arrived; the base of clock-skew correction
+}
+
+// Pending is an accepted event on its way to the writer. ClientUUID tells
+// the writer whether the uuid came from the client and so may be a retry
+// worth deduplicating.
+type Pending struct {
+	Event      analytics.Event
+	ClientUUID bool
+}
+
+// Pipeline validates and enriches events. It is safe for concurrent use.
+type Pipeline struct {
+	UA   *ua.Parser
+	Bots *bots.Classifier
+}
+
+// Process runs every event of env through the steps and returns the
+// accepted ones in batch order and the rejections with their indexes.
+func (p *Pipeline) Process(env Envelope, req Request) ([]Pending, []Rejection) {
+	accepted := make([]Pending, 0, len(env.Batch))
+	var rejected []Rejection
+	for i, raw := range env.Batch {
+		ev, rej := p.event(raw, i, env.SentAt, req)
+		if rej != nil {
+			rej.Index = i
+			rejected = append(rejected, *rej)
+			continue
+		}
+		accepted = append(accepted, ev)
+	}
+	return accepted, rejected
+}
+
+// event runs the steps for one event: decode, validate, time, identity,
+// enrich. The first failing step rejects the event.
+func (p *Pipeline) event(raw json.RawMessage, index int, sentAt time.Time, req Request) (Pending, *Rejection) {
+	var out Pending
+	w, rej := decodeEvent(raw)
+	if rej != nil {
+		return out, rej
+	}
+	e := &out.Event
+	e.ProductID, e.Env, e.ReceivedAt = req.Product, req.Env, req.ReceivedAt
+
+	if e.Name, rej = requiredString(w.EventName, "event_name", maxNameChars); rej != nil {
+		return out, rej
+	}
+	if rej = checkEventName(e.Name); rej != nil {
+		return out, rej
+	}
+	if e.DistinctID, rej = requiredString(w.DistinctID, "distinct_id", maxDistinctIDChars); rej != nil {
+		return out, rej
+	}
+	for _, f := range []struct {
+		v    *string
+		name string
+		max  int
+		dst  *string
+	}{
+		{w.UserAgent, "user_agent", maxUserAgentChars, &e.UserAgent},
+		{w.URL, "url", maxURLChars, &e.URL},
+		{w.Referrer, "referrer", maxURLChars, &e.Referrer},
+	} {
+		if *f.dst, rej = optionalString(f.v, f.name, f.max); rej != nil {
+			return out, rej
+		}
+	}
+	props, rej := checkProperties(w.Properties)
+	if rej != nil {
+		return out, rej
+	}
+
+	if e.Timestamp, rej = eventTime(w.Timestamp, sentAt, req.ReceivedAt, index); rej != nil {
+		return out, rej
+	}
+	if w.UUID != nil {
+		u, err := uuid.Parse(*w.UUID)
+		if err != nil {
+			return out, reject("invalid_uuid", "uuid must be a UUID such as 0192d0c4-5f1e-7a3b-9c4d-1e2f3a4b5c6d.")
+		}
+		e.UUID, out.ClientUUID = u, true
+	} else {
+		e.UUID = uuid.Must(uuid.NewV7())
+	}
+	e.UserID = UserID(e.DistinctID)
+	e.Path = urlPath(e.URL)
+
+	if e.UserAgent == "" {
+		// Header bytes are not checked like the JSON body was; storage
+		// takes only UTF-8, and one bad header must not fail the commit
+		// that other requests share.
+		e.UserAgent = truncate(strings.ToValidUTF8(strings.ReplaceAll(req.UserAgent, "\x00", ""), "\uFFFD"), maxUserAgentChars)
+	}
+	info := p.UA.Parse(e.UserAgent)
+	e.Browser, e.OS, e.DeviceType = info.Browser, info.OS, info.DeviceType
+	if bot, ok := p.Bots.Classify(e.UserAgent); ok {
+		e.IsBot, e.BotName, e.BotCategory = true, bot.Name, bot.Category
+		e.DeviceType = "bot"
+		if e.Name == "$pageview" {
+			e.Name = "$bot_pageview"
+		}
+		props = withBotProperties(props, bot)
+	}
+	e.Properties = props
+	return out, nil
+}
+
+// decodeEvent parses one event object, refusing unknown fields, wrong
+// types and bytes that are not UTF-8 (which encoding/json would otherwise
+// silently replace, altering the data).
+func decodeEvent(raw json.RawMessage) (wireEvent, *Rejection) {
+	var w wireEvent
+	if !utf8.Valid(raw) {
+		return w, reject("invalid_utf8", "The event contains bytes that are not valid UTF-8.")
+	}
+	if len(raw) == 0 || raw[0] != '{' {
+		return w, reject("invalid_event", "Each event must be a JSON object.")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			want := "string"
+			if typeErr.Field == "properties" {
+				want = "object"
+			}
+			return w, reject("invalid_field_type", "The field %s must be a %s, not %s.", typeErr.Field, want, typeErr.Value)
+		}
+		if field, ok := unknownField(err); ok {
+			return w, reject("unknown_field", "The event field %s is not known; allowed are event_name, distinct_id, timestamp, uuid, user_agent, url, referrer and properties.", field)
+		}
+		return w, reject("invalid_event", "The event could not be read: %s.", err.Error())
+	}
+	return w, nil
+}
+
+func requiredString(v *string, field string, maxChars int) (string, *Rejection) {
+	if v == nil {
+		return "", reject("missing_"+field, "The field %s is required.", field)
+	}
+	if *v == "" {
+		return "", reject("invalid_"+field, "The field %s must be 1 to %d characters long.", field, maxChars)
+	}
+	return checkString(*v, field, maxChars, "invalid_"+field)
+}
+
+func optionalString(v *string, field string, maxChars int) (string, *Rejection) {
+	if v == nil {
+		return "", nil
+	}
+	return checkString(*v, field, maxChars, "field_too_long")
+}
+
+func checkString(s, field string, maxChars int, lengthCode string) (string, *Rejection) {
+	if n := utf8.RuneCountInString(s); n > maxChars {
+		return "", reject(lengthCode, "The field %s is %d characters long; at most %d are allowed.", field, n, maxChars)
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		return "", reject("invalid_character", "The field %s contains a NUL character.", field)
+	}
+	return s, nil
+}
+
+func checkEventName(name string) *Rejection {
+	if !strings.HasPrefix(name, "$") && !strings.HasPrefix(name, "message_") {
+		return nil
+	}
+	if clientReservedNames[name] {
+		return nil
+	}
+	return reject("reserved_event_name",
+		"The event name %q is reserved: names starting with $ or message_ are kept for Strata's own events.", name)
+}
+
+// eventTime applies DESIGN.md's clock rule. With sent_at the client's clock
+// offset is removed: ts = received_at − (sent_at − timestamp). Without a
+// timestamp, the receive time plus the event's index keeps a batch in order.
+func eventTime(ts *string, sentAt, receivedAt time.Time, index int) (time.Time, *Rejection) {
+	if ts == nil {
+		return receivedAt.Add(time.Duration(index) * time.Microsecond).UTC(), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, *ts)
+	if err != nil {
+		return time.Time{}, reject("invalid_timestamp", "timestamp must be an RFC 3339 date-time such as 2026-11-23T10:00:00.123Z.")
+	}
+	if !sentAt.IsZero() {
+		t = receivedAt.Add(-sentAt.Sub(t))
+	}
+	return t.UTC().Truncate(time.Microsecond), nil
+}
+
+// checkProperties verifies the properties object and returns it compact.
+// The JSON is already known to be well-formed (the envelope decoded).
+func checkProperties(raw json.RawMessage) (json.RawMessage, *Rejection) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return json.RawMessage("{}"), nil
+	}
+	if raw[0] != '{' {
+		return nil, reject("invalid_properties", "properties must be a JSON object.")
+	}
+	if len(raw) > maxPropertiesBytes {
+		return nil, reject("properties_too_large", "properties is %d bytes; at most %d are allowed.", len(raw), maxPropertiesBytes)
+	}
+	depth, reserved := scanProperties(raw)
+	if depth > maxPropertiesDepth {
+		return nil, reject("properties_too_deep", "properties nests %d levels deep; at most %d are allowed.", depth, maxPropertiesDepth)
+	}
+	if reserved != "" {
+		return nil, reject("reserved_property", "The property %s is set by Strata and cannot be sent by clients.", reserved)
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(raw))
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, reject("invalid_properties", "properties is not valid JSON.")
+	}
+	return buf.Bytes(), nil
+}
+
+// scanProperties walks well-formed JSON once and returns its maximum
+// nesting depth and the first top-level key that only ingest may set.
+func scanProperties(raw []byte) (maxDepth int, reserved string) {
+	depth := 0
+	expectKey := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; c {
+		case '{', '[':
+			depth++
+			maxDepth = max(maxDepth, depth)
+			expectKey = c == '{' && depth == 1
+		case '}', ']':
+			depth--
+		case ',':
+			expectKey = depth == 1
+		case '"':
+			start := i
+			i++
+			for ; i < len(raw) && raw[i] != '"'; i++ {
+				if raw[i] == '\\' {
+					i++
+				}
+			}
+			if expectKey && reserved == "" {
+				if key := unquote(raw[start : i+1]); ingestOnlyProperties[key] {
+					reserved = key
+				}
+			}
+			expectKey = false
+		}
+	}
+	return maxDepth, reserved
+}
+
+func unquote(quoted []byte) string {
+	if bytes.IndexByte(quoted, '\\') < 0 {
+		return string(quoted[1 : len(quoted)-1])
+	}
+	var s string
+	json.Unmarshal(quoted, &s)
+	return s
+}
+
+// withBotProperties adds the bot classification to a compact properties
+// object known not to hold these keys already.
+func withBotProperties(props json.RawMessage, bot bots.Bot) json.RawMessage {
+	name, _ := json.Marshal(bot.Name)
+	category, _ := json.Marshal(bot.Category)
+	out := make([]byte, 0, len(props)+64+len(name))
+	out = append(out, `{"$is_bot":true,"$bot_name":`...)
+	out = append(out, name...)
+	out = append(out, `,"$bot_category":`...)
+	out = append(out, category...)
+	if len(props) > 2 { // not "{}"
+		out = append(out, ',')
+		out = append(out, props[1:]...)
+	} else {
+		out = append(out, '}')
+	}
+	return out
+}
+
+// UserID hashes a distinct_id to the 64-bit integer that queries group and
+// join on. FNV-1a is stable across processes and versions, so every node
+// and backend computes the same id.
+func UserID(distinctID string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(distinctID))
+	return h.Sum64()
+}
+
+func urlPath(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	if u.Path == "" && u.Host != "" {
+		return "/"
+	}
+	return u.Path
+}
+
+func truncate(s string, maxChars int) string {
+	if utf8.RuneCountInString(s) <= maxChars {
+		return s
+	}
+	return string([]rune(s)[:maxChars])
+}

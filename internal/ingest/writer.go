@@ -1,0 +1,269 @@
+package ingest
+
+import (
+	"context"
+	"encoding/binary"
+	"hash/maphash"
+	"log/slog"
+	"sync"
+	"time"
+
+	"strata/internal/analytics"
+)
+
+// ErrClosed is returned by Write after Close: the server is stopping and the
+// client should retry elsewhere or later.
+var ErrClosed = &analytics.Error{Kind: analytics.KindUnavailable, Code: "unavailable",
+	Message: "The server is shutting down; retry shortly.", RetryAfter: 2 * time.Second}
+
+// WriterOptions tunes the group-commit writer.
+type WriterOptions struct {
+	// MaxGroupEvents caps how many events one commit carries, which bounds
+	// memory and the latency of the requests in the group.
+	MaxGroupEvents int
+	// DedupWindow is how long an accepted client uuid is remembered, and
+	// DedupCapacity how many are remembered at most (≈ 12 bytes each).
+	DedupWindow   time.Duration
+	DedupCapacity int
+	Now           func() time.Time
+	Logger        *slog.Logger
+}
+
+// Writer is the group-commit writer. Concurrent requests hand it their
+// events; one goroutine gathers whatever is queued into one commit, so that
+// under load many requests share one transaction, and answers every request
+// only after that commit returned. This is what makes 202 mean "durable".
+//
+// It also deduplicates: an event whose client-supplied uuid was already
+// committed for the same product within the window is acknowledged but not
+// stored again, so a retried batch is stored once.
+type Writer struct {
+	store analytics.EventStore
+	opt   WriterOptions
+	log   *slog.Logger
+	dedup *dedupSet
+
+	reqs    chan *writeReq
+	mu      sync.RWMutex // guards closed against sends on reqs
+	closed  bool
+	stopped chan struct{}
+}
+
+type writeReq struct {
+	events []Pending
+	done   chan error
+}
+
+// NewWriter starts a writer over store. Call LoadRecent before serving to
+// carry the deduplication window over a restart, and Close to stop.
+func NewWriter(store analytics.EventStore, opt WriterOptions) *Writer {
+	if opt.MaxGroupEvents <= 0 {
+		opt.MaxGroupEvents = 50000
+	}
+	if opt.DedupWindow <= 0 {
+		opt.DedupWindow = 24 * time.Hour
+	}
+	if opt.DedupCapacity <= 0 {
+		opt.DedupCapacity = 4_000_000
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
+	}
+	w := &Writer{
+		store:   store,
+		opt:     opt,
+		log:     opt.Logger,
+		dedup:   newDedupSet(opt.DedupWindow, opt.DedupCapacity, opt.Now()),
+		reqs:    make(chan *writeReq, 1024),
+		stopped: make(chan struct{}),
+	}
+	go w.run()
+	return w
+}
+
+// LoadRecent fills the deduplication window from events already stored, so
+// that a batch retried across a restart is still stored once.
+func (w *Writer) LoadRecent(ctx context.Context) (int, error) {
+	now := w.opt.Now()
+	n := 0
+	err := w.store.RecentUUIDs(ctx, now.Add(-w.opt.DedupWindow), w.opt.DedupCapacity, func(pid int64, u [16]byte) error {
+		w.dedup.add(dedupKey(pid, u), now)
+		n++
+		return nil
+	})
+	return n, err
+}
+
+// Write commits events and returns once they are durable, or returns an
+// error (ErrClosed, or an unavailable error when the store failed) in which
+// case none of them was stored.
+func (w *Writer) Write(ctx context.Context, events []Pending) error {
+	if len(events) == 0 {
+		return nil
+	}
+	req := &writeReq{events: events, done: make(chan error, 1)}
+	w.mu.RLock()
+	if w.closed {
+		w.mu.RUnlock()
+		return ErrClosed
+	}
+	w.reqs <- req
+	w.mu.RUnlock()
+	// The commit is waited for even if the client goes away: the events may
+	// be stored either way, and a retry is deduplicated by uuid.
+	return <-req.done
+}
+
+// Close stops accepting writes, commits what is queued and waits for the
+// writer goroutine to finish.
+func (w *Writer) Close() {
+	w.mu.Lock()
+	if !w.closed {
+		w.closed = true
+		close(w.reqs)
+	}
+	w.mu.Unlock()
+	<-w.stopped
+}
+
+func (w *Writer) run() {
+	defer close(w.stopped)
+	var group []*writeReq
+	for {
+		first, ok := <-w.reqs
+		if !ok {
+			return
+		}
+		group = append(group[:0], first)
+		n := len(first.events)
+		// Take whatever else is already queued: requests that arrived
+		// during the previous commit share this one.
+	gather:
+		for n < w.opt.MaxGroupEvents {
+			select {
+			case r, ok := <-w.reqs:
+				if !ok {
+					break gather
+				}
+				group = append(group, r)
+				n += len(r.events)
+			default:
+				break gather
+			}
+		}
+		w.commit(group, n)
+	}
+}
+
+func (w *Writer) commit(group []*writeReq, n int) {
+	now := w.opt.Now()
+	events := make([]analytics.Event, 0, n)
+	var fresh []uint64
+	inGroup := map[uint64]bool{}
+	for _, r := range group {
+		for i := range r.events {
+			p := &r.events[i]
+			if p.ClientUUID {
+				k := dedupKey(p.Event.ProductID, p.Event.UUID)
+				if inGroup[k] || w.dedup.has(k, now) {
+					continue
+				}
+				inGroup[k] = true
+				fresh = append(fresh, k)
+			}
+			events = append(events, p.Event)
+		}
+	}
+	err := w.store.AppendEvents(context.Background(), events)
+	if err != nil {
+		w.log.Error("committing events failed", "events", len(events), "requests", len(group), "err", err)
+		err = &analytics.Error{Kind: analytics.KindUnavailable, Code: "unavailable",
+			Message:    "The events could not be stored; nothing of this batch was kept. Retry shortly.",
+			RetryAfter: 5 * time.Second, Err: err}
+	} else {
+		for _, k := range fresh {
+			w.dedup.add(k, now)
+		}
+	}
+	for _, r := range group {
+		r.done <- err
+	}
+}
+
+// dedupSeed is fixed per process; keys only need to agree within it.
+var dedupSeed = maphash.MakeSeed()
+
+// dedupKey folds product and uuid into 64 bits. The chance that two of a few
+// million uuids collide is below one in a million million.
+func dedupKey(productID int64, u [16]byte) uint64 {
+	var buf [24]byte
+	binary.LittleEndian.PutUint64(buf[:8], uint64(productID))
+	copy(buf[8:], u[:])
+	return maphash.Bytes(dedupSeed, buf[:])
+}
+
+// dedupSet remembers keys for at least window. Keys live in generations of
+// window/4; a lookup checks all of them and the oldest is dropped once it
+// is more than window old, so a key is kept between window and 1.25·window.
+// When capacity is reached the oldest generation goes early, which shortens
+// the window rather than growing memory without bound.
+type dedupSet struct {
+	window   time.Duration
+	capacity int
+	gens     []dedupGen // oldest first
+	size     int
+}
+
+type dedupGen struct {
+	start time.Time
+	keys  map[uint64]struct{}
+}
+
+const dedupGenerations = 4
+
+func newDedupSet(window time.Duration, capacity int, now time.Time) *dedupSet {
+	return &dedupSet{window: window, capacity: capacity,
+		gens: []dedupGen{{start: now, keys: map[uint64]struct{}{}}}}
+}
+
+func (d *dedupSet) has(k uint64, now time.Time) bool {
+	d.expire(now)
+	for i := range d.gens {
+		if _, ok := d.gens[i].keys[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *dedupSet) add(k uint64, now time.Time) {
+	d.expire(now)
+	cur := &d.gens[len(d.gens)-1]
+	if now.Sub(cur.start) >= d.window/dedupGenerations || len(cur.keys) >= d.capacity/dedupGenerations {
+		d.gens = append(d.gens, dedupGen{start: now, keys: map[uint64]struct{}{}})
+		cur = &d.gens[len(d.gens)-1]
+	}
+	if _, ok := cur.keys[k]; ok {
+		return
+	}
+	cur.keys[k] = struct{}{}
+	d.size++
+	for d.size > d.capacity && len(d.gens) > 1 {
+		d.dropOldest()
+	}
+}
+
+// expire drops generations whose newest possible key is older than window.
+func (d *dedupSet) expire(now time.Time) {
+	for len(d.gens) > 1 && now.Sub(d.gens[1].start) > d.window {
+		d.dropOldest()
+	}
+}
+
+func (d *dedupSet) dropOldest() {
+	d.size -= len(d.gens[0].keys)
+	d.gens = d.gens[1:]
+}

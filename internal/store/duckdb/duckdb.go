@@ -1,0 +1,130 @@
+// Package duckdb is Strata's embedded storage: events and metadata in one
+// DuckDB file inside the data directory. It is the zero-configuration
+// default; ClickHouse and PostgreSQL take over the same interfaces at scale.
+package duckdb
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"embed"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/duckdb/duckdb-go/v2"
+
+	"strata/internal/analytics"
+	"strata/internal/store/migrate"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// FileName is the database file inside the data directory.
+const FileName = "strata.duckdb"
+
+// Options tunes the embedded database. The zero value uses DuckDB's defaults.
+type Options struct {
+	// MemoryLimit caps DuckDB's buffer pool, e.g. "1GB". Empty keeps
+	// DuckDB's default of 80% of RAM, which is too greedy for a server that
+	// shares its machine.
+	MemoryLimit string
+	// Threads caps DuckDB's worker threads; zero means one per core.
+	Threads int
+	// Now is the clock used for created_at columns; nil means time.Now.
+	Now func() time.Time
+}
+
+// Store implements analytics.EventStore and analytics.MetaStore on one
+// DuckDB database.
+type Store struct {
+	db        *sql.DB
+	connector *duckdb.Connector
+	now       func() time.Time
+
+	// appendMu serialises the appender, which owns one connection. The
+	// ingest writer already calls AppendEvents from a single goroutine; the
+	// mutex keeps the contract safe for any other caller.
+	appendMu  sync.Mutex
+	appendCon driver.Conn
+	appender  *duckdb.Appender
+}
+
+var (
+	_ analytics.EventStore = (*Store)(nil)
+	_ analytics.MetaStore  = (*Store)(nil)
+)
+
+// Open opens (creating if needed) the database in dataDir and applies any
+// pending migrations. DuckDB allows one writing process per file, so a
+// second Open of the same directory from another process fails.
+func Open(ctx context.Context, dataDir string, opt Options) (*Store, error) {
+	path := filepath.Join(dataDir, FileName)
+	q := url.Values{}
+	if opt.MemoryLimit != "" {
+		q.Set("memory_limit", opt.MemoryLimit)
+	}
+	if opt.Threads > 0 {
+		q.Set("threads", fmt.Sprint(opt.Threads))
+	}
+	dsn := path
+	if len(q) > 0 {
+		dsn += "?" + q.Encode()
+	}
+	connector, err := duckdb.NewConnector(dsn, nil)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	s := &Store{db: sql.OpenDB(connector), connector: connector, now: opt.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	migrations, err := migrate.Load(migrationFS, "migrations")
+	if err != nil {
+		s.db.Close()
+		return nil, err
+	}
+	if _, err := migrate.Apply(ctx, s.db, migrations, s.now()); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("migrating %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// DB exposes the underlying handle for tests and benchmarks that compare
+// Strata's queries with hand-written SQL on the same data.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Close releases the appender and the database. DuckDB checkpoints its
+// write-ahead log into the file on a clean close.
+func (s *Store) Close() error {
+	s.appendMu.Lock()
+	defer s.appendMu.Unlock()
+	var errs []error
+	if s.appender != nil {
+		errs = append(errs, s.appender.Close())
+		s.appender = nil
+	}
+	if s.appendCon != nil {
+		errs = append(errs, s.appendCon.Close())
+		s.appendCon = nil
+	}
+	errs = append(errs, s.db.Close())
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("closing duckdb: %w", err)
+	}
+	return nil
+}
+
+// notFound wraps sql.ErrNoRows as analytics.ErrNotFound so that callers need
+// not know which database answered.
+func notFound(err error, what string) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%s: %w", what, analytics.ErrNotFound)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}

@@ -1,0 +1,255 @@
+package duckdb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"strata/internal/analytics"
+)
+
+// The metadata statements below are written in the PostgreSQL dialect that
+// DuckDB also runs, so the PostgreSQL metadata store can share them.
+
+// CreateWorkspace inserts a workspace.
+func (s *Store) CreateWorkspace(ctx context.Context, name string) (analytics.Workspace, error) {
+	w := analytics.Workspace{Name: name, CreatedAt: s.now().UTC().Truncate(time.Microsecond)}
+	err := s.db.QueryRowContext(ctx,
+		`INSERT INTO workspaces (name, created_at) VALUES ($1, $2) RETURNING id`,
+		w.Name, w.CreatedAt).Scan(&w.ID)
+	if err != nil {
+		return w, fmt.Errorf("creating workspace: %w", err)
+	}
+	return w, nil
+}
+
+// ListWorkspaces returns every workspace, oldest first.
+func (s *Store) ListWorkspaces(ctx context.Context) ([]analytics.Workspace, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, name, created_at FROM workspaces ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("listing workspaces: %w", err)
+	}
+	defer rows.Close()
+	var out []analytics.Workspace
+	for rows.Next() {
+		var w analytics.Workspace
+		if err := rows.Scan(&w.ID, &w.Name, &w.CreatedAt); err != nil {
+			return nil, fmt.Errorf("listing workspaces: %w", err)
+		}
+		out = append(out, w)
+	}
+	return out, rows.Err()
+}
+
+// CreateProduct inserts a product into a workspace.
+func (s *Store) CreateProduct(ctx context.Context, workspaceID int64, name string) (analytics.Product, error) {
+	p := analytics.Product{WorkspaceID: workspaceID, Name: name, CreatedAt: s.now().UTC().Truncate(time.Microsecond)}
+	err := s.db.QueryRowContext(ctx,
+		`INSERT INTO products (workspace_id, name, created_at) VALUES ($1, $2, $3) RETURNING id`,
+		p.WorkspaceID, p.Name, p.CreatedAt).Scan(&p.ID)
+	if err != nil {
+		return p, fmt.Errorf("creating product: %w", err)
+	}
+	return p, nil
+}
+
+// Product returns one product.
+func (s *Store) Product(ctx context.Context, id int64) (analytics.Product, error) {
+	var p analytics.Product
+	err := s.db.QueryRowContext(ctx,
+		`SELECT id, workspace_id, name, created_at FROM products WHERE id = $1`, id).
+		Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.CreatedAt)
+	if err != nil {
+		return p, notFound(err, fmt.Sprintf("product %d", id))
+	}
+	return p, nil
+}
+
+// ListProducts returns the products of a workspace, oldest first.
+func (s *Store) ListProducts(ctx context.Context, workspaceID int64) ([]analytics.Product, error) {
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT id, workspace_id, name, created_at FROM products WHERE workspace_id = $1 ORDER BY id`, workspaceID)
+	if err != nil {
+		return nil, fmt.Errorf("listing products: %w", err)
+	}
+	defer rows.Close()
+	var out []analytics.Product
+	for rows.Next() {
+		var p analytics.Product
+		if err := rows.Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.CreatedAt); err != nil {
+			return nil, fmt.Errorf("listing products: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+const keyColumns = `id, product_id, hash, prefix, env, status, rate_limit, created_at, last_used_at`
+
+func scanKey(row interface{ Scan(...any) error }) (analytics.APIKey, error) {
+	var k analytics.APIKey
+	var env, status string
+	var lastUsed sql.NullTime
+	err := row.Scan(&k.ID, &k.ProductID, &k.Hash, &k.Prefix, &env, &status, &k.RateLimit, &k.CreatedAt, &lastUsed)
+	k.Env, k.Status = analytics.Env(env), analytics.KeyStatus(status)
+	if lastUsed.Valid {
+		t := lastUsed.Time
+		k.LastUsedAt = &t
+	}
+	return k, err
+}
+
+// CreateAPIKey stores a key and fills in its ID, status and creation time.
+func (s *Store) CreateAPIKey(ctx context.Context, k *analytics.APIKey) error {
+	k.Status = analytics.KeyActive
+	k.CreatedAt = s.now().UTC().Truncate(time.Microsecond)
+	err := s.db.QueryRowContext(ctx,
+		`INSERT INTO api_keys (product_id, hash, prefix, env, status, rate_limit, created_at)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+		k.ProductID, k.Hash, k.Prefix, string(k.Env), string(k.Status), k.RateLimit, k.CreatedAt).Scan(&k.ID)
+	if err != nil {
+		return fmt.Errorf("creating api key: %w", err)
+	}
+	return nil
+}
+
+// APIKeyByHash returns the key with the given SHA-256.
+func (s *Store) APIKeyByHash(ctx context.Context, hash []byte) (analytics.APIKey, error) {
+	k, err := scanKey(s.db.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = $1`, hash))
+	if err != nil {
+		return k, notFound(err, "api key")
+	}
+	return k, nil
+}
+
+// APIKey returns the key with the given ID.
+func (s *Store) APIKey(ctx context.Context, id int64) (analytics.APIKey, error) {
+	k, err := scanKey(s.db.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1`, id))
+	if err != nil {
+		return k, notFound(err, fmt.Sprintf("api key %d", id))
+	}
+	return k, nil
+}
+
+// ListAPIKeys returns a product's keys, oldest first.
+func (s *Store) ListAPIKeys(ctx context.Context, productID int64) ([]analytics.APIKey, error) {
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT `+keyColumns+` FROM api_keys WHERE product_id = $1 ORDER BY id`, productID)
+	if err != nil {
+		return nil, fmt.Errorf("listing api keys: %w", err)
+	}
+	defer rows.Close()
+	var out []analytics.APIKey
+	for rows.Next() {
+		k, err := scanKey(rows)
+		if err != nil {
+			return nil, fmt.Errorf("listing api keys: %w", err)
+		}
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}
+
+// SetAPIKeyStatus changes a key's status.
+func (s *Store) SetAPIKeyStatus(ctx context.Context, id int64, status analytics.KeyStatus) error {
+	return s.setStatus(ctx, "api_keys", id, status)
+}
+
+// TouchAPIKeys records when keys were last used, in one transaction.
+func (s *Store) TouchAPIKeys(ctx context.Context, lastUsed map[int64]time.Time) error {
+	if len(lastUsed) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("touching api keys: %w", err)
+	}
+	defer tx.Rollback()
+	for id, t := range lastUsed {
+		if _, err := tx.ExecContext(ctx,
+			`UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, t.UTC().Truncate(time.Microsecond), id); err != nil {
+			return fmt.Errorf("touching api key %d: %w", id, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("touching api keys: %w", err)
+	}
+	return nil
+}
+
+const tokenColumns = `id, product_id, hash, prefix, status, created_at, last_used_at`
+
+func scanToken(row interface{ Scan(...any) error }) (analytics.QueryToken, error) {
+	var t analytics.QueryToken
+	var status string
+	var lastUsed sql.NullTime
+	err := row.Scan(&t.ID, &t.ProductID, &t.Hash, &t.Prefix, &status, &t.CreatedAt, &lastUsed)
+	t.Status = analytics.KeyStatus(status)
+	if lastUsed.Valid {
+		lu := lastUsed.Time
+		t.LastUsedAt = &lu
+	}
+	return t, err
+}
+
+// CreateQueryToken stores a token and fills in its ID, status and creation
+// time.
+func (s *Store) CreateQueryToken(ctx context.Context, t *analytics.QueryToken) error {
+	t.Status = analytics.KeyActive
+	t.CreatedAt = s.now().UTC().Truncate(time.Microsecond)
+	err := s.db.QueryRowContext(ctx,
+		`INSERT INTO query_tokens (product_id, hash, prefix, status, created_at)
+		 VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+		t.ProductID, t.Hash, t.Prefix, string(t.Status), t.CreatedAt).Scan(&t.ID)
+	if err != nil {
+		return fmt.Errorf("creating query token: %w", err)
+	}
+	return nil
+}
+
+// QueryTokenByHash returns the token with the given SHA-256.
+func (s *Store) QueryTokenByHash(ctx context.Context, hash []byte) (analytics.QueryToken, error) {
+	t, err := scanToken(s.db.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM query_tokens WHERE hash = $1`, hash))
+	if err != nil {
+		return t, notFound(err, "query token")
+	}
+	return t, nil
+}
+
+// ListQueryTokens returns a product's tokens, oldest first.
+func (s *Store) ListQueryTokens(ctx context.Context, productID int64) ([]analytics.QueryToken, error) {
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT `+tokenColumns+` FROM query_tokens WHERE product_id = $1 ORDER BY id`, productID)
+	if err != nil {
+		return nil, fmt.Errorf("listing query tokens: %w", err)
+	}
+	defer rows.Close()
+	var out []analytics.QueryToken
+	for rows.Next() {
+		t, err := scanToken(rows)
+		if err != nil {
+			return nil, fmt.Errorf("listing query tokens: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// SetQueryTokenStatus changes a token's status.
+func (s *Store) SetQueryTokenStatus(ctx context.Context, id int64, status analytics.KeyStatus) error {
+	return s.setStatus(ctx, "query_tokens", id, status)
+}
+
+// setStatus updates the status column of a credential table. table is one
+// of two constants above, never caller input.
+func (s *Store) setStatus(ctx context.Context, table string, id int64, status analytics.KeyStatus) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE `+table+` SET status = $1 WHERE id = $2`, string(status), id)
+	if err != nil {
+		return fmt.Errorf("updating %s %d: %w", table, id, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("%s %d: %w", table, id, analytics.ErrNotFound)
+	}
+	return nil
+}

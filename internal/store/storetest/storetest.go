@@ -1,0 +1,136 @@
+// Package storetest is the conformance suite every storage backend passes.
+// A backend's own test calls Run with a function that opens a fresh, empty
+// store on a real database; the suite knows nothing else about it.
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"strata/internal/analytics"
+)
+
+// Store is what a backend under test offers: both halves of storage.
+type Store interface {
+	analytics.EventStore
+	analytics.MetaStore
+}
+
+// Run runs every conformance test. open must return an empty store and
+// register its cleanup with t.
+func Run(t *testing.T, open func(t *testing.T) Store) {
+	t.Run("Meta", func(t *testing.T) { testMeta(t, open(t)) })
+	t.Run("Events", func(t *testing.T) { testEvents(t, open(t)) })
+}
+
+func testMeta(t *testing.T, s Store) {
+	ctx := context.Background()
+	ws, err := s.CreateWorkspace(ctx, "Default")
+	if err != nil || ws.ID == 0 {
+		t.Fatalf("CreateWorkspace = %+v, %v", ws, err)
+	}
+	p1, err := s.CreateProduct(ctx, ws.ID, "Web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, _ := s.CreateProduct(ctx, ws.ID, "App ünïcode")
+	if got, err := s.Product(ctx, p2.ID); err != nil || got.Name != "App ünïcode" || got.WorkspaceID != ws.ID {
+		t.Errorf("Product(%d) = %+v, %v", p2.ID, got, err)
+	}
+	if _, err := s.Product(ctx, 9999); !errors.Is(err, analytics.ErrNotFound) {
+		t.Errorf("Product(9999) error = %v, want ErrNotFound", err)
+	}
+	if ps, _ := s.ListProducts(ctx, ws.ID); len(ps) != 2 || ps[0].ID != p1.ID {
+		t.Errorf("ListProducts = %+v", ps)
+	}
+
+	k := analytics.APIKey{ProductID: p1.ID, Hash: bytes.Repeat([]byte{1}, 32), Prefix: "st_live_abcd", Env: analytics.EnvLive, RateLimit: 50}
+	if err := s.CreateAPIKey(ctx, &k); err != nil || k.ID == 0 || k.Status != analytics.KeyActive {
+		t.Fatalf("CreateAPIKey = %+v, %v", k, err)
+	}
+	dup := analytics.APIKey{ProductID: p2.ID, Hash: k.Hash, Prefix: "x", Env: analytics.EnvLive}
+	if err := s.CreateAPIKey(ctx, &dup); err == nil {
+		t.Error("two keys with one hash were accepted")
+	}
+	got, err := s.APIKeyByHash(ctx, k.Hash)
+	if err != nil || got.ID != k.ID || got.RateLimit != 50 || got.Env != analytics.EnvLive || got.LastUsedAt != nil {
+		t.Errorf("APIKeyByHash = %+v, %v", got, err)
+	}
+	if _, err := s.APIKeyByHash(ctx, bytes.Repeat([]byte{2}, 32)); !errors.Is(err, analytics.ErrNotFound) {
+		t.Errorf("unknown hash error = %v", err)
+	}
+	if err := s.SetAPIKeyStatus(ctx, k.ID, analytics.KeyDisabled); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetAPIKeyStatus(ctx, 9999, analytics.KeyDisabled); !errors.Is(err, analytics.ErrNotFound) {
+		t.Errorf("SetAPIKeyStatus(9999) = %v", err)
+	}
+	used := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	if err := s.TouchAPIKeys(ctx, map[int64]time.Time{k.ID: used}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.APIKey(ctx, k.ID)
+	if got.Status != analytics.KeyDisabled || got.LastUsedAt == nil || !got.LastUsedAt.Equal(used) {
+		t.Errorf("after disable and touch: %+v", got)
+	}
+	if keys, _ := s.ListAPIKeys(ctx, p2.ID); len(keys) != 0 {
+		t.Errorf("product 2 sees product 1's keys: %+v", keys)
+	}
+
+	tok := analytics.QueryToken{ProductID: p2.ID, Hash: bytes.Repeat([]byte{3}, 32), Prefix: "st_tok_abcd"}
+	if err := s.CreateQueryToken(ctx, &tok); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.QueryTokenByHash(ctx, tok.Hash); err != nil || got.ProductID != p2.ID || got.Status != analytics.KeyActive {
+		t.Errorf("QueryTokenByHash = %+v, %v", got, err)
+	}
+	s.SetQueryTokenStatus(ctx, tok.ID, analytics.KeyRevoked)
+	if ts, _ := s.ListQueryTokens(ctx, p2.ID); len(ts) != 1 || ts[0].Status != analytics.KeyRevoked {
+		t.Errorf("ListQueryTokens = %+v", ts)
+	}
+}
+
+func testEvents(t *testing.T, s Store) {
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	var events []analytics.Event
+	for i := 0; i < 1000; i++ {
+		events = append(events, analytics.Event{
+			UUID: uuid.New(), ProductID: int64(1 + i%2), Env: analytics.EnvLive,
+			Timestamp: now.Add(time.Duration(i) * time.Second), ReceivedAt: now,
+			Name: "e", DistinctID: "u", UserID: 42, Properties: []byte(`{"i":1}`),
+		})
+	}
+	events[0].URL, events[0].IsBot, events[0].BotName = "https://x/y", true, "GPTBot"
+	if err := s.AppendEvents(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendEvents(ctx, nil); err != nil {
+		t.Errorf("appending nothing: %v", err)
+	}
+	seen := map[[16]byte]int64{}
+	err := s.RecentUUIDs(ctx, now.Add(-time.Hour), 10000, func(pid int64, u [16]byte) error {
+		seen[u] = pid
+		return nil
+	})
+	if err != nil || len(seen) != 1000 || seen[events[1].UUID] != 2 {
+		t.Errorf("RecentUUIDs saw %d (err %v)", len(seen), err)
+	}
+	n := 0
+	s.RecentUUIDs(ctx, now.Add(-time.Hour), 10, func(int64, [16]byte) error { n++; return nil })
+	if n != 10 {
+		t.Errorf("RecentUUIDs with limit 10 saw %d", n)
+	}
+	stop := errors.New("stop")
+	if err := s.RecentUUIDs(ctx, now.Add(-time.Hour), 10000, func(int64, [16]byte) error { return stop }); !errors.Is(err, stop) {
+		t.Errorf("RecentUUIDs did not return fn's error: %v", err)
+	}
+	if err := s.RecentUUIDs(ctx, now.Add(time.Hour), 10000, func(int64, [16]byte) error { t.Error("future window saw an event"); return nil }); err != nil {
+		t.Error(err)
+	}
+}
