@@ -42,8 +42,16 @@ func main() {
 		single   = flag.Int("single-conns", 32, "concurrent connections for single-event load")
 		batch    = flag.Int("batch", 500, "events per batch request")
 		ceilingN = flag.Int("ceiling-events", 2_000_000, "events for the raw appender ceiling")
+		target   = flag.String("url", "", "load an already running server at this URL (with -key) and only that; for profiling")
+		key      = flag.String("key", "", "API key for -url")
 	)
 	flag.Parse()
+	if *target != "" {
+		tmpl := newTemplate(*batch)
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: 30 * time.Second}
+		report("batch load, closed loop", closedLoop(client, &server{url: *target, key: *key}, tmpl, *conns, *duration), *batch)
+		return
+	}
 	if err := run(*bin, *duration, *conns, *single, *batch, *ceilingN); err != nil {
 		fmt.Fprintln(os.Stderr, "strata-bench:", err)
 		os.Exit(1)

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -134,6 +135,9 @@ func (a *App) Run(ctx context.Context) error {
 	errc := make(chan error, 2)
 	go func() { errc <- a.httpSrv.Serve(a.httpLn) }()
 	go func() { errc <- a.adminSrv.Serve(a.adminLn) }()
+	if a.cfg.DebugAddr != "" {
+		go a.serveDebug()
+	}
 	a.ready.Store(true)
 	a.log.Info("listening", "addr", a.httpLn.Addr().String(), "data", a.cfg.DataDir)
 
@@ -157,6 +161,20 @@ loop:
 		}
 	}
 	return errors.Join(runErr, a.shutdown())
+}
+
+// serveDebug exposes net/http/pprof on the debug address only, never on
+// the public listener.
+func (a *App) serveDebug() {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	a.log.Info("debug server listening", "addr", a.cfg.DebugAddr)
+	srv := &http.Server{Addr: a.cfg.DebugAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if err := srv.ListenAndServe(); err != nil {
+		a.log.Warn("debug server stopped", "err", err)
+	}
 }
 
 func (a *App) shutdown() error {

@@ -41,6 +41,9 @@ type Config struct {
 	DuckDBMemoryLimit string
 	// ShutdownTimeout bounds the graceful drain on SIGTERM.
 	ShutdownTimeout time.Duration
+	// DebugAddr, when set, serves Go's pprof profiles there (keep it on
+	// loopback); used to find where ingest spends its time.
+	DebugAddr string
 }
 
 // Default returns the configuration `make run` uses.
@@ -90,6 +93,7 @@ func Load(args []string, lookup func(string) (string, bool)) (Config, error) {
 	fs.IntVar(&c.DedupCapacity, "dedup-capacity", c.DedupCapacity, "uuids remembered for deduplication")
 	fs.StringVar(&c.DuckDBMemoryLimit, "duckdb-memory", env("STRATA_DUCKDB_MEMORY", c.DuckDBMemoryLimit), "DuckDB memory limit (env STRATA_DUCKDB_MEMORY)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "graceful shutdown limit")
+	fs.StringVar(&c.DebugAddr, "debug-addr", env("STRATA_DEBUG_ADDR", ""), "serve pprof on this address, e.g. 127.0.0.1:6060 (env STRATA_DEBUG_ADDR)")
 	if envErr != nil {
 		return c, envErr
 	}

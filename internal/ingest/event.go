@@ -2,7 +2,9 @@ package ingest
 
 import (
 	"bytes"
-	"encoding/json"
+	stdjson "encoding/json"
+
+	json "github.com/goccy/go-json"
 	"errors"
 	"hash/fnv"
 	"net/url"
@@ -67,6 +69,8 @@ type Request struct {
 type Pending struct {
 	Event      analytics.Event
 	ClientUUID bool
+	// Index is the event's position in its batch.
+	Index int
 }
 
 // Pipeline validates and enriches events. It is safe for concurrent use.
@@ -95,7 +99,7 @@ func (p *Pipeline) Process(env Envelope, req Request) ([]Pending, []Rejection) {
 // event runs the steps for one event: decode, validate, time, identity,
 // enrich. The first failing step rejects the event.
 func (p *Pipeline) event(raw json.RawMessage, index int, sentAt time.Time, req Request) (Pending, *Rejection) {
-	var out Pending
+	out := Pending{Index: index}
 	w, rej := decodeEvent(raw)
 	if rej != nil {
 		return out, rej
@@ -180,7 +184,8 @@ func decodeEvent(raw json.RawMessage) (wireEvent, *Rejection) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&w); err != nil {
-		var typeErr *json.UnmarshalTypeError
+		err = stdlibError(raw, &wireEvent{}, err)
+		var typeErr *stdjson.UnmarshalTypeError
 		if errors.As(err, &typeErr) && typeErr.Field != "" {
 			want := "string"
 			if typeErr.Field == "properties" {

@@ -40,6 +40,10 @@ func FuzzProcess(f *testing.F) {
 			}
 			return
 		}
+		// The fast decoder must never accept what encoding/json refuses.
+		if err := stdlibDecode(body, &wireEnvelope{}); err != nil {
+			t.Fatalf("goccy/go-json accepted a body encoding/json refuses: %v", err)
+		}
 		if len(env.Batch) == 0 || len(env.Batch) > MaxBatchEvents {
 			t.Fatalf("parsed batch of %d events", len(env.Batch))
 		}
@@ -55,6 +59,9 @@ func FuzzProcess(f *testing.F) {
 			seen[r.Index] = true
 		}
 		for _, a := range accepted {
+			if i := a.Index; stdlibDecode(env.Batch[i], &wireEvent{}) != nil {
+				t.Fatalf("goccy/go-json accepted event %d that encoding/json refuses: %s", i, env.Batch[i])
+			}
 			e := a.Event
 			n := utf8.RuneCountInString(e.Name)
 			if n < 1 || n > maxNameChars || e.DistinctID == "" || e.ProductID != 7 {

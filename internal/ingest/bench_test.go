@@ -1,0 +1,42 @@
+package ingest
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"strata/internal/analytics"
+	"strata/internal/enrich/bots"
+	"strata/internal/enrich/ua"
+)
+
+// BenchmarkParseAndProcess measures the CPU ingest spends per 500-event
+// batch before storage: envelope parsing, validation and enrichment.
+func BenchmarkParseAndProcess(b *testing.B) {
+	var batch []map[string]any
+	for i := 0; i < 500; i++ {
+		batch = append(batch, map[string]any{
+			"uuid": "0192d0c4-5f1e-7a3b-9c4d-1e2f3a4b5c6d", "event_name": "$pageview",
+			"distinct_id": fmt.Sprintf("user_%d", i), "timestamp": "2026-11-23T10:00:00.123Z",
+			"url": "https://shop.example.com/pricing?utm_source=newsletter", "referrer": "https://www.google.com/",
+			"user_agent": "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+			"properties": map[string]any{"plan": "pro", "price": 49.5, "items": 3, "ab": map[string]any{"variant": "b"}},
+		})
+	}
+	body, _ := json.Marshal(map[string]any{"batch": batch, "sent_at": "2026-11-23T10:00:01Z"})
+	p := &Pipeline{UA: ua.NewParser(1000), Bots: bots.Default()}
+	req := Request{Product: 1, Env: analytics.EnvLive, ReceivedAt: time.Now()}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		env, err := ParseEnvelope(body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if acc, rej := p.Process(env, req); len(acc) != 500 || len(rej) != 0 {
+			b.Fatalf("accepted %d, rejected %v", len(acc), rej)
+		}
+	}
+	b.ReportMetric(float64(b.N*500)/b.Elapsed().Seconds(), "events/s")
+}
