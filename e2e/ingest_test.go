@@ -162,23 +162,23 @@ func TestIngestPerEventRejection(t *testing.T) {
 	long := strings.Repeat("é", 256)
 	batch := []map[string]any{
 		ev("ok_1", "u1", "properties", map[string]any{"plan": "pro", "n": 3, "nested": map[string]any{"a": []any{1, "two"}}}), // 0
-		ev("$custom", "u1"),                                      // 1 reserved
-		ev("message_custom", "u1"),                               // 2 reserved
-		ev("$bot_pageview", "u1"),                                // 3 ingest-only
-		ev(long, "u1"),                                           // 4 too long
-		{"distinct_id": "u1"},                                    // 5 missing name
-		ev("ok_2", ""),                                           // 6 empty distinct_id
-		ev("ok_2", "u1", "timestamp", "last tuesday"),            // 7 bad timestamp
-		ev("ok_2", "u1", "uuid", "not-a-uuid"),                   // 8 bad uuid
-		ev("ok_2", "u1", "color", "red"),                         // 9 unknown field
-		ev("ok_2", "u1", "properties", []any{1, 2}),              // 10 properties not an object
-		ev("ok_2", "u1", "properties", map[string]any{"$is_bot": true}),                // 11 reserved property
-		ev("ok_2", "u1", "properties", map[string]any{"x": strings.Repeat("y", 70000)}), // 12 too large
-		{"event_name": "ok_2", "distinct_id": 42},                // 13 wrong type
-		ev("ok_2", "u1", "url", strings.Repeat("u", 9000)),       // 14 too long
-		ev("nul\u0000name", "u1"),                                // 15 NUL
+		ev("$custom", "u1"),                                             // 1 reserved
+		ev("message_custom", "u1"),                                      // 2 reserved
+		ev("$bot_pageview", "u1"),                                       // 3 ingest-only
+		ev(long, "u1"),                                                  // 4 too long
+		{"distinct_id": "u1"},                                           // 5 missing name
+		ev("ok_2", ""),                                                  // 6 empty distinct_id
+		ev("ok_2", "u1", "timestamp", "last tuesday"),                   // 7 bad timestamp
+		ev("ok_2", "u1", "uuid", "not-a-uuid"),                          // 8 bad uuid
+		ev("ok_2", "u1", "color", "red"),                                // 9 unknown field
+		ev("ok_2", "u1", "properties", []any{1, 2}),                     // 10 properties not an object
+		ev("ok_2", "u1", "properties", map[string]any{"$is_bot": true}), // 11 reserved property
+		ev("ok_2", "u1", "properties", map[string]any{"x": strings.Repeat("y", 70000)}),         // 12 too large
+		{"event_name": "ok_2", "distinct_id": 42},                                               // 13 wrong type
+		ev("ok_2", "u1", "url", strings.Repeat("u", 9000)),                                      // 14 too long
+		ev("nul\u0000name", "u1"),                                                               // 15 NUL
 		ev("$pageview", "u1", "url", "https://example.com/pricing?x=1", "user_agent", chromeUA), // 16 ok
-		ev(strings.Repeat("é", 255), "ü-ñ-😀"),                   // 17 ok: 255 characters
+		ev(strings.Repeat("é", 255), "ü-ñ-😀"),                                                   // 17 ok: 255 characters
 	}
 	deep := map[string]any{}
 	cur := deep

@@ -9,9 +9,9 @@ import (
 	"bytes"
 	stdjson "encoding/json"
 
-	json "github.com/goccy/go-json"
 	"errors"
 	"fmt"
+	json "github.com/goccy/go-json"
 	"io"
 	"strings"
 	"time"

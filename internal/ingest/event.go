@@ -4,8 +4,8 @@ import (
 	"bytes"
 	stdjson "encoding/json"
 
-	json "github.com/goccy/go-json"
 	"errors"
+	json "github.com/goccy/go-json"
 	"hash/fnv"
 	"net/url"
 	"strings"
