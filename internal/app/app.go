@@ -77,7 +77,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	}
 
 	a.wr = ingest.NewWriter(a.store, ingest.WriterOptions{
-		DedupCapacity: cfg.DedupCapacity, Logger: log.With("component", "writer"),
+		DedupCapacity: cfg.DedupCapacity, Linger: cfg.CommitLinger, Logger: log.With("component", "writer"),
 	})
 	if n, err := a.wr.LoadRecent(ctx); err != nil {
 		return nil, fmt.Errorf("loading recent uuids: %w", err)

@@ -34,6 +34,9 @@ type Config struct {
 	// KeyCacheTTL is how long a key lookup is trusted before the store is
 	// asked again; it bounds how long a change made on another node takes.
 	KeyCacheTTL time.Duration
+	// CommitLinger is how long a small commit group waits for more
+	// requests (see ingest.WriterOptions.Linger).
+	CommitLinger time.Duration
 	// DedupCapacity caps the uuids remembered for deduplication.
 	DedupCapacity int
 	// DuckDBMemoryLimit caps the embedded database's buffer pool
@@ -56,6 +59,7 @@ func Default() Config {
 		RateLimitPerMinute: 1000,
 		KeyCacheTTL:        10 * time.Second,
 		DedupCapacity:      4_000_000,
+		CommitLinger:       2 * time.Millisecond,
 		DuckDBMemoryLimit:  "1GB",
 		ShutdownTimeout:    20 * time.Second,
 	}
@@ -90,6 +94,7 @@ func Load(args []string, lookup func(string) (string, bool)) (Config, error) {
 	fs.StringVar(&c.LogFormat, "log-format", env("STRATA_LOG_FORMAT", c.LogFormat), "text or json (env STRATA_LOG_FORMAT)")
 	fs.IntVar(&c.RateLimitPerMinute, "rate-limit", envInt("STRATA_RATE_LIMIT", c.RateLimitPerMinute), "default ingest requests per key per minute (env STRATA_RATE_LIMIT)")
 	fs.DurationVar(&c.KeyCacheTTL, "key-cache-ttl", c.KeyCacheTTL, "how long a key lookup is cached")
+	fs.DurationVar(&c.CommitLinger, "commit-linger", c.CommitLinger, "how long a small commit group waits for more requests")
 	fs.IntVar(&c.DedupCapacity, "dedup-capacity", c.DedupCapacity, "uuids remembered for deduplication")
 	fs.StringVar(&c.DuckDBMemoryLimit, "duckdb-memory", env("STRATA_DUCKDB_MEMORY", c.DuckDBMemoryLimit), "DuckDB memory limit (env STRATA_DUCKDB_MEMORY)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "graceful shutdown limit")

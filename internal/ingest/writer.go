@@ -21,6 +21,11 @@ type WriterOptions struct {
 	// MaxGroupEvents caps how many events one commit carries, which bounds
 	// memory and the latency of the requests in the group.
 	MaxGroupEvents int
+	// Linger is how long a small group waits for more requests before it
+	// commits. A commit has a fixed cost, so when many small requests
+	// arrive (one beacon per event) a short wait multiplies throughput for
+	// a bounded rise in latency. Zero commits at once.
+	Linger time.Duration
 	// DedupWindow is how long an accepted client uuid is remembered, and
 	// DedupCapacity how many are remembered at most (≈ 12 bytes each).
 	DedupWindow   time.Duration
@@ -129,6 +134,10 @@ func (w *Writer) Close() {
 	<-w.stopped
 }
 
+// lingerBelow is the group size from which a group commits without
+// lingering: past it, the fixed cost of a commit is already amortised.
+const lingerBelow = 1000
+
 func (w *Writer) run() {
 	defer close(w.stopped)
 	var group []*writeReq
@@ -137,25 +146,43 @@ func (w *Writer) run() {
 		if !ok {
 			return
 		}
-		group = append(group[:0], first)
-		n := len(first.events)
-		// Take whatever else is already queued: requests that arrived
-		// during the previous commit share this one.
-	gather:
-		for n < w.opt.MaxGroupEvents {
-			select {
-			case r, ok := <-w.reqs:
-				if !ok {
-					break gather
-				}
-				group = append(group, r)
-				n += len(r.events)
-			default:
-				break gather
-			}
-		}
+		group, n := w.gather(append(group[:0], first), len(first.events))
 		w.commit(group, n)
 	}
+}
+
+// gather adds to group whatever else is already queued: requests that
+// arrived during the previous commit share this one. A group smaller than
+// lingerBelow waits up to Linger for more.
+func (w *Writer) gather(group []*writeReq, n int) ([]*writeReq, int) {
+	var linger <-chan time.Time
+	if w.opt.Linger > 0 && n < lingerBelow {
+		t := time.NewTimer(w.opt.Linger)
+		defer t.Stop()
+		linger = t.C
+	}
+	for n < w.opt.MaxGroupEvents {
+		var r *writeReq
+		var ok bool
+		select {
+		case r, ok = <-w.reqs:
+		default:
+			if linger == nil || n >= lingerBelow {
+				return group, n
+			}
+			select {
+			case r, ok = <-w.reqs:
+			case <-linger:
+				return group, n
+			}
+		}
+		if !ok {
+			return group, n
+		}
+		group = append(group, r)
+		n += len(r.events)
+	}
+	return group, n
 }
 
 func (w *Writer) commit(group []*writeReq, n int) {
