@@ -39,7 +39,8 @@ func main() {
 		bin      = flag.String("strata", "bin/strata", "path to the strata binary")
 		duration = flag.Duration("duration", 20*time.Second, "length of each load phase")
 		conns    = flag.Int("conns", 8, "concurrent connections for batch load")
-		single   = flag.Int("single-conns", 32, "concurrent connections for single-event load")
+		single   = flag.Int("single-conns", 256, "concurrent connections for single-event load (many independent browsers)")
+		srvArgs  = flag.String("server-args", "", "extra flags for strata serve, space-separated")
 		batch    = flag.Int("batch", 500, "events per batch request")
 		ceilingN = flag.Int("ceiling-events", 2_000_000, "events for the raw appender ceiling")
 		target   = flag.String("url", "", "load an already running server at this URL (with -key) and only that; for profiling")
@@ -52,13 +53,13 @@ func main() {
 		report("batch load, closed loop", closedLoop(client, &server{url: *target, key: *key}, tmpl, *conns, *duration), *batch)
 		return
 	}
-	if err := run(*bin, *duration, *conns, *single, *batch, *ceilingN); err != nil {
+	if err := run(*bin, strings.Fields(*srvArgs), *duration, *conns, *single, *batch, *ceilingN); err != nil {
 		fmt.Fprintln(os.Stderr, "strata-bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, duration time.Duration, conns, singleConns, batch, ceilingN int) error {
+func run(bin string, srvArgs []string, duration time.Duration, conns, singleConns, batch, ceilingN int) error {
 	dir, err := os.MkdirTemp("", "strata-bench-")
 	if err != nil {
 		return err
@@ -68,7 +69,7 @@ func run(bin string, duration time.Duration, conns, singleConns, batch, ceilingN
 	fmt.Printf("# Strata ingest benchmark\n\nmachine: %d CPUs, %s/%s, %s; phases of %s\n\n",
 		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, time.Now().UTC().Format(time.RFC3339), duration)
 
-	srv, err := startServer(bin, filepath.Join(dir, "server"))
+	srv, err := startServer(bin, filepath.Join(dir, "server"), srvArgs...)
 	if err != nil {
 		return err
 	}
@@ -342,9 +343,10 @@ type server struct {
 	done chan struct{}
 }
 
-func startServer(bin, dataDir string) (*server, error) {
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", dataDir,
-		"--log-format", "json", "--rate-limit", "100000000", "--log-level", "info")
+func startServer(bin, dataDir string, extraArgs ...string) (*server, error) {
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dataDir,
+		"--log-format", "json", "--rate-limit", "100000000", "--log-level", "info"}, extraArgs...)
+	cmd := exec.Command(bin, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
