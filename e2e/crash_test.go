@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -59,6 +60,7 @@ func TestCrashLosesNothingAcknowledged(t *testing.T) {
 	}
 
 	s = startServer(t, dir)
+	replayed := strings.Contains(s.Logs(), "replayed spool segment")
 	s.Stop()
 	db := openStore(t, dir)
 	rows, err := db.Query(`SELECT CAST(uuid AS VARCHAR) FROM events WHERE event = 'crash_test'`)
@@ -81,5 +83,5 @@ func TestCrashLosesNothingAcknowledged(t *testing.T) {
 	if missing > 0 {
 		t.Fatalf("%d of %d acknowledged events are missing after the crash", missing, len(acked))
 	}
-	t.Logf("sent %d, acknowledged %d, stored %d", sent.Load(), len(acked), len(stored))
+	t.Logf("sent %d, acknowledged %d, stored %d, spool replayed at restart: %v", sent.Load(), len(acked), len(stored), replayed)
 }

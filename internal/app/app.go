@@ -26,6 +26,7 @@ import (
 	"strata/internal/ingest"
 	"strata/internal/ratelimit"
 	"strata/internal/store/duckdb"
+	"strata/internal/store/spool"
 )
 
 // App is a running Strata server.
@@ -33,9 +34,12 @@ type App struct {
 	cfg   config.Config
 	log   *slog.Logger
 	store *duckdb.Store
-	keys  *auth.Keyring
-	wr    *ingest.Writer
-	ready atomic.Bool
+	// events is the event store ingest writes to: the spool in front of
+	// store. Closing it closes store too.
+	events *spool.Store
+	keys   *auth.Keyring
+	wr     *ingest.Writer
+	ready  atomic.Bool
 
 	httpSrv  *http.Server
 	httpLn   net.Listener
@@ -58,7 +62,13 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		}
 	}()
 
-	a.store, err = duckdb.Open(ctx, cfg.DataDir, duckdb.Options{MemoryLimit: cfg.DuckDBMemoryLimit})
+	a.store, err = duckdb.Open(ctx, cfg.DataDir, duckdb.Options{
+		MemoryLimit: cfg.DuckDBMemoryLimit, CheckpointThreshold: cfg.DuckDBCheckpoint})
+	if err != nil {
+		return nil, err
+	}
+	a.events, err = spool.Open(ctx, a.store, spool.Options{
+		Dir: filepath.Join(cfg.DataDir, "spool"), Logger: log.With("component", "spool")})
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +86,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 			"product", product.ID, "api_key", key)
 	}
 
-	a.wr = ingest.NewWriter(a.store, ingest.WriterOptions{
+	a.wr = ingest.NewWriter(a.events, ingest.WriterOptions{
 		DedupCapacity: cfg.DedupCapacity, Linger: cfg.CommitLinger, Logger: log.With("component", "writer"),
 	})
 	if n, err := a.wr.LoadRecent(ctx); err != nil {
@@ -207,12 +217,17 @@ func (a *App) closeStorage() error {
 			errs = append(errs, fmt.Errorf("recording key use: %w", err))
 		}
 	}
-	if a.store != nil {
+	switch {
+	case a.events != nil:
+		if err := a.events.Close(); err != nil { // loads what is spooled, closes store
+			errs = append(errs, err)
+		}
+	case a.store != nil:
 		if err := a.store.Close(); err != nil {
 			errs = append(errs, err)
 		}
-		a.store = nil
 	}
+	a.events, a.store = nil, nil
 	if a.sockPath != "" {
 		os.Remove(a.sockPath)
 	}

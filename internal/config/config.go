@@ -42,6 +42,9 @@ type Config struct {
 	// DuckDBMemoryLimit caps the embedded database's buffer pool
 	// (STRATA_DUCKDB_MEMORY).
 	DuckDBMemoryLimit string
+	// DuckDBCheckpoint is the WAL size that triggers a DuckDB checkpoint
+	// (STRATA_DUCKDB_CHECKPOINT).
+	DuckDBCheckpoint string
 	// ShutdownTimeout bounds the graceful drain on SIGTERM.
 	ShutdownTimeout time.Duration
 	// DebugAddr, when set, serves Go's pprof profiles there (keep it on
@@ -61,6 +64,7 @@ func Default() Config {
 		DedupCapacity:      4_000_000,
 		CommitLinger:       2 * time.Millisecond,
 		DuckDBMemoryLimit:  "1GB",
+		DuckDBCheckpoint:   "256MB",
 		ShutdownTimeout:    20 * time.Second,
 	}
 }
@@ -97,6 +101,7 @@ func Load(args []string, lookup func(string) (string, bool)) (Config, error) {
 	fs.DurationVar(&c.CommitLinger, "commit-linger", c.CommitLinger, "how long a small commit group waits for more requests")
 	fs.IntVar(&c.DedupCapacity, "dedup-capacity", c.DedupCapacity, "uuids remembered for deduplication")
 	fs.StringVar(&c.DuckDBMemoryLimit, "duckdb-memory", env("STRATA_DUCKDB_MEMORY", c.DuckDBMemoryLimit), "DuckDB memory limit (env STRATA_DUCKDB_MEMORY)")
+	fs.StringVar(&c.DuckDBCheckpoint, "duckdb-checkpoint", env("STRATA_DUCKDB_CHECKPOINT", c.DuckDBCheckpoint), "DuckDB WAL size that triggers a checkpoint (env STRATA_DUCKDB_CHECKPOINT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "graceful shutdown limit")
 	fs.StringVar(&c.DebugAddr, "debug-addr", env("STRATA_DEBUG_ADDR", ""), "serve pprof on this address, e.g. 127.0.0.1:6060 (env STRATA_DEBUG_ADDR)")
 	if envErr != nil {

@@ -23,9 +23,22 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 	if err := s.ensureAppender(ctx); err != nil {
 		return err
 	}
+	if err := appendRows(s.appender, events); err != nil {
+		s.resetAppender()
+		return err
+	}
+	if err := s.appender.Flush(); err != nil {
+		s.resetAppender()
+		return fmt.Errorf("committing %d events: %w", len(events), err)
+	}
+	return nil
+}
+
+// appendRows adds events to an appender of a table shaped like events.
+func appendRows(app *duckdb.Appender, events []analytics.Event) error {
 	for i := range events {
 		e := &events[i]
-		err := s.appender.AppendRow(
+		err := app.AppendRow(
 			duckdb.UUID(e.UUID),
 			e.ProductID,
 			string(e.Env),
@@ -47,13 +60,50 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 			string(e.Properties),
 		)
 		if err != nil {
-			s.resetAppender()
 			return fmt.Errorf("appending event %d: %w", i, err)
 		}
 	}
-	if err := s.appender.Flush(); err != nil {
-		s.resetAppender()
-		return fmt.Errorf("committing %d events: %w", len(events), err)
+	return nil
+}
+
+// AppendMissing stores the events whose (product, uuid) the table does not
+// hold yet, in one statement. It serves crash recovery (the spool replays
+// its log, some of which may already be stored), so it favours exactness
+// over speed: rows are staged in a scratch table and anti-joined.
+func (s *Store) AppendMissing(ctx context.Context, events []analytics.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	s.appendMu.Lock()
+	defer s.appendMu.Unlock()
+	if _, err := s.db.ExecContext(ctx, `CREATE OR REPLACE TABLE spool_replay AS SELECT * FROM events LIMIT 0`); err != nil {
+		return fmt.Errorf("staging replay: %w", err)
+	}
+	defer s.db.ExecContext(context.Background(), `DROP TABLE IF EXISTS spool_replay`)
+	con, err := s.connector.Connect(ctx)
+	if err != nil {
+		return fmt.Errorf("staging replay: %w", err)
+	}
+	defer con.Close()
+	app, err := duckdb.NewAppenderFromConn(con, "", "spool_replay")
+	if err != nil {
+		return fmt.Errorf("staging replay: %w", err)
+	}
+	if err := appendRows(app, events); err != nil {
+		app.Close()
+		return err
+	}
+	if err := app.Close(); err != nil {
+		return fmt.Errorf("staging replay: %w", err)
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO events
+		SELECT r.* FROM spool_replay r
+		WHERE NOT EXISTS (
+			SELECT 1 FROM events e
+			WHERE e.product_id = r.product_id AND e.uuid = r.uuid
+			  AND e.received_at >= (SELECT min(received_at) FROM spool_replay))`)
+	if err != nil {
+		return fmt.Errorf("replaying events: %w", err)
 	}
 	return nil
 }

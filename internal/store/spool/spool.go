@@ -1,0 +1,457 @@
+// Package spool puts a write-ahead log in front of an event store. An
+// append is durable once it is in the log (written and fdatasync'ed), and a
+// loader moves logged events into the store behind it in large commits.
+//
+// Why: DuckDB's commit has a fixed cost of about a millisecond of CPU, and
+// its checkpoints stall commits for hundreds of milliseconds under heavy
+// ingest. Answering 202 after a log append instead keeps ingest latency at
+// the cost of one sequential write, while DuckDB sees few, large commits and
+// its stalls only delay when events become visible to queries. Sync is the
+// read-your-writes barrier: it returns once everything appended before it is
+// in the store.
+//
+// After a crash the log is replayed at Open into the store, skipping events
+// the store already has (matched by product and uuid), so every event is
+// stored exactly once.
+package spool
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"strata/internal/analytics"
+)
+
+// Inner is the store behind the spool. AppendMissing is AppendEvents that
+// skips events whose (product, uuid) the store already holds; replay uses it.
+type Inner interface {
+	analytics.EventStore
+	AppendMissing(ctx context.Context, events []analytics.Event) error
+}
+
+// Options tunes the spool.
+type Options struct {
+	// Dir holds the log segments; it is created if missing.
+	Dir string
+	// MaxBacklog bounds how many logged events may wait for the loader.
+	// Past it appends block, so memory stays bounded and a store that
+	// cannot keep up slows ingest down instead of hiding it.
+	MaxBacklog int
+	// SegmentBytes is the size at which the log starts a new file; loaded
+	// segments are deleted.
+	SegmentBytes int64
+	Logger       *slog.Logger
+}
+
+// Store implements analytics.EventStore over an Inner store.
+type Store struct {
+	inner Inner
+	opt   Options
+	log   *slog.Logger
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	seg      *os.File
+	segSeq   uint64
+	segSize  int64
+	remain   map[uint64]int // events of each segment not yet loaded
+	pending  []pendingEvent
+	appended uint64 // events appended since Open
+	loaded   uint64 // of those, events in the inner store
+	closed   bool
+	done     chan struct{}
+	buf      []byte
+}
+
+type pendingEvent struct {
+	seg uint64
+	ev  analytics.Event
+}
+
+var _ analytics.EventStore = (*Store)(nil)
+
+const segmentPattern = "segment-%020d.log"
+
+// Open replays any log left by a crash into inner, then starts the loader.
+func Open(ctx context.Context, inner Inner, opt Options) (*Store, error) {
+	if opt.MaxBacklog <= 0 {
+		opt.MaxBacklog = 100_000
+	}
+	if opt.SegmentBytes <= 0 {
+		opt.SegmentBytes = 64 << 20
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
+	}
+	if err := os.MkdirAll(opt.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating spool directory: %w", err)
+	}
+	s := &Store{inner: inner, opt: opt, log: opt.Logger, remain: map[uint64]int{}, done: make(chan struct{})}
+	s.cond = sync.NewCond(&s.mu)
+	last, err := s.replay(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.startSegment(last + 1); err != nil {
+		return nil, err
+	}
+	go s.load()
+	return s, nil
+}
+
+// replay loads every segment left on disk into the inner store and deletes
+// it, returning the highest segment number seen.
+func (s *Store) replay(ctx context.Context) (uint64, error) {
+	names, err := filepath.Glob(filepath.Join(s.opt.Dir, "segment-*.log"))
+	if err != nil {
+		return 0, err
+	}
+	sort.Strings(names)
+	var last uint64
+	for _, name := range names {
+		var seq uint64
+		if _, err := fmt.Sscanf(filepath.Base(name), segmentPattern, &seq); err != nil {
+			return 0, fmt.Errorf("spool segment %s: unexpected name", name)
+		}
+		last = max(last, seq)
+		events, err := readSegment(name)
+		if err != nil {
+			return 0, err
+		}
+		for start := 0; start < len(events); start += 50_000 {
+			end := min(start+50_000, len(events))
+			if err := s.inner.AppendMissing(ctx, events[start:end]); err != nil {
+				return 0, fmt.Errorf("replaying %s: %w", name, err)
+			}
+		}
+		if len(events) > 0 {
+			s.log.Info("replayed spool segment after an unclean stop", "segment", filepath.Base(name), "events", len(events))
+		}
+		if err := os.Remove(name); err != nil {
+			return 0, fmt.Errorf("removing replayed segment: %w", err)
+		}
+	}
+	return last, nil
+}
+
+func (s *Store) startSegment(seq uint64) error {
+	f, err := os.OpenFile(filepath.Join(s.opt.Dir, fmt.Sprintf(segmentPattern, seq)), os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("starting spool segment: %w", err)
+	}
+	s.seg, s.segSeq, s.segSize = f, seq, 0
+	return nil
+}
+
+// ErrClosed is returned by AppendEvents after Close.
+var ErrClosed = errors.New("spool closed")
+
+// AppendEvents logs events durably and queues them for the loader. It
+// blocks while the backlog is full.
+func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for !s.closed && len(s.pending) >= s.opt.MaxBacklog {
+		s.cond.Wait()
+	}
+	if s.closed {
+		return ErrClosed
+	}
+	s.buf = encodeRecord(s.buf[:0], events)
+	if _, err := s.seg.Write(s.buf); err != nil {
+		return s.failSegment(fmt.Errorf("writing spool: %w", err))
+	}
+	if err := syscall.Fdatasync(int(s.seg.Fd())); err != nil {
+		return s.failSegment(fmt.Errorf("syncing spool: %w", err))
+	}
+	for _, e := range events {
+		s.pending = append(s.pending, pendingEvent{seg: s.segSeq, ev: e})
+	}
+	s.remain[s.segSeq] += len(events)
+	s.appended += uint64(len(events))
+	s.segSize += int64(len(s.buf))
+	s.cond.Broadcast()
+	if s.segSize >= s.opt.SegmentBytes {
+		if err := s.rotate(); err != nil {
+			s.log.Error("rotating spool segment failed", "err", err)
+		}
+	}
+	return nil
+}
+
+// failSegment handles a failed write: the segment may now end in a torn
+// record, so later records go to a fresh segment (replay stops reading a
+// segment at its first bad record).
+func (s *Store) failSegment(err error) error {
+	if rerr := s.rotate(); rerr != nil {
+		s.log.Error("rotating spool segment failed", "err", rerr)
+	}
+	return err
+}
+
+func (s *Store) rotate() error {
+	old := s.segSeq
+	if err := s.seg.Close(); err != nil {
+		return err
+	}
+	if err := s.startSegment(old + 1); err != nil {
+		return err
+	}
+	if s.remain[old] == 0 {
+		delete(s.remain, old)
+		return os.Remove(filepath.Join(s.opt.Dir, fmt.Sprintf(segmentPattern, old)))
+	}
+	return nil
+}
+
+const maxLoad = 50_000
+
+// load moves queued events into the inner store until Close.
+func (s *Store) load() {
+	defer close(s.done)
+	for {
+		s.mu.Lock()
+		for len(s.pending) == 0 && !s.closed {
+			s.cond.Wait()
+		}
+		if len(s.pending) == 0 && s.closed {
+			s.mu.Unlock()
+			return
+		}
+		// Take at most maxLoad events: one DuckDB transaction that large
+		// already amortises the commit, and larger ones only hold memory.
+		n := min(len(s.pending), maxLoad)
+		batch := s.pending[:n:n]
+		s.pending = s.pending[n:]
+		if len(s.pending) == 0 {
+			s.pending = nil
+		}
+		s.mu.Unlock()
+
+		events := make([]analytics.Event, len(batch))
+		for i := range batch {
+			events[i] = batch[i].ev
+		}
+		for attempt := 0; ; attempt++ {
+			err := s.inner.AppendEvents(context.Background(), events)
+			if err == nil {
+				break
+			}
+			// The events are safe in the log; keep trying. Appends block
+			// once the backlog fills, which surfaces the failure as
+			// latency. When stopping, give up after a few tries: the log
+			// stays on disk and the next start replays it.
+			s.log.Error("loading spooled events failed; retrying", "events", len(events), "attempt", attempt+1, "err", err)
+			s.mu.Lock()
+			stopping := s.closed
+			s.mu.Unlock()
+			if stopping && attempt >= 2 {
+				return
+			}
+			time.Sleep(min(time.Duration(attempt+1)*200*time.Millisecond, 5*time.Second))
+		}
+		s.finish(batch)
+	}
+}
+
+// finish records a loaded batch and deletes segments that are fully loaded.
+func (s *Store) finish(batch []pendingEvent) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range batch {
+		s.remain[p.seg]--
+	}
+	for seq, n := range s.remain {
+		if n == 0 && seq != s.segSeq {
+			delete(s.remain, seq)
+			if err := os.Remove(filepath.Join(s.opt.Dir, fmt.Sprintf(segmentPattern, seq))); err != nil {
+				s.log.Warn("removing loaded spool segment failed", "err", err)
+			}
+		}
+	}
+	s.loaded += uint64(len(batch))
+	s.cond.Broadcast()
+}
+
+// Sync waits until every event appended before the call is in the inner
+// store, so that a query sees what was acknowledged before it.
+func (s *Store) Sync(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	target := s.appended
+	for s.loaded < target {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s.cond.Wait()
+	}
+	return nil
+}
+
+// RecentUUIDs syncs, then asks the inner store.
+func (s *Store) RecentUUIDs(ctx context.Context, since time.Time, limit int, fn func(int64, [16]byte) error) error {
+	if err := s.Sync(ctx); err != nil {
+		return err
+	}
+	return s.inner.RecentUUIDs(ctx, since, limit, fn)
+}
+
+// Close stops appends, loads everything still queued, removes the log and
+// closes the inner store.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	<-s.done
+
+	var errs []error
+	errs = append(errs, s.seg.Close())
+	if s.loaded == s.appended {
+		// Everything is in the inner store; the log is no longer needed.
+		names, _ := filepath.Glob(filepath.Join(s.opt.Dir, "segment-*.log"))
+		for _, n := range names {
+			errs = append(errs, os.Remove(n))
+		}
+	} else {
+		errs = append(errs, fmt.Errorf("%d spooled events could not be loaded; they stay in %s for the next start",
+			s.appended-s.loaded, s.opt.Dir))
+	}
+	errs = append(errs, s.inner.Close())
+	return errors.Join(errs...)
+}
+
+// Record format: u32 payload length, u32 CRC-32C of the payload, payload.
+// A crash can leave a torn last record; its CRC (or length) fails and
+// replay stops there. A torn record was never acknowledged.
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+func encodeRecord(dst []byte, events []analytics.Event) []byte {
+	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0)
+	dst = binary.AppendUvarint(dst, uint64(len(events)))
+	for i := range events {
+		dst = encodeEvent(dst, &events[i])
+	}
+	payload := dst[8:]
+	binary.LittleEndian.PutUint32(dst[0:4], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(dst[4:8], crc32.Checksum(payload, crcTable))
+	return dst
+}
+
+func encodeEvent(dst []byte, e *analytics.Event) []byte {
+	dst = append(dst, e.UUID[:]...)
+	dst = binary.AppendVarint(dst, e.ProductID)
+	dst = binary.AppendVarint(dst, e.Timestamp.UnixMicro())
+	dst = binary.AppendVarint(dst, e.ReceivedAt.UnixMicro())
+	dst = binary.LittleEndian.AppendUint64(dst, e.UserID)
+	var flags byte
+	if e.IsBot {
+		flags |= 1
+	}
+	dst = append(dst, flags)
+	for _, s := range [...]string{string(e.Env), e.Name, e.DistinctID, e.URL, e.Path, e.Referrer,
+		e.UserAgent, e.Browser, e.OS, e.DeviceType, e.BotName, e.BotCategory, string(e.Properties)} {
+		dst = binary.AppendUvarint(dst, uint64(len(s)))
+		dst = append(dst, s...)
+	}
+	return dst
+}
+
+// readSegment decodes the whole records of a segment file.
+func readSegment(name string) ([]analytics.Event, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("opening spool segment: %w", err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<20)
+	var out []analytics.Event
+	var head [8]byte
+	for {
+		if _, err := io.ReadFull(r, head[:]); err != nil {
+			return out, nil // end of file, or a torn header
+		}
+		n := binary.LittleEndian.Uint32(head[0:4])
+		if n > 1<<30 {
+			return out, nil
+		}
+		payload := make([]byte, n)
+		if _, err := io.ReadFull(r, payload); err != nil || crc32.Checksum(payload, crcTable) != binary.LittleEndian.Uint32(head[4:8]) {
+			return out, nil // a torn record: never acknowledged
+		}
+		events, err := decodeRecord(payload)
+		if err != nil {
+			return nil, fmt.Errorf("spool segment %s: %w", name, err)
+		}
+		out = append(out, events...)
+	}
+}
+
+var errCorrupt = errors.New("corrupt spool record")
+
+func decodeRecord(p []byte) ([]analytics.Event, error) {
+	count, n := binary.Uvarint(p)
+	if n <= 0 || count > uint64(len(p)) {
+		return nil, errCorrupt
+	}
+	p = p[n:]
+	events := make([]analytics.Event, 0, count)
+	for i := uint64(0); i < count; i++ {
+		var e analytics.Event
+		if len(p) < 16 {
+			return nil, errCorrupt
+		}
+		copy(e.UUID[:], p[:16])
+		p = p[16:]
+		var ints [3]int64
+		for j := range ints {
+			v, n := binary.Varint(p)
+			if n <= 0 {
+				return nil, errCorrupt
+			}
+			ints[j], p = v, p[n:]
+		}
+		e.ProductID = ints[0]
+		e.Timestamp = time.UnixMicro(ints[1]).UTC()
+		e.ReceivedAt = time.UnixMicro(ints[2]).UTC()
+		if len(p) < 9 {
+			return nil, errCorrupt
+		}
+		e.UserID = binary.LittleEndian.Uint64(p)
+		e.IsBot = p[8]&1 != 0
+		p = p[9:]
+		var strs [13]string
+		for j := range strs {
+			l, n := binary.Uvarint(p)
+			if n <= 0 || l > uint64(len(p)-n) {
+				return nil, errCorrupt
+			}
+			strs[j], p = string(p[n:n+int(l)]), p[n+int(l):]
+		}
+		e.Env = analytics.Env(strs[0])
+		e.Name, e.DistinctID, e.URL, e.Path, e.Referrer = strs[1], strs[2], strs[3], strs[4], strs[5]
+		e.UserAgent, e.Browser, e.OS, e.DeviceType = strs[6], strs[7], strs[8], strs[9]
+		e.BotName, e.BotCategory, e.Properties = strs[10], strs[11], []byte(strs[12])
+		events = append(events, e)
+	}
+	return events, nil
+}
