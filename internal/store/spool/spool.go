@@ -87,7 +87,7 @@ const segmentPattern = "segment-%020d.log"
 // Open replays any log left by a crash into inner, then starts the loader.
 func Open(ctx context.Context, inner Inner, opt Options) (*Store, error) {
 	if opt.MaxBacklog <= 0 {
-		opt.MaxBacklog = 100_000
+		opt.MaxBacklog = 50_000
 	}
 	if opt.SegmentBytes <= 0 {
 		opt.SegmentBytes = 64 << 20
