@@ -12,10 +12,17 @@ import (
 
 // TestCrashLosesNothingAcknowledged kills the server with SIGKILL while
 // several clients are sending, restarts it, and proves that every event that
-// was answered 202 is stored.
+// was answered 202 is stored: with the spool (the default) and with direct
+// DuckDB commits.
 func TestCrashLosesNothingAcknowledged(t *testing.T) {
+	for _, spool := range []string{"true", "false"} {
+		t.Run("spool="+spool, func(t *testing.T) { crashUnderLoad(t, "--spool="+spool) })
+	}
+}
+
+func crashUnderLoad(t *testing.T, mode string) {
 	dir := t.TempDir()
-	s := startServer(t, dir, "--rate-limit", "1000000")
+	s := startServer(t, dir, "--rate-limit", "1000000", mode)
 	key := s.BootstrapKey
 
 	var (

@@ -59,6 +59,18 @@ func main() {
 	}
 }
 
+// mode is one server configuration measured by the benchmark.
+type mode struct {
+	name string
+	args []string
+}
+
+// figures are one mode's results.
+type figures struct {
+	fullEPS, halfP50, halfP99, singleRPS float64
+	rssMB                                int64
+}
+
 func run(bin string, srvArgs []string, duration time.Duration, conns, singleConns, batch, ceilingN int) error {
 	dir, err := os.MkdirTemp("", "strata-bench-")
 	if err != nil {
@@ -66,56 +78,88 @@ func run(bin string, srvArgs []string, duration time.Duration, conns, singleConn
 	}
 	defer os.RemoveAll(dir)
 
-	fmt.Printf("# Strata ingest benchmark\n\nmachine: %d CPUs, %s/%s, %s; phases of %s\n\n",
+	fmt.Printf("# Strata ingest benchmark\n\nmachine: %d CPUs, %s/%s, %s; phases of %s; load generator on the same machine\n",
 		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, time.Now().UTC().Format(time.RFC3339), duration)
 
-	srv, err := startServer(bin, filepath.Join(dir, "server"), srvArgs...)
-	if err != nil {
-		return err
+	modes := []mode{
+		{"spool (default)", srvArgs},
+		{"direct DuckDB commit (--spool=false)", append([]string{"--spool=false"}, srvArgs...)},
 	}
-	defer srv.stop()
-
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}, Timeout: 30 * time.Second}
-	tmpl := newTemplate(batch)
-	single := newTemplate(1)
-
-	// Warm up: the first requests pay for page faults and JIT-free but cold
-	// caches; they are not measured.
-	closedLoop(client, srv, tmpl, conns, 2*time.Second)
-
-	full := closedLoop(client, srv, tmpl, conns, duration)
-	fullEPS := float64(full.events) / full.elapsed.Seconds()
-	report("batch load, closed loop", full, batch)
-
-	halfRate := fullEPS / 2 / float64(batch) // requests per second
-	half := openLoop(client, srv, tmpl, halfRate, duration)
-	report(fmt.Sprintf("batch load at half that rate (%.0f events/s)", fullEPS/2), half, batch)
-
-	one := closedLoop(client, srv, single, singleConns, duration)
-	report("single-event requests, closed loop", one, 1)
-
-	rss, err := srv.peakRSS()
-	if err != nil {
-		return err
+	results := make([]figures, len(modes))
+	for i, m := range modes {
+		fmt.Printf("\n## %s\n\n", m.name)
+		f, err := measure(bin, filepath.Join(dir, fmt.Sprint(i)), m.args, duration, conns, singleConns, batch)
+		if err != nil {
+			return fmt.Errorf("%s: %w", m.name, err)
+		}
+		results[i] = f
 	}
-	srv.stop()
 
 	ceiling, err := appenderCeiling(filepath.Join(dir, "ceiling"), ceilingN, batch)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\n| measure | value | target |\n|---|---|---|\n")
-	fmt.Printf("| sustained ingest, %d-event batches | %.0f events/s | ≥ 100,000 |\n", batch, fullEPS)
-	fmt.Printf("| p50 / p99 at half rate | %s / %s | p99 ≤ 100 ms |\n", ms(half.p(50)), ms(half.p(99)))
-	fmt.Printf("| single-event requests | %.0f requests/s | ≥ 20,000 |\n", float64(one.requests)/one.elapsed.Seconds())
-	fmt.Printf("| server peak RSS (VmHWM) | %d MB | ≤ 500 MB |\n", rss>>20)
-	fmt.Printf("| raw DuckDB appender ceiling | %.0f events/s | |\n", ceiling)
-	fmt.Printf("| HTTP ingest / appender ceiling | %.2f | |\n", fullEPS/ceiling)
-	if full.failures+half.failures+one.failures > 0 {
-		return fmt.Errorf("%d requests failed", full.failures+half.failures+one.failures)
+	fmt.Printf("\n| measure | target |")
+	for _, m := range modes {
+		fmt.Printf(" %s |", m.name)
 	}
+	fmt.Printf("\n|---|---|%s\n", strings.Repeat("---|", len(modes)))
+	row := func(name, target string, cell func(f figures) string) {
+		fmt.Printf("| %s | %s |", name, target)
+		for _, f := range results {
+			fmt.Printf(" %s |", cell(f))
+		}
+		fmt.Println()
+	}
+	row(fmt.Sprintf("sustained ingest, %d-event batches", batch), "≥ 100,000 events/s", func(f figures) string { return fmt.Sprintf("%.0f events/s", f.fullEPS) })
+	row("p50 / p99 at half that rate", "p99 ≤ 100 ms", func(f figures) string { return fmt.Sprintf("%.1f / %.1f ms", f.halfP50, f.halfP99) })
+	row("single-event requests", "≥ 20,000 requests/s", func(f figures) string { return fmt.Sprintf("%.0f requests/s", f.singleRPS) })
+	row("server peak RSS (VmHWM)", "≤ 500 MB", func(f figures) string { return fmt.Sprintf("%d MB", f.rssMB) })
+	row("sustained ingest / raw appender ceiling", "", func(f figures) string { return fmt.Sprintf("%.2f", f.fullEPS/ceiling) })
+	fmt.Printf("\nraw DuckDB appender ceiling (same store code, no HTTP): %.0f events/s\n", ceiling)
 	return nil
 }
+
+// measure starts a server with args and runs the three load phases on it.
+func measure(bin, dataDir string, args []string, duration time.Duration, conns, singleConns, batch int) (figures, error) {
+	var f figures
+	srv, err := startServer(bin, dataDir, args...)
+	if err != nil {
+		return f, err
+	}
+	defer srv.stop()
+
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512, MaxConnsPerHost: 512}, Timeout: 30 * time.Second}
+	tmpl := newTemplate(batch)
+	single := newTemplate(1)
+
+	// Warm up: the first requests pay for cold caches; they are not measured.
+	closedLoop(client, srv, tmpl, conns, 2*time.Second)
+
+	full := closedLoop(client, srv, tmpl, conns, duration)
+	f.fullEPS = float64(full.events) / full.elapsed.Seconds()
+	report("batch load, closed loop", full, batch)
+
+	half := openLoop(client, srv, tmpl, f.fullEPS/2/float64(batch), duration)
+	report(fmt.Sprintf("batch load at half that rate (%.0f events/s)", f.fullEPS/2), half, batch)
+	f.halfP50, f.halfP99 = msf(half.p(50)), msf(half.p(99))
+
+	one := closedLoop(client, srv, single, singleConns, duration)
+	report("single-event requests, closed loop", one, 1)
+	f.singleRPS = float64(one.requests) / one.elapsed.Seconds()
+
+	rss, err := srv.peakRSS()
+	if err != nil {
+		return f, err
+	}
+	f.rssMB = rss >> 20
+	if n := full.failures + half.failures + one.failures; n > 0 {
+		return f, fmt.Errorf("%d requests failed", n)
+	}
+	return f, nil
+}
+
+func msf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // result is what one load phase measured.
 type result struct {

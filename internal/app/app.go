@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"strata/internal/admin"
+	"strata/internal/analytics"
 	"strata/internal/auth"
 	"strata/internal/config"
 	"strata/internal/enrich/bots"
@@ -67,10 +68,16 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	if err != nil {
 		return nil, err
 	}
+	// A spool left by an unclean stop is replayed even when the spool is
+	// now switched off, so that no acknowledged event is left behind.
 	a.events, err = spool.Open(ctx, a.store, spool.Options{
 		Dir: filepath.Join(cfg.DataDir, "spool"), Logger: log.With("component", "spool")})
 	if err != nil {
 		return nil, err
+	}
+	var events analytics.EventStore = a.events
+	if !cfg.Spool {
+		events = a.store
 	}
 	a.keys = auth.NewKeyring(a.store, cfg.KeyCacheTTL, time.Now)
 	svc := &admin.Service{Meta: a.store, OnChange: a.keys.Invalidate}
@@ -86,7 +93,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 			"product", product.ID, "api_key", key)
 	}
 
-	a.wr = ingest.NewWriter(a.events, ingest.WriterOptions{
+	a.wr = ingest.NewWriter(events, ingest.WriterOptions{
 		DedupCapacity: cfg.DedupCapacity, Linger: cfg.CommitLinger, Logger: log.With("component", "writer"),
 	})
 	if n, err := a.wr.LoadRecent(ctx); err != nil {

@@ -34,6 +34,10 @@ type Config struct {
 	// KeyCacheTTL is how long a key lookup is trusted before the store is
 	// asked again; it bounds how long a change made on another node takes.
 	KeyCacheTTL time.Duration
+	// Spool puts the write-ahead spool in front of DuckDB (STRATA_SPOOL).
+	// Without it, 202 waits for a DuckDB commit: higher peak throughput,
+	// but checkpoints stall requests for hundreds of milliseconds.
+	Spool bool
 	// CommitLinger is how long a small commit group waits for more
 	// requests (see ingest.WriterOptions.Linger).
 	CommitLinger time.Duration
@@ -63,6 +67,7 @@ func Default() Config {
 		KeyCacheTTL:        10 * time.Second,
 		DedupCapacity:      4_000_000,
 		CommitLinger:       2 * time.Millisecond,
+		Spool:              true,
 		DuckDBMemoryLimit:  "1GB",
 		DuckDBCheckpoint:   "256MB",
 		ShutdownTimeout:    20 * time.Second,
@@ -98,6 +103,7 @@ func Load(args []string, lookup func(string) (string, bool)) (Config, error) {
 	fs.StringVar(&c.LogFormat, "log-format", env("STRATA_LOG_FORMAT", c.LogFormat), "text or json (env STRATA_LOG_FORMAT)")
 	fs.IntVar(&c.RateLimitPerMinute, "rate-limit", envInt("STRATA_RATE_LIMIT", c.RateLimitPerMinute), "default ingest requests per key per minute (env STRATA_RATE_LIMIT)")
 	fs.DurationVar(&c.KeyCacheTTL, "key-cache-ttl", c.KeyCacheTTL, "how long a key lookup is cached")
+	fs.BoolVar(&c.Spool, "spool", env("STRATA_SPOOL", "true") != "false", "commit ingest to a write-ahead spool in front of DuckDB (env STRATA_SPOOL)")
 	fs.DurationVar(&c.CommitLinger, "commit-linger", c.CommitLinger, "how long a small commit group waits for more requests")
 	fs.IntVar(&c.DedupCapacity, "dedup-capacity", c.DedupCapacity, "uuids remembered for deduplication")
 	fs.StringVar(&c.DuckDBMemoryLimit, "duckdb-memory", env("STRATA_DUCKDB_MEMORY", c.DuckDBMemoryLimit), "DuckDB memory limit (env STRATA_DUCKDB_MEMORY)")
