@@ -12,6 +12,31 @@ import (
 // The metadata statements below are written in the PostgreSQL dialect that
 // DuckDB also runs, so the PostgreSQL metadata store can share them.
 
+// scanner is what *sql.Row and *sql.Rows share.
+type scanner interface{ Scan(...any) error }
+
+// queryAll runs a query and scans every row with scan; what names the
+// operation in errors.
+func queryAll[T any](ctx context.Context, db *sql.DB, what string, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
+}
+
 // CreateWorkspace inserts a workspace.
 func (s *Store) CreateWorkspace(ctx context.Context, name string) (analytics.Workspace, error) {
 	w := analytics.Workspace{Name: name, CreatedAt: s.now().UTC().Truncate(time.Microsecond)}
@@ -26,20 +51,10 @@ func (s *Store) CreateWorkspace(ctx context.Context, name string) (analytics.Wor
 
 // ListWorkspaces returns every workspace, oldest first.
 func (s *Store) ListWorkspaces(ctx context.Context) ([]analytics.Workspace, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, name, created_at FROM workspaces ORDER BY id`)
-	if err != nil {
-		return nil, fmt.Errorf("listing workspaces: %w", err)
-	}
-	defer rows.Close()
-	var out []analytics.Workspace
-	for rows.Next() {
-		var w analytics.Workspace
-		if err := rows.Scan(&w.ID, &w.Name, &w.CreatedAt); err != nil {
-			return nil, fmt.Errorf("listing workspaces: %w", err)
-		}
-		out = append(out, w)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, "listing workspaces", func(r scanner) (w analytics.Workspace, err error) {
+		err = r.Scan(&w.ID, &w.Name, &w.CreatedAt)
+		return w, err
+	}, `SELECT id, name, created_at FROM workspaces ORDER BY id`)
 }
 
 // CreateProduct inserts a product into a workspace.
@@ -68,26 +83,15 @@ func (s *Store) Product(ctx context.Context, id int64) (analytics.Product, error
 
 // ListProducts returns the products of a workspace, oldest first.
 func (s *Store) ListProducts(ctx context.Context, workspaceID int64) ([]analytics.Product, error) {
-	rows, err := s.db.QueryContext(ctx,
-		`SELECT id, workspace_id, name, created_at FROM products WHERE workspace_id = $1 ORDER BY id`, workspaceID)
-	if err != nil {
-		return nil, fmt.Errorf("listing products: %w", err)
-	}
-	defer rows.Close()
-	var out []analytics.Product
-	for rows.Next() {
-		var p analytics.Product
-		if err := rows.Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.CreatedAt); err != nil {
-			return nil, fmt.Errorf("listing products: %w", err)
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, "listing products", func(r scanner) (p analytics.Product, err error) {
+		err = r.Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.CreatedAt)
+		return p, err
+	}, `SELECT id, workspace_id, name, created_at FROM products WHERE workspace_id = $1 ORDER BY id`, workspaceID)
 }
 
 const keyColumns = `id, product_id, hash, prefix, env, status, rate_limit, created_at, last_used_at`
 
-func scanKey(row interface{ Scan(...any) error }) (analytics.APIKey, error) {
+func scanKey(row scanner) (analytics.APIKey, error) {
 	var k analytics.APIKey
 	var env, status string
 	var lastUsed sql.NullTime
@@ -134,21 +138,8 @@ func (s *Store) APIKey(ctx context.Context, id int64) (analytics.APIKey, error) 
 
 // ListAPIKeys returns a product's keys, oldest first.
 func (s *Store) ListAPIKeys(ctx context.Context, productID int64) ([]analytics.APIKey, error) {
-	rows, err := s.db.QueryContext(ctx,
+	return queryAll(ctx, s.db, "listing api keys", scanKey,
 		`SELECT `+keyColumns+` FROM api_keys WHERE product_id = $1 ORDER BY id`, productID)
-	if err != nil {
-		return nil, fmt.Errorf("listing api keys: %w", err)
-	}
-	defer rows.Close()
-	var out []analytics.APIKey
-	for rows.Next() {
-		k, err := scanKey(rows)
-		if err != nil {
-			return nil, fmt.Errorf("listing api keys: %w", err)
-		}
-		out = append(out, k)
-	}
-	return out, rows.Err()
 }
 
 // SetAPIKeyStatus changes a key's status.
@@ -180,7 +171,7 @@ func (s *Store) TouchAPIKeys(ctx context.Context, lastUsed map[int64]time.Time) 
 
 const tokenColumns = `id, product_id, hash, prefix, status, created_at, last_used_at`
 
-func scanToken(row interface{ Scan(...any) error }) (analytics.QueryToken, error) {
+func scanToken(row scanner) (analytics.QueryToken, error) {
 	var t analytics.QueryToken
 	var status string
 	var lastUsed sql.NullTime
@@ -219,21 +210,8 @@ func (s *Store) QueryTokenByHash(ctx context.Context, hash []byte) (analytics.Qu
 
 // ListQueryTokens returns a product's tokens, oldest first.
 func (s *Store) ListQueryTokens(ctx context.Context, productID int64) ([]analytics.QueryToken, error) {
-	rows, err := s.db.QueryContext(ctx,
+	return queryAll(ctx, s.db, "listing query tokens", scanToken,
 		`SELECT `+tokenColumns+` FROM query_tokens WHERE product_id = $1 ORDER BY id`, productID)
-	if err != nil {
-		return nil, fmt.Errorf("listing query tokens: %w", err)
-	}
-	defer rows.Close()
-	var out []analytics.QueryToken
-	for rows.Next() {
-		t, err := scanToken(rows)
-		if err != nil {
-			return nil, fmt.Errorf("listing query tokens: %w", err)
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
 }
 
 // SetQueryTokenStatus changes a token's status.

@@ -1,0 +1,51 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestLoad(t *testing.T) {
+	c, err := Load(nil, env(nil))
+	if err != nil || c != Default() {
+		t.Fatalf("no flags, no env: %+v, %v; want the defaults", c, err)
+	}
+	c, err = Load(nil, env(map[string]string{"STRATA_ADDR": "127.0.0.1:9999", "STRATA_DATA": "/srv/strata", "STRATA_RATE_LIMIT": "50", "STRATA_SPOOL": "false"}))
+	if err != nil || c.Addr != "127.0.0.1:9999" || c.DataDir != "/srv/strata" || c.RateLimitPerMinute != 50 || c.Spool {
+		t.Fatalf("env: %+v, %v", c, err)
+	}
+	// Flags win over the environment.
+	c, err = Load([]string{"--addr", "127.0.0.1:1", "--commit-linger", "0s"}, env(map[string]string{"STRATA_ADDR": "127.0.0.1:9999"}))
+	if err != nil || c.Addr != "127.0.0.1:1" || c.CommitLinger != 0 {
+		t.Fatalf("flags: %+v, %v", c, err)
+	}
+	if c.ShutdownTimeout != 20*time.Second {
+		t.Errorf("shutdown timeout %v", c.ShutdownTimeout)
+	}
+}
+
+func TestLoadRejects(t *testing.T) {
+	cases := []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--addr", "nonsense"}, nil, "addr"},
+		{[]string{"--rate-limit", "0"}, nil, "rate-limit"},
+		{[]string{"--log-level", "loud"}, nil, "log-level"},
+		{[]string{"--log-format", "xml"}, nil, "log-format"},
+		{[]string{"--data", ""}, nil, "data directory"},
+		{[]string{"extra"}, nil, "unexpected"},
+		{nil, map[string]string{"STRATA_RATE_LIMIT": "many"}, "STRATA_RATE_LIMIT"},
+	}
+	for _, c := range cases {
+		if _, err := Load(c.args, env(c.env)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Load(%v, %v) = %v; want an error about %s", c.args, c.env, err, c.want)
+		}
+	}
+}
