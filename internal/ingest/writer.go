@@ -47,6 +47,9 @@ type Writer struct {
 	opt   WriterOptions
 	log   *slog.Logger
 	dedup *dedupSet
+	// warnedAt is when the writer last warned that the dedup window was
+	// cut short; only the writer goroutine touches it.
+	warnedAt time.Time
 
 	reqs    chan *writeReq
 	mu      sync.RWMutex // guards closed against sends on reqs
@@ -211,8 +214,14 @@ func (w *Writer) commit(group []*writeReq, n int) {
 			Message:    "The events could not be stored; nothing of this batch was kept. Retry shortly.",
 			RetryAfter: 5 * time.Second, Err: err}
 	} else {
+		before := w.dedup.evictedEarly
 		for _, k := range fresh {
 			w.dedup.add(k, now)
+		}
+		if w.dedup.evictedEarly > before && now.Sub(w.warnedAt) > time.Hour {
+			w.warnedAt = now
+			w.log.Warn("deduplication window is shorter than configured: the uuid capacity is full; raise --dedup-capacity",
+				"capacity", w.opt.DedupCapacity, "window", w.opt.DedupWindow)
 		}
 	}
 	for _, r := range group {
@@ -242,6 +251,9 @@ type dedupSet struct {
 	capacity int
 	gens     []dedupGen // oldest first
 	size     int
+	// evictedEarly counts generations dropped for capacity before their
+	// window ended.
+	evictedEarly int
 }
 
 type dedupGen struct {
@@ -280,6 +292,7 @@ func (d *dedupSet) add(k uint64, now time.Time) {
 	d.size++
 	for d.size > d.capacity && len(d.gens) > 1 {
 		d.dropOldest()
+		d.evictedEarly++
 	}
 }
 

@@ -169,4 +169,7 @@ func TestDedupSetWindowAndCapacity(t *testing.T) {
 	if d.has(0, t0) {
 		t.Error("oldest key kept past capacity")
 	}
+	if d.evictedEarly == 0 {
+		t.Error("early evictions not counted")
+	}
 }
