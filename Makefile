@@ -37,6 +37,7 @@ fuzz:
 
 ## bench: ingest and storage benchmarks against a real server (not part of test)
 bench: build
+	./scripts/install-bench-tools.sh
 	$(GO) run ./cmd/strata-bench -strata $(BIN)
 
 clean:

@@ -68,6 +68,7 @@ type mode struct {
 // figures are one mode's results.
 type figures struct {
 	fullEPS, halfP50, halfP99, singleRPS float64
+	wrkRPS, wrkP99                       float64
 	rssMB                                int64
 }
 
@@ -113,7 +114,10 @@ func run(bin string, srvArgs []string, duration time.Duration, conns, singleConn
 	}
 	row(fmt.Sprintf("sustained ingest, %d-event batches", batch), "≥ 100,000 events/s", func(f figures) string { return fmt.Sprintf("%.0f events/s", f.fullEPS) })
 	row("p50 / p99 at half that rate", "p99 ≤ 100 ms", func(f figures) string { return fmt.Sprintf("%.1f / %.1f ms", f.halfP50, f.halfP99) })
-	row("single-event requests", "≥ 20,000 requests/s", func(f figures) string { return fmt.Sprintf("%.0f requests/s", f.singleRPS) })
+	row("single-event requests, Go client", "≥ 20,000 requests/s", func(f figures) string { return fmt.Sprintf("%.0f requests/s", f.singleRPS) })
+	row("single-event requests, wrk (p99)", "≥ 20,000 requests/s", func(f figures) string {
+		return fmt.Sprintf("%.0f requests/s (%.1f ms)", f.wrkRPS, f.wrkP99)
+	})
 	row("server peak RSS (VmHWM)", "≤ 500 MB", func(f figures) string { return fmt.Sprintf("%d MB", f.rssMB) })
 	row("sustained ingest / raw appender ceiling", "", func(f figures) string { return fmt.Sprintf("%.2f", f.fullEPS/ceiling) })
 	fmt.Printf("\nraw DuckDB appender ceiling (same store code, no HTTP): %.0f events/s\n", ceiling)
@@ -148,6 +152,20 @@ func measure(bin, dataDir string, args []string, duration time.Duration, conns, 
 	report("single-event requests, closed loop", one, 1)
 	f.singleRPS = float64(one.requests) / one.elapsed.Seconds()
 
+	// The Go client costs about as much CPU per request as the server, and
+	// both share the machine; wrk, a C load generator, leaves the server
+	// more of it, so it measures the server rather than the client.
+	if _, err := exec.LookPath("wrk"); err == nil {
+		rps, p99, err := wrkSingle(srv, singleConns, duration)
+		if err != nil {
+			return f, err
+		}
+		f.wrkRPS, f.wrkP99 = rps, p99
+		fmt.Printf("single-event requests, wrk, %d connections: %.0f requests/s, p99 %.1f ms\n", singleConns, rps, p99)
+	} else {
+		fmt.Println("wrk not found (scripts/install-bench-tools.sh installs it): wrk phase skipped")
+	}
+
 	rss, err := srv.peakRSS()
 	if err != nil {
 		return f, err
@@ -160,6 +178,69 @@ func measure(bin, dataDir string, args []string, duration time.Duration, conns, 
 }
 
 func msf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// wrkScript sends one $pageview per request, each with a fresh uuid (a
+// random prefix per run and a counter), as the browser SDK would.
+const wrkScript = `
+local hdr = {["Content-Type"] = "application/json", ["X-API-Key"] = "%s"}
+local pre = '{"batch":[{"uuid":"'
+local post = '","event_name":"$pageview","distinct_id":"user_42","url":"https://shop.example.com/pricing","user_agent":"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36","properties":{"plan":"pro"}}]}'
+math.randomseed(os.time())
+local prefix = string.format("%%08x-%%04x-4%%03x-8%%03x-", math.random(0, 0x7fffffff), math.random(0, 0xffff), math.random(0, 0xfff), math.random(0, 0xfff))
+local n = 0
+request = function()
+  n = n + 1
+  return wrk.format("POST", "/e", hdr, pre .. prefix .. string.format("%%012x", n) .. post)
+end
+`
+
+// wrkSingle runs wrk against /e and returns requests/s and p99 in ms. Any
+// answer other than 202 fails the benchmark.
+func wrkSingle(srv *server, conns int, d time.Duration) (float64, float64, error) {
+	script, err := os.CreateTemp("", "strata-wrk-*.lua")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.Remove(script.Name())
+	fmt.Fprintf(script, wrkScript, srv.key)
+	script.Close()
+	out, err := exec.Command("wrk", "-t1", fmt.Sprintf("-c%d", conns), fmt.Sprintf("-d%ds", int(d.Seconds())),
+		"--latency", "-s", script.Name(), srv.url+"/e").CombinedOutput()
+	if err != nil {
+		return 0, 0, fmt.Errorf("wrk: %w: %s", err, out)
+	}
+	var rps, p99 float64
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 2 && f[0] == "Requests/sec:":
+			rps, _ = strconv.ParseFloat(f[1], 64)
+		case len(f) == 2 && f[0] == "99%":
+			p99 = parseWrkDuration(f[1])
+		case strings.Contains(line, "Non-2xx"), strings.Contains(line, "Socket errors"):
+			return 0, 0, fmt.Errorf("wrk saw failed requests: %s", strings.TrimSpace(line))
+		}
+	}
+	if rps == 0 {
+		return 0, 0, fmt.Errorf("could not read wrk's output: %s", out)
+	}
+	return rps, p99, nil
+}
+
+// parseWrkDuration reads wrk's latency such as 812.00us, 29.33ms or 1.20s
+// into milliseconds.
+func parseWrkDuration(s string) float64 {
+	for _, u := range []struct {
+		suffix string
+		ms     float64
+	}{{"us", 0.001}, {"ms", 1}, {"s", 1000}, {"m", 60000}} {
+		if v, ok := strings.CutSuffix(s, u.suffix); ok {
+			n, _ := strconv.ParseFloat(v, 64)
+			return n * u.ms
+		}
+	}
+	return 0
+}
 
 // result is what one load phase measured.
 type result struct {
