@@ -149,8 +149,10 @@ func (w *Writer) run() {
 		if !ok {
 			return
 		}
-		group, n := w.gather(append(group[:0], first), len(first.events))
+		var n int
+		group, n = w.gather(append(group[:0], first), len(first.events))
 		w.commit(group, n)
+		clear(group) // let the answered requests be collected
 	}
 }
 
