@@ -17,6 +17,7 @@ package spool
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -61,13 +62,17 @@ type Store struct {
 	opt   Options
 	log   *slog.Logger
 
-	mu       sync.Mutex
-	cond     *sync.Cond
-	seg      *os.File
-	segSeq   uint64
-	segSize  int64
-	remain   map[uint64]int // events of each segment not yet loaded
-	pending  []pendingEvent
+	mu      sync.Mutex
+	cond    *sync.Cond
+	seg     *os.File
+	segSeq  uint64
+	segSize int64
+	remain  map[uint64]int // events of each segment not yet loaded
+	// pending holds logged records not yet loaded, in their encoded form:
+	// a third of the memory of decoded events and nothing for the garbage
+	// collector to scan.
+	pending  []pendingRecord
+	backlog  int    // events in pending
 	appended uint64 // events appended since Open
 	loaded   uint64 // of those, events in the inner store
 	closed   bool
@@ -75,9 +80,10 @@ type Store struct {
 	buf      []byte
 }
 
-type pendingEvent struct {
-	seg uint64
-	ev  analytics.Event
+type pendingRecord struct {
+	seg     uint64
+	payload []byte // the record without its header
+	n       int    // events in it
 }
 
 var _ analytics.EventStore = (*Store)(nil)
@@ -166,7 +172,7 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for !s.closed && len(s.pending) >= s.opt.MaxBacklog {
+	for !s.closed && s.backlog >= s.opt.MaxBacklog {
 		s.cond.Wait()
 	}
 	if s.closed {
@@ -179,9 +185,8 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 	if err := syscall.Fdatasync(int(s.seg.Fd())); err != nil {
 		return s.failSegment(fmt.Errorf("syncing spool: %w", err))
 	}
-	for _, e := range events {
-		s.pending = append(s.pending, pendingEvent{seg: s.segSeq, ev: e})
-	}
+	s.pending = append(s.pending, pendingRecord{seg: s.segSeq, payload: bytes.Clone(s.buf[8:]), n: len(events)})
+	s.backlog += len(events)
 	s.remain[s.segSeq] += len(events)
 	s.appended += uint64(len(events))
 	s.segSize += int64(len(s.buf))
@@ -233,19 +238,29 @@ func (s *Store) load() {
 			s.mu.Unlock()
 			return
 		}
-		// Take at most maxLoad events: one DuckDB transaction that large
-		// already amortises the commit, and larger ones only hold memory.
-		n := min(len(s.pending), maxLoad)
-		batch := s.pending[:n:n]
-		s.pending = s.pending[n:]
+		// Take records up to maxLoad events: one DuckDB transaction that
+		// large already amortises the commit, and larger ones only hold
+		// memory.
+		k, n := 0, 0
+		for k < len(s.pending) && (k == 0 || n+s.pending[k].n <= maxLoad) {
+			n += s.pending[k].n
+			k++
+		}
+		batch := s.pending[:k:k]
+		s.pending = s.pending[k:]
 		if len(s.pending) == 0 {
 			s.pending = nil
 		}
 		s.mu.Unlock()
 
-		events := make([]analytics.Event, len(batch))
-		for i := range batch {
-			events[i] = batch[i].ev
+		events := make([]analytics.Event, 0, n)
+		for _, r := range batch {
+			evs, err := decodeRecord(r.payload)
+			if err != nil {
+				// The record was encoded by this process moments ago.
+				panic("spool: decoding a record just encoded: " + err.Error())
+			}
+			events = append(events, evs...)
 		}
 		for attempt := 0; ; attempt++ {
 			err := s.inner.AppendEvents(context.Background(), events)
@@ -270,11 +285,13 @@ func (s *Store) load() {
 }
 
 // finish records a loaded batch and deletes segments that are fully loaded.
-func (s *Store) finish(batch []pendingEvent) {
+func (s *Store) finish(batch []pendingRecord) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, p := range batch {
-		s.remain[p.seg]--
+	total := 0
+	for _, r := range batch {
+		s.remain[r.seg] -= r.n
+		total += r.n
 	}
 	for seq, n := range s.remain {
 		if n == 0 && seq != s.segSeq {
@@ -284,7 +301,8 @@ func (s *Store) finish(batch []pendingEvent) {
 			}
 		}
 	}
-	s.loaded += uint64(len(batch))
+	s.loaded += uint64(total)
+	s.backlog -= total
 	s.cond.Broadcast()
 }
 
