@@ -292,9 +292,21 @@ func TestIngestKeySourcesAndEncodings(t *testing.T) {
 			t.Errorf("%s: status %d: %s", c.name, r.Status, r.Body)
 		}
 	}
+	// Precedence, as DESIGN.md orders it: header, then body, then query.
+	unknown := "st_live_" + strings.Repeat("A", 32)
+	withBodyKey := func(k string) []byte {
+		b, _ := json.Marshal(map[string]any{"batch": []any{ev("precedence", "u1")}, "api_key": k})
+		return b
+	}
+	if r := do(t, "POST", s.URL+"/e", withBodyKey(unknown), map[string]string{"X-API-Key": key}); r.Status != 202 {
+		t.Errorf("header key must win over the body's: %d", r.Status)
+	}
+	if r := do(t, "POST", s.URL+"/e?api_key="+url.QueryEscape(key), withBodyKey(unknown), nil); r.Status != 401 {
+		t.Errorf("body key must win over the query's: %d", r.Status)
+	}
 	s.Stop()
 	db := openStore(t, dir)
-	for _, name := range []string{"via_header", "via_body", "via_query", "via_gzip", "via_bare"} {
+	for _, name := range []string{"via_header", "via_body", "via_query", "via_gzip", "via_bare", "precedence"} {
 		if n := count(t, db, `SELECT count(*) FROM events WHERE event = $1`, name); n != 1 {
 			t.Errorf("%s stored %d times", name, n)
 		}

@@ -30,13 +30,10 @@ var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 func (s *Server) handleIngest(w http.ResponseWriter, r *http.Request) error {
 	receivedAt := s.Now().UTC()
 
-	// A key in the header or query is checked before the body is read, so
-	// that refused requests cost little. A key in the body (beacons) is
-	// checked after parsing.
+	// The key comes from the header, else the body, else the query (a
+	// beacon can set neither header). A header key is checked before the
+	// body is read, so that refused requests cost little.
 	plain := r.Header.Get("X-API-Key")
-	if plain == "" {
-		plain = r.URL.Query().Get("api_key")
-	}
 	var key analytics.APIKey
 	if plain != "" {
 		var err error
@@ -60,7 +57,11 @@ func (s *Server) handleIngest(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if plain == "" {
-		if key, err = s.admit(r, env.APIKey); err != nil {
+		plain = env.APIKey
+		if plain == "" {
+			plain = r.URL.Query().Get("api_key")
+		}
+		if key, err = s.admit(r, plain); err != nil {
 			return err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"strata/internal/analytics"
 )
@@ -26,12 +27,59 @@ const (
 	MaxBodyBytes   = 5 << 20
 )
 
-// Envelope is a parsed POST /e body. Events stay raw until each is
-// validated on its own, so that one bad event rejects only itself.
+// Envelope is a parsed POST /e body. When the whole body decodes cleanly
+// (the common case) the events are already decoded in events; otherwise
+// they stay raw in Batch and each is decoded on its own, so that one bad
+// event rejects only itself.
 type Envelope struct {
 	Batch  []json.RawMessage
+	events []wireEvent
 	SentAt time.Time // zero when absent
 	APIKey string
+}
+
+// Len is the number of events in the batch.
+func (e Envelope) Len() int {
+	if e.events != nil {
+		return len(e.events)
+	}
+	return len(e.Batch)
+}
+
+// typedEnvelope is the body decoded in one pass, for the fast path.
+type typedEnvelope struct {
+	Batch  *[]wireEvent `json:"batch"`
+	SentAt *string      `json:"sent_at"`
+	APIKey *string      `json:"api_key"`
+}
+
+// decodeFast decodes a well-formed body in one goccy/go-json pass. It
+// reports false for anything unusual (bad UTF-8, an unknown field, a wrong
+// type, trailing data, malformed properties), and the caller then takes the
+// exact, slower path that explains the problem per event. The fuzz target
+// checks that whatever this accepts, encoding/json decodes to the same.
+func decodeFast(body []byte) (typedEnvelope, bool) {
+	var w typedEnvelope
+	if !utf8.Valid(body) {
+		return w, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil || w.Batch == nil {
+		return w, false
+	}
+	for _, c := range body[dec.InputOffset():] {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return w, false
+		}
+	}
+	// goccy keeps raw values unchecked; properties are the only raw value.
+	for i := range *w.Batch {
+		if p := (*w.Batch)[i].Properties; len(p) > 0 && !stdjson.Valid(p) {
+			return w, false
+		}
+	}
+	return w, true
 }
 
 // wireEnvelope is the body's JSON shape. Pointers tell absent from null
@@ -46,6 +94,13 @@ type wireEnvelope struct {
 // *analytics.Error values with the codes the API documents.
 func ParseEnvelope(body []byte) (Envelope, error) {
 	var env Envelope
+	if fast, ok := decodeFast(body); ok {
+		env.events = *fast.Batch
+		if env.events == nil {
+			env.events = []wireEvent{}
+		}
+		return env.finish(fast.SentAt, fast.APIKey)
+	}
 	var w wireEnvelope
 	// goccy/go-json does not check the bytes it keeps as RawMessage, so the
 	// body is first checked whole by encoding/json's scanner: malformed JSON
@@ -64,23 +119,28 @@ func ParseEnvelope(body []byte) (Envelope, error) {
 			`The body must be an object with a "batch" array of events.`)
 	}
 	env.Batch = *w.Batch
-	if len(env.Batch) == 0 {
+	return env.finish(w.SentAt, w.APIKey)
+}
+
+// finish applies the envelope rules common to both decoding paths.
+func (env Envelope) finish(sentAt, apiKey *string) (Envelope, error) {
+	if env.Len() == 0 {
 		return env, analytics.Errorf(analytics.KindInvalid, "empty_batch", "The batch holds no events.")
 	}
-	if len(env.Batch) > MaxBatchEvents {
+	if env.Len() > MaxBatchEvents {
 		return env, analytics.Errorf(analytics.KindTooLarge, "batch_too_large",
-			"The batch holds %d events; at most %d are allowed per request.", len(env.Batch), MaxBatchEvents)
+			"The batch holds %d events; at most %d are allowed per request.", env.Len(), MaxBatchEvents)
 	}
-	if w.SentAt != nil {
-		t, err := time.Parse(time.RFC3339Nano, *w.SentAt)
+	if sentAt != nil {
+		t, err := time.Parse(time.RFC3339Nano, *sentAt)
 		if err != nil {
 			return env, analytics.Errorf(analytics.KindInvalid, "invalid_sent_at",
 				"sent_at must be an RFC 3339 date-time such as 2026-11-23T10:00:00Z.")
 		}
 		env.SentAt = t
 	}
-	if w.APIKey != nil {
-		env.APIKey = *w.APIKey
+	if apiKey != nil {
+		env.APIKey = *apiKey
 	}
 	return env, nil
 }
@@ -115,7 +175,7 @@ func envelopeError(err error) error {
 				`The body must be a JSON object with a "batch" array of events.`)
 		}
 		return analytics.Errorf(analytics.KindInvalid, "invalid_envelope",
-			"The envelope field %q must be a %s.", typeErr.Field, wantType(typeErr.Field))
+			"The envelope field %q must be %s.", typeErr.Field, wantType(typeErr.Field))
 	case errors.As(err, &syntaxErr):
 		return analytics.Errorf(analytics.KindInvalid, "invalid_json",
 			"The body is not valid JSON (at byte %d): %s.", syntaxErr.Offset, syntaxErr.Error())
@@ -131,9 +191,9 @@ func envelopeError(err error) error {
 
 func wantType(field string) string {
 	if field == "batch" {
-		return "array of event objects"
+		return "an array of event objects"
 	}
-	return "string"
+	return "a string"
 }
 
 // unknownField recognises encoding/json's error for a field that

@@ -82,10 +82,18 @@ type Pipeline struct {
 // Process runs every event of env through the steps and returns the
 // accepted ones in batch order and the rejections with their indexes.
 func (p *Pipeline) Process(env Envelope, req Request) ([]Pending, []Rejection) {
-	accepted := make([]Pending, 0, len(env.Batch))
+	accepted := make([]Pending, 0, env.Len())
 	var rejected []Rejection
-	for i, raw := range env.Batch {
-		ev, rej := p.event(raw, i, env.SentAt, req)
+	for i := 0; i < env.Len(); i++ {
+		var ev Pending
+		var rej *Rejection
+		if env.events != nil {
+			ev, rej = p.event(&env.events[i], i, env.SentAt, req)
+		} else if w, r := decodeEvent(env.Batch[i]); r != nil {
+			rej = r
+		} else {
+			ev, rej = p.event(&w, i, env.SentAt, req)
+		}
 		if rej != nil {
 			rej.Index = i
 			rejected = append(rejected, *rej)
@@ -96,14 +104,11 @@ func (p *Pipeline) Process(env Envelope, req Request) ([]Pending, []Rejection) {
 	return accepted, rejected
 }
 
-// event runs the steps for one event: decode, validate, time, identity,
+// event runs the steps for one decoded event: validate, time, identity,
 // enrich. The first failing step rejects the event.
-func (p *Pipeline) event(raw json.RawMessage, index int, sentAt time.Time, req Request) (Pending, *Rejection) {
+func (p *Pipeline) event(w *wireEvent, index int, sentAt time.Time, req Request) (Pending, *Rejection) {
 	out := Pending{Index: index}
-	w, rej := decodeEvent(raw)
-	if rej != nil {
-		return out, rej
-	}
+	var rej *Rejection
 	e := &out.Event
 	e.ProductID, e.Env, e.ReceivedAt = req.Product, req.Env, req.ReceivedAt
 

@@ -3,6 +3,8 @@ package ingest
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -11,6 +13,23 @@ import (
 	"strata/internal/enrich/bots"
 	"strata/internal/enrich/ua"
 )
+
+// describe renders a decoded event for comparison; absent and null
+// properties are the same to ingest.
+func describe(w *wireEvent) string {
+	str := func(p *string) string {
+		if p == nil {
+			return "<nil>"
+		}
+		return strconv.Quote(*p)
+	}
+	props := string(w.Properties)
+	if props == "null" {
+		props = ""
+	}
+	return strings.Join([]string{str(w.EventName), str(w.DistinctID), str(w.Timestamp), str(w.UUID),
+		str(w.UserAgent), str(w.URL), str(w.Referrer), props}, "|")
+}
 
 // FuzzProcess feeds arbitrary bodies through the envelope parser and the
 // event pipeline. Whatever the input, nothing panics, every event of a
@@ -26,6 +45,13 @@ func FuzzProcess(f *testing.F) {
 		`{"batch":[1,"x",null,[],{"event_name":null}]}`,
 		`{"batch":[{"event_name":"é😀","distinct_id":"\u0000"}]}`,
 		`{"batch":[]}`, `{}`, `[]`, `null`, ``, `{"batch":[{`,
+		// Shapes where two JSON decoders may disagree.
+		`{"batch":[{"event_name":"a","event_name":"b","distinct_id":"u"}]}`,
+		`{"BATCH":[{"Event_Name":"a","DISTINCT_ID":"u","Properties":null}]}`,
+		`{"batch":[{"event_name":"\ud83d\ude00\u00e9\"\\\/","distinct_id":"\ud800"}]} `,
+		`{"batch":[{"event_name":"a","distinct_id":"u","properties":{"a":1,"a":[1e999,-0.0]}}]}`,
+		`{"batch":[{"event_name":"a","distinct_id":"u","url":null,"timestamp":null}],"sent_at":null,"api_key":null}`,
+		`{"batch":[{"event_name":"a\x","distinct_id":"u"}]}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -44,22 +70,34 @@ func FuzzProcess(f *testing.F) {
 		if err := stdlibDecode(body, &wireEnvelope{}); err != nil {
 			t.Fatalf("goccy/go-json accepted a body encoding/json refuses: %v", err)
 		}
-		if len(env.Batch) == 0 || len(env.Batch) > MaxBatchEvents {
-			t.Fatalf("parsed batch of %d events", len(env.Batch))
+		if env.Len() == 0 || env.Len() > MaxBatchEvents {
+			t.Fatalf("parsed batch of %d events", env.Len())
 		}
 		accepted, rejected := p.Process(env, Request{Product: 7, Env: analytics.EnvLive, ReceivedAt: received})
-		if len(accepted)+len(rejected) != len(env.Batch) {
-			t.Fatalf("%d accepted + %d rejected != %d events", len(accepted), len(rejected), len(env.Batch))
+		if len(accepted)+len(rejected) != env.Len() {
+			t.Fatalf("%d accepted + %d rejected != %d events", len(accepted), len(rejected), env.Len())
 		}
 		seen := map[int]bool{}
 		for _, r := range rejected {
-			if seen[r.Index] || r.Index < 0 || r.Index >= len(env.Batch) || r.Code == "" || r.Message == "" {
+			if seen[r.Index] || r.Index < 0 || r.Index >= env.Len() || r.Code == "" || r.Message == "" {
 				t.Fatalf("bad rejection %+v", r)
 			}
 			seen[r.Index] = true
 		}
+		if env.events != nil {
+			// The one-pass path must decode exactly what encoding/json does.
+			var std typedEnvelope
+			if err := stdlibDecode(body, &std); err != nil {
+				t.Fatalf("fast path accepted a body encoding/json refuses: %v", err)
+			}
+			for i := range env.events {
+				if a, b := describe(&env.events[i]), describe(&(*std.Batch)[i]); a != b {
+					t.Fatalf("event %d: fast path decoded %s, encoding/json %s", i, a, b)
+				}
+			}
+		}
 		for _, a := range accepted {
-			if i := a.Index; stdlibDecode(env.Batch[i], &wireEvent{}) != nil {
+			if i := a.Index; env.events == nil && stdlibDecode(env.Batch[i], &wireEvent{}) != nil {
 				t.Fatalf("goccy/go-json accepted event %d that encoding/json refuses: %s", i, env.Batch[i])
 			}
 			e := a.Event
