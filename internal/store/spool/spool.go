@@ -71,8 +71,10 @@ type Store struct {
 	// pending holds logged records not yet loaded, in their encoded form:
 	// a third of the memory of decoded events and nothing for the garbage
 	// collector to scan.
-	pending  []pendingRecord
-	backlog  int    // events in pending
+	pending []pendingRecord
+	backlog int // events in pending
+	// oldest is when the first record now in pending was appended.
+	oldest   time.Time
 	appended uint64 // events appended since Open
 	loaded   uint64 // of those, events in the inner store
 	closed   bool
@@ -185,6 +187,9 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 	if err := syscall.Fdatasync(int(s.seg.Fd())); err != nil {
 		return s.failSegment(fmt.Errorf("syncing spool: %w", err))
 	}
+	if len(s.pending) == 0 {
+		s.oldest = time.Now()
+	}
 	s.pending = append(s.pending, pendingRecord{seg: s.segSeq, payload: bytes.Clone(s.buf[8:]), n: len(events)})
 	s.backlog += len(events)
 	s.remain[s.segSeq] += len(events)
@@ -226,6 +231,16 @@ func (s *Store) rotate() error {
 
 const maxLoad = 50_000
 
+// A small backlog waits up to loadLinger for more before it is loaded: each
+// DuckDB commit costs about a millisecond of CPU however small, and under a
+// stream of single-event requests the loader would otherwise commit a few
+// events at a time. Past loadLingerEvents, or when stopping, it loads at
+// once. Sync waits at most this much longer.
+const (
+	loadLinger       = 20 * time.Millisecond
+	loadLingerEvents = 5_000
+)
+
 // load moves queued events into the inner store until Close.
 func (s *Store) load() {
 	defer close(s.done)
@@ -237,6 +252,11 @@ func (s *Store) load() {
 		if len(s.pending) == 0 && s.closed {
 			s.mu.Unlock()
 			return
+		}
+		if wait := time.Until(s.oldest.Add(loadLinger)); !s.closed && s.backlog < loadLingerEvents && wait > 0 {
+			s.mu.Unlock()
+			time.Sleep(wait)
+			continue
 		}
 		// Take records up to maxLoad events: one DuckDB transaction that
 		// large already amortises the commit, and larger ones only hold
