@@ -60,6 +60,14 @@ type typedEnvelope struct {
 // checks that whatever this accepts, encoding/json decodes to the same.
 func decodeFast(body []byte) (typedEnvelope, bool) {
 	var w typedEnvelope
+	// goccy/go-json lets raw control characters through inside strings,
+	// which JSON forbids; compact bodies (what the SDKs send) have none at
+	// all, so any of them sends the body down the exact path.
+	for _, c := range body {
+		if c < 0x20 {
+			return w, false
+		}
+	}
 	if !utf8.Valid(body) {
 		return w, false
 	}

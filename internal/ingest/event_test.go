@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,5 +94,41 @@ func TestURLPathAndUserID(t *testing.T) {
 	// The hash is part of the stored data: it must never change.
 	if got := UserID("user_1"); got != 0xf7a196aa74b9b772 {
 		t.Errorf("UserID(user_1) = %#x; the FNV-1a hash changed", got)
+	}
+}
+
+// TestParseEnvelopePaths checks that bodies the one-pass decoder declines
+// (pretty-printed, raw control characters, a bad event) are still judged
+// exactly by the slower path.
+func TestParseEnvelopePaths(t *testing.T) {
+	cases := []struct {
+		name, body string
+		fast       bool
+		code       string
+		events     int
+	}{
+		{"compact", `{"batch":[{"event_name":"a","distinct_id":"u"}]}`, true, "", 1},
+		{"pretty", "{\n\t\"batch\": [\n\t\t{\"event_name\": \"a\", \"distinct_id\": \"u\"}\n\t]\n}\n", false, "", 1},
+		{"raw control character in a string", "{\"batch\":[{\"event_name\":\"a\x04\",\"distinct_id\":\"u\"}]}", false, "invalid_json", 0},
+		{"raw newline in a string", "{\"batch\":[{\"event_name\":\"a\nb\",\"distinct_id\":\"u\"}]}", false, "invalid_json", 0},
+		{"one bad event", `{"batch":[{"event_name":"a","distinct_id":1},{"event_name":"b","distinct_id":"u"}]}`, false, "", 2},
+		{"trailing data", `{"batch":[{"event_name":"a","distinct_id":"u"}]} {}`, false, "invalid_json", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			env, err := ParseEnvelope([]byte(c.body))
+			if c.code != "" {
+				if err == nil || !strings.Contains(err.Error(), c.code) {
+					t.Fatalf("error = %v, want %s", err, c.code)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (env.events != nil) != c.fast || env.Len() != c.events {
+				t.Errorf("fast path %v with %d events, want %v with %d", env.events != nil, env.Len(), c.fast, c.events)
+			}
+		})
 	}
 }
