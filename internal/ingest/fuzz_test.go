@@ -52,6 +52,9 @@ func FuzzProcess(f *testing.F) {
 		`{"batch":[{"event_name":"a","distinct_id":"u","properties":{"a":1,"a":[1e999,-0.0]}}]}`,
 		`{"batch":[{"event_name":"a","distinct_id":"u","url":null,"timestamp":null}],"sent_at":null,"api_key":null}`,
 		`{"batch":[{"event_name":"a\x","distinct_id":"u"}]}`,
+		`{"batch":[{"event_name":"a\u12","distinct_id":"u",}],}`,
+		"\xef\xbb\xbf{\"batch\":[{\"event_name\":\"a\",\"distinct_id\":\"u\"}]}",
+		`{"batch":[{"event_name":"a","distinct_id":"u"}]}}`,
 	} {
 		f.Add([]byte(seed))
 	}
