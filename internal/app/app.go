@@ -25,6 +25,7 @@ import (
 	"strata/internal/enrich/ua"
 	"strata/internal/httpapi"
 	"strata/internal/ingest"
+	"strata/internal/query"
 	"strata/internal/ratelimit"
 	"strata/internal/store/duckdb"
 	"strata/internal/store/spool"
@@ -108,6 +109,8 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		DefaultRateLimit: cfg.RateLimitPerMinute,
 		Pipeline:         &ingest.Pipeline{UA: ua.NewParser(50000), Bots: bots.Default()},
 		Writer:           a.wr,
+		Queries:          &query.Engine{Store: a.store, Sync: a.events.Sync, Now: time.Now},
+		Saved:            a.store,
 		Ready:            a.ready.Load,
 		Now:              time.Now,
 		Log:              log.With("component", "http"),

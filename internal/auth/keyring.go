@@ -29,6 +29,7 @@ type Keyring struct {
 
 type keyEntry struct {
 	key     analytics.APIKey
+	token   analytics.QueryToken
 	found   bool
 	expires time.Time
 }
@@ -96,6 +97,73 @@ func (k *Keyring) Authenticate(ctx context.Context, plaintext string) (analytics
 	k.lastUsed[e.key.ID] = now
 	k.mu.Unlock()
 	return e.key, nil
+}
+
+// Bearer errors: the query API takes a query token or an API key.
+var (
+	ErrMissingBearer = analytics.Errorf(analytics.KindUnauthenticated, "missing_credentials",
+		"A credential is required: send Authorization: Bearer <query token or API key>.")
+	ErrInvalidBearer = analytics.Errorf(analytics.KindUnauthenticated, "invalid_credentials",
+		"The bearer credential is not valid: it is unknown or has been revoked.")
+	ErrTokenDisabled = analytics.Errorf(analytics.KindForbidden, "token_disabled",
+		"The query token is disabled. Enable it again or use another token.")
+)
+
+// Principal is who a query request acts for: always exactly one product.
+type Principal struct {
+	ProductID int64
+	// KeyID or TokenID names the credential that was presented.
+	KeyID, TokenID int64
+}
+
+// AuthenticateBearer resolves the value of an Authorization: Bearer header,
+// a query token or an API key, to the product it may read. A key keeps its
+// ingest meaning (disabled is 403, revoked 401); a token likewise.
+func (k *Keyring) AuthenticateBearer(ctx context.Context, plaintext string) (Principal, error) {
+	switch {
+	case plaintext == "":
+		return Principal{}, ErrMissingBearer
+	case ValidTokenShape(plaintext):
+	default:
+		key, err := k.Authenticate(ctx, plaintext)
+		switch {
+		case errors.Is(err, ErrInvalidKey):
+			return Principal{}, ErrInvalidBearer
+		case err != nil:
+			return Principal{}, err
+		}
+		return Principal{ProductID: key.ProductID, KeyID: key.ID}, nil
+	}
+	hash := Hash(plaintext)
+	now := k.now()
+	k.mu.RLock()
+	e, ok := k.cache[string(hash)]
+	k.mu.RUnlock()
+	if !ok || now.After(e.expires) {
+		tok, err := k.meta.QueryTokenByHash(ctx, hash)
+		switch {
+		case err == nil:
+			e = keyEntry{token: tok, found: true}
+		case errors.Is(err, analytics.ErrNotFound):
+			e = keyEntry{}
+		default:
+			return Principal{}, err
+		}
+		e.expires = now.Add(k.ttl)
+		k.mu.Lock()
+		if len(k.cache) >= maxCachedKeys {
+			k.cache = map[string]keyEntry{}
+		}
+		k.cache[string(hash)] = e
+		k.mu.Unlock()
+	}
+	switch {
+	case !e.found || e.token.Status == analytics.KeyRevoked:
+		return Principal{}, ErrInvalidBearer
+	case e.token.Status == analytics.KeyDisabled:
+		return Principal{}, ErrTokenDisabled
+	}
+	return Principal{ProductID: e.token.ProductID, TokenID: e.token.ID}, nil
 }
 
 // Invalidate forgets every cached lookup, so that a key created, disabled

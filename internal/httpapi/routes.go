@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"time"
 
+	"strata/internal/analytics"
 	"strata/internal/auth"
 	"strata/internal/ingest"
+	"strata/internal/query"
 	"strata/internal/ratelimit"
 )
 
@@ -21,6 +23,8 @@ type Server struct {
 	DefaultRateLimit int
 	Pipeline         *ingest.Pipeline
 	Writer           *ingest.Writer
+	Queries          *query.Engine
+	Saved            analytics.SavedQueryStore
 	// Ready reports whether storage is open and the writer runs.
 	Ready func() bool
 	Now   func() time.Time
@@ -36,6 +40,17 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /e", publicCORS(h(s.handleIngest)))
 	mux.Handle("OPTIONS /e", publicCORS(http.HandlerFunc(preflight)))
 	mux.Handle("/e", publicCORS(h(methodNotAllowed("POST, OPTIONS"))))
+
+	mux.Handle("POST /api/v1/query/funnel", h(s.queryHandler(runFunnel)))
+	mux.Handle("POST /api/v1/query/trend", h(s.queryHandler(runTrend)))
+	mux.Handle("POST /api/v1/query/retention", h(s.queryHandler(runRetention)))
+	mux.Handle("GET /api/v1/query/bots", h(s.handleBots))
+	mux.Handle("GET /api/v1/queries", h(s.handleListSaved))
+	mux.Handle("POST /api/v1/queries", h(s.handleCreateSaved))
+	mux.Handle("GET /api/v1/queries/{id}", h(s.handleGetSaved))
+	mux.Handle("PUT /api/v1/queries/{id}", h(s.handleUpdateSaved))
+	mux.Handle("DELETE /api/v1/queries/{id}", h(s.handleDeleteSaved))
+	mux.Handle("POST /api/v1/queries/{id}/run", h(s.handleRunSaved))
 
 	mux.Handle("GET /healthz", h(s.handleHealth))
 	mux.Handle("GET /readyz", h(s.handleReady))

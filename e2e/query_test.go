@@ -1,0 +1,390 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/url"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"strata/internal/query/querytest"
+)
+
+// tenant is one product with its credentials, made through the real CLI.
+type tenant struct {
+	ID          int64
+	Live, Test  string // API keys
+	Token       string // query token
+	ProductFlag string
+}
+
+// newTenant creates a product with a live key, a test key and a query token.
+func newTenant(t *testing.T, s *server, name string) tenant {
+	t.Helper()
+	var p struct {
+		ID int64 `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(cli(t, s.dataDir, "products", "create", "--name", name)), &p); err != nil {
+		t.Fatalf("products create: %v", err)
+	}
+	pid := strconv.FormatInt(p.ID, 10)
+	return tenant{
+		ID:          p.ID,
+		ProductFlag: pid,
+		Live:        strings.TrimSpace(cli(t, s.dataDir, "keys", "create", "--product", pid)),
+		Test:        strings.TrimSpace(cli(t, s.dataDir, "keys", "create", "--product", pid, "--test")),
+		Token:       strings.TrimSpace(cli(t, s.dataDir, "tokens", "create", "--product", pid)),
+	}
+}
+
+// Real user agents and what the server's parser makes of them. The test
+// sends the agent; the reference sees the parsed columns.
+type agent struct{ ua, browser, os, device string }
+
+var (
+	agents = map[string]agent{
+		"Chrome":  {"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36", "Chrome", "Windows", "desktop"},
+		"Firefox": {"Mozilla/5.0 (X11; Linux x86_64; rv:121.0) Gecko/20100101 Firefox/121.0", "Firefox", "Linux", "desktop"},
+		"Safari":  {"Mozilla/5.0 (iPhone; CPU iPhone OS 17_2 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.2 Mobile/15E148 Safari/604.1", "Safari", "iOS", "mobile"},
+		"Edge":    {"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36 Edg/120.0.0.0", "Edge", "Windows", "desktop"},
+		"":        {},
+	}
+	androidTablet = agent{"Mozilla/5.0 (Linux; Android 14; SM-X710) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36", "Chrome", "Android", "tablet"}
+	macSafari     = agent{"Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.2 Safari/605.1.15", "Safari", "macOS", "desktop"}
+	gptBot        = agent{"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)", "GPTBot", "", "bot"}
+)
+
+// realize turns a generated event into what ingest can be sent and what it
+// will store: the browser, OS and device come from a real user agent, the
+// path from the URL, and a bot's $pageview becomes $bot_pageview. It
+// returns the wire event and the event as the reference should see it.
+func realize(e querytest.Event) (map[string]any, querytest.Event) {
+	a := agents[e.Browser]
+	switch {
+	case e.Bot:
+		a = gptBot
+	case e.Browser == "Chrome" && e.OS == "Android":
+		a = androidTablet
+	case e.Browser == "Safari" && e.OS == "Mac OS X":
+		a = macSafari
+	}
+	e.Browser, e.OS, e.DeviceType = a.browser, a.os, a.device
+	e.Path = ""
+	if e.URL != "" {
+		if u, err := url.Parse(e.URL); err == nil {
+			e.Path = u.Path
+		}
+	}
+	wireName := e.Name
+	if e.Bot && (e.Name == "$pageview" || e.Name == "$bot_pageview") {
+		e.Name, wireName = "$bot_pageview", "$pageview"
+	}
+	w := map[string]any{
+		"event_name":  wireName,
+		"distinct_id": e.DistinctID,
+		"timestamp":   e.Time.UTC().Format(time.RFC3339Nano),
+	}
+	if a.ua != "" {
+		w["user_agent"] = a.ua
+	}
+	if e.URL != "" {
+		w["url"] = e.URL
+	}
+	if e.Referrer != "" {
+		w["referrer"] = e.Referrer
+	}
+	if e.Properties != nil {
+		w["properties"] = e.Properties
+	}
+	return w, e
+}
+
+// ingestDataset sends events through POST /e (test events with the test
+// key) and returns them as stored.
+func ingestDataset(t *testing.T, s *server, tn tenant, events []querytest.Event) []querytest.Event {
+	t.Helper()
+	stored := make([]querytest.Event, 0, len(events))
+	batches := map[bool][]map[string]any{}
+	for _, e := range events {
+		w, r := realize(e)
+		stored = append(stored, r)
+		batches[e.Test] = append(batches[e.Test], w)
+	}
+	for test, batch := range batches {
+		key := tn.Live
+		if test {
+			key = tn.Test
+		}
+		body, _ := json.Marshal(map[string]any{"batch": batch})
+		res := do(t, "POST", s.URL+"/e", body, map[string]string{
+			"Content-Type": "application/json", "X-API-Key": key, "User-Agent": ""})
+		if res.Status != 202 {
+			t.Fatalf("ingest: %d %s", res.Status, res.Body)
+		}
+		var ack struct {
+			Accepted int `json:"accepted"`
+		}
+		json.Unmarshal(res.Body, &ack)
+		if ack.Accepted != len(batch) {
+			t.Fatalf("ingest accepted %d of %d: %s", ack.Accepted, len(batch), res.Body)
+		}
+	}
+	return stored
+}
+
+// ask posts a query with a bearer credential and decodes a 200 answer.
+func ask(t *testing.T, s *server, cred, path string, req, out any) {
+	t.Helper()
+	body, _ := json.Marshal(req)
+	res := do(t, "POST", s.URL+path, body, map[string]string{"Authorization": "Bearer " + cred, "Content-Type": "application/json"})
+	if res.Status != 200 {
+		t.Fatalf("POST %s %s: %d %s", path, body, res.Status, res.Body)
+	}
+	if err := json.Unmarshal(res.Body, out); err != nil {
+		t.Fatalf("POST %s: %v: %s", path, err, res.Body)
+	}
+}
+
+type funnelAnswer struct {
+	Steps []struct {
+		Name          string   `json:"name"`
+		Count         int64    `json:"count"`
+		ConversionPct *float64 `json:"conversionPct"`
+	} `json:"steps"`
+}
+
+// checkFunnel compares the server's funnel with the expected counts,
+// including the names and conversion percentages the spec describes.
+func checkFunnel(t *testing.T, got funnelAnswer, steps []string, want []int64, what string) {
+	t.Helper()
+	if len(got.Steps) != len(steps) {
+		t.Fatalf("%s: %d steps answered, want %d", what, len(got.Steps), len(steps))
+	}
+	for i, s := range got.Steps {
+		if s.Name != steps[i] || s.Count != want[i] {
+			t.Errorf("%s: step %d = %q %d, want %q %d", what, i, s.Name, s.Count, steps[i], want[i])
+		}
+		switch {
+		case i == 0 && s.ConversionPct != nil:
+			t.Errorf("%s: step 0 conversionPct = %v, want null", what, *s.ConversionPct)
+		case i > 0:
+			pct := 0.0
+			if want[i-1] > 0 {
+				pct = math.Round(1000*float64(want[i])/float64(want[i-1])) / 10
+			}
+			if s.ConversionPct == nil || *s.ConversionPct != pct {
+				t.Errorf("%s: step %d conversionPct = %v, want %v", what, i, s.ConversionPct, pct)
+			}
+		}
+	}
+}
+
+func day(t time.Time) string { return t.Format("2006-01-02") }
+
+func funnelRequest(steps []string, from, to time.Time, window int) map[string]any {
+	return map[string]any{"steps": steps, "dateFrom": day(from), "dateTo": day(to), "windowHours": window}
+}
+
+// TestFunnelHandCases runs the hand-computed funnel cases through the real
+// server: each case in its own product.
+func TestFunnelHandCases(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	for _, c := range querytest.FunnelCases() {
+		t.Run(c.Name, func(t *testing.T) {
+			tn := newTenant(t, s, c.Name)
+			ingestDataset(t, s, tn, c.Events)
+			var got funnelAnswer
+			ask(t, s, tn.Token, "/api/v1/query/funnel", funnelRequest(c.Steps, c.From, c.To, c.WindowHours), &got)
+			checkFunnel(t, got, c.Steps, c.Want, c.Name)
+		})
+	}
+}
+
+// trendLine is a trend line in a form both answers can be put in.
+type trendLine struct {
+	Event          string
+	BreakdownValue *string
+	Other          bool
+	Dates          []string
+	Values         []int64
+}
+
+func referenceTrend(in []querytest.TrendSeries, interval string) []trendLine {
+	out := []trendLine{}
+	for _, s := range in {
+		l := trendLine{Event: s.Event, BreakdownValue: s.BreakdownValue, Other: s.Other}
+		for _, p := range s.Data {
+			if interval == "hour" {
+				l.Dates = append(l.Dates, p.Date.UTC().Format(time.RFC3339))
+			} else {
+				l.Dates = append(l.Dates, day(p.Date))
+			}
+			l.Values = append(l.Values, p.Value)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+type trendAnswer struct {
+	Series []struct {
+		Label          string  `json:"label"`
+		Event          string  `json:"event"`
+		BreakdownValue *string `json:"breakdownValue"`
+		Other          bool    `json:"other"`
+		Data           []struct {
+			Date  string `json:"date"`
+			Value int64  `json:"value"`
+		} `json:"data"`
+	} `json:"series"`
+}
+
+func (a trendAnswer) lines() []trendLine {
+	out := []trendLine{}
+	for _, s := range a.Series {
+		l := trendLine{Event: s.Event, BreakdownValue: s.BreakdownValue, Other: s.Other}
+		for _, p := range s.Data {
+			l.Dates = append(l.Dates, p.Date)
+			l.Values = append(l.Values, p.Value)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func filterJSON(fs []querytest.Filter) []map[string]any {
+	out := []map[string]any{}
+	for _, f := range fs {
+		m := map[string]any{"property": f.Property, "operator": f.Operator}
+		if f.Value != nil {
+			m["value"] = f.Value
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+type retentionAnswer struct {
+	Cohorts []struct {
+		Date   string  `json:"date"`
+		Size   int64   `json:"size"`
+		Values []int64 `json:"values"`
+	} `json:"cohorts"`
+}
+
+// TestQueriesMatchReference is the correctness proof: for hundreds of
+// seeded random datasets, ingested through the real server, every funnel,
+// trend and retention answer must equal the reference in querytest.
+func TestQueriesMatchReference(t *testing.T) {
+	seeds := 300
+	if testing.Short() {
+		seeds = 40
+	}
+	s := startServer(t, t.TempDir())
+	var wg sync.WaitGroup
+	work := make(chan int64)
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for seed := range work {
+				t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) { checkDataset(t, s, seed) })
+			}
+		}()
+	}
+	for seed := int64(1); seed <= int64(seeds); seed++ {
+		work <- seed
+	}
+	close(work)
+	wg.Wait()
+}
+
+var (
+	intervals = []string{"day", "week", "month", "hour"}
+	periods   = []string{"day", "week", "month"}
+)
+
+func checkDataset(t *testing.T, s *server, seed int64) {
+	ds := querytest.Generate(seed)
+	tn := newTenant(t, s, fmt.Sprintf("seed %d", seed))
+	events := ingestDataset(t, s, tn, ds.Events)
+	what := fmt.Sprintf("seed %d", seed)
+
+	// Funnels, live and test data.
+	for _, test := range []bool{false, true} {
+		want := querytest.Funnel(events, test, ds.Steps, ds.From, ds.To, ds.WindowHours)
+		var got funnelAnswer
+		path := "/api/v1/query/funnel"
+		if test {
+			path += "?env=test"
+		}
+		ask(t, s, tn.Token, path, funnelRequest(ds.Steps, ds.From, ds.To, ds.WindowHours), &got)
+		checkFunnel(t, got, ds.Steps, want, fmt.Sprintf("%s funnel test=%v %v window %dh", what, test, ds.Steps, ds.WindowHours))
+	}
+
+	// Trends: two series (events and unique users), the dataset's filters
+	// on the first, a breakdown with a small limit so "other" appears.
+	interval := intervals[seed%int64(len(intervals))]
+	series := []querytest.Series{
+		{Event: ds.Steps[0], Math: "total", Filters: ds.Filters},
+		{Event: ds.Steps[1], Math: "unique_users"},
+	}
+	if seed%5 == 0 {
+		series = append(series, querytest.Series{Event: "$bot_pageview", Math: "total"})
+	}
+	limit := 1 + int(seed%3)
+	var global []querytest.Filter
+	if seed%2 == 0 && len(ds.Filters) > 0 {
+		global, series[0].Filters = ds.Filters[:1], ds.Filters[1:]
+	}
+	req := map[string]any{"dateFrom": day(ds.From), "dateTo": day(ds.To), "interval": interval,
+		"filters": filterJSON(global)}
+	var sj []map[string]any
+	for _, se := range series {
+		sj = append(sj, map[string]any{"event": se.Event, "math": se.Math, "filters": filterJSON(se.Filters)})
+	}
+	req["series"] = sj
+	if ds.Breakdown != "" {
+		req["breakdown"], req["breakdownLimit"] = ds.Breakdown, limit
+	}
+	for _, test := range []bool{false, true} {
+		want := referenceTrend(querytest.Trend(events, test, series, global, ds.From, ds.To, interval, ds.Breakdown, limit), interval)
+		var got trendAnswer
+		path := "/api/v1/query/trend"
+		if test {
+			path += "?env=test"
+		}
+		ask(t, s, tn.Token, path, req, &got)
+		if g := got.lines(); !reflect.DeepEqual(g, want) {
+			b, _ := json.Marshal(req)
+			t.Errorf("%s trend test=%v %s:\n got %s\nwant %s", what, test, b, show(g), show(want))
+		}
+	}
+
+	// Retention.
+	period := periods[seed%int64(len(periods))]
+	want := querytest.Retention(events, false, ds.StartEvent, ds.ReturnEvent, ds.From, ds.To, period)
+	var got retentionAnswer
+	ask(t, s, tn.Token, "/api/v1/query/retention", map[string]any{"startEvent": ds.StartEvent,
+		"returnEvent": ds.ReturnEvent, "dateFrom": day(ds.From), "dateTo": day(ds.To), "period": period}, &got)
+	if len(got.Cohorts) != len(want) {
+		t.Fatalf("%s retention by %s: %d cohorts, want %d", what, period, len(got.Cohorts), len(want))
+	}
+	for i, c := range want {
+		g := got.Cohorts[i]
+		if g.Date != day(c.Date) || g.Size != c.Size || !reflect.DeepEqual(g.Values, c.Values) {
+			t.Errorf("%s retention %s→%s by %s, cohort %d: got %+v, want %s %d %v",
+				what, ds.StartEvent, ds.ReturnEvent, period, i, g, day(c.Date), c.Size, c.Values)
+		}
+	}
+}
+
+func show(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

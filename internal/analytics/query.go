@@ -1,0 +1,224 @@
+package analytics
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// The query engine (package query) validates requests and shapes answers;
+// a QueryStore turns validated queries into the engine's aggregates. The
+// types below are the contract between the two: plain values, already
+// checked, with no SQL in them, so that DuckDB and ClickHouse each compile
+// them in their own dialect.
+
+// Interval is the width of a trend bucket or a retention period. Every
+// bucket starts at a UTC boundary: the hour, the day, the Monday of the ISO
+// week, or the first of the month.
+type Interval string
+
+// The intervals trends and retention accept.
+const (
+	Hour  Interval = "hour"
+	Day   Interval = "day"
+	Week  Interval = "week"
+	Month Interval = "month"
+)
+
+// Truncate returns the start of the bucket holding t.
+func (iv Interval) Truncate(t time.Time) time.Time {
+	t = t.UTC()
+	switch iv {
+	case Hour:
+		return t.Truncate(time.Hour)
+	case Week:
+		d := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+		return d.AddDate(0, 0, -((int(d.Weekday()) + 6) % 7))
+	case Month:
+		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+	}
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+}
+
+// Next returns the start of the bucket after the one starting at t.
+func (iv Interval) Next(t time.Time) time.Time {
+	switch iv {
+	case Hour:
+		return t.Add(time.Hour)
+	case Week:
+		return t.AddDate(0, 0, 7)
+	case Month:
+		return t.AddDate(0, 1, 0)
+	}
+	return t.AddDate(0, 0, 1)
+}
+
+// Property names an event attribute a filter or breakdown reads: one of
+// the stored columns (Column set), or a top-level key of the event's
+// properties object (Key set). Column is one of the names in Columns, never
+// free text, so a backend maps it to an identifier through a fixed table.
+type Property struct {
+	Column string
+	Key    string
+}
+
+// Columns are the event columns filters and breakdowns may name directly.
+var Columns = []string{"url", "path", "referrer", "browser", "os", "device_type"}
+
+// Operator is a filter comparison.
+type Operator string
+
+// The filter operators. Comparisons are on the property's text form, except
+// gt and lt (and eq/neq with a numeric value), which compare numbers; a
+// value that is not a number never matches them. contains is
+// case-insensitive. regex is RE2, unanchored. neq, not_contains and
+// is_not_set match events where the property is not set.
+const (
+	OpEq          Operator = "eq"
+	OpNeq         Operator = "neq"
+	OpContains    Operator = "contains"
+	OpNotContains Operator = "not_contains"
+	OpRegex       Operator = "regex"
+	OpGt          Operator = "gt"
+	OpLt          Operator = "lt"
+	OpIsSet       Operator = "is_set"
+	OpIsNotSet    Operator = "is_not_set"
+)
+
+// Filter keeps the events whose property compares true with Value. Value
+// is a string, a float64 (for gt, lt, and numeric eq/neq) or nil (is_set,
+// is_not_set); booleans arrive as the strings "true" and "false".
+type Filter struct {
+	Property Property
+	Operator Operator
+	Value    any
+}
+
+// Scope is what every query reads: one product's events of one
+// environment inside [From, To). Human queries (funnels, trends,
+// retention) never read AI-bot events, except a trend of $bot_pageview
+// itself.
+type Scope struct {
+	ProductID int64
+	Env       Env
+	From, To  time.Time
+}
+
+// FunnelQuery asks how many users went through Steps in order, each step
+// within Window of the previous one. From/To bound step 0 only.
+type FunnelQuery struct {
+	Scope
+	Steps  []string
+	Window time.Duration
+}
+
+// TrendSeries is one line of a trend chart before any breakdown.
+type TrendSeries struct {
+	Event string
+	// UniqueUsers counts distinct users instead of events.
+	UniqueUsers bool
+	Filters     []Filter
+}
+
+// TrendQuery counts events per bucket for each series, optionally split by
+// a property into at most BreakdownLimit values plus one "other" bucket.
+type TrendQuery struct {
+	Scope
+	Series         []TrendSeries
+	Filters        []Filter
+	Interval       Interval
+	Breakdown      *Property
+	BreakdownLimit int
+}
+
+// TrendRow is one non-empty bucket of one line. Stores return only buckets
+// that hold events; the engine fills the gaps with zeros.
+type TrendRow struct {
+	Series int
+	// Breakdown is the property's text form, "" when not set. It is
+	// meaningless when Other is set or the query has no breakdown.
+	Breakdown string
+	// Rank orders the top values of a line, from 1 (most events, or most
+	// users) up; it is 0 without a breakdown and for the other bucket.
+	Rank int
+	// Other marks the bucket of every value outside the top values.
+	Other  bool
+	Bucket time.Time
+	Value  int64
+}
+
+// RetentionQuery groups users by the period of their first StartEvent in
+// the scope and counts, for each later period, how many of them did
+// ReturnEvent in it.
+type RetentionQuery struct {
+	Scope
+	StartEvent  string
+	ReturnEvent string
+	Period      Interval
+}
+
+// RetentionRow is one cell of the cohort table: Users of the cohort whose
+// period starts at Cohort did the return event in the period starting at
+// Return. The row with Return equal to Cohort holds the cohort's size.
+type RetentionRow struct {
+	Cohort time.Time
+	Return time.Time
+	Users  int64
+}
+
+// BotActivity is one AI bot's traffic in the scope.
+type BotActivity struct {
+	Name     string
+	Category string
+	Hits     int64
+	LastSeen time.Time
+}
+
+// PageActivity is one URL fetched by AI bots.
+type PageActivity struct {
+	URL  string
+	Hits int64
+	Bots int64
+}
+
+// BotsQuery asks for the AI-bot panel: every bot seen in the scope, and the
+// TopPages URLs bots fetched most.
+type BotsQuery struct {
+	Scope
+	TopPages int
+}
+
+// QueryStore answers the query engine. Every method reads only the scope's
+// product and environment.
+type QueryStore interface {
+	// Funnel returns the number of users reaching each step.
+	Funnel(ctx context.Context, q FunnelQuery) ([]int64, error)
+	// Trend returns the non-empty buckets of every line.
+	Trend(ctx context.Context, q TrendQuery) ([]TrendRow, error)
+	// Retention returns the non-zero cells of the cohort table.
+	Retention(ctx context.Context, q RetentionQuery) ([]RetentionRow, error)
+	// Bots returns bot activity, most hits first, and the top pages.
+	Bots(ctx context.Context, q BotsQuery) ([]BotActivity, []PageActivity, error)
+}
+
+// QueryKind says which query a saved query runs.
+type QueryKind string
+
+// The kinds of saved query.
+const (
+	KindFunnel    QueryKind = "funnel"
+	KindTrend     QueryKind = "trend"
+	KindRetention QueryKind = "retention"
+)
+
+// SavedQuery is a named query definition kept for re-running. Definition
+// is the request body of the query's endpoint, as validated when saved.
+type SavedQuery struct {
+	ID         int64           `json:"id"`
+	ProductID  int64           `json:"productId"`
+	Kind       QueryKind       `json:"kind"`
+	Name       string          `json:"name"`
+	Definition json.RawMessage `json:"definition"`
+	CreatedAt  time.Time       `json:"createdAt"`
+	UpdatedAt  time.Time       `json:"updatedAt"`
+}

@@ -1,0 +1,318 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"strata/internal/analytics"
+	"strata/internal/auth"
+	"strata/internal/query"
+)
+
+// maxQueryBody bounds query and saved-query request bodies.
+const maxQueryBody = 1 << 20
+
+// scope authenticates a query request and returns what it may read: the
+// credential's product, in the environment ?env= names (live by default).
+func (s *Server) scope(r *http.Request) (analytics.Scope, error) {
+	h := r.Header.Get("Authorization")
+	token, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok && h != "" {
+		return analytics.Scope{}, auth.ErrMissingBearer
+	}
+	p, err := s.Keys.AuthenticateBearer(r.Context(), strings.TrimSpace(token))
+	if err != nil {
+		return analytics.Scope{}, err
+	}
+	sc := analytics.Scope{ProductID: p.ProductID, Env: analytics.EnvLive}
+	switch env := r.URL.Query().Get("env"); env {
+	case "", "live":
+	case "test":
+		sc.Env = analytics.EnvTest
+	default:
+		return sc, analytics.Errorf(analytics.KindInvalid, "invalid_request", "env: must be live or test, not %q", env)
+	}
+	return sc, nil
+}
+
+// readQueryBody reads a JSON request body of at most maxQueryBody bytes.
+func readQueryBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxQueryBody))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, analytics.Errorf(analytics.KindTooLarge, "body_too_large", "The request body is over %d bytes.", maxQueryBody)
+	}
+	if err != nil {
+		return nil, analytics.Errorf(analytics.KindInvalid, "invalid_request", "body: could not be read")
+	}
+	return body, nil
+}
+
+// queryHandler adapts one engine call that takes a JSON body.
+func (s *Server) queryHandler(run func(*query.Engine, *http.Request, analytics.Scope, []byte) (any, error)) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		sc, err := s.scope(r)
+		if err != nil {
+			return err
+		}
+		body, err := readQueryBody(w, r)
+		if err != nil {
+			return err
+		}
+		res, err := run(s.Queries, r, sc, body)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, res)
+		return nil
+	}
+}
+
+func runFunnel(e *query.Engine, r *http.Request, sc analytics.Scope, body []byte) (any, error) {
+	return e.Funnel(r.Context(), sc, body)
+}
+
+func runTrend(e *query.Engine, r *http.Request, sc analytics.Scope, body []byte) (any, error) {
+	return e.Trend(r.Context(), sc, body)
+}
+
+func runRetention(e *query.Engine, r *http.Request, sc analytics.Scope, body []byte) (any, error) {
+	return e.Retention(r.Context(), sc, body)
+}
+
+// handleBots is GET /api/v1/query/bots.
+func (s *Server) handleBots(w http.ResponseWriter, r *http.Request) error {
+	sc, err := s.scope(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	res, err := s.Queries.Bots(r.Context(), sc, q.Get("dateFrom"), q.Get("dateTo"), q.Get("limit"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// savedQueryRequest is the body of POST /queries and PUT /queries/{id}.
+type savedQueryRequest struct {
+	Kind       analytics.QueryKind `json:"kind"`
+	Name       string              `json:"name"`
+	Definition json.RawMessage     `json:"definition"`
+}
+
+var errSavedNotFound = analytics.Errorf(analytics.KindNotFound, "query_not_found", "There is no saved query with this id in this product.")
+
+// parseSavedQuery validates a saved query body. A funnel saved without a
+// definition starts from the placeholder steps, as a new funnel in the
+// dashboard does.
+func (s *Server) parseSavedQuery(body []byte, sc analytics.Scope, into *analytics.SavedQuery) error {
+	var req savedQueryRequest
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return analytics.Errorf(analytics.KindInvalid, "invalid_request",
+			"body: must be an object with kind, name and definition (%v)", err)
+	}
+	if into.ID != 0 && req.Kind != "" && req.Kind != into.Kind {
+		return analytics.Errorf(analytics.KindInvalid, "invalid_request", "kind: a saved query's kind cannot change")
+	}
+	if into.ID == 0 {
+		into.Kind = req.Kind
+	}
+	if n := utf8.RuneCountInString(req.Name); n < 1 || n > 255 {
+		return analytics.Errorf(analytics.KindInvalid, "invalid_request", "name: must be 1 to 255 characters, not %d", n)
+	}
+	def := req.Definition
+	if len(bytes.TrimSpace(def)) == 0 || string(def) == "null" {
+		if into.Kind != analytics.KindFunnel {
+			return analytics.Errorf(analytics.KindInvalid, "invalid_request", "definition: is required")
+		}
+		def, _ = json.Marshal(query.FunnelRequest{Steps: query.PlaceholderSteps, WindowHours: json.RawMessage("24")})
+	}
+	var err error
+	now := s.Now()
+	switch into.Kind {
+	case analytics.KindFunnel:
+		_, err = query.ParseFunnel(def, sc, now)
+	case analytics.KindTrend:
+		_, err = query.ParseTrend(def, sc, now)
+	case analytics.KindRetention:
+		_, err = query.ParseRetention(def, sc, now)
+	default:
+		return analytics.Errorf(analytics.KindInvalid, "invalid_request", "kind: must be funnel, trend or retention, not %q", req.Kind)
+	}
+	if err != nil {
+		var e *analytics.Error
+		if errors.As(err, &e) {
+			return analytics.Errorf(e.Kind, e.Code, "definition.%s", e.Message)
+		}
+		return err
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, def); err != nil {
+		return analytics.Errorf(analytics.KindInvalid, "invalid_request", "definition: is not valid JSON")
+	}
+	into.Name, into.Definition = req.Name, compact.Bytes()
+	return nil
+}
+
+// savedID reads the {id} path segment.
+func savedID(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		return 0, errSavedNotFound
+	}
+	return id, nil
+}
+
+// savedLookup translates a store miss into the API's not-found error.
+func savedLookup(err error) error {
+	if errors.Is(err, analytics.ErrNotFound) {
+		return errSavedNotFound
+	}
+	return err
+}
+
+// handleCreateSaved is POST /api/v1/queries.
+func (s *Server) handleCreateSaved(w http.ResponseWriter, r *http.Request) error {
+	sc, err := s.scope(r)
+	if err != nil {
+		return err
+	}
+	body, err := readQueryBody(w, r)
+	if err != nil {
+		return err
+	}
+	q := analytics.SavedQuery{ProductID: sc.ProductID}
+	if err := s.parseSavedQuery(body, sc, &q); err != nil {
+		return err
+	}
+	if err := s.Saved.CreateSavedQuery(r.Context(), &q); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, q)
+	return nil
+}
+
+// handleListSaved is GET /api/v1/queries.
+func (s *Server) handleListSaved(w http.ResponseWriter, r *http.Request) error {
+	sc, err := s.scope(r)
+	if err != nil {
+		return err
+	}
+	list, err := s.Saved.ListSavedQueries(r.Context(), sc.ProductID)
+	if err != nil {
+		return err
+	}
+	if list == nil {
+		list = []analytics.SavedQuery{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": list})
+	return nil
+}
+
+// handleGetSaved is GET /api/v1/queries/{id}.
+func (s *Server) handleGetSaved(w http.ResponseWriter, r *http.Request) error {
+	sc, err := s.scope(r)
+	if err != nil {
+		return err
+	}
+	id, err := savedID(r)
+	if err != nil {
+		return err
+	}
+	q, err := s.Saved.SavedQuery(r.Context(), sc.ProductID, id)
+	if err != nil {
+		return savedLookup(err)
+	}
+	writeJSON(w, http.StatusOK, q)
+	return nil
+}
+
+// handleUpdateSaved is PUT /api/v1/queries/{id}: it replaces the name and
+// definition; the kind stays.
+func (s *Server) handleUpdateSaved(w http.ResponseWriter, r *http.Request) error {
+	sc, err := s.scope(r)
+	if err != nil {
+		return err
+	}
+	id, err := savedID(r)
+	if err != nil {
+		return err
+	}
+	body, err := readQueryBody(w, r)
+	if err != nil {
+		return err
+	}
+	q, err := s.Saved.SavedQuery(r.Context(), sc.ProductID, id)
+	if err != nil {
+		return savedLookup(err)
+	}
+	if err := s.parseSavedQuery(body, sc, &q); err != nil {
+		return err
+	}
+	if err := s.Saved.UpdateSavedQuery(r.Context(), &q); err != nil {
+		return savedLookup(err)
+	}
+	writeJSON(w, http.StatusOK, q)
+	return nil
+}
+
+// handleDeleteSaved is DELETE /api/v1/queries/{id}.
+func (s *Server) handleDeleteSaved(w http.ResponseWriter, r *http.Request) error {
+	sc, err := s.scope(r)
+	if err != nil {
+		return err
+	}
+	id, err := savedID(r)
+	if err != nil {
+		return err
+	}
+	if err := s.Saved.DeleteSavedQuery(r.Context(), sc.ProductID, id); err != nil {
+		return savedLookup(err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// handleRunSaved is POST /api/v1/queries/{id}/run: it runs the stored
+// definition as its endpoint would (dates left out mean the last 30 days as
+// of now) and answers with that endpoint's result.
+func (s *Server) handleRunSaved(w http.ResponseWriter, r *http.Request) error {
+	sc, err := s.scope(r)
+	if err != nil {
+		return err
+	}
+	id, err := savedID(r)
+	if err != nil {
+		return err
+	}
+	q, err := s.Saved.SavedQuery(r.Context(), sc.ProductID, id)
+	if err != nil {
+		return savedLookup(err)
+	}
+	var res any
+	switch q.Kind {
+	case analytics.KindFunnel:
+		res, err = s.Queries.Funnel(r.Context(), sc, q.Definition)
+	case analytics.KindTrend:
+		res, err = s.Queries.Trend(r.Context(), sc, q.Definition)
+	case analytics.KindRetention:
+		res, err = s.Queries.Retention(r.Context(), sc, q.Definition)
+	default:
+		err = analytics.Errorf(analytics.KindInternal, "internal", "The saved query has an unknown kind.")
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}

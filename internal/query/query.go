@@ -1,0 +1,324 @@
+// Package query is Strata's query engine: it validates funnel, trend,
+// retention and AI-bot requests, asks an analytics.QueryStore for the
+// aggregates, and shapes the answers the API returns (conversion
+// percentages, zero-filled buckets, ordered breakdowns, cohort triangles).
+// It holds no SQL, so every backend answers through the same rules.
+package query
+
+import (
+	"context"
+	"math"
+	"sort"
+	"time"
+
+	"strata/internal/analytics"
+	"strata/internal/enrich/bots"
+)
+
+// Engine runs queries against a store.
+type Engine struct {
+	Store analytics.QueryStore
+	// Sync, when set, waits until every event acknowledged so far is
+	// visible to the store, so that a query sent after a 202 sees its
+	// events. The write-ahead spool provides it.
+	Sync func(context.Context) error
+	Now  func() time.Time
+}
+
+func (e *Engine) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+func (e *Engine) sync(ctx context.Context) error {
+	if e.Sync == nil {
+		return nil
+	}
+	return e.Sync(ctx)
+}
+
+// FunnelStep is one step of a funnel answer.
+type FunnelStep struct {
+	Name  string `json:"name"`
+	Count int64  `json:"count"`
+	// ConversionPct is null for the first step.
+	ConversionPct *float64 `json:"conversionPct"`
+}
+
+// FunnelResult is the answer of POST /query/funnel.
+type FunnelResult struct {
+	Steps []FunnelStep `json:"steps"`
+}
+
+// Funnel validates a request body and computes the funnel.
+func (e *Engine) Funnel(ctx context.Context, scope analytics.Scope, body []byte) (FunnelResult, error) {
+	q, err := ParseFunnel(body, scope, e.now())
+	if err != nil {
+		return FunnelResult{}, err
+	}
+	return e.RunFunnel(ctx, q)
+}
+
+// RunFunnel computes a validated funnel.
+func (e *Engine) RunFunnel(ctx context.Context, q analytics.FunnelQuery) (FunnelResult, error) {
+	if err := e.sync(ctx); err != nil {
+		return FunnelResult{}, err
+	}
+	counts, err := e.Store.Funnel(ctx, q)
+	if err != nil {
+		return FunnelResult{}, err
+	}
+	res := FunnelResult{Steps: make([]FunnelStep, len(q.Steps))}
+	for i, name := range q.Steps {
+		res.Steps[i] = FunnelStep{Name: name, Count: counts[i]}
+		if i > 0 {
+			pct := ConversionPct(counts[i], counts[i-1])
+			res.Steps[i].ConversionPct = &pct
+		}
+	}
+	return res, nil
+}
+
+// ConversionPct is the share of prev that reached n, in percent rounded to
+// one decimal place; 0 when prev is 0.
+func ConversionPct(n, prev int64) float64 {
+	if prev == 0 {
+		return 0
+	}
+	return math.Round(1000*float64(n)/float64(prev)) / 10
+}
+
+// Point is one bucket of a trend line.
+type Point struct {
+	// Date is the bucket's start: YYYY-MM-DD, or an RFC 3339 time for
+	// hourly buckets.
+	Date  string `json:"date"`
+	Value int64  `json:"value"`
+}
+
+// TrendLine is one line of a trend answer.
+type TrendLine struct {
+	Label string `json:"label"`
+	Event string `json:"event"`
+	// BreakdownValue is the breakdown property's value ("" when not set),
+	// or null for the other bucket and when there is no breakdown.
+	BreakdownValue *string `json:"breakdownValue"`
+	Other          bool    `json:"other,omitempty"`
+	Data           []Point `json:"data"`
+}
+
+// TrendResult is the answer of POST /query/trend.
+type TrendResult struct {
+	Series []TrendLine `json:"series"`
+}
+
+// Trend validates a request body and computes the trend.
+func (e *Engine) Trend(ctx context.Context, scope analytics.Scope, body []byte) (TrendResult, error) {
+	q, err := ParseTrend(body, scope, e.now())
+	if err != nil {
+		return TrendResult{}, err
+	}
+	return e.RunTrend(ctx, q)
+}
+
+// RunTrend computes a validated trend. Without a breakdown every series
+// gives one line, even when empty; with one, a series gives a line per top
+// value (most first) and an "other" line when values were left out, and no
+// line when it matched no event.
+func (e *Engine) RunTrend(ctx context.Context, q analytics.TrendQuery) (TrendResult, error) {
+	if err := e.sync(ctx); err != nil {
+		return TrendResult{}, err
+	}
+	rows, err := e.Store.Trend(ctx, q)
+	if err != nil {
+		return TrendResult{}, err
+	}
+	var starts []time.Time
+	last := q.Interval.Truncate(q.To.Add(-time.Microsecond))
+	for b := q.Interval.Truncate(q.From); !b.After(last); b = q.Interval.Next(b) {
+		starts = append(starts, b)
+	}
+	index := make(map[time.Time]int, len(starts))
+	for i, b := range starts {
+		index[b] = i
+	}
+	type lineKey struct {
+		series, rank int
+		other        bool
+	}
+	lines := map[lineKey]*TrendLine{}
+	newLine := func(s analytics.TrendSeries) *TrendLine {
+		l := &TrendLine{Label: s.Event, Event: s.Event, Data: make([]Point, len(starts))}
+		for i, b := range starts {
+			l.Data[i].Date = formatBucket(q.Interval, b)
+		}
+		return l
+	}
+	if q.Breakdown == nil {
+		for i, s := range q.Series {
+			lines[lineKey{series: i}] = newLine(s)
+		}
+	}
+	for _, r := range rows {
+		k := lineKey{series: r.Series, rank: r.Rank, other: r.Other}
+		l := lines[k]
+		if l == nil {
+			l = newLine(q.Series[r.Series])
+			if q.Breakdown != nil {
+				if r.Other {
+					l.Other, l.Label = true, l.Event+" · Other"
+				} else {
+					v := r.Breakdown
+					l.BreakdownValue = &v
+					l.Label = l.Event + " · " + breakdownLabel(v)
+				}
+			}
+			lines[k] = l
+		}
+		if i, ok := index[r.Bucket]; ok {
+			l.Data[i].Value += r.Value
+		}
+	}
+	keys := make([]lineKey, 0, len(lines))
+	for k := range lines {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.series != b.series {
+			return a.series < b.series
+		}
+		if a.other != b.other {
+			return !a.other
+		}
+		return a.rank < b.rank
+	})
+	res := TrendResult{Series: make([]TrendLine, 0, len(keys))}
+	for _, k := range keys {
+		res.Series = append(res.Series, *lines[k])
+	}
+	return res, nil
+}
+
+// breakdownLabel shows an unset breakdown value as "(none)".
+func breakdownLabel(v string) string {
+	if v == "" {
+		return "(none)"
+	}
+	return v
+}
+
+func formatBucket(iv analytics.Interval, t time.Time) string {
+	if iv == analytics.Hour {
+		return t.UTC().Format(time.RFC3339)
+	}
+	return t.UTC().Format(dateLayout)
+}
+
+// Cohort is one row of a retention table: Values[k] users of the cohort
+// came back k periods after it started (Values[0] is Size).
+type Cohort struct {
+	Date   string  `json:"date"`
+	Size   int64   `json:"size"`
+	Values []int64 `json:"values"`
+}
+
+// RetentionResult is the answer of POST /query/retention.
+type RetentionResult struct {
+	Period  analytics.Interval `json:"period"`
+	Cohorts []Cohort           `json:"cohorts"`
+}
+
+// Retention validates a request body and computes the cohort table.
+func (e *Engine) Retention(ctx context.Context, scope analytics.Scope, body []byte) (RetentionResult, error) {
+	q, err := ParseRetention(body, scope, e.now())
+	if err != nil {
+		return RetentionResult{}, err
+	}
+	return e.RunRetention(ctx, q)
+}
+
+// RunRetention computes a validated retention query. Every period of the
+// range has a cohort row, empty ones included; cohort i of P has P-i values.
+func (e *Engine) RunRetention(ctx context.Context, q analytics.RetentionQuery) (RetentionResult, error) {
+	if err := e.sync(ctx); err != nil {
+		return RetentionResult{}, err
+	}
+	rows, err := e.Store.Retention(ctx, q)
+	if err != nil {
+		return RetentionResult{}, err
+	}
+	var starts []time.Time
+	last := q.Period.Truncate(q.To.Add(-time.Microsecond))
+	for b := q.Period.Truncate(q.From); !b.After(last); b = q.Period.Next(b) {
+		starts = append(starts, b)
+	}
+	index := make(map[time.Time]int, len(starts))
+	for i, b := range starts {
+		index[b] = i
+	}
+	res := RetentionResult{Period: q.Period, Cohorts: make([]Cohort, len(starts))}
+	for i, b := range starts {
+		res.Cohorts[i] = Cohort{Date: b.Format(dateLayout), Values: make([]int64, len(starts)-i)}
+	}
+	for _, r := range rows {
+		ci, ok1 := index[r.Cohort]
+		ri, ok2 := index[r.Return]
+		if !ok1 || !ok2 || ri < ci {
+			continue
+		}
+		res.Cohorts[ci].Values[ri-ci] = r.Users
+		if ri == ci {
+			res.Cohorts[ci].Size = r.Users
+		}
+	}
+	return res, nil
+}
+
+// Bot is one AI bot in the Acquisition panel.
+type Bot struct {
+	Name          string    `json:"name"`
+	Category      string    `json:"category"`
+	CategoryLabel string    `json:"categoryLabel"`
+	Hits          int64     `json:"hits"`
+	LastSeen      time.Time `json:"lastSeen"`
+}
+
+// Page is one row of "Top pages accessed by AI".
+type Page struct {
+	URL  string `json:"url"`
+	Hits int64  `json:"hits"`
+	Bots int64  `json:"bots"`
+}
+
+// BotsResult is the answer of GET /query/bots.
+type BotsResult struct {
+	Bots     []Bot  `json:"bots"`
+	TopPages []Page `json:"topPages"`
+}
+
+// Bots validates the query string and lists AI-bot activity.
+func (e *Engine) Bots(ctx context.Context, scope analytics.Scope, dateFrom, dateTo, limit string) (BotsResult, error) {
+	q, err := ParseBots(dateFrom, dateTo, limit, scope, e.now())
+	if err != nil {
+		return BotsResult{}, err
+	}
+	if err := e.sync(ctx); err != nil {
+		return BotsResult{}, err
+	}
+	activity, pages, err := e.Store.Bots(ctx, q)
+	if err != nil {
+		return BotsResult{}, err
+	}
+	res := BotsResult{Bots: make([]Bot, len(activity)), TopPages: make([]Page, len(pages))}
+	for i, a := range activity {
+		res.Bots[i] = Bot{Name: a.Name, Category: a.Category, CategoryLabel: bots.CategoryLabel(a.Category),
+			Hits: a.Hits, LastSeen: a.LastSeen}
+	}
+	for i, p := range pages {
+		res.TopPages[i] = Page(p)
+	}
+	return res, nil
+}

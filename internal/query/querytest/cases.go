@@ -1,0 +1,283 @@
+package querytest
+
+import "time"
+
+// FunnelCase is a small funnel query whose answer was worked out by hand.
+// Want holds literal numbers; it is never computed by calling Funnel.
+type FunnelCase struct {
+	// Name says which edge case the case covers.
+	Name string
+	// Events are the events of the case. The query runs on live events
+	// (test false); some cases include test events to show they are ignored.
+	Events []Event
+	// Steps are the funnel steps.
+	Steps []string
+	// From and To are the first and last day of the range.
+	From, To time.Time
+	// WindowHours is the conversion window.
+	WindowHours int
+	// Want is the expected count per step.
+	Want []int64
+}
+
+// at returns 2026-03-<d> hh:mm UTC. March 2, 2026 is a Monday.
+func at(d, hh, mm int) time.Time {
+	return time.Date(2026, 3, d, hh, mm, 0, 0, time.UTC)
+}
+
+// ev returns a live, non-bot event.
+func ev(user, name string, t time.Time) Event {
+	return Event{DistinctID: user, Name: name, Time: t}
+}
+
+// FunnelCases returns the hand-checked funnel cases. Each case's comment
+// explains, user by user, why Want is what it is.
+func FunnelCases() []FunnelCase {
+	signupPurchase := []string{"signup", "purchase"}
+	return []FunnelCase{
+		{
+			// u1: signup 10:00, purchase exactly 24h later: the window's
+			// end counts. → [1, 1]
+			Name: "window boundary exactly windowHours counts",
+			Events: []Event{
+				ev("u1", "signup", at(2, 10, 0)),
+				ev("u1", "purchase", at(3, 10, 0)),
+			},
+			Steps: signupPurchase, From: at(2, 0, 0), To: at(3, 0, 0), WindowHours: 24,
+			Want: []int64{1, 1},
+		},
+		{
+			// u1: purchase 24h plus 1µs after signup: too late. → [1, 0]
+			Name: "one microsecond over the window does not count",
+			Events: []Event{
+				ev("u1", "signup", at(2, 10, 0)),
+				ev("u1", "purchase", at(3, 10, 0).Add(time.Microsecond)),
+			},
+			Steps: signupPurchase, From: at(2, 0, 0), To: at(3, 0, 0), WindowHours: 24,
+			Want: []int64{1, 0},
+		},
+		{
+			// u1: purchase at the very time of signup: not strictly later,
+			// stops at step 0. u2: purchase 1µs after signup converts.
+			// → [2, 1]
+			Name: "equal timestamps do not advance",
+			Events: []Event{
+				ev("u1", "signup", at(2, 10, 0)),
+				ev("u1", "purchase", at(2, 10, 0)),
+				ev("u2", "signup", at(2, 10, 0)),
+				ev("u2", "purchase", at(2, 10, 0).Add(time.Microsecond)),
+			},
+			Steps: signupPurchase, From: at(2, 0, 0), To: at(2, 0, 0), WindowHours: 1,
+			Want: []int64{2, 1},
+		},
+		{
+			// Range is March 3–4. u1: signup on March 2 is ignored; the
+			// signup at 03-03 12:00 anchors and the purchase at 13:00
+			// converts. u2: only a signup before the range, so u2 is not in
+			// the funnel even though the purchase is in range. u3: the
+			// purchase at 02:00 follows the ignored early signup but
+			// precedes the anchoring signup at 05:00, so u3 stops at step 0.
+			// → [2, 1]
+			Name: "step-0 event before from is ignored; a later in-range one anchors",
+			Events: []Event{
+				ev("u1", "signup", at(2, 23, 0)),
+				ev("u1", "purchase", at(3, 1, 0)),
+				ev("u1", "signup", at(3, 12, 0)),
+				ev("u1", "purchase", at(3, 13, 0)),
+				ev("u2", "signup", at(2, 23, 0)),
+				ev("u2", "purchase", at(3, 1, 0)),
+				ev("u3", "signup", at(2, 22, 0)),
+				ev("u3", "purchase", at(3, 2, 0)),
+				ev("u3", "signup", at(3, 5, 0)),
+			},
+			Steps: signupPurchase, From: at(3, 0, 0), To: at(4, 0, 0), WindowHours: 24,
+			Want: []int64{2, 1},
+		},
+		{
+			// Range is March 2 only, window 48h. u1: signup 03-02 20:00,
+			// purchase 03-04 19:00 (47h later, after To) converts. u2:
+			// signup 03-02 23:59, purchase 03-05 00:00 is 48h01m later:
+			// too late. u3: signup 03-03 09:00 is after To, so u3 is not in
+			// the funnel. → [2, 1]
+			Name: "conversion after to but inside the window counts",
+			Events: []Event{
+				ev("u1", "signup", at(2, 20, 0)),
+				ev("u1", "purchase", at(4, 19, 0)),
+				ev("u2", "signup", at(2, 23, 59)),
+				ev("u2", "purchase", at(5, 0, 0)),
+				ev("u3", "signup", at(3, 9, 0)),
+				ev("u3", "purchase", at(3, 10, 0)),
+			},
+			Steps: signupPurchase, From: at(2, 0, 0), To: at(2, 0, 0), WindowHours: 48,
+			Want: []int64{2, 1},
+		},
+		{
+			// Steps [page_viewed, page_viewed, signup]. u1: one page view
+			// cannot be both steps; stops at step 0. u2: two page views at
+			// the same instant; the second is not strictly later, stops at
+			// step 0. u3: page views at 10:00 and 10:30, signup 11:00:
+			// reaches step 2. → [3, 1, 1]
+			Name: "same event name in two consecutive steps needs two distinct later events",
+			Events: []Event{
+				ev("u1", "page_viewed", at(2, 10, 0)),
+				ev("u1", "signup", at(2, 11, 0)),
+				ev("u2", "page_viewed", at(2, 10, 0)),
+				ev("u2", "page_viewed", at(2, 10, 0)),
+				ev("u2", "signup", at(2, 11, 0)),
+				ev("u3", "page_viewed", at(2, 10, 0)),
+				ev("u3", "page_viewed", at(2, 10, 30)),
+				ev("u3", "signup", at(2, 11, 0)),
+			},
+			Steps: []string{"page_viewed", "page_viewed", "signup"}, From: at(2, 0, 0), To: at(2, 0, 0), WindowHours: 24,
+			Want: []int64{3, 1, 1},
+		},
+		{
+			// Steps [a, b, a]. u1: a 10:00, b 11:00; the only a is before b,
+			// so step 2 fails. u2: a 10:00, b 11:00, a 12:00 reaches step 2.
+			// u3: a 10:00, then a and b both at 11:00; b at 11:00 is step 1
+			// and the a at 11:00 is not strictly later. → [3, 3, 1]
+			Name: "same event name in steps 0 and 2",
+			Events: []Event{
+				ev("u1", "a", at(2, 10, 0)),
+				ev("u1", "b", at(2, 11, 0)),
+				ev("u2", "a", at(2, 10, 0)),
+				ev("u2", "b", at(2, 11, 0)),
+				ev("u2", "a", at(2, 12, 0)),
+				ev("u3", "a", at(2, 10, 0)),
+				ev("u3", "a", at(2, 11, 0)),
+				ev("u3", "b", at(2, 11, 0)),
+			},
+			Steps: []string{"a", "b", "a"}, From: at(2, 0, 0), To: at(2, 0, 0), WindowHours: 24,
+			Want: []int64{3, 3, 1},
+		},
+		{
+			// Window 1h. u1: first signup 10:00 anchors; purchase 12:00 is
+			// too late. A second signup at 13:00 with a purchase at 13:30
+			// would convert, but only the first signup anchors. → [1, 0]
+			Name: "first occurrence anchors; a later second attempt does not count",
+			Events: []Event{
+				ev("u1", "signup", at(2, 10, 0)),
+				ev("u1", "purchase", at(2, 12, 0)),
+				ev("u1", "signup", at(2, 13, 0)),
+				ev("u1", "purchase", at(2, 13, 30)),
+			},
+			Steps: signupPurchase, From: at(2, 0, 0), To: at(2, 0, 0), WindowHours: 1,
+			Want: []int64{1, 0},
+		},
+		{
+			// ユーザー7: café_opened then 注文 two hours later: converts.
+			// émilie: "cafe_opened" (no accent) is another event; her
+			// café_opened at 10:00 anchors, her 注文 at 08:00 is earlier:
+			// stops at step 0. Émilie (capital É) is a different user with
+			// only 注文: not in the funnel. → [2, 1]
+			Name: "unicode event names and distinct ids",
+			Events: []Event{
+				ev("ユーザー7", "café_opened", at(2, 10, 0)),
+				ev("ユーザー7", "注文", at(2, 12, 0)),
+				ev("émilie", "cafe_opened", at(2, 9, 0)),
+				ev("émilie", "注文", at(2, 8, 0)),
+				ev("émilie", "café_opened", at(2, 10, 0)),
+				ev("Émilie", "注文", at(2, 11, 0)),
+			},
+			Steps: []string{"café_opened", "注文"}, From: at(2, 0, 0), To: at(2, 0, 0), WindowHours: 24,
+			Want: []int64{2, 1},
+		},
+		{
+			// Window 1h. u1: the signup is a test event,
+			// so u1 is not in the funnel. u2: the purchase is a bot event:
+			// stops at step 0. u3: the bot signup at 09:00 is ignored (it
+			// would convert with the purchase at 09:30); the live signup at
+			// 12:00 anchors and nothing follows: stops at step 0. u4: test
+			// purchase ignored: stops at step 0. → [3, 0]
+			Name:   "test and bot events are ignored",
+			Events: testAndBotEvents(),
+			Steps:  signupPurchase, From: at(2, 0, 0), To: at(2, 0, 0), WindowHours: 1,
+			Want: []int64{3, 0},
+		},
+		{
+			// Steps [signup, activate, purchase], window 2h. u1: signup
+			// 10:00, activate 10:30 (step 1) and again 11:45. The purchase
+			// at 12:40 is 2h10m after the first activate: too late; the
+			// second activate does not move the anchor. u2: signups 10:00
+			// and 11:00, activate 12:30 is 2h30m after the first: stops at
+			// step 0. → [2, 1, 0]
+			Name: "repeats of step N-1 do not move the anchor",
+			Events: []Event{
+				ev("u1", "signup", at(2, 10, 0)),
+				ev("u1", "activate", at(2, 10, 30)),
+				ev("u1", "activate", at(2, 11, 45)),
+				ev("u1", "purchase", at(2, 12, 40)),
+				ev("u2", "signup", at(2, 10, 0)),
+				ev("u2", "signup", at(2, 11, 0)),
+				ev("u2", "activate", at(2, 12, 30)),
+			},
+			Steps: []string{"signup", "activate", "purchase"}, From: at(2, 0, 0), To: at(2, 0, 0), WindowHours: 2,
+			Want: []int64{2, 1, 0},
+		},
+		{
+			// Steps [signup, activate, purchase], window 24h, range March
+			// 2–3. Events are listed out of time order on purpose.
+			// alice: all three steps within hours: step 2.
+			// bob: signup, activate 23h later, purchase 25h after the
+			// activate: step 1.
+			// carol: activate then signup; no activate after the signup:
+			// step 0.
+			// dave: purchase only: not in the funnel.
+			// erin: signup 03-03 23:00 (last hour of the range), activate
+			// 03-04 22:00, purchase 03-05 21:59: step 2.
+			// frank: signup on 03-04, after To: not in the funnel.
+			// → [4, 3, 2]
+			Name: "several users mixed",
+			Events: []Event{
+				ev("alice", "purchase", at(2, 12, 0)),
+				ev("alice", "activate", at(2, 11, 0)),
+				ev("alice", "signup", at(2, 10, 0)),
+				ev("bob", "signup", at(2, 9, 0)),
+				ev("bob", "activate", at(3, 8, 0)),
+				ev("bob", "purchase", at(4, 9, 0)),
+				ev("carol", "activate", at(2, 9, 0)),
+				ev("carol", "signup", at(2, 10, 0)),
+				ev("dave", "purchase", at(2, 10, 0)),
+				ev("erin", "purchase", at(5, 21, 59)),
+				ev("erin", "signup", at(3, 23, 0)),
+				ev("erin", "activate", at(4, 22, 0)),
+				ev("frank", "signup", at(4, 0, 0)),
+				ev("frank", "activate", at(4, 1, 0)),
+			},
+			Steps: []string{"signup", "activate", "purchase"}, From: at(2, 0, 0), To: at(3, 0, 0), WindowHours: 24,
+			Want: []int64{4, 3, 2},
+		},
+		{
+			// No event matches step 0 in the range. → [0, 0]
+			Name: "nobody enters",
+			Events: []Event{
+				ev("u1", "purchase", at(2, 10, 0)),
+			},
+			Steps: signupPurchase, From: at(2, 0, 0), To: at(2, 0, 0), WindowHours: 24,
+			Want: []int64{0, 0},
+		},
+	}
+}
+
+// testAndBotEvents are the events of the test-and-bot case.
+func testAndBotEvents() []Event {
+	testSignup := ev("u1", "signup", at(2, 10, 0))
+	testSignup.Test = true
+	botPurchase := ev("u2", "purchase", at(2, 10, 30))
+	botPurchase.Bot = true
+	botSignup := ev("u3", "signup", at(2, 9, 0))
+	botSignup.Bot = true
+	testPurchase := ev("u4", "purchase", at(2, 10, 30))
+	testPurchase.Test = true
+	return []Event{
+		testSignup,
+		ev("u1", "purchase", at(2, 10, 30)),
+		ev("u2", "signup", at(2, 10, 0)),
+		botPurchase,
+		botSignup,
+		ev("u3", "purchase", at(2, 9, 30)),
+		ev("u3", "signup", at(2, 12, 0)),
+		ev("u4", "signup", at(2, 10, 0)),
+		testPurchase,
+	}
+}

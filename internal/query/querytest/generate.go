@@ -1,0 +1,301 @@
+package querytest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Dataset is a small random set of events together with one set of query
+// parameters chosen to hit edge cases. Generate builds it from a seed.
+type Dataset struct {
+	// Base is the reference day of the dataset; most event times lie
+	// between two days before and twenty days after it.
+	Base time.Time
+	// Events are the generated events, in no particular order.
+	Events []Event
+	// Steps are the funnel steps, 2 to 4 names, sometimes with a repeat.
+	Steps []string
+	// From and To are the first and last day of the query range.
+	From, To time.Time
+	// WindowHours is the funnel conversion window.
+	WindowHours int
+	// Filters are 0 to 2 global filters for a trend query.
+	Filters []Filter
+	// Breakdown is "" or the property a trend query breaks down by.
+	Breakdown string
+	// StartEvent and ReturnEvent are the retention events.
+	StartEvent, ReturnEvent string
+}
+
+// firstBase is the earliest Base: a Monday in 2026.
+var firstBase = time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+
+// namePool holds the event names a dataset draws from. All are 1 to 40
+// characters and none starts with "$" or "message_".
+var namePool = []string{
+	"signup",
+	"page_viewed",
+	"button_clicked",
+	"café_opened",
+	"注文",
+	"checkout_started",
+	"Invite Sent",
+	"x",
+	"a_forty_character_event_name_exactly_40c", // 40 characters
+}
+
+// The pools for the fixed columns and custom properties; "" means not set.
+var (
+	pathPool     = []string{"/", "/pricing", "/docs/getting-started", "/café", "/Pricing/Team", ""}
+	referrerPool = []string{"", "", "https://www.google.com/", "https://news.ycombinator.com/item?id=1"}
+	browserPool  = []string{"Chrome", "Chrome", "Firefox", "Safari", "Edge", ""}
+	osPool       = []string{"Mac OS X", "Windows", "Linux", "iOS", "Android", ""}
+	devicePool   = []string{"Desktop", "Mobile", "Tablet", ""}
+	planPool     = []string{"free", "pro", "Team"}
+)
+
+// Generate returns a reproducible random dataset for the seed. The same
+// seed always gives the same dataset, and the random source is
+// math/rand/v2 with rand.NewPCG(uint64(seed), 0).
+func Generate(seed int64) Dataset {
+	r := rand.New(rand.NewPCG(uint64(seed), 0))
+	ds := Dataset{Base: firstBase.AddDate(0, 0, r.IntN(61))}
+
+	// Users: always one Japanese and one accented id, then a mix.
+	nUsers := 3 + r.IntN(23)
+	users := []string{"ユーザー7", "émilie"}
+	for i := len(users); i < nUsers; i++ {
+		switch r.IntN(4) {
+		case 0:
+			users = append(users, fmt.Sprintf("ユーザー%d", 100+i))
+		case 1:
+			users = append(users, fmt.Sprintf("émilie-%d", i))
+		default:
+			users = append(users, fmt.Sprintf("user_%d", i))
+		}
+	}
+
+	// Event names: 3 to 5 from the pool, occasionally "$pageview".
+	pool := append([]string(nil), namePool...)
+	r.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
+	names := pool[:3+r.IntN(3)]
+	if r.IntN(5) == 0 {
+		names[len(names)-1] = "$pageview"
+	}
+
+	// Funnel parameters.
+	ds.Steps = pickSteps(r, names)
+	ds.WindowHours = 1 + r.IntN(72)
+	if r.IntN(8) == 0 {
+		ds.WindowHours = 720
+	}
+	window := time.Duration(ds.WindowHours) * time.Hour
+
+	// The range starts between one day before and five days after Base, so
+	// events from two days before Base fall before From, and lasts 1 to 14
+	// days, so events up to twenty days after Base fall after To.
+	ds.From = ds.Base.AddDate(0, 0, r.IntN(7)-1)
+	ds.To = ds.From.AddDate(0, 0, r.IntN(14))
+
+	// Ordinary events on a coarse grid so that equal timestamps occur. The
+	// first events go to each user in turn, so every user has one.
+	nEvents := max(8+r.IntN(250), nUsers)
+	for i := range nEvents {
+		e := randomEvent(r, users, names)
+		if i < nUsers {
+			e.DistinctID = users[i]
+		}
+		e.Time = ds.Base.Add(gridOffset(r))
+		ds.Events = append(ds.Events, e)
+	}
+
+	// Boundary pairs: after an earlier event of a user, the next funnel
+	// step exactly at the window's end and one microsecond past it.
+	// Anchors are preferably non-bot events of a step that has a next step.
+	var anchors []Event
+	for _, e := range ds.Events {
+		if !e.Bot && slices.Contains(ds.Steps[:len(ds.Steps)-1], e.Name) {
+			anchors = append(anchors, e)
+		}
+	}
+	if len(anchors) == 0 {
+		anchors = ds.Events
+	}
+	nPairs := 1 + r.IntN(10)
+	for range nPairs {
+		anchor := anchors[r.IntN(len(anchors))]
+		next := names[r.IntN(len(names))]
+		for i, step := range ds.Steps[:len(ds.Steps)-1] {
+			if step == anchor.Name {
+				next = ds.Steps[i+1]
+				break
+			}
+		}
+		for _, extra := range []time.Duration{0, time.Microsecond} {
+			e := randomEvent(r, users, names)
+			e.DistinctID = anchor.DistinctID
+			e.Name = next
+			e.Test, e.Bot = anchor.Test, false
+			e.Time = anchor.Time.Add(window + extra)
+			ds.Events = append(ds.Events, e)
+		}
+	}
+
+	// Trend parameters.
+	for range r.IntN(3) {
+		ds.Filters = append(ds.Filters, randomFilter(r))
+	}
+	ds.Breakdown = []string{"", "browser", "properties.plan", "properties.n"}[r.IntN(4)]
+
+	// Retention parameters: the first step, and sometimes the same event.
+	ds.StartEvent = ds.Steps[0]
+	ds.ReturnEvent = names[r.IntN(len(names))]
+	if r.IntN(3) == 0 {
+		ds.ReturnEvent = ds.StartEvent
+	}
+	return ds
+}
+
+// pickSteps returns 2 to 4 funnel steps from names, sometimes repeating a
+// name (for example [a, b, a] or [a, a]).
+func pickSteps(r *rand.Rand, names []string) []string {
+	n := 2 + r.IntN(3)
+	steps := make([]string, n)
+	for i := range steps {
+		steps[i] = names[r.IntN(len(names))]
+	}
+	if r.IntN(4) == 0 {
+		// Force a repeat of an earlier step.
+		i := 1 + r.IntN(n-1)
+		steps[i] = steps[r.IntN(i)]
+	}
+	return steps
+}
+
+// gridOffset returns an offset from Base between −2 and +20 days: mostly
+// whole hours or whole minutes, sometimes with a microsecond part.
+func gridOffset(r *rand.Rand) time.Duration {
+	const minutes = 22 * 24 * 60
+	switch k := r.IntN(10); {
+	case k < 5:
+		return time.Duration(r.IntN(22*24)-48) * time.Hour
+	case k < 9:
+		return time.Duration(r.IntN(minutes)-2*24*60) * time.Minute
+	default:
+		return time.Duration(r.Int64N(int64(minutes)*60*1e6)-2*24*3600*1e6) * time.Microsecond
+	}
+}
+
+// randomEvent returns an event without a time: random user, name, columns
+// and properties, about 5% test events and 5% bot events.
+func randomEvent(r *rand.Rand, users, names []string) Event {
+	e := Event{
+		DistinctID: users[r.IntN(len(users))],
+		Name:       names[r.IntN(len(names))],
+		Path:       pick(r, pathPool),
+		Referrer:   pick(r, referrerPool),
+		Browser:    pick(r, browserPool),
+		OS:         pick(r, osPool),
+		DeviceType: pick(r, devicePool),
+	}
+	if e.Path != "" && r.IntN(5) != 0 {
+		e.URL = "https://example.com" + e.Path
+	}
+	if r.IntN(20) == 0 {
+		e.Test = true
+	}
+	if r.IntN(20) == 0 {
+		e.Bot = true
+		if r.IntN(2) == 0 {
+			e.Name = "$bot_pageview"
+		}
+	}
+	if r.IntN(10) != 0 { // otherwise the map stays nil
+		e.Properties = map[string]any{}
+		switch k := r.IntN(20); {
+		case k == 0:
+			e.Properties["plan"] = nil
+		case k == 1:
+			e.Properties["plan"] = "" // set, but breaks down as ""
+		case k < 16:
+			e.Properties["plan"] = pick(r, planPool)
+		} // else missing
+		if r.IntN(4) != 0 {
+			e.Properties["n"] = int64(r.IntN(21))
+		}
+		switch r.IntN(5) {
+		case 0:
+			e.Properties["beta"] = nil
+		case 1, 2:
+			e.Properties["beta"] = r.IntN(2) == 0
+		}
+	}
+	return e
+}
+
+// randomFilter returns one filter, its operator drawn from all operators
+// and its value taken from the pools so that it sometimes matches.
+func randomFilter(r *rand.Rand) Filter {
+	operators := []string{"eq", "neq", "contains", "not_contains", "regex", "gt", "lt", "is_set", "is_not_set"}
+	op := pick(r, operators)
+	switch op {
+	case "eq", "neq":
+		switch r.IntN(4) {
+		case 0:
+			return Filter{"browser", op, pick(r, browserPool[:5])}
+		case 1:
+			return Filter{"properties.plan", op, pick(r, planPool)}
+		case 2:
+			if r.IntN(2) == 0 {
+				return Filter{"properties.n", op, int64(r.IntN(21))}
+			}
+			return Filter{"properties.n", op, float64(r.IntN(21))}
+		default:
+			return Filter{"properties.beta", op, r.IntN(2) == 0}
+		}
+	case "contains", "not_contains":
+		switch r.IntN(3) {
+		case 0:
+			return Filter{"path", op, pick(r, []string{"pric", "CAFÉ", "/docs", "team"})}
+		case 1:
+			return Filter{"url", op, pick(r, []string{"example.com/p", "HTTPS", "café"})}
+		default:
+			return Filter{"properties.plan", op, pick(r, []string{"PRO", "ee", "t"})}
+		}
+	case "regex":
+		if r.IntN(2) == 0 {
+			return Filter{"path", op, pick(r, []string{"^/p", "(?i)^/pricing", "é$", "^/$"})}
+		}
+		return Filter{"os", op, pick(r, []string{"^(iOS|Android)$", "Win", "(?i)mac"})}
+	case "gt", "lt":
+		if r.IntN(2) == 0 {
+			return Filter{"properties.n", op, int64(r.IntN(21))}
+		}
+		return Filter{"properties.n", op, float64(r.IntN(40)) / 2}
+	default: // is_set, is_not_set
+		property := pick(r, []string{"browser", "referrer", "device_type", "properties.plan", "properties.beta", "properties.missing"})
+		return Filter{property, op, nil}
+	}
+}
+
+// pick returns a random element of list.
+func pick(r *rand.Rand, list []string) string {
+	return list[r.IntN(len(list))]
+}
+
+// namesOK reports whether an event name is one the generator may use:
+// 1 to 40 characters, and not starting with "$" or "message_" unless it is
+// "$pageview" or "$bot_pageview". The tests check every generated name.
+func namesOK(name string) bool {
+	n := len([]rune(name))
+	if n < 1 || n > 40 {
+		return false
+	}
+	if name == "$pageview" || name == "$bot_pageview" {
+		return true
+	}
+	return !strings.HasPrefix(name, "$") && !strings.HasPrefix(name, "message_")
+}

@@ -1,0 +1,594 @@
+// Package querytest is a small, deliberately naive reference implementation
+// ("oracle") of the product-analytics queries: funnels, trends and retention.
+//
+// Tests use it to check the real SQL-based query server: they feed the same
+// events to both and compare the answers. Every function here is a plain
+// loop over a slice of events, written to be read and checked by a reviewer
+// in minutes; speed does not matter. The package must not share code with
+// any SQL engine.
+package querytest
+
+import (
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Event is one ingested event as the oracle sees it.
+type Event struct {
+	// DistinctID identifies the user; funnels, unique users and retention
+	// group by it.
+	DistinctID string
+	// Name is the event name, for example "signup".
+	Name string
+	// Time is when the event happened, in UTC with microsecond precision.
+	Time time.Time
+	// Test is true when the event was sent with a test key (env=test).
+	Test bool
+	// Bot is true when the event was classified as an AI bot at ingest.
+	Bot bool
+	// URL, Path, Referrer, Browser, OS and DeviceType are the fixed
+	// columns; the empty string means not set.
+	URL, Path, Referrer, Browser, OS, DeviceType string
+	// Properties holds the custom properties. Values are string, int64,
+	// bool or nil (JSON null). A nil map is the same as an empty one.
+	Properties map[string]any
+}
+
+// Filter is one condition on a property of an event.
+type Filter struct {
+	// Property is a fixed column (url, path, referrer, browser, os,
+	// device_type) or "properties.<key>".
+	Property string
+	// Operator is one of eq, neq, contains, not_contains, regex, gt, lt,
+	// is_set and is_not_set.
+	Operator string
+	// Value is a string, an int64 or float64, a bool, or nil.
+	Value any
+}
+
+// Series is one line asked of a trend query.
+type Series struct {
+	// Event is the event name counted.
+	Event string
+	// Math is "total" (number of events) or "unique_users" (number of
+	// distinct DistinctIDs).
+	Math string
+	// Filters must all pass for an event to count in this series, in
+	// addition to the query's global filters.
+	Filters []Filter
+}
+
+// Point is the value of one trend series in one time bucket.
+type Point struct {
+	// Date is the start of the bucket in UTC.
+	Date time.Time
+	// Value is the count for the bucket.
+	Value int64
+}
+
+// TrendSeries is one line of a trend answer.
+type TrendSeries struct {
+	// Event is the event name of the input series this line belongs to.
+	Event string
+	// BreakdownValue is the breakdown value of this line: a pointer to ""
+	// for events where the breakdown property is not set, and nil both for
+	// the "other" line and when the query has no breakdown.
+	BreakdownValue *string
+	// Other is true only for the "other" line, which gathers every
+	// breakdown value outside the top limit.
+	Other bool
+	// Data holds one point per bucket, in time order, zeros included.
+	Data []Point
+}
+
+// Cohort is one row of a retention answer.
+type Cohort struct {
+	// Date is the start of the cohort's period in UTC.
+	Date time.Time
+	// Size is the number of users whose first start event falls in the
+	// period.
+	Size int64
+	// Values[0] is Size; Values[k] is the number of cohort users with a
+	// return event k periods after the cohort's period.
+	Values []int64
+}
+
+// day is the length of one UTC day; all query ranges are whole days.
+const day = 24 * time.Hour
+
+// ---------------------------------------------------------------------------
+// Event selection
+// ---------------------------------------------------------------------------
+
+// inRange reports whether t is in [from, to+1day).
+func inRange(t, from, to time.Time) bool {
+	return !t.Before(from) && t.Before(to.Add(day))
+}
+
+// funnelOrRetentionEvents returns the events of the requested environment,
+// bots left out.
+func funnelOrRetentionEvents(events []Event, test bool) []Event {
+	var out []Event
+	for _, e := range events {
+		if e.Test == test && !e.Bot {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// trendEvents returns the events of the requested environment, bots left
+// out except for events named "$bot_pageview".
+func trendEvents(events []Event, test bool) []Event {
+	var out []Event
+	for _, e := range events {
+		if e.Test != test {
+			continue
+		}
+		if e.Bot && e.Name != "$bot_pageview" {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// ---------------------------------------------------------------------------
+// Funnel
+// ---------------------------------------------------------------------------
+
+// Funnel returns, for each step, the number of users who reached it.
+//
+// A user enters the funnel at t0, the earliest steps[0] event with time in
+// [from, to+1day). For N ≥ 1, tN is the earliest steps[N] event of that user
+// with t(N-1) < time ≤ t(N-1) + windowHours hours; when there is none, the
+// user stops at step N-1. Only events with Test == test count, and bot
+// events never do. The result has one count per step.
+func Funnel(events []Event, test bool, steps []string, from, to time.Time, windowHours int) []int64 {
+	counts := make([]int64, len(steps))
+	if len(steps) == 0 {
+		return counts
+	}
+	window := time.Duration(windowHours) * time.Hour
+
+	// Group the usable events by user.
+	byUser := map[string][]Event{}
+	for _, e := range funnelOrRetentionEvents(events, test) {
+		byUser[e.DistinctID] = append(byUser[e.DistinctID], e)
+	}
+
+	for _, userEvents := range byUser {
+		// Step 0: the earliest steps[0] event inside the date range.
+		var prev time.Time
+		found := false
+		for _, e := range userEvents {
+			if e.Name != steps[0] || !inRange(e.Time, from, to) {
+				continue
+			}
+			if !found || e.Time.Before(prev) {
+				prev = e.Time
+				found = true
+			}
+		}
+		if !found {
+			continue
+		}
+		counts[0]++
+
+		// Steps 1..: the earliest matching event strictly after the
+		// previous step and at most window later.
+		for n := 1; n < len(steps); n++ {
+			var next time.Time
+			found = false
+			for _, e := range userEvents {
+				if e.Name != steps[n] {
+					continue
+				}
+				if !e.Time.After(prev) || e.Time.After(prev.Add(window)) {
+					continue
+				}
+				if !found || e.Time.Before(next) {
+					next = e.Time
+					found = true
+				}
+			}
+			if !found {
+				break
+			}
+			counts[n]++
+			prev = next
+		}
+	}
+	return counts
+}
+
+// ---------------------------------------------------------------------------
+// Time buckets
+// ---------------------------------------------------------------------------
+
+// bucketStart returns the start of the bucket holding t: the hour, the UTC
+// day, the Monday of the ISO week, or the first of the month.
+func bucketStart(t time.Time, interval string) time.Time {
+	t = t.UTC()
+	switch interval {
+	case "hour":
+		return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), 0, 0, 0, time.UTC)
+	case "day":
+		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	case "week":
+		midnight := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+		daysSinceMonday := (int(midnight.Weekday()) + 6) % 7 // Monday 0 … Sunday 6
+		return midnight.AddDate(0, 0, -daysSinceMonday)
+	case "month":
+		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+	}
+	panic("querytest: unknown interval " + strconv.Quote(interval))
+}
+
+// advance returns the start of the bucket k buckets after the bucket
+// starting at b.
+func advance(b time.Time, interval string, k int) time.Time {
+	switch interval {
+	case "hour":
+		return b.Add(time.Duration(k) * time.Hour)
+	case "day":
+		return b.AddDate(0, 0, k)
+	case "week":
+		return b.AddDate(0, 0, 7*k)
+	case "month":
+		return b.AddDate(0, k, 0)
+	}
+	panic("querytest: unknown interval " + strconv.Quote(interval))
+}
+
+// bucketsBetween lists every bucket start from the bucket of first through
+// the bucket of last, both included, in order.
+func bucketsBetween(first, last time.Time, interval string) []time.Time {
+	var out []time.Time
+	end := bucketStart(last, interval)
+	for b := bucketStart(first, interval); !b.After(end); b = advance(b, interval, 1) {
+		out = append(out, b)
+	}
+	return out
+}
+
+// ---------------------------------------------------------------------------
+// Properties and filters
+// ---------------------------------------------------------------------------
+
+// propertyValue returns the string form of an event's property and whether
+// the property is set. Fixed columns are set when not empty; a custom
+// property is set when the key is present with a non-nil value (the empty
+// string counts as set). An unknown property name is never set.
+func propertyValue(e Event, property string) (string, bool) {
+	switch property {
+	case "url":
+		return e.URL, e.URL != ""
+	case "path":
+		return e.Path, e.Path != ""
+	case "referrer":
+		return e.Referrer, e.Referrer != ""
+	case "browser":
+		return e.Browser, e.Browser != ""
+	case "os":
+		return e.OS, e.OS != ""
+	case "device_type":
+		return e.DeviceType, e.DeviceType != ""
+	}
+	key, ok := strings.CutPrefix(property, "properties.")
+	if !ok {
+		return "", false
+	}
+	v, ok := e.Properties[key] // a nil map reads as empty
+	if !ok || v == nil {
+		return "", false
+	}
+	return stringForm(v), true
+}
+
+// stringForm renders a property or filter value: strings as they are,
+// integers in decimal, floats in the shortest exact decimal, and booleans
+// as "true" or "false".
+func stringForm(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case int:
+		return strconv.Itoa(x)
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	panic("querytest: unsupported value type")
+}
+
+// number returns a filter value as a float64 and whether it is a number.
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+// passes reports whether event e satisfies filter f.
+func passes(e Event, f Filter) bool {
+	form, set := propertyValue(e, f.Property)
+	switch f.Operator {
+	case "eq":
+		return equals(form, set, f.Value)
+	case "neq":
+		return !equals(form, set, f.Value)
+	case "contains":
+		return set && containsFold(form, f.Value)
+	case "not_contains":
+		return !(set && containsFold(form, f.Value))
+	case "regex":
+		return set && regexp.MustCompile(stringForm(f.Value)).MatchString(form)
+	case "gt", "lt":
+		want, ok := number(f.Value)
+		if !set || !ok {
+			return false
+		}
+		got, err := strconv.ParseFloat(form, 64)
+		if err != nil {
+			return false
+		}
+		if f.Operator == "gt" {
+			return got > want
+		}
+		return got < want
+	case "is_set":
+		return set
+	case "is_not_set":
+		return !set
+	}
+	panic("querytest: unknown operator " + strconv.Quote(f.Operator))
+}
+
+// equals is the eq operator: the property is set and its string form
+// matches the value (numerically when the value is a number). A nil value
+// never matches.
+func equals(form string, set bool, value any) bool {
+	if !set || value == nil {
+		return false
+	}
+	if want, ok := number(value); ok {
+		got, err := strconv.ParseFloat(form, 64)
+		return err == nil && got == want
+	}
+	return form == stringForm(value)
+}
+
+// containsFold is the contains operator on a set property: a
+// case-insensitive substring test.
+func containsFold(form string, value any) bool {
+	if value == nil {
+		return false
+	}
+	return strings.Contains(strings.ToLower(form), strings.ToLower(stringForm(value)))
+}
+
+// passesAll reports whether event e satisfies every filter.
+func passesAll(e Event, filters []Filter) bool {
+	for _, f := range filters {
+		if !passes(e, f) {
+			return false
+		}
+	}
+	return true
+}
+
+// ---------------------------------------------------------------------------
+// Trend
+// ---------------------------------------------------------------------------
+
+// Trend counts events per time bucket, one line per series, or with a
+// breakdown one line per top breakdown value of each series plus an
+// "other" line.
+//
+// An event counts for a series when its name is the series' event, its
+// time is in [from, to+1day), and every global and series filter passes.
+// Only events with Test == test count; bot events count only when named
+// "$bot_pageview".
+//
+// Buckets run from the bucket of from through the bucket of the last
+// instant of to (to+1day−1µs), which for "day", "week" and "month" is the
+// bucket of to itself and for "hour" is 23:00 on day to. Every bucket is
+// listed, empty ones with 0.
+//
+// With a breakdown, each series' values are ranked by their count over the
+// whole range (events for "total", distinct users for "unique_users"),
+// descending, ties by value ascending. The first limit values get a line
+// each; when more values exist, one more line with Other set counts the
+// events of all the remaining values. A series with no counted events gives
+// no line at all under a breakdown.
+func Trend(events []Event, test bool, series []Series, filters []Filter, from, to time.Time, interval, breakdown string, limit int) []TrendSeries {
+	buckets := bucketsBetween(from, to.Add(day-time.Microsecond), interval)
+	usable := trendEvents(events, test)
+
+	var out []TrendSeries
+	for _, s := range series {
+		// The events this series counts.
+		var counted []Event
+		for _, e := range usable {
+			if e.Name == s.Event && inRange(e.Time, from, to) &&
+				passesAll(e, filters) && passesAll(e, s.Filters) {
+				counted = append(counted, e)
+			}
+		}
+
+		if breakdown == "" {
+			out = append(out, TrendSeries{
+				Event: s.Event,
+				Data:  bucketValues(counted, buckets, interval, s.Math),
+			})
+			continue
+		}
+
+		// Group the counted events by breakdown value.
+		byValue := map[string][]Event{}
+		for _, e := range counted {
+			v := breakdownValue(e, breakdown)
+			byValue[v] = append(byValue[v], e)
+		}
+
+		// Rank the values by their whole-range total.
+		var values []string
+		for v := range byValue {
+			values = append(values, v)
+		}
+		total := func(v string) int64 { return measure(byValue[v], s.Math) }
+		slices.SortFunc(values, func(a, b string) int {
+			if ta, tb := total(a), total(b); ta != tb {
+				if ta > tb {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(a, b)
+		})
+
+		top := values
+		var rest []string
+		if len(values) > limit {
+			top = values[:max(limit, 0)]
+			rest = values[max(limit, 0):]
+		}
+		for _, v := range top {
+			out = append(out, TrendSeries{
+				Event:          s.Event,
+				BreakdownValue: &v,
+				Data:           bucketValues(byValue[v], buckets, interval, s.Math),
+			})
+		}
+		if len(rest) > 0 {
+			var others []Event
+			for _, v := range rest {
+				others = append(others, byValue[v]...)
+			}
+			out = append(out, TrendSeries{
+				Event: s.Event,
+				Other: true,
+				Data:  bucketValues(others, buckets, interval, s.Math),
+			})
+		}
+	}
+	return out
+}
+
+// breakdownValue is the string form of the breakdown property, or "" when
+// it is not set.
+func breakdownValue(e Event, breakdown string) string {
+	form, set := propertyValue(e, breakdown)
+	if !set {
+		return ""
+	}
+	return form
+}
+
+// bucketValues returns one point per bucket with the measure of the events
+// falling in it.
+func bucketValues(events []Event, buckets []time.Time, interval, math string) []Point {
+	points := make([]Point, len(buckets))
+	for i, b := range buckets {
+		var inBucket []Event
+		for _, e := range events {
+			if bucketStart(e.Time, interval).Equal(b) {
+				inBucket = append(inBucket, e)
+			}
+		}
+		points[i] = Point{Date: b, Value: measure(inBucket, math)}
+	}
+	return points
+}
+
+// measure is the series math over a set of events: the number of events
+// for "total", the number of distinct users for "unique_users".
+func measure(events []Event, math string) int64 {
+	switch math {
+	case "total":
+		return int64(len(events))
+	case "unique_users":
+		users := map[string]bool{}
+		for _, e := range events {
+			users[e.DistinctID] = true
+		}
+		return int64(len(users))
+	}
+	panic("querytest: unknown math " + strconv.Quote(math))
+}
+
+// ---------------------------------------------------------------------------
+// Retention
+// ---------------------------------------------------------------------------
+
+// Retention returns one cohort per period from the period of from through
+// the period of to, empty cohorts included.
+//
+// A user belongs to the cohort of the period holding their earliest
+// startEvent in [from, to+1day). For cohort i of P, Values has P−i
+// entries: Values[0] is the cohort size and Values[k] the number of cohort
+// users with at least one returnEvent (at any time) in the period k
+// periods after the cohort's. Only events with Test == test count, and bot
+// events never do. period is "day", "week" or "month".
+func Retention(events []Event, test bool, startEvent, returnEvent string, from, to time.Time, period string) []Cohort {
+	usable := funnelOrRetentionEvents(events, test)
+
+	// Each user's earliest start event in range.
+	first := map[string]time.Time{}
+	for _, e := range usable {
+		if e.Name != startEvent || !inRange(e.Time, from, to) {
+			continue
+		}
+		if t, ok := first[e.DistinctID]; !ok || e.Time.Before(t) {
+			first[e.DistinctID] = e.Time
+		}
+	}
+
+	periods := bucketsBetween(from, to, period)
+	cohorts := make([]Cohort, len(periods))
+	for i, start := range periods {
+		// The users of this cohort.
+		var users []string
+		for user, t := range first {
+			if bucketStart(t, period).Equal(start) {
+				users = append(users, user)
+			}
+		}
+
+		values := make([]int64, len(periods)-i)
+		values[0] = int64(len(users))
+		for k := 1; k < len(values); k++ {
+			target := advance(start, period, k)
+			for _, user := range users {
+				if returnedIn(usable, user, returnEvent, target, period) {
+					values[k]++
+				}
+			}
+		}
+		cohorts[i] = Cohort{Date: start, Size: values[0], Values: values}
+	}
+	return cohorts
+}
+
+// returnedIn reports whether user has a returnEvent in the period starting
+// at target.
+func returnedIn(events []Event, user, returnEvent string, target time.Time, period string) bool {
+	for _, e := range events {
+		if e.DistinctID == user && e.Name == returnEvent && bucketStart(e.Time, period).Equal(target) {
+			return true
+		}
+	}
+	return false
+}

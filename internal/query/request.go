@@ -1,0 +1,465 @@
+package query
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"strata/internal/analytics"
+)
+
+// Limits on query requests. They keep one request from asking for more work
+// than a dashboard could ever show.
+const (
+	MinSteps           = 2
+	MaxSteps           = 20
+	MaxNameLen         = 255
+	DefaultWindowHours = 24
+	MaxWindowHours     = 720
+	DefaultRangeDays   = 30
+	MaxRangeDays       = 3660
+	MaxBuckets         = 5000
+	MaxSeries          = 10
+	MaxFilters         = 20
+	MaxRegexLen        = 1000
+	DefaultBreakdown   = 10
+	MaxBreakdown       = 100
+	DefaultTopPages    = 20
+	MaxTopPages        = 100
+)
+
+// PlaceholderSteps are the steps a new funnel starts from.
+var PlaceholderSteps = []string{"page_viewed", "button_clicked", "form_submitted"}
+
+// dateLayout is the spec's date form.
+const dateLayout = "2006-01-02"
+
+// FunnelRequest is the body of POST /api/v1/query/funnel.
+type FunnelRequest struct {
+	Steps       []string        `json:"steps"`
+	DateFrom    string          `json:"dateFrom,omitempty"`
+	DateTo      string          `json:"dateTo,omitempty"`
+	WindowHours json.RawMessage `json:"windowHours,omitempty"`
+}
+
+// FilterRequest is one property filter as sent.
+type FilterRequest struct {
+	Property string `json:"property"`
+	Operator string `json:"operator"`
+	Value    any    `json:"value,omitempty"`
+}
+
+// SeriesRequest is one line of a trend as sent.
+type SeriesRequest struct {
+	Event   string          `json:"event"`
+	Math    string          `json:"math,omitempty"`
+	Filters []FilterRequest `json:"filters,omitempty"`
+}
+
+// TrendRequest is the body of POST /api/v1/query/trend.
+type TrendRequest struct {
+	Series         []SeriesRequest `json:"series"`
+	DateFrom       string          `json:"dateFrom,omitempty"`
+	DateTo         string          `json:"dateTo,omitempty"`
+	Interval       string          `json:"interval,omitempty"`
+	Filters        []FilterRequest `json:"filters,omitempty"`
+	Breakdown      string          `json:"breakdown,omitempty"`
+	BreakdownLimit int             `json:"breakdownLimit,omitempty"`
+}
+
+// RetentionRequest is the body of POST /api/v1/query/retention.
+type RetentionRequest struct {
+	StartEvent  string `json:"startEvent"`
+	ReturnEvent string `json:"returnEvent,omitempty"`
+	DateFrom    string `json:"dateFrom,omitempty"`
+	DateTo      string `json:"dateTo,omitempty"`
+	Period      string `json:"period,omitempty"`
+}
+
+// invalid is the error every validation failure returns: 400
+// invalid_request, with the offending field named first in the message.
+func invalid(field, format string, args ...any) error {
+	return analytics.Errorf(analytics.KindInvalid, "invalid_request", "%s: %s", field, fmt.Sprintf(format, args...))
+}
+
+// decodeStrict decodes one JSON object into v, refusing unknown fields,
+// values of the wrong type and trailing data, each with the field named.
+func decodeStrict(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			return invalid("body", "must hold one JSON object and nothing after it")
+		}
+		return nil
+	}
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		field := typeErr.Field
+		if field == "" {
+			return invalid("body", "must be a JSON object")
+		}
+		return invalid(field, "must be %s, not a JSON %s", describeType(typeErr.Type.String()), typeErr.Value)
+	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return invalid("body", "is not valid JSON")
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.TrimPrefix(err.Error(), "json: unknown field ")
+		return invalid(strings.Trim(name, `"`), "is not a known field")
+	}
+	return invalid("body", "could not be read: %v", err)
+}
+
+// describeType names a Go type the way an API user thinks of it.
+func describeType(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "[]"):
+		return "an array"
+	case goType == "string":
+		return "a string"
+	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "float"):
+		return "a number"
+	}
+	return "an object"
+}
+
+// dateRange turns optional dateFrom/dateTo strings into the half-open range
+// [from 00:00, to+1 00:00) UTC. Missing dates default to the last
+// DefaultRangeDays days ending today; a lone date extends the range from
+// or to it.
+func dateRange(fromText, toText string, now time.Time) (from, to time.Time, err error) {
+	parse := func(field, s string) (time.Time, error) {
+		t, err := time.Parse(dateLayout, s)
+		if err != nil || t.Format(dateLayout) != s {
+			return time.Time{}, invalid(field, "must be a date in the form YYYY-MM-DD, not %q", s)
+		}
+		return t, nil
+	}
+	today := analytics.Day.Truncate(now)
+	switch {
+	case fromText == "" && toText == "":
+		to = today
+		from = to.AddDate(0, 0, -(DefaultRangeDays - 1))
+	case fromText == "":
+		if to, err = parse("dateTo", toText); err != nil {
+			return
+		}
+		from = to.AddDate(0, 0, -(DefaultRangeDays - 1))
+	case toText == "":
+		if from, err = parse("dateFrom", fromText); err != nil {
+			return
+		}
+		to = today
+		if to.Before(from) {
+			to = from
+		}
+	default:
+		if from, err = parse("dateFrom", fromText); err != nil {
+			return
+		}
+		if to, err = parse("dateTo", toText); err != nil {
+			return
+		}
+	}
+	if to.Before(from) {
+		return from, to, invalid("dateTo", "%s is before dateFrom %s", to.Format(dateLayout), from.Format(dateLayout))
+	}
+	if days := int(to.Sub(from).Hours()/24) + 1; days > MaxRangeDays {
+		return from, to, invalid("dateTo", "the range spans %d days; at most %d are allowed", days, MaxRangeDays)
+	}
+	return from, to.AddDate(0, 0, 1), nil
+}
+
+// eventName checks one event name as a query names it.
+func eventName(field, name string) error {
+	if n := utf8.RuneCountInString(name); n < 1 || n > MaxNameLen {
+		return invalid(field, "an event name must be 1 to %d characters, not %d", MaxNameLen, n)
+	}
+	if !utf8.ValidString(name) {
+		return invalid(field, "must be valid UTF-8")
+	}
+	return nil
+}
+
+// windowHours reads the optional windowHours number, which must be an
+// integer from 1 to MaxWindowHours.
+func windowHours(raw json.RawMessage) (int, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return DefaultWindowHours, nil
+	}
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return 0, invalid("windowHours", "must be an integer from 1 to %d, not %s", MaxWindowHours, raw)
+	}
+	if f != math.Trunc(f) || f < 1 || f > MaxWindowHours {
+		return 0, invalid("windowHours", "must be an integer from 1 to %d, not %s", MaxWindowHours, raw)
+	}
+	return int(f), nil
+}
+
+// ParseFunnel validates a funnel request body into a store query.
+func ParseFunnel(body []byte, scope analytics.Scope, now time.Time) (analytics.FunnelQuery, error) {
+	var req FunnelRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return analytics.FunnelQuery{}, err
+	}
+	return req.Query(scope, now)
+}
+
+// Query validates the request into a store query for scope (whose From and
+// To it sets).
+func (req FunnelRequest) Query(scope analytics.Scope, now time.Time) (analytics.FunnelQuery, error) {
+	q := analytics.FunnelQuery{Scope: scope}
+	if len(req.Steps) < MinSteps {
+		return q, invalid("steps", "a funnel needs at least %d steps, not %d", MinSteps, len(req.Steps))
+	}
+	if len(req.Steps) > MaxSteps {
+		return q, invalid("steps", "a funnel has at most %d steps, not %d", MaxSteps, len(req.Steps))
+	}
+	for i, s := range req.Steps {
+		if err := eventName(fmt.Sprintf("steps[%d]", i), s); err != nil {
+			return q, err
+		}
+	}
+	hours, err := windowHours(req.WindowHours)
+	if err != nil {
+		return q, err
+	}
+	if q.From, q.To, err = dateRange(req.DateFrom, req.DateTo, now); err != nil {
+		return q, err
+	}
+	q.Steps = req.Steps
+	q.Window = time.Duration(hours) * time.Hour
+	return q, nil
+}
+
+// ParseTrend validates a trend request body into a store query.
+func ParseTrend(body []byte, scope analytics.Scope, now time.Time) (analytics.TrendQuery, error) {
+	var req TrendRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return analytics.TrendQuery{}, err
+	}
+	return req.Query(scope, now)
+}
+
+// Query validates the request into a store query for scope.
+func (req TrendRequest) Query(scope analytics.Scope, now time.Time) (analytics.TrendQuery, error) {
+	q := analytics.TrendQuery{Scope: scope}
+	var err error
+	if q.From, q.To, err = dateRange(req.DateFrom, req.DateTo, now); err != nil {
+		return q, err
+	}
+	if q.Interval, err = interval("interval", req.Interval, analytics.Day, true); err != nil {
+		return q, err
+	}
+	if n := buckets(q.Interval, q.From, q.To); n > MaxBuckets {
+		return q, invalid("interval", "%s buckets over this range make %d points; at most %d are allowed", q.Interval, n, MaxBuckets)
+	}
+	if len(req.Series) == 0 || len(req.Series) > MaxSeries {
+		return q, invalid("series", "must hold 1 to %d series, not %d", MaxSeries, len(req.Series))
+	}
+	if q.Filters, err = filters("filters", req.Filters); err != nil {
+		return q, err
+	}
+	for i, s := range req.Series {
+		field := fmt.Sprintf("series[%d]", i)
+		if err := eventName(field+".event", s.Event); err != nil {
+			return q, err
+		}
+		ts := analytics.TrendSeries{Event: s.Event}
+		switch s.Math {
+		case "", "total":
+		case "unique_users":
+			ts.UniqueUsers = true
+		default:
+			return q, invalid(field+".math", "must be total or unique_users, not %q", s.Math)
+		}
+		if ts.Filters, err = filters(field+".filters", s.Filters); err != nil {
+			return q, err
+		}
+		q.Series = append(q.Series, ts)
+	}
+	if req.Breakdown != "" {
+		p, err := property("breakdown", req.Breakdown)
+		if err != nil {
+			return q, err
+		}
+		q.Breakdown = &p
+		q.BreakdownLimit = DefaultBreakdown
+		if req.BreakdownLimit != 0 {
+			q.BreakdownLimit = req.BreakdownLimit
+		}
+		if q.BreakdownLimit < 1 || q.BreakdownLimit > MaxBreakdown {
+			return q, invalid("breakdownLimit", "must be from 1 to %d, not %d", MaxBreakdown, req.BreakdownLimit)
+		}
+	} else if req.BreakdownLimit != 0 {
+		return q, invalid("breakdownLimit", "is only allowed with a breakdown")
+	}
+	return q, nil
+}
+
+// ParseRetention validates a retention request body into a store query.
+func ParseRetention(body []byte, scope analytics.Scope, now time.Time) (analytics.RetentionQuery, error) {
+	var req RetentionRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return analytics.RetentionQuery{}, err
+	}
+	return req.Query(scope, now)
+}
+
+// Query validates the request into a store query for scope.
+func (req RetentionRequest) Query(scope analytics.Scope, now time.Time) (analytics.RetentionQuery, error) {
+	q := analytics.RetentionQuery{Scope: scope}
+	if err := eventName("startEvent", req.StartEvent); err != nil {
+		return q, err
+	}
+	q.StartEvent, q.ReturnEvent = req.StartEvent, req.StartEvent
+	if req.ReturnEvent != "" {
+		if err := eventName("returnEvent", req.ReturnEvent); err != nil {
+			return q, err
+		}
+		q.ReturnEvent = req.ReturnEvent
+	}
+	var err error
+	if q.From, q.To, err = dateRange(req.DateFrom, req.DateTo, now); err != nil {
+		return q, err
+	}
+	if q.Period, err = interval("period", req.Period, analytics.Week, false); err != nil {
+		return q, err
+	}
+	if n := buckets(q.Period, q.From, q.To); n > 400 {
+		return q, invalid("period", "%s cohorts over this range make %d rows; at most 400 are allowed", q.Period, n)
+	}
+	return q, nil
+}
+
+// ParseBots validates the query string of GET /api/v1/query/bots.
+func ParseBots(dateFrom, dateTo, limit string, scope analytics.Scope, now time.Time) (analytics.BotsQuery, error) {
+	q := analytics.BotsQuery{Scope: scope, TopPages: DefaultTopPages}
+	var err error
+	if q.From, q.To, err = dateRange(dateFrom, dateTo, now); err != nil {
+		return q, err
+	}
+	if limit != "" {
+		var n int
+		if _, err := fmt.Sscan(limit, &n); err != nil || fmt.Sprint(n) != limit || n < 1 || n > MaxTopPages {
+			return q, invalid("limit", "must be an integer from 1 to %d, not %q", MaxTopPages, limit)
+		}
+		q.TopPages = n
+	}
+	return q, nil
+}
+
+// interval reads an interval name; hour is allowed only for trends.
+func interval(field, s string, def analytics.Interval, hour bool) (analytics.Interval, error) {
+	switch iv := analytics.Interval(s); iv {
+	case "":
+		return def, nil
+	case analytics.Day, analytics.Week, analytics.Month:
+		return iv, nil
+	case analytics.Hour:
+		if hour {
+			return iv, nil
+		}
+	}
+	if hour {
+		return "", invalid(field, "must be hour, day, week or month, not %q", s)
+	}
+	return "", invalid(field, "must be day, week or month, not %q", s)
+}
+
+// buckets counts the buckets of iv that [from, to) touches.
+func buckets(iv analytics.Interval, from, to time.Time) int {
+	n := 0
+	last := iv.Truncate(to.Add(-time.Microsecond))
+	for b := iv.Truncate(from); !b.After(last); b = iv.Next(b) {
+		n++
+		if n > MaxBuckets {
+			break
+		}
+	}
+	return n
+}
+
+// property parses a filter or breakdown property name.
+func property(field, name string) (analytics.Property, error) {
+	if key, ok := strings.CutPrefix(name, "properties."); ok {
+		if n := utf8.RuneCountInString(key); n < 1 || n > MaxNameLen {
+			return analytics.Property{}, invalid(field, "a property key must be 1 to %d characters", MaxNameLen)
+		}
+		return analytics.Property{Key: key}, nil
+	}
+	for _, c := range analytics.Columns {
+		if name == c {
+			return analytics.Property{Column: c}, nil
+		}
+	}
+	return analytics.Property{}, invalid(field, "must be one of %s or properties.<key>, not %q",
+		strings.Join(analytics.Columns, ", "), name)
+}
+
+// filters validates a list of filters.
+func filters(field string, in []FilterRequest) ([]analytics.Filter, error) {
+	if len(in) > MaxFilters {
+		return nil, invalid(field, "at most %d filters are allowed, not %d", MaxFilters, len(in))
+	}
+	out := make([]analytics.Filter, 0, len(in))
+	for i, f := range in {
+		fld := fmt.Sprintf("%s[%d]", field, i)
+		p, err := property(fld+".property", f.Property)
+		if err != nil {
+			return nil, err
+		}
+		op := analytics.Operator(f.Operator)
+		var v any
+		switch op {
+		case analytics.OpEq, analytics.OpNeq:
+			switch x := f.Value.(type) {
+			case string, float64:
+				v = x
+			case bool:
+				v = fmt.Sprint(x)
+			default:
+				return nil, invalid(fld+".value", "%s needs a string, number or boolean value", op)
+			}
+		case analytics.OpContains, analytics.OpNotContains:
+			s, ok := f.Value.(string)
+			if !ok {
+				return nil, invalid(fld+".value", "%s needs a string value", op)
+			}
+			v = s
+		case analytics.OpRegex:
+			s, ok := f.Value.(string)
+			if !ok || len(s) > MaxRegexLen {
+				return nil, invalid(fld+".value", "regex needs a string value of at most %d bytes", MaxRegexLen)
+			}
+			if _, err := regexp.Compile(s); err != nil {
+				return nil, invalid(fld+".value", "is not a valid RE2 regular expression: %v", err)
+			}
+			v = s
+		case analytics.OpGt, analytics.OpLt:
+			n, ok := f.Value.(float64)
+			if !ok {
+				return nil, invalid(fld+".value", "%s needs a number value", op)
+			}
+			v = n
+		case analytics.OpIsSet, analytics.OpIsNotSet:
+			if f.Value != nil {
+				return nil, invalid(fld+".value", "%s takes no value", op)
+			}
+		default:
+			return nil, invalid(fld+".operator", "must be one of eq, neq, contains, not_contains, regex, gt, lt, is_set, is_not_set, not %q", f.Operator)
+		}
+		out = append(out, analytics.Filter{Property: p, Operator: op, Value: v})
+	}
+	return out, nil
+}

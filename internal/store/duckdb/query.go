@@ -1,0 +1,273 @@
+package duckdb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"strata/internal/analytics"
+)
+
+// This file compiles the query engine's plans to DuckDB SQL. Every value
+// that comes from a request (event names, property keys, filter values,
+// dates) is a bound parameter; the only text spliced into SQL comes from the
+// fixed tables below, chosen by validated enums.
+
+var _ analytics.QueryStore = (*Store)(nil)
+
+// columnSQL maps the property names filters may use to their columns.
+var columnSQL = map[string]string{
+	"url": "url", "path": "path", "referrer": "referrer",
+	"browser": "browser", "os": "os", "device_type": "device_type",
+}
+
+// truncSQL maps an interval to DuckDB's date_trunc part. DuckDB's weeks
+// start on Monday, as ISO weeks do.
+var truncSQL = map[analytics.Interval]string{
+	analytics.Hour: "hour", analytics.Day: "day", analytics.Week: "week", analytics.Month: "month",
+}
+
+// builder accumulates SQL text and its positional parameters.
+type builder struct {
+	sql  strings.Builder
+	args []any
+}
+
+// arg binds v and returns its placeholder.
+func (b *builder) arg(v any) string {
+	b.args = append(b.args, v)
+	return "$" + strconv.Itoa(len(b.args))
+}
+
+func (b *builder) write(parts ...string) {
+	for _, p := range parts {
+		b.sql.WriteString(p)
+	}
+}
+
+// scope writes the conditions every query shares: one product, one
+// environment, and ts inside [from, to).
+func (b *builder) scope(alias string, s analytics.Scope, from, to time.Time) {
+	b.write(alias, "product_id = ", b.arg(s.ProductID), " AND ", alias, "env = ", b.arg(string(s.Env)),
+		" AND ", alias, "ts >= ", b.arg(from.UTC()), " AND ", alias, "ts < ", b.arg(to.UTC()))
+}
+
+// property returns the SQL expression reading p as text, NULL when unset.
+// A properties key is addressed by a JSON pointer, bound as a parameter, so
+// a key may hold any character.
+func (b *builder) property(p analytics.Property) (string, error) {
+	if p.Column != "" {
+		col, ok := columnSQL[p.Column]
+		if !ok {
+			return "", fmt.Errorf("unknown column %q", p.Column)
+		}
+		return col, nil
+	}
+	ptr := "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(p.Key)
+	return "json_extract_string(properties, " + b.arg(ptr) + ")", nil
+}
+
+// filter writes one filter as a boolean expression.
+func (b *builder) filter(f analytics.Filter) error {
+	x, err := b.property(f.Property)
+	if err != nil {
+		return err
+	}
+	num, isNum := f.Value.(float64)
+	switch f.Operator {
+	case analytics.OpEq:
+		if isNum {
+			b.write("coalesce(TRY_CAST(", x, " AS DOUBLE) = ", b.arg(num), ", false)")
+		} else {
+			b.write("coalesce(", x, " = ", b.arg(fmt.Sprint(f.Value)), ", false)")
+		}
+	case analytics.OpNeq:
+		if isNum {
+			b.write("NOT coalesce(TRY_CAST(", x, " AS DOUBLE) = ", b.arg(num), ", false)")
+		} else {
+			b.write("NOT coalesce(", x, " = ", b.arg(fmt.Sprint(f.Value)), ", false)")
+		}
+	case analytics.OpContains:
+		b.write("coalesce(contains(lower(", x, "), lower(", b.arg(fmt.Sprint(f.Value)), ")), false)")
+	case analytics.OpNotContains:
+		b.write("NOT coalesce(contains(lower(", x, "), lower(", b.arg(fmt.Sprint(f.Value)), ")), false)")
+	case analytics.OpRegex:
+		b.write("coalesce(regexp_matches(", x, ", ", b.arg(fmt.Sprint(f.Value)), "), false)")
+	case analytics.OpGt:
+		b.write("coalesce(TRY_CAST(", x, " AS DOUBLE) > ", b.arg(num), ", false)")
+	case analytics.OpLt:
+		b.write("coalesce(TRY_CAST(", x, " AS DOUBLE) < ", b.arg(num), ", false)")
+	case analytics.OpIsSet:
+		b.write(x, " IS NOT NULL")
+	case analytics.OpIsNotSet:
+		b.write(x, " IS NULL")
+	default:
+		return fmt.Errorf("unknown operator %q", f.Operator)
+	}
+	return nil
+}
+
+// Funnel computes the funnel as a chain of steps on the integer user id.
+// Step 0 is each user's first step-0 event in the range; step N joins the
+// users of step N-1 to their step-N events strictly after the previous
+// step's time and within the window, and keeps the earliest. Each step's
+// scan is also bounded by the latest time it could hold (the range's end
+// plus N windows), so DuckDB skips row groups outside it.
+func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) ([]int64, error) {
+	var b builder
+	win := b.arg(q.Window.Microseconds())
+	b.write("WITH s0 AS (SELECT user_id, min(ts) AS t FROM events WHERE ")
+	b.scope("", q.Scope, q.From, q.To)
+	b.write(" AND NOT is_bot AND event = ", b.arg(q.Steps[0]), " GROUP BY user_id)")
+	for i := 1; i < len(q.Steps); i++ {
+		prev := "s" + strconv.Itoa(i-1)
+		fmt.Fprintf(&b.sql, ", s%d AS (SELECT p.user_id, min(e.ts) AS t FROM %s p JOIN events e ON e.user_id = p.user_id WHERE ", i, prev)
+		b.scope("e.", q.Scope, q.From, q.To.Add(time.Duration(i)*q.Window))
+		b.write(" AND NOT e.is_bot AND e.event = ", b.arg(q.Steps[i]),
+			" AND e.ts > p.t AND e.ts <= p.t + to_microseconds(", win, ") GROUP BY p.user_id)")
+	}
+	b.write(" SELECT ")
+	for i := range q.Steps {
+		if i > 0 {
+			b.write(", ")
+		}
+		fmt.Fprintf(&b.sql, "(SELECT count(*) FROM s%d)", i)
+	}
+	counts := make([]int64, len(q.Steps))
+	dest := make([]any, len(counts))
+	for i := range counts {
+		dest[i] = &counts[i]
+	}
+	if err := s.db.QueryRowContext(ctx, b.sql.String(), b.args...).Scan(dest...); err != nil {
+		return nil, fmt.Errorf("computing funnel: %w", err)
+	}
+	return counts, nil
+}
+
+// Trend runs one statement per series. With a breakdown, the statement
+// ranks the property's values over the whole range, keeps the top ones and
+// folds the rest into the other bucket, so unique users of "other" are
+// counted once however many values they span.
+func (s *Store) Trend(ctx context.Context, q analytics.TrendQuery) ([]analytics.TrendRow, error) {
+	var out []analytics.TrendRow
+	for i, series := range q.Series {
+		rows, err := s.trendSeries(ctx, q, i, series)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
+}
+
+func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index int, series analytics.TrendSeries) ([]analytics.TrendRow, error) {
+	var b builder
+	agg := "count(*)"
+	if series.UniqueUsers {
+		agg = "count(DISTINCT user_id)"
+	}
+	breakdown := "''"
+	if q.Breakdown != nil {
+		x, err := b.property(*q.Breakdown)
+		if err != nil {
+			return nil, err
+		}
+		breakdown = "coalesce(" + x + ", '')"
+	}
+	b.write("WITH base AS (SELECT date_trunc('", truncSQL[q.Interval], "', ts) AS bucket, user_id, ", breakdown,
+		" AS v FROM events WHERE ")
+	b.scope("", q.Scope, q.From, q.To)
+	b.write(" AND (NOT is_bot OR event = '$bot_pageview') AND event = ", b.arg(series.Event))
+	for _, f := range append(append([]analytics.Filter(nil), q.Filters...), series.Filters...) {
+		b.write(" AND ")
+		if err := b.filter(f); err != nil {
+			return nil, err
+		}
+	}
+	b.write(")")
+	if q.Breakdown == nil {
+		b.write(" SELECT bucket, 0, '', ", agg, " FROM base GROUP BY bucket")
+	} else {
+		b.write(", top AS (SELECT v, row_number() OVER (ORDER BY ", agg, " DESC, v) AS rank FROM base GROUP BY v",
+			" ORDER BY rank LIMIT ", b.arg(q.BreakdownLimit), ")",
+			" SELECT bucket, coalesce(top.rank, 0) AS r, CASE WHEN top.rank IS NULL THEN '' ELSE base.v END AS bv, ", agg,
+			" FROM base LEFT JOIN top USING (v) GROUP BY bucket, r, bv")
+	}
+	rows, err := s.db.QueryContext(ctx, b.sql.String(), b.args...)
+	if err != nil {
+		return nil, fmt.Errorf("computing trend: %w", err)
+	}
+	defer rows.Close()
+	var out []analytics.TrendRow
+	for rows.Next() {
+		r := analytics.TrendRow{Series: index}
+		if err := rows.Scan(&r.Bucket, &r.Rank, &r.Breakdown, &r.Value); err != nil {
+			return nil, fmt.Errorf("computing trend: %w", err)
+		}
+		r.Bucket = r.Bucket.UTC()
+		r.Other = q.Breakdown != nil && r.Rank == 0
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("computing trend: %w", err)
+	}
+	return out, nil
+}
+
+// Retention puts each user in the cohort of the period of their first start
+// event in the range, then counts the cohort's users by the later periods
+// in which they did the return event, up to the end of the range's last
+// period.
+func (s *Store) Retention(ctx context.Context, q analytics.RetentionQuery) ([]analytics.RetentionRow, error) {
+	var b builder
+	part := truncSQL[q.Period]
+	last := q.Period.Next(q.Period.Truncate(q.To.Add(-time.Microsecond)))
+	b.write("WITH firsts AS (SELECT user_id, date_trunc('", part, "', min(ts)) AS cohort FROM events WHERE ")
+	b.scope("", q.Scope, q.From, q.To)
+	b.write(" AND NOT is_bot AND event = ", b.arg(q.StartEvent), " GROUP BY user_id)",
+		", returns AS (SELECT DISTINCT user_id, date_trunc('", part, "', ts) AS period FROM events WHERE ")
+	b.scope("", q.Scope, q.Period.Next(q.Period.Truncate(q.From)), last)
+	b.write(" AND NOT is_bot AND event = ", b.arg(q.ReturnEvent), ")",
+		" SELECT cohort, cohort, count(*) FROM firsts GROUP BY cohort",
+		" UNION ALL SELECT f.cohort, r.period, count(*) FROM firsts f JOIN returns r ON r.user_id = f.user_id AND r.period > f.cohort",
+		" GROUP BY f.cohort, r.period")
+	return queryAll(ctx, s.db, "computing retention", func(r scanner) (row analytics.RetentionRow, err error) {
+		err = r.Scan(&row.Cohort, &row.Return, &row.Users)
+		row.Cohort, row.Return = row.Cohort.UTC(), row.Return.UTC()
+		return row, err
+	}, b.sql.String(), b.args...)
+}
+
+// Bots lists AI-bot activity ($bot_pageview events) and the pages bots
+// fetched most.
+func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) ([]analytics.BotActivity, []analytics.PageActivity, error) {
+	var b builder
+	b.write("SELECT bot_name, bot_category, count(*) AS hits, max(ts) FROM events WHERE ")
+	b.scope("", q.Scope, q.From, q.To)
+	b.write(" AND event = '$bot_pageview' AND bot_name IS NOT NULL GROUP BY bot_name, bot_category ORDER BY hits DESC, bot_name")
+	bots, err := queryAll(ctx, s.db, "listing bots", func(r scanner) (a analytics.BotActivity, err error) {
+		var cat sql.NullString
+		err = r.Scan(&a.Name, &cat, &a.Hits, &a.LastSeen)
+		a.Category, a.LastSeen = cat.String, a.LastSeen.UTC()
+		return a, err
+	}, b.sql.String(), b.args...)
+	if err != nil {
+		return nil, nil, err
+	}
+
+	var p builder
+	p.write("SELECT url, count(*) AS hits, count(DISTINCT bot_name) FROM events WHERE ")
+	p.scope("", q.Scope, q.From, q.To)
+	p.write(" AND event = '$bot_pageview' AND url IS NOT NULL GROUP BY url ORDER BY hits DESC, url LIMIT ", p.arg(q.TopPages))
+	pages, err := queryAll(ctx, s.db, "listing bot pages", func(r scanner) (a analytics.PageActivity, err error) {
+		err = r.Scan(&a.URL, &a.Hits, &a.Bots)
+		return a, err
+	}, p.sql.String(), p.args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return bots, pages, nil
+}
