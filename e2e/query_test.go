@@ -388,3 +388,322 @@ func show(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestQueryRequestsAreValidated checks the 400s, naming the field, and the
+// credential rules of the query API.
+func TestQueryRequestsAreValidated(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	tn := newTenant(t, s, "validation")
+	bad := []struct {
+		body  string
+		field string
+	}{
+		{`{"steps":["a"]}`, "steps"},
+		{`{"steps":[]}`, "steps"},
+		{`{}`, "steps"},
+		{`{"steps":"a"}`, "steps"},
+		{`{"steps":["a",""]}`, "steps[1]"},
+		{`{"steps":["a","` + strings.Repeat("é", 256) + `"]}`, "steps[1]"},
+		{`{"steps":["a","b"],"windowHours":0}`, "windowHours"},
+		{`{"steps":["a","b"],"windowHours":721}`, "windowHours"},
+		{`{"steps":["a","b"],"windowHours":1.5}`, "windowHours"},
+		{`{"steps":["a","b"],"windowHours":"24"}`, "windowHours"},
+		{`{"steps":["a","b"],"dateFrom":"2026-13-01"}`, "dateFrom"},
+		{`{"steps":["a","b"],"dateFrom":"2026-1-01"}`, "dateFrom"},
+		{`{"steps":["a","b"],"dateTo":"yesterday"}`, "dateTo"},
+		{`{"steps":["a","b"],"dateFrom":"2026-03-02","dateTo":"2026-03-01"}`, "dateTo"},
+		{`{"steps":["a","b"],"window":24}`, "window"},
+		{`{"steps":["a","b"]} {}`, "body"},
+		{`not json`, "body"},
+	}
+	for _, c := range bad {
+		res := do(t, "POST", s.URL+"/api/v1/query/funnel", []byte(c.body), map[string]string{"Authorization": "Bearer " + tn.Token})
+		if res.Status != 400 || res.ErrorCode(t) != "invalid_request" {
+			t.Errorf("%s: %d %s, want 400 invalid_request", c.body, res.Status, res.Body)
+			continue
+		}
+		msg := res.JSON(t)["error"].(map[string]any)["message"].(string)
+		if !strings.HasPrefix(msg, c.field+":") {
+			t.Errorf("%s: message %q does not name %s first", c.body, msg, c.field)
+		}
+	}
+	trendBad := []struct{ body, field string }{
+		{`{"series":[]}`, "series"},
+		{`{"series":[{"event":"a","math":"median"}]}`, "series[0].math"},
+		{`{"series":[{"event":"a"}],"interval":"minute"}`, "interval"},
+		{`{"series":[{"event":"a"}],"filters":[{"property":"color","operator":"eq","value":"x"}]}`, "filters[0].property"},
+		{`{"series":[{"event":"a"}],"filters":[{"property":"url","operator":"like","value":"x"}]}`, "filters[0].operator"},
+		{`{"series":[{"event":"a"}],"filters":[{"property":"url","operator":"regex","value":"(("}]}`, "filters[0].value"},
+		{`{"series":[{"event":"a"}],"filters":[{"property":"properties.n","operator":"gt","value":"x"}]}`, "filters[0].value"},
+		{`{"series":[{"event":"a"}],"filters":[{"property":"url","operator":"is_set","value":"x"}]}`, "filters[0].value"},
+		{`{"series":[{"event":"a"}],"breakdown":"browser","breakdownLimit":101}`, "breakdownLimit"},
+		{`{"series":[{"event":"a"}],"interval":"hour","dateFrom":"2025-01-01","dateTo":"2026-01-01"}`, "interval"},
+	}
+	for _, c := range trendBad {
+		res := do(t, "POST", s.URL+"/api/v1/query/trend", []byte(c.body), map[string]string{"Authorization": "Bearer " + tn.Token})
+		if res.Status != 400 {
+			t.Errorf("%s: %d %s, want 400", c.body, res.Status, res.Body)
+			continue
+		}
+		if msg := res.JSON(t)["error"].(map[string]any)["message"].(string); !strings.HasPrefix(msg, c.field+":") {
+			t.Errorf("%s: message %q does not name %s first", c.body, msg, c.field)
+		}
+	}
+	if res := do(t, "POST", s.URL+"/api/v1/query/retention", []byte(`{"startEvent":"a","period":"hour"}`),
+		map[string]string{"Authorization": "Bearer " + tn.Token}); res.Status != 400 {
+		t.Errorf("retention by hour: %d, want 400", res.Status)
+	}
+	if res := do(t, "GET", s.URL+"/api/v1/query/bots?limit=0", nil, map[string]string{"Authorization": "Bearer " + tn.Token}); res.Status != 400 {
+		t.Errorf("bots limit=0: %d, want 400", res.Status)
+	}
+	if res := do(t, "POST", s.URL+"/api/v1/query/funnel?env=staging", []byte(`{"steps":["a","b"]}`),
+		map[string]string{"Authorization": "Bearer " + tn.Token}); res.Status != 400 {
+		t.Errorf("env=staging: %d, want 400", res.Status)
+	}
+
+	valid := []byte(`{"steps":["a","b"]}`)
+	for _, c := range []struct {
+		header string
+		status int
+		code   string
+	}{
+		{"", 401, "missing_credentials"},
+		{"Basic dXNlcjpwYXNz", 401, "missing_credentials"},
+		{"Bearer st_tok_" + strings.Repeat("x", 40), 401, "invalid_credentials"},
+		{"Bearer nonsense", 401, "invalid_credentials"},
+		{"Bearer " + tn.Token, 200, ""},
+		{"Bearer " + tn.Live, 200, ""},
+		{"Bearer " + tn.Test, 200, ""},
+	} {
+		h := map[string]string{}
+		if c.header != "" {
+			h["Authorization"] = c.header
+		}
+		res := do(t, "POST", s.URL+"/api/v1/query/funnel", valid, h)
+		if res.Status != c.status || (c.code != "" && res.ErrorCode(t) != c.code) {
+			t.Errorf("Authorization %q: %d %s, want %d %s", c.header, res.Status, res.Body, c.status, c.code)
+		}
+		if res.Header.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("the query API must not send CORS headers")
+		}
+	}
+	cli(t, s.dataDir, "keys", "disable", tn.Live)
+	if res := do(t, "POST", s.URL+"/api/v1/query/funnel", valid, map[string]string{"Authorization": "Bearer " + tn.Live}); res.Status != 403 {
+		t.Errorf("disabled key: %d, want 403", res.Status)
+	}
+	cli(t, s.dataDir, "keys", "revoke", tn.Live)
+	if res := do(t, "POST", s.URL+"/api/v1/query/funnel", valid, map[string]string{"Authorization": "Bearer " + tn.Live}); res.Status != 401 {
+		t.Errorf("revoked key: %d, want 401", res.Status)
+	}
+}
+
+// TestQueryTenantIsolation checks that a credential reads only its own
+// product, and test data only when asked.
+func TestQueryTenantIsolation(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	a, b := newTenant(t, s, "A"), newTenant(t, s, "B")
+	now := time.Now().UTC().Truncate(time.Second)
+	ev := func(user, name string, at time.Time, test bool) querytest.Event {
+		return querytest.Event{DistinctID: user, Name: name, Time: at, Test: test}
+	}
+	ingestDataset(t, s, a, []querytest.Event{
+		ev("u1", "signup", now.Add(-2*time.Hour), false), ev("u1", "paid", now.Add(-time.Hour), false),
+		ev("t1", "signup", now.Add(-2*time.Hour), true),
+	})
+	ingestDataset(t, s, b, []querytest.Event{ev("u9", "signup", now.Add(-3*time.Hour), false)})
+
+	funnel := map[string]any{"steps": []string{"signup", "paid"}}
+	var got funnelAnswer
+	ask(t, s, a.Token, "/api/v1/query/funnel", funnel, &got)
+	checkFunnel(t, got, []string{"signup", "paid"}, []int64{1, 1}, "A live")
+	ask(t, s, a.Token, "/api/v1/query/funnel?env=test", funnel, &got)
+	checkFunnel(t, got, []string{"signup", "paid"}, []int64{1, 0}, "A test")
+	ask(t, s, b.Token, "/api/v1/query/funnel", funnel, &got)
+	checkFunnel(t, got, []string{"signup", "paid"}, []int64{1, 0}, "B live")
+	ask(t, s, b.Live, "/api/v1/query/funnel", funnel, &got)
+	checkFunnel(t, got, []string{"signup", "paid"}, []int64{1, 0}, "B live by key")
+
+	// Saved queries: A's are invisible and untouchable to B.
+	var saved struct {
+		ID int64 `json:"id"`
+	}
+	body, _ := json.Marshal(map[string]any{"kind": "funnel", "name": "Signup", "definition": funnel})
+	res := do(t, "POST", s.URL+"/api/v1/queries", body, map[string]string{"Authorization": "Bearer " + a.Token})
+	if res.Status != 201 {
+		t.Fatalf("create saved query: %d %s", res.Status, res.Body)
+	}
+	json.Unmarshal(res.Body, &saved)
+	path := fmt.Sprintf("%s/api/v1/queries/%d", s.URL, saved.ID)
+	for _, m := range []string{"GET", "PUT", "DELETE"} {
+		if res := do(t, m, path, body, map[string]string{"Authorization": "Bearer " + b.Token}); res.Status != 404 {
+			t.Errorf("%s of another product's saved query: %d, want 404", m, res.Status)
+		}
+	}
+	if res := do(t, "POST", path+"/run", nil, map[string]string{"Authorization": "Bearer " + b.Token}); res.Status != 404 {
+		t.Errorf("run of another product's saved query: %d, want 404", res.Status)
+	}
+	var list struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	json.Unmarshal(do(t, "GET", s.URL+"/api/v1/queries", nil, map[string]string{"Authorization": "Bearer " + b.Token}).Body, &list)
+	if len(list.Items) != 0 {
+		t.Errorf("B lists %d saved queries, want 0", len(list.Items))
+	}
+	if res := do(t, "POST", path+"/run", nil, map[string]string{"Authorization": "Bearer " + a.Token}); res.Status != 200 {
+		t.Errorf("A runs its saved query: %d %s", res.Status, res.Body)
+	}
+}
+
+// TestSavedQueries walks a saved query through its life: create (a funnel
+// without a definition gets the placeholder steps), list, get, update, run
+// and delete.
+func TestSavedQueries(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	tn := newTenant(t, s, "saved")
+	auth := map[string]string{"Authorization": "Bearer " + tn.Token, "Content-Type": "application/json"}
+	now := time.Now().UTC().Truncate(time.Second)
+	ingestDataset(t, s, tn, []querytest.Event{
+		{DistinctID: "u", Name: "page_viewed", Time: now.Add(-3 * time.Hour)},
+		{DistinctID: "u", Name: "button_clicked", Time: now.Add(-2 * time.Hour)},
+	})
+
+	type saved struct {
+		ID         int64           `json:"id"`
+		Kind       string          `json:"kind"`
+		Name       string          `json:"name"`
+		Definition json.RawMessage `json:"definition"`
+		CreatedAt  time.Time       `json:"createdAt"`
+	}
+	res := do(t, "POST", s.URL+"/api/v1/queries", []byte(`{"kind":"funnel","name":"New funnel"}`), auth)
+	if res.Status != 201 {
+		t.Fatalf("create: %d %s", res.Status, res.Body)
+	}
+	var q saved
+	json.Unmarshal(res.Body, &q)
+	var def struct {
+		Steps       []string `json:"steps"`
+		WindowHours int      `json:"windowHours"`
+	}
+	json.Unmarshal(q.Definition, &def)
+	if q.ID < 1 || q.Kind != "funnel" || q.Name != "New funnel" || q.CreatedAt.IsZero() ||
+		!reflect.DeepEqual(def.Steps, []string{"page_viewed", "button_clicked", "form_submitted"}) || def.WindowHours != 24 {
+		t.Fatalf("a new funnel should start from the placeholder steps: %s", res.Body)
+	}
+	path := fmt.Sprintf("%s/api/v1/queries/%d", s.URL, q.ID)
+
+	var got funnelAnswer
+	res = do(t, "POST", path+"/run", nil, auth)
+	json.Unmarshal(res.Body, &got)
+	checkFunnel(t, got, def.Steps, []int64{1, 1, 0}, "run placeholder funnel")
+
+	res = do(t, "PUT", path, []byte(`{"name":"Renamed","definition":{"steps":["page_viewed","form_submitted"],"windowHours":48}}`), auth)
+	if res.Status != 200 {
+		t.Fatalf("update: %d %s", res.Status, res.Body)
+	}
+	res = do(t, "GET", path, nil, auth)
+	json.Unmarshal(res.Body, &q)
+	if q.Name != "Renamed" || !strings.Contains(string(q.Definition), `"windowHours":48`) {
+		t.Errorf("get after update: %s", res.Body)
+	}
+	if res := do(t, "PUT", path, []byte(`{"kind":"trend","name":"x","definition":{"series":[{"event":"a"}]}}`), auth); res.Status != 400 {
+		t.Errorf("changing the kind: %d, want 400", res.Status)
+	}
+	if res := do(t, "PUT", path, []byte(`{"name":"x","definition":{"steps":["a"]}}`), auth); res.Status != 400 ||
+		!strings.Contains(string(res.Body), "definition.steps") {
+		t.Errorf("invalid definition: %d %s, want 400 naming definition.steps", res.Status, res.Body)
+	}
+
+	res = do(t, "POST", s.URL+"/api/v1/queries", []byte(`{"kind":"trend","name":"Views","definition":{"series":[{"event":"page_viewed","math":"unique_users"}],"interval":"week"}}`), auth)
+	if res.Status != 201 {
+		t.Fatalf("create trend: %d %s", res.Status, res.Body)
+	}
+	var trend saved
+	json.Unmarshal(res.Body, &trend)
+	var ta trendAnswer
+	json.Unmarshal(do(t, "POST", fmt.Sprintf("%s/api/v1/queries/%d/run", s.URL, trend.ID), nil, auth).Body, &ta)
+	total := int64(0)
+	for _, p := range ta.Series[0].Data {
+		total += p.Value
+	}
+	if len(ta.Series) != 1 || total != 1 {
+		t.Errorf("run saved trend: %+v", ta)
+	}
+	for _, body := range []string{`{"kind":"trend","name":"No definition"}`, `{"kind":"pie","name":"x","definition":{}}`,
+		`{"kind":"funnel","name":""}`, `{"kind":"funnel","name":"x","extra":1}`} {
+		if res := do(t, "POST", s.URL+"/api/v1/queries", []byte(body), auth); res.Status != 400 {
+			t.Errorf("%s: %d, want 400", body, res.Status)
+		}
+	}
+
+	var list struct {
+		Items []saved `json:"items"`
+	}
+	json.Unmarshal(do(t, "GET", s.URL+"/api/v1/queries", nil, auth).Body, &list)
+	if len(list.Items) != 2 || list.Items[0].ID != trend.ID {
+		t.Errorf("list, newest first: %+v", list.Items)
+	}
+	if res := do(t, "DELETE", path, nil, auth); res.Status != 204 {
+		t.Errorf("delete: %d", res.Status)
+	}
+	if res := do(t, "GET", path, nil, auth); res.Status != 404 || res.ErrorCode(t) != "query_not_found" {
+		t.Errorf("get after delete: %d %s", res.Status, res.Body)
+	}
+}
+
+// TestBotsPanel checks the Acquisition panel's numbers: bots with their
+// category labels, and the pages they fetched.
+func TestBotsPanel(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	tn := newTenant(t, s, "bots")
+	claude := "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Claude-User/1.0; +Claude-User@anthropic.com)"
+	var batch []map[string]any
+	add := func(ua, url string) {
+		batch = append(batch, map[string]any{"event_name": "$pageview", "distinct_id": "srv", "user_agent": ua, "url": url})
+	}
+	for i := 0; i < 3; i++ {
+		add(gptBot.ua, "https://example.com/docs")
+	}
+	add(gptBot.ua, "https://example.com/pricing")
+	add(claude, "https://example.com/docs")
+	add(agents["Chrome"].ua, "https://example.com/docs") // a person: not a bot hit
+	if res := postEvents(t, s, tn.Live, batch...); res.Status != 202 {
+		t.Fatalf("ingest: %d %s", res.Status, res.Body)
+	}
+	res := do(t, "GET", s.URL+"/api/v1/query/bots", nil, map[string]string{"Authorization": "Bearer " + tn.Token})
+	var got struct {
+		Bots []struct {
+			Name, Category, CategoryLabel string
+			Hits                          int64
+			LastSeen                      time.Time
+		} `json:"bots"`
+		TopPages []struct {
+			URL  string `json:"url"`
+			Hits int64  `json:"hits"`
+			Bots int64  `json:"bots"`
+		} `json:"topPages"`
+	}
+	if err := json.Unmarshal(res.Body, &got); err != nil || res.Status != 200 {
+		t.Fatalf("bots: %d %s", res.Status, res.Body)
+	}
+	if len(got.Bots) != 2 || got.Bots[0].Name != "GPTBot" || got.Bots[0].Hits != 4 || got.Bots[0].Category != "ai_crawler" ||
+		got.Bots[0].CategoryLabel != "AI crawler (training/index)" || time.Since(got.Bots[0].LastSeen) > time.Minute {
+		t.Errorf("bots: %s", res.Body)
+	}
+	if len(got.Bots) == 2 && (got.Bots[1].Hits != 1 || got.Bots[1].Category != "ai_assistant" || got.Bots[1].CategoryLabel != "AI assistant (live fetch)") {
+		t.Errorf("second bot: %+v", got.Bots[1])
+	}
+	if len(got.TopPages) != 2 || got.TopPages[0].URL != "https://example.com/docs" || got.TopPages[0].Hits != 4 ||
+		got.TopPages[0].Bots != 2 || got.TopPages[1].Hits != 1 || got.TopPages[1].Bots != 1 {
+		t.Errorf("top pages: %+v", got.TopPages)
+	}
+	// Bot hits stay out of human trends.
+	var ta trendAnswer
+	ask(t, s, tn.Token, "/api/v1/query/trend", map[string]any{"series": []map[string]any{{"event": "$pageview"}}}, &ta)
+	sum := int64(0)
+	for _, p := range ta.Series[0].Data {
+		sum += p.Value
+	}
+	if sum != 1 {
+		t.Errorf("human $pageview trend counts %d, want 1", sum)
+	}
+}
