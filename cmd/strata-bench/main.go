@@ -45,6 +45,11 @@ func main() {
 		ceilingN = flag.Int("ceiling-events", 2_000_000, "events for the raw appender ceiling")
 		target   = flag.String("url", "", "load an already running server at this URL (with -key) and only that; for profiling")
 		key      = flag.String("key", "", "API key for -url")
+		suite    = flag.String("suite", "all", "which benchmarks to run: ingest, queries or all")
+		qEvents  = flag.Int("query-events", 10_000_000, "events for the query benchmark")
+		qUsers   = flag.Int("query-users", 500_000, "users for the query benchmark")
+		qDays    = flag.Int("query-days", 30, "days the query benchmark's events span")
+		qRuns    = flag.Int("query-runs", 7, "timed runs of each query (the median is reported)")
 	)
 	flag.Parse()
 	if *target != "" {
@@ -53,9 +58,17 @@ func main() {
 		report("batch load, closed loop", closedLoop(client, &server{url: *target, key: *key}, tmpl, *conns, *duration), *batch)
 		return
 	}
-	if err := run(*bin, strings.Fields(*srvArgs), *duration, *conns, *single, *batch, *ceilingN); err != nil {
-		fmt.Fprintln(os.Stderr, "strata-bench:", err)
-		os.Exit(1)
+	if *suite == "ingest" || *suite == "all" {
+		if err := run(*bin, strings.Fields(*srvArgs), *duration, *conns, *single, *batch, *ceilingN); err != nil {
+			fmt.Fprintln(os.Stderr, "strata-bench:", err)
+			os.Exit(1)
+		}
+	}
+	if *suite == "queries" || *suite == "all" {
+		if err := runQueryBench(*bin, *qEvents, *qUsers, *qDays, *qRuns); err != nil {
+			fmt.Fprintln(os.Stderr, "strata-bench:", err)
+			os.Exit(1)
+		}
 	}
 }
 

@@ -1,0 +1,310 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"strata/internal/store/duckdb"
+)
+
+// The query benchmark of issue 3: events of users over days, ingested
+// through the real ingest path, then each query timed over HTTP, and the
+// same 3-step funnel written as plain SQL timed directly on DuckDB.
+
+// queryEvent is one generated event, kept small: 10M of them are sorted.
+type queryEvent struct {
+	ts   int64 // µs since the epoch
+	user int32
+	name uint8
+}
+
+var benchNames = []string{"page_viewed", "button_clicked", "form_submitted", "search", "signup", "purchase", "logout"}
+
+// nameWeights make page views common and purchases rare, like a real site.
+var nameWeights = []int{40, 20, 10, 10, 8, 6, 6}
+
+// generateEvents spreads n events over users and days: each user's events
+// come in sessions, minutes apart, so that funnels convert at realistic
+// rates, and the whole set is sorted by time as ingest would see it.
+func generateEvents(n, users, days int, start time.Time) []queryEvent {
+	r := rand.New(rand.NewPCG(3, 7))
+	var cum []int
+	total := 0
+	for _, w := range nameWeights {
+		total += w
+		cum = append(cum, total)
+	}
+	span := int64(days) * 24 * int64(time.Hour/time.Microsecond)
+	base := start.UnixMicro()
+	out := make([]queryEvent, 0, n)
+	per := n / users
+	for u := 0; u < users && len(out) < n; u++ {
+		k := per
+		if u < n%users {
+			k++
+		}
+		t := r.Int64N(span)
+		for i := 0; i < k; i++ {
+			if r.IntN(4) == 0 { // a new session, hours or days later
+				t += r.Int64N(48 * int64(time.Hour/time.Microsecond))
+			} else {
+				t += r.Int64N(20 * int64(time.Minute/time.Microsecond))
+			}
+			w := r.IntN(total)
+			name := sort.SearchInts(cum, w+1)
+			out = append(out, queryEvent{ts: base + t%span, user: int32(u), name: uint8(name)})
+		}
+	}
+	slices.SortFunc(out, func(a, b queryEvent) int { return int(a.ts - b.ts) })
+	return out
+}
+
+// ingestEvents posts the events in batches over conns connections and
+// returns the rate.
+func ingestEvents(srv *server, events []queryEvent, batch, conns int) (float64, error) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns}, Timeout: 60 * time.Second}
+	var next atomic.Int64
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for c := 0; c < conns; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var b bytes.Buffer
+			for {
+				lo := int(next.Add(int64(batch))) - batch
+				if lo >= len(events) {
+					return
+				}
+				hi := min(lo+batch, len(events))
+				b.Reset()
+				b.WriteString(`{"batch":[`)
+				for i, e := range events[lo:hi] {
+					if i > 0 {
+						b.WriteByte(',')
+					}
+					name, agent := benchNames[e.name], agents[int(e.user)%4]
+					if e.user%100 == 99 { // one user in a hundred is an AI crawler
+						name, agent = "$pageview", agents[4]
+					}
+					fmt.Fprintf(&b, `{"event_name":%q,"distinct_id":"user_%d","timestamp":%q,"user_agent":%q,"url":"https://shop.example.com%s","properties":{"plan":%q}}`,
+						name, e.user, time.UnixMicro(e.ts).UTC().Format(time.RFC3339Nano),
+						agent, pages[int(e.ts)%len(pages)], []string{"free", "pro", "team"}[e.user%3])
+				}
+				b.WriteString("]}")
+				for attempt := 0; ; attempt++ {
+					if post(client, srv, b.Bytes()) {
+						break
+					}
+					if attempt == 5 {
+						failed.Add(1)
+						break
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := failed.Load(); n > 0 {
+		return 0, fmt.Errorf("%d batches were not accepted", n)
+	}
+	return float64(len(events)) / time.Since(start).Seconds(), nil
+}
+
+// benchQuery is one query the benchmark times.
+type benchQuery struct {
+	name, method, path string
+	body               any
+}
+
+// timeQuery runs q runs times after one warm-up and returns the median
+// time, the peak RSS of the server while it ran (the high-water mark is
+// reset first) and the last answer.
+func timeQuery(srv *server, token string, q benchQuery, runs int) (time.Duration, int64, []byte, error) {
+	client := &http.Client{Timeout: 5 * time.Minute}
+	call := func() ([]byte, error) {
+		body, _ := json.Marshal(q.body)
+		req, _ := http.NewRequest(q.method, srv.url+q.path, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			return nil, fmt.Errorf("%s: %d %s", q.name, resp.StatusCode, out)
+		}
+		return out, nil
+	}
+	if _, err := call(); err != nil {
+		return 0, 0, nil, err
+	}
+	// Writing 5 to clear_refs resets VmHWM to the current RSS.
+	os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", srv.cmd.Process.Pid), []byte("5"), 0)
+	var times []time.Duration
+	var last []byte
+	for i := 0; i < runs; i++ {
+		start := time.Now()
+		out, err := call()
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		times = append(times, time.Since(start))
+		last = out
+	}
+	rss, err := srv.peakRSS()
+	slices.Sort(times)
+	return times[len(times)/2], rss, last, err
+}
+
+// plainFunnelSQL is the funnel as someone would write it by hand: a chain
+// of CTEs joined on the string distinct_id, each step the earliest event
+// after the previous step's time within the window.
+const plainFunnelSQL = `
+WITH s0 AS (
+  SELECT distinct_id, min(ts) AS t FROM events
+  WHERE event = 'page_viewed' AND ts >= $1 AND ts < $2
+  GROUP BY distinct_id),
+s1 AS (
+  SELECT s0.distinct_id, min(e.ts) AS t FROM s0 JOIN events e ON e.distinct_id = s0.distinct_id
+  WHERE e.event = 'button_clicked' AND e.ts > s0.t AND e.ts <= s0.t + INTERVAL 24 HOUR
+  GROUP BY s0.distinct_id),
+s2 AS (
+  SELECT s1.distinct_id, min(e.ts) AS t FROM s1 JOIN events e ON e.distinct_id = s1.distinct_id
+  WHERE e.event = 'form_submitted' AND e.ts > s1.t AND e.ts <= s1.t + INTERVAL 24 HOUR
+  GROUP BY s1.distinct_id)
+SELECT (SELECT count(*) FROM s0), (SELECT count(*) FROM s1), (SELECT count(*) FROM s2)`
+
+// plainFunnel times plainFunnelSQL on the data directory's database,
+// opened in this process with the server's memory limit.
+func plainFunnel(dataDir string, from, to time.Time, runs int) (time.Duration, [3]int64, error) {
+	st, err := duckdb.Open(context.Background(), dataDir, duckdb.Options{MemoryLimit: "1GB"})
+	if err != nil {
+		return 0, [3]int64{}, err
+	}
+	defer st.Close()
+	var counts [3]int64
+	var times []time.Duration
+	for i := 0; i <= runs; i++ {
+		start := time.Now()
+		if err := st.DB().QueryRow(plainFunnelSQL, from, to).Scan(&counts[0], &counts[1], &counts[2]); err != nil {
+			return 0, counts, err
+		}
+		if i > 0 { // the first run warms the cache, as the server's warm-up does
+			times = append(times, time.Since(start))
+		}
+	}
+	slices.Sort(times)
+	return times[len(times)/2], counts, nil
+}
+
+// runQueryBench is the whole query benchmark.
+func runQueryBench(bin string, nEvents, users, days, runs int) error {
+	dir, err := os.MkdirTemp("", "strata-qbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	dataDir := filepath.Join(dir, "data")
+	start := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -days)
+	from, to := start, start.AddDate(0, 0, days-1)
+
+	genStart := time.Now()
+	events := generateEvents(nEvents, users, days, start)
+	fmt.Printf("query benchmark: %d events, %d users, %d days (%s to %s), generated in %s\n",
+		len(events), users, days, from.Format("2006-01-02"), to.Format("2006-01-02"), time.Since(genStart).Round(time.Millisecond))
+
+	srv, err := startServer(bin, dataDir)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	eps, err := ingestEvents(srv, events, 500, 8)
+	if err != nil {
+		return err
+	}
+	events = nil
+	fmt.Printf("ingest through POST /e: %.0f events/s\n", eps)
+	out, err := exec.Command(bin, "tokens", "create", "--product", "1", "--data", dataDir).Output()
+	if err != nil {
+		return fmt.Errorf("creating a token: %w", err)
+	}
+	token := strings.TrimSpace(string(out))
+
+	dates := map[string]any{"dateFrom": from.Format("2006-01-02"), "dateTo": to.Format("2006-01-02")}
+	with := func(m map[string]any) map[string]any {
+		for k, v := range dates {
+			m[k] = v
+		}
+		return m
+	}
+	funnel := benchQuery{"3-step funnel (24 h window)", "POST", "/api/v1/query/funnel",
+		with(map[string]any{"steps": []string{"page_viewed", "button_clicked", "form_submitted"}, "windowHours": 24})}
+	queries := []benchQuery{
+		funnel,
+		{"daily unique users, 30 days", "POST", "/api/v1/query/trend",
+			with(map[string]any{"series": []map[string]any{{"event": "page_viewed", "math": "unique_users"}}, "interval": "day"})},
+		{"daily events by browser (top 5 + other)", "POST", "/api/v1/query/trend",
+			with(map[string]any{"series": []map[string]any{{"event": "page_viewed"}}, "interval": "day", "breakdown": "browser", "breakdownLimit": 5})},
+		{"daily events, filter properties.plan = pro", "POST", "/api/v1/query/trend",
+			with(map[string]any{"series": []map[string]any{{"event": "purchase"}}, "interval": "day",
+				"filters": []map[string]any{{"property": "properties.plan", "operator": "eq", "value": "pro"}}})},
+		{"weekly retention signup → purchase", "POST", "/api/v1/query/retention",
+			with(map[string]any{"startEvent": "signup", "returnEvent": "purchase", "period": "week"})},
+		{"AI bots panel", "GET", "/api/v1/query/bots?dateFrom=" + from.Format("2006-01-02") + "&dateTo=" + to.Format("2006-01-02"), nil},
+	}
+	fmt.Printf("\n%-45s %12s %14s\n", "query (median of "+strconv.Itoa(runs)+", over HTTP)", "time", "peak RSS")
+	var strataFunnel time.Duration
+	var funnelAnswer []byte
+	for _, q := range queries {
+		med, rss, answer, err := timeQuery(srv, token, q, runs)
+		if err != nil {
+			return err
+		}
+		if q.name == funnel.name {
+			strataFunnel, funnelAnswer = med, answer
+		}
+		fmt.Printf("%-45s %12s %11d MB\n", q.name, ms(med), rss>>20)
+	}
+	srv.stop()
+
+	plain, counts, err := plainFunnel(dataDir, from, to.AddDate(0, 0, 1), runs)
+	if err != nil {
+		return fmt.Errorf("plain SQL funnel: %w", err)
+	}
+	fmt.Printf("%-45s %12s  (in-process DuckDB, no HTTP)\n", "plain SQL funnel (CTE joins on distinct_id)", ms(plain))
+	fmt.Printf("strata funnel / plain SQL = %.2f  (target ≤ 0.50)\n", float64(strataFunnel)/float64(plain))
+	fmt.Printf("plain SQL counts %v; strata answered %s\n", counts, funnelAnswer)
+
+	// The server again, right after, so that the two funnel timings are
+	// neighbours in time on a noisy machine.
+	srv2, err := startServer(bin, dataDir)
+	if err != nil {
+		return err
+	}
+	defer srv2.stop()
+	med, _, _, err := timeQuery(srv2, token, funnel, runs)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%-45s %12s  (after restart; ratio %.2f)\n", funnel.name, ms(med), float64(med)/float64(plain))
+	return nil
+}
