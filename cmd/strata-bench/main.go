@@ -50,6 +50,7 @@ func main() {
 		qUsers   = flag.Int("query-users", 500_000, "users for the query benchmark")
 		qDays    = flag.Int("query-days", 30, "days the query benchmark's events span")
 		qRuns    = flag.Int("query-runs", 7, "timed runs of each query (the median is reported)")
+		qKeep    = flag.Bool("query-keep", false, "keep the query benchmark's data directory for inspection")
 	)
 	flag.Parse()
 	if *target != "" {
@@ -65,7 +66,7 @@ func main() {
 		}
 	}
 	if *suite == "queries" || *suite == "all" {
-		if err := runQueryBench(*bin, *qEvents, *qUsers, *qDays, *qRuns); err != nil {
+		if err := runQueryBench(*bin, *qEvents, *qUsers, *qDays, *qRuns, *qKeep); err != nil {
 			fmt.Fprintln(os.Stderr, "strata-bench:", err)
 			os.Exit(1)
 		}

@@ -217,12 +217,16 @@ func plainFunnel(dataDir string, from, to time.Time, runs int) (time.Duration, [
 }
 
 // runQueryBench is the whole query benchmark.
-func runQueryBench(bin string, nEvents, users, days, runs int) error {
+func runQueryBench(bin string, nEvents, users, days, runs int, keep bool) error {
 	dir, err := os.MkdirTemp("", "strata-qbench-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	if keep {
+		fmt.Println("keeping the data directory", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
 	dataDir := filepath.Join(dir, "data")
 	start := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -days)
 	from, to := start, start.AddDate(0, 0, days-1)

@@ -1,0 +1,121 @@
+package query
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"strata/internal/analytics"
+)
+
+var now = time.Date(2026, 11, 23, 15, 4, 5, 0, time.UTC)
+
+func TestConversionPct(t *testing.T) {
+	for _, c := range []struct {
+		n, prev int64
+		want    float64
+	}{
+		{0, 0, 0}, {5, 0, 0}, {1, 3, 33.3}, {2, 3, 66.7}, {1, 8, 12.5}, {3, 3, 100}, {0, 7, 0}, {1, 1000, 0.1}, {1, 2001, 0},
+	} {
+		if got := ConversionPct(c.n, c.prev); got != c.want {
+			t.Errorf("ConversionPct(%d, %d) = %v, want %v", c.n, c.prev, got, c.want)
+		}
+	}
+}
+
+func TestDateRangeDefaults(t *testing.T) {
+	day := func(s string) time.Time { d, _ := time.Parse(dateLayout, s); return d }
+	for _, c := range []struct {
+		from, to         string
+		wantFrom, wantTo string // wantTo is exclusive
+	}{
+		{"", "", "2026-10-25", "2026-11-24"},
+		{"2026-11-01", "", "2026-11-01", "2026-11-24"},
+		{"", "2026-03-31", "2026-03-02", "2026-04-01"},
+		{"2026-02-28", "2026-02-28", "2026-02-28", "2026-03-01"},
+		{"2027-01-01", "", "2027-01-01", "2027-01-02"},
+	} {
+		from, to, err := dateRange(c.from, c.to, now)
+		if err != nil || !from.Equal(day(c.wantFrom)) || !to.Equal(day(c.wantTo)) {
+			t.Errorf("dateRange(%q, %q) = %v, %v, %v; want %s, %s", c.from, c.to, from, to, err, c.wantFrom, c.wantTo)
+		}
+	}
+	for _, c := range [][2]string{{"2026-02-30", ""}, {"2026-2-01", ""}, {"", "2026-11-23T00:00:00Z"}, {"2026-03-02", "2026-03-01"}, {"2000-01-01", "2026-01-01"}} {
+		if _, _, err := dateRange(c[0], c[1], now); err == nil {
+			t.Errorf("dateRange(%q, %q) accepted", c[0], c[1])
+		}
+	}
+}
+
+func TestParseFunnel(t *testing.T) {
+	sc := analytics.Scope{ProductID: 7, Env: analytics.EnvLive}
+	q, err := ParseFunnel([]byte(`{"steps":["a","b","a"],"dateFrom":"2026-11-01","dateTo":"2026-11-02","windowHours":24.0}`), sc, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.ProductID != 7 || q.Window != 24*time.Hour || len(q.Steps) != 3 ||
+		!q.From.Equal(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)) || !q.To.Equal(time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("parsed %+v", q)
+	}
+	if q, _ := ParseFunnel([]byte(`{"steps":["a","b"]}`), sc, now); q.Window != DefaultWindowHours*time.Hour {
+		t.Errorf("default window = %v", q.Window)
+	}
+	long := strings.Repeat("é", 255)
+	if _, err := ParseFunnel([]byte(`{"steps":["`+long+`","b"],"windowHours":720}`), sc, now); err != nil {
+		t.Errorf("255 characters and 720 hours are allowed: %v", err)
+	}
+	for body, field := range map[string]string{
+		`{"steps":["a"]}`:                        "steps",
+		`{"steps":["a","b"],"windowHours":-1}`:   "windowHours",
+		`{"steps":["a","b"],"windowHours":1e3}`:  "windowHours",
+		`{"steps":["a","b"],"windowHours":null}`: "",
+		`{"steps":["a","b"],"unknown":true}`:     "unknown",
+		`[1,2]`:                                  "body",
+		`{"steps":["a","b"],"dateFrom":7}`:       "dateFrom",
+	} {
+		_, err := ParseFunnel([]byte(body), sc, now)
+		if field == "" {
+			if err != nil {
+				t.Errorf("%s: %v", body, err)
+			}
+			continue
+		}
+		var e *analytics.Error
+		if !errors.As(err, &e) || e.Kind != analytics.KindInvalid || e.Code != "invalid_request" || !strings.HasPrefix(e.Message, field+":") {
+			t.Errorf("%s: got %v, want invalid_request naming %s", body, err, field)
+		}
+	}
+}
+
+func TestParseTrendFilters(t *testing.T) {
+	sc := analytics.Scope{ProductID: 1, Env: analytics.EnvLive}
+	q, err := ParseTrend([]byte(`{"series":[{"event":"a","math":"unique_users","filters":[{"property":"properties.a.b","operator":"eq","value":true}]}],
+		"filters":[{"property":"browser","operator":"is_set"},{"property":"properties.n","operator":"gt","value":3}],
+		"breakdown":"properties.plan","interval":"week"}`), sc, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !q.Series[0].UniqueUsers || q.Series[0].Filters[0].Property.Key != "a.b" || q.Series[0].Filters[0].Value != "true" ||
+		q.Filters[0].Property.Column != "browser" || q.Filters[1].Value != 3.0 || q.Breakdown.Key != "plan" ||
+		q.BreakdownLimit != DefaultBreakdown || q.Interval != analytics.Week {
+		t.Errorf("parsed %+v", q)
+	}
+}
+
+func TestIntervalTruncate(t *testing.T) {
+	at := time.Date(2026, 3, 1, 13, 45, 0, 0, time.UTC) // a Sunday
+	for iv, want := range map[analytics.Interval]time.Time{
+		analytics.Hour:  time.Date(2026, 3, 1, 13, 0, 0, 0, time.UTC),
+		analytics.Day:   time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC),
+		analytics.Week:  time.Date(2026, 2, 23, 0, 0, 0, 0, time.UTC),
+		analytics.Month: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC),
+	} {
+		if got := iv.Truncate(at); !got.Equal(want) {
+			t.Errorf("%s.Truncate = %v, want %v", iv, got, want)
+		}
+	}
+	if got := analytics.Week.Truncate(time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)); got.Day() != 2 {
+		t.Errorf("a Monday is its own week start, got %v", got)
+	}
+}
