@@ -15,10 +15,13 @@ import (
 	"strata/internal/analytics"
 )
 
-// Store is what a backend under test offers: both halves of storage.
+// Store is what a backend under test offers: both halves of storage and
+// the queries over them.
 type Store interface {
 	analytics.EventStore
 	analytics.MetaStore
+	analytics.SavedQueryStore
+	analytics.QueryStore
 }
 
 // Run runs every conformance test. open must return an empty store and
@@ -26,6 +29,8 @@ type Store interface {
 func Run(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("Meta", func(t *testing.T) { testMeta(t, open(t)) })
 	t.Run("Events", func(t *testing.T) { testEvents(t, open(t)) })
+	t.Run("SavedQueries", func(t *testing.T) { testSavedQueries(t, open(t)) })
+	t.Run("Queries", func(t *testing.T) { testQueries(t, open(t)) })
 }
 
 func testMeta(t *testing.T, s Store) {

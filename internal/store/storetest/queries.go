@@ -1,0 +1,197 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"strata/internal/analytics"
+	"strata/internal/ingest"
+	"strata/internal/query"
+	"strata/internal/query/querytest"
+)
+
+// testSavedQueries checks saved query storage, scoped by product.
+func testSavedQueries(t *testing.T, s Store) {
+	ctx := context.Background()
+	ws, _ := s.CreateWorkspace(ctx, "W")
+	a, _ := s.CreateProduct(ctx, ws.ID, "A")
+	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+	q := analytics.SavedQuery{ProductID: a.ID, Kind: analytics.KindFunnel, Name: "Signup",
+		Definition: json.RawMessage(`{"steps":["a","b"]}`)}
+	if err := s.CreateSavedQuery(ctx, &q); err != nil || q.ID == 0 || q.CreatedAt.IsZero() {
+		t.Fatalf("create: %v %+v", err, q)
+	}
+	got, err := s.SavedQuery(ctx, a.ID, q.ID)
+	if err != nil || got.Name != "Signup" || string(got.Definition) != `{"steps":["a","b"]}` || got.Kind != analytics.KindFunnel {
+		t.Errorf("get: %v %+v", err, got)
+	}
+	if _, err := s.SavedQuery(ctx, b.ID, q.ID); !errors.Is(err, analytics.ErrNotFound) {
+		t.Errorf("another product's query: %v, want ErrNotFound", err)
+	}
+	q.Name, q.Definition = "Renamed", json.RawMessage(`{"steps":["a","c"]}`)
+	if err := s.UpdateSavedQuery(ctx, &q); err != nil {
+		t.Fatal(err)
+	}
+	other := q
+	other.ProductID = b.ID
+	if err := s.UpdateSavedQuery(ctx, &other); !errors.Is(err, analytics.ErrNotFound) {
+		t.Errorf("update through another product: %v, want ErrNotFound", err)
+	}
+	q2 := analytics.SavedQuery{ProductID: a.ID, Kind: analytics.KindTrend, Name: "T", Definition: json.RawMessage(`{}`)}
+	s.CreateSavedQuery(ctx, &q2)
+	list, err := s.ListSavedQueries(ctx, a.ID)
+	if err != nil || len(list) != 2 || list[0].ID != q2.ID || list[1].Name != "Renamed" {
+		t.Errorf("list: %v %+v", err, list)
+	}
+	if list, _ := s.ListSavedQueries(ctx, b.ID); len(list) != 0 {
+		t.Errorf("B lists %d queries", len(list))
+	}
+	if err := s.DeleteSavedQuery(ctx, b.ID, q.ID); !errors.Is(err, analytics.ErrNotFound) {
+		t.Errorf("delete through another product: %v", err)
+	}
+	if err := s.DeleteSavedQuery(ctx, a.ID, q.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SavedQuery(ctx, a.ID, q.ID); !errors.Is(err, analytics.ErrNotFound) {
+		t.Errorf("after delete: %v", err)
+	}
+}
+
+// storeEvents converts reference events to stored events of a product.
+func storeEvents(productID int64, events []querytest.Event) []analytics.Event {
+	out := make([]analytics.Event, len(events))
+	for i, e := range events {
+		props := []byte("{}")
+		if e.Properties != nil {
+			props, _ = json.Marshal(e.Properties)
+		}
+		env := analytics.EnvLive
+		if e.Test {
+			env = analytics.EnvTest
+		}
+		out[i] = analytics.Event{
+			UUID: [16]byte{byte(i >> 8), byte(i), byte(productID)}, ProductID: productID, Env: env,
+			Timestamp: e.Time, ReceivedAt: e.Time, Name: e.Name, DistinctID: e.DistinctID,
+			UserID: ingest.UserID(e.DistinctID), URL: e.URL, Path: e.Path, Referrer: e.Referrer,
+			Browser: e.Browser, OS: e.OS, DeviceType: e.DeviceType, IsBot: e.Bot, Properties: props,
+		}
+		if e.Bot {
+			out[i].BotName, out[i].BotCategory = "GPTBot", "ai_crawler"
+		}
+	}
+	return out
+}
+
+// testQueries runs the query engine on the store for seeded random
+// datasets and compares each answer with the reference in querytest.
+func testQueries(t *testing.T, s Store) {
+	ctx := context.Background()
+	ws, _ := s.CreateWorkspace(ctx, "W")
+	engine := &query.Engine{Store: s}
+	for seed := int64(1); seed <= 40; seed++ {
+		ds := querytest.Generate(seed)
+		p, err := s.CreateProduct(ctx, ws.ID, fmt.Sprint(seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AppendEvents(ctx, storeEvents(p.ID, ds.Events)); err != nil {
+			t.Fatal(err)
+		}
+		for _, env := range []analytics.Env{analytics.EnvLive, analytics.EnvTest} {
+			test := env == analytics.EnvTest
+			scope := analytics.Scope{ProductID: p.ID, Env: env, From: ds.From, To: ds.To.AddDate(0, 0, 1)}
+
+			fq := analytics.FunnelQuery{Scope: scope, Steps: ds.Steps, Window: time.Duration(ds.WindowHours) * time.Hour}
+			fr, err := engine.RunFunnel(ctx, fq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := querytest.Funnel(ds.Events, test, ds.Steps, ds.From, ds.To, ds.WindowHours)
+			for i, st := range fr.Steps {
+				if st.Count != want[i] {
+					t.Errorf("seed %d %s funnel %v: step %d = %d, want %d", seed, env, ds.Steps, i, st.Count, want[i])
+				}
+			}
+
+			interval := []analytics.Interval{analytics.Day, analytics.Week, analytics.Month, analytics.Hour}[seed%4]
+			var filters []analytics.Filter
+			for _, f := range ds.Filters {
+				filters = append(filters, toFilter(f))
+			}
+			tq := analytics.TrendQuery{Scope: scope, Interval: interval, Filters: filters, BreakdownLimit: 2,
+				Series: []analytics.TrendSeries{{Event: ds.Steps[0]}, {Event: ds.Steps[1], UniqueUsers: true}}}
+			if ds.Breakdown != "" {
+				p := toProperty(ds.Breakdown)
+				tq.Breakdown = &p
+			}
+			tr, err := engine.RunTrend(ctx, tq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := querytest.Trend(ds.Events, test, []querytest.Series{{Event: ds.Steps[0], Math: "total"},
+				{Event: ds.Steps[1], Math: "unique_users"}}, ds.Filters, ds.From, ds.To, string(interval), ds.Breakdown, 2)
+			if len(tr.Series) != len(ref) {
+				t.Errorf("seed %d %s trend: %d lines, want %d", seed, env, len(tr.Series), len(ref))
+				continue
+			}
+			for i, l := range tr.Series {
+				var values []int64
+				for _, p := range l.Data {
+					values = append(values, p.Value)
+				}
+				var wantValues []int64
+				for _, p := range ref[i].Data {
+					wantValues = append(wantValues, p.Value)
+				}
+				if l.Event != ref[i].Event || l.Other != ref[i].Other || !reflect.DeepEqual(l.BreakdownValue, ref[i].BreakdownValue) ||
+					!reflect.DeepEqual(values, wantValues) {
+					t.Errorf("seed %d %s trend line %d: got %s %v %v %v, want %s %v %v %v", seed, env, i,
+						l.Event, l.Other, l.BreakdownValue, values, ref[i].Event, ref[i].Other, ref[i].BreakdownValue, wantValues)
+				}
+			}
+		}
+
+		period := []analytics.Interval{analytics.Day, analytics.Week, analytics.Month}[seed%3]
+		rq := analytics.RetentionQuery{Scope: analytics.Scope{ProductID: p.ID, Env: analytics.EnvLive, From: ds.From, To: ds.To.AddDate(0, 0, 1)},
+			StartEvent: ds.StartEvent, ReturnEvent: ds.ReturnEvent, Period: period}
+		rr, err := engine.RunRetention(ctx, rq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := querytest.Retention(ds.Events, false, ds.StartEvent, ds.ReturnEvent, ds.From, ds.To, string(period))
+		if len(rr.Cohorts) != len(ref) {
+			t.Errorf("seed %d retention: %d cohorts, want %d", seed, len(rr.Cohorts), len(ref))
+			continue
+		}
+		for i, c := range rr.Cohorts {
+			if c.Size != ref[i].Size || !reflect.DeepEqual(c.Values, ref[i].Values) {
+				t.Errorf("seed %d retention by %s cohort %d: %d %v, want %d %v", seed, period, i, c.Size, c.Values, ref[i].Size, ref[i].Values)
+			}
+		}
+	}
+}
+
+func toProperty(name string) analytics.Property {
+	if len(name) > len("properties.") && name[:len("properties.")] == "properties." {
+		return analytics.Property{Key: name[len("properties."):]}
+	}
+	return analytics.Property{Column: name}
+}
+
+// toFilter converts a reference filter the way the API's parser does:
+// numbers become float64 and booleans their text.
+func toFilter(f querytest.Filter) analytics.Filter {
+	v := f.Value
+	switch x := v.(type) {
+	case int64:
+		v = float64(x)
+	case bool:
+		v = fmt.Sprint(x)
+	}
+	return analytics.Filter{Property: toProperty(f.Property), Operator: analytics.Operator(f.Operator), Value: v}
+}
