@@ -58,6 +58,13 @@ type Store struct {
 	appendMu  sync.Mutex
 	appendCon driver.Conn
 	appender  *duckdb.Appender
+
+	// users maps each product's distinct_ids to dense ids (users.go). It
+	// is changed under appendMu and usersMu, read under usersMu.
+	usersMu  sync.RWMutex
+	users    map[int64]*userIDs
+	usersCon driver.Conn
+	usersApp *duckdb.Appender
 }
 
 var (
@@ -78,6 +85,9 @@ func Open(ctx context.Context, dataDir string, opt Options) (*Store, error) {
 		opt.CheckpointThreshold = "256MB"
 	}
 	q.Set("checkpoint_threshold", opt.CheckpointThreshold)
+	// Group by dense user ids with an array rather than a hash table up to
+	// 2^20 ids (DuckDB's default stops at 2^12); see migration 0004.
+	q.Set("perfect_ht_threshold", "20")
 	if opt.Threads > 0 {
 		q.Set("threads", fmt.Sprint(opt.Threads))
 	}
@@ -102,6 +112,10 @@ func Open(ctx context.Context, dataDir string, opt Options) (*Store, error) {
 		s.db.Close()
 		return nil, fmt.Errorf("migrating %s: %w", path, err)
 	}
+	if err := s.loadUsers(ctx); err != nil {
+		s.db.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -122,6 +136,10 @@ func (s *Store) Close() error {
 	if s.appendCon != nil {
 		errs = append(errs, s.appendCon.Close())
 		s.appendCon = nil
+	}
+	if s.usersApp != nil {
+		errs = append(errs, s.usersApp.Close(), s.usersCon.Close())
+		s.usersApp, s.usersCon = nil, nil
 	}
 	errs = append(errs, s.db.Close())
 	if err := errors.Join(errs...); err != nil {

@@ -23,7 +23,12 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 	if err := s.ensureAppender(ctx); err != nil {
 		return err
 	}
-	if err := appendRows(s.appender, events); err != nil {
+	uids, fresh := s.assignUIDs(events)
+	if err := s.storeUsers(ctx, fresh); err != nil {
+		s.forgetUsers(fresh)
+		return err
+	}
+	if err := appendRows(s.appender, events, uids); err != nil {
 		s.resetAppender()
 		return err
 	}
@@ -35,7 +40,7 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 }
 
 // appendRows adds events to an appender of a table shaped like events.
-func appendRows(app *duckdb.Appender, events []analytics.Event) error {
+func appendRows(app *duckdb.Appender, events []analytics.Event, uids []uint32) error {
 	for i := range events {
 		e := &events[i]
 		err := app.AppendRow(
@@ -58,6 +63,7 @@ func appendRows(app *duckdb.Appender, events []analytics.Event) error {
 			nullable(e.BotName),
 			nullable(e.BotCategory),
 			string(e.Properties),
+			uids[i],
 		)
 		if err != nil {
 			return fmt.Errorf("appending event %d: %w", i, err)
@@ -76,6 +82,11 @@ func (s *Store) AppendMissing(ctx context.Context, events []analytics.Event) err
 	}
 	s.appendMu.Lock()
 	defer s.appendMu.Unlock()
+	uids, fresh := s.assignUIDs(events)
+	if err := s.storeUsers(ctx, fresh); err != nil {
+		s.forgetUsers(fresh)
+		return err
+	}
 	if _, err := s.db.ExecContext(ctx, `CREATE OR REPLACE TABLE spool_replay AS SELECT * FROM events LIMIT 0`); err != nil {
 		return fmt.Errorf("staging replay: %w", err)
 	}
@@ -89,7 +100,7 @@ func (s *Store) AppendMissing(ctx context.Context, events []analytics.Event) err
 	if err != nil {
 		return fmt.Errorf("staging replay: %w", err)
 	}
-	if err := appendRows(app, events); err != nil {
+	if err := appendRows(app, events, uids); err != nil {
 		app.Close()
 		return err
 	}

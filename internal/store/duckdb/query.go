@@ -110,7 +110,7 @@ func (b *builder) filter(f analytics.Filter) error {
 	return nil
 }
 
-// Funnel computes the funnel as a chain of steps on the integer user id.
+// Funnel computes the funnel as a chain of steps on the dense user id.
 // Step 0 is each user's first step-0 event in the range; step N joins the
 // users of step N-1 to their step-N events strictly after the previous
 // step's time and within the window, and keeps the earliest. Each step's
@@ -119,15 +119,15 @@ func (b *builder) filter(f analytics.Filter) error {
 func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) ([]int64, error) {
 	var b builder
 	win := b.arg(q.Window.Microseconds())
-	b.write("WITH s0 AS (SELECT user_id, min(ts) AS t FROM events WHERE ")
+	b.write("WITH s0 AS (SELECT uid, min(ts) AS t FROM events WHERE ")
 	b.scope("", q.Scope, q.From, q.To)
-	b.write(" AND NOT is_bot AND event = ", b.arg(q.Steps[0]), " GROUP BY user_id)")
+	b.write(" AND NOT is_bot AND event = ", b.arg(q.Steps[0]), " GROUP BY uid)")
 	for i := 1; i < len(q.Steps); i++ {
 		prev := "s" + strconv.Itoa(i-1)
-		fmt.Fprintf(&b.sql, ", s%d AS (SELECT p.user_id, min(e.ts) AS t FROM %s p JOIN events e ON e.user_id = p.user_id WHERE ", i, prev)
+		fmt.Fprintf(&b.sql, ", s%d AS (SELECT p.uid, min(e.ts) AS t FROM %s p JOIN events e ON e.uid = p.uid WHERE ", i, prev)
 		b.scope("e.", q.Scope, q.From, q.To.Add(time.Duration(i)*q.Window))
 		b.write(" AND NOT e.is_bot AND e.event = ", b.arg(q.Steps[i]),
-			" AND e.ts > p.t AND e.ts <= p.t + to_microseconds(", win, ") GROUP BY p.user_id)")
+			" AND e.ts > p.t AND e.ts <= p.t + to_microseconds(", win, ") GROUP BY p.uid)")
 	}
 	b.write(" SELECT ")
 	for i := range q.Steps {
@@ -154,7 +154,12 @@ func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) ([]int64, e
 func (s *Store) Trend(ctx context.Context, q analytics.TrendQuery) ([]analytics.TrendRow, error) {
 	var out []analytics.TrendRow
 	for i, series := range q.Series {
-		rows, err := s.trendSeries(ctx, q, i, series)
+		rows, err := s.trendSeries(ctx, q, i, series, true)
+		if err != nil && series.UniqueUsers && strings.Contains(err.Error(), "Out of Range") {
+			// More users were numbered while the query started than the
+			// bitmap's headroom allows: count them the slow way.
+			rows, err = s.trendSeries(ctx, q, i, series, false)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -163,11 +168,44 @@ func (s *Store) Trend(ctx context.Context, q analytics.TrendQuery) ([]analytics.
 	return out, nil
 }
 
-func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index int, series analytics.TrendSeries) ([]analytics.TrendRow, error) {
+// bitmapBudget caps the memory unique-user bitmaps may take in one query.
+const bitmapBudget = 256 << 20
+
+// uniqueUsers returns the aggregate counting a product's distinct users in
+// each of at most groups groups. With dense ids the users of a group are
+// bits in a bitmap as wide as the product's user count (plus headroom for
+// users numbered while the query starts), which is several times faster
+// than hashing; when the bitmaps would be too large it is a plain
+// count(DISTINCT). The bounds are integers the store computed, never
+// request text.
+func (s *Store) uniqueUsers(product int64, groups int, bitmap bool) string {
+	hi := uint64(s.userCount(product)) + 1<<16
+	if !bitmap || uint64(groups)*hi/8 > bitmapBudget {
+		return "count(DISTINCT uid)"
+	}
+	return "bit_count(bitstring_agg(uid, 0, " + strconv.FormatUint(hi, 10) + "))"
+}
+
+// bucketCount is how many buckets of iv [from, to) touches.
+func bucketCount(iv analytics.Interval, from, to time.Time) int {
+	n := 0
+	for b := iv.Truncate(from); b.Before(to); b = iv.Next(b) {
+		n++
+	}
+	return n
+}
+
+func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index int, series analytics.TrendSeries, bitmap bool) ([]analytics.TrendRow, error) {
 	var b builder
 	agg := "count(*)"
+	rankAgg := agg
 	if series.UniqueUsers {
-		agg = "count(DISTINCT user_id)"
+		groups := bucketCount(q.Interval, q.From, q.To)
+		if q.Breakdown != nil {
+			groups *= q.BreakdownLimit + 1
+		}
+		agg = s.uniqueUsers(q.ProductID, groups, bitmap)
+		rankAgg = "count(DISTINCT uid)"
 	}
 	breakdown := "''"
 	if q.Breakdown != nil {
@@ -177,7 +215,7 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 		}
 		breakdown = "coalesce(" + x + ", '')"
 	}
-	b.write("WITH base AS (SELECT date_trunc('", truncSQL[q.Interval], "', ts) AS bucket, user_id, ", breakdown,
+	b.write("WITH base AS (SELECT date_trunc('", truncSQL[q.Interval], "', ts) AS bucket, uid, ", breakdown,
 		" AS v FROM events WHERE ")
 	b.scope("", q.Scope, q.From, q.To)
 	b.write(" AND (NOT is_bot OR event = '$bot_pageview') AND event = ", b.arg(series.Event))
@@ -191,7 +229,7 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 	if q.Breakdown == nil {
 		b.write(" SELECT bucket, 0, '', ", agg, " FROM base GROUP BY bucket")
 	} else {
-		b.write(", top AS (SELECT v, row_number() OVER (ORDER BY ", agg, " DESC, v) AS rank FROM base GROUP BY v",
+		b.write(", top AS (SELECT v, row_number() OVER (ORDER BY ", rankAgg, " DESC, v) AS rank FROM base GROUP BY v",
 			" ORDER BY rank LIMIT ", b.arg(q.BreakdownLimit), ")",
 			" SELECT bucket, coalesce(top.rank, 0) AS r, CASE WHEN top.rank IS NULL THEN '' ELSE base.v END AS bv, ", agg,
 			" FROM base LEFT JOIN top USING (v) GROUP BY bucket, r, bv")
@@ -225,14 +263,14 @@ func (s *Store) Retention(ctx context.Context, q analytics.RetentionQuery) ([]an
 	var b builder
 	part := truncSQL[q.Period]
 	last := q.Period.Next(q.Period.Truncate(q.To.Add(-time.Microsecond)))
-	b.write("WITH firsts AS (SELECT user_id, date_trunc('", part, "', min(ts)) AS cohort FROM events WHERE ")
+	b.write("WITH firsts AS (SELECT uid, date_trunc('", part, "', min(ts)) AS cohort FROM events WHERE ")
 	b.scope("", q.Scope, q.From, q.To)
-	b.write(" AND NOT is_bot AND event = ", b.arg(q.StartEvent), " GROUP BY user_id)",
-		", returns AS (SELECT DISTINCT user_id, date_trunc('", part, "', ts) AS period FROM events WHERE ")
+	b.write(" AND NOT is_bot AND event = ", b.arg(q.StartEvent), " GROUP BY uid)",
+		", returns AS (SELECT DISTINCT uid, date_trunc('", part, "', ts) AS period FROM events WHERE ")
 	b.scope("", q.Scope, q.Period.Next(q.Period.Truncate(q.From)), last)
 	b.write(" AND NOT is_bot AND event = ", b.arg(q.ReturnEvent), ")",
 		" SELECT cohort, cohort, count(*) FROM firsts GROUP BY cohort",
-		" UNION ALL SELECT f.cohort, r.period, count(*) FROM firsts f JOIN returns r ON r.user_id = f.user_id AND r.period > f.cohort",
+		" UNION ALL SELECT f.cohort, r.period, count(*) FROM firsts f JOIN returns r ON r.uid = f.uid AND r.period > f.cohort",
 		" GROUP BY f.cohort, r.period")
 	return queryAll(ctx, s.db, "computing retention", func(r scanner) (row analytics.RetentionRow, err error) {
 		err = r.Scan(&row.Cohort, &row.Return, &row.Users)

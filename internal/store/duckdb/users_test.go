@@ -1,0 +1,134 @@
+package duckdb
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"strata/internal/analytics"
+	"strata/internal/store/migrate"
+)
+
+func userEvent(product int64, distinctID string, at time.Time) analytics.Event {
+	return analytics.Event{UUID: uuid.New(), ProductID: product, Env: analytics.EnvLive, Timestamp: at, ReceivedAt: at,
+		Name: "e", DistinctID: distinctID, Properties: []byte("{}")}
+}
+
+// uidsOf returns each distinct_id's uid as stored on its events, failing if
+// one distinct_id has two.
+func uidsOf(t *testing.T, db *sql.DB, product int64) map[string]uint32 {
+	t.Helper()
+	rows, err := db.Query(`SELECT DISTINCT distinct_id, uid FROM events WHERE product_id = $1`, product)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]uint32{}
+	for rows.Next() {
+		var did string
+		var uid uint32
+		rows.Scan(&did, &uid)
+		if _, dup := out[did]; dup {
+			t.Fatalf("%s has two uids", did)
+		}
+		out[did] = uid
+	}
+	return out
+}
+
+// TestDenseUserIDs checks that each product numbers its users 0, 1, 2, …
+// in order of first appearance, and that the numbering survives a reopen.
+func TestDenseUserIDs(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(ctx, dir, Options{MemoryLimit: "256MB", Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	err = s.AppendEvents(ctx, []analytics.Event{
+		userEvent(1, "ann", now), userEvent(1, "bob", now), userEvent(2, "zed", now), userEvent(1, "ann", now),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := uidsOf(t, s.DB(), 1); got["ann"] != 0 || got["bob"] != 1 || len(got) != 2 {
+		t.Errorf("product 1 uids = %v", got)
+	}
+	if got := uidsOf(t, s.DB(), 2); got["zed"] != 0 {
+		t.Errorf("product 2 uids = %v", got)
+	}
+	s.Close()
+
+	s, err = Open(ctx, dir, Options{MemoryLimit: "256MB", Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.AppendEvents(ctx, []analytics.Event{userEvent(1, "cat", now), userEvent(1, "bob", now)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendMissing(ctx, []analytics.Event{userEvent(1, "dan", now), userEvent(2, "zed", now)}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]uint32{"ann": 0, "bob": 1, "cat": 2, "dan": 3}
+	got := uidsOf(t, s.DB(), 1)
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("after reopen, product 1 uids = %v, want %v", got, want)
+			break
+		}
+	}
+	if n := s.userCount(1); n != 4 {
+		t.Errorf("userCount = %d, want 4", n)
+	}
+}
+
+// TestDenseUserIDMigration applies migration 0004 to a database that holds
+// events from before it and checks that they are numbered.
+func TestDenseUserIDMigration(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	all, err := migrate.Load(migrationFS, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("duckdb", filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrate.Apply(ctx, db, all[:3], time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Exec(`INSERT INTO events (uuid, product_id, env, ts, received_at, event, distinct_id, user_id, is_bot, properties)
+		VALUES (uuid(), 1, 'live', TIMESTAMP '2026-01-02', now(), 'e', 'late', 1, false, '{}'),
+		       (uuid(), 1, 'live', TIMESTAMP '2026-01-01', now(), 'e', 'early', 2, false, '{}'),
+		       (uuid(), 1, 'live', TIMESTAMP '2026-01-03', now(), 'e', 'early', 2, false, '{}'),
+		       (uuid(), 3, 'live', TIMESTAMP '2026-01-05', now(), 'e', 'other', 3, false, '{}')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	s, err := Open(ctx, dir, Options{MemoryLimit: "256MB", Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := uidsOf(t, s.DB(), 1); got["early"] != 0 || got["late"] != 1 {
+		t.Errorf("backfilled uids = %v, want early 0, late 1", got)
+	}
+	if got := uidsOf(t, s.DB(), 3); got["other"] != 0 {
+		t.Errorf("product 3 uids = %v", got)
+	}
+	if err := s.AppendEvents(ctx, []analytics.Event{userEvent(1, "new", time.Now())}); err != nil {
+		t.Fatal(err)
+	}
+	if got := uidsOf(t, s.DB(), 1); got["new"] != 2 {
+		t.Errorf("a user after the migration got uid %d, want 2", got["new"])
+	}
+}
