@@ -59,12 +59,11 @@ type Store struct {
 	appendCon driver.Conn
 	appender  *duckdb.Appender
 
-	// users maps each product's distinct_ids to dense ids (users.go). It
-	// is changed under appendMu and usersMu, read under usersMu.
-	usersMu  sync.RWMutex
-	users    map[int64]*userIDs
-	usersCon driver.Conn
-	usersApp *duckdb.Appender
+	// users and names give users and event names dense ids (users.go).
+	// They change under appendMu and dictMu and are read under dictMu.
+	dictMu sync.RWMutex
+	users  *dictionary
+	names  *dictionary
 }
 
 var (
@@ -112,7 +111,7 @@ func Open(ctx context.Context, dataDir string, opt Options) (*Store, error) {
 		s.db.Close()
 		return nil, fmt.Errorf("migrating %s: %w", path, err)
 	}
-	if err := s.loadUsers(ctx); err != nil {
+	if err := s.loadDictionaries(ctx); err != nil {
 		s.db.Close()
 		return nil, err
 	}
@@ -137,9 +136,8 @@ func (s *Store) Close() error {
 		errs = append(errs, s.appendCon.Close())
 		s.appendCon = nil
 	}
-	if s.usersApp != nil {
-		errs = append(errs, s.usersApp.Close(), s.usersCon.Close())
-		s.usersApp, s.usersCon = nil, nil
+	if s.users != nil {
+		errs = append(errs, s.users.closeAppender(), s.names.closeAppender())
 	}
 	errs = append(errs, s.db.Close())
 	if err := errors.Join(errs...); err != nil {

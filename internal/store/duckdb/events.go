@@ -23,12 +23,11 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 	if err := s.ensureAppender(ctx); err != nil {
 		return err
 	}
-	uids, fresh := s.assignUIDs(events)
-	if err := s.storeUsers(ctx, fresh); err != nil {
-		s.forgetUsers(fresh)
+	ids, fresh := s.number(events)
+	if err := s.storeEntries(ctx, fresh); err != nil {
 		return err
 	}
-	if err := appendRows(s.appender, events, uids); err != nil {
+	if err := appendRows(s.appender, events, ids); err != nil {
 		s.resetAppender()
 		return err
 	}
@@ -40,7 +39,7 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 }
 
 // appendRows adds events to an appender of a table shaped like events.
-func appendRows(app *duckdb.Appender, events []analytics.Event, uids []uint32) error {
+func appendRows(app *duckdb.Appender, events []analytics.Event, ids denseIDs) error {
 	for i := range events {
 		e := &events[i]
 		err := app.AppendRow(
@@ -63,7 +62,8 @@ func appendRows(app *duckdb.Appender, events []analytics.Event, uids []uint32) e
 			nullable(e.BotName),
 			nullable(e.BotCategory),
 			string(e.Properties),
-			uids[i],
+			ids.uid[i],
+			ids.eid[i],
 		)
 		if err != nil {
 			return fmt.Errorf("appending event %d: %w", i, err)
@@ -82,9 +82,8 @@ func (s *Store) AppendMissing(ctx context.Context, events []analytics.Event) err
 	}
 	s.appendMu.Lock()
 	defer s.appendMu.Unlock()
-	uids, fresh := s.assignUIDs(events)
-	if err := s.storeUsers(ctx, fresh); err != nil {
-		s.forgetUsers(fresh)
+	ids, fresh := s.number(events)
+	if err := s.storeEntries(ctx, fresh); err != nil {
 		return err
 	}
 	if _, err := s.db.ExecContext(ctx, `CREATE OR REPLACE TABLE spool_replay AS SELECT * FROM events LIMIT 0`); err != nil {
@@ -100,7 +99,7 @@ func (s *Store) AppendMissing(ctx context.Context, events []analytics.Event) err
 	if err != nil {
 		return fmt.Errorf("staging replay: %w", err)
 	}
-	if err := appendRows(app, events, uids); err != nil {
+	if err := appendRows(app, events, ids); err != nil {
 		app.Close()
 		return err
 	}

@@ -18,6 +18,13 @@ import (
 
 var _ analytics.QueryStore = (*Store)(nil)
 
+// botPageview is the name ingest gives AI-bot page fetches.
+const botPageview = "$bot_pageview"
+
+// Event names are compared as their dense ids (eid, migration 0005): an
+// integer test is cheaper than a string one, and a name never seen binds an
+// id no event has.
+
 // columnSQL maps the property names filters may use to their columns.
 var columnSQL = map[string]string{
 	"url": "url", "path": "path", "referrer": "referrer",
@@ -121,12 +128,12 @@ func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) ([]int64, e
 	win := b.arg(q.Window.Microseconds())
 	b.write("WITH s0 AS (SELECT uid, min(ts) AS t FROM events WHERE ")
 	b.scope("", q.Scope, q.From, q.To)
-	b.write(" AND NOT is_bot AND event = ", b.arg(q.Steps[0]), " GROUP BY uid)")
+	b.write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.Steps[0])), " GROUP BY uid)")
 	for i := 1; i < len(q.Steps); i++ {
 		prev := "s" + strconv.Itoa(i-1)
 		fmt.Fprintf(&b.sql, ", s%d AS (SELECT p.uid, min(e.ts) AS t FROM %s p JOIN events e ON e.uid = p.uid WHERE ", i, prev)
 		b.scope("e.", q.Scope, q.From, q.To.Add(time.Duration(i)*q.Window))
-		b.write(" AND NOT e.is_bot AND e.event = ", b.arg(q.Steps[i]),
+		b.write(" AND NOT e.is_bot AND e.eid = ", b.arg(s.eventID(q.Steps[i])),
 			" AND e.ts > p.t AND e.ts <= p.t + to_microseconds(", win, ") GROUP BY p.uid)")
 	}
 	b.write(" SELECT ")
@@ -218,7 +225,7 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 	b.write("WITH base AS (SELECT date_trunc('", truncSQL[q.Interval], "', ts) AS bucket, uid, ", breakdown,
 		" AS v FROM events WHERE ")
 	b.scope("", q.Scope, q.From, q.To)
-	b.write(" AND (NOT is_bot OR event = '$bot_pageview') AND event = ", b.arg(series.Event))
+	b.write(" AND (NOT is_bot OR eid = ", b.arg(s.eventID(botPageview)), ") AND eid = ", b.arg(s.eventID(series.Event)))
 	for _, f := range append(append([]analytics.Filter(nil), q.Filters...), series.Filters...) {
 		b.write(" AND ")
 		if err := b.filter(f); err != nil {
@@ -265,10 +272,10 @@ func (s *Store) Retention(ctx context.Context, q analytics.RetentionQuery) ([]an
 	last := q.Period.Next(q.Period.Truncate(q.To.Add(-time.Microsecond)))
 	b.write("WITH firsts AS (SELECT uid, date_trunc('", part, "', min(ts)) AS cohort FROM events WHERE ")
 	b.scope("", q.Scope, q.From, q.To)
-	b.write(" AND NOT is_bot AND event = ", b.arg(q.StartEvent), " GROUP BY uid)",
+	b.write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.StartEvent)), " GROUP BY uid)",
 		", returns AS (SELECT DISTINCT uid, date_trunc('", part, "', ts) AS period FROM events WHERE ")
 	b.scope("", q.Scope, q.Period.Next(q.Period.Truncate(q.From)), last)
-	b.write(" AND NOT is_bot AND event = ", b.arg(q.ReturnEvent), ")",
+	b.write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.ReturnEvent)), ")",
 		" SELECT cohort, cohort, count(*) FROM firsts GROUP BY cohort",
 		" UNION ALL SELECT f.cohort, r.period, count(*) FROM firsts f JOIN returns r ON r.uid = f.uid AND r.period > f.cohort",
 		" GROUP BY f.cohort, r.period")
@@ -285,7 +292,7 @@ func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) ([]analytics.Bo
 	var b builder
 	b.write("SELECT bot_name, bot_category, count(*) AS hits, max(ts) FROM events WHERE ")
 	b.scope("", q.Scope, q.From, q.To)
-	b.write(" AND event = '$bot_pageview' AND bot_name IS NOT NULL GROUP BY bot_name, bot_category ORDER BY hits DESC, bot_name")
+	b.write(" AND eid = ", b.arg(s.eventID(botPageview)), " AND bot_name IS NOT NULL GROUP BY bot_name, bot_category ORDER BY hits DESC, bot_name")
 	bots, err := queryAll(ctx, s.db, "listing bots", func(r scanner) (a analytics.BotActivity, err error) {
 		var cat sql.NullString
 		err = r.Scan(&a.Name, &cat, &a.Hits, &a.LastSeen)
@@ -299,7 +306,7 @@ func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) ([]analytics.Bo
 	var p builder
 	p.write("SELECT url, count(*) AS hits, count(DISTINCT bot_name) FROM events WHERE ")
 	p.scope("", q.Scope, q.From, q.To)
-	p.write(" AND event = '$bot_pageview' AND url IS NOT NULL GROUP BY url ORDER BY hits DESC, url LIMIT ", p.arg(q.TopPages))
+	p.write(" AND eid = ", p.arg(s.eventID(botPageview)), " AND url IS NOT NULL GROUP BY url ORDER BY hits DESC, url LIMIT ", p.arg(q.TopPages))
 	pages, err := queryAll(ctx, s.db, "listing bot pages", func(r scanner) (a analytics.PageActivity, err error) {
 		err = r.Scan(&a.URL, &a.Hits, &a.Bots)
 		return a, err

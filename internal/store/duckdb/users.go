@@ -2,6 +2,7 @@ package duckdb
 
 import (
 	"context"
+	"database/sql/driver"
 	"fmt"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -9,131 +10,225 @@ import (
 	"strata/internal/analytics"
 )
 
-// userIDs numbers one product's users densely, in order of first
-// appearance.
-type userIDs struct {
+// Dense ids (migrations 0004 and 0005): each product numbers its users, and
+// the database numbers event names, 0, 1, 2, … in order of first
+// appearance. Events carry both numbers (uid, eid). The mappings live in
+// memory and in two tables; new entries are committed before the events
+// that use them, so no stored event has a number its table lacks (a crash
+// between the two leaves an unused number, which is harmless).
+
+// numbering gives strings dense ids.
+type numbering struct {
 	ids  map[string]uint32
 	next uint32
 }
 
-// newUser is a user numbered by the current append and not yet stored.
-type newUser struct {
-	product    int64
-	distinctID string
+func (n *numbering) set(key string, id uint32) {
+	n.ids[key] = id
+	n.next = max(n.next, id+1)
 }
 
-// loadUsers reads the whole users table into memory.
-func (s *Store) loadUsers(ctx context.Context) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT product_id, distinct_id, uid FROM users`)
+// dictionary is one persisted numbering table: users (per product) or
+// event_names (one for the database, product 0).
+type dictionary struct {
+	table string // a constant below, never caller input
+	sets  map[int64]*numbering
+	con   driver.Conn
+	app   *duckdb.Appender
+}
+
+const (
+	usersTable      = "users"
+	eventNamesTable = "event_names"
+)
+
+func (d *dictionary) of(product int64) *numbering {
+	n := d.sets[product]
+	if n == nil {
+		n = &numbering{ids: map[string]uint32{}}
+		d.sets[product] = n
+	}
+	return n
+}
+
+// entry is a string numbered by the current append and not yet stored.
+type entry struct {
+	dict    *dictionary
+	product int64
+	key     string
+	id      uint32
+}
+
+// loadDictionaries reads both numbering tables into memory.
+func (s *Store) loadDictionaries(ctx context.Context) error {
+	s.users = &dictionary{table: usersTable, sets: map[int64]*numbering{}}
+	s.names = &dictionary{table: eventNamesTable, sets: map[int64]*numbering{}}
+	err := queryEach(ctx, s, `SELECT product_id, distinct_id, uid FROM users`, func(product int64, key string, id uint32) {
+		s.users.of(product).set(key, id)
+	})
 	if err != nil {
-		return fmt.Errorf("loading users: %w", err)
+		return err
+	}
+	return queryEach(ctx, s, `SELECT 0, name, eid FROM event_names`, func(_ int64, key string, id uint32) {
+		s.names.of(0).set(key, id)
+	})
+}
+
+func queryEach(ctx context.Context, s *Store, query string, fn func(int64, string, uint32)) error {
+	rows, err := s.db.QueryContext(ctx, query)
+	if err != nil {
+		return fmt.Errorf("loading dense ids: %w", err)
 	}
 	defer rows.Close()
-	s.users = map[int64]*userIDs{}
 	for rows.Next() {
-		var pid int64
-		var did string
-		var uid uint32
-		if err := rows.Scan(&pid, &did, &uid); err != nil {
-			return fmt.Errorf("loading users: %w", err)
+		var product int64
+		var key string
+		var id uint32
+		if err := rows.Scan(&product, &key, &id); err != nil {
+			return fmt.Errorf("loading dense ids: %w", err)
 		}
-		u := s.usersOf(pid)
-		u.ids[did] = uid
-		u.next = max(u.next, uid+1)
+		fn(product, key, id)
 	}
 	return rows.Err()
 }
 
-func (s *Store) usersOf(product int64) *userIDs {
-	u := s.users[product]
-	if u == nil {
-		u = &userIDs{ids: map[string]uint32{}}
-		s.users[product] = u
-	}
-	return u
+// denseIDs are the numbers of a slice of events, parallel to it.
+type denseIDs struct {
+	uid, eid []uint32
 }
 
-// assignUIDs returns the dense id of every event's user, numbering unseen
-// users. The caller holds appendMu and must store the returned new users
-// (storeUsers) before the events, or forget them (forgetUsers).
-func (s *Store) assignUIDs(events []analytics.Event) ([]uint32, []newUser) {
-	uids := make([]uint32, len(events))
-	var fresh []newUser
-	s.usersMu.Lock()
-	defer s.usersMu.Unlock()
+// number returns the dense ids of every event, numbering unseen users and
+// names. The caller holds appendMu and must store the returned entries
+// (storeEntries) before the events, or forget them (forgetEntries).
+func (s *Store) number(events []analytics.Event) (denseIDs, []entry) {
+	ids := denseIDs{uid: make([]uint32, len(events)), eid: make([]uint32, len(events))}
+	var fresh []entry
+	s.dictMu.Lock()
+	defer s.dictMu.Unlock()
+	get := func(d *dictionary, product int64, key string) uint32 {
+		n := d.of(product)
+		id, ok := n.ids[key]
+		if !ok {
+			id = n.next
+			n.set(key, id)
+			fresh = append(fresh, entry{d, product, key, id})
+		}
+		return id
+	}
 	for i := range events {
 		e := &events[i]
-		u := s.usersOf(e.ProductID)
-		id, ok := u.ids[e.DistinctID]
-		if !ok {
-			id = u.next
-			u.ids[e.DistinctID] = id
-			u.next++
-			fresh = append(fresh, newUser{e.ProductID, e.DistinctID})
-		}
-		uids[i] = id
+		ids.uid[i] = get(s.users, e.ProductID, e.DistinctID)
+		ids.eid[i] = get(s.names, 0, e.Name)
 	}
-	return uids, fresh
+	return ids, fresh
 }
 
-// forgetUsers undoes assignUIDs for users that could not be stored. Ids
-// are handed out in order, so the newest ones are taken back.
-func (s *Store) forgetUsers(fresh []newUser) {
-	s.usersMu.Lock()
-	defer s.usersMu.Unlock()
+// forgetEntries undoes number for entries that could not be stored. Ids are
+// handed out in order and appendMu is held throughout, so the entries are
+// the newest of their numbering and are taken back newest first.
+func (s *Store) forgetEntries(fresh []entry) {
+	s.dictMu.Lock()
+	defer s.dictMu.Unlock()
 	for i := len(fresh) - 1; i >= 0; i-- {
-		u := s.users[fresh[i].product]
-		delete(u.ids, fresh[i].distinctID)
-		u.next--
+		n := fresh[i].dict.of(fresh[i].product)
+		delete(n.ids, fresh[i].key)
+		n.next--
 	}
 }
 
-// storeUsers appends new users and commits them. It runs before the events
-// that carry their ids are committed, so that no stored event has an id the
-// users table lacks; a failure between the two leaves an unused id, which
-// is harmless.
-func (s *Store) storeUsers(ctx context.Context, fresh []newUser) error {
-	if len(fresh) == 0 {
-		return nil
-	}
-	if s.usersApp == nil {
-		con, err := s.connector.Connect(ctx)
-		if err != nil {
-			return fmt.Errorf("connecting users appender: %w", err)
+// storeEntries appends new users and names to their tables and commits
+// them, before the events that carry their numbers. Each table commits at
+// once; on failure the entries of the tables not committed are forgotten
+// again, and those committed stay numbered.
+func (s *Store) storeEntries(ctx context.Context, fresh []entry) error {
+	for i, d := range []*dictionary{s.users, s.names} {
+		if err := s.storeDictionary(ctx, d, fresh); err != nil {
+			var unstored []entry
+			for _, f := range fresh {
+				if f.dict == d || (i == 0 && f.dict == s.names) {
+					unstored = append(unstored, f)
+				}
+			}
+			s.forgetEntries(unstored)
+			return err
 		}
-		app, err := duckdb.NewAppenderFromConn(con, "", "users")
-		if err != nil {
-			con.Close()
-			return fmt.Errorf("creating users appender: %w", err)
-		}
-		s.usersCon, s.usersApp = con, app
-	}
-	s.usersMu.RLock()
-	var err error
-	for _, f := range fresh {
-		if err = s.usersApp.AppendRow(f.product, f.distinctID, s.users[f.product].ids[f.distinctID]); err != nil {
-			break
-		}
-	}
-	s.usersMu.RUnlock()
-	if err == nil {
-		err = s.usersApp.Flush()
-	}
-	if err != nil {
-		s.usersCon.Close()
-		s.usersApp.Close()
-		s.usersApp, s.usersCon = nil, nil
-		return fmt.Errorf("storing %d new users: %w", len(fresh), err)
 	}
 	return nil
 }
 
-// userCount is the number of ids a product has handed out so far.
+func (s *Store) storeDictionary(ctx context.Context, d *dictionary, fresh []entry) error {
+	found := false
+	for _, f := range fresh {
+		found = found || f.dict == d
+	}
+	if !found {
+		return nil
+	}
+	if d.app == nil {
+		con, err := s.connector.Connect(ctx)
+		if err != nil {
+			return fmt.Errorf("connecting %s appender: %w", d.table, err)
+		}
+		app, err := duckdb.NewAppenderFromConn(con, "", d.table)
+		if err != nil {
+			con.Close()
+			return fmt.Errorf("creating %s appender: %w", d.table, err)
+		}
+		d.con, d.app = con, app
+	}
+	var err error
+	for _, f := range fresh {
+		if f.dict != d {
+			continue
+		}
+		if d == s.users {
+			err = d.app.AppendRow(f.product, f.key, f.id)
+		} else {
+			err = d.app.AppendRow(f.key, f.id)
+		}
+		if err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = d.app.Flush()
+	}
+	if err != nil {
+		d.closeAppender()
+		return fmt.Errorf("storing new %s: %w", d.table, err)
+	}
+	return nil
+}
+
+func (d *dictionary) closeAppender() error {
+	if d.app == nil {
+		return nil
+	}
+	err := d.con.Close()
+	d.app.Close()
+	d.app, d.con = nil, nil
+	return err
+}
+
+// userCount is the number of user ids a product has handed out so far.
 func (s *Store) userCount(product int64) uint32 {
-	s.usersMu.RLock()
-	defer s.usersMu.RUnlock()
-	if u := s.users[product]; u != nil {
-		return u.next
+	s.dictMu.RLock()
+	defer s.dictMu.RUnlock()
+	if n := s.users.sets[product]; n != nil {
+		return n.next
 	}
 	return 0
+}
+
+// noEvent is the eid of a name never seen: no event has it.
+const noEvent = ^uint32(0)
+
+// eventID returns the dense id of an event name, or noEvent.
+func (s *Store) eventID(name string) uint32 {
+	s.dictMu.RLock()
+	defer s.dictMu.RUnlock()
+	if id, ok := s.names.of(0).ids[name]; ok {
+		return id
+	}
+	return noEvent
 }

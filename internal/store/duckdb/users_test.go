@@ -86,10 +86,25 @@ func TestDenseUserIDs(t *testing.T) {
 	if n := s.userCount(1); n != 4 {
 		t.Errorf("userCount = %d, want 4", n)
 	}
+	if err := s.AppendEvents(ctx, []analytics.Event{func() analytics.Event {
+		e := userEvent(2, "zed", now)
+		e.Name = "second"
+		return e
+	}()}); err != nil {
+		t.Fatal(err)
+	}
+	if e, second := s.eventID("e"), s.eventID("second"); e != 0 || second != 1 || s.eventID("never") != noEvent {
+		t.Errorf("event ids: e=%d second=%d", e, second)
+	}
+	var bad int
+	s.DB().QueryRow(`SELECT count(*) FROM events e JOIN event_names n ON n.name = e.event WHERE n.eid <> e.eid`).Scan(&bad)
+	if bad != 0 {
+		t.Errorf("%d events carry another eid than their name's", bad)
+	}
 }
 
-// TestDenseUserIDMigration applies migration 0004 to a database that holds
-// events from before it and checks that they are numbered.
+// TestDenseUserIDMigration applies migrations 0004 and 0005 to a database
+// that holds events from before them and checks that they are numbered.
 func TestDenseUserIDMigration(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -124,6 +139,11 @@ func TestDenseUserIDMigration(t *testing.T) {
 	}
 	if got := uidsOf(t, s.DB(), 3); got["other"] != 0 {
 		t.Errorf("product 3 uids = %v", got)
+	}
+	var names int
+	s.DB().QueryRow(`SELECT count(*) FROM events e JOIN event_names n ON n.name = e.event AND n.eid = e.eid`).Scan(&names)
+	if names != 4 || s.eventID("e") != 0 {
+		t.Errorf("backfilled event ids: %d of 4 events match, e=%d", names, s.eventID("e"))
 	}
 	if err := s.AppendEvents(ctx, []analytics.Event{userEvent(1, "new", time.Now())}); err != nil {
 		t.Fatal(err)
