@@ -480,6 +480,9 @@ type server struct {
 	url  string
 	key  string
 	done chan struct{}
+	// checkpoints receives a value each time the server logs an idle
+	// checkpoint.
+	checkpoints chan struct{}
 }
 
 func startServer(bin, dataDir string, extraArgs ...string) (*server, error) {
@@ -493,7 +496,7 @@ func startServer(bin, dataDir string, extraArgs ...string) (*server, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", bin, err)
 	}
-	s := &server{cmd: cmd, done: make(chan struct{})}
+	s := &server{cmd: cmd, done: make(chan struct{}), checkpoints: make(chan struct{}, 16)}
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -504,6 +507,12 @@ func startServer(bin, dataDir string, extraArgs ...string) (*server, error) {
 			}
 			if k, ok := m["api_key"].(string); ok {
 				s.key = k
+			}
+			if m["msg"] == "idle checkpoint" {
+				select {
+				case s.checkpoints <- struct{}{}:
+				default:
+				}
 			}
 			if m["msg"] == "listening" {
 				s.url = "http://" + m["addr"].(string)

@@ -163,6 +163,8 @@ func (a *App) Run(ctx context.Context) error {
 
 	tick := time.NewTicker(30 * time.Second)
 	defer tick.Stop()
+	idle := time.NewTicker(time.Second)
+	defer idle.Stop()
 	var runErr error
 loop:
 	for {
@@ -177,6 +179,17 @@ loop:
 		case <-tick.C:
 			if err := a.keys.FlushLastUsed(ctx); err != nil {
 				a.log.Warn("recording key use failed", "err", err)
+			}
+		case <-idle.C:
+			// Ingest has been quiet for a while: fold the log into the
+			// file so that queries read compressed rows with zone maps.
+			// It runs here, between other chores, so that it never
+			// overlaps the shutdown that closes the store.
+			start := time.Now()
+			if did, err := a.store.CheckpointIfIdle(ctx, 2*time.Second); err != nil {
+				a.log.Debug("idle checkpoint skipped", "err", err)
+			} else if did {
+				a.log.Info("idle checkpoint", "took", time.Since(start).Round(time.Millisecond))
 			}
 		}
 	}

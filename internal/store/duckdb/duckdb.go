@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -61,6 +62,10 @@ type Store struct {
 
 	// users and names give users and event names dense ids (users.go).
 	// They change under appendMu and dictMu and are read under dictMu.
+	// lastAppend and checkpointed (Unix nanoseconds) let the server
+	// checkpoint once ingest goes quiet (CheckpointIfIdle).
+	lastAppend, checkpointed atomic.Int64
+
 	dictMu sync.RWMutex
 	users  *dictionary
 	names  *dictionary

@@ -3,6 +3,9 @@ package duckdb
 import (
 	"context"
 	"testing"
+	"time"
+
+	"strata/internal/analytics"
 
 	"strata/internal/store/migrate"
 	"strata/internal/store/storetest"
@@ -37,5 +40,34 @@ func TestMigrationsApplyOnce(t *testing.T) {
 			t.Errorf("open %d: %d migrations recorded (%v), want %d", i, n, err, len(all))
 		}
 		s.Close()
+	}
+}
+
+// TestCheckpointIfIdle checks that the store checkpoints once after ingest
+// goes quiet, and not while it is busy or when nothing changed.
+func TestCheckpointIfIdle(t *testing.T) {
+	ctx := context.Background()
+	clock := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	s, err := Open(ctx, t.TempDir(), Options{MemoryLimit: "256MB", Threads: 1, Now: func() time.Time { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if did, err := s.CheckpointIfIdle(ctx, time.Second); did || err != nil {
+		t.Errorf("nothing appended: checkpointed=%v err=%v", did, err)
+	}
+	if err := s.AppendEvents(ctx, []analytics.Event{userEvent(1, "a", clock)}); err != nil {
+		t.Fatal(err)
+	}
+	if did, _ := s.CheckpointIfIdle(ctx, time.Second); did {
+		t.Error("checkpointed while ingest was not yet idle")
+	}
+	clock = clock.Add(2 * time.Second)
+	if did, err := s.CheckpointIfIdle(ctx, time.Second); !did || err != nil {
+		t.Errorf("idle after an append: checkpointed=%v err=%v", did, err)
+	}
+	clock = clock.Add(2 * time.Second)
+	if did, _ := s.CheckpointIfIdle(ctx, time.Second); did {
+		t.Error("checkpointed again with nothing new")
 	}
 }

@@ -225,7 +225,13 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 	b.write("WITH base AS (SELECT date_trunc('", truncSQL[q.Interval], "', ts) AS bucket, uid, ", breakdown,
 		" AS v FROM events WHERE ")
 	b.scope("", q.Scope, q.From, q.To)
-	b.write(" AND (NOT is_bot OR eid = ", b.arg(s.eventID(botPageview)), ") AND eid = ", b.arg(s.eventID(series.Event)))
+	// Bot events count only in a series of $bot_pageview itself. Deciding
+	// that here keeps the condition a plain column filter DuckDB applies
+	// inside the scan.
+	if series.Event != botPageview {
+		b.write(" AND NOT is_bot")
+	}
+	b.write(" AND eid = ", b.arg(s.eventID(series.Event)))
 	for _, f := range append(append([]analytics.Filter(nil), q.Filters...), series.Filters...) {
 		b.write(" AND ")
 		if err := b.filter(f); err != nil {
