@@ -53,6 +53,16 @@ func (iv Interval) Next(t time.Time) time.Time {
 	return t.AddDate(0, 0, 1)
 }
 
+// Buckets returns the start of every bucket that [from, to) touches, in
+// order: the first holds from, the last holds the final instant before to.
+func (iv Interval) Buckets(from, to time.Time) []time.Time {
+	var out []time.Time
+	for b := iv.Truncate(from); b.Before(to); b = iv.Next(b) {
+		out = append(out, b)
+	}
+	return out
+}
+
 // Property names an event attribute a filter or breakdown reads: one of
 // the stored columns (Column set), or a top-level key of the event's
 // properties object (Key set). Column is one of the names in Columns, never

@@ -64,28 +64,13 @@ func (k *Keyring) Authenticate(ctx context.Context, plaintext string) (analytics
 	if _, ok := ParseAPIKey(plaintext); !ok {
 		return analytics.APIKey{}, ErrInvalidKey
 	}
-	hash := Hash(plaintext)
 	now := k.now()
-	k.mu.RLock()
-	e, ok := k.cache[string(hash)]
-	k.mu.RUnlock()
-	if !ok || now.After(e.expires) {
+	e, err := k.lookup(Hash(plaintext), now, func(hash []byte) (keyEntry, error) {
 		key, err := k.meta.APIKeyByHash(ctx, hash)
-		switch {
-		case err == nil:
-			e = keyEntry{key: key, found: true}
-		case errors.Is(err, analytics.ErrNotFound):
-			e = keyEntry{}
-		default:
-			return analytics.APIKey{}, err
-		}
-		e.expires = now.Add(k.ttl)
-		k.mu.Lock()
-		if len(k.cache) >= maxCachedKeys {
-			k.cache = map[string]keyEntry{}
-		}
-		k.cache[string(hash)] = e
-		k.mu.Unlock()
+		return keyEntry{key: key}, err
+	})
+	if err != nil {
+		return analytics.APIKey{}, err
 	}
 	switch {
 	case !e.found || e.key.Status == analytics.KeyRevoked:
@@ -134,28 +119,12 @@ func (k *Keyring) AuthenticateBearer(ctx context.Context, plaintext string) (Pri
 		}
 		return Principal{ProductID: key.ProductID, KeyID: key.ID}, nil
 	}
-	hash := Hash(plaintext)
-	now := k.now()
-	k.mu.RLock()
-	e, ok := k.cache[string(hash)]
-	k.mu.RUnlock()
-	if !ok || now.After(e.expires) {
+	e, err := k.lookup(Hash(plaintext), k.now(), func(hash []byte) (keyEntry, error) {
 		tok, err := k.meta.QueryTokenByHash(ctx, hash)
-		switch {
-		case err == nil:
-			e = keyEntry{token: tok, found: true}
-		case errors.Is(err, analytics.ErrNotFound):
-			e = keyEntry{}
-		default:
-			return Principal{}, err
-		}
-		e.expires = now.Add(k.ttl)
-		k.mu.Lock()
-		if len(k.cache) >= maxCachedKeys {
-			k.cache = map[string]keyEntry{}
-		}
-		k.cache[string(hash)] = e
-		k.mu.Unlock()
+		return keyEntry{token: tok}, err
+	})
+	if err != nil {
+		return Principal{}, err
 	}
 	switch {
 	case !e.found || e.token.Status == analytics.KeyRevoked:
@@ -164,6 +133,35 @@ func (k *Keyring) AuthenticateBearer(ctx context.Context, plaintext string) (Pri
 		return Principal{}, ErrTokenDisabled
 	}
 	return Principal{ProductID: e.token.ProductID, TokenID: e.token.ID}, nil
+}
+
+// lookup returns the cached entry for a credential hash, or asks fetch and
+// caches its answer, found or not, for the TTL. Only a store failure is an
+// error.
+func (k *Keyring) lookup(hash []byte, now time.Time, fetch func([]byte) (keyEntry, error)) (keyEntry, error) {
+	k.mu.RLock()
+	e, ok := k.cache[string(hash)]
+	k.mu.RUnlock()
+	if ok && !now.After(e.expires) {
+		return e, nil
+	}
+	e, err := fetch(hash)
+	switch {
+	case err == nil:
+		e.found = true
+	case errors.Is(err, analytics.ErrNotFound):
+		e = keyEntry{}
+	default:
+		return keyEntry{}, err
+	}
+	e.expires = now.Add(k.ttl)
+	k.mu.Lock()
+	if len(k.cache) >= maxCachedKeys {
+		k.cache = map[string]keyEntry{}
+	}
+	k.cache[string(hash)] = e
+	k.mu.Unlock()
+	return e, nil
 }
 
 // Invalidate forgets every cached lookup, so that a key created, disabled

@@ -164,13 +164,17 @@ func (s *Server) parseSavedQuery(body []byte, sc analytics.Scope, into *analytic
 	return nil
 }
 
-// savedID reads the {id} path segment.
-func savedID(r *http.Request) (int64, error) {
+// savedTarget authenticates a request on /queries/{id} and reads the id.
+func (s *Server) savedTarget(r *http.Request) (analytics.Scope, int64, error) {
+	sc, err := s.scope(r)
+	if err != nil {
+		return sc, 0, err
+	}
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id < 1 {
-		return 0, errSavedNotFound
+		return sc, 0, errSavedNotFound
 	}
-	return id, nil
+	return sc, id, nil
 }
 
 // savedLookup translates a store miss into the API's not-found error.
@@ -221,11 +225,7 @@ func (s *Server) handleListSaved(w http.ResponseWriter, r *http.Request) error {
 
 // handleGetSaved is GET /api/v1/queries/{id}.
 func (s *Server) handleGetSaved(w http.ResponseWriter, r *http.Request) error {
-	sc, err := s.scope(r)
-	if err != nil {
-		return err
-	}
-	id, err := savedID(r)
+	sc, id, err := s.savedTarget(r)
 	if err != nil {
 		return err
 	}
@@ -240,11 +240,7 @@ func (s *Server) handleGetSaved(w http.ResponseWriter, r *http.Request) error {
 // handleUpdateSaved is PUT /api/v1/queries/{id}: it replaces the name and
 // definition; the kind stays.
 func (s *Server) handleUpdateSaved(w http.ResponseWriter, r *http.Request) error {
-	sc, err := s.scope(r)
-	if err != nil {
-		return err
-	}
-	id, err := savedID(r)
+	sc, id, err := s.savedTarget(r)
 	if err != nil {
 		return err
 	}
@@ -268,11 +264,7 @@ func (s *Server) handleUpdateSaved(w http.ResponseWriter, r *http.Request) error
 
 // handleDeleteSaved is DELETE /api/v1/queries/{id}.
 func (s *Server) handleDeleteSaved(w http.ResponseWriter, r *http.Request) error {
-	sc, err := s.scope(r)
-	if err != nil {
-		return err
-	}
-	id, err := savedID(r)
+	sc, id, err := s.savedTarget(r)
 	if err != nil {
 		return err
 	}
@@ -287,11 +279,7 @@ func (s *Server) handleDeleteSaved(w http.ResponseWriter, r *http.Request) error
 // definition as its endpoint would (dates left out mean the last 30 days as
 // of now) and answers with that endpoint's result.
 func (s *Server) handleRunSaved(w http.ResponseWriter, r *http.Request) error {
-	sc, err := s.scope(r)
-	if err != nil {
-		return err
-	}
-	id, err := savedID(r)
+	sc, id, err := s.savedTarget(r)
 	if err != nil {
 		return err
 	}

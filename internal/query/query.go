@@ -135,11 +135,7 @@ func (e *Engine) RunTrend(ctx context.Context, q analytics.TrendQuery) (TrendRes
 	if err != nil {
 		return TrendResult{}, err
 	}
-	var starts []time.Time
-	last := q.Interval.Truncate(q.To.Add(-time.Microsecond))
-	for b := q.Interval.Truncate(q.From); !b.After(last); b = q.Interval.Next(b) {
-		starts = append(starts, b)
-	}
+	starts := q.Interval.Buckets(q.From, q.To)
 	index := make(map[time.Time]int, len(starts))
 	for i, b := range starts {
 		index[b] = i
@@ -250,11 +246,7 @@ func (e *Engine) RunRetention(ctx context.Context, q analytics.RetentionQuery) (
 	if err != nil {
 		return RetentionResult{}, err
 	}
-	var starts []time.Time
-	last := q.Period.Truncate(q.To.Add(-time.Microsecond))
-	for b := q.Period.Truncate(q.From); !b.After(last); b = q.Period.Next(b) {
-		starts = append(starts, b)
-	}
+	starts := q.Period.Buckets(q.From, q.To)
 	index := make(map[time.Time]int, len(starts))
 	for i, b := range starts {
 		index[b] = i

@@ -379,15 +379,7 @@ func interval(field, s string, def analytics.Interval, hour bool) (analytics.Int
 
 // buckets counts the buckets of iv that [from, to) touches.
 func buckets(iv analytics.Interval, from, to time.Time) int {
-	n := 0
-	last := iv.Truncate(to.Add(-time.Microsecond))
-	for b := iv.Truncate(from); !b.After(last); b = iv.Next(b) {
-		n++
-		if n > MaxBuckets {
-			break
-		}
-	}
-	return n
+	return len(iv.Buckets(from, to))
 }
 
 // property parses a filter or breakdown property name.

@@ -194,15 +194,6 @@ func (s *Store) uniqueUsers(product int64, groups int, bitmap bool) string {
 	return "bit_count(bitstring_agg(uid, 0, " + strconv.FormatUint(hi, 10) + "))"
 }
 
-// bucketCount is how many buckets of iv [from, to) touches.
-func bucketCount(iv analytics.Interval, from, to time.Time) int {
-	n := 0
-	for b := iv.Truncate(from); b.Before(to); b = iv.Next(b) {
-		n++
-	}
-	return n
-}
-
 // seriesWhere writes the conditions of one trend series: scope, bots,
 // event and filters.
 func (s *Store) seriesWhere(b *builder, q analytics.TrendQuery, series analytics.TrendSeries) error {
@@ -283,14 +274,14 @@ func (s *Store) uniqueUsersByMask(ctx context.Context, q analytics.TrendQuery, i
 }
 
 func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index int, series analytics.TrendSeries, bitmap bool) ([]analytics.TrendRow, error) {
-	if series.UniqueUsers && q.Breakdown == nil && bucketCount(q.Interval, q.From, q.To) <= maxMaskBuckets {
+	if series.UniqueUsers && q.Breakdown == nil && len(q.Interval.Buckets(q.From, q.To)) <= maxMaskBuckets {
 		return s.uniqueUsersByMask(ctx, q, index, series)
 	}
 	var b builder
 	agg := "count(*)"
 	rankAgg := agg
 	if series.UniqueUsers {
-		groups := bucketCount(q.Interval, q.From, q.To)
+		groups := len(q.Interval.Buckets(q.From, q.To))
 		if q.Breakdown != nil {
 			groups *= q.BreakdownLimit + 1
 		}
