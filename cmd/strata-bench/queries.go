@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"strata/internal/analytics"
+	"strata/internal/query"
 	"strata/internal/store/duckdb"
 )
 
@@ -193,27 +195,56 @@ s2 AS (
   GROUP BY s1.distinct_id)
 SELECT (SELECT count(*) FROM s0), (SELECT count(*) FROM s1), (SELECT count(*) FROM s2)`
 
-// plainFunnel times plainFunnelSQL on the data directory's database,
-// opened in this process with the server's memory limit.
-func plainFunnel(dataDir string, from, to time.Time, runs int) (time.Duration, [3]int64, error) {
-	st, err := duckdb.Open(context.Background(), dataDir, duckdb.Options{MemoryLimit: "1GB"})
+// funnelPair is the in-process comparison: Strata's funnel (the query
+// engine on the DuckDB store, exactly what the server runs, minus HTTP) and
+// the plain SQL, on one database handle, alternating run by run so that
+// both see the same machine.
+type funnelPair struct {
+	strata, plain             time.Duration
+	strataCounts, plainCounts [3]int64
+}
+
+// compareFunnels opens the data directory's database in this process with
+// the server's memory limit and times both funnels, one warm-up each, then
+// runs alternating, and returns the medians.
+func compareFunnels(dataDir string, from, to time.Time, runs int) (funnelPair, error) {
+	ctx := context.Background()
+	st, err := duckdb.Open(ctx, dataDir, duckdb.Options{MemoryLimit: "1GB"})
 	if err != nil {
-		return 0, [3]int64{}, err
+		return funnelPair{}, err
 	}
 	defer st.Close()
-	var counts [3]int64
-	var times []time.Duration
+	engine := &query.Engine{Store: st}
+	q := analytics.FunnelQuery{
+		Scope: analytics.Scope{ProductID: 1, Env: analytics.EnvLive, From: from, To: to},
+		Steps: []string{"page_viewed", "button_clicked", "form_submitted"}, Window: 24 * time.Hour,
+	}
+	var p funnelPair
+	var strataTimes, plainTimes []time.Duration
 	for i := 0; i <= runs; i++ {
 		start := time.Now()
-		if err := st.DB().QueryRow(plainFunnelSQL, from, to).Scan(&counts[0], &counts[1], &counts[2]); err != nil {
-			return 0, counts, err
+		res, err := engine.RunFunnel(ctx, q)
+		if err != nil {
+			return p, err
 		}
-		if i > 0 { // the first run warms the cache, as the server's warm-up does
-			times = append(times, time.Since(start))
+		if i > 0 { // the first run of each warms the cache
+			strataTimes = append(strataTimes, time.Since(start))
+		}
+		for k := range p.strataCounts {
+			p.strataCounts[k] = res.Steps[k].Count
+		}
+		start = time.Now()
+		if err := st.DB().QueryRow(plainFunnelSQL, from, to).Scan(&p.plainCounts[0], &p.plainCounts[1], &p.plainCounts[2]); err != nil {
+			return p, err
+		}
+		if i > 0 {
+			plainTimes = append(plainTimes, time.Since(start))
 		}
 	}
-	slices.Sort(times)
-	return times[len(times)/2], counts, nil
+	slices.Sort(strataTimes)
+	slices.Sort(plainTimes)
+	p.strata, p.plain = strataTimes[len(strataTimes)/2], plainTimes[len(plainTimes)/2]
+	return p, nil
 }
 
 // runQueryBench is the whole query benchmark.
@@ -307,25 +338,18 @@ func runQueryBench(bin string, nEvents, users, days, runs int, keep bool) error 
 	}
 	srv.stop()
 
-	plain, counts, err := plainFunnel(dataDir, from, to.AddDate(0, 0, 1), runs)
+	pair, err := compareFunnels(dataDir, from, to.AddDate(0, 0, 1), runs)
 	if err != nil {
-		return fmt.Errorf("plain SQL funnel: %w", err)
+		return fmt.Errorf("comparing funnels: %w", err)
 	}
-	fmt.Printf("%-52s %12s  (in-process DuckDB, no HTTP)\n", "plain SQL funnel (CTE joins on distinct_id)", ms(plain))
-	fmt.Printf("strata funnel / plain SQL = %.2f  (target ≤ 0.50)\n", float64(strataFunnel)/float64(plain))
-	fmt.Printf("plain SQL counts %v; strata answered %s\n", counts, funnelAnswer)
-
-	// The server again, right after, so that the two funnel timings are
-	// neighbours in time on a noisy machine.
-	srv2, err := startServer(bin, dataDir)
-	if err != nil {
-		return err
+	fmt.Printf("\nin-process, alternating (median of %d each):\n", runs)
+	fmt.Printf("%-52s %12s\n", "strata funnel (query engine + DuckDB store)", ms(pair.strata))
+	fmt.Printf("%-52s %12s\n", "plain SQL funnel (CTE joins on distinct_id)", ms(pair.plain))
+	fmt.Printf("strata funnel / plain SQL = %.2f in-process, %.2f over HTTP  (target ≤ 0.50)\n",
+		float64(pair.strata)/float64(pair.plain), float64(strataFunnel)/float64(pair.plain))
+	fmt.Printf("counts: strata %v, plain SQL %v; over HTTP strata answered %s\n", pair.strataCounts, pair.plainCounts, funnelAnswer)
+	if pair.strataCounts != pair.plainCounts {
+		return fmt.Errorf("the funnels disagree: strata %v, plain SQL %v", pair.strataCounts, pair.plainCounts)
 	}
-	defer srv2.stop()
-	med, _, _, err := timeQuery(srv2, token, funnel, runs)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("%-52s %12s  (after restart; ratio %.2f)\n", funnel.name, ms(med), float64(med)/float64(plain))
 	return nil
 }
