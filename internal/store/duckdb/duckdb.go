@@ -66,9 +66,10 @@ type Store struct {
 	// checkpoint once ingest goes quiet (CheckpointIfIdle).
 	lastAppend, checkpointed atomic.Int64
 
-	dictMu sync.RWMutex
-	users  *dictionary
-	names  *dictionary
+	dictLoad sync.Mutex // serialises the first load of users and names
+	dictMu   sync.RWMutex
+	users    *dictionary
+	names    *dictionary
 }
 
 var (
@@ -115,10 +116,6 @@ func Open(ctx context.Context, dataDir string, opt Options) (*Store, error) {
 	if _, err := migrate.Apply(ctx, s.db, migrations, s.now()); err != nil {
 		s.db.Close()
 		return nil, fmt.Errorf("migrating %s: %w", path, err)
-	}
-	if err := s.loadDictionaries(ctx); err != nil {
-		s.db.Close()
-		return nil, err
 	}
 	return s, nil
 }

@@ -23,6 +23,9 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 	if err := s.ensureAppender(ctx); err != nil {
 		return err
 	}
+	if err := s.dictionaries(ctx); err != nil {
+		return err
+	}
 	ids, fresh := s.number(events)
 	if err := s.storeEntries(ctx, fresh); err != nil {
 		return err
@@ -101,6 +104,9 @@ func (s *Store) AppendMissing(ctx context.Context, events []analytics.Event) err
 	}
 	s.appendMu.Lock()
 	defer s.appendMu.Unlock()
+	if err := s.dictionaries(ctx); err != nil {
+		return err
+	}
 	ids, fresh := s.number(events)
 	if err := s.storeEntries(ctx, fresh); err != nil {
 		return err

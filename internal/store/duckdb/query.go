@@ -125,6 +125,9 @@ func (b *builder) filter(f analytics.Filter) error {
 // scan is also bounded by the latest time it could hold (the range's end
 // plus N windows), so DuckDB skips row groups outside it.
 func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) ([]int64, error) {
+	if err := s.dictionaries(ctx); err != nil {
+		return nil, err
+	}
 	var b builder
 	win := b.arg(q.Window.Microseconds())
 	b.write("WITH s0 AS (SELECT uid, min(ts) AS t FROM events WHERE ")
@@ -160,6 +163,9 @@ func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) ([]int64, e
 // folds the rest into the other bucket, so unique users of "other" are
 // counted once however many values they span.
 func (s *Store) Trend(ctx context.Context, q analytics.TrendQuery) ([]analytics.TrendRow, error) {
+	if err := s.dictionaries(ctx); err != nil {
+		return nil, err
+	}
 	var out []analytics.TrendRow
 	for i, series := range q.Series {
 		rows, err := s.trendSeries(ctx, q, i, series, true)
@@ -336,6 +342,9 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 // in which they did the return event, up to the end of the range's last
 // period.
 func (s *Store) Retention(ctx context.Context, q analytics.RetentionQuery) ([]analytics.RetentionRow, error) {
+	if err := s.dictionaries(ctx); err != nil {
+		return nil, err
+	}
 	var b builder
 	part := truncSQL[q.Period]
 	last := q.Period.Next(q.Period.Truncate(q.To.Add(-time.Microsecond)))
@@ -358,6 +367,9 @@ func (s *Store) Retention(ctx context.Context, q analytics.RetentionQuery) ([]an
 // Bots lists AI-bot activity ($bot_pageview events) and the pages bots
 // fetched most.
 func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) ([]analytics.BotActivity, []analytics.PageActivity, error) {
+	if err := s.dictionaries(ctx); err != nil {
+		return nil, nil, err
+	}
 	var b builder
 	b.write("SELECT bot_name, bot_category, count(*) AS hits, max(ts) FROM events WHERE ")
 	b.scope("", q.Scope, q.From, q.To)

@@ -59,19 +59,33 @@ type entry struct {
 	id      uint32
 }
 
-// loadDictionaries reads both numbering tables into memory.
-func (s *Store) loadDictionaries(ctx context.Context) error {
-	s.users = &dictionary{table: usersTable, sets: map[int64]*numbering{}}
-	s.names = &dictionary{table: eventNamesTable, sets: map[int64]*numbering{}}
+// dictionaries reads both numbering tables into memory the first time
+// events are appended or queried, so that management commands, which open
+// the store for a moment, never pay for it. A failed load is retried on the
+// next call.
+func (s *Store) dictionaries(ctx context.Context) error {
+	s.dictLoad.Lock()
+	defer s.dictLoad.Unlock()
+	if s.users != nil {
+		return nil
+	}
+	users := &dictionary{table: usersTable, sets: map[int64]*numbering{}}
+	names := &dictionary{table: eventNamesTable, sets: map[int64]*numbering{}}
 	err := queryEach(ctx, s, `SELECT product_id, distinct_id, uid FROM users`, func(product int64, key string, id uint32) {
-		s.users.of(product).set(key, id)
+		users.of(product).set(key, id)
 	})
+	if err == nil {
+		err = queryEach(ctx, s, `SELECT 0, name, eid FROM event_names`, func(_ int64, key string, id uint32) {
+			names.of(0).set(key, id)
+		})
+	}
 	if err != nil {
 		return err
 	}
-	return queryEach(ctx, s, `SELECT 0, name, eid FROM event_names`, func(_ int64, key string, id uint32) {
-		s.names.of(0).set(key, id)
-	})
+	s.dictMu.Lock()
+	s.users, s.names = users, names
+	s.dictMu.Unlock()
+	return nil
 }
 
 func queryEach(ctx context.Context, s *Store, query string, fn func(int64, string, uint32)) error {
