@@ -22,6 +22,7 @@ var codePatterns = []*regexp.Regexp{
 
 // codeSources are the packages whose errors reach HTTP clients.
 var codeSources = []string{
+	"../internal/analytics", // AsError: the "internal" answer to any unexpected failure
 	"../internal/ingest",
 	"../internal/httpapi",
 	"../internal/auth",

@@ -54,8 +54,9 @@ func readQueryBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// queryHandler adapts one engine call that takes a JSON body.
-func (s *Server) queryHandler(run func(*query.Engine, *http.Request, analytics.Scope, []byte) (any, error)) handlerFunc {
+// queryHandler serves the endpoint of one query kind: the body is the
+// query's request.
+func (s *Server) queryHandler(kind analytics.QueryKind) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		sc, err := s.scope(r)
 		if err != nil {
@@ -65,25 +66,17 @@ func (s *Server) queryHandler(run func(*query.Engine, *http.Request, analytics.S
 		if err != nil {
 			return err
 		}
-		res, err := run(s.Queries, r, sc, body)
+		run, err := s.Queries.Prepare(kind, sc, body)
+		if err != nil {
+			return err
+		}
+		res, err := run(r.Context())
 		if err != nil {
 			return err
 		}
 		writeJSON(w, http.StatusOK, res)
 		return nil
 	}
-}
-
-func runFunnel(e *query.Engine, r *http.Request, sc analytics.Scope, body []byte) (any, error) {
-	return e.Funnel(r.Context(), sc, body)
-}
-
-func runTrend(e *query.Engine, r *http.Request, sc analytics.Scope, body []byte) (any, error) {
-	return e.Trend(r.Context(), sc, body)
-}
-
-func runRetention(e *query.Engine, r *http.Request, sc analytics.Scope, body []byte) (any, error) {
-	return e.Retention(r.Context(), sc, body)
 }
 
 // handleBots is GET /api/v1/query/bots.
@@ -137,29 +130,15 @@ func (s *Server) parseSavedQuery(body []byte, sc analytics.Scope, into *analytic
 		}
 		def, _ = json.Marshal(query.FunnelRequest{Steps: query.PlaceholderSteps, WindowHours: json.RawMessage("24")})
 	}
-	var err error
-	now := s.Now()
-	switch into.Kind {
-	case analytics.KindFunnel:
-		_, err = query.ParseFunnel(def, sc, now)
-	case analytics.KindTrend:
-		_, err = query.ParseTrend(def, sc, now)
-	case analytics.KindRetention:
-		_, err = query.ParseRetention(def, sc, now)
-	default:
-		return analytics.Errorf(analytics.KindInvalid, "invalid_request", "kind: must be funnel, trend or retention, not %q", req.Kind)
-	}
-	if err != nil {
+	if _, err := s.Queries.Prepare(into.Kind, sc, def); err != nil {
 		var e *analytics.Error
-		if errors.As(err, &e) {
+		if err != query.ErrUnknownKind && errors.As(err, &e) {
 			return analytics.Errorf(e.Kind, e.Code, "definition.%s", e.Message)
 		}
 		return err
 	}
 	var compact bytes.Buffer
-	if err := json.Compact(&compact, def); err != nil {
-		return analytics.Errorf(analytics.KindInvalid, "invalid_request", "definition: is not valid JSON")
-	}
+	json.Compact(&compact, def) // cannot fail: Prepare decoded def
 	into.Name, into.Definition = req.Name, compact.Bytes()
 	return nil
 }
@@ -287,17 +266,11 @@ func (s *Server) handleRunSaved(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return savedLookup(err)
 	}
-	var res any
-	switch q.Kind {
-	case analytics.KindFunnel:
-		res, err = s.Queries.Funnel(r.Context(), sc, q.Definition)
-	case analytics.KindTrend:
-		res, err = s.Queries.Trend(r.Context(), sc, q.Definition)
-	case analytics.KindRetention:
-		res, err = s.Queries.Retention(r.Context(), sc, q.Definition)
-	default:
-		err = analytics.Errorf(analytics.KindInternal, "internal", "The saved query has an unknown kind.")
+	run, err := s.Queries.Prepare(q.Kind, sc, q.Definition)
+	if err != nil {
+		return err
 	}
+	res, err := run(r.Context())
 	if err != nil {
 		return err
 	}

@@ -41,9 +41,9 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("OPTIONS /e", publicCORS(http.HandlerFunc(preflight)))
 	mux.Handle("/e", publicCORS(h(methodNotAllowed("POST, OPTIONS"))))
 
-	mux.Handle("POST /api/v1/query/funnel", h(s.queryHandler(runFunnel)))
-	mux.Handle("POST /api/v1/query/trend", h(s.queryHandler(runTrend)))
-	mux.Handle("POST /api/v1/query/retention", h(s.queryHandler(runRetention)))
+	mux.Handle("POST /api/v1/query/funnel", h(s.queryHandler(analytics.KindFunnel)))
+	mux.Handle("POST /api/v1/query/trend", h(s.queryHandler(analytics.KindTrend)))
+	mux.Handle("POST /api/v1/query/retention", h(s.queryHandler(analytics.KindRetention)))
 	mux.Handle("GET /api/v1/query/bots", h(s.handleBots))
 	mux.Handle("GET /api/v1/queries", h(s.handleListSaved))
 	mux.Handle("POST /api/v1/queries", h(s.handleCreateSaved))

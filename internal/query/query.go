@@ -32,6 +32,29 @@ func (e *Engine) now() time.Time {
 	return time.Now()
 }
 
+// ErrUnknownKind is the answer to a query kind other than funnel, trend or
+// retention.
+var ErrUnknownKind = analytics.Errorf(analytics.KindInvalid, "invalid_request", "kind: must be funnel, trend or retention")
+
+// Prepare validates body as the request of a query of the given kind (the
+// body of its endpoint, or a saved definition) and returns the query ready
+// to run. It is the one place a kind is mapped to its parser and runner.
+func (e *Engine) Prepare(kind analytics.QueryKind, scope analytics.Scope, body []byte) (func(context.Context) (any, error), error) {
+	now := e.now()
+	switch kind {
+	case analytics.KindFunnel:
+		q, err := ParseFunnel(body, scope, now)
+		return func(ctx context.Context) (any, error) { return e.RunFunnel(ctx, q) }, err
+	case analytics.KindTrend:
+		q, err := ParseTrend(body, scope, now)
+		return func(ctx context.Context) (any, error) { return e.RunTrend(ctx, q) }, err
+	case analytics.KindRetention:
+		q, err := ParseRetention(body, scope, now)
+		return func(ctx context.Context) (any, error) { return e.RunRetention(ctx, q) }, err
+	}
+	return nil, ErrUnknownKind
+}
+
 func (e *Engine) sync(ctx context.Context) error {
 	if e.Sync == nil {
 		return nil
@@ -50,15 +73,6 @@ type FunnelStep struct {
 // FunnelResult is the answer of POST /query/funnel.
 type FunnelResult struct {
 	Steps []FunnelStep `json:"steps"`
-}
-
-// Funnel validates a request body and computes the funnel.
-func (e *Engine) Funnel(ctx context.Context, scope analytics.Scope, body []byte) (FunnelResult, error) {
-	q, err := ParseFunnel(body, scope, e.now())
-	if err != nil {
-		return FunnelResult{}, err
-	}
-	return e.RunFunnel(ctx, q)
 }
 
 // RunFunnel computes a validated funnel.
@@ -112,15 +126,6 @@ type TrendLine struct {
 // TrendResult is the answer of POST /query/trend.
 type TrendResult struct {
 	Series []TrendLine `json:"series"`
-}
-
-// Trend validates a request body and computes the trend.
-func (e *Engine) Trend(ctx context.Context, scope analytics.Scope, body []byte) (TrendResult, error) {
-	q, err := ParseTrend(body, scope, e.now())
-	if err != nil {
-		return TrendResult{}, err
-	}
-	return e.RunTrend(ctx, q)
 }
 
 // RunTrend computes a validated trend. Without a breakdown every series
@@ -225,15 +230,6 @@ type Cohort struct {
 type RetentionResult struct {
 	Period  analytics.Interval `json:"period"`
 	Cohorts []Cohort           `json:"cohorts"`
-}
-
-// Retention validates a request body and computes the cohort table.
-func (e *Engine) Retention(ctx context.Context, scope analytics.Scope, body []byte) (RetentionResult, error) {
-	q, err := ParseRetention(body, scope, e.now())
-	if err != nil {
-		return RetentionResult{}, err
-	}
-	return e.RunRetention(ctx, q)
 }
 
 // RunRetention computes a validated retention query. Every period of the

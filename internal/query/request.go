@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -261,7 +262,7 @@ func (req TrendRequest) Query(scope analytics.Scope, now time.Time) (analytics.T
 	if q.Interval, err = interval("interval", req.Interval, analytics.Day, true); err != nil {
 		return q, err
 	}
-	if n := buckets(q.Interval, q.From, q.To); n > MaxBuckets {
+	if n := len(q.Interval.Buckets(q.From, q.To)); n > MaxBuckets {
 		return q, invalid("interval", "%s buckets over this range make %d points; at most %d are allowed", q.Interval, n, MaxBuckets)
 	}
 	if len(req.Series) == 0 || len(req.Series) > MaxSeries {
@@ -336,7 +337,7 @@ func (req RetentionRequest) Query(scope analytics.Scope, now time.Time) (analyti
 	if q.Period, err = interval("period", req.Period, analytics.Week, false); err != nil {
 		return q, err
 	}
-	if n := buckets(q.Period, q.From, q.To); n > 400 {
+	if n := len(q.Period.Buckets(q.From, q.To)); n > 400 {
 		return q, invalid("period", "%s cohorts over this range make %d rows; at most 400 are allowed", q.Period, n)
 	}
 	return q, nil
@@ -350,8 +351,8 @@ func ParseBots(dateFrom, dateTo, limit string, scope analytics.Scope, now time.T
 		return q, err
 	}
 	if limit != "" {
-		var n int
-		if _, err := fmt.Sscan(limit, &n); err != nil || fmt.Sprint(n) != limit || n < 1 || n > MaxTopPages {
+		n, err := strconv.Atoi(limit)
+		if err != nil || strconv.Itoa(n) != limit || n < 1 || n > MaxTopPages {
 			return q, invalid("limit", "must be an integer from 1 to %d, not %q", MaxTopPages, limit)
 		}
 		q.TopPages = n
@@ -375,11 +376,6 @@ func interval(field, s string, def analytics.Interval, hour bool) (analytics.Int
 		return "", invalid(field, "must be hour, day, week or month, not %q", s)
 	}
 	return "", invalid(field, "must be day, week or month, not %q", s)
-}
-
-// buckets counts the buckets of iv that [from, to) touches.
-func buckets(iv analytics.Interval, from, to time.Time) int {
-	return len(iv.Buckets(from, to))
 }
 
 // property parses a filter or breakdown property name.

@@ -119,15 +119,15 @@ func testQueries(t *testing.T, s Store) {
 			}
 
 			interval := []analytics.Interval{analytics.Day, analytics.Week, analytics.Month, analytics.Hour}[seed%4]
-			var filters []analytics.Filter
-			for _, f := range ds.Filters {
-				filters = append(filters, toFilter(f))
-			}
-			tq := analytics.TrendQuery{Scope: scope, Interval: interval, Filters: filters, BreakdownLimit: 2,
-				Series: []analytics.TrendSeries{{Event: ds.Steps[0]}, {Event: ds.Steps[1], UniqueUsers: true}}}
+			req := query.TrendRequest{Interval: string(interval), Filters: filterRequests(ds.Filters),
+				DateFrom: ds.From.Format("2006-01-02"), DateTo: ds.To.Format("2006-01-02"),
+				Series: []query.SeriesRequest{{Event: ds.Steps[0]}, {Event: ds.Steps[1], Math: "unique_users"}}}
 			if ds.Breakdown != "" {
-				p := toProperty(ds.Breakdown)
-				tq.Breakdown = &p
+				req.Breakdown, req.BreakdownLimit = ds.Breakdown, 2
+			}
+			tq, err := req.Query(analytics.Scope{ProductID: p.ID, Env: env}, time.Now())
+			if err != nil {
+				t.Fatal(err)
 			}
 			tr, err := engine.RunTrend(ctx, tq)
 			if err != nil {
@@ -176,22 +176,16 @@ func testQueries(t *testing.T, s Store) {
 	}
 }
 
-func toProperty(name string) analytics.Property {
-	if len(name) > len("properties.") && name[:len("properties.")] == "properties." {
-		return analytics.Property{Key: name[len("properties."):]}
+// filterRequests turns reference filters into filters as a client sends
+// them: numbers arrive from JSON as float64.
+func filterRequests(fs []querytest.Filter) []query.FilterRequest {
+	var out []query.FilterRequest
+	for _, f := range fs {
+		v := f.Value
+		if n, ok := v.(int64); ok {
+			v = float64(n)
+		}
+		out = append(out, query.FilterRequest{Property: f.Property, Operator: f.Operator, Value: v})
 	}
-	return analytics.Property{Column: name}
-}
-
-// toFilter converts a reference filter the way the API's parser does:
-// numbers become float64 and booleans their text.
-func toFilter(f querytest.Filter) analytics.Filter {
-	v := f.Value
-	switch x := v.(type) {
-	case int64:
-		v = float64(x)
-	case bool:
-		v = fmt.Sprint(x)
-	}
-	return analytics.Filter{Property: toProperty(f.Property), Operator: analytics.Operator(f.Operator), Value: v}
+	return out
 }
