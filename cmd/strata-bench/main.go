@@ -12,6 +12,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -25,6 +26,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -83,6 +85,7 @@ type mode struct {
 type figures struct {
 	fullEPS, halfP50, halfP99, singleRPS float64
 	wrkRPS, wrkP99                       float64
+	srvCPU, genCPU                       float64 // CPU µs per event in the batch phase
 	rssMB                                int64
 }
 
@@ -132,6 +135,9 @@ func run(bin string, srvArgs []string, duration time.Duration, conns, singleConn
 	row("single-event requests, wrk (p99)", "≥ 20,000 requests/s", func(f figures) string {
 		return fmt.Sprintf("%.0f requests/s (%.1f ms)", f.wrkRPS, f.wrkP99)
 	})
+	row("CPU per event in the batch phase: server + load generator", "", func(f figures) string {
+		return fmt.Sprintf("%.1f + %.1f µs", f.srvCPU, f.genCPU)
+	})
 	row("server peak RSS (VmHWM)", "≤ 500 MB", func(f figures) string { return fmt.Sprintf("%d MB", f.rssMB) })
 	row("sustained ingest / raw appender ceiling", "", func(f figures) string { return fmt.Sprintf("%.2f", f.fullEPS/ceiling) })
 	fmt.Printf("\nraw DuckDB appender ceiling (same store code, no HTTP): %.0f events/s\n", ceiling)
@@ -154,9 +160,20 @@ func measure(bin, dataDir string, args []string, duration time.Duration, conns, 
 	// Warm up: the first requests pay for cold caches; they are not measured.
 	closedLoop(client, srv, tmpl, conns, 2*time.Second)
 
+	srvCPU0, genCPU0, err := cpuTimes(srv)
+	if err != nil {
+		return f, err
+	}
 	full := closedLoop(client, srv, tmpl, conns, duration)
 	f.fullEPS = float64(full.events) / full.elapsed.Seconds()
 	report("batch load, closed loop", full, batch)
+	srvCPU1, genCPU1, err := cpuTimes(srv)
+	if err != nil {
+		return f, err
+	}
+	f.srvCPU = float64((srvCPU1 - srvCPU0).Microseconds()) / float64(full.events)
+	f.genCPU = float64((genCPU1 - genCPU0).Microseconds()) / float64(full.events)
+	fmt.Printf("CPU per event: server %.2f µs, load generator %.2f µs\n", f.srvCPU, f.genCPU)
 
 	half := openLoop(client, srv, tmpl, f.fullEPS/2/float64(batch), duration)
 	report(fmt.Sprintf("batch load at half that rate (%.0f events/s)", f.fullEPS/2), half, batch)
@@ -550,6 +567,33 @@ func (s *server) peakRSS() (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no VmHWM in /proc status")
+}
+
+// cpuTimes reads the CPU time (user and system) used so far by the server
+// and by this process, the load generator.
+func cpuTimes(s *server) (srv, gen time.Duration, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0, fmt.Errorf("reading server CPU time: %w", err)
+	}
+	// The fields after the command name (which may hold spaces) start at
+	// the state; utime and stime are the 14th and 15th fields overall.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	if len(f) < 13 {
+		return 0, 0, fmt.Errorf("short /proc stat line")
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, 0, fmt.Errorf("reading server CPU time: %w", err)
+	}
+	const tick = 10 * time.Millisecond // USER_HZ is 100 on Linux
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, 0, err
+	}
+	gen = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ut+st) * tick, gen, nil
 }
 
 func (s *server) stop() {

@@ -6,7 +6,6 @@ package duckdb
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
@@ -42,6 +41,9 @@ type Options struct {
 	// partial row groups each time, which measured 30% slower with commits
 	// stalling for most of a second (see docs/benchmarks.md).
 	CheckpointThreshold string
+	// Appenders is how many AppendEvents calls may load events at once,
+	// each through its own appender and connection; zero means two.
+	Appenders int
 	// Now is the clock used for created_at columns; nil means time.Now.
 	Now func() time.Time
 }
@@ -53,15 +55,19 @@ type Store struct {
 	connector *duckdb.Connector
 	now       func() time.Time
 
-	// appendMu serialises the appender, which owns one connection. The
-	// ingest writer already calls AppendEvents from a single goroutine; the
-	// mutex keeps the contract safe for any other caller.
-	appendMu  sync.Mutex
-	appendCon driver.Conn
-	appender  *duckdb.Appender
+	// appenders holds the event appenders, each on its own connection, so
+	// that AppendEvents calls can fill and commit batches in parallel: most
+	// of a commit's CPU is spent per value, outside DuckDB's commit lock
+	// (see docs/benchmarks.md). A slot is taken for the length of a call.
+	appenders chan *appendSlot
+
+	// numberMu serialises numbering new users and names with storing them
+	// (users.go), so that entries are committed before any events that
+	// carry their numbers, whichever appender commits those.
+	numberMu sync.Mutex
 
 	// users and names give users and event names dense ids (users.go).
-	// They change under appendMu and dictMu and are read under dictMu.
+	// They change under numberMu and dictMu and are read under dictMu.
 	// lastAppend and checkpointed (Unix nanoseconds) let the server
 	// checkpoint once ingest goes quiet (CheckpointIfIdle).
 	lastAppend, checkpointed atomic.Int64
@@ -108,6 +114,13 @@ func Open(ctx context.Context, dataDir string, opt Options) (*Store, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	if opt.Appenders <= 0 {
+		opt.Appenders = 2
+	}
+	s.appenders = make(chan *appendSlot, opt.Appenders)
+	for range opt.Appenders {
+		s.appenders <- &appendSlot{}
+	}
 	migrations, err := migrate.Load(migrationFS, "migrations")
 	if err != nil {
 		s.db.Close()
@@ -124,19 +137,15 @@ func Open(ctx context.Context, dataDir string, opt Options) (*Store, error) {
 // Strata's queries with hand-written SQL on the same data.
 func (s *Store) DB() *sql.DB { return s.db }
 
-// Close releases the appender and the database. DuckDB checkpoints its
-// write-ahead log into the file on a clean close.
+// Close releases the appenders and the database, waiting for appends in
+// progress. DuckDB checkpoints its write-ahead log into the file on a
+// clean close.
 func (s *Store) Close() error {
-	s.appendMu.Lock()
-	defer s.appendMu.Unlock()
+	s.numberMu.Lock()
+	defer s.numberMu.Unlock()
 	var errs []error
-	if s.appender != nil {
-		errs = append(errs, s.appender.Close())
-		s.appender = nil
-	}
-	if s.appendCon != nil {
-		errs = append(errs, s.appendCon.Close())
-		s.appendCon = nil
+	for range cap(s.appenders) {
+		errs = append(errs, (<-s.appenders).close())
 	}
 	if s.users != nil {
 		errs = append(errs, s.users.closeAppender(), s.names.closeAppender())

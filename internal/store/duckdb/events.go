@@ -2,6 +2,8 @@ package duckdb
 
 import (
 	"context"
+	"database/sql/driver"
+	"errors"
 	"fmt"
 	"time"
 
@@ -14,32 +16,51 @@ import (
 // commits them in one transaction. The appender is the fastest way into
 // DuckDB (no SQL parsing per row); on any error it is discarded and rebuilt
 // for the next call so that half-appended rows are never committed later.
+// Up to Options.Appenders calls run at once, each on its own appender.
 func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	s.appendMu.Lock()
-	defer s.appendMu.Unlock()
-	if err := s.ensureAppender(ctx); err != nil {
+	ids, err := s.numberAndStore(ctx, events)
+	if err != nil {
 		return err
 	}
-	if err := s.dictionaries(ctx); err != nil {
+	var slot *appendSlot
+	select {
+	case slot = <-s.appenders:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { s.appenders <- slot }()
+	if err := slot.open(ctx, s.connector); err != nil {
 		return err
 	}
-	ids, fresh := s.number(events)
-	if err := s.storeEntries(ctx, fresh); err != nil {
+	if err := appendRows(slot.app, events, ids); err != nil {
+		slot.reset()
 		return err
 	}
-	if err := appendRows(s.appender, events, ids); err != nil {
-		s.resetAppender()
-		return err
-	}
-	if err := s.appender.Flush(); err != nil {
-		s.resetAppender()
+	if err := slot.app.Flush(); err != nil {
+		slot.reset()
 		return fmt.Errorf("committing %d events: %w", len(events), err)
 	}
 	s.lastAppend.Store(s.now().UnixNano())
 	return nil
+}
+
+// numberAndStore gives events their dense ids and commits the users and
+// names seen for the first time, under numberMu so that an entry is
+// committed before any call can append events numbered with it.
+func (s *Store) numberAndStore(ctx context.Context, events []analytics.Event) (denseIDs, error) {
+	if err := s.dictionaries(ctx); err != nil {
+		return denseIDs{}, err
+	}
+	s.numberMu.Lock()
+	defer s.numberMu.Unlock()
+	ids, fresh := s.number(events)
+	if err := s.storeEntries(ctx, fresh); err != nil {
+		return denseIDs{}, err
+	}
+	return ids, nil
 }
 
 // CheckpointIfIdle writes the write-ahead log into the database file when
@@ -102,13 +123,8 @@ func (s *Store) AppendMissing(ctx context.Context, events []analytics.Event) err
 	if len(events) == 0 {
 		return nil
 	}
-	s.appendMu.Lock()
-	defer s.appendMu.Unlock()
-	if err := s.dictionaries(ctx); err != nil {
-		return err
-	}
-	ids, fresh := s.number(events)
-	if err := s.storeEntries(ctx, fresh); err != nil {
+	ids, err := s.numberAndStore(ctx, events)
+	if err != nil {
 		return err
 	}
 	if _, err := s.db.ExecContext(ctx, `CREATE OR REPLACE TABLE spool_replay AS SELECT * FROM events LIMIT 0`); err != nil {
@@ -143,11 +159,18 @@ func (s *Store) AppendMissing(ctx context.Context, events []analytics.Event) err
 	return nil
 }
 
-func (s *Store) ensureAppender(ctx context.Context) error {
-	if s.appender != nil {
+// appendSlot is one events appender and the connection it owns, opened on
+// first use.
+type appendSlot struct {
+	con driver.Conn
+	app *duckdb.Appender
+}
+
+func (a *appendSlot) open(ctx context.Context, connector *duckdb.Connector) error {
+	if a.app != nil {
 		return nil
 	}
-	con, err := s.connector.Connect(ctx)
+	con, err := connector.Connect(ctx)
 	if err != nil {
 		return fmt.Errorf("connecting appender: %w", err)
 	}
@@ -156,21 +179,35 @@ func (s *Store) ensureAppender(ctx context.Context) error {
 		con.Close()
 		return fmt.Errorf("creating appender: %w", err)
 	}
-	s.appendCon, s.appender = con, app
+	a.con, a.app = con, app
 	return nil
 }
 
-// resetAppender throws the appender away after a failure. Closing it may
-// try to flush the rows it still holds, which is exactly what must not
-// happen, so its connection is closed first.
-func (s *Store) resetAppender() {
-	if s.appendCon != nil {
-		s.appendCon.Close()
+// reset throws the appender away after a failure. Closing it may try to
+// flush the rows it still holds, which is exactly what must not happen, so
+// its connection is closed first.
+func (a *appendSlot) reset() {
+	if a.con != nil {
+		a.con.Close()
 	}
-	if s.appender != nil {
-		s.appender.Close()
+	if a.app != nil {
+		a.app.Close()
 	}
-	s.appender, s.appendCon = nil, nil
+	a.app, a.con = nil, nil
+}
+
+// close flushes nothing new (every call flushes before it returns the
+// slot) and releases the appender and its connection.
+func (a *appendSlot) close() error {
+	var errs []error
+	if a.app != nil {
+		errs = append(errs, a.app.Close())
+	}
+	if a.con != nil {
+		errs = append(errs, a.con.Close())
+	}
+	a.app, a.con = nil, nil
+	return errors.Join(errs...)
 }
 
 // nullable stores empty optional strings as NULL, so that "is set" filters

@@ -112,7 +112,7 @@ type denseIDs struct {
 }
 
 // number returns the dense ids of every event, numbering unseen users and
-// names. The caller holds appendMu and must store the returned entries
+// names. The caller holds numberMu and must store the returned entries
 // (storeEntries) before the events, or forget them (forgetEntries).
 func (s *Store) number(events []analytics.Event) (denseIDs, []entry) {
 	ids := denseIDs{uid: make([]uint32, len(events)), eid: make([]uint32, len(events))}
@@ -138,7 +138,7 @@ func (s *Store) number(events []analytics.Event) (denseIDs, []entry) {
 }
 
 // forgetEntries undoes number for entries that could not be stored. Ids are
-// handed out in order and appendMu is held throughout, so the entries are
+// handed out in order and numberMu is held throughout, so the entries are
 // the newest of their numbering and are taken back newest first.
 func (s *Store) forgetEntries(fresh []entry) {
 	s.dictMu.Lock()

@@ -53,7 +53,11 @@ type Options struct {
 	// SegmentBytes is the size at which the log starts a new file; loaded
 	// segments are deleted.
 	SegmentBytes int64
-	Logger       *slog.Logger
+	// Loaders is how many batches are loaded into the inner store at once;
+	// zero means two. More than one pays only if the inner store commits
+	// in parallel (the DuckDB store does, with as many appenders).
+	Loaders int
+	Logger  *slog.Logger
 }
 
 // Store implements analytics.EventStore over an Inner store.
@@ -76,10 +80,15 @@ type Store struct {
 	// oldest is when the first record now in pending was appended.
 	oldest   time.Time
 	appended uint64 // events appended since Open
-	loaded   uint64 // of those, events in the inner store
-	closed   bool
-	done     chan struct{}
-	buf      []byte
+	taken    uint64 // of those, events handed to a loader
+	// loaded is how many of the first events appended are all in the inner
+	// store: batches can finish out of order, so it is the start of the
+	// oldest batch still loading, or taken when none is.
+	loaded  uint64
+	loading map[uint64]bool // the starts of the batches being loaded
+	closed  bool
+	done    chan struct{}
+	buf     []byte
 }
 
 type pendingRecord struct {
@@ -100,13 +109,16 @@ func Open(ctx context.Context, inner Inner, opt Options) (*Store, error) {
 	if opt.SegmentBytes <= 0 {
 		opt.SegmentBytes = 64 << 20
 	}
+	if opt.Loaders <= 0 {
+		opt.Loaders = 2
+	}
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
 	if err := os.MkdirAll(opt.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating spool directory: %w", err)
 	}
-	s := &Store{inner: inner, opt: opt, log: opt.Logger, remain: map[uint64]int{}, done: make(chan struct{})}
+	s := &Store{inner: inner, opt: opt, log: opt.Logger, remain: map[uint64]int{}, loading: map[uint64]bool{}, done: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	last, err := s.replay(ctx)
 	if err != nil {
@@ -115,7 +127,14 @@ func Open(ctx context.Context, inner Inner, opt Options) (*Store, error) {
 	if err := s.startSegment(last + 1); err != nil {
 		return nil, err
 	}
-	go s.load()
+	var loaders sync.WaitGroup
+	for range opt.Loaders {
+		loaders.Go(s.load)
+	}
+	go func() {
+		loaders.Wait()
+		close(s.done)
+	}()
 	return s, nil
 }
 
@@ -241,9 +260,9 @@ const (
 	loadLingerEvents = 5_000
 )
 
-// load moves queued events into the inner store until Close.
+// load moves queued events into the inner store until Close. Several run
+// at once, each taking the oldest records not yet taken.
 func (s *Store) load() {
-	defer close(s.done)
 	for {
 		s.mu.Lock()
 		for len(s.pending) == 0 && !s.closed {
@@ -271,6 +290,9 @@ func (s *Store) load() {
 		if len(s.pending) == 0 {
 			s.pending = nil
 		}
+		start := s.taken
+		s.taken += uint64(n)
+		s.loading[start] = true
 		s.mu.Unlock()
 
 		events := make([]analytics.Event, 0, n)
@@ -300,14 +322,19 @@ func (s *Store) load() {
 			}
 			time.Sleep(min(time.Duration(attempt+1)*200*time.Millisecond, 5*time.Second))
 		}
-		s.finish(batch)
+		s.finish(start, batch)
 	}
 }
 
 // finish records a loaded batch and deletes segments that are fully loaded.
-func (s *Store) finish(batch []pendingRecord) {
+func (s *Store) finish(start uint64, batch []pendingRecord) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	delete(s.loading, start)
+	s.loaded = s.taken
+	for st := range s.loading {
+		s.loaded = min(s.loaded, st)
+	}
 	total := 0
 	for _, r := range batch {
 		s.remain[r.seg] -= r.n
@@ -321,7 +348,6 @@ func (s *Store) finish(batch []pendingRecord) {
 			}
 		}
 	}
-	s.loaded += uint64(total)
 	s.backlog -= total
 	s.cond.Broadcast()
 }
