@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -82,12 +83,22 @@ type usageError struct{ msg string }
 
 func (u usageError) Error() string { return u.msg }
 
+// goMemoryLimit is the Go heap's soft limit unless GOMEMLIMIT says otherwise.
+const goMemoryLimit = 256 << 20
+
 func serve(ctx context.Context, args []string, env Env) error {
 	cfg, err := config.Load(args, env.Lookup)
 	if err != nil {
 		return usageError{err.Error()}
 	}
 	log := cfg.Logger()
+	if _, set := env.Lookup("GOMEMLIMIT"); !set {
+		// A soft limit on the Go heap: past it the collector runs more often
+		// instead of letting the heap double. Most of the heap is garbage
+		// from request bodies, so this keeps the server's RSS near its live
+		// data under heavy ingest (docs/benchmarks.md).
+		debug.SetMemoryLimit(goMemoryLimit)
+	}
 	a, err := app.Open(ctx, cfg, log)
 	if err != nil {
 		return err

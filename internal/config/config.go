@@ -68,8 +68,8 @@ func Default() Config {
 		DedupCapacity:      4_000_000,
 		CommitLinger:       2 * time.Millisecond,
 		Spool:              true,
-		DuckDBMemoryLimit:  "1GB",
-		DuckDBCheckpoint:   "256MB",
+		DuckDBMemoryLimit:  "512MB",
+		DuckDBCheckpoint:   "128MB",
 		ShutdownTimeout:    20 * time.Second,
 	}
 }

@@ -36,7 +36,8 @@ type Options struct {
 	// Threads caps DuckDB's worker threads; zero means one per core.
 	Threads int
 	// CheckpointThreshold is the write-ahead-log size that triggers a
-	// checkpoint; empty means 256MB. DuckDB's 16MB default checkpoints
+	// checkpoint; empty means 128MB. Rows not yet checkpointed are held in
+	// memory uncompressed, so this also bounds that memory. DuckDB's 16MB default checkpoints
 	// every fraction of a second under heavy ingest and rewrites the same
 	// partial row groups each time, which measured 30% slower with commits
 	// stalling for most of a second (see docs/benchmarks.md).
@@ -93,7 +94,7 @@ func Open(ctx context.Context, dataDir string, opt Options) (*Store, error) {
 		q.Set("memory_limit", opt.MemoryLimit)
 	}
 	if opt.CheckpointThreshold == "" {
-		opt.CheckpointThreshold = "256MB"
+		opt.CheckpointThreshold = "128MB"
 	}
 	q.Set("checkpoint_threshold", opt.CheckpointThreshold)
 	// Group by dense user ids with an array rather than a hash table up to

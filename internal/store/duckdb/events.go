@@ -78,6 +78,8 @@ func (s *Store) CheckpointIfIdle(ctx context.Context, idle time.Duration) (bool,
 		return false, fmt.Errorf("checkpointing: %w", err)
 	}
 	s.checkpointed.Store(last)
+	// The checkpoint freed the uncompressed rows; give their memory back.
+	releaseMemory()
 	return true, nil
 }
 

@@ -3,7 +3,9 @@ package duckdb
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -153,5 +155,76 @@ func TestDenseUserIDMigration(t *testing.T) {
 	}
 	if got := uidsOf(t, s.DB(), 1); got["new"] != 2 {
 		t.Errorf("a user after the migration got uid %d, want 2", got["new"])
+	}
+}
+
+// TestConcurrentAppends appends from several goroutines at once, through
+// the store's parallel appenders, batches whose users and event names
+// overlap and are often new: every event must be stored, each user and
+// name numbered once and densely, and the numbering tables must agree
+// with the events.
+func TestConcurrentAppends(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir(), Options{MemoryLimit: "256MB", Threads: 2, Appenders: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	const workers, batches, per = 4, 15, 200
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Go(func() {
+			for b := range batches {
+				evs := make([]analytics.Event, per)
+				for i := range evs {
+					// Users 0..(b+1)*100 grow with each round, so most batches
+					// bring new users that other goroutines also bring.
+					evs[i] = userEvent(1, fmt.Sprintf("u%d", (i*7+w*13)%((b+1)*100)), now)
+					evs[i].Name = fmt.Sprintf("name%d", (i+w+b)%(b+3))
+				}
+				if err := s.AppendEvents(ctx, evs); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	var n int
+	if err := s.DB().QueryRow(`SELECT count(*) FROM events`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != workers*batches*per {
+		t.Fatalf("%d events stored, want %d", n, workers*batches*per)
+	}
+	uids := uidsOf(t, s.DB(), 1)
+	seen := map[uint32]bool{}
+	for did, uid := range uids {
+		if seen[uid] {
+			t.Errorf("uid %d given twice (again to %s)", uid, did)
+		}
+		seen[uid] = true
+		if int(uid) >= len(uids) {
+			t.Errorf("uid %d of %s is not dense (%d users)", uid, did, len(uids))
+		}
+	}
+	for _, check := range []string{
+		`SELECT count(*) FROM events e LEFT JOIN users u ON u.product_id = e.product_id AND u.uid = e.uid
+		 WHERE u.distinct_id IS DISTINCT FROM e.distinct_id`,
+		`SELECT count(*) FROM events e LEFT JOIN event_names n ON n.eid = e.eid WHERE n.name IS DISTINCT FROM e.event`,
+		`SELECT count(*) - count(DISTINCT eid) FROM event_names`,
+	} {
+		if err := s.DB().QueryRow(check).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("%d rows disagree: %s", n, check)
+		}
 	}
 }

@@ -248,7 +248,7 @@ func (s *Store) rotate() error {
 	return nil
 }
 
-const maxLoad = 50_000
+const maxLoad = 20_000
 
 // A small backlog waits up to loadLinger for more before it is loaded: each
 // DuckDB commit costs about a millisecond of CPU however small, and under a
@@ -278,8 +278,8 @@ func (s *Store) load() {
 			continue
 		}
 		// Take records up to maxLoad events: one DuckDB transaction that
-		// large already amortises the commit, and larger ones only hold
-		// memory.
+		// large already amortises the commit (5,000 do), and larger ones
+		// only hold memory, decoded, in each loader.
 		k, n := 0, 0
 		for k < len(s.pending) && (k == 0 || n+s.pending[k].n <= maxLoad) {
 			n += s.pending[k].n

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -158,5 +159,67 @@ func TestRecordRoundTrip(t *testing.T) {
 	}
 	if _, err := decodeRecord([]byte{5, 1, 2}); err == nil {
 		t.Error("a truncated record decoded")
+	}
+}
+
+// gatedStore holds back the batches holding event name "slow" until
+// release is closed, as a slow disk would; entered reports that one began.
+type gatedStore struct {
+	Inner
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g gatedStore) AppendEvents(ctx context.Context, evs []analytics.Event) error {
+	if evs[0].Name == "slow" {
+		g.entered <- struct{}{}
+		<-g.release
+	}
+	return g.Inner.AppendEvents(ctx, evs)
+}
+
+// TestSyncWaitsForOlderBatches loads two batches at once, the older one
+// slowly: the newer one, appended after Sync was called, lands first, and
+// Sync must still wait for the older one, which it covers.
+func TestSyncWaitsForOlderBatches(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := openDuck(t, dir)
+	g := gatedStore{Inner: st, entered: make(chan struct{}, 1), release: make(chan struct{})}
+	sp, err := Open(ctx, g, Options{Dir: filepath.Join(dir, "spool"), Loaders: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(g.release) }) }
+	defer release() // before Close, also when the test fails early
+	if err := sp.AppendEvents(ctx, events(10, "slow")); err != nil {
+		t.Fatal(err)
+	}
+	<-g.entered
+	synced := make(chan error, 1)
+	go func() { synced <- sp.Sync(ctx) }()
+	time.Sleep(50 * time.Millisecond) // let Sync take its target
+	if err := sp.AppendEvents(ctx, events(10, "fast")); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); count(t, st, "fast") != 10; {
+		if time.Now().After(deadline) {
+			t.Fatal("the second loader did not load the newer batch while the older one was held")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case err := <-synced:
+		t.Fatalf("Sync returned (%v) while the batch it covers was still loading", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	release()
+	if err := <-synced; err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, st, "slow"); n != 10 {
+		t.Errorf("after Sync %d slow events are stored, want 10", n)
 	}
 }
