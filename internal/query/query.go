@@ -141,10 +141,7 @@ func (e *Engine) RunTrend(ctx context.Context, q analytics.TrendQuery) (TrendRes
 		return TrendResult{}, err
 	}
 	starts := q.Interval.Buckets(q.From, q.To)
-	index := make(map[time.Time]int, len(starts))
-	for i, b := range starts {
-		index[b] = i
-	}
+	index := positions(starts)
 	type lineKey struct {
 		series, rank int
 		other        bool
@@ -243,10 +240,7 @@ func (e *Engine) RunRetention(ctx context.Context, q analytics.RetentionQuery) (
 		return RetentionResult{}, err
 	}
 	starts := q.Period.Buckets(q.From, q.To)
-	index := make(map[time.Time]int, len(starts))
-	for i, b := range starts {
-		index[b] = i
-	}
+	index := positions(starts)
 	res := RetentionResult{Period: q.Period, Cohorts: make([]Cohort, len(starts))}
 	for i, b := range starts {
 		res.Cohorts[i] = Cohort{Date: b.Format(dateLayout), Values: make([]int64, len(starts)-i)}
@@ -309,4 +303,13 @@ func (e *Engine) Bots(ctx context.Context, scope analytics.Scope, dateFrom, date
 		res.TopPages[i] = Page(p)
 	}
 	return res, nil
+}
+
+// positions maps each bucket start to its place in starts.
+func positions(starts []time.Time) map[time.Time]int {
+	index := make(map[time.Time]int, len(starts))
+	for i, b := range starts {
+		index[b] = i
+	}
+	return index
 }

@@ -37,10 +37,11 @@ type Options struct {
 	Threads int
 	// CheckpointThreshold is the write-ahead-log size that triggers a
 	// checkpoint; empty means 128MB. Rows not yet checkpointed are held in
-	// memory uncompressed, so this also bounds that memory. DuckDB's 16MB default checkpoints
-	// every fraction of a second under heavy ingest and rewrites the same
-	// partial row groups each time, which measured 30% slower with commits
-	// stalling for most of a second (see docs/benchmarks.md).
+	// memory uncompressed, so this also bounds that memory. DuckDB's 16MB
+	// default checkpoints every fraction of a second under heavy ingest and
+	// rewrites the same partial row groups each time, which measured 30%
+	// slower with commits stalling for most of a second (see
+	// docs/benchmarks.md).
 	CheckpointThreshold string
 	// Appenders is how many AppendEvents calls may load events at once,
 	// each through its own appender and connection; zero means two.
@@ -60,7 +61,7 @@ type Store struct {
 	// that AppendEvents calls can fill and commit batches in parallel: most
 	// of a commit's CPU is spent per value, outside DuckDB's commit lock
 	// (see docs/benchmarks.md). A slot is taken for the length of a call.
-	appenders chan *appendSlot
+	appenders chan *tableAppender
 
 	// numberMu serialises numbering new users and names with storing them
 	// (users.go), so that entries are committed before any events that
@@ -118,9 +119,9 @@ func Open(ctx context.Context, dataDir string, opt Options) (*Store, error) {
 	if opt.Appenders <= 0 {
 		opt.Appenders = 2
 	}
-	s.appenders = make(chan *appendSlot, opt.Appenders)
+	s.appenders = make(chan *tableAppender, opt.Appenders)
 	for range opt.Appenders {
-		s.appenders <- &appendSlot{}
+		s.appenders <- &tableAppender{table: "events"}
 	}
 	migrations, err := migrate.Load(migrationFS, "migrations")
 	if err != nil {
@@ -146,10 +147,12 @@ func (s *Store) Close() error {
 	defer s.numberMu.Unlock()
 	var errs []error
 	for range cap(s.appenders) {
-		errs = append(errs, (<-s.appenders).close())
+		// Every AppendEvents flushes before it hands its appender back, so
+		// none holds rows here.
+		errs = append(errs, (<-s.appenders).discard())
 	}
 	if s.users != nil {
-		errs = append(errs, s.users.closeAppender(), s.names.closeAppender())
+		errs = append(errs, s.users.app.discard(), s.names.app.discard())
 	}
 	errs = append(errs, s.db.Close())
 	if err := errors.Join(errs...); err != nil {

@@ -3,7 +3,6 @@ package duckdb
 import (
 	"context"
 	"database/sql/driver"
-	"errors"
 	"fmt"
 	"time"
 
@@ -25,7 +24,7 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 	if err != nil {
 		return err
 	}
-	var slot *appendSlot
+	var slot *tableAppender
 	select {
 	case slot = <-s.appenders:
 	case <-ctx.Done():
@@ -36,11 +35,11 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 		return err
 	}
 	if err := appendRows(slot.app, events, ids); err != nil {
-		slot.reset()
+		slot.discard()
 		return err
 	}
 	if err := slot.app.Flush(); err != nil {
-		slot.reset()
+		slot.discard()
 		return fmt.Errorf("committing %d events: %w", len(events), err)
 	}
 	s.lastAppend.Store(s.now().UnixNano())
@@ -161,55 +160,43 @@ func (s *Store) AppendMissing(ctx context.Context, events []analytics.Event) err
 	return nil
 }
 
-// appendSlot is one events appender and the connection it owns, opened on
-// first use.
-type appendSlot struct {
-	con driver.Conn
-	app *duckdb.Appender
+// tableAppender is an appender on one table and the connection it owns,
+// opened on first use. The events appenders and the numbering tables each
+// have one.
+type tableAppender struct {
+	table string // a constant of this package, never caller input
+	con   driver.Conn
+	app   *duckdb.Appender
 }
 
-func (a *appendSlot) open(ctx context.Context, connector *duckdb.Connector) error {
+func (a *tableAppender) open(ctx context.Context, connector *duckdb.Connector) error {
 	if a.app != nil {
 		return nil
 	}
 	con, err := connector.Connect(ctx)
 	if err != nil {
-		return fmt.Errorf("connecting appender: %w", err)
+		return fmt.Errorf("connecting %s appender: %w", a.table, err)
 	}
-	app, err := duckdb.NewAppenderFromConn(con, "", "events")
+	app, err := duckdb.NewAppenderFromConn(con, "", a.table)
 	if err != nil {
 		con.Close()
-		return fmt.Errorf("creating appender: %w", err)
+		return fmt.Errorf("creating %s appender: %w", a.table, err)
 	}
 	a.con, a.app = con, app
 	return nil
 }
 
-// reset throws the appender away after a failure. Closing it may try to
+// discard throws the appender away after a failure. Closing it may try to
 // flush the rows it still holds, which is exactly what must not happen, so
 // its connection is closed first.
-func (a *appendSlot) reset() {
-	if a.con != nil {
-		a.con.Close()
+func (a *tableAppender) discard() error {
+	if a.app == nil {
+		return nil
 	}
-	if a.app != nil {
-		a.app.Close()
-	}
+	err := a.con.Close()
+	a.app.Close()
 	a.app, a.con = nil, nil
-}
-
-// close flushes nothing new (every call flushes before it returns the
-// slot) and releases the appender and its connection.
-func (a *appendSlot) close() error {
-	var errs []error
-	if a.app != nil {
-		errs = append(errs, a.app.Close())
-	}
-	if a.con != nil {
-		errs = append(errs, a.con.Close())
-	}
-	a.app, a.con = nil, nil
-	return errors.Join(errs...)
+	return err
 }
 
 // nullable stores empty optional strings as NULL, so that "is set" filters

@@ -2,10 +2,7 @@ package duckdb
 
 import (
 	"context"
-	"database/sql/driver"
 	"fmt"
-
-	"github.com/duckdb/duckdb-go/v2"
 
 	"strata/internal/analytics"
 )
@@ -31,10 +28,8 @@ func (n *numbering) set(key string, id uint32) {
 // dictionary is one persisted numbering table: users (per product) or
 // event_names (one for the database, product 0).
 type dictionary struct {
-	table string // a constant below, never caller input
-	sets  map[int64]*numbering
-	con   driver.Conn
-	app   *duckdb.Appender
+	sets map[int64]*numbering
+	app  tableAppender // on the table below
 }
 
 const (
@@ -69,8 +64,8 @@ func (s *Store) dictionaries(ctx context.Context) error {
 	if s.users != nil {
 		return nil
 	}
-	users := &dictionary{table: usersTable, sets: map[int64]*numbering{}}
-	names := &dictionary{table: eventNamesTable, sets: map[int64]*numbering{}}
+	users := &dictionary{app: tableAppender{table: usersTable}, sets: map[int64]*numbering{}}
+	names := &dictionary{app: tableAppender{table: eventNamesTable}, sets: map[int64]*numbering{}}
 	err := queryEach(ctx, s, `SELECT product_id, distinct_id, uid FROM users`, func(product int64, key string, id uint32) {
 		users.of(product).set(key, id)
 	})
@@ -178,17 +173,8 @@ func (s *Store) storeDictionary(ctx context.Context, d *dictionary, fresh []entr
 	if !found {
 		return nil
 	}
-	if d.app == nil {
-		con, err := s.connector.Connect(ctx)
-		if err != nil {
-			return fmt.Errorf("connecting %s appender: %w", d.table, err)
-		}
-		app, err := duckdb.NewAppenderFromConn(con, "", d.table)
-		if err != nil {
-			con.Close()
-			return fmt.Errorf("creating %s appender: %w", d.table, err)
-		}
-		d.con, d.app = con, app
+	if err := d.app.open(ctx, s.connector); err != nil {
+		return err
 	}
 	var err error
 	for _, f := range fresh {
@@ -196,32 +182,22 @@ func (s *Store) storeDictionary(ctx context.Context, d *dictionary, fresh []entr
 			continue
 		}
 		if d == s.users {
-			err = d.app.AppendRow(f.product, f.key, f.id)
+			err = d.app.app.AppendRow(f.product, f.key, f.id)
 		} else {
-			err = d.app.AppendRow(f.key, f.id)
+			err = d.app.app.AppendRow(f.key, f.id)
 		}
 		if err != nil {
 			break
 		}
 	}
 	if err == nil {
-		err = d.app.Flush()
+		err = d.app.app.Flush()
 	}
 	if err != nil {
-		d.closeAppender()
-		return fmt.Errorf("storing new %s: %w", d.table, err)
+		d.app.discard()
+		return fmt.Errorf("storing new %s: %w", d.app.table, err)
 	}
 	return nil
-}
-
-func (d *dictionary) closeAppender() error {
-	if d.app == nil {
-		return nil
-	}
-	err := d.con.Close()
-	d.app.Close()
-	d.app, d.con = nil, nil
-	return err
 }
 
 // userCount is the number of user ids a product has handed out so far.

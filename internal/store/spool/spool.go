@@ -81,11 +81,9 @@ type Store struct {
 	oldest   time.Time
 	appended uint64 // events appended since Open
 	taken    uint64 // of those, events handed to a loader
-	// loaded is how many of the first events appended are all in the inner
-	// store: batches can finish out of order, so it is the start of the
-	// oldest batch still loading, or taken when none is.
-	loaded  uint64
-	loading map[uint64]bool // the starts of the batches being loaded
+	// loading holds where each batch being loaded starts, counted in
+	// events appended (see loaded).
+	loading map[uint64]bool
 	closed  bool
 	done    chan struct{}
 	buf     []byte
@@ -331,10 +329,6 @@ func (s *Store) finish(start uint64, batch []pendingRecord) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.loading, start)
-	s.loaded = s.taken
-	for st := range s.loading {
-		s.loaded = min(s.loaded, st)
-	}
 	total := 0
 	for _, r := range batch {
 		s.remain[r.seg] -= r.n
@@ -352,13 +346,25 @@ func (s *Store) finish(start uint64, batch []pendingRecord) {
 	s.cond.Broadcast()
 }
 
+// loaded is how many of the first events appended are all in the inner
+// store. Batches can finish out of order, so it is where the oldest batch
+// still loading starts, or everything taken when none is. The caller holds
+// mu.
+func (s *Store) loaded() uint64 {
+	n := s.taken
+	for start := range s.loading {
+		n = min(n, start)
+	}
+	return n
+}
+
 // Sync waits until every event appended before the call is in the inner
 // store, so that a query sees what was acknowledged before it.
 func (s *Store) Sync(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	target := s.appended
-	for s.loaded < target {
+	for s.loaded() < target {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -390,7 +396,7 @@ func (s *Store) Close() error {
 
 	var errs []error
 	errs = append(errs, s.seg.Close())
-	if s.loaded == s.appended {
+	if s.loaded() == s.appended {
 		// Everything is in the inner store; the log is no longer needed.
 		names, _ := filepath.Glob(filepath.Join(s.opt.Dir, "segment-*.log"))
 		for _, n := range names {
@@ -398,7 +404,7 @@ func (s *Store) Close() error {
 		}
 	} else {
 		errs = append(errs, fmt.Errorf("%d spooled events could not be loaded; they stay in %s for the next start",
-			s.appended-s.loaded, s.opt.Dir))
+			s.appended-s.loaded(), s.opt.Dir))
 	}
 	errs = append(errs, s.inner.Close())
 	return errors.Join(errs...)
