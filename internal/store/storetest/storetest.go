@@ -15,25 +15,47 @@ import (
 	"strata/internal/analytics"
 )
 
-// Store is what a backend under test offers: both halves of storage and
-// the queries over them.
-type Store interface {
-	analytics.EventStore
+// Meta is the metadata half of storage: workspaces, products,
+// credentials and saved queries (DuckDB embedded, PostgreSQL at scale).
+type Meta interface {
 	analytics.MetaStore
 	analytics.SavedQueryStore
+}
+
+// Events is the event half of storage and the queries over it (DuckDB
+// embedded, ClickHouse at scale).
+type Events interface {
+	analytics.EventStore
 	analytics.QueryStore
+}
+
+// Store is a backend that holds both halves, as the embedded one does.
+type Store interface {
+	Meta
+	Events
 }
 
 // Run runs every conformance test. open must return an empty store and
 // register its cleanup with t.
 func Run(t *testing.T, open func(t *testing.T) Store) {
+	RunMeta(t, func(t *testing.T) Meta { return open(t) })
+	RunEvents(t, func(t *testing.T) Events { return open(t) })
+}
+
+// RunMeta runs the metadata half of the suite.
+func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("Meta", func(t *testing.T) { testMeta(t, open(t)) })
-	t.Run("Events", func(t *testing.T) { testEvents(t, open(t)) })
 	t.Run("SavedQueries", func(t *testing.T) { testSavedQueries(t, open(t)) })
+}
+
+// RunEvents runs the event half of the suite: appends, the deduplication
+// window and every query type against the reference.
+func RunEvents(t *testing.T, open func(t *testing.T) Events) {
+	t.Run("Events", func(t *testing.T) { testEvents(t, open(t)) })
 	t.Run("Queries", func(t *testing.T) { testQueries(t, open(t)) })
 }
 
-func testMeta(t *testing.T, s Store) {
+func testMeta(t *testing.T, s Meta) {
 	ctx := context.Background()
 	ws, err := s.CreateWorkspace(ctx, "Default")
 	if err != nil || ws.ID == 0 {
@@ -100,7 +122,7 @@ func testMeta(t *testing.T, s Store) {
 	}
 }
 
-func testEvents(t *testing.T, s Store) {
+func testEvents(t *testing.T, s Events) {
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	var events []analytics.Event
