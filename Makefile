@@ -15,10 +15,11 @@ build:
 run: build
 	./$(BIN) serve --addr 127.0.0.1:8080 --data ./data
 
-## deps: install what the tests need (Go modules today; browsers and
-## database servers as later features need them)
+## deps: install what the tests need: Go modules, and the PostgreSQL and
+## ClickHouse servers the store tests start on loopback (Debian packages)
 deps:
 	$(GO) mod download
+	./scripts/install-test-deps.sh
 
 ## test: the whole suite, including a short fuzz run of the envelope parser
 test: deps vet test-go fuzz

@@ -19,6 +19,7 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/store/migrate"
+	"strata/internal/store/sqlmeta"
 )
 
 //go:embed migrations/*.sql
@@ -50,9 +51,12 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Store implements analytics.EventStore and analytics.MetaStore on one
-// DuckDB database.
+// Store implements analytics.EventStore, analytics.MetaStore and
+// analytics.SavedQueryStore on one DuckDB database. The metadata methods
+// are those of the embedded sqlmeta.Store, shared with PostgreSQL.
 type Store struct {
+	*sqlmeta.Store
+
 	db        *sql.DB
 	connector *duckdb.Connector
 	now       func() time.Time
@@ -81,8 +85,9 @@ type Store struct {
 }
 
 var (
-	_ analytics.EventStore = (*Store)(nil)
-	_ analytics.MetaStore  = (*Store)(nil)
+	_ analytics.EventStore      = (*Store)(nil)
+	_ analytics.MetaStore       = (*Store)(nil)
+	_ analytics.SavedQueryStore = (*Store)(nil)
 )
 
 // Open opens (creating if needed) the database in dataDir and applies any
@@ -116,6 +121,7 @@ func Open(ctx context.Context, dataDir string, opt Options) (*Store, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.Store = sqlmeta.New(s.db, s.now)
 	if opt.Appenders <= 0 {
 		opt.Appenders = 2
 	}
@@ -159,13 +165,4 @@ func (s *Store) Close() error {
 		return fmt.Errorf("closing duckdb: %w", err)
 	}
 	return nil
-}
-
-// notFound wraps sql.ErrNoRows as analytics.ErrNotFound so that callers need
-// not know which database answered.
-func notFound(err error, what string) error {
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("%s: %w", what, analytics.ErrNotFound)
-	}
-	return fmt.Errorf("%s: %w", what, err)
 }

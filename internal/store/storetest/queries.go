@@ -173,6 +173,77 @@ func testQueries(t *testing.T, s Events) {
 	}
 }
 
+// testFunnelCases runs the hand-computed funnel cases: window boundaries,
+// equal timestamps, repeats, the same name in two steps, and the rest.
+func testFunnelCases(t *testing.T, s Events) {
+	ctx := context.Background()
+	engine := &query.Engine{Store: s}
+	for i, c := range querytest.FunnelCases() {
+		p := int64(500 + i)
+		if err := s.AppendEvents(ctx, storeEvents(p, c.Events)); err != nil {
+			t.Fatal(err)
+		}
+		q := analytics.FunnelQuery{
+			Scope: analytics.Scope{ProductID: p, Env: analytics.EnvLive, From: c.From, To: c.To.AddDate(0, 0, 1)},
+			Steps: c.Steps, Window: time.Duration(c.WindowHours) * time.Hour}
+		got, err := engine.RunFunnel(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var counts []int64
+		for _, st := range got.Steps {
+			counts = append(counts, st.Count)
+		}
+		if !reflect.DeepEqual(counts, c.Want) {
+			t.Errorf("%s: %v, want %v", c.Name, counts, c.Want)
+		}
+	}
+}
+
+// testBots checks the AI-bot panel on a handful of bot fetches: bots by
+// hits, then name; pages by hits, then URL, with their distinct bots; and
+// nothing from another product, the test environment or human events.
+func testBots(t *testing.T, s Events) {
+	ctx := context.Background()
+	day := time.Date(2026, 5, 4, 0, 0, 0, 0, time.UTC)
+	hit := func(i int, product int64, env analytics.Env, name, bot, cat, url string, at time.Duration) analytics.Event {
+		return analytics.Event{UUID: [16]byte{byte(i), 0xb0}, ProductID: product, Env: env, Timestamp: day.Add(at), ReceivedAt: day,
+			Name: name, DistinctID: "bots", UserID: 7, URL: url, IsBot: bot != "", BotName: bot, BotCategory: cat, Properties: []byte("{}")}
+	}
+	events := []analytics.Event{
+		hit(1, 1, analytics.EnvLive, "$bot_pageview", "GPTBot", "ai_crawler", "https://x/a", time.Hour),
+		hit(2, 1, analytics.EnvLive, "$bot_pageview", "GPTBot", "ai_crawler", "https://x/b", 2*time.Hour),
+		hit(3, 1, analytics.EnvLive, "$bot_pageview", "ClaudeBot", "ai_crawler", "https://x/a", 3*time.Hour),
+		hit(4, 1, analytics.EnvLive, "$bot_pageview", "ChatGPT-User", "ai_assistant", "https://x/c", 4*time.Hour),
+		hit(5, 1, analytics.EnvLive, "$bot_pageview", "ChatGPT-User", "ai_assistant", "https://x/a", 5*time.Hour),
+		hit(6, 1, analytics.EnvLive, "$bot_pageview", "GPTBot", "ai_crawler", "https://x/a", 6*time.Hour),
+		hit(7, 2, analytics.EnvLive, "$bot_pageview", "GPTBot", "ai_crawler", "https://x/a", time.Hour),
+		hit(8, 1, analytics.EnvTest, "$bot_pageview", "GPTBot", "ai_crawler", "https://x/a", time.Hour),
+		hit(9, 1, analytics.EnvLive, "$pageview", "", "", "https://x/a", time.Hour),
+		hit(10, 1, analytics.EnvLive, "$bot_pageview", "GPTBot", "ai_crawler", "https://x/a", 30*time.Hour),
+	}
+	if err := s.AppendEvents(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+	bots, pages, err := s.Bots(ctx, analytics.BotsQuery{
+		Scope: analytics.Scope{ProductID: 1, Env: analytics.EnvLive, From: day, To: day.AddDate(0, 0, 1)}, TopPages: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBots := []analytics.BotActivity{
+		{Name: "GPTBot", Category: "ai_crawler", Hits: 3, LastSeen: day.Add(6 * time.Hour)},
+		{Name: "ChatGPT-User", Category: "ai_assistant", Hits: 2, LastSeen: day.Add(5 * time.Hour)},
+		{Name: "ClaudeBot", Category: "ai_crawler", Hits: 1, LastSeen: day.Add(3 * time.Hour)},
+	}
+	if !reflect.DeepEqual(bots, wantBots) {
+		t.Errorf("bots = %+v, want %+v", bots, wantBots)
+	}
+	wantPages := []analytics.PageActivity{{URL: "https://x/a", Hits: 4, Bots: 3}, {URL: "https://x/b", Hits: 1, Bots: 1}}
+	if !reflect.DeepEqual(pages, wantPages) {
+		t.Errorf("pages = %+v, want %+v", pages, wantPages)
+	}
+}
+
 // filterRequests turns reference filters into filters as a client sends
 // them: numbers arrive from JSON as float64.
 func filterRequests(fs []querytest.Filter) []query.FilterRequest {

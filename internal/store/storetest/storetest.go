@@ -53,6 +53,8 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("Events", func(t *testing.T) { testEvents(t, open(t)) })
 	t.Run("Queries", func(t *testing.T) { testQueries(t, open(t)) })
+	t.Run("FunnelCases", func(t *testing.T) { testFunnelCases(t, open(t)) })
+	t.Run("Bots", func(t *testing.T) { testBots(t, open(t)) })
 }
 
 func testMeta(t *testing.T, s Meta) {

@@ -1,0 +1,427 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"strata/internal/analytics"
+)
+
+// This file compiles the query engine's plans to ClickHouse SQL. Every
+// value from a request is a bound parameter (?); the only text spliced into
+// SQL comes from the fixed tables below, chosen by validated enums.
+//
+// Each query aggregates per user in one GROUP BY and finishes with array
+// functions, never a JOIN: on a Distributed table the shards aggregate
+// their users and the initiator merges the states, which gives the same
+// answer as one server.
+
+// botPageview is the name ingest gives AI-bot page fetches.
+const botPageview = "$bot_pageview"
+
+// columnSQL maps the property names filters may use to their columns.
+var columnSQL = map[string]string{
+	"url": "url", "path": "path", "referrer": "referrer",
+	"browser": "browser", "os": "os", "device_type": "device_type",
+}
+
+// bucket returns an integer key of the bucket holding the microsecond
+// time col; bucketTime turns a key back into the bucket's start. Hours,
+// days and weeks are plain arithmetic (the epoch was a Thursday, so
+// Monday-based weeks are offset by three days); months need the calendar.
+// col is a column name of this package, never request text.
+func bucket(iv analytics.Interval, col string) string {
+	switch iv {
+	case analytics.Hour:
+		return "toInt64(intDiv(" + col + ", 3600000000))"
+	case analytics.Week:
+		return "toInt64(intDiv(" + col + " + 259200000000, 604800000000))"
+	case analytics.Month:
+		t := "toDateTime(intDiv(" + col + ", 1000000), 'UTC')"
+		return "toInt64(toYear(" + t + ") * 12 + toMonth(" + t + ") - 1)"
+	}
+	return "toInt64(intDiv(" + col + ", 86400000000))"
+}
+
+func bucketTime(iv analytics.Interval, k int64) time.Time {
+	switch iv {
+	case analytics.Hour:
+		return time.UnixMicro(k * 3600000000).UTC()
+	case analytics.Week:
+		return time.UnixMicro(k*604800000000 - 259200000000).UTC()
+	case analytics.Month:
+		return time.Date(int(k/12), time.Month(k%12+1), 1, 0, 0, 0, 0, time.UTC)
+	}
+	return time.UnixMicro(k * 86400000000).UTC()
+}
+
+// builder accumulates SQL text and its positional parameters.
+type builder struct {
+	sql  strings.Builder
+	args []any
+}
+
+// arg binds v and returns its placeholder.
+func (b *builder) arg(v any) string {
+	b.args = append(b.args, v)
+	return "?"
+}
+
+func (b *builder) write(parts ...string) {
+	for _, p := range parts {
+		b.sql.WriteString(p)
+	}
+}
+
+// scope writes the conditions every query shares: one product, one
+// environment, and ts inside [from, to).
+func (b *builder) scope(s analytics.Scope, from, to time.Time) {
+	b.write("product_id = ", b.arg(s.ProductID), " AND env = ", b.arg(string(s.Env)),
+		" AND ts >= ", b.arg(from.UnixMicro()), " AND ts < ", b.arg(to.UnixMicro()))
+}
+
+// isSet returns an expression telling whether p is set, and text one
+// giving its text form (” when unset). Each binds its own parameters, so
+// call them in the order their results appear in the SQL text.
+func (b *builder) isSet(p analytics.Property) string {
+	if p.Column != "" {
+		return columnSQL[p.Column] + " != ''"
+	}
+	return "has(prop_keys, " + b.arg(p.Key) + ")"
+}
+
+func (b *builder) text(p analytics.Property) string {
+	if p.Column != "" {
+		return columnSQL[p.Column]
+	}
+	return "prop_values[indexOf(prop_keys, " + b.arg(p.Key) + ")]"
+}
+
+// checkProperty rejects a column outside the fixed table.
+func checkProperty(p analytics.Property) error {
+	if _, ok := columnSQL[p.Column]; p.Column != "" && !ok {
+		return fmt.Errorf("unknown column %q", p.Column)
+	}
+	return nil
+}
+
+// filter writes one filter as a boolean expression.
+func (b *builder) filter(f analytics.Filter) error {
+	p := f.Property
+	if err := checkProperty(p); err != nil {
+		return err
+	}
+	num, isNum := f.Value.(float64)
+	switch f.Operator {
+	case analytics.OpEq, analytics.OpNeq:
+		if f.Operator == analytics.OpNeq {
+			b.write("NOT ")
+		}
+		if isNum {
+			b.write("(", b.isSet(p), " AND ifNull(toFloat64OrNull(", b.text(p), ") = ", b.arg(num), ", 0))")
+		} else {
+			b.write("(", b.isSet(p), " AND ", b.text(p), " = ", b.arg(fmt.Sprint(f.Value)), ")")
+		}
+	case analytics.OpContains, analytics.OpNotContains:
+		if f.Operator == analytics.OpNotContains {
+			b.write("NOT ")
+		}
+		b.write("(", b.isSet(p), " AND positionCaseInsensitiveUTF8(", b.text(p), ", ", b.arg(fmt.Sprint(f.Value)), ") > 0)")
+	case analytics.OpRegex:
+		// Wrapped in a group: ClickHouse 18.16 ignores a leading (?i)
+		// when it pre-filters on the pattern's literal text.
+		b.write("(", b.isSet(p), " AND match(", b.text(p), ", ", b.arg("(?:"+fmt.Sprint(f.Value)+")"), "))")
+	case analytics.OpGt:
+		b.write("(", b.isSet(p), " AND ifNull(toFloat64OrNull(", b.text(p), ") > ", b.arg(num), ", 0))")
+	case analytics.OpLt:
+		b.write("(", b.isSet(p), " AND ifNull(toFloat64OrNull(", b.text(p), ") < ", b.arg(num), ", 0))")
+	case analytics.OpIsSet:
+		b.write("(", b.isSet(p), ")")
+	case analytics.OpIsNotSet:
+		b.write("NOT (", b.isSet(p), ")")
+	default:
+		return fmt.Errorf("unknown operator %q", f.Operator)
+	}
+	return nil
+}
+
+// Funnel finds, per user, the first step-0 event in the range and then,
+// step by step, the earliest event of the next step strictly after the
+// previous step's time and within the window. The inner GROUP BY collects
+// each user's candidate times for every step; one nested SELECT per step
+// filters the next step's times against the previous one (nesting, rather
+// than aliases in one SELECT, keeps the statement linear in the number of
+// steps).
+func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) ([]int64, error) {
+	var b builder
+	n := len(q.Steps)
+	win := q.Window.Microseconds()
+	from, to := q.From.UnixMicro(), q.To.UnixMicro()
+
+	// Innermost: per user, r0/t0 for step 0 and the arrays a1…an-1.
+	var inner strings.Builder
+	inner.WriteString("SELECT countIf(event = " + b.arg(q.Steps[0]) + " AND ts >= " + b.arg(from) + " AND ts < " + b.arg(to) + ") > 0 AS r0, ")
+	inner.WriteString("minIf(ts, event = " + b.arg(q.Steps[0]) + " AND ts >= " + b.arg(from) + " AND ts < " + b.arg(to) + ") AS t0")
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&inner, ", groupArrayIf(ts, event = %s AND ts < %s) AS a%d", b.arg(q.Steps[i]), b.arg(to+int64(i)*win), i)
+	}
+	inner.WriteString(" FROM " + s.table + " WHERE ")
+	// Arguments bind in the order their placeholders appear in the text.
+	var where builder
+	where.scope(q.Scope, q.From, q.To.Add(time.Duration(n-1)*q.Window))
+	where.write(" AND is_bot = 0 AND event IN (")
+	for i, step := range q.Steps {
+		if i > 0 {
+			where.write(", ")
+		}
+		where.write(where.arg(step))
+	}
+	where.write(") GROUP BY user_id")
+	inner.WriteString(where.sql.String())
+	b.args = append(b.args, where.args...)
+
+	// Each level keeps the reached flags so far and the arrays still ahead.
+	// The previous step's time reaches the lambda as a second array rather
+	// than as a captured column: ClickHouse 18.16 drops subquery columns
+	// that only a lambda uses.
+	sql := inner.String()
+	for i := 1; i < n; i++ {
+		var lvl strings.Builder
+		lvl.WriteString("SELECT ")
+		for j := 0; j < i; j++ {
+			fmt.Fprintf(&lvl, "r%d, ", j)
+		}
+		fmt.Fprintf(&lvl, "arrayFilter((x, p) -> x > p AND x <= p + %[3]d, a%[2]d, arrayResize(emptyArrayInt64(), length(a%[2]d), t%[1]d)) AS f%[2]d,"+
+			" r%[1]d AND notEmpty(f%[2]d) AS r%[2]d, arrayReduce('min', f%[2]d) AS t%[2]d", i-1, i, win)
+		for j := i + 1; j < n; j++ {
+			fmt.Fprintf(&lvl, ", a%d", j)
+		}
+		lvl.WriteString(" FROM (" + sql + ")")
+		sql = lvl.String()
+	}
+	var out strings.Builder
+	out.WriteString("SELECT ")
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			out.WriteString(", ")
+		}
+		fmt.Fprintf(&out, "countIf(r%d)", i)
+	}
+	out.WriteString(" FROM (" + sql + ")")
+
+	counts := make([]uint64, n)
+	dest := make([]any, n)
+	for i := range counts {
+		dest[i] = &counts[i]
+	}
+	if err := s.conn.QueryRow(ctx, out.String(), b.args...).Scan(dest...); err != nil {
+		return nil, fmt.Errorf("computing funnel: %w", err)
+	}
+	res := make([]int64, n)
+	for i, c := range counts {
+		res[i] = int64(c)
+	}
+	return res, nil
+}
+
+// seriesWhere writes the conditions of one trend series: scope, bots,
+// event and filters.
+func seriesWhere(b *builder, q analytics.TrendQuery, series analytics.TrendSeries) error {
+	b.scope(q.Scope, q.From, q.To)
+	// Bot events count only in a series of $bot_pageview itself.
+	if series.Event != botPageview {
+		b.write(" AND is_bot = 0")
+	}
+	b.write(" AND event = ", b.arg(series.Event))
+	for _, f := range append(append([]analytics.Filter(nil), q.Filters...), series.Filters...) {
+		b.write(" AND ")
+		if err := b.filter(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Trend runs one statement per series, two with a breakdown: the first
+// ranks the property's values over the whole range and keeps the top ones,
+// the second counts per bucket with every other value folded into the
+// other bucket, so unique users of "other" are counted once however many
+// values they span.
+func (s *Store) Trend(ctx context.Context, q analytics.TrendQuery) ([]analytics.TrendRow, error) {
+	var out []analytics.TrendRow
+	for i, series := range q.Series {
+		rows, err := s.trendSeries(ctx, q, i, series)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
+}
+
+func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index int, series analytics.TrendSeries) ([]analytics.TrendRow, error) {
+	agg := "count()"
+	if series.UniqueUsers {
+		agg = "uniqExact(user_id)"
+	}
+	top := []string{}
+	if q.Breakdown != nil {
+		if err := checkProperty(*q.Breakdown); err != nil {
+			return nil, err
+		}
+		var b builder
+		b.write("SELECT ", b.text(*q.Breakdown), " AS v, ", agg, " AS n FROM ", s.table, " WHERE ")
+		if err := seriesWhere(&b, q, series); err != nil {
+			return nil, err
+		}
+		b.write(" GROUP BY v ORDER BY n DESC, v LIMIT ", b.arg(q.BreakdownLimit))
+		rows, err := s.conn.Query(ctx, b.sql.String(), b.args...)
+		if err != nil {
+			return nil, fmt.Errorf("ranking breakdown values: %w", err)
+		}
+		for rows.Next() {
+			var v string
+			var n uint64
+			if err := rows.Scan(&v, &n); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("ranking breakdown values: %w", err)
+			}
+			top = append(top, v)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("ranking breakdown values: %w", err)
+		}
+		if len(top) == 0 {
+			return nil, nil // no event matched the series
+		}
+	}
+
+	var b builder
+	rank, value := "toUInt64(0)", "''"
+	if q.Breakdown != nil {
+		// The top values are bound as one array parameter; a value's
+		// position in it is its rank, 0 for the other bucket.
+		rank = "indexOf(" + b.arg(top) + ", " + b.text(*q.Breakdown) + ")"
+		value = "if(r = 0, '', " + b.text(*q.Breakdown) + ")"
+	}
+	b.write("SELECT ", bucket(q.Interval, "ts"), " AS k, ", rank, " AS r, ", value, " AS bv, ", agg, " FROM ", s.table, " WHERE ")
+	if err := seriesWhere(&b, q, series); err != nil {
+		return nil, err
+	}
+	b.write(" GROUP BY k, r, bv")
+	rows, err := s.conn.Query(ctx, b.sql.String(), b.args...)
+	if err != nil {
+		return nil, fmt.Errorf("computing trend: %w", err)
+	}
+	defer rows.Close()
+	var out []analytics.TrendRow
+	for rows.Next() {
+		var k int64
+		var r, n uint64
+		var bv string
+		if err := rows.Scan(&k, &r, &bv, &n); err != nil {
+			return nil, fmt.Errorf("computing trend: %w", err)
+		}
+		out = append(out, analytics.TrendRow{
+			Series: index, Bucket: bucketTime(q.Interval, k), Rank: int(r), Breakdown: bv,
+			Other: q.Breakdown != nil && r == 0, Value: int64(n),
+		})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("computing trend: %w", err)
+	}
+	return out, nil
+}
+
+// Retention groups per user the time of the first start event in the range
+// and the periods with a return event, then counts each cohort's size and,
+// for every later period, its users who returned in it.
+func (s *Store) Retention(ctx context.Context, q analytics.RetentionQuery) ([]analytics.RetentionRow, error) {
+	var b builder
+	to := q.To.UnixMicro()
+	returnFrom := q.Period.Next(q.Period.Truncate(q.From)).UnixMicro()
+	last := q.Period.Next(q.Period.Truncate(q.To.Add(-time.Microsecond)))
+	key := bucket(q.Period, "ts")
+	b.write("SELECT ", bucket(q.Period, "first"), " AS cohort, arrayJoin(arrayConcat([cohort], arrayFilter((p, c) -> p > c, periods, arrayResize(emptyArrayInt64(), length(periods), cohort)))) AS period, count()",
+		" FROM (SELECT minIf(ts, event = ", b.arg(q.StartEvent), " AND ts < ", b.arg(to), ") AS first,",
+		" countIf(event = ", b.arg(q.StartEvent), " AND ts < ", b.arg(to), ") AS starts,",
+		" groupUniqArrayIf(", key, ", event = ", b.arg(q.ReturnEvent), " AND ts >= ", b.arg(returnFrom), ") AS periods",
+		" FROM ", s.table, " WHERE ")
+	b.scope(q.Scope, q.From, last)
+	b.write(" AND is_bot = 0 AND event IN (", b.arg(q.StartEvent), ", ", b.arg(q.ReturnEvent), ") GROUP BY user_id HAVING starts > 0)",
+		" GROUP BY cohort, period")
+	rows, err := s.conn.Query(ctx, b.sql.String(), b.args...)
+	if err != nil {
+		return nil, fmt.Errorf("computing retention: %w", err)
+	}
+	defer rows.Close()
+	var out []analytics.RetentionRow
+	for rows.Next() {
+		var c, p int64
+		var n uint64
+		if err := rows.Scan(&c, &p, &n); err != nil {
+			return nil, fmt.Errorf("computing retention: %w", err)
+		}
+		out = append(out, analytics.RetentionRow{Cohort: bucketTime(q.Period, c), Return: bucketTime(q.Period, p), Users: int64(n)})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("computing retention: %w", err)
+	}
+	return out, nil
+}
+
+// Bots lists AI-bot activity ($bot_pageview events) and the pages bots
+// fetched most.
+func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) ([]analytics.BotActivity, []analytics.PageActivity, error) {
+	var b builder
+	b.write("SELECT bot_name, bot_category, count() AS hits, max(ts) FROM ", s.table, " WHERE ")
+	b.scope(q.Scope, q.From, q.To)
+	b.write(" AND event = ", b.arg(botPageview), " AND bot_name != '' GROUP BY bot_name, bot_category ORDER BY hits DESC, bot_name")
+	rows, err := s.conn.Query(ctx, b.sql.String(), b.args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing bots: %w", err)
+	}
+	var bots []analytics.BotActivity
+	for rows.Next() {
+		var a analytics.BotActivity
+		var hits uint64
+		var last int64
+		if err := rows.Scan(&a.Name, &a.Category, &hits, &last); err != nil {
+			rows.Close()
+			return nil, nil, fmt.Errorf("listing bots: %w", err)
+		}
+		a.Hits, a.LastSeen = int64(hits), time.UnixMicro(last).UTC()
+		bots = append(bots, a)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("listing bots: %w", err)
+	}
+
+	var p builder
+	p.write("SELECT url, count() AS hits, uniqExact(bot_name) FROM ", s.table, " WHERE ")
+	p.scope(q.Scope, q.From, q.To)
+	p.write(" AND event = ", p.arg(botPageview), " AND url != '' GROUP BY url ORDER BY hits DESC, url LIMIT ", p.arg(q.TopPages))
+	rows, err = s.conn.Query(ctx, p.sql.String(), p.args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing bot pages: %w", err)
+	}
+	defer rows.Close()
+	var pages []analytics.PageActivity
+	for rows.Next() {
+		var a analytics.PageActivity
+		var hits, n uint64
+		if err := rows.Scan(&a.URL, &hits, &n); err != nil {
+			return nil, nil, fmt.Errorf("listing bot pages: %w", err)
+		}
+		a.Hits, a.Bots = int64(hits), int64(n)
+		pages = append(pages, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("listing bot pages: %w", err)
+	}
+	return bots, pages, nil
+}

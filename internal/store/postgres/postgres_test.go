@@ -1,0 +1,210 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"strata/internal/store/migrate"
+	"strata/internal/store/postgres/pgtest"
+	"strata/internal/store/storetest"
+)
+
+// TestMain shares one PostgreSQL server among the tests; each test gets
+// databases of its own on it.
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// open opens a store on url and closes it when the test ends.
+func open(t *testing.T, url string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.RunMeta(t, func(t *testing.T) storetest.Meta {
+		return open(t, pgtest.Start(t))
+	})
+}
+
+// recorded returns the versions in schema_migrations, in order.
+func recorded(t *testing.T, s *Store) []int {
+	t.Helper()
+	rows, err := s.DB().Query(`SELECT version FROM schema_migrations ORDER BY version`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var vs []int
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, v)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return vs
+}
+
+// wantVersions is the versions of the embedded migrations, in order.
+func wantVersions(t *testing.T) []int {
+	t.Helper()
+	all, err := migrate.Load(migrationFS, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []int
+	for _, m := range all {
+		vs = append(vs, m.Version)
+	}
+	return vs
+}
+
+// TestMigrationsApplyOnce reopens a database and checks that the recorded
+// migrations are not applied again: a second application would fail on the
+// tables that already exist, and would record a new applied_at.
+func TestMigrationsApplyOnce(t *testing.T) {
+	url := pgtest.Start(t)
+	want := wantVersions(t)
+	var firstApplied time.Time
+	for i := 0; i < 2; i++ {
+		s, err := Open(context.Background(), url)
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+		if got := recorded(t, s); !equal(got, want) {
+			t.Errorf("open %d: versions recorded %v, want %v", i, got, want)
+		}
+		var applied time.Time
+		if err := s.DB().QueryRow(`SELECT max(applied_at) FROM schema_migrations`).Scan(&applied); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			firstApplied = applied
+		} else if !applied.Equal(firstApplied) {
+			t.Errorf("reopening applied migrations again at %v (first at %v)", applied, firstApplied)
+		}
+		s.Close()
+	}
+}
+
+// TestConcurrentOpen starts several nodes at once on one new database: all
+// must start, and each migration must be applied and recorded once.
+func TestConcurrentOpen(t *testing.T) {
+	url := pgtest.Start(t)
+	const nodes = 4
+	stores := make([]*Store, nodes)
+	errs := make([]error, nodes)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			stores[i], errs[i] = Open(context.Background(), url)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("node %d: %v", i, err)
+			continue
+		}
+		defer stores[i].Close()
+	}
+	if t.Failed() {
+		return
+	}
+	if got, want := recorded(t, stores[0]), wantVersions(t); !equal(got, want) {
+		t.Errorf("versions recorded %v, want %v", got, want)
+	}
+	// Every node sees the same, working schema.
+	ctx := context.Background()
+	w, err := stores[1].CreateWorkspace(ctx, "W")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws, err := stores[nodes-1].ListWorkspaces(ctx); err != nil || len(ws) != 1 || ws[0].ID != w.ID {
+		t.Errorf("another node lists %+v, %v", ws, err)
+	}
+}
+
+// TestMigrationsMatchDuckDB checks that every metadata migration is the
+// DuckDB store's file of the same name, byte for byte, so that the two
+// schemas cannot drift apart and a version means the same in both.
+func TestMigrationsMatchDuckDB(t *testing.T) {
+	entries, err := migrationFS.ReadDir("migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		ours, err := migrationFS.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs, err := os.ReadFile(filepath.Join("..", "duckdb", "migrations", e.Name()))
+		if err != nil {
+			t.Errorf("%s has no DuckDB counterpart: %v", e.Name(), err)
+			continue
+		}
+		if !bytes.Equal(ours, theirs) {
+			t.Errorf("%s differs from the DuckDB migration of the same name", e.Name())
+		}
+	}
+}
+
+func equal(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestMigrateOnPostgres runs the shared migration runner's contract on
+// PostgreSQL: $n parameters, several statements in one migration, and a
+// failing migration rolled back whole, DDL included.
+func TestMigrateOnPostgres(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, pgtest.Start(t))
+	db := s.DB()
+	ms := []migrate.Migration{
+		{Version: 1001, Name: "1001_a.sql", SQL: "CREATE TABLE a (x INTEGER); INSERT INTO a VALUES (1)"},
+		{Version: 1002, Name: "1002_bad.sql", SQL: "CREATE TABLE c (x INTEGER); SELECT * FROM missing_table"},
+	}
+	if _, err := migrate.Apply(ctx, db, ms, time.Now()); err == nil || !strings.Contains(err.Error(), "1002_bad.sql") {
+		t.Fatalf("failing migration: %v", err)
+	}
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM information_schema.tables WHERE table_name = $1`, "c").Scan(&n); err != nil || n != 0 {
+		t.Errorf("a failed migration left table c behind (%d, %v)", n, err)
+	}
+	if err := db.QueryRow(`SELECT count(*) FROM a`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("migration 1001 not applied: %d rows, %v", n, err)
+	}
+	if n, err := migrate.Apply(ctx, db, ms[:1], time.Now()); err != nil || n != 0 {
+		t.Errorf("reapplying = %d, %v; want nothing applied", n, err)
+	}
+}

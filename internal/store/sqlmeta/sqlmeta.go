@@ -1,0 +1,364 @@
+// Package sqlmeta is the metadata store shared by Strata's SQL backends:
+// workspaces, products, API keys, query tokens and saved queries.
+//
+// Every statement here is written once, in the PostgreSQL dialect that
+// DuckDB also runs, with $n parameters and nothing else interpolated. The
+// embedded DuckDB store and the PostgreSQL store both embed a *Store over
+// their own *sql.DB, so a change to the metadata SQL is made in one place
+// and checked against both databases by the storetest conformance suite.
+// Each backend owns its connection, its migrations (the tables these
+// statements expect are created by migration files of the same name in
+// both backends) and its Close; this package owns only the statements.
+//
+// The statements rely on nothing that differs between the two databases:
+// ids come from sequences as column defaults and are read back with
+// INSERT … RETURNING, timestamps are TIMESTAMP columns that hold UTC
+// (both drivers read them back as UTC), and a missing row is told apart
+// by sql.ErrNoRows or zero rows affected rather than by an error code.
+package sqlmeta
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"strata/internal/analytics"
+)
+
+// Store implements analytics.MetaStore and analytics.SavedQueryStore with
+// the shared statements. It holds no state of its own besides the handle
+// and the clock; the backend that creates it closes the handle.
+type Store struct {
+	db  *sql.DB
+	now func() time.Time
+}
+
+var (
+	_ analytics.MetaStore       = (*Store)(nil)
+	_ analytics.SavedQueryStore = (*Store)(nil)
+)
+
+// New returns a store over db, whose schema the caller has migrated. now
+// is the clock for created_at and updated_at columns; nil means time.Now.
+func New(db *sql.DB, now func() time.Time) *Store {
+	if now == nil {
+		now = time.Now
+	}
+	return &Store{db: db, now: now}
+}
+
+// stamp is the current time as stored: UTC, to the microsecond that both
+// databases keep, so that a value handed back to the caller equals the one
+// read later.
+func (s *Store) stamp() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
+// Scanner is what *sql.Row and *sql.Rows share.
+type Scanner interface{ Scan(...any) error }
+
+// QueryAll runs a query and scans every row with scan; what names the
+// operation in errors.
+func QueryAll[T any](ctx context.Context, db *sql.DB, what string, scan func(Scanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
+}
+
+// notFound wraps sql.ErrNoRows as analytics.ErrNotFound so that callers need
+// not know which database answered.
+func notFound(err error, what string) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%s: %w", what, analytics.ErrNotFound)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// CreateWorkspace inserts a workspace.
+func (s *Store) CreateWorkspace(ctx context.Context, name string) (analytics.Workspace, error) {
+	w := analytics.Workspace{Name: name, CreatedAt: s.stamp()}
+	err := s.db.QueryRowContext(ctx,
+		`INSERT INTO workspaces (name, created_at) VALUES ($1, $2) RETURNING id`,
+		w.Name, w.CreatedAt).Scan(&w.ID)
+	if err != nil {
+		return w, fmt.Errorf("creating workspace: %w", err)
+	}
+	return w, nil
+}
+
+// ListWorkspaces returns every workspace, oldest first.
+func (s *Store) ListWorkspaces(ctx context.Context) ([]analytics.Workspace, error) {
+	return QueryAll(ctx, s.db, "listing workspaces", func(r Scanner) (w analytics.Workspace, err error) {
+		err = r.Scan(&w.ID, &w.Name, &w.CreatedAt)
+		return w, err
+	}, `SELECT id, name, created_at FROM workspaces ORDER BY id`)
+}
+
+// CreateProduct inserts a product into a workspace.
+func (s *Store) CreateProduct(ctx context.Context, workspaceID int64, name string) (analytics.Product, error) {
+	p := analytics.Product{WorkspaceID: workspaceID, Name: name, CreatedAt: s.stamp()}
+	err := s.db.QueryRowContext(ctx,
+		`INSERT INTO products (workspace_id, name, created_at) VALUES ($1, $2, $3) RETURNING id`,
+		p.WorkspaceID, p.Name, p.CreatedAt).Scan(&p.ID)
+	if err != nil {
+		return p, fmt.Errorf("creating product: %w", err)
+	}
+	return p, nil
+}
+
+// Product returns one product.
+func (s *Store) Product(ctx context.Context, id int64) (analytics.Product, error) {
+	var p analytics.Product
+	err := s.db.QueryRowContext(ctx,
+		`SELECT id, workspace_id, name, created_at FROM products WHERE id = $1`, id).
+		Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.CreatedAt)
+	if err != nil {
+		return p, notFound(err, fmt.Sprintf("product %d", id))
+	}
+	return p, nil
+}
+
+// ListProducts returns the products of a workspace, oldest first.
+func (s *Store) ListProducts(ctx context.Context, workspaceID int64) ([]analytics.Product, error) {
+	return QueryAll(ctx, s.db, "listing products", func(r Scanner) (p analytics.Product, err error) {
+		err = r.Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.CreatedAt)
+		return p, err
+	}, `SELECT id, workspace_id, name, created_at FROM products WHERE workspace_id = $1 ORDER BY id`, workspaceID)
+}
+
+const keyColumns = `id, product_id, hash, prefix, env, status, rate_limit, created_at, last_used_at`
+
+func scanKey(row Scanner) (analytics.APIKey, error) {
+	var k analytics.APIKey
+	var env, status string
+	var lastUsed sql.NullTime
+	err := row.Scan(&k.ID, &k.ProductID, &k.Hash, &k.Prefix, &env, &status, &k.RateLimit, &k.CreatedAt, &lastUsed)
+	k.Env, k.Status = analytics.Env(env), analytics.KeyStatus(status)
+	if lastUsed.Valid {
+		t := lastUsed.Time
+		k.LastUsedAt = &t
+	}
+	return k, err
+}
+
+// CreateAPIKey stores a key and fills in its ID, status and creation time.
+func (s *Store) CreateAPIKey(ctx context.Context, k *analytics.APIKey) error {
+	k.Status = analytics.KeyActive
+	k.CreatedAt = s.stamp()
+	err := s.db.QueryRowContext(ctx,
+		`INSERT INTO api_keys (product_id, hash, prefix, env, status, rate_limit, created_at)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+		k.ProductID, k.Hash, k.Prefix, string(k.Env), string(k.Status), k.RateLimit, k.CreatedAt).Scan(&k.ID)
+	if err != nil {
+		return fmt.Errorf("creating api key: %w", err)
+	}
+	return nil
+}
+
+// APIKeyByHash returns the key with the given SHA-256.
+func (s *Store) APIKeyByHash(ctx context.Context, hash []byte) (analytics.APIKey, error) {
+	k, err := scanKey(s.db.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = $1`, hash))
+	if err != nil {
+		return k, notFound(err, "api key")
+	}
+	return k, nil
+}
+
+// APIKey returns the key with the given ID.
+func (s *Store) APIKey(ctx context.Context, id int64) (analytics.APIKey, error) {
+	k, err := scanKey(s.db.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1`, id))
+	if err != nil {
+		return k, notFound(err, fmt.Sprintf("api key %d", id))
+	}
+	return k, nil
+}
+
+// ListAPIKeys returns a product's keys, oldest first.
+func (s *Store) ListAPIKeys(ctx context.Context, productID int64) ([]analytics.APIKey, error) {
+	return QueryAll(ctx, s.db, "listing api keys", scanKey,
+		`SELECT `+keyColumns+` FROM api_keys WHERE product_id = $1 ORDER BY id`, productID)
+}
+
+// SetAPIKeyStatus changes a key's status.
+func (s *Store) SetAPIKeyStatus(ctx context.Context, id int64, status analytics.KeyStatus) error {
+	return s.setStatus(ctx, "api_keys", id, status)
+}
+
+// TouchAPIKeys records when keys were last used, in one transaction. Rows
+// are updated in id order: several nodes sharing one PostgreSQL touch
+// overlapping keys, and two transactions that lock the same rows in
+// different orders deadlock, which PostgreSQL resolves by failing one.
+func (s *Store) TouchAPIKeys(ctx context.Context, lastUsed map[int64]time.Time) error {
+	if len(lastUsed) == 0 {
+		return nil
+	}
+	ids := make([]int64, 0, len(lastUsed))
+	for id := range lastUsed {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("touching api keys: %w", err)
+	}
+	defer tx.Rollback()
+	for _, id := range ids {
+		if _, err := tx.ExecContext(ctx,
+			`UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, lastUsed[id].UTC().Truncate(time.Microsecond), id); err != nil {
+			return fmt.Errorf("touching api key %d: %w", id, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("touching api keys: %w", err)
+	}
+	return nil
+}
+
+const tokenColumns = `id, product_id, hash, prefix, status, created_at, last_used_at`
+
+func scanToken(row Scanner) (analytics.QueryToken, error) {
+	var t analytics.QueryToken
+	var status string
+	var lastUsed sql.NullTime
+	err := row.Scan(&t.ID, &t.ProductID, &t.Hash, &t.Prefix, &status, &t.CreatedAt, &lastUsed)
+	t.Status = analytics.KeyStatus(status)
+	if lastUsed.Valid {
+		lu := lastUsed.Time
+		t.LastUsedAt = &lu
+	}
+	return t, err
+}
+
+// CreateQueryToken stores a token and fills in its ID, status and creation
+// time.
+func (s *Store) CreateQueryToken(ctx context.Context, t *analytics.QueryToken) error {
+	t.Status = analytics.KeyActive
+	t.CreatedAt = s.stamp()
+	err := s.db.QueryRowContext(ctx,
+		`INSERT INTO query_tokens (product_id, hash, prefix, status, created_at)
+		 VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+		t.ProductID, t.Hash, t.Prefix, string(t.Status), t.CreatedAt).Scan(&t.ID)
+	if err != nil {
+		return fmt.Errorf("creating query token: %w", err)
+	}
+	return nil
+}
+
+// QueryTokenByHash returns the token with the given SHA-256.
+func (s *Store) QueryTokenByHash(ctx context.Context, hash []byte) (analytics.QueryToken, error) {
+	t, err := scanToken(s.db.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM query_tokens WHERE hash = $1`, hash))
+	if err != nil {
+		return t, notFound(err, "query token")
+	}
+	return t, nil
+}
+
+// ListQueryTokens returns a product's tokens, oldest first.
+func (s *Store) ListQueryTokens(ctx context.Context, productID int64) ([]analytics.QueryToken, error) {
+	return QueryAll(ctx, s.db, "listing query tokens", scanToken,
+		`SELECT `+tokenColumns+` FROM query_tokens WHERE product_id = $1 ORDER BY id`, productID)
+}
+
+// SetQueryTokenStatus changes a token's status.
+func (s *Store) SetQueryTokenStatus(ctx context.Context, id int64, status analytics.KeyStatus) error {
+	return s.setStatus(ctx, "query_tokens", id, status)
+}
+
+// setStatus updates the status column of a credential table. table is one
+// of the two credential tables, named by the callers above, never caller
+// input.
+func (s *Store) setStatus(ctx context.Context, table string, id int64, status analytics.KeyStatus) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE `+table+` SET status = $1 WHERE id = $2`, string(status), id)
+	if err != nil {
+		return fmt.Errorf("updating %s %d: %w", table, id, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("%s %d: %w", table, id, analytics.ErrNotFound)
+	}
+	return nil
+}
+
+func scanSavedQuery(row Scanner) (analytics.SavedQuery, error) {
+	var q analytics.SavedQuery
+	var def string
+	err := row.Scan(&q.ID, &q.ProductID, &q.Kind, &q.Name, &def, &q.CreatedAt, &q.UpdatedAt)
+	q.Definition = json.RawMessage(def)
+	return q, err
+}
+
+const savedQueryColumns = `id, product_id, kind, name, definition, created_at, updated_at`
+
+// CreateSavedQuery stores q (ProductID, Kind, Name and Definition set) and
+// fills in its ID and times.
+func (s *Store) CreateSavedQuery(ctx context.Context, q *analytics.SavedQuery) error {
+	q.CreatedAt = s.stamp()
+	q.UpdatedAt = q.CreatedAt
+	err := s.db.QueryRowContext(ctx,
+		`INSERT INTO saved_queries (product_id, kind, name, definition, created_at, updated_at)
+		 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+		q.ProductID, string(q.Kind), q.Name, string(q.Definition), q.CreatedAt, q.UpdatedAt).Scan(&q.ID)
+	if err != nil {
+		return fmt.Errorf("creating saved query: %w", err)
+	}
+	return nil
+}
+
+// SavedQuery returns one saved query of a product, or ErrNotFound.
+func (s *Store) SavedQuery(ctx context.Context, productID, id int64) (analytics.SavedQuery, error) {
+	q, err := scanSavedQuery(s.db.QueryRowContext(ctx,
+		`SELECT `+savedQueryColumns+` FROM saved_queries WHERE product_id = $1 AND id = $2`, productID, id))
+	if err != nil {
+		return q, notFound(err, "reading saved query")
+	}
+	return q, nil
+}
+
+// ListSavedQueries returns a product's saved queries, newest first.
+func (s *Store) ListSavedQueries(ctx context.Context, productID int64) ([]analytics.SavedQuery, error) {
+	return QueryAll(ctx, s.db, "listing saved queries", scanSavedQuery,
+		`SELECT `+savedQueryColumns+` FROM saved_queries WHERE product_id = $1 ORDER BY id DESC`, productID)
+}
+
+// UpdateSavedQuery replaces the name and definition of a product's saved
+// query and sets its UpdatedAt, or returns ErrNotFound.
+func (s *Store) UpdateSavedQuery(ctx context.Context, q *analytics.SavedQuery) error {
+	q.UpdatedAt = s.stamp()
+	res, err := s.db.ExecContext(ctx,
+		`UPDATE saved_queries SET name = $1, definition = $2, updated_at = $3 WHERE product_id = $4 AND id = $5`,
+		q.Name, string(q.Definition), q.UpdatedAt, q.ProductID, q.ID)
+	if err != nil {
+		return fmt.Errorf("updating saved query: %w", err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("updating saved query %d: %w", q.ID, analytics.ErrNotFound)
+	}
+	return nil
+}
+
+// DeleteSavedQuery removes a product's saved query, or returns ErrNotFound.
+func (s *Store) DeleteSavedQuery(ctx context.Context, productID, id int64) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM saved_queries WHERE product_id = $1 AND id = $2`, productID, id)
+	if err != nil {
+		return fmt.Errorf("deleting saved query: %w", err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("deleting saved query %d: %w", id, analytics.ErrNotFound)
+	}
+	return nil
+}
