@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"strata/internal/store/clickhouse/chtest"
 	"strata/internal/store/duckdb"
 )
 
@@ -42,6 +43,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	chtest.StopAll()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -56,6 +58,9 @@ type server struct {
 	// data directory, or "" on later starts.
 	BootstrapKey string
 	ProductID    int64
+	// meta is the PostgreSQL URL the server keeps metadata in, "" when
+	// embedded; management commands for it must name it too.
+	meta string
 
 	mu     sync.Mutex
 	logs   bytes.Buffer
@@ -67,6 +72,11 @@ type server struct {
 func startServer(t *testing.T, dataDir string, args ...string) *server {
 	t.Helper()
 	s := &server{t: t, dataDir: dataDir, exited: make(chan struct{})}
+	for i, a := range args {
+		if a == "--meta" && i+1 < len(args) {
+			s.meta = args[i+1]
+		}
+	}
 	all := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dataDir, "--log-format", "json"}, args...)
 	s.cmd = exec.Command(binary, all...)
 	s.cmd.Env = append(os.Environ(), "STRATA_ADDR=", "STRATA_DATA=")
@@ -119,6 +129,14 @@ func startServer(t *testing.T, dataDir string, args ...string) *server {
 	}
 	t.Cleanup(func() { s.Stop() })
 	return s
+}
+
+// manage returns the arguments of a management command for s's metadata.
+func (s *server) manage(args ...string) []string {
+	if s.meta != "" {
+		args = append(args, "--meta", s.meta)
+	}
+	return args
 }
 
 // Logs returns what the server wrote to stderr so far.

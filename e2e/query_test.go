@@ -29,16 +29,16 @@ func newTenant(t *testing.T, s *server, name string) tenant {
 	var p struct {
 		ID int64 `json:"id"`
 	}
-	if err := json.Unmarshal([]byte(cli(t, s.dataDir, "products", "create", "--name", name)), &p); err != nil {
+	if err := json.Unmarshal([]byte(cli(t, s.dataDir, s.manage("products", "create", "--name", name)...)), &p); err != nil {
 		t.Fatalf("products create: %v", err)
 	}
 	pid := strconv.FormatInt(p.ID, 10)
 	return tenant{
 		ID:          p.ID,
 		ProductFlag: pid,
-		Live:        strings.TrimSpace(cli(t, s.dataDir, "keys", "create", "--product", pid)),
-		Test:        strings.TrimSpace(cli(t, s.dataDir, "keys", "create", "--product", pid, "--test")),
-		Token:       strings.TrimSpace(cli(t, s.dataDir, "tokens", "create", "--product", pid)),
+		Live:        strings.TrimSpace(cli(t, s.dataDir, s.manage("keys", "create", "--product", pid)...)),
+		Test:        strings.TrimSpace(cli(t, s.dataDir, s.manage("keys", "create", "--product", pid, "--test")...)),
+		Token:       strings.TrimSpace(cli(t, s.dataDir, s.manage("tokens", "create", "--product", pid)...)),
 	}
 }
 
@@ -313,7 +313,13 @@ func checkDataset(t *testing.T, s *server, seed int64) {
 	ds := querytest.Generate(seed)
 	tn := newTenant(t, s, fmt.Sprintf("seed %d", seed))
 	events := ingestDataset(t, s, tn, ds.Events)
-	what := fmt.Sprintf("seed %d", seed)
+	checkAnswers(t, s, tn, seed, ds, events)
+}
+
+// checkAnswers asks s every query of dataset seed and compares each answer
+// with the reference over events, the events as stored.
+func checkAnswers(t *testing.T, s *server, tn tenant, seed int64, ds querytest.Dataset, events []querytest.Event) {
+	what := fmt.Sprintf("seed %d on %s", seed, s.URL)
 
 	// Funnels, live and test data.
 	for _, test := range []bool{false, true} {

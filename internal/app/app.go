@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"strata/internal/admin"
-	"strata/internal/analytics"
 	"strata/internal/auth"
 	"strata/internal/config"
 	"strata/internal/enrich/bots"
@@ -27,21 +26,19 @@ import (
 	"strata/internal/ingest"
 	"strata/internal/query"
 	"strata/internal/ratelimit"
-	"strata/internal/store/duckdb"
-	"strata/internal/store/spool"
 )
 
 // App is a running Strata server.
 type App struct {
 	cfg   config.Config
 	log   *slog.Logger
-	store *duckdb.Store
-	// events is the event store ingest writes to: the spool in front of
-	// store. Closing it closes store too.
-	events *spool.Store
-	keys   *auth.Keyring
-	wr     *ingest.Writer
-	ready  atomic.Bool
+	store *storage
+	keys  *auth.Keyring
+	// limiter holds the ingest rate limits; with a shared metadata store
+	// it syncs with the other nodes every second.
+	limiter *ratelimit.Limiter
+	wr      *ingest.Writer
+	ready   atomic.Bool
 
 	httpSrv  *http.Server
 	httpLn   net.Listener
@@ -64,24 +61,11 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		}
 	}()
 
-	a.store, err = duckdb.Open(ctx, cfg.DataDir, duckdb.Options{
-		MemoryLimit: cfg.DuckDBMemoryLimit, CheckpointThreshold: cfg.DuckDBCheckpoint})
-	if err != nil {
+	if a.store, err = openStorage(ctx, cfg, log); err != nil {
 		return nil, err
 	}
-	// A spool left by an unclean stop is replayed even when the spool is
-	// now switched off, so that no acknowledged event is left behind.
-	a.events, err = spool.Open(ctx, a.store, spool.Options{
-		Dir: filepath.Join(cfg.DataDir, "spool"), Logger: log.With("component", "spool")})
-	if err != nil {
-		return nil, err
-	}
-	var events analytics.EventStore = a.events
-	if !cfg.Spool {
-		events = a.store
-	}
-	a.keys = auth.NewKeyring(a.store, cfg.KeyCacheTTL, time.Now)
-	svc := &admin.Service{Meta: a.store, OnChange: a.keys.Invalidate}
+	a.keys = auth.NewKeyring(a.store.meta, cfg.KeyCacheTTL, time.Now)
+	svc := &admin.Service{Meta: a.store.meta, OnChange: a.keys.Invalidate}
 	key, product, err := svc.Bootstrap(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("bootstrapping data directory: %w", err)
@@ -94,7 +78,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 			"product", product.ID, "api_key", key)
 	}
 
-	a.wr = ingest.NewWriter(events, ingest.WriterOptions{
+	a.wr = ingest.NewWriter(a.store.events, ingest.WriterOptions{
 		DedupCapacity: cfg.DedupCapacity, Linger: cfg.CommitLinger, Logger: log.With("component", "writer"),
 	})
 	if n, err := a.wr.LoadRecent(ctx); err != nil {
@@ -103,14 +87,15 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		log.Info("deduplication window restored", "uuids", n)
 	}
 
+	a.limiter = ratelimit.New(time.Now)
 	api := &httpapi.Server{
 		Keys:             a.keys,
-		Limiter:          ratelimit.New(time.Now),
+		Limiter:          a.limiter,
 		DefaultRateLimit: cfg.RateLimitPerMinute,
 		Pipeline:         &ingest.Pipeline{UA: ua.NewParser(50000), Bots: bots.Default()},
 		Writer:           a.wr,
-		Queries:          &query.Engine{Store: a.store, Sync: a.events.Sync, Now: time.Now},
-		Saved:            a.store,
+		Queries:          &query.Engine{Store: a.store.queries, Sync: a.store.sync, Now: time.Now},
+		Saved:            a.store.meta,
 		Ready:            a.ready.Load,
 		Now:              time.Now,
 		Log:              log.With("component", "http"),
@@ -127,8 +112,16 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		return nil, fmt.Errorf("listening on %s: %w", cfg.Addr, err)
 	}
 
-	// The database is open, so no other server owns this directory: a
-	// socket file left here is stale.
+	// With the embedded database open, no other server owns this
+	// directory, so a socket file left here is stale. Without it (events
+	// and metadata both remote) the socket is the only sign of another
+	// server: each node needs its own data directory.
+	if a.store.embedded == nil {
+		if _, err := admin.Dial(ctx, cfg.DataDir); err == nil {
+			a.httpLn.Close()
+			return nil, fmt.Errorf("another server is using data directory %s; give each node its own", cfg.DataDir)
+		}
+	}
 	a.sockPath = filepath.Join(cfg.DataDir, admin.SocketName)
 	os.Remove(a.sockPath)
 	if a.adminLn, err = net.Listen("unix", a.sockPath); err != nil {
@@ -159,7 +152,7 @@ func (a *App) Run(ctx context.Context) error {
 		go a.serveDebug()
 	}
 	a.ready.Store(true)
-	a.log.Info("listening", "addr", a.httpLn.Addr().String(), "data", a.cfg.DataDir)
+	a.log.Info("listening", "addr", a.httpLn.Addr().String(), "data", a.cfg.DataDir, "storage", a.store.describe(a.cfg))
 
 	tick := time.NewTicker(30 * time.Second)
 	defer tick.Stop()
@@ -181,12 +174,20 @@ loop:
 				a.log.Warn("recording key use failed", "err", err)
 			}
 		case <-idle.C:
+			if a.cfg.MetaURL != "" {
+				if err := a.limiter.Sync(ctx, a.store.meta); err != nil {
+					a.log.Warn("sharing rate-limit usage failed", "err", err)
+				}
+			}
 			// Ingest has been quiet for a while: fold the log into the
 			// file so that queries read compressed rows with zone maps.
 			// It runs here, between other chores, so that it never
 			// overlaps the shutdown that closes the store.
+			if a.store.embedded == nil || a.store.spool == nil {
+				continue
+			}
 			start := time.Now()
-			if did, err := a.store.CheckpointIfIdle(ctx, 2*time.Second); err != nil {
+			if did, err := a.store.embedded.CheckpointIfIdle(ctx, 2*time.Second); err != nil {
 				a.log.Debug("idle checkpoint skipped", "err", err)
 			} else if did {
 				a.log.Info("idle checkpoint", "took", time.Since(start).Round(time.Millisecond))
@@ -240,17 +241,12 @@ func (a *App) closeStorage() error {
 			errs = append(errs, fmt.Errorf("recording key use: %w", err))
 		}
 	}
-	switch {
-	case a.events != nil:
-		if err := a.events.Close(); err != nil { // loads what is spooled, closes store
-			errs = append(errs, err)
-		}
-	case a.store != nil:
-		if err := a.store.Close(); err != nil {
+	if a.store != nil {
+		if err := a.store.close(); err != nil { // the spool loads what it holds first
 			errs = append(errs, err)
 		}
 	}
-	a.events, a.store = nil, nil
+	a.store = nil
 	if a.sockPath != "" {
 		os.Remove(a.sockPath)
 	}

@@ -22,6 +22,7 @@ import (
 	"strata/internal/app"
 	"strata/internal/config"
 	"strata/internal/store/duckdb"
+	"strata/internal/store/postgres"
 )
 
 // Env is what a command may read of its surroundings; tests pass their own.
@@ -34,13 +35,17 @@ const usage = `usage: strata <command> [flags]
 
 commands:
   serve [--addr 127.0.0.1:8080] [--data ./data]   run the server (env STRATA_ADDR, STRATA_DATA)
+        [--events clickhouse://HOST:9000/DB]       events in ClickHouse (env STRATA_EVENTS_URL)
+        [--meta postgres://USER@HOST:5432/DB]      metadata in PostgreSQL (env STRATA_META_URL)
   products create --name NAME                      create a product; prints {"id": …, "name": …}
   keys create --product ID [--test] [--rate-limit N]   create an API key; prints only the key
   keys list --product ID [--json]                  list a product's keys
   keys disable|enable|revoke KEY                   change a key's status (KEY is the key or its id)
   tokens create --product ID                       create a query token; prints only the token
 
-Every command takes --data DIR (env STRATA_DATA, default ./data).
+Every command takes --data DIR (env STRATA_DATA, default ./data). The
+products, keys and tokens commands take --meta URL (env STRATA_META_URL) to
+manage the PostgreSQL metadata a cluster of nodes shares.
 `
 
 // Main runs one command and returns the process exit code.
@@ -115,6 +120,7 @@ func manage(ctx context.Context, args []string, env Env) error {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dataDir := fs.String("data", lookupOr(env.Lookup, "STRATA_DATA", "./data"), "data directory")
+	metaURL := fs.String("meta", lookupOr(env.Lookup, "STRATA_META_URL", ""), "PostgreSQL metadata store shared by the nodes")
 	name := fs.String("name", "", "product name")
 	product := fs.Int64("product", 0, "product id")
 	test := fs.Bool("test", false, "create a test key")
@@ -131,7 +137,7 @@ func manage(ctx context.Context, args []string, env Env) error {
 		return nil
 	}
 
-	adm, closeAdm, err := openAdmin(ctx, *dataDir, env)
+	adm, closeAdm, err := openAdmin(ctx, *dataDir, *metaURL, env)
 	if err != nil {
 		return err
 	}
@@ -196,15 +202,30 @@ func manage(ctx context.Context, args []string, env Env) error {
 	return usageError{"unknown command " + strconv.Quote(cmd)}
 }
 
-// openAdmin reaches the data directory through a running server's socket,
-// or opens the store itself when no server answers.
-func openAdmin(ctx context.Context, dataDir string, env Env) (admin.Admin, func(), error) {
-	if c, err := admin.Dial(ctx, dataDir); err == nil {
-		return c, func() {}, nil
+// openAdmin reaches the metadata: in PostgreSQL when metaURL is set (every
+// node sees a change within its key cache TTL), otherwise through a running
+// server's socket in the data directory, or by opening the embedded store
+// itself when no server answers.
+func openAdmin(ctx context.Context, dataDir, metaURL string, env Env) (admin.Admin, func(), error) {
+	var store interface {
+		analytics.MetaStore
+		Close() error
 	}
-	store, err := duckdb.Open(ctx, dataDir, duckdb.Options{})
-	if err != nil {
-		return nil, nil, fmt.Errorf("opening %s (is a server running on it without its admin socket?): %w", dataDir, err)
+	if metaURL != "" {
+		pg, err := postgres.Open(ctx, metaURL)
+		if err != nil {
+			return nil, nil, err
+		}
+		store = pg
+	} else {
+		if c, err := admin.Dial(ctx, dataDir); err == nil {
+			return c, func() {}, nil
+		}
+		db, err := duckdb.Open(ctx, dataDir, duckdb.Options{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("opening %s (is a server running on it without its admin socket?): %w", dataDir, err)
+		}
+		store = db
 	}
 	svc := &admin.Service{Meta: store}
 	key, p, err := svc.Bootstrap(ctx)

@@ -23,6 +23,15 @@ type Config struct {
 	// DataDir holds the embedded database and the admin socket
 	// (STRATA_DATA).
 	DataDir string
+	// EventsURL, when set, stores events in ClickHouse instead of the
+	// embedded database: clickhouse://host:9000/db[?cluster=NAME]
+	// (STRATA_EVENTS_URL).
+	EventsURL string
+	// MetaURL, when set, keeps workspaces, products, credentials and saved
+	// queries in PostgreSQL instead of the embedded database:
+	// postgres://user:pass@host:5432/db (STRATA_META_URL). Several nodes
+	// share one ClickHouse and one PostgreSQL.
+	MetaURL string
 	// LogLevel is debug, info, warn or error (STRATA_LOG_LEVEL).
 	LogLevel string
 	// LogFormat is text or json (STRATA_LOG_FORMAT).
@@ -99,6 +108,8 @@ func Load(args []string, lookup func(string) (string, bool)) (Config, error) {
 	}
 	fs.StringVar(&c.Addr, "addr", env("STRATA_ADDR", c.Addr), "HTTP listen address (env STRATA_ADDR)")
 	fs.StringVar(&c.DataDir, "data", env("STRATA_DATA", c.DataDir), "data directory (env STRATA_DATA)")
+	fs.StringVar(&c.EventsURL, "events", env("STRATA_EVENTS_URL", ""), "ClickHouse events store, clickhouse://host:9000/db[?cluster=NAME]; empty: embedded (env STRATA_EVENTS_URL)")
+	fs.StringVar(&c.MetaURL, "meta", env("STRATA_META_URL", ""), "PostgreSQL metadata store, postgres://user:pass@host:5432/db; empty: embedded (env STRATA_META_URL)")
 	fs.StringVar(&c.LogLevel, "log-level", env("STRATA_LOG_LEVEL", c.LogLevel), "debug, info, warn or error (env STRATA_LOG_LEVEL)")
 	fs.StringVar(&c.LogFormat, "log-format", env("STRATA_LOG_FORMAT", c.LogFormat), "text or json (env STRATA_LOG_FORMAT)")
 	fs.IntVar(&c.RateLimitPerMinute, "rate-limit", envInt("STRATA_RATE_LIMIT", c.RateLimitPerMinute), "default ingest requests per key per minute (env STRATA_RATE_LIMIT)")
@@ -130,6 +141,12 @@ func (c Config) Validate() error {
 	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data directory must be set"))
+	}
+	if c.EventsURL != "" && !strings.HasPrefix(c.EventsURL, "clickhouse://") {
+		errs = append(errs, errors.New("events: want a clickhouse:// URL"))
+	}
+	if c.MetaURL != "" && !strings.HasPrefix(c.MetaURL, "postgres://") && !strings.HasPrefix(c.MetaURL, "postgresql://") {
+		errs = append(errs, errors.New("meta: want a postgres:// URL"))
 	}
 	if c.RateLimitPerMinute < 1 {
 		errs = append(errs, errors.New("rate-limit must be at least 1"))

@@ -24,6 +24,10 @@ func TestLoad(t *testing.T) {
 	if err != nil || c.Addr != "127.0.0.1:1" || c.CommitLinger != 0 {
 		t.Fatalf("flags: %+v, %v", c, err)
 	}
+	c, err = Load([]string{"--meta", "postgres://u@127.0.0.1:5432/strata"}, env(map[string]string{"STRATA_EVENTS_URL": "clickhouse://127.0.0.1:9000/strata"}))
+	if err != nil || c.EventsURL != "clickhouse://127.0.0.1:9000/strata" || c.MetaURL != "postgres://u@127.0.0.1:5432/strata" {
+		t.Fatalf("store URLs: %+v, %v", c, err)
+	}
 	if c.ShutdownTimeout != 20*time.Second {
 		t.Errorf("shutdown timeout %v", c.ShutdownTimeout)
 	}
@@ -41,6 +45,8 @@ func TestLoadRejects(t *testing.T) {
 		{[]string{"--log-format", "xml"}, nil, "log-format"},
 		{[]string{"--data", ""}, nil, "data directory"},
 		{[]string{"extra"}, nil, "unexpected"},
+		{[]string{"--events", "http://127.0.0.1:8123"}, nil, "events"},
+		{nil, map[string]string{"STRATA_META_URL": "mysql://x"}, "meta"},
 		{nil, map[string]string{"STRATA_RATE_LIMIT": "many"}, "STRATA_RATE_LIMIT"},
 	}
 	for _, c := range cases {

@@ -1,10 +1,19 @@
 // Package ratelimit enforces per-key request budgets with token buckets kept
-// in this process's memory. Each node keeps its own buckets, so across N
-// nodes behind a balancer a key can get at most N times its budget; the
-// limit itself lives in the metadata store and is the same on every node.
+// in this process's memory, so a request never waits on a database.
+//
+// Several nodes hold one key's limit together through Sync: about once a
+// second each node adds what it admitted per key to a total the nodes share
+// (in the metadata store) and takes from its own buckets what the other
+// nodes admitted since its last sync. Every bucket then sees every node's
+// requests, at most two syncs late (the other node's and its own). The
+// bound (docs/deploy.md): over any period T a key is admitted at most
+// perMinute·(1 + T/1min) requests, plus what the other nodes admit for it
+// within two sync intervals, plus one burst per node the first time each
+// node sees the key.
 package ratelimit
 
 import (
+	"context"
 	"math"
 	"sync"
 	"time"
@@ -25,6 +34,16 @@ type bucket struct {
 	tokens float64
 	limit  int
 	last   time.Time
+	// admitted counts requests allowed since the last Sync; seen is the
+	// shared total at the last Sync, -1 before the first.
+	admitted int64
+	seen     int64
+}
+
+// Usage is the total the nodes share: AddKeyUsage adds each key's newly
+// admitted requests and returns the new totals (the metadata store).
+type Usage interface {
+	AddKeyUsage(ctx context.Context, deltas map[int64]int64) (map[int64]int64, error)
 }
 
 // New returns a limiter that reads time from now.
@@ -46,7 +65,11 @@ func (l *Limiter) Allow(id int64, perMinute int) (bool, time.Duration) {
 	b := l.buckets[id]
 	if b == nil || b.limit != perMinute {
 		// A new key, or its limit changed: start with a full bucket.
-		b = &bucket{tokens: float64(perMinute), limit: perMinute, last: now}
+		fresh := &bucket{tokens: float64(perMinute), limit: perMinute, last: now, seen: -1}
+		if b != nil {
+			fresh.admitted, fresh.seen = b.admitted, b.seen
+		}
+		b = fresh
 		l.buckets[id] = b
 	}
 	rate := float64(perMinute) / 60 // tokens per second
@@ -56,10 +79,53 @@ func (l *Limiter) Allow(id int64, perMinute int) (bool, time.Duration) {
 	}
 	if b.tokens >= 1 {
 		b.tokens--
+		b.admitted++
 		return true, 0
 	}
 	wait := time.Duration((1 - b.tokens) / rate * float64(time.Second))
 	return false, wait
+}
+
+// Sync reports the requests this node admitted per key since the last
+// Sync to u and debits each bucket with what the other nodes admitted in
+// the meantime. A bucket may go below zero: the key then waits until the
+// refill has paid for what the other nodes let through.
+func (l *Limiter) Sync(ctx context.Context, u Usage) error {
+	l.mu.Lock()
+	deltas := make(map[int64]int64, len(l.buckets))
+	for id, b := range l.buckets {
+		deltas[id] = b.admitted
+		b.admitted = 0
+	}
+	l.mu.Unlock()
+	if len(deltas) == 0 {
+		return nil
+	}
+	totals, err := u.AddKeyUsage(ctx, deltas)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		// Report the requests again next time.
+		for id, d := range deltas {
+			if b := l.buckets[id]; b != nil {
+				b.admitted += d
+			}
+		}
+		return err
+	}
+	for id, total := range totals {
+		b := l.buckets[id]
+		if b == nil {
+			continue
+		}
+		if b.seen >= 0 {
+			if others := total - b.seen - deltas[id]; others > 0 {
+				b.tokens -= float64(others)
+			}
+		}
+		b.seen = total
+	}
+	return nil
 }
 
 // gc drops buckets that have been full for a while, so that keys no longer

@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -45,5 +46,68 @@ func TestBucket(t *testing.T) {
 	l.Allow(4, 10)
 	if len(l.buckets) != 1 {
 		t.Errorf("%d buckets kept after 10 idle minutes, want only the new one", len(l.buckets))
+	}
+}
+
+// sharedTotal is the total nodes share, as the metadata store keeps it
+// (the stores' own AddKeyUsage is tested in the storage conformance suite).
+type sharedTotal struct{ used map[int64]int64 }
+
+func (s *sharedTotal) AddKeyUsage(_ context.Context, deltas map[int64]int64) (map[int64]int64, error) {
+	out := map[int64]int64{}
+	for id, d := range deltas {
+		s.used[id] += d
+		out[id] = s.used[id]
+	}
+	return out, nil
+}
+
+// TestSyncHoldsTheLimitAcrossNodes gives two nodes one key of 60 a minute
+// and checks that, once they have synced, what one node admitted is taken
+// from the other's budget.
+func TestSyncHoldsTheLimitAcrossNodes(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	a, b := New(clock), New(clock)
+	shared := &sharedTotal{used: map[int64]int64{}}
+	ctx := context.Background()
+	sync := func(l *Limiter) {
+		if err := l.Sync(ctx, shared); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allow := func(l *Limiter, n int) int {
+		ok := 0
+		for i := 0; i < n; i++ {
+			if allowed, _ := l.Allow(1, 60); allowed {
+				ok++
+			}
+		}
+		return ok
+	}
+	allow(a, 1)
+	allow(b, 1)
+	sync(a)
+	sync(b)
+	if got := allow(a, 39); got != 39 {
+		t.Fatalf("node a admitted %d of 39", got)
+	}
+	sync(a)
+	sync(b)
+	// b has 59 left of its own; a's 39 are taken from it, and a's first
+	// request, admitted before b's first sync, is the one-sync overshoot.
+	if got := allow(b, 100); got != 20 {
+		t.Errorf("node b admitted %d after a used 40; want 20", got)
+	}
+	if shared.used[1] != 41 {
+		t.Errorf("shared total %d, want 41", shared.used[1])
+	}
+	// b's 20 reach a; a minute of refill then pays back the one request
+	// the nodes overshot, so over two minutes the key got exactly 2·60.
+	sync(b)
+	sync(a)
+	now = now.Add(time.Minute)
+	if got := allow(a, 100); got != 59 {
+		t.Errorf("after a minute node a admitted %d, want 59", got)
 	}
 }

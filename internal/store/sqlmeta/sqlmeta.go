@@ -230,6 +230,41 @@ func (s *Store) TouchAPIKeys(ctx context.Context, lastUsed map[int64]time.Time) 
 	return nil
 }
 
+// AddKeyUsage adds each key's count of admitted requests to the total all
+// nodes share and returns the new totals, in one transaction (in id order,
+// as TouchAPIKeys, so that nodes never deadlock). A zero count just reads
+// the total.
+func (s *Store) AddKeyUsage(ctx context.Context, deltas map[int64]int64) (map[int64]int64, error) {
+	totals := make(map[int64]int64, len(deltas))
+	if len(deltas) == 0 {
+		return totals, nil
+	}
+	ids := make([]int64, 0, len(deltas))
+	for id := range deltas {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("recording key usage: %w", err)
+	}
+	defer tx.Rollback()
+	for _, id := range ids {
+		var total int64
+		err := tx.QueryRowContext(ctx, `INSERT INTO key_usage (key_id, used) VALUES ($1, $2)
+			ON CONFLICT (key_id) DO UPDATE SET used = key_usage.used + excluded.used
+			RETURNING used`, id, deltas[id]).Scan(&total)
+		if err != nil {
+			return nil, fmt.Errorf("recording usage of key %d: %w", id, err)
+		}
+		totals[id] = total
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("recording key usage: %w", err)
+	}
+	return totals, nil
+}
+
 const tokenColumns = `id, product_id, hash, prefix, status, created_at, last_used_at`
 
 func scanToken(row Scanner) (analytics.QueryToken, error) {

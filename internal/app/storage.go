@@ -1,0 +1,120 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"strata/internal/analytics"
+	"strata/internal/config"
+	"strata/internal/store/clickhouse"
+	"strata/internal/store/duckdb"
+	"strata/internal/store/postgres"
+	"strata/internal/store/spool"
+)
+
+// metaStore is the metadata half of storage.
+type metaStore interface {
+	analytics.MetaStore
+	analytics.SavedQueryStore
+}
+
+// storage is what a server stores into, chosen by configuration: by
+// default everything in the embedded DuckDB file behind the write-ahead
+// spool; with an events URL, events in ClickHouse; with a meta URL,
+// metadata in PostgreSQL. Handlers see only the interfaces.
+type storage struct {
+	meta metaStore
+	// events is where ingest writes: the spool, DuckDB or ClickHouse.
+	events  analytics.EventStore
+	queries analytics.QueryStore
+	// sync is the read-your-writes barrier queries wait on; nil when a
+	// write is visible once acknowledged.
+	sync func(context.Context) error
+	// embedded is the DuckDB store when one is open (for idle
+	// checkpoints), spool the spool in front of it when events go there.
+	embedded *duckdb.Store
+	spool    *spool.Store
+	// closers run in order at close.
+	closers []func() error
+}
+
+// openStorage opens the stores cfg names. On error, whatever it opened is
+// closed again.
+func openStorage(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *storage, err error) {
+	s := &storage{}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	if cfg.EventsURL == "" || cfg.MetaURL == "" {
+		s.embedded, err = duckdb.Open(ctx, cfg.DataDir, duckdb.Options{
+			MemoryLimit: cfg.DuckDBMemoryLimit, CheckpointThreshold: cfg.DuckDBCheckpoint})
+		if err != nil {
+			return nil, err
+		}
+		s.meta = s.embedded
+	}
+	if cfg.EventsURL == "" {
+		// A spool left by an unclean stop is replayed even when the spool
+		// is now switched off, so that no acknowledged event is left
+		// behind. Closing the spool closes the store behind it.
+		s.spool, err = spool.Open(ctx, s.embedded, spool.Options{
+			Dir: filepath.Join(cfg.DataDir, "spool"), Logger: log.With("component", "spool")})
+		if err != nil {
+			s.closers = append(s.closers, s.embedded.Close)
+			return nil, err
+		}
+		s.closers = append(s.closers, s.spool.Close)
+		s.events, s.queries, s.sync = s.spool, s.embedded, s.spool.Sync
+		if !cfg.Spool {
+			s.events = s.embedded
+		}
+	} else {
+		if s.embedded != nil {
+			s.closers = append(s.closers, s.embedded.Close)
+		}
+		ch, err := clickhouse.Open(ctx, cfg.EventsURL)
+		if err != nil {
+			return nil, err
+		}
+		s.closers = append(s.closers, ch.Close)
+		s.events, s.queries = ch, ch
+	}
+	if cfg.MetaURL != "" {
+		pg, err := postgres.Open(ctx, cfg.MetaURL)
+		if err != nil {
+			return nil, err
+		}
+		s.closers = append(s.closers, pg.Close)
+		s.meta = pg
+	}
+	return s, nil
+}
+
+// close closes every store once; ingest must have stopped.
+func (s *storage) close() error {
+	var errs []error
+	for _, c := range s.closers {
+		if err := c(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.closers = nil
+	return errors.Join(errs...)
+}
+
+// describe names the backends for the start-up log line.
+func (s *storage) describe(cfg config.Config) string {
+	events, meta := "embedded", "embedded"
+	if cfg.EventsURL != "" {
+		events = "clickhouse"
+	}
+	if cfg.MetaURL != "" {
+		meta = "postgres"
+	}
+	return fmt.Sprintf("events=%s meta=%s", events, meta)
+}
