@@ -2,14 +2,26 @@
 GO      ?= go
 BIN     := bin/strata
 GOFLAGS ?=
+SDK     := sdk/browser
+SDK_JS  := internal/httpapi/sdkjs/sdk.min.js
 
-.PHONY: all build run test test-go fuzz vet bench deps clean
+.PHONY: all build run test test-go test-sdk fuzz vet bench deps clean
 
 all: build
 
-## build: compile the strata binary into bin/
-build:
+## build: compile the strata binary into bin/, with the browser SDK it serves
+build: $(SDK_JS)
 	$(GO) build -o $(BIN) ./cmd/strata
+
+# The SDK's npm packages, installed exactly as locked.
+$(SDK)/node_modules/.package-lock.json: $(SDK)/package-lock.json
+	cd $(SDK) && npm ci --no-audit --no-fund
+
+# The browser SDK the binary embeds, rebuilt when its sources change. The
+# built file is committed too, so that `go build` works without npm.
+$(SDK_JS): $(SDK)/node_modules/.package-lock.json $(wildcard $(SDK)/src/*.ts) $(wildcard $(SDK)/scripts/*.mjs)
+	cd $(SDK) && npm run build
+	cp $(SDK)/dist/sdk.min.js $(SDK)/dist/sdk.min.js.map internal/httpapi/sdkjs/
 
 ## run: build and serve on http://127.0.0.1:8080 with data in ./data
 run: build
@@ -22,7 +34,7 @@ deps:
 	./scripts/install-test-deps.sh
 
 ## test: the whole suite, including a short fuzz run of the envelope parser
-test: deps vet test-go fuzz
+test: deps vet test-go test-sdk fuzz
 
 vet:
 	$(GO) vet ./...
@@ -31,6 +43,12 @@ vet:
 test-go:
 	$(GO) test -count=1 -timeout 25m ./...
 	$(GO) test -count=1 -race ./internal/auth/... ./internal/ratelimit/... ./internal/enrich/... ./internal/ingest/...
+
+## test-sdk: the browser SDK's unit tests, then its end-to-end tests in
+## Debian's headless Chromium against the real server
+test-sdk: build
+	cd $(SDK) && npm test
+	cd $(SDK) && STRATA_BIN=$(CURDIR)/$(BIN) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) npm run e2e
 
 ## fuzz: run the envelope fuzzer briefly on top of its seed corpus
 fuzz:

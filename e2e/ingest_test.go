@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -590,5 +591,42 @@ func TestBotRewrite(t *testing.T) {
 	}
 	if g := got[4]; g.event != "$bot_pageview" || g.botName != "ClaudeBot" {
 		t.Errorf("header user agent not used: %+v", g)
+	}
+}
+
+// TestSDKScript checks that the server serves the browser SDK it embeds:
+// the built file byte for byte, cacheable for a week, revalidated by ETag,
+// and open to every origin.
+func TestSDKScript(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	want, err := os.ReadFile("../internal/httpapi/sdkjs/sdk.min.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := do(t, "GET", s.URL+"/sdk/v1/sdk.min.js", nil, map[string]string{"Origin": "https://shop.example"})
+	if r.Status != 200 || !bytes.Equal(r.Body, want) {
+		t.Fatalf("sdk.min.js: %d, %d bytes; want 200 and the %d embedded bytes", r.Status, len(r.Body), len(want))
+	}
+	for h, want := range map[string]string{
+		"Content-Type":                "text/javascript; charset=utf-8",
+		"Cache-Control":               "public, max-age=604800",
+		"Access-Control-Allow-Origin": "*",
+	} {
+		if got := r.Header.Get(h); got != want {
+			t.Errorf("%s = %q, want %q", h, got, want)
+		}
+	}
+	etag := r.Header.Get("ETag")
+	if etag == "" {
+		t.Fatal("no ETag")
+	}
+	if r := do(t, "GET", s.URL+"/sdk/v1/sdk.min.js", nil, map[string]string{"If-None-Match": etag}); r.Status != 304 || len(r.Body) != 0 {
+		t.Errorf("revalidation: %d with %d bytes; want 304 and no body", r.Status, len(r.Body))
+	}
+	if r := do(t, "GET", s.URL+"/sdk/v1/sdk.min.js.map", nil, nil); r.Status != 200 || !bytes.Contains(r.Body, []byte(`"sources"`)) {
+		t.Errorf("source map: %d %.80s", r.Status, r.Body)
+	}
+	if r := do(t, "POST", s.URL+"/sdk/v1/sdk.min.js", nil, nil); r.Status == 200 {
+		t.Error("POST to the SDK script succeeded")
 	}
 }

@@ -2,8 +2,9 @@
 # Installs what the tests need beyond Go: the PostgreSQL server binaries
 # (initdb, postgres) that internal/store/postgres/pgtest runs its own
 # throwaway servers with, and clickhouse-server, which
-# internal/store/clickhouse/chtest runs the same way. Debian's `postgresql`
-# and `clickhouse-server` packages; needs root or sudo.
+# internal/store/clickhouse/chtest runs the same way, and the headless
+# Chromium the browser SDK's end-to-end tests drive. Debian's `postgresql`,
+# `clickhouse-server` and `chromium` packages; needs root or sudo.
 #
 # Idempotent: does nothing when the binaries are already there. Without
 # apt-get, or without root or sudo, it explains what to install and exits 0,
@@ -29,8 +30,9 @@ have_clickhouse() {
 missing=()
 have_postgres || missing+=(postgresql)
 have_clickhouse || missing+=(clickhouse-server)
+command -v chromium >/dev/null || missing+=(chromium)
 if [ ${#missing[@]} -eq 0 ]; then
-	echo "install-test-deps: PostgreSQL and ClickHouse server binaries already installed"
+	echo "install-test-deps: PostgreSQL, ClickHouse and Chromium already installed"
 	exit 0
 fi
 

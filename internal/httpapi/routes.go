@@ -32,7 +32,7 @@ type Server struct {
 }
 
 // Handler returns the route table. CORS headers are sent on the public SDK
-// paths only (today /e); every other path is same-origin.
+// paths only (/e and the SDK script); every other path is same-origin.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	h := func(f handlerFunc) http.Handler { return wrap(s.Log, f) }
@@ -51,6 +51,9 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("PUT /api/v1/queries/{id}", h(s.handleUpdateSaved))
 	mux.Handle("DELETE /api/v1/queries/{id}", h(s.handleDeleteSaved))
 	mux.Handle("POST /api/v1/queries/{id}/run", h(s.handleRunSaved))
+
+	mux.Handle("GET /sdk/v1/sdk.min.js", serveSDK(sdkScript))
+	mux.Handle("GET /sdk/v1/sdk.min.js.map", serveSDK(sdkMap))
 
 	mux.Handle("GET /healthz", h(s.handleHealth))
 	mux.Handle("GET /readyz", h(s.handleReady))

@@ -1,0 +1,143 @@
+import { autocapture } from "./autocapture.js";
+import { FlagClient, type FlagHost } from "./flags.js";
+import { Queue } from "./queue.js";
+import { persist, recall } from "./storage.js";
+import type { Flags, Properties, StrataOptions, WireEvent } from "./types.js";
+import { uuid } from "./uuid.js";
+
+/** The SDK's version, sent as `$lib_version` (DESIGN.md). */
+export const VERSION = "0.3.1";
+/** localStorage (or cookie) keys of the anonymous id and the identified user id. */
+export const ANON_KEY = "strata_anon_id";
+export const USER_KEY = "strata_user_id";
+
+/**
+ * Strata is one SDK instance: identity, the delivery queue, autocapture and flags.
+ * Pages normally use the `init()` singleton; the class is exported for apps that
+ * want an explicit instance. No public method throws into the page.
+ */
+export class Strata implements FlagHost {
+  /** Feature flags and experiments. */
+  readonly flags: Flags;
+  private readonly flagClient: FlagClient;
+  readonly host: string;
+  readonly key: string;
+  /** Set by flags.getVariant and attached to every later tracked event. */
+  experiment?: FlagHost["experiment"];
+  private readonly options: StrataOptions;
+  private readonly queue: Queue;
+  private anonId: string;
+  private userId: string | null;
+  /** The current page's URL without its hash, to tell SPA navigations apart. */
+  private page = "";
+  /** The page before it: document.referrer, then the previous SPA route. */
+  private referrer = document.referrer;
+  private readonly stop: (() => void)[] = [];
+
+  constructor(options: StrataOptions) {
+    this.options = options;
+    this.host = (options.apiHost || location.origin).replace(/\/+$/, "");
+    this.key = options.apiKey;
+    this.anonId = recall(ANON_KEY) || "";
+    if (!this.anonId) persist(ANON_KEY, (this.anonId = uuid()));
+    this.userId = recall(USER_KEY);
+    this.queue = new Queue(this.host, this.key);
+    this.flags = this.flagClient = new FlagClient(this);
+    // Deliver what is queued when the page is hidden: the last moment that is
+    // reliable on mobile, where unload events may never fire.
+    const hidden = () => document.visibilityState == "hidden" && this.flush();
+    const pagehide = () => this.flush();
+    document.addEventListener("visibilitychange", hidden);
+    addEventListener("pagehide", pagehide);
+    this.stop.push(
+      () => document.removeEventListener("visibilitychange", hidden),
+      () => removeEventListener("pagehide", pagehide),
+      () => this.queue.destroy(),
+    );
+    if (options.autocapture !== false) {
+      this.stop.push(autocapture((name, props) => this.capture(name, props), () => this.pageview()));
+      this.pageview();
+    }
+  }
+
+  /** track queues a custom event; `properties` must survive JSON.stringify. */
+  track(eventName: string, properties?: Properties): void {
+    this.capture(eventName, properties || {});
+  }
+
+  /**
+   * identify binds this browser's anonymous id to `userId`: it sends `$identify`
+   * (with `$anon_distinct_id` and the traits as properties), and every later event,
+   * also after reloads, has `distinct_id` = `userId`.
+   */
+  identify(userId: string, traits?: Properties): void {
+    try {
+      if (!userId) return;
+      userId = String(userId);
+      if (userId == this.userId && !traits) return;
+      this.userId = userId;
+      persist(USER_KEY, userId);
+      this.flagClient.reset();
+      this.capture("$identify", { ...traits, $anon_distinct_id: this.anonId }, true);
+    } catch {
+      // Never throw into the page.
+    }
+  }
+
+  /** flush sends the queue now with navigator.sendBeacon; call it before navigating away. */
+  flush(): void {
+    try {
+      this.queue.flush();
+    } catch {
+      // Never throw into the page.
+    }
+  }
+
+  /** destroy removes listeners and timers; queued events stay in localStorage. */
+  destroy(): void {
+    for (const f of this.stop) f();
+  }
+
+  /** distinctId is the identified user id, else the anonymous id. */
+  distinctId(): string {
+    return this.userId || this.anonId;
+  }
+
+  /**
+   * capture builds the wire event and queues it. `internal` events ($identify,
+   * $exposure) do not get the experiment properties.
+   */
+  capture(eventName: string, properties: Properties, internal?: true): void {
+    try {
+      const e: WireEvent = {
+        uuid: uuid(),
+        event_name: eventName,
+        distinct_id: this.distinctId(),
+        timestamp: new Date().toISOString(),
+        url: location.href,
+        properties: {
+          ...properties,
+          ...(!internal && this.experiment),
+          $lib: "strata-js",
+          $lib_version: VERSION,
+        },
+      };
+      if (this.referrer) e.referrer = this.referrer;
+      if (this.options.release) e.properties.$release = this.options.release;
+      // A copy through JSON keeps later mutations of `properties` out, and drops an
+      // event that could never be sent (a cycle, a BigInt) here rather than later.
+      this.queue.push(JSON.parse(JSON.stringify(e)));
+    } catch {
+      // Never throw into the page.
+    }
+  }
+
+  /** pageview sends `$pageview` when the page (ignoring the hash) changed. */
+  private pageview(): void {
+    const page = location.href.split("#")[0];
+    if (page == this.page) return;
+    if (this.page) this.referrer = this.page;
+    this.page = page;
+    this.capture("$pageview", {});
+  }
+}

@@ -1,0 +1,103 @@
+import { assign, type Assignment } from "./assign.js";
+import { getJSON, set } from "./storage.js";
+import type { Flags, FlagConfig, Properties, RemoteConfig } from "./types.js";
+
+/** sessionStorage keys: the config cache and the flags already exposed this session. */
+const CONFIG_KEY = "strata_config";
+const EXPOSED_KEY = "strata_exposed";
+/** The config is reused for 5 minutes per session, a variant for 60 seconds (spec, Limits). */
+export const CONFIG_TTL = 300_000;
+export const VARIANT_TTL = 60_000;
+
+/** What the flag client needs from the SDK client. */
+export interface FlagHost {
+  readonly host: string;
+  readonly key: string;
+  distinctId(): string;
+  /** capture sends an SDK-internal event (no experiment properties are added). */
+  capture(eventName: string, properties: Properties, internal: true): void;
+  /** experiment holds the properties attached to every later track(). */
+  experiment?: { experiment_id: string | number; variant: string };
+}
+
+interface CachedConfig {
+  at: number;
+  id: string;
+  config: RemoteConfig;
+}
+
+interface CachedVariant {
+  at: number;
+  id: string;
+  flag?: FlagConfig;
+  assignment?: Assignment;
+}
+
+/**
+ * FlagClient evaluates flags in the browser from `GET /api/v1/config`, so the
+ * same user gets the same variant everywhere without a request per flag.
+ */
+export class FlagClient implements Flags {
+  private variants = new Map<string, CachedVariant>();
+  /** Config requests under way, by distinct id; concurrent calls share one. */
+  private pending: Record<string, Promise<RemoteConfig | undefined> | undefined> = {};
+  private exposed: string[] = getJSON<string[]>("sessionStorage", EXPOSED_KEY) || [];
+
+  constructor(private readonly c: FlagHost) {}
+
+  getVariant = async (flagKey: string): Promise<string> => {
+    try {
+      const id = this.c.distinctId();
+      let v = this.variants.get(flagKey);
+      if (!v || v.id != id || Date.now() - v.at >= VARIANT_TTL) {
+        const config = await this.config(id);
+        const flag = config?.flags?.find((f) => f.key == flagKey);
+        v = { at: Date.now(), id, flag, assignment: assign(flag, id) };
+        // An unreachable server is asked again next time rather than cached as "control".
+        if (config) this.variants.set(flagKey, v);
+      }
+      const a = v.assignment;
+      if (!a || !v.flag) return "control";
+      const exp = v.flag.experiment;
+      const experimentId = exp && exp.status == "running" && exp.id != null ? exp.id : null;
+      this.expose(flagKey, id, experimentId, a.holdout ? "holdout" : a.variant);
+      if (experimentId != null && !a.holdout) {
+        this.c.experiment = { experiment_id: experimentId, variant: a.variant };
+      }
+      return a.variant;
+    } catch {
+      return "control";
+    }
+  };
+
+  /** reset forgets cached variants, e.g. when the user's identity changes. */
+  reset(): void {
+    this.variants.clear();
+  }
+
+  /** expose sends `$exposure` the first time a user sees a flag in this session. */
+  private expose(flag: string, id: string, experimentId: string | number | null, variant: string): void {
+    const mark = flag + "\n" + id;
+    if (this.exposed.includes(mark)) return;
+    this.exposed.push(mark);
+    set("sessionStorage", EXPOSED_KEY, JSON.stringify(this.exposed));
+    this.c.capture("$exposure", { flag, experiment_id: experimentId, variant }, true);
+  }
+
+  /** config returns the remote config from the session cache or the server, or undefined. */
+  private async config(id: string): Promise<RemoteConfig | undefined> {
+    const cached = getJSON<CachedConfig>("sessionStorage", CONFIG_KEY);
+    if (cached && cached.id == id && Date.now() - cached.at < CONFIG_TTL) return cached.config;
+    const url =
+      this.c.host + "/api/v1/config?api_key=" + encodeURIComponent(this.c.key) + "&distinct_id=" + encodeURIComponent(id);
+    return (this.pending[id] ??= fetch(url)
+      .then((r) => (r.ok ? (r.json() as Promise<RemoteConfig>) : undefined))
+      .then((config) => {
+        if (!config || !Array.isArray(config.flags)) return undefined;
+        set("sessionStorage", CONFIG_KEY, JSON.stringify({ at: Date.now(), id, config }));
+        return config;
+      })
+      .catch(() => undefined)
+      .finally(() => (this.pending[id] = undefined)));
+  }
+}

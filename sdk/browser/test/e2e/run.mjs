@@ -1,0 +1,362 @@
+// End-to-end test of the browser SDK: a real Chromium (driven by playwright-core)
+// loads pages that use the SDK, and a real `strata serve` stores the events; the
+// assertions read them back through the query API, so every event must arrive,
+// and arrive exactly once.
+//
+//   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
+//
+// STRATA_BIN defaults to the repository's bin/strata (`make build`). The SDK is
+// loaded from the Strata server at /sdk/v1/sdk.min.js, which must serve this
+// build (make copies dist/ into the server it builds). Everything listens on 127.0.0.1,
+// and every process started here is stopped by its own PID.
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const pkg = join(here, "..", "..");
+const STRATA_BIN = process.env.STRATA_BIN || join(pkg, "..", "..", "bin", "strata");
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+/** The whole run is abandoned after this long. */
+const DEADLINE_MS = 240_000;
+/** How long a count may take to reach its expected value. */
+const ARRIVAL_MS = 20_000;
+
+const cleanups = [];
+const results = [];
+
+async function main() {
+  for (const [what, path] of [["STRATA_BIN", STRATA_BIN], ["CHROMIUM", CHROMIUM]]) {
+    if (!existsSync(path)) throw new Error(`${what} ${path} does not exist`);
+  }
+  // Always test the current source.
+  execFileSync(process.execPath, [join(pkg, "scripts", "build.mjs")], { stdio: "inherit" });
+
+  const strata = await startStrata();
+  const { key, token } = createTenant(strata.dataDir);
+  const api = queryClient(strata.url, token);
+
+  // The pages load the script the server embeds; it must be this build
+  // (make copies dist/ into the server before building it).
+  const served = await fetch(strata.url + "/sdk/v1/sdk.min.js");
+  const built = readFileSync(join(pkg, "dist", "sdk.min.js"), "utf8");
+  if (!served.ok || (await served.text()) !== built) {
+    throw new Error("strata does not serve this build at /sdk/v1/sdk.min.js; run `make build` after `npm run build`");
+  }
+  const sdkFromStrata = true;
+  const site = await startSite({ strataUrl: strata.url, key, sdkFromStrata });
+
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+  cleanups.push(() => browser.close());
+  const context = await browser.newContext();
+  /** Every request to Strata's /e, for checking how events travelled. */
+  const ingest = [];
+  context.on("request", (r) => {
+    if (r.url().startsWith(strata.url + "/e")) {
+      ingest.push({ type: r.resourceType(), contentType: r.headers()["content-type"] || "", body: r.postData() || "" });
+    }
+  });
+  /** The answers to those requests that the browser read (beacons' are not). */
+  const answers = [];
+  context.on("response", async (r) => {
+    if (!r.url().startsWith(strata.url + "/e") || r.request().method() !== "POST") return;
+    answers.push({ status: r.status(), body: await r.json().catch(() => ({})) });
+  });
+  const pageErrors = [];
+  context.on("weberror", (e) => pageErrors.push(e.error().message));
+  const page = await context.newPage();
+
+  /** Counts that must hold at the end too, after the SDK had time to send duplicates. */
+  const finals = [];
+  const expectCount = async (name, query, want, { final = true } = {}) => {
+    if (final) finals.push({ name, query, want });
+    await check(name, async () => {
+      const got = await waitFor(query, want);
+      if (got !== want) throw new Error(`expected ${want}, got ${got}`);
+    });
+  };
+  const path = (p) => [{ property: "path", operator: "eq", value: p }];
+
+  // 1. Page views, clicks, a form, a custom event and identify, across a reload.
+  await page.goto(site.url + "/basic.html");
+  await page.click("#docs");
+  await page.click("#buy");
+  await page.click("#signup button");
+  await page.evaluate(() => window.strata.track("e2e_custom", { n: 1 }));
+  const anonId = await page.evaluate(() => localStorage.getItem("strata_anon_id"));
+  await page.waitForTimeout(20); // distinct timestamps keep funnel order unambiguous
+  await page.evaluate(() => window.strata.identify("e2e_user_1", { plan: "pro" }));
+  await page.waitForTimeout(20);
+  await page.evaluate(() => window.strata.track("e2e_after_identify"));
+  await page.waitForTimeout(1500);
+  await page.reload();
+  await page.evaluate(() => window.strata.track("e2e_after_reload"));
+
+  await expectCount("page views on load and reload", () => api.count("$pageview", path("/basic.html")), 2);
+  await expectCount("clicks on a link and two buttons", () => api.count("$click", path("/basic.html")), 3);
+  await expectCount(
+    "click text and selector",
+    () => api.count("$click", [{ property: "properties.$text", operator: "eq", value: "Buy now" }, { property: "properties.$selector", operator: "eq", value: "button#buy" }]),
+    1,
+  );
+  await expectCount("form submit with its id", () => api.count("$form_submit", [{ property: "properties.$form_id", operator: "eq", value: "signup" }]), 1);
+  await expectCount("no field value in the form submit", () => api.count("$form_submit", [{ property: "properties.email", operator: "is_set" }]), 0);
+  await expectCount("custom event", () => api.count("e2e_custom"), 1);
+  await expectCount("$identify with the anonymous id", () => api.count("$identify", [{ property: "properties.$anon_distinct_id", operator: "eq", value: anonId }]), 1);
+  await expectCount("event after identify", () => api.count("e2e_after_identify"), 1);
+  await expectCount("event after reload", () => api.count("e2e_after_reload"), 1);
+  await check("identify binds later events to the user, across the reload", async () => {
+    const f = await api.funnel(["$identify", "e2e_after_identify", "e2e_after_reload"]);
+    if (f.join() !== "1,1,1") throw new Error(`funnel $identify → after → after reload: ${f}`);
+    const before = await api.funnel(["e2e_custom", "e2e_after_identify"]);
+    if (before.join() !== "1,0") throw new Error(`the anonymous event shares its distinct_id with the user: ${before}`);
+  });
+
+  // 2. flush() in a click handler that navigates to a page without the SDK: only the
+  //    beacon can deliver.
+  await page.goto(site.url + "/nav.html");
+  await page.click("#go");
+  await page.waitForURL("**/plain.html");
+  await expectCount("event flushed before navigation", () => api.count("e2e_nav_click"), 1);
+  await expectCount("click on the navigating link", () => api.count("$click", path("/nav.html")), 1);
+  await expectCount("page view of the page left", () => api.count("$pageview", path("/nav.html")), 1);
+  await check("flush used a text/plain beacon with the key in the body", async () => {
+    const r = ingest.find((x) => x.body.includes("e2e_nav_click"));
+    if (!r) throw new Error("no request carried e2e_nav_click");
+    if (!r.contentType.startsWith("text/plain")) throw new Error(`content type ${r.contentType}`);
+    if (JSON.parse(r.body).api_key !== key) throw new Error("api_key missing from the body");
+    if (r.type !== "ping") throw new Error(`sent as ${r.type}, not as a beacon (ping)`);
+  });
+
+  // 3. Leaving a page right after track(), without flush(): the page-hide beacon.
+  await page.goto(site.url + "/hide.html");
+  await page.evaluate(() => window.strata.track("e2e_hidden"));
+  await page.goto(site.url + "/plain.html");
+  await expectCount("event sent when the page was hidden", () => api.count("e2e_hidden"), 1);
+
+  // 4. SPA navigation: pushState, replaceState and back (popstate).
+  await page.goto(site.url + "/spa.html");
+  await page.evaluate(() => history.pushState({}, "", "/spa/a"));
+  await page.evaluate(() => history.replaceState({}, "", "/spa/b"));
+  await page.evaluate(() => history.back());
+  await page.waitForURL("**/spa.html");
+  await expectCount("SPA: initial and popstate page views", () => api.count("$pageview", path("/spa.html")), 2);
+  await expectCount("SPA: pushState page view", () => api.count("$pageview", path("/spa/a")), 1);
+  await expectCount(
+    "SPA: replaceState page view, referred by the previous route",
+    () => api.count("$pageview", [...path("/spa/b"), { property: "referrer", operator: "eq", value: site.url + "/spa/a" }]),
+    1,
+  );
+
+  // 5. Offline, then online again: the queue waits and then delivers.
+  await page.goto(site.url + "/offline.html");
+  // (Not re-checked at the end: step 6 adds a second view of this page.)
+  await expectCount("page view before going offline", () => api.count("$pageview", path("/offline.html")), 1, { final: false });
+  await context.setOffline(true);
+  await page.evaluate(() => [1, 2, 3].forEach((i) => window.strata.track("e2e_offline", { i })));
+  await page.waitForTimeout(2500);
+  await check("nothing arrives while offline; the events wait in localStorage", async () => {
+    const n = await api.count("e2e_offline");
+    if (n !== 0) throw new Error(`${n} arrived`);
+    const queued = await page.evaluate(() => JSON.parse(localStorage.getItem("strata_queue") || "[]").length);
+    if (queued !== 3) throw new Error(`${queued} events in the offline queue`);
+  });
+  await context.setOffline(false);
+  await expectCount("offline events after going online", () => api.count("e2e_offline"), 3);
+
+  // 6. Offline, then the page is closed: the next page load delivers.
+  await context.setOffline(true);
+  await page.evaluate(() => window.strata.track("e2e_offline_reload"));
+  await page.close();
+  await context.setOffline(false);
+  const next = await context.newPage();
+  await next.goto(site.url + "/offline.html");
+  await expectCount("offline event delivered by the next page load", () => api.count("e2e_offline_reload"), 1);
+  await expectCount("its page views", () => api.count("$pageview", path("/offline.html")), 2);
+
+  // Exactly once: give retries and resends time, then every count again.
+  await next.waitForTimeout(4000);
+  for (const f of finals) {
+    await check(`still exactly ${f.want} later: ${f.name}`, async () => {
+      const got = await f.query();
+      if (got !== f.want) throw new Error(`expected ${f.want}, got ${got}`);
+    });
+  }
+  await check("the server accepted every event it was sent", async () => {
+    const bad = answers.filter((a) => a.status !== 202 || a.body.rejected?.length);
+    if (bad.length) throw new Error(JSON.stringify(bad));
+    if (!answers.length) throw new Error("no answers seen");
+  });
+  await check("no error on any page", async () => {
+    if (pageErrors.length) throw new Error(pageErrors.join("; "));
+  });
+}
+
+/** check runs one assertion and records its outcome. */
+async function check(name, fn) {
+  try {
+    await fn();
+    results.push(true);
+    console.log(`ok - ${name}`);
+  } catch (e) {
+    results.push(false);
+    console.log(`not ok - ${name}: ${e.message}`);
+  }
+}
+
+/** waitFor polls a count until it reaches `want` (or passes it) or time runs out. */
+async function waitFor(query, want) {
+  const end = Date.now() + ARRIVAL_MS;
+  let got = await query();
+  while (got < want && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 250));
+    got = await query();
+  }
+  return got;
+}
+
+/** startStrata runs `strata serve` on a free loopback port with a fresh data dir. */
+async function startStrata() {
+  const dataDir = mkdtempSync(join(tmpdir(), "strata-sdk-e2e-"));
+  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+  const child = spawn(STRATA_BIN, ["serve", "--addr", "127.0.0.1:0", "--data", dataDir, "--log-format", "json"], {
+    env: { ...process.env, STRATA_ADDR: "", STRATA_DATA: "" },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const exited = new Promise((r) => child.once("exit", r));
+  cleanups.push(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    process.kill(child.pid, "SIGTERM");
+    const t = setTimeout(() => child.exitCode === null && process.kill(child.pid, "SIGKILL"), 30_000);
+    await exited;
+    clearTimeout(t);
+  });
+  const logs = [];
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("strata did not listen within 60 s:\n" + logs.join("\n"))), 60_000);
+    createInterface({ input: child.stderr }).on("line", (line) => {
+      logs.push(line);
+      try {
+        const rec = JSON.parse(line);
+        if (rec.msg === "listening") {
+          clearTimeout(timer);
+          resolve("http://" + rec.addr);
+        }
+        if (rec.level === "ERROR") console.log("# strata:", line);
+      } catch {
+        // Not a JSON log line.
+      }
+    });
+    exited.then((code) => reject(new Error(`strata exited (${code}) before listening:\n` + logs.join("\n"))));
+  });
+  return { url, dataDir };
+}
+
+/** createTenant makes a product, a live key and a query token with the CLI. */
+function createTenant(dataDir) {
+  const cli = (...args) =>
+    execFileSync(STRATA_BIN, [...args, "--data", dataDir], { env: { ...process.env, STRATA_DATA: "" }, encoding: "utf8" }).trim();
+  const product = JSON.parse(cli("products", "create", "--name", "SDK e2e")).id;
+  return {
+    key: cli("keys", "create", "--product", String(product)),
+    token: cli("tokens", "create", "--product", String(product)),
+  };
+}
+
+/** queryClient reads counts through the query API with a bearer token. */
+function queryClient(base, token) {
+  const post = async (path, body) => {
+    const res = await fetch(base + path, {
+      method: "POST",
+      headers: { Authorization: "Bearer " + token, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const json = await res.json();
+    if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  return {
+    /** count is the number of `event` events passing `filters` over the last 30 days. */
+    async count(event, filters = []) {
+      const r = await post("/api/v1/query/trend", { series: [{ event, math: "total" }], interval: "day", filters });
+      return r.series[0].data.reduce((n, p) => n + p.value, 0);
+    },
+    /** funnel returns the user count of each step. */
+    async funnel(steps) {
+      const r = await post("/api/v1/query/funnel", { steps, windowHours: 24 });
+      return r.steps.map((s) => s.count);
+    },
+  };
+}
+
+/** startSite serves the test pages (and, as a fallback, the SDK) on 127.0.0.1. */
+async function startSite({ strataUrl, key, sdkFromStrata }) {
+  const sdk = readFileSync(join(pkg, "dist", "sdk.min.js"));
+  const head = sdkFromStrata
+    ? `<script src="${strataUrl}/sdk/v1/sdk.min.js"></script><script>strata.init({ apiKey: ${JSON.stringify(key)} })</script>`
+    : `<script src="/sdk.min.js"></script><script>strata.init({ apiKey: ${JSON.stringify(key)}, apiHost: ${JSON.stringify(strataUrl)} })</script>`;
+  const page = (body, withSdk = true) =>
+    `<!doctype html><html><head><meta charset="utf-8"><title>SDK e2e</title>${withSdk ? head : ""}</head><body>${body}</body></html>`;
+  const pages = {
+    "/basic.html": page(`
+      <a id="docs" href="#docs">Read the docs</a>
+      <button id="buy" class="cta">Buy now</button>
+      <form id="signup" action="/signup"><input name="email" value="person@example.com"><button type="submit">Sign up</button></form>
+      <script>document.getElementById("signup").addEventListener("submit", (e) => e.preventDefault())</script>`),
+    "/nav.html": page(`
+      <a id="go" href="/plain.html">Go</a>
+      <script>document.getElementById("go").addEventListener("click", () => { strata.track("e2e_nav_click"); strata.flush(); })</script>`),
+    "/hide.html": page("<p>Leaving soon.</p>"),
+    "/spa.html": page("<p>Single-page app.</p>"),
+    "/offline.html": page("<p>Offline.</p>"),
+    "/plain.html": page("<p>No SDK here.</p>", false),
+  };
+  const server = createServer((req, res) => {
+    const path = new URL(req.url, "http://x").pathname;
+    if (path === "/sdk.min.js") {
+      res.writeHead(200, { "Content-Type": "text/javascript" }).end(sdk);
+    } else if (pages[path] || path.startsWith("/spa/")) {
+      res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" }).end(pages[path] || pages["/spa.html"]);
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  cleanups.push(() => new Promise((r) => server.close(r)));
+  return { url: `http://127.0.0.1:${server.address().port}` };
+}
+
+async function cleanup() {
+  for (const f of cleanups.splice(0).reverse()) {
+    try {
+      await f();
+    } catch (e) {
+      console.log("# cleanup:", e.message);
+    }
+  }
+}
+
+const deadline = setTimeout(async () => {
+  console.log(`not ok - the run took longer than ${DEADLINE_MS / 1000} s`);
+  results.push(false);
+  await cleanup();
+  process.exit(1);
+}, DEADLINE_MS);
+
+try {
+  await main();
+} catch (e) {
+  results.push(false);
+  console.log(`not ok - ${e.stack || e.message}`);
+} finally {
+  clearTimeout(deadline);
+  await cleanup();
+}
+const passed = results.filter(Boolean).length;
+console.log(`${passed} passed, ${results.length - passed} failed`);
+process.exit(results.length && passed === results.length ? 0 : 1);
