@@ -53,6 +53,7 @@ func main() {
 		qDays    = flag.Int("query-days", 30, "days the query benchmark's events span")
 		qRuns    = flag.Int("query-runs", 7, "timed runs of each query (the median is reported)")
 		qKeep    = flag.Bool("query-keep", false, "keep the query benchmark's data directory for inspection")
+		qCH      = flag.Bool("query-clickhouse", true, "also run the query benchmark on a local clickhouse-server, when installed")
 	)
 	flag.Parse()
 	if *target != "" {
@@ -68,7 +69,7 @@ func main() {
 		}
 	}
 	if *suite == "queries" || *suite == "all" {
-		if err := runQueryBench(*bin, *qEvents, *qUsers, *qDays, *qRuns, *qKeep); err != nil {
+		if err := runQueryBench(*bin, *qEvents, *qUsers, *qDays, *qRuns, *qKeep, *qCH); err != nil {
 			fmt.Fprintln(os.Stderr, "strata-bench:", err)
 			os.Exit(1)
 		}

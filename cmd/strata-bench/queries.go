@@ -247,8 +247,36 @@ func compareFunnels(dataDir string, from, to time.Time, runs int) (funnelPair, e
 	return p, nil
 }
 
-// runQueryBench is the whole query benchmark.
-func runQueryBench(bin string, nEvents, users, days, runs int, keep bool) error {
+// backendResult is one storage backend's figures in the query benchmark.
+type backendResult struct {
+	name    string
+	ingest  float64 // events/s through POST /e
+	times   []time.Duration
+	rss     []int64
+	answers [][]byte
+}
+
+// timeQueries creates a token for product 1 and times every query on srv.
+func timeQueries(bin, dataDir string, srv *server, queries []benchQuery, runs int, r *backendResult) error {
+	out, err := exec.Command(bin, "tokens", "create", "--product", "1", "--data", dataDir).Output()
+	if err != nil {
+		return fmt.Errorf("creating a token: %w", err)
+	}
+	token := strings.TrimSpace(string(out))
+	for _, q := range queries {
+		med, rss, answer, err := timeQuery(srv, token, q, runs)
+		if err != nil {
+			return err
+		}
+		r.times, r.rss, r.answers = append(r.times, med), append(r.rss, rss), append(r.answers, answer)
+	}
+	return nil
+}
+
+// runQueryBench is the whole query benchmark: the same events through the
+// embedded store and, when ClickHouse is installed, through a ClickHouse
+// server, with every query timed on both and the answers compared.
+func runQueryBench(bin string, nEvents, users, days, runs int, keep, withClickHouse bool) error {
 	dir, err := os.MkdirTemp("", "strata-qbench-")
 	if err != nil {
 		return err
@@ -266,36 +294,6 @@ func runQueryBench(bin string, nEvents, users, days, runs int, keep bool) error 
 	events := generateEvents(nEvents, users, days, start)
 	fmt.Printf("query benchmark: %d events, %d users, %d days (%s to %s), generated in %s\n",
 		len(events), users, days, from.Format("2006-01-02"), to.Format("2006-01-02"), time.Since(genStart).Round(time.Millisecond))
-
-	srv, err := startServer(bin, dataDir)
-	if err != nil {
-		return err
-	}
-	defer srv.stop()
-	eps, err := ingestEvents(srv, events, 500, 8)
-	if err != nil {
-		return err
-	}
-	events = nil
-	fmt.Printf("ingest through POST /e: %.0f events/s\n", eps)
-	out, err := exec.Command(bin, "tokens", "create", "--product", "1", "--data", dataDir).Output()
-	if err != nil {
-		return fmt.Errorf("creating a token: %w", err)
-	}
-	token := strings.TrimSpace(string(out))
-	// Let the server settle as it would between a load and a dashboard
-	// visit: the first query waits for the spool to load everything, and
-	// the server checkpoints once ingest has been quiet for two seconds.
-	settle := time.Now()
-	if _, _, _, err := timeQuery(srv, token, benchQuery{"settle", "GET", "/api/v1/query/bots", nil}, 1); err != nil {
-		return err
-	}
-	select {
-	case <-srv.checkpoints:
-	case <-time.After(2 * time.Minute):
-		fmt.Println("(no idle checkpoint within 2 minutes)")
-	}
-	fmt.Printf("settled in %s (spool loaded, idle checkpoint done)\n", time.Since(settle).Round(time.Millisecond))
 
 	dates := map[string]any{"dateFrom": from.Format("2006-01-02"), "dateTo": to.Format("2006-01-02")}
 	with := func(m map[string]any) map[string]any {
@@ -323,20 +321,81 @@ func runQueryBench(bin string, nEvents, users, days, runs int, keep bool) error 
 			with(map[string]any{"startEvent": "signup", "returnEvent": "purchase", "period": "week"})},
 		{"AI bots panel", "GET", "/api/v1/query/bots?dateFrom=" + from.Format("2006-01-02") + "&dateTo=" + to.Format("2006-01-02"), nil},
 	}
-	fmt.Printf("\n%-52s %12s %14s\n", "query (median of "+strconv.Itoa(runs)+", over HTTP)", "time", "peak RSS")
-	var strataFunnel time.Duration
-	var funnelAnswer []byte
-	for _, q := range queries {
-		med, rss, answer, err := timeQuery(srv, token, q, runs)
-		if err != nil {
-			return err
-		}
-		if q.name == funnel.name {
-			strataFunnel, funnelAnswer = med, answer
-		}
-		fmt.Printf("%-52s %12s %11d MB\n", q.name, ms(med), rss>>20)
+
+	// Embedded: DuckDB behind the spool.
+	embedded := backendResult{name: "embedded"}
+	srv, err := startServer(bin, dataDir)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	if embedded.ingest, err = ingestEvents(srv, events, 500, 8); err != nil {
+		return err
+	}
+	fmt.Printf("embedded: ingest through POST /e: %.0f events/s\n", embedded.ingest)
+	// Let the server settle as it would between a load and a dashboard
+	// visit: the first query waits for the spool to load everything, and
+	// the server checkpoints once ingest has been quiet for two seconds.
+	settle := time.Now()
+	if err := timeQueries(bin, dataDir, srv, queries[len(queries)-1:], 1, &backendResult{}); err != nil {
+		return err
+	}
+	select {
+	case <-srv.checkpoints:
+	case <-time.After(2 * time.Minute):
+		fmt.Println("(no idle checkpoint within 2 minutes)")
+	}
+	fmt.Printf("embedded: settled in %s (spool loaded, idle checkpoint done)\n", time.Since(settle).Round(time.Millisecond))
+	if err := timeQueries(bin, dataDir, srv, queries, runs, &embedded); err != nil {
+		return err
 	}
 	srv.stop()
+	results := []backendResult{embedded}
+
+	var ch *clickHouseRun
+	if withClickHouse {
+		if ch, err = startClickHouse(); err != nil {
+			fmt.Println("ClickHouse part skipped:", err)
+		} else {
+			defer ch.stop()
+			r, err := ch.bench(bin, filepath.Join(dir, "ch-node"), events, queries, runs)
+			if err != nil {
+				return fmt.Errorf("ClickHouse: %w", err)
+			}
+			results = append(results, r)
+		}
+	}
+	events = nil
+
+	fmt.Printf("\n%-52s", "query (median of "+strconv.Itoa(runs)+", over HTTP)")
+	for _, r := range results {
+		fmt.Printf(" %12s %9s", r.name, "peak RSS")
+	}
+	fmt.Println()
+	fmt.Printf("%-52s", "ingest through POST /e (events/s)")
+	for _, r := range results {
+		fmt.Printf(" %12.0f %9s", r.ingest, "")
+	}
+	fmt.Println()
+	for i, q := range queries {
+		fmt.Printf("%-52s", q.name)
+		for _, r := range results {
+			fmt.Printf(" %12s %6d MB", ms(r.times[i]), r.rss[i]>>20)
+		}
+		if len(results) > 1 {
+			if bytes.Equal(results[0].answers[i], results[1].answers[i]) {
+				fmt.Print("  same answer")
+			} else {
+				fmt.Print("  ANSWERS DIFFER")
+			}
+		}
+		fmt.Println()
+	}
+	for i := range queries {
+		if len(results) > 1 && !bytes.Equal(results[0].answers[i], results[1].answers[i]) {
+			return fmt.Errorf("%s: embedded answered %s, ClickHouse %s", queries[i].name, results[0].answers[i], results[1].answers[i])
+		}
+	}
 
 	pair, err := compareFunnels(dataDir, from, to.AddDate(0, 0, 1), runs)
 	if err != nil {
@@ -346,10 +405,21 @@ func runQueryBench(bin string, nEvents, users, days, runs int, keep bool) error 
 	fmt.Printf("%-52s %12s\n", "strata funnel (query engine + DuckDB store)", ms(pair.strata))
 	fmt.Printf("%-52s %12s\n", "plain SQL funnel (CTE joins on distinct_id)", ms(pair.plain))
 	fmt.Printf("strata funnel / plain SQL = %.2f in-process, %.2f over HTTP  (target ≤ 0.50)\n",
-		float64(pair.strata)/float64(pair.plain), float64(strataFunnel)/float64(pair.plain))
-	fmt.Printf("counts: strata %v, plain SQL %v; over HTTP strata answered %s\n", pair.strataCounts, pair.plainCounts, funnelAnswer)
+		float64(pair.strata)/float64(pair.plain), float64(embedded.times[0])/float64(pair.plain))
+	fmt.Printf("counts: strata %v, plain SQL %v; over HTTP strata answered %s\n", pair.strataCounts, pair.plainCounts, embedded.answers[0])
 	if pair.strataCounts != pair.plainCounts {
 		return fmt.Errorf("the funnels disagree: strata %v, plain SQL %v", pair.strataCounts, pair.plainCounts)
+	}
+	if ch != nil {
+		wp, err := ch.compareWindowFunnel(from, to.AddDate(0, 0, 1), runs)
+		if err != nil {
+			return fmt.Errorf("comparing ClickHouse funnels: %w", err)
+		}
+		fmt.Printf("\nClickHouse, in-process, alternating (median of %d each):\n", runs)
+		fmt.Printf("%-52s %12s  %v\n", "strata funnel (query engine + ClickHouse store)", ms(wp.strata), wp.strataCounts)
+		fmt.Printf("%-52s %12s  %v\n", "ClickHouse windowFunnel (seconds, window from step 0)", ms(wp.plain), wp.plainCounts)
+		fmt.Printf("strata funnel / windowFunnel = %.2f (windowFunnel answers a looser question: see docs/benchmarks.md)\n",
+			float64(wp.strata)/float64(wp.plain))
 	}
 	return nil
 }

@@ -122,6 +122,15 @@ func Cluster(t testing.TB, shards int) []*Server {
 	return servers
 }
 
+// StartServers starts n servers (the shards of cluster "strata") for a
+// program such as the benchmark; the caller stops them with Stop.
+func StartServers(n int) ([]*Server, error) {
+	if _, ok := binary(); !ok {
+		return nil, fmt.Errorf("ClickHouse is not installed (Debian package clickhouse-server; scripts/install-test-deps.sh installs it)")
+	}
+	return start(n)
+}
+
 // StopAll stops every server still running; TestMain calls it after the
 // tests so that no server outlives the test binary.
 func StopAll() {

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"strata/internal/analytics"
+	"strata/internal/query"
+	"strata/internal/store/clickhouse"
+	"strata/internal/store/clickhouse/chtest"
+)
+
+// The ClickHouse half of the query benchmark (issue 4): the same events
+// through a Strata node whose events live in a local clickhouse-server,
+// the same queries over HTTP, and the funnel next to ClickHouse's own
+// windowFunnel.
+
+const benchDatabase = "strata_bench"
+
+// clickHouseRun is one clickhouse-server started for the benchmark.
+type clickHouseRun struct {
+	server *chtest.Server
+}
+
+func startClickHouse() (*clickHouseRun, error) {
+	servers, err := chtest.StartServers(1)
+	if err != nil {
+		for _, s := range servers {
+			s.Stop()
+		}
+		return nil, err
+	}
+	return &clickHouseRun{server: servers[0]}, nil
+}
+
+func (c *clickHouseRun) stop() { c.server.Stop() }
+
+// bench ingests events through a Strata node on ClickHouse and times the
+// queries. Before timing, the table's parts are merged (OPTIMIZE … FINAL),
+// as ClickHouse's background merges would have done a while after a load.
+func (c *clickHouseRun) bench(bin, dataDir string, events []queryEvent, queries []benchQuery, runs int) (backendResult, error) {
+	r := backendResult{name: "ClickHouse"}
+	srv, err := startServer(bin, dataDir, "--events", c.server.URL(benchDatabase, ""))
+	if err != nil {
+		return r, err
+	}
+	defer srv.stop()
+	if r.ingest, err = ingestEvents(srv, events, 500, 8); err != nil {
+		return r, err
+	}
+	fmt.Printf("ClickHouse: ingest through POST /e: %.0f events/s\n", r.ingest)
+	conn, err := c.conn()
+	if err != nil {
+		return r, err
+	}
+	defer conn.Close()
+	settle := time.Now()
+	ctx := clickHouseContext()
+	if err := conn.Exec(ctx, "OPTIMIZE TABLE "+benchDatabase+".events FINAL"); err != nil {
+		return r, fmt.Errorf("merging parts: %w", err)
+	}
+	fmt.Printf("ClickHouse: parts merged in %s\n", time.Since(settle).Round(time.Millisecond))
+	return r, timeQueries(bin, dataDir, srv, queries, runs, &r)
+}
+
+func (c *clickHouseRun) conn() (driver.Conn, error) {
+	return ch.Open(&ch.Options{Addr: []string{c.server.Addr}})
+}
+
+// clickHouseContext lets a long statement run.
+func clickHouseContext() context.Context {
+	return ch.Context(context.Background(), ch.WithSettings(ch.Settings{"max_execution_time": 600}))
+}
+
+// windowFunnelSQL is the funnel as a ClickHouse user would write it with
+// the built-in: 18.16's windowFunnel takes DateTime or UInt32 times, so
+// seconds, and its window runs from the first step, not from the previous
+// one, and it does not require strictly later steps. It answers a looser
+// question than Strata's rules, and is the fastest thing ClickHouse has.
+const windowFunnelSQL = `
+SELECT countIf(level >= 1), countIf(level >= 2), countIf(level >= 3) FROM (
+  SELECT user_id, windowFunnel(86400)(toUInt32(intDiv(ts, 1000000)),
+      event = 'page_viewed', event = 'button_clicked', event = 'form_submitted') AS level
+  FROM ` + benchDatabase + `.events
+  WHERE product_id = 1 AND env = 'live' AND is_bot = 0
+    AND event IN ('page_viewed', 'button_clicked', 'form_submitted') AND ts >= ? AND ts < ?
+  GROUP BY user_id)`
+
+// compareWindowFunnel times Strata's funnel (the query engine on the
+// ClickHouse store, in this process) and windowFunnel, alternating.
+func (c *clickHouseRun) compareWindowFunnel(from, to time.Time, runs int) (funnelPair, error) {
+	ctx := context.Background()
+	st, err := clickhouse.Open(ctx, c.server.URL(benchDatabase, ""))
+	if err != nil {
+		return funnelPair{}, err
+	}
+	defer st.Close()
+	conn, err := c.conn()
+	if err != nil {
+		return funnelPair{}, err
+	}
+	defer conn.Close()
+	engine := &query.Engine{Store: st}
+	q := analytics.FunnelQuery{
+		Scope: analytics.Scope{ProductID: 1, Env: analytics.EnvLive, From: from, To: to},
+		Steps: []string{"page_viewed", "button_clicked", "form_submitted"}, Window: 24 * time.Hour,
+	}
+	var p funnelPair
+	var strataTimes, plainTimes []time.Duration
+	for i := 0; i <= runs; i++ {
+		start := time.Now()
+		res, err := engine.RunFunnel(ctx, q)
+		if err != nil {
+			return p, err
+		}
+		if i > 0 {
+			strataTimes = append(strataTimes, time.Since(start))
+		}
+		for k := range p.strataCounts {
+			p.strataCounts[k] = res.Steps[k].Count
+		}
+		start = time.Now()
+		var n [3]uint64
+		if err := conn.QueryRow(clickHouseContext(), windowFunnelSQL, from.UnixMicro(), to.UnixMicro()).Scan(&n[0], &n[1], &n[2]); err != nil {
+			return p, err
+		}
+		if i > 0 {
+			plainTimes = append(plainTimes, time.Since(start))
+		}
+		for k := range n {
+			p.plainCounts[k] = int64(n[k])
+		}
+	}
+	slices.Sort(strataTimes)
+	slices.Sort(plainTimes)
+	p.strata, p.plain = strataTimes[len(strataTimes)/2], plainTimes[len(plainTimes)/2]
+	return p, nil
+}
