@@ -630,3 +630,39 @@ func TestSDKScript(t *testing.T) {
 		t.Error("POST to the SDK script succeeded")
 	}
 }
+
+// TestSDKConfig checks GET /api/v1/config: the API key decides the product,
+// a bad key is refused, the answer is cacheable for a minute and open to
+// every origin, as the SDK on customers' pages fetches it.
+func TestSDKConfig(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	r := do(t, "GET", s.URL+"/api/v1/config?api_key="+s.BootstrapKey+"&distinct_id=u1", nil, map[string]string{"Origin": "https://shop.example"})
+	if r.Status != 200 {
+		t.Fatalf("config: %d %s", r.Status, r.Body)
+	}
+	var cfg struct {
+		Flags           []any `json:"flags"`
+		MessagesEnabled *bool `json:"messagesEnabled"`
+		ErrorTracking   *bool `json:"errorTracking"`
+		Replay          *bool `json:"replay"`
+	}
+	if err := json.Unmarshal(r.Body, &cfg); err != nil || cfg.Flags == nil || cfg.MessagesEnabled == nil || cfg.ErrorTracking == nil || cfg.Replay == nil {
+		t.Errorf("config body %s does not have the contract's fields (%v)", r.Body, err)
+	}
+	if got := r.Header.Get("Cache-Control"); got != "max-age=60" {
+		t.Errorf("Cache-Control = %q", got)
+	}
+	if got := r.Header.Get("Access-Control-Allow-Origin"); got != "*" {
+		t.Errorf("Access-Control-Allow-Origin = %q", got)
+	}
+	if r := do(t, "GET", s.URL+"/api/v1/config?api_key=st_live_nope&distinct_id=u1", nil, nil); r.Status != 401 {
+		t.Errorf("unknown key: %d %s", r.Status, r.Body)
+	}
+	if r := do(t, "GET", s.URL+"/api/v1/config", nil, nil); r.Status != 401 {
+		t.Errorf("no key: %d %s", r.Status, r.Body)
+	}
+	pre := do(t, "OPTIONS", s.URL+"/api/v1/config", nil, map[string]string{"Origin": "https://shop.example", "Access-Control-Request-Method": "GET"})
+	if pre.Status != 204 || pre.Header.Get("Access-Control-Allow-Methods") != "GET, OPTIONS" {
+		t.Errorf("preflight: %d %q", pre.Status, pre.Header.Get("Access-Control-Allow-Methods"))
+	}
+}

@@ -52,10 +52,8 @@ const maxProductName = 100
 
 // CreateProduct creates a product in the first workspace.
 func (s *Service) CreateProduct(ctx context.Context, name string) (analytics.Product, error) {
-	name = strings.TrimSpace(name)
-	if n := utf8.RuneCountInString(name); n < 1 || n > maxProductName {
-		return analytics.Product{}, analytics.Errorf(analytics.KindInvalid, "invalid_request",
-			"name must be 1 to %d characters long.", maxProductName)
+	if _, err := productName(name); err != nil {
+		return analytics.Product{}, err
 	}
 	ws, err := s.Meta.ListWorkspaces(ctx)
 	if err != nil {
@@ -65,7 +63,17 @@ func (s *Service) CreateProduct(ctx context.Context, name string) (analytics.Pro
 		return analytics.Product{}, analytics.Errorf(analytics.KindConflict, "no_workspace",
 			"There is no workspace yet; start the server once to create the default one.")
 	}
-	return s.Meta.CreateProduct(ctx, ws[0].ID, name)
+	return s.CreateProductIn(ctx, ws[0].ID, name)
+}
+
+// productName trims a product name and checks its length.
+func productName(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	if n := utf8.RuneCountInString(name); n < 1 || n > maxProductName {
+		return "", analytics.Errorf(analytics.KindInvalid, "invalid_request",
+			"name must be 1 to %d characters long.", maxProductName)
+	}
+	return name, nil
 }
 
 // CreateKey creates an API key for a product.

@@ -39,6 +39,8 @@ type MetaStore interface {
 	Product(ctx context.Context, id int64) (Product, error)
 	// ListProducts returns the products of a workspace, oldest first.
 	ListProducts(ctx context.Context, workspaceID int64) ([]Product, error)
+	// RenameProduct changes a product's name, or returns ErrNotFound.
+	RenameProduct(ctx context.Context, id int64, name string) error
 
 	// CreateAPIKey stores k (whose Hash, Prefix, Env and ProductID are set)
 	// and fills in its ID, Status and CreatedAt.
@@ -69,6 +71,9 @@ type MetaStore interface {
 	ListQueryTokens(ctx context.Context, productID int64) ([]QueryToken, error)
 	// SetQueryTokenStatus changes a token's status, or returns ErrNotFound.
 	SetQueryTokenStatus(ctx context.Context, id int64, status KeyStatus) error
+	// TouchQueryTokens records when tokens were last used, in batches like
+	// TouchAPIKeys.
+	TouchQueryTokens(ctx context.Context, lastUsed map[int64]time.Time) error
 }
 
 // SavedQueryStore keeps saved query definitions. Every method is scoped to
@@ -84,6 +89,73 @@ type SavedQueryStore interface {
 	// UpdateSavedQuery replaces the name and definition and sets
 	// UpdatedAt, or returns ErrNotFound.
 	UpdateSavedQuery(ctx context.Context, q *SavedQuery) error
-	// DeleteSavedQuery removes a saved query, or returns ErrNotFound.
+	// DeleteSavedQuery removes a saved query, or returns ErrNotFound. The
+	// query-scoped annotations drawn on it are deleted with it, in the same
+	// transaction, since no chart can show them any more.
 	DeleteSavedQuery(ctx context.Context, productID, id int64) error
+}
+
+// AnnotationStore keeps chart annotations. Every method is scoped to one
+// workspace: an annotation of another workspace is ErrNotFound to it, is
+// never listed and is never deleted through it.
+type AnnotationStore interface {
+	// CreateAnnotation stores a (WorkspaceID, Date, Label, Description,
+	// Scope, QueryID, Color and CreatedBy set) and fills in its ID and
+	// CreatedAt. A query-scoped annotation's QueryID must name a saved
+	// query of a product of the same workspace; otherwise it returns
+	// ErrNotFound and stores nothing. The caller validates every other
+	// field.
+	CreateAnnotation(ctx context.Context, a *Annotation) error
+	// ListAnnotations returns one page of the annotations f selects,
+	// newest Date first (ties: newest ID first), skipping offset and
+	// returning at most limit, and the total f selects over all pages.
+	ListAnnotations(ctx context.Context, f AnnotationFilter, offset, limit int) ([]Annotation, int, error)
+	// EachAnnotation calls fn for every annotation f selects, in the order
+	// of ListAnnotations, without holding them all in memory. It stops and
+	// returns fn's error if fn fails.
+	EachAnnotation(ctx context.Context, f AnnotationFilter, fn func(Annotation) error) error
+	// DeleteAnnotation removes one annotation of a workspace, or returns
+	// ErrNotFound when the workspace has no annotation with that id.
+	DeleteAnnotation(ctx context.Context, workspaceID, id int64) error
+	// DeleteAnnotations removes the annotations of a workspace among ids
+	// and returns how many it removed; ids of other workspaces and unknown
+	// ids are skipped, and a repeated id counts once.
+	DeleteAnnotations(ctx context.Context, workspaceID int64, ids []int64) (int, error)
+}
+
+// UserStore keeps dashboard users, their workspace memberships and their
+// sessions. Lookups of a single row return an error wrapping ErrNotFound
+// when the row does not exist.
+type UserStore interface {
+	// CreateOwner stores u (Email and PasswordHash set), fills in its ID
+	// and CreatedAt, and makes it the owner of every workspace, but only
+	// while no user exists: first-run setup happens once. When a user
+	// already exists, including one created concurrently by another
+	// request or node, it stores nothing and returns ErrUserExists.
+	CreateOwner(ctx context.Context, u *User) error
+	// HasUsers reports whether any user exists, that is, whether first-run
+	// setup is done.
+	HasUsers(ctx context.Context) (bool, error)
+	// UserByEmail returns the user with the given email (compared as
+	// stored; callers normalise it first), or ErrNotFound.
+	UserByEmail(ctx context.Context, email string) (User, error)
+	// User returns one user, or ErrNotFound.
+	User(ctx context.Context, id int64) (User, error)
+	// UserWorkspaces returns the IDs of the workspaces a user belongs to,
+	// in ID order; none when the user belongs to none.
+	UserWorkspaces(ctx context.Context, userID int64) ([]int64, error)
+
+	// CreateSession stores a session.
+	CreateSession(ctx context.Context, s Session) error
+	// SessionByHash returns the session whose token has the given SHA-256,
+	// expired or not, or ErrNotFound; the caller checks ExpiresAt.
+	SessionByHash(ctx context.Context, hash []byte) (Session, error)
+	// ExtendSession moves a session's expiry, or returns ErrNotFound.
+	ExtendSession(ctx context.Context, hash []byte, expiresAt time.Time) error
+	// DeleteSession removes a session; removing one that does not exist is
+	// not an error, so that signing out twice is harmless.
+	DeleteSession(ctx context.Context, hash []byte) error
+	// DeleteExpiredSessions removes every session that expired before t and
+	// returns how many it removed.
+	DeleteExpiredSessions(ctx context.Context, t time.Time) (int, error)
 }

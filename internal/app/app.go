@@ -20,6 +20,7 @@ import (
 	"strata/internal/admin"
 	"strata/internal/auth"
 	"strata/internal/config"
+	"strata/internal/dashboard"
 	"strata/internal/enrich/bots"
 	"strata/internal/enrich/ua"
 	"strata/internal/httpapi"
@@ -88,6 +89,10 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	}
 
 	a.limiter = ratelimit.New(time.Now)
+	pages, err := dashboard.New(cfg.ErrorTracking)
+	if err != nil {
+		return nil, err
+	}
 	api := &httpapi.Server{
 		Keys:             a.keys,
 		Limiter:          a.limiter,
@@ -99,6 +104,20 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Ready:            a.ready.Load,
 		Now:              time.Now,
 		Log:              log.With("component", "http"),
+
+		// Annotation write budgets are kept per node, not shared like
+		// ingest's; docs/annotations.md gives the bound.
+		Products:            a.store.meta,
+		Annotations:         a.store.meta,
+		AnnotationLimiter:   ratelimit.New(time.Now),
+		AnnotationRateLimit: cfg.AnnotationRateLimit,
+
+		// The dashboard: sessions in the metadata store, settings through
+		// the same admin service as the CLI, pages from the embedded app.
+		Accounts:      auth.NewAccounts(a.store.meta, 0, time.Now),
+		Admin:         svc,
+		Pages:         pages,
+		ErrorTracking: cfg.ErrorTracking,
 	}
 	a.httpSrv = &http.Server{
 		Handler:           api.Handler(),

@@ -19,6 +19,8 @@ import (
 type metaStore interface {
 	analytics.MetaStore
 	analytics.SavedQueryStore
+	analytics.AnnotationStore
+	analytics.UserStore
 }
 
 // storage is what a server stores into, chosen by configuration: by

@@ -25,6 +25,8 @@ type Keyring struct {
 	mu       sync.RWMutex
 	cache    map[string]keyEntry
 	lastUsed map[int64]time.Time
+	// tokensUsed is lastUsed for query tokens.
+	tokensUsed map[int64]time.Time
 }
 
 type keyEntry struct {
@@ -40,7 +42,8 @@ const maxCachedKeys = 10000
 
 // NewKeyring returns a keyring over meta with the given cache TTL.
 func NewKeyring(meta analytics.MetaStore, ttl time.Duration, now func() time.Time) *Keyring {
-	return &Keyring{meta: meta, ttl: ttl, now: now, cache: map[string]keyEntry{}, lastUsed: map[int64]time.Time{}}
+	return &Keyring{meta: meta, ttl: ttl, now: now, cache: map[string]keyEntry{}, lastUsed: map[int64]time.Time{},
+		tokensUsed: map[int64]time.Time{}}
 }
 
 // Errors returned by Authenticate, in the vocabulary the HTTP layer maps to
@@ -99,6 +102,13 @@ type Principal struct {
 	ProductID int64
 	// KeyID or TokenID names the credential that was presented.
 	KeyID, TokenID int64
+	// Prefix is the credential's stored prefix ("st_tok_abcd"), enough to
+	// tell it apart in a list and never the secret.
+	Prefix string
+	// UserID and Email are set instead of a credential when a dashboard
+	// session signed the request and named the product (httpapi).
+	UserID int64
+	Email  string
 }
 
 // AuthenticateBearer resolves the value of an Authorization: Bearer header,
@@ -117,7 +127,7 @@ func (k *Keyring) AuthenticateBearer(ctx context.Context, plaintext string) (Pri
 		case err != nil:
 			return Principal{}, err
 		}
-		return Principal{ProductID: key.ProductID, KeyID: key.ID}, nil
+		return Principal{ProductID: key.ProductID, KeyID: key.ID, Prefix: key.Prefix}, nil
 	}
 	e, err := k.lookup(Hash(plaintext), k.now(), func(hash []byte) (keyEntry, error) {
 		tok, err := k.meta.QueryTokenByHash(ctx, hash)
@@ -132,7 +142,10 @@ func (k *Keyring) AuthenticateBearer(ctx context.Context, plaintext string) (Pri
 	case e.token.Status == analytics.KeyDisabled:
 		return Principal{}, ErrTokenDisabled
 	}
-	return Principal{ProductID: e.token.ProductID, TokenID: e.token.ID}, nil
+	k.mu.Lock()
+	k.tokensUsed[e.token.ID] = k.now()
+	k.mu.Unlock()
+	return Principal{ProductID: e.token.ProductID, TokenID: e.token.ID, Prefix: e.token.Prefix}, nil
 }
 
 // lookup returns the cached entry for a credential hash, or asks fetch and
@@ -172,21 +185,30 @@ func (k *Keyring) Invalidate() {
 	k.mu.Unlock()
 }
 
-// FlushLastUsed writes the last-used times gathered since the previous
-// flush. On failure the times are kept for the next attempt.
+// FlushLastUsed writes the last-used times of keys and query tokens
+// gathered since the previous flush. On failure the times are kept for the
+// next attempt.
 func (k *Keyring) FlushLastUsed(ctx context.Context) error {
+	return errors.Join(
+		k.flush(ctx, &k.lastUsed, k.meta.TouchAPIKeys),
+		k.flush(ctx, &k.tokensUsed, k.meta.TouchQueryTokens))
+}
+
+// flush hands the times in *used to touch and empties it, or puts them
+// back, keeping the later of two times, when touch fails.
+func (k *Keyring) flush(ctx context.Context, used *map[int64]time.Time, touch func(context.Context, map[int64]time.Time) error) error {
 	k.mu.Lock()
-	pending := k.lastUsed
-	k.lastUsed = map[int64]time.Time{}
+	pending := *used
+	*used = map[int64]time.Time{}
 	k.mu.Unlock()
 	if len(pending) == 0 {
 		return nil
 	}
-	if err := k.meta.TouchAPIKeys(ctx, pending); err != nil {
+	if err := touch(ctx, pending); err != nil {
 		k.mu.Lock()
 		for id, t := range pending {
-			if cur, ok := k.lastUsed[id]; !ok || cur.Before(t) {
-				k.lastUsed[id] = t
+			if cur, ok := (*used)[id]; !ok || cur.Before(t) {
+				(*used)[id] = t
 			}
 		}
 		k.mu.Unlock()

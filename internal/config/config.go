@@ -40,6 +40,10 @@ type Config struct {
 	// RateLimitPerMinute is the default ingest budget per key; a key's own
 	// override wins (STRATA_RATE_LIMIT).
 	RateLimitPerMinute int
+	// AnnotationRateLimit is how many annotation writes (create, delete,
+	// bulk delete) a workspace may make per minute on each node
+	// (STRATA_ANNOTATION_RATE_LIMIT).
+	AnnotationRateLimit int
 	// KeyCacheTTL is how long a key lookup is trusted before the store is
 	// asked again; it bounds how long a change made on another node takes.
 	KeyCacheTTL time.Duration
@@ -63,23 +67,28 @@ type Config struct {
 	// DebugAddr, when set, serves Go's pprof profiles there (keep it on
 	// loopback); used to find where ingest spends its time.
 	DebugAddr string
+	// ErrorTracking shows the dashboard's Errors page. It is read from
+	// NEXT_PUBLIC_FEATURE_ERROR_TRACKING, the name the product spec gives
+	// the dashboard's feature flag, and is on only when that is "true".
+	ErrorTracking bool
 }
 
 // Default returns the configuration `make run` uses.
 func Default() Config {
 	return Config{
-		Addr:               "127.0.0.1:8080",
-		DataDir:            "./data",
-		LogLevel:           "info",
-		LogFormat:          "text",
-		RateLimitPerMinute: 1000,
-		KeyCacheTTL:        10 * time.Second,
-		DedupCapacity:      4_000_000,
-		CommitLinger:       2 * time.Millisecond,
-		Spool:              true,
-		DuckDBMemoryLimit:  "512MB",
-		DuckDBCheckpoint:   "128MB",
-		ShutdownTimeout:    20 * time.Second,
+		Addr:                "127.0.0.1:8080",
+		DataDir:             "./data",
+		LogLevel:            "info",
+		LogFormat:           "text",
+		RateLimitPerMinute:  1000,
+		AnnotationRateLimit: 60,
+		KeyCacheTTL:         10 * time.Second,
+		DedupCapacity:       4_000_000,
+		CommitLinger:        2 * time.Millisecond,
+		Spool:               true,
+		DuckDBMemoryLimit:   "512MB",
+		DuckDBCheckpoint:    "128MB",
+		ShutdownTimeout:     20 * time.Second,
 	}
 }
 
@@ -113,6 +122,7 @@ func Load(args []string, lookup func(string) (string, bool)) (Config, error) {
 	fs.StringVar(&c.LogLevel, "log-level", env("STRATA_LOG_LEVEL", c.LogLevel), "debug, info, warn or error (env STRATA_LOG_LEVEL)")
 	fs.StringVar(&c.LogFormat, "log-format", env("STRATA_LOG_FORMAT", c.LogFormat), "text or json (env STRATA_LOG_FORMAT)")
 	fs.IntVar(&c.RateLimitPerMinute, "rate-limit", envInt("STRATA_RATE_LIMIT", c.RateLimitPerMinute), "default ingest requests per key per minute (env STRATA_RATE_LIMIT)")
+	fs.IntVar(&c.AnnotationRateLimit, "annotation-rate-limit", envInt("STRATA_ANNOTATION_RATE_LIMIT", c.AnnotationRateLimit), "annotation writes per workspace per minute (env STRATA_ANNOTATION_RATE_LIMIT)")
 	fs.DurationVar(&c.KeyCacheTTL, "key-cache-ttl", c.KeyCacheTTL, "how long a key lookup is cached")
 	fs.BoolVar(&c.Spool, "spool", env("STRATA_SPOOL", "true") != "false", "commit ingest to a write-ahead spool in front of DuckDB (env STRATA_SPOOL)")
 	fs.DurationVar(&c.CommitLinger, "commit-linger", c.CommitLinger, "how long a small commit group waits for more requests")
@@ -121,6 +131,7 @@ func Load(args []string, lookup func(string) (string, bool)) (Config, error) {
 	fs.StringVar(&c.DuckDBCheckpoint, "duckdb-checkpoint", env("STRATA_DUCKDB_CHECKPOINT", c.DuckDBCheckpoint), "DuckDB WAL size that triggers a checkpoint (env STRATA_DUCKDB_CHECKPOINT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "graceful shutdown limit")
 	fs.StringVar(&c.DebugAddr, "debug-addr", env("STRATA_DEBUG_ADDR", ""), "serve pprof on this address, e.g. 127.0.0.1:6060 (env STRATA_DEBUG_ADDR)")
+	c.ErrorTracking = env("NEXT_PUBLIC_FEATURE_ERROR_TRACKING", "") == "true"
 	if envErr != nil {
 		return c, envErr
 	}
@@ -150,6 +161,9 @@ func (c Config) Validate() error {
 	}
 	if c.RateLimitPerMinute < 1 {
 		errs = append(errs, errors.New("rate-limit must be at least 1"))
+	}
+	if c.AnnotationRateLimit < 1 {
+		errs = append(errs, errors.New("annotation-rate-limit must be at least 1"))
 	}
 	if c.DedupCapacity < 1000 {
 		errs = append(errs, errors.New("dedup-capacity must be at least 1000"))

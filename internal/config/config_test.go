@@ -28,6 +28,17 @@ func TestLoad(t *testing.T) {
 	if err != nil || c.EventsURL != "clickhouse://127.0.0.1:9000/strata" || c.MetaURL != "postgres://u@127.0.0.1:5432/strata" {
 		t.Fatalf("store URLs: %+v, %v", c, err)
 	}
+	if c.AnnotationRateLimit != 60 {
+		t.Errorf("annotation rate limit %d, want the default 60", c.AnnotationRateLimit)
+	}
+	c, err = Load([]string{"--annotation-rate-limit", "5"}, env(map[string]string{"STRATA_ANNOTATION_RATE_LIMIT": "30"}))
+	if err != nil || c.AnnotationRateLimit != 5 {
+		t.Fatalf("--annotation-rate-limit over the env: %+v, %v", c, err)
+	}
+	c, err = Load(nil, env(map[string]string{"STRATA_ANNOTATION_RATE_LIMIT": "30"}))
+	if err != nil || c.AnnotationRateLimit != 30 {
+		t.Fatalf("STRATA_ANNOTATION_RATE_LIMIT: %+v, %v", c, err)
+	}
 	if c.ShutdownTimeout != 20*time.Second {
 		t.Errorf("shutdown timeout %v", c.ShutdownTimeout)
 	}
@@ -48,10 +59,32 @@ func TestLoadRejects(t *testing.T) {
 		{[]string{"--events", "http://127.0.0.1:8123"}, nil, "events"},
 		{nil, map[string]string{"STRATA_META_URL": "mysql://x"}, "meta"},
 		{nil, map[string]string{"STRATA_RATE_LIMIT": "many"}, "STRATA_RATE_LIMIT"},
+		{[]string{"--annotation-rate-limit", "0"}, nil, "annotation-rate-limit"},
+		{nil, map[string]string{"STRATA_ANNOTATION_RATE_LIMIT": "fast"}, "STRATA_ANNOTATION_RATE_LIMIT"},
 	}
 	for _, c := range cases {
 		if _, err := Load(c.args, env(c.env)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Load(%v, %v) = %v; want an error about %s", c.args, c.env, err, c.want)
+		}
+	}
+}
+
+// TestErrorTrackingFlag checks that the dashboard's Errors page is on only
+// when NEXT_PUBLIC_FEATURE_ERROR_TRACKING is exactly "true".
+func TestErrorTrackingFlag(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want bool
+	}{
+		{nil, false},
+		{map[string]string{"NEXT_PUBLIC_FEATURE_ERROR_TRACKING": "true"}, true},
+		{map[string]string{"NEXT_PUBLIC_FEATURE_ERROR_TRACKING": "false"}, false},
+		{map[string]string{"NEXT_PUBLIC_FEATURE_ERROR_TRACKING": "1"}, false},
+		{map[string]string{"NEXT_PUBLIC_FEATURE_ERROR_TRACKING": ""}, false},
+	} {
+		c2, err := Load(nil, env(c.env))
+		if err != nil || c2.ErrorTracking != c.want {
+			t.Errorf("env %v: ErrorTracking = %v, %v; want %v", c.env, c2.ErrorTracking, err, c.want)
 		}
 	}
 }

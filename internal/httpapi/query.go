@@ -18,15 +18,28 @@ import (
 // maxQueryBody bounds query and saved-query request bodies.
 const maxQueryBody = 1 << 20
 
+// principal authenticates the Authorization: Bearer credential of an API
+// request, a query token or an API key. Without that header, the
+// dashboard's session cookie with ?product=ID stands for the product it
+// names, when the signed-in user may see it (session.go).
+func (s *Server) principal(r *http.Request) (auth.Principal, error) {
+	h := r.Header.Get("Authorization")
+	if h == "" && s.Accounts != nil {
+		if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
+			return s.sessionPrincipal(r)
+		}
+	}
+	token, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok && h != "" {
+		return auth.Principal{}, auth.ErrMissingBearer
+	}
+	return s.Keys.AuthenticateBearer(r.Context(), strings.TrimSpace(token))
+}
+
 // scope authenticates a query request and returns what it may read: the
 // credential's product, in the environment ?env= names (live by default).
 func (s *Server) scope(r *http.Request) (analytics.Scope, error) {
-	h := r.Header.Get("Authorization")
-	token, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok && h != "" {
-		return analytics.Scope{}, auth.ErrMissingBearer
-	}
-	p, err := s.Keys.AuthenticateBearer(r.Context(), strings.TrimSpace(token))
+	p, err := s.principal(r)
 	if err != nil {
 		return analytics.Scope{}, err
 	}

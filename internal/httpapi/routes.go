@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"strata/internal/admin"
 	"strata/internal/analytics"
 	"strata/internal/auth"
 	"strata/internal/ingest"
@@ -25,6 +26,23 @@ type Server struct {
 	Writer           *ingest.Writer
 	Queries          *query.Engine
 	Saved            analytics.SavedQueryStore
+	// Products resolves a credential's product to its workspace, and
+	// Annotations keeps that workspace's chart annotations.
+	Products    ProductStore
+	Annotations analytics.AnnotationStore
+	// AnnotationLimiter holds the annotation write budgets, one bucket per
+	// workspace id (a limiter of its own: its ids are not key ids), of
+	// AnnotationRateLimit writes a minute.
+	AnnotationLimiter   *ratelimit.Limiter
+	AnnotationRateLimit int
+	// Accounts signs dashboard users in and out; Admin manages products,
+	// keys and tokens for the dashboard's settings pages; Pages serves the
+	// dashboard itself, whose Errors page is shown when ErrorTracking is
+	// set (session.go, products.go, pages.go).
+	Accounts      *auth.Accounts
+	Admin         *admin.Service
+	Pages         Pages
+	ErrorTracking bool
 	// Ready reports whether storage is open and the writer runs.
 	Ready func() bool
 	Now   func() time.Time
@@ -32,13 +50,14 @@ type Server struct {
 }
 
 // Handler returns the route table. CORS headers are sent on the public SDK
-// paths only (/e and the SDK script); every other path is same-origin.
+// paths only (/e, /api/v1/config and the SDK script); every other path is
+// same-origin.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	h := func(f handlerFunc) http.Handler { return wrap(s.Log, f) }
 
 	mux.Handle("POST /e", publicCORS(h(s.handleIngest)))
-	mux.Handle("OPTIONS /e", publicCORS(http.HandlerFunc(preflight)))
+	mux.Handle("OPTIONS /e", publicCORS(preflight("POST, OPTIONS")))
 	mux.Handle("/e", publicCORS(h(methodNotAllowed("POST, OPTIONS"))))
 
 	mux.Handle("POST /api/v1/query/funnel", h(s.queryHandler(analytics.KindFunnel)))
@@ -52,13 +71,39 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("DELETE /api/v1/queries/{id}", h(s.handleDeleteSaved))
 	mux.Handle("POST /api/v1/queries/{id}/run", h(s.handleRunSaved))
 
+	mux.Handle("GET /api/v1/annotations", h(s.handleListAnnotations))
+	mux.Handle("POST /api/v1/annotations", h(s.handleCreateAnnotation))
+	mux.Handle("GET /api/v1/annotations/export.csv", h(s.handleExportAnnotations))
+	mux.Handle("POST /api/v1/annotations/bulk-delete", h(s.handleBulkDeleteAnnotations))
+	mux.Handle("DELETE /api/v1/annotations/{id}", h(s.handleDeleteAnnotation))
+
+	mux.Handle("GET /api/v1/config", publicCORS(h(s.handleSDKConfig)))
+	mux.Handle("OPTIONS /api/v1/config", publicCORS(preflight("GET, OPTIONS")))
+
 	mux.Handle("GET /sdk/v1/sdk.min.js", serveSDK(sdkScript))
 	mux.Handle("GET /sdk/v1/sdk.min.js.map", serveSDK(sdkMap))
+
+	mux.Handle("GET /api/v1/dashboard/config", h(s.handleDashboardConfig))
+	mux.Handle("POST /api/v1/dashboard/setup", h(s.handleSetup))
+	mux.Handle("GET /api/v1/session", h(s.handleSession))
+	mux.Handle("POST /api/v1/session", h(s.handleLogin))
+	mux.Handle("DELETE /api/v1/session", h(s.handleLogout))
+	mux.Handle("GET /api/v1/products", h(s.handleListProducts))
+	mux.Handle("POST /api/v1/products", h(s.handleCreateProduct))
+	mux.Handle("GET /api/v1/products/{id}", h(s.handleGetProduct))
+	mux.Handle("PATCH /api/v1/products/{id}", h(s.handleRenameProduct))
+	mux.Handle("GET /api/v1/products/{id}/keys", h(s.handleListKeys))
+	mux.Handle("POST /api/v1/products/{id}/keys", h(s.handleCreateKey))
+	mux.Handle("PATCH /api/v1/products/{id}/keys/{keyId}", h(s.handleSetKeyStatus))
+	mux.Handle("GET /api/v1/products/{id}/tokens", h(s.handleListTokens))
+	mux.Handle("POST /api/v1/products/{id}/tokens", h(s.handleCreateToken))
+	mux.Handle("PATCH /api/v1/products/{id}/tokens/{tokenId}", h(s.handleSetTokenStatus))
 
 	mux.Handle("GET /healthz", h(s.handleHealth))
 	mux.Handle("GET /readyz", h(s.handleReady))
 
-	mux.Handle("/", h(func(http.ResponseWriter, *http.Request) error { return errNotFound }))
+	// Everything else: the dashboard's pages and assets, or 404.
+	mux.Handle("/", h(s.handleFallback))
 	return mux
 }
 
@@ -72,11 +117,14 @@ func publicCORS(next http.Handler) http.Handler {
 	})
 }
 
-// preflight answers a CORS preflight and lets the browser cache it for a
-// day, so that each SDK request is not preceded by an OPTIONS.
-func preflight(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Access-Control-Allow-Methods", "POST, OPTIONS")
-	w.Header().Set("Access-Control-Allow-Headers", "Content-Type, Content-Encoding, X-API-Key")
-	w.Header().Set("Access-Control-Max-Age", "86400")
-	w.WriteHeader(http.StatusNoContent)
+// preflight answers a CORS preflight for methods and lets the browser
+// cache it for a day, so that each SDK request is not preceded by an
+// OPTIONS.
+func preflight(methods string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Access-Control-Allow-Methods", methods)
+		w.Header().Set("Access-Control-Allow-Headers", "Content-Type, Content-Encoding, X-API-Key")
+		w.Header().Set("Access-Control-Max-Age", "86400")
+		w.WriteHeader(http.StatusNoContent)
+	})
 }

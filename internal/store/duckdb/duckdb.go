@@ -88,6 +88,7 @@ var (
 	_ analytics.EventStore      = (*Store)(nil)
 	_ analytics.MetaStore       = (*Store)(nil)
 	_ analytics.SavedQueryStore = (*Store)(nil)
+	_ analytics.AnnotationStore = (*Store)(nil)
 )
 
 // Open opens (creating if needed) the database in dataDir and applies any

@@ -66,6 +66,7 @@ type Store struct {
 var (
 	_ analytics.MetaStore       = (*Store)(nil)
 	_ analytics.SavedQueryStore = (*Store)(nil)
+	_ analytics.AnnotationStore = (*Store)(nil)
 )
 
 // Open connects to the database at url (a postgres:// URL or a key=value

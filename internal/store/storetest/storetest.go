@@ -20,6 +20,8 @@ import (
 type Meta interface {
 	analytics.MetaStore
 	analytics.SavedQueryStore
+	analytics.UserStore
+	analytics.AnnotationStore
 }
 
 // Events is the event half of storage and the queries over it (DuckDB
@@ -46,6 +48,9 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("Meta", func(t *testing.T) { testMeta(t, open(t)) })
 	t.Run("SavedQueries", func(t *testing.T) { testSavedQueries(t, open(t)) })
+	t.Run("Annotations", func(t *testing.T) { testAnnotations(t, open(t)) })
+	t.Run("Users", func(t *testing.T) { testUsers(t, open(t)) })
+	t.Run("OwnerRace", func(t *testing.T) { testOwnerRace(t, open(t)) })
 }
 
 // RunEvents runs the event half of the suite: appends, the deduplication

@@ -1,0 +1,204 @@
+// Package dashboard serves Strata's web dashboard: a TypeScript single-page
+// app (dashboard/ at the repository root) whose built files are embedded
+// here, so that one binary serves it at the same origin as the API and
+// `go build` needs no Node. `npm run build` in dashboard/ writes dist/,
+// which is copied here and committed (dashboard/README.md).
+//
+// The app routes in the browser with the history API, so every page path
+// answers with index.html and the app draws the page. The paths are listed
+// here too, so that an unknown path is a real 404 and the Errors page
+// exists only while its feature flag is on.
+package dashboard
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+)
+
+//go:embed all:dist
+var distFS embed.FS
+
+// pages are the dashboard's page paths. A path equal to one, or below one
+// that ends in "/", is a page.
+var pages = []string{
+	"/", "/trends", "/funnels", "/retention", "/acquisition", "/annotations",
+	"/messages", "/experiments", "/flags", "/settings", "/settings/",
+}
+
+// errorPages are the Errors page's paths, pages only while error tracking
+// is on.
+var errorPages = []string{"/errors", "/errors/"}
+
+// Headers every HTML answer carries. The policy admits only this origin's
+// scripts, styles and API: the app has no inline script, and a page that
+// cannot be framed cannot be clickjacked.
+var htmlHeaders = map[string]string{
+	"Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+		"connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+	"X-Frame-Options":        "DENY",
+	"Referrer-Policy":        "same-origin",
+	"X-Content-Type-Options": "nosniff",
+	"Cache-Control":          "no-cache",
+}
+
+// file is one embedded file, ready to serve.
+type file struct {
+	body, gzipped []byte
+	etag, ctype   string
+	// immutable marks Vite's content-hashed assets, cached for a year.
+	immutable bool
+}
+
+// Handler serves the embedded dashboard.
+type Handler struct {
+	files         map[string]*file
+	index         *file
+	errorTracking bool
+}
+
+// New loads the embedded files. errorTracking makes /errors a page.
+func New(errorTracking bool) (*Handler, error) {
+	return newHandler(distFS, "dist", errorTracking)
+}
+
+func newHandler(fsys fs.FS, root string, errorTracking bool) (*Handler, error) {
+	sub, err := fs.Sub(fsys, root)
+	if err != nil {
+		return nil, fmt.Errorf("opening the dashboard files: %w", err)
+	}
+	h := &Handler{files: map[string]*file{}, errorTracking: errorTracking}
+	err = fs.WalkDir(sub, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		body, err := fs.ReadFile(sub, p)
+		if err != nil {
+			return err
+		}
+		h.files["/"+p] = load(p, body)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("loading the dashboard files: %w", err)
+	}
+	if h.index = h.files["/index.html"]; h.index == nil {
+		return nil, fmt.Errorf("the dashboard has no index.html; build it (dashboard/README.md)")
+	}
+	return h, nil
+}
+
+// load prepares a file: its type, validator and, for text, a gzipped copy.
+func load(p string, body []byte) *file {
+	sum := sha256.Sum256(body)
+	f := &file{body: body, etag: `"` + hex.EncodeToString(sum[:8]) + `"`,
+		immutable: strings.HasPrefix(p, "assets/")}
+	f.ctype = mime.TypeByExtension(path.Ext(p))
+	switch path.Ext(p) {
+	case ".js", ".mjs":
+		f.ctype = "text/javascript; charset=utf-8"
+	case ".html":
+		f.ctype = "text/html; charset=utf-8"
+	case ".map":
+		f.ctype = "application/json"
+	}
+	if f.ctype == "" {
+		f.ctype = "application/octet-stream"
+	}
+	if compressible(f.ctype) && len(body) > 512 {
+		var b bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+		zw.Write(body)
+		zw.Close()
+		if b.Len() < len(body) {
+			f.gzipped = b.Bytes()
+		}
+	}
+	return f
+}
+
+func compressible(ctype string) bool {
+	return strings.HasPrefix(ctype, "text/") || strings.Contains(ctype, "json") || strings.Contains(ctype, "svg")
+}
+
+// ServePage implements httpapi.Pages: the file at the path, index.html for
+// a page path (404 for /errors while error tracking is off, and for an
+// unknown path a browser navigates to), or false for anything else, which
+// the caller answers with its JSON 404.
+func (h *Handler) ServePage(w http.ResponseWriter, r *http.Request) bool {
+	p := r.URL.Path
+	if f := h.files[p]; f != nil && p != "/index.html" {
+		serve(w, r, f, http.StatusOK)
+		return true
+	}
+	switch {
+	case h.isPage(p):
+		serve(w, r, h.index, http.StatusOK)
+	case strings.HasPrefix(p, "/assets/"):
+		return false // a missing asset is not a page
+	case strings.Contains(r.Header.Get("Accept"), "text/html"):
+		// A person followed a bad link: show the app's own 404 page.
+		serve(w, r, h.index, http.StatusNotFound)
+	default:
+		return false
+	}
+	return true
+}
+
+// isPage reports whether p is one of the dashboard's page paths.
+func (h *Handler) isPage(p string) bool {
+	list := pages
+	if h.errorTracking {
+		list = append(append([]string(nil), pages...), errorPages...)
+	}
+	for _, page := range list {
+		if p == page || strings.HasSuffix(page, "/") && page != "/" && strings.HasPrefix(p, page) {
+			return true
+		}
+	}
+	return false
+}
+
+// serve writes a file with its caching headers, gzipped when the client
+// takes it.
+func serve(w http.ResponseWriter, r *http.Request, f *file, status int) {
+	hd := w.Header()
+	if strings.HasPrefix(f.ctype, "text/html") {
+		for k, v := range htmlHeaders {
+			hd.Set(k, v)
+		}
+	} else {
+		hd.Set("X-Content-Type-Options", "nosniff")
+		if f.immutable {
+			hd.Set("Cache-Control", "public, max-age=31536000, immutable")
+		} else {
+			hd.Set("Cache-Control", "public, max-age=3600")
+		}
+	}
+	hd.Set("ETag", f.etag)
+	hd.Set("Vary", "Accept-Encoding")
+	if status == http.StatusOK && r.Header.Get("If-None-Match") == f.etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	body := f.body
+	if f.gzipped != nil && strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		body = f.gzipped
+		hd.Set("Content-Encoding", "gzip")
+	}
+	hd.Set("Content-Type", f.ctype)
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		w.Write(body)
+	}
+}

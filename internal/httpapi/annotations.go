@@ -1,0 +1,490 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"strata/internal/analytics"
+)
+
+// The annotation API: chart markers kept per workspace. The rules decided
+// here (colours, createdBy, the write limit, CSV escaping, scopes) are
+// explained in docs/annotations.md.
+
+// ProductStore finds a product, so that a credential, which belongs to one
+// product, can be resolved to the workspace annotations belong to.
+type ProductStore interface {
+	Product(ctx context.Context, id int64) (analytics.Product, error)
+}
+
+// Limits of the annotation API.
+const (
+	maxAnnotationLabel       = 120  // Unicode characters, as the spec fixes it
+	maxAnnotationDescription = 2000 // Unicode characters
+	defaultAnnotationPage    = 20   // the dashboard's page, as the spec fixes it
+	maxAnnotationPageSize    = 100
+	maxAnnotationPage        = 1_000_000 // keeps the offset far from overflowing
+	maxBulkDelete            = 1000
+)
+
+var errAnnotationNotFound = analytics.Errorf(analytics.KindNotFound, "annotation_not_found",
+	"There is no annotation with this id in this workspace.")
+
+// annotationCaller is who an annotation request acts for: a workspace, and
+// the description of the credential recorded as createdBy.
+type annotationCaller struct {
+	workspaceID int64
+	createdBy   string
+}
+
+// annotationCaller authenticates an annotation request and resolves the
+// credential's product to its workspace.
+func (s *Server) annotationCaller(r *http.Request) (annotationCaller, error) {
+	p, err := s.principal(r)
+	if err != nil {
+		return annotationCaller{}, err
+	}
+	prod, err := s.Products.Product(r.Context(), p.ProductID)
+	if err != nil {
+		return annotationCaller{}, fmt.Errorf("finding the workspace of product %d: %w", p.ProductID, err)
+	}
+	var by string
+	switch {
+	case p.UserID != 0: // a dashboard session: the person
+		by = p.Email
+	case p.TokenID != 0:
+		by = "token " + p.Prefix + "…"
+	default:
+		by = "key " + p.Prefix + "…"
+	}
+	return annotationCaller{workspaceID: prod.WorkspaceID, createdBy: by}, nil
+}
+
+// allowAnnotationWrite takes one write from the workspace's budget, or
+// answers 429 with the wait until the next one.
+func (s *Server) allowAnnotationWrite(workspaceID int64) error {
+	ok, wait := s.AnnotationLimiter.Allow(workspaceID, s.AnnotationRateLimit)
+	if ok {
+		return nil
+	}
+	return &analytics.Error{Kind: analytics.KindRateLimited, Code: "rate_limited",
+		Message:    fmt.Sprintf("Too many annotation changes in this workspace (at most %d a minute); retry after the number of seconds in Retry-After.", s.AnnotationRateLimit),
+		RetryAfter: wait}
+}
+
+// invalidField is a 400 invalid_request whose message starts with the field.
+func invalidField(field, format string, args ...any) error {
+	return analytics.Errorf(analytics.KindInvalid, "invalid_request", "%s: %s", field, fmt.Sprintf(format, args...))
+}
+
+// decodeStrict decodes one JSON object into v, refusing unknown fields and
+// trailing data. A value of the wrong type is named by its field; any other
+// fault is reported on body, with shape describing what is expected.
+func decodeStrict(body []byte, v any, shape string) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil && dec.Decode(&struct{}{}) != io.EOF {
+		err = errors.New("more than one JSON value")
+	}
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &typeErr) && typeErr.Field != "":
+		return invalidField(typeErr.Field, "must be %s, not a JSON %s", jsonTypeName(typeErr.Type.Kind().String()), typeErr.Value)
+	}
+	return invalidField("body", "must be %s (%v)", shape, err)
+}
+
+// jsonTypeName names a Go kind as the JSON type a client must send.
+func jsonTypeName(kind string) string {
+	switch {
+	case kind == "string":
+		return "a string"
+	case strings.HasPrefix(kind, "int"), strings.HasPrefix(kind, "uint"):
+		return "an integer"
+	case kind == "slice":
+		return "an array"
+	}
+	return "a " + kind
+}
+
+// annotationRequest is the body of POST /annotations. Pointers tell a field
+// that was left out from an empty one.
+type annotationRequest struct {
+	Label       *string `json:"label"`
+	Date        *string `json:"date"`
+	Color       *string `json:"color"`
+	Scope       *string `json:"scope"`
+	Description *string `json:"description"`
+	QueryID     *int64  `json:"queryId"`
+}
+
+const annotationShape = "an object with label, date, color, scope and optionally description and queryId"
+
+// parseAnnotation validates a create body, field by field in the order
+// label, date, color, scope, queryId, description. Whether queryId names a
+// saved query of the workspace is the store's check, made last.
+func parseAnnotation(body []byte) (analytics.Annotation, error) {
+	var req annotationRequest
+	var a analytics.Annotation
+	if err := decodeStrict(body, &req, annotationShape); err != nil {
+		return a, err
+	}
+
+	if req.Label == nil {
+		return a, invalidField("label", "is required")
+	}
+	if n := utf8.RuneCountInString(*req.Label); n < 1 || n > maxAnnotationLabel {
+		return a, invalidField("label", "must be 1 to %d characters, not %d", maxAnnotationLabel, n)
+	}
+	if strings.TrimSpace(*req.Label) == "" {
+		return a, invalidField("label", "must not be blank")
+	}
+	if strings.IndexFunc(*req.Label, unicode.IsControl) >= 0 {
+		return a, invalidField("label", "must not contain control characters such as line breaks")
+	}
+	a.Label = *req.Label
+
+	if req.Date == nil || *req.Date == "" {
+		return a, invalidField("date", "is required")
+	}
+	d, err := time.Parse(time.RFC3339Nano, *req.Date)
+	if err != nil {
+		return a, invalidField("date", "must be an RFC 3339 date-time such as 2026-11-23T10:00:00Z, not %q", *req.Date)
+	}
+	if y := d.UTC().Year(); y < 1 || y > 9999 {
+		return a, invalidField("date", "must fall in the years 1 to 9999 (UTC), not %d", y)
+	}
+	a.Date = d.UTC().Truncate(time.Microsecond)
+
+	if req.Color == nil {
+		return a, invalidField("color", "is required")
+	}
+	if !analytics.ValidAnnotationColor(*req.Color) {
+		return a, invalidField("color", "must be one of %s, not %q", colorList(), *req.Color)
+	}
+	a.Color = *req.Color
+
+	if req.Scope == nil {
+		return a, invalidField("scope", "is required")
+	}
+	switch sc := analytics.AnnotationScope(*req.Scope); sc {
+	case analytics.ScopeWorkspace:
+		if req.QueryID != nil {
+			return a, invalidField("queryId", "must be left out when scope is workspace")
+		}
+	case analytics.ScopeQuery:
+		if req.QueryID == nil {
+			return a, invalidField("queryId", "is required when scope is query")
+		}
+		if *req.QueryID < 1 {
+			return a, invalidField("queryId", "must be a saved query's id, a positive integer, not %d", *req.QueryID)
+		}
+		a.QueryID = req.QueryID
+	default:
+		return a, invalidField("scope", "must be workspace or query, not %q", *req.Scope)
+	}
+	a.Scope = analytics.AnnotationScope(*req.Scope)
+
+	if req.Description != nil {
+		if n := utf8.RuneCountInString(*req.Description); n > maxAnnotationDescription {
+			return a, invalidField("description", "must be at most %d characters, not %d", maxAnnotationDescription, n)
+		}
+		if strings.ContainsRune(*req.Description, 0) {
+			return a, invalidField("description", "must not contain NUL characters")
+		}
+		a.Description = *req.Description
+	}
+	return a, nil
+}
+
+// colorList is the presets as a message lists them: "a, b or c".
+func colorList() string {
+	c := analytics.AnnotationColors
+	return strings.Join(c[:len(c)-1], ", ") + " or " + c[len(c)-1]
+}
+
+// handleCreateAnnotation is POST /api/v1/annotations.
+func (s *Server) handleCreateAnnotation(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.annotationCaller(r)
+	if err != nil {
+		return err
+	}
+	if err := s.allowAnnotationWrite(c.workspaceID); err != nil {
+		return err
+	}
+	body, err := readQueryBody(w, r)
+	if err != nil {
+		return err
+	}
+	a, err := parseAnnotation(body)
+	if err != nil {
+		return err
+	}
+	a.WorkspaceID, a.CreatedBy = c.workspaceID, c.createdBy
+	if err := s.Annotations.CreateAnnotation(r.Context(), &a); err != nil {
+		if errors.Is(err, analytics.ErrNotFound) {
+			return invalidField("queryId", "there is no saved query %d in this workspace", *a.QueryID)
+		}
+		return err
+	}
+	writeJSON(w, http.StatusCreated, a)
+	return nil
+}
+
+// annotationFilter reads the query parameters that select annotations:
+// queryId, from and to.
+func annotationFilter(r *http.Request, workspaceID int64) (analytics.AnnotationFilter, error) {
+	q := r.URL.Query()
+	f := analytics.AnnotationFilter{WorkspaceID: workspaceID}
+	if v := q.Get("queryId"); v != "" {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || id < 1 {
+			return f, invalidField("queryId", "must be a saved query's id, a positive integer, not %q", v)
+		}
+		f.QueryID = id
+	}
+	var err error
+	if f.From, err = parseBound(q.Get("from"), "from", false); err != nil {
+		return f, err
+	}
+	if f.To, err = parseBound(q.Get("to"), "to", true); err != nil {
+		return f, err
+	}
+	if !f.From.IsZero() && !f.To.IsZero() && f.To.Before(f.From) {
+		return f, invalidField("to", "must not be before from")
+	}
+	return f, nil
+}
+
+// parseBound reads from or to: an RFC 3339 date-time, or a UTC day
+// YYYY-MM-DD that includes the whole day (from its first microsecond for
+// from, to its last for to). Empty means unbounded.
+func parseBound(v, field string, end bool) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t.UTC(), nil
+	}
+	t, err := time.Parse(time.DateOnly, v)
+	if err != nil {
+		return t, invalidField(field, "must be an RFC 3339 date-time or a YYYY-MM-DD day, not %q", v)
+	}
+	if end {
+		t = t.AddDate(0, 0, 1).Add(-time.Microsecond)
+	}
+	return t, nil
+}
+
+// positiveParam reads an optional integer query parameter in [1, max].
+func positiveParam(r *http.Request, name string, def, max int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > max {
+		return 0, invalidField(name, "must be an integer from 1 to %d, not %q", max, v)
+	}
+	return n, nil
+}
+
+// annotationPage is the answer of GET /annotations.
+type annotationPage struct {
+	Items    []analytics.Annotation `json:"items"`
+	Page     int                    `json:"page"`
+	PageSize int                    `json:"pageSize"`
+	Total    int                    `json:"total"`
+}
+
+// handleListAnnotations is GET /api/v1/annotations.
+func (s *Server) handleListAnnotations(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.annotationCaller(r)
+	if err != nil {
+		return err
+	}
+	page, err := positiveParam(r, "page", 1, maxAnnotationPage)
+	if err != nil {
+		return err
+	}
+	size, err := positiveParam(r, "pageSize", defaultAnnotationPage, maxAnnotationPageSize)
+	if err != nil {
+		return err
+	}
+	f, err := annotationFilter(r, c.workspaceID)
+	if err != nil {
+		return err
+	}
+	items, total, err := s.Annotations.ListAnnotations(r.Context(), f, (page-1)*size, size)
+	if err != nil {
+		return err
+	}
+	if items == nil {
+		items = []analytics.Annotation{}
+	}
+	writeJSON(w, http.StatusOK, annotationPage{Items: items, Page: page, PageSize: size, Total: total})
+	return nil
+}
+
+// handleDeleteAnnotation is DELETE /api/v1/annotations/{id}. Deletion is
+// immediate: there is no soft delete and no undo.
+func (s *Server) handleDeleteAnnotation(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.annotationCaller(r)
+	if err != nil {
+		return err
+	}
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		return errAnnotationNotFound
+	}
+	if err := s.allowAnnotationWrite(c.workspaceID); err != nil {
+		return err
+	}
+	if err := s.Annotations.DeleteAnnotation(r.Context(), c.workspaceID, id); err != nil {
+		if errors.Is(err, analytics.ErrNotFound) {
+			return errAnnotationNotFound
+		}
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// handleBulkDeleteAnnotations is POST /api/v1/annotations/bulk-delete. Ids
+// that are unknown or belong to another workspace are skipped silently, so
+// the answer's count is all a caller learns and it says nothing about other
+// workspaces.
+func (s *Server) handleBulkDeleteAnnotations(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.annotationCaller(r)
+	if err != nil {
+		return err
+	}
+	if err := s.allowAnnotationWrite(c.workspaceID); err != nil {
+		return err
+	}
+	body, err := readQueryBody(w, r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		IDs []int64 `json:"ids"`
+	}
+	if err := decodeStrict(body, &req, "an object with ids"); err != nil {
+		return err
+	}
+	if req.IDs == nil {
+		return invalidField("ids", "is required")
+	}
+	if n := len(req.IDs); n < 1 || n > maxBulkDelete {
+		return invalidField("ids", "must list 1 to %d ids, not %d", maxBulkDelete, n)
+	}
+	for i, id := range req.IDs {
+		if id < 1 {
+			return invalidField(fmt.Sprintf("ids[%d]", i), "must be a positive integer, not %d", id)
+		}
+	}
+	n, err := s.Annotations.DeleteAnnotations(r.Context(), c.workspaceID, req.IDs)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"deleted": n})
+	return nil
+}
+
+// csvColumns is the export's header row, in the spec's order.
+var csvColumns = []string{"date", "label", "description", "color", "scope", "created_by", "created_at"}
+
+// csvCell defuses a cell that a spreadsheet would run as a formula: one
+// that begins with =, +, - or @, or with a tab or carriage return (which
+// some spreadsheets strip before looking), gets a leading single quote, as
+// OWASP's CSV injection guidance recommends. The quote shows in the cell;
+// that is the price of never executing one.
+func csvCell(v string) string {
+	if v != "" && strings.ContainsRune("=+-@\t\r", rune(v[0])) {
+		return "'" + v
+	}
+	return v
+}
+
+// csvRow is one annotation as the export writes it.
+func csvRow(a analytics.Annotation) []string {
+	row := []string{
+		a.Date.UTC().Format(time.RFC3339Nano), a.Label, a.Description, a.Color, string(a.Scope),
+		a.CreatedBy, a.CreatedAt.UTC().Format(time.RFC3339Nano),
+	}
+	for i, v := range row {
+		row[i] = csvCell(v)
+	}
+	return row
+}
+
+// startedWriter records whether anything reached the client, after which
+// an error can no longer become an error response.
+type startedWriter struct {
+	http.ResponseWriter
+	started bool
+}
+
+func (w *startedWriter) Write(p []byte) (int, error) {
+	w.started = true
+	return w.ResponseWriter.Write(p)
+}
+
+// handleExportAnnotations is GET /api/v1/annotations/export.csv: every
+// annotation the same filter as the list selects, newest first, streamed
+// as RFC 4180 CSV (CRLF line ends, quoting by encoding/csv) in UTF-8.
+func (s *Server) handleExportAnnotations(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.annotationCaller(r)
+	if err != nil {
+		return err
+	}
+	f, err := annotationFilter(r, c.workspaceID)
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/csv; charset=utf-8")
+	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="strata-annotations-%s.csv"`, s.Now().UTC().Format(time.DateOnly)))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	sw := &startedWriter{ResponseWriter: w}
+	out := csv.NewWriter(sw)
+	out.UseCRLF = true
+	out.Write(csvColumns)
+	err = s.Annotations.EachAnnotation(r.Context(), f, func(a analytics.Annotation) error {
+		return out.Write(csvRow(a))
+	})
+	if err == nil {
+		out.Flush()
+		err = out.Error()
+	}
+	if err != nil && sw.started {
+		// The 200 and part of the file are gone; end the connection so
+		// that the client sees a failed download, not a short file. A
+		// client that went away is not worth a log line.
+		if r.Context().Err() == nil && s.Log != nil {
+			s.Log.Error("annotation export failed mid-response", "err", err)
+		}
+		panic(http.ErrAbortHandler)
+	}
+	if err != nil {
+		for _, k := range []string{"Content-Disposition", "Cache-Control"} {
+			h.Del(k)
+		}
+	}
+	return err
+}

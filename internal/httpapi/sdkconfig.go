@@ -1,0 +1,52 @@
+package httpapi
+
+import (
+	"net/http"
+)
+
+// sdkConfig is the body of GET /api/v1/config, what the browser SDK reads
+// to evaluate flags and experiments (DESIGN.md, "Public SDK endpoints").
+type sdkConfig struct {
+	Flags           []sdkFlag `json:"flags"`
+	MessagesEnabled bool      `json:"messagesEnabled"`
+	ErrorTracking   bool      `json:"errorTracking"`
+	Replay          bool      `json:"replay"`
+}
+
+// sdkFlag is one feature flag as the SDK evaluates it.
+type sdkFlag struct {
+	Key        string         `json:"key"`
+	Enabled    bool           `json:"enabled"`
+	Rollout    float64        `json:"rollout"`
+	Variants   []sdkVariant   `json:"variants"`
+	Experiment *sdkExperiment `json:"experiment"`
+}
+
+type sdkVariant struct {
+	Key    string  `json:"key"`
+	Weight float64 `json:"weight"`
+}
+
+type sdkExperiment struct {
+	ID      int64   `json:"id"`
+	Status  string  `json:"status"`
+	Holdout float64 `json:"holdout"`
+}
+
+// handleSDKConfig answers the SDK's configuration request for the product
+// of the API key in the query (or X-API-Key). Flags are defined per product
+// in the dashboard; a product without flags gets an empty list, and the SDK
+// then answers "control" for every flag, as the contract says for a flag
+// that does not exist. Browsers may cache the answer for a minute.
+func (s *Server) handleSDKConfig(w http.ResponseWriter, r *http.Request) error {
+	plain := r.URL.Query().Get("api_key")
+	if plain == "" {
+		plain = r.Header.Get("X-API-Key")
+	}
+	if _, err := s.Keys.Authenticate(r.Context(), plain); err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "max-age=60")
+	writeJSON(w, http.StatusOK, sdkConfig{Flags: []sdkFlag{}})
+	return nil
+}
