@@ -4,13 +4,16 @@ BIN     := bin/strata
 GOFLAGS ?=
 SDK     := sdk/browser
 SDK_JS  := internal/httpapi/sdkjs/sdk.min.js
+DASH    := dashboard
+DASH_JS := internal/dashboard/dist/index.html
 
-.PHONY: all build run test test-go test-sdk fuzz vet bench deps clean
+.PHONY: all build run test test-go test-sdk test-dashboard fuzz vet bench deps clean
 
 all: build
 
-## build: compile the strata binary into bin/, with the browser SDK it serves
-build: $(SDK_JS)
+## build: compile the strata binary into bin/, with the browser SDK and the
+## dashboard it serves
+build: $(SDK_JS) $(DASH_JS)
 	$(GO) build -o $(BIN) ./cmd/strata
 
 # The SDK's npm packages, installed exactly as locked.
@@ -34,7 +37,7 @@ deps:
 	./scripts/install-test-deps.sh
 
 ## test: the whole suite, including a short fuzz run of the envelope parser
-test: deps vet test-go test-sdk fuzz
+test: deps vet test-go test-sdk test-dashboard fuzz
 
 vet:
 	$(GO) vet ./...
@@ -44,11 +47,26 @@ test-go:
 	$(GO) test -count=1 -timeout 25m ./...
 	$(GO) test -count=1 -race ./internal/auth/... ./internal/ratelimit/... ./internal/enrich/... ./internal/ingest/...
 
+# The dashboard's npm packages, and the built app the binary embeds (also
+# committed, so that `go build` works without npm).
+$(DASH)/node_modules/.package-lock.json: $(DASH)/package-lock.json
+	cd $(DASH) && npm ci --no-audit --no-fund
+
+$(DASH_JS): $(DASH)/node_modules/.package-lock.json $(DASH)/index.html $(DASH)/vite.config.ts $(shell find $(DASH)/src $(DASH)/public -type f 2>/dev/null)
+	cd $(DASH) && npm run build && npm run embed
+
 ## test-sdk: the browser SDK's unit tests, then its end-to-end tests in
 ## Debian's headless Chromium against the real server
 test-sdk: build
 	cd $(SDK) && npm test
 	cd $(SDK) && STRATA_BIN=$(CURDIR)/$(BIN) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) npm run e2e
+
+## test-dashboard: the dashboard's component tests, then its end-to-end tests
+## in headless Chromium against the real server (screenshots in
+## dashboard/test/artifacts/)
+test-dashboard: build
+	cd $(DASH) && npm test
+	cd $(DASH) && STRATA_BIN=$(CURDIR)/$(BIN) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) npm run e2e
 
 ## fuzz: run the envelope fuzzer briefly on top of its seed corpus
 fuzz:

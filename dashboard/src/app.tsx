@@ -1,0 +1,182 @@
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { api, message, setSignedOutHandler } from "./api";
+import { ComingSoon } from "./components/ComingSoon";
+import { DateRangePicker } from "./components/DateRangePicker";
+import { NotFound } from "./components/NotFound";
+import { ProductSwitcher } from "./components/ProductSwitcher";
+import { Sidebar } from "./components/Sidebar";
+import { activeItem, navItems } from "./components/nav";
+import { AuthForm } from "./pages/AuthForm";
+import { Overview } from "./pages/Overview";
+import { ProductSettings } from "./pages/ProductSettings";
+import { Products } from "./pages/Products";
+import { rangeFromSearch, searchWithRange, type DateRange } from "./range";
+import { navigate, useLocation, withParams, type Loc } from "./router";
+import type { DashboardConfig, Product, User } from "./types";
+
+/** lastProductKey remembers the product picked last, for links that name none. */
+const lastProductKey = "strata.product";
+
+type Boot = { state: "loading" } | { state: "failed"; error: string } | { state: "ready"; config: DashboardConfig; user: User | null };
+
+/**
+ * App is the whole dashboard: first-run setup on a fresh server, sign-in,
+ * then the signed-in shell. A call that finds the session gone brings the
+ * sign-in form back, on the same URL.
+ */
+export function App() {
+  const [boot, setBoot] = useState<Boot>({ state: "loading" });
+  const start = async () => {
+    try {
+      const [config, session] = await Promise.all([api.config(), api.session()]);
+      setBoot({ state: "ready", config, user: session?.user ?? null });
+    } catch (err) {
+      setBoot({ state: "failed", error: message(err) });
+    }
+  };
+  useEffect(() => {
+    void start();
+    setSignedOutHandler(() => setBoot((b) => (b.state === "ready" ? { ...b, user: null } : b)));
+    return () => setSignedOutHandler(null);
+  }, []);
+
+  if (boot.state === "loading") return <p class="splash">Loading…</p>;
+  if (boot.state === "failed") {
+    return (
+      <main class="auth">
+        <div class="card auth-card" role="alert">
+          <h1>Strata is unreachable</h1>
+          <p>{boot.error}</p>
+          <button type="button" class="button" onClick={() => void start()}>
+            Try again
+          </button>
+        </div>
+      </main>
+    );
+  }
+  const signedIn = (user: User) => setBoot({ state: "ready", config: { ...boot.config, setupRequired: false }, user });
+  if (!boot.user) {
+    return <AuthForm key={boot.config.setupRequired ? "setup" : "login"} mode={boot.config.setupRequired ? "setup" : "login"} onSignedIn={(s) => signedIn(s.user)} />;
+  }
+  const logout = async () => {
+    try {
+      await api.logout();
+    } finally {
+      setBoot({ ...boot, user: null });
+    }
+  };
+  return <Shell config={boot.config} user={boot.user} onLogout={logout} />;
+}
+
+/** Shell is the signed-in dashboard: sidebar, top bar and the page. */
+function Shell(props: { config: DashboardConfig; user: User; onLogout: () => void }) {
+  const loc = useLocation();
+  const [products, setProducts] = useState<Product[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    api.products().then((r) => setProducts(r.items), (err) => setError(message(err)));
+  }, []);
+
+  const items = useMemo(() => navItems(props.config.features), [props.config.features]);
+  const product = currentProduct(products, loc);
+  // Name the product in the URL, so that the address can be shared.
+  useEffect(() => {
+    if (product && loc.search.get("product") !== String(product.id)) {
+      const s = new URLSearchParams(loc.search);
+      s.set("product", String(product.id));
+      navigate(`${loc.path}?${s}`, { replace: true });
+    }
+    if (product) localStorage.setItem(lastProductKey, String(product.id));
+  }, [product?.id, loc.path, loc.search.toString()]);
+
+  if (error) return <p class="splash" role="alert">{error}</p>;
+  if (!products) return <p class="splash">Loading…</p>;
+
+  const range = rangeFromSearch(loc.search);
+  const chart = activeItem(items, loc.path)?.chart ?? false;
+  const setRange = (r: DateRange) => navigate(`${loc.path}?${searchWithRange(loc.search, r)}`);
+  const switchProduct = (id: number) => {
+    const s = new URLSearchParams(loc.search);
+    s.set("product", String(id));
+    const path = loc.path.startsWith("/settings/products/") ? `/settings/products/${id}` : loc.path;
+    navigate(`${path}?${s}`);
+  };
+  const replaceProduct = (p: Product) => setProducts((list) => (list ?? []).map((x) => (x.id === p.id ? p : x)));
+
+  return (
+    <div class="shell">
+      <Sidebar items={items} path={loc.path} search={loc.search} email={props.user.email} onLogout={props.onLogout} />
+      <div class="main">
+        <header class="topbar">
+          <ProductSwitcher products={products} current={product?.id ?? null} onChange={switchProduct} />
+          {chart ? <DateRangePicker range={range} onChange={setRange} /> : null}
+        </header>
+        <main class="content">
+          <Page
+            loc={loc}
+            range={range}
+            product={product}
+            products={products}
+            errorTracking={props.config.features.errorTracking}
+            onProductCreated={(p) => setProducts((list) => [...(list ?? []), p])}
+            onProductRenamed={replaceProduct}
+          />
+        </main>
+      </div>
+    </div>
+  );
+}
+
+/**
+ * currentProduct is the product the URL names, else the one picked last,
+ * else the first. A product the user cannot see falls back the same way.
+ */
+function currentProduct(products: Product[] | null, loc: Loc): Product | null {
+  if (!products || products.length === 0) return null;
+  const byId = (raw: string | null) => products.find((p) => String(p.id) === raw);
+  return byId(loc.search.get("product")) ?? byId(localStorage.getItem(lastProductKey)) ?? products[0];
+}
+
+/** The pages that are not built yet, and what they will show. */
+const comingSoon: Record<string, { title: string; text: string }> = {
+  "/trends": { title: "Trends", text: "Trends will chart events over time, with filters and breakdowns." },
+  "/funnels": { title: "Funnels", text: "Funnels will show how many users go through a series of events, step by step." },
+  "/retention": { title: "Retention", text: "Retention will show how many users come back after their first event, per cohort." },
+  "/acquisition": { title: "Acquisition", text: "Acquisition will show the AI bot activity panel and the top pages accessed by AI." },
+  "/annotations": { title: "Annotations", text: "Annotations will list, add and export the markers drawn on time-series charts." },
+  "/errors": { title: "Errors", text: "Errors will list exceptions grouped by fingerprint, with their events, users and last-seen dates." },
+  "/messages": { title: "Messages", text: "Messages will manage in-app tooltips, modals and banners." },
+  "/experiments": { title: "Experiments", text: "Experiments will manage A/B tests and show their results." },
+  "/flags": { title: "Flags", text: "Flags will manage feature flags and their rollouts." },
+};
+
+function Page(props: {
+  loc: Loc;
+  range: DateRange;
+  product: Product | null;
+  products: Product[];
+  errorTracking: boolean;
+  onProductCreated: (p: Product) => void;
+  onProductRenamed: (p: Product) => void;
+}) {
+  const { path, search } = props.loc;
+  const home = withParams("/", search);
+  if (path === "/") return <Overview product={props.product} range={props.range} />;
+  if (path === "/errors" && !props.errorTracking) return <NotFound home={home} />;
+  const soon = comingSoon[path];
+  if (soon) return <ComingSoon title={soon.title}>{soon.text}</ComingSoon>;
+  if (path === "/settings" || path === "/settings/") return <Redirect to={withParams("/settings/products", search)} />;
+  if (path === "/settings/products") return <Products products={props.products} onCreated={props.onProductCreated} />;
+  const m = /^\/settings\/products\/(\d+)$/.exec(path);
+  if (m) {
+    const p = props.products.find((x) => String(x.id) === m[1]);
+    return p ? <ProductSettings product={p} origin={location.origin} onRenamed={props.onProductRenamed} /> : <NotFound home={home} />;
+  }
+  return <NotFound home={home} />;
+}
+
+/** Redirect replaces the URL once drawn, leaving no history entry behind. */
+function Redirect(props: { to: string }) {
+  useEffect(() => navigate(props.to, { replace: true }), [props.to]);
+  return null;
+}

@@ -1,0 +1,34 @@
+// The sidebar's entries, in order. Errors is listed only while the server
+// runs with NEXT_PUBLIC_FEATURE_ERROR_TRACKING=true.
+
+export interface NavItem {
+  path: string;
+  label: string;
+  /** chart pages share the date-range picker. */
+  chart: boolean;
+}
+
+const items: readonly (NavItem & { feature?: "errorTracking" })[] = [
+  { path: "/", label: "Overview", chart: true },
+  { path: "/trends", label: "Trends", chart: true },
+  { path: "/funnels", label: "Funnels", chart: true },
+  { path: "/retention", label: "Retention", chart: true },
+  { path: "/acquisition", label: "Acquisition", chart: true },
+  { path: "/annotations", label: "Annotations", chart: false },
+  { path: "/errors", label: "Errors", chart: true, feature: "errorTracking" },
+  { path: "/messages", label: "Messages", chart: false },
+  { path: "/experiments", label: "Experiments", chart: false },
+  { path: "/flags", label: "Flags", chart: false },
+  { path: "/settings/products", label: "Settings", chart: false },
+];
+
+/** navItems is the sidebar for the server's features. */
+export function navItems(features: { errorTracking: boolean }): NavItem[] {
+  return items.filter((i) => !i.feature || features[i.feature]).map(({ path, label, chart }) => ({ path, label, chart }));
+}
+
+/** activeItem is the entry a path belongs to, if any. */
+export function activeItem(list: readonly NavItem[], path: string): NavItem | undefined {
+  if (path.startsWith("/settings")) return list.find((i) => i.path.startsWith("/settings"));
+  return list.find((i) => i.path === path);
+}

@@ -1,0 +1,71 @@
+import { useState } from "preact/hooks";
+import { api, message } from "../api";
+import { Link } from "../components/Link";
+import { when } from "../format";
+import { navigate } from "../router";
+import type { Product } from "../types";
+
+/** Products is Settings → Products: every product, and a form to add one. */
+export function Products(props: { products: Product[]; onCreated: (p: Product) => void }) {
+  const [name, setName] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const create = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const p = await api.createProduct(name);
+      setName("");
+      props.onCreated(p);
+      navigate(`/settings/products/${p.id}?product=${p.id}`);
+    } catch (err) {
+      setError(message(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section class="page">
+      <p class="crumbs">Settings</p>
+      <h1>Products</h1>
+      <p class="muted">A product is the unit of data: each has its own API keys, query tokens and events.</p>
+      <table class="table" aria-label="Products">
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>ID</th>
+            <th>Created</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.products.map((p) => (
+            <tr key={p.id}>
+              <td>
+                <Link href={`/settings/products/${p.id}?product=${p.id}`}>{p.name}</Link>
+              </td>
+              <td>{p.id}</td>
+              <td>{when(p.createdAt)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <form class="card inline-form" onSubmit={create} aria-label="New product">
+        <label>
+          New product
+          <input name="name" required maxLength={100} placeholder="Web shop" value={name} onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} />
+        </label>
+        <button type="submit" class="button" disabled={busy}>
+          Create product
+        </button>
+        {error ? (
+          <p class="form-error" role="alert">
+            {error}
+          </p>
+        ) : null}
+      </form>
+    </section>
+  );
+}

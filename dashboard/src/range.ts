@@ -1,0 +1,110 @@
+// The date range every chart page shares. It lives in the URL, so that a
+// link opens the same view: ?range=<preset> for a preset, or
+// ?from=YYYY-MM-DD&to=YYYY-MM-DD for a custom range. Dates are UTC days and
+// both ends are included, as the query API reads them.
+
+/** A preset's key, as written in ?range=. */
+export type PresetKey = "today" | "yesterday" | "7d" | "30d" | "90d" | "365d";
+
+export interface Preset {
+  key: PresetKey;
+  label: string;
+  /** days back from today to the first day, and to the last. */
+  from: number;
+  to: number;
+}
+
+/** The presets, in the order the picker lists them. */
+export const presets: readonly Preset[] = [
+  { key: "today", label: "Today", from: 0, to: 0 },
+  { key: "yesterday", label: "Yesterday", from: 1, to: 1 },
+  { key: "7d", label: "Last 7 days", from: 6, to: 0 },
+  { key: "30d", label: "Last 30 days", from: 29, to: 0 },
+  { key: "90d", label: "Last 90 days", from: 89, to: 0 },
+  { key: "365d", label: "Last 365 days", from: 364, to: 0 },
+];
+
+/** The range used when the URL names none: the query API's default too. */
+export const defaultPreset: PresetKey = "30d";
+
+/** The longest custom range the query API accepts, in days. */
+export const maxRangeDays = 3660;
+
+export interface DateRange {
+  /** The preset, or "custom". */
+  key: PresetKey | "custom";
+  from: string;
+  to: string;
+}
+
+const dayMs = 86_400_000;
+const datePattern = /^\d{4}-\d{2}-\d{2}$/;
+
+/** isoDay writes a time's UTC day as YYYY-MM-DD. */
+export function isoDay(t: Date): string {
+  return t.toISOString().slice(0, 10);
+}
+
+/** parseDay reads YYYY-MM-DD as a UTC midnight, or null when it is not a real day. */
+export function parseDay(s: string | null): Date | null {
+  if (!s || !datePattern.test(s)) return null;
+  const t = new Date(s + "T00:00:00Z");
+  return Number.isNaN(t.getTime()) || isoDay(t) !== s ? null : t;
+}
+
+/** presetRange is a preset's days as of today. */
+export function presetRange(key: PresetKey, today: Date = new Date()): DateRange {
+  const p = presets.find((x) => x.key === key) ?? presets.find((x) => x.key === defaultPreset)!;
+  const base = Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate());
+  return { key: p.key, from: isoDay(new Date(base - p.from * dayMs)), to: isoDay(new Date(base - p.to * dayMs)) };
+}
+
+/**
+ * checkCustom returns why a custom range is not valid, or null when it is.
+ */
+export function checkCustom(from: string, to: string): string | null {
+  const f = parseDay(from);
+  const t = parseDay(to);
+  if (!f || !t) return "Enter both dates as YYYY-MM-DD.";
+  if (t < f) return "The end date is before the start date.";
+  if ((t.getTime() - f.getTime()) / dayMs + 1 > maxRangeDays) return `A range can span at most ${maxRangeDays} days.`;
+  return null;
+}
+
+/**
+ * rangeFromSearch reads the range from a URL's parameters: a known preset,
+ * else a valid custom range, else the default preset.
+ */
+export function rangeFromSearch(search: URLSearchParams, today: Date = new Date()): DateRange {
+  const key = search.get("range");
+  if (key && presets.some((p) => p.key === key)) return presetRange(key as PresetKey, today);
+  const from = search.get("from");
+  const to = search.get("to");
+  if (from && to && checkCustom(from, to) === null) return { key: "custom", from, to };
+  return presetRange(defaultPreset, today);
+}
+
+/**
+ * searchWithRange returns a copy of search that names range: a preset by
+ * its key, a custom range by its days. The default preset is written too,
+ * so that a shared link keeps meaning the same range.
+ */
+export function searchWithRange(search: URLSearchParams, range: DateRange): URLSearchParams {
+  const out = new URLSearchParams(search);
+  out.delete("range");
+  out.delete("from");
+  out.delete("to");
+  if (range.key === "custom") {
+    out.set("from", range.from);
+    out.set("to", range.to);
+  } else {
+    out.set("range", range.key);
+  }
+  return out;
+}
+
+/** describe is a range for people: the preset's label, or its two days. */
+export function describe(range: DateRange): string {
+  if (range.key !== "custom") return presets.find((p) => p.key === range.key)!.label;
+  return range.from === range.to ? range.from : `${range.from} – ${range.to}`;
+}

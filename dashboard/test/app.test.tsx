@@ -1,0 +1,103 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { App } from "../src/app";
+import { byText, click, fakeFetch, mount, submit, type } from "./helpers";
+
+const user = { id: 1, email: "owner@example.com", createdAt: "2026-11-23T09:00:00Z" };
+const session = { user, expiresAt: "2026-12-07T09:00:00Z" };
+const products = { items: [{ id: 1, workspaceId: 1, name: "Default", createdAt: "2026-11-23T09:00:00Z" }] };
+const config = (over = {}) => ({ setupRequired: false, features: { errorTracking: false }, ...over });
+const notSignedIn = { status: 401, body: { error: { code: "not_signed_in", message: "Sign in to the dashboard first." } } };
+
+const heading = (root: HTMLElement) => root.querySelector("h1")?.textContent;
+
+describe("app", () => {
+  afterEach(() => {
+    history.replaceState(null, "", "/");
+    localStorage.clear();
+  });
+
+  it("asks a fresh server for the owner, refuses a short password, then signs in", async () => {
+    const calls = fakeFetch({
+      "GET /api/v1/dashboard/config": { body: config({ setupRequired: true }) },
+      "GET /api/v1/session": notSignedIn,
+      "POST /api/v1/dashboard/setup": { status: 201, body: session },
+      "GET /api/v1/products": { body: products },
+    });
+    const root = await mount(<App />);
+    expect(heading(root)).toBe("Set up Strata");
+    await type(root.querySelector("input[name=email]"), "owner@example.com");
+    await type(root.querySelector("input[name=password]"), "short");
+    await type(root.querySelector("input[name=confirm]"), "short");
+    await submit(root.querySelector("form"));
+    expect(root.querySelector("[role=alert]")?.textContent).toMatch(/at least 10 characters/);
+    expect(calls.some((c) => c.method === "POST")).toBe(false);
+
+    await type(root.querySelector("input[name=password]"), "long enough password");
+    await type(root.querySelector("input[name=confirm]"), "long enough password");
+    await submit(root.querySelector("form"));
+    expect(calls.find((c) => c.method === "POST")?.body).toEqual({ email: "owner@example.com", password: "long enough password" });
+    expect(heading(root)).toBe("Overview");
+    expect(location.search).toBe("?product=1");
+  });
+
+  it("signs in, showing the server's refusal and the throttle's wait", async () => {
+    let answer = { status: 401, body: { error: { code: "invalid_login", message: "The email or password is not correct." } }, headers: {} as Record<string, string> };
+    fakeFetch({
+      "GET /api/v1/dashboard/config": { body: config() },
+      "GET /api/v1/session": notSignedIn,
+      "POST /api/v1/session": () => answer,
+      "GET /api/v1/products": { body: products },
+    });
+    const root = await mount(<App />);
+    expect(heading(root)).toBe("Sign in");
+    await type(root.querySelector("input[name=email]"), "owner@example.com");
+    await type(root.querySelector("input[name=password]"), "wrong");
+    await submit(root.querySelector("form"));
+    expect(root.querySelector("[role=alert]")?.textContent).toBe("The email or password is not correct.");
+    answer = { status: 429, body: { error: { code: "too_many_attempts", message: "Too many sign-in attempts." } }, headers: { "Retry-After": "12" } };
+    await submit(root.querySelector("form"));
+    expect(root.querySelector("[role=alert]")?.textContent).toBe("Too many sign-in attempts. (Try again in 12 s.)");
+    answer = { status: 200, body: session as never, headers: {} };
+    await submit(root.querySelector("form"));
+    expect(heading(root)).toBe("Overview");
+  });
+
+  it("shows pages not built yet as coming soon, and /errors as not found unless the flag is on", async () => {
+    fakeFetch({ "GET /api/v1/dashboard/config": { body: config() }, "GET /api/v1/session": { body: session }, "GET /api/v1/products": { body: products } });
+    history.replaceState(null, "", "/funnels?product=1");
+    let root = await mount(<App />);
+    expect(heading(root)).toBe("Funnels");
+    expect(root.querySelector("[data-testid=coming-soon]")?.textContent).toContain("Coming soon");
+    expect(root.querySelector("select[aria-label='Date range']")).toBeTruthy();
+
+    history.replaceState(null, "", "/errors?product=1");
+    root = await mount(<App />);
+    expect(heading(root)).toBe("Page not found");
+    expect(byText(root, ".nav-item", "Errors")).toBeUndefined();
+
+    fakeFetch({ "GET /api/v1/dashboard/config": { body: config({ features: { errorTracking: true } }) }, "GET /api/v1/session": { body: session }, "GET /api/v1/products": { body: products } });
+    root = await mount(<App />);
+    expect(heading(root)).toBe("Errors");
+    expect(byText(root, ".nav-item", "Errors")).toBeTruthy();
+  });
+
+  it("signs out, and returns to sign-in when the session expires", async () => {
+    const calls = fakeFetch({
+      "GET /api/v1/dashboard/config": { body: config() },
+      "GET /api/v1/session": { body: session },
+      "GET /api/v1/products": { body: products },
+      "DELETE /api/v1/session": { status: 204 },
+      "GET /api/v1/products/1/keys": notSignedIn,
+      "GET /api/v1/products/1/tokens": notSignedIn,
+    });
+    let root = await mount(<App />);
+    await click(byText(root, "button", "Sign out"));
+    expect(calls.some((c) => c.method === "DELETE" && c.path === "/api/v1/session")).toBe(true);
+    expect(heading(root)).toBe("Sign in");
+
+    history.replaceState(null, "", "/settings/products/1?product=1");
+    root = await mount(<App />);
+    expect(heading(root)).toBe("Sign in");
+    expect(location.pathname).toBe("/settings/products/1");
+  });
+});

@@ -1,0 +1,478 @@
+// End-to-end test of the dashboard: a real headless Chromium (driven by
+// playwright-core) uses the dashboard that a real `strata serve` embeds and
+// serves. It sets up the owner on a fresh data directory, signs in and out,
+// moves around the pages, creates API keys and query tokens and uses them
+// (the copied script tag ingests a page view from another origin), and
+// checks that the Errors entry follows NEXT_PUBLIC_FEATURE_ERROR_TRACKING.
+//
+//   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
+//
+// STRATA_BIN defaults to the repository's bin/strata (cd .. && go build -o
+// bin/strata ./cmd/strata), which must embed this dashboard build (npm run
+// build && npm run embed, then go build). Screenshots are kept in
+// test/artifacts/ (git-ignored). Everything listens on 127.0.0.1, and every
+// process started here is stopped by its own PID.
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const pkg = join(here, "..", "..");
+const repo = join(pkg, "..");
+const STRATA_BIN = process.env.STRATA_BIN || join(repo, "bin", "strata");
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+const ARTIFACTS = join(pkg, "test", "artifacts");
+/** The whole run is abandoned after this long. */
+const DEADLINE_MS = 240_000;
+const OWNER = { email: "owner@example.com", password: "correct horse battery" };
+
+const cleanups = [];
+const results = [];
+
+async function main() {
+  for (const [what, path] of [["STRATA_BIN", STRATA_BIN], ["CHROMIUM", CHROMIUM]]) {
+    if (!existsSync(path)) throw new Error(`${what} ${path} does not exist`);
+  }
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+  cleanups.push(() => browser.close());
+
+  await withoutErrorTracking(browser);
+  await withErrorTracking(browser);
+}
+
+/** The main run, on a server started without the error-tracking flag. */
+async function withoutErrorTracking(browser) {
+  const strata = await startStrata({ NEXT_PUBLIC_FEATURE_ERROR_TRACKING: "" });
+  await check("the server embeds this dashboard build", async () => {
+    const served = await (await fetch(strata.url + "/", { headers: { Accept: "text/html" } })).text();
+    const built = readFileSync(join(repo, "internal", "dashboard", "dist", "index.html"), "utf8");
+    if (served !== built) throw new Error("strata does not serve internal/dashboard/dist; rebuild it: npm run build && npm run embed && go build");
+  });
+
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  context.setDefaultTimeout(10_000);
+  cleanups.push(() => context.close());
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: strata.url });
+  const pageErrors = [];
+  context.on("weberror", (e) => pageErrors.push(e.error().message));
+  context.on("console", (m) => {
+    // The server's Content-Security-Policy must admit everything the app does.
+    if (/Content Security Policy/i.test(m.text())) pageErrors.push(m.text());
+  });
+  const page = await context.newPage();
+  const shot = (name) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+
+  // 1. First run: setup asks for the owner; there is no default password.
+  await page.goto(strata.url + "/");
+  await check("a fresh server asks for the owner's email and password", async () => {
+    await page.getByRole("heading", { name: "Set up Strata" }).waitFor();
+  });
+  await shot("01-setup");
+  await page.getByLabel("Email").fill(OWNER.email);
+  await page.getByLabel("Password", { exact: true }).fill("too short");
+  await page.getByLabel("Repeat the password").fill("too short");
+  await page.getByRole("button", { name: "Create owner account" }).click();
+  await check("setup refuses a password under 10 characters", async () => {
+    await page.getByRole("alert").filter({ hasText: "at least 10 characters" }).waitFor();
+  });
+  await page.getByLabel("Password", { exact: true }).fill(OWNER.password);
+  await page.getByLabel("Repeat the password").fill(OWNER.password);
+  await page.getByRole("button", { name: "Create owner account" }).click();
+  await check("setup signs the owner in", async () => {
+    await page.getByRole("heading", { name: "Overview" }).waitFor();
+    await page.getByText(OWNER.email).waitFor();
+  });
+  await check("the URL names the product", async () => {
+    await page.waitForURL(/[?&]product=1\b/);
+  });
+  await check("the session cookie is HttpOnly and SameSite=Lax (not Secure over http)", async () => {
+    const c = (await context.cookies(strata.url)).find((x) => x.name === "strata_session");
+    if (!c) throw new Error("no strata_session cookie");
+    if (!c.httpOnly || c.sameSite !== "Lax" || c.secure) throw new Error(JSON.stringify(c));
+    if (c.expires * 1000 < Date.now() + 13 * 86_400_000) throw new Error(`the cookie expires too soon: ${new Date(c.expires * 1000)}`);
+  });
+  await check("a second setup is refused", async () => {
+    const r = await page.evaluate(async (o) => {
+      const res = await fetch("/api/v1/dashboard/setup", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(o) });
+      return { status: res.status, body: await res.json() };
+    }, { email: "intruder@example.com", password: "another long password" });
+    if (r.status !== 409 || r.body.error.code !== "setup_complete") throw new Error(JSON.stringify(r));
+  });
+  await shot("02-overview");
+
+  // 2. The layout: the sidebar without Errors, and /errors is a 404 page.
+  await check("the sidebar lists the pages, without Errors", async () => {
+    const got = await page.locator("nav.sidebar .nav-item").allTextContents();
+    const want = ["Overview", "Trends", "Funnels", "Retention", "Acquisition", "Annotations", "Messages", "Experiments", "Flags", "Settings"];
+    if (got.join() !== want.join()) throw new Error(`sidebar: ${got.join(", ")}`);
+  });
+  await check("/errors answers 404 and shows the not-found page", async () => {
+    const res = await page.goto(strata.url + "/errors?product=1");
+    if (res.status() !== 404) throw new Error(`status ${res.status()}`);
+    await page.getByRole("heading", { name: "Page not found" }).waitFor();
+  });
+  await shot("03-errors-hidden");
+  await check("a page not built yet says so and shows no data", async () => {
+    await page.goto(strata.url + "/funnels?product=1");
+    await page.getByRole("heading", { name: "Funnels" }).waitFor();
+    const text = await page.getByTestId("coming-soon").textContent();
+    if (!/Coming soon/.test(text) || /\d{2,}/.test(text)) throw new Error(text);
+  });
+
+  // 3. The date range lives in the URL and follows the sidebar links.
+  await page.locator("nav.sidebar").getByRole("link", { name: "Trends" }).click();
+  await page.getByRole("heading", { name: "Trends" }).waitFor();
+  await page.getByRole("combobox", { name: "Date range", exact: true }).selectOption("7d");
+  await check("a preset is kept in the URL", async () => {
+    await page.waitForURL(/[?&]range=7d\b/);
+  });
+  await page.getByRole("combobox", { name: "Date range", exact: true }).selectOption("custom");
+  await page.getByLabel("From", { exact: true }).fill("2026-10-01");
+  await page.getByLabel("To", { exact: true }).fill("2026-10-15");
+  await page.getByRole("button", { name: "Apply" }).click();
+  await check("a custom range is kept in the URL", async () => {
+    await page.waitForURL(/from=2026-10-01&to=2026-10-15/);
+  });
+  await check("the range follows the sidebar to another chart page", async () => {
+    await page.locator("nav.sidebar").getByRole("link", { name: "Retention" }).click();
+    await page.waitForURL(/\/retention\?.*from=2026-10-01&to=2026-10-15/);
+    await page.getByText("2026-10-01 – 2026-10-15").waitFor();
+  });
+  await check("a shared link opens the same range in a new tab", async () => {
+    const other = await context.newPage();
+    await other.goto(page.url());
+    if ((await other.getByRole("combobox", { name: "Date range", exact: true }).inputValue()) !== "custom") throw new Error("the picker is not on custom");
+    if ((await other.getByLabel("From", { exact: true }).inputValue()) !== "2026-10-01") throw new Error("from differs");
+    await other.close();
+  });
+  await shot("04-date-range");
+
+  // 4. Settings: create and rename a product.
+  await page.locator("nav.sidebar").getByRole("link", { name: "Settings" }).click();
+  await page.getByRole("heading", { name: "Products" }).waitFor();
+  await page.getByRole("textbox", { name: "New product" }).fill("E2E shop");
+  await page.getByRole("button", { name: "Create product" }).click();
+  await page.getByRole("heading", { name: "E2E shop" }).waitFor();
+  const productId = Number(new URL(page.url()).pathname.split("/").pop());
+  await page.getByRole("textbox", { name: "Name" }).fill("E2E web shop");
+  await page.getByRole("button", { name: "Rename" }).click();
+  await check("a product is created and renamed", async () => {
+    await page.getByRole("heading", { name: "E2E web shop" }).waitFor();
+    const names = await page.getByLabel("Product", { exact: true }).locator("option").allTextContents();
+    if (!names.includes("E2E web shop")) throw new Error(`switcher: ${names}`);
+  });
+
+  // 5. An API key: shown once with a copy button and the script tag.
+  await page.getByRole("button", { name: "Create live key" }).click();
+  const key = (await page.getByTestId("secret-value").textContent()).trim();
+  const snippet = (await page.getByTestId("snippet").textContent()).trim();
+  await check("a new live key is shown once with the script-tag snippet", async () => {
+    if (!/^st_live_[0-9A-Za-z]{32}$/.test(key)) throw new Error(`key ${key}`);
+    const want = `<script src="${strata.url}/sdk/v1/sdk.min.js"></script><script>strata.init({apiKey: "${key}"})</script>`;
+    if (snippet !== want) throw new Error(`snippet ${snippet}`);
+  });
+  await page.getByRole("button", { name: "Copy API key" }).click();
+  await check("the copy button puts the key on the clipboard", async () => {
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    if (copied !== key) throw new Error(`clipboard: ${copied}`);
+  });
+  await shot("05-key-created");
+  await page.getByRole("button", { name: "I have copied it" }).click();
+  await check("the key is listed by prefix, kind, status and dates, and not shown again", async () => {
+    const row = page.getByRole("table", { name: "API keys" }).locator("tbody tr").first();
+    const cells = await row.locator("td").allTextContents();
+    if (cells[0] !== key.slice(0, 12) + "…" || cells[1] !== "Live" || cells[2] !== "Active" || !/UTC/.test(cells[3]) || cells[4] !== "Never") {
+      throw new Error(`row: ${cells.join(" | ")}`);
+    }
+    if ((await page.content()).includes(key)) throw new Error("the full key is still on the page");
+  });
+
+  // 6. Ingest with the key: the copied snippet on a page of another origin
+  //    sends a page view, and POST /e takes an event.
+  const site = await startSite(snippet);
+  const visitor = await context.newPage();
+  await visitor.goto(site.url + "/landing.html");
+  await check("POST /e with the key is accepted", async () => {
+    const r = await postEvent(strata.url, key, "e2e_signup");
+    if (r.status !== 202 || r.body.accepted !== 1) throw new Error(JSON.stringify(r));
+  });
+  await check("the dashboard session reads the product's events (page view from the snippet, event from POST /e)", async () => {
+    const count = (event) =>
+      page.evaluate(
+        async ([id, event]) => {
+          const res = await fetch(`/api/v1/query/trend?product=${id}`, {
+            method: "POST",
+            headers: { "Content-Type": "application/json" },
+            body: JSON.stringify({ series: [{ event, math: "total" }], interval: "day" }),
+          });
+          const body = await res.json();
+          if (!res.ok) throw new Error(JSON.stringify(body));
+          return body.series[0].data.reduce((n, p) => n + p.value, 0);
+        },
+        [productId, event],
+      );
+    const deadline = Date.now() + 20_000;
+    let views = 0;
+    let signups = 0;
+    while (Date.now() < deadline && (views < 1 || signups < 1)) {
+      [views, signups] = [await count("$pageview"), await count("e2e_signup")];
+      if (views < 1 || signups < 1) await new Promise((r) => setTimeout(r, 250));
+    }
+    if (views !== 1 || signups !== 1) throw new Error(`$pageview ${views}, e2e_signup ${signups}`);
+  });
+  await visitor.close();
+  await check("another site's page cannot change anything with the owner's cookie (Origin check)", async () => {
+    const other = await context.newPage();
+    await other.goto(site.url + "/landing.html");
+    await other.evaluate(async (u) => {
+      await fetch(u + "/api/v1/products", { method: "POST", mode: "no-cors", credentials: "include", headers: { "Content-Type": "text/plain" }, body: '{"name":"evil"}' }).catch(() => {});
+    }, strata.url);
+    await other.close();
+    const names = await page.evaluate(async () => (await (await fetch("/api/v1/products")).json()).items.map((p) => p.name));
+    if (names.includes("evil")) throw new Error("a cross-site request created a product");
+  });
+
+  // 7. Disable, enable and revoke (with confirmation).
+  const keyRow = () => page.getByRole("table", { name: "API keys" }).locator("tbody tr").first();
+  await keyRow().getByRole("button", { name: "Disable" }).click();
+  await check("a disabled key is refused with 403", async () => {
+    await keyRow().getByText("Disabled").waitFor();
+    const r = await postEvent(strata.url, key, "e2e_after_disable");
+    if (r.status !== 403 || r.body.error.code !== "key_disabled") throw new Error(JSON.stringify(r));
+  });
+  await keyRow().getByRole("button", { name: "Enable" }).click();
+  await keyRow().getByText("Active").waitFor();
+  await keyRow().getByRole("button", { name: "Revoke" }).click();
+  await shot("06-revoke-confirmation");
+  await page.getByRole("button", { name: "Cancel" }).click();
+  await check("cancelling the confirmation keeps the key", async () => {
+    await keyRow().getByText("Active").waitFor();
+    const r = await postEvent(strata.url, key, "e2e_after_cancel");
+    if (r.status !== 202) throw new Error(JSON.stringify(r));
+  });
+  await keyRow().getByRole("button", { name: "Revoke" }).click();
+  await page.getByRole("alertdialog").getByRole("button", { name: "Revoke key" }).click();
+  await check("a revoked key is refused with 401 and has no more actions", async () => {
+    await keyRow().getByText("Revoked").waitFor();
+    if ((await keyRow().getByRole("button").count()) !== 0) throw new Error("the revoked key still has buttons");
+    const r = await postEvent(strata.url, key, "e2e_after_revoke");
+    if (r.status !== 401 || r.body.error.code !== "invalid_api_key") throw new Error(JSON.stringify(r));
+  });
+  await page.getByRole("button", { name: "Create test key" }).click();
+  await check("a test key can be created", async () => {
+    const t = (await page.getByTestId("secret-value").textContent()).trim();
+    if (!/^st_test_[0-9A-Za-z]{32}$/.test(t)) throw new Error(t);
+  });
+  await page.getByRole("button", { name: "I have copied it" }).click();
+
+  // 8. A query token reads the product and is revoked likewise.
+  await page.getByRole("button", { name: "Create query token" }).click();
+  const token = (await page.getByTestId("secret-value").textContent()).trim();
+  await check("a query token is shown once and reads the product", async () => {
+    if (!/^st_tok_[0-9A-Za-z]{40}$/.test(token)) throw new Error(token);
+    const r = await trend(strata.url, token);
+    if (r.status !== 200) throw new Error(JSON.stringify(r));
+  });
+  await page.getByRole("button", { name: "I have copied it" }).click();
+  await shot("07-keys-and-tokens");
+  const tokenRow = page.getByRole("table", { name: "Query tokens" }).locator("tbody tr").first();
+  await tokenRow.getByRole("button", { name: "Revoke" }).click();
+  await page.getByRole("alertdialog").getByRole("button", { name: "Revoke token" }).click();
+  await check("a revoked query token is refused with 401", async () => {
+    await tokenRow.getByText("Revoked").waitFor();
+    const r = await trend(strata.url, token);
+    if (r.status !== 401) throw new Error(JSON.stringify(r));
+  });
+  await check("the dashboard API sends no CORS headers", async () => {
+    const res = await fetch(strata.url + "/api/v1/dashboard/config", { headers: { Origin: "https://elsewhere.example" } });
+    if (res.headers.get("access-control-allow-origin")) throw new Error("Access-Control-Allow-Origin is set");
+  });
+
+  // 9. Sign out, sign in again (back on the same page), and the throttle.
+  const settingsUrl = page.url();
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await check("signing out shows the sign-in form and ends the session", async () => {
+    await page.getByRole("heading", { name: "Sign in" }).waitFor();
+    const status = await page.evaluate(async () => (await fetch("/api/v1/products")).status);
+    if (status !== 401) throw new Error(`GET /api/v1/products after sign-out: ${status}`);
+  });
+  await shot("08-sign-in");
+  await page.getByLabel("Email").fill(OWNER.email);
+  await page.getByLabel("Password").fill("not the password");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await check("a wrong password is refused", async () => {
+    await page.getByRole("alert").filter({ hasText: "not correct" }).waitFor();
+  });
+  await page.getByLabel("Password").fill(OWNER.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await check("signing in again returns to the same page", async () => {
+    await page.getByRole("heading", { name: "E2E web shop" }).waitFor();
+    if (page.url() !== settingsUrl) throw new Error(`${page.url()} != ${settingsUrl}`);
+  });
+  await check("guessing is throttled (429 after 5 tries a minute)", async () => {
+    const statuses = await page.evaluate(async () => {
+      const out = [];
+      for (let i = 0; i < 6; i++) {
+        const res = await fetch("/api/v1/session", {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ email: "guess@example.com", password: "guess number " + i }),
+        });
+        out.push(res.status + (res.headers.get("Retry-After") ? "+retry" : ""));
+      }
+      return out;
+    });
+    if (statuses.join() !== "401,401,401,401,401,429+retry") throw new Error(statuses.join());
+  });
+  await check("no error or Content-Security-Policy violation on any page", async () => {
+    if (pageErrors.length) throw new Error(pageErrors.join("; "));
+  });
+}
+
+/** A second server with NEXT_PUBLIC_FEATURE_ERROR_TRACKING=true: Errors is listed and served. */
+async function withErrorTracking(browser) {
+  const strata = await startStrata({ NEXT_PUBLIC_FEATURE_ERROR_TRACKING: "true" });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  context.setDefaultTimeout(10_000);
+  cleanups.push(() => context.close());
+  const page = await context.newPage();
+  await page.goto(strata.url + "/");
+  await page.getByLabel("Email").fill(OWNER.email);
+  await page.getByLabel("Password", { exact: true }).fill(OWNER.password);
+  await page.getByLabel("Repeat the password").fill(OWNER.password);
+  await page.getByRole("button", { name: "Create owner account" }).click();
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+  await check("with the flag on, the sidebar lists Errors after Annotations", async () => {
+    const got = await page.locator("nav.sidebar .nav-item").allTextContents();
+    if (got.indexOf("Errors") !== got.indexOf("Annotations") + 1) throw new Error(`sidebar: ${got.join(", ")}`);
+  });
+  await page.locator("nav.sidebar").getByRole("link", { name: "Errors" }).click();
+  await check("with the flag on, /errors is a page (coming soon) and answers 200", async () => {
+    await page.getByRole("heading", { name: "Errors" }).waitFor();
+    await page.getByTestId("coming-soon").waitFor();
+    const res = await page.goto(strata.url + "/errors");
+    if (res.status() !== 200) throw new Error(`status ${res.status()}`);
+    await page.getByRole("heading", { name: "Errors" }).waitFor();
+  });
+  await page.screenshot({ path: join(ARTIFACTS, "09-errors-shown.png"), fullPage: true });
+}
+
+/** postEvent sends one event to /e with the key. */
+async function postEvent(base, key, event) {
+  const res = await fetch(base + "/e", {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-API-Key": key },
+    body: JSON.stringify({ batch: [{ event_name: event, distinct_id: "e2e_user" }] }),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+/** trend runs a trend query with a bearer credential. */
+async function trend(base, credential) {
+  const res = await fetch(base + "/api/v1/query/trend", {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Authorization: "Bearer " + credential },
+    body: JSON.stringify({ series: [{ event: "$pageview", math: "total" }], interval: "day" }),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+/** check runs one assertion and records its outcome. */
+async function check(name, fn) {
+  try {
+    await fn();
+    results.push(true);
+    console.log(`ok - ${name}`);
+  } catch (e) {
+    results.push(false);
+    console.log(`not ok - ${name}: ${e.message.split("\n")[0]}`);
+  }
+}
+
+/** startStrata runs `strata serve` on a free loopback port with a fresh data dir. */
+async function startStrata(env) {
+  const dataDir = mkdtempSync(join(tmpdir(), "strata-dashboard-e2e-"));
+  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+  const child = spawn(STRATA_BIN, ["serve", "--addr", "127.0.0.1:0", "--data", dataDir, "--log-format", "json"], {
+    env: { ...process.env, STRATA_ADDR: "", STRATA_DATA: "", ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const exited = new Promise((r) => child.once("exit", r));
+  cleanups.push(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    process.kill(child.pid, "SIGTERM");
+    const t = setTimeout(() => child.exitCode === null && process.kill(child.pid, "SIGKILL"), 30_000);
+    await exited;
+    clearTimeout(t);
+  });
+  const logs = [];
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("strata did not listen within 60 s:\n" + logs.join("\n"))), 60_000);
+    createInterface({ input: child.stderr }).on("line", (line) => {
+      logs.push(line);
+      try {
+        const rec = JSON.parse(line);
+        if (rec.msg === "listening") {
+          clearTimeout(timer);
+          resolve("http://" + rec.addr);
+        }
+        if (rec.level === "ERROR") console.log("# strata:", line);
+      } catch {
+        // Not a JSON log line.
+      }
+    });
+    exited.then((code) => reject(new Error(`strata exited (${code}) before listening:\n` + logs.join("\n"))));
+  });
+  return { url, dataDir };
+}
+
+/** startSite serves a customer's page with the snippet copied from the dashboard, on another port. */
+async function startSite(snippet) {
+  const html = `<!doctype html><html><head><meta charset="utf-8"><title>Landing</title>${snippet}</head><body><p>Welcome.</p></body></html>`;
+  const server = createServer((req, res) => {
+    if (new URL(req.url, "http://x").pathname === "/landing.html") {
+      res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" }).end(html);
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  cleanups.push(() => new Promise((r) => server.close(r)));
+  return { url: `http://127.0.0.1:${server.address().port}` };
+}
+
+async function cleanup() {
+  for (const f of cleanups.splice(0).reverse()) {
+    try {
+      await f();
+    } catch (e) {
+      console.log("# cleanup:", e.message);
+    }
+  }
+}
+
+const deadline = setTimeout(async () => {
+  console.log(`not ok - the run took longer than ${DEADLINE_MS / 1000} s`);
+  results.push(false);
+  await cleanup();
+  process.exit(1);
+}, DEADLINE_MS);
+
+try {
+  await main();
+} catch (e) {
+  results.push(false);
+  console.log(`not ok - ${e.stack || e.message}`);
+} finally {
+  clearTimeout(deadline);
+  await cleanup();
+}
+const passed = results.filter(Boolean).length;
+console.log(`${passed} passed, ${results.length - passed} failed`);
+process.exit(results.length && passed === results.length ? 0 : 1);

@@ -1,0 +1,53 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { DateRangePicker } from "../src/components/DateRangePicker";
+import { Sidebar } from "../src/components/Sidebar";
+import { navItems } from "../src/components/nav";
+import { presetRange, type DateRange } from "../src/range";
+import { withParams } from "../src/router";
+import { byText, mount, submit, type } from "./helpers";
+
+const labels = (root: HTMLElement) => [...root.querySelectorAll(".nav-item")].map((a) => a.textContent);
+
+describe("sidebar", () => {
+  afterEach(() => history.replaceState(null, "", "/"));
+
+  it("lists every page in order, without Errors unless the flag is on", async () => {
+    const off = await mount(<Sidebar items={navItems({ errorTracking: false })} path="/" search={new URLSearchParams()} email="a@b.co" onLogout={() => {}} />);
+    expect(labels(off)).toEqual(["Overview", "Trends", "Funnels", "Retention", "Acquisition", "Annotations", "Messages", "Experiments", "Flags", "Settings"]);
+    const on = await mount(<Sidebar items={navItems({ errorTracking: true })} path="/errors" search={new URLSearchParams()} email="a@b.co" onLogout={() => {}} />);
+    expect(labels(on)).toEqual(["Overview", "Trends", "Funnels", "Retention", "Acquisition", "Annotations", "Errors", "Messages", "Experiments", "Flags", "Settings"]);
+    expect(on.querySelector("[aria-current=page]")?.textContent).toBe("Errors");
+  });
+
+  it("carries the product and date range in every link, and marks Settings on its subpages", async () => {
+    const search = new URLSearchParams("product=4&range=7d&other=x");
+    const root = await mount(<Sidebar items={navItems({ errorTracking: false })} path="/settings/products/4" search={search} email="a@b.co" onLogout={() => {}} />);
+    expect(byText(root, "a", "Trends")?.getAttribute("href")).toBe("/trends?product=4&range=7d");
+    expect(root.querySelector("[aria-current=page]")?.textContent).toBe("Settings");
+    expect(withParams("/funnels", new URLSearchParams("from=2026-01-01&to=2026-01-02"))).toBe("/funnels?from=2026-01-01&to=2026-01-02");
+  });
+});
+
+describe("date-range picker", () => {
+  it("offers the presets and a custom range, and refuses a backwards one", async () => {
+    const picked: DateRange[] = [];
+    const root = await mount(<DateRangePicker range={presetRange("30d")} onChange={(r) => picked.push(r)} />);
+    const select = root.querySelector<HTMLSelectElement>("select")!;
+    expect([...select.options].map((o) => o.value)).toEqual(["today", "yesterday", "7d", "30d", "90d", "365d", "custom"]);
+    expect(select.value).toBe("30d");
+
+    select.value = "custom";
+    select.dispatchEvent(new Event("change", { bubbles: true }));
+    await new Promise((r) => setTimeout(r, 0));
+    const from = root.querySelector<HTMLInputElement>("input[aria-label=From]");
+    const to = root.querySelector<HTMLInputElement>("input[aria-label=To]");
+    await type(from, "2026-10-15");
+    await type(to, "2026-10-01");
+    await submit(root.querySelector("form"));
+    expect(root.querySelector("[role=alert]")?.textContent).toMatch(/before the start/);
+    expect(picked).toEqual([]);
+    await type(to, "2026-10-20");
+    await submit(root.querySelector("form"));
+    expect(picked).toEqual([{ key: "custom", from: "2026-10-15", to: "2026-10-20" }]);
+  });
+});

@@ -1,0 +1,124 @@
+import { describe, expect, it, vi } from "vitest";
+import { SecretReveal } from "../src/components/SecretReveal";
+import { ProductSettings } from "../src/pages/ProductSettings";
+import type { ApiKey, Product, QueryToken } from "../src/types";
+import { byText, click, fakeFetch, mount, submit, type } from "./helpers";
+
+const product: Product = { id: 3, workspaceId: 1, name: "Web shop", createdAt: "2026-11-01T09:00:00Z" };
+const key = (over: Partial<ApiKey> = {}): ApiKey => ({
+  id: 7, productId: 3, prefix: "st_live_AbCd", env: "live", status: "active", rateLimit: 0,
+  createdAt: "2026-11-20T10:04:00Z", lastUsedAt: "2026-11-22T08:15:00Z", ...over,
+});
+const token: QueryToken = { id: 2, productId: 3, prefix: "st_tok_WxYz", status: "active", createdAt: "2026-11-21T12:00:00Z", lastUsedAt: null };
+const secretKey = "st_live_" + "A".repeat(32);
+
+function routes(keys: ApiKey[]) {
+  return {
+    "GET /api/v1/products/3/keys": () => ({ body: { items: keys } }),
+    "GET /api/v1/products/3/tokens": { body: { items: [token] } },
+  };
+}
+
+const cells = (row: Element | null | undefined) => [...(row?.querySelectorAll("td") ?? [])].map((c) => c.textContent?.trim());
+
+describe("API keys", () => {
+  it("lists keys with prefix, kind, status, created and last-used dates", async () => {
+    fakeFetch(routes([key(), key({ id: 8, prefix: "st_test_QrSt", env: "test", status: "disabled", lastUsedAt: null })]));
+    const root = await mount(<ProductSettings product={product} origin="https://stats.example.com" onRenamed={() => {}} />);
+    const rows = root.querySelectorAll("table[aria-label='API keys'] tbody tr");
+    expect(cells(rows[0]).slice(0, 5)).toEqual(["st_live_AbCd…", "Live", "Active", "20 Nov 2026, 10:04 UTC", "22 Nov 2026, 08:15 UTC"]);
+    expect(cells(rows[1]).slice(0, 5)).toEqual(["st_test_QrSt…", "Test", "Disabled", "20 Nov 2026, 10:04 UTC", "Never"]);
+    expect(byText(rows[0], "button", "Disable")).toBeTruthy();
+    expect(byText(rows[1], "button", "Enable")).toBeTruthy();
+    expect(cells(root.querySelector("table[aria-label='Query tokens'] tbody tr")).slice(0, 4)).toEqual(["st_tok_WxYz…", "Active", "21 Nov 2026, 12:00 UTC", "Never"]);
+  });
+
+  it("shows a new key once, with the script-tag snippet", async () => {
+    let keys = [key()];
+    const calls = fakeFetch({
+      ...routes([]),
+      "GET /api/v1/products/3/keys": () => ({ body: { items: keys } }),
+      "POST /api/v1/products/3/keys": () => {
+        keys = [...keys, key({ id: 9, prefix: "st_live_AAAA" })];
+        return { status: 201, body: { secret: secretKey, key: keys[1] } };
+      },
+    });
+    const root = await mount(<ProductSettings product={product} origin="https://stats.example.com" onRenamed={() => {}} />);
+    await click(byText(root, "button", "Create live key"));
+    expect(calls.find((c) => c.method === "POST")?.body).toEqual({ env: "live" });
+    expect(root.querySelector("[data-testid=secret-value]")?.textContent).toBe(secretKey);
+    expect(root.querySelector("[data-testid=snippet]")?.textContent).toBe(
+      `<script src="https://stats.example.com/sdk/v1/sdk.min.js"></script><script>strata.init({apiKey: "${secretKey}"})</script>`,
+    );
+    expect(root.querySelectorAll("table[aria-label='API keys'] tbody tr")).toHaveLength(2);
+    await click(byText(root, "button", "I have copied it"));
+    expect(root.textContent).not.toContain(secretKey);
+  });
+
+  it("revokes only after confirmation", async () => {
+    let keys = [key()];
+    const calls = fakeFetch({
+      ...routes([]),
+      "GET /api/v1/products/3/keys": () => ({ body: { items: keys } }),
+      "PATCH /api/v1/products/3/keys/7": (c) => {
+        keys = [key({ status: (c.body as { status: ApiKey["status"] }).status })];
+        return { body: keys[0] };
+      },
+    });
+    const root = await mount(<ProductSettings product={product} origin="https://stats.example.com" onRenamed={() => {}} />);
+    await click(byText(root, "button", "Revoke"));
+    const dialog = root.querySelector("[role=alertdialog]");
+    expect(dialog?.textContent).toContain("Revoke API key st_live_AbCd…?");
+    expect(dialog?.textContent).toContain("cannot be undone");
+    await click(byText(dialog!, "button", "Cancel"));
+    expect(root.querySelector("[role=alertdialog]")).toBeNull();
+    expect(calls.filter((c) => c.method === "PATCH")).toEqual([]);
+
+    await click(byText(root, "button", "Revoke"));
+    await click(byText(root.querySelector("[role=alertdialog]")!, "button", "Revoke key"));
+    expect(calls.filter((c) => c.method === "PATCH").map((c) => c.body)).toEqual([{ status: "revoked" }]);
+    const row = root.querySelector("table[aria-label='API keys'] tbody tr");
+    expect(cells(row)[2]).toBe("Revoked");
+    expect(row?.querySelectorAll("button")).toHaveLength(0);
+  });
+
+  it("disables a key without asking, and shows the server's refusal", async () => {
+    const calls = fakeFetch({
+      ...routes([key()]),
+      "PATCH /api/v1/products/3/keys/7": { status: 409, body: { error: { code: "key_revoked", message: "The key is revoked; revocation cannot be undone." } } },
+    });
+    const root = await mount(<ProductSettings product={product} origin="https://x" onRenamed={() => {}} />);
+    await click(byText(root, "button", "Disable"));
+    expect(calls.filter((c) => c.method === "PATCH").map((c) => c.body)).toEqual([{ status: "disabled" }]);
+    expect(root.querySelector("[role=alert]")?.textContent).toBe("The key is revoked; revocation cannot be undone.");
+  });
+
+  it("creates a query token and shows it once, without a script tag", async () => {
+    fakeFetch({ ...routes([]), "POST /api/v1/products/3/tokens": { status: 201, body: { secret: "st_tok_" + "B".repeat(40), token } } });
+    const root = await mount(<ProductSettings product={product} origin="https://x" onRenamed={() => {}} />);
+    await click(byText(root, "button", "Create query token"));
+    expect(root.querySelector("[data-testid=secret-value]")?.textContent).toBe("st_tok_" + "B".repeat(40));
+    expect(root.querySelector("[data-testid=snippet]")).toBeNull();
+  });
+
+  it("renames the product", async () => {
+    fakeFetch({ ...routes([]), "PATCH /api/v1/products/3": (c) => ({ body: { ...product, name: (c.body as { name: string }).name } }) });
+    const renamed = vi.fn();
+    const root = await mount(<ProductSettings product={product} origin="https://x" onRenamed={renamed} />);
+    await type(root.querySelector("form[aria-label='Rename product'] input"), "Shop");
+    expect(byText(root, "button", "Rename")?.hasAttribute("disabled")).toBe(false);
+    await submit(root.querySelector("form[aria-label='Rename product']"));
+    expect(renamed).toHaveBeenCalledWith({ ...product, name: "Shop" });
+  });
+});
+
+describe("copy button", () => {
+  it("copies the key to the clipboard", async () => {
+    const writeText = vi.fn(async () => {});
+    vi.stubGlobal("navigator", { ...navigator, clipboard: { writeText } });
+    const root = await mount(<SecretReveal kind="key" secret={secretKey} origin="https://x" onDone={() => {}} />);
+    await click(root.querySelector("button[aria-label='Copy API key']"));
+    expect(writeText).toHaveBeenCalledWith(secretKey);
+    expect(root.querySelector("button[aria-label='Copy API key']")?.textContent).toBe("Copied");
+  });
+});
