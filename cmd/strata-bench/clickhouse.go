@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
@@ -60,12 +61,57 @@ func (c *clickHouseRun) bench(bin, dataDir string, events []queryEvent, queries 
 	}
 	defer conn.Close()
 	settle := time.Now()
-	ctx := clickHouseContext()
-	if err := conn.Exec(ctx, "OPTIMIZE TABLE "+benchDatabase+".events FINAL"); err != nil {
-		return r, fmt.Errorf("merging parts: %w", err)
+	before, err := c.merge(conn)
+	if err != nil {
+		return r, err
 	}
-	fmt.Printf("ClickHouse: parts merged in %s\n", time.Since(settle).Round(time.Millisecond))
+	after, err := c.activeParts(conn)
+	if err != nil {
+		return r, err
+	}
+	fmt.Printf("ClickHouse: %d parts merged into %d in %s\n", before, after, time.Since(settle).Round(time.Millisecond))
 	return r, timeQueries(bin, dataDir, srv, queries, runs, &r)
+}
+
+// merge merges each partition of the events table into one part, as
+// background merges would in time (18.16 merges one partition per OPTIMIZE,
+// so each is named), and returns how many parts there were.
+func (c *clickHouseRun) merge(conn driver.Conn) (int, error) {
+	ctx := clickHouseContext()
+	n, err := c.activeParts(conn)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := conn.Query(ctx, "SELECT DISTINCT partition FROM system.parts WHERE database = ? AND table = 'events' AND active", benchDatabase)
+	if err != nil {
+		return 0, err
+	}
+	var partitions []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		partitions = append(partitions, p)
+	}
+	rows.Close()
+	for _, p := range partitions {
+		// p is a partition value the server listed (a YYYYMM number).
+		if _, err := strconv.Atoi(p); err != nil {
+			return 0, fmt.Errorf("unexpected partition %q", p)
+		}
+		if err := conn.Exec(ctx, "OPTIMIZE TABLE "+benchDatabase+".events PARTITION "+p+" FINAL"); err != nil {
+			return 0, fmt.Errorf("merging partition %s: %w", p, err)
+		}
+	}
+	return n, nil
+}
+
+func (c *clickHouseRun) activeParts(conn driver.Conn) (int, error) {
+	var n uint64
+	err := conn.QueryRow(clickHouseContext(), "SELECT count() FROM system.parts WHERE database = ? AND table = 'events' AND active", benchDatabase).Scan(&n)
+	return int(n), err
 }
 
 func (c *clickHouseRun) conn() (driver.Conn, error) {
