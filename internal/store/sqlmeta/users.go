@@ -41,8 +41,18 @@ func (s *Store) CreateOwner(ctx context.Context, u *analytics.User) error {
 	if err == nil {
 		return nil
 	}
-	if has, herr := s.HasUsers(ctx); herr == nil && has {
-		return analytics.ErrUserExists
+	// Losing a race to another setup fails on the one-row setup table,
+	// possibly before the winner has committed (DuckDB reports the
+	// conflict at once): give the winner a moment to show.
+	for wait := 0; wait < 20; wait++ {
+		if has, herr := s.HasUsers(ctx); herr == nil && has {
+			return analytics.ErrUserExists
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 	return err
 }
