@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -135,5 +136,45 @@ func TestRateLimitHoldsAcrossNodes(t *testing.T) {
 	}
 	if admitted < perMinute {
 		t.Errorf("only %d requests admitted; the key's budget is %d", admitted, perMinute)
+	}
+}
+
+// TestAnnotationLimitHoldsAcrossNodes does the same for the per-workspace
+// annotation write limit, which the nodes share the same way.
+func TestAnnotationLimitHoldsAcrossNodes(t *testing.T) {
+	const perMinute = 20
+	a, b := startNodes(t, "--annotation-rate-limit", strconv.Itoa(perMinute))
+	tn := newTenant(t, a, "annotations")
+	post := func(s *server, i int) int {
+		body, _ := json.Marshal(map[string]any{"label": fmt.Sprintf("note %d", i), "date": "2026-11-20T10:00:00Z",
+			"color": "sky", "scope": "workspace"})
+		return do(t, "POST", s.URL+"/api/v1/annotations", body, map[string]string{
+			"Authorization": "Bearer " + tn.Token, "Content-Type": "application/json"}).Status
+	}
+	post(a, -1)
+	post(b, -2)
+	time.Sleep(2500 * time.Millisecond)
+	// Unshared, the two nodes would allow 2·(20+2) = 44 of these 48.
+	const rate, seconds = 8, 6
+	admitted := 2
+	start := time.Now()
+	for i := 0; i < rate*seconds; i++ {
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		switch st := post(s, i); st {
+		case http.StatusCreated:
+			admitted++
+		case http.StatusTooManyRequests:
+		default:
+			t.Fatalf("annotation %d: status %d", i, st)
+		}
+		time.Sleep(time.Until(start.Add(time.Duration(i+1) * time.Second / rate)))
+	}
+	bound := perMinute + int(time.Since(start).Seconds()*perMinute/60) + 2*rate/2 + 4
+	t.Logf("admitted %d annotation writes (bound %d)", admitted, bound)
+	if admitted > bound || admitted < perMinute {
+		t.Errorf("two nodes admitted %d writes for a %d/min workspace; want %d to %d", admitted, perMinute, perMinute, bound)
 	}
 }

@@ -38,8 +38,11 @@ type App struct {
 	// limiter holds the ingest rate limits; with a shared metadata store
 	// it syncs with the other nodes every second.
 	limiter *ratelimit.Limiter
-	wr      *ingest.Writer
-	ready   atomic.Bool
+	// annotationLimiter holds the per-workspace annotation write limits,
+	// shared the same way.
+	annotationLimiter *ratelimit.Limiter
+	wr                *ingest.Writer
+	ready             atomic.Bool
 
 	httpSrv  *http.Server
 	httpLn   net.Listener
@@ -89,6 +92,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	}
 
 	a.limiter = ratelimit.New(time.Now)
+	a.annotationLimiter = ratelimit.New(time.Now)
 	pages, err := dashboard.New(cfg.ErrorTracking)
 	if err != nil {
 		return nil, err
@@ -109,7 +113,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		// ingest's; docs/annotations.md gives the bound.
 		Products:            a.store.meta,
 		Annotations:         a.store.meta,
-		AnnotationLimiter:   ratelimit.New(time.Now),
+		AnnotationLimiter:   a.annotationLimiter,
 		AnnotationRateLimit: cfg.AnnotationRateLimit,
 
 		// The dashboard: sessions in the metadata store, settings through
@@ -197,6 +201,9 @@ loop:
 				if err := a.limiter.Sync(ctx, a.store.meta); err != nil {
 					a.log.Warn("sharing rate-limit usage failed", "err", err)
 				}
+				if err := a.annotationLimiter.Sync(ctx, workspaceUsage{a.store.meta}); err != nil {
+					a.log.Warn("sharing annotation rate-limit usage failed", "err", err)
+				}
 			}
 			// Ingest has been quiet for a while: fold the log into the
 			// file so that queries read compressed rows with zone maps.
@@ -270,4 +277,21 @@ func (a *App) closeStorage() error {
 		os.Remove(a.sockPath)
 	}
 	return errors.Join(errs...)
+}
+
+// workspaceUsage keeps per-workspace usage totals in the same shared table
+// as API keys' (key_usage), under negated ids so the two never meet.
+type workspaceUsage struct{ u ratelimit.Usage }
+
+func (w workspaceUsage) AddKeyUsage(ctx context.Context, deltas map[int64]int64) (map[int64]int64, error) {
+	neg := make(map[int64]int64, len(deltas))
+	for id, d := range deltas {
+		neg[-id] = d
+	}
+	totals, err := w.u.AddKeyUsage(ctx, neg)
+	out := make(map[int64]int64, len(totals))
+	for id, t := range totals {
+		out[-id] = t
+	}
+	return out, err
 }
