@@ -198,6 +198,20 @@ type BotsQuery struct {
 	TopPages int
 }
 
+// EventNamesQuery asks for the event names seen in the scope, most events
+// first, at most Limit of them. AI-bot events are left out: the list feeds
+// the funnel and trend builders, which count human events.
+type EventNamesQuery struct {
+	Scope
+	Limit int
+}
+
+// EventCount is one event name and how many events of it the scope holds.
+type EventCount struct {
+	Name  string
+	Count int64
+}
+
 // QueryStore answers the query engine. Every method reads only the scope's
 // product and environment.
 type QueryStore interface {
@@ -209,6 +223,9 @@ type QueryStore interface {
 	Retention(ctx context.Context, q RetentionQuery) ([]RetentionRow, error)
 	// Bots returns bot activity, most hits first, and the top pages.
 	Bots(ctx context.Context, q BotsQuery) ([]BotActivity, []PageActivity, error)
+	// EventNames returns the scope's event names, most events first, ties
+	// by name.
+	EventNames(ctx context.Context, q EventNamesQuery) ([]EventCount, error)
 }
 
 // QueryKind says which query a saved query runs.

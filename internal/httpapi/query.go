@@ -107,6 +107,22 @@ func (s *Server) handleBots(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// handleEventNames is GET /api/v1/query/events: the event names seen in
+// the range, most frequent first, for the dashboard's step autocomplete.
+func (s *Server) handleEventNames(w http.ResponseWriter, r *http.Request) error {
+	sc, err := s.scope(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	res, err := s.Queries.EventNames(r.Context(), sc, q.Get("dateFrom"), q.Get("dateTo"), q.Get("limit"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
 // savedQueryRequest is the body of POST /queries and PUT /queries/{id}.
 type savedQueryRequest struct {
 	Kind       analytics.QueryKind `json:"kind"`

@@ -64,6 +64,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /api/v1/query/trend", h(s.queryHandler(analytics.KindTrend)))
 	mux.Handle("POST /api/v1/query/retention", h(s.queryHandler(analytics.KindRetention)))
 	mux.Handle("GET /api/v1/query/bots", h(s.handleBots))
+	mux.Handle("GET /api/v1/query/events", h(s.handleEventNames))
 	mux.Handle("GET /api/v1/queries", h(s.handleListSaved))
 	mux.Handle("POST /api/v1/queries", h(s.handleCreateSaved))
 	mux.Handle("GET /api/v1/queries/{id}", h(s.handleGetSaved))

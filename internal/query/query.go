@@ -305,6 +305,38 @@ func (e *Engine) Bots(ctx context.Context, scope analytics.Scope, dateFrom, date
 	return res, nil
 }
 
+// EventName is one event name of GET /query/events.
+type EventName struct {
+	Name  string `json:"name"`
+	Count int64  `json:"count"`
+}
+
+// EventNamesResult is the answer of GET /query/events.
+type EventNamesResult struct {
+	Events []EventName `json:"events"`
+}
+
+// EventNames validates the query string and lists the event names seen in
+// the range, most events first: the builders' step and series suggestions.
+func (e *Engine) EventNames(ctx context.Context, scope analytics.Scope, dateFrom, dateTo, limit string) (EventNamesResult, error) {
+	q, err := ParseEventNames(dateFrom, dateTo, limit, scope, e.now())
+	if err != nil {
+		return EventNamesResult{}, err
+	}
+	if err := e.sync(ctx); err != nil {
+		return EventNamesResult{}, err
+	}
+	names, err := e.Store.EventNames(ctx, q)
+	if err != nil {
+		return EventNamesResult{}, err
+	}
+	res := EventNamesResult{Events: make([]EventName, len(names))}
+	for i, n := range names {
+		res.Events[i] = EventName(n)
+	}
+	return res, nil
+}
+
 // positions maps each bucket start to its place in starts.
 func positions(starts []time.Time) map[time.Time]int {
 	index := make(map[time.Time]int, len(starts))

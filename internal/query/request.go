@@ -34,6 +34,8 @@ const (
 	MaxBreakdown       = 100
 	DefaultTopPages    = 20
 	MaxTopPages        = 100
+	DefaultEventNames  = 100
+	MaxEventNames      = 1000
 )
 
 // PlaceholderSteps are the steps a new funnel starts from.
@@ -356,6 +358,23 @@ func ParseBots(dateFrom, dateTo, limit string, scope analytics.Scope, now time.T
 			return q, invalid("limit", "must be an integer from 1 to %d, not %q", MaxTopPages, limit)
 		}
 		q.TopPages = n
+	}
+	return q, nil
+}
+
+// ParseEventNames validates the query string of GET /api/v1/query/events.
+func ParseEventNames(dateFrom, dateTo, limit string, scope analytics.Scope, now time.Time) (analytics.EventNamesQuery, error) {
+	q := analytics.EventNamesQuery{Scope: scope, Limit: DefaultEventNames}
+	var err error
+	if q.From, q.To, err = dateRange(dateFrom, dateTo, now); err != nil {
+		return q, err
+	}
+	if limit != "" {
+		n, err := strconv.Atoi(limit)
+		if err != nil || strconv.Itoa(n) != limit || n < 1 || n > MaxEventNames {
+			return q, invalid("limit", "must be an integer from 1 to %d, not %q", MaxEventNames, limit)
+		}
+		q.Limit = n
 	}
 	return q, nil
 }

@@ -425,3 +425,30 @@ func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) ([]analytics.Bo
 	}
 	return bots, pages, nil
 }
+
+// EventNames counts the scope's human events by name.
+func (s *Store) EventNames(ctx context.Context, q analytics.EventNamesQuery) ([]analytics.EventCount, error) {
+	var b builder
+	b.write("SELECT event, count() AS hits FROM ", s.table, " WHERE ")
+	b.scope(q.Scope, q.From, q.To)
+	b.write(" AND is_bot = 0 GROUP BY event ORDER BY hits DESC, event LIMIT ", b.arg(q.Limit))
+	rows, err := s.conn.Query(ctx, b.sql.String(), b.args...)
+	if err != nil {
+		return nil, fmt.Errorf("listing event names: %w", err)
+	}
+	defer rows.Close()
+	var out []analytics.EventCount
+	for rows.Next() {
+		var e analytics.EventCount
+		var hits uint64
+		if err := rows.Scan(&e.Name, &hits); err != nil {
+			return nil, fmt.Errorf("listing event names: %w", err)
+		}
+		e.Count = int64(hits)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing event names: %w", err)
+	}
+	return out, nil
+}

@@ -397,3 +397,16 @@ func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) ([]analytics.Bo
 	}
 	return bots, pages, nil
 }
+
+// EventNames counts the scope's human events by dense name id, then names
+// the ids from event_names.
+func (s *Store) EventNames(ctx context.Context, q analytics.EventNamesQuery) ([]analytics.EventCount, error) {
+	var b builder
+	b.write("SELECT n.name, c.hits FROM (SELECT eid, count(*) AS hits FROM events WHERE ")
+	b.scope("", q.Scope, q.From, q.To)
+	b.write(" AND NOT is_bot GROUP BY eid) c JOIN event_names n ON n.eid = c.eid ORDER BY c.hits DESC, n.name LIMIT ", b.arg(q.Limit))
+	return queryAll(ctx, s.db, "listing event names", func(r scanner) (e analytics.EventCount, err error) {
+		err = r.Scan(&e.Name, &e.Count)
+		return e, err
+	}, b.sql.String(), b.args...)
+}

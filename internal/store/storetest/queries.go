@@ -244,6 +244,61 @@ func testBots(t *testing.T, s Events) {
 	}
 }
 
+// testEventNames checks the list behind the builders' autocomplete: names
+// by events, ties by name, cut at the limit; nothing outside the range,
+// from another product or environment, and no AI-bot events. Names are
+// bound values, so quotes and unicode come back as sent.
+func testEventNames(t *testing.T, s Events) {
+	ctx := context.Background()
+	day := time.Date(2026, 5, 4, 0, 0, 0, 0, time.UTC)
+	var events []analytics.Event
+	add := func(product int64, env analytics.Env, name string, bot bool, at time.Duration, n int) {
+		for range n {
+			i := len(events)
+			e := analytics.Event{UUID: [16]byte{byte(i), byte(i >> 8), 0xe7}, ProductID: product, Env: env,
+				Timestamp: day.Add(at), ReceivedAt: day, Name: name, DistinctID: "u", UserID: 9, Properties: []byte("{}")}
+			if bot {
+				e.IsBot, e.BotName, e.BotCategory = true, "GPTBot", "ai_crawler"
+			}
+			events = append(events, e)
+		}
+	}
+	add(1, analytics.EnvLive, "page_viewed", false, time.Hour, 4)
+	add(1, analytics.EnvLive, "signed_up", false, 2*time.Hour, 2)
+	add(1, analytics.EnvLive, "it's ünïcode", false, 3*time.Hour, 2)
+	add(1, analytics.EnvLive, "button_clicked", false, 4*time.Hour, 1)
+	add(1, analytics.EnvLive, "$bot_pageview", true, time.Hour, 9)
+	add(1, analytics.EnvTest, "test_only", false, time.Hour, 5)
+	add(2, analytics.EnvLive, "other_product", false, time.Hour, 5)
+	add(1, analytics.EnvLive, "next_day", false, 25*time.Hour, 5)
+	if err := s.AppendEvents(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+	scope := analytics.Scope{ProductID: 1, Env: analytics.EnvLive, From: day, To: day.AddDate(0, 0, 1)}
+	got, err := s.EventNames(ctx, analytics.EventNamesQuery{Scope: scope, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []analytics.EventCount{{Name: "page_viewed", Count: 4}, {Name: "it's ünïcode", Count: 2},
+		{Name: "signed_up", Count: 2}, {Name: "button_clicked", Count: 1}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("EventNames = %+v, want %+v", got, want)
+	}
+	got, err = s.EventNames(ctx, analytics.EventNamesQuery{Scope: scope, Limit: 2})
+	if err != nil || !reflect.DeepEqual(got, want[:2]) {
+		t.Errorf("EventNames with limit 2 = %+v, %v, want %+v", got, err, want[:2])
+	}
+	scope.Env = analytics.EnvTest
+	got, err = s.EventNames(ctx, analytics.EventNamesQuery{Scope: scope, Limit: 10})
+	if err != nil || !reflect.DeepEqual(got, []analytics.EventCount{{Name: "test_only", Count: 5}}) {
+		t.Errorf("EventNames of the test environment = %+v, %v", got, err)
+	}
+	scope.ProductID = 3
+	if got, err := s.EventNames(ctx, analytics.EventNamesQuery{Scope: scope, Limit: 10}); err != nil || len(got) != 0 {
+		t.Errorf("EventNames of a product without events = %+v, %v", got, err)
+	}
+}
+
 // filterRequests turns reference filters into filters as a client sends
 // them: numbers arrive from JSON as float64.
 func filterRequests(fs []querytest.Filter) []query.FilterRequest {

@@ -60,6 +60,7 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("Queries", func(t *testing.T) { testQueries(t, open(t)) })
 	t.Run("FunnelCases", func(t *testing.T) { testFunnelCases(t, open(t)) })
 	t.Run("Bots", func(t *testing.T) { testBots(t, open(t)) })
+	t.Run("EventNames", func(t *testing.T) { testEventNames(t, open(t)) })
 }
 
 func testMeta(t *testing.T, s Meta) {
