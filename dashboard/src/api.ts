@@ -2,7 +2,9 @@
 // origin with the session cookie; the browser adds the Origin header the
 // server checks on every change.
 import type {
-  ApiKey, CredentialStatus, DashboardConfig, KeyCreated, KeyEnv, List, Product, QueryToken, Session, TokenCreated,
+  Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, CredentialStatus, DashboardConfig, EventNames, FunnelRequest,
+  FunnelResult, KeyCreated, KeyEnv, List, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult, SavedQuery, Session,
+  TokenCreated, TrendRequest, TrendResult,
 } from "./types";
 
 /** ApiError is an error answer: the HTTP status and the body's code and message. */
@@ -56,6 +58,22 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
 
 const enc = encodeURIComponent;
 
+/**
+ * scoped is a product-scoped API path: the session names its product with
+ * ?product=ID, plus any other parameters that are set.
+ */
+export function scoped(path: string, product: number, params: Record<string, string | number | undefined> = {}): string {
+  const q = new URLSearchParams({ product: String(product) });
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== "") q.set(k, String(v));
+  return `${path}?${q}`;
+}
+
+/** A day range as the query API reads it. */
+export interface Days {
+  from: string;
+  to: string;
+}
+
 /** api is every call the dashboard makes. */
 export const api = {
   config: () => request<DashboardConfig>("GET", "/api/v1/dashboard/config"),
@@ -86,7 +104,31 @@ export const api = {
   createToken: (productId: number) => request<TokenCreated>("POST", `/api/v1/products/${enc(productId)}/tokens`, {}),
   setTokenStatus: (productId: number, tokenId: number, status: CredentialStatus) =>
     request<QueryToken>("PATCH", `/api/v1/products/${enc(productId)}/tokens/${enc(tokenId)}`, { status }),
+
+  funnel: (p: number, body: FunnelRequest) => request<FunnelResult>("POST", scoped("/api/v1/query/funnel", p), body),
+  trend: (p: number, body: TrendRequest) => request<TrendResult>("POST", scoped("/api/v1/query/trend", p), body),
+  retention: (p: number, body: RetentionRequest) => request<RetentionResult>("POST", scoped("/api/v1/query/retention", p), body),
+  bots: (p: number, d: Days) => request<BotsResult>("GET", scoped("/api/v1/query/bots", p, { dateFrom: d.from, dateTo: d.to })),
+  eventNames: (p: number, d: Days) => request<EventNames>("GET", scoped("/api/v1/query/events", p, { dateFrom: d.from, dateTo: d.to })),
+
+  savedQueries: (p: number) => request<List<SavedQuery>>("GET", scoped("/api/v1/queries", p)),
+  saveQuery: (p: number, kind: QueryKind, name: string, definition: unknown) =>
+    request<SavedQuery>("POST", scoped("/api/v1/queries", p), { kind, name, definition }),
+  deleteQuery: (p: number, id: number) => request<void>("DELETE", scoped(`/api/v1/queries/${enc(id)}`, p)),
+  runSaved: <T>(p: number, id: number) => request<T>("POST", scoped(`/api/v1/queries/${enc(id)}/run`, p)),
+
+  annotations: (p: number, opts: { page?: number; pageSize?: number; queryId?: number; from?: string; to?: string } = {}) =>
+    request<AnnotationPage>("GET", scoped("/api/v1/annotations", p, opts)),
+  createAnnotation: (p: number, a: AnnotationInput) => request<Annotation>("POST", scoped("/api/v1/annotations", p), a),
+  deleteAnnotation: (p: number, id: number) => request<void>("DELETE", scoped(`/api/v1/annotations/${enc(id)}`, p)),
+  bulkDeleteAnnotations: (p: number, ids: number[]) =>
+    request<{ deleted: number }>("POST", scoped("/api/v1/annotations/bulk-delete", p), { ids }),
 };
+
+/** exportUrl is the CSV export of the annotations a chart filter selects. */
+export function annotationsExportUrl(p: number, queryId?: number): string {
+  return scoped("/api/v1/annotations/export.csv", p, { queryId });
+}
 
 /** message is what to show a person for a failed call. */
 export function message(e: unknown): string {

@@ -7,7 +7,12 @@ import { ProductSwitcher } from "./components/ProductSwitcher";
 import { Sidebar } from "./components/Sidebar";
 import { activeItem, navItems } from "./components/nav";
 import { AuthForm } from "./pages/AuthForm";
+import { Acquisition } from "./pages/Acquisition";
+import { Annotations } from "./pages/Annotations";
+import { Funnels } from "./pages/Funnels";
 import { Overview } from "./pages/Overview";
+import { Retention } from "./pages/Retention";
+import { Trends } from "./pages/Trends";
 import { ProductSettings } from "./pages/ProductSettings";
 import { Products } from "./pages/Products";
 import { rangeFromSearch, searchWithRange, type DateRange } from "./range";
@@ -139,11 +144,6 @@ function currentProduct(products: Product[] | null, loc: Loc): Product | null {
 
 /** The pages that are not built yet, and what they will show. */
 const comingSoon: Record<string, { title: string; text: string }> = {
-  "/trends": { title: "Trends", text: "Trends will chart events over time, with filters and breakdowns." },
-  "/funnels": { title: "Funnels", text: "Funnels will show how many users go through a series of events, step by step." },
-  "/retention": { title: "Retention", text: "Retention will show how many users come back after their first event, per cohort." },
-  "/acquisition": { title: "Acquisition", text: "Acquisition will show the AI bot activity panel and the top pages accessed by AI." },
-  "/annotations": { title: "Annotations", text: "Annotations will list, add and export the markers drawn on time-series charts." },
   "/errors": { title: "Errors", text: "Errors will list exceptions grouped by fingerprint, with their events, users and last-seen dates." },
   "/messages": { title: "Messages", text: "Messages will manage in-app tooltips, modals and banners." },
   "/experiments": { title: "Experiments", text: "Experiments will manage A/B tests and show their results." },
@@ -162,6 +162,11 @@ function Page(props: {
   const { path, search } = props.loc;
   const home = withParams("/", search);
   if (path === "/") return <Overview product={props.product} range={props.range} />;
+  if (path === "/trends") return <Trends product={props.product} range={props.range} />;
+  if (path === "/funnels") return <Funnels product={props.product} range={props.range} />;
+  if (path === "/retention") return <Retention product={props.product} range={props.range} />;
+  if (path === "/acquisition") return <Acquisition product={props.product} range={props.range} />;
+  if (path === "/annotations") return <Annotations product={props.product} />;
   if (path === "/errors" && !props.errorTracking) return <NotFound home={home} />;
   const soon = comingSoon[path];
   if (soon) return <ComingSoon title={soon.title}>{soon.text}</ComingSoon>;

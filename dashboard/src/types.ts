@@ -65,3 +65,147 @@ export interface TokenCreated {
 export interface List<T> {
   items: T[];
 }
+
+// Query API shapes (api/openapi.yaml: FunnelResult, TrendResult,
+// RetentionResult, BotsResult, EventNamesResult, SavedQuery, Annotation).
+
+export interface FunnelRequest {
+  steps: string[];
+  windowHours?: number;
+  dateFrom?: string;
+  dateTo?: string;
+}
+
+export interface FunnelStep {
+  name: string;
+  count: number;
+  /** null for the first step. */
+  conversionPct: number | null;
+}
+
+export interface FunnelResult {
+  steps: FunnelStep[];
+}
+
+export type Operator = "eq" | "neq" | "contains" | "not_contains" | "regex" | "gt" | "lt" | "is_set" | "is_not_set";
+
+export interface FilterRequest {
+  property: string;
+  operator: Operator;
+  value?: string | number;
+}
+
+export type TrendMath = "total" | "unique_users";
+export type Interval = "hour" | "day" | "week" | "month";
+
+export interface SeriesRequest {
+  event: string;
+  math?: TrendMath;
+  filters?: FilterRequest[];
+}
+
+export interface TrendRequest {
+  series: SeriesRequest[];
+  dateFrom?: string;
+  dateTo?: string;
+  interval?: Interval;
+  filters?: FilterRequest[];
+  breakdown?: string;
+  breakdownLimit?: number;
+}
+
+export interface TrendPoint {
+  /** YYYY-MM-DD, or an RFC 3339 time for hourly buckets. */
+  date: string;
+  value: number;
+}
+
+export interface TrendLine {
+  label: string;
+  event: string;
+  breakdownValue: string | null;
+  other?: boolean;
+  data: TrendPoint[];
+}
+
+export interface TrendResult {
+  series: TrendLine[];
+}
+
+export interface RetentionRequest {
+  startEvent: string;
+  returnEvent?: string;
+  dateFrom?: string;
+  dateTo?: string;
+  period?: "day" | "week" | "month";
+}
+
+export interface Cohort {
+  date: string;
+  size: number;
+  values: number[];
+}
+
+export interface RetentionResult {
+  period: string;
+  cohorts: Cohort[];
+}
+
+export interface Bot {
+  name: string;
+  category: string;
+  categoryLabel: string;
+  hits: number;
+  lastSeen: string;
+}
+
+export interface BotsResult {
+  bots: Bot[];
+  topPages: { url: string; hits: number; bots: number }[];
+}
+
+export interface EventNames {
+  events: { name: string; count: number }[];
+}
+
+export type QueryKind = "funnel" | "trend" | "retention";
+
+export interface SavedQuery {
+  id: number;
+  productId: number;
+  kind: QueryKind;
+  name: string;
+  definition: unknown;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type AnnotationColor = "emerald" | "sky" | "amber" | "rose" | "violet" | "slate";
+
+export interface Annotation {
+  id: number;
+  date: string;
+  label: string;
+  description: string;
+  scope: "workspace" | "query";
+  queryId: number | null;
+  color: AnnotationColor;
+  createdBy: string;
+  createdAt: string;
+}
+
+export interface AnnotationInput {
+  date: string;
+  label: string;
+  description?: string;
+  color: AnnotationColor;
+  scope: "workspace" | "query";
+  queryId?: number;
+}
+
+export interface AnnotationPage {
+  items: Annotation[];
+  page: number;
+  pageSize: number;
+  total: number;
+}

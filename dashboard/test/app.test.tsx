@@ -64,11 +64,11 @@ describe("app", () => {
 
   it("shows pages not built yet as coming soon, and /errors as not found unless the flag is on", async () => {
     fakeFetch({ "GET /api/v1/dashboard/config": { body: config() }, "GET /api/v1/session": { body: session }, "GET /api/v1/products": { body: products } });
-    history.replaceState(null, "", "/funnels?product=1");
+    history.replaceState(null, "", "/messages?product=1");
     let root = await mount(<App />);
-    expect(heading(root)).toBe("Funnels");
+    expect(heading(root)).toBe("Messages");
     expect(root.querySelector("[data-testid=coming-soon]")?.textContent).toContain("Coming soon");
-    expect(root.querySelector("select[aria-label='Date range']")).toBeTruthy();
+    expect(root.querySelector("select[aria-label='Date range']")).toBeFalsy();
 
     history.replaceState(null, "", "/errors?product=1");
     root = await mount(<App />);

@@ -1,34 +1,182 @@
-import { Link } from "../components/Link";
+import { useState } from "preact/hooks";
+import { api } from "../api";
+import { bucketTime, num } from "../charts/time";
+import { TimeChart } from "../charts/TimeChart";
+import { AnnotateDialog, useChartAnnotations } from "../components/ChartAnnotations";
+import { useEventNames } from "../components/EventInput";
+import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States";
+import { useLoad } from "../load";
 import { describe, type DateRange } from "../range";
-import type { Product } from "../types";
+import type { Interval, Product, TrendResult } from "../types";
+
+const pageview = "$pageview";
+
+/** A breakdown table of the overview: the property and its heading. */
+const breakdowns = [
+  { property: "path", title: "Top pages" },
+  { property: "referrer", title: "Top referrers" },
+  { property: "browser", title: "Browsers" },
+  { property: "os", title: "Operating systems" },
+] as const;
+
+/** rangeInterval picks the chart's bucket for a range: days up to 90 days, then weeks. */
+export function rangeInterval(range: DateRange): Interval {
+  const days = (bucketTime(range.to) - bucketTime(range.from)) / 86_400_000 + 1;
+  return days <= 2 ? "hour" : days <= 90 ? "day" : "week";
+}
+
+/** totals sums each line of a breakdown trend into rows, most first; "other" last. */
+export function totals(r: TrendResult): { label: string; value: number; other: boolean }[] {
+  return r.series
+    .map((l) => ({ label: l.breakdownValue === null ? l.label : l.breakdownValue || "(none)", value: l.data.reduce((n, p) => n + p.value, 0), other: !!l.other }))
+    .filter((x) => x.value > 0)
+    .sort((a, b) => Number(a.other) - Number(b.other) || b.value - a.value);
+}
 
 /**
- * Overview is the home page. Its charts are not built yet; it says so and
- * points at the one thing a new product needs, an API key.
+ * Overview is the home page: visitors and page views over the range (with
+ * the annotations), and the top pages, referrers, browsers and operating
+ * systems, all from trend queries of $pageview. Visitors over the whole
+ * range are the sizes of the monthly retention cohorts of $pageview, which
+ * count each user once (a sum of daily unique users would not).
  */
 export function Overview(props: { product: Product | null; range: DateRange }) {
+  if (!props.product) return <NoProduct />;
+  return <OverviewPage key={props.product.id} product={props.product} range={props.range} />;
+}
+
+function OverviewPage(props: { product: Product; range: DateRange }) {
+  const pid = props.product.id;
+  const { from, to } = props.range;
+  const interval = rangeInterval(props.range);
+  const names = useEventNames(pid, { from, to });
+  const [series, retry] = useLoad<TrendResult>(
+    () =>
+      api.trend(pid, {
+        series: [
+          { event: pageview, math: "unique_users" },
+          { event: pageview, math: "total" },
+        ],
+        interval,
+        dateFrom: from,
+        dateTo: to,
+      }),
+    [pid, from, to, interval],
+  );
+  const [visitors] = useLoad<number>(
+    () =>
+      api
+        .retention(pid, { startEvent: pageview, period: "month", dateFrom: from, dateTo: to })
+        .then((r) => r.cohorts.reduce((n, c) => n + c.size, 0)),
+    [pid, from, to],
+  );
+  const [annotations, addAnnotation] = useChartAnnotations(pid, from, to, null);
+  const [picked, setPicked] = useState<number | null>(null);
+
+  const noEvents = names !== null && names.length === 0;
+  const pageviews = series.state === "done" ? series.data.series[1]?.data.reduce((n, p) => n + p.value, 0) ?? 0 : null;
   return (
     <section class="page">
       <h1>Overview</h1>
-      <div class="empty-state" data-testid="coming-soon">
-        <p class="badge">Coming soon</p>
-        <p>
-          The overview will chart {props.product ? <strong>{props.product.name}</strong> : "this product"}'s visitors, top events and
-          conversions for {describe(props.range).toLowerCase()}.
-        </p>
-        <p class="muted">This page is not built yet, so it shows no data.</p>
-      </div>
-      {props.product ? (
-        <div class="card">
-          <h2>Send your first events</h2>
+      {noEvents && pageviews === 0 ? (
+        <NoEvents product={props.product}>
           <p>
-            Create an API key for this product and add the script tag it comes with to your pages, or send events to <code>POST /e</code>{" "}
-            from your server.
+            {props.product.name} received no events in {describe(props.range).toLowerCase()}.
           </p>
-          <Link class="button" href={`/settings/products/${props.product.id}?product=${props.product.id}`}>
-            Manage API keys
-          </Link>
+        </NoEvents>
+      ) : null}
+      <div class="stats">
+        <div class="stat card">
+          <span class="stat-label">Visitors</span>
+          <span class="stat-value" data-testid="stat-visitors">
+            {visitors.state === "done" ? num(visitors.data) : visitors.state === "failed" ? "—" : <span class="skeleton-text" />}
+          </span>
+          <span class="hint">Unique users who viewed a page</span>
         </div>
+        <div class="stat card">
+          <span class="stat-label">Page views</span>
+          <span class="stat-value" data-testid="stat-pageviews">
+            {pageviews !== null ? num(pageviews) : series.state === "failed" ? "—" : <span class="skeleton-text" />}
+          </span>
+          <span class="hint">{describe(props.range)}</span>
+        </div>
+      </div>
+      <section class="card" aria-labelledby="traffic-title">
+        <h2 id="traffic-title">Traffic</h2>
+        {series.state === "loading" ? <Skeleton rows={5} label="Loading traffic…" /> : null}
+        {series.state === "failed" ? <ErrorState message={series.error} onRetry={retry} /> : null}
+        {series.state === "done" ? (
+          <>
+            <TimeChart
+              kind="line"
+              interval={interval}
+              buckets={series.data.series[0]?.data.map((p) => p.date) ?? []}
+              lines={[
+                { label: "Visitors", data: series.data.series[0]?.data.map((p) => p.value) ?? [] },
+                { label: "Page views", data: series.data.series[1]?.data.map((p) => p.value) ?? [] },
+              ]}
+              annotations={annotations}
+              onPick={(b) => setPicked(bucketTime(b))}
+              label="Visitors and page views over time"
+            />
+            <p class="hint">Click a point on the chart to add an annotation there.</p>
+          </>
+        ) : null}
+      </section>
+      <div class="grid-2">
+        {breakdowns.map((b) => (
+          <BreakdownCard key={b.property} product={pid} from={from} to={to} property={b.property} title={b.title} />
+        ))}
+      </div>
+      {picked !== null ? (
+        <AnnotateDialog product={pid} at={picked} savedQueries={[]} onCreated={addAnnotation} onClose={() => setPicked(null)} />
+      ) : null}
+    </section>
+  );
+}
+
+function BreakdownCard(props: { product: number; from: string; to: string; property: string; title: string }) {
+  const [r, retry] = useLoad<TrendResult>(
+    () =>
+      api.trend(props.product, {
+        series: [{ event: pageview, math: "total" }],
+        interval: "month",
+        breakdown: props.property,
+        breakdownLimit: 10,
+        dateFrom: props.from,
+        dateTo: props.to,
+      }),
+    [props.product, props.from, props.to, props.property],
+  );
+  const rows = r.state === "done" ? totals(r.data) : [];
+  const max = rows.reduce((m, x) => Math.max(m, x.value), 0);
+  return (
+    <section class="card" aria-label={props.title}>
+      <h2>{props.title}</h2>
+      {r.state === "loading" ? <Skeleton rows={3} /> : null}
+      {r.state === "failed" ? <ErrorState message={r.error} onRetry={retry} /> : null}
+      {r.state === "done" && rows.length === 0 ? <p class="empty">No page views in this range.</p> : null}
+      {rows.length > 0 ? (
+        <table class="table compact">
+          <thead>
+            <tr>
+              <th scope="col">{props.property === "os" ? "OS" : props.property === "path" ? "Page" : props.property[0].toUpperCase() + props.property.slice(1)}</th>
+              <th scope="col" class="num">
+                Views
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((x) => (
+              <tr key={x.label + x.other}>
+                <td class="bar-cell" style={{ background: `linear-gradient(90deg, #e0f2fe ${(x.value / max) * 100}%, transparent 0)` }}>
+                  {x.other ? "Other" : x.label}
+                </td>
+                <td class="num">{num(x.value)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
       ) : null}
     </section>
   );

@@ -119,8 +119,8 @@ async function withoutErrorTracking(browser) {
   });
   await shot("03-errors-hidden");
   await check("a page not built yet says so and shows no data", async () => {
-    await page.goto(strata.url + "/funnels?product=1");
-    await page.getByRole("heading", { name: "Funnels" }).waitFor();
+    await page.goto(strata.url + "/messages?product=1");
+    await page.getByRole("heading", { name: "Messages" }).waitFor();
     const text = await page.getByTestId("coming-soon").textContent();
     if (!/Coming soon/.test(text) || /\d{2,}/.test(text)) throw new Error(text);
   });
@@ -227,6 +227,9 @@ async function withoutErrorTracking(browser) {
     if (views !== 1 || signups !== 1) throw new Error(`$pageview ${views}, e2e_signup ${signups}`);
   });
   await visitor.close();
+  await analysisPages(context, page, strata, key, productId);
+  await page.goto(`${strata.url}/settings/products/${productId}?product=${productId}`);
+  await page.getByRole("heading", { name: "E2E web shop" }).waitFor();
   await check("another site's page cannot change anything with the owner's cookie (Origin check)", async () => {
     const other = await context.newPage();
     await other.goto(site.url + "/landing.html");
@@ -333,6 +336,167 @@ async function withoutErrorTracking(browser) {
   await check("no error or Content-Security-Policy violation on any page", async () => {
     if (pageErrors.length) throw new Error(pageErrors.join("; "));
   });
+}
+
+/**
+ * The analysis pages on seeded data: a funnel (numbers equal to the API's,
+ * saved and re-run from the Saved list), a trend chart, annotations (created
+ * on the page and by clicking the chart, drawn as markers, exported as CSV,
+ * bulk-deleted), Acquisition's AI bots and the Overview.
+ */
+async function analysisPages(context, page, strata, key, productId) {
+  const shot = (name) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  const base = Date.now() - 90 * 60_000;
+  const at = (min) => new Date(base + min * 60_000).toISOString();
+  const batch = [];
+  // 10 users view a page, 6 of them click, 3 of those submit: 10 → 6 → 3.
+  for (let u = 0; u < 10; u++) {
+    const id = `funnel_user_${u}`;
+    batch.push({ event_name: "page_viewed", distinct_id: id, timestamp: at(u), url: `https://shop.example/p/${u % 3}` });
+    if (u < 6) batch.push({ event_name: "button_clicked", distinct_id: id, timestamp: at(u + 20) });
+    if (u < 3) batch.push({ event_name: "form_submitted", distinct_id: id, timestamp: at(u + 40) });
+  }
+  batch.push({
+    event_name: "$pageview", distinct_id: "bot", timestamp: at(50), url: "https://shop.example/docs",
+    user_agent: "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; GPTBot/1.1; +https://openai.com/gptbot",
+  });
+  await check("seeded events are accepted by POST /e", async () => {
+    const res = await fetch(strata.url + "/e", { method: "POST", headers: { "Content-Type": "application/json", "X-API-Key": key }, body: JSON.stringify({ batch }) });
+    const body = await res.json();
+    if (res.status !== 202 || body.accepted !== batch.length) throw new Error(JSON.stringify(body));
+  });
+  const api = (path, body) =>
+    page.evaluate(
+      async ([path, body]) => {
+        const res = await fetch(path, body ? { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) } : {});
+        return res.json();
+      },
+      [path, body],
+    );
+  const stepCounts = () => page.getByTestId("funnel-result").getByTestId("step-count").allTextContents();
+
+  // Funnels.
+  await page.goto(`${strata.url}/funnels?product=${productId}`);
+  await page.getByRole("heading", { name: "Funnels" }).waitFor();
+  await check("the funnel starts from the placeholder steps and suggests the product's event names", async () => {
+    const steps = await page.locator(".steps input").evaluateAll((els) => els.map((e) => e.value));
+    if (steps.join() !== "page_viewed,button_clicked,form_submitted") throw new Error(steps.join());
+    await page.waitForFunction(() => document.querySelectorAll("#funnel-events option").length >= 3);
+    const names = await page.locator("#funnel-events option").evaluateAll((els) => els.map((e) => e.value));
+    for (const n of ["page_viewed", "button_clicked", "form_submitted"]) if (!names.includes(n)) throw new Error(`suggestions: ${names}`);
+  });
+  await check("the funnel shows the numbers the API returns (10 → 6 → 3)", async () => {
+    await page.getByTestId("funnel-result").waitFor();
+    const want = await api(`/api/v1/query/funnel?product=${productId}`, { steps: ["page_viewed", "button_clicked", "form_submitted"], windowHours: 24 });
+    const shown = await stepCounts();
+    const conv = await page.getByTestId("funnel-result").getByTestId("step-conversion").allTextContents();
+    if (shown.join() !== want.steps.map((s) => s.count).join() || shown.join() !== "10,6,3") throw new Error(`shown ${shown}, API ${JSON.stringify(want)}`);
+    if (conv.join() !== "—,60%,50%") throw new Error(`conversion ${conv}`);
+  });
+  await page.getByLabel("Save this funnel as").fill("E2E signup funnel");
+  await page.getByRole("button", { name: "Save funnel" }).click();
+  await check("a saved funnel is listed and re-runs from the Saved list with the same numbers", async () => {
+    await page.getByRole("list", { name: "Saved funnels" }).getByText("E2E signup funnel").waitFor();
+    // Let the saved funnel's first run finish before reloading the page.
+    await page.locator("#funnel-result-title", { hasText: "E2E signup funnel" }).waitFor();
+    await page.waitForFunction(() => !document.querySelector(".funnel.busy") && !document.querySelector("[data-testid=skeleton]"));
+    await page.reload();
+    await page.getByRole("button", { name: "Run E2E signup funnel" }).click();
+    await page.locator("#funnel-result-title", { hasText: "E2E signup funnel" }).waitFor();
+    await page.waitForFunction(() => document.querySelectorAll("[data-testid=funnel-result] [data-testid=step-count]").length === 3);
+    const shown = await stepCounts();
+    if (shown.join() !== "10,6,3") throw new Error(shown.join());
+  });
+  await shot("10-funnel");
+  await page.setViewportSize({ width: 390, height: 844 });
+  await shot("11-funnel-phone");
+  await page.setViewportSize({ width: 1280, height: 800 });
+
+  // Annotations page: create one.
+  await page.locator("nav.sidebar").getByRole("link", { name: "Annotations" }).click();
+  await page.getByRole("heading", { name: "Annotations", exact: true }).waitFor();
+  await page.getByLabel("Label").fill("E2E deploy");
+  await check("the label shows a live character count", async () => {
+    if ((await page.getByTestId("label-count").textContent()) !== "10/120") throw new Error(await page.getByTestId("label-count").textContent());
+  });
+  await page.getByLabel("Description (optional)").fill("Release 1.2, with a comma");
+  await page.locator(".swatch", { hasText: "Violet" }).click();
+  await page.getByRole("button", { name: "Add annotation" }).click();
+  await check("an annotation created on the page is listed", async () => {
+    await page.getByTestId("annotation-row").filter({ hasText: "E2E deploy" }).waitFor();
+  });
+
+  // Trends: a chart with the marker; a click on the chart adds another.
+  await page.locator("nav.sidebar").getByRole("link", { name: "Trends" }).click();
+  await page.getByRole("heading", { name: "Trends" }).waitFor();
+  await page.getByLabel("Series 1 event").fill("page_viewed");
+  await page.getByRole("button", { name: "Run trend" }).click();
+  await check("a trend chart is drawn with the seeded events", async () => {
+    await page.locator(".chart-box canvas").waitFor();
+    const want = await api(`/api/v1/query/trend?product=${productId}`, { series: [{ event: "page_viewed" }] });
+    const total = want.series[0].data.reduce((n, p) => n + p.value, 0);
+    if (total !== 10) throw new Error(`API total ${total}`);
+    await page.locator(".data-table summary").click();
+    await page.locator(".data-table td", { hasText: /^10$/ }).first().waitFor();
+    const drawn = await page.locator(".chart-box canvas").evaluate((c) => c.width > 0 && c.height > 0);
+    if (!drawn) throw new Error("the canvas is empty");
+  });
+  await check("the annotation is drawn as a marker in its colour, with its label on hover", async () => {
+    const marker = page.getByTestId("annotation-marker").filter({ hasText: "E2E deploy" });
+    await marker.waitFor();
+    if ((await marker.getAttribute("data-color")) !== "violet") throw new Error(await marker.getAttribute("data-color"));
+    await marker.hover();
+    await marker.getByRole("tooltip").waitFor({ state: "visible" });
+  });
+  await shot("12-trend-with-annotation");
+  await page.locator(".chart-box canvas").click({ position: { x: 200, y: 120 } });
+  await page.getByRole("dialog", { name: "Add an annotation" }).getByLabel("Label").fill("Clicked on the chart");
+  await page.getByRole("dialog").getByRole("button", { name: "Add annotation" }).click();
+  await check("clicking a point on the chart creates an annotation there", async () => {
+    await page.getByTestId("annotation-marker").filter({ hasText: "Clicked on the chart" }).waitFor();
+  });
+
+  // Export and bulk delete.
+  await page.locator("nav.sidebar").getByRole("link", { name: "Annotations" }).click();
+  await page.getByTestId("annotation-row").first().waitFor();
+  await check("Export CSV downloads the annotations", async () => {
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Export CSV" }).click()]);
+    const text = readFileSync(await download.path(), "utf8");
+    if (!/E2E deploy/.test(text) || !/Clicked on the chart/.test(text) || !/"Release 1\.2, with a comma"/.test(text)) throw new Error(text);
+  });
+  await page.getByLabel("Select all on this page").check();
+  await page.getByRole("button", { name: "Delete selected (2)" }).click();
+  await shot("13-bulk-delete-confirmation");
+  await page.getByRole("alertdialog").getByRole("button", { name: "Delete" }).click();
+  await check("bulk delete removes the selected annotations", async () => {
+    await page.getByTestId("no-annotations").waitFor();
+    const r = await api(`/api/v1/annotations?product=${productId}`);
+    if (r.total !== 0) throw new Error(JSON.stringify(r));
+  });
+
+  // Acquisition and Overview.
+  await page.locator("nav.sidebar").getByRole("link", { name: "Acquisition" }).click();
+  await check("Acquisition lists the AI bot with its type and the page it fetched", async () => {
+    const row = page.getByRole("table", { name: "AI bot activity" }).locator("tbody tr").first();
+    await row.waitFor();
+    const cells = await row.locator("td").allTextContents();
+    if (cells[0] !== "GPTBot" || cells[1] !== "AI crawler (training/index)" || cells[2] !== "1") throw new Error(cells.join(" | "));
+    await page.getByRole("table", { name: "Top pages accessed by AI" }).getByText("https://shop.example/docs").waitFor();
+  });
+  await shot("14-acquisition");
+  await page.locator("nav.sidebar").getByRole("link", { name: "Overview" }).click();
+  await check("the Overview counts visitors and page views from the API", async () => {
+    await page.getByTestId("stat-pageviews").filter({ hasText: /^\d/ }).waitFor();
+    const views = await page.getByTestId("stat-pageviews").textContent();
+    const want = await api(`/api/v1/query/trend?product=${productId}`, { series: [{ event: "$pageview" }] });
+    const total = want.series[0].data.reduce((n, p) => n + p.value, 0);
+    if (views !== String(total)) throw new Error(`shown ${views}, API ${total}`);
+    await page.getByRole("region", { name: "Top pages" }).locator("tbody tr").first().waitFor();
+  });
+  await shot("15-overview");
+  await page.setViewportSize({ width: 390, height: 844 });
+  await shot("16-overview-phone");
+  await page.setViewportSize({ width: 1280, height: 800 });
 }
 
 /** A second server with NEXT_PUBLIC_FEATURE_ERROR_TRACKING=true: Errors is listed and served. */

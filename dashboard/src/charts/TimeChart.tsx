@@ -1,0 +1,196 @@
+import {
+  BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, LineController, LineElement, PointElement, Tooltip,
+  type ChartConfiguration, type Plugin,
+} from "chart.js";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { when } from "../format";
+import type { Annotation, Interval } from "../types";
+import { annotationColors, seriesColor } from "./colors";
+import { bucketLabel, bucketTitle, markerPosition, num } from "./time";
+
+// Only what the dashboard draws is registered, which keeps the bundle small.
+Chart.register(LineController, BarController, LineElement, PointElement, BarElement, CategoryScale, LinearScale, Tooltip, Legend);
+
+export interface Line {
+  label: string;
+  data: number[];
+}
+
+interface Marker {
+  annotation: Annotation;
+  left: number;
+  top: number;
+  height: number;
+  /** flip puts the label left of a marker near the right edge. */
+  flip: boolean;
+}
+
+/**
+ * TimeChart draws lines or bars over time buckets with Chart.js, with the
+ * annotations as vertical markers in their colour (label on hover or
+ * focus). Clicking the chart picks the bucket under the pointer (onPick),
+ * which the pages use to create an annotation there. A data table below
+ * gives the same numbers without the canvas.
+ */
+export function TimeChart(props: {
+  kind: "line" | "bar";
+  interval: Interval;
+  buckets: string[];
+  lines: Line[];
+  annotations?: Annotation[];
+  onPick?: (bucket: string) => void;
+  label: string;
+}) {
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const chart = useRef<Chart | null>(null);
+  const [markers, setMarkers] = useState<Marker[]>([]);
+  const [noCanvas, setNoCanvas] = useState(false);
+  const latest = useRef(props);
+  latest.current = props;
+
+  useEffect(() => {
+    const el = canvas.current;
+    if (!el || !el.getContext?.("2d")) {
+      setNoCanvas(true);
+      return;
+    }
+    // Markers follow the chart's layout: recomputed after every draw
+    // (resize included), and set only when they moved.
+    let last = "";
+    const place: Plugin = {
+      id: "strataMarkers",
+      afterDraw(c) {
+        const p = latest.current;
+        const x = c.scales.x;
+        const area = c.chartArea;
+        if (!x || !area) return;
+        const out: Marker[] = [];
+        for (const a of p.annotations ?? []) {
+          const pos = markerPosition(new Date(a.date).getTime(), p.buckets, p.interval);
+          if (pos === null) continue;
+          const i = Math.floor(pos);
+          const here = x.getPixelForValue(i);
+          const step = p.buckets.length > 1 ? x.getPixelForValue(1) - x.getPixelForValue(0) : 0;
+          const left = here + (pos - i) * step;
+          out.push({ annotation: a, left, top: area.top, height: area.bottom - area.top, flip: left > c.width * 0.6 });
+        }
+        const key = JSON.stringify(out.map((m) => [m.annotation.id, Math.round(m.left), Math.round(m.height)]));
+        if (key !== last) {
+          last = key;
+          setMarkers(out);
+        }
+      },
+    };
+    const config: ChartConfiguration<"line" | "bar"> = {
+      type: props.kind,
+      data: { labels: [], datasets: [] },
+      options: {
+        responsive: true,
+        maintainAspectRatio: false,
+        animation: false,
+        interaction: { mode: "index", intersect: false },
+        plugins: {
+          legend: { position: "bottom", labels: { boxWidth: 12 } },
+          tooltip: {
+            callbacks: {
+              title: (items) => bucketTitle(latest.current.buckets[items[0]?.dataIndex ?? 0] ?? "", latest.current.interval),
+              label: (item) => ` ${item.dataset.label}: ${num(Number(item.raw))}`,
+            },
+          },
+        },
+        scales: {
+          x: {
+            ticks: {
+              autoSkip: true,
+              maxRotation: 0,
+              callback: (_v, i) => bucketLabel(latest.current.buckets[i] ?? "", latest.current.interval),
+            },
+            grid: { display: false },
+          },
+          y: { beginAtZero: true, ticks: { precision: 0, callback: (v) => num(Number(v)) } },
+        },
+        onClick: (evt, _els, c) => {
+          const pick = latest.current.onPick;
+          if (!pick || !evt.native) return;
+          const hit = c.getElementsAtEventForMode(evt.native, "index", { intersect: false }, false)[0];
+          if (hit) pick(latest.current.buckets[hit.index]);
+        },
+      },
+      plugins: [place],
+    };
+    chart.current = new Chart(el, config as ChartConfiguration);
+    return () => {
+      chart.current?.destroy();
+      chart.current = null;
+    };
+  }, [props.kind]);
+
+  useEffect(() => {
+    const c = chart.current;
+    if (!c) return;
+    c.data.labels = props.buckets;
+    c.data.datasets = props.lines.map((l, i) => ({
+      label: l.label,
+      data: l.data,
+      borderColor: seriesColor(i),
+      backgroundColor: seriesColor(i),
+      pointRadius: props.buckets.length > 60 ? 0 : 3,
+      borderWidth: 2,
+      tension: 0.2,
+    }));
+    c.update();
+  }, [props.kind, props.buckets.join(), JSON.stringify(props.lines), JSON.stringify(props.annotations ?? [])]);
+
+  return (
+    <div class="time-chart">
+      <div class={`chart-box${props.onPick ? " pickable" : ""}`}>
+        <canvas ref={canvas} role="img" aria-label={props.label} />
+        {markers.map((m) => (
+          <button
+            type="button"
+            key={m.annotation.id}
+            class={`marker${m.flip ? " flip" : ""}`}
+            data-testid="annotation-marker"
+            data-color={m.annotation.color}
+            style={{ left: `${m.left}px`, top: `${m.top}px`, height: `${m.height}px`, "--marker": annotationColors[m.annotation.color] }}
+            aria-label={`Annotation: ${m.annotation.label}, ${when(m.annotation.date)}`}
+          >
+            <span class="marker-label" role="tooltip">
+              <strong>{m.annotation.label}</strong>
+              <span>{when(m.annotation.date)}</span>
+              {m.annotation.description ? <span>{m.annotation.description}</span> : null}
+            </span>
+          </button>
+        ))}
+      </div>
+      {noCanvas ? <p class="hint">This browser cannot draw charts; the numbers are in the table below.</p> : null}
+      <details class="data-table" open={noCanvas}>
+        <summary>Data table</summary>
+        <div class="table-scroll">
+          <table class="table">
+            <thead>
+              <tr>
+                <th scope="col">Date</th>
+                {props.lines.map((l, i) => (
+                  <th scope="col" key={i}>
+                    {l.label}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {props.buckets.map((b, i) => (
+                <tr key={b}>
+                  <td>{bucketTitle(b, props.interval)}</td>
+                  {props.lines.map((l, j) => (
+                    <td key={j}>{num(l.data[i] ?? 0)}</td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </details>
+    </div>
+  );
+}

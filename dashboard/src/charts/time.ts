@@ -1,0 +1,69 @@
+// Time buckets as the query API writes them ("YYYY-MM-DD", or an RFC 3339
+// time for hourly buckets), formatted in the browser's locale. Buckets are
+// UTC, so they are shown in UTC: a day stays the day the API counted.
+import type { Interval } from "../types";
+
+export function bucketTime(date: string): number {
+  return new Date(date.length === 10 ? date + "T00:00:00Z" : date).getTime();
+}
+
+const fmt = {
+  hour: new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZone: "UTC" }),
+  day: new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", timeZone: "UTC" }),
+  month: new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", timeZone: "UTC" }),
+  full: new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", day: "numeric", timeZone: "UTC" }),
+};
+
+/** bucketLabel is a bucket for an axis tick. */
+export function bucketLabel(date: string, interval: Interval): string {
+  const t = bucketTime(date);
+  if (interval === "hour") return fmt.hour.format(t);
+  if (interval === "month") return fmt.month.format(t);
+  return fmt.day.format(t);
+}
+
+/** bucketTitle is a bucket for a tooltip's title. */
+export function bucketTitle(date: string, interval: Interval): string {
+  const t = bucketTime(date);
+  if (interval === "hour") return fmt.hour.format(t) + " UTC";
+  if (interval === "month") return fmt.month.format(t);
+  if (interval === "week") return "Week of " + fmt.full.format(t);
+  return fmt.full.format(t);
+}
+
+/** nextBucket is the start of the bucket after the one starting at t. */
+export function nextBucket(t: number, interval: Interval): number {
+  const d = new Date(t);
+  switch (interval) {
+    case "hour":
+      return t + 3_600_000;
+    case "week":
+      return t + 7 * 86_400_000;
+    case "month":
+      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  }
+  return t + 86_400_000;
+}
+
+/**
+ * markerPosition places an instant on a category axis of buckets: the
+ * index of its bucket plus the fraction of the bucket gone by, or null
+ * when it falls outside the buckets.
+ */
+export function markerPosition(at: number, buckets: string[], interval: Interval): number | null {
+  if (buckets.length === 0) return null;
+  const starts = buckets.map(bucketTime);
+  const end = nextBucket(starts[starts.length - 1], interval);
+  if (at < starts[0] || at >= end) return null;
+  let i = starts.length - 1;
+  while (i > 0 && starts[i] > at) i--;
+  const next = i + 1 < starts.length ? starts[i + 1] : end;
+  return i + (at - starts[i]) / (next - starts[i]);
+}
+
+const numbers = new Intl.NumberFormat();
+
+/** num writes a count in the browser's locale. */
+export function num(n: number): string {
+  return numbers.format(n);
+}

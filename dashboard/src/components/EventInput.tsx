@@ -1,0 +1,55 @@
+import { useEffect, useState } from "preact/hooks";
+import { api, type Days } from "../api";
+
+/**
+ * useEventNames loads the event names the product received in the range,
+ * most frequent first (GET /api/v1/query/events): the suggestions of the
+ * builders, and how pages tell "no events yet". null while loading or when
+ * the call failed (the builders then work without suggestions).
+ */
+export function useEventNames(product: number | null, days: Days): { name: string; count: number }[] | null {
+  const [names, setNames] = useState<{ name: string; count: number }[] | null>(null);
+  useEffect(() => {
+    if (product === null) return;
+    let live = true;
+    setNames(null);
+    api.eventNames(product, days).then(
+      (r) => live && setNames(r.events),
+      () => live && setNames(null),
+    );
+    return () => {
+      live = false;
+    };
+  }, [product, days.from, days.to]);
+  return names;
+}
+
+/** EventList is the shared <datalist> of event names the inputs suggest from. */
+export function EventList(props: { id: string; names: { name: string; count: number }[] | null }) {
+  return (
+    <datalist id={props.id}>
+      {(props.names ?? []).map((n) => (
+        <option key={n.name} value={n.name}>
+          {n.count} events
+        </option>
+      ))}
+    </datalist>
+  );
+}
+
+/** EventInput is a text input for an event name with the datalist's suggestions. */
+export function EventInput(props: { label: string; value: string; list: string; onChange: (v: string) => void; name?: string }) {
+  return (
+    <input
+      type="text"
+      class="event-input"
+      name={props.name}
+      aria-label={props.label}
+      list={props.list}
+      value={props.value}
+      autocomplete="off"
+      spellcheck={false}
+      onInput={(e) => props.onChange(e.currentTarget.value)}
+    />
+  );
+}

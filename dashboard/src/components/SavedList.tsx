@@ -1,0 +1,73 @@
+import { useState } from "preact/hooks";
+import { api, message } from "../api";
+import { when } from "../format";
+import type { SavedQuery } from "../types";
+import { ConfirmDialog } from "./ConfirmDialog";
+
+/**
+ * SavedList lists a kind's saved queries with Run and Delete, and marks the
+ * one on screen.
+ */
+export function SavedList(props: {
+  product: number;
+  items: SavedQuery[] | null;
+  error?: string | null;
+  current: number | null;
+  kindLabel: string;
+  describe: (q: SavedQuery) => string;
+  onRun: (q: SavedQuery) => void;
+  onDeleted: (id: number) => void;
+}) {
+  const [confirm, setConfirm] = useState<SavedQuery | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const remove = async () => {
+    if (!confirm) return;
+    setBusy(true);
+    try {
+      await api.deleteQuery(props.product, confirm.id);
+      props.onDeleted(confirm.id);
+      setConfirm(null);
+    } catch (err) {
+      setError(message(err));
+      setConfirm(null);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section class="card saved" aria-labelledby="saved-title">
+      <h2 id="saved-title">Saved</h2>
+      {props.error ? <p class="form-error" role="alert">{props.error}</p> : null}
+      {error ? <p class="form-error" role="alert">{error}</p> : null}
+      {props.items === null && !props.error ? <p class="muted">Loading…</p> : null}
+      {props.items && props.items.length === 0 ? <p class="empty">No saved {props.kindLabel}s yet. Save one to run it again later.</p> : null}
+      {props.items && props.items.length > 0 ? (
+        <ul class="saved-list" aria-label={`Saved ${props.kindLabel}s`}>
+          {props.items.map((q) => (
+            <li key={q.id} class={q.id === props.current ? "current" : ""} aria-current={q.id === props.current ? "true" : undefined}>
+              <div class="saved-name">
+                <strong>{q.name}</strong>
+                <span class="hint">{props.describe(q)}</span>
+                <span class="hint">Saved {when(q.updatedAt)}</span>
+              </div>
+              <div class="saved-actions">
+                <button type="button" class="button small" onClick={() => props.onRun(q)} aria-label={`Run ${q.name}`}>
+                  Run
+                </button>
+                <button type="button" class="button danger small" onClick={() => setConfirm(q)} aria-label={`Delete ${q.name}`}>
+                  Delete
+                </button>
+              </div>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {confirm ? (
+        <ConfirmDialog title={`Delete ${confirm.name}?`} confirmLabel="Delete" busy={busy} onConfirm={remove} onCancel={() => setConfirm(null)}>
+          <p>The saved {props.kindLabel} and the annotations drawn only on its chart are deleted. This cannot be undone.</p>
+        </ConfirmDialog>
+      ) : null}
+    </section>
+  );
+}

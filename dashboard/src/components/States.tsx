@@ -1,0 +1,68 @@
+import type { ComponentChildren } from "preact";
+import { snippet } from "../format";
+import type { Product } from "../types";
+import { Link } from "./Link";
+
+/** Skeleton is the loading state of a chart or table: grey blocks, announced to screen readers. */
+export function Skeleton(props: { rows?: number; label?: string }) {
+  return (
+    <div class="skeleton" role="status" aria-live="polite" data-testid="skeleton">
+      <span class="visually-hidden">{props.label ?? "Loading…"}</span>
+      {Array.from({ length: props.rows ?? 4 }, (_, i) => (
+        <div key={i} class="skeleton-bar" />
+      ))}
+    </div>
+  );
+}
+
+/** ErrorState shows the server's message for a failed call, with a retry. */
+export function ErrorState(props: { message: string; onRetry?: () => void }) {
+  return (
+    <div class="error-state" role="alert">
+      <p>{props.message}</p>
+      {props.onRetry ? (
+        <button type="button" class="button secondary small" onClick={props.onRetry}>
+          Try again
+        </button>
+      ) : null}
+    </div>
+  );
+}
+
+/**
+ * NoEvents is the empty state of a chart page whose product has no events
+ * in the range: how to send the first one, with the script tag.
+ */
+export function NoEvents(props: { product: Product; children?: ComponentChildren }) {
+  const origin = typeof location !== "undefined" ? location.origin : "";
+  return (
+    <div class="empty-state" data-testid="no-events">
+      <h2>No events yet</h2>
+      {props.children ?? <p>Nothing was received for {props.product.name} in this date range.</p>}
+      <p>
+        To send your first event, create an API key and add this script tag to your pages (it records page views by itself;
+        call <code>strata.track("event_name")</code> for others), or <code>POST /e</code> from your server:
+      </p>
+      <code class="snippet" data-testid="install-snippet">
+        {snippet(origin, "st_live_YOUR_KEY")}
+      </code>
+      <p>
+        <Link class="button" href={`/settings/products/${props.product.id}?product=${props.product.id}`}>
+          Create an API key
+        </Link>
+      </p>
+    </div>
+  );
+}
+
+/** NoProduct is shown when the workspace has no product yet. */
+export function NoProduct() {
+  return (
+    <div class="empty-state">
+      <p>There is no product yet.</p>
+      <Link class="button" href="/settings/products">
+        Create a product
+      </Link>
+    </div>
+  );
+}

@@ -1,0 +1,99 @@
+import { api } from "../api";
+import { num } from "../charts/time";
+import { ErrorState, NoProduct, Skeleton } from "../components/States";
+import { when } from "../format";
+import { useLoad } from "../load";
+import { describe, type DateRange } from "../range";
+import type { BotsResult, Product } from "../types";
+
+/** The two kinds of AI bot, as the panel names them. */
+export function botType(category: string, label: string): string {
+  if (category === "ai_assistant") return "AI assistant (live fetch)";
+  if (category === "ai_crawler") return "AI crawler (training/index)";
+  return label || category;
+}
+
+/** Acquisition shows the AI bot activity panel and the pages AI bots fetched most. */
+export function Acquisition(props: { product: Product | null; range: DateRange }) {
+  if (!props.product) return <NoProduct />;
+  return <BotsPanel key={props.product.id} product={props.product} range={props.range} />;
+}
+
+function BotsPanel(props: { product: Product; range: DateRange }) {
+  const pid = props.product.id;
+  const [bots, retry] = useLoad<BotsResult>(() => api.bots(pid, { from: props.range.from, to: props.range.to }), [pid, props.range.from, props.range.to]);
+  return (
+    <section class="page">
+      <h1>Acquisition</h1>
+      {bots.state === "loading" ? <Skeleton rows={4} label="Loading AI bot activity…" /> : null}
+      {bots.state === "failed" ? <ErrorState message={bots.error} onRetry={retry} /> : null}
+      {bots.state === "done" ? (
+        <>
+          <section class="card" aria-labelledby="bots-title">
+            <h2 id="bots-title">AI bot activity</h2>
+            {bots.data.bots.length === 0 ? (
+              <div class="empty-state" data-testid="no-bots">
+                <p>No AI bot fetched this product's pages in {describe(props.range).toLowerCase()}.</p>
+                <p class="muted">
+                  Page views whose user agent is a known AI crawler or assistant (GPTBot, ClaudeBot, ChatGPT-User…) are counted here
+                  instead of as visitors. The script tag sends them by itself; a server can <code>POST /e</code> with the visitor's user
+                  agent.
+                </p>
+              </div>
+            ) : (
+              <div class="table-scroll">
+                <table class="table" aria-label="AI bot activity">
+                  <thead>
+                    <tr>
+                      <th scope="col">Bot</th>
+                      <th scope="col">Type</th>
+                      <th scope="col">Hits</th>
+                      <th scope="col">Last seen</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {bots.data.bots.map((b) => (
+                      <tr key={b.name}>
+                        <td>{b.name}</td>
+                        <td>{botType(b.category, b.categoryLabel)}</td>
+                        <td class="num">{num(b.hits)}</td>
+                        <td>{when(b.lastSeen)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )}
+          </section>
+          <section class="card" aria-labelledby="ai-pages-title">
+            <h2 id="ai-pages-title">Top pages accessed by AI</h2>
+            {bots.data.topPages.length === 0 ? (
+              <p class="empty">No page was fetched by an AI bot in this range.</p>
+            ) : (
+              <div class="table-scroll">
+                <table class="table" aria-label="Top pages accessed by AI">
+                  <thead>
+                    <tr>
+                      <th scope="col">Page</th>
+                      <th scope="col">Hits</th>
+                      <th scope="col">Bots</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {bots.data.topPages.map((p) => (
+                      <tr key={p.url}>
+                        <td class="url">{p.url}</td>
+                        <td class="num">{num(p.hits)}</td>
+                        <td class="num">{num(p.bots)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )}
+          </section>
+        </>
+      ) : null}
+    </section>
+  );
+}

@@ -1,0 +1,212 @@
+import { useEffect, useState } from "preact/hooks";
+import { annotationsExportUrl, api, message } from "../api";
+import { annotationColors } from "../charts/colors";
+import { AnnotationForm } from "../components/AnnotationForm";
+import { ConfirmDialog } from "../components/ConfirmDialog";
+import { ErrorState, NoProduct, Skeleton } from "../components/States";
+import { capitalise, when } from "../format";
+import { useLoad } from "../load";
+import type { Annotation, AnnotationPage, Product, SavedQuery } from "../types";
+
+export const pageSize = 20;
+
+/**
+ * Annotations lists the workspace's chart annotations, 20 a page, with
+ * checkboxes for bulk delete, a delete per row, a form to add one and the
+ * CSV export. Query-scoped annotations are listed by picking their saved
+ * query, as the API lists them.
+ */
+export function Annotations(props: { product: Product | null }) {
+  if (!props.product) return <NoProduct />;
+  return <AnnotationsPage key={props.product.id} product={props.product} />;
+}
+
+function AnnotationsPage(props: { product: Product }) {
+  const pid = props.product.id;
+  const [page, setPage] = useState(1);
+  const [queryId, setQueryId] = useState<number | undefined>(undefined);
+  const [saved, setSaved] = useState<SavedQuery[]>([]);
+  const [selected, setSelected] = useState<Set<number>>(new Set());
+  const [confirm, setConfirm] = useState<{ ids: number[]; label: string } | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [notice, setNotice] = useState<{ ok?: string; error?: string }>({});
+  useEffect(() => {
+    api.savedQueries(pid).then((r) => setSaved(r.items), () => setSaved([]));
+  }, [pid]);
+  const [list, reload] = useLoad<AnnotationPage>(() => api.annotations(pid, { page, pageSize, queryId }), [pid, page, queryId]);
+  useEffect(() => setSelected(new Set()), [page, queryId]);
+
+  const items = list.state === "done" ? list.data.items : [];
+  const total = list.state === "done" ? list.data.total : 0;
+  const pages = Math.max(1, Math.ceil(total / pageSize));
+  const allChecked = items.length > 0 && items.every((a) => selected.has(a.id));
+  const toggle = (id: number) =>
+    setSelected((s) => {
+      const out = new Set(s);
+      if (out.has(id)) out.delete(id);
+      else out.add(id);
+      return out;
+    });
+  const toggleAll = () => setSelected(allChecked ? new Set() : new Set(items.map((a) => a.id)));
+
+  const remove = async () => {
+    if (!confirm) return;
+    setBusy(true);
+    try {
+      if (confirm.ids.length === 1) {
+        await api.deleteAnnotation(pid, confirm.ids[0]);
+        setNotice({ ok: "Deleted 1 annotation." });
+      } else {
+        const r = await api.bulkDeleteAnnotations(pid, confirm.ids);
+        setNotice({ ok: `Deleted ${r.deleted} annotation${r.deleted === 1 ? "" : "s"}.` });
+      }
+      setSelected(new Set());
+      // The last row of a page gone: step back a page.
+      if (items.length === confirm.ids.length && page > 1) setPage(page - 1);
+      else reload();
+    } catch (err) {
+      setNotice({ error: message(err) });
+    } finally {
+      setBusy(false);
+      setConfirm(null);
+    }
+  };
+  const created = (a: Annotation) => {
+    setNotice({ ok: `Added “${a.label}”.` });
+    if (page === 1) reload();
+    else setPage(1);
+  };
+  const queryName = (id: number | null) => saved.find((q) => q.id === id)?.name ?? `query ${id}`;
+
+  return (
+    <section class="page">
+      <h1>Annotations</h1>
+      <p class="muted">
+        Markers drawn on the time charts of every product of this workspace, or on one saved query's chart. Click a point on a Trends chart
+        to add one there.
+      </p>
+
+      <section class="card" aria-labelledby="new-annotation">
+        <h2 id="new-annotation">New annotation</h2>
+        <AnnotationForm product={pid} savedQueries={saved} onCreated={created} />
+      </section>
+
+      <div class="section-head">
+        <label class="switcher">
+          <span class="label">Show</span>
+          <select
+            aria-label="Show annotations of"
+            value={queryId === undefined ? "" : String(queryId)}
+            onChange={(e) => {
+              const v = e.currentTarget.value;
+              setQueryId(v ? Number(v) : undefined);
+              setPage(1);
+            }}
+          >
+            <option value="">Workspace annotations</option>
+            {saved.map((q) => (
+              <option key={q.id} value={q.id}>
+                Workspace + “{q.name}”
+              </option>
+            ))}
+          </select>
+        </label>
+        <div class="actions">
+          <button
+            type="button"
+            class="button danger"
+            disabled={selected.size === 0}
+            onClick={() => setConfirm({ ids: [...selected], label: `${selected.size} annotation${selected.size === 1 ? "" : "s"}` })}
+          >
+            Delete selected ({selected.size})
+          </button>
+          <a class="button secondary" href={annotationsExportUrl(pid, queryId)} download="annotations.csv">
+            Export CSV
+          </a>
+        </div>
+      </div>
+      {notice.ok ? (
+        <p class="ok" role="status">
+          {notice.ok}
+        </p>
+      ) : null}
+      {notice.error ? <ErrorState message={notice.error} /> : null}
+
+      {list.state === "loading" ? <Skeleton rows={5} label="Loading annotations…" /> : null}
+      {list.state === "failed" ? <ErrorState message={list.error} onRetry={reload} /> : null}
+      {list.state === "done" && total === 0 ? (
+        <div class="empty-state" data-testid="no-annotations">
+          <p>No annotations yet.</p>
+          <p class="muted">Add one above, or click a point on a Trends chart, to mark a deploy, a campaign or an incident.</p>
+        </div>
+      ) : null}
+      {list.state === "done" && total > 0 ? (
+        <>
+          <div class="table-scroll">
+            <table class="table" aria-label="Annotations">
+              <thead>
+                <tr>
+                  <th scope="col" class="check">
+                    <input type="checkbox" aria-label="Select all on this page" checked={allChecked} onChange={toggleAll} />
+                  </th>
+                  <th scope="col">Date</th>
+                  <th scope="col">Label</th>
+                  <th scope="col">Shown on</th>
+                  <th scope="col">Created by</th>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {items.map((a) => (
+                  <tr key={a.id} data-testid="annotation-row">
+                    <td class="check">
+                      <input type="checkbox" aria-label={`Select ${a.label}`} checked={selected.has(a.id)} onChange={() => toggle(a.id)} />
+                    </td>
+                    <td>{when(a.date)}</td>
+                    <td>
+                      <span class="dot" style={{ background: annotationColors[a.color] }} title={capitalise(a.color)} />
+                      <strong>{a.label}</strong>
+                      {a.description ? <div class="hint">{a.description}</div> : null}
+                    </td>
+                    <td>{a.scope === "workspace" ? "Every chart" : queryName(a.queryId)}</td>
+                    <td>{a.createdBy}</td>
+                    <td class="row-actions">
+                      <div>
+                        <button
+                          type="button"
+                          class="button danger small"
+                          aria-label={`Delete ${a.label}`}
+                          onClick={() => setConfirm({ ids: [a.id], label: `“${a.label}”` })}
+                        >
+                          Delete
+                        </button>
+                      </div>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <nav class="pager" aria-label="Pages">
+            <button type="button" class="button secondary small" disabled={page <= 1} onClick={() => setPage(page - 1)}>
+              Previous
+            </button>
+            <span>
+              Page {page} of {pages} · {total} annotation{total === 1 ? "" : "s"}
+            </span>
+            <button type="button" class="button secondary small" disabled={page >= pages} onClick={() => setPage(page + 1)}>
+              Next
+            </button>
+          </nav>
+        </>
+      ) : null}
+      {confirm ? (
+        <ConfirmDialog title={`Delete ${confirm.label}?`} confirmLabel="Delete" busy={busy} onConfirm={remove} onCancel={() => setConfirm(null)}>
+          <p>They disappear from every chart. This cannot be undone.</p>
+        </ConfirmDialog>
+      ) : null}
+    </section>
+  );
+}

@@ -1,0 +1,309 @@
+import { useEffect, useState } from "preact/hooks";
+import { api, message } from "../api";
+import { num } from "../charts/time";
+import { EventInput, EventList, useEventNames } from "../components/EventInput";
+import { SavedList } from "../components/SavedList";
+import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States";
+import { useLoad } from "../load";
+import { describe as describeRange, type DateRange } from "../range";
+import type { FunnelRequest, FunnelResult, Product, SavedQuery } from "../types";
+
+/** The steps a new funnel starts from (the API's placeholder funnel). */
+export const placeholderSteps = ["page_viewed", "button_clicked", "form_submitted"];
+export const maxSteps = 20;
+
+/** What the result on screen came from: the builder over the picked range, or a saved funnel. */
+type Source = { kind: "builder"; request: FunnelRequest; seq: number } | { kind: "saved"; query: SavedQuery; seq: number };
+
+/** funnelDefinition reads a saved funnel's steps and window. */
+function funnelDefinition(q: SavedQuery): { steps: string[]; windowHours: number } {
+  const d = (q.definition ?? {}) as { steps?: string[]; windowHours?: number };
+  return { steps: d.steps ?? placeholderSteps, windowHours: d.windowHours ?? 24 };
+}
+
+/**
+ * Funnels builds a funnel (steps with suggestions from the product's event
+ * names, add/remove/reorder, window), runs it over the picked range, draws
+ * the steps as horizontal bars with counts and conversion, and keeps saved
+ * funnels to run again.
+ */
+export function Funnels(props: { product: Product | null; range: DateRange }) {
+  if (!props.product) return <NoProduct />;
+  return <FunnelBuilder key={props.product.id} product={props.product} range={props.range} />;
+}
+
+function FunnelBuilder(props: { product: Product; range: DateRange }) {
+  const pid = props.product.id;
+  const days = { from: props.range.from, to: props.range.to };
+  const [steps, setSteps] = useState<string[]>(placeholderSteps);
+  const [windowHours, setWindowHours] = useState("24");
+  const [formError, setFormError] = useState<string | null>(null);
+  const [source, setSource] = useState<Source>({
+    kind: "builder",
+    request: { steps: placeholderSteps, windowHours: 24, dateFrom: days.from, dateTo: days.to },
+    seq: 0,
+  });
+  const names = useEventNames(pid, days);
+
+  const [saved, setSaved] = useState<SavedQuery[] | null>(null);
+  const [savedError, setSavedError] = useState<string | null>(null);
+  const [saveName, setSaveName] = useState("");
+  const [saveState, setSaveState] = useState<{ busy: boolean; error?: string; ok?: string }>({ busy: false });
+  useEffect(() => {
+    api.savedQueries(pid).then(
+      (r) => setSaved(r.items.filter((q) => q.kind === "funnel")),
+      (err) => setSavedError(message(err)),
+    );
+  }, [pid]);
+
+  // A new range re-runs the builder's funnel over it.
+  useEffect(() => {
+    setSource((s) =>
+      s.kind === "builder" && (s.request.dateFrom !== days.from || s.request.dateTo !== days.to)
+        ? { ...s, request: { ...s.request, dateFrom: days.from, dateTo: days.to }, seq: s.seq + 1 }
+        : s,
+    );
+  }, [days.from, days.to]);
+
+  const [result, retry] = useLoad<FunnelResult>(
+    () => (source.kind === "builder" ? api.funnel(pid, source.request) : api.runSaved<FunnelResult>(pid, source.query.id)),
+    [pid, source.seq, source.kind],
+  );
+
+  const validate = (): FunnelRequest | null => {
+    const clean = steps.map((s) => s.trim());
+    if (clean.some((s) => s === "")) {
+      setFormError("Every step needs an event name.");
+      return null;
+    }
+    const w = Number(windowHours);
+    if (!Number.isInteger(w) || w < 1 || w > 720) {
+      setFormError("The window is a whole number of hours from 1 to 720.");
+      return null;
+    }
+    setFormError(null);
+    return { steps: clean, windowHours: w };
+  };
+  const run = (e?: Event) => {
+    e?.preventDefault();
+    const req = validate();
+    if (req) setSource((s) => ({ kind: "builder", request: { ...req, dateFrom: days.from, dateTo: days.to }, seq: s.seq + 1 }));
+  };
+  const save = async (e: Event) => {
+    e.preventDefault();
+    const req = validate();
+    if (!req) return;
+    if (!saveName.trim()) return setSaveState({ busy: false, error: "Name the funnel to save it." });
+    setSaveState({ busy: true });
+    try {
+      // Saved without dates: a saved funnel runs over the last 30 days as of each run.
+      const q = await api.saveQuery(pid, "funnel", saveName.trim(), req);
+      setSaved((list) => [q, ...(list ?? [])]);
+      setSaveName("");
+      setSaveState({ busy: false, ok: `Saved “${q.name}”.` });
+      setSource((s) => ({ kind: "saved", query: q, seq: s.seq + 1 }));
+    } catch (err) {
+      setSaveState({ busy: false, error: message(err) });
+    }
+  };
+  const runSaved = (q: SavedQuery) => {
+    const d = funnelDefinition(q);
+    setSteps(d.steps);
+    setWindowHours(String(d.windowHours));
+    setFormError(null);
+    setSource((s) => ({ kind: "saved", query: q, seq: s.seq + 1 }));
+  };
+
+  const setStep = (i: number, v: string) => setSteps((s) => s.map((x, j) => (j === i ? v : x)));
+  const move = (i: number, d: -1 | 1) =>
+    setSteps((s) => {
+      const out = [...s];
+      [out[i], out[i + d]] = [out[i + d], out[i]];
+      return out;
+    });
+
+  const shown = result.state === "done" ? result.data : result.state === "loading" ? result.previous : undefined;
+  const noEvents = names !== null && names.length === 0;
+  return (
+    <section class="page">
+      <h1>Funnels</h1>
+      <div class="two-col">
+        <div class="col-main">
+          <form class="card builder" onSubmit={run} aria-label="Funnel builder">
+            <EventList id="funnel-events" names={names} />
+            <h2>Steps</h2>
+            <ol class="steps">
+              {steps.map((s, i) => (
+                <li key={i} class="step-row">
+                  <span class="step-num" aria-hidden="true">
+                    {i + 1}
+                  </span>
+                  <EventInput label={`Step ${i + 1} event`} value={s} list="funnel-events" onChange={(v) => setStep(i, v)} />
+                  <div class="step-actions">
+                    <button type="button" class="icon-button" aria-label={`Move step ${i + 1} up`} disabled={i === 0} onClick={() => move(i, -1)}>
+                      ↑
+                    </button>
+                    <button
+                      type="button"
+                      class="icon-button"
+                      aria-label={`Move step ${i + 1} down`}
+                      disabled={i === steps.length - 1}
+                      onClick={() => move(i, 1)}
+                    >
+                      ↓
+                    </button>
+                    <button
+                      type="button"
+                      class="icon-button"
+                      aria-label={`Remove step ${i + 1}`}
+                      disabled={steps.length <= 2}
+                      onClick={() => setSteps((x) => x.filter((_, j) => j !== i))}
+                    >
+                      ✕
+                    </button>
+                  </div>
+                </li>
+              ))}
+            </ol>
+            <div class="inline-form">
+              <button type="button" class="button secondary" disabled={steps.length >= maxSteps} onClick={() => setSteps((s) => [...s, ""])}>
+                Add step
+              </button>
+              <label>
+                Window (hours)
+                <input
+                  type="number"
+                  name="windowHours"
+                  min={1}
+                  max={720}
+                  step={1}
+                  value={windowHours}
+                  onInput={(e) => setWindowHours(e.currentTarget.value)}
+                />
+              </label>
+              <button type="submit" class="button">
+                Run funnel
+              </button>
+            </div>
+            <p class="hint">Each step must happen within the window after the one before it. Steps count users, not events.</p>
+            {formError ? (
+              <p class="form-error" role="alert">
+                {formError}
+              </p>
+            ) : null}
+          </form>
+
+          <section class="card" aria-labelledby="funnel-result-title">
+            <h2 id="funnel-result-title">
+              {source.kind === "saved" ? source.query.name : "Result"}
+              <span class="hint heading-hint">
+                {source.kind === "saved" ? "Saved funnel · last 30 days" : describeRange(props.range)}
+              </span>
+            </h2>
+            {result.state === "failed" ? <ErrorState message={result.error} onRetry={retry} /> : null}
+            {result.state === "loading" && !shown ? <Skeleton rows={3} label="Running the funnel…" /> : null}
+            {shown ? (
+              noEvents && shown.steps.every((s) => s.count === 0) ? (
+                <NoEvents product={props.product} />
+              ) : (
+                <FunnelBars result={shown} busy={result.state === "loading"} />
+              )
+            ) : null}
+          </section>
+
+          <form class="card inline-form" onSubmit={save} aria-label="Save funnel">
+            <label class="grow">
+              Save this funnel as
+              <input type="text" name="saveName" maxLength={255} value={saveName} onInput={(e) => setSaveName(e.currentTarget.value)} />
+            </label>
+            <button type="submit" class="button secondary" disabled={saveState.busy}>
+              Save funnel
+            </button>
+            {saveState.error ? (
+              <p class="form-error" role="alert">
+                {saveState.error}
+              </p>
+            ) : null}
+            {saveState.ok ? (
+              <p class="ok" role="status">
+                {saveState.ok}
+              </p>
+            ) : null}
+          </form>
+        </div>
+        <aside class="col-side">
+          <SavedList
+            product={pid}
+            items={saved}
+            error={savedError}
+            current={source.kind === "saved" ? source.query.id : null}
+            kindLabel="funnel"
+            describe={(q) => funnelDefinition(q).steps.join(" → ")}
+            onRun={runSaved}
+            onDeleted={(id) => setSaved((l) => (l ?? []).filter((q) => q.id !== id))}
+          />
+        </aside>
+      </div>
+    </section>
+  );
+}
+
+/**
+ * FunnelBars is the funnel as horizontal bars: each step's users as a share
+ * of the first step, with the count and the conversion from the step before.
+ */
+export function FunnelBars(props: { result: FunnelResult; busy?: boolean }) {
+  const first = props.result.steps[0]?.count ?? 0;
+  if (first === 0) {
+    return (
+      <p class="empty" data-testid="funnel-empty">
+        No user did “{props.result.steps[0]?.name}” in this range, so the funnel is empty.
+      </p>
+    );
+  }
+  const last = props.result.steps[props.result.steps.length - 1];
+  return (
+    <div class={`funnel${props.busy ? " busy" : ""}`} aria-busy={props.busy ? "true" : "false"}>
+      <table class="funnel-table" data-testid="funnel-result">
+        <caption class="visually-hidden">Users at each step of the funnel</caption>
+        <thead>
+          <tr>
+            <th scope="col">Step</th>
+            <th scope="col" class="bar-col">
+              Users
+            </th>
+            <th scope="col">Count</th>
+            <th scope="col">Conversion</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.result.steps.map((s, i) => {
+            const pct = (s.count / first) * 100;
+            return (
+              <tr key={i} data-testid="funnel-step">
+                <th scope="row" class="step-name">
+                  <span class="step-num">{i + 1}</span> {s.name}
+                </th>
+                <td class="bar-col">
+                  <div class="hbar" aria-hidden="true">
+                    <div class="hbar-fill" style={{ width: `${Math.max(pct, s.count > 0 ? 0.5 : 0)}%` }} />
+                  </div>
+                </td>
+                <td class="num" data-testid="step-count">
+                  {num(s.count)}
+                </td>
+                <td class="num" data-testid="step-conversion">
+                  {s.conversionPct === null ? "—" : `${s.conversionPct}%`}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+      <p class="hint">
+        Overall conversion: <strong>{first ? Math.round((last.count / first) * 1000) / 10 : 0}%</strong> of {num(first)} users. Conversion is
+        from the previous step.
+      </p>
+    </div>
+  );
+}

@@ -1,0 +1,129 @@
+import { useState } from "preact/hooks";
+import { api } from "../api";
+import { bucketTitle, num } from "../charts/time";
+import { EventInput, EventList, useEventNames } from "../components/EventInput";
+import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States";
+import { useLoad } from "../load";
+import type { DateRange } from "../range";
+import type { Product, RetentionRequest, RetentionResult } from "../types";
+
+type Period = "day" | "week" | "month";
+
+/** Retention shows the cohort triangle as a heat map: each cell is the share of the cohort that came back. */
+export function Retention(props: { product: Product | null; range: DateRange }) {
+  if (!props.product) return <NoProduct />;
+  return <RetentionPage key={props.product.id} product={props.product} range={props.range} />;
+}
+
+function RetentionPage(props: { product: Product; range: DateRange }) {
+  const pid = props.product.id;
+  const days = { from: props.range.from, to: props.range.to };
+  const names = useEventNames(pid, days);
+  const [start, setStart] = useState("$pageview");
+  const [ret, setRet] = useState("");
+  const [period, setPeriod] = useState<Period>("week");
+  const [req, setReq] = useState<RetentionRequest>({ startEvent: "$pageview", period: "week" });
+  const [error, setError] = useState<string | null>(null);
+  const [result, retry] = useLoad<RetentionResult>(
+    () => api.retention(pid, { ...req, dateFrom: days.from, dateTo: days.to }),
+    [pid, JSON.stringify(req), days.from, days.to],
+  );
+  const run = (e: Event) => {
+    e.preventDefault();
+    if (!start.trim()) return setError("Enter the start event.");
+    setError(null);
+    setReq({ startEvent: start.trim(), returnEvent: ret.trim() || undefined, period });
+  };
+  const noEvents = names !== null && names.length === 0;
+  return (
+    <section class="page">
+      <h1>Retention</h1>
+      <form class="card inline-form" onSubmit={run} aria-label="Retention query">
+        <EventList id="retention-events" names={names} />
+        <label>
+          Start event
+          <EventInput label="Start event" value={start} list="retention-events" onChange={setStart} />
+        </label>
+        <label>
+          Return event
+          <EventInput label="Return event" value={ret} list="retention-events" onChange={setRet} />
+        </label>
+        <label>
+          Period
+          <select value={period} onChange={(e) => setPeriod(e.currentTarget.value as Period)}>
+            <option value="day">Day</option>
+            <option value="week">Week</option>
+            <option value="month">Month</option>
+          </select>
+        </label>
+        <button type="submit" class="button">
+          Show retention
+        </button>
+        <p class="hint full">Users join the cohort of the period of their first start event; a blank return event means the start event.</p>
+        {error ? (
+          <p class="form-error" role="alert">
+            {error}
+          </p>
+        ) : null}
+      </form>
+      <section class="card">
+        {result.state === "loading" ? <Skeleton rows={6} label="Computing cohorts…" /> : null}
+        {result.state === "failed" ? <ErrorState message={result.error} onRetry={retry} /> : null}
+        {result.state === "done" ? (
+          noEvents ? (
+            <NoEvents product={props.product} />
+          ) : (
+            <CohortTable result={result.data} />
+          )
+        ) : null}
+      </section>
+    </section>
+  );
+}
+
+/** CohortTable is the retention triangle; a cell's shade is its share of the cohort. */
+export function CohortTable(props: { result: RetentionResult }) {
+  const cohorts = props.result.cohorts;
+  if (cohorts.every((c) => c.size === 0)) return <p class="empty">No user did the start event in this range.</p>;
+  const width = Math.max(...cohorts.map((c) => c.values.length));
+  const p = props.result.period as Period;
+  return (
+    <div class="table-scroll">
+      <table class="table cohorts" aria-label="Retention by cohort">
+        <thead>
+          <tr>
+            <th scope="col">Cohort</th>
+            <th scope="col">Users</th>
+            {Array.from({ length: width }, (_, k) => (
+              <th scope="col" key={k}>
+                {p === "day" ? "Day" : p === "month" ? "Month" : "Week"} {k}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {cohorts.map((c) => (
+            <tr key={c.date}>
+              <th scope="row">{bucketTitle(c.date, p === "week" ? "week" : p)}</th>
+              <td class="num">{num(c.size)}</td>
+              {Array.from({ length: width }, (_, k) => {
+                if (k >= c.values.length) return <td key={k} class="cell-none" />;
+                const share = c.size ? c.values[k] / c.size : 0;
+                return (
+                  <td
+                    key={k}
+                    class="heat"
+                    style={{ background: `rgb(2 132 199 / ${(0.08 + share * 0.85).toFixed(3)})`, color: share > 0.5 ? "#fff" : undefined }}
+                    title={`${num(c.values[k])} of ${num(c.size)} users`}
+                  >
+                    {c.size ? `${Math.round(share * 1000) / 10}%` : "—"}
+                  </td>
+                );
+              })}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,375 @@
+import { useEffect, useState } from "preact/hooks";
+import { api, message } from "../api";
+import { bucketTime } from "../charts/time";
+import { TimeChart } from "../charts/TimeChart";
+import { AnnotateDialog, useChartAnnotations } from "../components/ChartAnnotations";
+import { EventInput, EventList, useEventNames } from "../components/EventInput";
+import { SavedList } from "../components/SavedList";
+import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States";
+import { useLoad } from "../load";
+import { describe as describeRange, type DateRange } from "../range";
+import type { FilterRequest, Interval, Operator, Product, SavedQuery, TrendMath, TrendRequest, TrendResult } from "../types";
+
+/** The operators of docs/queries.md, as people read them. */
+export const operators: { value: Operator; label: string }[] = [
+  { value: "eq", label: "equals" },
+  { value: "neq", label: "does not equal" },
+  { value: "contains", label: "contains" },
+  { value: "not_contains", label: "does not contain" },
+  { value: "regex", label: "matches regex" },
+  { value: "gt", label: "greater than" },
+  { value: "lt", label: "less than" },
+  { value: "is_set", label: "is set" },
+  { value: "is_not_set", label: "is not set" },
+];
+
+/** The event columns filters and breakdowns may name; properties.<key> reads a property. */
+export const columns = ["url", "path", "referrer", "browser", "os", "device_type"];
+
+export interface SeriesDraft {
+  event: string;
+  math: TrendMath;
+}
+
+export interface FilterDraft {
+  property: string;
+  operator: Operator;
+  value: string;
+}
+
+/** filterRequest turns a drafted filter into the API's: numbers for gt and lt, no value for is_set. */
+export function filterRequest(f: FilterDraft): FilterRequest {
+  if (f.operator === "is_set" || f.operator === "is_not_set") return { property: f.property.trim(), operator: f.operator };
+  if (f.operator === "gt" || f.operator === "lt") return { property: f.property.trim(), operator: f.operator, value: Number(f.value) };
+  return { property: f.property.trim(), operator: f.operator, value: f.value };
+}
+
+/** checkTrend returns why a drafted trend cannot run, or null. */
+export function checkTrend(series: SeriesDraft[], filters: FilterDraft[], breakdownLimit: string): string | null {
+  if (series.length === 0) return "Add a series.";
+  if (series.some((s) => !s.event.trim())) return "Every series needs an event name.";
+  for (const f of filters) {
+    if (!f.property.trim()) return "Every filter needs a property.";
+    if ((f.operator === "gt" || f.operator === "lt") && (f.value.trim() === "" || Number.isNaN(Number(f.value))))
+      return `“${f.property}” ${f.operator === "gt" ? "greater than" : "less than"} needs a number.`;
+  }
+  const n = Number(breakdownLimit);
+  if (!Number.isInteger(n) || n < 1 || n > 100) return "The breakdown limit is a whole number from 1 to 100.";
+  return null;
+}
+
+type Source = { kind: "builder"; request: TrendRequest; seq: number } | { kind: "saved"; query: SavedQuery; seq: number };
+
+function trendDefinition(q: SavedQuery): TrendRequest {
+  return (q.definition ?? { series: [] }) as TrendRequest;
+}
+
+/**
+ * Trends charts events over time: series (total or unique users), property
+ * filters, one breakdown with a limit, the interval, as lines or bars, with
+ * the annotations as markers; clicking the chart adds an annotation there.
+ */
+export function Trends(props: { product: Product | null; range: DateRange }) {
+  if (!props.product) return <NoProduct />;
+  return <TrendBuilder key={props.product.id} product={props.product} range={props.range} />;
+}
+
+function TrendBuilder(props: { product: Product; range: DateRange }) {
+  const pid = props.product.id;
+  const days = { from: props.range.from, to: props.range.to };
+  const [series, setSeries] = useState<SeriesDraft[]>([{ event: "$pageview", math: "total" }]);
+  const [filters, setFilters] = useState<FilterDraft[]>([]);
+  const [breakdown, setBreakdown] = useState("");
+  const [breakdownLimit, setBreakdownLimit] = useState("10");
+  const [interval, setInterval] = useState<Interval>("day");
+  const [chartKind, setChartKind] = useState<"line" | "bar">("line");
+  const [formError, setFormError] = useState<string | null>(null);
+  const build = (): TrendRequest => ({
+    series: series.map((s) => ({ event: s.event.trim(), math: s.math })),
+    interval,
+    filters: filters.length ? filters.map(filterRequest) : undefined,
+    breakdown: breakdown.trim() || undefined,
+    breakdownLimit: breakdown.trim() ? Number(breakdownLimit) : undefined,
+  });
+  const [source, setSource] = useState<Source>({ kind: "builder", request: { ...build(), dateFrom: days.from, dateTo: days.to }, seq: 0 });
+  const names = useEventNames(pid, days);
+
+  const [saved, setSaved] = useState<SavedQuery[] | null>(null);
+  const [savedError, setSavedError] = useState<string | null>(null);
+  const [saveName, setSaveName] = useState("");
+  const [saveState, setSaveState] = useState<{ busy: boolean; error?: string; ok?: string }>({ busy: false });
+  useEffect(() => {
+    api.savedQueries(pid).then(
+      (r) => setSaved(r.items.filter((q) => q.kind === "trend")),
+      (err) => setSavedError(message(err)),
+    );
+  }, [pid]);
+  useEffect(() => {
+    setSource((s) =>
+      s.kind === "builder" && (s.request.dateFrom !== days.from || s.request.dateTo !== days.to)
+        ? { ...s, request: { ...s.request, dateFrom: days.from, dateTo: days.to }, seq: s.seq + 1 }
+        : s,
+    );
+  }, [days.from, days.to]);
+
+  const [result, retry] = useLoad<TrendResult>(
+    () => (source.kind === "builder" ? api.trend(pid, source.request) : api.runSaved<TrendResult>(pid, source.query.id)),
+    [pid, source.seq, source.kind],
+  );
+  const savedId = source.kind === "saved" ? source.query.id : null;
+  const shownInterval: Interval = (source.kind === "saved" ? trendDefinition(source.query).interval : source.request.interval) ?? "day";
+  const shown = result.state === "done" ? result.data : result.state === "loading" ? result.previous : undefined;
+  const buckets = shown?.series[0]?.data.map((p) => p.date) ?? [];
+  const annFrom = buckets[0]?.slice(0, 10) ?? days.from;
+  const annTo = buckets.length ? new Date(bucketTime(buckets[buckets.length - 1])).toISOString().slice(0, 10) : days.to;
+  const [annotations, addAnnotation] = useChartAnnotations(pid, source.kind === "saved" ? annFrom : days.from, source.kind === "saved" ? annTo : days.to, savedId);
+  const [picked, setPicked] = useState<number | null>(null);
+
+  const run = (e?: Event) => {
+    e?.preventDefault();
+    const err = checkTrend(series, filters, breakdownLimit);
+    setFormError(err);
+    if (!err) setSource((s) => ({ kind: "builder", request: { ...build(), dateFrom: days.from, dateTo: days.to }, seq: s.seq + 1 }));
+  };
+  const save = async (e: Event) => {
+    e.preventDefault();
+    const err = checkTrend(series, filters, breakdownLimit);
+    if (err) return setFormError(err);
+    if (!saveName.trim()) return setSaveState({ busy: false, error: "Name the trend to save it." });
+    setSaveState({ busy: true });
+    try {
+      const q = await api.saveQuery(pid, "trend", saveName.trim(), build());
+      setSaved((l) => [q, ...(l ?? [])]);
+      setSaveName("");
+      setSaveState({ busy: false, ok: `Saved “${q.name}”.` });
+      setSource((s) => ({ kind: "saved", query: q, seq: s.seq + 1 }));
+    } catch (err2) {
+      setSaveState({ busy: false, error: message(err2) });
+    }
+  };
+  const runSaved = (q: SavedQuery) => {
+    const d = trendDefinition(q);
+    setSeries(d.series.map((s) => ({ event: s.event, math: s.math ?? "total" })));
+    setFilters((d.filters ?? []).map((f) => ({ property: f.property, operator: f.operator, value: f.value === undefined ? "" : String(f.value) })));
+    setBreakdown(d.breakdown ?? "");
+    setBreakdownLimit(String(d.breakdownLimit ?? 10));
+    setInterval(d.interval ?? "day");
+    setSource((s) => ({ kind: "saved", query: q, seq: s.seq + 1 }));
+  };
+  const setS = (i: number, patch: Partial<SeriesDraft>) => setSeries((l) => l.map((s, j) => (j === i ? { ...s, ...patch } : s)));
+  const setF = (i: number, patch: Partial<FilterDraft>) => setFilters((l) => l.map((f, j) => (j === i ? { ...f, ...patch } : f)));
+  const noEvents = names !== null && names.length === 0;
+  const empty = shown ? shown.series.every((l) => l.data.every((p) => p.value === 0)) : false;
+
+  return (
+    <section class="page">
+      <h1>Trends</h1>
+      <div class="two-col">
+        <div class="col-main">
+          <form class="card builder" onSubmit={run} aria-label="Trend builder">
+            <EventList id="trend-events" names={names} />
+            <datalist id="trend-properties">
+              {columns.map((c) => (
+                <option key={c} value={c} />
+              ))}
+              <option value="properties." />
+            </datalist>
+            <h2>Series</h2>
+            <ul class="rows">
+              {series.map((s, i) => (
+                <li key={i} class="row">
+                  <EventInput label={`Series ${i + 1} event`} value={s.event} list="trend-events" onChange={(v) => setS(i, { event: v })} />
+                  <select aria-label={`Series ${i + 1} math`} value={s.math} onChange={(e) => setS(i, { math: e.currentTarget.value as TrendMath })}>
+                    <option value="total">Total events</option>
+                    <option value="unique_users">Unique users</option>
+                  </select>
+                  <button
+                    type="button"
+                    class="icon-button"
+                    aria-label={`Remove series ${i + 1}`}
+                    disabled={series.length <= 1}
+                    onClick={() => setSeries((l) => l.filter((_, j) => j !== i))}
+                  >
+                    ✕
+                  </button>
+                </li>
+              ))}
+            </ul>
+            <button type="button" class="button secondary small" disabled={series.length >= 10} onClick={() => setSeries((l) => [...l, { event: "", math: "total" }])}>
+              Add series
+            </button>
+
+            <h2 class="sub">Filters</h2>
+            {filters.length === 0 ? <p class="hint">No filter: every event of the series counts.</p> : null}
+            <ul class="rows">
+              {filters.map((f, i) => (
+                <li key={i} class="row">
+                  <input
+                    type="text"
+                    aria-label={`Filter ${i + 1} property`}
+                    placeholder="path or properties.plan"
+                    list="trend-properties"
+                    value={f.property}
+                    onInput={(e) => setF(i, { property: e.currentTarget.value })}
+                  />
+                  <select aria-label={`Filter ${i + 1} operator`} value={f.operator} onChange={(e) => setF(i, { operator: e.currentTarget.value as Operator })}>
+                    {operators.map((o) => (
+                      <option key={o.value} value={o.value}>
+                        {o.label}
+                      </option>
+                    ))}
+                  </select>
+                  {f.operator === "is_set" || f.operator === "is_not_set" ? null : (
+                    <input
+                      type="text"
+                      inputMode={f.operator === "gt" || f.operator === "lt" ? "decimal" : "text"}
+                      aria-label={`Filter ${i + 1} value`}
+                      value={f.value}
+                      onInput={(e) => setF(i, { value: e.currentTarget.value })}
+                    />
+                  )}
+                  <button type="button" class="icon-button" aria-label={`Remove filter ${i + 1}`} onClick={() => setFilters((l) => l.filter((_, j) => j !== i))}>
+                    ✕
+                  </button>
+                </li>
+              ))}
+            </ul>
+            <button
+              type="button"
+              class="button secondary small"
+              disabled={filters.length >= 20}
+              onClick={() => setFilters((l) => [...l, { property: "path", operator: "eq", value: "" }])}
+            >
+              Add filter
+            </button>
+
+            <div class="inline-form">
+              <label>
+                Breakdown
+                <input
+                  type="text"
+                  name="breakdown"
+                  placeholder="none"
+                  list="trend-properties"
+                  value={breakdown}
+                  onInput={(e) => setBreakdown(e.currentTarget.value)}
+                />
+              </label>
+              <label>
+                Limit
+                <input
+                  type="number"
+                  name="breakdownLimit"
+                  min={1}
+                  max={100}
+                  disabled={!breakdown.trim()}
+                  value={breakdownLimit}
+                  onInput={(e) => setBreakdownLimit(e.currentTarget.value)}
+                />
+              </label>
+              <label>
+                Interval
+                <select name="interval" value={interval} onChange={(e) => setInterval(e.currentTarget.value as Interval)}>
+                  <option value="hour">Hour</option>
+                  <option value="day">Day</option>
+                  <option value="week">Week</option>
+                  <option value="month">Month</option>
+                </select>
+              </label>
+              <button type="submit" class="button">
+                Run trend
+              </button>
+            </div>
+            {formError ? (
+              <p class="form-error" role="alert">
+                {formError}
+              </p>
+            ) : null}
+          </form>
+
+          <section class="card" aria-labelledby="trend-result-title">
+            <div class="section-head tight">
+              <h2 id="trend-result-title">
+                {source.kind === "saved" ? source.query.name : "Chart"}
+                <span class="hint heading-hint">{source.kind === "saved" ? "Saved trend · last 30 days" : describeRange(props.range)}</span>
+              </h2>
+              <div class="segmented" role="group" aria-label="Chart type">
+                <button type="button" aria-pressed={chartKind === "line"} onClick={() => setChartKind("line")}>
+                  Line
+                </button>
+                <button type="button" aria-pressed={chartKind === "bar"} onClick={() => setChartKind("bar")}>
+                  Bar
+                </button>
+              </div>
+            </div>
+            {result.state === "failed" ? <ErrorState message={result.error} onRetry={retry} /> : null}
+            {result.state === "loading" && !shown ? <Skeleton rows={5} label="Running the trend…" /> : null}
+            {shown && empty && noEvents ? <NoEvents product={props.product} /> : null}
+            {shown && !(empty && noEvents) ? (
+              <>
+                {shown.series.length === 0 ? <p class="empty">No event matched these series in this range.</p> : null}
+                <TimeChart
+                  kind={chartKind}
+                  interval={shownInterval}
+                  buckets={buckets}
+                  lines={shown.series.map((l) => ({ label: l.label, data: l.data.map((p) => p.value) }))}
+                  annotations={annotations}
+                  onPick={(b) => setPicked(bucketTime(b))}
+                  label={`Trend chart of ${shown.series.map((l) => l.label).join(", ")}`}
+                />
+                <div class="chart-foot">
+                  <p class="hint">Click a point on the chart to add an annotation there.</p>
+                  <button type="button" class="button secondary small" onClick={() => setPicked(Date.now())}>
+                    Add annotation
+                  </button>
+                </div>
+              </>
+            ) : null}
+          </section>
+
+          <form class="card inline-form" onSubmit={save} aria-label="Save trend">
+            <label class="grow">
+              Save this trend as
+              <input type="text" name="saveName" maxLength={255} value={saveName} onInput={(e) => setSaveName(e.currentTarget.value)} />
+            </label>
+            <button type="submit" class="button secondary" disabled={saveState.busy}>
+              Save trend
+            </button>
+            {saveState.error ? (
+              <p class="form-error" role="alert">
+                {saveState.error}
+              </p>
+            ) : null}
+            {saveState.ok ? (
+              <p class="ok" role="status">
+                {saveState.ok}
+              </p>
+            ) : null}
+          </form>
+        </div>
+        <aside class="col-side">
+          <SavedList
+            product={pid}
+            items={saved}
+            error={savedError}
+            current={savedId}
+            kindLabel="trend"
+            describe={(q) => trendDefinition(q).series.map((s) => s.event).join(", ")}
+            onRun={runSaved}
+            onDeleted={(id) => setSaved((l) => (l ?? []).filter((q) => q.id !== id))}
+          />
+        </aside>
+      </div>
+      {picked !== null ? (
+        <AnnotateDialog
+          product={pid}
+          at={picked}
+          savedQueries={saved ?? []}
+          queryId={savedId ?? undefined}
+          onCreated={addAnnotation}
+          onClose={() => setPicked(null)}
+        />
+      ) : null}
+    </section>
+  );
+}
