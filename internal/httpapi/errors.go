@@ -73,6 +73,13 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 func wrap(log *slog.Logger, h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
+			// A client that went away (a browser leaving the page while
+			// its query runs) is not a server error: there is no one to
+			// answer and nothing to alert on.
+			if r.Context().Err() != nil {
+				log.Debug("request canceled by the client", "method", r.Method, "path", r.URL.Path)
+				return
+			}
 			writeError(w, log, r, err)
 		}
 	})
