@@ -59,6 +59,8 @@ export interface Call {
   method: string;
   path: string;
   body: unknown;
+  /** The query string's parameters. */
+  query: URLSearchParams;
 }
 
 type Answer = { status?: number; body?: unknown; headers?: Record<string, string> };
@@ -72,8 +74,8 @@ export function fakeFetch(routes: Record<string, Answer | Route>): Call[] {
   const calls: Call[] = [];
   vi.stubGlobal("fetch", async (input: string, init: RequestInit = {}) => {
     const method = init.method ?? "GET";
-    const path = input.split("?")[0];
-    const call = { method, path, body: init.body ? JSON.parse(String(init.body)) : undefined };
+    const [path, search = ""] = input.split("?");
+    const call = { method, path, body: init.body ? JSON.parse(String(init.body)) : undefined, query: new URLSearchParams(search) };
     calls.push(call);
     const route = routes[`${method} ${path}`];
     const answer = typeof route === "function" ? route(call) : route;

@@ -3,9 +3,9 @@ import {
   type ChartConfiguration, type Plugin,
 } from "chart.js";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { when } from "../format";
+import { AnnotationMarker } from "../components/ChartAnnotations";
 import type { Annotation, Interval } from "../types";
-import { annotationColors, seriesColor } from "./colors";
+import { seriesColor } from "./colors";
 import { bucketLabel, bucketTitle, markerPosition, num } from "./time";
 
 // Only what the dashboard draws is registered, which keeps the bundle small.
@@ -146,21 +146,12 @@ export function TimeChart(props: {
       <div class={`chart-box${props.onPick ? " pickable" : ""}`}>
         <canvas ref={canvas} role="img" aria-label={props.label} />
         {markers.map((m) => (
-          <button
-            type="button"
+          <AnnotationMarker
             key={m.annotation.id}
-            class={`marker${m.flip ? " flip" : ""}`}
-            data-testid="annotation-marker"
-            data-color={m.annotation.color}
-            style={{ left: `${m.left}px`, top: `${m.top}px`, height: `${m.height}px`, "--marker": annotationColors[m.annotation.color] }}
-            aria-label={`Annotation: ${m.annotation.label}, ${when(m.annotation.date)}`}
-          >
-            <span class="marker-label" role="tooltip">
-              <strong>{m.annotation.label}</strong>
-              <span>{when(m.annotation.date)}</span>
-              {m.annotation.description ? <span>{m.annotation.description}</span> : null}
-            </span>
-          </button>
+            annotation={m.annotation}
+            flip={m.flip}
+            style={{ left: `${m.left}px`, top: `${m.top}px`, height: `${m.height}px` }}
+          />
         ))}
       </div>
       {noCanvas ? <p class="hint">This browser cannot draw charts; the numbers are in the table below.</p> : null}

@@ -1,5 +1,8 @@
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../api";
+import { annotationColors } from "../charts/colors";
+import { bucketTime } from "../charts/time";
+import { when } from "../format";
 import type { Annotation, SavedQuery } from "../types";
 import { AnnotationForm } from "./AnnotationForm";
 
@@ -57,5 +60,120 @@ export function AnnotateDialog(props: {
         />
       </div>
     </div>
+  );
+}
+
+/** annotationsBetween keeps the annotations at or after start and before end (milliseconds), in time order. */
+export function annotationsBetween(items: Annotation[], start: number, end: number): Annotation[] {
+  return items
+    .map((a) => ({ a, t: new Date(a.date).getTime() }))
+    .filter(({ t }) => t >= start && t < end)
+    .sort((x, y) => x.t - y.t || x.a.id - y.a.id)
+    .map(({ a }) => a);
+}
+
+/** AnnotationText is what a marker shows on hover or focus: label, date and description. */
+function AnnotationText(props: { annotation: Annotation }) {
+  const a = props.annotation;
+  return (
+    <>
+      <strong>{a.label}</strong>
+      <span>{when(a.date)}</span>
+      {a.description ? <span>{a.description}</span> : null}
+    </>
+  );
+}
+
+/**
+ * AnnotationMarker is one annotation as a vertical marker in its colour: a
+ * focusable button placed by style, whose label, date and description show
+ * on hover or keyboard focus. The time charts and the funnel's timeline
+ * strip draw it.
+ */
+export function AnnotationMarker(props: { annotation: Annotation; flip?: boolean; style: Record<string, string> }) {
+  const a = props.annotation;
+  return (
+    <button
+      type="button"
+      class={`marker${props.flip ? " flip" : ""}`}
+      data-testid="annotation-marker"
+      data-color={a.color}
+      style={{ ...props.style, "--marker": annotationColors[a.color] }}
+      aria-label={`Annotation: ${a.label}, ${when(a.date)}`}
+    >
+      <span class="marker-label" role="tooltip">
+        <AnnotationText annotation={a} />
+      </span>
+    </button>
+  );
+}
+
+const dayMs = 86_400_000;
+
+/**
+ * AnnotationStrip is a compact timeline of a date range (YYYY-MM-DD, both
+ * days included, UTC) with a marker for each annotation inside it, for
+ * charts without a time axis (the funnel).
+ */
+export function AnnotationStrip(props: { from: string; to: string; annotations: Annotation[] }) {
+  const start = bucketTime(props.from);
+  const end = bucketTime(props.to) + dayMs;
+  const shown = annotationsBetween(props.annotations, start, end);
+  const span = Math.max(end - start, 1);
+  return (
+    <div class="annotation-strip" role="group" aria-label={`Annotations from ${props.from} to ${props.to}`} data-testid="annotation-strip">
+      <div class="strip-line">
+        {shown.map((a) => {
+          const pct = ((new Date(a.date).getTime() - start) / span) * 100;
+          return <AnnotationMarker key={a.id} annotation={a} flip={pct > 60} style={{ left: `${pct}%`, top: "0", height: "100%" }} />;
+        })}
+      </div>
+      <div class="strip-ends" aria-hidden="true">
+        <span>{props.from}</span>
+        <span>{shown.length ? "" : "No annotations in this range"}</span>
+        <span>{props.to}</span>
+      </div>
+    </div>
+  );
+}
+
+/**
+ * PeriodMarker marks a row of a table (a retention cohort) whose period
+ * holds annotations: a dot per annotation in its colour, in one focusable
+ * button whose labels, dates and descriptions show on hover or focus. The
+ * list is placed with fixed coordinates so that a scrolling table does not
+ * clip it.
+ */
+export function PeriodMarker(props: { annotations: Annotation[] }) {
+  const [at, setAt] = useState<{ left: number; top: number } | null>(null);
+  const n = props.annotations.length;
+  if (n === 0) return null;
+  const place = (e: Event) => {
+    const r = (e.currentTarget as HTMLElement).getBoundingClientRect();
+    setAt({ left: r.left, top: r.bottom + 4 });
+  };
+  const dots = props.annotations.slice(0, 4);
+  return (
+    <button
+      type="button"
+      class="period-marker"
+      data-testid="period-annotations"
+      aria-label={`${n === 1 ? "1 annotation" : `${n} annotations`}: ${props.annotations.map((a) => `${a.label}, ${when(a.date)}`).join("; ")}`}
+      onMouseEnter={place}
+      onFocus={place}
+    >
+      {dots.map((a) => (
+        <span key={a.id} class="period-dot" data-color={a.color} style={{ background: annotationColors[a.color] }} />
+      ))}
+      {n > dots.length ? <span class="period-more">+{n - dots.length}</span> : null}
+      <span class="marker-label period-label" role="tooltip" style={at ? { left: `${at.left}px`, top: `${at.top}px` } : undefined}>
+        {props.annotations.map((a) => (
+          <span key={a.id} class="period-item" data-testid="period-annotation" data-color={a.color}>
+            <span class="dot" style={{ background: annotationColors[a.color] }} />
+            <AnnotationText annotation={a} />
+          </span>
+        ))}
+      </span>
+    </button>
   );
 }

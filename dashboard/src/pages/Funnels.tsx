@@ -1,11 +1,12 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, message } from "../api";
 import { num } from "../charts/time";
+import { AnnotationStrip, useChartAnnotations } from "../components/ChartAnnotations";
 import { EventInput, EventList, useEventNames } from "../components/EventInput";
 import { SavedList } from "../components/SavedList";
 import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States";
 import { useLoad } from "../load";
-import { describe as describeRange, type DateRange } from "../range";
+import { describe as describeRange, presetRange, type DateRange } from "../range";
 import type { FunnelRequest, FunnelResult, Product, SavedQuery } from "../types";
 
 /** The steps a new funnel starts from (the API's placeholder funnel). */
@@ -25,7 +26,8 @@ function funnelDefinition(q: SavedQuery): { steps: string[]; windowHours: number
  * Funnels builds a funnel (steps with suggestions from the product's event
  * names, add/remove/reorder, window), runs it over the picked range, draws
  * the steps as horizontal bars with counts and conversion, and keeps saved
- * funnels to run again.
+ * funnels to run again. A timeline strip above the bars marks the range's
+ * annotations (a saved funnel's own included).
  */
 export function Funnels(props: { product: Product | null; range: DateRange }) {
   if (!props.product) return <NoProduct />;
@@ -69,6 +71,13 @@ function FunnelBuilder(props: { product: Product; range: DateRange }) {
     () => (source.kind === "builder" ? api.funnel(pid, source.request) : api.runSaved<FunnelResult>(pid, source.query.id)),
     [pid, source.seq, source.kind],
   );
+
+  // The annotations of the range the result on screen covers: the builder's
+  // dates, or the last 30 days a saved funnel runs over; a saved funnel adds
+  // its own (query-scoped) annotations to the workspace's.
+  const span =
+    source.kind === "builder" ? { from: source.request.dateFrom ?? days.from, to: source.request.dateTo ?? days.to } : presetRange("30d");
+  const [annotations] = useChartAnnotations(pid, span.from, span.to, source.kind === "saved" ? source.query.id : null);
 
   const validate = (): FunnelRequest | null => {
     const clean = steps.map((s) => s.trim());
@@ -206,7 +215,10 @@ function FunnelBuilder(props: { product: Product; range: DateRange }) {
               noEvents && shown.steps.every((s) => s.count === 0) ? (
                 <NoEvents product={props.product} />
               ) : (
-                <FunnelBars result={shown} busy={result.state === "loading"} />
+                <>
+                  <AnnotationStrip from={span.from} to={span.to} annotations={annotations} />
+                  <FunnelBars result={shown} busy={result.state === "loading"} />
+                </>
               )
             ) : null}
           </section>

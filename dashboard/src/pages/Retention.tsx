@@ -1,15 +1,22 @@
 import { useState } from "preact/hooks";
 import { api } from "../api";
-import { bucketTitle, num } from "../charts/time";
+import { bucketTime, bucketTitle, nextBucket, num } from "../charts/time";
+import { annotationsBetween, PeriodMarker, useChartAnnotations } from "../components/ChartAnnotations";
 import { EventInput, EventList, useEventNames } from "../components/EventInput";
 import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States";
 import { useLoad } from "../load";
 import type { DateRange } from "../range";
-import type { Product, RetentionRequest, RetentionResult } from "../types";
+import type { Annotation, Product, RetentionRequest, RetentionResult } from "../types";
 
 type Period = "day" | "week" | "month";
 
-/** Retention shows the cohort triangle as a heat map: each cell is the share of the cohort that came back. */
+/**
+ * Retention shows the cohort triangle as a heat map: each cell is the share
+ * of the cohort that came back. A cohort whose period holds annotations is
+ * marked in their colours. Retention queries are not saved, so only the
+ * workspace's annotations apply (query-scoped ones never show on ad-hoc
+ * reports).
+ */
 export function Retention(props: { product: Product | null; range: DateRange }) {
   if (!props.product) return <NoProduct />;
   return <RetentionPage key={props.product.id} product={props.product} range={props.range} />;
@@ -28,6 +35,15 @@ function RetentionPage(props: { product: Product; range: DateRange }) {
     () => api.retention(pid, { ...req, dateFrom: days.from, dateTo: days.to }),
     [pid, JSON.stringify(req), days.from, days.to],
   );
+  // Cohort periods can start before the picked range (a week starts on its
+  // Monday), so the annotations are fetched over the cohorts' own span.
+  const cohorts = result.state === "done" ? result.data.cohorts : [];
+  const p = (result.state === "done" ? result.data.period : req.period) as Period;
+  const annFrom = cohorts.length ? cohorts[0].date.slice(0, 10) : days.from;
+  const annTo = cohorts.length
+    ? new Date(nextBucket(bucketTime(cohorts[cohorts.length - 1].date), p) - 1).toISOString().slice(0, 10)
+    : days.to;
+  const [annotations] = useChartAnnotations(pid, annFrom < days.from ? annFrom : days.from, annTo > days.to ? annTo : days.to, null);
   const run = (e: Event) => {
     e.preventDefault();
     if (!start.trim()) return setError("Enter the start event.");
@@ -73,7 +89,7 @@ function RetentionPage(props: { product: Product; range: DateRange }) {
           noEvents ? (
             <NoEvents product={props.product} />
           ) : (
-            <CohortTable result={result.data} />
+            <CohortTable result={result.data} annotations={annotations} />
           )
         ) : null}
       </section>
@@ -81,8 +97,12 @@ function RetentionPage(props: { product: Product; range: DateRange }) {
   );
 }
 
-/** CohortTable is the retention triangle; a cell's shade is its share of the cohort. */
-export function CohortTable(props: { result: RetentionResult }) {
+/**
+ * CohortTable is the retention triangle; a cell's shade is its share of the
+ * cohort. A cohort row whose period (its day, week or month, UTC) holds
+ * annotations carries a marker with their colours and labels.
+ */
+export function CohortTable(props: { result: RetentionResult; annotations?: Annotation[] }) {
   const cohorts = props.result.cohorts;
   if (cohorts.every((c) => c.size === 0)) return <p class="empty">No user did the start event in this range.</p>;
   const width = Math.max(...cohorts.map((c) => c.values.length));
@@ -104,7 +124,12 @@ export function CohortTable(props: { result: RetentionResult }) {
         <tbody>
           {cohorts.map((c) => (
             <tr key={c.date}>
-              <th scope="row">{bucketTitle(c.date, p === "week" ? "week" : p)}</th>
+              <th scope="row">
+                <span class="cohort-title">
+                  {bucketTitle(c.date, p === "week" ? "week" : p)}
+                  <PeriodMarker annotations={annotationsBetween(props.annotations ?? [], bucketTime(c.date), nextBucket(bucketTime(c.date), p))} />
+                </span>
+              </th>
               <td class="num">{num(c.size)}</td>
               {Array.from({ length: width }, (_, k) => {
                 if (k >= c.values.length) return <td key={k} class="cell-none" />;

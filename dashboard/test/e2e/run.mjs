@@ -341,8 +341,10 @@ async function withoutErrorTracking(browser) {
 /**
  * The analysis pages on seeded data: a funnel (numbers equal to the API's,
  * saved and re-run from the Saved list), a trend chart, annotations (created
- * on the page and by clicking the chart, drawn as markers, exported as CSV,
- * bulk-deleted), Acquisition's AI bots and the Overview.
+ * on the page and by clicking the chart, drawn as markers on the trend, the
+ * funnel's timeline strip and the retention cohorts, a query annotation only
+ * on its saved funnel, exported as CSV, bulk-deleted), Acquisition's AI bots
+ * and the Overview.
  */
 async function analysisPages(context, page, strata, key, productId) {
   const shot = (name) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
@@ -455,6 +457,61 @@ async function analysisPages(context, page, strata, key, productId) {
   await check("clicking a point on the chart creates an annotation there", async () => {
     await page.getByTestId("annotation-marker").filter({ hasText: "Clicked on the chart" }).waitFor();
   });
+
+  // Funnels and Retention have no time axis: the funnel's timeline strip and
+  // the retention cohort rows mark the workspace annotation; a query-scoped
+  // one shows only with its saved funnel.
+  await page.locator("nav.sidebar").getByRole("link", { name: "Funnels" }).click();
+  await page.getByRole("heading", { name: "Funnels" }).waitFor();
+  const stripMarker = (label) => page.getByTestId("annotation-strip").getByTestId("annotation-marker").filter({ hasText: label });
+  await check("the funnel's timeline strip marks the workspace annotation in its colour, with its label on hover and focus", async () => {
+    await page.getByTestId("funnel-result").waitFor();
+    const marker = stripMarker("E2E deploy");
+    await marker.waitFor();
+    if ((await marker.getAttribute("data-color")) !== "violet") throw new Error(await marker.getAttribute("data-color"));
+    await marker.hover();
+    await marker.getByRole("tooltip").waitFor({ state: "visible" });
+    await page.mouse.move(0, 0);
+    await marker.getByRole("tooltip").waitFor({ state: "hidden" });
+    await marker.focus();
+    await marker.getByRole("tooltip").waitFor({ state: "visible" });
+    if (!/Release 1\.2, with a comma/.test(await marker.getByRole("tooltip").textContent())) throw new Error("no description");
+  });
+  await shot("17-funnel-annotations");
+  await check("a query annotation shows on its saved funnel only, never on the ad-hoc funnel", async () => {
+    const saved = (await api(`/api/v1/queries?product=${productId}`)).items.find((q) => q.name === "E2E signup funnel");
+    const made = await api(`/api/v1/annotations?product=${productId}`, {
+      date: new Date().toISOString(), label: "E2E funnel fix", color: "rose", scope: "query", queryId: saved.id,
+    });
+    if (made.scope !== "query") throw new Error(JSON.stringify(made));
+    await page.reload();
+    await page.getByTestId("funnel-result").waitFor();
+    await stripMarker("E2E deploy").waitFor();
+    if ((await stripMarker("E2E funnel fix").count()) !== 0) throw new Error("the ad-hoc funnel shows the query annotation");
+    await page.getByRole("button", { name: "Run E2E signup funnel" }).click();
+    await page.locator("#funnel-result-title", { hasText: "E2E signup funnel" }).waitFor();
+    await stripMarker("E2E funnel fix").waitFor();
+    await stripMarker("E2E deploy").waitFor();
+  });
+
+  await page.locator("nav.sidebar").getByRole("link", { name: "Retention" }).click();
+  await page.getByRole("heading", { name: "Retention" }).waitFor();
+  await check("the retention cohort of the annotation's week is marked, with its label on hover and focus", async () => {
+    const marker = page.getByRole("table", { name: "Retention by cohort" }).getByTestId("period-annotations").filter({ hasText: "E2E deploy" });
+    await marker.waitFor();
+    if ((await marker.getByTestId("period-annotation").filter({ hasText: "E2E deploy" }).getAttribute("data-color")) !== "violet") throw new Error("not violet");
+    if ((await marker.filter({ hasText: "E2E funnel fix" }).count()) !== 0) throw new Error("retention shows the query annotation");
+    await marker.hover();
+    await marker.getByRole("tooltip").waitFor({ state: "visible" });
+    await page.mouse.move(0, 0);
+    await marker.getByRole("tooltip").waitFor({ state: "hidden" });
+    await marker.focus();
+    await marker.getByRole("tooltip").waitFor({ state: "visible" });
+    // The cohort's row is the week holding the annotation.
+    const row = (await marker.locator("xpath=ancestor::tr").locator("th").textContent()) ?? "";
+    if (!/Week of/.test(row)) throw new Error(`row: ${row}`);
+  });
+  await shot("18-retention-annotations");
 
   // Export and bulk delete.
   await page.locator("nav.sidebar").getByRole("link", { name: "Annotations" }).click();
