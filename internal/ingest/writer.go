@@ -27,7 +27,8 @@ type WriterOptions struct {
 	// a bounded rise in latency. Zero commits at once.
 	Linger time.Duration
 	// DedupWindow is how long an accepted client uuid is remembered, and
-	// DedupCapacity how many are remembered at most (≈ 12 bytes each).
+	// DedupCapacity how many are remembered at most (8–32 bytes each; see
+	// dedupSet).
 	DedupWindow   time.Duration
 	DedupCapacity int
 	Now           func() time.Time
@@ -241,71 +242,4 @@ func dedupKey(productID int64, u [16]byte) uint64 {
 	binary.LittleEndian.PutUint64(buf[:8], uint64(productID))
 	copy(buf[8:], u[:])
 	return maphash.Bytes(dedupSeed, buf[:])
-}
-
-// dedupSet remembers keys for at least window. Keys live in generations of
-// window/4; a lookup checks all of them and the oldest is dropped once it
-// is more than window old, so a key is kept between window and 1.25·window.
-// When capacity is reached the oldest generation goes early, which shortens
-// the window rather than growing memory without bound.
-type dedupSet struct {
-	window   time.Duration
-	capacity int
-	gens     []dedupGen // oldest first
-	size     int
-	// evictedEarly counts generations dropped for capacity before their
-	// window ended.
-	evictedEarly int
-}
-
-type dedupGen struct {
-	start time.Time
-	keys  map[uint64]struct{}
-}
-
-const dedupGenerations = 4
-
-func newDedupSet(window time.Duration, capacity int, now time.Time) *dedupSet {
-	return &dedupSet{window: window, capacity: capacity,
-		gens: []dedupGen{{start: now, keys: map[uint64]struct{}{}}}}
-}
-
-func (d *dedupSet) has(k uint64, now time.Time) bool {
-	d.expire(now)
-	for i := range d.gens {
-		if _, ok := d.gens[i].keys[k]; ok {
-			return true
-		}
-	}
-	return false
-}
-
-func (d *dedupSet) add(k uint64, now time.Time) {
-	d.expire(now)
-	cur := &d.gens[len(d.gens)-1]
-	if now.Sub(cur.start) >= d.window/dedupGenerations || len(cur.keys) >= d.capacity/dedupGenerations {
-		d.gens = append(d.gens, dedupGen{start: now, keys: map[uint64]struct{}{}})
-		cur = &d.gens[len(d.gens)-1]
-	}
-	if _, ok := cur.keys[k]; ok {
-		return
-	}
-	cur.keys[k] = struct{}{}
-	d.size++
-	for d.size > d.capacity && len(d.gens) > 1 {
-		d.dropOldest()
-		d.evictedEarly++
-	}
-}
-
-// expire drops generations whose newest possible key is older than window.
-func (d *dedupSet) expire(now time.Time) {
-	for len(d.gens) > 1 && now.Sub(d.gens[1].start) > d.window {
-		d.dropOldest()
-	}
-}
-
-func (d *dedupSet) dropOldest() {
-	d.size -= len(d.gens[0].keys)
-	d.gens = d.gens[1:]
 }
