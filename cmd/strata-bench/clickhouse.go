@@ -3,15 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"strata/internal/analytics"
-	"strata/internal/query"
 	"strata/internal/store/clickhouse"
 	"strata/internal/store/clickhouse/chtest"
 )
@@ -151,39 +148,16 @@ func (c *clickHouseRun) compareWindowFunnel(from, to time.Time, runs int) (funne
 		return funnelPair{}, err
 	}
 	defer conn.Close()
-	engine := &query.Engine{Store: st}
-	q := analytics.FunnelQuery{
-		Scope: analytics.Scope{ProductID: 1, Env: analytics.EnvLive, From: from, To: to},
-		Steps: []string{"page_viewed", "button_clicked", "form_submitted"}, Window: 24 * time.Hour,
-	}
 	var p funnelPair
-	var strataTimes, plainTimes []time.Duration
-	for i := 0; i <= runs; i++ {
-		start := time.Now()
-		res, err := engine.RunFunnel(ctx, q)
-		if err != nil {
-			return p, err
-		}
-		if i > 0 {
-			strataTimes = append(strataTimes, time.Since(start))
-		}
-		for k := range p.strataCounts {
-			p.strataCounts[k] = res.Steps[k].Count
-		}
-		start = time.Now()
+	p.strata, p.plain, err = alternate(runs, strataFunnel(st, from, to, &p.strataCounts), func() error {
 		var n [3]uint64
 		if err := conn.QueryRow(clickHouseContext(), windowFunnelSQL, from.UnixMicro(), to.UnixMicro()).Scan(&n[0], &n[1], &n[2]); err != nil {
-			return p, err
-		}
-		if i > 0 {
-			plainTimes = append(plainTimes, time.Since(start))
+			return err
 		}
 		for k := range n {
 			p.plainCounts[k] = int64(n[k])
 		}
-	}
-	slices.Sort(strataTimes)
-	slices.Sort(plainTimes)
-	p.strata, p.plain = strataTimes[len(strataTimes)/2], plainTimes[len(plainTimes)/2]
-	return p, nil
+		return nil
+	})
+	return p, err
 }

@@ -214,37 +214,55 @@ func compareFunnels(dataDir string, from, to time.Time, runs int) (funnelPair, e
 		return funnelPair{}, err
 	}
 	defer st.Close()
-	engine := &query.Engine{Store: st}
+	var p funnelPair
+	p.strata, p.plain, err = alternate(runs, strataFunnel(st, from, to, &p.strataCounts), func() error {
+		return st.DB().QueryRow(plainFunnelSQL, from, to).Scan(&p.plainCounts[0], &p.plainCounts[1], &p.plainCounts[2])
+	})
+	return p, err
+}
+
+// strataFunnel returns a run of the benchmark's funnel through the query
+// engine on store, which leaves its counts in counts.
+func strataFunnel(store analytics.QueryStore, from, to time.Time, counts *[3]int64) func() error {
+	engine := &query.Engine{Store: store}
 	q := analytics.FunnelQuery{
 		Scope: analytics.Scope{ProductID: 1, Env: analytics.EnvLive, From: from, To: to},
 		Steps: []string{"page_viewed", "button_clicked", "form_submitted"}, Window: 24 * time.Hour,
 	}
-	var p funnelPair
-	var strataTimes, plainTimes []time.Duration
-	for i := 0; i <= runs; i++ {
-		start := time.Now()
-		res, err := engine.RunFunnel(ctx, q)
+	return func() error {
+		res, err := engine.RunFunnel(context.Background(), q)
 		if err != nil {
-			return p, err
+			return err
 		}
-		if i > 0 { // the first run of each warms the cache
-			strataTimes = append(strataTimes, time.Since(start))
+		for k := range counts {
+			counts[k] = res.Steps[k].Count
 		}
-		for k := range p.strataCounts {
-			p.strataCounts[k] = res.Steps[k].Count
-		}
-		start = time.Now()
-		if err := st.DB().QueryRow(plainFunnelSQL, from, to).Scan(&p.plainCounts[0], &p.plainCounts[1], &p.plainCounts[2]); err != nil {
-			return p, err
-		}
-		if i > 0 {
-			plainTimes = append(plainTimes, time.Since(start))
+		return nil
+	}
+}
+
+// alternate times a and b alternately, runs times each after one warm-up
+// run of each, so that both see the same moments of a noisy machine, and
+// returns their medians.
+func alternate(runs int, a, b func() error) (time.Duration, time.Duration, error) {
+	var ta, tb []time.Duration
+	for i := 0; i <= runs; i++ {
+		for _, f := range []struct {
+			run   func() error
+			times *[]time.Duration
+		}{{a, &ta}, {b, &tb}} {
+			start := time.Now()
+			if err := f.run(); err != nil {
+				return 0, 0, err
+			}
+			if i > 0 { // the first run of each warms the cache
+				*f.times = append(*f.times, time.Since(start))
+			}
 		}
 	}
-	slices.Sort(strataTimes)
-	slices.Sort(plainTimes)
-	p.strata, p.plain = strataTimes[len(strataTimes)/2], plainTimes[len(plainTimes)/2]
-	return p, nil
+	slices.Sort(ta)
+	slices.Sort(tb)
+	return ta[len(ta)/2], tb[len(tb)/2], nil
 }
 
 // backendResult is one storage backend's figures in the query benchmark.

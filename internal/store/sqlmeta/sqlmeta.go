@@ -204,11 +204,17 @@ func (s *Store) SetAPIKeyStatus(ctx context.Context, id int64, status analytics.
 	return s.setStatus(ctx, "api_keys", id, status)
 }
 
-// TouchAPIKeys records when keys were last used, in one transaction. Rows
-// are updated in id order: several nodes sharing one PostgreSQL touch
-// overlapping keys, and two transactions that lock the same rows in
-// different orders deadlock, which PostgreSQL resolves by failing one.
+// TouchAPIKeys records when keys were last used.
 func (s *Store) TouchAPIKeys(ctx context.Context, lastUsed map[int64]time.Time) error {
+	return s.touch(ctx, "api key", `UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, lastUsed)
+}
+
+// touch runs update (last_used_at = $1 for id $2) for every credential of
+// lastUsed, in one transaction. Rows are updated in id order: several nodes
+// sharing one PostgreSQL touch overlapping credentials, and two transactions
+// that lock the same rows in different orders deadlock, which PostgreSQL
+// resolves by failing one. update is a constant of this package.
+func (s *Store) touch(ctx context.Context, what, update string, lastUsed map[int64]time.Time) error {
 	if len(lastUsed) == 0 {
 		return nil
 	}
@@ -219,17 +225,16 @@ func (s *Store) TouchAPIKeys(ctx context.Context, lastUsed map[int64]time.Time) 
 	slices.Sort(ids)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("touching api keys: %w", err)
+		return fmt.Errorf("touching %ss: %w", what, err)
 	}
 	defer tx.Rollback()
 	for _, id := range ids {
-		if _, err := tx.ExecContext(ctx,
-			`UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, lastUsed[id].UTC().Truncate(time.Microsecond), id); err != nil {
-			return fmt.Errorf("touching api key %d: %w", id, err)
+		if _, err := tx.ExecContext(ctx, update, utc(lastUsed[id]), id); err != nil {
+			return fmt.Errorf("touching %s %d: %w", what, id, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("touching api keys: %w", err)
+		return fmt.Errorf("touching %ss: %w", what, err)
 	}
 	return nil
 }
