@@ -71,3 +71,54 @@ export function SavedList(props: {
     </section>
   );
 }
+
+/**
+ * SaveQueryForm names and saves the query on screen. build returns the
+ * definition to save, or null when the page's own form has an error (which
+ * the page shows).
+ */
+export function SaveQueryForm(props: {
+  product: number;
+  kind: "funnel" | "trend";
+  build: () => object | null;
+  onSaved: (q: SavedQuery) => void;
+}) {
+  const [name, setName] = useState("");
+  const [state, setState] = useState<{ busy: boolean; error?: string; ok?: string }>({ busy: false });
+  const save = async (e: Event) => {
+    e.preventDefault();
+    const definition = props.build();
+    if (!definition) return;
+    if (!name.trim()) return setState({ busy: false, error: `Name the ${props.kind} to save it.` });
+    setState({ busy: true });
+    try {
+      const q = await api.saveQuery(props.product, props.kind, name.trim(), definition);
+      setName("");
+      setState({ busy: false, ok: `Saved “${q.name}”.` });
+      props.onSaved(q);
+    } catch (err) {
+      setState({ busy: false, error: message(err) });
+    }
+  };
+  return (
+    <form class="card inline-form" onSubmit={save} aria-label={`Save ${props.kind}`}>
+      <label class="grow">
+        Save this {props.kind} as
+        <input type="text" name="saveName" maxLength={255} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </label>
+      <button type="submit" class="button secondary" disabled={state.busy}>
+        Save {props.kind}
+      </button>
+      {state.error ? (
+        <p class="form-error" role="alert">
+          {state.error}
+        </p>
+      ) : null}
+      {state.ok ? (
+        <p class="ok" role="status">
+          {state.ok}
+        </p>
+      ) : null}
+    </form>
+  );
+}

@@ -3,7 +3,7 @@ import { api, message } from "../api";
 import { num } from "../charts/time";
 import { AnnotationStrip, useChartAnnotations } from "../components/ChartAnnotations";
 import { EventInput, EventList, useEventNames } from "../components/EventInput";
-import { SavedList } from "../components/SavedList";
+import { SaveQueryForm, SavedList } from "../components/SavedList";
 import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States";
 import { useLoad } from "../load";
 import { describe as describeRange, presetRange, type DateRange } from "../range";
@@ -49,8 +49,6 @@ function FunnelBuilder(props: { product: Product; range: DateRange }) {
 
   const [saved, setSaved] = useState<SavedQuery[] | null>(null);
   const [savedError, setSavedError] = useState<string | null>(null);
-  const [saveName, setSaveName] = useState("");
-  const [saveState, setSaveState] = useState<{ busy: boolean; error?: string; ok?: string }>({ busy: false });
   useEffect(() => {
     api.savedQueries(pid).then(
       (r) => setSaved(r.items.filter((q) => q.kind === "funnel")),
@@ -97,23 +95,6 @@ function FunnelBuilder(props: { product: Product; range: DateRange }) {
     e?.preventDefault();
     const req = validate();
     if (req) setSource((s) => ({ kind: "builder", request: { ...req, dateFrom: days.from, dateTo: days.to }, seq: s.seq + 1 }));
-  };
-  const save = async (e: Event) => {
-    e.preventDefault();
-    const req = validate();
-    if (!req) return;
-    if (!saveName.trim()) return setSaveState({ busy: false, error: "Name the funnel to save it." });
-    setSaveState({ busy: true });
-    try {
-      // Saved without dates: a saved funnel runs over the last 30 days as of each run.
-      const q = await api.saveQuery(pid, "funnel", saveName.trim(), req);
-      setSaved((list) => [q, ...(list ?? [])]);
-      setSaveName("");
-      setSaveState({ busy: false, ok: `Saved “${q.name}”.` });
-      setSource((s) => ({ kind: "saved", query: q, seq: s.seq + 1 }));
-    } catch (err) {
-      setSaveState({ busy: false, error: message(err) });
-    }
   };
   const runSaved = (q: SavedQuery) => {
     const d = funnelDefinition(q);
@@ -223,25 +204,16 @@ function FunnelBuilder(props: { product: Product; range: DateRange }) {
             ) : null}
           </section>
 
-          <form class="card inline-form" onSubmit={save} aria-label="Save funnel">
-            <label class="grow">
-              Save this funnel as
-              <input type="text" name="saveName" maxLength={255} value={saveName} onInput={(e) => setSaveName(e.currentTarget.value)} />
-            </label>
-            <button type="submit" class="button secondary" disabled={saveState.busy}>
-              Save funnel
-            </button>
-            {saveState.error ? (
-              <p class="form-error" role="alert">
-                {saveState.error}
-              </p>
-            ) : null}
-            {saveState.ok ? (
-              <p class="ok" role="status">
-                {saveState.ok}
-              </p>
-            ) : null}
-          </form>
+          <SaveQueryForm
+            product={pid}
+            kind="funnel"
+            // Saved without dates: a saved funnel runs over the last 30 days as of each run.
+            build={validate}
+            onSaved={(q) => {
+              setSaved((list) => [q, ...(list ?? [])]);
+              setSource((s) => ({ kind: "saved", query: q, seq: s.seq + 1 }));
+            }}
+          />
         </div>
         <aside class="col-side">
           <SavedList

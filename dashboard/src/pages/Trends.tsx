@@ -4,7 +4,7 @@ import { bucketTime } from "../charts/time";
 import { TimeChart } from "../charts/TimeChart";
 import { AnnotateDialog, useChartAnnotations } from "../components/ChartAnnotations";
 import { EventInput, EventList, useEventNames } from "../components/EventInput";
-import { SavedList } from "../components/SavedList";
+import { SaveQueryForm, SavedList } from "../components/SavedList";
 import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States";
 import { useLoad } from "../load";
 import { describe as describeRange, type DateRange } from "../range";
@@ -96,8 +96,6 @@ function TrendBuilder(props: { product: Product; range: DateRange }) {
 
   const [saved, setSaved] = useState<SavedQuery[] | null>(null);
   const [savedError, setSavedError] = useState<string | null>(null);
-  const [saveName, setSaveName] = useState("");
-  const [saveState, setSaveState] = useState<{ busy: boolean; error?: string; ok?: string }>({ busy: false });
   useEffect(() => {
     api.savedQueries(pid).then(
       (r) => setSaved(r.items.filter((q) => q.kind === "trend")),
@@ -130,22 +128,6 @@ function TrendBuilder(props: { product: Product; range: DateRange }) {
     const err = checkTrend(series, filters, breakdownLimit);
     setFormError(err);
     if (!err) setSource((s) => ({ kind: "builder", request: { ...build(), dateFrom: days.from, dateTo: days.to }, seq: s.seq + 1 }));
-  };
-  const save = async (e: Event) => {
-    e.preventDefault();
-    const err = checkTrend(series, filters, breakdownLimit);
-    if (err) return setFormError(err);
-    if (!saveName.trim()) return setSaveState({ busy: false, error: "Name the trend to save it." });
-    setSaveState({ busy: true });
-    try {
-      const q = await api.saveQuery(pid, "trend", saveName.trim(), build());
-      setSaved((l) => [q, ...(l ?? [])]);
-      setSaveName("");
-      setSaveState({ busy: false, ok: `Saved “${q.name}”.` });
-      setSource((s) => ({ kind: "saved", query: q, seq: s.seq + 1 }));
-    } catch (err2) {
-      setSaveState({ busy: false, error: message(err2) });
-    }
   };
   const runSaved = (q: SavedQuery) => {
     const d = trendDefinition(q);
@@ -327,25 +309,19 @@ function TrendBuilder(props: { product: Product; range: DateRange }) {
             ) : null}
           </section>
 
-          <form class="card inline-form" onSubmit={save} aria-label="Save trend">
-            <label class="grow">
-              Save this trend as
-              <input type="text" name="saveName" maxLength={255} value={saveName} onInput={(e) => setSaveName(e.currentTarget.value)} />
-            </label>
-            <button type="submit" class="button secondary" disabled={saveState.busy}>
-              Save trend
-            </button>
-            {saveState.error ? (
-              <p class="form-error" role="alert">
-                {saveState.error}
-              </p>
-            ) : null}
-            {saveState.ok ? (
-              <p class="ok" role="status">
-                {saveState.ok}
-              </p>
-            ) : null}
-          </form>
+          <SaveQueryForm
+            product={pid}
+            kind="trend"
+            build={() => {
+              const err = checkTrend(series, filters, breakdownLimit);
+              setFormError(err);
+              return err ? null : build();
+            }}
+            onSaved={(q) => {
+              setSaved((l) => [q, ...(l ?? [])]);
+              setSource((s) => ({ kind: "saved", query: q, seq: s.seq + 1 }));
+            }}
+          />
         </div>
         <aside class="col-side">
           <SavedList
