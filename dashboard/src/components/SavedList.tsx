@@ -1,7 +1,7 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api, message } from "../api";
 import { when } from "../format";
-import type { SavedQuery } from "../types";
+import type { QueryKind, SavedQuery } from "../types";
 import { ConfirmDialog } from "./ConfirmDialog";
 
 /**
@@ -121,4 +121,17 @@ export function SaveQueryForm(props: {
       ) : null}
     </form>
   );
+}
+
+/** useSavedQueries loads a product's saved queries of one kind. */
+export function useSavedQueries(product: number, kind: QueryKind) {
+  const [saved, setSaved] = useState<SavedQuery[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    api.savedQueries(product).then(
+      (r) => setSaved(r.items.filter((q) => q.kind === kind)),
+      (err) => setError(message(err)),
+    );
+  }, [product]);
+  return { saved, setSaved, savedError: error };
 }

@@ -1,9 +1,9 @@
 import { useEffect, useState } from "preact/hooks";
-import { api, message } from "../api";
+import { api } from "../api";
 import { num } from "../charts/time";
 import { AnnotationStrip, useChartAnnotations } from "../components/ChartAnnotations";
 import { EventInput, EventList, useEventNames } from "../components/EventInput";
-import { SaveQueryForm, SavedList } from "../components/SavedList";
+import { SaveQueryForm, SavedList, useSavedQueries } from "../components/SavedList";
 import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States";
 import { useLoad } from "../load";
 import { describe as describeRange, presetRange, type DateRange } from "../range";
@@ -47,14 +47,7 @@ function FunnelBuilder(props: { product: Product; range: DateRange }) {
   });
   const names = useEventNames(pid, days);
 
-  const [saved, setSaved] = useState<SavedQuery[] | null>(null);
-  const [savedError, setSavedError] = useState<string | null>(null);
-  useEffect(() => {
-    api.savedQueries(pid).then(
-      (r) => setSaved(r.items.filter((q) => q.kind === "funnel")),
-      (err) => setSavedError(message(err)),
-    );
-  }, [pid]);
+  const { saved, setSaved, savedError } = useSavedQueries(pid, "funnel");
 
   // A new range re-runs the builder's funnel over it.
   useEffect(() => {

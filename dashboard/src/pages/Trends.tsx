@@ -1,10 +1,10 @@
 import { useEffect, useState } from "preact/hooks";
-import { api, message } from "../api";
+import { api } from "../api";
 import { bucketTime } from "../charts/time";
 import { TimeChart } from "../charts/TimeChart";
 import { AnnotateDialog, useChartAnnotations } from "../components/ChartAnnotations";
 import { EventInput, EventList, useEventNames } from "../components/EventInput";
-import { SaveQueryForm, SavedList } from "../components/SavedList";
+import { SaveQueryForm, SavedList, useSavedQueries } from "../components/SavedList";
 import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States";
 import { useLoad } from "../load";
 import { describe as describeRange, type DateRange } from "../range";
@@ -94,14 +94,7 @@ function TrendBuilder(props: { product: Product; range: DateRange }) {
   const [source, setSource] = useState<Source>({ kind: "builder", request: { ...build(), dateFrom: days.from, dateTo: days.to }, seq: 0 });
   const names = useEventNames(pid, days);
 
-  const [saved, setSaved] = useState<SavedQuery[] | null>(null);
-  const [savedError, setSavedError] = useState<string | null>(null);
-  useEffect(() => {
-    api.savedQueries(pid).then(
-      (r) => setSaved(r.items.filter((q) => q.kind === "trend")),
-      (err) => setSavedError(message(err)),
-    );
-  }, [pid]);
+  const { saved, setSaved, savedError } = useSavedQueries(pid, "trend");
   useEffect(() => {
     setSource((s) =>
       s.kind === "builder" && (s.request.dateFrom !== days.from || s.request.dateTo !== days.to)
