@@ -159,23 +159,16 @@ func (s *Store) migrate(ctx context.Context, opts *clickhouse.Options) error {
 	// On a cluster every shard needs the local table. Distributed DDL (ON
 	// CLUSTER) needs ZooKeeper, which a small cluster may not run, so Strata
 	// connects to each shard the server's configuration lists.
-	rows, err := s.conn.Query(ctx, "SELECT DISTINCT host_address, port FROM system.clusters WHERE cluster = ?", s.cluster)
-	if err != nil {
-		return fmt.Errorf("reading cluster %s: %w", s.cluster, err)
-	}
-	var shards []string
-	for rows.Next() {
+	var b builder
+	b.write("SELECT DISTINCT host_address, port FROM system.clusters WHERE cluster = ", b.arg(s.cluster))
+	shards, err := queryAll(ctx, s.conn, "reading cluster "+s.cluster, &b, func(rows driver.Rows) (string, error) {
 		var host string
 		var port uint16
-		if err := rows.Scan(&host, &port); err != nil {
-			rows.Close()
-			return fmt.Errorf("reading cluster %s: %w", s.cluster, err)
-		}
-		shards = append(shards, fmt.Sprintf("%s:%d", host, port))
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("reading cluster %s: %w", s.cluster, err)
+		err := rows.Scan(&host, &port)
+		return fmt.Sprintf("%s:%d", host, port), err
+	})
+	if err != nil {
+		return err
 	}
 	if len(shards) == 0 {
 		return fmt.Errorf("cluster %q is not in the ClickHouse server's remote_servers", s.cluster)

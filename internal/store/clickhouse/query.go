@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"strata/internal/analytics"
 )
 
@@ -73,6 +75,28 @@ func (b *builder) write(parts ...string) {
 	for _, p := range parts {
 		b.sql.WriteString(p)
 	}
+}
+
+// queryAll runs b's statement and scans every row with scan; what names
+// the operation in errors.
+func queryAll[T any](ctx context.Context, conn driver.Conn, what string, b *builder, scan func(driver.Rows) (T, error)) ([]T, error) {
+	rows, err := conn.Query(ctx, b.sql.String(), b.args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
 }
 
 // scope writes the conditions every query shares: one product, one
@@ -266,7 +290,7 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 	if series.UniqueUsers {
 		agg = "uniqExact(user_id)"
 	}
-	top := []string{}
+	var top []string
 	if q.Breakdown != nil {
 		if err := checkProperty(*q.Breakdown); err != nil {
 			return nil, err
@@ -277,22 +301,14 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 			return nil, err
 		}
 		b.write(" GROUP BY v ORDER BY n DESC, v LIMIT ", b.arg(q.BreakdownLimit))
-		rows, err := s.conn.Query(ctx, b.sql.String(), b.args...)
-		if err != nil {
-			return nil, fmt.Errorf("ranking breakdown values: %w", err)
-		}
-		for rows.Next() {
-			var v string
+		var err error
+		top, err = queryAll(ctx, s.conn, "ranking breakdown values", &b, func(r driver.Rows) (v string, err error) {
 			var n uint64
-			if err := rows.Scan(&v, &n); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("ranking breakdown values: %w", err)
-			}
-			top = append(top, v)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("ranking breakdown values: %w", err)
+			err = r.Scan(&v, &n)
+			return v, err
+		})
+		if err != nil {
+			return nil, err
 		}
 		if len(top) == 0 {
 			return nil, nil // no event matched the series
@@ -312,28 +328,16 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 		return nil, err
 	}
 	b.write(" GROUP BY k, r, bv")
-	rows, err := s.conn.Query(ctx, b.sql.String(), b.args...)
-	if err != nil {
-		return nil, fmt.Errorf("computing trend: %w", err)
-	}
-	defer rows.Close()
-	var out []analytics.TrendRow
-	for rows.Next() {
+	return queryAll(ctx, s.conn, "computing trend", &b, func(rows driver.Rows) (analytics.TrendRow, error) {
 		var k int64
 		var r, n uint64
 		var bv string
-		if err := rows.Scan(&k, &r, &bv, &n); err != nil {
-			return nil, fmt.Errorf("computing trend: %w", err)
-		}
-		out = append(out, analytics.TrendRow{
+		err := rows.Scan(&k, &r, &bv, &n)
+		return analytics.TrendRow{
 			Series: index, Bucket: bucketTime(q.Interval, k), Rank: int(r), Breakdown: bv,
 			Other: q.Breakdown != nil && r == 0, Value: int64(n),
-		})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("computing trend: %w", err)
-	}
-	return out, nil
+		}, err
+	})
 }
 
 // Retention groups per user the time of the first start event in the range
@@ -353,24 +357,12 @@ func (s *Store) Retention(ctx context.Context, q analytics.RetentionQuery) ([]an
 	b.scope(q.Scope, q.From, last)
 	b.write(" AND is_bot = 0 AND event IN (", b.arg(q.StartEvent), ", ", b.arg(q.ReturnEvent), ") GROUP BY user_id HAVING starts > 0)",
 		" GROUP BY cohort, period")
-	rows, err := s.conn.Query(ctx, b.sql.String(), b.args...)
-	if err != nil {
-		return nil, fmt.Errorf("computing retention: %w", err)
-	}
-	defer rows.Close()
-	var out []analytics.RetentionRow
-	for rows.Next() {
+	return queryAll(ctx, s.conn, "computing retention", &b, func(rows driver.Rows) (analytics.RetentionRow, error) {
 		var c, p int64
 		var n uint64
-		if err := rows.Scan(&c, &p, &n); err != nil {
-			return nil, fmt.Errorf("computing retention: %w", err)
-		}
-		out = append(out, analytics.RetentionRow{Cohort: bucketTime(q.Period, c), Return: bucketTime(q.Period, p), Users: int64(n)})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("computing retention: %w", err)
-	}
-	return out, nil
+		err := rows.Scan(&c, &p, &n)
+		return analytics.RetentionRow{Cohort: bucketTime(q.Period, c), Return: bucketTime(q.Period, p), Users: int64(n)}, err
+	})
 }
 
 // Bots lists AI-bot activity ($bot_pageview events) and the pages bots
@@ -380,48 +372,29 @@ func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) ([]analytics.Bo
 	b.write("SELECT bot_name, bot_category, count() AS hits, max(ts) FROM ", s.table, " WHERE ")
 	b.scope(q.Scope, q.From, q.To)
 	b.write(" AND event = ", b.arg(botPageview), " AND bot_name != '' GROUP BY bot_name, bot_category ORDER BY hits DESC, bot_name")
-	rows, err := s.conn.Query(ctx, b.sql.String(), b.args...)
-	if err != nil {
-		return nil, nil, fmt.Errorf("listing bots: %w", err)
-	}
-	var bots []analytics.BotActivity
-	for rows.Next() {
-		var a analytics.BotActivity
+	bots, err := queryAll(ctx, s.conn, "listing bots", &b, func(rows driver.Rows) (a analytics.BotActivity, err error) {
 		var hits uint64
 		var last int64
-		if err := rows.Scan(&a.Name, &a.Category, &hits, &last); err != nil {
-			rows.Close()
-			return nil, nil, fmt.Errorf("listing bots: %w", err)
-		}
+		err = rows.Scan(&a.Name, &a.Category, &hits, &last)
 		a.Hits, a.LastSeen = int64(hits), time.UnixMicro(last).UTC()
-		bots = append(bots, a)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("listing bots: %w", err)
+		return a, err
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 
 	var p builder
 	p.write("SELECT url, count() AS hits, uniqExact(bot_name) FROM ", s.table, " WHERE ")
 	p.scope(q.Scope, q.From, q.To)
 	p.write(" AND event = ", p.arg(botPageview), " AND url != '' GROUP BY url ORDER BY hits DESC, url LIMIT ", p.arg(q.TopPages))
-	rows, err = s.conn.Query(ctx, p.sql.String(), p.args...)
-	if err != nil {
-		return nil, nil, fmt.Errorf("listing bot pages: %w", err)
-	}
-	defer rows.Close()
-	var pages []analytics.PageActivity
-	for rows.Next() {
-		var a analytics.PageActivity
+	pages, err := queryAll(ctx, s.conn, "listing bot pages", &p, func(rows driver.Rows) (a analytics.PageActivity, err error) {
 		var hits, n uint64
-		if err := rows.Scan(&a.URL, &hits, &n); err != nil {
-			return nil, nil, fmt.Errorf("listing bot pages: %w", err)
-		}
+		err = rows.Scan(&a.URL, &hits, &n)
 		a.Hits, a.Bots = int64(hits), int64(n)
-		pages = append(pages, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("listing bot pages: %w", err)
+		return a, err
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return bots, pages, nil
 }
@@ -432,23 +405,10 @@ func (s *Store) EventNames(ctx context.Context, q analytics.EventNamesQuery) ([]
 	b.write("SELECT event, count() AS hits FROM ", s.table, " WHERE ")
 	b.scope(q.Scope, q.From, q.To)
 	b.write(" AND is_bot = 0 GROUP BY event ORDER BY hits DESC, event LIMIT ", b.arg(q.Limit))
-	rows, err := s.conn.Query(ctx, b.sql.String(), b.args...)
-	if err != nil {
-		return nil, fmt.Errorf("listing event names: %w", err)
-	}
-	defer rows.Close()
-	var out []analytics.EventCount
-	for rows.Next() {
-		var e analytics.EventCount
+	return queryAll(ctx, s.conn, "listing event names", &b, func(rows driver.Rows) (e analytics.EventCount, err error) {
 		var hits uint64
-		if err := rows.Scan(&e.Name, &hits); err != nil {
-			return nil, fmt.Errorf("listing event names: %w", err)
-		}
+		err = rows.Scan(&e.Name, &hits)
 		e.Count = int64(hits)
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("listing event names: %w", err)
-	}
-	return out, nil
+		return e, err
+	})
 }
