@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"strconv"
@@ -622,6 +623,16 @@ func TestSDKScript(t *testing.T) {
 	}
 	if r := do(t, "GET", s.URL+"/sdk/v1/sdk.min.js", nil, map[string]string{"If-None-Match": etag}); r.Status != 304 || len(r.Body) != 0 {
 		t.Errorf("revalidation: %d with %d bytes; want 304 and no body", r.Status, len(r.Body))
+	}
+	// Pages fetch it gzipped: the budget the SDK's size test enforces is
+	// its gzipped size.
+	gz := do(t, "GET", s.URL+"/sdk/v1/sdk.min.js", nil, map[string]string{"Accept-Encoding": "gzip"})
+	if gz.Header.Get("Content-Encoding") != "gzip" {
+		t.Errorf("sdk.min.js with Accept-Encoding: gzip came as %q", gz.Header.Get("Content-Encoding"))
+	} else if zr, err := gzip.NewReader(bytes.NewReader(gz.Body)); err != nil {
+		t.Error(err)
+	} else if plain, err := io.ReadAll(zr); err != nil || !bytes.Equal(plain, want) || len(gz.Body) >= len(want) {
+		t.Errorf("gzipped sdk.min.js: %d bytes decompressing to %d (%v); want fewer than %d decompressing to the file", len(gz.Body), len(plain), err, len(want))
 	}
 	if r := do(t, "GET", s.URL+"/sdk/v1/sdk.min.js.map", nil, nil); r.Status != 200 || !bytes.Contains(r.Body, []byte(`"sources"`)) {
 		t.Errorf("source map: %d %.80s", r.Status, r.Body)

@@ -109,8 +109,8 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Now:              time.Now,
 		Log:              log.With("component", "http"),
 
-		// Annotation write budgets are kept per node, not shared like
-		// ingest's; docs/annotations.md gives the bound.
+		// Annotation write budgets are per workspace and, with a shared
+		// metadata store, shared across nodes like ingest's (Run).
 		Products:            a.store.meta,
 		Annotations:         a.store.meta,
 		AnnotationLimiter:   a.annotationLimiter,
@@ -175,7 +175,7 @@ func (a *App) Run(ctx context.Context) error {
 		go a.serveDebug()
 	}
 	a.ready.Store(true)
-	a.log.Info("listening", "addr", a.httpLn.Addr().String(), "data", a.cfg.DataDir, "storage", a.store.describe(a.cfg))
+	a.log.Info("listening", "addr", a.httpLn.Addr().String(), "data", a.cfg.DataDir, "storage", describeStorage(a.cfg))
 
 	tick := time.NewTicker(30 * time.Second)
 	defer tick.Stop()

@@ -109,8 +109,9 @@ func (s *storage) close() error {
 	return errors.Join(errs...)
 }
 
-// describe names the backends for the start-up log line.
-func (s *storage) describe(cfg config.Config) string {
+// describeStorage names the backends cfg selects, for the start-up log
+// line.
+func describeStorage(cfg config.Config) string {
 	events, meta := "embedded", "embedded"
 	if cfg.EventsURL != "" {
 		events = "clickhouse"

@@ -11,18 +11,13 @@
 package dashboard
 
 import (
-	"bytes"
-	"compress/gzip"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"fmt"
 	"io/fs"
-	"mime"
 	"net/http"
-	"path"
-	"strconv"
 	"strings"
+
+	"strata/internal/webasset"
 )
 
 //go:embed all:dist
@@ -53,8 +48,7 @@ var htmlHeaders = map[string]string{
 
 // file is one embedded file, ready to serve.
 type file struct {
-	body, gzipped []byte
-	etag, ctype   string
+	*webasset.File
 	// immutable marks Vite's content-hashed assets, cached for a year.
 	immutable bool
 }
@@ -97,37 +91,9 @@ func newHandler(fsys fs.FS, root string, errorTracking bool) (*Handler, error) {
 	return h, nil
 }
 
-// load prepares a file: its type, validator and, for text, a gzipped copy.
+// load prepares a file; Vite's content-hashed assets never change.
 func load(p string, body []byte) *file {
-	sum := sha256.Sum256(body)
-	f := &file{body: body, etag: `"` + hex.EncodeToString(sum[:8]) + `"`,
-		immutable: strings.HasPrefix(p, "assets/")}
-	f.ctype = mime.TypeByExtension(path.Ext(p))
-	switch path.Ext(p) {
-	case ".js", ".mjs":
-		f.ctype = "text/javascript; charset=utf-8"
-	case ".html":
-		f.ctype = "text/html; charset=utf-8"
-	case ".map":
-		f.ctype = "application/json"
-	}
-	if f.ctype == "" {
-		f.ctype = "application/octet-stream"
-	}
-	if compressible(f.ctype) && len(body) > 512 {
-		var b bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
-		zw.Write(body)
-		zw.Close()
-		if b.Len() < len(body) {
-			f.gzipped = b.Bytes()
-		}
-	}
-	return f
-}
-
-func compressible(ctype string) bool {
-	return strings.HasPrefix(ctype, "text/") || strings.Contains(ctype, "json") || strings.Contains(ctype, "svg")
+	return &file{File: webasset.New(p, body), immutable: strings.HasPrefix(p, "assets/")}
 }
 
 // ServePage implements httpapi.Pages: the file at the path, index.html for
@@ -168,37 +134,20 @@ func (h *Handler) isPage(p string) bool {
 	return false
 }
 
-// serve writes a file with its caching headers, gzipped when the client
-// takes it.
+// serve writes a file with its caching and, for HTML, security headers.
 func serve(w http.ResponseWriter, r *http.Request, f *file, status int) {
 	hd := w.Header()
-	if strings.HasPrefix(f.ctype, "text/html") {
+	switch {
+	case strings.HasPrefix(f.ContentType, "text/html"):
 		for k, v := range htmlHeaders {
 			hd.Set(k, v)
 		}
-	} else {
+	case f.immutable:
 		hd.Set("X-Content-Type-Options", "nosniff")
-		if f.immutable {
-			hd.Set("Cache-Control", "public, max-age=31536000, immutable")
-		} else {
-			hd.Set("Cache-Control", "public, max-age=3600")
-		}
+		hd.Set("Cache-Control", "public, max-age=31536000, immutable")
+	default:
+		hd.Set("X-Content-Type-Options", "nosniff")
+		hd.Set("Cache-Control", "public, max-age=3600")
 	}
-	hd.Set("ETag", f.etag)
-	hd.Set("Vary", "Accept-Encoding")
-	if status == http.StatusOK && r.Header.Get("If-None-Match") == f.etag {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	body := f.body
-	if f.gzipped != nil && strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
-		body = f.gzipped
-		hd.Set("Content-Encoding", "gzip")
-	}
-	hd.Set("Content-Type", f.ctype)
-	hd.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	if r.Method != http.MethodHead {
-		w.Write(body)
-	}
+	f.Serve(w, r, status)
 }

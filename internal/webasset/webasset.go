@@ -1,0 +1,83 @@
+// Package webasset serves files embedded in the binary (the dashboard's
+// build, the browser SDK): each is prepared once at start with its content
+// type, a strong ETag from its content and, for text, a gzipped copy, and
+// served with 304 answers to a matching If-None-Match. Callers set their
+// own caching and security headers before Serve.
+package webasset
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"mime"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// File is one embedded file, ready to serve.
+type File struct {
+	Body        []byte
+	ETag        string
+	ContentType string
+	gzipped     []byte
+}
+
+// New prepares the file named name (its extension picks the content type).
+func New(name string, body []byte) *File {
+	sum := sha256.Sum256(body)
+	f := &File{Body: body, ETag: `"` + hex.EncodeToString(sum[:8]) + `"`}
+	switch path.Ext(name) {
+	case ".js", ".mjs":
+		f.ContentType = "text/javascript; charset=utf-8"
+	case ".html":
+		f.ContentType = "text/html; charset=utf-8"
+	case ".map":
+		f.ContentType = "application/json"
+	default:
+		f.ContentType = mime.TypeByExtension(path.Ext(name))
+	}
+	if f.ContentType == "" {
+		f.ContentType = "application/octet-stream"
+	}
+	if compressible(f.ContentType) && len(body) > 512 {
+		var b bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+		zw.Write(body)
+		zw.Close()
+		if b.Len() < len(body) {
+			f.gzipped = b.Bytes()
+		}
+	}
+	return f
+}
+
+func compressible(ctype string) bool {
+	return strings.HasPrefix(ctype, "text/") || strings.Contains(ctype, "json") || strings.Contains(ctype, "svg")
+}
+
+// Serve writes the file with status: 304 instead when status is 200 and
+// the request's If-None-Match is the file's ETag, and the gzipped copy
+// when the client takes gzip.
+func (f *File) Serve(w http.ResponseWriter, r *http.Request, status int) {
+	hd := w.Header()
+	hd.Set("ETag", f.ETag)
+	hd.Set("Vary", "Accept-Encoding")
+	if status == http.StatusOK && r.Header.Get("If-None-Match") == f.ETag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	body := f.Body
+	if f.gzipped != nil && strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		body = f.gzipped
+		hd.Set("Content-Encoding", "gzip")
+	}
+	hd.Set("Content-Type", f.ContentType)
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		w.Write(body)
+	}
+}
