@@ -57,10 +57,11 @@ type MetaStore interface {
 	// TouchAPIKeys records when keys were last used. It is called in
 	// batches, not per request, so it never sits on the ingest hot path.
 	TouchAPIKeys(ctx context.Context, lastUsed map[int64]time.Time) error
-	// AddKeyUsage adds each key's newly admitted ingest requests to the
-	// total every node shares and returns the new totals; a zero count
-	// only reads. Nodes use it to hold a key's rate limit across them.
-	AddKeyUsage(ctx context.Context, deltas map[int64]int64) (map[int64]int64, error)
+	// AddUsage adds each id's newly admitted requests under scope ("key"
+	// for ingest, "workspace" for annotation writes) to the total every
+	// node shares and returns the new totals; a zero count only reads.
+	// Nodes use it to hold rate limits across them.
+	AddUsage(ctx context.Context, scope string, deltas map[int64]int64) (map[int64]int64, error)
 
 	// CreateQueryToken stores t and fills in its ID, Status and CreatedAt.
 	CreateQueryToken(ctx context.Context, t *QueryToken) error

@@ -198,10 +198,10 @@ loop:
 			}
 		case <-idle.C:
 			if a.cfg.MetaURL != "" {
-				if err := a.limiter.Sync(ctx, a.store.meta); err != nil {
+				if err := a.limiter.Sync(ctx, a.store.meta, "key"); err != nil {
 					a.log.Warn("sharing rate-limit usage failed", "err", err)
 				}
-				if err := a.annotationLimiter.Sync(ctx, workspaceUsage{a.store.meta}); err != nil {
+				if err := a.annotationLimiter.Sync(ctx, a.store.meta, "workspace"); err != nil {
 					a.log.Warn("sharing annotation rate-limit usage failed", "err", err)
 				}
 			}
@@ -277,21 +277,4 @@ func (a *App) closeStorage() error {
 		os.Remove(a.sockPath)
 	}
 	return errors.Join(errs...)
-}
-
-// workspaceUsage keeps per-workspace usage totals in the same shared table
-// as API keys' (key_usage), under negated ids so the two never meet.
-type workspaceUsage struct{ u ratelimit.Usage }
-
-func (w workspaceUsage) AddKeyUsage(ctx context.Context, deltas map[int64]int64) (map[int64]int64, error) {
-	neg := make(map[int64]int64, len(deltas))
-	for id, d := range deltas {
-		neg[-id] = d
-	}
-	totals, err := w.u.AddKeyUsage(ctx, neg)
-	out := make(map[int64]int64, len(totals))
-	for id, t := range totals {
-		out[-id] = t
-	}
-	return out, err
 }

@@ -40,10 +40,11 @@ type bucket struct {
 	seen     int64
 }
 
-// Usage is the total the nodes share: AddKeyUsage adds each key's newly
-// admitted requests and returns the new totals (the metadata store).
+// Usage is the total the nodes share (the metadata store): AddUsage adds
+// each id's newly admitted requests under a limiter's scope and returns the
+// new totals.
 type Usage interface {
-	AddKeyUsage(ctx context.Context, deltas map[int64]int64) (map[int64]int64, error)
+	AddUsage(ctx context.Context, scope string, deltas map[int64]int64) (map[int64]int64, error)
 }
 
 // New returns a limiter that reads time from now.
@@ -86,11 +87,11 @@ func (l *Limiter) Allow(id int64, perMinute int) (bool, time.Duration) {
 	return false, wait
 }
 
-// Sync reports the requests this node admitted per key since the last
-// Sync to u and debits each bucket with what the other nodes admitted in
-// the meantime. A bucket may go below zero: the key then waits until the
+// Sync reports the requests this node admitted per id since the last Sync
+// to u, under scope (one per limiter: its ids are keys, or workspaces), and
+// debits each bucket with what the other nodes admitted in the meantime. A bucket may go below zero: the key then waits until the
 // refill has paid for what the other nodes let through.
-func (l *Limiter) Sync(ctx context.Context, u Usage) error {
+func (l *Limiter) Sync(ctx context.Context, u Usage, scope string) error {
 	l.mu.Lock()
 	deltas := make(map[int64]int64, len(l.buckets))
 	for id, b := range l.buckets {
@@ -101,7 +102,7 @@ func (l *Limiter) Sync(ctx context.Context, u Usage) error {
 	if len(deltas) == 0 {
 		return nil
 	}
-	totals, err := u.AddKeyUsage(ctx, deltas)
+	totals, err := u.AddUsage(ctx, scope, deltas)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err != nil {

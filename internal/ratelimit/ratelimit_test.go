@@ -50,10 +50,10 @@ func TestBucket(t *testing.T) {
 }
 
 // sharedTotal is the total nodes share, as the metadata store keeps it
-// (the stores' own AddKeyUsage is tested in the storage conformance suite).
+// (the stores' own AddUsage is tested in the storage conformance suite).
 type sharedTotal struct{ used map[int64]int64 }
 
-func (s *sharedTotal) AddKeyUsage(_ context.Context, deltas map[int64]int64) (map[int64]int64, error) {
+func (s *sharedTotal) AddUsage(_ context.Context, _ string, deltas map[int64]int64) (map[int64]int64, error) {
 	out := map[int64]int64{}
 	for id, d := range deltas {
 		s.used[id] += d
@@ -72,7 +72,7 @@ func TestSyncHoldsTheLimitAcrossNodes(t *testing.T) {
 	shared := &sharedTotal{used: map[int64]int64{}}
 	ctx := context.Background()
 	sync := func(l *Limiter) {
-		if err := l.Sync(ctx, shared); err != nil {
+		if err := l.Sync(ctx, shared, "key"); err != nil {
 			t.Fatal(err)
 		}
 	}

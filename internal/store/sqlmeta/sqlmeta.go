@@ -239,11 +239,11 @@ func (s *Store) touch(ctx context.Context, what, update string, lastUsed map[int
 	return nil
 }
 
-// AddKeyUsage adds each key's count of admitted requests to the total all
-// nodes share and returns the new totals, in one transaction (in id order,
-// as TouchAPIKeys, so that nodes never deadlock). A zero count just reads
-// the total.
-func (s *Store) AddKeyUsage(ctx context.Context, deltas map[int64]int64) (map[int64]int64, error) {
+// AddUsage adds each id's count of admitted requests under scope (a
+// constant of the caller: "key", "workspace") to the total all nodes share
+// and returns the new totals, in one transaction (in id order, as touch,
+// so that nodes never deadlock). A zero count just reads the total.
+func (s *Store) AddUsage(ctx context.Context, scope string, deltas map[int64]int64) (map[int64]int64, error) {
 	totals := make(map[int64]int64, len(deltas))
 	if len(deltas) == 0 {
 		return totals, nil
@@ -255,21 +255,21 @@ func (s *Store) AddKeyUsage(ctx context.Context, deltas map[int64]int64) (map[in
 	slices.Sort(ids)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("recording key usage: %w", err)
+		return nil, fmt.Errorf("recording %s usage: %w", scope, err)
 	}
 	defer tx.Rollback()
 	for _, id := range ids {
 		var total int64
-		err := tx.QueryRowContext(ctx, `INSERT INTO key_usage (key_id, used) VALUES ($1, $2)
-			ON CONFLICT (key_id) DO UPDATE SET used = key_usage.used + excluded.used
-			RETURNING used`, id, deltas[id]).Scan(&total)
+		err := tx.QueryRowContext(ctx, `INSERT INTO usage_totals (scope, id, used) VALUES ($1, $2, $3)
+			ON CONFLICT (scope, id) DO UPDATE SET used = usage_totals.used + excluded.used
+			RETURNING used`, scope, id, deltas[id]).Scan(&total)
 		if err != nil {
-			return nil, fmt.Errorf("recording usage of key %d: %w", id, err)
+			return nil, fmt.Errorf("recording usage of %s %d: %w", scope, id, err)
 		}
 		totals[id] = total
 	}
 	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("recording key usage: %w", err)
+		return nil, fmt.Errorf("recording %s usage: %w", scope, err)
 	}
 	return totals, nil
 }

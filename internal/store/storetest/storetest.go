@@ -117,13 +117,17 @@ func testMeta(t *testing.T, s Meta) {
 		t.Errorf("product 2 sees product 1's keys: %+v", keys)
 	}
 
-	totals, err := s.AddKeyUsage(ctx, map[int64]int64{k.ID: 5, 77: 0})
+	totals, err := s.AddUsage(ctx, "key", map[int64]int64{k.ID: 5, 77: 0})
 	if err != nil || totals[k.ID] != 5 || totals[77] != 0 {
-		t.Errorf("AddKeyUsage = %v, %v", totals, err)
+		t.Errorf("AddUsage = %v, %v", totals, err)
 	}
-	totals, err = s.AddKeyUsage(ctx, map[int64]int64{k.ID: 3})
+	totals, err = s.AddUsage(ctx, "key", map[int64]int64{k.ID: 3})
 	if err != nil || totals[k.ID] != 8 || len(totals) != 1 {
-		t.Errorf("AddKeyUsage again = %v, %v; want 8", totals, err)
+		t.Errorf("AddUsage again = %v, %v; want 8", totals, err)
+	}
+	// Scopes keep their own totals under the same ids.
+	if totals, err = s.AddUsage(ctx, "workspace", map[int64]int64{k.ID: 2}); err != nil || totals[k.ID] != 2 {
+		t.Errorf("AddUsage in another scope = %v, %v; want 2", totals, err)
 	}
 
 	tok := analytics.QueryToken{ProductID: p2.ID, Hash: bytes.Repeat([]byte{3}, 32), Prefix: "st_tok_abcd"}
