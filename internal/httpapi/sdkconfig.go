@@ -39,9 +39,10 @@ type sdkExperiment struct {
 // then answers "control" for every flag, as the contract says for a flag
 // that does not exist. Browsers may cache the answer for a minute.
 func (s *Server) handleSDKConfig(w http.ResponseWriter, r *http.Request) error {
-	plain := r.URL.Query().Get("api_key")
+	// The key comes from the header, else the query, in ingest's order.
+	plain := r.Header.Get("X-API-Key")
 	if plain == "" {
-		plain = r.Header.Get("X-API-Key")
+		plain = r.URL.Query().Get("api_key")
 	}
 	if _, err := s.Keys.Authenticate(r.Context(), plain); err != nil {
 		return err
