@@ -12,14 +12,12 @@
 // build && npm run embed, then go build). Screenshots are kept in
 // test/artifacts/ (git-ignored). Everything listens on 127.0.0.1, and every
 // process started here is stopped by its own PID.
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { harness } from "../../../e2e/browser/harness.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = join(here, "..", "..");
@@ -31,8 +29,7 @@ const ARTIFACTS = join(pkg, "test", "artifacts");
 const DEADLINE_MS = 240_000;
 const OWNER = { email: "owner@example.com", password: "correct horse battery" };
 
-const cleanups = [];
-const results = [];
+const { cleanups, check, startStrata, run } = harness({ strataBin: STRATA_BIN, deadlineMs: DEADLINE_MS, name: "dashboard" });
 
 async function main() {
   for (const [what, path] of [["STRATA_BIN", STRATA_BIN], ["CHROMIUM", CHROMIUM]]) {
@@ -604,55 +601,6 @@ async function trend(base, credential) {
   return { status: res.status, body: await res.json() };
 }
 
-/** check runs one assertion and records its outcome. */
-async function check(name, fn) {
-  try {
-    await fn();
-    results.push(true);
-    console.log(`ok - ${name}`);
-  } catch (e) {
-    results.push(false);
-    console.log(`not ok - ${name}: ${e.message.split("\n")[0]}`);
-  }
-}
-
-/** startStrata runs `strata serve` on a free loopback port with a fresh data dir. */
-async function startStrata(env) {
-  const dataDir = mkdtempSync(join(tmpdir(), "strata-dashboard-e2e-"));
-  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-  const child = spawn(STRATA_BIN, ["serve", "--addr", "127.0.0.1:0", "--data", dataDir, "--log-format", "json"], {
-    env: { ...process.env, STRATA_ADDR: "", STRATA_DATA: "", ...env },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  const exited = new Promise((r) => child.once("exit", r));
-  cleanups.push(async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    process.kill(child.pid, "SIGTERM");
-    const t = setTimeout(() => child.exitCode === null && process.kill(child.pid, "SIGKILL"), 30_000);
-    await exited;
-    clearTimeout(t);
-  });
-  const logs = [];
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("strata did not listen within 60 s:\n" + logs.join("\n"))), 60_000);
-    createInterface({ input: child.stderr }).on("line", (line) => {
-      logs.push(line);
-      try {
-        const rec = JSON.parse(line);
-        if (rec.msg === "listening") {
-          clearTimeout(timer);
-          resolve("http://" + rec.addr);
-        }
-        if (rec.level === "ERROR") console.log("# strata:", line);
-      } catch {
-        // Not a JSON log line.
-      }
-    });
-    exited.then((code) => reject(new Error(`strata exited (${code}) before listening:\n` + logs.join("\n"))));
-  });
-  return { url, dataDir };
-}
-
 /** startSite serves a customer's page with the snippet copied from the dashboard, on another port. */
 async function startSite(snippet) {
   const html = `<!doctype html><html><head><meta charset="utf-8"><title>Landing</title>${snippet}</head><body><p>Welcome.</p></body></html>`;
@@ -668,32 +616,4 @@ async function startSite(snippet) {
   return { url: `http://127.0.0.1:${server.address().port}` };
 }
 
-async function cleanup() {
-  for (const f of cleanups.splice(0).reverse()) {
-    try {
-      await f();
-    } catch (e) {
-      console.log("# cleanup:", e.message);
-    }
-  }
-}
-
-const deadline = setTimeout(async () => {
-  console.log(`not ok - the run took longer than ${DEADLINE_MS / 1000} s`);
-  results.push(false);
-  await cleanup();
-  process.exit(1);
-}, DEADLINE_MS);
-
-try {
-  await main();
-} catch (e) {
-  results.push(false);
-  console.log(`not ok - ${e.stack || e.message}`);
-} finally {
-  clearTimeout(deadline);
-  await cleanup();
-}
-const passed = results.filter(Boolean).length;
-console.log(`${passed} passed, ${results.length - passed} failed`);
-process.exit(results.length && passed === results.length ? 0 : 1);
+await run(main);

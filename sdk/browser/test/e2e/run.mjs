@@ -9,14 +9,13 @@
 // loaded from the Strata server at /sdk/v1/sdk.min.js, which must serve this
 // build (make copies dist/ into the server it builds). Everything listens on 127.0.0.1,
 // and every process started here is stopped by its own PID.
-import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { harness } from "../../../../e2e/browser/harness.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = join(here, "..", "..");
@@ -27,8 +26,7 @@ const DEADLINE_MS = 240_000;
 /** How long a count may take to reach its expected value. */
 const ARRIVAL_MS = 20_000;
 
-const cleanups = [];
-const results = [];
+const { cleanups, check, startStrata, run } = harness({ strataBin: STRATA_BIN, deadlineMs: DEADLINE_MS, name: "sdk" });
 
 async function main() {
   for (const [what, path] of [["STRATA_BIN", STRATA_BIN], ["CHROMIUM", CHROMIUM]]) {
@@ -197,18 +195,6 @@ async function main() {
   });
 }
 
-/** check runs one assertion and records its outcome. */
-async function check(name, fn) {
-  try {
-    await fn();
-    results.push(true);
-    console.log(`ok - ${name}`);
-  } catch (e) {
-    results.push(false);
-    console.log(`not ok - ${name}: ${e.message}`);
-  }
-}
-
 /** waitFor polls a count until it reaches `want` (or passes it) or time runs out. */
 async function waitFor(query, want) {
   const end = Date.now() + ARRIVAL_MS;
@@ -218,43 +204,6 @@ async function waitFor(query, want) {
     got = await query();
   }
   return got;
-}
-
-/** startStrata runs `strata serve` on a free loopback port with a fresh data dir. */
-async function startStrata() {
-  const dataDir = mkdtempSync(join(tmpdir(), "strata-sdk-e2e-"));
-  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-  const child = spawn(STRATA_BIN, ["serve", "--addr", "127.0.0.1:0", "--data", dataDir, "--log-format", "json"], {
-    env: { ...process.env, STRATA_ADDR: "", STRATA_DATA: "" },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  const exited = new Promise((r) => child.once("exit", r));
-  cleanups.push(async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    process.kill(child.pid, "SIGTERM");
-    const t = setTimeout(() => child.exitCode === null && process.kill(child.pid, "SIGKILL"), 30_000);
-    await exited;
-    clearTimeout(t);
-  });
-  const logs = [];
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("strata did not listen within 60 s:\n" + logs.join("\n"))), 60_000);
-    createInterface({ input: child.stderr }).on("line", (line) => {
-      logs.push(line);
-      try {
-        const rec = JSON.parse(line);
-        if (rec.msg === "listening") {
-          clearTimeout(timer);
-          resolve("http://" + rec.addr);
-        }
-        if (rec.level === "ERROR") console.log("# strata:", line);
-      } catch {
-        // Not a JSON log line.
-      }
-    });
-    exited.then((code) => reject(new Error(`strata exited (${code}) before listening:\n` + logs.join("\n"))));
-  });
-  return { url, dataDir };
 }
 
 /** createTenant makes a product, a live key and a query token with the CLI. */
@@ -331,32 +280,4 @@ async function startSite({ strataUrl, key, sdkFromStrata }) {
   return { url: `http://127.0.0.1:${server.address().port}` };
 }
 
-async function cleanup() {
-  for (const f of cleanups.splice(0).reverse()) {
-    try {
-      await f();
-    } catch (e) {
-      console.log("# cleanup:", e.message);
-    }
-  }
-}
-
-const deadline = setTimeout(async () => {
-  console.log(`not ok - the run took longer than ${DEADLINE_MS / 1000} s`);
-  results.push(false);
-  await cleanup();
-  process.exit(1);
-}, DEADLINE_MS);
-
-try {
-  await main();
-} catch (e) {
-  results.push(false);
-  console.log(`not ok - ${e.stack || e.message}`);
-} finally {
-  clearTimeout(deadline);
-  await cleanup();
-}
-const passed = results.filter(Boolean).length;
-console.log(`${passed} passed, ${results.length - passed} failed`);
-process.exit(results.length && passed === results.length ? 0 : 1);
+await run(main);
