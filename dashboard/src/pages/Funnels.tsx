@@ -1,9 +1,9 @@
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { api } from "../api";
 import { num } from "../charts/time";
 import { AnnotationStrip, useChartAnnotations } from "../components/ChartAnnotations";
 import { EventInput, EventList, useEventNames } from "../components/EventInput";
-import { SaveQueryForm, SavedList, useSavedQueries } from "../components/SavedList";
+import { SaveQueryForm, SavedList, useQuerySource, useSavedQueries } from "../components/SavedList";
 import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States";
 import { useLoad } from "../load";
 import { describe as describeRange, presetRange, type DateRange } from "../range";
@@ -14,7 +14,6 @@ export const placeholderSteps = ["page_viewed", "button_clicked", "form_submitte
 export const maxSteps = 20;
 
 /** What the result on screen came from: the builder over the picked range, or a saved funnel. */
-type Source = { kind: "builder"; request: FunnelRequest; seq: number } | { kind: "saved"; query: SavedQuery; seq: number };
 
 /** funnelDefinition reads a saved funnel's steps and window. */
 function funnelDefinition(q: SavedQuery): { steps: string[]; windowHours: number } {
@@ -40,23 +39,10 @@ function FunnelBuilder(props: { product: Product; range: DateRange }) {
   const [steps, setSteps] = useState<string[]>(placeholderSteps);
   const [windowHours, setWindowHours] = useState("24");
   const [formError, setFormError] = useState<string | null>(null);
-  const [source, setSource] = useState<Source>({
-    kind: "builder",
-    request: { steps: placeholderSteps, windowHours: 24, dateFrom: days.from, dateTo: days.to },
-    seq: 0,
-  });
+  const { source, runBuilder, showSaved } = useQuerySource<FunnelRequest>({ steps: placeholderSteps, windowHours: 24 }, days);
   const names = useEventNames(pid, days);
 
   const { saved, setSaved, savedError } = useSavedQueries(pid, "funnel");
-
-  // A new range re-runs the builder's funnel over it.
-  useEffect(() => {
-    setSource((s) =>
-      s.kind === "builder" && (s.request.dateFrom !== days.from || s.request.dateTo !== days.to)
-        ? { ...s, request: { ...s.request, dateFrom: days.from, dateTo: days.to }, seq: s.seq + 1 }
-        : s,
-    );
-  }, [days.from, days.to]);
 
   const [result, retry] = useLoad<FunnelResult>(
     () => (source.kind === "builder" ? api.funnel(pid, source.request) : api.runSaved<FunnelResult>(pid, source.query.id)),
@@ -87,14 +73,14 @@ function FunnelBuilder(props: { product: Product; range: DateRange }) {
   const run = (e?: Event) => {
     e?.preventDefault();
     const req = validate();
-    if (req) setSource((s) => ({ kind: "builder", request: { ...req, dateFrom: days.from, dateTo: days.to }, seq: s.seq + 1 }));
+    if (req) runBuilder(req);
   };
   const runSaved = (q: SavedQuery) => {
     const d = funnelDefinition(q);
     setSteps(d.steps);
     setWindowHours(String(d.windowHours));
     setFormError(null);
-    setSource((s) => ({ kind: "saved", query: q, seq: s.seq + 1 }));
+    showSaved(q);
   };
 
   const setStep = (i: number, v: string) => setSteps((s) => s.map((x, j) => (j === i ? v : x)));
@@ -204,7 +190,7 @@ function FunnelBuilder(props: { product: Product; range: DateRange }) {
             build={validate}
             onSaved={(q) => {
               setSaved((list) => [q, ...(list ?? [])]);
-              setSource((s) => ({ kind: "saved", query: q, seq: s.seq + 1 }));
+              showSaved(q);
             }}
           />
         </div>

@@ -1,10 +1,10 @@
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { api } from "../api";
 import { bucketTime } from "../charts/time";
 import { TimeChart } from "../charts/TimeChart";
 import { AnnotateDialog, useChartAnnotations } from "../components/ChartAnnotations";
 import { EventInput, EventList, useEventNames } from "../components/EventInput";
-import { SaveQueryForm, SavedList, useSavedQueries } from "../components/SavedList";
+import { SaveQueryForm, SavedList, useQuerySource, useSavedQueries } from "../components/SavedList";
 import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States";
 import { useLoad } from "../load";
 import { describe as describeRange, type DateRange } from "../range";
@@ -58,7 +58,6 @@ export function checkTrend(series: SeriesDraft[], filters: FilterDraft[], breakd
   return null;
 }
 
-type Source = { kind: "builder"; request: TrendRequest; seq: number } | { kind: "saved"; query: SavedQuery; seq: number };
 
 function trendDefinition(q: SavedQuery): TrendRequest {
   return (q.definition ?? { series: [] }) as TrendRequest;
@@ -91,17 +90,10 @@ function TrendBuilder(props: { product: Product; range: DateRange }) {
     breakdown: breakdown.trim() || undefined,
     breakdownLimit: breakdown.trim() ? Number(breakdownLimit) : undefined,
   });
-  const [source, setSource] = useState<Source>({ kind: "builder", request: { ...build(), dateFrom: days.from, dateTo: days.to }, seq: 0 });
+  const { source, runBuilder, showSaved } = useQuerySource<TrendRequest>(build(), days);
   const names = useEventNames(pid, days);
 
   const { saved, setSaved, savedError } = useSavedQueries(pid, "trend");
-  useEffect(() => {
-    setSource((s) =>
-      s.kind === "builder" && (s.request.dateFrom !== days.from || s.request.dateTo !== days.to)
-        ? { ...s, request: { ...s.request, dateFrom: days.from, dateTo: days.to }, seq: s.seq + 1 }
-        : s,
-    );
-  }, [days.from, days.to]);
 
   const [result, retry] = useLoad<TrendResult>(
     () => (source.kind === "builder" ? api.trend(pid, source.request) : api.runSaved<TrendResult>(pid, source.query.id)),
@@ -120,7 +112,7 @@ function TrendBuilder(props: { product: Product; range: DateRange }) {
     e?.preventDefault();
     const err = checkTrend(series, filters, breakdownLimit);
     setFormError(err);
-    if (!err) setSource((s) => ({ kind: "builder", request: { ...build(), dateFrom: days.from, dateTo: days.to }, seq: s.seq + 1 }));
+    if (!err) runBuilder(build());
   };
   const runSaved = (q: SavedQuery) => {
     const d = trendDefinition(q);
@@ -129,7 +121,7 @@ function TrendBuilder(props: { product: Product; range: DateRange }) {
     setBreakdown(d.breakdown ?? "");
     setBreakdownLimit(String(d.breakdownLimit ?? 10));
     setInterval(d.interval ?? "day");
-    setSource((s) => ({ kind: "saved", query: q, seq: s.seq + 1 }));
+    showSaved(q);
   };
   const setS = (i: number, patch: Partial<SeriesDraft>) => setSeries((l) => l.map((s, j) => (j === i ? { ...s, ...patch } : s)));
   const setF = (i: number, patch: Partial<FilterDraft>) => setFilters((l) => l.map((f, j) => (j === i ? { ...f, ...patch } : f)));
@@ -312,7 +304,7 @@ function TrendBuilder(props: { product: Product; range: DateRange }) {
             }}
             onSaved={(q) => {
               setSaved((l) => [q, ...(l ?? [])]);
-              setSource((s) => ({ kind: "saved", query: q, seq: s.seq + 1 }));
+              showSaved(q);
             }}
           />
         </div>
