@@ -83,6 +83,21 @@ func (s *Server) allowAnnotationWrite(workspaceID int64) error {
 		RetryAfter: wait}
 }
 
+// annotationWrite authenticates a write that carries a body, takes it from
+// the workspace's budget and reads the body, in that order (a refused
+// request costs little).
+func (s *Server) annotationWrite(w http.ResponseWriter, r *http.Request) (annotationCaller, []byte, error) {
+	c, err := s.annotationCaller(r)
+	if err != nil {
+		return c, nil, err
+	}
+	if err := s.allowAnnotationWrite(c.workspaceID); err != nil {
+		return c, nil, err
+	}
+	body, err := readQueryBody(w, r)
+	return c, body, err
+}
+
 // invalidField is a 400 invalid_request whose message starts with the field.
 func invalidField(field, format string, args ...any) error {
 	return analytics.Errorf(analytics.KindInvalid, "invalid_request", "%s: %s", field, fmt.Sprintf(format, args...))
@@ -219,14 +234,7 @@ func colorList() string {
 
 // handleCreateAnnotation is POST /api/v1/annotations.
 func (s *Server) handleCreateAnnotation(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.annotationCaller(r)
-	if err != nil {
-		return err
-	}
-	if err := s.allowAnnotationWrite(c.workspaceID); err != nil {
-		return err
-	}
-	body, err := readQueryBody(w, r)
+	c, body, err := s.annotationWrite(w, r)
 	if err != nil {
 		return err
 	}
@@ -369,14 +377,7 @@ func (s *Server) handleDeleteAnnotation(w http.ResponseWriter, r *http.Request) 
 // the answer's count is all a caller learns and it says nothing about other
 // workspaces.
 func (s *Server) handleBulkDeleteAnnotations(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.annotationCaller(r)
-	if err != nil {
-		return err
-	}
-	if err := s.allowAnnotationWrite(c.workspaceID); err != nil {
-		return err
-	}
-	body, err := readQueryBody(w, r)
+	c, body, err := s.annotationWrite(w, r)
 	if err != nil {
 		return err
 	}
