@@ -124,21 +124,28 @@ func (b *builder) filter(f analytics.Filter) error {
 // step's time and within the window, and keeps the earliest. Each step's
 // scan is also bounded by the latest time it could hold (the range's end
 // plus N windows), so DuckDB skips row groups outside it.
+//
+// Step times are integer microseconds, and the window test is written as
+// one difference (epoch_us(e.ts) - p.t BETWEEN 1 AND window) rather than
+// two comparisons: DuckDB would move each comparison into the join as a
+// condition, and a join with more than the one equality on the dense id
+// cannot be answered by its perfect-hash (array) join. Integer arithmetic
+// also avoids adding an INTERVAL per row. Together: about a fifth less
+// time than the comparison join (docs/benchmarks.md).
 func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) ([]int64, error) {
 	if err := s.dictionaries(ctx); err != nil {
 		return nil, err
 	}
 	var b builder
 	win := b.arg(q.Window.Microseconds())
-	b.write("WITH s0 AS (SELECT uid, min(ts) AS t FROM events WHERE ")
+	b.write("WITH s0 AS (SELECT uid, min(epoch_us(ts)) AS t FROM events WHERE ")
 	b.scope("", q.Scope, q.From, q.To)
 	b.write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.Steps[0])), " GROUP BY uid)")
 	for i := 1; i < len(q.Steps); i++ {
-		prev := "s" + strconv.Itoa(i-1)
-		fmt.Fprintf(&b.sql, ", s%d AS (SELECT p.uid, min(e.ts) AS t FROM %s p JOIN events e ON e.uid = p.uid WHERE ", i, prev)
+		fmt.Fprintf(&b.sql, ", s%d AS (SELECT e.uid, min(epoch_us(e.ts)) AS t FROM events e JOIN s%d p ON e.uid = p.uid WHERE ", i, i-1)
 		b.scope("e.", q.Scope, q.From, q.To.Add(time.Duration(i)*q.Window))
 		b.write(" AND NOT e.is_bot AND e.eid = ", b.arg(s.eventID(q.Steps[i])),
-			" AND e.ts > p.t AND e.ts <= p.t + to_microseconds(", win, ") GROUP BY p.uid)")
+			" AND epoch_us(e.ts) - p.t BETWEEN 1 AND ", win, " GROUP BY e.uid)")
 	}
 	b.write(" SELECT ")
 	for i := range q.Steps {
