@@ -1,12 +1,16 @@
 package e2e
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"strata/internal/store/duckdb"
 )
 
 var (
@@ -125,5 +129,44 @@ func TestCLIWithoutServer(t *testing.T) {
 	}
 	if n := count(t, db, `SELECT count(*) FROM schema_migrations`); n < 2 {
 		t.Errorf("schema_migrations has %d rows", n)
+	}
+}
+
+// TestCLIWaitsForAStartingServer holds the database the way a starting
+// server does before its admin socket is up (it first replays its spool and
+// restores its deduplication window), and checks that a command waits for
+// the directory rather than failing, then completes once it is free.
+func TestCLIWaitsForAStartingServer(t *testing.T) {
+	dir := t.TempDir()
+	cli(t, dir, "products", "create", "--name", "Shop") // creates and bootstraps the database
+	holder, err := duckdb.Open(context.Background(), dir, duckdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		out, errOut string
+		code        int
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, errOut, code := cliResult(dir, "tokens", "create", "--product", "1")
+		done <- result{out, errOut, code}
+	}()
+	select {
+	case r := <-done:
+		holder.Close()
+		t.Fatalf("the command did not wait for the held directory: exit %d, %q %q", r.code, r.out, r.errOut)
+	case <-time.After(1500 * time.Millisecond):
+	}
+	if err := holder.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		if r.code != 0 || !tokenRE.MatchString(strings.TrimSpace(r.out)) {
+			t.Fatalf("after the directory was freed: exit %d, %q %q", r.code, r.out, r.errOut)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the command was still waiting 20 s after the directory was freed")
 	}
 }

@@ -218,12 +218,12 @@ func openAdmin(ctx context.Context, dataDir, metaURL string, env Env) (admin.Adm
 		}
 		store = pg
 	} else {
-		if c, err := admin.Dial(ctx, dataDir); err == nil {
-			return c, func() {}, nil
-		}
-		db, err := duckdb.Open(ctx, dataDir, duckdb.Options{})
+		c, db, err := dialOrOpen(ctx, dataDir)
 		if err != nil {
-			return nil, nil, fmt.Errorf("opening %s (is a server running on it without its admin socket?): %w", dataDir, err)
+			return nil, nil, err
+		}
+		if c != nil {
+			return c, func() {}, nil
 		}
 		store = db
 	}
@@ -237,6 +237,40 @@ func openAdmin(ctx context.Context, dataDir, metaURL string, env Env) (admin.Adm
 		fmt.Fprintf(env.Stderr, "strata: created workspace \"Default\" with product %d \"Default\"; its live API key (shown once): %s\n", p.ID, key)
 	}
 	return svc, func() { store.Close() }, nil
+}
+
+// adminWait is how long a command waits for a server that holds the data
+// directory but has not opened its admin socket yet: a starting server
+// first replays its spool and restores its deduplication window, which
+// takes seconds after heavy ingest or a crash.
+const adminWait = 30 * time.Second
+
+// dialOrOpen returns a client of the server running on dataDir or, when
+// none is, the embedded store opened directly. While another process holds
+// the database's lock without answering on the socket, it keeps trying both
+// for up to adminWait.
+func dialOrOpen(ctx context.Context, dataDir string) (*admin.Client, *duckdb.Store, error) {
+	deadline := time.Now().Add(adminWait)
+	for {
+		if c, err := admin.Dial(ctx, dataDir); err == nil {
+			return c, nil, nil
+		}
+		db, err := duckdb.Open(ctx, dataDir, duckdb.Options{})
+		if err == nil {
+			return nil, db, nil
+		}
+		if !strings.Contains(err.Error(), "Could not set lock on file") {
+			return nil, nil, fmt.Errorf("opening %s: %w", dataDir, err)
+		}
+		if time.Now().After(deadline) {
+			return nil, nil, fmt.Errorf("opening %s: another process holds it, and no server answered on its admin socket within %s: %w", dataDir, adminWait, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // parseInterspersed parses flags that may come before or after positional
