@@ -3,6 +3,7 @@ package duckdb
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"strata/internal/analytics"
 )
@@ -118,6 +119,9 @@ func (s *Store) number(events []analytics.Event) (denseIDs, []entry) {
 		n := d.of(product)
 		id, ok := n.ids[key]
 		if !ok {
+			// The key may point into a larger buffer (the spool decodes
+			// without copying); the dictionary keeps a copy of its own.
+			key = strings.Clone(key)
 			id = n.next
 			n.set(key, id)
 			fresh = append(fresh, entry{d, product, key, id})

@@ -146,10 +146,15 @@ func TestRecordRoundTrip(t *testing.T) {
 	in := events(3, "rt")
 	in[1].Properties = []byte(`{}`)
 	in[2].Env = analytics.EnvTest
-	out, err := decodeRecord(encodeRecord(nil, in)[8:])
+	first := events(1, "already")
+	out, err := decodeRecord(first, encodeRecord(nil, in)[8:])
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(out) != 1+len(in) || out[0].UUID != first[0].UUID {
+		t.Fatalf("decoding replaced what was there: %d events", len(out))
+	}
+	out = out[1:]
 	for i := range in {
 		a, b := in[i], out[i]
 		if a.UUID != b.UUID || a.Name != b.Name || !a.Timestamp.Equal(b.Timestamp) || a.Env != b.Env ||
@@ -157,8 +162,13 @@ func TestRecordRoundTrip(t *testing.T) {
 			t.Errorf("event %d: %+v != %+v", i, b, a)
 		}
 	}
-	if _, err := decodeRecord([]byte{5, 1, 2}); err == nil {
+	if _, err := decodeRecord(nil, []byte{5, 1, 2}); err == nil {
 		t.Error("a truncated record decoded")
+	}
+	truncated := encodeRecord(nil, in)[8:]
+	truncated = truncated[:len(truncated)-3]
+	if out, err := decodeRecord(first, truncated); err == nil || len(out) != 1 {
+		t.Errorf("a record cut in its last event: err %v, %d events (want the 1 there before)", err, len(out))
 	}
 }
 
