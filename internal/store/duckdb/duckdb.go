@@ -65,7 +65,7 @@ type Store struct {
 	// that AppendEvents calls can fill and commit batches in parallel: most
 	// of a commit's CPU is spent per value, outside DuckDB's commit lock
 	// (see docs/benchmarks.md). A slot is taken for the length of a call.
-	appenders chan *tableAppender
+	appenders chan *eventAppender
 
 	// numberMu serialises numbering new users and names with storing them
 	// (users.go), so that entries are committed before any events that
@@ -126,9 +126,9 @@ func Open(ctx context.Context, dataDir string, opt Options) (*Store, error) {
 	if opt.Appenders <= 0 {
 		opt.Appenders = 2
 	}
-	s.appenders = make(chan *tableAppender, opt.Appenders)
+	s.appenders = make(chan *eventAppender, opt.Appenders)
 	for range opt.Appenders {
-		s.appenders <- &tableAppender{table: "events"}
+		s.appenders <- &eventAppender{table: "events"}
 	}
 	migrations, err := migrate.Load(migrationFS, "migrations")
 	if err != nil {

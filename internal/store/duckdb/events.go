@@ -24,7 +24,7 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 	if err != nil {
 		return err
 	}
-	var slot *tableAppender
+	var slot *eventAppender
 	select {
 	case slot = <-s.appenders:
 	case <-ctx.Done():
@@ -34,11 +34,11 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 	if err := slot.open(ctx, s.connector); err != nil {
 		return err
 	}
-	if err := appendRows(slot.app, events, ids); err != nil {
+	if err := slot.append(events, ids); err != nil {
 		slot.discard()
 		return err
 	}
-	if err := slot.app.Flush(); err != nil {
+	if err := slot.flush(); err != nil {
 		slot.discard()
 		return fmt.Errorf("committing %d events: %w", len(events), err)
 	}
@@ -82,40 +82,6 @@ func (s *Store) CheckpointIfIdle(ctx context.Context, idle time.Duration) (bool,
 	return true, nil
 }
 
-// appendRows adds events to an appender of a table shaped like events.
-func appendRows(app *duckdb.Appender, events []analytics.Event, ids denseIDs) error {
-	for i := range events {
-		e := &events[i]
-		err := app.AppendRow(
-			duckdb.UUID(e.UUID),
-			e.ProductID,
-			string(e.Env),
-			e.Timestamp.UTC(),
-			e.ReceivedAt.UTC(),
-			e.Name,
-			e.DistinctID,
-			e.UserID,
-			nullable(e.URL),
-			nullable(e.Path),
-			nullable(e.Referrer),
-			nullable(e.UserAgent),
-			nullable(e.Browser),
-			nullable(e.OS),
-			nullable(e.DeviceType),
-			e.IsBot,
-			nullable(e.BotName),
-			nullable(e.BotCategory),
-			string(e.Properties),
-			ids.uid[i],
-			ids.eid[i],
-		)
-		if err != nil {
-			return fmt.Errorf("appending event %d: %w", i, err)
-		}
-	}
-	return nil
-}
-
 // AppendMissing stores the events whose (product, uuid) the table does not
 // hold yet, in one statement. It serves crash recovery (the spool replays
 // its log, some of which may already be stored), so it favours exactness
@@ -132,20 +98,15 @@ func (s *Store) AppendMissing(ctx context.Context, events []analytics.Event) err
 		return fmt.Errorf("staging replay: %w", err)
 	}
 	defer s.db.ExecContext(context.Background(), `DROP TABLE IF EXISTS spool_replay`)
-	con, err := s.connector.Connect(ctx)
-	if err != nil {
+	app := &eventAppender{table: "spool_replay"}
+	if err := app.open(ctx, s.connector); err != nil {
 		return fmt.Errorf("staging replay: %w", err)
 	}
-	defer con.Close()
-	app, err := duckdb.NewAppenderFromConn(con, "", "spool_replay")
-	if err != nil {
+	defer app.discard()
+	if err := app.append(events, ids); err != nil {
 		return fmt.Errorf("staging replay: %w", err)
 	}
-	if err := appendRows(app, events, ids); err != nil {
-		app.Close()
-		return err
-	}
-	if err := app.Close(); err != nil {
+	if err := app.flush(); err != nil {
 		return fmt.Errorf("staging replay: %w", err)
 	}
 	_, err = s.db.ExecContext(ctx, `INSERT INTO events
@@ -197,15 +158,6 @@ func (a *tableAppender) discard() error {
 	a.app.Close()
 	a.app, a.con = nil, nil
 	return err
-}
-
-// nullable stores empty optional strings as NULL, so that "is set" filters
-// mean "was sent" rather than "was sent and not empty".
-func nullable(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }
 
 // RecentUUIDs streams the uuids of events received since a moment, for the
