@@ -230,10 +230,37 @@ func (a *App) serveDebug() {
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if a.store.embedded != nil {
+		mux.HandleFunc("/debug/duckdb/memory", a.duckdbMemory)
+	}
 	a.log.Info("debug server listening", "addr", a.cfg.DebugAddr)
 	srv := &http.Server{Addr: a.cfg.DebugAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	if err := srv.ListenAndServe(); err != nil {
 		a.log.Warn("debug server stopped", "err", err)
+	}
+}
+
+// duckdbMemory reports DuckDB's own account of its memory, by tag, in MB:
+// with the Go runtime's figures from /debug/pprof/heap?debug=1 it tells
+// which part of the server's RSS is whose.
+func (a *App) duckdbMemory(w http.ResponseWriter, r *http.Request) {
+	rows, err := a.store.embedded.DB().QueryContext(r.Context(),
+		`SELECT tag, memory_usage_bytes, temporary_storage_bytes FROM duckdb_memory() ORDER BY memory_usage_bytes DESC`)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var tag string
+		var mem, tmp int64
+		if err := rows.Scan(&tag, &mem, &tmp); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		if mem > 0 || tmp > 0 {
+			fmt.Fprintf(w, "%s %d MB (temporary storage %d MB)\n", tag, mem>>20, tmp>>20)
+		}
 	}
 }
 
