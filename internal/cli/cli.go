@@ -91,6 +91,15 @@ func (u usageError) Error() string { return u.msg }
 // goMemoryLimit is the Go heap's soft limit unless GOMEMLIMIT says otherwise.
 const goMemoryLimit = 256 << 20
 
+// goGCPercent is the collector's target unless GOGC says otherwise: the heap
+// may grow by half its live size between collections instead of doubling.
+// The live heap under ingest is small (about 40 MB, most of it the
+// deduplication window) and the garbage is request bodies, so collecting
+// twice as often costs little CPU (the collector measured 3% of the
+// server's CPU at the default of 100) and keeps about 40 MB less resident
+// (docs/benchmarks.md).
+const goGCPercent = 50
+
 func serve(ctx context.Context, args []string, env Env) error {
 	cfg, err := config.Load(args, env.Lookup)
 	if err != nil {
@@ -103,6 +112,9 @@ func serve(ctx context.Context, args []string, env Env) error {
 		// from request bodies, so this keeps the server's RSS near its live
 		// data under heavy ingest (docs/benchmarks.md).
 		debug.SetMemoryLimit(goMemoryLimit)
+	}
+	if _, set := env.Lookup("GOGC"); !set {
+		debug.SetGCPercent(goGCPercent)
 	}
 	a, err := app.Open(ctx, cfg, log)
 	if err != nil {
