@@ -29,6 +29,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"unsafe"
 
@@ -189,7 +190,9 @@ func (a *eventAppender) append(events []analytics.Event, ids denseIDs) error {
 	for start := 0; start < len(events); start += size {
 		end := min(start+size, len(events))
 		bindings.DataChunkReset(a.chunk)
-		a.fill(events[start:end], ids.uid[start:end], ids.eid[start:end])
+		if err := a.fill(events[start:end], ids.uid[start:end], ids.eid[start:end]); err != nil {
+			return fmt.Errorf("appending events %d to %d: %w", start, end, err)
+		}
 		bindings.DataChunkSetSize(a.chunk, bindings.IdxT(end-start))
 		if bindings.AppendDataChunk(a.app, a.chunk) == bindings.StateError {
 			return fmt.Errorf("appending events %d to %d: %w", start, end, appenderError(a.app))
@@ -205,7 +208,7 @@ type hugeint struct {
 }
 
 // fill writes rows 0 to len(events)-1 of the chunk.
-func (a *eventAppender) fill(events []analytics.Event, uid, eid []uint32) {
+func (a *eventAppender) fill(events []analytics.Event, uid, eid []uint32) error {
 	n := len(events)
 	uuids := vectorData[hugeint](a.chunk, 0, n)
 	products := vectorData[int64](a.chunk, 1, n)
@@ -249,12 +252,19 @@ func (a *eventAppender) fill(events []analytics.Event, uid, eid []uint32) {
 				}
 			}
 		}
+		// Offsets are 32-bit. Ingest's limits keep a column of one chunk
+		// near 130 MB at most (2,048 rows of 64 KB of properties), but
+		// this store may be handed events from elsewhere.
+		if len(a.buf) > math.MaxUint32 {
+			return fmt.Errorf("column %d holds %d bytes of strings in one chunk, more than 4 GB", sc.col, len(a.buf))
+		}
 		// A byte past the end, so that buf is never empty and its address
 		// is one C may take.
 		a.buf = append(a.buf, 0)
 		C.strata_assign_strings(C.duckdb_vector(vec.Ptr), (*C.char)(unsafe.Pointer(&a.buf[0])),
 			(*C.uint32_t)(unsafe.Pointer(&a.ends[0])), C.idx_t(n))
 	}
+	return nil
 }
 
 // vectorData is column col of chunk as a Go slice of its first n values.
