@@ -466,12 +466,7 @@ async function analysisPages(context, page, strata, key, productId) {
     const marker = stripMarker("E2E deploy");
     await marker.waitFor();
     if ((await marker.getAttribute("data-color")) !== "violet") throw new Error(await marker.getAttribute("data-color"));
-    await marker.hover();
-    await marker.getByRole("tooltip").waitFor({ state: "visible" });
-    await page.mouse.move(0, 0);
-    await marker.getByRole("tooltip").waitFor({ state: "hidden" });
-    await marker.focus();
-    await marker.getByRole("tooltip").waitFor({ state: "visible" });
+    await showsTooltipOnHoverAndFocus(page, marker);
     if (!/Release 1\.2, with a comma/.test(await marker.getByRole("tooltip").textContent())) throw new Error("no description");
   });
   await shot("17-funnel-annotations");
@@ -498,12 +493,7 @@ async function analysisPages(context, page, strata, key, productId) {
     await marker.waitFor();
     if ((await marker.getByTestId("period-annotation").filter({ hasText: "E2E deploy" }).getAttribute("data-color")) !== "violet") throw new Error("not violet");
     if ((await marker.filter({ hasText: "E2E funnel fix" }).count()) !== 0) throw new Error("retention shows the query annotation");
-    await marker.hover();
-    await marker.getByRole("tooltip").waitFor({ state: "visible" });
-    await page.mouse.move(0, 0);
-    await marker.getByRole("tooltip").waitFor({ state: "hidden" });
-    await marker.focus();
-    await marker.getByRole("tooltip").waitFor({ state: "visible" });
+    await showsTooltipOnHoverAndFocus(page, marker);
     // The cohort's row is the week holding the annotation.
     const row = (await marker.locator("xpath=ancestor::tr").locator("th").textContent()) ?? "";
     if (!/Week of/.test(row)) throw new Error(`row: ${row}`);
@@ -582,6 +572,18 @@ async function withErrorTracking(browser) {
 }
 
 /** postEvent sends one event to /e with the key. */
+// showsTooltipOnHoverAndFocus waits for marker's tooltip to show on hover,
+// hide when the pointer leaves, and show again on keyboard focus.
+async function showsTooltipOnHoverAndFocus(page, marker) {
+  const tooltip = marker.getByRole("tooltip");
+  await marker.hover();
+  await tooltip.waitFor({ state: "visible" });
+  await page.mouse.move(0, 0);
+  await tooltip.waitFor({ state: "hidden" });
+  await marker.focus();
+  await tooltip.waitFor({ state: "visible" });
+}
+
 async function postEvent(base, key, event) {
   const res = await fetch(base + "/e", {
     method: "POST",
