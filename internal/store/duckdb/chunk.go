@@ -48,7 +48,7 @@ import (
 // a cgo call. Under batch ingest that was a quarter of the server's CPU
 // (docs/benchmarks.md). Here fixed-width values are written straight into
 // the chunk's vectors, and each string column takes one cgo call per chunk
-// of 2,048 rows. Rows reach the table only through Flush, which commits
+// of 2,048 rows. Rows reach the table only through flush, which commits
 // them; on any failure the appender is discarded with its buffered rows.
 type eventAppender struct {
 	table string // a constant of this package, never caller input

@@ -62,9 +62,9 @@ type Store struct {
 	now       func() time.Time
 
 	// appenders holds the event appenders, each on its own connection, so
-	// that AppendEvents calls can fill and commit batches in parallel: most
-	// of a commit's CPU is spent per value, outside DuckDB's commit lock
-	// (see docs/benchmarks.md). A slot is taken for the length of a call.
+	// that AppendEvents calls can fill and flush batches in parallel: both
+	// happen outside DuckDB's commit lock (see docs/benchmarks.md). A slot
+	// is taken for the length of a call.
 	appenders chan *eventAppender
 
 	// numberMu serialises numbering new users and names with storing them
