@@ -59,7 +59,10 @@ type Options struct {
 	// zero means two. More than one pays only if the inner store commits
 	// in parallel (the DuckDB store does, with as many appenders).
 	Loaders int
-	Logger  *slog.Logger
+	// LoadLinger is how long a small backlog waits for more before it is
+	// loaded (see load); zero means DefaultLoadLinger.
+	LoadLinger time.Duration
+	Logger     *slog.Logger
 }
 
 // Store implements analytics.EventStore over an Inner store.
@@ -86,6 +89,9 @@ type Store struct {
 	// loading holds where each batch being loaded starts, counted in
 	// events appended (see loaded).
 	loading map[uint64]bool
+	// syncing counts Sync calls waiting; while any waits the loaders do
+	// not linger.
+	syncing int
 	closed  bool
 	done    chan struct{}
 	buf     []byte
@@ -111,6 +117,9 @@ func Open(ctx context.Context, inner Inner, opt Options) (*Store, error) {
 	}
 	if opt.Loaders <= 0 {
 		opt.Loaders = 2
+	}
+	if opt.LoadLinger <= 0 {
+		opt.LoadLinger = DefaultLoadLinger
 	}
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
@@ -250,14 +259,18 @@ func (s *Store) rotate() error {
 
 const maxLoad = 20_000
 
-// A small backlog waits up to loadLinger for more before it is loaded: each
+// A small backlog waits up to LoadLinger for more before it is loaded: each
 // DuckDB commit costs about a millisecond of CPU however small, and under a
 // stream of single-event requests the loader would otherwise commit a few
-// events at a time. Past loadLingerEvents, or when stopping, it loads at
-// once. Sync waits at most this much longer.
+// events at a time. Past loadLingerEvents, when a Sync waits (a query wants
+// to read what was acknowledged), or when stopping, it loads at once. So
+// the linger delays only when events become visible to queries that run
+// without a Sync, as ingestion lag does in other analytics products.
+// Measured with wrk, one event per request: at a 20 ms linger DuckDB's
+// commits took 12% of the server's CPU, at 250 ms 5.5%.
 const (
-	loadLinger       = 20 * time.Millisecond
-	loadLingerEvents = 5_000
+	DefaultLoadLinger = 250 * time.Millisecond
+	loadLingerEvents  = 5_000
 )
 
 // load moves queued events into the inner store until Close. Several run
@@ -272,9 +285,13 @@ func (s *Store) load() {
 			s.mu.Unlock()
 			return
 		}
-		if wait := time.Until(s.oldest.Add(loadLinger)); !s.closed && s.backlog < loadLingerEvents && wait > 0 {
+		if wait := time.Until(s.oldest.Add(s.opt.LoadLinger)); !s.closed && s.syncing == 0 && s.backlog < loadLingerEvents && wait > 0 {
+			// Wake when the linger ends; an append, a Sync or Close wakes
+			// earlier and the conditions are checked again.
+			t := time.AfterFunc(wait, s.wake)
+			s.cond.Wait()
+			t.Stop()
 			s.mu.Unlock()
-			time.Sleep(wait)
 			continue
 		}
 		// Take records up to maxLoad events: one DuckDB transaction that
@@ -325,6 +342,13 @@ func (s *Store) load() {
 	}
 }
 
+// wake wakes every goroutine waiting on cond.
+func (s *Store) wake() {
+	s.mu.Lock()
+	s.cond.Broadcast()
+	s.mu.Unlock()
+}
+
 // finish records a loaded batch and deletes segments that are fully loaded.
 func (s *Store) finish(start uint64, batch []pendingRecord) {
 	s.mu.Lock()
@@ -365,6 +389,13 @@ func (s *Store) Sync(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	target := s.appended
+	if s.loaded() >= target {
+		return nil
+	}
+	// Loaders lingering over a small backlog load it now.
+	s.syncing++
+	defer func() { s.syncing-- }()
+	s.cond.Broadcast()
 	for s.loaded() < target {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -76,6 +76,38 @@ func TestAppendSyncClose(t *testing.T) {
 	}
 }
 
+// TestSyncCutsTheLingerShort checks that a query does not wait for the
+// loader's linger: with a linger of an hour, Sync still returns once the
+// few events appended before it are stored.
+func TestSyncCutsTheLingerShort(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := openDuck(t, dir)
+	sp, err := Open(ctx, st, Options{Dir: filepath.Join(dir, "spool"), LoadLinger: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	for round := 1; round <= 3; round++ {
+		if err := sp.AppendEvents(ctx, events(3, "few")); err != nil {
+			t.Fatal(err)
+		}
+		synced := make(chan error, 1)
+		go func() { synced <- sp.Sync(ctx) }()
+		select {
+		case err := <-synced:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("round %d: Sync still waits after a minute: it waited for the linger", round)
+		}
+		if n := count(t, st, "few"); n != 3*round {
+			t.Errorf("round %d: after Sync %d events are stored, want %d", round, n, 3*round)
+		}
+	}
+}
+
 // brokenStore stands in for a disk that fails, so that logged events stay
 // unloaded, as they would be when the process dies before the loader runs.
 type brokenStore struct{ Inner }
