@@ -123,6 +123,16 @@ func TestIngestStatuses(t *testing.T) {
 			if r.Header.Get("Access-Control-Allow-Origin") != "*" {
 				t.Errorf("POST /e answer %d lacks Access-Control-Allow-Origin: *", r.Status)
 			}
+			if r.Header.Get("Content-Type") != "application/json; charset=utf-8" || r.Header.Get("X-Content-Type-Options") != "nosniff" {
+				t.Errorf("POST /e answer %d has Content-Type %q, X-Content-Type-Options %q", r.Status,
+					r.Header.Get("Content-Type"), r.Header.Get("X-Content-Type-Options"))
+			}
+			if c.status == 202 {
+				want := fmt.Sprintf("{\"accepted\":%d,\"rejected\":[]}\n", bytes.Count(c.body, []byte("event_name")))
+				if string(r.Body) != want {
+					t.Errorf("202 body %q, want %q", r.Body, want)
+				}
+			}
 		})
 	}
 

@@ -59,10 +59,22 @@ func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err er
 
 // writeJSON answers with a JSON body.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	setJSONHeaders(w.Header())
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v)
+}
+
+// Header values shared by every response that sends them; net/http only
+// reads them. Assigning them saves the slice Header.Set allocates, which
+// counts at tens of thousands of single-event requests a second.
+var (
+	jsonContentType = []string{"application/json; charset=utf-8"}
+	noSniff         = []string{"nosniff"}
+)
+
+func setJSONHeaders(h http.Header) {
+	h["Content-Type"] = jsonContentType
+	h["X-Content-Type-Options"] = noSniff
 }
 
 // handlerFunc is a handler that returns its error instead of writing it, so

@@ -112,11 +112,17 @@ func (s *Server) Handler() http.Handler {
 // sites, and access is gated by the API key, not by origin.
 func publicCORS(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Access-Control-Allow-Origin", "*")
-		w.Header().Set("Access-Control-Expose-Headers", "Retry-After")
+		h := w.Header()
+		h["Access-Control-Allow-Origin"] = corsAnyOrigin
+		h["Access-Control-Expose-Headers"] = corsExposed
 		next.ServeHTTP(w, r)
 	})
 }
+
+var (
+	corsAnyOrigin = []string{"*"}
+	corsExposed   = []string{"Retry-After"}
+)
 
 // preflight answers a CORS preflight for methods and lets the browser
 // cache it for a day, so that each SDK request is not preceded by an

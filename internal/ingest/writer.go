@@ -49,8 +49,13 @@ type Writer struct {
 	log   *slog.Logger
 	dedup *dedupSet
 	// warnedAt is when the writer last warned that the dedup window was
-	// cut short; only the writer goroutine touches it.
+	// cut short. It and the buffers below are the writer goroutine's own.
 	warnedAt time.Time
+	// events, fresh and inGroup are reused by commits of small groups: a
+	// stream of single-event requests commits hundreds of groups a second.
+	events  []analytics.Event
+	fresh   []uint64
+	inGroup map[uint64]bool
 
 	reqs    chan *writeReq
 	mu      sync.RWMutex // guards closed against sends on reqs
@@ -191,11 +196,24 @@ func (w *Writer) gather(group []*writeReq, n int) ([]*writeReq, int) {
 	return group, n
 }
 
+// reuseBelow is the largest group whose buffers are kept for the next
+// commit; larger ones are allocated each time, so that one large batch
+// does not hold its memory for good.
+const reuseBelow = 4096
+
 func (w *Writer) commit(group []*writeReq, n int) {
 	now := w.opt.Now()
-	events := make([]analytics.Event, 0, n)
-	var fresh []uint64
-	inGroup := map[uint64]bool{}
+	events, fresh, inGroup := w.events[:0], w.fresh[:0], w.inGroup
+	if n > reuseBelow || inGroup == nil {
+		events, fresh, inGroup = make([]analytics.Event, 0, n), nil, map[uint64]bool{}
+	}
+	defer func() {
+		if n <= reuseBelow {
+			clear(events) // drop the references into request bodies
+			clear(inGroup)
+			w.events, w.fresh, w.inGroup = events[:0], fresh[:0], inGroup
+		}
+	}()
 	for _, r := range group {
 		for i := range r.events {
 			p := &r.events[i]
