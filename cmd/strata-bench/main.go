@@ -32,6 +32,7 @@ import (
 	"github.com/google/uuid"
 
 	"strata/internal/analytics"
+	"strata/internal/config"
 	"strata/internal/ingest"
 	"strata/internal/store/duckdb"
 )
@@ -457,7 +458,7 @@ func appenderCeiling(dir string, n, group int) (float64, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return 0, err
 	}
-	st, err := duckdb.Open(context.Background(), dir, duckdb.Options{MemoryLimit: "1GB"})
+	st, err := duckdb.Open(context.Background(), dir, duckdb.Options{MemoryLimit: config.Default().DuckDBMemoryLimit})
 	if err != nil {
 		return 0, err
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"strata/internal/analytics"
+	"strata/internal/config"
 	"strata/internal/query"
 	"strata/internal/store/duckdb"
 )
@@ -209,7 +210,7 @@ type funnelPair struct {
 // runs alternating, and returns the medians.
 func compareFunnels(dataDir string, from, to time.Time, runs int) (funnelPair, error) {
 	ctx := context.Background()
-	st, err := duckdb.Open(ctx, dataDir, duckdb.Options{MemoryLimit: "1GB"})
+	st, err := duckdb.Open(ctx, dataDir, duckdb.Options{MemoryLimit: config.Default().DuckDBMemoryLimit})
 	if err != nil {
 		return funnelPair{}, err
 	}

@@ -86,7 +86,7 @@ func Default() Config {
 		DedupCapacity:       4_000_000,
 		CommitLinger:        2 * time.Millisecond,
 		Spool:               true,
-		DuckDBMemoryLimit:   "512MB",
+		DuckDBMemoryLimit:   "192MB",
 		DuckDBCheckpoint:    "128MB",
 		ShutdownTimeout:     20 * time.Second,
 	}
