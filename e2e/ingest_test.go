@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"strconv"
@@ -685,5 +686,69 @@ func TestSDKConfig(t *testing.T) {
 	pre := do(t, "OPTIONS", s.URL+"/api/v1/config", nil, map[string]string{"Origin": "https://shop.example", "Access-Control-Request-Method": "GET"})
 	if pre.Status != 204 || pre.Header.Get("Access-Control-Allow-Methods") != "GET, OPTIONS" {
 		t.Errorf("preflight: %d %q", pre.Status, pre.Header.Get("Access-Control-Allow-Methods"))
+	}
+}
+
+// TestHTTPEdges checks what the HTTP server itself answers before a
+// handler runs, in the API's error format: headers too large (431), a
+// chunked body within and over the 5 MB limit; and that it does not name
+// its HTTP library in a Server header.
+func TestHTTPEdges(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	jsonCT := map[string]string{"Content-Type": "application/json", "X-API-Key": s.BootstrapKey}
+
+	t.Run("headers over 16 KB", func(t *testing.T) {
+		for _, path := range []string{"/e", "/api/v1/products"} {
+			r := do(t, "POST", s.URL+path, []byte(`{"batch":[{"event_name":"e","distinct_id":"u"}]}`),
+				map[string]string{"X-API-Key": s.BootstrapKey, "X-Padding": strings.Repeat("a", 20<<10)})
+			if r.Status != 431 || r.ErrorCode(t) != "headers_too_large" {
+				t.Errorf("%s: %d %s, want 431 headers_too_large", path, r.Status, r.Body)
+			}
+		}
+	})
+	chunked := func(body []byte) response {
+		req, err := http.NewRequest("POST", s.URL+"/e", io.MultiReader(bytes.NewReader(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.TransferEncoding = []string{"chunked"}
+		for k, v := range jsonCT {
+			req.Header.Set(k, v)
+		}
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+	}
+	t.Run("chunked body", func(t *testing.T) {
+		r := chunked([]byte(`{"batch":[{"event_name":"chunked","distinct_id":"u"}]}`))
+		if r.Status != 202 || string(r.Body) != "{\"accepted\":1,\"rejected\":[]}\n" {
+			t.Errorf("chunked body: %d %s", r.Status, r.Body)
+		}
+	})
+	t.Run("chunked body over 5 MB", func(t *testing.T) {
+		r := chunked([]byte(`{"batch":[{"event_name":"e","distinct_id":"u","properties":{"x":"` + strings.Repeat("a", 6<<20) + `"}}]}`))
+		// (Browsers send bodies with a Content-Length, whose 413 carries
+		// the CORS headers: TestIngestStatuses.)
+		if r.Status != 413 || r.ErrorCode(t) != "payload_too_large" {
+			t.Errorf("chunked 6 MB body: %d %s", r.Status, r.Body)
+		}
+	})
+	t.Run("no Server header", func(t *testing.T) {
+		for _, path := range []string{"/e", "/healthz"} {
+			if r := do(t, "GET", s.URL+path, nil, nil); r.Header.Get("Server") != "" {
+				t.Errorf("GET %s sends Server: %q", path, r.Header.Get("Server"))
+			}
+		}
+	})
+
+	s.Stop()
+	db := openStore(t, dir)
+	if n := count(t, db, `SELECT count(*) FROM events WHERE event = 'chunked'`); n != 1 {
+		t.Errorf("chunked events stored = %d, want 1", n)
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"strata/internal/admin"
 	"strata/internal/auth"
 	"strata/internal/config"
@@ -44,7 +46,7 @@ type App struct {
 	wr                *ingest.Writer
 	ready             atomic.Bool
 
-	httpSrv  *http.Server
+	httpSrv  *fasthttp.Server
 	httpLn   net.Listener
 	adminSrv *http.Server
 	adminLn  net.Listener
@@ -123,17 +125,29 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Pages:         pages,
 		ErrorTracking: cfg.ErrorTracking,
 	}
-	a.httpSrv = &http.Server{
-		Handler:           api.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	// The HTTP server is fasthttp (docs/architecture.md): /e is served on
+	// it directly, every other path through net/http handlers.
+	a.httpSrv = &fasthttp.Server{
+		Handler:      api.Handler(),
+		ErrorHandler: api.RequestError,
+		// The whole body is read before the handler runs, so this is
+		// ingest's 5 MB limit; a gzip body is held to it again after
+		// decompression.
+		MaxRequestBodySize: ingest.MaxBodyBytes,
+		// The read buffer bounds the request line and headers together.
+		ReadBufferSize:               16 << 10,
+		ReadTimeout:                  60 * time.Second,
+		IdleTimeout:                  120 * time.Second,
+		NoDefaultServerHeader:        true,
+		NoDefaultContentType:         true,
+		DisablePreParseMultipartForm: true,
+		CloseOnShutdown:              true,
+		Logger:                       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	if a.httpLn, err = net.Listen("tcp", cfg.Addr); err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", cfg.Addr, err)
 	}
+	a.httpLn = httpapi.LingeringListener(a.httpLn)
 
 	// With the embedded database open, no other server owns this
 	// directory, so a socket file left here is stale. Without it (events
@@ -188,7 +202,7 @@ loop:
 		case <-ctx.Done():
 			break loop
 		case err := <-errc:
-			if !errors.Is(err, http.ErrServerClosed) {
+			if err != nil && !errors.Is(err, http.ErrServerClosed) {
 				runErr = fmt.Errorf("serving: %w", err)
 			}
 			break loop
@@ -270,7 +284,7 @@ func (a *App) shutdown() error {
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()
 	var errs []error
-	if err := a.httpSrv.Shutdown(ctx); err != nil {
+	if err := a.httpSrv.ShutdownWithContext(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("stopping http: %w", err))
 	}
 	if err := a.adminSrv.Shutdown(ctx); err != nil {

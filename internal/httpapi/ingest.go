@@ -3,16 +3,18 @@ package httpapi
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"io"
 	"mime"
 	"net"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/valyala/fasthttp"
 
 	"strata/internal/analytics"
 	"strata/internal/ingest"
@@ -24,51 +26,56 @@ type ingestResponse struct {
 	Rejected []ingest.Rejection `json:"rejected"`
 }
 
-var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var gunzipPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // handleIngest is POST /e: authenticate, limit, read, validate and enrich,
-// commit, and only then answer 202.
-func (s *Server) handleIngest(w http.ResponseWriter, r *http.Request) error {
+// commit, and only then answer 202. It is served on fasthttp directly
+// rather than through the net/http route table: every tracked event
+// arrives here, one request per event from beacon trackers, and net/http's
+// per-request cost (a goroutine watching each connection while the handler
+// waits for its commit, header maps, copying the body) was most of the
+// server's CPU at tens of thousands of requests a second
+// (docs/benchmarks.md).
+func (s *Server) handleIngest(ctx *fasthttp.RequestCtx) error {
 	receivedAt := s.Now().UTC()
+	// fasthttp's request context ends when the server starts shutting
+	// down; a request in flight then still commits and is answered.
+	rctx := context.WithoutCancel(ctx)
+	origin := ctx.Request.Header.Peek("Origin")
 
 	// The key comes from the header, else the body, else the query (a
 	// beacon can set neither header). A header key is checked before the
-	// body is read, so that refused requests cost little.
-	plain := r.Header.Get("X-API-Key")
+	// body is parsed, so that refused requests cost little.
+	plain := string(ctx.Request.Header.Peek("X-API-Key"))
 	var key analytics.APIKey
 	if plain != "" {
 		var err error
-		if key, err = s.admit(r, plain); err != nil {
+		if key, err = s.admit(rctx, origin, plain); err != nil {
 			return err
 		}
 	}
 
-	buf := bodyPool.Get().(*bytes.Buffer)
-	defer func() {
-		if buf.Cap() <= 2*ingest.MaxBodyBytes {
-			buf.Reset()
-			bodyPool.Put(buf)
-		}
-	}()
-	if err := readBody(r, buf); err != nil {
+	body, release, err := requestBody(ctx)
+	if err != nil {
 		return err
 	}
-	env, err := ingest.ParseEnvelope(buf.Bytes())
+	defer release()
+	env, err := ingest.ParseEnvelope(body)
 	if err != nil {
 		return err
 	}
 	if plain == "" {
 		plain = env.APIKey
 		if plain == "" {
-			plain = r.URL.Query().Get("api_key")
+			plain = string(ctx.QueryArgs().Peek("api_key"))
 		}
-		if key, err = s.admit(r, plain); err != nil {
+		if key, err = s.admit(rctx, origin, plain); err != nil {
 			return err
 		}
 	}
 
 	accepted, rejected := s.Pipeline.Process(env, ingest.Request{
-		Product: key.ProductID, Env: key.Env, UserAgent: r.UserAgent(), ReceivedAt: receivedAt,
+		Product: key.ProductID, Env: key.Env, UserAgent: string(ctx.UserAgent()), ReceivedAt: receivedAt,
 	})
 	if len(accepted) == 0 {
 		if rejected == nil {
@@ -78,37 +85,36 @@ func (s *Server) handleIngest(w http.ResponseWriter, r *http.Request) error {
 			Message: "Every event of the batch was rejected; see rejected for the reasons.",
 			Detail:  map[string]any{"rejected": rejected}}
 	}
-	if err := s.Writer.Write(r.Context(), accepted); err != nil {
+	// The events' strings may point into the request's buffers, which
+	// fasthttp reuses once this handler returns; Write returns only after
+	// the commit, which copied them.
+	if err := s.Writer.Write(rctx, accepted); err != nil {
 		return err
 	}
 	if len(rejected) > 0 {
-		writeJSON(w, http.StatusAccepted, ingestResponse{Accepted: len(accepted), Rejected: rejected})
+		writeFastJSON(ctx, fasthttp.StatusAccepted,
+			marshalLine(ingestResponse{Accepted: len(accepted), Rejected: rejected}))
 		return nil
 	}
-	// Every event accepted, the common answer: the same bytes as
-	// writeJSON's, written without reflection.
-	setJSONHeaders(w.Header())
-	w.WriteHeader(http.StatusAccepted)
-	out := make([]byte, 0, 40)
-	out = append(out, `{"accepted":`...)
-	out = strconv.AppendInt(out, int64(len(accepted)), 10)
-	out = append(out, ",\"rejected\":[]}\n"...)
-	w.Write(out)
+	// Every event accepted, the common answer, written without reflection.
+	var buf [48]byte
+	b := append(buf[:0], `{"accepted":`...)
+	b = strconv.AppendInt(b, int64(len(accepted)), 10)
+	b = append(b, ",\"rejected\":[]}\n"...)
+	writeFastJSON(ctx, fasthttp.StatusAccepted, b)
 	return nil
 }
 
 // admit authenticates a key, applies the test-key origin rule and takes a
 // token from the key's rate-limit bucket.
-func (s *Server) admit(r *http.Request, plain string) (analytics.APIKey, error) {
-	key, err := s.Keys.Authenticate(r.Context(), plain)
+func (s *Server) admit(ctx context.Context, origin []byte, plain string) (analytics.APIKey, error) {
+	key, err := s.Keys.Authenticate(ctx, plain)
 	if err != nil {
 		return key, err
 	}
-	if key.Env == analytics.EnvTest {
-		if origin := r.Header.Get("Origin"); origin != "" && !localOrigin(origin) {
-			return key, analytics.Errorf(analytics.KindUnauthenticated, "test_key_not_allowed",
-				"Test keys are accepted only from local origins (localhost, 127.0.0.1, *.test …); use a live key in production.")
-		}
+	if key.Env == analytics.EnvTest && len(origin) > 0 && !localOrigin(string(origin)) {
+		return key, analytics.Errorf(analytics.KindUnauthenticated, "test_key_not_allowed",
+			"Test keys are accepted only from local origins (localhost, 127.0.0.1, *.test …); use a live key in production.")
 	}
 	limit := key.RateLimit
 	if limit == 0 {
@@ -122,42 +128,48 @@ func (s *Server) admit(r *http.Request, plain string) (analytics.APIKey, error) 
 	return key, nil
 }
 
-// readBody reads the request body into buf, undoing gzip, and enforces the
-// size limit on the decompressed bytes so that a gzip bomb stops at 5 MB.
-func readBody(r *http.Request, buf *bytes.Buffer) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
+// requestBody returns the request body with gzip undone, and a function
+// that releases it once nothing refers to it. fasthttp has already read
+// the body, refusing one over ingest.MaxBodyBytes (bodyTooLarge); a gzip
+// body is decompressed under the same limit, so a gzip bomb stops at 5 MB.
+func requestBody(ctx *fasthttp.RequestCtx) ([]byte, func(), error) {
+	if ct := ctx.Request.Header.ContentType(); len(ct) > 0 {
+		mt, _, err := mime.ParseMediaType(string(ct))
 		if err != nil || (mt != "application/json" && mt != "text/plain") {
-			return analytics.Errorf(analytics.KindInvalid, "unsupported_content_type",
+			return nil, nil, analytics.Errorf(analytics.KindInvalid, "unsupported_content_type",
 				"Content-Type must be application/json or text/plain (for beacons).")
 		}
 	}
-	var body io.Reader = r.Body
-	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
+	enc := strings.ToLower(strings.TrimSpace(string(ctx.Request.Header.ContentEncoding())))
+	switch enc {
 	case "", "identity":
+		return ctx.PostBody(), func() {}, nil
 	case "gzip":
-		zr, err := gzip.NewReader(r.Body)
-		if err != nil {
-			return analytics.Errorf(analytics.KindInvalid, "invalid_gzip", "The body is not valid gzip.")
-		}
-		defer zr.Close()
-		body = zr
 	default:
-		return analytics.Errorf(analytics.KindInvalid, "unsupported_encoding",
+		return nil, nil, analytics.Errorf(analytics.KindInvalid, "unsupported_encoding",
 			"Content-Encoding %q is not supported; send gzip or no encoding.", enc)
 	}
-	n, err := buf.ReadFrom(io.LimitReader(body, ingest.MaxBodyBytes+1))
+	zr, err := gzip.NewReader(bytes.NewReader(ctx.PostBody()))
 	if err != nil {
-		switch {
-		case errors.Is(err, gzip.ErrChecksum), errors.Is(err, gzip.ErrHeader), errors.Is(err, io.ErrUnexpectedEOF):
-			return analytics.Errorf(analytics.KindInvalid, "invalid_gzip", "The gzip body is corrupt or cut short.")
+		return nil, nil, analytics.Errorf(analytics.KindInvalid, "invalid_gzip", "The body is not valid gzip.")
+	}
+	buf := gunzipPool.Get().(*bytes.Buffer)
+	release := func() {
+		if buf.Cap() <= 2*ingest.MaxBodyBytes {
+			buf.Reset()
+			gunzipPool.Put(buf)
 		}
-		return analytics.Errorf(analytics.KindInvalid, "invalid_body", "The body could not be read.")
+	}
+	n, err := buf.ReadFrom(io.LimitReader(zr, ingest.MaxBodyBytes+1))
+	if err != nil {
+		release()
+		return nil, nil, analytics.Errorf(analytics.KindInvalid, "invalid_gzip", "The gzip body is corrupt or cut short.")
 	}
 	if n > ingest.MaxBodyBytes {
-		return errBodyTooLarge
+		release()
+		return nil, nil, errBodyTooLarge
 	}
-	return nil
+	return buf.Bytes(), release, nil
 }
 
 var errBodyTooLarge = analytics.Errorf(analytics.KindTooLarge, "payload_too_large",
@@ -178,4 +190,30 @@ func localOrigin(origin string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// RequestError answers a request fasthttp could not read, in the API's
+// error format: a body over 5 MB (413), headers over the read buffer (431),
+// a read timeout (408), or anything else malformed (400). On /e the answer
+// carries the CORS headers, so that the SDK sees it, when fasthttp still
+// has the path: it has for a Content-Length over the limit (what browsers
+// send), not for a chunked body that ran over it.
+func (s *Server) RequestError(ctx *fasthttp.RequestCtx, err error) {
+	var small *fasthttp.ErrSmallBuffer
+	var netErr net.Error
+	status, e := fasthttp.StatusBadRequest, analytics.Errorf(analytics.KindInvalid, "invalid_request", "The request is not valid HTTP/1.1.")
+	switch {
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		status, e = fasthttp.StatusRequestEntityTooLarge, errBodyTooLarge
+	case errors.As(err, &small):
+		status = fasthttp.StatusRequestHeaderFieldsTooLarge
+		e = analytics.Errorf(analytics.KindInvalid, "headers_too_large", "The request line and headers are over 16 KB.")
+	case errors.As(err, &netErr) && netErr.Timeout():
+		status = fasthttp.StatusRequestTimeout
+		e = analytics.Errorf(analytics.KindInvalid, "request_timeout", "The request was not received in time.")
+	}
+	if string(ctx.Path()) == "/e" {
+		setFastCORS(&ctx.Response.Header)
+	}
+	writeFastJSON(ctx, status, marshalLine(errorBody(e)))
 }

@@ -4,9 +4,16 @@
 package httpapi
 
 import (
+	"context"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
 
 	"strata/internal/admin"
 	"strata/internal/analytics"
@@ -49,16 +56,88 @@ type Server struct {
 	Log   *slog.Logger
 }
 
-// Handler returns the route table. CORS headers are sent on the public SDK
-// paths only (/e, /api/v1/config and the SDK script); every other path is
-// same-origin.
-func (s *Server) Handler() http.Handler {
+// Handler returns the server's request handler, for fasthttp. /e, which
+// takes every tracked event, is served on fasthttp directly (ingest.go);
+// every other path goes through fasthttpadaptor to the net/http route
+// table, where the dashboard and query handlers keep net/http's API.
+func (s *Server) Handler() fasthttp.RequestHandler {
+	fast := fastRoutes{}
+	fast.handle("POST /e", s.handleIngest)
+	fast.handle("OPTIONS /e", fastPreflight("POST, OPTIONS"))
+	rest := fasthttpadaptor.NewFastHTTPHandler(detachContext(s.routes()))
+	return func(ctx *fasthttp.RequestCtx) {
+		if !fast.serve(ctx, s.Log) {
+			rest(ctx)
+		}
+	}
+}
+
+// fastRoutes are the routes served on fasthttp directly, by path and then
+// method. They are public SDK paths, so every answer carries the CORS
+// headers, and a path called with another method answers 405.
+type fastRoutes map[string]map[string]fastHandlerFunc
+
+// fastHandlerFunc is handlerFunc for fasthttp: it returns its error, which
+// the route table answers.
+type fastHandlerFunc func(ctx *fasthttp.RequestCtx) error
+
+func (f fastRoutes) handle(pattern string, h fastHandlerFunc) {
+	method, path, _ := strings.Cut(pattern, " ")
+	if f[path] == nil {
+		f[path] = map[string]fastHandlerFunc{}
+	}
+	f[path][method] = h
+}
+
+// serve answers ctx if its path is one of f's, and reports whether it was.
+func (f fastRoutes) serve(ctx *fasthttp.RequestCtx, log *slog.Logger) bool {
+	methods, ok := f[string(ctx.Path())]
+	if !ok {
+		return false
+	}
+	setFastCORS(&ctx.Response.Header)
+	h, ok := methods[string(ctx.Method())]
+	if !ok {
+		allow := slices.Sorted(maps.Keys(methods))
+		ctx.Response.Header.Set("Allow", strings.Join(allow, ", "))
+		writeFastJSON(ctx, fasthttp.StatusMethodNotAllowed, marshalLine(errorBody(analytics.Errorf(0, "method_not_allowed",
+			"The method %s is not allowed here; use %s.", ctx.Method(), strings.Join(allow, ", ")))))
+		return true
+	}
+	if err := h(ctx); err != nil {
+		writeFastError(ctx, log, err)
+	}
+	return true
+}
+
+// fastPreflight is preflight for fasthttp.
+func fastPreflight(methods string) fastHandlerFunc {
+	return func(ctx *fasthttp.RequestCtx) error {
+		h := &ctx.Response.Header
+		h.Set("Access-Control-Allow-Methods", methods)
+		h.Set("Access-Control-Allow-Headers", sdkAllowHeaders)
+		h.Set("Access-Control-Max-Age", "86400")
+		ctx.SetStatusCode(fasthttp.StatusNoContent)
+		return nil
+	}
+}
+
+// detachContext gives requests a context that does not end when the
+// server starts shutting down, which is when fasthttp's does: requests in
+// flight are drained, not cut off. (fasthttp does not watch a connection
+// while its handler runs, so a client going away does not end it either.)
+func detachContext(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithoutCancel(r.Context())))
+	})
+}
+
+// routes is the net/http route table: every path but those of fastRoutes.
+// CORS headers are sent on the public SDK paths only (/e, /api/v1/config
+// and the SDK script); every other path is same-origin.
+func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	h := func(f handlerFunc) http.Handler { return wrap(s.Log, f) }
-
-	mux.Handle("POST /e", publicCORS(h(s.handleIngest)))
-	mux.Handle("OPTIONS /e", publicCORS(preflight("POST, OPTIONS")))
-	mux.Handle("/e", publicCORS(h(methodNotAllowed("POST, OPTIONS"))))
 
 	mux.Handle("POST /api/v1/query/funnel", h(s.queryHandler(analytics.KindFunnel)))
 	mux.Handle("POST /api/v1/query/trend", h(s.queryHandler(analytics.KindTrend)))
@@ -124,13 +203,17 @@ var (
 	corsExposed   = []string{"Retry-After"}
 )
 
+// sdkAllowHeaders are the request headers a browser may send to the public
+// SDK paths.
+const sdkAllowHeaders = "Content-Type, Content-Encoding, X-API-Key"
+
 // preflight answers a CORS preflight for methods and lets the browser
 // cache it for a day, so that each SDK request is not preceded by an
 // OPTIONS.
 func preflight(methods string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Access-Control-Allow-Methods", methods)
-		w.Header().Set("Access-Control-Allow-Headers", "Content-Type, Content-Encoding, X-API-Key")
+		w.Header().Set("Access-Control-Allow-Headers", sdkAllowHeaders)
 		w.Header().Set("Access-Control-Max-Age", "86400")
 		w.WriteHeader(http.StatusNoContent)
 	})

@@ -56,7 +56,7 @@ func newDash(t *testing.T) *dash {
 		Now:      time.Now,
 		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
-	srv := httptest.NewServer(s.Handler())
+	srv := httptest.NewServer(s.routes())
 	t.Cleanup(srv.Close)
 	jar, _ := cookiejar.New(nil)
 	return &dash{t: t, srv: srv, store: st, client: &http.Client{Jar: jar}, key: key}
