@@ -16,11 +16,18 @@ import (
 // DuckDB commits.
 func TestCrashLosesNothingAcknowledged(t *testing.T) {
 	for _, spool := range []string{"true", "false"} {
-		t.Run("spool="+spool, func(t *testing.T) { crashUnderLoad(t, "--spool="+spool) })
+		t.Run("spool="+spool, func(t *testing.T) { stopUnderLoad(t, "--spool="+spool, (*server).Kill) })
 	}
 }
 
-func crashUnderLoad(t *testing.T, mode string) {
+// TestShutdownLosesNothingAcknowledged does the same with SIGTERM: the
+// server stops taking requests, answers those in flight once their events
+// are committed, and exits cleanly (Stop fails the test otherwise).
+func TestShutdownLosesNothingAcknowledged(t *testing.T) {
+	stopUnderLoad(t, "--spool=true", (*server).Stop)
+}
+
+func stopUnderLoad(t *testing.T, mode string, stopServer func(*server)) {
 	dir := t.TempDir()
 	s := startServer(t, dir, "--rate-limit", "1000000", mode)
 	key := s.BootstrapKey
@@ -59,11 +66,11 @@ func crashUnderLoad(t *testing.T, mode string) {
 		}()
 	}
 	time.Sleep(2 * time.Second)
-	s.Kill()
+	stopServer(s)
 	stop.Store(true)
 	wg.Wait()
 	if len(acked) < 1000 {
-		t.Fatalf("only %d events acknowledged before the kill; the test needs load", len(acked))
+		t.Fatalf("only %d events acknowledged before the server stopped; the test needs load", len(acked))
 	}
 
 	s = startServer(t, dir)
@@ -88,7 +95,7 @@ func crashUnderLoad(t *testing.T, mode string) {
 		}
 	}
 	if missing > 0 {
-		t.Fatalf("%d of %d acknowledged events are missing after the crash", missing, len(acked))
+		t.Fatalf("%d of %d acknowledged events are missing after the server stopped", missing, len(acked))
 	}
 	t.Logf("sent %d, acknowledged %d, stored %d, spool replayed at restart: %v", sent.Load(), len(acked), len(stored), replayed)
 }
