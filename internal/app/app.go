@@ -103,7 +103,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Keys:             a.keys,
 		Limiter:          a.limiter,
 		DefaultRateLimit: cfg.RateLimitPerMinute,
-		Pipeline:         &ingest.Pipeline{UA: ua.NewParser(50000), Bots: bots.Default()},
+		Pipeline:         &ingest.Pipeline{UA: ua.NewParser(50000, bots.Default())},
 		Writer:           a.wr,
 		Queries:          &query.Engine{Store: a.store.queries, Sync: a.store.sync, Now: time.Now},
 		Saved:            a.store.meta,

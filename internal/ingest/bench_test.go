@@ -25,7 +25,7 @@ func BenchmarkParseAndProcess(b *testing.B) {
 		})
 	}
 	body, _ := json.Marshal(map[string]any{"batch": batch, "sent_at": "2026-11-23T10:00:01Z"})
-	p := &Pipeline{UA: ua.NewParser(1000), Bots: bots.Default()}
+	p := &Pipeline{UA: ua.NewParser(1000, bots.Default())}
 	req := Request{Product: 1, Env: analytics.EnvLive, ReceivedAt: time.Now()}
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()

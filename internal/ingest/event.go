@@ -75,8 +75,8 @@ type Pending struct {
 
 // Pipeline validates and enriches events. It is safe for concurrent use.
 type Pipeline struct {
-	UA   *ua.Parser
-	Bots *bots.Classifier
+	// UA names each user agent's browser, OS, device type and AI bot.
+	UA *ua.Parser
 }
 
 // Process runs every event of env through the steps and returns the
@@ -163,13 +163,13 @@ func (p *Pipeline) event(w *wireEvent, index int, sentAt time.Time, req Request)
 	}
 	info := p.UA.Parse(e.UserAgent)
 	e.Browser, e.OS, e.DeviceType = info.Browser, info.OS, info.DeviceType
-	if bot, ok := p.Bots.Classify(e.UserAgent); ok {
+	if bot := info.AIBot; bot != nil {
 		e.IsBot, e.BotName, e.BotCategory = true, bot.Name, bot.Category
 		e.DeviceType = "bot"
 		if e.Name == "$pageview" {
 			e.Name = "$bot_pageview"
 		}
-		props = withBotProperties(props, bot)
+		props = withBotProperties(props, *bot)
 	}
 	e.Properties = props
 	return out, nil

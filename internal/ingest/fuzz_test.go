@@ -58,7 +58,7 @@ func FuzzProcess(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	p := &Pipeline{UA: ua.NewParser(1000), Bots: bots.Default()}
+	p := &Pipeline{UA: ua.NewParser(1000, bots.Default())}
 	received := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		env, err := ParseEnvelope(body)

@@ -1,6 +1,7 @@
 // Package ua turns a user-agent string into the browser, OS and device type
-// that reports group by. Parsing is delegated to a maintained library; this
-// package adds the cache that makes it free on the ingest hot path, where
+// that reports group by, and the AI bot it names. Parsing is delegated to a
+// maintained library and the bots to the allowlist (package bots); this
+// package adds the cache that makes both free on the ingest hot path, where
 // the same few hundred strings repeat millions of times.
 package ua
 
@@ -9,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/mileusna/useragent"
+
+	"strata/internal/enrich/bots"
 )
 
 // Info is what Strata stores about a user agent. Empty strings mean unknown.
@@ -17,6 +20,8 @@ type Info struct {
 	OS      string
 	// DeviceType is desktop, mobile, tablet, bot, or empty when unknown.
 	DeviceType string
+	// AIBot is the allowlisted AI bot the user agent names, or nil.
+	AIBot *bots.Bot
 }
 
 // maxCachedLen keeps abnormally long strings out of the cache, so that a
@@ -26,13 +31,15 @@ const maxCachedLen = 512
 // Parser parses and caches. It is safe for concurrent use.
 type Parser struct {
 	max   int
+	bots  *bots.Classifier
 	mu    sync.RWMutex
 	cache map[string]Info
 }
 
-// NewParser returns a parser whose cache holds up to maxEntries strings.
-func NewParser(maxEntries int) *Parser {
-	return &Parser{max: maxEntries, cache: make(map[string]Info)}
+// NewParser returns a parser whose cache holds up to maxEntries strings and
+// that names AI bots with classifier.
+func NewParser(maxEntries int, classifier *bots.Classifier) *Parser {
+	return &Parser{max: maxEntries, bots: classifier, cache: make(map[string]Info)}
 }
 
 // Parse returns the Info for a user agent.
@@ -47,6 +54,9 @@ func (p *Parser) Parse(userAgent string) Info {
 		return info
 	}
 	info = parse(userAgent)
+	if bot, ok := p.bots.Classify(userAgent); ok {
+		info.AIBot = &bot
+	}
 	if len(userAgent) <= maxCachedLen {
 		p.mu.Lock()
 		// Starting over when full is cruder than LRU but costs nothing per

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"strata/internal/enrich/bots"
 )
 
 func TestParseTable(t *testing.T) {
@@ -15,9 +17,9 @@ func TestParseTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	p := NewParser(100)
+	p := NewParser(100, bots.Default())
 	sc := bufio.NewScanner(f)
-	rows := 0
+	rows, aiBots := 0, 0
 	for sc.Scan() {
 		if strings.HasPrefix(sc.Text(), "#") {
 			continue
@@ -28,9 +30,17 @@ func TestParseTable(t *testing.T) {
 		}
 		rows++
 		want := Info{Browser: cols[0], OS: cols[1], DeviceType: cols[2]}
+		bot, isBot := bots.Default().Classify(cols[3])
+		if isBot {
+			aiBots++
+		}
 		// Twice: the second answer comes from the cache and must agree.
 		for i := 0; i < 2; i++ {
-			if got := p.Parse(cols[3]); got != want {
+			got := p.Parse(cols[3])
+			if got.AIBot != nil != isBot || isBot && *got.AIBot != bot {
+				t.Errorf("Parse(%q).AIBot = %v, want the classifier's %v (%v)", cols[3], got.AIBot, bot, isBot)
+			}
+			if got.AIBot = nil; got != want {
 				t.Errorf("Parse(%q) = %+v, want %+v", cols[3], got, want)
 			}
 		}
@@ -38,12 +48,16 @@ func TestParseTable(t *testing.T) {
 	if rows < 15 {
 		t.Errorf("only %d rows", rows)
 	}
+	// The table has AI bots and crawlers that are not (Googlebot).
+	if aiBots == 0 || aiBots == rows {
+		t.Errorf("%d of %d rows are AI bots; the table should have both kinds", aiBots, rows)
+	}
 }
 
 // TestParseConcurrentAndBounded hammers one parser from many goroutines
 // (run with -race) with more distinct strings than the cache holds.
 func TestParseConcurrentAndBounded(t *testing.T) {
-	p := NewParser(50)
+	p := NewParser(50, bots.Default())
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {
 		wg.Add(1)
@@ -74,7 +88,7 @@ func TestParseConcurrentAndBounded(t *testing.T) {
 }
 
 func BenchmarkParseCached(b *testing.B) {
-	p := NewParser(100)
+	p := NewParser(100, bots.Default())
 	ua := "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
