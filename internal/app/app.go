@@ -133,9 +133,8 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		// The whole body is read before the handler runs, so this is
 		// ingest's 5 MB limit; a gzip body is held to it again after
 		// decompression.
-		MaxRequestBodySize: ingest.MaxBodyBytes,
-		// The read buffer bounds the request line and headers together.
-		ReadBufferSize:               16 << 10,
+		MaxRequestBodySize:           ingest.MaxBodyBytes,
+		ReadBufferSize:               httpapi.MaxHeaderBytes,
 		ReadTimeout:                  60 * time.Second,
 		IdleTimeout:                  120 * time.Second,
 		NoDefaultServerHeader:        true,

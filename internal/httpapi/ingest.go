@@ -85,9 +85,8 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx) error {
 			Message: "Every event of the batch was rejected; see rejected for the reasons.",
 			Detail:  map[string]any{"rejected": rejected}}
 	}
-	// The events' strings may point into the request's buffers, which
-	// fasthttp reuses once this handler returns; Write returns only after
-	// the commit, which copied them.
+	// fasthttp reuses the request's buffers once this handler returns;
+	// the events hold none of them (the decoder copies every string).
 	if err := s.Writer.Write(rctx, accepted); err != nil {
 		return err
 	}
@@ -130,7 +129,7 @@ func (s *Server) admit(ctx context.Context, origin []byte, plain string) (analyt
 
 // requestBody returns the request body with gzip undone, and a function
 // that releases it once nothing refers to it. fasthttp has already read
-// the body, refusing one over ingest.MaxBodyBytes (bodyTooLarge); a gzip
+// the body, refusing one over ingest.MaxBodyBytes (RequestError); a gzip
 // body is decompressed under the same limit, so a gzip bomb stops at 5 MB.
 func requestBody(ctx *fasthttp.RequestCtx) ([]byte, func(), error) {
 	if ct := ctx.Request.Header.ContentType(); len(ct) > 0 {
@@ -192,6 +191,10 @@ func localOrigin(origin string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// MaxHeaderBytes bounds a request's line and headers together: it is the
+// server's read buffer (fasthttp's ReadBufferSize).
+const MaxHeaderBytes = 16 << 10
+
 // RequestError answers a request fasthttp could not read, in the API's
 // error format: a body over 5 MB (413), headers over the read buffer (431),
 // a read timeout (408), or anything else malformed (400). On /e the answer
@@ -207,7 +210,7 @@ func (s *Server) RequestError(ctx *fasthttp.RequestCtx, err error) {
 		status, e = fasthttp.StatusRequestEntityTooLarge, errBodyTooLarge
 	case errors.As(err, &small):
 		status = fasthttp.StatusRequestHeaderFieldsTooLarge
-		e = analytics.Errorf(analytics.KindInvalid, "headers_too_large", "The request line and headers are over 16 KB.")
+		e = analytics.Errorf(analytics.KindInvalid, "headers_too_large", "The request line and headers are over %d KB.", MaxHeaderBytes>>10)
 	case errors.As(err, &netErr) && netErr.Timeout():
 		status = fasthttp.StatusRequestTimeout
 		e = analytics.Errorf(analytics.KindInvalid, "request_timeout", "The request was not received in time.")

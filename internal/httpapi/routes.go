@@ -113,10 +113,7 @@ func (f fastRoutes) serve(ctx *fasthttp.RequestCtx, log *slog.Logger) bool {
 // fastPreflight is preflight for fasthttp.
 func fastPreflight(methods string) fastHandlerFunc {
 	return func(ctx *fasthttp.RequestCtx) error {
-		h := &ctx.Response.Header
-		h.Set("Access-Control-Allow-Methods", methods)
-		h.Set("Access-Control-Allow-Headers", sdkAllowHeaders)
-		h.Set("Access-Control-Max-Age", "86400")
+		setPreflightHeaders(methods, ctx.Response.Header.Set)
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
 		return nil
 	}
@@ -212,9 +209,15 @@ const sdkAllowHeaders = "Content-Type, Content-Encoding, X-API-Key"
 // OPTIONS.
 func preflight(methods string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Access-Control-Allow-Methods", methods)
-		w.Header().Set("Access-Control-Allow-Headers", sdkAllowHeaders)
-		w.Header().Set("Access-Control-Max-Age", "86400")
+		setPreflightHeaders(methods, w.Header().Set)
 		w.WriteHeader(http.StatusNoContent)
 	})
+}
+
+// setPreflightHeaders sets the answer headers of a preflight for methods,
+// through either stack's header setter.
+func setPreflightHeaders(methods string, set func(key, value string)) {
+	set("Access-Control-Allow-Methods", methods)
+	set("Access-Control-Allow-Headers", sdkAllowHeaders)
+	set("Access-Control-Max-Age", "86400")
 }
