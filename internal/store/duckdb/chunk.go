@@ -34,7 +34,6 @@ import (
 	"unsafe"
 
 	bindings "github.com/duckdb/duckdb-go-bindings"
-	"github.com/duckdb/duckdb-go/v2"
 
 	"strata/internal/analytics"
 )
@@ -109,11 +108,11 @@ var stringColumns = [...]struct {
 }
 
 // open connects and creates the appender and its chunk, once.
-func (a *eventAppender) open(ctx context.Context, connector *duckdb.Connector) error {
+func (a *eventAppender) open(ctx context.Context, p *pool) error {
 	if a.app.Ptr != nil {
 		return nil
 	}
-	con, err := connector.Connect(ctx)
+	con, err := p.Connect(ctx)
 	if err != nil {
 		return fmt.Errorf("connecting %s appender: %w", a.table, err)
 	}
@@ -170,9 +169,9 @@ func checkColumns(app bindings.Appender) ([]bindings.LogicalType, error) {
 // field's name and type are checked, so a duckdb-go release that changes
 // them fails here, at the first append, with this error.
 func connectionHandle(con driver.Conn) (bindings.Connection, error) {
-	c, ok := con.(*duckdb.Conn)
+	c, ok := con.(*conn)
 	if ok {
-		f := reflect.ValueOf(c).Elem().FieldByName("conn")
+		f := reflect.ValueOf(c.Conn).Elem().FieldByName("conn")
 		if f.IsValid() && f.Type() == reflect.TypeFor[bindings.Connection]() {
 			h := *(*bindings.Connection)(unsafe.Pointer(f.UnsafeAddr()))
 			if h.Ptr != nil {

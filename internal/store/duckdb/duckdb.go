@@ -15,8 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/duckdb/duckdb-go/v2"
-
 	"strata/internal/analytics"
 	"strata/internal/store/migrate"
 	"strata/internal/store/sqlmeta"
@@ -57,9 +55,12 @@ type Options struct {
 type Store struct {
 	*sqlmeta.Store
 
-	db        *sql.DB
-	connector *duckdb.Connector
-	now       func() time.Time
+	db *sql.DB
+	// pool is the connector behind db and the appenders; it refuses work
+	// once a failed write broke the instance, until Recover reopens it
+	// (recover.go).
+	pool *pool
+	now  func() time.Time
 
 	// appenders holds the event appenders, each on its own connection, so
 	// that AppendEvents calls can fill and flush batches in parallel: both
@@ -71,6 +72,12 @@ type Store struct {
 	// (users.go), so that entries are committed before any events that
 	// carry their numbers, whichever appender commits those.
 	numberMu sync.Mutex
+
+	// commitMu serialises the commits of events, so that no commit follows
+	// a failed one on the same instance: each checks, holding it, that the
+	// store is not broken (recover.go). Appenders still fill their chunks
+	// in parallel; DuckDB serialises most of a commit anyway.
+	commitMu sync.Mutex
 
 	// users and names give users and event names dense ids (users.go).
 	// They change under numberMu and dictMu and are read under dictMu.
@@ -114,11 +121,11 @@ func Open(ctx context.Context, dataDir string, opt Options) (*Store, error) {
 	if len(q) > 0 {
 		dsn += "?" + q.Encode()
 	}
-	connector, err := duckdb.NewConnector(dsn, nil)
+	p, err := newPool(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}
-	s := &Store{db: sql.OpenDB(connector), connector: connector, now: opt.Now}
+	s := &Store{db: sql.OpenDB(p), pool: p, now: opt.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -133,10 +140,12 @@ func Open(ctx context.Context, dataDir string, opt Options) (*Store, error) {
 	migrations, err := migrate.Load(migrationFS, "migrations")
 	if err != nil {
 		s.db.Close()
+		p.close()
 		return nil, err
 	}
 	if _, err := migrate.Apply(ctx, s.db, migrations, s.now()); err != nil {
 		s.db.Close()
+		p.close()
 		return nil, fmt.Errorf("migrating %s: %w", path, err)
 	}
 	return s, nil
@@ -162,6 +171,7 @@ func (s *Store) Close() error {
 		errs = append(errs, s.users.app.discard(), s.names.app.discard())
 	}
 	errs = append(errs, s.db.Close())
+	s.pool.close()
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("closing duckdb: %w", err)
 	}

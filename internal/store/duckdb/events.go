@@ -31,18 +31,35 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 		return ctx.Err()
 	}
 	defer func() { s.appenders <- slot }()
-	if err := slot.open(ctx, s.connector); err != nil {
+	if err := slot.open(ctx, s.pool); err != nil {
 		return err
 	}
 	if err := slot.append(events, ids); err != nil {
 		slot.discard()
-		return err
+		return s.fail(err)
 	}
-	if err := slot.flush(); err != nil {
+	if err := s.commit(slot.flush); err != nil {
 		slot.discard()
 		return fmt.Errorf("committing %d events: %w", len(events), err)
 	}
 	s.lastAppend.Store(s.now().UnixNano())
+	return nil
+}
+
+// commit runs a commit of events unless the store is broken, and marks it
+// broken when the commit fails: once one commit failed, no other may follow
+// it on the same instance (recover.go). Any failure counts, as the events
+// table has no constraint that a sound commit could break.
+func (s *Store) commit(fn func() error) error {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	if err := s.pool.broken(); err != nil {
+		return err
+	}
+	if err := fn(); err != nil {
+		s.pool.fail(err)
+		return err
+	}
 	return nil
 }
 
@@ -94,12 +111,19 @@ func (s *Store) AppendMissing(ctx context.Context, events []analytics.Event) err
 	if err != nil {
 		return err
 	}
+	// One replay at a time (they share the scratch table), and none after
+	// a failed commit.
+	return s.commit(func() error { return s.replay(ctx, events, ids) })
+}
+
+// replay stages events in the scratch table and inserts those missing.
+func (s *Store) replay(ctx context.Context, events []analytics.Event, ids denseIDs) error {
 	if _, err := s.db.ExecContext(ctx, `CREATE OR REPLACE TABLE spool_replay AS SELECT * FROM events LIMIT 0`); err != nil {
 		return fmt.Errorf("staging replay: %w", err)
 	}
 	defer s.db.ExecContext(context.Background(), `DROP TABLE IF EXISTS spool_replay`)
 	app := &eventAppender{table: "spool_replay"}
-	if err := app.open(ctx, s.connector); err != nil {
+	if err := app.open(ctx, s.pool); err != nil {
 		return fmt.Errorf("staging replay: %w", err)
 	}
 	defer app.discard()
@@ -109,7 +133,7 @@ func (s *Store) AppendMissing(ctx context.Context, events []analytics.Event) err
 	if err := app.flush(); err != nil {
 		return fmt.Errorf("staging replay: %w", err)
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO events
+	_, err := s.db.ExecContext(ctx, `INSERT INTO events
 		SELECT r.* FROM spool_replay r
 		WHERE NOT EXISTS (
 			SELECT 1 FROM events e
@@ -130,15 +154,15 @@ type tableAppender struct {
 	app   *duckdb.Appender
 }
 
-func (a *tableAppender) open(ctx context.Context, connector *duckdb.Connector) error {
+func (a *tableAppender) open(ctx context.Context, p *pool) error {
 	if a.app != nil {
 		return nil
 	}
-	con, err := connector.Connect(ctx)
+	con, err := p.Connect(ctx)
 	if err != nil {
 		return fmt.Errorf("connecting %s appender: %w", a.table, err)
 	}
-	app, err := duckdb.NewAppenderFromConn(con, "", a.table)
+	app, err := duckdb.NewAppenderFromConn(con.(*conn).Conn, "", a.table)
 	if err != nil {
 		con.Close()
 		return fmt.Errorf("creating %s appender: %w", a.table, err)

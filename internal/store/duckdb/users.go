@@ -177,7 +177,7 @@ func (s *Store) storeDictionary(ctx context.Context, d *dictionary, fresh []entr
 	if !found {
 		return nil
 	}
-	if err := d.app.open(ctx, s.connector); err != nil {
+	if err := d.app.open(ctx, s.pool); err != nil {
 		return err
 	}
 	var err error
@@ -195,7 +195,13 @@ func (s *Store) storeDictionary(ctx context.Context, d *dictionary, fresh []entr
 		}
 	}
 	if err == nil {
-		err = d.app.app.Flush()
+		// Like the events' commits (events.go), never one after a failed
+		// one; numberMu already keeps these to one at a time.
+		if err = s.pool.broken(); err == nil {
+			if err = d.app.app.Flush(); err != nil {
+				s.pool.fail(err)
+			}
+		}
 	}
 	if err != nil {
 		d.app.discard()
