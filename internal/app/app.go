@@ -107,6 +107,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Writer:           a.wr,
 		Queries:          &query.Engine{Store: a.store.queries, Sync: a.store.sync, Now: time.Now},
 		Saved:            a.store.meta,
+		Bodies:           httpapi.NewBodyBudget(int64(cfg.MaxBodyMemory), log.With("component", "http")),
 		Ready:            a.ready.Load,
 		Now:              time.Now,
 		Log:              log.With("component", "http"),
@@ -130,12 +131,22 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	a.httpSrv = &fasthttp.Server{
 		Handler:      api.Handler(),
 		ErrorHandler: api.RequestError,
-		// The whole body is read before the handler runs, so this is
-		// ingest's 5 MB limit; a gzip body is held to it again after
-		// decompression.
-		MaxRequestBodySize:           ingest.MaxBodyBytes,
-		ReadBufferSize:               httpapi.MaxHeaderBytes,
-		ReadTimeout:                  60 * time.Second,
+		// Bodies are streamed: the handlers read them, after looking at
+		// the headers, under each path's limit and the server's body
+		// budget (httpapi/body.go). Before the handler runs, fasthttp
+		// reads min(MaxRequestBodySize, 8 KB) of a body, and for a body
+		// declared longer than MaxRequestBodySize still calls the
+		// handler, with a stream; so the least size, one byte, makes
+		// every handler run as soon as the headers and the body's first
+		// byte are in, whatever the body's length. What a handler leaves
+		// unread, fasthttp drains (up to 256 KB) or closes the
+		// connection over.
+		StreamRequestBody:  true,
+		MaxRequestBodySize: 1,
+		ReadBufferSize:     httpapi.MaxHeaderBytes,
+		// From a request's first byte to its body's last; a body that
+		// stalls is cut off with 408 and the connection closed.
+		ReadTimeout:                  cfg.ReadTimeout,
 		IdleTimeout:                  120 * time.Second,
 		NoDefaultServerHeader:        true,
 		NoDefaultContentType:         true,

@@ -50,6 +50,9 @@ type Server struct {
 	Admin         *admin.Service
 	Pages         Pages
 	ErrorTracking bool
+	// Bodies is the memory budget every request body is read under
+	// (body.go).
+	Bodies *BodyBudget
 	// Ready reports whether storage is open and the writer runs.
 	Ready func() bool
 	Now   func() time.Time
@@ -59,7 +62,10 @@ type Server struct {
 // Handler returns the server's request handler, for fasthttp. /e, which
 // takes every tracked event, is served on fasthttp directly (ingest.go);
 // every other path goes through fasthttpadaptor to the net/http route
-// table, where the dashboard and query handlers keep net/http's API.
+// table, where the dashboard and query handlers keep net/http's API, after
+// its body has been read under the body budget (serveAdapted). The server
+// must stream request bodies (fasthttp's StreamRequestBody): the handlers
+// read them.
 func (s *Server) Handler() fasthttp.RequestHandler {
 	fast := fastRoutes{}
 	fast.handle("POST /e", s.handleIngest)
@@ -67,7 +73,7 @@ func (s *Server) Handler() fasthttp.RequestHandler {
 	rest := fasthttpadaptor.NewFastHTTPHandler(detachContext(s.routes()))
 	return func(ctx *fasthttp.RequestCtx) {
 		if !fast.serve(ctx, s.Log) {
-			rest(ctx)
+			s.serveAdapted(ctx, rest)
 		}
 	}
 }
