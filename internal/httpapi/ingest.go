@@ -109,9 +109,8 @@ func (s *Server) admit(ctx context.Context, origin []byte, plain string) (analyt
 	if err != nil {
 		return key, err
 	}
-	if key.Env == analytics.EnvTest && len(origin) > 0 && !localOrigin(string(origin)) {
-		return key, analytics.Errorf(analytics.KindUnauthenticated, "test_key_not_allowed",
-			"Test keys are accepted only from local origins (localhost, 127.0.0.1, *.test …); use a live key in production.")
+	if err := testKeyOrigin(key.Env, origin); err != nil {
+		return key, err
 	}
 	limit := key.RateLimit
 	if limit == 0 {
@@ -187,6 +186,20 @@ func ingestContentType(ct []byte) bool {
 
 var errBodyTooLarge = analytics.Errorf(analytics.KindTooLarge, "payload_too_large",
 	"The body is over 5 MB (%d bytes) after decompression; send smaller batches.", ingest.MaxBodyBytes)
+
+// testKeyOrigin applies the test-key rule wherever a key is accepted:
+// a test key sent from a browser page (an Origin header) that is not a
+// developer's machine is refused, so that a test key left in production
+// code fails loudly. Requests without Origin (servers, scripts) may use it.
+func testKeyOrigin(env analytics.Env, origin []byte) error {
+	if env == analytics.EnvTest && len(origin) > 0 && !localOrigin(string(origin)) {
+		return errTestKeyNotAllowed
+	}
+	return nil
+}
+
+var errTestKeyNotAllowed = analytics.Errorf(analytics.KindUnauthenticated, "test_key_not_allowed",
+	"Test keys are accepted only from local origins (localhost, 127.0.0.1, *.test …); use a live key in production.")
 
 // localOrigin reports whether a browser Origin is a developer's machine,
 // where test keys are allowed: localhost, loopback addresses, and the

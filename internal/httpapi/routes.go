@@ -138,6 +138,12 @@ func detachContext(next http.Handler) http.Handler {
 // routes is the net/http route table: every path but those of fastRoutes.
 // CORS headers are sent on the public SDK paths only (/e, /api/v1/config
 // and the SDK script); every other path is same-origin.
+//
+// The /api/v1 routes take a query token or a dashboard session. An API key
+// is public (the page's visitors all have it), so it is accepted as a
+// bearer credential only on the routes wrapped in keysMayWrite: the writes
+// the spec gives it (a deploy script's annotation; the sourcemap upload,
+// when it lands). Everywhere else it is 403 key_not_allowed.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	h := func(f handlerFunc) http.Handler { return wrap(s.Log, f) }
@@ -155,7 +161,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("POST /api/v1/queries/{id}/run", h(s.handleRunSaved))
 
 	mux.Handle("GET /api/v1/annotations", h(s.handleListAnnotations))
-	mux.Handle("POST /api/v1/annotations", h(s.handleCreateAnnotation))
+	mux.Handle("POST /api/v1/annotations", keysMayWrite(h(s.handleCreateAnnotation)))
 	mux.Handle("GET /api/v1/annotations/export.csv", h(s.handleExportAnnotations))
 	mux.Handle("POST /api/v1/annotations/bulk-delete", h(s.handleBulkDeleteAnnotations))
 	mux.Handle("DELETE /api/v1/annotations/{id}", h(s.handleDeleteAnnotation))
