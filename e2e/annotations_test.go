@@ -725,3 +725,54 @@ func TestAnnotationRateLimit(t *testing.T) {
 	time.Sleep(time.Duration(wait)*time.Second + 100*time.Millisecond)
 	createAnnotation(t, s, a.Token, newAnnotation("after waiting", at))
 }
+
+// TestAnnotationBudgetPerCredential checks that annotation writes are
+// counted per credential as well as per workspace: a token that spends
+// the budget is refused (429 with Retry-After), the workspace's other keys
+// and tokens share the workspace's budget and are refused too, but the
+// owner's dashboard session, whose writes only its own budget counts,
+// still creates and deletes; and the session has a budget of its own.
+func TestAnnotationBudgetPerCredential(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir, "--annotation-rate-limit", "5")
+	pid := strconv.FormatInt(s.ProductID, 10)
+	token := strings.TrimSpace(cli(t, dir, "tokens", "create", "--product", pid))
+	other := strings.TrimSpace(cli(t, dir, "tokens", "create", "--product", pid))
+	owner := setupOwner(t, s)
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+
+	for i := range 5 {
+		createAnnotation(t, s, token, newAnnotation(fmt.Sprint("by token ", i), at))
+	}
+	res := annCall(t, s, token, "POST", "/api/v1/annotations", newAnnotation("one too many", at))
+	wantError(t, res, 429, "rate_limited", "")
+	if ra, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || ra < 1 {
+		t.Errorf("Retry-After %q", res.Header.Get("Retry-After"))
+	}
+	// The workspace's keys and tokens share its budget.
+	wantError(t, annCall(t, s, other, "POST", "/api/v1/annotations", newAnnotation("another token", at)), 429, "rate_limited", "")
+	wantError(t, annCall(t, s, s.BootstrapKey, "POST", "/api/v1/annotations", newAnnotation("a key", at)), 429, "rate_limited", "")
+
+	// The owner is not blocked by them.
+	path := "/api/v1/annotations?product=" + pid
+	res = owner.do(t, "POST", path, newAnnotation("by the owner", at))
+	if res.Status != 201 {
+		t.Fatalf("the owner's session after a token spent the workspace's budget: %d %s", res.Status, res.Body)
+	}
+	var mine annotation
+	json.Unmarshal(res.Body, &mine)
+	if res := owner.do(t, "DELETE", fmt.Sprintf("/api/v1/annotations/%d?product=%s", mine.ID, pid), nil); res.Status != 204 {
+		t.Errorf("the owner's delete: %d %s", res.Status, res.Body)
+	}
+	// The session's own budget: three more writes make five, the sixth is refused.
+	for i := range 3 {
+		if res := owner.do(t, "POST", path, newAnnotation(fmt.Sprint("owner ", i), at)); res.Status != 201 {
+			t.Fatalf("owner write %d: %d %s", i+3, res.Status, res.Body)
+		}
+	}
+	res = owner.do(t, "POST", path, newAnnotation("owner, one too many", at))
+	wantError(t, res, 429, "rate_limited", "")
+	if res.Header.Get("Retry-After") == "" {
+		t.Error("the session's 429 has no Retry-After")
+	}
+}

@@ -112,12 +112,14 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Now:              time.Now,
 		Log:              log.With("component", "http"),
 
-		// Annotation write budgets are per workspace and, with a shared
-		// metadata store, shared across nodes like ingest's (Run).
-		Products:            a.store.meta,
-		Annotations:         a.store.meta,
-		AnnotationLimiter:   a.annotationLimiter,
-		AnnotationRateLimit: cfg.AnnotationRateLimit,
+		// Annotation write budgets: per workspace, shared across nodes
+		// with a shared metadata store like ingest's (Run), and per
+		// credential, kept by each node.
+		Products:                    a.store.meta,
+		Annotations:                 a.store.meta,
+		AnnotationLimiter:           a.annotationLimiter,
+		AnnotationCredentialLimiter: ratelimit.New(time.Now),
+		AnnotationRateLimit:         cfg.AnnotationRateLimit,
 
 		// The dashboard: sessions in the metadata store, settings through
 		// the same admin service as the CLI, pages from the embedded app.

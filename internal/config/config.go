@@ -41,8 +41,9 @@ type Config struct {
 	// override wins (STRATA_RATE_LIMIT).
 	RateLimitPerMinute int
 	// AnnotationRateLimit is how many annotation writes (create, delete,
-	// bulk delete) a workspace may make per minute on each node
-	// (STRATA_ANNOTATION_RATE_LIMIT).
+	// bulk delete) each credential may make per minute, and all of a
+	// workspace's keys and tokens together (STRATA_ANNOTATION_RATE_LIMIT;
+	// docs/annotations.md).
 	AnnotationRateLimit int
 	// KeyCacheTTL is how long a key lookup is trusted before the store is
 	// asked again; it bounds how long a change made on another node takes.
@@ -180,7 +181,7 @@ func Load(args []string, lookup func(string) (string, bool)) (Config, error) {
 	fs.StringVar(&c.LogLevel, "log-level", env("STRATA_LOG_LEVEL", c.LogLevel), "debug, info, warn or error (env STRATA_LOG_LEVEL)")
 	fs.StringVar(&c.LogFormat, "log-format", env("STRATA_LOG_FORMAT", c.LogFormat), "text or json (env STRATA_LOG_FORMAT)")
 	fs.IntVar(&c.RateLimitPerMinute, "rate-limit", envInt("STRATA_RATE_LIMIT", c.RateLimitPerMinute), "default ingest requests per key per minute (env STRATA_RATE_LIMIT)")
-	fs.IntVar(&c.AnnotationRateLimit, "annotation-rate-limit", envInt("STRATA_ANNOTATION_RATE_LIMIT", c.AnnotationRateLimit), "annotation writes per workspace per minute (env STRATA_ANNOTATION_RATE_LIMIT)")
+	fs.IntVar(&c.AnnotationRateLimit, "annotation-rate-limit", envInt("STRATA_ANNOTATION_RATE_LIMIT", c.AnnotationRateLimit), "annotation writes per minute per credential, and per workspace for its keys and tokens (env STRATA_ANNOTATION_RATE_LIMIT)")
 	fs.DurationVar(&c.KeyCacheTTL, "key-cache-ttl", c.KeyCacheTTL, "how long a key lookup is cached")
 	fs.BoolVar(&c.Spool, "spool", env("STRATA_SPOOL", "true") != "false", "commit ingest to a write-ahead spool in front of DuckDB (env STRATA_SPOOL)")
 	fs.DurationVar(&c.CommitLinger, "commit-linger", c.CommitLinger, "how long a small commit group waits for more requests")

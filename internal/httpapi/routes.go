@@ -37,11 +37,15 @@ type Server struct {
 	// Annotations keeps that workspace's chart annotations.
 	Products    ProductStore
 	Annotations analytics.AnnotationStore
-	// AnnotationLimiter holds the annotation write budgets, one bucket per
-	// workspace id (a limiter of its own: its ids are not key ids), of
-	// AnnotationRateLimit writes a minute.
-	AnnotationLimiter   *ratelimit.Limiter
-	AnnotationRateLimit int
+	// AnnotationLimiter holds the workspaces' shared annotation write
+	// budgets, one bucket per workspace id, which the API credentials'
+	// writes are charged to; AnnotationCredentialLimiter holds one bucket
+	// per credential (key, token or dashboard user), which every write is
+	// charged to. Each bucket holds AnnotationRateLimit writes a minute
+	// (annotations.go, allowAnnotationWrite).
+	AnnotationLimiter           *ratelimit.Limiter
+	AnnotationCredentialLimiter *ratelimit.Limiter
+	AnnotationRateLimit         int
 	// Accounts signs dashboard users in and out; Admin manages products,
 	// keys and tokens for the dashboard's settings pages; Pages serves the
 	// dashboard itself, whose Errors page is shown when ErrorTracking is
