@@ -13,6 +13,7 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/auth"
+	"strata/internal/jsontext"
 	"strata/internal/query"
 )
 
@@ -101,7 +102,19 @@ func readQueryBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if err != nil {
 		return nil, analytics.Errorf(analytics.KindInvalid, "invalid_request", "body: could not be read")
 	}
-	return body, nil
+	return body, checkText(body)
+}
+
+// checkText refuses a JSON body that holds the escape of half a UTF-16
+// surrogate pair, such as "\ud800": it is not Unicode text, and the JSON
+// decoders would store U+FFFD in its place without a word. The message
+// names the field that holds it (package jsontext).
+func checkText(body []byte) error {
+	if i := jsontext.LoneSurrogate(body); i >= 0 {
+		return invalidField(jsontext.Path(body, i),
+			"must be Unicode text; %s is half of a UTF-16 surrogate pair without the other half", body[i:i+6])
+	}
+	return nil
 }
 
 // queryHandler serves the endpoint of one query kind: the body is the
