@@ -60,6 +60,11 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating data directory: %w", err)
 	}
+	if n, err := tightenDataFiles(cfg.DataDir); err != nil {
+		return nil, fmt.Errorf("securing the data directory's files: %w", err)
+	} else if n > 0 {
+		log.Info("made data files readable by this user only", "files", n)
+	}
 	a := &App{cfg: cfg, log: log}
 	defer func() {
 		if err != nil {
@@ -185,6 +190,45 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	a.adminSrv = &http.Server{Handler: httpapi.AdminHandler(svc, log.With("component", "admin")),
 		ReadHeaderTimeout: 10 * time.Second}
 	return a, nil
+}
+
+// tightenDataFiles takes the group's and others' permissions off the
+// regular files in dir and in its subdirectories one level down (the
+// spool), and returns how many it changed. The server creates its files
+// 0600 (cli's umask), but older versions left strata.duckdb and its .wal
+// 0644, readable by every user of the machine. Symbolic links are not
+// followed.
+func tightenDataFiles(dir string) (int, error) {
+	changed := 0
+	var walk func(dir string, depth int) error
+	walk = func(dir string, depth int) error {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			path := filepath.Join(dir, e.Name())
+			switch {
+			case e.IsDir() && depth == 0:
+				if err := walk(path, depth+1); err != nil {
+					return err
+				}
+			case e.Type().IsRegular():
+				info, err := e.Info()
+				if err != nil {
+					return err
+				}
+				if perm := info.Mode().Perm(); perm&0o077 != 0 {
+					if err := os.Chmod(path, perm&^0o077); err != nil {
+						return err
+					}
+					changed++
+				}
+			}
+		}
+		return nil
+	}
+	return changed, walk(dir, 0)
 }
 
 // Addr is the bound HTTP address, useful when the configured port was 0.
