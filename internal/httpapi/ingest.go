@@ -185,7 +185,7 @@ func ingestContentType(ct []byte) bool {
 }
 
 var errBodyTooLarge = analytics.Errorf(analytics.KindTooLarge, "payload_too_large",
-	"The body is over 5 MB (%d bytes) after decompression; send smaller batches.", ingest.MaxBodyBytes)
+	"The body is over 5 MB (%d bytes), as sent or after decompression; send smaller batches.", ingest.MaxBodyBytes)
 
 // testKeyOrigin applies the test-key rule wherever a key is accepted:
 // a test key sent from a browser page (an Origin header) that is not a
