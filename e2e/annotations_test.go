@@ -442,7 +442,7 @@ func TestAnnotations(t *testing.T) {
 			t.Errorf("with an unknown queryId: total %d, want the workspace's 46", l.Total)
 		}
 		// Every product of the workspace sees the same list.
-		if got := allAnnotationIDs(t, s, b.Live, nil); !slices.Equal(got, want) {
+		if got := allAnnotationIDs(t, s, b.Token, nil); !slices.Equal(got, want) {
 			t.Errorf("product B's list differs from A's")
 		}
 
@@ -519,7 +519,7 @@ func TestAnnotations(t *testing.T) {
 			t.Errorf("workspace two after workspace one's deletes: %v, want %v", got, []int64{theirsQ.ID, theirs.ID})
 		}
 		// Workspace two sees only its own.
-		if l := listAnnotations(t, s, second.Live, nil); l.Total != 1 || l.Items[0].ID != theirs.ID {
+		if l := listAnnotations(t, s, second.Token, nil); l.Total != 1 || l.Items[0].ID != theirs.ID {
 			t.Errorf("workspace two lists %+v", l)
 		}
 		// Workspace one's remaining annotations are intact, bar the two.
@@ -555,7 +555,7 @@ func TestAnnotations(t *testing.T) {
 			"color": "amber", "scope": "query", "queryId": q})
 
 		before := time.Now().UTC().Format(time.DateOnly)
-		res := annCall(t, s, third.Live, "GET", "/api/v1/annotations/export.csv", nil)
+		res := annCall(t, s, third.Token, "GET", "/api/v1/annotations/export.csv", nil)
 		after := time.Now().UTC().Format(time.DateOnly)
 		if res.Status != 200 {
 			t.Fatalf("export: %d %s", res.Status, res.Body)
@@ -660,7 +660,10 @@ func TestAnnotationRateLimit(t *testing.T) {
 		kind := kinds[i%len(kinds)]
 		cred := a.Token
 		if i%2 == 1 {
-			cred = b.Live
+			cred = b.Token
+			if kind == "create" { // a key may create, not delete
+				cred = b.Live
+			}
 		}
 		var res response
 		switch {
@@ -721,4 +724,55 @@ func TestAnnotationRateLimit(t *testing.T) {
 	wait, _ := strconv.Atoi(refused["create"].Header.Get("Retry-After"))
 	time.Sleep(time.Duration(wait)*time.Second + 100*time.Millisecond)
 	createAnnotation(t, s, a.Token, newAnnotation("after waiting", at))
+}
+
+// TestAnnotationBudgetPerCredential checks that annotation writes are
+// counted per credential as well as per workspace: a token that spends
+// the budget is refused (429 with Retry-After), the workspace's other keys
+// and tokens share the workspace's budget and are refused too, but the
+// owner's dashboard session, whose writes only its own budget counts,
+// still creates and deletes; and the session has a budget of its own.
+func TestAnnotationBudgetPerCredential(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir, "--annotation-rate-limit", "5")
+	pid := strconv.FormatInt(s.ProductID, 10)
+	token := strings.TrimSpace(cli(t, dir, "tokens", "create", "--product", pid))
+	other := strings.TrimSpace(cli(t, dir, "tokens", "create", "--product", pid))
+	owner := setupOwner(t, s)
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+
+	for i := range 5 {
+		createAnnotation(t, s, token, newAnnotation(fmt.Sprint("by token ", i), at))
+	}
+	res := annCall(t, s, token, "POST", "/api/v1/annotations", newAnnotation("one too many", at))
+	wantError(t, res, 429, "rate_limited", "")
+	if ra, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || ra < 1 {
+		t.Errorf("Retry-After %q", res.Header.Get("Retry-After"))
+	}
+	// The workspace's keys and tokens share its budget.
+	wantError(t, annCall(t, s, other, "POST", "/api/v1/annotations", newAnnotation("another token", at)), 429, "rate_limited", "")
+	wantError(t, annCall(t, s, s.BootstrapKey, "POST", "/api/v1/annotations", newAnnotation("a key", at)), 429, "rate_limited", "")
+
+	// The owner is not blocked by them.
+	path := "/api/v1/annotations?product=" + pid
+	res = owner.do(t, "POST", path, newAnnotation("by the owner", at))
+	if res.Status != 201 {
+		t.Fatalf("the owner's session after a token spent the workspace's budget: %d %s", res.Status, res.Body)
+	}
+	var mine annotation
+	json.Unmarshal(res.Body, &mine)
+	if res := owner.do(t, "DELETE", fmt.Sprintf("/api/v1/annotations/%d?product=%s", mine.ID, pid), nil); res.Status != 204 {
+		t.Errorf("the owner's delete: %d %s", res.Status, res.Body)
+	}
+	// The session's own budget: three more writes make five, the sixth is refused.
+	for i := range 3 {
+		if res := owner.do(t, "POST", path, newAnnotation(fmt.Sprint("owner ", i), at)); res.Status != 201 {
+			t.Fatalf("owner write %d: %d %s", i+3, res.Status, res.Body)
+		}
+	}
+	res = owner.do(t, "POST", path, newAnnotation("owner, one too many", at))
+	wantError(t, res, 429, "rate_limited", "")
+	if res.Header.Get("Retry-After") == "" {
+		t.Error("the session's 429 has no Retry-After")
+	}
 }

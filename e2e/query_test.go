@@ -478,8 +478,9 @@ func TestQueryRequestsAreValidated(t *testing.T) {
 		{"Bearer st_tok_" + strings.Repeat("x", 40), 401, "invalid_credentials"},
 		{"Bearer nonsense", 401, "invalid_credentials"},
 		{"Bearer " + tn.Token, 200, ""},
-		{"Bearer " + tn.Live, 200, ""},
-		{"Bearer " + tn.Test, 200, ""},
+		// API keys are public: they may not read (TestCredentialPermissions).
+		{"Bearer " + tn.Live, 403, "key_not_allowed"},
+		{"Bearer " + tn.Test, 403, "key_not_allowed"},
 	} {
 		h := map[string]string{}
 		if c.header != "" {
@@ -526,8 +527,9 @@ func TestQueryTenantIsolation(t *testing.T) {
 	checkFunnel(t, got, []string{"signup", "paid"}, []int64{1, 0}, "A test")
 	ask(t, s, b.Token, "/api/v1/query/funnel", funnel, &got)
 	checkFunnel(t, got, []string{"signup", "paid"}, []int64{1, 0}, "B live")
-	ask(t, s, b.Live, "/api/v1/query/funnel", funnel, &got)
-	checkFunnel(t, got, []string{"signup", "paid"}, []int64{1, 0}, "B live by key")
+	if res := do(t, "POST", s.URL+"/api/v1/query/funnel", mustJSON(funnel), map[string]string{"Authorization": "Bearer " + b.Live}); res.Status != 403 {
+		t.Errorf("B's live key reads: %d %s; want 403, keys are public", res.Status, res.Body)
+	}
 
 	// Saved queries: A's are invisible and untouchable to B.
 	var saved struct {

@@ -21,7 +21,8 @@ const (
 	KindConflict                    // the request clashes with the current state (409)
 	KindTooLarge                    // the body or batch is over a limit (413)
 	KindRateLimited                 // too many requests; RetryAfter says when to retry (429)
-	KindUnavailable                 // storage is failing or the server is stopping (503)
+	KindUnavailable                 // storage is failing, the server is stopping or busy (503)
+	KindTimeout                     // the request did not arrive in time (408)
 )
 
 // Error is Strata's error vocabulary: a stable snake_case Code for programs,

@@ -60,6 +60,11 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating data directory: %w", err)
 	}
+	if n, err := tightenDataFiles(cfg.DataDir); err != nil {
+		return nil, fmt.Errorf("securing the data directory's files: %w", err)
+	} else if n > 0 {
+		log.Info("made data files readable by this user only", "files", n)
+	}
 	a := &App{cfg: cfg, log: log}
 	defer func() {
 		if err != nil {
@@ -107,16 +112,19 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Writer:           a.wr,
 		Queries:          &query.Engine{Store: a.store.queries, Sync: a.store.sync, Now: time.Now},
 		Saved:            a.store.meta,
+		Bodies:           httpapi.NewBodyBudget(int64(cfg.MaxBodyMemory), log.With("component", "http")),
 		Ready:            a.ready.Load,
 		Now:              time.Now,
 		Log:              log.With("component", "http"),
 
-		// Annotation write budgets are per workspace and, with a shared
-		// metadata store, shared across nodes like ingest's (Run).
-		Products:            a.store.meta,
-		Annotations:         a.store.meta,
-		AnnotationLimiter:   a.annotationLimiter,
-		AnnotationRateLimit: cfg.AnnotationRateLimit,
+		// Annotation write budgets: per workspace, shared across nodes
+		// with a shared metadata store like ingest's (Run), and per
+		// credential, kept by each node.
+		Products:                    a.store.meta,
+		Annotations:                 a.store.meta,
+		AnnotationLimiter:           a.annotationLimiter,
+		AnnotationCredentialLimiter: ratelimit.New(time.Now),
+		AnnotationRateLimit:         cfg.AnnotationRateLimit,
 
 		// The dashboard: sessions in the metadata store, settings through
 		// the same admin service as the CLI, pages from the embedded app.
@@ -130,12 +138,22 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	a.httpSrv = &fasthttp.Server{
 		Handler:      api.Handler(),
 		ErrorHandler: api.RequestError,
-		// The whole body is read before the handler runs, so this is
-		// ingest's 5 MB limit; a gzip body is held to it again after
-		// decompression.
-		MaxRequestBodySize:           ingest.MaxBodyBytes,
-		ReadBufferSize:               httpapi.MaxHeaderBytes,
-		ReadTimeout:                  60 * time.Second,
+		// Bodies are streamed: the handlers read them, after looking at
+		// the headers, under each path's limit and the server's body
+		// budget (httpapi/body.go). Before the handler runs, fasthttp
+		// reads min(MaxRequestBodySize, 8 KB) of a body, and for a body
+		// declared longer than MaxRequestBodySize still calls the
+		// handler, with a stream; so the least size, one byte, makes
+		// every handler run as soon as the headers and the body's first
+		// byte are in, whatever the body's length. What a handler leaves
+		// unread, fasthttp drains (up to 256 KB) or closes the
+		// connection over.
+		StreamRequestBody:  true,
+		MaxRequestBodySize: 1,
+		ReadBufferSize:     httpapi.MaxHeaderBytes,
+		// From a request's first byte to its body's last; a body that
+		// stalls is cut off with 408 and the connection closed.
+		ReadTimeout:                  cfg.ReadTimeout,
 		IdleTimeout:                  120 * time.Second,
 		NoDefaultServerHeader:        true,
 		NoDefaultContentType:         true,
@@ -172,6 +190,45 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	a.adminSrv = &http.Server{Handler: httpapi.AdminHandler(svc, log.With("component", "admin")),
 		ReadHeaderTimeout: 10 * time.Second}
 	return a, nil
+}
+
+// tightenDataFiles takes the group's and others' permissions off the
+// regular files in dir and in its subdirectories one level down (the
+// spool), and returns how many it changed. The server creates its files
+// 0600 (cli's umask), but older versions left strata.duckdb and its .wal
+// 0644, readable by every user of the machine. Symbolic links are not
+// followed.
+func tightenDataFiles(dir string) (int, error) {
+	changed := 0
+	var walk func(dir string, depth int) error
+	walk = func(dir string, depth int) error {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			path := filepath.Join(dir, e.Name())
+			switch {
+			case e.IsDir() && depth == 0:
+				if err := walk(path, depth+1); err != nil {
+					return err
+				}
+			case e.Type().IsRegular():
+				info, err := e.Info()
+				if err != nil {
+					return err
+				}
+				if perm := info.Mode().Perm(); perm&0o077 != 0 {
+					if err := os.Chmod(path, perm&^0o077); err != nil {
+						return err
+					}
+					changed++
+				}
+			}
+		}
+		return nil
+	}
+	return changed, walk(dir, 0)
 }
 
 // Addr is the bound HTTP address, useful when the configured port was 0.

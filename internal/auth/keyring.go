@@ -87,10 +87,11 @@ func (k *Keyring) Authenticate(ctx context.Context, plaintext string) (analytics
 	return e.key, nil
 }
 
-// Bearer errors: the query API takes a query token or an API key.
+// Bearer errors. The API takes a query token, or on the few routes that
+// allow one (httpapi), an API key.
 var (
 	ErrMissingBearer = analytics.Errorf(analytics.KindUnauthenticated, "missing_credentials",
-		"A credential is required: send Authorization: Bearer <query token or API key>.")
+		"A credential is required: send Authorization: Bearer <query token>, or sign in to the dashboard.")
 	ErrInvalidBearer = analytics.Errorf(analytics.KindUnauthenticated, "invalid_credentials",
 		"The bearer credential is not valid: it is unknown or has been revoked.")
 	ErrTokenDisabled = analytics.Errorf(analytics.KindForbidden, "token_disabled",
@@ -100,8 +101,11 @@ var (
 // Principal is who a query request acts for: always exactly one product.
 type Principal struct {
 	ProductID int64
-	// KeyID or TokenID names the credential that was presented.
+	// KeyID or TokenID names the credential that was presented; KeyEnv
+	// is the key's environment, which decides where a test key is
+	// accepted.
 	KeyID, TokenID int64
+	KeyEnv         analytics.Env
 	// Prefix is the credential's stored prefix ("st_tok_abcd"), enough to
 	// tell it apart in a list and never the secret.
 	Prefix string
@@ -112,8 +116,10 @@ type Principal struct {
 }
 
 // AuthenticateBearer resolves the value of an Authorization: Bearer header,
-// a query token or an API key, to the product it may read. A key keeps its
-// ingest meaning (disabled is 403, revoked 401); a token likewise.
+// a query token or an API key, to its product. A key keeps its ingest
+// meaning (disabled is 403, revoked 401); a token likewise. What the
+// credential may do there is the caller's decision: API keys are public,
+// and the HTTP layer lets them make only a few writes.
 func (k *Keyring) AuthenticateBearer(ctx context.Context, plaintext string) (Principal, error) {
 	switch {
 	case plaintext == "":
@@ -127,7 +133,7 @@ func (k *Keyring) AuthenticateBearer(ctx context.Context, plaintext string) (Pri
 		case err != nil:
 			return Principal{}, err
 		}
-		return Principal{ProductID: key.ProductID, KeyID: key.ID, Prefix: key.Prefix}, nil
+		return Principal{ProductID: key.ProductID, KeyID: key.ID, KeyEnv: key.Env, Prefix: key.Prefix}, nil
 	}
 	e, err := k.lookup(Hash(plaintext), k.now(), func(hash []byte) (keyEntry, error) {
 		tok, err := k.meta.QueryTokenByHash(ctx, hash)

@@ -54,6 +54,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 		fmt.Fprint(env.Stderr, usage)
 		return 2
 	}
+	privateFiles()
 	var err error
 	switch args[0] {
 	case "serve":

@@ -41,8 +41,9 @@ type Config struct {
 	// override wins (STRATA_RATE_LIMIT).
 	RateLimitPerMinute int
 	// AnnotationRateLimit is how many annotation writes (create, delete,
-	// bulk delete) a workspace may make per minute on each node
-	// (STRATA_ANNOTATION_RATE_LIMIT).
+	// bulk delete) each credential may make per minute, and all of a
+	// workspace's keys and tokens together (STRATA_ANNOTATION_RATE_LIMIT;
+	// docs/annotations.md).
 	AnnotationRateLimit int
 	// KeyCacheTTL is how long a key lookup is trusted before the store is
 	// asked again; it bounds how long a change made on another node takes.
@@ -62,6 +63,14 @@ type Config struct {
 	// DuckDBCheckpoint is the WAL size that triggers a DuckDB checkpoint
 	// (STRATA_DUCKDB_CHECKPOINT).
 	DuckDBCheckpoint string
+	// MaxBodyMemory bounds the memory all request bodies being read or
+	// handled may hold together (STRATA_MAX_BODY_MEMORY); past it requests
+	// with a body get 503 server_busy (docs/security.md).
+	MaxBodyMemory ByteSize
+	// ReadTimeout bounds the time a request may take to arrive, its
+	// headers and body together, from its first byte (a connection's first
+	// request: from the connection's opening) (STRATA_READ_TIMEOUT).
+	ReadTimeout time.Duration
 	// ShutdownTimeout bounds the graceful drain on SIGTERM.
 	ShutdownTimeout time.Duration
 	// DebugAddr, when set, serves Go's pprof profiles there (keep it on
@@ -88,8 +97,58 @@ func Default() Config {
 		Spool:               true,
 		DuckDBMemoryLimit:   "192MB",
 		DuckDBCheckpoint:    "128MB",
+		MaxBodyMemory:       64 << 20,
+		ReadTimeout:         30 * time.Second,
 		ShutdownTimeout:     20 * time.Second,
 	}
+}
+
+// ByteSize is an amount of memory, written as a whole number of bytes or
+// with a unit: 512KB, 64MB, 1GB. The units are binary (1MB = 1,048,576
+// bytes), and KiB, MiB and GiB are accepted as well.
+type ByteSize int64
+
+// String writes the size in the largest unit that divides it.
+func (b ByteSize) String() string {
+	for _, u := range byteUnits {
+		if b >= u.size && b%u.size == 0 {
+			return strconv.FormatInt(int64(b/u.size), 10) + u.name
+		}
+	}
+	return strconv.FormatInt(int64(b), 10)
+}
+
+// Set parses a size, for flag.Value.
+func (b *ByteSize) Set(v string) error {
+	n, err := parseByteSize(v)
+	if err != nil {
+		return err
+	}
+	*b = n
+	return nil
+}
+
+var byteUnits = []struct {
+	name string
+	size ByteSize
+}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}}
+
+func parseByteSize(v string) (ByteSize, error) {
+	s := strings.ToUpper(strings.TrimSpace(v))
+	s = strings.Replace(s, "IB", "B", 1)
+	mult := ByteSize(1)
+	for _, u := range byteUnits {
+		if num, ok := strings.CutSuffix(s, u.name); ok {
+			s, mult = strings.TrimSpace(num), u.size
+			break
+		}
+	}
+	s = strings.TrimSuffix(s, "B")
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > int64(1<<62)/int64(mult) {
+		return 0, fmt.Errorf("%q is not a size such as 64MB", v)
+	}
+	return ByteSize(n) * mult, nil
 }
 
 // Load parses `strata serve` flags over defaults taken from the environment
@@ -122,13 +181,27 @@ func Load(args []string, lookup func(string) (string, bool)) (Config, error) {
 	fs.StringVar(&c.LogLevel, "log-level", env("STRATA_LOG_LEVEL", c.LogLevel), "debug, info, warn or error (env STRATA_LOG_LEVEL)")
 	fs.StringVar(&c.LogFormat, "log-format", env("STRATA_LOG_FORMAT", c.LogFormat), "text or json (env STRATA_LOG_FORMAT)")
 	fs.IntVar(&c.RateLimitPerMinute, "rate-limit", envInt("STRATA_RATE_LIMIT", c.RateLimitPerMinute), "default ingest requests per key per minute (env STRATA_RATE_LIMIT)")
-	fs.IntVar(&c.AnnotationRateLimit, "annotation-rate-limit", envInt("STRATA_ANNOTATION_RATE_LIMIT", c.AnnotationRateLimit), "annotation writes per workspace per minute (env STRATA_ANNOTATION_RATE_LIMIT)")
+	fs.IntVar(&c.AnnotationRateLimit, "annotation-rate-limit", envInt("STRATA_ANNOTATION_RATE_LIMIT", c.AnnotationRateLimit), "annotation writes per minute per credential, and per workspace for its keys and tokens (env STRATA_ANNOTATION_RATE_LIMIT)")
 	fs.DurationVar(&c.KeyCacheTTL, "key-cache-ttl", c.KeyCacheTTL, "how long a key lookup is cached")
 	fs.BoolVar(&c.Spool, "spool", env("STRATA_SPOOL", "true") != "false", "commit ingest to a write-ahead spool in front of DuckDB (env STRATA_SPOOL)")
 	fs.DurationVar(&c.CommitLinger, "commit-linger", c.CommitLinger, "how long a small commit group waits for more requests")
 	fs.IntVar(&c.DedupCapacity, "dedup-capacity", c.DedupCapacity, "uuids remembered for deduplication")
 	fs.StringVar(&c.DuckDBMemoryLimit, "duckdb-memory", env("STRATA_DUCKDB_MEMORY", c.DuckDBMemoryLimit), "DuckDB memory limit (env STRATA_DUCKDB_MEMORY)")
 	fs.StringVar(&c.DuckDBCheckpoint, "duckdb-checkpoint", env("STRATA_DUCKDB_CHECKPOINT", c.DuckDBCheckpoint), "DuckDB WAL size that triggers a checkpoint (env STRATA_DUCKDB_CHECKPOINT)")
+	if v, ok := lookup("STRATA_MAX_BODY_MEMORY"); ok && v != "" {
+		if err := c.MaxBodyMemory.Set(v); err != nil {
+			envErr = fmt.Errorf("STRATA_MAX_BODY_MEMORY: %w", err)
+		}
+	}
+	fs.Var(&c.MaxBodyMemory, "max-body-memory", "memory all request bodies in flight may hold together, e.g. 64MB (env STRATA_MAX_BODY_MEMORY)")
+	if v, ok := lookup("STRATA_READ_TIMEOUT"); ok && v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			envErr = fmt.Errorf("STRATA_READ_TIMEOUT: %q is not a duration such as 30s", v)
+		}
+		c.ReadTimeout = d
+	}
+	fs.DurationVar(&c.ReadTimeout, "read-timeout", c.ReadTimeout, "time a request's headers and body may take to arrive (env STRATA_READ_TIMEOUT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "graceful shutdown limit")
 	fs.StringVar(&c.DebugAddr, "debug-addr", env("STRATA_DEBUG_ADDR", ""), "serve pprof on this address, e.g. 127.0.0.1:6060 (env STRATA_DEBUG_ADDR)")
 	c.ErrorTracking = env("NEXT_PUBLIC_FEATURE_ERROR_TRACKING", "") == "true"
@@ -164,6 +237,12 @@ func (c Config) Validate() error {
 	}
 	if c.AnnotationRateLimit < 1 {
 		errs = append(errs, errors.New("annotation-rate-limit must be at least 1"))
+	}
+	if c.MaxBodyMemory < 1<<20 {
+		errs = append(errs, fmt.Errorf("max-body-memory %v: must be at least 1MB, the largest API body", c.MaxBodyMemory))
+	}
+	if c.ReadTimeout < 100*time.Millisecond {
+		errs = append(errs, fmt.Errorf("read-timeout %v: must be at least 100ms", c.ReadTimeout))
 	}
 	if c.DedupCapacity < 1000 {
 		errs = append(errs, errors.New("dedup-capacity must be at least 1000"))

@@ -39,6 +39,17 @@ func TestLoad(t *testing.T) {
 	if err != nil || c.AnnotationRateLimit != 30 {
 		t.Fatalf("STRATA_ANNOTATION_RATE_LIMIT: %+v, %v", c, err)
 	}
+	if c.MaxBodyMemory != 64<<20 || c.ReadTimeout != 30*time.Second {
+		t.Errorf("defaults: max body memory %v, read timeout %v; want 64MB and 30s", c.MaxBodyMemory, c.ReadTimeout)
+	}
+	c, err = Load([]string{"--max-body-memory", "2MB", "--read-timeout", "1s"}, env(map[string]string{"STRATA_MAX_BODY_MEMORY": "1GB", "STRATA_READ_TIMEOUT": "5s"}))
+	if err != nil || c.MaxBodyMemory != 2<<20 || c.ReadTimeout != time.Second {
+		t.Fatalf("--max-body-memory and --read-timeout over the env: %+v, %v", c, err)
+	}
+	c, err = Load(nil, env(map[string]string{"STRATA_MAX_BODY_MEMORY": "1GB", "STRATA_READ_TIMEOUT": "5s"}))
+	if err != nil || c.MaxBodyMemory != 1<<30 || c.ReadTimeout != 5*time.Second {
+		t.Fatalf("STRATA_MAX_BODY_MEMORY and STRATA_READ_TIMEOUT: %+v, %v", c, err)
+	}
 	if c.ShutdownTimeout != 20*time.Second {
 		t.Errorf("shutdown timeout %v", c.ShutdownTimeout)
 	}
@@ -61,6 +72,11 @@ func TestLoadRejects(t *testing.T) {
 		{nil, map[string]string{"STRATA_RATE_LIMIT": "many"}, "STRATA_RATE_LIMIT"},
 		{[]string{"--annotation-rate-limit", "0"}, nil, "annotation-rate-limit"},
 		{nil, map[string]string{"STRATA_ANNOTATION_RATE_LIMIT": "fast"}, "STRATA_ANNOTATION_RATE_LIMIT"},
+		{[]string{"--max-body-memory", "lots"}, nil, "max-body-memory"},
+		{[]string{"--max-body-memory", "512KB"}, nil, "max-body-memory"},
+		{nil, map[string]string{"STRATA_MAX_BODY_MEMORY": "-1MB"}, "STRATA_MAX_BODY_MEMORY"},
+		{[]string{"--read-timeout", "0s"}, nil, "read-timeout"},
+		{nil, map[string]string{"STRATA_READ_TIMEOUT": "soon"}, "STRATA_READ_TIMEOUT"},
 	}
 	for _, c := range cases {
 		if _, err := Load(c.args, env(c.env)); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -85,6 +101,36 @@ func TestErrorTrackingFlag(t *testing.T) {
 		c2, err := Load(nil, env(c.env))
 		if err != nil || c2.ErrorTracking != c.want {
 			t.Errorf("env %v: ErrorTracking = %v, %v; want %v", c.env, c2.ErrorTracking, err, c.want)
+		}
+	}
+}
+
+// TestByteSize checks the sizes --max-body-memory takes and how they print.
+func TestByteSize(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want ByteSize
+		out  string
+	}{
+		{"64MB", 64 << 20, "64MB"},
+		{"64MiB", 64 << 20, "64MB"},
+		{"64mb", 64 << 20, "64MB"},
+		{"512KB", 512 << 10, "512KB"},
+		{"1GB", 1 << 30, "1GB"},
+		{"1536KB", 1536 << 10, "1536KB"},
+		{"1048576", 1 << 20, "1MB"},
+		{"1000", 1000, "1000"},
+		{"10B", 10, "10"},
+	} {
+		var b ByteSize
+		if err := b.Set(c.in); err != nil || b != c.want || b.String() != c.out {
+			t.Errorf("%q: %d (%v) printed %q; want %d printed %q", c.in, b, err, b.String(), c.want, c.out)
+		}
+	}
+	for _, bad := range []string{"", "MB", "1.5MB", "-1", "lots", "1TB", "99999999999GB"} {
+		var b ByteSize
+		if err := b.Set(bad); err == nil {
+			t.Errorf("%q parsed as %d", bad, b)
 		}
 	}
 }

@@ -41,11 +41,18 @@ const (
 var errAnnotationNotFound = analytics.Errorf(analytics.KindNotFound, "annotation_not_found",
 	"There is no annotation with this id in this workspace.")
 
-// annotationCaller is who an annotation request acts for: a workspace, and
-// the description of the credential recorded as createdBy.
+// annotationCaller is who an annotation request acts for: a workspace, the
+// description of the credential recorded as createdBy, and the write
+// budgets the credential is charged to.
 type annotationCaller struct {
 	workspaceID int64
 	createdBy   string
+	// bucket is the credential's own budget: its id, tagged with its kind
+	// so that a key, a token and a user of the same id do not share one.
+	bucket int64
+	// shared is set for API credentials (keys, tokens), whose writes the
+	// workspace's budget also counts; a dashboard session's do not.
+	shared bool
 }
 
 // annotationCaller authenticates an annotation request and resolves the
@@ -59,28 +66,42 @@ func (s *Server) annotationCaller(r *http.Request) (annotationCaller, error) {
 	if err != nil {
 		return annotationCaller{}, fmt.Errorf("finding the workspace of product %d: %w", p.ProductID, err)
 	}
-	var by string
+	c := annotationCaller{workspaceID: prod.WorkspaceID, shared: true}
 	switch {
 	case p.UserID != 0: // a dashboard session: the person
-		by = p.Email
+		c.createdBy, c.bucket, c.shared = p.Email, p.UserID<<2|3, false
 	case p.TokenID != 0:
-		by = "token " + p.Prefix + "…"
+		c.createdBy, c.bucket = "token "+p.Prefix+"…", p.TokenID<<2|2
 	default:
-		by = "key " + p.Prefix + "…"
+		c.createdBy, c.bucket = "key "+p.Prefix+"…", p.KeyID<<2|1
 	}
-	return annotationCaller{workspaceID: prod.WorkspaceID, createdBy: by}, nil
+	return c, nil
 }
 
-// allowAnnotationWrite takes one write from the workspace's budget, or
-// answers 429 with the wait until the next one.
-func (s *Server) allowAnnotationWrite(workspaceID int64) error {
-	ok, wait := s.AnnotationLimiter.Allow(workspaceID, s.AnnotationRateLimit)
-	if ok {
+// allowAnnotationWrite takes one write from the caller's budgets, or
+// answers 429 with the wait until the next one. Every write is charged to
+// its credential's own bucket, so that one credential cannot spend
+// another's writes; an API credential's is also charged to the
+// workspace's bucket, the spec's per-workspace limit, which bounds what
+// all of a workspace's keys and tokens write together. A dashboard
+// session's is not: a leaked key or token can then spend the workspace's
+// budget, but never block its owner in the dashboard.
+func (s *Server) allowAnnotationWrite(c annotationCaller) error {
+	limit := s.AnnotationRateLimit
+	if ok, wait := s.AnnotationCredentialLimiter.Allow(c.bucket, limit); !ok {
+		return &analytics.Error{Kind: analytics.KindRateLimited, Code: "rate_limited",
+			Message:    fmt.Sprintf("Too many annotation changes with this credential (at most %d a minute); retry after the number of seconds in Retry-After.", limit),
+			RetryAfter: max(wait, time.Second)}
+	}
+	if !c.shared {
 		return nil
 	}
-	return &analytics.Error{Kind: analytics.KindRateLimited, Code: "rate_limited",
-		Message:    fmt.Sprintf("Too many annotation changes in this workspace (at most %d a minute); retry after the number of seconds in Retry-After.", s.AnnotationRateLimit),
-		RetryAfter: wait}
+	if ok, wait := s.AnnotationLimiter.Allow(c.workspaceID, limit); !ok {
+		return &analytics.Error{Kind: analytics.KindRateLimited, Code: "rate_limited",
+			Message:    fmt.Sprintf("Too many annotation changes by this workspace's keys and tokens (at most %d a minute); retry after the number of seconds in Retry-After.", limit),
+			RetryAfter: max(wait, time.Second)}
+	}
+	return nil
 }
 
 // annotationWrite authenticates a write that carries a body, takes it from
@@ -91,7 +112,7 @@ func (s *Server) annotationWrite(w http.ResponseWriter, r *http.Request) (annota
 	if err != nil {
 		return c, nil, err
 	}
-	if err := s.allowAnnotationWrite(c.workspaceID); err != nil {
+	if err := s.allowAnnotationWrite(c); err != nil {
 		return c, nil, err
 	}
 	body, err := readQueryBody(w, r)
@@ -359,7 +380,7 @@ func (s *Server) handleDeleteAnnotation(w http.ResponseWriter, r *http.Request) 
 	if err != nil || id < 1 {
 		return errAnnotationNotFound
 	}
-	if err := s.allowAnnotationWrite(c.workspaceID); err != nil {
+	if err := s.allowAnnotationWrite(c); err != nil {
 		return err
 	}
 	if err := s.Annotations.DeleteAnnotation(r.Context(), c.workspaceID, id); err != nil {

@@ -32,6 +32,8 @@ func statusOf(k analytics.Kind) int {
 		return http.StatusTooManyRequests
 	case analytics.KindUnavailable:
 		return http.StatusServiceUnavailable
+	case analytics.KindTimeout:
+		return http.StatusRequestTimeout
 	}
 	return http.StatusInternalServerError
 }
@@ -71,9 +73,11 @@ func writeFastError(ctx *fasthttp.RequestCtx, log *slog.Logger, err error) {
 	writeFastJSON(ctx, status, body)
 }
 
-// logFailure logs a server-side failure (a 5xx) with its cause.
+// logFailure logs a server-side failure (a 5xx) with its cause. A 503
+// server_busy is not one: the body budget logs its exhaustion itself, once
+// a minute, rather than once per refused request.
 func logFailure(log *slog.Logger, method, path string, e *analytics.Error) {
-	if status := statusOf(e.Kind); status >= 500 && log != nil {
+	if status := statusOf(e.Kind); status >= 500 && log != nil && e != errServerBusy {
 		log.Error("request failed", "method", method, "path", path, "status", status, "code", e.Code, "err", e.Err)
 	}
 }

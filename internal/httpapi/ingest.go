@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
-	"io"
 	"mime"
 	"net"
 	"net/url"
@@ -26,8 +25,6 @@ type ingestResponse struct {
 	Rejected []ingest.Rejection `json:"rejected"`
 }
 
-var gunzipPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
 // handleIngest is POST /e: authenticate, limit, read, validate and enrich,
 // commit, and only then answer 202. It is served on fasthttp directly
 // rather than through the net/http route table: every tracked event
@@ -45,7 +42,8 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx) error {
 
 	// The key comes from the header, else the body, else the query (a
 	// beacon can set neither header). A header key is checked before the
-	// body is parsed, so that refused requests cost little.
+	// body is read: fasthttp has read at most its first byte (app.go), so
+	// a refused request costs its headers and nothing more.
 	plain := string(ctx.Request.Header.Peek("X-API-Key"))
 	var key analytics.APIKey
 	if plain != "" {
@@ -55,12 +53,12 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx) error {
 		}
 	}
 
-	body, release, err := requestBody(ctx)
+	body, err := s.ingestBody(ctx)
 	if err != nil {
 		return err
 	}
-	defer release()
-	env, err := ingest.ParseEnvelope(body)
+	defer body.release()
+	env, err := ingest.ParseEnvelope(body.buf)
 	if err != nil {
 		return err
 	}
@@ -111,9 +109,8 @@ func (s *Server) admit(ctx context.Context, origin []byte, plain string) (analyt
 	if err != nil {
 		return key, err
 	}
-	if key.Env == analytics.EnvTest && len(origin) > 0 && !localOrigin(string(origin)) {
-		return key, analytics.Errorf(analytics.KindUnauthenticated, "test_key_not_allowed",
-			"Test keys are accepted only from local origins (localhost, 127.0.0.1, *.test …); use a live key in production.")
+	if err := testKeyOrigin(key.Env, origin); err != nil {
+		return key, err
 	}
 	limit := key.RateLimit
 	if limit == 0 {
@@ -127,52 +124,82 @@ func (s *Server) admit(ctx context.Context, origin []byte, plain string) (analyt
 	return key, nil
 }
 
-// requestBody returns the request body with gzip undone, and a function
-// that releases it once nothing refers to it. fasthttp has already read
-// the body, refusing one over ingest.MaxBodyBytes (RequestError); a gzip
-// body is decompressed under the same limit, so a gzip bomb stops at 5 MB.
-func requestBody(ctx *fasthttp.RequestCtx) ([]byte, func(), error) {
-	if ct := ctx.Request.Header.ContentType(); len(ct) > 0 {
-		mt, _, err := mime.ParseMediaType(string(ct))
-		if err != nil || (mt != "application/json" && mt != "text/plain") {
-			return nil, nil, analytics.Errorf(analytics.KindInvalid, "unsupported_content_type",
-				"Content-Type must be application/json or text/plain (for beacons).")
+// ingestBody reads the body of POST /e under the server's body budget and
+// returns it with gzip undone. The limit, ingest.MaxBodyBytes, applies to
+// the bytes received and again to the decompressed bytes, so a gzip bomb
+// stops at 5 MB, and both buffers are charged to the budget. The caller
+// releases the body.
+func (s *Server) ingestBody(ctx *fasthttp.RequestCtx) (*body, error) {
+	if ct := ctx.Request.Header.ContentType(); len(ct) > 0 && !ingestContentType(ct) {
+		return nil, analytics.Errorf(analytics.KindInvalid, "unsupported_content_type",
+			"Content-Type must be application/json or text/plain (for beacons).")
+	}
+	gzipped := false
+	if enc := ctx.Request.Header.ContentEncoding(); len(enc) > 0 {
+		switch e := strings.ToLower(strings.TrimSpace(string(enc))); e {
+		case "", "identity":
+		case "gzip":
+			gzipped = true
+		default:
+			return nil, analytics.Errorf(analytics.KindInvalid, "unsupported_encoding",
+				"Content-Encoding %q is not supported; send gzip or no encoding.", e)
 		}
 	}
-	enc := strings.ToLower(strings.TrimSpace(string(ctx.Request.Header.ContentEncoding())))
-	switch enc {
-	case "", "identity":
-		return ctx.PostBody(), func() {}, nil
-	case "gzip":
-	default:
-		return nil, nil, analytics.Errorf(analytics.KindInvalid, "unsupported_encoding",
-			"Content-Encoding %q is not supported; send gzip or no encoding.", enc)
+	raw, err := readBody(ctx.RequestBodyStream(), ctx.Request.Header.ContentLength(), ingest.MaxBodyBytes, s.Bodies, errBodyTooLarge)
+	if err != nil || !gzipped {
+		return raw, err
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(ctx.PostBody()))
+	defer raw.release()
+	zr, _ := gzipPool.Get().(*gzip.Reader)
+	src := bytes.NewReader(raw.buf)
+	if zr == nil {
+		zr, err = gzip.NewReader(src)
+	} else {
+		err = zr.Reset(src)
+	}
 	if err != nil {
-		return nil, nil, analytics.Errorf(analytics.KindInvalid, "invalid_gzip", "The body is not valid gzip.")
+		return nil, analytics.Errorf(analytics.KindInvalid, "invalid_gzip", "The body is not valid gzip.")
 	}
-	buf := gunzipPool.Get().(*bytes.Buffer)
-	release := func() {
-		if buf.Cap() <= 2*ingest.MaxBodyBytes {
-			buf.Reset()
-			gunzipPool.Put(buf)
-		}
+	defer gzipPool.Put(zr)
+	plain, err := readBody(zr, -1, ingest.MaxBodyBytes, s.Bodies, errBodyTooLarge)
+	if e := analytics.AsError(err); err != nil && e.Kind != analytics.KindTooLarge && e.Kind != analytics.KindUnavailable {
+		return nil, analytics.Errorf(analytics.KindInvalid, "invalid_gzip", "The gzip body is corrupt or cut short.")
 	}
-	n, err := buf.ReadFrom(io.LimitReader(zr, ingest.MaxBodyBytes+1))
-	if err != nil {
-		release()
-		return nil, nil, analytics.Errorf(analytics.KindInvalid, "invalid_gzip", "The gzip body is corrupt or cut short.")
+	return plain, err
+}
+
+// gzipPool keeps gzip readers, whose window and tables are most of what
+// decompressing a small batch allocates.
+var gzipPool sync.Pool
+
+// ingestContentType reports whether a Content-Type is one /e takes:
+// application/json, or text/plain as beacons send it, with any parameters.
+// The common values are matched without parsing.
+func ingestContentType(ct []byte) bool {
+	switch string(ct) {
+	case "application/json", "text/plain;charset=UTF-8", "application/json; charset=utf-8", "text/plain":
+		return true
 	}
-	if n > ingest.MaxBodyBytes {
-		release()
-		return nil, nil, errBodyTooLarge
-	}
-	return buf.Bytes(), release, nil
+	mt, _, err := mime.ParseMediaType(string(ct))
+	return err == nil && (mt == "application/json" || mt == "text/plain")
 }
 
 var errBodyTooLarge = analytics.Errorf(analytics.KindTooLarge, "payload_too_large",
-	"The body is over 5 MB after decompression; send smaller batches.")
+	"The body is over 5 MB (%d bytes), as sent or after decompression; send smaller batches.", ingest.MaxBodyBytes)
+
+// testKeyOrigin applies the test-key rule wherever a key is accepted:
+// a test key sent from a browser page (an Origin header) that is not a
+// developer's machine is refused, so that a test key left in production
+// code fails loudly. Requests without Origin (servers, scripts) may use it.
+func testKeyOrigin(env analytics.Env, origin []byte) error {
+	if env == analytics.EnvTest && len(origin) > 0 && !localOrigin(string(origin)) {
+		return errTestKeyNotAllowed
+	}
+	return nil
+}
+
+var errTestKeyNotAllowed = analytics.Errorf(analytics.KindUnauthenticated, "test_key_not_allowed",
+	"Test keys are accepted only from local origins (localhost, 127.0.0.1, *.test …); use a live key in production.")
 
 // localOrigin reports whether a browser Origin is a developer's machine,
 // where test keys are allowed: localhost, loopback addresses, and the
@@ -196,24 +223,29 @@ func localOrigin(origin string) bool {
 const MaxHeaderBytes = 16 << 10
 
 // RequestError answers a request fasthttp could not read, in the API's
-// error format: a body over 5 MB (413), headers over the read buffer (431),
-// a read timeout (408), or anything else malformed (400). On /e the answer
-// carries the CORS headers, so that the SDK sees it, when fasthttp still
-// has the path: it has for a Content-Length over the limit (what browsers
-// send), not for a chunked body that ran over it.
+// error format: headers over the read buffer (431), a read timeout (408:
+// the headers, or the first byte of the body, did not arrive in time), or
+// anything else malformed (400). Bodies are read by the handlers, which
+// answer their own 413s (body.go); fasthttp's ErrBodyTooLarge, which its
+// streaming mode does not return, is answered with the path's limit all
+// the same. On /e the answer carries the CORS headers, so that the SDK
+// sees it.
 func (s *Server) RequestError(ctx *fasthttp.RequestCtx, err error) {
 	var small *fasthttp.ErrSmallBuffer
 	var netErr net.Error
 	status, e := fasthttp.StatusBadRequest, analytics.Errorf(analytics.KindInvalid, "invalid_request", "The request is not valid HTTP/1.1.")
 	switch {
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
-		status, e = fasthttp.StatusRequestEntityTooLarge, errBodyTooLarge
+		e = errAPIBodyTooLarge
+		if string(ctx.Path()) == "/e" {
+			e = errBodyTooLarge
+		}
+		status = statusOf(e.Kind)
 	case errors.As(err, &small):
 		status = fasthttp.StatusRequestHeaderFieldsTooLarge
 		e = analytics.Errorf(analytics.KindInvalid, "headers_too_large", "The request line and headers are over %d KB.", MaxHeaderBytes>>10)
 	case errors.As(err, &netErr) && netErr.Timeout():
-		status = fasthttp.StatusRequestTimeout
-		e = analytics.Errorf(analytics.KindInvalid, "request_timeout", "The request was not received in time.")
+		status, e = fasthttp.StatusRequestTimeout, errBodyTimeout
 	}
 	if string(ctx.Path()) == "/e" {
 		setFastCORS(&ctx.Response.Header)

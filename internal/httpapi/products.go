@@ -269,10 +269,13 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		return analytics.Errorf(analytics.KindTooLarge, "body_too_large", "The request body is over %d bytes.", limit)
+		return analytics.Errorf(analytics.KindTooLarge, "body_too_large", "The request body is over %d KB (%d bytes).", limit>>10, limit)
 	}
 	if err != nil {
 		return analytics.Errorf(analytics.KindInvalid, "invalid_request", "body: could not be read")
+	}
+	if err := checkText(body); err != nil {
+		return err
 	}
 	if len(body) == 0 {
 		body = []byte("{}")

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -12,16 +13,18 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/auth"
+	"strata/internal/jsontext"
 	"strata/internal/query"
 )
 
-// maxQueryBody bounds query and saved-query request bodies.
-const maxQueryBody = 1 << 20
-
-// principal authenticates the Authorization: Bearer credential of an API
-// request, a query token or an API key. Without that header, the
-// dashboard's session cookie with ?product=ID stands for the product it
-// names, when the signed-in user may see it (session.go).
+// principal authenticates the credential of an API request: the
+// Authorization: Bearer credential, else the dashboard's session cookie,
+// which with ?product=ID stands for the product it names when the
+// signed-in user may see it (session.go). A bearer query token is accepted
+// everywhere; a bearer API key only on the routes that the route table
+// marks with keysMayWrite (a key is public: every visitor's browser has
+// the page's key), elsewhere it is 403 key_not_allowed; and a test key,
+// where a key is accepted, only from a local Origin, as in ingest.
 func (s *Server) principal(r *http.Request) (auth.Principal, error) {
 	h := r.Header.Get("Authorization")
 	if h == "" && s.Accounts != nil {
@@ -33,7 +36,40 @@ func (s *Server) principal(r *http.Request) (auth.Principal, error) {
 	if !ok && h != "" {
 		return auth.Principal{}, auth.ErrMissingBearer
 	}
-	return s.Keys.AuthenticateBearer(r.Context(), strings.TrimSpace(token))
+	p, err := s.Keys.AuthenticateBearer(r.Context(), strings.TrimSpace(token))
+	if err != nil || p.KeyID == 0 {
+		return p, err
+	}
+	if !keysAllowed(r) {
+		return auth.Principal{}, errKeyNotAllowed
+	}
+	if err := testKeyOrigin(p.KeyEnv, []byte(r.Header.Get("Origin"))); err != nil {
+		return auth.Principal{}, err
+	}
+	return p, nil
+}
+
+var errKeyNotAllowed = analytics.Errorf(analytics.KindForbidden, "key_not_allowed",
+	"API keys are public (every visitor's browser has one), so they may only create annotations; "+
+		"to read or delete data, use a query token (Authorization: Bearer st_tok_…) or the dashboard.")
+
+// keyRoute marks, in a request's context, a route an API key may call.
+type keyRoute struct{}
+
+// keysMayWrite lets API keys call a route as bearer credentials. The spec
+// gives keys exactly the writes a deploy script makes, creating an
+// annotation and uploading a sourcemap; every route that reads data or
+// deletes it takes a query token or a dashboard session.
+func keysMayWrite(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyRoute{}, true)))
+	})
+}
+
+// keysAllowed reports whether r's route was marked with keysMayWrite.
+func keysAllowed(r *http.Request) bool {
+	ok, _ := r.Context().Value(keyRoute{}).(bool)
+	return ok
 }
 
 // scope authenticates a query request and returns what it may read: the
@@ -54,17 +90,31 @@ func (s *Server) scope(r *http.Request) (analytics.Scope, error) {
 	return sc, nil
 }
 
-// readQueryBody reads a JSON request body of at most maxQueryBody bytes.
+// readQueryBody reads a JSON request body of at most maxAPIBody bytes. On
+// the server, serveAdapted has read and limited the body already; the
+// limit here holds the handlers to it wherever they are mounted.
 func readQueryBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxQueryBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAPIBody))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		return nil, analytics.Errorf(analytics.KindTooLarge, "body_too_large", "The request body is over %d bytes.", maxQueryBody)
+		return nil, errAPIBodyTooLarge
 	}
 	if err != nil {
 		return nil, analytics.Errorf(analytics.KindInvalid, "invalid_request", "body: could not be read")
 	}
-	return body, nil
+	return body, checkText(body)
+}
+
+// checkText refuses a JSON body that holds the escape of half a UTF-16
+// surrogate pair, such as "\ud800": it is not Unicode text, and the JSON
+// decoders would store U+FFFD in its place without a word. The message
+// names the field that holds it (package jsontext).
+func checkText(body []byte) error {
+	if i := jsontext.LoneSurrogate(body); i >= 0 {
+		return invalidField(jsontext.Path(body, i),
+			"must be Unicode text; %s is half of a UTF-16 surrogate pair without the other half", body[i:i+6])
+	}
+	return nil
 }
 
 // queryHandler serves the endpoint of one query kind: the body is the

@@ -37,11 +37,15 @@ type Server struct {
 	// Annotations keeps that workspace's chart annotations.
 	Products    ProductStore
 	Annotations analytics.AnnotationStore
-	// AnnotationLimiter holds the annotation write budgets, one bucket per
-	// workspace id (a limiter of its own: its ids are not key ids), of
-	// AnnotationRateLimit writes a minute.
-	AnnotationLimiter   *ratelimit.Limiter
-	AnnotationRateLimit int
+	// AnnotationLimiter holds the workspaces' shared annotation write
+	// budgets, one bucket per workspace id, which the API credentials'
+	// writes are charged to; AnnotationCredentialLimiter holds one bucket
+	// per credential (key, token or dashboard user), which every write is
+	// charged to. Each bucket holds AnnotationRateLimit writes a minute
+	// (annotations.go, allowAnnotationWrite).
+	AnnotationLimiter           *ratelimit.Limiter
+	AnnotationCredentialLimiter *ratelimit.Limiter
+	AnnotationRateLimit         int
 	// Accounts signs dashboard users in and out; Admin manages products,
 	// keys and tokens for the dashboard's settings pages; Pages serves the
 	// dashboard itself, whose Errors page is shown when ErrorTracking is
@@ -50,6 +54,9 @@ type Server struct {
 	Admin         *admin.Service
 	Pages         Pages
 	ErrorTracking bool
+	// Bodies is the memory budget every request body is read under
+	// (body.go).
+	Bodies *BodyBudget
 	// Ready reports whether storage is open and the writer runs.
 	Ready func() bool
 	Now   func() time.Time
@@ -59,7 +66,10 @@ type Server struct {
 // Handler returns the server's request handler, for fasthttp. /e, which
 // takes every tracked event, is served on fasthttp directly (ingest.go);
 // every other path goes through fasthttpadaptor to the net/http route
-// table, where the dashboard and query handlers keep net/http's API.
+// table, where the dashboard and query handlers keep net/http's API, after
+// its body has been read under the body budget (serveAdapted). The server
+// must stream request bodies (fasthttp's StreamRequestBody): the handlers
+// read them.
 func (s *Server) Handler() fasthttp.RequestHandler {
 	fast := fastRoutes{}
 	fast.handle("POST /e", s.handleIngest)
@@ -67,7 +77,7 @@ func (s *Server) Handler() fasthttp.RequestHandler {
 	rest := fasthttpadaptor.NewFastHTTPHandler(detachContext(s.routes()))
 	return func(ctx *fasthttp.RequestCtx) {
 		if !fast.serve(ctx, s.Log) {
-			rest(ctx)
+			s.serveAdapted(ctx, rest)
 		}
 	}
 }
@@ -132,6 +142,12 @@ func detachContext(next http.Handler) http.Handler {
 // routes is the net/http route table: every path but those of fastRoutes.
 // CORS headers are sent on the public SDK paths only (/e, /api/v1/config
 // and the SDK script); every other path is same-origin.
+//
+// The /api/v1 routes take a query token or a dashboard session. An API key
+// is public (the page's visitors all have it), so it is accepted as a
+// bearer credential only on the routes wrapped in keysMayWrite: the writes
+// the spec gives it (a deploy script's annotation; the sourcemap upload,
+// when it lands). Everywhere else it is 403 key_not_allowed.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	h := func(f handlerFunc) http.Handler { return wrap(s.Log, f) }
@@ -149,7 +165,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("POST /api/v1/queries/{id}/run", h(s.handleRunSaved))
 
 	mux.Handle("GET /api/v1/annotations", h(s.handleListAnnotations))
-	mux.Handle("POST /api/v1/annotations", h(s.handleCreateAnnotation))
+	mux.Handle("POST /api/v1/annotations", keysMayWrite(h(s.handleCreateAnnotation)))
 	mux.Handle("GET /api/v1/annotations/export.csv", h(s.handleExportAnnotations))
 	mux.Handle("POST /api/v1/annotations/bulk-delete", h(s.handleBulkDeleteAnnotations))
 	mux.Handle("DELETE /api/v1/annotations/{id}", h(s.handleDeleteAnnotation))

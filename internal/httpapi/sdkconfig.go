@@ -37,14 +37,19 @@ type sdkExperiment struct {
 // of the API key in the query (or X-API-Key). Flags are defined per product
 // in the dashboard; a product without flags gets an empty list, and the SDK
 // then answers "control" for every flag, as the contract says for a flag
-// that does not exist. Browsers may cache the answer for a minute.
+// that does not exist. A test key is refused from a page that is not local,
+// as in ingest. Browsers may cache the answer for a minute.
 func (s *Server) handleSDKConfig(w http.ResponseWriter, r *http.Request) error {
 	// The key comes from the header, else the query, in ingest's order.
 	plain := r.Header.Get("X-API-Key")
 	if plain == "" {
 		plain = r.URL.Query().Get("api_key")
 	}
-	if _, err := s.Keys.Authenticate(r.Context(), plain); err != nil {
+	key, err := s.Keys.Authenticate(r.Context(), plain)
+	if err != nil {
+		return err
+	}
+	if err := testKeyOrigin(key.Env, []byte(r.Header.Get("Origin"))); err != nil {
 		return err
 	}
 	w.Header().Set("Cache-Control", "max-age=60")

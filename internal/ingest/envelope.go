@@ -62,9 +62,17 @@ func decodeFast(body []byte) (typedEnvelope, bool) {
 	var w typedEnvelope
 	// goccy/go-json lets raw control characters through inside strings,
 	// which JSON forbids; compact bodies (what the SDKs send) have none at
-	// all, so any of them sends the body down the exact path.
-	for _, c := range body {
+	// all, so any of them sends the body down the exact path. So does any
+	// \uD… escape, which may be half of a surrogate pair: both decoders
+	// would turn a lone one into U+FFFD, and only the exact path, which
+	// keeps each event raw, can find it and reject that event alone. (Most
+	// such escapes are whole pairs, emoji written as escapes; they take
+	// the exact path too, and are accepted there.)
+	for i, c := range body {
 		if c < 0x20 {
+			return w, false
+		}
+		if c == '\\' && i+2 < len(body) && body[i+1] == 'u' && (body[i+2] == 'd' || body[i+2] == 'D') {
 			return w, false
 		}
 	}

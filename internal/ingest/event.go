@@ -17,6 +17,7 @@ import (
 	"strata/internal/analytics"
 	"strata/internal/enrich/bots"
 	"strata/internal/enrich/ua"
+	"strata/internal/jsontext"
 )
 
 // Per-event limits. Event names follow the spec (1–255 characters); the
@@ -183,6 +184,11 @@ func decodeEvent(raw json.RawMessage) (wireEvent, *Rejection) {
 	if !utf8.Valid(raw) {
 		return w, reject("invalid_utf8", "The event contains bytes that are not valid UTF-8.")
 	}
+	// A lone surrogate escape is not text either, and the decoder would
+	// replace it as silently (package jsontext).
+	if i := jsontext.LoneSurrogate(raw); i >= 0 {
+		return w, reject("invalid_utf8", "The event contains %s, half of a UTF-16 surrogate pair without the other half, which is not Unicode text.", raw[i:i+6])
+	}
 	if len(raw) == 0 || raw[0] != '{' {
 		return w, reject("invalid_event", "Each event must be a JSON object.")
 	}
@@ -273,12 +279,15 @@ func checkProperties(raw json.RawMessage) (json.RawMessage, *Rejection) {
 	if len(raw) > maxPropertiesBytes {
 		return nil, reject("properties_too_large", "properties is %d bytes; at most %d are allowed.", len(raw), maxPropertiesBytes)
 	}
-	depth, reserved := scanProperties(raw)
+	depth, reserved, nul := scanProperties(raw)
 	if depth > maxPropertiesDepth {
 		return nil, reject("properties_too_deep", "properties nests %d levels deep; at most %d are allowed.", depth, maxPropertiesDepth)
 	}
 	if reserved != "" {
 		return nil, reject("reserved_property", "The property %s is set by Strata and cannot be sent by clients.", reserved)
+	}
+	if nul {
+		return nil, reject("invalid_character", "properties contains a NUL character (\\u0000) in a key or a value.")
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(raw))
@@ -289,8 +298,10 @@ func checkProperties(raw json.RawMessage) (json.RawMessage, *Rejection) {
 }
 
 // scanProperties walks well-formed JSON once and returns its maximum
-// nesting depth and the first top-level key that only ingest may set.
-func scanProperties(raw []byte) (maxDepth int, reserved string) {
+// nesting depth, the first top-level key that only ingest may set, and
+// whether a key or value holds NUL (which JSON can carry only as the
+// escape \u0000).
+func scanProperties(raw []byte) (maxDepth int, reserved string, nul bool) {
 	depth := 0
 	expectKey := false
 	for i := 0; i < len(raw); i++ {
@@ -309,6 +320,9 @@ func scanProperties(raw []byte) (maxDepth int, reserved string) {
 			for ; i < len(raw) && raw[i] != '"'; i++ {
 				if raw[i] == '\\' {
 					i++
+					if i+4 < len(raw) && raw[i] == 'u' && string(raw[i+1:i+5]) == "0000" {
+						nul = true
+					}
 				}
 			}
 			if expectKey && reserved == "" {
@@ -319,7 +333,7 @@ func scanProperties(raw []byte) (maxDepth int, reserved string) {
 			expectKey = false
 		}
 	}
-	return maxDepth, reserved
+	return maxDepth, reserved, nul
 }
 
 func unquote(quoted []byte) string {

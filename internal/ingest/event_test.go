@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"strata/internal/analytics"
 	"strata/internal/enrich/bots"
+	"strata/internal/enrich/ua"
 )
 
 func TestScanProperties(t *testing.T) {
@@ -15,21 +17,111 @@ func TestScanProperties(t *testing.T) {
 		json     string
 		depth    int
 		reserved string
+		nul      bool
 	}{
-		{"flat", `{"a":1,"b":"x"}`, 1, ""},
-		{"nested", `{"a":{"b":[1,[2]]}}`, 4, ""},
-		{"reserved", `{"a":1,"$bot_name":"x"}`, 1, "$bot_name"},
-		{"escaped reserved", `{"\u0024is_bot":true}`, 1, "$is_bot"},
-		{"nested reserved is fine", `{"a":{"$is_bot":true}}`, 2, ""},
-		{"reserved as value is fine", `{"a":"$is_bot"}`, 1, ""},
-		{"brackets in strings", `{"a":"{[{[","b":"\"}"}`, 1, ""},
-		{"key after array", `{"a":[1,2],"$bot_category":"x"}`, 2, "$bot_category"},
+		{"flat", `{"a":1,"b":"x"}`, 1, "", false},
+		{"nested", `{"a":{"b":[1,[2]]}}`, 4, "", false},
+		{"reserved", `{"a":1,"$bot_name":"x"}`, 1, "$bot_name", false},
+		{"escaped reserved", `{"\u0024is_bot":true}`, 1, "$is_bot", false},
+		{"nested reserved is fine", `{"a":{"$is_bot":true}}`, 2, "", false},
+		{"reserved as value is fine", `{"a":"$is_bot"}`, 1, "", false},
+		{"brackets in strings", `{"a":"{[{[","b":"\"}"}`, 1, "", false},
+		{"key after array", `{"a":[1,2],"$bot_category":"x"}`, 2, "$bot_category", false},
+		{"NUL in a value", `{"a":"x\u0000y"}`, 1, "", true},
+		{"NUL in a key", `{"a\u0000":1}`, 1, "", true},
+		{"NUL deep down", `{"a":[{"b":["\u0000"]}]}`, 4, "", true},
+		{"an escaped backslash, then u0000", `{"a":"\\u0000"}`, 1, "", false},
+		{"other escapes", `{"a":"\u0001\u00e9\n"}`, 1, "", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			d, r := scanProperties([]byte(c.json))
-			if d != c.depth || r != c.reserved {
-				t.Errorf("scan(%s) = %d, %q; want %d, %q", c.json, d, r, c.depth, c.reserved)
+			d, r, nul := scanProperties([]byte(c.json))
+			if d != c.depth || r != c.reserved || nul != c.nul {
+				t.Errorf("scan(%s) = %d, %q, %v; want %d, %q, %v", c.json, d, r, nul, c.depth, c.reserved, c.nul)
+			}
+		})
+	}
+}
+
+// TestTextRules checks the rules on what an event's text may hold, on the
+// fast and the exact decoding paths alike: NUL nowhere (it can only come
+// as the escape \u0000), no escape of half a surrogate pair (which the
+// decoders would turn into U+FFFD), and whole pairs kept exactly. Each
+// rule rejects its event only.
+func TestTextRules(t *testing.T) {
+	p := &Pipeline{UA: ua.NewParser(100, bots.Default())}
+	ok := `{"event_name":"ok","distinct_id":"u"}`
+	cases := []struct {
+		name  string
+		event string
+		code  string // "" when accepted
+		check func(t *testing.T, e analytics.Event)
+	}{
+		{"NUL in event_name", `{"event_name":"a\u0000","distinct_id":"u"}`, "invalid_character", nil},
+		{"NUL in distinct_id", `{"event_name":"a","distinct_id":"\u0000"}`, "invalid_character", nil},
+		{"NUL in url", `{"event_name":"a","distinct_id":"u","url":"https://a.b/\u0000"}`, "invalid_character", nil},
+		{"NUL in a property value", `{"event_name":"a","distinct_id":"u","properties":{"k":"v\u0000"}}`, "invalid_character", nil},
+		{"NUL in a property key", `{"event_name":"a","distinct_id":"u","properties":{"k\u0000":1}}`, "invalid_character", nil},
+		{"NUL in a nested property", `{"event_name":"a","distinct_id":"u","properties":{"k":[{"x":"\u0000"}]}}`, "invalid_character", nil},
+		{"lone high surrogate in event_name", `{"event_name":"s\ud800","distinct_id":"u"}`, "invalid_utf8", nil},
+		{"lone low surrogate in distinct_id", `{"event_name":"a","distinct_id":"\udc00"}`, "invalid_utf8", nil},
+		{"lone surrogate in a property value", `{"event_name":"a","distinct_id":"u","properties":{"k":"\ud83d"}}`, "invalid_utf8", nil},
+		{"lone surrogate in a property key", `{"event_name":"a","distinct_id":"u","properties":{"\ude00":1}}`, "invalid_utf8", nil},
+		{"a pair in event_name", `{"event_name":"\ud83d\ude00","distinct_id":"u"}`, "", func(t *testing.T, e analytics.Event) {
+			if e.Name != "😀" {
+				t.Errorf("name %q, want 😀", e.Name)
+			}
+		}},
+		{"a pair in a property", `{"event_name":"a","distinct_id":"u","properties":{"\ud83d\ude00":"\ud83d\ude01"}}`, "", func(t *testing.T, e analytics.Event) {
+			var m map[string]string
+			if err := json.Unmarshal(e.Properties, &m); err != nil || m["😀"] != "😁" {
+				t.Errorf("properties %s decode to %v (%v)", e.Properties, m, err)
+			}
+		}},
+		{"an escaped backslash before u0000", `{"event_name":"a\\u0000","distinct_id":"u"}`, "", func(t *testing.T, e analytics.Event) {
+			if e.Name != `a\u0000` {
+				t.Errorf("name %q", e.Name)
+			}
+		}},
+		{"a Hangul escape", `{"event_name":"\ud55c","distinct_id":"u"}`, "", func(t *testing.T, e analytics.Event) {
+			if e.Name != "한" {
+				t.Errorf("name %q, want 한", e.Name)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			// Alone, and with a good event on each side: the rule rejects
+			// its event only.
+			for _, body := range []string{`{"batch":[` + c.event + `]}`, `{"batch":[` + ok + `,` + c.event + `,` + ok + `]}`} {
+				env, err := ParseEnvelope([]byte(body))
+				if err != nil {
+					t.Fatalf("%s: %v", body, err)
+				}
+				accepted, rejected := p.Process(env, Request{Product: 1, Env: analytics.EnvLive, ReceivedAt: time.Now()})
+				var got *Rejection
+				var ev *analytics.Event
+				for i := range rejected {
+					if rejected[i].Index == env.Len()/2 {
+						got = &rejected[i]
+					}
+				}
+				for i := range accepted {
+					if accepted[i].Index == env.Len()/2 {
+						ev = &accepted[i].Event
+					}
+				}
+				if len(accepted)+len(rejected) != env.Len() || (env.Len() == 3 && len(accepted) < 2) {
+					t.Fatalf("%s: accepted %d, rejected %v", body, len(accepted), rejected)
+				}
+				switch {
+				case c.code == "" && got != nil:
+					t.Errorf("%s: rejected %+v", body, *got)
+				case c.code != "" && (got == nil || got.Code != c.code):
+					t.Errorf("%s: rejection %+v, want %s", body, got, c.code)
+				case c.code == "" && c.check != nil:
+					c.check(t, *ev)
+				}
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	"strata/internal/analytics"
 	"strata/internal/enrich/bots"
 	"strata/internal/enrich/ua"
+	"strata/internal/jsontext"
 )
 
 // describe renders a decoded event for comparison; absent and null
@@ -55,6 +56,10 @@ func FuzzProcess(f *testing.F) {
 		`{"batch":[{"event_name":"a\u12","distinct_id":"u",}],}`,
 		"\xef\xbb\xbf{\"batch\":[{\"event_name\":\"a\",\"distinct_id\":\"u\"}]}",
 		`{"batch":[{"event_name":"a","distinct_id":"u"}]}}`,
+		// Text rules: NUL anywhere in an event, lone surrogates, whole pairs.
+		`{"batch":[{"event_name":"a","distinct_id":"u","properties":{"k\u0000":"v\u0000"}}]}`,
+		`{"batch":[{"event_name":"s\ud800","distinct_id":"u"},{"event_name":"a","distinct_id":"u","properties":{"\udc00":1}}]}`,
+		`{"batch":[{"event_name":"\ud83d\ude00","distinct_id":"\uD83D\uDE01","properties":{"e":"\ud83d\ude02\\ud800"}}]}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -109,9 +114,15 @@ func FuzzProcess(f *testing.F) {
 				t.Fatalf("accepted invalid event %+v", e)
 			}
 			for _, s := range []string{e.Name, e.DistinctID, e.URL, e.Referrer, e.UserAgent} {
-				if !utf8.ValidString(s) {
-					t.Fatalf("accepted a string that is not UTF-8: %q", s)
+				if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
+					t.Fatalf("accepted a string that is not UTF-8 or holds NUL: %q", s)
 				}
+			}
+			if _, _, nul := scanProperties(e.Properties); nul {
+				t.Fatalf("accepted properties holding NUL: %s", e.Properties)
+			}
+			if i := jsontext.LoneSurrogate(e.Properties); i >= 0 {
+				t.Fatalf("accepted properties with a lone surrogate: %s", e.Properties)
 			}
 			var props map[string]any
 			if err := json.Unmarshal(e.Properties, &props); err != nil || props == nil {
