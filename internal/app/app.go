@@ -99,13 +99,17 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	if err != nil {
 		return nil, err
 	}
+	// Every query that reads events waits for a slot (docs/queries.md,
+	// "Admission and rate limits").
+	engine := &query.Engine{Store: a.store.queries, Sync: a.store.sync, Now: time.Now,
+		Admission: query.NewAdmission(cfg.QueryConcurrency, cfg.QueryQueue, cfg.QueryWait)}
 	api := &httpapi.Server{
 		Keys:             a.keys,
 		Limiter:          a.limiter,
 		DefaultRateLimit: cfg.RateLimitPerMinute,
 		Pipeline:         &ingest.Pipeline{UA: ua.NewParser(50000, bots.Default())},
 		Writer:           a.wr,
-		Queries:          &query.Engine{Store: a.store.queries, Sync: a.store.sync, Now: time.Now},
+		Queries:          engine,
 		Saved:            a.store.meta,
 		Ready:            a.ready.Load,
 		Now:              time.Now,

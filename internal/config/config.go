@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +45,18 @@ type Config struct {
 	// bulk delete) a workspace may make per minute on each node
 	// (STRATA_ANNOTATION_RATE_LIMIT).
 	AnnotationRateLimit int
+	// QueryConcurrency is how many queries may read events at once on this
+	// node (STRATA_QUERY_CONCURRENCY). DuckDB spreads each query over every
+	// core, so more at once answers none sooner and only adds their memory
+	// together; the default is the number of cores.
+	QueryConcurrency int
+	// QueryQueue is how many more queries may wait for a slot, in arrival
+	// order (STRATA_QUERY_QUEUE); beyond it a query is refused at once
+	// with 503 server_busy.
+	QueryQueue int
+	// QueryWait is the longest a query waits in the queue before it is
+	// refused with 503 server_busy (STRATA_QUERY_WAIT).
+	QueryWait time.Duration
 	// KeyCacheTTL is how long a key lookup is trusted before the store is
 	// asked again; it bounds how long a change made on another node takes.
 	KeyCacheTTL time.Duration
@@ -82,6 +95,9 @@ func Default() Config {
 		LogFormat:           "text",
 		RateLimitPerMinute:  1000,
 		AnnotationRateLimit: 60,
+		QueryConcurrency:    runtime.NumCPU(),
+		QueryQueue:          64,
+		QueryWait:           10 * time.Second,
 		KeyCacheTTL:         10 * time.Second,
 		DedupCapacity:       4_000_000,
 		CommitLinger:        2 * time.Millisecond,
@@ -115,6 +131,17 @@ func Load(args []string, lookup func(string) (string, bool)) (Config, error) {
 		}
 		return n
 	}
+	envDuration := func(name string, def time.Duration) time.Duration {
+		v, ok := lookup(name)
+		if !ok || v == "" {
+			return def
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			envErr = fmt.Errorf("%s: %q is not a duration such as 10s", name, v)
+		}
+		return d
+	}
 	fs.StringVar(&c.Addr, "addr", env("STRATA_ADDR", c.Addr), "HTTP listen address (env STRATA_ADDR)")
 	fs.StringVar(&c.DataDir, "data", env("STRATA_DATA", c.DataDir), "data directory (env STRATA_DATA)")
 	fs.StringVar(&c.EventsURL, "events", env("STRATA_EVENTS_URL", ""), "ClickHouse events store, clickhouse://host:9000/db[?cluster=NAME]; empty: embedded (env STRATA_EVENTS_URL)")
@@ -123,6 +150,9 @@ func Load(args []string, lookup func(string) (string, bool)) (Config, error) {
 	fs.StringVar(&c.LogFormat, "log-format", env("STRATA_LOG_FORMAT", c.LogFormat), "text or json (env STRATA_LOG_FORMAT)")
 	fs.IntVar(&c.RateLimitPerMinute, "rate-limit", envInt("STRATA_RATE_LIMIT", c.RateLimitPerMinute), "default ingest requests per key per minute (env STRATA_RATE_LIMIT)")
 	fs.IntVar(&c.AnnotationRateLimit, "annotation-rate-limit", envInt("STRATA_ANNOTATION_RATE_LIMIT", c.AnnotationRateLimit), "annotation writes per workspace per minute (env STRATA_ANNOTATION_RATE_LIMIT)")
+	fs.IntVar(&c.QueryConcurrency, "query-concurrency", envInt("STRATA_QUERY_CONCURRENCY", c.QueryConcurrency), "queries that may read events at once (env STRATA_QUERY_CONCURRENCY)")
+	fs.IntVar(&c.QueryQueue, "query-queue", envInt("STRATA_QUERY_QUEUE", c.QueryQueue), "queries that may wait for a slot; more are refused with 503 (env STRATA_QUERY_QUEUE)")
+	fs.DurationVar(&c.QueryWait, "query-wait", envDuration("STRATA_QUERY_WAIT", c.QueryWait), "longest a query waits for a slot before 503 (env STRATA_QUERY_WAIT)")
 	fs.DurationVar(&c.KeyCacheTTL, "key-cache-ttl", c.KeyCacheTTL, "how long a key lookup is cached")
 	fs.BoolVar(&c.Spool, "spool", env("STRATA_SPOOL", "true") != "false", "commit ingest to a write-ahead spool in front of DuckDB (env STRATA_SPOOL)")
 	fs.DurationVar(&c.CommitLinger, "commit-linger", c.CommitLinger, "how long a small commit group waits for more requests")
@@ -164,6 +194,15 @@ func (c Config) Validate() error {
 	}
 	if c.AnnotationRateLimit < 1 {
 		errs = append(errs, errors.New("annotation-rate-limit must be at least 1"))
+	}
+	if c.QueryConcurrency < 1 {
+		errs = append(errs, errors.New("query-concurrency must be at least 1"))
+	}
+	if c.QueryQueue < 0 {
+		errs = append(errs, errors.New("query-queue must not be negative"))
+	}
+	if c.QueryWait <= 0 {
+		errs = append(errs, errors.New("query-wait must be positive"))
 	}
 	if c.DedupCapacity < 1000 {
 		errs = append(errs, errors.New("dedup-capacity must be at least 1000"))

@@ -39,6 +39,14 @@ func TestLoad(t *testing.T) {
 	if err != nil || c.AnnotationRateLimit != 30 {
 		t.Fatalf("STRATA_ANNOTATION_RATE_LIMIT: %+v, %v", c, err)
 	}
+	c, err = Load([]string{"--query-concurrency", "3", "--query-wait", "2s"}, env(map[string]string{
+		"STRATA_QUERY_CONCURRENCY": "8", "STRATA_QUERY_QUEUE": "5", "STRATA_QUERY_WAIT": "30s"}))
+	if err != nil || c.QueryConcurrency != 3 || c.QueryQueue != 5 || c.QueryWait != 2*time.Second {
+		t.Fatalf("query admission, flags over env: %+v, %v", c, err)
+	}
+	if d := Default(); d.QueryConcurrency < 1 || d.QueryQueue != 64 || d.QueryWait != 10*time.Second {
+		t.Errorf("query defaults: %+v", d)
+	}
 	if c.ShutdownTimeout != 20*time.Second {
 		t.Errorf("shutdown timeout %v", c.ShutdownTimeout)
 	}
@@ -61,6 +69,10 @@ func TestLoadRejects(t *testing.T) {
 		{nil, map[string]string{"STRATA_RATE_LIMIT": "many"}, "STRATA_RATE_LIMIT"},
 		{[]string{"--annotation-rate-limit", "0"}, nil, "annotation-rate-limit"},
 		{nil, map[string]string{"STRATA_ANNOTATION_RATE_LIMIT": "fast"}, "STRATA_ANNOTATION_RATE_LIMIT"},
+		{[]string{"--query-concurrency", "0"}, nil, "query-concurrency"},
+		{[]string{"--query-queue", "-1"}, nil, "query-queue"},
+		{[]string{"--query-wait", "0s"}, nil, "query-wait"},
+		{nil, map[string]string{"STRATA_QUERY_WAIT": "soon"}, "STRATA_QUERY_WAIT"},
 	}
 	for _, c := range cases {
 		if _, err := Load(c.args, env(c.env)); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -71,9 +71,16 @@ func writeFastError(ctx *fasthttp.RequestCtx, log *slog.Logger, err error) {
 	writeFastJSON(ctx, status, body)
 }
 
-// logFailure logs a server-side failure (a 5xx) with its cause.
+// logFailure logs a server-side failure (a 5xx) with its cause. A 5xx
+// without a cause is a refusal the server chose (busy, stopping, not
+// ready), which an operator should see but is not a fault: a warning.
 func logFailure(log *slog.Logger, method, path string, e *analytics.Error) {
-	if status := statusOf(e.Kind); status >= 500 && log != nil {
+	status := statusOf(e.Kind)
+	switch {
+	case status < 500 || log == nil:
+	case e.Err == nil:
+		log.Warn("request refused", "method", method, "path", path, "status", status, "code", e.Code)
+	default:
 		log.Error("request failed", "method", method, "path", path, "status", status, "code", e.Code, "err", e.Err)
 	}
 }

@@ -22,7 +22,10 @@ type Engine struct {
 	// visible to the store, so that a query sent after a 202 sees its
 	// events. The write-ahead spool provides it.
 	Sync func(context.Context) error
-	Now  func() time.Time
+	// Admission, when set, bounds how many queries read events at once
+	// and how many wait (admission.go).
+	Admission *Admission
+	Now       func() time.Time
 }
 
 func (e *Engine) now() time.Time {
@@ -55,11 +58,23 @@ func (e *Engine) Prepare(kind analytics.QueryKind, scope analytics.Scope, body [
 	return nil, ErrUnknownKind
 }
 
-func (e *Engine) sync(ctx context.Context) error {
-	if e.Sync == nil {
-		return nil
+// read runs one read of the store: it waits for acknowledged events to be
+// visible, then for a slot (Admission), and holds the slot while f asks the
+// store. Every query that reads events goes through here.
+func (e *Engine) read(ctx context.Context, f func(context.Context) error) error {
+	if e.Sync != nil {
+		if err := e.Sync(ctx); err != nil {
+			return err
+		}
 	}
-	return e.Sync(ctx)
+	if e.Admission != nil {
+		release, err := e.Admission.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
+	return f(ctx)
 }
 
 // FunnelStep is one step of a funnel answer.
@@ -77,10 +92,11 @@ type FunnelResult struct {
 
 // RunFunnel computes a validated funnel.
 func (e *Engine) RunFunnel(ctx context.Context, q analytics.FunnelQuery) (FunnelResult, error) {
-	if err := e.sync(ctx); err != nil {
-		return FunnelResult{}, err
-	}
-	counts, err := e.Store.Funnel(ctx, q)
+	var counts []int64
+	err := e.read(ctx, func(ctx context.Context) (err error) {
+		counts, err = e.Store.Funnel(ctx, q)
+		return err
+	})
 	if err != nil {
 		return FunnelResult{}, err
 	}
@@ -133,10 +149,11 @@ type TrendResult struct {
 // value (most first) and an "other" line when values were left out, and no
 // line when it matched no event.
 func (e *Engine) RunTrend(ctx context.Context, q analytics.TrendQuery) (TrendResult, error) {
-	if err := e.sync(ctx); err != nil {
-		return TrendResult{}, err
-	}
-	rows, err := e.Store.Trend(ctx, q)
+	var rows []analytics.TrendRow
+	err := e.read(ctx, func(ctx context.Context) (err error) {
+		rows, err = e.Store.Trend(ctx, q)
+		return err
+	})
 	if err != nil {
 		return TrendResult{}, err
 	}
@@ -232,10 +249,11 @@ type RetentionResult struct {
 // RunRetention computes a validated retention query. Every period of the
 // range has a cohort row, empty ones included; cohort i of P has P-i values.
 func (e *Engine) RunRetention(ctx context.Context, q analytics.RetentionQuery) (RetentionResult, error) {
-	if err := e.sync(ctx); err != nil {
-		return RetentionResult{}, err
-	}
-	rows, err := e.Store.Retention(ctx, q)
+	var rows []analytics.RetentionRow
+	err := e.read(ctx, func(ctx context.Context) (err error) {
+		rows, err = e.Store.Retention(ctx, q)
+		return err
+	})
 	if err != nil {
 		return RetentionResult{}, err
 	}
@@ -287,10 +305,12 @@ func (e *Engine) Bots(ctx context.Context, scope analytics.Scope, dateFrom, date
 	if err != nil {
 		return BotsResult{}, err
 	}
-	if err := e.sync(ctx); err != nil {
-		return BotsResult{}, err
-	}
-	activity, pages, err := e.Store.Bots(ctx, q)
+	var activity []analytics.BotActivity
+	var pages []analytics.PageActivity
+	err = e.read(ctx, func(ctx context.Context) (err error) {
+		activity, pages, err = e.Store.Bots(ctx, q)
+		return err
+	})
 	if err != nil {
 		return BotsResult{}, err
 	}
@@ -323,10 +343,11 @@ func (e *Engine) EventNames(ctx context.Context, scope analytics.Scope, dateFrom
 	if err != nil {
 		return EventNamesResult{}, err
 	}
-	if err := e.sync(ctx); err != nil {
-		return EventNamesResult{}, err
-	}
-	names, err := e.Store.EventNames(ctx, q)
+	var names []analytics.EventCount
+	err = e.read(ctx, func(ctx context.Context) (err error) {
+		names, err = e.Store.EventNames(ctx, q)
+		return err
+	})
 	if err != nil {
 		return EventNamesResult{}, err
 	}
