@@ -115,6 +115,11 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Now:              time.Now,
 		Log:              log.With("component", "http"),
 
+		// Query budgets are per credential and per node: unlike ingest's,
+		// they are not shared through the metadata store.
+		QueryLimiter:   ratelimit.New(time.Now),
+		QueryRateLimit: cfg.QueryRateLimit,
+
 		// Annotation write budgets are per workspace and, with a shared
 		// metadata store, shared across nodes like ingest's (Run).
 		Products:            a.store.meta,

@@ -57,6 +57,10 @@ type Config struct {
 	// QueryWait is the longest a query waits in the queue before it is
 	// refused with 503 server_busy (STRATA_QUERY_WAIT).
 	QueryWait time.Duration
+	// QueryRateLimit is how many queries each credential (query token, API
+	// key or dashboard user) may send per minute on each node
+	// (STRATA_QUERY_RATE_LIMIT).
+	QueryRateLimit int
 	// KeyCacheTTL is how long a key lookup is trusted before the store is
 	// asked again; it bounds how long a change made on another node takes.
 	KeyCacheTTL time.Duration
@@ -98,6 +102,7 @@ func Default() Config {
 		QueryConcurrency:    runtime.NumCPU(),
 		QueryQueue:          64,
 		QueryWait:           10 * time.Second,
+		QueryRateLimit:      120,
 		KeyCacheTTL:         10 * time.Second,
 		DedupCapacity:       4_000_000,
 		CommitLinger:        2 * time.Millisecond,
@@ -153,6 +158,7 @@ func Load(args []string, lookup func(string) (string, bool)) (Config, error) {
 	fs.IntVar(&c.QueryConcurrency, "query-concurrency", envInt("STRATA_QUERY_CONCURRENCY", c.QueryConcurrency), "queries that may read events at once (env STRATA_QUERY_CONCURRENCY)")
 	fs.IntVar(&c.QueryQueue, "query-queue", envInt("STRATA_QUERY_QUEUE", c.QueryQueue), "queries that may wait for a slot; more are refused with 503 (env STRATA_QUERY_QUEUE)")
 	fs.DurationVar(&c.QueryWait, "query-wait", envDuration("STRATA_QUERY_WAIT", c.QueryWait), "longest a query waits for a slot before 503 (env STRATA_QUERY_WAIT)")
+	fs.IntVar(&c.QueryRateLimit, "query-rate-limit", envInt("STRATA_QUERY_RATE_LIMIT", c.QueryRateLimit), "queries per credential per minute, on each node (env STRATA_QUERY_RATE_LIMIT)")
 	fs.DurationVar(&c.KeyCacheTTL, "key-cache-ttl", c.KeyCacheTTL, "how long a key lookup is cached")
 	fs.BoolVar(&c.Spool, "spool", env("STRATA_SPOOL", "true") != "false", "commit ingest to a write-ahead spool in front of DuckDB (env STRATA_SPOOL)")
 	fs.DurationVar(&c.CommitLinger, "commit-linger", c.CommitLinger, "how long a small commit group waits for more requests")
@@ -203,6 +209,9 @@ func (c Config) Validate() error {
 	}
 	if c.QueryWait <= 0 {
 		errs = append(errs, errors.New("query-wait must be positive"))
+	}
+	if c.QueryRateLimit < 1 {
+		errs = append(errs, errors.New("query-rate-limit must be at least 1"))
 	}
 	if c.DedupCapacity < 1000 {
 		errs = append(errs, errors.New("dedup-capacity must be at least 1000"))
