@@ -7,6 +7,7 @@ package query
 
 import (
 	"context"
+	"errors"
 	"math"
 	"sort"
 	"time"
@@ -74,8 +75,28 @@ func (e *Engine) read(ctx context.Context, f func(context.Context) error) error 
 		}
 		defer release()
 	}
-	return f(ctx)
+	return storeError(f(ctx))
 }
+
+// storeError turns a store that ran out of memory into the answer a client
+// can act on: 503 query_too_large, with what to ask for instead. It is not
+// a server fault: the query asked for more than the memory the operator
+// gave queries, or than was left while other queries ran.
+func storeError(err error) error {
+	if errors.Is(err, analytics.ErrOutOfMemory) {
+		return &analytics.Error{Kind: analytics.KindUnavailable, Code: "query_too_large",
+			Message: "This query needs more memory than the server could give it. Narrow the date range, " +
+				"use a coarser interval, or ask for fewer steps, series or breakdown values; it may also pass " +
+				"when the server is less busy. Operators can give queries more memory with --duckdb-memory " +
+				"(or ClickHouse's max_memory_usage).",
+			RetryAfter: queryTooLargeRetry, Err: err}
+	}
+	return err
+}
+
+// queryTooLargeRetry is the Retry-After of query_too_large: a query that ran
+// out of memory beside others may pass once they are done.
+const queryTooLargeRetry = 10 * time.Second
 
 // FunnelStep is one step of a funnel answer.
 type FunnelStep struct {
