@@ -207,8 +207,17 @@ func (s *Store) Trend(ctx context.Context, q analytics.TrendQuery) (_ []analytic
 	return out, nil
 }
 
-// bitmapBudget caps the memory unique-user bitmaps may take in one query.
-const bitmapBudget = 256 << 20
+// bitmapBudget caps the memory unique-user bitmaps may take in one query
+// (each DuckDB thread aggregates its own). DuckDB keeps these aggregate
+// states outside its buffer pool, so --duckdb-memory does not bound them:
+// with 256 MB, an hourly month broken down by path on a million events
+// (4,320 bitmaps of 14 KB per thread and series, nearly all empty) took the
+// process to 350 MB while the pool accounted for 94 MB, and ran 3.5 times
+// slower than count(DISTINCT), which DuckDB aggregates inside the pool
+// (docs/benchmarks.md, "Heavy queries"). Dense charts, where bitmaps pay,
+// fit within 32 MB: a week of hours for 500,000 users takes 12 MB, a daily
+// month broken down by ten values 23 MB.
+const bitmapBudget = 32 << 20
 
 // uniqueUsers returns the aggregate counting a product's distinct users in
 // each of at most groups groups. With dense ids the users of a group are
