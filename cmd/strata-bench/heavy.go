@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -142,7 +143,10 @@ func burst(srv *server, tokens []string, path string, body any, n int) burstResu
 // With reuse set to a data directory this benchmark loaded before (kept
 // with -query-keep), it skips the load and queries those events, dated by
 // the directory's modification day.
-func runHeavyBench(bin string, srvArgs []string, nEvents, users, conc, rounds int, keep bool, reuse string) error {
+//
+// With ingestConns above zero, that many connections post 500-event
+// batches at full speed during every burst, as a busy site would.
+func runHeavyBench(bin string, srvArgs []string, nEvents, users, conc, rounds, ingestConns int, keep bool, reuse string) error {
 	dataDir := reuse
 	if reuse == "" {
 		dir, err := os.MkdirTemp("", "strata-heavy-")
@@ -213,11 +217,58 @@ func runHeavyBench(bin string, srvArgs []string, nEvents, users, conc, rounds in
 	}
 	rss, _ := srv.peakRSS()
 	fmt.Printf("settled; peak RSS so far %d MB\n", rss>>20)
+	if ingestConns > 0 {
+		out, err := exec.Command(bin, "keys", "create", "--product", "1", "--data", dataDir).Output()
+		if err != nil {
+			return fmt.Errorf("creating a key: %w", err)
+		}
+		srv.key = strings.TrimSpace(string(out))
+	}
 	for r := range rounds {
-		fmt.Printf("round %d: %d concurrent 720-hour funnels: %s\n", r+1, conc,
-			burst(srv, tokens, "/api/v1/query/funnel", heavyFunnel(from, to), conc))
-		fmt.Printf("round %d: %d concurrent hourly 10-series unique-user trends by path, regex filter: %s\n", r+1, conc,
-			burst(srv, tokens, "/api/v1/query/trend", heavyTrend(from, to), conc))
+		stop := ingestDuring(srv, ingestConns)
+		fmt.Printf("round %d: %d concurrent 720-hour funnels: %s%s\n", r+1, conc,
+			burst(srv, tokens, "/api/v1/query/funnel", heavyFunnel(from, to), conc), stop())
+		stop = ingestDuring(srv, ingestConns)
+		fmt.Printf("round %d: %d concurrent hourly 10-series unique-user trends by path, regex filter: %s%s\n", r+1, conc,
+			burst(srv, tokens, "/api/v1/query/trend", heavyTrend(from, to), conc), stop())
 	}
 	return nil
+}
+
+// ingestDuring posts 500-event batches on conns connections until the
+// returned function is called; it reports the rate ingested meanwhile.
+func ingestDuring(srv *server, conns int) func() string {
+	if conns == 0 {
+		return func() string { return "" }
+	}
+	tmpl := newTemplate(500)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns}, Timeout: time.Minute}
+	done := make(chan struct{})
+	var accepted, failed atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if post(client, srv, tmpl.body()) {
+					accepted.Add(int64(tmpl.n))
+				} else {
+					failed.Add(1)
+				}
+			}
+		}()
+	}
+	return func() string {
+		close(done)
+		wg.Wait()
+		return fmt.Sprintf("; meanwhile ingest at %.0f events/s (%d batches refused)",
+			float64(accepted.Load())/time.Since(start).Seconds(), failed.Load())
+	}
 }

@@ -59,6 +59,7 @@ func main() {
 		hUsers   = flag.Int("heavy-users", 50_000, "users for the heavy-query benchmark")
 		hConc    = flag.Int("heavy-concurrency", 50, "queries sent at once in each burst of the heavy-query benchmark")
 		hRounds  = flag.Int("heavy-rounds", 1, "bursts of each heavy query")
+		hIngest  = flag.Int("heavy-ingest", 0, "connections posting 500-event batches during each burst of the heavy-query benchmark (0: none)")
 		hData    = flag.String("heavy-data", "", "query this data directory, loaded by an earlier heavy run with -query-keep, instead of loading a new one")
 	)
 	flag.Parse()
@@ -75,7 +76,7 @@ func main() {
 		}
 	}
 	if *suite == "heavy" {
-		if err := runHeavyBench(*bin, strings.Fields(*srvArgs), *hEvents, *hUsers, *hConc, *hRounds, *qKeep, *hData); err != nil {
+		if err := runHeavyBench(*bin, strings.Fields(*srvArgs), *hEvents, *hUsers, *hConc, *hRounds, *hIngest, *qKeep, *hData); err != nil {
 			fmt.Fprintln(os.Stderr, "strata-bench:", err)
 			os.Exit(1)
 		}
