@@ -20,7 +20,7 @@ import (
 // sooner: DuckDB already spreads one query over every core, so fifty at once
 // took as long in total as fifty in a row, and they shared one buffer pool,
 // which they overflowed: of fifty month-long funnels sent at once on a
-// million events, thirteen failed out of memory, and each query running
+// million events, 13 to 19 failed out of memory, and each query running
 // added its own memory outside the pool (docs/benchmarks.md, "Heavy
 // queries"). A queue turns a burst into a short wait, and its bound keeps
 // a flood from holding thousands of requests.

@@ -136,10 +136,11 @@ func TestOutOfMemoryIsMarked(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	retention := analytics.RetentionQuery{Scope: scope, StartEvent: "a", ReturnEvent: "b", Period: analytics.Day}
 	for name, run := range map[string]func() error{
 		"funnel":    func() error { _, err := s.Funnel(ctx, funnel); return err },
 		"trend":     func() error { _, err := s.Trend(ctx, trend); return err },
-		"retention": func() error { _, err := s.Retention(ctx, analytics.RetentionQuery{Scope: scope, StartEvent: "a", ReturnEvent: "b", Period: analytics.Day}); return err },
+		"retention": func() error { _, err := s.Retention(ctx, retention); return err },
 	} {
 		err := run()
 		if !errors.Is(err, analytics.ErrOutOfMemory) {
