@@ -74,7 +74,9 @@ type Config struct {
 	// DedupCapacity caps the uuids remembered for deduplication.
 	DedupCapacity int
 	// DuckDBMemoryLimit caps the embedded database's buffer pool
-	// (STRATA_DUCKDB_MEMORY).
+	// (STRATA_DUCKDB_MEMORY): cached blocks, rows not yet checkpointed and
+	// queries' working memory. The process uses more than this; what, and
+	// the peak with the defaults, is in docs/security.md.
 	DuckDBMemoryLimit string
 	// DuckDBCheckpoint is the WAL size that triggers a DuckDB checkpoint
 	// (STRATA_DUCKDB_CHECKPOINT).
@@ -163,7 +165,7 @@ func Load(args []string, lookup func(string) (string, bool)) (Config, error) {
 	fs.BoolVar(&c.Spool, "spool", env("STRATA_SPOOL", "true") != "false", "commit ingest to a write-ahead spool in front of DuckDB (env STRATA_SPOOL)")
 	fs.DurationVar(&c.CommitLinger, "commit-linger", c.CommitLinger, "how long a small commit group waits for more requests")
 	fs.IntVar(&c.DedupCapacity, "dedup-capacity", c.DedupCapacity, "uuids remembered for deduplication")
-	fs.StringVar(&c.DuckDBMemoryLimit, "duckdb-memory", env("STRATA_DUCKDB_MEMORY", c.DuckDBMemoryLimit), "DuckDB memory limit (env STRATA_DUCKDB_MEMORY)")
+	fs.StringVar(&c.DuckDBMemoryLimit, "duckdb-memory", env("STRATA_DUCKDB_MEMORY", c.DuckDBMemoryLimit), "DuckDB buffer pool, shared by cached data, unflushed rows and queries; not the process's size (env STRATA_DUCKDB_MEMORY)")
 	fs.StringVar(&c.DuckDBCheckpoint, "duckdb-checkpoint", env("STRATA_DUCKDB_CHECKPOINT", c.DuckDBCheckpoint), "DuckDB WAL size that triggers a checkpoint (env STRATA_DUCKDB_CHECKPOINT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "graceful shutdown limit")
 	fs.StringVar(&c.DebugAddr, "debug-addr", env("STRATA_DEBUG_ADDR", ""), "serve pprof on this address, e.g. 127.0.0.1:6060 (env STRATA_DEBUG_ADDR)")
