@@ -48,13 +48,19 @@ func main() {
 		ceilingN = flag.Int("ceiling-events", 2_000_000, "events for the raw appender ceiling")
 		target   = flag.String("url", "", "load an already running server at this URL (with -key) and only that; for profiling")
 		key      = flag.String("key", "", "API key for -url")
-		suite    = flag.String("suite", "all", "which benchmarks to run: ingest, queries or all")
+		suite    = flag.String("suite", "all", "which benchmarks to run: ingest, queries, all, or heavy (not part of all)")
 		qEvents  = flag.Int("query-events", 10_000_000, "events for the query benchmark")
 		qUsers   = flag.Int("query-users", 500_000, "users for the query benchmark")
 		qDays    = flag.Int("query-days", 30, "days the query benchmark's events span")
 		qRuns    = flag.Int("query-runs", 7, "timed runs of each query (the median is reported)")
 		qKeep    = flag.Bool("query-keep", false, "keep the query benchmark's data directory for inspection")
 		qCH      = flag.Bool("query-clickhouse", true, "also run the query benchmark on a local clickhouse-server, when installed")
+		hEvents  = flag.Int("heavy-events", 1_000_000, "events for the heavy-query benchmark")
+		hUsers   = flag.Int("heavy-users", 50_000, "users for the heavy-query benchmark")
+		hConc    = flag.Int("heavy-concurrency", 50, "queries sent at once in each burst of the heavy-query benchmark")
+		hRounds  = flag.Int("heavy-rounds", 1, "bursts of each heavy query")
+		hIngest  = flag.Int("heavy-ingest", 0, "connections posting 500-event batches during each burst of the heavy-query benchmark (0: none)")
+		hData    = flag.String("heavy-data", "", "query this data directory, loaded by an earlier heavy run with -query-keep, instead of loading a new one")
 	)
 	flag.Parse()
 	if *target != "" {
@@ -65,6 +71,12 @@ func main() {
 	}
 	if *suite == "ingest" || *suite == "all" {
 		if err := run(*bin, strings.Fields(*srvArgs), *duration, *conns, *single, *batch, *ceilingN); err != nil {
+			fmt.Fprintln(os.Stderr, "strata-bench:", err)
+			os.Exit(1)
+		}
+	}
+	if *suite == "heavy" {
+		if err := runHeavyBench(*bin, strings.Fields(*srvArgs), *hEvents, *hUsers, *hConc, *hRounds, *hIngest, *qKeep, *hData); err != nil {
 			fmt.Fprintln(os.Stderr, "strata-bench:", err)
 			os.Exit(1)
 		}

@@ -3,6 +3,7 @@ package analytics
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 )
 
@@ -213,7 +214,9 @@ type EventCount struct {
 }
 
 // QueryStore answers the query engine. Every method reads only the scope's
-// product and environment.
+// product and environment. A query that fails because the store ran out of
+// memory for it returns an error wrapping ErrOutOfMemory, so that the engine
+// can tell the client to ask for less instead of reporting a server fault.
 type QueryStore interface {
 	// Funnel returns the number of users reaching each step.
 	Funnel(ctx context.Context, q FunnelQuery) ([]int64, error)
@@ -227,6 +230,12 @@ type QueryStore interface {
 	// by name.
 	EventNames(ctx context.Context, q EventNamesQuery) ([]EventCount, error)
 }
+
+// ErrOutOfMemory is wrapped by a QueryStore's error when the store could not
+// get the memory a query needed: DuckDB's buffer pool was full, or a
+// ClickHouse memory limit was reached. Each store recognises its own
+// driver's error in one function (outOfMemory in each store package).
+var ErrOutOfMemory = errors.New("the store ran out of memory for this query")
 
 // QueryKind says which query a saved query runs.
 type QueryKind string

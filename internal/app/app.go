@@ -104,18 +104,27 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	if err != nil {
 		return nil, err
 	}
+	// Every query that reads events waits for a slot (docs/queries.md,
+	// "Admission and rate limits").
+	engine := &query.Engine{Store: a.store.queries, Sync: a.store.sync, Now: time.Now,
+		Admission: query.NewAdmission(cfg.QueryConcurrency, cfg.QueryQueue, cfg.QueryWait)}
 	api := &httpapi.Server{
 		Keys:             a.keys,
 		Limiter:          a.limiter,
 		DefaultRateLimit: cfg.RateLimitPerMinute,
 		Pipeline:         &ingest.Pipeline{UA: ua.NewParser(50000, bots.Default())},
 		Writer:           a.wr,
-		Queries:          &query.Engine{Store: a.store.queries, Sync: a.store.sync, Now: time.Now},
+		Queries:          engine,
 		Saved:            a.store.meta,
 		Bodies:           httpapi.NewBodyBudget(int64(cfg.MaxBodyMemory), log.With("component", "http")),
 		Ready:            a.ready.Load,
 		Now:              time.Now,
 		Log:              log.With("component", "http"),
+
+		// Query budgets are per credential and per node: unlike ingest's,
+		// they are not shared through the metadata store.
+		QueryLimiter:   ratelimit.New(time.Now),
+		QueryRateLimit: cfg.QueryRateLimit,
 
 		// Annotation write budgets: per workspace, shared across nodes
 		// with a shared metadata store like ingest's (Run), and per

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +46,22 @@ type Config struct {
 	// workspace's keys and tokens together (STRATA_ANNOTATION_RATE_LIMIT;
 	// docs/annotations.md).
 	AnnotationRateLimit int
+	// QueryConcurrency is how many queries may read events at once on this
+	// node (STRATA_QUERY_CONCURRENCY). DuckDB spreads each query over every
+	// core, so more at once answers none sooner and only adds their memory
+	// together; the default is the number of cores.
+	QueryConcurrency int
+	// QueryQueue is how many more queries may wait for a slot, in arrival
+	// order (STRATA_QUERY_QUEUE); beyond it a query is refused at once
+	// with 503 server_busy.
+	QueryQueue int
+	// QueryWait is the longest a query waits in the queue before it is
+	// refused with 503 server_busy (STRATA_QUERY_WAIT).
+	QueryWait time.Duration
+	// QueryRateLimit is how many queries each credential (query token, API
+	// key or dashboard user) may send per minute on each node
+	// (STRATA_QUERY_RATE_LIMIT).
+	QueryRateLimit int
 	// KeyCacheTTL is how long a key lookup is trusted before the store is
 	// asked again; it bounds how long a change made on another node takes.
 	KeyCacheTTL time.Duration
@@ -58,7 +75,9 @@ type Config struct {
 	// DedupCapacity caps the uuids remembered for deduplication.
 	DedupCapacity int
 	// DuckDBMemoryLimit caps the embedded database's buffer pool
-	// (STRATA_DUCKDB_MEMORY).
+	// (STRATA_DUCKDB_MEMORY): cached blocks, rows not yet checkpointed and
+	// queries' working memory. The process uses more than this; what, and
+	// the peak with the defaults, is in docs/security.md.
 	DuckDBMemoryLimit string
 	// DuckDBCheckpoint is the WAL size that triggers a DuckDB checkpoint
 	// (STRATA_DUCKDB_CHECKPOINT).
@@ -91,6 +110,10 @@ func Default() Config {
 		LogFormat:           "text",
 		RateLimitPerMinute:  1000,
 		AnnotationRateLimit: 60,
+		QueryConcurrency:    runtime.NumCPU(),
+		QueryQueue:          64,
+		QueryWait:           10 * time.Second,
+		QueryRateLimit:      120,
 		KeyCacheTTL:         10 * time.Second,
 		DedupCapacity:       4_000_000,
 		CommitLinger:        2 * time.Millisecond,
@@ -174,6 +197,17 @@ func Load(args []string, lookup func(string) (string, bool)) (Config, error) {
 		}
 		return n
 	}
+	envDuration := func(name string, def time.Duration) time.Duration {
+		v, ok := lookup(name)
+		if !ok || v == "" {
+			return def
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			envErr = fmt.Errorf("%s: %q is not a duration such as 10s", name, v)
+		}
+		return d
+	}
 	fs.StringVar(&c.Addr, "addr", env("STRATA_ADDR", c.Addr), "HTTP listen address (env STRATA_ADDR)")
 	fs.StringVar(&c.DataDir, "data", env("STRATA_DATA", c.DataDir), "data directory (env STRATA_DATA)")
 	fs.StringVar(&c.EventsURL, "events", env("STRATA_EVENTS_URL", ""), "ClickHouse events store, clickhouse://host:9000/db[?cluster=NAME]; empty: embedded (env STRATA_EVENTS_URL)")
@@ -182,11 +216,15 @@ func Load(args []string, lookup func(string) (string, bool)) (Config, error) {
 	fs.StringVar(&c.LogFormat, "log-format", env("STRATA_LOG_FORMAT", c.LogFormat), "text or json (env STRATA_LOG_FORMAT)")
 	fs.IntVar(&c.RateLimitPerMinute, "rate-limit", envInt("STRATA_RATE_LIMIT", c.RateLimitPerMinute), "default ingest requests per key per minute (env STRATA_RATE_LIMIT)")
 	fs.IntVar(&c.AnnotationRateLimit, "annotation-rate-limit", envInt("STRATA_ANNOTATION_RATE_LIMIT", c.AnnotationRateLimit), "annotation writes per minute per credential, and per workspace for its keys and tokens (env STRATA_ANNOTATION_RATE_LIMIT)")
+	fs.IntVar(&c.QueryConcurrency, "query-concurrency", envInt("STRATA_QUERY_CONCURRENCY", c.QueryConcurrency), "queries that may read events at once (env STRATA_QUERY_CONCURRENCY)")
+	fs.IntVar(&c.QueryQueue, "query-queue", envInt("STRATA_QUERY_QUEUE", c.QueryQueue), "queries that may wait for a slot; more are refused with 503 (env STRATA_QUERY_QUEUE)")
+	fs.DurationVar(&c.QueryWait, "query-wait", envDuration("STRATA_QUERY_WAIT", c.QueryWait), "longest a query waits for a slot before 503 (env STRATA_QUERY_WAIT)")
+	fs.IntVar(&c.QueryRateLimit, "query-rate-limit", envInt("STRATA_QUERY_RATE_LIMIT", c.QueryRateLimit), "queries per credential per minute, on each node (env STRATA_QUERY_RATE_LIMIT)")
 	fs.DurationVar(&c.KeyCacheTTL, "key-cache-ttl", c.KeyCacheTTL, "how long a key lookup is cached")
 	fs.BoolVar(&c.Spool, "spool", env("STRATA_SPOOL", "true") != "false", "commit ingest to a write-ahead spool in front of DuckDB (env STRATA_SPOOL)")
 	fs.DurationVar(&c.CommitLinger, "commit-linger", c.CommitLinger, "how long a small commit group waits for more requests")
 	fs.IntVar(&c.DedupCapacity, "dedup-capacity", c.DedupCapacity, "uuids remembered for deduplication")
-	fs.StringVar(&c.DuckDBMemoryLimit, "duckdb-memory", env("STRATA_DUCKDB_MEMORY", c.DuckDBMemoryLimit), "DuckDB memory limit (env STRATA_DUCKDB_MEMORY)")
+	fs.StringVar(&c.DuckDBMemoryLimit, "duckdb-memory", env("STRATA_DUCKDB_MEMORY", c.DuckDBMemoryLimit), "DuckDB buffer pool, shared by cached data, unflushed rows and queries; not the process's size (env STRATA_DUCKDB_MEMORY)")
 	fs.StringVar(&c.DuckDBCheckpoint, "duckdb-checkpoint", env("STRATA_DUCKDB_CHECKPOINT", c.DuckDBCheckpoint), "DuckDB WAL size that triggers a checkpoint (env STRATA_DUCKDB_CHECKPOINT)")
 	if v, ok := lookup("STRATA_MAX_BODY_MEMORY"); ok && v != "" {
 		if err := c.MaxBodyMemory.Set(v); err != nil {
@@ -194,14 +232,7 @@ func Load(args []string, lookup func(string) (string, bool)) (Config, error) {
 		}
 	}
 	fs.Var(&c.MaxBodyMemory, "max-body-memory", "memory all request bodies in flight may hold together, e.g. 64MB (env STRATA_MAX_BODY_MEMORY)")
-	if v, ok := lookup("STRATA_READ_TIMEOUT"); ok && v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			envErr = fmt.Errorf("STRATA_READ_TIMEOUT: %q is not a duration such as 30s", v)
-		}
-		c.ReadTimeout = d
-	}
-	fs.DurationVar(&c.ReadTimeout, "read-timeout", c.ReadTimeout, "time a request's headers and body may take to arrive (env STRATA_READ_TIMEOUT)")
+	fs.DurationVar(&c.ReadTimeout, "read-timeout", envDuration("STRATA_READ_TIMEOUT", c.ReadTimeout), "time a request's headers and body may take to arrive (env STRATA_READ_TIMEOUT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "graceful shutdown limit")
 	fs.StringVar(&c.DebugAddr, "debug-addr", env("STRATA_DEBUG_ADDR", ""), "serve pprof on this address, e.g. 127.0.0.1:6060 (env STRATA_DEBUG_ADDR)")
 	c.ErrorTracking = env("NEXT_PUBLIC_FEATURE_ERROR_TRACKING", "") == "true"
@@ -243,6 +274,18 @@ func (c Config) Validate() error {
 	}
 	if c.ReadTimeout < 100*time.Millisecond {
 		errs = append(errs, fmt.Errorf("read-timeout %v: must be at least 100ms", c.ReadTimeout))
+	}
+	if c.QueryConcurrency < 1 {
+		errs = append(errs, errors.New("query-concurrency must be at least 1"))
+	}
+	if c.QueryQueue < 0 {
+		errs = append(errs, errors.New("query-queue must not be negative"))
+	}
+	if c.QueryWait <= 0 {
+		errs = append(errs, errors.New("query-wait must be positive"))
+	}
+	if c.QueryRateLimit < 1 {
+		errs = append(errs, errors.New("query-rate-limit must be at least 1"))
 	}
 	if c.DedupCapacity < 1000 {
 		errs = append(errs, errors.New("dedup-capacity must be at least 1000"))

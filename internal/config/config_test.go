@@ -50,6 +50,14 @@ func TestLoad(t *testing.T) {
 	if err != nil || c.MaxBodyMemory != 1<<30 || c.ReadTimeout != 5*time.Second {
 		t.Fatalf("STRATA_MAX_BODY_MEMORY and STRATA_READ_TIMEOUT: %+v, %v", c, err)
 	}
+	c, err = Load([]string{"--query-concurrency", "3", "--query-wait", "2s"}, env(map[string]string{
+		"STRATA_QUERY_CONCURRENCY": "8", "STRATA_QUERY_QUEUE": "5", "STRATA_QUERY_WAIT": "30s", "STRATA_QUERY_RATE_LIMIT": "40"}))
+	if err != nil || c.QueryConcurrency != 3 || c.QueryQueue != 5 || c.QueryWait != 2*time.Second || c.QueryRateLimit != 40 {
+		t.Fatalf("query admission and rate limit, flags over env: %+v, %v", c, err)
+	}
+	if d := Default(); d.QueryConcurrency < 1 || d.QueryQueue != 64 || d.QueryWait != 10*time.Second || d.QueryRateLimit != 120 {
+		t.Errorf("query defaults: %+v", d)
+	}
 	if c.ShutdownTimeout != 20*time.Second {
 		t.Errorf("shutdown timeout %v", c.ShutdownTimeout)
 	}
@@ -77,6 +85,11 @@ func TestLoadRejects(t *testing.T) {
 		{nil, map[string]string{"STRATA_MAX_BODY_MEMORY": "-1MB"}, "STRATA_MAX_BODY_MEMORY"},
 		{[]string{"--read-timeout", "0s"}, nil, "read-timeout"},
 		{nil, map[string]string{"STRATA_READ_TIMEOUT": "soon"}, "STRATA_READ_TIMEOUT"},
+		{[]string{"--query-concurrency", "0"}, nil, "query-concurrency"},
+		{[]string{"--query-queue", "-1"}, nil, "query-queue"},
+		{[]string{"--query-wait", "0s"}, nil, "query-wait"},
+		{nil, map[string]string{"STRATA_QUERY_WAIT": "soon"}, "STRATA_QUERY_WAIT"},
+		{[]string{"--query-rate-limit", "0"}, nil, "query-rate-limit"},
 	}
 	for _, c := range cases {
 		if _, err := Load(c.args, env(c.env)); err == nil || !strings.Contains(err.Error(), c.want) {

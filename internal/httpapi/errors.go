@@ -73,11 +73,18 @@ func writeFastError(ctx *fasthttp.RequestCtx, log *slog.Logger, err error) {
 	writeFastJSON(ctx, status, body)
 }
 
-// logFailure logs a server-side failure (a 5xx) with its cause. A 503
-// server_busy is not one: the body budget logs its exhaustion itself, once
-// a minute, rather than once per refused request.
+// logFailure logs a server-side failure (a 5xx) with its cause. A 5xx
+// without a cause is a refusal the server chose (busy, stopping, not
+// ready), which an operator should see but is not a fault: a warning. A 503
+// server_busy from the body budget is neither: the budget logs its
+// exhaustion itself, once a minute, rather than once per refused request.
 func logFailure(log *slog.Logger, method, path string, e *analytics.Error) {
-	if status := statusOf(e.Kind); status >= 500 && log != nil && e != errServerBusy {
+	status := statusOf(e.Kind)
+	switch {
+	case status < 500 || log == nil || e == errServerBusy:
+	case e.Err == nil:
+		log.Warn("request refused", "method", method, "path", path, "status", status, "code", e.Code)
+	default:
 		log.Error("request failed", "method", method, "path", path, "status", status, "code", e.Code, "err", e.Err)
 	}
 }

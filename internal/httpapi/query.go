@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"strata/internal/analytics"
@@ -79,6 +81,59 @@ func (s *Server) scope(r *http.Request) (analytics.Scope, error) {
 	if err != nil {
 		return analytics.Scope{}, err
 	}
+	return scopeOf(r, p)
+}
+
+// readScope is scope for a request that reads events (a funnel, trend,
+// retention, the bots panel, event names, a saved query run): it also takes
+// the query from the credential's budget, before the body is read, so that
+// a refused request costs little.
+func (s *Server) readScope(r *http.Request) (analytics.Scope, error) {
+	p, err := s.principal(r)
+	if err != nil {
+		return analytics.Scope{}, err
+	}
+	if err := s.allowQuery(p); err != nil {
+		return analytics.Scope{}, err
+	}
+	return scopeOf(r, p)
+}
+
+// allowQuery takes one query from the budget of the credential p presented,
+// or answers 429 with the wait until the next one. Each query token, API
+// key and dashboard user has its own bucket of QueryRateLimit queries a
+// minute on this node (the buckets are not shared between nodes): it keeps
+// one client, a script in a loop or a stuck page, from filling the query
+// queue that every client of the node shares.
+func (s *Server) allowQuery(p auth.Principal) error {
+	if s.QueryLimiter == nil {
+		return nil
+	}
+	ok, wait := s.QueryLimiter.Allow(queryCredential(p), s.QueryRateLimit)
+	if ok {
+		return nil
+	}
+	return &analytics.Error{Kind: analytics.KindRateLimited, Code: "rate_limited",
+		Message: fmt.Sprintf("Too many queries with this credential (at most %d a minute); retry after the number of seconds in Retry-After.",
+			s.QueryRateLimit),
+		RetryAfter: max(wait, time.Second)}
+}
+
+// queryCredential is the rate-limit bucket of the credential p presented.
+// Tokens, keys and users are numbered separately, so the kind is kept in
+// the low bits to tell token 5 from key 5.
+func queryCredential(p auth.Principal) int64 {
+	switch {
+	case p.TokenID != 0:
+		return p.TokenID<<2 | 1
+	case p.KeyID != 0:
+		return p.KeyID<<2 | 2
+	}
+	return p.UserID<<2 | 3
+}
+
+// scopeOf is the scope of principal p for request r.
+func scopeOf(r *http.Request, p auth.Principal) (analytics.Scope, error) {
 	sc := analytics.Scope{ProductID: p.ProductID, Env: analytics.EnvLive}
 	switch env := r.URL.Query().Get("env"); env {
 	case "", "live":
@@ -121,7 +176,7 @@ func checkText(body []byte) error {
 // query's request.
 func (s *Server) queryHandler(kind analytics.QueryKind) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		sc, err := s.scope(r)
+		sc, err := s.readScope(r)
 		if err != nil {
 			return err
 		}
@@ -144,7 +199,7 @@ func (s *Server) queryHandler(kind analytics.QueryKind) handlerFunc {
 
 // handleBots is GET /api/v1/query/bots.
 func (s *Server) handleBots(w http.ResponseWriter, r *http.Request) error {
-	sc, err := s.scope(r)
+	sc, err := s.readScope(r)
 	if err != nil {
 		return err
 	}
@@ -160,7 +215,7 @@ func (s *Server) handleBots(w http.ResponseWriter, r *http.Request) error {
 // handleEventNames is GET /api/v1/query/events: the event names seen in
 // the range, most frequent first, for the dashboard's step autocomplete.
 func (s *Server) handleEventNames(w http.ResponseWriter, r *http.Request) error {
-	sc, err := s.scope(r)
+	sc, err := s.readScope(r)
 	if err != nil {
 		return err
 	}
@@ -228,11 +283,17 @@ func (s *Server) savedTarget(r *http.Request) (analytics.Scope, int64, error) {
 	if err != nil {
 		return sc, 0, err
 	}
+	id, err := savedID(r)
+	return sc, id, err
+}
+
+// savedID reads the {id} of a /queries/{id} path.
+func savedID(r *http.Request) (int64, error) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id < 1 {
-		return sc, 0, errSavedNotFound
+		return 0, errSavedNotFound
 	}
-	return sc, id, nil
+	return id, nil
 }
 
 // savedLookup translates a store miss into the API's not-found error.
@@ -337,7 +398,11 @@ func (s *Server) handleDeleteSaved(w http.ResponseWriter, r *http.Request) error
 // definition as its endpoint would (dates left out mean the last 30 days as
 // of now) and answers with that endpoint's result.
 func (s *Server) handleRunSaved(w http.ResponseWriter, r *http.Request) error {
-	sc, id, err := s.savedTarget(r)
+	sc, err := s.readScope(r)
+	if err != nil {
+		return err
+	}
+	id, err := savedID(r)
 	if err != nil {
 		return err
 	}

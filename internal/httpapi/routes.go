@@ -33,6 +33,10 @@ type Server struct {
 	Writer           *ingest.Writer
 	Queries          *query.Engine
 	Saved            analytics.SavedQueryStore
+	// QueryLimiter holds the query budgets, one bucket per credential, of
+	// QueryRateLimit queries a minute (query.go, allowQuery).
+	QueryLimiter   *ratelimit.Limiter
+	QueryRateLimit int
 	// Products resolves a credential's product to its workspace, and
 	// Annotations keeps that workspace's chart annotations.
 	Products    ProductStore

@@ -27,6 +27,7 @@ type dash struct {
 	t      *testing.T
 	srv    *httptest.Server
 	store  *duckdb.Store
+	api    *Server
 	client *http.Client
 	// key is the live key of the bootstrapped product 1.
 	key string
@@ -59,7 +60,7 @@ func newDash(t *testing.T) *dash {
 	srv := httptest.NewServer(s.routes())
 	t.Cleanup(srv.Close)
 	jar, _ := cookiejar.New(nil)
-	return &dash{t: t, srv: srv, store: st, client: &http.Client{Jar: jar}, key: key}
+	return &dash{t: t, srv: srv, store: st, api: s, client: &http.Client{Jar: jar}, key: key}
 }
 
 // fakePages serves /trends as the dashboard would, and nothing else.

@@ -7,6 +7,7 @@ package query
 
 import (
 	"context"
+	"errors"
 	"math"
 	"sort"
 	"time"
@@ -22,7 +23,10 @@ type Engine struct {
 	// visible to the store, so that a query sent after a 202 sees its
 	// events. The write-ahead spool provides it.
 	Sync func(context.Context) error
-	Now  func() time.Time
+	// Admission, when set, bounds how many queries read events at once
+	// and how many wait (admission.go).
+	Admission *Admission
+	Now       func() time.Time
 }
 
 func (e *Engine) now() time.Time {
@@ -55,12 +59,44 @@ func (e *Engine) Prepare(kind analytics.QueryKind, scope analytics.Scope, body [
 	return nil, ErrUnknownKind
 }
 
-func (e *Engine) sync(ctx context.Context) error {
-	if e.Sync == nil {
-		return nil
+// read runs one read of the store: it waits for acknowledged events to be
+// visible, then for a slot (Admission), and holds the slot while f asks the
+// store. Every query that reads events goes through here.
+func (e *Engine) read(ctx context.Context, f func(context.Context) error) error {
+	if e.Sync != nil {
+		if err := e.Sync(ctx); err != nil {
+			return err
+		}
 	}
-	return e.Sync(ctx)
+	if e.Admission != nil {
+		release, err := e.Admission.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
+	return storeError(f(ctx))
 }
+
+// storeError turns a store that ran out of memory into the answer a client
+// can act on: 503 query_too_large, with what to ask for instead. It is not
+// a server fault: the query asked for more than the memory the operator
+// gave queries, or than was left while other queries ran.
+func storeError(err error) error {
+	if errors.Is(err, analytics.ErrOutOfMemory) {
+		return &analytics.Error{Kind: analytics.KindUnavailable, Code: "query_too_large",
+			Message: "This query needs more memory than the server could give it. Narrow the date range, " +
+				"use a coarser interval, or ask for fewer steps, series or breakdown values; it may also pass " +
+				"when the server is less busy. Operators can give queries more memory with --duckdb-memory " +
+				"(or ClickHouse's max_memory_usage).",
+			RetryAfter: queryTooLargeRetry, Err: err}
+	}
+	return err
+}
+
+// queryTooLargeRetry is the Retry-After of query_too_large: a query that ran
+// out of memory beside others may pass once they are done.
+const queryTooLargeRetry = 10 * time.Second
 
 // FunnelStep is one step of a funnel answer.
 type FunnelStep struct {
@@ -77,10 +113,11 @@ type FunnelResult struct {
 
 // RunFunnel computes a validated funnel.
 func (e *Engine) RunFunnel(ctx context.Context, q analytics.FunnelQuery) (FunnelResult, error) {
-	if err := e.sync(ctx); err != nil {
-		return FunnelResult{}, err
-	}
-	counts, err := e.Store.Funnel(ctx, q)
+	var counts []int64
+	err := e.read(ctx, func(ctx context.Context) (err error) {
+		counts, err = e.Store.Funnel(ctx, q)
+		return err
+	})
 	if err != nil {
 		return FunnelResult{}, err
 	}
@@ -133,10 +170,11 @@ type TrendResult struct {
 // value (most first) and an "other" line when values were left out, and no
 // line when it matched no event.
 func (e *Engine) RunTrend(ctx context.Context, q analytics.TrendQuery) (TrendResult, error) {
-	if err := e.sync(ctx); err != nil {
-		return TrendResult{}, err
-	}
-	rows, err := e.Store.Trend(ctx, q)
+	var rows []analytics.TrendRow
+	err := e.read(ctx, func(ctx context.Context) (err error) {
+		rows, err = e.Store.Trend(ctx, q)
+		return err
+	})
 	if err != nil {
 		return TrendResult{}, err
 	}
@@ -232,10 +270,11 @@ type RetentionResult struct {
 // RunRetention computes a validated retention query. Every period of the
 // range has a cohort row, empty ones included; cohort i of P has P-i values.
 func (e *Engine) RunRetention(ctx context.Context, q analytics.RetentionQuery) (RetentionResult, error) {
-	if err := e.sync(ctx); err != nil {
-		return RetentionResult{}, err
-	}
-	rows, err := e.Store.Retention(ctx, q)
+	var rows []analytics.RetentionRow
+	err := e.read(ctx, func(ctx context.Context) (err error) {
+		rows, err = e.Store.Retention(ctx, q)
+		return err
+	})
 	if err != nil {
 		return RetentionResult{}, err
 	}
@@ -287,10 +326,12 @@ func (e *Engine) Bots(ctx context.Context, scope analytics.Scope, dateFrom, date
 	if err != nil {
 		return BotsResult{}, err
 	}
-	if err := e.sync(ctx); err != nil {
-		return BotsResult{}, err
-	}
-	activity, pages, err := e.Store.Bots(ctx, q)
+	var activity []analytics.BotActivity
+	var pages []analytics.PageActivity
+	err = e.read(ctx, func(ctx context.Context) (err error) {
+		activity, pages, err = e.Store.Bots(ctx, q)
+		return err
+	})
 	if err != nil {
 		return BotsResult{}, err
 	}
@@ -323,10 +364,11 @@ func (e *Engine) EventNames(ctx context.Context, scope analytics.Scope, dateFrom
 	if err != nil {
 		return EventNamesResult{}, err
 	}
-	if err := e.sync(ctx); err != nil {
-		return EventNamesResult{}, err
-	}
-	names, err := e.Store.EventNames(ctx, q)
+	var names []analytics.EventCount
+	err = e.read(ctx, func(ctx context.Context) (err error) {
+		names, err = e.Store.EventNames(ctx, q)
+		return err
+	})
 	if err != nil {
 		return EventNamesResult{}, err
 	}

@@ -2,11 +2,17 @@ package clickhouse
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/google/uuid"
+
+	"strata/internal/analytics"
 	"strata/internal/store/clickhouse/chtest"
 	"strata/internal/store/storetest"
 )
@@ -74,5 +80,47 @@ func TestFlatten(t *testing.T) {
 	want := map[string]string{"s": `a"b`, "n": "1.50", "b": "true", "o": `{"x":[1,2]}`, "e": ""}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("flatten = %v, want %v", got, want)
+	}
+}
+
+// TestOutOfMemoryIsMarked checks on a real server that ClickHouse's
+// MEMORY_LIMIT_EXCEEDED reaches the engine as analytics.ErrOutOfMemory
+// (which it answers with 503 query_too_large). A per-query
+// max_memory_usage far below what any query needs stands in for a server
+// short of memory.
+func TestOutOfMemoryIsMarked(t *testing.T) {
+	srv := chtest.Shared(t)
+	s := open(t, srv.URL(fresh(), ""))
+	start := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
+	var events []analytics.Event
+	for i := range 20_000 {
+		at := start.Add(time.Duration(i) * time.Minute)
+		events = append(events, analytics.Event{UUID: uuid.New(), ProductID: 1, Env: analytics.EnvLive,
+			Timestamp: at, ReceivedAt: at, Name: []string{"a", "b"}[i%2], DistinctID: fmt.Sprint("user_", i%500),
+			Properties: []byte("{}")})
+	}
+	ctx := context.Background()
+	if err := s.AppendEvents(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+	q := analytics.FunnelQuery{Scope: analytics.Scope{ProductID: 1, Env: analytics.EnvLive, From: start, To: start.AddDate(0, 1, 0)},
+		Steps: []string{"a", "b"}, Window: 24 * time.Hour}
+	if _, err := s.Funnel(ctx, q); err != nil {
+		t.Fatalf("funnel without a limit: %v", err)
+	}
+	limited := clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"max_memory_usage": 1000}))
+	_, err := s.Funnel(limited, q)
+	if !errors.Is(err, analytics.ErrOutOfMemory) {
+		t.Errorf("funnel over max_memory_usage: %v; want it to wrap analytics.ErrOutOfMemory", err)
+	}
+	_, err = s.Trend(limited, analytics.TrendQuery{Scope: q.Scope, Interval: analytics.Day,
+		Series: []analytics.TrendSeries{{Event: "a", UniqueUsers: true}}})
+	if !errors.Is(err, analytics.ErrOutOfMemory) {
+		t.Errorf("trend over max_memory_usage: %v; want it to wrap analytics.ErrOutOfMemory", err)
+	}
+	// Another server error (an unknown setting) is not marked.
+	_, err = s.Funnel(clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"strata_no_such_setting": 1})), q)
+	if err == nil || errors.Is(err, analytics.ErrOutOfMemory) {
+		t.Errorf("another error marked as out of memory: %v", err)
 	}
 }

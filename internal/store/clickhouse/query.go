@@ -2,10 +2,12 @@ package clickhouse
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"strata/internal/analytics"
@@ -74,6 +76,24 @@ func (b *builder) arg(v any) string {
 func (b *builder) write(parts ...string) {
 	for _, p := range parts {
 		b.sql.WriteString(p)
+	}
+}
+
+// memoryLimitExceeded is ClickHouse's error code MEMORY_LIMIT_EXCEEDED,
+// raised when a query passes max_memory_usage (per query) or the server's
+// own limit. Codes are stable across releases; 18.16 and current ones
+// both use 241.
+const memoryLimitExceeded = 241
+
+// markOutOfMemory makes *err wrap analytics.ErrOutOfMemory when ClickHouse
+// refused the query for its memory. The driver reports server errors as a
+// typed *clickhouse.Exception with the code, so no message is parsed. It is
+// the one place this store recognises the condition; the engine decides
+// what the client sees.
+func markOutOfMemory(err *error) {
+	var ex *clickhouse.Exception
+	if *err != nil && errors.As(*err, &ex) && ex.Code == memoryLimitExceeded {
+		*err = fmt.Errorf("%w: %w", analytics.ErrOutOfMemory, *err)
 	}
 }
 
@@ -178,7 +198,8 @@ func (b *builder) filter(f analytics.Filter) error {
 // filters the next step's times against the previous one (nesting, rather
 // than aliases in one SELECT, keeps the statement linear in the number of
 // steps).
-func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) ([]int64, error) {
+func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) (_ []int64, err error) {
+	defer markOutOfMemory(&err)
 	var b builder
 	n := len(q.Steps)
 	win := q.Window.Microseconds()
@@ -273,7 +294,8 @@ func seriesWhere(b *builder, q analytics.TrendQuery, series analytics.TrendSerie
 // the second counts per bucket with every other value folded into the
 // other bucket, so unique users of "other" are counted once however many
 // values they span.
-func (s *Store) Trend(ctx context.Context, q analytics.TrendQuery) ([]analytics.TrendRow, error) {
+func (s *Store) Trend(ctx context.Context, q analytics.TrendQuery) (_ []analytics.TrendRow, err error) {
+	defer markOutOfMemory(&err)
 	var out []analytics.TrendRow
 	for i, series := range q.Series {
 		rows, err := s.trendSeries(ctx, q, i, series)
@@ -343,7 +365,8 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 // Retention groups per user the time of the first start event in the range
 // and the periods with a return event, then counts each cohort's size and,
 // for every later period, its users who returned in it.
-func (s *Store) Retention(ctx context.Context, q analytics.RetentionQuery) ([]analytics.RetentionRow, error) {
+func (s *Store) Retention(ctx context.Context, q analytics.RetentionQuery) (_ []analytics.RetentionRow, err error) {
+	defer markOutOfMemory(&err)
 	var b builder
 	to := q.To.UnixMicro()
 	returnFrom := q.Period.Next(q.Period.Truncate(q.From)).UnixMicro()
@@ -367,7 +390,8 @@ func (s *Store) Retention(ctx context.Context, q analytics.RetentionQuery) ([]an
 
 // Bots lists AI-bot activity ($bot_pageview events) and the pages bots
 // fetched most.
-func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) ([]analytics.BotActivity, []analytics.PageActivity, error) {
+func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) (_ []analytics.BotActivity, _ []analytics.PageActivity, err error) {
+	defer markOutOfMemory(&err)
 	var b builder
 	b.write("SELECT bot_name, bot_category, count() AS hits, max(ts) FROM ", s.table, " WHERE ")
 	b.scope(q.Scope, q.From, q.To)
@@ -400,7 +424,8 @@ func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) ([]analytics.Bo
 }
 
 // EventNames counts the scope's human events by name.
-func (s *Store) EventNames(ctx context.Context, q analytics.EventNamesQuery) ([]analytics.EventCount, error) {
+func (s *Store) EventNames(ctx context.Context, q analytics.EventNamesQuery) (_ []analytics.EventCount, err error) {
+	defer markOutOfMemory(&err)
 	var b builder
 	b.write("SELECT event, count() AS hits FROM ", s.table, " WHERE ")
 	b.scope(q.Scope, q.From, q.To)

@@ -2,6 +2,8 @@ package duckdb
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"reflect"
 	"sort"
 	"testing"
@@ -88,4 +90,66 @@ func sumOverBreakdown(rows []analytics.TrendRow) []analytics.TrendRow {
 
 func sortRows(rows []analytics.TrendRow) {
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Bucket.Before(rows[j].Bucket) })
+}
+
+// TestOutOfMemoryIsMarked runs real queries on a real DuckDB whose memory
+// limit is too small for them, and checks that DuckDB's out-of-memory
+// failure reaches the engine as analytics.ErrOutOfMemory (which it answers
+// with 503 query_too_large), while other failures are not marked.
+func TestOutOfMemoryIsMarked(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(ctx, dir, Options{MemoryLimit: "256MB", Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
+	var events []analytics.Event
+	for i := range 200_000 {
+		e := userEvent(1, fmt.Sprintf("user_%d", i%20_000), start.Add(time.Duration(i)*13*time.Second))
+		e.Name = []string{"a", "b", "c"}[i%3]
+		e.Path = fmt.Sprintf("/page/%d", i%50)
+		events = append(events, e)
+	}
+	if err := s.AppendEvents(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+	scope := analytics.Scope{ProductID: 1, Env: analytics.EnvLive, From: start, To: start.AddDate(0, 1, 0)}
+	// The queries work within a sensible limit, so what fails below is
+	// the memory and nothing else.
+	funnel := analytics.FunnelQuery{Scope: scope, Steps: []string{"a", "b", "c"}, Window: 720 * time.Hour}
+	trend := analytics.TrendQuery{Scope: scope, Interval: analytics.Hour, BreakdownLimit: 10,
+		Breakdown: &analytics.Property{Column: "path"},
+		Series:    []analytics.TrendSeries{{Event: "a", UniqueUsers: true}, {Event: "b"}}}
+	if _, err := s.Funnel(ctx, funnel); err != nil {
+		t.Fatalf("funnel within 256MB: %v", err)
+	}
+	if _, err := s.Trend(ctx, trend); err != nil {
+		t.Fatalf("trend within 256MB: %v", err)
+	}
+	// Reopened with a buffer pool too small for them (the rows written
+	// above would not let the limit fall while the store is open).
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(ctx, dir, Options{MemoryLimit: "4MB", Threads: 1}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	retention := analytics.RetentionQuery{Scope: scope, StartEvent: "a", ReturnEvent: "b", Period: analytics.Day}
+	for name, run := range map[string]func() error{
+		"funnel":    func() error { _, err := s.Funnel(ctx, funnel); return err },
+		"trend":     func() error { _, err := s.Trend(ctx, trend); return err },
+		"retention": func() error { _, err := s.Retention(ctx, retention); return err },
+	} {
+		err := run()
+		if !errors.Is(err, analytics.ErrOutOfMemory) {
+			t.Errorf("%s with a 1MB limit: %v; want it to wrap analytics.ErrOutOfMemory", name, err)
+		}
+	}
+	_, err = s.DB().QueryContext(ctx, "SELECT nonsense FROM events")
+	markOutOfMemory(&err)
+	if err == nil || errors.Is(err, analytics.ErrOutOfMemory) {
+		t.Errorf("a binder error was marked as out of memory: %v", err)
+	}
 }

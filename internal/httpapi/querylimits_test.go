@@ -1,0 +1,100 @@
+package httpapi
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"strata/internal/auth"
+	"strata/internal/query"
+	"strata/internal/ratelimit"
+)
+
+// TestQueryRateLimitPerCredential checks that each credential has its own
+// query budget: the dashboard user who spent theirs gets 429 rate_limited
+// with Retry-After on every route that reads events, while an API key of
+// the same product still gets answers; routes that read no events are not
+// counted.
+func TestQueryRateLimitPerCredential(t *testing.T) {
+	d := newDash(t)
+	d.setup()
+	var mu sync.Mutex
+	clock := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	d.api.QueryLimiter = ratelimit.New(func() time.Time { mu.Lock(); defer mu.Unlock(); return clock })
+	d.api.QueryRateLimit = 3
+	funnel := map[string]any{"steps": []string{"a", "b"}}
+	for i := range 3 {
+		if r := d.do("POST", "/api/v1/query/funnel?product=1", funnel, nil); r.status != 200 {
+			t.Fatalf("query %d within the budget: %d %v", i+1, r.status, r.body)
+		}
+	}
+	// Listing saved queries reads no events and costs nothing.
+	if r := d.do("GET", "/api/v1/queries?product=1", nil, nil); r.status != 200 {
+		t.Errorf("saved queries list after the budget: %d %v", r.status, r.body)
+	}
+	for _, c := range []struct{ method, path string }{
+		{"POST", "/api/v1/query/funnel?product=1"},
+		{"POST", "/api/v1/query/trend?product=1"},
+		{"POST", "/api/v1/query/retention?product=1"},
+		{"GET", "/api/v1/query/bots?product=1"},
+		{"GET", "/api/v1/query/events?product=1"},
+		{"POST", "/api/v1/queries/1/run?product=1"},
+	} {
+		r := d.do(c.method, c.path, nil, nil)
+		if r.status != 429 || r.code() != "rate_limited" {
+			t.Errorf("%s %s over the budget: %d %v; want 429 rate_limited", c.method, c.path, r.status, r.body)
+		}
+		if s, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || s < 1 || s > 20 {
+			t.Errorf("%s %s: Retry-After %q; want the 20 s until the next query", c.method, c.path, r.header.Get("Retry-After"))
+		}
+	}
+	// The product's API key has a budget of its own.
+	bearer := map[string]string{"Authorization": "Bearer " + d.key}
+	if r := d.do("POST", "/api/v1/query/funnel", funnel, bearer); r.status != 200 {
+		t.Errorf("another credential of the same product: %d %v", r.status, r.body)
+	}
+	// The budget refills at QueryRateLimit a minute.
+	mu.Lock()
+	clock = clock.Add(20 * time.Second)
+	mu.Unlock()
+	if r := d.do("POST", "/api/v1/query/funnel?product=1", funnel, nil); r.status != 200 {
+		t.Errorf("20 s later: %d %v", r.status, r.body)
+	}
+}
+
+// TestQueryCredentialsAreApart checks that a token, a key and a user with
+// the same id never share a bucket.
+func TestQueryCredentialsAreApart(t *testing.T) {
+	ids := map[int64]string{}
+	for name, p := range map[string]auth.Principal{
+		"token": {TokenID: 5}, "key": {KeyID: 5}, "user": {UserID: 5},
+	} {
+		id := queryCredential(p)
+		if other, ok := ids[id]; ok {
+			t.Errorf("%s 5 and %s 5 share bucket %d", name, other, id)
+		}
+		ids[id] = name
+	}
+}
+
+// TestServerBusyOverHTTP checks that a query refused by admission control
+// is answered 503 server_busy with Retry-After.
+func TestServerBusyOverHTTP(t *testing.T) {
+	d := newDash(t)
+	d.setup()
+	d.api.Queries.Admission = query.NewAdmission(1, 0, time.Second)
+	release, err := d.api.Queries.Admission.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := d.do("POST", "/api/v1/query/trend?product=1", map[string]any{"series": []map[string]string{{"event": "a"}}}, nil)
+	if r.status != 503 || r.code() != "server_busy" || r.header.Get("Retry-After") == "" {
+		t.Errorf("with every slot taken and no queue: %d %v %v; want 503 server_busy with Retry-After", r.status, r.body, r.header)
+	}
+	release()
+	if r := d.do("POST", "/api/v1/query/trend?product=1", map[string]any{"series": []map[string]string{{"event": "a"}}}, nil); r.status != 200 {
+		t.Errorf("with the slot free: %d %v", r.status, r.body)
+	}
+}

@@ -1,0 +1,80 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"strata/internal/analytics"
+)
+
+// stubStore answers every query with err.
+type stubStore struct{ err error }
+
+func (s stubStore) Funnel(context.Context, analytics.FunnelQuery) ([]int64, error) { return nil, s.err }
+func (s stubStore) Trend(context.Context, analytics.TrendQuery) ([]analytics.TrendRow, error) {
+	return nil, s.err
+}
+func (s stubStore) Retention(context.Context, analytics.RetentionQuery) ([]analytics.RetentionRow, error) {
+	return nil, s.err
+}
+func (s stubStore) Bots(context.Context, analytics.BotsQuery) ([]analytics.BotActivity, []analytics.PageActivity, error) {
+	return nil, nil, s.err
+}
+func (s stubStore) EventNames(context.Context, analytics.EventNamesQuery) ([]analytics.EventCount, error) {
+	return nil, s.err
+}
+
+// TestOutOfMemoryIsQueryTooLarge checks the engine's one mapping: a store
+// that ran out of memory is a 503 query_too_large with advice and a
+// Retry-After, on every kind of query; any other store failure stays what
+// it was.
+func TestOutOfMemoryIsQueryTooLarge(t *testing.T) {
+	oom := errors.Join(errors.New("computing funnel: Out of Memory Error: …"), analytics.ErrOutOfMemory)
+	e := &Engine{Store: stubStore{err: oom}, Admission: NewAdmission(1, 0, time.Second)}
+	sc := analytics.Scope{ProductID: 1, Env: analytics.EnvLive}
+	ctx := context.Background()
+	runs := map[string]func() error{
+		"funnel": func() error {
+			run, err := e.Prepare(analytics.KindFunnel, sc, []byte(`{"steps":["a","b"]}`))
+			if err == nil {
+				_, err = run(ctx)
+			}
+			return err
+		},
+		"trend": func() error {
+			run, err := e.Prepare(analytics.KindTrend, sc, []byte(`{"series":[{"event":"a"}]}`))
+			if err == nil {
+				_, err = run(ctx)
+			}
+			return err
+		},
+		"retention": func() error {
+			run, err := e.Prepare(analytics.KindRetention, sc, []byte(`{"startEvent":"a"}`))
+			if err == nil {
+				_, err = run(ctx)
+			}
+			return err
+		},
+		"bots":        func() error { _, err := e.Bots(ctx, sc, "", "", ""); return err },
+		"event names": func() error { _, err := e.EventNames(ctx, sc, "", "", ""); return err },
+	}
+	for name, run := range runs {
+		var ae *analytics.Error
+		err := run()
+		if !errors.As(err, &ae) || ae.Code != "query_too_large" || ae.Kind != analytics.KindUnavailable ||
+			ae.RetryAfter <= 0 || !errors.Is(err, analytics.ErrOutOfMemory) {
+			t.Errorf("%s: %v; want 503 query_too_large with Retry-After, keeping the cause", name, err)
+		}
+		// Every query gave its slot back.
+		if r, _ := e.Admission.Load(); r != 0 {
+			t.Errorf("%s: %d slots still held", name, r)
+		}
+	}
+	other := errors.New("connection reset")
+	e.Store = stubStore{err: other}
+	if _, err := e.Bots(ctx, sc, "", "", ""); err != other {
+		t.Errorf("another store error became %v", err)
+	}
+}
