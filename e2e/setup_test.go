@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -126,5 +128,70 @@ func TestSetupToken(t *testing.T) {
 	s = startServer(t, dir)
 	if s.SetupToken != "" || strings.Contains(s.Logs(), "first-run setup") {
 		t.Errorf("a start after setup logged a setup token:\n%s", s.Logs())
+	}
+}
+
+// TestAllowedHosts checks --allowed-hosts on the real binary: a Host not
+// listed is refused with 421 unknown_host on /e (served on fasthttp
+// directly), on the API and on the dashboard's pages (behind net/http),
+// whatever its port; listed names are served on any port, including the
+// loopback address the test reaches the server at.
+func TestAllowedHosts(t *testing.T) {
+	s := startServer(t, t.TempDir(), "--allowed-hosts", "Analytics.Example.com, 127.0.0.1")
+	port := s.URL[strings.LastIndexByte(s.URL, ':')+1:]
+	event := map[string]any{"batch": []map[string]any{{"event_name": "host_check", "distinct_id": "u1"}}}
+	key := map[string]string{"X-API-Key": s.BootstrapKey}
+	html := map[string]string{"Accept": "text/html"}
+	type req struct {
+		method, path string
+		body         any
+		header       map[string]string
+	}
+	reqs := []req{
+		{"POST", "/e", event, key},
+		{"OPTIONS", "/e", nil, nil},
+		{"GET", "/api/v1/dashboard/config", nil, nil},
+		{"GET", "/api/v1/config", nil, key},
+		{"GET", "/", nil, html},
+		{"GET", "/settings/products", nil, html},
+		{"GET", "/sdk/v1/sdk.min.js", nil, nil},
+		{"GET", "/healthz", nil, nil},
+	}
+	for _, host := range []string{"rebind.attacker.example:" + port, "rebind.attacker.example", "localhost:" + port, "analytics.example.com.attacker.example"} {
+		for _, q := range reqs {
+			r := asHost(t, s, host, q.method, q.path, q.body, false, q.header)
+			if r.Status != 421 || r.ErrorCode(t) != "unknown_host" || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+				t.Errorf("%s %s for %s: %d %s; want 421 unknown_host", q.method, q.path, host, r.Status, r.Body)
+			}
+		}
+	}
+	// Even with the right token, a rebinding page cannot set up the owner.
+	r := asHost(t, s, "rebind.attacker.example:"+port, "POST", "/api/v1/dashboard/setup",
+		map[string]string{"email": "attacker@example.com", "password": "attacker's password", "setupToken": s.SetupToken}, true, nil)
+	if r.Status != 421 || !setupRequired(t, s) {
+		t.Fatalf("setup for another host: %d %s", r.Status, r.Body)
+	}
+
+	for _, host := range []string{"analytics.example.com", "ANALYTICS.example.com:443", "analytics.example.com:" + port, "127.0.0.1:" + port} {
+		for _, q := range reqs {
+			if r := asHost(t, s, host, q.method, q.path, q.body, false, q.header); r.Status >= 300 {
+				t.Errorf("%s %s for %s: %d %s", q.method, q.path, host, r.Status, r.Body)
+			}
+		}
+	}
+	u, _ := url.Parse(s.SetupURL)
+	if u.Hostname() != "127.0.0.1" {
+		t.Errorf("setup URL %s", s.SetupURL)
+	}
+	r = asHost(t, s, "analytics.example.com", "POST", "/api/v1/dashboard/setup",
+		map[string]string{"email": "owner@example.com", "password": "correct horse battery", "setupToken": s.SetupToken}, true, nil)
+	if r.Status != 201 {
+		t.Errorf("setup at a listed host: %d %s", r.Status, r.Body)
+	}
+	var body struct {
+		User struct{ Email string }
+	}
+	if json.Unmarshal(r.Body, &body); body.User.Email != "owner@example.com" {
+		t.Errorf("setup answered %s", r.Body)
 	}
 }

@@ -22,6 +22,7 @@ const (
 	KindTooLarge                    // the body or batch is over a limit (413)
 	KindRateLimited                 // too many requests; RetryAfter says when to retry (429)
 	KindUnavailable                 // storage is failing or the server is stopping (503)
+	KindMisdirected                 // the request names a host this server does not answer for (421)
 )
 
 // Error is Strata's error vocabulary: a stable snake_case Code for programs,

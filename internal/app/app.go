@@ -137,6 +137,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Admin:         svc,
 		Pages:         pages,
 		ErrorTracking: cfg.ErrorTracking,
+		AllowedHosts:  cfg.AllowedHosts,
 	}
 	// The HTTP server is fasthttp (docs/architecture.md): /e is served on
 	// it directly, every other path through net/http handlers.

@@ -32,6 +32,8 @@ func statusOf(k analytics.Kind) int {
 		return http.StatusTooManyRequests
 	case analytics.KindUnavailable:
 		return http.StatusServiceUnavailable
+	case analytics.KindMisdirected:
+		return http.StatusMisdirectedRequest
 	}
 	return http.StatusInternalServerError
 }

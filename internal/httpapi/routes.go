@@ -50,6 +50,9 @@ type Server struct {
 	Admin         *admin.Service
 	Pages         Pages
 	ErrorTracking bool
+	// AllowedHosts, when not empty, are the only host names the server
+	// answers to; every other Host is refused before routing (hosts.go).
+	AllowedHosts []string
 	// Ready reports whether storage is open and the writer runs.
 	Ready func() bool
 	Now   func() time.Time
@@ -59,13 +62,19 @@ type Server struct {
 // Handler returns the server's request handler, for fasthttp. /e, which
 // takes every tracked event, is served on fasthttp directly (ingest.go);
 // every other path goes through fasthttpadaptor to the net/http route
-// table, where the dashboard and query handlers keep net/http's API.
+// table, where the dashboard and query handlers keep net/http's API. The
+// allowed-hosts check comes first, here, so that it covers both.
 func (s *Server) Handler() fasthttp.RequestHandler {
 	fast := fastRoutes{}
 	fast.handle("POST /e", s.handleIngest)
 	fast.handle("OPTIONS /e", fastPreflight("POST, OPTIONS"))
 	rest := fasthttpadaptor.NewFastHTTPHandler(detachContext(s.routes()))
+	hosts := newHostSet(s.AllowedHosts)
 	return func(ctx *fasthttp.RequestCtx) {
+		if hosts != nil && !hosts.allows(ctx.Host()) {
+			refuseHost(ctx)
+			return
+		}
 		if !fast.serve(ctx, s.Log) {
 			rest(ctx)
 		}
