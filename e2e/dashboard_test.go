@@ -27,11 +27,12 @@ func (b *browser) do(t *testing.T, method, path string, body any) response {
 	return do(t, method, b.s.URL+path, raw, h)
 }
 
-// setupOwner runs first-run setup and returns a browser signed in as the owner.
+// setupOwner runs first-run setup with the token the server logged and
+// returns a browser signed in as the owner.
 func setupOwner(t *testing.T, s *server) *browser {
 	t.Helper()
 	b := &browser{s: s}
-	r := b.do(t, "POST", "/api/v1/dashboard/setup", map[string]string{"email": "owner@example.com", "password": "correct horse battery"})
+	r := b.do(t, "POST", "/api/v1/dashboard/setup", map[string]string{"email": "owner@example.com", "password": "correct horse battery", "setupToken": s.SetupToken})
 	if r.Status != 201 {
 		t.Fatalf("setup: %d %s", r.Status, r.Body)
 	}
@@ -54,7 +55,7 @@ func TestDashboardSignInAndKeys(t *testing.T) {
 	if !regexp.MustCompile(`^strata_session=[A-Za-z0-9_-]{43}$`).MatchString(b.cookie) {
 		t.Errorf("session cookie %q", b.cookie)
 	}
-	if r := anon.do(t, "POST", "/api/v1/dashboard/setup", map[string]string{"email": "x@example.com", "password": "another password"}); r.Status != 409 || r.ErrorCode(t) != "setup_complete" {
+	if r := anon.do(t, "POST", "/api/v1/dashboard/setup", map[string]string{"email": "x@example.com", "password": "another password", "setupToken": s.SetupToken}); r.Status != 409 || r.ErrorCode(t) != "setup_complete" {
 		t.Errorf("second setup: %d %s", r.Status, r.Body)
 	}
 

@@ -58,6 +58,11 @@ type server struct {
 	// data directory, or "" on later starts.
 	BootstrapKey string
 	ProductID    int64
+	// SetupToken and SetupURL are the first-run setup token and the
+	// address carrying it, logged at every start while the dashboard has
+	// no owner, or "" once it has.
+	SetupToken string
+	SetupURL   string
 	// meta is the PostgreSQL URL the server keeps metadata in, "" when
 	// embedded; management commands for it must name it too.
 	meta string
@@ -98,10 +103,12 @@ func startServer(t *testing.T, dataDir string, args ...string) *server {
 			s.logs.WriteByte('\n')
 			s.mu.Unlock()
 			var rec struct {
-				Msg     string `json:"msg"`
-				Addr    string `json:"addr"`
-				APIKey  string `json:"api_key"`
-				Product int64  `json:"product"`
+				Msg        string `json:"msg"`
+				Addr       string `json:"addr"`
+				APIKey     string `json:"api_key"`
+				Product    int64  `json:"product"`
+				SetupToken string `json:"setup_token"`
+				URL        string `json:"url"`
 			}
 			if json.Unmarshal(line, &rec) != nil {
 				continue
@@ -109,6 +116,11 @@ func startServer(t *testing.T, dataDir string, args ...string) *server {
 			if rec.APIKey != "" {
 				s.mu.Lock()
 				s.BootstrapKey, s.ProductID = rec.APIKey, rec.Product
+				s.mu.Unlock()
+			}
+			if rec.SetupToken != "" {
+				s.mu.Lock()
+				s.SetupToken, s.SetupURL = rec.SetupToken, rec.URL
 				s.mu.Unlock()
 			}
 			if rec.Msg == "listening" {

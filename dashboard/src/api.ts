@@ -77,7 +77,8 @@ export interface Days {
 /** api is every call the dashboard makes. */
 export const api = {
   config: () => request<DashboardConfig>("GET", "/api/v1/dashboard/config"),
-  setup: (email: string, password: string) => request<Session>("POST", "/api/v1/dashboard/setup", { email, password }),
+  setup: (email: string, password: string, setupToken: string) =>
+    request<Session>("POST", "/api/v1/dashboard/setup", { email, password, setupToken }),
   login: (email: string, password: string) => request<Session>("POST", "/api/v1/session", { email, password }),
   /** session resolves to null when nobody is signed in. */
   session: async (): Promise<Session | null> => {

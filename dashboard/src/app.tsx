@@ -17,6 +17,7 @@ import { ProductSettings } from "./pages/ProductSettings";
 import { Products } from "./pages/Products";
 import { rangeFromSearch, searchWithRange, type DateRange } from "./range";
 import { navigate, useLocation, withParams, type Loc } from "./router";
+import { takeSetupToken } from "./setupToken";
 import type { DashboardConfig, Product, User } from "./types";
 
 /** lastProductKey remembers the product picked last, for links that name none. */
@@ -31,6 +32,9 @@ type Boot = { state: "loading" } | { state: "failed"; error: string } | { state:
  */
 export function App() {
   const [boot, setBoot] = useState<Boot>({ state: "loading" });
+  // Taken from the URL once, before any page reads the location, whether
+  // or not setup is still needed: the address bar must not keep it.
+  const [setupToken] = useState(takeSetupToken);
   const start = async () => {
     try {
       const [config, session] = await Promise.all([api.config(), api.session()]);
@@ -61,7 +65,14 @@ export function App() {
   }
   const signedIn = (user: User) => setBoot({ state: "ready", config: { ...boot.config, setupRequired: false }, user });
   if (!boot.user) {
-    return <AuthForm key={boot.config.setupRequired ? "setup" : "login"} mode={boot.config.setupRequired ? "setup" : "login"} onSignedIn={(s) => signedIn(s.user)} />;
+    return (
+      <AuthForm
+        key={boot.config.setupRequired ? "setup" : "login"}
+        mode={boot.config.setupRequired ? "setup" : "login"}
+        setupToken={setupToken}
+        onSignedIn={(s) => signedIn(s.user)}
+      />
+    );
   }
   const logout = async () => {
     try {

@@ -6,6 +6,7 @@ const user = { id: 1, email: "owner@example.com", createdAt: "2026-11-23T09:00:0
 const session = { user, expiresAt: "2026-12-07T09:00:00Z" };
 const products = { items: [{ id: 1, workspaceId: 1, name: "Default", createdAt: "2026-11-23T09:00:00Z" }] };
 const config = (over = {}) => ({ setupRequired: false, features: { errorTracking: false }, ...over });
+const token = "Zq3kP9xW2mN7vB4tR8yL1cH6dF5gJ0sA";
 const notSignedIn = { status: 401, body: { error: { code: "not_signed_in", message: "Sign in to the dashboard first." } } };
 
 const heading = (root: HTMLElement) => root.querySelector("h1")?.textContent;
@@ -16,15 +17,19 @@ describe("app", () => {
     localStorage.clear();
   });
 
-  it("asks a fresh server for the owner, refuses a short password, then signs in", async () => {
+  it("asks a fresh server for the owner with the token of the printed address, refuses a short password, then signs in", async () => {
     const calls = fakeFetch({
       "GET /api/v1/dashboard/config": { body: config({ setupRequired: true }) },
       "GET /api/v1/session": notSignedIn,
       "POST /api/v1/dashboard/setup": { status: 201, body: session },
       "GET /api/v1/products": { body: products },
     });
+    history.replaceState(null, "", `/?setup_token=${token}`);
     const root = await mount(<App />);
     expect(heading(root)).toBe("Set up Strata");
+    // The token left the address bar, and the form does not ask for it.
+    expect(location.search).toBe("");
+    expect(root.querySelector("input[name=setupToken]")).toBeNull();
     await type(root.querySelector("input[name=email]"), "owner@example.com");
     await type(root.querySelector("input[name=password]"), "short");
     await type(root.querySelector("input[name=confirm]"), "short");
@@ -35,9 +40,67 @@ describe("app", () => {
     await type(root.querySelector("input[name=password]"), "long enough password");
     await type(root.querySelector("input[name=confirm]"), "long enough password");
     await submit(root.querySelector("form"));
-    expect(calls.find((c) => c.method === "POST")?.body).toEqual({ email: "owner@example.com", password: "long enough password" });
+    expect(calls.find((c) => c.method === "POST")?.body).toEqual({ email: "owner@example.com", password: "long enough password", setupToken: token });
     expect(heading(root)).toBe("Overview");
     expect(location.search).toBe("?product=1");
+  });
+
+  it("asks for the setup token when opened without it, and shows the server's refusal", async () => {
+    const refused = { status: 403, body: { error: { code: "invalid_setup_token", message: "The setup token is missing or wrong. See the server's log." } } };
+    let answer: { status: number; body: unknown } = refused;
+    const calls = fakeFetch({
+      "GET /api/v1/dashboard/config": { body: config({ setupRequired: true }) },
+      "GET /api/v1/session": notSignedIn,
+      "POST /api/v1/dashboard/setup": () => answer,
+      "GET /api/v1/products": { body: products },
+    });
+    const root = await mount(<App />);
+    expect(heading(root)).toBe("Set up Strata");
+    const field = root.querySelector("input[name=setupToken]");
+    expect(field?.closest("label")?.textContent).toContain("Setup token");
+    expect(root.querySelector("#setup-token-hint")?.textContent).toMatch(/printed an address .* in its log/);
+    await type(root.querySelector("input[name=email]"), "owner@example.com");
+    await type(root.querySelector("input[name=password]"), "long enough password");
+    await type(root.querySelector("input[name=confirm]"), "long enough password");
+    await submit(root.querySelector("form"));
+    expect(root.querySelector("[role=alert]")?.textContent).toMatch(/setup token/);
+    expect(calls.some((c) => c.method === "POST")).toBe(false);
+
+    await type(field, "wrong");
+    await submit(root.querySelector("form"));
+    expect(root.querySelector("[role=alert]")?.textContent).toBe("The setup token is missing or wrong. See the server's log.");
+    expect(heading(root)).toBe("Set up Strata");
+
+    answer = { status: 201, body: session };
+    await type(field, ` ${token} `);
+    await submit(root.querySelector("form"));
+    expect(calls.filter((c) => c.path === "/api/v1/dashboard/setup").map((c) => (c.body as { setupToken: string }).setupToken)).toEqual(["wrong", token]);
+    expect(heading(root)).toBe("Overview");
+  });
+
+  it("asks for the current token when the printed address's is outdated", async () => {
+    fakeFetch({
+      "GET /api/v1/dashboard/config": { body: config({ setupRequired: true }) },
+      "GET /api/v1/session": notSignedIn,
+      "POST /api/v1/dashboard/setup": { status: 403, body: { error: { code: "invalid_setup_token", message: "The setup token is missing or wrong." } } },
+    });
+    history.replaceState(null, "", "/?setup_token=stale");
+    const root = await mount(<App />);
+    expect(root.querySelector("input[name=setupToken]")).toBeNull();
+    await type(root.querySelector("input[name=email]"), "owner@example.com");
+    await type(root.querySelector("input[name=password]"), "long enough password");
+    await type(root.querySelector("input[name=confirm]"), "long enough password");
+    await submit(root.querySelector("form"));
+    expect(root.querySelector("[role=alert]")?.textContent).toBe("The setup token is missing or wrong.");
+    expect((root.querySelector("input[name=setupToken]") as HTMLInputElement | null)?.value).toBe("");
+  });
+
+  it("removes a setup token from the address of a server that is set up", async () => {
+    fakeFetch({ "GET /api/v1/dashboard/config": { body: config() }, "GET /api/v1/session": notSignedIn });
+    history.replaceState(null, "", `/trends?product=1&setup_token=${token}`);
+    const root = await mount(<App />);
+    expect(heading(root)).toBe("Sign in");
+    expect(location.pathname + location.search).toBe("/trends?product=1");
   });
 
   it("signs in, showing the server's refusal and the throttle's wait", async () => {

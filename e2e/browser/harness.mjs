@@ -30,7 +30,13 @@ export function harness({ strataBin, deadlineMs, name }) {
     }
   }
 
-  /** startStrata runs `strata serve` with env added to this process's. */
+  /**
+   * startStrata runs `strata serve` with env added to this process's and
+   * resolves, once it listens, to `{url, dataDir, setupToken, setupUrl}`:
+   * the last two are the first-run setup token and the address carrying it
+   * that the server logs while the dashboard has no owner (before
+   * "listening"), or "" when it logged none.
+   */
   async function startStrata(env = {}) {
     const dataDir = mkdtempSync(join(tmpdir(), `strata-${name}-e2e-`));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -47,12 +53,17 @@ export function harness({ strataBin, deadlineMs, name }) {
       clearTimeout(t);
     });
     const logs = [];
+    const setup = { setupToken: "", setupUrl: "" };
     const url = await new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error("strata did not listen within 60 s:\n" + logs.join("\n"))), 60_000);
       createInterface({ input: child.stderr }).on("line", (line) => {
         logs.push(line);
         try {
           const rec = JSON.parse(line);
+          if (rec.setup_token) {
+            setup.setupToken = rec.setup_token;
+            setup.setupUrl = rec.url;
+          }
           if (rec.msg === "listening") {
             clearTimeout(timer);
             resolve("http://" + rec.addr);
@@ -64,7 +75,7 @@ export function harness({ strataBin, deadlineMs, name }) {
       });
       exited.then((code) => reject(new Error(`strata exited (${code}) before listening:\n` + logs.join("\n"))));
     });
-    return { url, dataDir };
+    return { url, dataDir, ...setup };
   }
 
   async function cleanup() {

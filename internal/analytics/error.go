@@ -23,6 +23,7 @@ const (
 	KindRateLimited                 // too many requests; RetryAfter says when to retry (429)
 	KindUnavailable                 // storage is failing, the server is stopping or busy (503)
 	KindTimeout                     // the request did not arrive in time (408)
+	KindMisdirected                 // the request names a host this server does not answer for (421)
 )
 
 // Error is Strata's error vocabulary: a stable snake_case Code for programs,

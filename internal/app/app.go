@@ -12,8 +12,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -51,6 +53,9 @@ type App struct {
 	adminSrv *http.Server
 	adminLn  net.Listener
 	sockPath string
+	// setupToken is the first-run setup token while no dashboard owner
+	// exists at start, printed by Run once the address is known; "" after.
+	setupToken string
 }
 
 // Open prepares a server: opens storage (applying migrations), bootstraps an
@@ -104,6 +109,14 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	if err != nil {
 		return nil, err
 	}
+	accounts := auth.NewAccounts(a.store.meta, 0, time.Now)
+	if done, err := accounts.SetupDone(ctx); err != nil {
+		return nil, fmt.Errorf("checking for a dashboard owner: %w", err)
+	} else if !done {
+		// Each node holds its own token, in memory: with several nodes on
+		// one PostgreSQL, setup works on the node whose log was read.
+		a.setupToken = accounts.IssueSetupToken()
+	}
 	// Every query that reads events waits for a slot (docs/queries.md,
 	// "Admission and rate limits").
 	engine := &query.Engine{Store: a.store.queries, Sync: a.store.sync, Now: time.Now,
@@ -137,10 +150,11 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 
 		// The dashboard: sessions in the metadata store, settings through
 		// the same admin service as the CLI, pages from the embedded app.
-		Accounts:      auth.NewAccounts(a.store.meta, 0, time.Now),
+		Accounts:      accounts,
 		Admin:         svc,
 		Pages:         pages,
 		ErrorTracking: cfg.ErrorTracking,
+		AllowedHosts:  cfg.AllowedHosts,
 	}
 	// The HTTP server is fasthttp (docs/architecture.md): /e is served on
 	// it directly, every other path through net/http handlers.
@@ -254,6 +268,14 @@ func (a *App) Run(ctx context.Context) error {
 		go a.serveDebug()
 	}
 	a.ready.Store(true)
+	if a.setupToken != "" {
+		// The second secret logged on a first start (after the bootstrap
+		// key): whoever can read this log may create the owner, which a
+		// web page that reached the server by DNS rebinding cannot. It
+		// comes just before "listening", which is what scripts wait for.
+		a.log.Info("first-run setup: open this address to create the owner",
+			"url", setupURL(a.httpLn.Addr(), a.setupToken), "setup_token", a.setupToken)
+	}
 	a.log.Info("listening", "addr", a.httpLn.Addr().String(), "data", a.cfg.DataDir, "storage", describeStorage(a.cfg))
 
 	tick := time.NewTicker(30 * time.Second)
@@ -300,6 +322,17 @@ loop:
 		}
 	}
 	return errors.Join(runErr, a.shutdown())
+}
+
+// setupURL is the dashboard address that carries the setup token. A server
+// listening on every interface is reached at 127.0.0.1 from its own
+// machine; the token works under any name the server answers to.
+func setupURL(addr net.Addr, token string) string {
+	host := addr.String()
+	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		host = net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
+	}
+	return "http://" + host + "/?setup_token=" + url.QueryEscape(token)
 }
 
 // serveDebug exposes net/http/pprof on the debug address only, never on

@@ -3,12 +3,14 @@ package auth
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"net/mail"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -30,6 +32,13 @@ type Accounts struct {
 	// documented and still far too little for guessing a 10-character
 	// password.
 	attempts *ratelimit.Limiter
+
+	// setupToken is the one-time secret that first-run setup must present
+	// (IssueSetupToken), "" when none is valid. It lives in this process's
+	// memory only: it is printed to the log of the node that issued it, so
+	// only that node can check it, and a restart issues a new one.
+	setupMu    sync.Mutex
+	setupToken string
 }
 
 // The session and sign-in policy.
@@ -72,7 +81,44 @@ var (
 		"The email or password is not correct.")
 	ErrNotSignedIn = analytics.Errorf(analytics.KindUnauthenticated, "not_signed_in",
 		"Sign in to the dashboard first: the session cookie is missing, unknown or expired.")
+	ErrBadSetupToken = analytics.Errorf(analytics.KindForbidden, "invalid_setup_token",
+		"The setup token is missing or wrong. Open the address the server printed in its log when it started "+
+			"(\"first-run setup: open this address to create the owner\"); each start prints a new one.")
 )
+
+// SetupTokenLen is the length of a setup token: 32 base62 characters, as
+// the random part of an API key, about 190 bits, far beyond guessing, so
+// that setup attempts need no throttle of their own.
+const SetupTokenLen = 32
+
+// IssueSetupToken makes a new one-time setup token, replacing any earlier
+// one, and returns it for the caller to print. The server calls it at
+// start while no owner exists: setup then needs a secret that only someone
+// who can read the server's log has, which a web page that reached the
+// server through DNS rebinding does not (docs/security.md).
+func (a *Accounts) IssueSetupToken() string {
+	t := randomBase62(SetupTokenLen)
+	a.setupMu.Lock()
+	a.setupToken = t
+	a.setupMu.Unlock()
+	return t
+}
+
+// validSetupToken reports, in constant time, whether token is the setup
+// token in force.
+func (a *Accounts) validSetupToken(token string) bool {
+	a.setupMu.Lock()
+	want := a.setupToken
+	a.setupMu.Unlock()
+	return want != "" && subtle.ConstantTimeCompare([]byte(token), []byte(want)) == 1
+}
+
+// voidSetupToken ends the setup token once the owner exists.
+func (a *Accounts) voidSetupToken() {
+	a.setupMu.Lock()
+	a.setupToken = ""
+	a.setupMu.Unlock()
+}
 
 // Signed is the result of setup or sign-in: the user, the plaintext
 // session token for the cookie, and the session as stored.
@@ -82,9 +128,26 @@ type Signed struct {
 	Session analytics.Session
 }
 
-// Setup creates the owner and signs them in, once: when a user exists it
-// returns ErrSetupDone.
-func (a *Accounts) Setup(ctx context.Context, email, password string) (Signed, error) {
+// Setup creates the owner and signs them in, once, for a caller that
+// presents the setup token (IssueSetupToken).
+//
+// The checks run in this order. When a user exists it returns ErrSetupDone
+// whatever the token: that says no more than GET /api/v1/dashboard/config
+// tells anyone, and after setup there is no token left to present. Then a
+// missing or wrong token is ErrBadSetupToken, before the email and password
+// are looked at, so that a caller without the token learns nothing about
+// what setup would accept. A setup that fails on its email or password
+// keeps the token, so that the person can correct them; one that succeeds
+// voids it.
+func (a *Accounts) Setup(ctx context.Context, token, email, password string) (Signed, error) {
+	if has, err := a.users.HasUsers(ctx); err != nil {
+		return Signed{}, err
+	} else if has {
+		return Signed{}, ErrSetupDone
+	}
+	if !a.validSetupToken(token) {
+		return Signed{}, ErrBadSetupToken
+	}
 	email, err := normaliseEmail(email)
 	if err != nil {
 		return Signed{}, err
@@ -92,17 +155,13 @@ func (a *Accounts) Setup(ctx context.Context, email, password string) (Signed, e
 	if err := checkNewPassword(password); err != nil {
 		return Signed{}, err
 	}
-	if has, err := a.users.HasUsers(ctx); err != nil {
-		return Signed{}, err
-	} else if has {
-		return Signed{}, ErrSetupDone
-	}
 	u := analytics.User{Email: email, PasswordHash: HashPassword(password)}
 	if err := a.users.CreateOwner(ctx, &u); errors.Is(err, analytics.ErrUserExists) {
 		return Signed{}, ErrSetupDone
 	} else if err != nil {
 		return Signed{}, err
 	}
+	a.voidSetupToken()
 	return a.newSession(ctx, u)
 }
 

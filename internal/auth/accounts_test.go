@@ -70,19 +70,41 @@ func TestAccounts(t *testing.T) {
 	if done, err := a.SetupDone(ctx); err != nil || done {
 		t.Fatalf("SetupDone on a fresh store = %v, %v", done, err)
 	}
+	// Before a token is issued nothing is accepted, not even "".
+	if _, err := a.Setup(ctx, "", "owner@example.com", "long enough password"); code(err) != "invalid_setup_token" {
+		t.Errorf("Setup before any token = %v; want invalid_setup_token", err)
+	}
+	first := a.IssueSetupToken()
+	token := a.IssueSetupToken()
+	if !regexp.MustCompile(`^[0-9A-Za-z]{32}$`).MatchString(token) || token == first {
+		t.Fatalf("setup tokens %q, %q", first, token)
+	}
+	// A missing, wrong or replaced token is refused before the email and
+	// password are looked at.
+	for _, bad := range []string{"", first, token[:31], token + "x", strings.ToLower(token)} {
+		if bad == token {
+			continue
+		}
+		var e *analytics.Error
+		_, err := a.Setup(ctx, bad, "not an email", "short")
+		if !errors.As(err, &e) || e.Code != "invalid_setup_token" || e.Kind != analytics.KindForbidden {
+			t.Errorf("Setup with token %q = %v; want invalid_setup_token", bad, err)
+		}
+	}
 	for _, c := range []struct{ email, password, want string }{
 		{"not an email", "long enough password", "email:"},
 		{"Owner <owner@example.com>", "long enough password", "email:"},
 		{"owner@example.com", "short", "password:"},
 		{"owner@example.com", "ninechars", "password: must be at least 10"},
 	} {
-		_, err := a.Setup(ctx, c.email, c.password)
+		_, err := a.Setup(ctx, token, c.email, c.password)
 		var e *analytics.Error
 		if !errors.As(err, &e) || e.Kind != analytics.KindInvalid || !strings.HasPrefix(e.Message, c.want) {
 			t.Errorf("Setup(%q, %q) = %v; want invalid_request %q…", c.email, c.password, err, c.want)
 		}
 	}
-	signed, err := a.Setup(ctx, "  Owner@Example.com ", "ten chars!")
+	// The refusals above kept the token: the person can correct a typo.
+	signed, err := a.Setup(ctx, token, "  Owner@Example.com ", "ten chars!")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,8 +114,15 @@ func TestAccounts(t *testing.T) {
 	if got, _ := a.Workspaces(ctx, signed.User.ID); len(got) != 1 || got[0] != ws.ID {
 		t.Errorf("owner's workspaces = %v", got)
 	}
-	if _, err := a.Setup(ctx, "other@example.com", "another password"); code(err) != "setup_complete" {
-		t.Errorf("second Setup = %v; want setup_complete", err)
+	// Once the owner exists, every setup is setup_complete, with the old
+	// token or without one, and the token is void.
+	for _, tok := range []string{token, "", "wrong"} {
+		if _, err := a.Setup(ctx, tok, "other@example.com", "another password"); code(err) != "setup_complete" {
+			t.Errorf("second Setup with token %q = %v; want setup_complete", tok, err)
+		}
+	}
+	if a.validSetupToken(token) {
+		t.Error("the setup token is still valid after setup")
 	}
 
 	if _, err := a.Login(ctx, "owner@example.com", "wrong password", "10.0.0.1"); code(err) != "invalid_login" {
@@ -156,7 +185,7 @@ func TestLoginThrottle(t *testing.T) {
 	st.CreateWorkspace(ctx, "Default")
 	clk := &clock{t: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)}
 	a := NewAccounts(st, 0, clk.now)
-	if _, err := a.Setup(ctx, "owner@example.com", "the right password"); err != nil {
+	if _, err := a.Setup(ctx, a.IssueSetupToken(), "owner@example.com", "the right password"); err != nil {
 		t.Fatal(err)
 	}
 	for i := range attemptsPerEmail {

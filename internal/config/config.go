@@ -95,6 +95,12 @@ type Config struct {
 	// DebugAddr, when set, serves Go's pprof profiles there (keep it on
 	// loopback); used to find where ingest spends its time.
 	DebugAddr string
+	// AllowedHosts, when not empty, are the only host names the server
+	// answers to (STRATA_ALLOWED_HOSTS, comma-separated): a request whose
+	// Host header names another is refused before routing, which shuts out
+	// DNS rebinding (docs/security.md). Names are lower case, without
+	// brackets around IPv6 addresses; ports are not compared.
+	AllowedHosts []string
 	// ErrorTracking shows the dashboard's Errors page. It is read from
 	// NEXT_PUBLIC_FEATURE_ERROR_TRACKING, the name the product spec gives
 	// the dashboard's feature flag, and is on only when that is "true".
@@ -234,6 +240,8 @@ func Load(args []string, lookup func(string) (string, bool)) (Config, error) {
 	fs.Var(&c.MaxBodyMemory, "max-body-memory", "memory all request bodies in flight may hold together, e.g. 64MB (env STRATA_MAX_BODY_MEMORY)")
 	fs.DurationVar(&c.ReadTimeout, "read-timeout", envDuration("STRATA_READ_TIMEOUT", c.ReadTimeout), "time a request's headers and body may take to arrive (env STRATA_READ_TIMEOUT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "graceful shutdown limit")
+	hosts := env("STRATA_ALLOWED_HOSTS", "")
+	fs.StringVar(&hosts, "allowed-hosts", hosts, "comma-separated host names the server answers to, e.g. analytics.example.com,127.0.0.1; ports are not compared; empty: any (env STRATA_ALLOWED_HOSTS)")
 	fs.StringVar(&c.DebugAddr, "debug-addr", env("STRATA_DEBUG_ADDR", ""), "serve pprof on this address, e.g. 127.0.0.1:6060 (env STRATA_DEBUG_ADDR)")
 	c.ErrorTracking = env("NEXT_PUBLIC_FEATURE_ERROR_TRACKING", "") == "true"
 	if envErr != nil {
@@ -245,6 +253,7 @@ func Load(args []string, lookup func(string) (string, bool)) (Config, error) {
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
+	c.AllowedHosts = ParseHosts(hosts)
 	return c, c.Validate()
 }
 
@@ -296,7 +305,53 @@ func (c Config) Validate() error {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("log-format %q: want text or json", c.LogFormat))
 	}
+	for _, h := range c.AllowedHosts {
+		if err := checkHost(h); err != nil {
+			errs = append(errs, fmt.Errorf("allowed-hosts %q: %w", h, err))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// ParseHosts splits a comma-separated list of host names into AllowedHosts'
+// form: trimmed, lower case, without a trailing dot or the brackets of an
+// IPv6 address, empty entries left out. It does not judge the names;
+// Validate does.
+func ParseHosts(list string) []string {
+	var out []string
+	for _, h := range strings.Split(list, ",") {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+			h = h[1 : len(h)-1]
+		}
+		h = strings.TrimSuffix(h, ".")
+		if h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// checkHost accepts a host name or an IP address, and explains the usual
+// mistakes: a URL, a port, a wildcard.
+func checkHost(h string) error {
+	if net.ParseIP(h) != nil {
+		return nil
+	}
+	switch {
+	case strings.Contains(h, "://"):
+		return errors.New("want a host name, not a URL")
+	case strings.Contains(h, ":"):
+		return errors.New("want a host name without a port; ports are not compared")
+	case strings.Contains(h, "*"):
+		return errors.New("wildcards are not supported; list each host name")
+	}
+	for _, r := range h {
+		if !('a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '-' || r == '.' || r == '_') {
+			return fmt.Errorf("%q is not allowed in a host name", r)
+		}
+	}
+	return nil
 }
 
 // Level returns the slog level named by LogLevel.

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +14,7 @@ func env(m map[string]string) func(string) (string, bool) {
 
 func TestLoad(t *testing.T) {
 	c, err := Load(nil, env(nil))
-	if err != nil || c != Default() {
+	if err != nil || !reflect.DeepEqual(c, Default()) {
 		t.Fatalf("no flags, no env: %+v, %v; want the defaults", c, err)
 	}
 	c, err = Load(nil, env(map[string]string{"STRATA_ADDR": "127.0.0.1:9999", "STRATA_DATA": "/srv/strata", "STRATA_RATE_LIMIT": "50", "STRATA_SPOOL": "false"}))
@@ -90,6 +92,10 @@ func TestLoadRejects(t *testing.T) {
 		{[]string{"--query-wait", "0s"}, nil, "query-wait"},
 		{nil, map[string]string{"STRATA_QUERY_WAIT": "soon"}, "STRATA_QUERY_WAIT"},
 		{[]string{"--query-rate-limit", "0"}, nil, "query-rate-limit"},
+		{[]string{"--allowed-hosts", "analytics.example.com:443"}, nil, "without a port"},
+		{[]string{"--allowed-hosts", "https://analytics.example.com"}, nil, "not a URL"},
+		{nil, map[string]string{"STRATA_ALLOWED_HOSTS": "*.example.com"}, "wildcards"},
+		{[]string{"--allowed-hosts", "a b.example"}, nil, "allowed-hosts"},
 	}
 	for _, c := range cases {
 		if _, err := Load(c.args, env(c.env)); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -144,6 +150,27 @@ func TestByteSize(t *testing.T) {
 		var b ByteSize
 		if err := b.Set(bad); err == nil {
 			t.Errorf("%q parsed as %d", bad, b)
+		}
+	}
+}
+
+// TestAllowedHosts checks that --allowed-hosts and STRATA_ALLOWED_HOSTS give
+// the host names in one spelling, and that none means no check.
+func TestAllowedHosts(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want []string
+	}{
+		{nil, nil, nil},
+		{nil, map[string]string{"STRATA_ALLOWED_HOSTS": " , "}, nil},
+		{nil, map[string]string{"STRATA_ALLOWED_HOSTS": "Analytics.Example.com, 127.0.0.1"}, []string{"analytics.example.com", "127.0.0.1"}},
+		{[]string{"--allowed-hosts", "localhost,[::1],analytics.example.com."}, map[string]string{"STRATA_ALLOWED_HOSTS": "other.example"},
+			[]string{"localhost", "::1", "analytics.example.com"}},
+	} {
+		got, err := Load(c.args, env(c.env))
+		if err != nil || !slices.Equal(got.AllowedHosts, c.want) {
+			t.Errorf("Load(%v, %v): allowed hosts %q, %v; want %q", c.args, c.env, got.AllowedHosts, err, c.want)
 		}
 	}
 }

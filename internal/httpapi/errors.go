@@ -34,6 +34,8 @@ func statusOf(k analytics.Kind) int {
 		return http.StatusServiceUnavailable
 	case analytics.KindTimeout:
 		return http.StatusRequestTimeout
+	case analytics.KindMisdirected:
+		return http.StatusMisdirectedRequest
 	}
 	return http.StatusInternalServerError
 }

@@ -50,8 +50,12 @@ func TestQueryRateLimitPerCredential(t *testing.T) {
 			t.Errorf("%s %s: Retry-After %q; want the 20 s until the next query", c.method, c.path, r.header.Get("Retry-After"))
 		}
 	}
-	// The product's API key has a budget of its own.
-	bearer := map[string]string{"Authorization": "Bearer " + d.key}
+	// A query token of the same product has a budget of its own.
+	tok, _, err := d.api.Admin.CreateToken(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bearer := map[string]string{"Authorization": "Bearer " + tok}
 	if r := d.do("POST", "/api/v1/query/funnel", funnel, bearer); r.status != 200 {
 		t.Errorf("another credential of the same product: %d %v", r.status, r.body)
 	}

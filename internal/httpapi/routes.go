@@ -61,6 +61,9 @@ type Server struct {
 	// Bodies is the memory budget every request body is read under
 	// (body.go).
 	Bodies *BodyBudget
+	// AllowedHosts, when not empty, are the only host names the server
+	// answers to; every other Host is refused before routing (hosts.go).
+	AllowedHosts []string
 	// Ready reports whether storage is open and the writer runs.
 	Ready func() bool
 	Now   func() time.Time
@@ -73,13 +76,19 @@ type Server struct {
 // table, where the dashboard and query handlers keep net/http's API, after
 // its body has been read under the body budget (serveAdapted). The server
 // must stream request bodies (fasthttp's StreamRequestBody): the handlers
-// read them.
+// read them. The allowed-hosts check comes first, here, so that it covers
+// both.
 func (s *Server) Handler() fasthttp.RequestHandler {
 	fast := fastRoutes{}
 	fast.handle("POST /e", s.handleIngest)
 	fast.handle("OPTIONS /e", fastPreflight("POST, OPTIONS"))
 	rest := fasthttpadaptor.NewFastHTTPHandler(detachContext(s.routes()))
+	hosts := newHostSet(s.AllowedHosts)
 	return func(ctx *fasthttp.RequestCtx) {
+		if hosts != nil && !hosts.allows(ctx.Host()) {
+			refuseHost(ctx)
+			return
+		}
 		if !fast.serve(ctx, s.Log) {
 			s.serveAdapted(ctx, rest)
 		}

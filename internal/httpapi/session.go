@@ -44,6 +44,13 @@ type credentials struct {
 	Password string `json:"password"`
 }
 
+// setupRequest is the body of first-run setup: the owner's credentials and
+// the setup token the server printed when it started.
+type setupRequest struct {
+	SetupToken string `json:"setupToken"`
+	credentials
+}
+
 // sessionResponse is the body that answers setup, sign-in and GET
 // /api/v1/session.
 type sessionResponse struct {
@@ -67,16 +74,25 @@ func (s *Server) handleDashboardConfig(w http.ResponseWriter, r *http.Request) e
 }
 
 // handleSetup is POST /api/v1/dashboard/setup: it creates the owner of a
-// fresh data directory and signs them in.
+// fresh data directory and signs them in. Besides the Origin check it needs
+// the setup token the server printed at start (auth.Accounts.Setup says in
+// which order it checks what): the Origin check alone cannot stop a page
+// that reached the server through DNS rebinding, whose Origin and Host are
+// both the attacker's name.
 func (s *Server) handleSetup(w http.ResponseWriter, r *http.Request) error {
 	if err := checkOrigin(r); err != nil {
 		return err
 	}
-	var in credentials
+	var in setupRequest
 	if err := decodeBody(w, r, maxAuthBody, &in); err != nil {
 		return err
 	}
-	signed, err := s.Accounts.Setup(r.Context(), in.Email, in.Password)
+	signed, err := s.Accounts.Setup(r.Context(), in.SetupToken, in.Email, in.Password)
+	if errors.Is(err, auth.ErrBadSetupToken) {
+		// Worth the operator's eye: a person who lost the address, or a
+		// page trying to claim the server (the Host shows which).
+		s.Log.Warn("first-run setup refused: missing or wrong setup token", "addr", clientAddr(r), "host", r.Host)
+	}
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,9 @@ type dash struct {
 	client *http.Client
 	// key is the live key of the bootstrapped product 1.
 	key string
+	// setupToken is the first-run setup token, issued as the server does
+	// at start.
+	setupToken string
 }
 
 func newDash(t *testing.T) *dash {
@@ -47,11 +50,12 @@ func newDash(t *testing.T) *dash {
 	if err != nil {
 		t.Fatal(err)
 	}
+	accounts := auth.NewAccounts(st, 0, time.Now)
 	s := &Server{
 		Keys:     keys,
 		Queries:  &query.Engine{Store: st, Now: time.Now},
 		Saved:    st,
-		Accounts: auth.NewAccounts(st, 0, time.Now),
+		Accounts: accounts,
 		Admin:    svc,
 		Pages:    fakePages{},
 		Now:      time.Now,
@@ -60,7 +64,7 @@ func newDash(t *testing.T) *dash {
 	srv := httptest.NewServer(s.routes())
 	t.Cleanup(srv.Close)
 	jar, _ := cookiejar.New(nil)
-	return &dash{t: t, srv: srv, store: st, api: s, client: &http.Client{Jar: jar}, key: key}
+	return &dash{t: t, srv: srv, store: st, api: s, client: &http.Client{Jar: jar}, key: key, setupToken: accounts.IssueSetupToken()}
 }
 
 // fakePages serves /trends as the dashboard would, and nothing else.
@@ -119,9 +123,14 @@ func (d *dash) do(method, path string, body any, header map[string]string) reply
 // setup creates the owner and keeps the session cookie.
 func (d *dash) setup() {
 	d.t.Helper()
-	if r := d.do("POST", "/api/v1/dashboard/setup", map[string]string{"email": "owner@example.com", "password": "correct horse"}, nil); r.status != 201 {
+	if r := d.do("POST", "/api/v1/dashboard/setup", d.owner("owner@example.com", "correct horse"), nil); r.status != 201 {
 		d.t.Fatalf("setup: %d %v", r.status, r.body)
 	}
+}
+
+// owner is a setup body with the right setup token.
+func (d *dash) owner(email, password string) map[string]string {
+	return map[string]string{"email": email, "password": password, "setupToken": d.setupToken}
 }
 
 func TestSetupLoginLogout(t *testing.T) {
@@ -132,16 +141,29 @@ func TestSetupLoginLogout(t *testing.T) {
 	if r := d.do("GET", "/api/v1/session", nil, nil); r.status != 401 || r.code() != "not_signed_in" {
 		t.Errorf("session before setup: %d %v", r.status, r.body)
 	}
-	owner := map[string]string{"email": "Owner@Example.com", "password": "correct horse"}
+	owner := d.owner("Owner@Example.com", "correct horse")
 	for name, origin := range map[string]string{"no Origin": "", "another site": "https://evil.example", "another port": "http://127.0.0.1:1", "null": "null"} {
 		if r := d.do("POST", "/api/v1/dashboard/setup", owner, map[string]string{"Origin": origin}); r.status != 403 || r.code() != "bad_origin" {
 			t.Errorf("setup from %s: %d %v; want 403 bad_origin", name, r.status, r.body)
 		}
 	}
-	if r := d.do("POST", "/api/v1/dashboard/setup", map[string]string{"email": "owner@example.com", "password": "123456789"}, nil); r.status != 400 || r.code() != "invalid_request" {
+	// Without the right token setup is refused, before the body's other
+	// fields are looked at (a bad email would otherwise be a 400).
+	for name, body := range map[string]map[string]string{
+		"no token":    {"email": "owner@example.com", "password": "correct horse"},
+		"empty token": {"email": "owner@example.com", "password": "correct horse", "setupToken": ""},
+		"wrong token": {"email": "owner@example.com", "password": "correct horse", "setupToken": strings.Repeat("A", 32)},
+		"bad email":   {"email": "not an email", "password": "short", "setupToken": "x"},
+	} {
+		r := d.do("POST", "/api/v1/dashboard/setup", body, nil)
+		if e, _ := r.body["error"].(map[string]any); r.status != 403 || r.code() != "invalid_setup_token" || !strings.Contains(e["message"].(string), "log") {
+			t.Errorf("setup with %s: %d %v; want 403 invalid_setup_token pointing at the log", name, r.status, r.body)
+		}
+	}
+	if r := d.do("POST", "/api/v1/dashboard/setup", d.owner("owner@example.com", "123456789"), nil); r.status != 400 || r.code() != "invalid_request" {
 		t.Errorf("setup with a 9-character password: %d %v", r.status, r.body)
 	}
-	if r := d.do("POST", "/api/v1/dashboard/setup", map[string]any{"email": "owner@example.com", "password": "correct horse", "role": "admin"}, nil); r.status != 400 {
+	if r := d.do("POST", "/api/v1/dashboard/setup", map[string]any{"email": "owner@example.com", "password": "correct horse", "setupToken": d.setupToken, "role": "admin"}, nil); r.status != 400 {
 		t.Errorf("setup with an unknown field: %d %v", r.status, r.body)
 	}
 
@@ -161,8 +183,12 @@ func TestSetupLoginLogout(t *testing.T) {
 	if r.header.Get("Access-Control-Allow-Origin") != "" {
 		t.Error("the dashboard API sent CORS headers")
 	}
-	if r := d.do("POST", "/api/v1/dashboard/setup", map[string]string{"email": "two@example.com", "password": "another password"}, nil); r.status != 409 || r.code() != "setup_complete" {
-		t.Errorf("second setup: %d %v", r.status, r.body)
+	// After setup every attempt is 409, with the spent token or none:
+	// that tells no more than the config's setupRequired.
+	for _, tok := range []string{d.setupToken, ""} {
+		if r := d.do("POST", "/api/v1/dashboard/setup", map[string]string{"email": "two@example.com", "password": "another password", "setupToken": tok}, nil); r.status != 409 || r.code() != "setup_complete" {
+			t.Errorf("second setup with token %q: %d %v", tok, r.status, r.body)
+		}
 	}
 	if r := d.do("GET", "/api/v1/dashboard/config", nil, nil); r.body["setupRequired"] != false {
 		t.Errorf("config after setup: %v", r.body)
@@ -188,10 +214,11 @@ func TestSetupLoginLogout(t *testing.T) {
 	if r := d.do("POST", "/api/v1/session", map[string]string{"email": "owner@example.com", "password": "wrong password"}, nil); r.status != 401 || r.code() != "invalid_login" {
 		t.Errorf("wrong password: %d %v", r.status, r.body)
 	}
-	if r := d.do("POST", "/api/v1/session", owner, map[string]string{"Origin": ""}); r.status != 403 {
+	login := map[string]string{"email": "Owner@Example.com", "password": "correct horse"}
+	if r := d.do("POST", "/api/v1/session", login, map[string]string{"Origin": ""}); r.status != 403 {
 		t.Errorf("sign-in without Origin: %d", r.status)
 	}
-	if r := d.do("POST", "/api/v1/session", owner, nil); r.status != 200 {
+	if r := d.do("POST", "/api/v1/session", login, nil); r.status != 200 {
 		t.Fatalf("sign-in: %d %v", r.status, r.body)
 	}
 	if r := d.do("GET", "/api/v1/products", nil, nil); r.status != 200 {
@@ -201,7 +228,7 @@ func TestSetupLoginLogout(t *testing.T) {
 
 func TestSecureCookieBehindTLS(t *testing.T) {
 	d := newDash(t)
-	r := d.do("POST", "/api/v1/dashboard/setup", map[string]string{"email": "owner@example.com", "password": "correct horse"},
+	r := d.do("POST", "/api/v1/dashboard/setup", d.owner("owner@example.com", "correct horse"),
 		map[string]string{"X-Forwarded-Proto": "https"})
 	if r.status != 201 || !strings.Contains(r.header.Get("Set-Cookie"), "Secure") {
 		t.Errorf("setup over HTTPS: %d, Set-Cookie %q; want Secure", r.status, r.header.Get("Set-Cookie"))

@@ -1,9 +1,11 @@
 // End-to-end test of the dashboard: a real headless Chromium (driven by
 // playwright-core) uses the dashboard that a real `strata serve` embeds and
-// serves. It sets up the owner on a fresh data directory, signs in and out,
-// moves around the pages, creates API keys and query tokens and uses them
-// (the copied script tag ingests a page view from another origin), and
-// checks that the Errors entry follows NEXT_PUBLIC_FEATURE_ERROR_TRACKING.
+// serves. It sets up the owner on a fresh data directory (refused without
+// the setup token the server logs, done through the address it prints),
+// signs in and out, moves around the pages, creates API keys and query
+// tokens and uses them (the copied script tag ingests a page view from
+// another origin), and checks that the Errors entry follows
+// NEXT_PUBLIC_FEATURE_ERROR_TRACKING.
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
 //
@@ -65,10 +67,44 @@ async function withoutErrorTracking(browser) {
   const page = await context.newPage();
   const shot = (name) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 
-  // 1. First run: setup asks for the owner; there is no default password.
+  // 1. First run: setup asks for the owner; there is no default password,
+  //    and only the address the server printed (with its setup token) can
+  //    create the owner.
+  await check("the server printed a setup address with a one-time token", async () => {
+    if (!/^[0-9A-Za-z]{32}$/.test(strata.setupToken) || strata.setupUrl !== `${strata.url}/?setup_token=${strata.setupToken}`) {
+      throw new Error(`setup token ${strata.setupToken}, URL ${strata.setupUrl}`);
+    }
+  });
   await page.goto(strata.url + "/");
-  await check("a fresh server asks for the owner's email and password", async () => {
+  await check("opened without the token, setup asks for it and says where to find it", async () => {
     await page.getByRole("heading", { name: "Set up Strata" }).waitFor();
+    await page.getByLabel("Setup token").waitFor();
+    await page.getByText("printed an address to open").waitFor();
+  });
+  await check("setup without a token is refused", async () => {
+    const r = await page.evaluate(async (o) => {
+      const res = await fetch("/api/v1/dashboard/setup", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(o) });
+      return { status: res.status, body: await res.json() };
+    }, { email: "intruder@example.com", password: "another long password" });
+    if (r.status !== 403 || r.body.error.code !== "invalid_setup_token") throw new Error(JSON.stringify(r));
+  });
+  await page.getByLabel("Email").fill(OWNER.email);
+  await page.getByLabel("Password", { exact: true }).fill(OWNER.password);
+  await page.getByLabel("Repeat the password").fill(OWNER.password);
+  await page.getByLabel("Setup token").fill("not-the-token");
+  await page.getByRole("button", { name: "Create owner account" }).click();
+  await check("setup with a wrong token shows the server's message and creates no owner", async () => {
+    await page.getByRole("alert").filter({ hasText: "setup token is missing or wrong" }).waitFor();
+    const config = await page.evaluate(async () => (await fetch("/api/v1/dashboard/config")).json());
+    if (config.setupRequired !== true) throw new Error(JSON.stringify(config));
+  });
+  await shot("01-setup-token-refused");
+
+  await page.goto(strata.setupUrl);
+  await check("the printed address opens setup without asking for the token, and leaves the address bar", async () => {
+    await page.getByRole("heading", { name: "Set up Strata" }).waitFor();
+    if ((await page.getByLabel("Setup token").count()) !== 0) throw new Error("the form asks for the token");
+    await page.waitForURL((u) => !u.searchParams.has("setup_token"));
   });
   await shot("01-setup");
   await page.getByLabel("Email").fill(OWNER.email);
@@ -550,7 +586,7 @@ async function withErrorTracking(browser) {
   context.setDefaultTimeout(10_000);
   cleanups.push(() => context.close());
   const page = await context.newPage();
-  await page.goto(strata.url + "/");
+  await page.goto(strata.setupUrl);
   await page.getByLabel("Email").fill(OWNER.email);
   await page.getByLabel("Password", { exact: true }).fill(OWNER.password);
   await page.getByLabel("Repeat the password").fill(OWNER.password);
