@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -208,6 +209,13 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 	if s.closed {
 		return ErrClosed
 	}
+	if s.seg == nil {
+		// A failed write could not start a fresh segment (a full disk);
+		// try again now.
+		if err := s.startSegment(s.segSeq + 1); err != nil {
+			return err
+		}
+	}
 	s.buf = encodeRecord(s.buf[:0], events)
 	if _, err := s.seg.Write(s.buf); err != nil {
 		return s.failSegment(fmt.Errorf("writing spool: %w", err))
@@ -234,7 +242,8 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 
 // failSegment handles a failed write: the segment may now end in a torn
 // record, so later records go to a fresh segment (replay stops reading a
-// segment at its first bad record).
+// segment at its first bad record). Should the fresh segment fail to start
+// too (the disk is full), the next append starts it.
 func (s *Store) failSegment(err error) error {
 	if rerr := s.rotate(); rerr != nil {
 		s.log.Error("rotating spool segment failed", "err", rerr)
@@ -242,19 +251,25 @@ func (s *Store) failSegment(err error) error {
 	return err
 }
 
+// rotate closes the current segment, deleting it when none of its events
+// waits for the loader (which frees its space first), and starts the next.
+// On error no segment is open (s.seg is nil).
 func (s *Store) rotate() error {
 	old := s.segSeq
-	if err := s.seg.Close(); err != nil {
-		return err
-	}
-	if err := s.startSegment(old + 1); err != nil {
-		return err
+	if s.seg != nil {
+		err := s.seg.Close()
+		s.seg = nil
+		if err != nil {
+			s.log.Warn("closing spool segment failed", "segment", old, "err", err)
+		}
 	}
 	if s.remain[old] == 0 {
 		delete(s.remain, old)
-		return os.Remove(filepath.Join(s.opt.Dir, fmt.Sprintf(segmentPattern, old)))
+		if err := os.Remove(filepath.Join(s.opt.Dir, fmt.Sprintf(segmentPattern, old))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.log.Warn("removing spool segment failed", "segment", old, "err", err)
+		}
 	}
-	return nil
+	return s.startSegment(old + 1)
 }
 
 const maxLoad = 20_000
@@ -321,7 +336,15 @@ func (s *Store) load() {
 			}
 		}
 		for attempt := 0; ; attempt++ {
-			err := s.inner.AppendEvents(context.Background(), events)
+			// A retry cannot tell whether the failed commit stored the
+			// events after all (the database may have written them and
+			// then failed), so it skips those the store already holds.
+			var err error
+			if attempt == 0 {
+				err = s.inner.AppendEvents(context.Background(), events)
+			} else {
+				err = s.inner.AppendMissing(context.Background(), events)
+			}
 			if err == nil {
 				break
 			}
@@ -427,7 +450,9 @@ func (s *Store) Close() error {
 	<-s.done
 
 	var errs []error
-	errs = append(errs, s.seg.Close())
+	if s.seg != nil {
+		errs = append(errs, s.seg.Close())
+	}
 	if s.loaded() == s.appended {
 		// Everything is in the inner store; the log is no longer needed.
 		names, _ := filepath.Glob(filepath.Join(s.opt.Dir, "segment-*.log"))

@@ -3,7 +3,9 @@ package spool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -113,6 +115,11 @@ func TestSyncCutsTheLingerShort(t *testing.T) {
 type brokenStore struct{ Inner }
 
 func (brokenStore) AppendEvents(context.Context, []analytics.Event) error {
+	return errors.New("disk on fire")
+}
+
+// AppendMissing fails too: the loader retries with it.
+func (brokenStore) AppendMissing(context.Context, []analytics.Event) error {
 	return errors.New("disk on fire")
 }
 func (brokenStore) Close() error { return nil }
@@ -263,5 +270,92 @@ func TestSyncWaitsForOlderBatches(t *testing.T) {
 	}
 	if n := count(t, st, "slow"); n != 10 {
 		t.Errorf("after Sync %d slow events are stored, want 10", n)
+	}
+}
+
+// TestAppendOnFullDisk fills the spool's filesystem, blocks and inodes
+// alike, so that a write fails and so does starting a fresh segment after
+// it; once space is back, appends work again without a restart, and
+// exactly the events acknowledged are stored.
+func TestAppendOnFullDisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a small tmpfs needs root")
+	}
+	ctx := context.Background()
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4m,nr_inodes=64", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	dir := t.TempDir()
+	st := openDuck(t, dir)
+	sp, err := Open(ctx, st, Options{Dir: filepath.Join(mnt, "spool"), LoadLinger: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// One batch waits for the loader (which lingers), so its segment stays
+	// when a failed write moves on to a fresh one.
+	if err := sp.AppendEvents(ctx, events(500, "full")); err != nil {
+		t.Fatal(err)
+	}
+	acked := 500
+
+	// Fill the inodes, then the blocks.
+	var fillers []string
+	for i := 0; ; i++ {
+		name := filepath.Join(mnt, fmt.Sprintf("filler-%d", i))
+		f, err := os.Create(name)
+		if err != nil {
+			break
+		}
+		f.Close()
+		fillers = append(fillers, name)
+	}
+	f, err := os.OpenFile(fillers[0], os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := f.Write(make([]byte, 64<<10)); err != nil {
+			break
+		}
+	}
+	f.Close()
+
+	failures := 0
+	for i := 0; i < 3; i++ {
+		if err := sp.AppendEvents(ctx, events(500, "full")); err != nil {
+			failures++
+			continue
+		}
+		acked += 500
+	}
+	if failures != 3 {
+		t.Fatalf("%d of 3 appends failed on a full disk; want all", failures)
+	}
+	if sp.seg != nil {
+		t.Error("a segment is open although none could be started")
+	}
+
+	for _, name := range fillers {
+		if err := os.Remove(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 3; i++ {
+		if err := sp.AppendEvents(ctx, events(500, "full")); err != nil {
+			t.Fatalf("append after space came back: %v", err)
+		}
+		acked += 500
+	}
+	if err := sp.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, st, "full"); n != acked {
+		t.Errorf("%d events stored, %d acknowledged", n, acked)
+	}
+	if err := sp.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
