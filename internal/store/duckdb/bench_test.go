@@ -3,6 +3,8 @@ package duckdb
 import (
 	"context"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,4 +44,50 @@ func BenchmarkAppendEvents(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*len(events))/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkAppendEventsParallel is BenchmarkAppendEvents with two callers
+// at once, as the spool's two loaders call it: filling chunks overlaps, and
+// commits take their turns.
+func BenchmarkAppendEventsParallel(b *testing.B) {
+	s, err := Open(context.Background(), b.TempDir(), Options{MemoryLimit: "1GB"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now().UTC()
+	batch := func() []analytics.Event {
+		events := make([]analytics.Event, 5000)
+		for i := range events {
+			did := "user_" + strconv.Itoa(i*7919%50000)
+			events[i] = analytics.Event{
+				ProductID: 1, Env: analytics.EnvLive, Timestamp: now, ReceivedAt: now,
+				Name: "$pageview", DistinctID: did, UserID: uint64(i),
+				URL: "https://shop.example.com/pricing?utm_source=x", Path: "/pricing",
+				Referrer: "https://www.google.com/", UserAgent: "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+				Browser: "Chrome", OS: "Windows", DeviceType: "desktop",
+				Properties: []byte(`{"plan":"pro","price":49.5,"items":3,"ab":{"variant":"b"}}`),
+			}
+		}
+		return events
+	}
+	var done atomic.Int64
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for range 2 {
+		events := batch()
+		wg.Go(func() {
+			for done.Add(1) <= int64(b.N) {
+				for i := range events {
+					events[i].UUID = uuid.New()
+				}
+				if err := s.AppendEvents(context.Background(), events); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.ReportMetric(float64(b.N*5000)/b.Elapsed().Seconds(), "events/s")
 }

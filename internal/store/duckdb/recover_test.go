@@ -3,11 +3,13 @@ package duckdb
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"github.com/duckdb/duckdb-go/v2"
 	"github.com/google/uuid"
 
 	"strata/internal/analytics"
@@ -160,5 +162,30 @@ func TestAppendAfterFailedCommit(t *testing.T) {
 				t.Fatalf("%d of %d events stored altered", bad, len(stored))
 			}
 		})
+	}
+}
+
+// TestNeedsReopen checks which failures make the store reopen: those that
+// leave DuckDB's memory suspect, not the ordinary answers of a sound one.
+func TestNeedsReopen(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{&duckdb.Error{Type: duckdb.ErrorTypeIO, Msg: "Could not write file"}, true},
+		{&duckdb.Error{Type: duckdb.ErrorTypeFatal, Msg: "Failed to create checkpoint"}, true},
+		{fmt.Errorf("committing: %w", &duckdb.Error{Type: duckdb.ErrorTypeTransaction, Msg: `Failed to commit: Could not write file "x.wal": No space left on device`}), true},
+		{&duckdb.Error{Type: duckdb.ErrorTypeTransaction, Msg: `Failed to commit: PRIMARY KEY or UNIQUE constraint violation: duplicate key "1"`}, false},
+		{&duckdb.Error{Type: duckdb.ErrorTypeTransaction, Msg: "Conflict on update!"}, false},
+		{&duckdb.Error{Type: duckdb.ErrorTypeConstraint, Msg: "Duplicate key"}, false},
+		{&duckdb.Error{Type: duckdb.ErrorTypeOutOfMemory, Msg: "could not allocate"}, false},
+		{errors.New(`Failed to append: Failed to commit: Could not write file "x.wal": No space left on device`), true},
+		{errors.New("Failed: database has been invalidated because of a previous fatal error"), true},
+		{errors.New("no such table"), false},
+	} {
+		if got := needsReopen(c.err); got != c.want {
+			t.Errorf("needsReopen(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }
