@@ -22,6 +22,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"strata/internal/admin"
+	"strata/internal/analytics"
 	"strata/internal/auth"
 	"strata/internal/config"
 	"strata/internal/dashboard"
@@ -47,6 +48,9 @@ type App struct {
 	annotationLimiter *ratelimit.Limiter
 	wr                *ingest.Writer
 	ready             atomic.Bool
+	// guard refuses ingest on a nearly full disk and reopens the embedded
+	// database after a failed write (disk.go).
+	guard *storageGuard
 
 	httpSrv  *fasthttp.Server
 	httpLn   net.Listener
@@ -94,9 +98,16 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 			"product", product.ID, "api_key", key)
 	}
 
-	a.wr = ingest.NewWriter(a.store.events, ingest.WriterOptions{
+	// The embedded store is guarded: below the free-space floor ingest is
+	// refused, and a failed write is recovered from (disk.go).
+	a.guard = newStorageGuard(cfg.DataDir, uint64(cfg.MinFreeDisk), a.store.embedded, log.With("component", "storage"))
+	wopt := ingest.WriterOptions{
 		DedupCapacity: cfg.DedupCapacity, Linger: cfg.CommitLinger, Logger: log.With("component", "writer"),
-	})
+	}
+	if cfg.EventsURL == "" {
+		wopt.Admit = a.guard.Admit
+	}
+	a.wr = ingest.NewWriter(a.store.events, wopt)
 	if n, err := a.wr.LoadRecent(ctx); err != nil {
 		return nil, fmt.Errorf("loading recent uuids: %w", err)
 	} else if n > 0 {
@@ -130,7 +141,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Queries:          engine,
 		Saved:            a.store.meta,
 		Bodies:           httpapi.NewBodyBudget(int64(cfg.MaxBodyMemory), log.With("component", "http")),
-		Ready:            a.ready.Load,
+		Ready:            a.readiness,
 		Now:              time.Now,
 		Log:              log.With("component", "http"),
 
@@ -306,6 +317,9 @@ loop:
 					a.log.Warn("sharing annotation rate-limit usage failed", "err", err)
 				}
 			}
+			// A failed write broke the embedded database: reopen it once
+			// the disk has room.
+			a.guard.recover(ctx)
 			// Ingest has been quiet for a while: fold the log into the
 			// file so that queries read compressed rows with zone maps.
 			// It runs here, between other chores, so that it never
@@ -334,6 +348,21 @@ func setupURL(addr net.Addr, token string) string {
 	}
 	return "http://" + host + "/?setup_token=" + url.QueryEscape(token)
 }
+
+// readiness is /readyz: nil while the server takes traffic, else why not
+// (starting or stopping, the disk nearly full, storage being reopened).
+func (a *App) readiness() error {
+	if !a.ready.Load() {
+		return errNotReady
+	}
+	if a.cfg.EventsURL == "" {
+		return a.guard.Admit()
+	}
+	return a.store.embeddedBroken()
+}
+
+var errNotReady = &analytics.Error{Kind: analytics.KindUnavailable, Code: "unavailable",
+	Message: "The server is starting or shutting down.", RetryAfter: time.Second}
 
 // serveDebug exposes net/http/pprof on the debug address only, never on
 // the public listener.

@@ -97,6 +97,14 @@ func openStorage(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *s
 	return s, nil
 }
 
+// embeddedBroken is the embedded store's Broken, or nil without one.
+func (s *storage) embeddedBroken() error {
+	if s.embedded == nil {
+		return nil
+	}
+	return s.embedded.Broken()
+}
+
 // close closes every store once; ingest must have stopped.
 func (s *storage) close() error {
 	var errs []error

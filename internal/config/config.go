@@ -86,6 +86,13 @@ type Config struct {
 	// handled may hold together (STRATA_MAX_BODY_MEMORY); past it requests
 	// with a body get 503 server_busy (docs/security.md).
 	MaxBodyMemory ByteSize
+	// MinFreeDisk is the free space the data directory's filesystem must
+	// keep (STRATA_MIN_FREE_DISK): below it, ingest answers 503
+	// storage_full instead of acknowledging events, and /readyz says not
+	// ready, so that what was accepted can still be moved into the
+	// database and checkpointed (docs/ingest.md, "A full disk"). Zero
+	// turns the check off.
+	MinFreeDisk ByteSize
 	// ReadTimeout bounds the time a request may take to arrive, its
 	// headers and body together, from its first byte (a connection's first
 	// request: from the connection's opening) (STRATA_READ_TIMEOUT).
@@ -127,6 +134,7 @@ func Default() Config {
 		DuckDBMemoryLimit:   "192MB",
 		DuckDBCheckpoint:    "128MB",
 		MaxBodyMemory:       64 << 20,
+		MinFreeDisk:         256 << 20,
 		ReadTimeout:         30 * time.Second,
 		ShutdownTimeout:     20 * time.Second,
 	}
@@ -232,12 +240,17 @@ func Load(args []string, lookup func(string) (string, bool)) (Config, error) {
 	fs.IntVar(&c.DedupCapacity, "dedup-capacity", c.DedupCapacity, "uuids remembered for deduplication")
 	fs.StringVar(&c.DuckDBMemoryLimit, "duckdb-memory", env("STRATA_DUCKDB_MEMORY", c.DuckDBMemoryLimit), "DuckDB buffer pool, shared by cached data, unflushed rows and queries; not the process's size (env STRATA_DUCKDB_MEMORY)")
 	fs.StringVar(&c.DuckDBCheckpoint, "duckdb-checkpoint", env("STRATA_DUCKDB_CHECKPOINT", c.DuckDBCheckpoint), "DuckDB WAL size that triggers a checkpoint (env STRATA_DUCKDB_CHECKPOINT)")
-	if v, ok := lookup("STRATA_MAX_BODY_MEMORY"); ok && v != "" {
-		if err := c.MaxBodyMemory.Set(v); err != nil {
-			envErr = fmt.Errorf("STRATA_MAX_BODY_MEMORY: %w", err)
+	envSize := func(name string, into *ByteSize) {
+		if v, ok := lookup(name); ok && v != "" {
+			if err := into.Set(v); err != nil {
+				envErr = fmt.Errorf("%s: %w", name, err)
+			}
 		}
 	}
+	envSize("STRATA_MAX_BODY_MEMORY", &c.MaxBodyMemory)
 	fs.Var(&c.MaxBodyMemory, "max-body-memory", "memory all request bodies in flight may hold together, e.g. 64MB (env STRATA_MAX_BODY_MEMORY)")
+	envSize("STRATA_MIN_FREE_DISK", &c.MinFreeDisk)
+	fs.Var(&c.MinFreeDisk, "min-free-disk", "free space the data directory must keep; below it ingest answers 503 storage_full; 0 turns the check off (env STRATA_MIN_FREE_DISK)")
 	fs.DurationVar(&c.ReadTimeout, "read-timeout", envDuration("STRATA_READ_TIMEOUT", c.ReadTimeout), "time a request's headers and body may take to arrive (env STRATA_READ_TIMEOUT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "graceful shutdown limit")
 	hosts := env("STRATA_ALLOWED_HOSTS", "")

@@ -41,6 +41,16 @@ func TestLoad(t *testing.T) {
 	if err != nil || c.AnnotationRateLimit != 30 {
 		t.Fatalf("STRATA_ANNOTATION_RATE_LIMIT: %+v, %v", c, err)
 	}
+	if d := Default(); d.MinFreeDisk != 256<<20 {
+		t.Errorf("default min free disk %v; want 256MB", d.MinFreeDisk)
+	}
+	c2, err := Load([]string{"--min-free-disk", "0"}, env(map[string]string{"STRATA_MIN_FREE_DISK": "1GB"}))
+	if err != nil || c2.MinFreeDisk != 0 {
+		t.Errorf("--min-free-disk 0 over the env: %v, %v", c2.MinFreeDisk, err)
+	}
+	if c2, err = Load(nil, env(map[string]string{"STRATA_MIN_FREE_DISK": "1GB"})); err != nil || c2.MinFreeDisk != 1<<30 {
+		t.Errorf("STRATA_MIN_FREE_DISK: %v, %v", c2.MinFreeDisk, err)
+	}
 	if c.MaxBodyMemory != 64<<20 || c.ReadTimeout != 30*time.Second {
 		t.Errorf("defaults: max body memory %v, read timeout %v; want 64MB and 30s", c.MaxBodyMemory, c.ReadTimeout)
 	}
@@ -85,6 +95,8 @@ func TestLoadRejects(t *testing.T) {
 		{[]string{"--max-body-memory", "lots"}, nil, "max-body-memory"},
 		{[]string{"--max-body-memory", "512KB"}, nil, "max-body-memory"},
 		{nil, map[string]string{"STRATA_MAX_BODY_MEMORY": "-1MB"}, "STRATA_MAX_BODY_MEMORY"},
+		{[]string{"--min-free-disk", "plenty"}, nil, "min-free-disk"},
+		{nil, map[string]string{"STRATA_MIN_FREE_DISK": "1.5GB"}, "STRATA_MIN_FREE_DISK"},
 		{[]string{"--read-timeout", "0s"}, nil, "read-timeout"},
 		{nil, map[string]string{"STRATA_READ_TIMEOUT": "soon"}, "STRATA_READ_TIMEOUT"},
 		{[]string{"--query-concurrency", "0"}, nil, "query-concurrency"},

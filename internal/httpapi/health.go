@@ -13,12 +13,18 @@ func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) error {
 	return nil
 }
 
-// handleReady answers 200 only while storage is open and the writer runs,
-// so that a balancer stops sending traffic before shutdown drains.
+// handleReady answers 200 only while the server takes traffic: storage is
+// open and sound, the disk has room and the writer runs. Otherwise it
+// answers 503 with the reason (unavailable while starting or stopping,
+// storage_full, storage_unavailable), so that a balancer stops sending
+// traffic and an operator sees why.
 func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) error {
-	if s.Ready == nil || !s.Ready() {
+	if s.Ready == nil {
 		return &analytics.Error{Kind: analytics.KindUnavailable, Code: "unavailable",
 			Message: "The server is starting or shutting down.", RetryAfter: time.Second}
+	}
+	if err := s.Ready(); err != nil {
+		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	return nil

@@ -59,7 +59,7 @@ func TestHostSetAllocatesNothing(t *testing.T) {
 // net/http route table alike.
 func TestHandlerRefusesUnknownHosts(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s := &Server{Ready: func() bool { return true }, Log: log, Bodies: NewBodyBudget(1<<20, log)}
+	s := &Server{Ready: func() error { return nil }, Log: log, Bodies: NewBodyBudget(1<<20, log)}
 	serve := func(h fasthttp.RequestHandler, method, path, host string) *fasthttp.Response {
 		var ctx fasthttp.RequestCtx
 		ctx.Request.Header.SetMethod(method)

@@ -64,8 +64,9 @@ type Server struct {
 	// AllowedHosts, when not empty, are the only host names the server
 	// answers to; every other Host is refused before routing (hosts.go).
 	AllowedHosts []string
-	// Ready reports whether storage is open and the writer runs.
-	Ready func() bool
+	// Ready returns nil while the server takes traffic, else an error
+	// that says why not (health.go).
+	Ready func() error
 	Now   func() time.Time
 	Log   *slog.Logger
 }

@@ -31,8 +31,12 @@ type WriterOptions struct {
 	// dedupSet).
 	DedupWindow   time.Duration
 	DedupCapacity int
-	Now           func() time.Time
-	Logger        *slog.Logger
+	// Admit, when set, is asked before each commit whether the store may
+	// take events now; its error (a full disk, a store being reopened)
+	// answers every request of the group, and nothing is stored.
+	Admit  func() error
+	Now    func() time.Time
+	Logger *slog.Logger
 }
 
 // Writer is the group-commit writer. Concurrent requests hand it their
@@ -202,6 +206,14 @@ func (w *Writer) gather(group []*writeReq, n int) ([]*writeReq, int) {
 const reuseBelow = 4096
 
 func (w *Writer) commit(group []*writeReq, n int) {
+	if w.opt.Admit != nil {
+		if err := w.opt.Admit(); err != nil {
+			for _, r := range group {
+				r.done <- err
+			}
+			return
+		}
+	}
 	now := w.opt.Now()
 	events, fresh, inGroup := w.events[:0], w.fresh[:0], w.inGroup
 	if n > reuseBelow || inGroup == nil {

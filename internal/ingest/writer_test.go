@@ -173,3 +173,37 @@ func TestDedupSetWindowAndCapacity(t *testing.T) {
 		t.Error("early evictions not counted")
 	}
 }
+
+// TestWriterAdmit checks that a refusal from Admit (a full disk) answers
+// every request of the group with its own error and stores nothing, and
+// that writes go through once Admit allows them again.
+func TestWriterAdmit(t *testing.T) {
+	fs := &failingStore{}
+	full := &analytics.Error{Kind: analytics.KindUnavailable, Code: "storage_full", RetryAfter: time.Minute}
+	var mu sync.Mutex
+	refuse := true
+	w := NewWriter(fs, WriterOptions{Admit: func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if refuse {
+			return full
+		}
+		return nil
+	}})
+	defer w.Close()
+	if err := w.Write(context.Background(), []Pending{pending(1, "e", uuid.New(), true)}); err != full {
+		t.Fatalf("Write while Admit refuses = %v, want its error", err)
+	}
+	if fs.got != 0 {
+		t.Errorf("%d events stored while Admit refused", fs.got)
+	}
+	mu.Lock()
+	refuse = false
+	mu.Unlock()
+	if err := w.Write(context.Background(), []Pending{pending(1, "e", uuid.New(), true)}); err != nil {
+		t.Fatal(err)
+	}
+	if fs.got != 1 {
+		t.Errorf("%d events stored once Admit allowed, want 1", fs.got)
+	}
+}
