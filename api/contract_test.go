@@ -27,6 +27,8 @@ var codeSources = []string{
 	"../internal/httpapi",
 	"../internal/auth",
 	"../internal/query",
+	"../internal/app",          // storage_full, /readyz
+	"../internal/store/duckdb", // storage_unavailable while a failed write is recovered from
 }
 
 // documented reports whether spec documents code as a code: as the value
