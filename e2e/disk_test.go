@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,35 +14,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"strata/internal/testdisk"
 )
-
-// smallDisk mounts a tmpfs of the given size on a fresh directory for the
-// test and unmounts it when the test ends. Mounting needs root, which CI
-// has; elsewhere the test is skipped, saying why.
-func smallDisk(t *testing.T, size string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a small tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("unmounting %s: %v: %s", dir, err, out)
-		}
-	})
-	return dir
-}
-
-// resizeDisk changes a smallDisk's size, as freeing space on it would.
-func resizeDisk(t *testing.T, dir, size string) {
-	t.Helper()
-	if out, err := exec.Command("mount", "-o", "remount,size="+size, dir).CombinedOutput(); err != nil {
-		t.Fatalf("resizing the tmpfs: %v: %s", err, out)
-	}
-}
 
 // sentEvent is what a client sent for one event, to compare byte for byte
 // with what was stored.
@@ -179,7 +152,7 @@ func readyCode(t *testing.T, s *server) (int, string) {
 // space is freed it takes events again by itself, and every acknowledged
 // event is stored exactly as sent.
 func TestFullDiskFloor(t *testing.T) {
-	mnt := smallDisk(t, "64m")
+	mnt := testdisk.Mount(t, "size=64m,mode=0700")
 	dir := filepath.Join(mnt, "data")
 	// Something else on the disk, to be deleted later.
 	filler := filepath.Join(mnt, "filler")
@@ -217,7 +190,7 @@ func TestFullDiskFloor(t *testing.T) {
 // /readyz is ready again, ingest and queries answer, and every acknowledged
 // event is stored once, byte for byte.
 func TestFullDiskRecovers(t *testing.T) {
-	mnt := smallDisk(t, "40m")
+	mnt := testdisk.Mount(t, "size=40m,mode=0700")
 	dir := filepath.Join(mnt, "data")
 	s := startServer(t, dir, "--rate-limit", "10000000", "--min-free-disk", "0")
 	load := startDiskLoad(t, s, 4)
@@ -230,7 +203,7 @@ func TestFullDiskRecovers(t *testing.T) {
 	// Keep the loaders retrying against the full disk for a while.
 	time.Sleep(2 * time.Second)
 
-	resizeDisk(t, mnt, "400m")
+	testdisk.Resize(t, mnt, "400m")
 	waitFor(t, 30*time.Second, "/readyz ready once space came back", func() bool { code, _ := readyCode(t, s); return code == 200 })
 	before := load.seen("202")
 	waitFor(t, 30*time.Second, "ingest acknowledged again", func() bool { return load.seen("202") > before+5 })

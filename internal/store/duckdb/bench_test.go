@@ -21,19 +21,7 @@ func BenchmarkAppendEvents(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	now := time.Now().UTC()
-	events := make([]analytics.Event, 5000)
-	for i := range events {
-		did := "user_" + strconv.Itoa(i*7919%50000)
-		events[i] = analytics.Event{
-			ProductID: 1, Env: analytics.EnvLive, Timestamp: now, ReceivedAt: now,
-			Name: "$pageview", DistinctID: did, UserID: uint64(i),
-			URL: "https://shop.example.com/pricing?utm_source=x", Path: "/pricing",
-			Referrer: "https://www.google.com/", UserAgent: "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
-			Browser: "Chrome", OS: "Windows", DeviceType: "desktop",
-			Properties: []byte(`{"plan":"pro","price":49.5,"items":3,"ab":{"variant":"b"}}`),
-		}
-	}
+	events := benchEvents()
 	b.ResetTimer()
 	for n := 0; n < b.N; n++ {
 		for i := range events {
@@ -55,27 +43,11 @@ func BenchmarkAppendEventsParallel(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	now := time.Now().UTC()
-	batch := func() []analytics.Event {
-		events := make([]analytics.Event, 5000)
-		for i := range events {
-			did := "user_" + strconv.Itoa(i*7919%50000)
-			events[i] = analytics.Event{
-				ProductID: 1, Env: analytics.EnvLive, Timestamp: now, ReceivedAt: now,
-				Name: "$pageview", DistinctID: did, UserID: uint64(i),
-				URL: "https://shop.example.com/pricing?utm_source=x", Path: "/pricing",
-				Referrer: "https://www.google.com/", UserAgent: "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
-				Browser: "Chrome", OS: "Windows", DeviceType: "desktop",
-				Properties: []byte(`{"plan":"pro","price":49.5,"items":3,"ab":{"variant":"b"}}`),
-			}
-		}
-		return events
-	}
 	var done atomic.Int64
 	b.ResetTimer()
 	var wg sync.WaitGroup
 	for range 2 {
-		events := batch()
+		events := benchEvents()
 		wg.Go(func() {
 			for done.Add(1) <= int64(b.N) {
 				for i := range events {
@@ -90,4 +62,23 @@ func BenchmarkAppendEventsParallel(b *testing.B) {
 	}
 	wg.Wait()
 	b.ReportMetric(float64(b.N*5000)/b.Elapsed().Seconds(), "events/s")
+}
+
+// benchEvents is a 5,000-event group of page views, as the ingest writer
+// forms them under load.
+func benchEvents() []analytics.Event {
+	now := time.Now().UTC()
+	events := make([]analytics.Event, 5000)
+	for i := range events {
+		did := "user_" + strconv.Itoa(i*7919%50000)
+		events[i] = analytics.Event{
+			ProductID: 1, Env: analytics.EnvLive, Timestamp: now, ReceivedAt: now,
+			Name: "$pageview", DistinctID: did, UserID: uint64(i),
+			URL: "https://shop.example.com/pricing?utm_source=x", Path: "/pricing",
+			Referrer: "https://www.google.com/", UserAgent: "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+			Browser: "Chrome", OS: "Windows", DeviceType: "desktop",
+			Properties: []byte(`{"plan":"pro","price":49.5,"items":3,"ab":{"variant":"b"}}`),
+		}
+	}
+	return events
 }

@@ -5,60 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/google/uuid"
 
 	"strata/internal/analytics"
+	"strata/internal/testdisk"
 )
-
-// smallDisk mounts a tmpfs of the given size on a fresh directory and
-// unmounts it when the test ends. Mounting needs root, which CI has; the
-// test is skipped elsewhere, saying why.
-func smallDisk(t *testing.T, size string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a small tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("unmounting %s: %v: %s", dir, err, out)
-		}
-	})
-	return dir
-}
-
-// fillDisk writes a file that leaves about leave bytes of dir's filesystem
-// free, and returns its path.
-func fillDisk(t *testing.T, dir string, leave int64) string {
-	t.Helper()
-	name := filepath.Join(dir, "filler")
-	f, err := os.Create(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 1<<20)
-	var n int64
-	for {
-		k, err := f.Write(buf)
-		n += int64(k)
-		if err != nil {
-			break
-		}
-	}
-	f.Close()
-	if err := os.Truncate(name, max(0, n-leave)); err != nil {
-		t.Fatal(err)
-	}
-	return name
-}
 
 // TestAppendAfterFailedCommit fills the disk under appends until a commit
 // fails, frees it, and appends again. DuckDB 1.5 rolls a failed commit back
@@ -79,14 +33,14 @@ func TestAppendAfterFailedCommit(t *testing.T) {
 		{"checkpoint fails", "2MB"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir := smallDisk(t, "60m")
+			dir := testdisk.Mount(t, "size=60m")
 			ctx := context.Background()
 			s, err := Open(ctx, dir, Options{MemoryLimit: "256MB", CheckpointThreshold: c.checkpoint})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			filler := fillDisk(t, dir, 8<<20)
+			filler := testdisk.Fill(t, dir, 8<<20)
 
 			var stored, failed []analytics.Event
 			for i := 0; failed == nil; i++ {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -15,6 +14,7 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/store/duckdb"
+	"strata/internal/testdisk"
 )
 
 func events(n int, name string) []analytics.Event {
@@ -278,15 +278,8 @@ func TestSyncWaitsForOlderBatches(t *testing.T) {
 // it; once space is back, appends work again without a restart, and
 // exactly the events acknowledged are stored.
 func TestAppendOnFullDisk(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a small tmpfs needs root")
-	}
 	ctx := context.Background()
-	mnt := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4m,nr_inodes=64", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v: %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	mnt := testdisk.Mount(t, "size=4m,nr_inodes=64")
 	dir := t.TempDir()
 	st := openDuck(t, dir)
 	sp, err := Open(ctx, st, Options{Dir: filepath.Join(mnt, "spool"), LoadLinger: time.Hour})
