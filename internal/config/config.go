@@ -58,9 +58,9 @@ type Config struct {
 	// QueryWait is the longest a query waits in the queue before it is
 	// refused with 503 server_busy (STRATA_QUERY_WAIT).
 	QueryWait time.Duration
-	// QueryRateLimit is how many queries each credential (query token, API
-	// key or dashboard user) may send per minute on each node
-	// (STRATA_QUERY_RATE_LIMIT).
+	// QueryRateLimit is how many queries each credential (query token or
+	// dashboard user; API keys may not query) may send per minute on each
+	// node (STRATA_QUERY_RATE_LIMIT).
 	QueryRateLimit int
 	// KeyCacheTTL is how long a key lookup is trusted before the store is
 	// asked again; it bounds how long a change made on another node takes.

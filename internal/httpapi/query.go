@@ -100,11 +100,12 @@ func (s *Server) readScope(r *http.Request) (analytics.Scope, error) {
 }
 
 // allowQuery takes one query from the budget of the credential p presented,
-// or answers 429 with the wait until the next one. Each query token, API
-// key and dashboard user has its own bucket of QueryRateLimit queries a
-// minute on this node (the buckets are not shared between nodes): it keeps
-// one client, a script in a loop or a stuck page, from filling the query
-// queue that every client of the node shares.
+// or answers 429 with the wait until the next one. Each query token and
+// dashboard user has its own bucket of QueryRateLimit queries a minute on
+// this node (the buckets are not shared between nodes): it keeps one
+// client, a script in a loop or a stuck page, from filling the query queue
+// that every client of the node shares. API keys never get here: principal
+// refuses them with 403 key_not_allowed on every route that reads events.
 func (s *Server) allowQuery(p auth.Principal) error {
 	if s.QueryLimiter == nil {
 		return nil
@@ -121,7 +122,9 @@ func (s *Server) allowQuery(p auth.Principal) error {
 
 // queryCredential is the rate-limit bucket of the credential p presented.
 // Tokens, keys and users are numbered separately, so the kind is kept in
-// the low bits to tell token 5 from key 5.
+// the low bits to tell token 5 from user 5. Keys cannot query today, but
+// they keep a kind of their own so that a key, should a route that reads
+// events ever accept one, is not counted in the bucket of user 0.
 func queryCredential(p auth.Principal) int64 {
 	switch {
 	case p.TokenID != 0:

@@ -14,7 +14,7 @@ import (
 
 // TestQueryRateLimitPerCredential checks that each credential has its own
 // query budget: the dashboard user who spent theirs gets 429 rate_limited
-// with Retry-After on every route that reads events, while an API key of
+// with Retry-After on every route that reads events, while a query token of
 // the same product still gets answers; routes that read no events are not
 // counted.
 func TestQueryRateLimitPerCredential(t *testing.T) {
