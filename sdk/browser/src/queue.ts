@@ -124,7 +124,7 @@ export class Queue {
 
   /**
    * post sends one batch and settles it: 2xx and final 4xx drop it, network errors,
-   * 429 and 5xx put it back and schedule a retry. It resolves to whether a retry
+   * 408, 429 and 5xx put it back and schedule a retry. It resolves to whether a retry
    * is due, and never rejects.
    */
   private async post(batch: WireEvent[], keepalive: boolean): Promise<boolean> {
@@ -147,8 +147,9 @@ export class Queue {
       // Network error or offline: status 0, retried below.
     }
     for (const e of batch) this.inflight.delete(e);
-    // 2xx: stored. Other 4xx (bad key, bad batch): resending cannot help, so give up.
-    const retry = !((status >= 200 && status < 300) || (status >= 400 && status < 500 && status != 429));
+    // 2xx: stored. 408 (the upload was too slow) and 429 say "later". Other 4xx (bad
+    // key, bad batch): resending cannot help, so give up.
+    const retry = !((status >= 200 && status < 300) || (status >= 400 && status < 500 && status != 408 && status != 429));
     if (retry) {
       this.events.unshift(...batch);
       this.events.splice(0, this.events.length - MAX_QUEUED);

@@ -120,7 +120,7 @@ describe("retries", () => {
     expect(net.fetches).toHaveLength(9);
   });
 
-  it.each([429, 500, 502, 503, 504])("retries %i", async (code) => {
+  it.each([408, 429, 500, 502, 503, 504])("retries %i", async (code) => {
     vi.useFakeTimers();
     vi.spyOn(Math, "random").mockReturnValue(1);
     net.answers = [status(code)];
