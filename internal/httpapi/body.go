@@ -34,9 +34,13 @@ const maxAPIBody = 1 << 20
 // initialBodyCap bytes (or its declared length, when smaller), and a buffer
 // that grew past maxPooledBody is left to the garbage collector rather than
 // kept in the pool, so that a few large batches do not pin their memory.
+// Up to a megabyte is pooled: a 500-event batch is some 150–300 KB, and
+// growing a fresh buffer to that size for every batch (half a megabyte of
+// garbage a request) cost ingest about 7% of its batch throughput
+// (docs/benchmarks.md, session 16).
 const (
 	initialBodyCap = 4 << 10
-	maxPooledBody  = 64 << 10
+	maxPooledBody  = 1 << 20
 )
 
 // BodyBudget bounds the memory that request bodies being read or handled

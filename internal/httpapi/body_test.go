@@ -117,7 +117,7 @@ func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
 // body is not kept for the next one.
 func TestBodyPoolKeepsNoLargeBuffers(t *testing.T) {
 	budget := NewBodyBudget(64<<20, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	b, err := readBody(bytes.NewReader(make([]byte, 1<<20)), 1<<20, 1<<20, budget, errTestTooLarge)
+	b, err := readBody(bytes.NewReader(make([]byte, 2<<20)), 2<<20, 5<<20, budget, errTestTooLarge)
 	if err != nil {
 		t.Fatal(err)
 	}
