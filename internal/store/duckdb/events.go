@@ -67,11 +67,11 @@ func (s *Store) commit(fn func() error) error {
 // names seen for the first time, under numberMu so that an entry is
 // committed before any call can append events numbered with it.
 func (s *Store) numberAndStore(ctx context.Context, events []analytics.Event) (denseIDs, error) {
+	s.numberMu.Lock()
+	defer s.numberMu.Unlock()
 	if err := s.dictionaries(ctx); err != nil {
 		return denseIDs{}, err
 	}
-	s.numberMu.Lock()
-	defer s.numberMu.Unlock()
 	ids, fresh := s.number(events)
 	if err := s.storeEntries(ctx, fresh); err != nil {
 		return denseIDs{}, err

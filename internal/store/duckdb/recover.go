@@ -327,15 +327,16 @@ func (s *Store) Recover(ctx context.Context) (bool, error) {
 			return false, ctx.Err()
 		}
 	}
+	// The dictionaries' appenders hold connections of the broken
+	// instance. The numberings stay in place for queries meanwhile and are
+	// read again from the reopened file below: an entry whose commit
+	// failed may or may not be in it.
 	s.dictLoad.Lock()
-	s.dictMu.Lock()
+	defer s.dictLoad.Unlock()
 	if s.users != nil {
 		s.users.app.discard()
 		s.names.app.discard()
 	}
-	s.users, s.names = nil, nil
-	s.dictMu.Unlock()
-	s.dictLoad.Unlock()
 
 	// Idle connections of the broken instance close now; those in use
 	// close when they are returned, which reopen waits for.
@@ -343,6 +344,16 @@ func (s *Store) Recover(ctx context.Context) (bool, error) {
 	defer s.db.SetMaxIdleConns(defaultIdleConns)
 	if err := s.pool.reopen(ctx); err != nil {
 		return false, err
+	}
+	if s.users != nil {
+		users, names, err := s.loadDictionaries(ctx)
+		if err != nil {
+			s.pool.fail(err)
+			return false, fmt.Errorf("reading dense ids after reopening: %w", err)
+		}
+		s.dictMu.Lock()
+		s.users, s.names = users, names
+		s.dictMu.Unlock()
 	}
 	return true, nil
 }

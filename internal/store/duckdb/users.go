@@ -65,16 +65,7 @@ func (s *Store) dictionaries(ctx context.Context) error {
 	if s.users != nil {
 		return nil
 	}
-	users := &dictionary{app: tableAppender{table: usersTable}, sets: map[int64]*numbering{}}
-	names := &dictionary{app: tableAppender{table: eventNamesTable}, sets: map[int64]*numbering{}}
-	err := queryEach(ctx, s, `SELECT product_id, distinct_id, uid FROM users`, func(product int64, key string, id uint32) {
-		users.of(product).set(key, id)
-	})
-	if err == nil {
-		err = queryEach(ctx, s, `SELECT 0, name, eid FROM event_names`, func(_ int64, key string, id uint32) {
-			names.of(0).set(key, id)
-		})
-	}
+	users, names, err := s.loadDictionaries(ctx)
 	if err != nil {
 		return err
 	}
@@ -82,6 +73,21 @@ func (s *Store) dictionaries(ctx context.Context) error {
 	s.users, s.names = users, names
 	s.dictMu.Unlock()
 	return nil
+}
+
+// loadDictionaries reads both numbering tables.
+func (s *Store) loadDictionaries(ctx context.Context) (users, names *dictionary, err error) {
+	users = &dictionary{app: tableAppender{table: usersTable}, sets: map[int64]*numbering{}}
+	names = &dictionary{app: tableAppender{table: eventNamesTable}, sets: map[int64]*numbering{}}
+	err = queryEach(ctx, s, `SELECT product_id, distinct_id, uid FROM users`, func(product int64, key string, id uint32) {
+		users.of(product).set(key, id)
+	})
+	if err == nil {
+		err = queryEach(ctx, s, `SELECT 0, name, eid FROM event_names`, func(_ int64, key string, id uint32) {
+			names.of(0).set(key, id)
+		})
+	}
+	return users, names, err
 }
 
 func queryEach(ctx context.Context, s *Store, query string, fn func(int64, string, uint32)) error {
