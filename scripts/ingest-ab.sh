@@ -3,11 +3,13 @@
 # cmd/strata-bench, side by side: one fresh server per setting, the settings
 # alternating, REPS rounds (default 2), DUR per run (default 20s). A setting
 # is a space-separated list of VAR=value environment entries and --flags
-# for `strata serve`, or "-" for the defaults. For each run it prints the
+# for `strata serve`, or "-" for the defaults; bin=PATH runs another strata
+# binary (an earlier build, to compare builds). For each run it prints the
 # sustained rate and latencies, the server's CPU per event (from
 # /proc/PID/stat) and its peak RSS (VmHWM).
 #
 #   scripts/ingest-ab.sh - GOGC=100 "--duckdb-memory 256MB"
+#   scripts/ingest-ab.sh - bin=/tmp/strata-previous
 #
 # Servers listen on 127.0.0.1 only and are stopped by their own PID.
 set -euo pipefail
@@ -18,16 +20,17 @@ dur=${DUR:-20s}
 for _ in $(seq "${REPS:-2}"); do
 	for setting in "$@"; do
 		dir=$(mktemp -d)
-		envs=() args=()
+		envs=() args=() bin=./bin/strata
 		for w in $setting; do
 			case $w in
 			-) ;;
+			bin=*) bin=${w#bin=} ;;
 			--*) args+=("$w") ;;
 			*=*) envs+=("$w") ;;
 			*) args+=("$w") ;;
 			esac
 		done
-		env "${envs[@]}" ./bin/strata serve --addr 127.0.0.1:18181 --data "$dir" --log-format json \
+		env "${envs[@]}" "$bin" serve --addr 127.0.0.1:18181 --data "$dir" --log-format json \
 			--rate-limit 100000000 "${args[@]}" 2>"$dir/log" &
 		pid=$!
 		for _ in $(seq 100); do grep -q '"listening"' "$dir/log" 2>/dev/null && break; sleep 0.2; done
