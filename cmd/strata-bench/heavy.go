@@ -149,16 +149,12 @@ func burst(srv *server, tokens []string, path string, body any, n int) burstResu
 func runHeavyBench(bin string, srvArgs []string, nEvents, users, conc, rounds, ingestConns int, keep bool, reuse string) error {
 	dataDir := reuse
 	if reuse == "" {
-		dir, err := os.MkdirTemp("", "strata-heavy-")
+		dir, cleanup, err := benchDataDir("strata-heavy-", keep)
 		if err != nil {
 			return err
 		}
-		if keep {
-			fmt.Println("keeping the data directory", dir)
-		} else {
-			defer os.RemoveAll(dir)
-		}
-		dataDir = filepath.Join(dir, "data")
+		defer cleanup()
+		dataDir = dir
 	}
 	const days = 30
 	day := time.Now().UTC()

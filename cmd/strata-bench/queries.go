@@ -296,16 +296,11 @@ func timeQueries(bin, dataDir string, srv *server, queries []benchQuery, runs in
 // embedded store and, when ClickHouse is installed, through a ClickHouse
 // server, with every query timed on both and the answers compared.
 func runQueryBench(bin string, nEvents, users, days, runs int, keep, withClickHouse bool) error {
-	dir, err := os.MkdirTemp("", "strata-qbench-")
+	dataDir, cleanup, err := benchDataDir("strata-qbench-", keep)
 	if err != nil {
 		return err
 	}
-	if keep {
-		fmt.Println("keeping the data directory", dir)
-	} else {
-		defer os.RemoveAll(dir)
-	}
-	dataDir := filepath.Join(dir, "data")
+	defer cleanup()
 	start := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -days)
 	from, to := start, start.AddDate(0, 0, days-1)
 
@@ -377,7 +372,7 @@ func runQueryBench(bin string, nEvents, users, days, runs int, keep, withClickHo
 			fmt.Println("ClickHouse part skipped:", err)
 		} else {
 			defer ch.stop()
-			r, err := ch.bench(bin, filepath.Join(dir, "ch-node"), events, queries, runs)
+			r, err := ch.bench(bin, filepath.Join(filepath.Dir(dataDir), "ch-node"), events, queries, runs)
 			if err != nil {
 				return fmt.Errorf("ClickHouse: %w", err)
 			}
@@ -441,4 +436,19 @@ func runQueryBench(bin string, nEvents, users, days, runs int, keep, withClickHo
 			float64(wp.strata)/float64(wp.plain))
 	}
 	return nil
+}
+
+// benchDataDir makes a data directory for a benchmark's server under a new
+// temporary directory, and returns it with the clean-up that removes it,
+// unless keep asks to leave it for inspection.
+func benchDataDir(prefix string, keep bool) (string, func(), error) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", nil, err
+	}
+	if keep {
+		fmt.Println("keeping the data directory", dir)
+		return filepath.Join(dir, "data"), func() {}, nil
+	}
+	return filepath.Join(dir, "data"), func() { os.RemoveAll(dir) }, nil
 }
