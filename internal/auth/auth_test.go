@@ -105,3 +105,18 @@ func TestKeyring(t *testing.T) {
 		t.Errorf("last used = %v, want %v", got.LastUsedAt, now)
 	}
 }
+
+// TestPrincipalBucketsAreApart checks that a token, a key and a user with
+// the same id never share a rate-limit bucket.
+func TestPrincipalBucketsAreApart(t *testing.T) {
+	ids := map[int64]string{}
+	for name, p := range map[string]Principal{
+		"token": {TokenID: 5}, "key": {KeyID: 5}, "user": {UserID: 5},
+	} {
+		id := p.Bucket()
+		if other, ok := ids[id]; ok {
+			t.Errorf("%s 5 and %s 5 share bucket %d", name, other, id)
+		}
+		ids[id] = name
+	}
+}

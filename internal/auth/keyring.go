@@ -115,6 +115,19 @@ type Principal struct {
 	Email  string
 }
 
+// Bucket is the credential's rate-limit bucket: one per query token, API
+// key or dashboard user. The three are numbered separately, so the kind
+// is kept in the low bits, to tell token 5 from user 5.
+func (p Principal) Bucket() int64 {
+	switch {
+	case p.TokenID != 0:
+		return p.TokenID<<2 | 1
+	case p.KeyID != 0:
+		return p.KeyID<<2 | 2
+	}
+	return p.UserID<<2 | 3
+}
+
 // AuthenticateBearer resolves the value of an Authorization: Bearer header,
 // a query token or an API key, to its product. A key keeps its ingest
 // meaning (disabled is 403, revoked 401); a token likewise. What the

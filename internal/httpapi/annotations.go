@@ -67,13 +67,14 @@ func (s *Server) annotationCaller(r *http.Request) (annotationCaller, error) {
 		return annotationCaller{}, fmt.Errorf("finding the workspace of product %d: %w", p.ProductID, err)
 	}
 	c := annotationCaller{workspaceID: prod.WorkspaceID, shared: true}
+	c.bucket = p.Bucket()
 	switch {
 	case p.UserID != 0: // a dashboard session: the person
-		c.createdBy, c.bucket, c.shared = p.Email, p.UserID<<2|3, false
+		c.createdBy, c.shared = p.Email, false
 	case p.TokenID != 0:
-		c.createdBy, c.bucket = "token "+p.Prefix+"…", p.TokenID<<2|2
+		c.createdBy = "token " + p.Prefix + "…"
 	default:
-		c.createdBy, c.bucket = "key "+p.Prefix+"…", p.KeyID<<2|1
+		c.createdBy = "key " + p.Prefix + "…"
 	}
 	return c, nil
 }
@@ -89,17 +90,13 @@ func (s *Server) annotationCaller(r *http.Request) (annotationCaller, error) {
 func (s *Server) allowAnnotationWrite(c annotationCaller) error {
 	limit := s.AnnotationRateLimit
 	if ok, wait := s.AnnotationCredentialLimiter.Allow(c.bucket, limit); !ok {
-		return &analytics.Error{Kind: analytics.KindRateLimited, Code: "rate_limited",
-			Message:    fmt.Sprintf("Too many annotation changes with this credential (at most %d a minute); retry after the number of seconds in Retry-After.", limit),
-			RetryAfter: max(wait, time.Second)}
+		return rateLimited(wait, "Too many annotation changes with this credential (at most %d a minute)", limit)
 	}
 	if !c.shared {
 		return nil
 	}
 	if ok, wait := s.AnnotationLimiter.Allow(c.workspaceID, limit); !ok {
-		return &analytics.Error{Kind: analytics.KindRateLimited, Code: "rate_limited",
-			Message:    fmt.Sprintf("Too many annotation changes by this workspace's keys and tokens (at most %d a minute); retry after the number of seconds in Retry-After.", limit),
-			RetryAfter: max(wait, time.Second)}
+		return rateLimited(wait, "Too many annotation changes by this workspace's keys and tokens (at most %d a minute)", limit)
 	}
 	return nil
 }

@@ -3,10 +3,12 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -89,6 +91,15 @@ func logFailure(log *slog.Logger, method, path string, e *analytics.Error) {
 	default:
 		log.Error("request failed", "method", method, "path", path, "status", status, "code", e.Code, "err", e.Err)
 	}
+}
+
+// rateLimited is a 429 rate_limited: the message, with its arguments, says
+// whose budget is spent, and the answer says when to retry (Retry-After,
+// at least a second).
+func rateLimited(wait time.Duration, format string, args ...any) error {
+	return &analytics.Error{Kind: analytics.KindRateLimited, Code: "rate_limited",
+		Message:    fmt.Sprintf(format, args...) + "; retry after the number of seconds in Retry-After.",
+		RetryAfter: max(wait, time.Second)}
 }
 
 // retryAfter is an error's Retry-After header: whole seconds, rounded up.

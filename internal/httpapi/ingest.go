@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -117,9 +116,7 @@ func (s *Server) admit(ctx context.Context, origin []byte, plain string) (analyt
 		limit = s.DefaultRateLimit
 	}
 	if ok, wait := s.Limiter.Allow(key.ID, limit); !ok {
-		return key, &analytics.Error{Kind: analytics.KindRateLimited, Code: "rate_limited",
-			Message:    "Too many requests for this API key; retry after the number of seconds in Retry-After.",
-			RetryAfter: max(wait, time.Second)}
+		return key, rateLimited(wait, "Too many requests for this API key")
 	}
 	return key, nil
 }

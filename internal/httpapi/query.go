@@ -5,12 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"strata/internal/analytics"
@@ -110,29 +108,11 @@ func (s *Server) allowQuery(p auth.Principal) error {
 	if s.QueryLimiter == nil {
 		return nil
 	}
-	ok, wait := s.QueryLimiter.Allow(queryCredential(p), s.QueryRateLimit)
+	ok, wait := s.QueryLimiter.Allow(p.Bucket(), s.QueryRateLimit)
 	if ok {
 		return nil
 	}
-	return &analytics.Error{Kind: analytics.KindRateLimited, Code: "rate_limited",
-		Message: fmt.Sprintf("Too many queries with this credential (at most %d a minute); retry after the number of seconds in Retry-After.",
-			s.QueryRateLimit),
-		RetryAfter: max(wait, time.Second)}
-}
-
-// queryCredential is the rate-limit bucket of the credential p presented.
-// Tokens, keys and users are numbered separately, so the kind is kept in
-// the low bits to tell token 5 from user 5. Keys cannot query today, but
-// they keep a kind of their own so that a key, should a route that reads
-// events ever accept one, is not counted in the bucket of user 0.
-func queryCredential(p auth.Principal) int64 {
-	switch {
-	case p.TokenID != 0:
-		return p.TokenID<<2 | 1
-	case p.KeyID != 0:
-		return p.KeyID<<2 | 2
-	}
-	return p.UserID<<2 | 3
+	return rateLimited(wait, "Too many queries with this credential (at most %d a minute)", s.QueryRateLimit)
 }
 
 // scopeOf is the scope of principal p for request r.

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"strata/internal/auth"
 	"strata/internal/query"
 	"strata/internal/ratelimit"
 )
@@ -65,21 +64,6 @@ func TestQueryRateLimitPerCredential(t *testing.T) {
 	mu.Unlock()
 	if r := d.do("POST", "/api/v1/query/funnel?product=1", funnel, nil); r.status != 200 {
 		t.Errorf("20 s later: %d %v", r.status, r.body)
-	}
-}
-
-// TestQueryCredentialsAreApart checks that a token, a key and a user with
-// the same id never share a bucket.
-func TestQueryCredentialsAreApart(t *testing.T) {
-	ids := map[int64]string{}
-	for name, p := range map[string]auth.Principal{
-		"token": {TokenID: 5}, "key": {KeyID: 5}, "user": {UserID: 5},
-	} {
-		id := queryCredential(p)
-		if other, ok := ids[id]; ok {
-			t.Errorf("%s 5 and %s 5 share bucket %d", name, other, id)
-		}
-		ids[id] = name
 	}
 }
 
