@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -179,6 +180,27 @@ func (s *server) Stop() {
 		s.cmd.Process.Kill()
 		s.t.Fatalf("strata did not stop within 60s of SIGTERM")
 	}
+}
+
+// memory reads one of the kernel's memory figures of the server process
+// (VmRSS, VmHWM … of /proc/PID/status), in bytes.
+func (s *server) memory(t *testing.T, field string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		t.Fatalf("reading the server's memory: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == field+":" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				t.Fatalf("%s line %q", field, line)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatalf("no %s in /proc/PID/status", field)
+	return 0
 }
 
 // Kill ends the server with SIGKILL, as a crash would.

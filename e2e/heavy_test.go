@@ -6,7 +6,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -212,22 +211,8 @@ func checkBurst(t *testing.T, what string, answers []answer) map[string]int {
 	return got
 }
 
-// vmHWM is the server's peak resident set size since it started.
-func (s *server) vmHWM(t *testing.T) int64 {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
-	if err != nil {
-		t.Fatalf("reading the server's memory: %v", err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmHWM in /proc status")
-	return 0
-}
+// vmHWM is the server's peak resident set size since it started, in bytes.
+func (s *server) vmHWM(t *testing.T) int64 { return s.memory(t, "VmHWM") }
 
 // TestHeavyQueriesAreAnsweredOrRefused loads a million events and sends 50
 // month-long funnels at once, then 50 hourly ten-series unique-user trends
