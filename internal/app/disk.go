@@ -27,9 +27,6 @@ type storageGuard struct {
 	floor uint64
 	store *duckdb.Store
 	log   *slog.Logger
-	// statfs reports the free bytes of dir's filesystem; a test may fake
-	// it, as a disk cannot be filled on demand everywhere.
-	statfs func(dir string) (uint64, error)
 
 	mu      sync.Mutex
 	checked time.Time // when free was read
@@ -38,7 +35,7 @@ type storageGuard struct {
 }
 
 func newStorageGuard(dir string, floor uint64, store *duckdb.Store, log *slog.Logger) *storageGuard {
-	return &storageGuard{dir: dir, floor: floor, store: store, log: log, statfs: freeBytes}
+	return &storageGuard{dir: dir, floor: floor, store: store, log: log}
 }
 
 // freeBytes is the space an unprivileged writer may still use on dir's
@@ -85,7 +82,7 @@ func (g *storageGuard) aboveFloor(now time.Time) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if now.Sub(g.checked) >= freshFor {
-		free, err := g.statfs(g.dir)
+		free, err := freeBytes(g.dir)
 		if err != nil {
 			// Unknown free space is not a reason to refuse events; a
 			// write that fails is caught by the store itself.
