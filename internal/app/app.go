@@ -48,9 +48,6 @@ type App struct {
 	annotationLimiter *ratelimit.Limiter
 	wr                *ingest.Writer
 	ready             atomic.Bool
-	// guard refuses ingest on a nearly full disk and reopens the embedded
-	// database after a failed write (disk.go).
-	guard *storageGuard
 
 	httpSrv  *fasthttp.Server
 	httpLn   net.Listener
@@ -98,14 +95,12 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 			"product", product.ID, "api_key", key)
 	}
 
-	// The embedded store is guarded: below the free-space floor ingest is
-	// refused, and a failed write is recovered from (disk.go).
-	a.guard = newStorageGuard(cfg.DataDir, uint64(cfg.MinFreeDisk), a.store.embedded, log.With("component", "storage"))
+	// Below the free-space floor ingest is refused (disk.go).
 	wopt := ingest.WriterOptions{
 		DedupCapacity: cfg.DedupCapacity, Linger: cfg.CommitLinger, Logger: log.With("component", "writer"),
 	}
 	if cfg.EventsURL == "" {
-		wopt.Admit = a.guard.Admit
+		wopt.Admit = a.store.guard.Admit
 	}
 	a.wr = ingest.NewWriter(a.store.events, wopt)
 	if n, err := a.wr.LoadRecent(ctx); err != nil {
@@ -319,12 +314,14 @@ loop:
 			}
 			// A failed write broke the embedded database: reopen it once
 			// the disk has room.
-			a.guard.recover(ctx)
+			a.store.guard.recover(ctx)
 			// Ingest has been quiet for a while: fold the log into the
 			// file so that queries read compressed rows with zone maps.
 			// It runs here, between other chores, so that it never
 			// overlaps the shutdown that closes the store.
-			if a.store.embedded == nil || a.store.spool == nil {
+			if a.store.embedded == nil || a.store.spool == nil || a.store.guard.Admit() != nil {
+				// A checkpoint on a nearly full disk could meet its
+				// end; it waits for room like every other write.
 				continue
 			}
 			start := time.Now()
@@ -356,7 +353,7 @@ func (a *App) readiness() error {
 		return errNotReady
 	}
 	if a.cfg.EventsURL == "" {
-		return a.guard.Admit()
+		return a.store.guard.Admit()
 	}
 	return a.store.embeddedBroken()
 }

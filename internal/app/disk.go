@@ -28,10 +28,8 @@ type storageGuard struct {
 	store *duckdb.Store
 	log   *slog.Logger
 
-	mu      sync.Mutex
-	checked time.Time // when free was read
-	free    uint64
-	full    bool // whether the last check found the floor crossed, for logging once
+	mu   sync.Mutex
+	full bool // whether the last check found the floor crossed, to log each crossing once
 }
 
 func newStorageGuard(dir string, floor uint64, store *duckdb.Store, log *slog.Logger) *storageGuard {
@@ -47,12 +45,6 @@ func freeBytes(dir string) (uint64, error) {
 	}
 	return st.Bavail * uint64(st.Bsize), nil
 }
-
-// freshFor is how long a reading of the free space is trusted. Commits
-// happen hundreds of times a second under load; one statfs every so often
-// is plenty, as the floor leaves room for far more than this long's
-// ingest.
-const freshFor = 100 * time.Millisecond
 
 // errStorageFull answers ingest below the floor.
 func errStorageFull(free, floor uint64) error {
@@ -70,37 +62,37 @@ func (g *storageGuard) Admit() error {
 			return err
 		}
 	}
-	return g.aboveFloor(time.Now())
+	return g.aboveFloor()
 }
 
-// aboveFloor checks the free space against the floor, reading it again
-// when the last reading is stale.
-func (g *storageGuard) aboveFloor(now time.Time) error {
+// aboveFloor checks the free space against the floor. It reads it afresh
+// each time (one statfs, about a microsecond): it runs once per group
+// commit and per load, and a reading kept even a tenth of a second lets a
+// burst of ingest, or another program, take the margin meanwhile.
+func (g *storageGuard) aboveFloor() error {
 	if g.floor == 0 {
 		return nil
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if now.Sub(g.checked) >= freshFor {
-		free, err := freeBytes(g.dir)
-		if err != nil {
-			// Unknown free space is not a reason to refuse events; a
-			// write that fails is caught by the store itself.
-			g.log.Warn("cannot read the data directory's free space", "err", err)
-			return nil
-		}
-		g.free, g.checked = free, now
-		switch full := free < g.floor; {
-		case full && !g.full:
-			g.log.Warn("the data directory's disk is nearly full: refusing events until space is freed",
-				"free_mb", free>>20, "min_free_mb", g.floor>>20)
-		case !full && g.full:
-			g.log.Info("the data directory's disk has room again: accepting events", "free_mb", free>>20)
-		}
-		g.full = free < g.floor
+	free, err := freeBytes(g.dir)
+	if err != nil {
+		// Unknown free space is not a reason to refuse events; a write
+		// that fails is caught by the store itself.
+		g.log.Warn("cannot read the data directory's free space", "err", err)
+		return nil
 	}
-	if g.full {
-		return errStorageFull(g.free, g.floor)
+	full := free < g.floor
+	g.mu.Lock()
+	switch {
+	case full && !g.full:
+		g.log.Warn("the data directory's disk is nearly full: refusing events until space is freed",
+			"free_mb", free>>20, "min_free_mb", g.floor>>20)
+	case !full && g.full:
+		g.log.Info("the data directory's disk has room again: accepting events", "free_mb", free>>20)
+	}
+	g.full = full
+	g.mu.Unlock()
+	if full {
+		return errStorageFull(free, g.floor)
 	}
 	return nil
 }
@@ -112,7 +104,7 @@ func (g *storageGuard) recover(ctx context.Context) {
 		return
 	}
 	err := g.store.Broken()
-	if err == nil || g.aboveFloor(time.Now()) != nil {
+	if err == nil || g.aboveFloor() != nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)

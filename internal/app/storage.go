@@ -39,6 +39,9 @@ type storage struct {
 	// checkpoints), spool the spool in front of it when events go there.
 	embedded *duckdb.Store
 	spool    *spool.Store
+	// guard keeps writes off a nearly full disk and reopens the embedded
+	// database after a failed write (disk.go).
+	guard *storageGuard
 	// closers run in order at close.
 	closers []func() error
 }
@@ -60,12 +63,13 @@ func openStorage(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *s
 		}
 		s.meta = s.embedded
 	}
+	s.guard = newStorageGuard(cfg.DataDir, uint64(cfg.MinFreeDisk), s.embedded, log.With("component", "storage"))
 	if cfg.EventsURL == "" {
 		// A spool left by an unclean stop is replayed even when the spool
 		// is now switched off, so that no acknowledged event is left
 		// behind. Closing the spool closes the store behind it.
 		s.spool, err = spool.Open(ctx, s.embedded, spool.Options{
-			Dir: filepath.Join(cfg.DataDir, "spool"), Logger: log.With("component", "spool")})
+			Dir: filepath.Join(cfg.DataDir, "spool"), Gate: s.guard.Admit, Logger: log.With("component", "spool")})
 		if err != nil {
 			s.closers = append(s.closers, s.embedded.Close)
 			return nil, err

@@ -6,10 +6,13 @@
 package testdisk
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // Mount mounts a tmpfs with the given mount options (e.g. "size=40m") on
@@ -43,26 +46,19 @@ func Resize(t testing.TB, dir, size string) {
 }
 
 // Fill writes a file into dir that leaves about leave bytes of its
-// filesystem free, and returns the file's path.
+// filesystem free, and returns the file's path. It writes only what is
+// free beyond leave, so that other writers on the filesystem never meet a
+// full disk because of it.
 func Fill(t testing.TB, dir string, leave int64) string {
 	t.Helper()
-	name := filepath.Join(dir, "filler")
-	f, err := os.Create(name)
-	if err != nil {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
 		t.Fatal(err)
 	}
-	buf := make([]byte, 1<<20)
-	var n int64
-	for {
-		k, err := f.Write(buf)
-		n += int64(k)
-		if err != nil {
-			break
-		}
-	}
-	f.Close()
-	if err := os.Truncate(name, max(0, n-leave)); err != nil {
-		t.Fatal(err)
+	n := int64(st.Bavail)*int64(st.Bsize) - leave
+	name := filepath.Join(dir, fmt.Sprintf("filler-%d", time.Now().UnixNano()))
+	if err := os.WriteFile(name, make([]byte, max(0, n)), 0o600); err != nil {
+		t.Fatalf("filling %s: %v", dir, err)
 	}
 	return name
 }

@@ -63,7 +63,12 @@ type Options struct {
 	// LoadLinger is how long a small backlog waits for more before it is
 	// loaded (see load); zero means DefaultLoadLinger.
 	LoadLinger time.Duration
-	Logger     *slog.Logger
+	// Gate, when set, is asked before each load whether the inner store
+	// may be written now; while it refuses (a nearly full disk), the
+	// loaders wait and the events stay in the log, and Sync answers its
+	// error instead of waiting.
+	Gate   func() error
+	Logger *slog.Logger
 }
 
 // Store implements analytics.EventStore over an Inner store.
@@ -93,9 +98,11 @@ type Store struct {
 	// syncing counts Sync calls waiting; while any waits the loaders do
 	// not linger.
 	syncing int
-	closed  bool
-	done    chan struct{}
-	buf     []byte
+	// paused is the Gate's refusal while the loaders wait for it.
+	paused error
+	closed bool
+	done   chan struct{}
+	buf    []byte
 }
 
 type pendingRecord struct {
@@ -204,6 +211,11 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for !s.closed && s.backlog >= s.opt.MaxBacklog {
+		// The loaders wait for the Gate; so would this append, for as
+		// long as the disk stays full.
+		if err := s.stillPaused(); err != nil {
+			return err
+		}
 		s.cond.Wait()
 	}
 	if s.closed {
@@ -274,6 +286,9 @@ func (s *Store) rotate() error {
 
 const maxLoad = 20_000
 
+// gateRetry is how often paused loaders ask the Gate again.
+const gateRetry = 250 * time.Millisecond
+
 // A small backlog waits up to LoadLinger for more before it is loaded: each
 // DuckDB commit costs about a millisecond of CPU however small, and under a
 // stream of single-event requests the loader would otherwise commit a few
@@ -308,6 +323,26 @@ func (s *Store) load() {
 			t.Stop()
 			s.mu.Unlock()
 			continue
+		}
+		if s.opt.Gate != nil {
+			if err := s.opt.Gate(); err != nil {
+				// Writing the store now could meet a full disk, which
+				// DuckDB does not always survive intact; the events are
+				// safe in the log. At a stop they stay there for the
+				// next start.
+				s.paused = err
+				s.cond.Broadcast() // a waiting Sync answers the refusal
+				if s.closed {
+					s.mu.Unlock()
+					return
+				}
+				t := time.AfterFunc(gateRetry, s.wake)
+				s.cond.Wait()
+				t.Stop()
+				s.mu.Unlock()
+				continue
+			}
+			s.paused = nil
 		}
 		// Take records up to maxLoad events: one DuckDB transaction that
 		// large already amortises the commit (5,000 do), and larger ones
@@ -394,6 +429,22 @@ func (s *Store) finish(start uint64, batch []pendingRecord) {
 	s.cond.Broadcast()
 }
 
+// stillPaused returns the Gate's refusal while the loaders wait for it,
+// asking the Gate again rather than trusting the loaders' last answer, which
+// may be a few hundred milliseconds old; when it allows now, the loaders are
+// woken. The caller holds mu.
+func (s *Store) stillPaused() error {
+	if s.paused == nil {
+		return nil
+	}
+	if err := s.opt.Gate(); err != nil {
+		return err
+	}
+	s.paused = nil
+	s.cond.Broadcast()
+	return nil
+}
+
 // loaded is how many of the first events appended are all in the inner
 // store. Batches can finish out of order, so it is where the oldest batch
 // still loading starts, or everything taken when none is. The caller holds
@@ -421,6 +472,9 @@ func (s *Store) Sync(ctx context.Context) error {
 	s.cond.Broadcast()
 	for s.loaded() < target {
 		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := s.stillPaused(); err != nil {
 			return err
 		}
 		s.cond.Wait()

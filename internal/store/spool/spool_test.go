@@ -352,3 +352,51 @@ func TestAppendOnFullDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestGatePausesLoading checks the loaders' gate: while it refuses, events
+// stay in the log, a Sync answers its error instead of waiting, and an
+// append that finds the backlog full answers it too instead of blocking;
+// once it allows, everything logged reaches the store.
+func TestGatePausesLoading(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := openDuck(t, dir)
+	full := errors.New("disk nearly full")
+	var mu sync.Mutex
+	refuse := true
+	sp, err := Open(ctx, st, Options{Dir: filepath.Join(dir, "spool"), MaxBacklog: 1000, Gate: func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if refuse {
+			return full
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	for i := 0; i < 2; i++ {
+		if err := sp.AppendEvents(ctx, events(500, "gated")); err != nil {
+			t.Fatalf("append %d within the backlog: %v", i, err)
+		}
+	}
+	if err := sp.Sync(ctx); err != full {
+		t.Errorf("Sync while the gate refuses = %v, want its error", err)
+	}
+	if err := sp.AppendEvents(ctx, events(1, "gated")); err != full {
+		t.Errorf("append past the backlog while the gate refuses = %v, want its error", err)
+	}
+	if n := count(t, st, "gated"); n != 0 {
+		t.Errorf("%d events loaded while the gate refused", n)
+	}
+	mu.Lock()
+	refuse = false
+	mu.Unlock()
+	if err := sp.Sync(ctx); err != nil {
+		t.Fatalf("Sync once the gate allows: %v", err)
+	}
+	if n := count(t, st, "gated"); n != 1000 {
+		t.Errorf("%d events loaded once the gate allowed, want 1000", n)
+	}
+}
