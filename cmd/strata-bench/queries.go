@@ -227,8 +227,8 @@ func compareFunnels(dataDir string, from, to time.Time, runs int) (funnelPair, e
 func strataFunnel(store analytics.QueryStore, from, to time.Time, counts *[3]int64) func() error {
 	engine := &query.Engine{Store: store}
 	q := analytics.FunnelQuery{
-		Scope: analytics.Scope{ProductID: 1, Env: analytics.EnvLive, From: from, To: to},
-		Steps: []string{"page_viewed", "button_clicked", "form_submitted"}, Window: 24 * time.Hour,
+		EventRange: analytics.EventRange{ProductID: 1, Env: analytics.EnvLive, From: from, To: to},
+		Steps:      []string{"page_viewed", "button_clicked", "form_submitted"}, Window: 24 * time.Hour,
 	}
 	return func() error {
 		res, err := engine.RunFunnel(context.Background(), q)

@@ -137,7 +137,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	return nil
 }
 
-func kindOf(status int) analytics.Kind {
+func kindOf(status int) analytics.ErrorKind {
 	switch status {
 	case http.StatusBadRequest:
 		return analytics.KindInvalid

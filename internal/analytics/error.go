@@ -6,31 +6,31 @@ import (
 	"time"
 )
 
-// Kind classifies an error for the edge that reports it. The HTTP layer maps
+// ErrorKind classifies an error for the edge that reports it. The HTTP layer maps
 // each kind to one status code in one place; the store and ingest packages
 // only say what went wrong, never which status that is.
-type Kind int
+type ErrorKind int
 
 // The kinds of error Strata reports to clients.
 const (
-	KindInternal        Kind = iota // a bug or an unexpected failure; the cause is logged, not shown
-	KindInvalid                     // the request is malformed or breaks a rule (400)
-	KindUnauthenticated             // missing, unknown or revoked credential (401)
-	KindForbidden                   // the credential is known but may not do this (403)
-	KindNotFound                    // the named thing does not exist (404)
-	KindConflict                    // the request clashes with the current state (409)
-	KindTooLarge                    // the body or batch is over a limit (413)
-	KindRateLimited                 // too many requests; RetryAfter says when to retry (429)
-	KindUnavailable                 // storage is failing, the server is stopping or busy (503)
-	KindTimeout                     // the request did not arrive in time (408)
-	KindMisdirected                 // the request names a host this server does not answer for (421)
+	KindInternal        ErrorKind = iota // a bug or an unexpected failure; the cause is logged, not shown
+	KindInvalid                          // the request is malformed or breaks a rule (400)
+	KindUnauthenticated                  // missing, unknown or revoked credential (401)
+	KindForbidden                        // the credential is known but may not do this (403)
+	KindNotFound                         // the named thing does not exist (404)
+	KindConflict                         // the request clashes with the current state (409)
+	KindTooLarge                         // the body or batch is over a limit (413)
+	KindRateLimited                      // too many requests; RetryAfter says when to retry (429)
+	KindUnavailable                      // storage is failing, the server is stopping or busy (503)
+	KindTimeout                          // the request did not arrive in time (408)
+	KindMisdirected                      // the request names a host this server does not answer for (421)
 )
 
 // Error is Strata's error vocabulary: a stable snake_case Code for programs,
 // a Message safe to show to clients, and an optional wrapped cause that is
 // logged but never sent.
 type Error struct {
-	Kind    Kind
+	Kind    ErrorKind
 	Code    string
 	Message string
 	// RetryAfter, when non-zero, is sent as the Retry-After header.
@@ -53,7 +53,7 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // Errorf builds an Error of the given kind and code with a formatted message.
-func Errorf(kind Kind, code, format string, args ...any) *Error {
+func Errorf(kind ErrorKind, code, format string, args ...any) *Error {
 	return &Error{Kind: kind, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 

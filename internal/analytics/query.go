@@ -105,11 +105,11 @@ type Filter struct {
 	Value    any
 }
 
-// Scope is what every query reads: one product's events of one
+// EventRange is what every query reads: one product's events of one
 // environment inside [From, To). Human queries (funnels, trends,
 // retention) never read AI-bot events, except a trend of $bot_pageview
 // itself.
-type Scope struct {
+type EventRange struct {
 	ProductID int64
 	Env       Env
 	From, To  time.Time
@@ -118,7 +118,7 @@ type Scope struct {
 // FunnelQuery asks how many users went through Steps in order, each step
 // within Window of the previous one. From/To bound step 0 only.
 type FunnelQuery struct {
-	Scope
+	EventRange
 	Steps  []string
 	Window time.Duration
 }
@@ -134,7 +134,7 @@ type TrendSeries struct {
 // TrendQuery counts events per bucket for each series, optionally split by
 // a property into at most BreakdownLimit values plus one "other" bucket.
 type TrendQuery struct {
-	Scope
+	EventRange
 	Series         []TrendSeries
 	Filters        []Filter
 	Interval       Interval
@@ -162,7 +162,7 @@ type TrendRow struct {
 // the scope and counts, for each later period, how many of them did
 // ReturnEvent in it.
 type RetentionQuery struct {
-	Scope
+	EventRange
 	StartEvent  string
 	ReturnEvent string
 	Period      Interval
@@ -195,7 +195,7 @@ type PageActivity struct {
 // BotsQuery asks for the AI-bot panel: every bot seen in the scope, and the
 // TopPages URLs bots fetched most.
 type BotsQuery struct {
-	Scope
+	EventRange
 	TopPages int
 }
 
@@ -203,7 +203,7 @@ type BotsQuery struct {
 // first, at most Limit of them. AI-bot events are left out: the list feeds
 // the funnel and trend builders, which count human events.
 type EventNamesQuery struct {
-	Scope
+	EventRange
 	Limit int
 }
 
@@ -242,9 +242,9 @@ type QueryKind string
 
 // The kinds of saved query.
 const (
-	KindFunnel    QueryKind = "funnel"
-	KindTrend     QueryKind = "trend"
-	KindRetention QueryKind = "retention"
+	QueryFunnel    QueryKind = "funnel"
+	QueryTrend     QueryKind = "trend"
+	QueryRetention QueryKind = "retention"
 )
 
 // SavedQuery is a named query definition kept for re-running. Definition

@@ -16,7 +16,7 @@ import (
 )
 
 // statusOf is the one place an error kind becomes an HTTP status.
-func statusOf(k analytics.Kind) int {
+func statusOf(k analytics.ErrorKind) int {
 	switch k {
 	case analytics.KindInvalid:
 		return http.StatusBadRequest

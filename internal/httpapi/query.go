@@ -74,10 +74,10 @@ func keysAllowed(r *http.Request) bool {
 
 // scope authenticates a query request and returns what it may read: the
 // credential's product, in the environment ?env= names (live by default).
-func (s *Server) scope(r *http.Request) (analytics.Scope, error) {
+func (s *Server) scope(r *http.Request) (analytics.EventRange, error) {
 	p, err := s.principal(r)
 	if err != nil {
-		return analytics.Scope{}, err
+		return analytics.EventRange{}, err
 	}
 	return scopeOf(r, p)
 }
@@ -86,13 +86,13 @@ func (s *Server) scope(r *http.Request) (analytics.Scope, error) {
 // retention, the bots panel, event names, a saved query run): it also takes
 // the query from the credential's budget, before the body is read, so that
 // a refused request costs little.
-func (s *Server) readScope(r *http.Request) (analytics.Scope, error) {
+func (s *Server) readScope(r *http.Request) (analytics.EventRange, error) {
 	p, err := s.principal(r)
 	if err != nil {
-		return analytics.Scope{}, err
+		return analytics.EventRange{}, err
 	}
 	if err := s.allowQuery(p); err != nil {
-		return analytics.Scope{}, err
+		return analytics.EventRange{}, err
 	}
 	return scopeOf(r, p)
 }
@@ -116,8 +116,8 @@ func (s *Server) allowQuery(p auth.Principal) error {
 }
 
 // scopeOf is the scope of principal p for request r.
-func scopeOf(r *http.Request, p auth.Principal) (analytics.Scope, error) {
-	sc := analytics.Scope{ProductID: p.ProductID, Env: analytics.EnvLive}
+func scopeOf(r *http.Request, p auth.Principal) (analytics.EventRange, error) {
+	sc := analytics.EventRange{ProductID: p.ProductID, Env: analytics.EnvLive}
 	switch env := r.URL.Query().Get("env"); env {
 	case "", "live":
 	case "test":
@@ -223,7 +223,7 @@ var errSavedNotFound = analytics.Errorf(analytics.KindNotFound, "query_not_found
 // parseSavedQuery validates a saved query body. A funnel saved without a
 // definition starts from the placeholder steps, as a new funnel in the
 // dashboard does.
-func (s *Server) parseSavedQuery(body []byte, sc analytics.Scope, into *analytics.SavedQuery) error {
+func (s *Server) parseSavedQuery(body []byte, sc analytics.EventRange, into *analytics.SavedQuery) error {
 	var req savedQueryRequest
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -242,7 +242,7 @@ func (s *Server) parseSavedQuery(body []byte, sc analytics.Scope, into *analytic
 	}
 	def := req.Definition
 	if len(bytes.TrimSpace(def)) == 0 || string(def) == "null" {
-		if into.Kind != analytics.KindFunnel {
+		if into.Kind != analytics.QueryFunnel {
 			return analytics.Errorf(analytics.KindInvalid, "invalid_request", "definition: is required")
 		}
 		def, _ = json.Marshal(query.FunnelRequest{Steps: query.PlaceholderSteps, WindowHours: json.RawMessage("24")})
@@ -261,7 +261,7 @@ func (s *Server) parseSavedQuery(body []byte, sc analytics.Scope, into *analytic
 }
 
 // savedTarget authenticates a request on /queries/{id} and reads the id.
-func (s *Server) savedTarget(r *http.Request) (analytics.Scope, int64, error) {
+func (s *Server) savedTarget(r *http.Request) (analytics.EventRange, int64, error) {
 	sc, err := s.scope(r)
 	if err != nil {
 		return sc, 0, err

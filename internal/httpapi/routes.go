@@ -166,9 +166,9 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	h := func(f handlerFunc) http.Handler { return wrap(s.Log, f) }
 
-	mux.Handle("POST /api/v1/query/funnel", h(s.queryHandler(analytics.KindFunnel)))
-	mux.Handle("POST /api/v1/query/trend", h(s.queryHandler(analytics.KindTrend)))
-	mux.Handle("POST /api/v1/query/retention", h(s.queryHandler(analytics.KindRetention)))
+	mux.Handle("POST /api/v1/query/funnel", h(s.queryHandler(analytics.QueryFunnel)))
+	mux.Handle("POST /api/v1/query/trend", h(s.queryHandler(analytics.QueryTrend)))
+	mux.Handle("POST /api/v1/query/retention", h(s.queryHandler(analytics.QueryRetention)))
 	mux.Handle("GET /api/v1/query/bots", h(s.handleBots))
 	mux.Handle("GET /api/v1/query/events", h(s.handleEventNames))
 	mux.Handle("GET /api/v1/queries", h(s.handleListSaved))

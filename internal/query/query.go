@@ -43,16 +43,16 @@ var ErrUnknownKind = analytics.Errorf(analytics.KindInvalid, "invalid_request", 
 // Prepare validates body as the request of a query of the given kind (the
 // body of its endpoint, or a saved definition) and returns the query ready
 // to run. It is the one place a kind is mapped to its parser and runner.
-func (e *Engine) Prepare(kind analytics.QueryKind, scope analytics.Scope, body []byte) (func(context.Context) (any, error), error) {
+func (e *Engine) Prepare(kind analytics.QueryKind, scope analytics.EventRange, body []byte) (func(context.Context) (any, error), error) {
 	now := e.now()
 	switch kind {
-	case analytics.KindFunnel:
+	case analytics.QueryFunnel:
 		q, err := ParseFunnel(body, scope, now)
 		return func(ctx context.Context) (any, error) { return e.RunFunnel(ctx, q) }, err
-	case analytics.KindTrend:
+	case analytics.QueryTrend:
 		q, err := ParseTrend(body, scope, now)
 		return func(ctx context.Context) (any, error) { return e.RunTrend(ctx, q) }, err
-	case analytics.KindRetention:
+	case analytics.QueryRetention:
 		q, err := ParseRetention(body, scope, now)
 		return func(ctx context.Context) (any, error) { return e.RunRetention(ctx, q) }, err
 	}
@@ -321,7 +321,7 @@ type BotsResult struct {
 }
 
 // Bots validates the query string and lists AI-bot activity.
-func (e *Engine) Bots(ctx context.Context, scope analytics.Scope, dateFrom, dateTo, limit string) (BotsResult, error) {
+func (e *Engine) Bots(ctx context.Context, scope analytics.EventRange, dateFrom, dateTo, limit string) (BotsResult, error) {
 	q, err := ParseBots(dateFrom, dateTo, limit, scope, e.now())
 	if err != nil {
 		return BotsResult{}, err
@@ -359,7 +359,7 @@ type EventNamesResult struct {
 
 // EventNames validates the query string and lists the event names seen in
 // the range, most events first: the builders' step and series suggestions.
-func (e *Engine) EventNames(ctx context.Context, scope analytics.Scope, dateFrom, dateTo, limit string) (EventNamesResult, error) {
+func (e *Engine) EventNames(ctx context.Context, scope analytics.EventRange, dateFrom, dateTo, limit string) (EventNamesResult, error) {
 	q, err := ParseEventNames(dateFrom, dateTo, limit, scope, e.now())
 	if err != nil {
 		return EventNamesResult{}, err

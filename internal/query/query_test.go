@@ -33,25 +33,25 @@ func (s stubStore) EventNames(context.Context, analytics.EventNamesQuery) ([]ana
 func TestOutOfMemoryIsQueryTooLarge(t *testing.T) {
 	oom := errors.Join(errors.New("computing funnel: Out of Memory Error: …"), analytics.ErrOutOfMemory)
 	e := &Engine{Store: stubStore{err: oom}, Admission: NewAdmission(1, 0, time.Second)}
-	sc := analytics.Scope{ProductID: 1, Env: analytics.EnvLive}
+	sc := analytics.EventRange{ProductID: 1, Env: analytics.EnvLive}
 	ctx := context.Background()
 	runs := map[string]func() error{
 		"funnel": func() error {
-			run, err := e.Prepare(analytics.KindFunnel, sc, []byte(`{"steps":["a","b"]}`))
+			run, err := e.Prepare(analytics.QueryFunnel, sc, []byte(`{"steps":["a","b"]}`))
 			if err == nil {
 				_, err = run(ctx)
 			}
 			return err
 		},
 		"trend": func() error {
-			run, err := e.Prepare(analytics.KindTrend, sc, []byte(`{"series":[{"event":"a"}]}`))
+			run, err := e.Prepare(analytics.QueryTrend, sc, []byte(`{"series":[{"event":"a"}]}`))
 			if err == nil {
 				_, err = run(ctx)
 			}
 			return err
 		},
 		"retention": func() error {
-			run, err := e.Prepare(analytics.KindRetention, sc, []byte(`{"startEvent":"a"}`))
+			run, err := e.Prepare(analytics.QueryRetention, sc, []byte(`{"startEvent":"a"}`))
 			if err == nil {
 				_, err = run(ctx)
 			}

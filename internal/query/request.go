@@ -210,7 +210,7 @@ func windowHours(raw json.RawMessage) (int, error) {
 }
 
 // ParseFunnel validates a funnel request body into a store query.
-func ParseFunnel(body []byte, scope analytics.Scope, now time.Time) (analytics.FunnelQuery, error) {
+func ParseFunnel(body []byte, scope analytics.EventRange, now time.Time) (analytics.FunnelQuery, error) {
 	var req FunnelRequest
 	if err := decodeStrict(body, &req); err != nil {
 		return analytics.FunnelQuery{}, err
@@ -220,8 +220,8 @@ func ParseFunnel(body []byte, scope analytics.Scope, now time.Time) (analytics.F
 
 // Query validates the request into a store query for scope (whose From and
 // To it sets).
-func (req FunnelRequest) Query(scope analytics.Scope, now time.Time) (analytics.FunnelQuery, error) {
-	q := analytics.FunnelQuery{Scope: scope}
+func (req FunnelRequest) Query(scope analytics.EventRange, now time.Time) (analytics.FunnelQuery, error) {
+	q := analytics.FunnelQuery{EventRange: scope}
 	if len(req.Steps) < MinSteps {
 		return q, invalid("steps", "a funnel needs at least %d steps, not %d", MinSteps, len(req.Steps))
 	}
@@ -246,7 +246,7 @@ func (req FunnelRequest) Query(scope analytics.Scope, now time.Time) (analytics.
 }
 
 // ParseTrend validates a trend request body into a store query.
-func ParseTrend(body []byte, scope analytics.Scope, now time.Time) (analytics.TrendQuery, error) {
+func ParseTrend(body []byte, scope analytics.EventRange, now time.Time) (analytics.TrendQuery, error) {
 	var req TrendRequest
 	if err := decodeStrict(body, &req); err != nil {
 		return analytics.TrendQuery{}, err
@@ -255,8 +255,8 @@ func ParseTrend(body []byte, scope analytics.Scope, now time.Time) (analytics.Tr
 }
 
 // Query validates the request into a store query for scope.
-func (req TrendRequest) Query(scope analytics.Scope, now time.Time) (analytics.TrendQuery, error) {
-	q := analytics.TrendQuery{Scope: scope}
+func (req TrendRequest) Query(scope analytics.EventRange, now time.Time) (analytics.TrendQuery, error) {
+	q := analytics.TrendQuery{EventRange: scope}
 	var err error
 	if q.From, q.To, err = dateRange(req.DateFrom, req.DateTo, now); err != nil {
 		return q, err
@@ -311,7 +311,7 @@ func (req TrendRequest) Query(scope analytics.Scope, now time.Time) (analytics.T
 }
 
 // ParseRetention validates a retention request body into a store query.
-func ParseRetention(body []byte, scope analytics.Scope, now time.Time) (analytics.RetentionQuery, error) {
+func ParseRetention(body []byte, scope analytics.EventRange, now time.Time) (analytics.RetentionQuery, error) {
 	var req RetentionRequest
 	if err := decodeStrict(body, &req); err != nil {
 		return analytics.RetentionQuery{}, err
@@ -320,8 +320,8 @@ func ParseRetention(body []byte, scope analytics.Scope, now time.Time) (analytic
 }
 
 // Query validates the request into a store query for scope.
-func (req RetentionRequest) Query(scope analytics.Scope, now time.Time) (analytics.RetentionQuery, error) {
-	q := analytics.RetentionQuery{Scope: scope}
+func (req RetentionRequest) Query(scope analytics.EventRange, now time.Time) (analytics.RetentionQuery, error) {
+	q := analytics.RetentionQuery{EventRange: scope}
 	if err := eventName("startEvent", req.StartEvent); err != nil {
 		return q, err
 	}
@@ -346,8 +346,8 @@ func (req RetentionRequest) Query(scope analytics.Scope, now time.Time) (analyti
 }
 
 // ParseBots validates the query string of GET /api/v1/query/bots.
-func ParseBots(dateFrom, dateTo, limit string, scope analytics.Scope, now time.Time) (analytics.BotsQuery, error) {
-	q := analytics.BotsQuery{Scope: scope, TopPages: DefaultTopPages}
+func ParseBots(dateFrom, dateTo, limit string, scope analytics.EventRange, now time.Time) (analytics.BotsQuery, error) {
+	q := analytics.BotsQuery{EventRange: scope, TopPages: DefaultTopPages}
 	var err error
 	if q.From, q.To, err = dateRange(dateFrom, dateTo, now); err != nil {
 		return q, err
@@ -363,8 +363,8 @@ func ParseBots(dateFrom, dateTo, limit string, scope analytics.Scope, now time.T
 }
 
 // ParseEventNames validates the query string of GET /api/v1/query/events.
-func ParseEventNames(dateFrom, dateTo, limit string, scope analytics.Scope, now time.Time) (analytics.EventNamesQuery, error) {
-	q := analytics.EventNamesQuery{Scope: scope, Limit: DefaultEventNames}
+func ParseEventNames(dateFrom, dateTo, limit string, scope analytics.EventRange, now time.Time) (analytics.EventNamesQuery, error) {
+	q := analytics.EventNamesQuery{EventRange: scope, Limit: DefaultEventNames}
 	var err error
 	if q.From, q.To, err = dateRange(dateFrom, dateTo, now); err != nil {
 		return q, err

@@ -49,7 +49,7 @@ func TestDateRangeDefaults(t *testing.T) {
 }
 
 func TestParseFunnel(t *testing.T) {
-	sc := analytics.Scope{ProductID: 7, Env: analytics.EnvLive}
+	sc := analytics.EventRange{ProductID: 7, Env: analytics.EnvLive}
 	q, err := ParseFunnel([]byte(`{"steps":["a","b","a"],"dateFrom":"2026-11-01","dateTo":"2026-11-02","windowHours":24.0}`), sc, now)
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestParseFunnel(t *testing.T) {
 }
 
 func TestParseTrendFilters(t *testing.T) {
-	sc := analytics.Scope{ProductID: 1, Env: analytics.EnvLive}
+	sc := analytics.EventRange{ProductID: 1, Env: analytics.EnvLive}
 	q, err := ParseTrend([]byte(`{"series":[{"event":"a","math":"unique_users","filters":[{"property":"properties.a.b","operator":"eq","value":true}]}],
 		"filters":[{"property":"browser","operator":"is_set"},{"property":"properties.n","operator":"gt","value":3}],
 		"breakdown":"properties.plan","interval":"week"}`), sc, now)

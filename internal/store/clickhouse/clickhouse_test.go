@@ -103,7 +103,7 @@ func TestOutOfMemoryIsMarked(t *testing.T) {
 	if err := s.AppendEvents(ctx, events); err != nil {
 		t.Fatal(err)
 	}
-	q := analytics.FunnelQuery{Scope: analytics.Scope{ProductID: 1, Env: analytics.EnvLive, From: start, To: start.AddDate(0, 1, 0)},
+	q := analytics.FunnelQuery{EventRange: analytics.EventRange{ProductID: 1, Env: analytics.EnvLive, From: start, To: start.AddDate(0, 1, 0)},
 		Steps: []string{"a", "b"}, Window: 24 * time.Hour}
 	if _, err := s.Funnel(ctx, q); err != nil {
 		t.Fatalf("funnel without a limit: %v", err)
@@ -113,7 +113,7 @@ func TestOutOfMemoryIsMarked(t *testing.T) {
 	if !errors.Is(err, analytics.ErrOutOfMemory) {
 		t.Errorf("funnel over max_memory_usage: %v; want it to wrap analytics.ErrOutOfMemory", err)
 	}
-	_, err = s.Trend(limited, analytics.TrendQuery{Scope: q.Scope, Interval: analytics.Day,
+	_, err = s.Trend(limited, analytics.TrendQuery{EventRange: q.EventRange, Interval: analytics.Day,
 		Series: []analytics.TrendSeries{{Event: "a", UniqueUsers: true}}})
 	if !errors.Is(err, analytics.ErrOutOfMemory) {
 		t.Errorf("trend over max_memory_usage: %v; want it to wrap analytics.ErrOutOfMemory", err)

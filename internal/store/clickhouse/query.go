@@ -121,7 +121,7 @@ func queryAll[T any](ctx context.Context, conn driver.Conn, what string, b *buil
 
 // scope writes the conditions every query shares: one product, one
 // environment, and ts inside [from, to).
-func (b *builder) scope(s analytics.Scope, from, to time.Time) {
+func (b *builder) scope(s analytics.EventRange, from, to time.Time) {
 	b.write("product_id = ", b.arg(s.ProductID), " AND env = ", b.arg(string(s.Env)),
 		" AND ts >= ", b.arg(from.UnixMicro()), " AND ts < ", b.arg(to.UnixMicro()))
 }
@@ -215,7 +215,7 @@ func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) (_ []int64,
 	inner.WriteString(" FROM " + s.table + " WHERE ")
 	// Arguments bind in the order their placeholders appear in the text.
 	var where builder
-	where.scope(q.Scope, q.From, q.To.Add(time.Duration(n-1)*q.Window))
+	where.scope(q.EventRange, q.From, q.To.Add(time.Duration(n-1)*q.Window))
 	where.write(" AND is_bot = 0 AND event IN (")
 	for i, step := range q.Steps {
 		if i > 0 {
@@ -274,7 +274,7 @@ func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) (_ []int64,
 // seriesWhere writes the conditions of one trend series: scope, bots,
 // event and filters.
 func seriesWhere(b *builder, q analytics.TrendQuery, series analytics.TrendSeries) error {
-	b.scope(q.Scope, q.From, q.To)
+	b.scope(q.EventRange, q.From, q.To)
 	// Bot events count only in a series of $bot_pageview itself.
 	if series.Event != botPageview {
 		b.write(" AND is_bot = 0")
@@ -377,7 +377,7 @@ func (s *Store) Retention(ctx context.Context, q analytics.RetentionQuery) (_ []
 		" countIf(event = ", b.arg(q.StartEvent), " AND ts < ", b.arg(to), ") AS starts,",
 		" groupUniqArrayIf(", key, ", event = ", b.arg(q.ReturnEvent), " AND ts >= ", b.arg(returnFrom), ") AS periods",
 		" FROM ", s.table, " WHERE ")
-	b.scope(q.Scope, q.From, last)
+	b.scope(q.EventRange, q.From, last)
 	b.write(" AND is_bot = 0 AND event IN (", b.arg(q.StartEvent), ", ", b.arg(q.ReturnEvent), ") GROUP BY user_id HAVING starts > 0)",
 		" GROUP BY cohort, period")
 	return queryAll(ctx, s.conn, "computing retention", &b, func(rows driver.Rows) (analytics.RetentionRow, error) {
@@ -394,7 +394,7 @@ func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) (_ []analytics.
 	defer markOutOfMemory(&err)
 	var b builder
 	b.write("SELECT bot_name, bot_category, count() AS hits, max(ts) FROM ", s.table, " WHERE ")
-	b.scope(q.Scope, q.From, q.To)
+	b.scope(q.EventRange, q.From, q.To)
 	b.write(" AND event = ", b.arg(botPageview), " AND bot_name != '' GROUP BY bot_name, bot_category ORDER BY hits DESC, bot_name")
 	bots, err := queryAll(ctx, s.conn, "listing bots", &b, func(rows driver.Rows) (a analytics.BotActivity, err error) {
 		var hits uint64
@@ -409,7 +409,7 @@ func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) (_ []analytics.
 
 	var p builder
 	p.write("SELECT url, count() AS hits, uniqExact(bot_name) FROM ", s.table, " WHERE ")
-	p.scope(q.Scope, q.From, q.To)
+	p.scope(q.EventRange, q.From, q.To)
 	p.write(" AND event = ", p.arg(botPageview), " AND url != '' GROUP BY url ORDER BY hits DESC, url LIMIT ", p.arg(q.TopPages))
 	pages, err := queryAll(ctx, s.conn, "listing bot pages", &p, func(rows driver.Rows) (a analytics.PageActivity, err error) {
 		var hits, n uint64
@@ -428,7 +428,7 @@ func (s *Store) EventNames(ctx context.Context, q analytics.EventNamesQuery) (_ 
 	defer markOutOfMemory(&err)
 	var b builder
 	b.write("SELECT event, count() AS hits FROM ", s.table, " WHERE ")
-	b.scope(q.Scope, q.From, q.To)
+	b.scope(q.EventRange, q.From, q.To)
 	b.write(" AND is_bot = 0 GROUP BY event ORDER BY hits DESC, event LIMIT ", b.arg(q.Limit))
 	return queryAll(ctx, s.conn, "listing event names", &b, func(rows driver.Rows) (e analytics.EventCount, err error) {
 		var hits uint64

@@ -61,7 +61,7 @@ func (b *builder) write(parts ...string) {
 
 // scope writes the conditions every query shares: one product, one
 // environment, and ts inside [from, to).
-func (b *builder) scope(alias string, s analytics.Scope, from, to time.Time) {
+func (b *builder) scope(alias string, s analytics.EventRange, from, to time.Time) {
 	b.write(alias, "product_id = ", b.arg(s.ProductID), " AND ", alias, "env = ", b.arg(string(s.Env)),
 		" AND ", alias, "ts >= ", b.arg(from.UTC()), " AND ", alias, "ts < ", b.arg(to.UTC()))
 }
@@ -156,11 +156,11 @@ func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) (_ []int64,
 	var b builder
 	win := b.arg(q.Window.Microseconds())
 	b.write("WITH s0 AS (SELECT uid, min(epoch_us(ts)) AS t FROM events WHERE ")
-	b.scope("", q.Scope, q.From, q.To)
+	b.scope("", q.EventRange, q.From, q.To)
 	b.write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.Steps[0])), " GROUP BY uid)")
 	for i := 1; i < len(q.Steps); i++ {
 		fmt.Fprintf(&b.sql, ", s%d AS (SELECT e.uid, min(epoch_us(e.ts)) AS t FROM events e JOIN s%d p ON e.uid = p.uid WHERE ", i, i-1)
-		b.scope("e.", q.Scope, q.From, q.To.Add(time.Duration(i)*q.Window))
+		b.scope("e.", q.EventRange, q.From, q.To.Add(time.Duration(i)*q.Window))
 		b.write(" AND NOT e.is_bot AND e.eid = ", b.arg(s.eventID(q.Steps[i])),
 			" AND epoch_us(e.ts) - p.t BETWEEN 1 AND ", win, " GROUP BY e.uid)")
 	}
@@ -237,7 +237,7 @@ func (s *Store) uniqueUsers(product int64, groups int, bitmap bool) string {
 // seriesWhere writes the conditions of one trend series: scope, bots,
 // event and filters.
 func (s *Store) seriesWhere(b *builder, q analytics.TrendQuery, series analytics.TrendSeries) error {
-	b.scope("", q.Scope, q.From, q.To)
+	b.scope("", q.EventRange, q.From, q.To)
 	// Bot events count only in a series of $bot_pageview itself. Deciding
 	// that here keeps the condition a plain column filter DuckDB applies
 	// inside the scan.
@@ -384,10 +384,10 @@ func (s *Store) Retention(ctx context.Context, q analytics.RetentionQuery) (_ []
 	part := truncSQL[q.Period]
 	last := q.Period.Next(q.Period.Truncate(q.To.Add(-time.Microsecond)))
 	b.write("WITH firsts AS (SELECT uid, date_trunc('", part, "', min(ts)) AS cohort FROM events WHERE ")
-	b.scope("", q.Scope, q.From, q.To)
+	b.scope("", q.EventRange, q.From, q.To)
 	b.write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.StartEvent)), " GROUP BY uid)",
 		", returns AS (SELECT DISTINCT uid, date_trunc('", part, "', ts) AS period FROM events WHERE ")
-	b.scope("", q.Scope, q.Period.Next(q.Period.Truncate(q.From)), last)
+	b.scope("", q.EventRange, q.Period.Next(q.Period.Truncate(q.From)), last)
 	b.write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.ReturnEvent)), ")",
 		" SELECT cohort, cohort, count(*) FROM firsts GROUP BY cohort",
 		" UNION ALL SELECT f.cohort, r.period, count(*) FROM firsts f JOIN returns r ON r.uid = f.uid AND r.period > f.cohort",
@@ -408,7 +408,7 @@ func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) (_ []analytics.
 	}
 	var b builder
 	b.write("SELECT bot_name, bot_category, count(*) AS hits, max(ts) FROM events WHERE ")
-	b.scope("", q.Scope, q.From, q.To)
+	b.scope("", q.EventRange, q.From, q.To)
 	b.write(" AND eid = ", b.arg(s.eventID(botPageview)), " AND bot_name IS NOT NULL GROUP BY bot_name, bot_category ORDER BY hits DESC, bot_name")
 	bots, err := queryAll(ctx, s.db, "listing bots", func(r scanner) (a analytics.BotActivity, err error) {
 		var cat sql.NullString
@@ -422,7 +422,7 @@ func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) (_ []analytics.
 
 	var p builder
 	p.write("SELECT url, count(*) AS hits, count(DISTINCT bot_name) FROM events WHERE ")
-	p.scope("", q.Scope, q.From, q.To)
+	p.scope("", q.EventRange, q.From, q.To)
 	p.write(" AND eid = ", p.arg(s.eventID(botPageview)), " AND url IS NOT NULL GROUP BY url ORDER BY hits DESC, url LIMIT ", p.arg(q.TopPages))
 	pages, err := queryAll(ctx, s.db, "listing bot pages", func(r scanner) (a analytics.PageActivity, err error) {
 		err = r.Scan(&a.URL, &a.Hits, &a.Bots)
@@ -440,7 +440,7 @@ func (s *Store) EventNames(ctx context.Context, q analytics.EventNamesQuery) (_ 
 	defer markOutOfMemory(&err)
 	var b builder
 	b.write("SELECT n.name, c.hits FROM (SELECT eid, count(*) AS hits FROM events WHERE ")
-	b.scope("", q.Scope, q.From, q.To)
+	b.scope("", q.EventRange, q.From, q.To)
 	b.write(" AND NOT is_bot GROUP BY eid) c JOIN event_names n ON n.eid = c.eid ORDER BY c.hits DESC, n.name LIMIT ", b.arg(q.Limit))
 	return queryAll(ctx, s.db, "listing event names", func(r scanner) (e analytics.EventCount, err error) {
 		err = r.Scan(&e.Name, &e.Count)

@@ -38,9 +38,9 @@ func TestUniqueUserPlansAgree(t *testing.T) {
 		}
 		for _, iv := range []analytics.Interval{analytics.Day, analytics.Week, analytics.Hour} {
 			q := analytics.TrendQuery{
-				Scope:    analytics.Scope{ProductID: seed, Env: analytics.EnvLive, From: ds.From, To: ds.To.AddDate(0, 0, 1)},
-				Interval: iv,
-				Series:   []analytics.TrendSeries{{Event: ds.Steps[0], UniqueUsers: true}},
+				EventRange: analytics.EventRange{ProductID: seed, Env: analytics.EnvLive, From: ds.From, To: ds.To.AddDate(0, 0, 1)},
+				Interval:   iv,
+				Series:     []analytics.TrendSeries{{Event: ds.Steps[0], UniqueUsers: true}},
 			}
 			series := q.Series[0]
 			var plans [][]analytics.TrendRow
@@ -114,11 +114,11 @@ func TestOutOfMemoryIsMarked(t *testing.T) {
 	if err := s.AppendEvents(ctx, events); err != nil {
 		t.Fatal(err)
 	}
-	scope := analytics.Scope{ProductID: 1, Env: analytics.EnvLive, From: start, To: start.AddDate(0, 1, 0)}
+	scope := analytics.EventRange{ProductID: 1, Env: analytics.EnvLive, From: start, To: start.AddDate(0, 1, 0)}
 	// The queries work within a sensible limit, so what fails below is
 	// the memory and nothing else.
-	funnel := analytics.FunnelQuery{Scope: scope, Steps: []string{"a", "b", "c"}, Window: 720 * time.Hour}
-	trend := analytics.TrendQuery{Scope: scope, Interval: analytics.Hour, BreakdownLimit: 10,
+	funnel := analytics.FunnelQuery{EventRange: scope, Steps: []string{"a", "b", "c"}, Window: 720 * time.Hour}
+	trend := analytics.TrendQuery{EventRange: scope, Interval: analytics.Hour, BreakdownLimit: 10,
 		Breakdown: &analytics.Property{Column: "path"},
 		Series:    []analytics.TrendSeries{{Event: "a", UniqueUsers: true}, {Event: "b"}}}
 	if _, err := s.Funnel(ctx, funnel); err != nil {
@@ -136,7 +136,7 @@ func TestOutOfMemoryIsMarked(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	retention := analytics.RetentionQuery{Scope: scope, StartEvent: "a", ReturnEvent: "b", Period: analytics.Day}
+	retention := analytics.RetentionQuery{EventRange: scope, StartEvent: "a", ReturnEvent: "b", Period: analytics.Day}
 	for name, run := range map[string]func() error{
 		"funnel":    func() error { _, err := s.Funnel(ctx, funnel); return err },
 		"trend":     func() error { _, err := s.Trend(ctx, trend); return err },

@@ -23,7 +23,7 @@ func testAnnotations(t *testing.T, s Meta) {
 	b, _ := s.CreateProduct(ctx, w1.ID, "B")
 	c, _ := s.CreateProduct(ctx, w2.ID, "C")
 	saved := func(productID int64) int64 {
-		q := analytics.SavedQuery{ProductID: productID, Kind: analytics.KindTrend, Name: "q", Definition: json.RawMessage(`{}`)}
+		q := analytics.SavedQuery{ProductID: productID, Kind: analytics.QueryTrend, Name: "q", Definition: json.RawMessage(`{}`)}
 		if err := s.CreateSavedQuery(ctx, &q); err != nil {
 			t.Fatal(err)
 		}

@@ -20,13 +20,13 @@ func testSavedQueries(t *testing.T, s Meta) {
 	ws, _ := s.CreateWorkspace(ctx, "W")
 	a, _ := s.CreateProduct(ctx, ws.ID, "A")
 	b, _ := s.CreateProduct(ctx, ws.ID, "B")
-	q := analytics.SavedQuery{ProductID: a.ID, Kind: analytics.KindFunnel, Name: "Signup",
+	q := analytics.SavedQuery{ProductID: a.ID, Kind: analytics.QueryFunnel, Name: "Signup",
 		Definition: json.RawMessage(`{"steps":["a","b"]}`)}
 	if err := s.CreateSavedQuery(ctx, &q); err != nil || q.ID == 0 || q.CreatedAt.IsZero() {
 		t.Fatalf("create: %v %+v", err, q)
 	}
 	got, err := s.SavedQuery(ctx, a.ID, q.ID)
-	if err != nil || got.Name != "Signup" || string(got.Definition) != `{"steps":["a","b"]}` || got.Kind != analytics.KindFunnel {
+	if err != nil || got.Name != "Signup" || string(got.Definition) != `{"steps":["a","b"]}` || got.Kind != analytics.QueryFunnel {
 		t.Errorf("get: %v %+v", err, got)
 	}
 	if _, err := s.SavedQuery(ctx, b.ID, q.ID); !errors.Is(err, analytics.ErrNotFound) {
@@ -41,7 +41,7 @@ func testSavedQueries(t *testing.T, s Meta) {
 	if err := s.UpdateSavedQuery(ctx, &other); !errors.Is(err, analytics.ErrNotFound) {
 		t.Errorf("update through another product: %v, want ErrNotFound", err)
 	}
-	q2 := analytics.SavedQuery{ProductID: a.ID, Kind: analytics.KindTrend, Name: "T", Definition: json.RawMessage(`{}`)}
+	q2 := analytics.SavedQuery{ProductID: a.ID, Kind: analytics.QueryTrend, Name: "T", Definition: json.RawMessage(`{}`)}
 	s.CreateSavedQuery(ctx, &q2)
 	list, err := s.ListSavedQueries(ctx, a.ID)
 	if err != nil || len(list) != 2 || list[0].ID != q2.ID || list[1].Name != "Renamed" {
@@ -101,9 +101,9 @@ func testQueries(t *testing.T, s Events) {
 		}
 		for _, env := range []analytics.Env{analytics.EnvLive, analytics.EnvTest} {
 			test := env == analytics.EnvTest
-			scope := analytics.Scope{ProductID: p.ID, Env: env, From: ds.From, To: ds.To.AddDate(0, 0, 1)}
+			scope := analytics.EventRange{ProductID: p.ID, Env: env, From: ds.From, To: ds.To.AddDate(0, 0, 1)}
 
-			fq := analytics.FunnelQuery{Scope: scope, Steps: ds.Steps, Window: time.Duration(ds.WindowHours) * time.Hour}
+			fq := analytics.FunnelQuery{EventRange: scope, Steps: ds.Steps, Window: time.Duration(ds.WindowHours) * time.Hour}
 			fr, err := engine.RunFunnel(ctx, fq)
 			if err != nil {
 				t.Fatal(err)
@@ -122,7 +122,7 @@ func testQueries(t *testing.T, s Events) {
 			if ds.Breakdown != "" {
 				req.Breakdown, req.BreakdownLimit = ds.Breakdown, 2
 			}
-			tq, err := req.Query(analytics.Scope{ProductID: p.ID, Env: env}, time.Now())
+			tq, err := req.Query(analytics.EventRange{ProductID: p.ID, Env: env}, time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -154,7 +154,7 @@ func testQueries(t *testing.T, s Events) {
 		}
 
 		period := []analytics.Interval{analytics.Day, analytics.Week, analytics.Month}[seed%3]
-		rq := analytics.RetentionQuery{Scope: analytics.Scope{ProductID: p.ID, Env: analytics.EnvLive, From: ds.From, To: ds.To.AddDate(0, 0, 1)},
+		rq := analytics.RetentionQuery{EventRange: analytics.EventRange{ProductID: p.ID, Env: analytics.EnvLive, From: ds.From, To: ds.To.AddDate(0, 0, 1)},
 			StartEvent: ds.StartEvent, ReturnEvent: ds.ReturnEvent, Period: period}
 		rr, err := engine.RunRetention(ctx, rq)
 		if err != nil {
@@ -184,8 +184,8 @@ func testFunnelCases(t *testing.T, s Events) {
 			t.Fatal(err)
 		}
 		q := analytics.FunnelQuery{
-			Scope: analytics.Scope{ProductID: p, Env: analytics.EnvLive, From: c.From, To: c.To.AddDate(0, 0, 1)},
-			Steps: c.Steps, Window: time.Duration(c.WindowHours) * time.Hour}
+			EventRange: analytics.EventRange{ProductID: p, Env: analytics.EnvLive, From: c.From, To: c.To.AddDate(0, 0, 1)},
+			Steps:      c.Steps, Window: time.Duration(c.WindowHours) * time.Hour}
 		got, err := engine.RunFunnel(ctx, q)
 		if err != nil {
 			t.Fatal(err)
@@ -226,7 +226,7 @@ func testBots(t *testing.T, s Events) {
 		t.Fatal(err)
 	}
 	bots, pages, err := s.Bots(ctx, analytics.BotsQuery{
-		Scope: analytics.Scope{ProductID: 1, Env: analytics.EnvLive, From: day, To: day.AddDate(0, 0, 1)}, TopPages: 2})
+		EventRange: analytics.EventRange{ProductID: 1, Env: analytics.EnvLive, From: day, To: day.AddDate(0, 0, 1)}, TopPages: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,8 +274,8 @@ func testEventNames(t *testing.T, s Events) {
 	if err := s.AppendEvents(ctx, events); err != nil {
 		t.Fatal(err)
 	}
-	scope := analytics.Scope{ProductID: 1, Env: analytics.EnvLive, From: day, To: day.AddDate(0, 0, 1)}
-	got, err := s.EventNames(ctx, analytics.EventNamesQuery{Scope: scope, Limit: 10})
+	scope := analytics.EventRange{ProductID: 1, Env: analytics.EnvLive, From: day, To: day.AddDate(0, 0, 1)}
+	got, err := s.EventNames(ctx, analytics.EventNamesQuery{EventRange: scope, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,17 +284,17 @@ func testEventNames(t *testing.T, s Events) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("EventNames = %+v, want %+v", got, want)
 	}
-	got, err = s.EventNames(ctx, analytics.EventNamesQuery{Scope: scope, Limit: 2})
+	got, err = s.EventNames(ctx, analytics.EventNamesQuery{EventRange: scope, Limit: 2})
 	if err != nil || !reflect.DeepEqual(got, want[:2]) {
 		t.Errorf("EventNames with limit 2 = %+v, %v, want %+v", got, err, want[:2])
 	}
 	scope.Env = analytics.EnvTest
-	got, err = s.EventNames(ctx, analytics.EventNamesQuery{Scope: scope, Limit: 10})
+	got, err = s.EventNames(ctx, analytics.EventNamesQuery{EventRange: scope, Limit: 10})
 	if err != nil || !reflect.DeepEqual(got, []analytics.EventCount{{Name: "test_only", Count: 5}}) {
 		t.Errorf("EventNames of the test environment = %+v, %v", got, err)
 	}
 	scope.ProductID = 3
-	if got, err := s.EventNames(ctx, analytics.EventNamesQuery{Scope: scope, Limit: 10}); err != nil || len(got) != 0 {
+	if got, err := s.EventNames(ctx, analytics.EventNamesQuery{EventRange: scope, Limit: 10}); err != nil || len(got) != 0 {
 		t.Errorf("EventNames of a product without events = %+v, %v", got, err)
 	}
 }
