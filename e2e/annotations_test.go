@@ -286,7 +286,7 @@ func TestAnnotations(t *testing.T) {
 			{"queryId of another workspace", valid(map[string]any{"scope": "query", "queryId": otherQuery}), "queryId"},
 			{"description too long", valid(map[string]any{"description": strings.Repeat("d", 2001)}), "description"},
 			{"description with NUL", valid(map[string]any{"description": "a\x00b"}), "description"},
-			{"unknown field", valid(map[string]any{"author": "me"}), "body"},
+			{"unknown field", valid(map[string]any{"author": "me"}), "author"},
 			{"not an object", `["Deploy"]`, "body"},
 			{"not JSON", `{"label":`, "body"},
 		}
@@ -316,7 +316,7 @@ func TestAnnotations(t *testing.T) {
 		}
 		for _, body := range []struct{ body, field string }{
 			{`{}`, "ids"}, {`{"ids":[]}`, "ids"}, {`{"ids":[1,0]}`, "ids[1]"}, {`{"ids":"1"}`, "ids"},
-			{`{"ids":[1],"all":true}`, "body"},
+			{`{"ids":[1],"all":true}`, "all"},
 			{fmt.Sprintf(`{"ids":[%s1]}`, strings.Repeat("1,", 1000)), "ids"},
 		} {
 			wantError(t, annCall(t, s, a.Token, "POST", "/api/v1/annotations/bulk-delete", body.body), 400, "invalid_request", body.field)

@@ -70,3 +70,11 @@ func AsError(err error) *Error {
 	}
 	return &Error{Kind: KindInternal, Code: "internal", Message: "An internal error occurred.", Err: err}
 }
+
+// InvalidField is the error of every request that breaks a rule about one
+// field: 400 invalid_request, with the field named first in the message
+// ("steps[1]: must not be empty"), so that a client can point at it. Nested
+// fields are named as paths: series[0].event, ids[2].
+func InvalidField(field, format string, args ...any) *Error {
+	return &Error{Kind: KindInvalid, Code: "invalid_request", Message: field + ": " + fmt.Sprintf(format, args...)}
+}

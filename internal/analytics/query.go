@@ -258,3 +258,22 @@ type SavedQuery struct {
 	CreatedAt  time.Time       `json:"createdAt"`
 	UpdatedAt  time.Time       `json:"updatedAt"`
 }
+
+// SavedQueryStore keeps saved query definitions. Every method is scoped to
+// one product: a saved query of another product is ErrNotFound.
+type SavedQueryStore interface {
+	// CreateSavedQuery stores q (ProductID, Kind, Name and Definition set)
+	// and fills in its ID and times.
+	CreateSavedQuery(ctx context.Context, q *SavedQuery) error
+	// SavedQuery returns one saved query, or ErrNotFound.
+	SavedQuery(ctx context.Context, productID, id int64) (SavedQuery, error)
+	// ListSavedQueries returns a product's saved queries, newest first.
+	ListSavedQueries(ctx context.Context, productID int64) ([]SavedQuery, error)
+	// UpdateSavedQuery replaces the name and definition and sets
+	// UpdatedAt, or returns ErrNotFound.
+	UpdateSavedQuery(ctx context.Context, q *SavedQuery) error
+	// DeleteSavedQuery removes a saved query, or returns ErrNotFound. The
+	// query-scoped annotations drawn on it are deleted with it, in the same
+	// transaction, since no chart can show them any more.
+	DeleteSavedQuery(ctx context.Context, productID, id int64) error
+}

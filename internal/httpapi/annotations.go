@@ -1,21 +1,17 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"strata/internal/analytics"
+	"strata/internal/jsontext"
 )
 
 // The annotation API: chart markers kept per workspace. The rules decided
@@ -30,12 +26,10 @@ type ProductStore interface {
 
 // Limits of the annotation API.
 const (
-	maxAnnotationLabel       = 120  // Unicode characters, as the spec fixes it
-	maxAnnotationDescription = 2000 // Unicode characters
-	defaultAnnotationPage    = 20   // the dashboard's page, as the spec fixes it
-	maxAnnotationPageSize    = 100
-	maxAnnotationPage        = 1_000_000 // keeps the offset far from overflowing
-	maxBulkDelete            = 1000
+	defaultAnnotationPage = 20 // the dashboard's page (docs/annotations.md)
+	maxAnnotationPageSize = 100
+	maxAnnotationPage     = 1_000_000 // keeps the offset far from overflowing
+	maxBulkDelete         = 1000
 )
 
 var errAnnotationNotFound = analytics.Errorf(analytics.KindNotFound, "annotation_not_found",
@@ -116,44 +110,6 @@ func (s *Server) annotationWrite(w http.ResponseWriter, r *http.Request) (annota
 	return c, body, err
 }
 
-// invalidField is a 400 invalid_request whose message starts with the field.
-func invalidField(field, format string, args ...any) error {
-	return analytics.Errorf(analytics.KindInvalid, "invalid_request", "%s: %s", field, fmt.Sprintf(format, args...))
-}
-
-// decodeStrict decodes one JSON object into v, refusing unknown fields and
-// trailing data. A value of the wrong type is named by its field; any other
-// fault is reported on body, with shape describing what is expected.
-func decodeStrict(body []byte, v any, shape string) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil && dec.Decode(&struct{}{}) != io.EOF {
-		err = errors.New("more than one JSON value")
-	}
-	var typeErr *json.UnmarshalTypeError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &typeErr) && typeErr.Field != "":
-		return invalidField(typeErr.Field, "must be %s, not a JSON %s", jsonTypeName(typeErr.Type.Kind().String()), typeErr.Value)
-	}
-	return invalidField("body", "must be %s (%v)", shape, err)
-}
-
-// jsonTypeName names a Go kind as the JSON type a client must send.
-func jsonTypeName(kind string) string {
-	switch {
-	case kind == "string":
-		return "a string"
-	case strings.HasPrefix(kind, "int"), strings.HasPrefix(kind, "uint"):
-		return "an integer"
-	case kind == "slice":
-		return "an array"
-	}
-	return "a " + kind
-}
-
 // annotationRequest is the body of POST /annotations. Pointers tell a field
 // that was left out from an empty one.
 type annotationRequest struct {
@@ -165,89 +121,36 @@ type annotationRequest struct {
 	QueryID     *int64  `json:"queryId"`
 }
 
-const annotationShape = "an object with label, date, color, scope and optionally description and queryId"
-
-// parseAnnotation validates a create body, field by field in the order
-// label, date, color, scope, queryId, description. Whether queryId names a
-// saved query of the workspace is the store's check, made last.
+// parseAnnotation reads a create body into an annotation and validates it
+// (analytics.Annotation.Validate). What is left here is the wire: the JSON
+// and the date's text form, whose faults are reported before the rules'.
 func parseAnnotation(body []byte) (analytics.Annotation, error) {
 	var req annotationRequest
 	var a analytics.Annotation
-	if err := decodeStrict(body, &req, annotationShape); err != nil {
+	if err := jsontext.Decode(body, &req); err != nil {
 		return a, err
 	}
-
-	if req.Label == nil {
-		return a, invalidField("label", "is required")
-	}
-	if n := utf8.RuneCountInString(*req.Label); n < 1 || n > maxAnnotationLabel {
-		return a, invalidField("label", "must be 1 to %d characters, not %d", maxAnnotationLabel, n)
-	}
-	if strings.TrimSpace(*req.Label) == "" {
-		return a, invalidField("label", "must not be blank")
-	}
-	if strings.IndexFunc(*req.Label, unicode.IsControl) >= 0 {
-		return a, invalidField("label", "must not contain control characters such as line breaks")
-	}
-	a.Label = *req.Label
-
-	if req.Date == nil || *req.Date == "" {
-		return a, invalidField("date", "is required")
-	}
-	d, err := time.Parse(time.RFC3339Nano, *req.Date)
-	if err != nil {
-		return a, invalidField("date", "must be an RFC 3339 date-time such as 2026-11-23T10:00:00Z, not %q", *req.Date)
-	}
-	if y := d.UTC().Year(); y < 1 || y > 9999 {
-		return a, invalidField("date", "must fall in the years 1 to 9999 (UTC), not %d", y)
-	}
-	a.Date = d.UTC().Truncate(time.Microsecond)
-
-	if req.Color == nil {
-		return a, invalidField("color", "is required")
-	}
-	if !analytics.ValidAnnotationColor(*req.Color) {
-		return a, invalidField("color", "must be one of %s, not %q", colorList(), *req.Color)
-	}
-	a.Color = *req.Color
-
-	if req.Scope == nil {
-		return a, invalidField("scope", "is required")
-	}
-	switch sc := analytics.AnnotationScope(*req.Scope); sc {
-	case analytics.ScopeWorkspace:
-		if req.QueryID != nil {
-			return a, invalidField("queryId", "must be left out when scope is workspace")
+	if req.Date != nil && *req.Date != "" {
+		d, err := time.Parse(time.RFC3339Nano, *req.Date)
+		if err != nil {
+			return a, analytics.InvalidField("date", "must be an RFC 3339 date-time such as 2026-11-23T10:00:00Z, not %q", *req.Date)
 		}
-	case analytics.ScopeQuery:
-		if req.QueryID == nil {
-			return a, invalidField("queryId", "is required when scope is query")
-		}
-		if *req.QueryID < 1 {
-			return a, invalidField("queryId", "must be a saved query's id, a positive integer, not %d", *req.QueryID)
-		}
-		a.QueryID = req.QueryID
-	default:
-		return a, invalidField("scope", "must be workspace or query, not %q", *req.Scope)
+		a.Date = d.UTC().Truncate(time.Microsecond)
 	}
-	a.Scope = analytics.AnnotationScope(*req.Scope)
-
-	if req.Description != nil {
-		if n := utf8.RuneCountInString(*req.Description); n > maxAnnotationDescription {
-			return a, invalidField("description", "must be at most %d characters, not %d", maxAnnotationDescription, n)
-		}
-		if strings.ContainsRune(*req.Description, 0) {
-			return a, invalidField("description", "must not contain NUL characters")
-		}
-		a.Description = *req.Description
-	}
-	return a, nil
+	a.Label = deref(req.Label)
+	a.Color = deref(req.Color)
+	a.Scope = analytics.AnnotationScope(deref(req.Scope))
+	a.QueryID = req.QueryID
+	a.Description = deref(req.Description)
+	return a, a.Validate()
 }
 
-// colorList is the presets as a message lists them: "a, b or c".
-func colorList() string {
-	c := analytics.AnnotationColors
-	return strings.Join(c[:len(c)-1], ", ") + " or " + c[len(c)-1]
+// deref is *p, or "" for a field left out.
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 // handleCreateAnnotation is POST /api/v1/annotations.
@@ -263,7 +166,7 @@ func (s *Server) handleCreateAnnotation(w http.ResponseWriter, r *http.Request) 
 	a.WorkspaceID, a.CreatedBy = c.workspaceID, c.createdBy
 	if err := s.Annotations.CreateAnnotation(r.Context(), &a); err != nil {
 		if errors.Is(err, analytics.ErrNotFound) {
-			return invalidField("queryId", "there is no saved query %d in this workspace", *a.QueryID)
+			return analytics.InvalidField("queryId", "there is no saved query %d in this workspace", *a.QueryID)
 		}
 		return err
 	}
@@ -279,7 +182,7 @@ func annotationFilter(r *http.Request, workspaceID int64) (analytics.AnnotationF
 	if v := q.Get("queryId"); v != "" {
 		id, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || id < 1 {
-			return f, invalidField("queryId", "must be a saved query's id, a positive integer, not %q", v)
+			return f, analytics.InvalidField("queryId", "must be a saved query's id, a positive integer, not %q", v)
 		}
 		f.QueryID = id
 	}
@@ -291,7 +194,7 @@ func annotationFilter(r *http.Request, workspaceID int64) (analytics.AnnotationF
 		return f, err
 	}
 	if !f.From.IsZero() && !f.To.IsZero() && f.To.Before(f.From) {
-		return f, invalidField("to", "must not be before from")
+		return f, analytics.InvalidField("to", "must not be before from")
 	}
 	return f, nil
 }
@@ -308,7 +211,7 @@ func parseBound(v, field string, end bool) (time.Time, error) {
 	}
 	t, err := time.Parse(time.DateOnly, v)
 	if err != nil {
-		return t, invalidField(field, "must be an RFC 3339 date-time or a YYYY-MM-DD day, not %q", v)
+		return t, analytics.InvalidField(field, "must be an RFC 3339 date-time or a YYYY-MM-DD day, not %q", v)
 	}
 	if end {
 		t = t.AddDate(0, 0, 1).Add(-time.Microsecond)
@@ -324,7 +227,7 @@ func positiveParam(r *http.Request, name string, def, max int) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > max {
-		return 0, invalidField(name, "must be an integer from 1 to %d, not %q", max, v)
+		return 0, analytics.InvalidField(name, "must be an integer from 1 to %d, not %q", max, v)
 	}
 	return n, nil
 }
@@ -402,18 +305,18 @@ func (s *Server) handleBulkDeleteAnnotations(w http.ResponseWriter, r *http.Requ
 	var req struct {
 		IDs []int64 `json:"ids"`
 	}
-	if err := decodeStrict(body, &req, "an object with ids"); err != nil {
+	if err := jsontext.Decode(body, &req); err != nil {
 		return err
 	}
 	if req.IDs == nil {
-		return invalidField("ids", "is required")
+		return analytics.InvalidField("ids", "is required")
 	}
 	if n := len(req.IDs); n < 1 || n > maxBulkDelete {
-		return invalidField("ids", "must list 1 to %d ids, not %d", maxBulkDelete, n)
+		return analytics.InvalidField("ids", "must list 1 to %d ids, not %d", maxBulkDelete, n)
 	}
 	for i, id := range req.IDs {
 		if id < 1 {
-			return invalidField(fmt.Sprintf("ids[%d]", i), "must be a positive integer, not %d", id)
+			return analytics.InvalidField(fmt.Sprintf("ids[%d]", i), "must be a positive integer, not %d", id)
 		}
 	}
 	n, err := s.Annotations.DeleteAnnotations(r.Context(), c.workspaceID, req.IDs)

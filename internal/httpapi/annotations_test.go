@@ -27,7 +27,7 @@ func TestParseAnnotation(t *testing.T) {
 	}{
 		{"not an object", `[1]`, "body:"},
 		{"two values", ok + ok, "body:"},
-		{"unknown field", `{"label":"x","author":"me"}`, `unknown field "author"`},
+		{"unknown field", `{"label":"x","author":"me"}`, "author: is not a known field"},
 		{"label missing", `{"date":"2026-11-20T14:05:00Z","color":"emerald","scope":"workspace"}`, "label:"},
 		{"label empty", `{"label":""}`, "label:"},
 		{"label 121 characters", `{"label":"` + strings.Repeat("é", 121) + `"}`, "label: must be 1 to 120 characters, not 121"},

@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +8,7 @@ import (
 	"strconv"
 
 	"strata/internal/analytics"
+	"strata/internal/jsontext"
 )
 
 // The dashboard's settings API: products, their API keys and their query
@@ -263,8 +262,8 @@ func pathID(r *http.Request, name string) (int64, error) {
 	return id, nil
 }
 
-// decodeBody reads a JSON object of at most limit bytes into v, refusing
-// unknown fields. An empty body decodes as {}.
+// decodeBody reads a JSON object of at most limit bytes into v with the API's
+// one strict decoder (jsontext.Decode). An empty body decodes as {}.
 func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var tooBig *http.MaxBytesError
@@ -274,16 +273,8 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 	if err != nil {
 		return analytics.Errorf(analytics.KindInvalid, "invalid_request", "body: could not be read")
 	}
-	if err := checkText(body); err != nil {
-		return err
-	}
 	if len(body) == 0 {
 		body = []byte("{}")
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return analytics.Errorf(analytics.KindInvalid, "invalid_request", "body: must be a JSON object with the documented fields (%v)", err)
-	}
-	return nil
+	return jsontext.Decode(body, v)
 }

@@ -128,9 +128,10 @@ func scopeOf(r *http.Request, p auth.Principal) (analytics.EventRange, error) {
 	return sc, nil
 }
 
-// readQueryBody reads a JSON request body of at most maxAPIBody bytes. On
-// the server, serveAdapted has read and limited the body already; the
-// limit here holds the handlers to it wherever they are mounted.
+// readQueryBody reads a JSON request body of at most maxAPIBody bytes, for
+// jsontext.Decode, which checks it. On the server, serveAdapted has read and
+// limited the body already; the limit here holds the handlers to it
+// wherever they are mounted.
 func readQueryBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAPIBody))
 	var tooBig *http.MaxBytesError
@@ -140,19 +141,7 @@ func readQueryBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if err != nil {
 		return nil, analytics.Errorf(analytics.KindInvalid, "invalid_request", "body: could not be read")
 	}
-	return body, checkText(body)
-}
-
-// checkText refuses a JSON body that holds the escape of half a UTF-16
-// surrogate pair, such as "\ud800": it is not Unicode text, and the JSON
-// decoders would store U+FFFD in its place without a word. The message
-// names the field that holds it (package jsontext).
-func checkText(body []byte) error {
-	if i := jsontext.LoneSurrogate(body); i >= 0 {
-		return invalidField(jsontext.Path(body, i),
-			"must be Unicode text; %s is half of a UTF-16 surrogate pair without the other half", body[i:i+6])
-	}
-	return nil
+	return body, nil
 }
 
 // queryHandler serves the endpoint of one query kind: the body is the
@@ -225,25 +214,22 @@ var errSavedNotFound = analytics.Errorf(analytics.KindNotFound, "query_not_found
 // dashboard does.
 func (s *Server) parseSavedQuery(body []byte, sc analytics.EventRange, into *analytics.SavedQuery) error {
 	var req savedQueryRequest
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return analytics.Errorf(analytics.KindInvalid, "invalid_request",
-			"body: must be an object with kind, name and definition (%v)", err)
+	if err := jsontext.Decode(body, &req); err != nil {
+		return err
 	}
 	if into.ID != 0 && req.Kind != "" && req.Kind != into.Kind {
-		return analytics.Errorf(analytics.KindInvalid, "invalid_request", "kind: a saved query's kind cannot change")
+		return analytics.InvalidField("kind", "a saved query's kind cannot change")
 	}
 	if into.ID == 0 {
 		into.Kind = req.Kind
 	}
 	if n := utf8.RuneCountInString(req.Name); n < 1 || n > 255 {
-		return analytics.Errorf(analytics.KindInvalid, "invalid_request", "name: must be 1 to 255 characters, not %d", n)
+		return analytics.InvalidField("name", "must be 1 to 255 characters, not %d", n)
 	}
 	def := req.Definition
 	if len(bytes.TrimSpace(def)) == 0 || string(def) == "null" {
 		if into.Kind != analytics.QueryFunnel {
-			return analytics.Errorf(analytics.KindInvalid, "invalid_request", "definition: is required")
+			return analytics.InvalidField("definition", "is required")
 		}
 		def, _ = json.Marshal(query.FunnelRequest{Steps: query.PlaceholderSteps, WindowHours: json.RawMessage("24")})
 	}

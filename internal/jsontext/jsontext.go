@@ -3,7 +3,8 @@
 // not Unicode text. encoding/json and goccy/go-json both decode it to
 // U+FFFD without a word, so a string would be stored other than it was
 // sent; Strata refuses it instead, as it refuses bytes that are not UTF-8
-// (docs/security.md, "Text rules").
+// (docs/security.md, "Text rules"). Decode, the API's one strict decoder of
+// request bodies, refuses it with the rest of what a body may not hold.
 package jsontext
 
 import (

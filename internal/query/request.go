@@ -1,11 +1,8 @@
 package query
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"regexp"
 	"strconv"
@@ -14,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"strata/internal/analytics"
+	"strata/internal/jsontext"
 )
 
 // Limits on query requests. They keep one request from asking for more work
@@ -86,55 +84,6 @@ type RetentionRequest struct {
 	Period      string `json:"period,omitempty"`
 }
 
-// invalid is the error every validation failure returns: 400
-// invalid_request, with the offending field named first in the message.
-func invalid(field, format string, args ...any) error {
-	return analytics.Errorf(analytics.KindInvalid, "invalid_request", "%s: %s", field, fmt.Sprintf(format, args...))
-}
-
-// decodeStrict decodes one JSON object into v, refusing unknown fields,
-// values of the wrong type and trailing data, each with the field named.
-func decodeStrict(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil {
-		if _, terr := dec.Token(); terr != io.EOF {
-			return invalid("body", "must hold one JSON object and nothing after it")
-		}
-		return nil
-	}
-	var typeErr *json.UnmarshalTypeError
-	var syntaxErr *json.SyntaxError
-	switch {
-	case errors.As(err, &typeErr):
-		field := typeErr.Field
-		if field == "" {
-			return invalid("body", "must be a JSON object")
-		}
-		return invalid(field, "must be %s, not a JSON %s", describeType(typeErr.Type.String()), typeErr.Value)
-	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return invalid("body", "is not valid JSON")
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		name := strings.TrimPrefix(err.Error(), "json: unknown field ")
-		return invalid(strings.Trim(name, `"`), "is not a known field")
-	}
-	return invalid("body", "could not be read: %v", err)
-}
-
-// describeType names a Go type the way an API user thinks of it.
-func describeType(goType string) string {
-	switch {
-	case strings.HasPrefix(goType, "[]"):
-		return "an array"
-	case goType == "string":
-		return "a string"
-	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "float"):
-		return "a number"
-	}
-	return "an object"
-}
-
 // dateRange turns optional dateFrom/dateTo strings into the half-open range
 // [from 00:00, to+1 00:00) UTC. Missing dates default to the last
 // DefaultRangeDays days ending today; a lone date extends the range from
@@ -143,7 +92,7 @@ func dateRange(fromText, toText string, now time.Time) (from, to time.Time, err 
 	parse := func(field, s string) (time.Time, error) {
 		t, err := time.Parse(dateLayout, s)
 		if err != nil || t.Format(dateLayout) != s {
-			return time.Time{}, invalid(field, "must be a date in the form YYYY-MM-DD, not %q", s)
+			return time.Time{}, analytics.InvalidField(field, "must be a date in the form YYYY-MM-DD, not %q", s)
 		}
 		return t, nil
 	}
@@ -174,10 +123,10 @@ func dateRange(fromText, toText string, now time.Time) (from, to time.Time, err 
 		}
 	}
 	if to.Before(from) {
-		return from, to, invalid("dateTo", "%s is before dateFrom %s", to.Format(dateLayout), from.Format(dateLayout))
+		return from, to, analytics.InvalidField("dateTo", "%s is before dateFrom %s", to.Format(dateLayout), from.Format(dateLayout))
 	}
 	if days := int(to.Sub(from).Hours()/24) + 1; days > MaxRangeDays {
-		return from, to, invalid("dateTo", "the range spans %d days; at most %d are allowed", days, MaxRangeDays)
+		return from, to, analytics.InvalidField("dateTo", "the range spans %d days; at most %d are allowed", days, MaxRangeDays)
 	}
 	return from, to.AddDate(0, 0, 1), nil
 }
@@ -185,10 +134,10 @@ func dateRange(fromText, toText string, now time.Time) (from, to time.Time, err 
 // eventName checks one event name as a query names it.
 func eventName(field, name string) error {
 	if n := utf8.RuneCountInString(name); n < 1 || n > MaxNameLen {
-		return invalid(field, "an event name must be 1 to %d characters, not %d", MaxNameLen, n)
+		return analytics.InvalidField(field, "an event name must be 1 to %d characters, not %d", MaxNameLen, n)
 	}
 	if !utf8.ValidString(name) {
-		return invalid(field, "must be valid UTF-8")
+		return analytics.InvalidField(field, "must be valid UTF-8")
 	}
 	return nil
 }
@@ -201,10 +150,10 @@ func windowHours(raw json.RawMessage) (int, error) {
 	}
 	var f float64
 	if err := json.Unmarshal(raw, &f); err != nil {
-		return 0, invalid("windowHours", "must be an integer from 1 to %d, not %s", MaxWindowHours, raw)
+		return 0, analytics.InvalidField("windowHours", "must be an integer from 1 to %d, not %s", MaxWindowHours, raw)
 	}
 	if f != math.Trunc(f) || f < 1 || f > MaxWindowHours {
-		return 0, invalid("windowHours", "must be an integer from 1 to %d, not %s", MaxWindowHours, raw)
+		return 0, analytics.InvalidField("windowHours", "must be an integer from 1 to %d, not %s", MaxWindowHours, raw)
 	}
 	return int(f), nil
 }
@@ -212,7 +161,7 @@ func windowHours(raw json.RawMessage) (int, error) {
 // ParseFunnel validates a funnel request body into a store query.
 func ParseFunnel(body []byte, scope analytics.EventRange, now time.Time) (analytics.FunnelQuery, error) {
 	var req FunnelRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := jsontext.Decode(body, &req); err != nil {
 		return analytics.FunnelQuery{}, err
 	}
 	return req.Query(scope, now)
@@ -223,10 +172,10 @@ func ParseFunnel(body []byte, scope analytics.EventRange, now time.Time) (analyt
 func (req FunnelRequest) Query(scope analytics.EventRange, now time.Time) (analytics.FunnelQuery, error) {
 	q := analytics.FunnelQuery{EventRange: scope}
 	if len(req.Steps) < MinSteps {
-		return q, invalid("steps", "a funnel needs at least %d steps, not %d", MinSteps, len(req.Steps))
+		return q, analytics.InvalidField("steps", "a funnel needs at least %d steps, not %d", MinSteps, len(req.Steps))
 	}
 	if len(req.Steps) > MaxSteps {
-		return q, invalid("steps", "a funnel has at most %d steps, not %d", MaxSteps, len(req.Steps))
+		return q, analytics.InvalidField("steps", "a funnel has at most %d steps, not %d", MaxSteps, len(req.Steps))
 	}
 	for i, s := range req.Steps {
 		if err := eventName(fmt.Sprintf("steps[%d]", i), s); err != nil {
@@ -248,7 +197,7 @@ func (req FunnelRequest) Query(scope analytics.EventRange, now time.Time) (analy
 // ParseTrend validates a trend request body into a store query.
 func ParseTrend(body []byte, scope analytics.EventRange, now time.Time) (analytics.TrendQuery, error) {
 	var req TrendRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := jsontext.Decode(body, &req); err != nil {
 		return analytics.TrendQuery{}, err
 	}
 	return req.Query(scope, now)
@@ -265,10 +214,10 @@ func (req TrendRequest) Query(scope analytics.EventRange, now time.Time) (analyt
 		return q, err
 	}
 	if n := len(q.Interval.Buckets(q.From, q.To)); n > MaxBuckets {
-		return q, invalid("interval", "%s buckets over this range make %d points; at most %d are allowed", q.Interval, n, MaxBuckets)
+		return q, analytics.InvalidField("interval", "%s buckets over this range make %d points; at most %d are allowed", q.Interval, n, MaxBuckets)
 	}
 	if len(req.Series) == 0 || len(req.Series) > MaxSeries {
-		return q, invalid("series", "must hold 1 to %d series, not %d", MaxSeries, len(req.Series))
+		return q, analytics.InvalidField("series", "must hold 1 to %d series, not %d", MaxSeries, len(req.Series))
 	}
 	if q.Filters, err = filters("filters", req.Filters); err != nil {
 		return q, err
@@ -284,7 +233,7 @@ func (req TrendRequest) Query(scope analytics.EventRange, now time.Time) (analyt
 		case "unique_users":
 			ts.UniqueUsers = true
 		default:
-			return q, invalid(field+".math", "must be total or unique_users, not %q", s.Math)
+			return q, analytics.InvalidField(field+".math", "must be total or unique_users, not %q", s.Math)
 		}
 		if ts.Filters, err = filters(field+".filters", s.Filters); err != nil {
 			return q, err
@@ -302,10 +251,10 @@ func (req TrendRequest) Query(scope analytics.EventRange, now time.Time) (analyt
 			q.BreakdownLimit = req.BreakdownLimit
 		}
 		if q.BreakdownLimit < 1 || q.BreakdownLimit > MaxBreakdown {
-			return q, invalid("breakdownLimit", "must be from 1 to %d, not %d", MaxBreakdown, req.BreakdownLimit)
+			return q, analytics.InvalidField("breakdownLimit", "must be from 1 to %d, not %d", MaxBreakdown, req.BreakdownLimit)
 		}
 	} else if req.BreakdownLimit != 0 {
-		return q, invalid("breakdownLimit", "is only allowed with a breakdown")
+		return q, analytics.InvalidField("breakdownLimit", "is only allowed with a breakdown")
 	}
 	return q, nil
 }
@@ -313,7 +262,7 @@ func (req TrendRequest) Query(scope analytics.EventRange, now time.Time) (analyt
 // ParseRetention validates a retention request body into a store query.
 func ParseRetention(body []byte, scope analytics.EventRange, now time.Time) (analytics.RetentionQuery, error) {
 	var req RetentionRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := jsontext.Decode(body, &req); err != nil {
 		return analytics.RetentionQuery{}, err
 	}
 	return req.Query(scope, now)
@@ -340,7 +289,7 @@ func (req RetentionRequest) Query(scope analytics.EventRange, now time.Time) (an
 		return q, err
 	}
 	if n := len(q.Period.Buckets(q.From, q.To)); n > 400 {
-		return q, invalid("period", "%s cohorts over this range make %d rows; at most 400 are allowed", q.Period, n)
+		return q, analytics.InvalidField("period", "%s cohorts over this range make %d rows; at most 400 are allowed", q.Period, n)
 	}
 	return q, nil
 }
@@ -355,7 +304,7 @@ func ParseBots(dateFrom, dateTo, limit string, scope analytics.EventRange, now t
 	if limit != "" {
 		n, err := strconv.Atoi(limit)
 		if err != nil || strconv.Itoa(n) != limit || n < 1 || n > MaxTopPages {
-			return q, invalid("limit", "must be an integer from 1 to %d, not %q", MaxTopPages, limit)
+			return q, analytics.InvalidField("limit", "must be an integer from 1 to %d, not %q", MaxTopPages, limit)
 		}
 		q.TopPages = n
 	}
@@ -372,7 +321,7 @@ func ParseEventNames(dateFrom, dateTo, limit string, scope analytics.EventRange,
 	if limit != "" {
 		n, err := strconv.Atoi(limit)
 		if err != nil || strconv.Itoa(n) != limit || n < 1 || n > MaxEventNames {
-			return q, invalid("limit", "must be an integer from 1 to %d, not %q", MaxEventNames, limit)
+			return q, analytics.InvalidField("limit", "must be an integer from 1 to %d, not %q", MaxEventNames, limit)
 		}
 		q.Limit = n
 	}
@@ -392,16 +341,16 @@ func interval(field, s string, def analytics.Interval, hour bool) (analytics.Int
 		}
 	}
 	if hour {
-		return "", invalid(field, "must be hour, day, week or month, not %q", s)
+		return "", analytics.InvalidField(field, "must be hour, day, week or month, not %q", s)
 	}
-	return "", invalid(field, "must be day, week or month, not %q", s)
+	return "", analytics.InvalidField(field, "must be day, week or month, not %q", s)
 }
 
 // property parses a filter or breakdown property name.
 func property(field, name string) (analytics.Property, error) {
 	if key, ok := strings.CutPrefix(name, "properties."); ok {
 		if n := utf8.RuneCountInString(key); n < 1 || n > MaxNameLen {
-			return analytics.Property{}, invalid(field, "a property key must be 1 to %d characters", MaxNameLen)
+			return analytics.Property{}, analytics.InvalidField(field, "a property key must be 1 to %d characters", MaxNameLen)
 		}
 		return analytics.Property{Key: key}, nil
 	}
@@ -410,14 +359,14 @@ func property(field, name string) (analytics.Property, error) {
 			return analytics.Property{Column: c}, nil
 		}
 	}
-	return analytics.Property{}, invalid(field, "must be one of %s or properties.<key>, not %q",
+	return analytics.Property{}, analytics.InvalidField(field, "must be one of %s or properties.<key>, not %q",
 		strings.Join(analytics.Columns, ", "), name)
 }
 
 // filters validates a list of filters.
 func filters(field string, in []FilterRequest) ([]analytics.Filter, error) {
 	if len(in) > MaxFilters {
-		return nil, invalid(field, "at most %d filters are allowed, not %d", MaxFilters, len(in))
+		return nil, analytics.InvalidField(field, "at most %d filters are allowed, not %d", MaxFilters, len(in))
 	}
 	out := make([]analytics.Filter, 0, len(in))
 	for i, f := range in {
@@ -436,35 +385,35 @@ func filters(field string, in []FilterRequest) ([]analytics.Filter, error) {
 			case bool:
 				v = fmt.Sprint(x)
 			default:
-				return nil, invalid(fld+".value", "%s needs a string, number or boolean value", op)
+				return nil, analytics.InvalidField(fld+".value", "%s needs a string, number or boolean value", op)
 			}
 		case analytics.OpContains, analytics.OpNotContains:
 			s, ok := f.Value.(string)
 			if !ok {
-				return nil, invalid(fld+".value", "%s needs a string value", op)
+				return nil, analytics.InvalidField(fld+".value", "%s needs a string value", op)
 			}
 			v = s
 		case analytics.OpRegex:
 			s, ok := f.Value.(string)
 			if !ok || len(s) > MaxRegexLen {
-				return nil, invalid(fld+".value", "regex needs a string value of at most %d bytes", MaxRegexLen)
+				return nil, analytics.InvalidField(fld+".value", "regex needs a string value of at most %d bytes", MaxRegexLen)
 			}
 			if _, err := regexp.Compile(s); err != nil {
-				return nil, invalid(fld+".value", "is not a valid RE2 regular expression: %v", err)
+				return nil, analytics.InvalidField(fld+".value", "is not a valid RE2 regular expression: %v", err)
 			}
 			v = s
 		case analytics.OpGt, analytics.OpLt:
 			n, ok := f.Value.(float64)
 			if !ok {
-				return nil, invalid(fld+".value", "%s needs a number value", op)
+				return nil, analytics.InvalidField(fld+".value", "%s needs a number value", op)
 			}
 			v = n
 		case analytics.OpIsSet, analytics.OpIsNotSet:
 			if f.Value != nil {
-				return nil, invalid(fld+".value", "%s takes no value", op)
+				return nil, analytics.InvalidField(fld+".value", "%s takes no value", op)
 			}
 		default:
-			return nil, invalid(fld+".operator", "must be one of eq, neq, contains, not_contains, regex, gt, lt, is_set, is_not_set, not %q", f.Operator)
+			return nil, analytics.InvalidField(fld+".operator", "must be one of eq, neq, contains, not_contains, regex, gt, lt, is_set, is_not_set, not %q", f.Operator)
 		}
 		out = append(out, analytics.Filter{Property: p, Operator: op, Value: v})
 	}
