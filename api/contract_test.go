@@ -7,17 +7,19 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+
+	"strata/internal/ingest"
 )
 
-// codePatterns find the error and rejection codes the server can send.
+// codePatterns find the error codes the server can send. The per-event
+// rejection codes are typed (ingest.RejectReasons) and are read from there.
 var codePatterns = []*regexp.Regexp{
-	regexp.MustCompile(`reject\("([a-z_]+)"`),
 	regexp.MustCompile(`Errorf\([^,]+, "([a-z_]+)"`),
 	regexp.MustCompile(`Code:\s+"([a-z_]+)"`),
-	regexp.MustCompile(`reject\("missing_"\+field`), // expands below
 }
 
 // codeSources are the packages whose errors reach HTTP clients.
@@ -66,19 +68,14 @@ func TestEveryCodeIsDocumented(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, re := range codePatterns[:3] {
+		for _, re := range codePatterns {
 			for _, m := range re.FindAllSubmatch(src, -1) {
-				if code := string(m[1]); !strings.HasSuffix(code, "_") {
-					codes[code] = true // "missing_"+field is a prefix, expanded below
-				}
+				codes[string(m[1])] = true
 			}
 		}
-		if codePatterns[3].Match(src) {
-			// requiredString builds missing_/invalid_ codes from field names.
-			for _, field := range []string{"event_name", "distinct_id"} {
-				codes["missing_"+field], codes["invalid_"+field] = true, true
-			}
-		}
+	}
+	for _, reason := range ingest.RejectReasons {
+		codes[string(reason)] = true
 	}
 	if len(codes) < 30 {
 		t.Fatalf("found only %d codes in the sources; the patterns are stale", len(codes))
@@ -92,6 +89,39 @@ func TestEveryCodeIsDocumented(t *testing.T) {
 		if !documented(string(spec), code) {
 			t.Errorf("code %q is sent by the server but not documented in openapi.yaml", code)
 		}
+	}
+}
+
+// TestRejectionCodes holds the RejectionCode enum of openapi.yaml equal to
+// ingest.RejectReasons, in the same order: a reason added to the code is
+// documented, and a documented one is one the server can send.
+func TestRejectionCodes(t *testing.T) {
+	spec, err := os.ReadFile("openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(spec), "\n    RejectionCode:\n")
+	if !ok {
+		t.Fatal("openapi.yaml has no RejectionCode schema")
+	}
+	_, block, ok = strings.Cut(block, "\n      enum:\n")
+	if !ok {
+		t.Fatal("RejectionCode has no enum")
+	}
+	var documented []string
+	for _, line := range strings.Split(block, "\n") {
+		item, ok := strings.CutPrefix(line, "        - ")
+		if !ok {
+			break
+		}
+		documented = append(documented, strings.TrimSpace(item))
+	}
+	var reasons []string
+	for _, r := range ingest.RejectReasons {
+		reasons = append(reasons, string(r))
+	}
+	if !slices.Equal(documented, reasons) {
+		t.Errorf("RejectionCode enum in openapi.yaml:\n%v\ningest.RejectReasons:\n%v", documented, reasons)
 	}
 }
 

@@ -39,6 +39,10 @@ type Error struct {
 	// per-event rejections of a batch in which every event was rejected.
 	Detail map[string]any
 	Err    error
+	// Logged says the cause was logged where it happened, once for all the
+	// requests it fails (a group commit), so the edge does not log it again
+	// for each of them.
+	Logged bool
 }
 
 // Error implements the error interface with the code, message and cause.

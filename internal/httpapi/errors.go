@@ -81,11 +81,13 @@ func writeFastError(ctx *fasthttp.RequestCtx, log *slog.Logger, err error) {
 // without a cause is a refusal the server chose (busy, stopping, not
 // ready), which an operator should see but is not a fault: a warning. A 503
 // server_busy from the body budget is neither: the budget logs its
-// exhaustion itself, once a minute, rather than once per refused request.
+// exhaustion itself, once a minute, rather than once per refused request;
+// and a failure logged where it happened (Logged: a failed group commit,
+// which fails every request of the group) is not logged per request.
 func logFailure(log *slog.Logger, method, path string, e *analytics.Error) {
 	status := statusOf(e.Kind)
 	switch {
-	case status < 500 || log == nil || e == errServerBusy:
+	case status < 500 || log == nil || e == errServerBusy || e.Logged:
 	case e.Err == nil:
 		log.Warn("request refused", "method", method, "path", path, "status", status, "code", e.Code)
 	default:

@@ -225,11 +225,47 @@ func unknownField(err error) (string, bool) {
 
 // Rejection says why one event of a batch was not stored.
 type Rejection struct {
-	Index   int    `json:"index"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Index   int          `json:"index"`
+	Code    RejectReason `json:"code"`
+	Message string       `json:"message"`
 }
 
-func reject(code, format string, args ...any) *Rejection {
-	return &Rejection{Code: code, Message: fmt.Sprintf(format, args...)}
+// RejectReason is the stable code of a Rejection, for programs; the message
+// beside it is for people. Each event gets the reason of the first rule it
+// breaks. The codes are part of the API (RejectionCode in api/openapi.yaml,
+// whose list a test holds equal to RejectReasons).
+type RejectReason string
+
+// The reasons an event is rejected.
+const (
+	RejectInvalidEvent       RejectReason = "invalid_event"        // not a JSON object, or unreadable
+	RejectMissingEventName   RejectReason = "missing_event_name"   // event_name absent or null
+	RejectInvalidEventName   RejectReason = "invalid_event_name"   // event_name empty or too long
+	RejectReservedEventName  RejectReason = "reserved_event_name"  // a $ or message_ name clients may not send
+	RejectMissingDistinctID  RejectReason = "missing_distinct_id"  // distinct_id absent or null
+	RejectInvalidDistinctID  RejectReason = "invalid_distinct_id"  // distinct_id empty or too long
+	RejectInvalidTimestamp   RejectReason = "invalid_timestamp"    // timestamp not RFC 3339
+	RejectInvalidUUID        RejectReason = "invalid_uuid"         // uuid not a UUID
+	RejectInvalidFieldType   RejectReason = "invalid_field_type"   // a field of the wrong JSON type
+	RejectFieldTooLong       RejectReason = "field_too_long"       // user_agent, url or referrer too long
+	RejectInvalidProperties  RejectReason = "invalid_properties"   // properties not a JSON object
+	RejectPropertiesTooLarge RejectReason = "properties_too_large" // properties over 64 KiB
+	RejectPropertiesTooDeep  RejectReason = "properties_too_deep"  // properties nested too deep
+	RejectReservedProperty   RejectReason = "reserved_property"    // a property only Strata sets
+	RejectUnknownField       RejectReason = "unknown_field"        // a field the contract does not list
+	RejectInvalidUTF8        RejectReason = "invalid_utf8"         // bytes or escapes that are not Unicode text
+	RejectInvalidCharacter   RejectReason = "invalid_character"    // NUL in a string, key or value
+)
+
+// RejectReasons lists every RejectReason, in the order of the API's table.
+var RejectReasons = []RejectReason{
+	RejectInvalidEvent, RejectMissingEventName, RejectInvalidEventName, RejectReservedEventName,
+	RejectMissingDistinctID, RejectInvalidDistinctID, RejectInvalidTimestamp, RejectInvalidUUID,
+	RejectInvalidFieldType, RejectFieldTooLong, RejectInvalidProperties, RejectPropertiesTooLarge,
+	RejectPropertiesTooDeep, RejectReservedProperty, RejectUnknownField, RejectInvalidUTF8,
+	RejectInvalidCharacter,
+}
+
+func reject(reason RejectReason, format string, args ...any) *Rejection {
+	return &Rejection{Code: reason, Message: fmt.Sprintf(format, args...)}
 }

@@ -113,13 +113,13 @@ func (p *Pipeline) event(w *wireEvent, index int, sentAt time.Time, req Request)
 	e := &out.Event
 	e.ProductID, e.Env, e.ReceivedAt = req.Product, req.Env, req.ReceivedAt
 
-	if e.Name, rej = requiredString(w.EventName, "event_name", maxNameChars); rej != nil {
+	if e.Name, rej = requiredString(w.EventName, "event_name", maxNameChars, RejectMissingEventName, RejectInvalidEventName); rej != nil {
 		return out, rej
 	}
 	if rej = checkEventName(e.Name); rej != nil {
 		return out, rej
 	}
-	if e.DistinctID, rej = requiredString(w.DistinctID, "distinct_id", maxDistinctIDChars); rej != nil {
+	if e.DistinctID, rej = requiredString(w.DistinctID, "distinct_id", maxDistinctIDChars, RejectMissingDistinctID, RejectInvalidDistinctID); rej != nil {
 		return out, rej
 	}
 	for _, f := range []struct {
@@ -147,7 +147,7 @@ func (p *Pipeline) event(w *wireEvent, index int, sentAt time.Time, req Request)
 	if w.UUID != nil {
 		u, err := uuid.Parse(*w.UUID)
 		if err != nil {
-			return out, reject("invalid_uuid", "uuid must be a UUID such as 0192d0c4-5f1e-7a3b-9c4d-1e2f3a4b5c6d.")
+			return out, reject(RejectInvalidUUID, "uuid must be a UUID such as 0192d0c4-5f1e-7a3b-9c4d-1e2f3a4b5c6d.")
 		}
 		e.UUID, out.ClientUUID = u, true
 	} else {
@@ -182,15 +182,15 @@ func (p *Pipeline) event(w *wireEvent, index int, sentAt time.Time, req Request)
 func decodeEvent(raw json.RawMessage) (wireEvent, *Rejection) {
 	var w wireEvent
 	if !utf8.Valid(raw) {
-		return w, reject("invalid_utf8", "The event contains bytes that are not valid UTF-8.")
+		return w, reject(RejectInvalidUTF8, "The event contains bytes that are not valid UTF-8.")
 	}
 	// A lone surrogate escape is not text either, and the decoder would
 	// replace it as silently (package jsontext).
 	if i := jsontext.LoneSurrogate(raw); i >= 0 {
-		return w, reject("invalid_utf8", "The event contains %s, half of a UTF-16 surrogate pair without the other half, which is not Unicode text.", raw[i:i+6])
+		return w, reject(RejectInvalidUTF8, "The event contains %s, half of a UTF-16 surrogate pair without the other half, which is not Unicode text.", raw[i:i+6])
 	}
 	if len(raw) == 0 || raw[0] != '{' {
-		return w, reject("invalid_event", "Each event must be a JSON object.")
+		return w, reject(RejectInvalidEvent, "Each event must be a JSON object.")
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -202,39 +202,42 @@ func decodeEvent(raw json.RawMessage) (wireEvent, *Rejection) {
 			if typeErr.Field == "properties" {
 				want = "object"
 			}
-			return w, reject("invalid_field_type", "The field %s must be a %s, not %s.", typeErr.Field, want, typeErr.Value)
+			return w, reject(RejectInvalidFieldType, "The field %s must be a %s, not %s.", typeErr.Field, want, typeErr.Value)
 		}
 		if field, ok := unknownField(err); ok {
-			return w, reject("unknown_field", "The event field %s is not known; allowed are event_name, distinct_id, timestamp, uuid, user_agent, url, referrer and properties.", field)
+			return w, reject(RejectUnknownField, "The event field %s is not known; allowed are event_name, distinct_id, timestamp, uuid, user_agent, url, referrer and properties.", field)
 		}
-		return w, reject("invalid_event", "The event could not be read: %s.", err.Error())
+		return w, reject(RejectInvalidEvent, "The event could not be read: %s.", err.Error())
 	}
 	return w, nil
 }
 
-func requiredString(v *string, field string, maxChars int) (string, *Rejection) {
+// requiredString checks a field every event must have: missing is its
+// reason when the field is absent or null, invalid when it is empty or too
+// long.
+func requiredString(v *string, field string, maxChars int, missing, invalid RejectReason) (string, *Rejection) {
 	if v == nil {
-		return "", reject("missing_"+field, "The field %s is required.", field)
+		return "", reject(missing, "The field %s is required.", field)
 	}
 	if *v == "" {
-		return "", reject("invalid_"+field, "The field %s must be 1 to %d characters long.", field, maxChars)
+		return "", reject(invalid, "The field %s must be 1 to %d characters long.", field, maxChars)
 	}
-	return checkString(*v, field, maxChars, "invalid_"+field)
+	return checkString(*v, field, maxChars, invalid)
 }
 
 func optionalString(v *string, field string, maxChars int) (string, *Rejection) {
 	if v == nil {
 		return "", nil
 	}
-	return checkString(*v, field, maxChars, "field_too_long")
+	return checkString(*v, field, maxChars, RejectFieldTooLong)
 }
 
-func checkString(s, field string, maxChars int, lengthCode string) (string, *Rejection) {
+func checkString(s, field string, maxChars int, tooLong RejectReason) (string, *Rejection) {
 	if n := utf8.RuneCountInString(s); n > maxChars {
-		return "", reject(lengthCode, "The field %s is %d characters long; at most %d are allowed.", field, n, maxChars)
+		return "", reject(tooLong, "The field %s is %d characters long; at most %d are allowed.", field, n, maxChars)
 	}
 	if strings.IndexByte(s, 0) >= 0 {
-		return "", reject("invalid_character", "The field %s contains a NUL character.", field)
+		return "", reject(RejectInvalidCharacter, "The field %s contains a NUL character.", field)
 	}
 	return s, nil
 }
@@ -246,7 +249,7 @@ func checkEventName(name string) *Rejection {
 	if clientReservedNames[name] {
 		return nil
 	}
-	return reject("reserved_event_name",
+	return reject(RejectReservedEventName,
 		"The event name %q is reserved: names starting with $ or message_ are kept for Strata's own events.", name)
 }
 
@@ -259,7 +262,7 @@ func eventTime(ts *string, sentAt, receivedAt time.Time, index int) (time.Time, 
 	}
 	t, err := time.Parse(time.RFC3339Nano, *ts)
 	if err != nil {
-		return time.Time{}, reject("invalid_timestamp", "timestamp must be an RFC 3339 date-time such as 2026-11-23T10:00:00.123Z.")
+		return time.Time{}, reject(RejectInvalidTimestamp, "timestamp must be an RFC 3339 date-time such as 2026-11-23T10:00:00.123Z.")
 	}
 	if !sentAt.IsZero() {
 		t = receivedAt.Add(-sentAt.Sub(t))
@@ -274,25 +277,25 @@ func checkProperties(raw json.RawMessage) (json.RawMessage, *Rejection) {
 		return json.RawMessage("{}"), nil
 	}
 	if raw[0] != '{' {
-		return nil, reject("invalid_properties", "properties must be a JSON object.")
+		return nil, reject(RejectInvalidProperties, "properties must be a JSON object.")
 	}
 	if len(raw) > maxPropertiesBytes {
-		return nil, reject("properties_too_large", "properties is %d bytes; at most %d are allowed.", len(raw), maxPropertiesBytes)
+		return nil, reject(RejectPropertiesTooLarge, "properties is %d bytes; at most %d are allowed.", len(raw), maxPropertiesBytes)
 	}
 	depth, reserved, nul := scanProperties(raw)
 	if depth > maxPropertiesDepth {
-		return nil, reject("properties_too_deep", "properties nests %d levels deep; at most %d are allowed.", depth, maxPropertiesDepth)
+		return nil, reject(RejectPropertiesTooDeep, "properties nests %d levels deep; at most %d are allowed.", depth, maxPropertiesDepth)
 	}
 	if reserved != "" {
-		return nil, reject("reserved_property", "The property %s is set by Strata and cannot be sent by clients.", reserved)
+		return nil, reject(RejectReservedProperty, "The property %s is set by Strata and cannot be sent by clients.", reserved)
 	}
 	if nul {
-		return nil, reject("invalid_character", "properties contains a NUL character (\\u0000) in a key or a value.")
+		return nil, reject(RejectInvalidCharacter, "properties contains a NUL character (\\u0000) in a key or a value.")
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(raw))
 	if err := json.Compact(&buf, raw); err != nil {
-		return nil, reject("invalid_properties", "properties is not valid JSON.")
+		return nil, reject(RejectInvalidProperties, "properties is not valid JSON.")
 	}
 	return buf.Bytes(), nil
 }

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -54,7 +55,7 @@ func TestTextRules(t *testing.T) {
 	cases := []struct {
 		name  string
 		event string
-		code  string // "" when accepted
+		code  RejectReason // "" when accepted
 		check func(t *testing.T, e analytics.Event)
 	}{
 		{"NUL in event_name", `{"event_name":"a\u0000","distinct_id":"u"}`, "invalid_character", nil},
@@ -222,5 +223,54 @@ func TestParseEnvelopePaths(t *testing.T) {
 				t.Errorf("fast path %v with %d events, want %v with %d", env.events != nil, env.Len(), c.fast, c.events)
 			}
 		})
+	}
+}
+
+// TestEveryRejectReason makes each RejectReason happen, so that a reason no
+// rule can produce any more, or a rule with no reason listed, shows here.
+func TestEveryRejectReason(t *testing.T) {
+	p := &Pipeline{UA: ua.NewParser(100, bots.Default())}
+	events := map[RejectReason]string{
+		RejectInvalidEvent:       `"an event"`,
+		RejectMissingEventName:   `{"distinct_id":"u"}`,
+		RejectInvalidEventName:   `{"event_name":"","distinct_id":"u"}`,
+		RejectReservedEventName:  `{"event_name":"$custom","distinct_id":"u"}`,
+		RejectMissingDistinctID:  `{"event_name":"a","distinct_id":null}`,
+		RejectInvalidDistinctID:  `{"event_name":"a","distinct_id":"` + strings.Repeat("d", maxDistinctIDChars+1) + `"}`,
+		RejectInvalidTimestamp:   `{"event_name":"a","distinct_id":"u","timestamp":"yesterday"}`,
+		RejectInvalidUUID:        `{"event_name":"a","distinct_id":"u","uuid":"1234"}`,
+		RejectInvalidFieldType:   `{"event_name":"a","distinct_id":7}`,
+		RejectFieldTooLong:       `{"event_name":"a","distinct_id":"u","referrer":"` + strings.Repeat("r", maxURLChars+1) + `"}`,
+		RejectInvalidProperties:  `{"event_name":"a","distinct_id":"u","properties":[1]}`,
+		RejectPropertiesTooLarge: `{"event_name":"a","distinct_id":"u","properties":{"k":"` + strings.Repeat("v", maxPropertiesBytes) + `"}}`,
+		RejectPropertiesTooDeep:  `{"event_name":"a","distinct_id":"u","properties":` + strings.Repeat(`{"d":`, maxPropertiesDepth+1) + `1` + strings.Repeat(`}`, maxPropertiesDepth+1) + `}`,
+		RejectReservedProperty:   `{"event_name":"a","distinct_id":"u","properties":{"$bot_name":"x"}}`,
+		RejectUnknownField:       `{"event_name":"a","distinct_id":"u","colour":"red"}`,
+		RejectInvalidUTF8:        `{"event_name":"a\ud800","distinct_id":"u"}`,
+		RejectInvalidCharacter:   `{"event_name":"a","distinct_id":"u\u0000"}`,
+	}
+	seen := map[RejectReason]bool{}
+	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+	for _, reason := range RejectReasons {
+		if seen[reason] || !snake.MatchString(string(reason)) {
+			t.Errorf("reason %q is repeated or not snake_case", reason)
+		}
+		seen[reason] = true
+		event, ok := events[reason]
+		if !ok {
+			t.Errorf("no event here makes %s happen", reason)
+			continue
+		}
+		env, err := ParseEnvelope([]byte(`{"batch":[` + event + `]}`))
+		if err != nil {
+			t.Fatalf("%s: %v", reason, err)
+		}
+		_, rejected := p.Process(env, Request{Product: 1, Env: analytics.EnvLive, ReceivedAt: time.Now()})
+		if len(rejected) != 1 || rejected[0].Code != reason || rejected[0].Message == "" {
+			t.Errorf("%s: rejected %+v", reason, rejected)
+		}
+	}
+	if len(events) != len(RejectReasons) {
+		t.Errorf("%d events for %d reasons: RejectReasons misses a reason", len(events), len(RejectReasons))
 	}
 }

@@ -242,10 +242,12 @@ func (w *Writer) commit(group []*writeReq, n int) {
 	}
 	err := w.store.AppendEvents(context.Background(), events)
 	if err != nil {
+		// Logged once here for the whole group; each request's answer
+		// carries the cause without logging it again.
 		w.log.Error("committing events failed", "events", len(events), "requests", len(group), "err", err)
 		err = &analytics.Error{Kind: analytics.KindUnavailable, Code: "unavailable",
 			Message:    "The events could not be stored; nothing of this batch was kept. Retry shortly.",
-			RetryAfter: 5 * time.Second, Err: err}
+			RetryAfter: 5 * time.Second, Err: err, Logged: true}
 	} else {
 		before := w.dedup.evictedEarly
 		for _, k := range fresh {
