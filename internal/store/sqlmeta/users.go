@@ -12,18 +12,6 @@ import (
 
 var _ analytics.UserStore = (*Store)(nil)
 
-// RenameProduct changes a product's name, or returns ErrNotFound.
-func (s *Store) RenameProduct(ctx context.Context, id int64, name string) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE products SET name = $1 WHERE id = $2`, name, id)
-	if err != nil {
-		return fmt.Errorf("renaming product %d: %w", id, err)
-	}
-	if n, err := res.RowsAffected(); err == nil && n == 0 {
-		return fmt.Errorf("renaming product %d: %w", id, analytics.ErrNotFound)
-	}
-	return nil
-}
-
 // CreateOwner stores the first user as the owner of every workspace, in
 // one transaction that also claims the single row of dashboard_setup: of
 // two setups racing, on one database or across nodes, the second fails on
