@@ -42,6 +42,10 @@ type Store struct {
 	// table is the table reads and writes name: events, quoted with its
 	// database. It is built from the URL's validated database name.
 	table string
+
+	// traceSQL, set only by tests, sees every query's statement and
+	// parameters before it runs (the golden SQL files in testdata/sql).
+	traceSQL func(sql string, args []any)
 }
 
 var (
@@ -160,8 +164,8 @@ func (s *Store) migrate(ctx context.Context, opts *clickhouse.Options) error {
 	// CLUSTER) needs ZooKeeper, which a small cluster may not run, so Strata
 	// connects to each shard the server's configuration lists.
 	var b builder
-	b.write("SELECT DISTINCT host_address, port FROM system.clusters WHERE cluster = ", b.arg(s.cluster))
-	shards, err := queryAll(ctx, s.conn, "reading cluster "+s.cluster, &b, func(rows driver.Rows) (string, error) {
+	b.Write("SELECT DISTINCT host_address, port FROM system.clusters WHERE cluster = ", b.arg(s.cluster))
+	shards, err := queryAll(ctx, s, "reading cluster "+s.cluster, &b, func(rows driver.Rows) (string, error) {
 		var host string
 		var port uint16
 		err := rows.Scan(&host, &port)

@@ -124,3 +124,13 @@ func TestOutOfMemoryIsMarked(t *testing.T) {
 		t.Errorf("another error marked as out of memory: %v", err)
 	}
 }
+
+// TestGeneratedSQL holds the SQL this store generates for each kind of
+// query to testdata/sql (storetest.GoldenSQL; -update rewrites it). The
+// database has a fixed name, since it is part of the text.
+func TestGeneratedSQL(t *testing.T) {
+	s := open(t, chtest.Shared(t).URL("strata_golden", ""))
+	var trace []storetest.Statement
+	s.traceSQL = func(sql string, args []any) { trace = append(trace, storetest.Statement{SQL: sql, Args: args}) }
+	storetest.GoldenSQL(t, s, &trace)
+}

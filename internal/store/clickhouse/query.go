@@ -11,6 +11,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"strata/internal/analytics"
+	"strata/internal/store/sqlbuild"
 )
 
 // This file compiles the query engine's plans to ClickHouse SQL. Every
@@ -61,22 +62,23 @@ func bucketTime(iv analytics.Interval, k int64) time.Time {
 	return time.UnixMicro(k * 86400000000).UTC()
 }
 
-// builder accumulates SQL text and its positional parameters.
-type builder struct {
-	sql  strings.Builder
-	args []any
-}
+// builder writes a statement in ClickHouse's dialect: ? placeholders,
+// bound in the order they appear in the text.
+type builder struct{ sqlbuild.Builder }
 
 // arg binds v and returns its placeholder.
 func (b *builder) arg(v any) string {
-	b.args = append(b.args, v)
+	b.Bind(v)
 	return "?"
 }
 
-func (b *builder) write(parts ...string) {
-	for _, p := range parts {
-		b.sql.WriteString(p)
+// statement returns b's text and parameters, having shown them to the test
+// hook (traceSQL).
+func (s *Store) statement(b *builder) (string, []any) {
+	if s.traceSQL != nil {
+		s.traceSQL(b.SQL(), b.Args())
 	}
+	return b.SQL(), b.Args()
 }
 
 // memoryLimitExceeded is ClickHouse's error code MEMORY_LIMIT_EXCEEDED,
@@ -99,30 +101,19 @@ func markOutOfMemory(err *error) {
 
 // queryAll runs b's statement and scans every row with scan; what names
 // the operation in errors.
-func queryAll[T any](ctx context.Context, conn driver.Conn, what string, b *builder, scan func(driver.Rows) (T, error)) ([]T, error) {
-	rows, err := conn.Query(ctx, b.sql.String(), b.args...)
+func queryAll[T any](ctx context.Context, s *Store, what string, b *builder, scan func(driver.Rows) (T, error)) ([]T, error) {
+	text, args := s.statement(b)
+	rows, err := s.conn.Query(ctx, text, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	return out, nil
+	return sqlbuild.Collect(what, rows, scan)
 }
 
 // scope writes the conditions every query shares: one product, one
 // environment, and ts inside [from, to).
 func (b *builder) scope(s analytics.EventRange, from, to time.Time) {
-	b.write("product_id = ", b.arg(s.ProductID), " AND env = ", b.arg(string(s.Env)),
+	b.Write("product_id = ", b.arg(s.ProductID), " AND env = ", b.arg(string(s.Env)),
 		" AND ts >= ", b.arg(from.UnixMicro()), " AND ts < ", b.arg(to.UnixMicro()))
 }
 
@@ -161,30 +152,30 @@ func (b *builder) filter(f analytics.Filter) error {
 	switch f.Operator {
 	case analytics.OpEq, analytics.OpNeq:
 		if f.Operator == analytics.OpNeq {
-			b.write("NOT ")
+			b.Write("NOT ")
 		}
 		if isNum {
-			b.write("(", b.isSet(p), " AND ifNull(toFloat64OrNull(", b.text(p), ") = ", b.arg(num), ", 0))")
+			b.Write("(", b.isSet(p), " AND ifNull(toFloat64OrNull(", b.text(p), ") = ", b.arg(num), ", 0))")
 		} else {
-			b.write("(", b.isSet(p), " AND ", b.text(p), " = ", b.arg(fmt.Sprint(f.Value)), ")")
+			b.Write("(", b.isSet(p), " AND ", b.text(p), " = ", b.arg(fmt.Sprint(f.Value)), ")")
 		}
 	case analytics.OpContains, analytics.OpNotContains:
 		if f.Operator == analytics.OpNotContains {
-			b.write("NOT ")
+			b.Write("NOT ")
 		}
-		b.write("(", b.isSet(p), " AND positionCaseInsensitiveUTF8(", b.text(p), ", ", b.arg(fmt.Sprint(f.Value)), ") > 0)")
+		b.Write("(", b.isSet(p), " AND positionCaseInsensitiveUTF8(", b.text(p), ", ", b.arg(fmt.Sprint(f.Value)), ") > 0)")
 	case analytics.OpRegex:
 		// Wrapped in a group: ClickHouse 18.16 ignores a leading (?i)
 		// when it pre-filters on the pattern's literal text.
-		b.write("(", b.isSet(p), " AND match(", b.text(p), ", ", b.arg("(?:"+fmt.Sprint(f.Value)+")"), "))")
+		b.Write("(", b.isSet(p), " AND match(", b.text(p), ", ", b.arg("(?:"+fmt.Sprint(f.Value)+")"), "))")
 	case analytics.OpGt:
-		b.write("(", b.isSet(p), " AND ifNull(toFloat64OrNull(", b.text(p), ") > ", b.arg(num), ", 0))")
+		b.Write("(", b.isSet(p), " AND ifNull(toFloat64OrNull(", b.text(p), ") > ", b.arg(num), ", 0))")
 	case analytics.OpLt:
-		b.write("(", b.isSet(p), " AND ifNull(toFloat64OrNull(", b.text(p), ") < ", b.arg(num), ", 0))")
+		b.Write("(", b.isSet(p), " AND ifNull(toFloat64OrNull(", b.text(p), ") < ", b.arg(num), ", 0))")
 	case analytics.OpIsSet:
-		b.write("(", b.isSet(p), ")")
+		b.Write("(", b.isSet(p), ")")
 	case analytics.OpIsNotSet:
-		b.write("NOT (", b.isSet(p), ")")
+		b.Write("NOT (", b.isSet(p), ")")
 	default:
 		return fmt.Errorf("unknown operator %q", f.Operator)
 	}
@@ -216,16 +207,18 @@ func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) (_ []int64,
 	// Arguments bind in the order their placeholders appear in the text.
 	var where builder
 	where.scope(q.EventRange, q.From, q.To.Add(time.Duration(n-1)*q.Window))
-	where.write(" AND is_bot = 0 AND event IN (")
+	where.Write(" AND is_bot = 0 AND event IN (")
 	for i, step := range q.Steps {
 		if i > 0 {
-			where.write(", ")
+			where.Write(", ")
 		}
-		where.write(where.arg(step))
+		where.Write(where.arg(step))
 	}
-	where.write(") GROUP BY user_id")
-	inner.WriteString(where.sql.String())
-	b.args = append(b.args, where.args...)
+	where.Write(") GROUP BY user_id")
+	inner.WriteString(where.SQL())
+	for _, a := range where.Args() {
+		b.Bind(a)
+	}
 
 	// Each level keeps the reached flags so far and the arrays still ahead.
 	// The previous step's time reaches the lambda as a second array rather
@@ -261,7 +254,9 @@ func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) (_ []int64,
 	for i := range counts {
 		dest[i] = &counts[i]
 	}
-	if err := s.conn.QueryRow(ctx, out.String(), b.args...).Scan(dest...); err != nil {
+	b.Write(out.String()) // b held only the parameters so far
+	text, args := s.statement(&b)
+	if err := s.conn.QueryRow(ctx, text, args...).Scan(dest...); err != nil {
 		return nil, fmt.Errorf("computing funnel: %w", err)
 	}
 	res := make([]int64, n)
@@ -277,11 +272,11 @@ func seriesWhere(b *builder, q analytics.TrendQuery, series analytics.TrendSerie
 	b.scope(q.EventRange, q.From, q.To)
 	// Bot events count only in a series of $bot_pageview itself.
 	if series.Event != botPageview {
-		b.write(" AND is_bot = 0")
+		b.Write(" AND is_bot = 0")
 	}
-	b.write(" AND event = ", b.arg(series.Event))
+	b.Write(" AND event = ", b.arg(series.Event))
 	for _, f := range append(append([]analytics.Filter(nil), q.Filters...), series.Filters...) {
-		b.write(" AND ")
+		b.Write(" AND ")
 		if err := b.filter(f); err != nil {
 			return err
 		}
@@ -318,13 +313,13 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 			return nil, err
 		}
 		var b builder
-		b.write("SELECT ", b.text(*q.Breakdown), " AS v, ", agg, " AS n FROM ", s.table, " WHERE ")
+		b.Write("SELECT ", b.text(*q.Breakdown), " AS v, ", agg, " AS n FROM ", s.table, " WHERE ")
 		if err := seriesWhere(&b, q, series); err != nil {
 			return nil, err
 		}
-		b.write(" GROUP BY v ORDER BY n DESC, v LIMIT ", b.arg(q.BreakdownLimit))
+		b.Write(" GROUP BY v ORDER BY n DESC, v LIMIT ", b.arg(q.BreakdownLimit))
 		var err error
-		top, err = queryAll(ctx, s.conn, "ranking breakdown values", &b, func(r driver.Rows) (v string, err error) {
+		top, err = queryAll(ctx, s, "ranking breakdown values", &b, func(r driver.Rows) (v string, err error) {
 			var n uint64
 			err = r.Scan(&v, &n)
 			return v, err
@@ -345,12 +340,12 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 		rank = "indexOf(" + b.arg(top) + ", " + b.text(*q.Breakdown) + ")"
 		value = "if(r = 0, '', " + b.text(*q.Breakdown) + ")"
 	}
-	b.write("SELECT ", bucket(q.Interval, "ts"), " AS k, ", rank, " AS r, ", value, " AS bv, ", agg, " FROM ", s.table, " WHERE ")
+	b.Write("SELECT ", bucket(q.Interval, "ts"), " AS k, ", rank, " AS r, ", value, " AS bv, ", agg, " FROM ", s.table, " WHERE ")
 	if err := seriesWhere(&b, q, series); err != nil {
 		return nil, err
 	}
-	b.write(" GROUP BY k, r, bv")
-	return queryAll(ctx, s.conn, "computing trend", &b, func(rows driver.Rows) (analytics.TrendRow, error) {
+	b.Write(" GROUP BY k, r, bv")
+	return queryAll(ctx, s, "computing trend", &b, func(rows driver.Rows) (analytics.TrendRow, error) {
 		var k int64
 		var r, n uint64
 		var bv string
@@ -372,15 +367,15 @@ func (s *Store) Retention(ctx context.Context, q analytics.RetentionQuery) (_ []
 	returnFrom := q.Period.Next(q.Period.Truncate(q.From)).UnixMicro()
 	last := q.Period.Next(q.Period.Truncate(q.To.Add(-time.Microsecond)))
 	key := bucket(q.Period, "ts")
-	b.write("SELECT ", bucket(q.Period, "first"), " AS cohort, arrayJoin(arrayConcat([cohort], arrayFilter((p, c) -> p > c, periods, arrayResize(emptyArrayInt64(), length(periods), cohort)))) AS period, count()",
+	b.Write("SELECT ", bucket(q.Period, "first"), " AS cohort, arrayJoin(arrayConcat([cohort], arrayFilter((p, c) -> p > c, periods, arrayResize(emptyArrayInt64(), length(periods), cohort)))) AS period, count()",
 		" FROM (SELECT minIf(ts, event = ", b.arg(q.StartEvent), " AND ts < ", b.arg(to), ") AS first,",
 		" countIf(event = ", b.arg(q.StartEvent), " AND ts < ", b.arg(to), ") AS starts,",
 		" groupUniqArrayIf(", key, ", event = ", b.arg(q.ReturnEvent), " AND ts >= ", b.arg(returnFrom), ") AS periods",
 		" FROM ", s.table, " WHERE ")
 	b.scope(q.EventRange, q.From, last)
-	b.write(" AND is_bot = 0 AND event IN (", b.arg(q.StartEvent), ", ", b.arg(q.ReturnEvent), ") GROUP BY user_id HAVING starts > 0)",
+	b.Write(" AND is_bot = 0 AND event IN (", b.arg(q.StartEvent), ", ", b.arg(q.ReturnEvent), ") GROUP BY user_id HAVING starts > 0)",
 		" GROUP BY cohort, period")
-	return queryAll(ctx, s.conn, "computing retention", &b, func(rows driver.Rows) (analytics.RetentionRow, error) {
+	return queryAll(ctx, s, "computing retention", &b, func(rows driver.Rows) (analytics.RetentionRow, error) {
 		var c, p int64
 		var n uint64
 		err := rows.Scan(&c, &p, &n)
@@ -393,10 +388,10 @@ func (s *Store) Retention(ctx context.Context, q analytics.RetentionQuery) (_ []
 func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) (_ []analytics.BotActivity, _ []analytics.PageActivity, err error) {
 	defer markOutOfMemory(&err)
 	var b builder
-	b.write("SELECT bot_name, bot_category, count() AS hits, max(ts) FROM ", s.table, " WHERE ")
+	b.Write("SELECT bot_name, bot_category, count() AS hits, max(ts) FROM ", s.table, " WHERE ")
 	b.scope(q.EventRange, q.From, q.To)
-	b.write(" AND event = ", b.arg(botPageview), " AND bot_name != '' GROUP BY bot_name, bot_category ORDER BY hits DESC, bot_name")
-	bots, err := queryAll(ctx, s.conn, "listing bots", &b, func(rows driver.Rows) (a analytics.BotActivity, err error) {
+	b.Write(" AND event = ", b.arg(botPageview), " AND bot_name != '' GROUP BY bot_name, bot_category ORDER BY hits DESC, bot_name")
+	bots, err := queryAll(ctx, s, "listing bots", &b, func(rows driver.Rows) (a analytics.BotActivity, err error) {
 		var hits uint64
 		var last int64
 		err = rows.Scan(&a.Name, &a.Category, &hits, &last)
@@ -408,10 +403,10 @@ func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) (_ []analytics.
 	}
 
 	var p builder
-	p.write("SELECT url, count() AS hits, uniqExact(bot_name) FROM ", s.table, " WHERE ")
+	p.Write("SELECT url, count() AS hits, uniqExact(bot_name) FROM ", s.table, " WHERE ")
 	p.scope(q.EventRange, q.From, q.To)
-	p.write(" AND event = ", p.arg(botPageview), " AND url != '' GROUP BY url ORDER BY hits DESC, url LIMIT ", p.arg(q.TopPages))
-	pages, err := queryAll(ctx, s.conn, "listing bot pages", &p, func(rows driver.Rows) (a analytics.PageActivity, err error) {
+	p.Write(" AND event = ", p.arg(botPageview), " AND url != '' GROUP BY url ORDER BY hits DESC, url LIMIT ", p.arg(q.TopPages))
+	pages, err := queryAll(ctx, s, "listing bot pages", &p, func(rows driver.Rows) (a analytics.PageActivity, err error) {
 		var hits, n uint64
 		err = rows.Scan(&a.URL, &hits, &n)
 		a.Hits, a.Bots = int64(hits), int64(n)
@@ -427,10 +422,10 @@ func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) (_ []analytics.
 func (s *Store) EventNames(ctx context.Context, q analytics.EventNamesQuery) (_ []analytics.EventCount, err error) {
 	defer markOutOfMemory(&err)
 	var b builder
-	b.write("SELECT event, count() AS hits FROM ", s.table, " WHERE ")
+	b.Write("SELECT event, count() AS hits FROM ", s.table, " WHERE ")
 	b.scope(q.EventRange, q.From, q.To)
-	b.write(" AND is_bot = 0 GROUP BY event ORDER BY hits DESC, event LIMIT ", b.arg(q.Limit))
-	return queryAll(ctx, s.conn, "listing event names", &b, func(rows driver.Rows) (e analytics.EventCount, err error) {
+	b.Write(" AND is_bot = 0 GROUP BY event ORDER BY hits DESC, event LIMIT ", b.arg(q.Limit))
+	return queryAll(ctx, s, "listing event names", &b, func(rows driver.Rows) (e analytics.EventCount, err error) {
 		var hits uint64
 		err = rows.Scan(&e.Name, &hits)
 		e.Count = int64(hits)

@@ -62,6 +62,10 @@ type Store struct {
 	pool *pool
 	now  func() time.Time
 
+	// traceSQL, set only by tests, sees every event query's statement and
+	// parameters before it runs (the golden SQL files in testdata/sql).
+	traceSQL func(sql string, args []any)
+
 	// appenders holds the event appenders, each on its own connection, so
 	// that AppendEvents calls can fill and flush batches in parallel: both
 	// happen outside DuckDB's commit lock (see docs/benchmarks.md). A slot
@@ -69,7 +73,7 @@ type Store struct {
 	appenders chan *eventAppender
 
 	// numberMu serialises numbering new users and names with storing them
-	// (users.go), so that entries are committed before any events that
+	// (denseids.go), so that entries are committed before any events that
 	// carry their numbers, whichever appender commits those.
 	numberMu sync.Mutex
 
@@ -79,15 +83,15 @@ type Store struct {
 	// in parallel; DuckDB serialises most of a commit anyway.
 	commitMu sync.Mutex
 
-	// users and names give users and event names dense ids (users.go).
+	// uids and names give users and event names dense ids (denseids.go).
 	// They change under numberMu and dictMu and are read under dictMu.
 	// lastAppend and checkpointed (Unix nanoseconds) let the server
 	// checkpoint once ingest goes quiet (CheckpointIfIdle).
 	lastAppend, checkpointed atomic.Int64
 
-	dictLoad sync.Mutex // serialises the first load of users and names
+	dictLoad sync.Mutex // serialises the first load of the dense ids (denseids.go)
 	dictMu   sync.RWMutex
-	users    *dictionary
+	uids     *dictionary
 	names    *dictionary
 }
 
@@ -167,8 +171,8 @@ func (s *Store) Close() error {
 		// none holds rows here.
 		errs = append(errs, (<-s.appenders).discard())
 	}
-	if s.users != nil {
-		errs = append(errs, s.users.app.discard(), s.names.app.discard())
+	if s.uids != nil {
+		errs = append(errs, s.uids.app.discard(), s.names.app.discard())
 	}
 	errs = append(errs, s.db.Close())
 	s.pool.close()

@@ -13,6 +13,7 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 
 	"strata/internal/analytics"
+	"strata/internal/store/sqlbuild"
 )
 
 // This file compiles the query engine's plans to DuckDB SQL. Every value
@@ -41,28 +42,34 @@ var truncSQL = map[analytics.Interval]string{
 	analytics.Hour: "hour", analytics.Day: "day", analytics.Week: "week", analytics.Month: "month",
 }
 
-// builder accumulates SQL text and its positional parameters.
-type builder struct {
-	sql  strings.Builder
-	args []any
-}
+// builder writes a statement in DuckDB's dialect: $n placeholders.
+type builder struct{ sqlbuild.Builder }
 
 // arg binds v and returns its placeholder.
-func (b *builder) arg(v any) string {
-	b.args = append(b.args, v)
-	return "$" + strconv.Itoa(len(b.args))
+func (b *builder) arg(v any) string { return "$" + strconv.Itoa(b.Bind(v)) }
+
+// query runs b's statement, having shown it to the test hook (traceSQL).
+func (s *Store) query(ctx context.Context, b *builder) (*sql.Rows, error) {
+	if s.traceSQL != nil {
+		s.traceSQL(b.SQL(), b.Args())
+	}
+	return s.db.QueryContext(ctx, b.SQL(), b.Args()...)
 }
 
-func (b *builder) write(parts ...string) {
-	for _, p := range parts {
-		b.sql.WriteString(p)
+// queryAll runs b's statement and scans every row with scan; what names
+// the operation in errors.
+func queryAll[T any](ctx context.Context, s *Store, what string, b *builder, scan func(scanner) (T, error)) ([]T, error) {
+	rows, err := s.query(ctx, b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
+	return sqlbuild.Collect(what, rows, func(r *sql.Rows) (T, error) { return scan(r) })
 }
 
 // scope writes the conditions every query shares: one product, one
 // environment, and ts inside [from, to).
 func (b *builder) scope(alias string, s analytics.EventRange, from, to time.Time) {
-	b.write(alias, "product_id = ", b.arg(s.ProductID), " AND ", alias, "env = ", b.arg(string(s.Env)),
+	b.Write(alias, "product_id = ", b.arg(s.ProductID), " AND ", alias, "env = ", b.arg(string(s.Env)),
 		" AND ", alias, "ts >= ", b.arg(from.UTC()), " AND ", alias, "ts < ", b.arg(to.UTC()))
 }
 
@@ -91,30 +98,30 @@ func (b *builder) filter(f analytics.Filter) error {
 	switch f.Operator {
 	case analytics.OpEq:
 		if isNum {
-			b.write("coalesce(TRY_CAST(", x, " AS DOUBLE) = ", b.arg(num), ", false)")
+			b.Write("coalesce(TRY_CAST(", x, " AS DOUBLE) = ", b.arg(num), ", false)")
 		} else {
-			b.write("coalesce(", x, " = ", b.arg(fmt.Sprint(f.Value)), ", false)")
+			b.Write("coalesce(", x, " = ", b.arg(fmt.Sprint(f.Value)), ", false)")
 		}
 	case analytics.OpNeq:
 		if isNum {
-			b.write("NOT coalesce(TRY_CAST(", x, " AS DOUBLE) = ", b.arg(num), ", false)")
+			b.Write("NOT coalesce(TRY_CAST(", x, " AS DOUBLE) = ", b.arg(num), ", false)")
 		} else {
-			b.write("NOT coalesce(", x, " = ", b.arg(fmt.Sprint(f.Value)), ", false)")
+			b.Write("NOT coalesce(", x, " = ", b.arg(fmt.Sprint(f.Value)), ", false)")
 		}
 	case analytics.OpContains:
-		b.write("coalesce(contains(lower(", x, "), lower(", b.arg(fmt.Sprint(f.Value)), ")), false)")
+		b.Write("coalesce(contains(lower(", x, "), lower(", b.arg(fmt.Sprint(f.Value)), ")), false)")
 	case analytics.OpNotContains:
-		b.write("NOT coalesce(contains(lower(", x, "), lower(", b.arg(fmt.Sprint(f.Value)), ")), false)")
+		b.Write("NOT coalesce(contains(lower(", x, "), lower(", b.arg(fmt.Sprint(f.Value)), ")), false)")
 	case analytics.OpRegex:
-		b.write("coalesce(regexp_matches(", x, ", ", b.arg(fmt.Sprint(f.Value)), "), false)")
+		b.Write("coalesce(regexp_matches(", x, ", ", b.arg(fmt.Sprint(f.Value)), "), false)")
 	case analytics.OpGt:
-		b.write("coalesce(TRY_CAST(", x, " AS DOUBLE) > ", b.arg(num), ", false)")
+		b.Write("coalesce(TRY_CAST(", x, " AS DOUBLE) > ", b.arg(num), ", false)")
 	case analytics.OpLt:
-		b.write("coalesce(TRY_CAST(", x, " AS DOUBLE) < ", b.arg(num), ", false)")
+		b.Write("coalesce(TRY_CAST(", x, " AS DOUBLE) < ", b.arg(num), ", false)")
 	case analytics.OpIsSet:
-		b.write(x, " IS NOT NULL")
+		b.Write(x, " IS NOT NULL")
 	case analytics.OpIsNotSet:
-		b.write(x, " IS NULL")
+		b.Write(x, " IS NULL")
 	default:
 		return fmt.Errorf("unknown operator %q", f.Operator)
 	}
@@ -155,28 +162,39 @@ func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) (_ []int64,
 	}
 	var b builder
 	win := b.arg(q.Window.Microseconds())
-	b.write("WITH s0 AS (SELECT uid, min(epoch_us(ts)) AS t FROM events WHERE ")
+	b.Write("WITH s0 AS (SELECT uid, min(epoch_us(ts)) AS t FROM events WHERE ")
 	b.scope("", q.EventRange, q.From, q.To)
-	b.write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.Steps[0])), " GROUP BY uid)")
+	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.Steps[0])), " GROUP BY uid)")
 	for i := 1; i < len(q.Steps); i++ {
-		fmt.Fprintf(&b.sql, ", s%d AS (SELECT e.uid, min(epoch_us(e.ts)) AS t FROM events e JOIN s%d p ON e.uid = p.uid WHERE ", i, i-1)
+		b.Printf(", s%d AS (SELECT e.uid, min(epoch_us(e.ts)) AS t FROM events e JOIN s%d p ON e.uid = p.uid WHERE ", i, i-1)
 		b.scope("e.", q.EventRange, q.From, q.To.Add(time.Duration(i)*q.Window))
-		b.write(" AND NOT e.is_bot AND e.eid = ", b.arg(s.eventID(q.Steps[i])),
+		b.Write(" AND NOT e.is_bot AND e.eid = ", b.arg(s.eventID(q.Steps[i])),
 			" AND epoch_us(e.ts) - p.t BETWEEN 1 AND ", win, " GROUP BY e.uid)")
 	}
-	b.write(" SELECT ")
+	b.Write(" SELECT ")
 	for i := range q.Steps {
 		if i > 0 {
-			b.write(", ")
+			b.Write(", ")
 		}
-		fmt.Fprintf(&b.sql, "(SELECT count(*) FROM s%d)", i)
+		b.Printf("(SELECT count(*) FROM s%d)", i)
 	}
 	counts := make([]int64, len(q.Steps))
 	dest := make([]any, len(counts))
 	for i := range counts {
 		dest[i] = &counts[i]
 	}
-	if err := s.db.QueryRowContext(ctx, b.sql.String(), b.args...).Scan(dest...); err != nil {
+	rows, err := s.query(ctx, &b)
+	if err != nil {
+		return nil, fmt.Errorf("computing funnel: %w", err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("computing funnel: %w", err)
+		}
+		return nil, fmt.Errorf("computing funnel: %w", sql.ErrNoRows)
+	}
+	if err := rows.Scan(dest...); err != nil {
 		return nil, fmt.Errorf("computing funnel: %w", err)
 	}
 	return counts, nil
@@ -242,11 +260,11 @@ func (s *Store) seriesWhere(b *builder, q analytics.TrendQuery, series analytics
 	// that here keeps the condition a plain column filter DuckDB applies
 	// inside the scan.
 	if series.Event != botPageview {
-		b.write(" AND NOT is_bot")
+		b.Write(" AND NOT is_bot")
 	}
-	b.write(" AND eid = ", b.arg(s.eventID(series.Event)))
+	b.Write(" AND eid = ", b.arg(s.eventID(series.Event)))
 	for _, f := range append(append([]analytics.Filter(nil), q.Filters...), series.Filters...) {
-		b.write(" AND ")
+		b.Write(" AND ")
 		if err := b.filter(f); err != nil {
 			return err
 		}
@@ -278,12 +296,12 @@ func (s *Store) uniqueUsersByMask(ctx context.Context, q analytics.TrendQuery, i
 	default:
 		idx = "(epoch_us(ts) - " + b.arg(start.UnixMicro()) + ") // 86400000000"
 	}
-	b.write("WITH m AS (SELECT uid, bit_or(1::UBIGINT << (", idx, ")::UBIGINT) AS mask FROM events WHERE ")
+	b.Write("WITH m AS (SELECT uid, bit_or(1::UBIGINT << (", idx, ")::UBIGINT) AS mask FROM events WHERE ")
 	if err := s.seriesWhere(&b, q, series); err != nil {
 		return nil, err
 	}
-	b.write(" GROUP BY uid) SELECT mask, count(*) FROM m GROUP BY mask")
-	rows, err := s.db.QueryContext(ctx, b.sql.String(), b.args...)
+	b.Write(" GROUP BY uid) SELECT mask, count(*) FROM m GROUP BY mask")
+	rows, err := s.query(ctx, &b)
 	if err != nil {
 		return nil, fmt.Errorf("computing trend: %w", err)
 	}
@@ -336,21 +354,21 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 		}
 		breakdown = "coalesce(" + x + ", '')"
 	}
-	b.write("WITH base AS (SELECT date_trunc('", truncSQL[q.Interval], "', ts) AS bucket, uid, ", breakdown,
+	b.Write("WITH base AS (SELECT date_trunc('", truncSQL[q.Interval], "', ts) AS bucket, uid, ", breakdown,
 		" AS v FROM events WHERE ")
 	if err := s.seriesWhere(&b, q, series); err != nil {
 		return nil, err
 	}
-	b.write(")")
+	b.Write(")")
 	if q.Breakdown == nil {
-		b.write(" SELECT bucket, 0, '', ", agg, " FROM base GROUP BY bucket")
+		b.Write(" SELECT bucket, 0, '', ", agg, " FROM base GROUP BY bucket")
 	} else {
-		b.write(", top AS (SELECT v, row_number() OVER (ORDER BY ", rankAgg, " DESC, v) AS rank FROM base GROUP BY v",
+		b.Write(", top AS (SELECT v, row_number() OVER (ORDER BY ", rankAgg, " DESC, v) AS rank FROM base GROUP BY v",
 			" ORDER BY rank LIMIT ", b.arg(q.BreakdownLimit), ")",
 			" SELECT bucket, coalesce(top.rank, 0) AS r, CASE WHEN top.rank IS NULL THEN '' ELSE base.v END AS bv, ", agg,
 			" FROM base LEFT JOIN top USING (v) GROUP BY bucket, r, bv")
 	}
-	rows, err := s.db.QueryContext(ctx, b.sql.String(), b.args...)
+	rows, err := s.query(ctx, &b)
 	if err != nil {
 		return nil, fmt.Errorf("computing trend: %w", err)
 	}
@@ -383,20 +401,20 @@ func (s *Store) Retention(ctx context.Context, q analytics.RetentionQuery) (_ []
 	var b builder
 	part := truncSQL[q.Period]
 	last := q.Period.Next(q.Period.Truncate(q.To.Add(-time.Microsecond)))
-	b.write("WITH firsts AS (SELECT uid, date_trunc('", part, "', min(ts)) AS cohort FROM events WHERE ")
+	b.Write("WITH firsts AS (SELECT uid, date_trunc('", part, "', min(ts)) AS cohort FROM events WHERE ")
 	b.scope("", q.EventRange, q.From, q.To)
-	b.write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.StartEvent)), " GROUP BY uid)",
+	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.StartEvent)), " GROUP BY uid)",
 		", returns AS (SELECT DISTINCT uid, date_trunc('", part, "', ts) AS period FROM events WHERE ")
 	b.scope("", q.EventRange, q.Period.Next(q.Period.Truncate(q.From)), last)
-	b.write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.ReturnEvent)), ")",
+	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.ReturnEvent)), ")",
 		" SELECT cohort, cohort, count(*) FROM firsts GROUP BY cohort",
 		" UNION ALL SELECT f.cohort, r.period, count(*) FROM firsts f JOIN returns r ON r.uid = f.uid AND r.period > f.cohort",
 		" GROUP BY f.cohort, r.period")
-	return queryAll(ctx, s.db, "computing retention", func(r scanner) (row analytics.RetentionRow, err error) {
+	return queryAll(ctx, s, "computing retention", &b, func(r scanner) (row analytics.RetentionRow, err error) {
 		err = r.Scan(&row.Cohort, &row.Return, &row.Users)
 		row.Cohort, row.Return = row.Cohort.UTC(), row.Return.UTC()
 		return row, err
-	}, b.sql.String(), b.args...)
+	})
 }
 
 // Bots lists AI-bot activity ($bot_pageview events) and the pages bots
@@ -407,27 +425,27 @@ func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) (_ []analytics.
 		return nil, nil, err
 	}
 	var b builder
-	b.write("SELECT bot_name, bot_category, count(*) AS hits, max(ts) FROM events WHERE ")
+	b.Write("SELECT bot_name, bot_category, count(*) AS hits, max(ts) FROM events WHERE ")
 	b.scope("", q.EventRange, q.From, q.To)
-	b.write(" AND eid = ", b.arg(s.eventID(botPageview)), " AND bot_name IS NOT NULL GROUP BY bot_name, bot_category ORDER BY hits DESC, bot_name")
-	bots, err := queryAll(ctx, s.db, "listing bots", func(r scanner) (a analytics.BotActivity, err error) {
+	b.Write(" AND eid = ", b.arg(s.eventID(botPageview)), " AND bot_name IS NOT NULL GROUP BY bot_name, bot_category ORDER BY hits DESC, bot_name")
+	bots, err := queryAll(ctx, s, "listing bots", &b, func(r scanner) (a analytics.BotActivity, err error) {
 		var cat sql.NullString
 		err = r.Scan(&a.Name, &cat, &a.Hits, &a.LastSeen)
 		a.Category, a.LastSeen = cat.String, a.LastSeen.UTC()
 		return a, err
-	}, b.sql.String(), b.args...)
+	})
 	if err != nil {
 		return nil, nil, err
 	}
 
 	var p builder
-	p.write("SELECT url, count(*) AS hits, count(DISTINCT bot_name) FROM events WHERE ")
+	p.Write("SELECT url, count(*) AS hits, count(DISTINCT bot_name) FROM events WHERE ")
 	p.scope("", q.EventRange, q.From, q.To)
-	p.write(" AND eid = ", p.arg(s.eventID(botPageview)), " AND url IS NOT NULL GROUP BY url ORDER BY hits DESC, url LIMIT ", p.arg(q.TopPages))
-	pages, err := queryAll(ctx, s.db, "listing bot pages", func(r scanner) (a analytics.PageActivity, err error) {
+	p.Write(" AND eid = ", p.arg(s.eventID(botPageview)), " AND url IS NOT NULL GROUP BY url ORDER BY hits DESC, url LIMIT ", p.arg(q.TopPages))
+	pages, err := queryAll(ctx, s, "listing bot pages", &p, func(r scanner) (a analytics.PageActivity, err error) {
 		err = r.Scan(&a.URL, &a.Hits, &a.Bots)
 		return a, err
-	}, p.sql.String(), p.args...)
+	})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -439,11 +457,11 @@ func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) (_ []analytics.
 func (s *Store) EventNames(ctx context.Context, q analytics.EventNamesQuery) (_ []analytics.EventCount, err error) {
 	defer markOutOfMemory(&err)
 	var b builder
-	b.write("SELECT n.name, c.hits FROM (SELECT eid, count(*) AS hits FROM events WHERE ")
+	b.Write("SELECT n.name, c.hits FROM (SELECT eid, count(*) AS hits FROM events WHERE ")
 	b.scope("", q.EventRange, q.From, q.To)
-	b.write(" AND NOT is_bot GROUP BY eid) c JOIN event_names n ON n.eid = c.eid ORDER BY c.hits DESC, n.name LIMIT ", b.arg(q.Limit))
-	return queryAll(ctx, s.db, "listing event names", func(r scanner) (e analytics.EventCount, err error) {
+	b.Write(" AND NOT is_bot GROUP BY eid) c JOIN event_names n ON n.eid = c.eid ORDER BY c.hits DESC, n.name LIMIT ", b.arg(q.Limit))
+	return queryAll(ctx, s, "listing event names", &b, func(r scanner) (e analytics.EventCount, err error) {
 		err = r.Scan(&e.Name, &e.Count)
 		return e, err
-	}, b.sql.String(), b.args...)
+	})
 }

@@ -11,6 +11,7 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/query/querytest"
+	"strata/internal/store/storetest"
 )
 
 // TestUniqueUserPlansAgree checks that the three ways the store counts
@@ -152,4 +153,17 @@ func TestOutOfMemoryIsMarked(t *testing.T) {
 	if err == nil || errors.Is(err, analytics.ErrOutOfMemory) {
 		t.Errorf("a binder error was marked as out of memory: %v", err)
 	}
+}
+
+// TestGeneratedSQL holds the SQL this store generates for each kind of
+// query to testdata/sql (storetest.GoldenSQL; -update rewrites it).
+func TestGeneratedSQL(t *testing.T) {
+	s, err := Open(context.Background(), t.TempDir(), Options{MemoryLimit: "256MB", Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var trace []storetest.Statement
+	s.traceSQL = func(sql string, args []any) { trace = append(trace, storetest.Statement{SQL: sql, Args: args}) }
+	storetest.GoldenSQL(t, s, &trace)
 }

@@ -333,8 +333,8 @@ func (s *Store) Recover(ctx context.Context) (bool, error) {
 	// failed may or may not be in it.
 	s.dictLoad.Lock()
 	defer s.dictLoad.Unlock()
-	if s.users != nil {
-		s.users.app.discard()
+	if s.uids != nil {
+		s.uids.app.discard()
 		s.names.app.discard()
 	}
 
@@ -345,14 +345,14 @@ func (s *Store) Recover(ctx context.Context) (bool, error) {
 	if err := s.pool.reopen(ctx); err != nil {
 		return false, err
 	}
-	if s.users != nil {
+	if s.uids != nil {
 		users, names, err := s.loadDictionaries(ctx)
 		if err != nil {
 			s.pool.fail(err)
 			return false, fmt.Errorf("reading dense ids after reopening: %w", err)
 		}
 		s.dictMu.Lock()
-		s.users, s.names = users, names
+		s.uids, s.names = users, names
 		s.dictMu.Unlock()
 	}
 	return true, nil

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"strata/internal/analytics"
+	"strata/internal/store/sqlbuild"
 )
 
 // Store implements analytics.MetaStore, analytics.SavedQueryStore and
@@ -67,19 +68,7 @@ func QueryAll[T any](ctx context.Context, db *sql.DB, what string, scan func(Sca
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	return out, nil
+	return sqlbuild.Collect(what, rows, func(r *sql.Rows) (T, error) { return scan(r) })
 }
 
 // notFound wraps sql.ErrNoRows as analytics.ErrNotFound so that callers need

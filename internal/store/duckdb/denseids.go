@@ -26,15 +26,19 @@ func (n *numbering) set(key string, id uint32) {
 	n.next = max(n.next, id+1)
 }
 
-// dictionary is one persisted numbering table: users (per product) or
-// event_names (one for the database, product 0).
+// dictionary is one persisted numbering table: the dense user ids (per
+// product) or event_names (one for the database, product 0).
 type dictionary struct {
 	sets map[int64]*numbering
 	app  tableAppender // on the table below
 }
 
+// The tables of the two numberings. The user ids' table is named users,
+// since migration 0004; it holds only distinct_id → uid, nothing of the
+// dashboard's users (the dashboard_users table), and is not renamed, so
+// that existing data files need no migration.
 const (
-	usersTable      = "users"
+	uidsTable       = "users"
 	eventNamesTable = "event_names"
 )
 
@@ -62,7 +66,7 @@ type entry struct {
 func (s *Store) dictionaries(ctx context.Context) error {
 	s.dictLoad.Lock()
 	defer s.dictLoad.Unlock()
-	if s.users != nil {
+	if s.uids != nil {
 		return nil
 	}
 	users, names, err := s.loadDictionaries(ctx)
@@ -70,24 +74,24 @@ func (s *Store) dictionaries(ctx context.Context) error {
 		return err
 	}
 	s.dictMu.Lock()
-	s.users, s.names = users, names
+	s.uids, s.names = users, names
 	s.dictMu.Unlock()
 	return nil
 }
 
 // loadDictionaries reads both numbering tables.
-func (s *Store) loadDictionaries(ctx context.Context) (users, names *dictionary, err error) {
-	users = &dictionary{app: tableAppender{table: usersTable}, sets: map[int64]*numbering{}}
+func (s *Store) loadDictionaries(ctx context.Context) (uids, names *dictionary, err error) {
+	uids = &dictionary{app: tableAppender{table: uidsTable}, sets: map[int64]*numbering{}}
 	names = &dictionary{app: tableAppender{table: eventNamesTable}, sets: map[int64]*numbering{}}
 	err = queryEach(ctx, s, `SELECT product_id, distinct_id, uid FROM users`, func(product int64, key string, id uint32) {
-		users.of(product).set(key, id)
+		uids.of(product).set(key, id)
 	})
 	if err == nil {
 		err = queryEach(ctx, s, `SELECT 0, name, eid FROM event_names`, func(_ int64, key string, id uint32) {
 			names.of(0).set(key, id)
 		})
 	}
-	return users, names, err
+	return uids, names, err
 }
 
 func queryEach(ctx context.Context, s *Store, query string, fn func(int64, string, uint32)) error {
@@ -136,7 +140,7 @@ func (s *Store) number(events []analytics.Event) (denseIDs, []entry) {
 	}
 	for i := range events {
 		e := &events[i]
-		ids.uid[i] = get(s.users, e.ProductID, e.DistinctID)
+		ids.uid[i] = get(s.uids, e.ProductID, e.DistinctID)
 		ids.eid[i] = get(s.names, 0, e.Name)
 	}
 	return ids, fresh
@@ -160,7 +164,7 @@ func (s *Store) forgetEntries(fresh []entry) {
 // once; on failure the entries of the tables not committed are forgotten
 // again, and those committed stay numbered.
 func (s *Store) storeEntries(ctx context.Context, fresh []entry) error {
-	for i, d := range []*dictionary{s.users, s.names} {
+	for i, d := range []*dictionary{s.uids, s.names} {
 		if err := s.storeDictionary(ctx, d, fresh); err != nil {
 			var unstored []entry
 			for _, f := range fresh {
@@ -191,7 +195,7 @@ func (s *Store) storeDictionary(ctx context.Context, d *dictionary, fresh []entr
 		if f.dict != d {
 			continue
 		}
-		if d == s.users {
+		if d == s.uids {
 			err = d.app.app.AppendRow(f.product, f.key, f.id)
 		} else {
 			err = d.app.app.AppendRow(f.key, f.id)
@@ -220,7 +224,7 @@ func (s *Store) storeDictionary(ctx context.Context, d *dictionary, fresh []entr
 func (s *Store) userCount(product int64) uint32 {
 	s.dictMu.RLock()
 	defer s.dictMu.RUnlock()
-	if n := s.users.sets[product]; n != nil {
+	if n := s.uids.sets[product]; n != nil {
 		return n.next
 	}
 	return 0

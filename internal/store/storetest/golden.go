@@ -1,0 +1,176 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"strata/internal/analytics"
+	"strata/internal/ingest"
+)
+
+var updateSQL = flag.Bool("update", false, "rewrite the golden SQL files (testdata/sql/*.sql) from what the store generates")
+
+// Statement is one statement a store ran: its SQL text and parameters.
+type Statement struct {
+	SQL  string
+	Args []any
+}
+
+// GoldenSQL runs a fixed set of queries on s, an empty event store whose
+// statements trace collects, and compares the statements each query ran
+// with testdata/sql/<case>.sql of the store's package. A change to the SQL
+// a store generates thus shows in review as a diff of those files; `go
+// test -run TestGeneratedSQL -update` rewrites them. The files are the
+// exact statements and parameters that ran, with line breaks added before
+// the main clauses for reading.
+func GoldenSQL(t *testing.T, s Events, trace *[]Statement) {
+	ctx := context.Background()
+	day := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	// A few events, so that the queries have something to rank and to
+	// number (the DuckDB store names events by dense ids).
+	var events []analytics.Event
+	for i, name := range []string{"$pageview", "signup", "purchase", "$bot_pageview"} {
+		e := analytics.Event{ProductID: 1, Env: analytics.EnvLive, Timestamp: day.Add(time.Duration(i) * time.Hour),
+			ReceivedAt: day, Name: name, DistinctID: "u1", UserID: ingest.UserID("u1"), URL: "https://example.com/pricing",
+			Path: "/pricing", Browser: "Chrome", Properties: json.RawMessage(`{"plan":"pro","seats":3}`)}
+		e.UUID[15] = byte(i + 1)
+		if name == "$bot_pageview" {
+			e.DistinctID, e.UserID, e.IsBot, e.BotName, e.BotCategory = "bot", ingest.UserID("bot"), true, "GPTBot", "ai_crawler"
+		}
+		events = append(events, e)
+	}
+	if err := s.AppendEvents(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+
+	scope := analytics.EventRange{ProductID: 1, Env: analytics.EnvLive, From: day, To: day.AddDate(0, 0, 7)}
+	plan := &analytics.Property{Key: "plan"}
+	path := &analytics.Property{Column: "path"}
+	every := []analytics.Filter{
+		{Property: *path, Operator: analytics.OpEq, Value: "/pricing"},
+		{Property: analytics.Property{Key: "seats"}, Operator: analytics.OpEq, Value: 3.0},
+		{Property: *plan, Operator: analytics.OpNeq, Value: "free"},
+		{Property: analytics.Property{Column: "url"}, Operator: analytics.OpContains, Value: "example"},
+		{Property: analytics.Property{Column: "referrer"}, Operator: analytics.OpNotContains, Value: "spam"},
+		{Property: analytics.Property{Column: "browser"}, Operator: analytics.OpRegex, Value: "^Chr"},
+		{Property: analytics.Property{Key: "seats"}, Operator: analytics.OpGt, Value: 1.0},
+		{Property: analytics.Property{Key: "seats"}, Operator: analytics.OpLt, Value: 10.0},
+		{Property: *plan, Operator: analytics.OpIsSet},
+		{Property: analytics.Property{Key: "coupon"}, Operator: analytics.OpIsNotSet},
+	}
+	trend := func(iv analytics.Interval, breakdown *analytics.Property, series ...analytics.TrendSeries) analytics.TrendQuery {
+		q := analytics.TrendQuery{EventRange: scope, Series: series, Interval: iv, Breakdown: breakdown}
+		if breakdown != nil {
+			q.BreakdownLimit = 5
+		}
+		return q
+	}
+	cases := []struct {
+		name string
+		run  func() error
+	}{
+		{"funnel", func() error {
+			_, err := s.Funnel(ctx, analytics.FunnelQuery{EventRange: scope,
+				Steps: []string{"$pageview", "signup", "purchase"}, Window: 24 * time.Hour})
+			return err
+		}},
+		{"trend_total_day", func() error {
+			_, err := s.Trend(ctx, trend(analytics.Day, nil, analytics.TrendSeries{Event: "$pageview"}))
+			return err
+		}},
+		{"trend_unique_users_week", func() error {
+			_, err := s.Trend(ctx, trend(analytics.Week, nil, analytics.TrendSeries{Event: "signup", UniqueUsers: true}))
+			return err
+		}},
+		{"trend_filters_hour", func() error {
+			q := trend(analytics.Hour, nil, analytics.TrendSeries{Event: "$pageview", Filters: every[5:]})
+			q.Filters = every[:5]
+			_, err := s.Trend(ctx, q)
+			return err
+		}},
+		{"trend_breakdown_month", func() error {
+			_, err := s.Trend(ctx, trend(analytics.Month, plan,
+				analytics.TrendSeries{Event: "$pageview"}, analytics.TrendSeries{Event: "$pageview", UniqueUsers: true}))
+			return err
+		}},
+		{"trend_breakdown_column_day", func() error {
+			_, err := s.Trend(ctx, trend(analytics.Day, path, analytics.TrendSeries{Event: "purchase"}))
+			return err
+		}},
+		{"trend_bot_pageview", func() error {
+			_, err := s.Trend(ctx, trend(analytics.Day, nil, analytics.TrendSeries{Event: "$bot_pageview"}))
+			return err
+		}},
+		{"retention_week", func() error {
+			_, err := s.Retention(ctx, analytics.RetentionQuery{EventRange: scope, StartEvent: "signup",
+				ReturnEvent: "$pageview", Period: analytics.Week})
+			return err
+		}},
+		{"bots", func() error {
+			_, _, err := s.Bots(ctx, analytics.BotsQuery{EventRange: scope, TopPages: 10})
+			return err
+		}},
+		{"event_names", func() error {
+			_, err := s.EventNames(ctx, analytics.EventNamesQuery{EventRange: scope, Limit: 50})
+			return err
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			*trace = nil
+			if err := c.run(); err != nil {
+				t.Fatal(err)
+			}
+			if len(*trace) == 0 {
+				t.Fatal("the query ran no traced statement")
+			}
+			got := formatStatements(*trace)
+			file := filepath.Join("testdata", "sql", c.name+".sql")
+			if *updateSQL {
+				if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("%v (run with -update to write it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("the SQL generated differs from %s (run with -update and review the diff):\n%s", file, got)
+			}
+		})
+	}
+}
+
+// clauseRE finds where formatStatements breaks a line: before the main
+// clauses of a statement.
+var clauseRE = regexp.MustCompile(` (FROM|WHERE|GROUP BY|ORDER BY|LIMIT|UNION ALL|HAVING|LEFT JOIN|JOIN) `)
+
+// formatStatements writes statements for reading: each clause on its own
+// line, then the parameters in a comment, one per line.
+func formatStatements(stmts []Statement) string {
+	var sb strings.Builder
+	for i, st := range stmts {
+		if i > 0 {
+			sb.WriteString("\n")
+		}
+		sb.WriteString(clauseRE.ReplaceAllString(st.SQL, "\n  $1 "))
+		sb.WriteString(";\n")
+		for n, a := range st.Args {
+			fmt.Fprintf(&sb, "-- %d: %T %v\n", n+1, a, a)
+		}
+	}
+	return sb.String()
+}
