@@ -111,54 +111,12 @@ func redact(raw string) string {
 // Close releases the connections.
 func (s *Store) Close() error { return s.conn.Close() }
 
-// eventsColumns is the events table below the engine clause. Times are
-// microseconds since the epoch (ClickHouse 18.16 has no DateTime64);
-// optional strings are ” when unset; prop_keys and prop_values are the
-// top-level properties and their text forms, for filters and breakdowns.
-const eventsColumns = `(
-    uuid         FixedString(16),
-    product_id   Int64,
-    env          String,
-    ts           Int64,
-    received_at  Int64,
-    event        String,
-    distinct_id  String,
-    user_id      UInt64,
-    url          String,
-    path         String,
-    referrer     String,
-    user_agent   String,
-    browser      String,
-    os           String,
-    device_type  String,
-    is_bot       UInt8,
-    bot_name     String,
-    bot_category String,
-    properties   String,
-    prop_keys    Array(String),
-    prop_values  Array(String)
-)`
-
-// mergeTree partitions by month and sorts for the funnel and trend access
-// paths: one product, one environment, a few event names, a time range.
-const mergeTree = ` ENGINE = MergeTree()
-PARTITION BY toYYYYMM(toDateTime(intDiv(ts, 1000000), 'UTC'))
-ORDER BY (product_id, env, event, ts)`
-
-// migrate creates the database and tables. ClickHouse DDL here is
-// idempotent (IF NOT EXISTS), so every node may run it at every start; a
-// change to the table would be a new, versioned statement below.
+// migrate brings the database's tables to this binary's schema
+// (migrations.go, migrations/*.sql). Every node may run it at every start.
 func (s *Store) migrate(ctx context.Context, opts *clickhouse.Options) error {
+	now := time.Now()
 	if s.cluster == "" {
-		for _, stmt := range []string{
-			"CREATE DATABASE IF NOT EXISTS `" + s.db + "`",
-			"CREATE TABLE IF NOT EXISTS " + s.table + " " + eventsColumns + mergeTree,
-		} {
-			if err := s.conn.Exec(ctx, stmt); err != nil {
-				return fmt.Errorf("creating ClickHouse tables: %w", err)
-			}
-		}
-		return nil
+		return migrateTable(ctx, s.conn, s.db, tableSet{"events", mergeTree}, now)
 	}
 	// On a cluster every shard needs the local table. Distributed DDL (ON
 	// CLUSTER) needs ZooKeeper, which a small cluster may not run, so Strata
@@ -179,8 +137,7 @@ func (s *Store) migrate(ctx context.Context, opts *clickhouse.Options) error {
 	}
 	// Every shard also gets the Distributed table, so that any of them can
 	// be the one a node connects to.
-	distributed := "CREATE TABLE IF NOT EXISTS " + s.table + " " + eventsColumns +
-		" ENGINE = Distributed(" + s.cluster + ", " + s.db + ", events_local, user_id)"
+	distributed := tableSet{"events", "ENGINE = Distributed(" + s.cluster + ", " + s.db + ", events_local, user_id)"}
 	for _, addr := range shards {
 		o := *opts
 		o.Addr = []string{addr}
@@ -188,14 +145,9 @@ func (s *Store) migrate(ctx context.Context, opts *clickhouse.Options) error {
 		if err != nil {
 			return fmt.Errorf("connecting to shard %s: %w", addr, err)
 		}
-		for _, stmt := range []string{
-			"CREATE DATABASE IF NOT EXISTS `" + s.db + "`",
-			"CREATE TABLE IF NOT EXISTS `" + s.db + "`.events_local " + eventsColumns + mergeTree,
-			distributed,
-		} {
-			if err = conn.Exec(ctx, stmt); err != nil {
-				break
-			}
+		err = migrateTable(ctx, conn, s.db, tableSet{"events_local", mergeTree}, now)
+		if err == nil {
+			err = migrateTable(ctx, conn, s.db, distributed, now)
 		}
 		conn.Close()
 		if err != nil {
@@ -203,10 +155,8 @@ func (s *Store) migrate(ctx context.Context, opts *clickhouse.Options) error {
 		}
 	}
 	// The server Strata talks to may be a query node outside the shards.
-	for _, stmt := range []string{"CREATE DATABASE IF NOT EXISTS `" + s.db + "`", distributed} {
-		if err := s.conn.Exec(ctx, stmt); err != nil {
-			return fmt.Errorf("creating the distributed table: %w", err)
-		}
+	if err := migrateTable(ctx, s.conn, s.db, distributed, now); err != nil {
+		return fmt.Errorf("creating the distributed table: %w", err)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -133,4 +134,57 @@ func TestGeneratedSQL(t *testing.T) {
 	var trace []storetest.Statement
 	s.traceSQL = func(sql string, args []any) { trace = append(trace, storetest.Statement{SQL: sql, Args: args}) }
 	storetest.GoldenSQL(t, s, &trace)
+}
+
+// TestMigrations checks that the DDL files adopt a database created before
+// they were recorded (its events kept), are recorded once however often a
+// node starts, and that a schema newer than the binary is refused.
+func TestMigrations(t *testing.T) {
+	ctx := context.Background()
+	srv := chtest.Shared(t)
+	db := fresh()
+	// The tables as the store created them before its DDL moved into
+	// migration files: the same statements, with nothing recorded.
+	first := open(t, srv.URL(db, ""))
+	if err := first.conn.Exec(ctx, "DROP TABLE `"+db+"`.schema_migrations"); err != nil {
+		t.Fatal(err)
+	}
+	day := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	if err := first.AppendEvents(ctx, []analytics.Event{{ProductID: 1, Env: analytics.EnvLive, Timestamp: day,
+		ReceivedAt: day, Name: "kept", DistinctID: "u", Properties: []byte(`{}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	recorded := func(s *Store) (n uint64) {
+		t.Helper()
+		if err := s.conn.QueryRow(ctx, "SELECT count() FROM `"+db+"`.schema_migrations").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for range 2 {
+		s := open(t, srv.URL(db, ""))
+		if n := recorded(s); n != 1 {
+			t.Errorf("%d migrations recorded, want 1", n)
+		}
+		names, err := s.EventNames(ctx, analytics.EventNamesQuery{Limit: 10,
+			EventRange: analytics.EventRange{ProductID: 1, Env: analytics.EnvLive, From: day, To: day.AddDate(0, 0, 1)}})
+		if err != nil || len(names) != 1 || names[0].Name != "kept" {
+			t.Errorf("the adopted table's events: %v, %v", names, err)
+		}
+	}
+
+	s := open(t, srv.URL(db, ""))
+	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO `"+db+"`.schema_migrations (version, name, target, applied_at)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := batch.Append(uint32(9999), "9999_future.sql", "events", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := batch.Send(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(ctx, srv.URL(db, "")); err == nil || !strings.Contains(err.Error(), "newer than this binary") {
+		t.Errorf("a newer schema opened: %v", err)
+	}
 }
