@@ -6,6 +6,7 @@ SDK     := sdk/browser
 SDK_JS  := internal/httpapi/sdkjs/sdk.min.js
 DASH    := dashboard
 DASH_JS := internal/dashboard/dist/index.html
+API_TS  := $(DASH)/src/api.gen.ts
 
 .PHONY: all build run test test-go test-sdk test-dashboard fuzz vet bench deps clean
 
@@ -20,9 +21,15 @@ build: $(SDK_JS) $(DASH_JS)
 $(SDK)/node_modules/.package-lock.json: $(SDK)/package-lock.json
 	cd $(SDK) && npm ci --no-audit --no-fund
 
+# The TypeScript types of the API, for the dashboard and the SDK, and the
+# limits the dashboard applies, generated from api/openapi.yaml (committed;
+# the dashboard's tests fail when they are stale).
+$(API_TS): api/openapi.yaml $(DASH)/scripts/api-types.mjs $(DASH)/node_modules/.package-lock.json
+	cd $(DASH) && npm run api-types
+
 # The browser SDK the binary embeds, rebuilt when its sources change. The
 # built file is committed too, so that `go build` works without npm.
-$(SDK_JS): $(SDK)/node_modules/.package-lock.json $(wildcard $(SDK)/src/*.ts) $(wildcard $(SDK)/scripts/*.mjs)
+$(SDK_JS): $(SDK)/node_modules/.package-lock.json $(API_TS) $(wildcard $(SDK)/src/*.ts) $(wildcard $(SDK)/scripts/*.mjs)
 	cd $(SDK) && npm run build
 	cp $(SDK)/dist/sdk.min.js $(SDK)/dist/sdk.min.js.map internal/httpapi/sdkjs/
 
@@ -52,7 +59,7 @@ test-go:
 $(DASH)/node_modules/.package-lock.json: $(DASH)/package-lock.json
 	cd $(DASH) && npm ci --no-audit --no-fund
 
-$(DASH_JS): $(DASH)/node_modules/.package-lock.json $(DASH)/index.html $(DASH)/vite.config.ts $(shell find $(DASH)/src $(DASH)/public -type f 2>/dev/null)
+$(DASH_JS): $(DASH)/node_modules/.package-lock.json $(API_TS) $(DASH)/index.html $(DASH)/vite.config.ts $(shell find $(DASH)/src $(DASH)/public -type f 2>/dev/null)
 	cd $(DASH) && npm run build && npm run embed
 
 ## test-sdk: the browser SDK's unit tests, then its end-to-end tests in

@@ -9,10 +9,12 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
 	"strata/internal/ingest"
+	"strata/internal/query"
 )
 
 // codePatterns find the error codes the server can send. The per-event
@@ -33,6 +35,16 @@ var codeSources = []string{
 	"../internal/store/duckdb", // storage_unavailable while a failed write is recovered from
 }
 
+// readSpec returns openapi.yaml.
+func readSpec(t *testing.T) string {
+	t.Helper()
+	spec, err := os.ReadFile("openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(spec)
+}
+
 // documented reports whether spec documents code as a code: as the value
 // of a code or const key, in backquotes, or as an item of an enum list. A
 // bare word in prose ("an internal error") does not count.
@@ -46,10 +58,7 @@ func documented(spec, code string) bool {
 // TestEveryCodeIsDocumented reads the ingest, HTTP, auth and query sources
 // and checks that every code they can answer with appears in openapi.yaml.
 func TestEveryCodeIsDocumented(t *testing.T) {
-	spec, err := os.ReadFile("openapi.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec := readSpec(t)
 	var files []string
 	for _, dir := range codeSources {
 		m, err := filepath.Glob(filepath.Join(dir, "*.go"))
@@ -86,7 +95,7 @@ func TestEveryCodeIsDocumented(t *testing.T) {
 		}
 	}
 	for code := range codes {
-		if !documented(string(spec), code) {
+		if !documented(spec, code) {
 			t.Errorf("code %q is sent by the server but not documented in openapi.yaml", code)
 		}
 	}
@@ -96,11 +105,8 @@ func TestEveryCodeIsDocumented(t *testing.T) {
 // ingest.RejectReasons, in the same order: a reason added to the code is
 // documented, and a documented one is one the server can send.
 func TestRejectionCodes(t *testing.T) {
-	spec, err := os.ReadFile("openapi.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, block, ok := strings.Cut(string(spec), "\n    RejectionCode:\n")
+	spec := readSpec(t)
+	_, block, ok := strings.Cut(spec, "\n    RejectionCode:\n")
 	if !ok {
 		t.Fatal("openapi.yaml has no RejectionCode schema")
 	}
@@ -232,5 +238,41 @@ func TestEveryRouteIsDocumented(t *testing.T) {
 	}
 	for _, op := range extra {
 		t.Errorf("operation %q is documented in openapi.yaml but not registered in internal/httpapi/routes.go", op)
+	}
+}
+
+// TestFunnelLimits holds the funnel limits openapi.yaml states, which the
+// dashboard's generated limits.gen.ts reads, equal to the ones the server
+// applies: the window's bounds and default, the number of steps and the
+// placeholder steps.
+func TestFunnelLimits(t *testing.T) {
+	spec := readSpec(t)
+	_, block, _ := strings.Cut(spec, "\n    FunnelRequest:\n")
+	block, _, _ = strings.Cut(block, "\n    FunnelStep:\n")
+	value := func(after, key string) string {
+		t.Helper()
+		_, rest, ok := strings.Cut(block, after)
+		m := regexp.MustCompile(`(?m)^\s+` + regexp.QuoteMeta(key) + `:\s*(.+)$`).FindStringSubmatch(rest)
+		if !ok || m == nil {
+			t.Fatalf("FunnelRequest has no %s after %q", key, after)
+		}
+		return strings.TrimSpace(m[1])
+	}
+	for _, c := range []struct {
+		after, key string
+		want       int
+	}{
+		{"windowHours:", "minimum", 1},
+		{"windowHours:", "maximum", query.MaxWindowHours},
+		{"windowHours:", "default", query.DefaultWindowHours},
+		{"steps:", "minItems", query.MinSteps},
+		{"steps:", "maxItems", query.MaxSteps},
+	} {
+		if got := value(c.after, c.key); got != strconv.Itoa(c.want) {
+			t.Errorf("FunnelRequest %s %s is %s in openapi.yaml, %d in the server", c.after, c.key, got, c.want)
+		}
+	}
+	if got, want := value("x-placeholder:", "value"), "["+strings.Join(query.PlaceholderSteps, ", ")+"]"; got != want {
+		t.Errorf("placeholder steps are %s in openapi.yaml, %s in the server", got, want)
 	}
 }

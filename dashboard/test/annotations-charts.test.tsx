@@ -7,7 +7,7 @@ import { AnnotationStrip } from "../src/components/ChartAnnotations";
 import { Funnels } from "../src/pages/Funnels";
 import { CohortTable, Retention } from "../src/pages/Retention";
 import { presetRange } from "../src/range";
-import type { Annotation, Product } from "../src/types";
+import type { Annotation, Product, RetentionResult } from "../src/types";
 import { click, fakeFetch, mount, type Call } from "./helpers";
 
 const product: Product = { id: 3, workspaceId: 1, name: "Shop", createdAt: "2026-11-01T00:00:00Z" };
@@ -114,7 +114,7 @@ describe("funnel annotation strip", () => {
 });
 
 describe("retention cohort markers", () => {
-  const result = {
+  const result: RetentionResult = {
     period: "week",
     cohorts: [
       { date: "2026-11-02", size: 4, values: [4, 2] },

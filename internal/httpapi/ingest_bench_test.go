@@ -33,28 +33,24 @@ func (nopEvents) RecentUUIDs(context.Context, time.Time, int, func(int64, [16]by
 }
 func (nopEvents) Close() error { return nil }
 
-// BenchmarkIngestSingleEvent sends one-event batches to POST /e, one after
-// the other on one keep-alive connection, through the fasthttp server as
-// app.go configures it (bodies streamed), over an in-memory listener.
-// allocs/op counts every allocation of the process per request: the
-// server's, the handler's and the few of the client loop.
-func BenchmarkIngestSingleEvent(b *testing.B) {
+// serveIngest serves POST /e over an in-memory listener, through the
+// fasthttp server as app.go configures it (bodies streamed), with a real
+// key store and events going to events; it returns the product's API key.
+// Everything stops when the test ends.
+func serveIngest(tb testing.TB, events analytics.EventStore, log *slog.Logger) (string, *fasthttputil.InmemoryListener) {
 	ctx := context.Background()
-	st, err := duckdb.Open(ctx, b.TempDir(), duckdb.Options{})
+	st, err := duckdb.Open(ctx, tb.TempDir(), duckdb.Options{})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer st.Close()
-	keys := auth.NewKeyring(st, time.Hour, time.Now)
+	tb.Cleanup(func() { st.Close() })
 	key, _, err := (&admin.Service{Meta: st}).Bootstrap(ctx)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	wr := ingest.NewWriter(nopEvents{}, ingest.WriterOptions{DedupCapacity: 1000, Logger: log})
-	defer wr.Close()
+	wr := ingest.NewWriter(events, ingest.WriterOptions{DedupCapacity: 1000, Logger: log})
 	s := &Server{
-		Keys: keys, Limiter: ratelimit.New(time.Now), DefaultRateLimit: 1 << 30,
+		Keys: auth.NewKeyring(st, time.Hour, time.Now), Limiter: ratelimit.New(time.Now), DefaultRateLimit: 1 << 30,
 		Pipeline: &ingest.Pipeline{UA: ua.NewParser(1000, bots.Default())}, Writer: wr,
 		Bodies: NewBodyBudget(64<<20, log), Now: time.Now, Log: log,
 	}
@@ -63,7 +59,21 @@ func BenchmarkIngestSingleEvent(b *testing.B) {
 		NoDefaultServerHeader: true, NoDefaultContentType: true, DisablePreParseMultipartForm: true}
 	ln := fasthttputil.NewInmemoryListener()
 	go srv.Serve(ln)
-	defer srv.Shutdown()
+	tb.Cleanup(func() {
+		srv.Shutdown()
+		wr.Close()
+	})
+	return key, ln
+}
+
+// BenchmarkIngestSingleEvent sends one-event batches to POST /e, one after
+// the other on one keep-alive connection, through the fasthttp server as
+// app.go configures it (bodies streamed), over an in-memory listener.
+// allocs/op counts every allocation of the process per request: the
+// server's, the handler's and the few of the client loop.
+func BenchmarkIngestSingleEvent(b *testing.B) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	key, ln := serveIngest(b, nopEvents{}, log)
 
 	conn, err := ln.Dial()
 	if err != nil {

@@ -12,17 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/valyala/fasthttp"
-	"github.com/valyala/fasthttp/fasthttputil"
-
-	"strata/internal/admin"
 	"strata/internal/analytics"
-	"strata/internal/auth"
-	"strata/internal/enrich/bots"
-	"strata/internal/enrich/ua"
-	"strata/internal/ingest"
-	"strata/internal/ratelimit"
-	"strata/internal/store/duckdb"
 )
 
 // stalledDisk stands in for a failing disk, which a test cannot make a real
@@ -69,31 +59,10 @@ func (b *lockedBuffer) String() string {
 // its cause, and not again for each request, while every request still
 // gets its 503.
 func TestFailedCommitLoggedOnce(t *testing.T) {
-	ctx := context.Background()
-	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	key, _, err := (&admin.Service{Meta: st}).Bootstrap(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var logs lockedBuffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	disk := &stalledDisk{release: make(chan struct{})}
-	wr := ingest.NewWriter(disk, ingest.WriterOptions{DedupCapacity: 1000, Logger: log})
-	defer wr.Close()
-	s := &Server{
-		Keys: auth.NewKeyring(st, time.Hour, time.Now), Limiter: ratelimit.New(time.Now), DefaultRateLimit: 1 << 30,
-		Pipeline: &ingest.Pipeline{UA: ua.NewParser(1000, bots.Default())}, Writer: wr,
-		Bodies: NewBodyBudget(64<<20, log), Now: time.Now, Log: log,
-	}
-	srv := &fasthttp.Server{Handler: s.Handler(), ErrorHandler: s.RequestError,
-		StreamRequestBody: true, MaxRequestBodySize: 1, ReadBufferSize: MaxHeaderBytes}
-	ln := fasthttputil.NewInmemoryListener()
-	go srv.Serve(ln)
-	defer srv.Shutdown()
+	key, ln := serveIngest(t, disk, log)
 	client := &http.Client{Transport: &http.Transport{
 		DialContext: func(context.Context, string, string) (net.Conn, error) { return ln.Dial() },
 	}}

@@ -171,28 +171,29 @@ func (s *Server) queryHandler(kind analytics.QueryKind) handlerFunc {
 
 // handleBots is GET /api/v1/query/bots.
 func (s *Server) handleBots(w http.ResponseWriter, r *http.Request) error {
-	sc, err := s.readScope(r)
-	if err != nil {
-		return err
-	}
-	q := r.URL.Query()
-	res, err := s.Queries.Bots(r.Context(), sc, q.Get("dateFrom"), q.Get("dateTo"), q.Get("limit"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return s.serveRange(w, r, func(ctx context.Context, sc analytics.EventRange, from, to, limit string) (any, error) {
+		return s.Queries.Bots(ctx, sc, from, to, limit)
+	})
 }
 
 // handleEventNames is GET /api/v1/query/events: the event names seen in
 // the range, most frequent first, for the dashboard's step autocomplete.
 func (s *Server) handleEventNames(w http.ResponseWriter, r *http.Request) error {
+	return s.serveRange(w, r, func(ctx context.Context, sc analytics.EventRange, from, to, limit string) (any, error) {
+		return s.Queries.EventNames(ctx, sc, from, to, limit)
+	})
+}
+
+// serveRange serves a GET query read from the URL's dateFrom, dateTo and
+// limit over the caller's product.
+func (s *Server) serveRange(w http.ResponseWriter, r *http.Request,
+	run func(ctx context.Context, sc analytics.EventRange, from, to, limit string) (any, error)) error {
 	sc, err := s.readScope(r)
 	if err != nil {
 		return err
 	}
 	q := r.URL.Query()
-	res, err := s.Queries.EventNames(r.Context(), sc, q.Get("dateFrom"), q.Get("dateTo"), q.Get("limit"))
+	res, err := run(r.Context(), sc, q.Get("dateFrom"), q.Get("dateTo"), q.Get("limit"))
 	if err != nil {
 		return err
 	}

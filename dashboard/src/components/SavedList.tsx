@@ -144,7 +144,7 @@ export type QuerySource<R> = { kind: "builder"; request: R; seq: number } | { ki
  * request over the picked days, showSaved a saved query, and a new range
  * re-runs the builder's request over it.
  */
-export function useQuerySource<R extends { dateFrom?: string; dateTo?: string }>(initial: R, days: { from: string; to: string }) {
+export function useQuerySource<R extends { dateFrom?: string | null; dateTo?: string | null }>(initial: R, days: { from: string; to: string }) {
   const over = (req: R): R => ({ ...req, dateFrom: days.from, dateTo: days.to });
   const [source, setSource] = useState<QuerySource<R>>({ kind: "builder", request: over(initial), seq: 0 });
   useEffect(() => {

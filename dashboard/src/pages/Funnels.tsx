@@ -7,18 +7,17 @@ import { SaveQueryForm, SavedList, useQuerySource, useSavedQueries } from "../co
 import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States";
 import { useLoad } from "../load";
 import { describe as describeRange, presetRange, type DateRange } from "../range";
+import { funnelSteps, placeholderSteps, windowHours as windowLimits } from "../limits.gen";
 import type { FunnelRequest, FunnelResult, Product, SavedQuery } from "../types";
 
-/** The steps a new funnel starts from (the API's placeholder funnel). */
-export const placeholderSteps = ["page_viewed", "button_clicked", "form_submitted"];
-export const maxSteps = 20;
+export const maxSteps = funnelSteps.max;
 
 /** What the result on screen came from: the builder over the picked range, or a saved funnel. */
 
 /** funnelDefinition reads a saved funnel's steps and window. */
 function funnelDefinition(q: SavedQuery): { steps: string[]; windowHours: number } {
   const d = (q.definition ?? {}) as { steps?: string[]; windowHours?: number };
-  return { steps: d.steps ?? placeholderSteps, windowHours: d.windowHours ?? 24 };
+  return { steps: d.steps ?? [...placeholderSteps], windowHours: d.windowHours ?? windowLimits.default };
 }
 
 /**
@@ -36,10 +35,10 @@ export function Funnels(props: { product: Product | null; range: DateRange }) {
 function FunnelBuilder(props: { product: Product; range: DateRange }) {
   const pid = props.product.id;
   const days = { from: props.range.from, to: props.range.to };
-  const [steps, setSteps] = useState<string[]>(placeholderSteps);
-  const [windowHours, setWindowHours] = useState("24");
+  const [steps, setSteps] = useState<string[]>([...placeholderSteps]);
+  const [windowHours, setWindowHours] = useState(String(windowLimits.default));
   const [formError, setFormError] = useState<string | null>(null);
-  const { source, runBuilder, showSaved } = useQuerySource<FunnelRequest>({ steps: placeholderSteps, windowHours: 24 }, days);
+  const { source, runBuilder, showSaved } = useQuerySource<FunnelRequest>({ steps: [...placeholderSteps], windowHours: windowLimits.default }, days);
   const names = useEventNames(pid, days);
 
   const { saved, setSaved, savedError } = useSavedQueries(pid, "funnel");
@@ -63,8 +62,8 @@ function FunnelBuilder(props: { product: Product; range: DateRange }) {
       return null;
     }
     const w = Number(windowHours);
-    if (!Number.isInteger(w) || w < 1 || w > 720) {
-      setFormError("The window is a whole number of hours from 1 to 720.");
+    if (!Number.isInteger(w) || w < windowLimits.min || w > windowLimits.max) {
+      setFormError(`The window is a whole number of hours from ${windowLimits.min} to ${windowLimits.max}.`);
       return null;
     }
     setFormError(null);
@@ -143,8 +142,8 @@ function FunnelBuilder(props: { product: Product; range: DateRange }) {
                 <input
                   type="number"
                   name="windowHours"
-                  min={1}
-                  max={720}
+                  min={windowLimits.min}
+                  max={windowLimits.max}
                   step={1}
                   value={windowHours}
                   onInput={(e) => setWindowHours(e.currentTarget.value)}

@@ -60,7 +60,7 @@ export function checkTrend(series: SeriesDraft[], filters: FilterDraft[], breakd
 
 
 function trendDefinition(q: SavedQuery): TrendRequest {
-  return (q.definition ?? { series: [] }) as TrendRequest;
+  return (q.definition ?? { series: [] }) as unknown as TrendRequest;
 }
 
 /**

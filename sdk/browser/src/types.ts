@@ -1,3 +1,5 @@
+import type { components } from "./api.gen.js";
+
 /** Options of `init()` and of the `Strata` constructor. */
 export interface StrataOptions {
   /** The product's API key (`st_live_…`, or `st_test_…` on local origins). */
@@ -51,23 +53,11 @@ export interface WireEvent {
   properties: Properties;
 }
 
-/** The body of `GET /api/v1/config` (DESIGN.md, "Public SDK endpoints"). */
-export interface RemoteConfig {
-  flags: FlagConfig[];
-}
+/**
+ * The body of `GET /api/v1/config` (docs/flags.md), generated from the API's
+ * contract (`SdkConfig` in api/openapi.yaml) into api.gen.ts.
+ */
+export type RemoteConfig = components["schemas"]["SdkConfig"];
 
-/** One flag of the remote config. */
-export interface FlagConfig {
-  key: string;
-  enabled: boolean;
-  /** Percentage of users (0–100, fractions allowed) who get the flag. */
-  rollout: number;
-  /** Arms in order; weights are percentages summing to 100. */
-  variants: { key: string; weight: number }[];
-  experiment: {
-    id?: string | number;
-    status: string;
-    /** Fraction (0–0.25) of users held out of the experiment. */
-    holdout: number;
-  } | null;
-}
+/** One flag of the remote config: rollout and variant weights are percentages, holdout a fraction. */
+export type FlagConfig = components["schemas"]["SdkFlag"];
