@@ -305,7 +305,7 @@ func TestIngestKeySourcesAndEncodings(t *testing.T) {
 			t.Errorf("%s: status %d: %s", c.name, r.Status, r.Body)
 		}
 	}
-	// Precedence, as DESIGN.md orders it: header, then body, then query.
+	// Precedence, as docs/ingest.md orders it: header, then body, then query.
 	unknown := "st_live_" + strings.Repeat("A", 32)
 	withBodyKey := func(k string) []byte {
 		b, _ := json.Marshal(map[string]any{"batch": []any{ev("precedence", "u1")}, "api_key": k})

@@ -159,7 +159,7 @@ type funnelAnswer struct {
 }
 
 // checkFunnel compares the server's funnel with the expected counts,
-// including the names and conversion percentages the spec describes.
+// including the names and conversion percentages docs/queries.md describes.
 func checkFunnel(t *testing.T, got funnelAnswer, steps []string, want []int64, what string) {
 	t.Helper()
 	if len(got.Steps) != len(steps) {

@@ -52,7 +52,7 @@ function closure(schemas, roots) {
   return [...seen];
 }
 
-/** limits reads the values the dashboard must not repeat from the spec. */
+/** limits reads the values the dashboard must not repeat from openapi.yaml. */
 function limits(doc) {
   const funnel = doc.components.schemas.FunnelRequest.properties;
   const window = funnel.windowHours;

@@ -12,7 +12,7 @@ import (
 )
 
 // The prefixes that name a credential's kind, and the length of the random
-// part after them, as DESIGN.md fixes them.
+// part after them (docs/security.md, "Credentials and what they may do").
 const (
 	LivePrefix  = "st_live_"
 	TestPrefix  = "st_test_"

@@ -77,7 +77,7 @@ func (s *Server) annotationCaller(r *http.Request) (annotationCaller, error) {
 // answers 429 with the wait until the next one. Every write is charged to
 // its credential's own bucket, so that one credential cannot spend
 // another's writes; an API credential's is also charged to the
-// workspace's bucket, the spec's per-workspace limit, which bounds what
+// workspace's bucket, the per-workspace limit (docs/annotations.md, "Rate limit"), which bounds what
 // all of a workspace's keys and tokens write together. A dashboard
 // session's is not: a leaked key or token can then spend the workspace's
 // budget, but never block its owner in the dashboard.
@@ -327,7 +327,7 @@ func (s *Server) handleBulkDeleteAnnotations(w http.ResponseWriter, r *http.Requ
 	return nil
 }
 
-// csvColumns is the export's header row, in the spec's order.
+// csvColumns is the export's header row (docs/annotations.md, "CSV export").
 var csvColumns = []string{"date", "label", "description", "color", "scope", "created_by", "created_at"}
 
 // csvCell defuses a cell that a spreadsheet would run as a formula: one

@@ -160,8 +160,8 @@ func detachContext(next http.Handler) http.Handler {
 // The /api/v1 routes take a query token or a dashboard session. An API key
 // is public (the page's visitors all have it), so it is accepted as a
 // bearer credential only on the routes wrapped in keysMayWrite: the writes
-// the spec gives it (a deploy script's annotation; the sourcemap upload,
-// when it lands). Everywhere else it is 403 key_not_allowed.
+// a deploy script makes with it (an annotation; the sourcemap upload, when
+// it lands; docs/security.md, "Credentials and what they may do"). Everywhere else it is 403 key_not_allowed.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	h := func(f handlerFunc) http.Handler { return wrap(s.Log, f) }

@@ -5,7 +5,7 @@ import (
 )
 
 // sdkConfig is the body of GET /api/v1/config, what the browser SDK reads
-// to evaluate flags and experiments (DESIGN.md, "Public SDK endpoints").
+// to evaluate flags and experiments (docs/flags.md, "The configuration").
 type sdkConfig struct {
 	Flags           []sdkFlag `json:"flags"`
 	MessagesEnabled bool      `json:"messagesEnabled"`

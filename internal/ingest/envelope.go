@@ -20,8 +20,8 @@ import (
 	"strata/internal/analytics"
 )
 
-// Limits from DESIGN.md: 500 events and 5 MB (after decompression) per
-// request.
+// The limits of one request (docs/ingest.md, "Steps"): 500 events and 5 MB
+// (after decompression).
 const (
 	MaxBatchEvents = 500
 	MaxBodyBytes   = 5 << 20

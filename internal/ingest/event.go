@@ -20,8 +20,9 @@ import (
 	"strata/internal/jsontext"
 )
 
-// Per-event limits. Event names follow the spec (1–255 characters); the
-// others are generous bounds that keep one event from hogging storage.
+// Per-event limits (docs/ingest.md, "Steps"): event names are 1–255
+// characters; the others are generous bounds that keep one event from
+// hogging storage.
 const (
 	maxNameChars       = 255
 	maxDistinctIDChars = 255
@@ -253,7 +254,7 @@ func checkEventName(name string) *Rejection {
 		"The event name %q is reserved: names starting with $ or message_ are kept for Strata's own events.", name)
 }
 
-// eventTime applies DESIGN.md's clock rule. With sent_at the client's clock
+// eventTime applies the clock rule of docs/ingest.md ("Time"). With sent_at the client's clock
 // offset is removed: ts = received_at − (sent_at − timestamp). Without a
 // timestamp, the receive time plus the event's index keeps a batch in order.
 func eventTime(ts *string, sentAt, receivedAt time.Time, index int) (time.Time, *Rejection) {

@@ -39,7 +39,7 @@ const (
 // PlaceholderSteps are the steps a new funnel starts from.
 var PlaceholderSteps = []string{"page_viewed", "button_clicked", "form_submitted"}
 
-// dateLayout is the spec's date form.
+// dateLayout is the API's date form, a UTC day (docs/queries.md, "Dates").
 const dateLayout = "2006-01-02"
 
 // FunnelRequest is the body of POST /api/v1/query/funnel.

@@ -73,7 +73,7 @@ func TestAllowlist(t *testing.T) {
 		}
 	}
 	if CategoryLabel(CategoryAssistant) != "AI assistant (live fetch)" || CategoryLabel(CategoryCrawler) != "AI crawler (training/index)" {
-		t.Error("category labels differ from the spec")
+		t.Error("category labels differ from the ones docs/dashboard.md and api/openapi.yaml (Bot.categoryLabel) give")
 	}
 }
 

@@ -10,7 +10,7 @@ export interface Assignment {
 }
 
 /**
- * assign implements DESIGN.md's getVariant steps. It returns undefined when the
+ * assign implements the getVariant steps of docs/flags.md. It returns undefined when the
  * flag is missing or disabled, so the caller knows there is nothing to expose.
  *
  * Percentages are turned into whole basis points with Math.round before they are

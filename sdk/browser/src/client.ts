@@ -5,7 +5,7 @@ import { persist, recall } from "./storage.js";
 import type { Flags, Properties, StrataOptions, WireEvent } from "./types.js";
 import { uuid } from "./uuid.js";
 
-/** The SDK's version, sent as `$lib_version` (DESIGN.md). */
+/** The SDK's version, sent with every event as `$lib_version` (README.md, "What it sends"). */
 export const VERSION = "0.3.1";
 /** localStorage (or cookie) keys of the anonymous id and the identified user id. */
 export const ANON_KEY = "strata_anon_id";

@@ -2,7 +2,7 @@
  * MurmurHash3, x86 32-bit variant, seed 0, over the UTF-8 bytes of `s`.
  *
  * Variant assignment must agree byte for byte with the Go server and the Node SDK
- * (DESIGN.md, "Flags, experiments, variant assignment"), so this follows the
+ * (docs/flags.md, "Buckets"), so this follows the
  * reference implementation exactly; test/assignment.json pins the results.
  * It is synchronous and about 300 bytes minified, which is why the design picked
  * it over SHA-256 (crypto.subtle is async and absent on insecure origins).
