@@ -2,35 +2,17 @@ package httpapi
 
 import (
 	"net/http"
+
+	"strata/internal/flags"
 )
 
 // sdkConfig is the body of GET /api/v1/config, what the browser SDK reads
 // to evaluate flags and experiments (docs/flags.md, "The configuration").
 type sdkConfig struct {
-	Flags           []sdkFlag `json:"flags"`
-	MessagesEnabled bool      `json:"messagesEnabled"`
-	ErrorTracking   bool      `json:"errorTracking"`
-	Replay          bool      `json:"replay"`
-}
-
-// sdkFlag is one feature flag as the SDK evaluates it.
-type sdkFlag struct {
-	Key        string         `json:"key"`
-	Enabled    bool           `json:"enabled"`
-	Rollout    float64        `json:"rollout"`
-	Variants   []sdkVariant   `json:"variants"`
-	Experiment *sdkExperiment `json:"experiment"`
-}
-
-type sdkVariant struct {
-	Key    string  `json:"key"`
-	Weight float64 `json:"weight"`
-}
-
-type sdkExperiment struct {
-	ID      int64   `json:"id"`
-	Status  string  `json:"status"`
-	Holdout float64 `json:"holdout"`
+	Flags           []flags.Flag `json:"flags"`
+	MessagesEnabled bool         `json:"messagesEnabled"`
+	ErrorTracking   bool         `json:"errorTracking"`
+	Replay          bool         `json:"replay"`
 }
 
 // handleSDKConfig answers the SDK's configuration request for the product
@@ -53,6 +35,6 @@ func (s *Server) handleSDKConfig(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Cache-Control", "max-age=60")
-	writeJSON(w, http.StatusOK, sdkConfig{Flags: []sdkFlag{}})
+	writeJSON(w, http.StatusOK, sdkConfig{Flags: []flags.Flag{}})
 	return nil
 }

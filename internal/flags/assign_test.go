@@ -1,0 +1,108 @@
+package flags
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+)
+
+// vectors are the project's shared assignment vectors, which the browser
+// SDK's tests reproduce too (and the Node SDK's will): one copy, kept with
+// the browser SDK.
+type vectors struct {
+	Hash []struct {
+		Input  string `json:"input"`
+		Murmur uint32 `json:"murmur3_32"`
+	} `json:"hash"`
+	Bucket []struct {
+		Salt, FlagKey, DistinctID string
+		Bucket                    int
+	} `json:"bucket"`
+	Assign []struct {
+		Flag, DistinctID, Variant string
+	} `json:"assign"`
+	Flags []Flag `json:"flags"`
+}
+
+func loadVectors(t *testing.T) vectors {
+	t.Helper()
+	raw, err := os.ReadFile("../../sdk/browser/test/assignment.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v vectors
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Hash) == 0 || len(v.Bucket) == 0 || len(v.Assign) == 0 || len(v.Flags) == 0 {
+		t.Fatal("the vectors file lost a section")
+	}
+	return v
+}
+
+func TestVectors(t *testing.T) {
+	v := loadVectors(t)
+	for _, c := range v.Hash {
+		if got := Murmur3(c.Input); got != c.Murmur {
+			t.Errorf("Murmur3(%q) = %d, want %d", c.Input, got, c.Murmur)
+		}
+	}
+	for _, c := range v.Bucket {
+		if got := Bucket(c.Salt, c.FlagKey, c.DistinctID); got != c.Bucket {
+			t.Errorf("Bucket(%q, %q, %q) = %d, want %d", c.Salt, c.FlagKey, c.DistinctID, got, c.Bucket)
+		}
+	}
+	byKey := map[string]*Flag{}
+	for i := range v.Flags {
+		byKey[v.Flags[i].Key] = &v.Flags[i]
+	}
+	variants := map[string]bool{}
+	for _, c := range v.Assign {
+		got, ok := Assign(byKey[c.Flag], c.DistinctID)
+		if !ok {
+			got.Variant = "control" // what getVariant answers for a flag with nothing to expose
+		}
+		if got.Variant != c.Variant {
+			t.Errorf("Assign(%s, %q) = %q, want %q", c.Flag, c.DistinctID, got.Variant, c.Variant)
+		}
+		variants[got.Variant] = true
+	}
+	if len(variants) < 4 {
+		t.Errorf("the vectors reached only the variants %v", variants)
+	}
+}
+
+// TestAssign checks the rules the vectors cannot show on their own: a
+// holdout user is marked, a missing flag has nothing to expose, and a
+// completed experiment's holdout no longer applies.
+func TestAssign(t *testing.T) {
+	if _, ok := Assign(nil, "u"); ok {
+		t.Error("a missing flag was assigned")
+	}
+	f := &Flag{Key: "k", Enabled: true, Rollout: 100, Variants: []Variant{{"control", 50}, {"treatment", 50}},
+		Experiment: &Experiment{Status: "running", Holdout: 0.25}}
+	held, arms := 0, map[string]int{}
+	for i := range 4000 {
+		a, _ := Assign(f, string(rune('a'+i%26))+string(rune(i)))
+		if a.Holdout {
+			held++
+			if a.Variant != "control" {
+				t.Fatalf("a holdout user got %q", a.Variant)
+			}
+			continue
+		}
+		arms[a.Variant]++
+	}
+	if held < 850 || held > 1150 {
+		t.Errorf("%d of 4000 users held out, want about 1000", held)
+	}
+	if arms["control"] < 1300 || arms["treatment"] < 1300 {
+		t.Errorf("arms %v, want about 1500 each", arms)
+	}
+	f.Experiment.Status = "completed"
+	for i := range 4000 {
+		if a, _ := Assign(f, string(rune(i))); a.Holdout {
+			t.Fatal("a completed experiment still holds users out")
+		}
+	}
+}
