@@ -22,6 +22,7 @@ type Meta interface {
 	analytics.SavedQueryStore
 	analytics.UserStore
 	analytics.AnnotationStore
+	analytics.FlagStore
 }
 
 // Events is the event half of storage and the queries over it (DuckDB
@@ -49,6 +50,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("Meta", func(t *testing.T) { testMeta(t, open(t)) })
 	t.Run("SavedQueries", func(t *testing.T) { testSavedQueries(t, open(t)) })
 	t.Run("Annotations", func(t *testing.T) { testAnnotations(t, open(t)) })
+	t.Run("Flags", func(t *testing.T) { testFlags(t, open(t)) })
 	t.Run("Users", func(t *testing.T) { testUsers(t, open(t)) })
 	t.Run("OwnerRace", func(t *testing.T) { testOwnerRace(t, open(t)) })
 }

@@ -1,0 +1,224 @@
+package analytics
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits of a flag (docs/flags.md, "Flags").
+const (
+	MaxFlagKey          = 64
+	MaxFlagName         = 120
+	MaxFlagDescription  = 2000
+	MaxFlagVariants     = 4
+	MaxVariantPayload   = 4096 // bytes of JSON
+	maxBasisPoints      = 10000
+	hundredthsTolerance = 1e-9
+)
+
+// slugRE is what a flag or variant key may be: lower-case letters and
+// digits, with single underscores or hyphens between them.
+var slugRE = regexp.MustCompile(`^[a-z0-9]+(?:[_-][a-z0-9]+)*$`)
+
+// Flag is a feature flag of a product: on for a percentage of users
+// (Rollout), and, with Variants, splitting them between arms. The SDKs
+// evaluate it where the user is (docs/flags.md).
+type Flag struct {
+	ID        int64 `json:"id"`
+	ProductID int64 `json:"productId"`
+	// Key names the flag in code (getVariant("key")); unique in the
+	// product and unchangeable once created.
+	Key         string `json:"key"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Enabled     bool   `json:"enabled"`
+	// Rollout is the percentage of users who get the flag, 0–100 with at
+	// most two decimals.
+	Rollout float64 `json:"rollout"`
+	// Variants are the arms in order, with weights summing to 100; none
+	// for a flag that is only on or off.
+	Variants  []FlagVariant `json:"variants"`
+	CreatedAt time.Time     `json:"createdAt"`
+	UpdatedAt time.Time     `json:"updatedAt"`
+}
+
+// FlagVariant is one arm of a flag: its key, its share of the flag's users
+// in percent (two decimals at most) and an optional JSON payload the SDK
+// hands to the page with it.
+type FlagVariant struct {
+	Key     string          `json:"key"`
+	Weight  float64         `json:"weight"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// hundredths reports whether x has at most two decimals.
+func hundredths(x float64) bool {
+	return math.Abs(x*100-math.Round(x*100)) < hundredthsTolerance
+}
+
+// BasisPoints is a percentage with at most two decimals as a whole number
+// of hundredths of a percent: what the stores keep, exactly.
+func BasisPoints(percent float64) int { return int(math.Round(percent * 100)) }
+
+// Validate checks every rule a flag's own fields must meet before it is
+// stored, in field order, and returns the first fault as an InvalidField
+// error. Whether the key is free in the product is the store's check.
+func (f *Flag) Validate() error {
+	if err := validSlug("key", f.Key); err != nil {
+		return err
+	}
+	switch n := utf8.RuneCountInString(f.Name); {
+	case strings.TrimSpace(f.Name) == "":
+		return InvalidField("name", "is required")
+	case n > MaxFlagName:
+		return InvalidField("name", "must be at most %d characters, not %d", MaxFlagName, n)
+	case strings.IndexFunc(f.Name, unicode.IsControl) >= 0:
+		return InvalidField("name", "must not contain control characters such as line breaks")
+	}
+	if n := utf8.RuneCountInString(f.Description); n > MaxFlagDescription {
+		return InvalidField("description", "must be at most %d characters, not %d", MaxFlagDescription, n)
+	}
+	if strings.ContainsRune(f.Description, 0) {
+		return InvalidField("description", "must not contain NUL characters")
+	}
+	if f.Rollout < 0 || f.Rollout > 100 || !hundredths(f.Rollout) {
+		return InvalidField("rollout", "must be a percentage from 0 to 100 with at most two decimals, not %v", f.Rollout)
+	}
+	return validVariants(f.Variants)
+}
+
+// validSlug checks a flag or variant key.
+func validSlug(field, key string) error {
+	if key == "" {
+		return InvalidField(field, "is required")
+	}
+	if len(key) > MaxFlagKey || !slugRE.MatchString(key) {
+		return InvalidField(field, "must be 1 to %d lower-case letters and digits, with single _ or - between them (pricing_copy_test), not %q", MaxFlagKey, key)
+	}
+	return nil
+}
+
+// validVariants checks a flag's arms: none, or 2 to MaxFlagVariants with
+// distinct keys and weights that sum to exactly 100.
+func validVariants(vs []FlagVariant) error {
+	if len(vs) == 0 {
+		return nil
+	}
+	if len(vs) < 2 || len(vs) > MaxFlagVariants {
+		return InvalidField("variants", "must list 2 to %d arms, or none for an on/off flag, not %d", MaxFlagVariants, len(vs))
+	}
+	seen := map[string]bool{}
+	total := 0
+	for i, v := range vs {
+		field := "variants[" + strconv.Itoa(i) + "]"
+		if err := validSlug(field+".key", v.Key); err != nil {
+			return err
+		}
+		if seen[v.Key] {
+			return InvalidField(field+".key", "%q is already an arm of this flag", v.Key)
+		}
+		seen[v.Key] = true
+		if v.Weight < 0 || v.Weight > 100 || !hundredths(v.Weight) {
+			return InvalidField(field+".weight", "must be a percentage from 0 to 100 with at most two decimals, not %v", v.Weight)
+		}
+		total += BasisPoints(v.Weight)
+		if len(v.Payload) > MaxVariantPayload {
+			return InvalidField(field+".payload", "must be at most %d bytes of JSON, not %d", MaxVariantPayload, len(v.Payload))
+		}
+		if len(v.Payload) > 0 && !json.Valid(v.Payload) {
+			return InvalidField(field+".payload", "must be JSON")
+		}
+	}
+	if total != maxBasisPoints {
+		return InvalidField("variants", "the weights must sum to 100, not %v", float64(total)/100)
+	}
+	return nil
+}
+
+// FlagChange is one entry of a flag's audit trail: who changed it, when,
+// and each field's value before and after.
+type FlagChange struct {
+	ID        int64  `json:"id"`
+	ProductID int64  `json:"-"`
+	FlagID    int64  `json:"flagId"`
+	FlagKey   string `json:"flagKey"`
+	// Action is created, updated or deleted.
+	Action string `json:"action"`
+	// Actor describes the credential that made the change, as an
+	// annotation's createdBy does, never its secret.
+	Actor   string        `json:"actor"`
+	Changes []FieldChange `json:"changes"`
+	At      time.Time     `json:"at"`
+}
+
+// FieldChange is one field of a flag before and after a change; From is
+// null for a created flag, To for a deleted one.
+type FieldChange struct {
+	Field string `json:"field"`
+	From  any    `json:"from"`
+	To    any    `json:"to"`
+}
+
+// ChangesFrom lists the fields in which f differs from old, in field
+// order; for a created flag old is nil and every field is listed.
+func (f *Flag) ChangesFrom(old *Flag) []FieldChange {
+	fields := func(x *Flag) []any {
+		if x == nil {
+			return make([]any, 6)
+		}
+		variants := x.Variants
+		if variants == nil {
+			variants = []FlagVariant{}
+		}
+		return []any{x.Key, x.Name, x.Description, x.Enabled, x.Rollout, variants}
+	}
+	names := []string{"key", "name", "description", "enabled", "rollout", "variants"}
+	before, after := fields(old), fields(f)
+	var out []FieldChange
+	for i, name := range names {
+		b, _ := json.Marshal(before[i])
+		a, _ := json.Marshal(after[i])
+		if old == nil || string(a) != string(b) {
+			out = append(out, FieldChange{Field: name, From: before[i], To: after[i]})
+		}
+	}
+	return out
+}
+
+// ErrDuplicate is returned by a store when a row's unique name (a flag's
+// key in its product) is taken.
+var ErrDuplicate = errors.New("already exists")
+
+// FlagStore keeps the flags of products and their audit trail. Every
+// method is scoped to one product: a flag of another product is
+// ErrNotFound to it. Every write records its change in the same
+// transaction, so the trail holds exactly what was stored.
+type FlagStore interface {
+	// CreateFlag stores f (ProductID and the validated fields set), fills
+	// in its ID and times, and records the creation by actor. A key taken
+	// in the product is ErrDuplicate, and nothing is stored.
+	CreateFlag(ctx context.Context, f *Flag, actor string) error
+	// Flag returns one flag of a product, or ErrNotFound.
+	Flag(ctx context.Context, productID, id int64) (Flag, error)
+	// ListFlags returns a product's flags, oldest first.
+	ListFlags(ctx context.Context, productID int64) ([]Flag, error)
+	// UpdateFlag replaces a flag's name, description, enabled, rollout and
+	// variants (never its key), sets UpdatedAt and records what changed,
+	// or returns ErrNotFound. A change that changes nothing records
+	// nothing.
+	UpdateFlag(ctx context.Context, f *Flag, actor string) error
+	// DeleteFlag removes a flag and records it, or returns ErrNotFound.
+	// Its trail stays.
+	DeleteFlag(ctx context.Context, productID, id int64, actor string) error
+	// FlagChanges returns a product's trail of one flag, newest first, or
+	// of all its flags when flagID is 0.
+	FlagChanges(ctx context.Context, productID, flagID int64) ([]FlagChange, error)
+}

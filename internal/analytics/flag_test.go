@@ -1,0 +1,88 @@
+package analytics
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestFlagValidate(t *testing.T) {
+	valid := func() Flag {
+		return Flag{Key: "pricing_copy_test", Name: "Pricing copy test", Rollout: 100,
+			Variants: []FlagVariant{{Key: "control", Weight: 50}, {Key: "treatment", Weight: 50}}}
+	}
+	for _, ok := range []func(*Flag){
+		func(f *Flag) {},
+		func(f *Flag) { f.Variants = nil },
+		func(f *Flag) { f.Rollout = 12.34 },
+		func(f *Flag) { f.Rollout = 0 },
+		func(f *Flag) { f.Key = "new-checkout-2" },
+		func(f *Flag) {
+			f.Variants = []FlagVariant{{Key: "control", Weight: 33.33}, {Key: "a", Weight: 33.33}, {Key: "b", Weight: 33.34}}
+		},
+		func(f *Flag) {
+			f.Variants = []FlagVariant{{Key: "control", Weight: 0}, {Key: "winner", Weight: 100, Payload: json.RawMessage(`{"x":1}`)}}
+		},
+	} {
+		f := valid()
+		ok(&f)
+		if err := f.Validate(); err != nil {
+			t.Errorf("%+v: %v", f, err)
+		}
+	}
+	four := []FlagVariant{{Key: "a", Weight: 25}, {Key: "b", Weight: 25}, {Key: "c", Weight: 25}, {Key: "d", Weight: 25}}
+	cases := []struct {
+		name   string
+		change func(*Flag)
+		want   string
+	}{
+		{"key missing", func(f *Flag) { f.Key = "" }, "key: is required"},
+		{"key in capitals", func(f *Flag) { f.Key = "Pricing" }, "key: must be 1 to 64"},
+		{"key with a space", func(f *Flag) { f.Key = "a b" }, "key: must be"},
+		{"key double underscore", func(f *Flag) { f.Key = "a__b" }, "key: must be"},
+		{"key too long", func(f *Flag) { f.Key = strings.Repeat("k", 65) }, "key: must be"},
+		{"name missing", func(f *Flag) { f.Name = " " }, "name: is required"},
+		{"name with a line break", func(f *Flag) { f.Name = "a\nb" }, "name: must not contain control"},
+		{"description NUL", func(f *Flag) { f.Description = "a\x00" }, "description: must not contain NUL"},
+		{"rollout over 100", func(f *Flag) { f.Rollout = 100.01 }, "rollout: must be a percentage from 0 to 100"},
+		{"rollout negative", func(f *Flag) { f.Rollout = -1 }, "rollout: must be"},
+		{"rollout three decimals", func(f *Flag) { f.Rollout = 12.345 }, "rollout: must be"},
+		{"one arm", func(f *Flag) { f.Variants = f.Variants[:1] }, "variants: must list 2 to 4 arms"},
+		{"five arms", func(f *Flag) { f.Variants = append(four, FlagVariant{Key: "e"}) }, "variants: must list 2 to 4 arms, or none for an on/off flag, not 5"},
+		{"weights sum to 99", func(f *Flag) { f.Variants[1].Weight = 49 }, "variants: the weights must sum to 100, not 99"},
+		{"weights sum to 100.01", func(f *Flag) { f.Variants[1].Weight = 50.01 }, "variants: the weights must sum to 100, not 100.01"},
+		{"duplicate arm", func(f *Flag) { f.Variants[1].Key = "control" }, `variants[1].key: "control" is already an arm`},
+		{"malformed arm key", func(f *Flag) { f.Variants[0].Key = "Control!" }, "variants[0].key: must be"},
+		{"negative weight", func(f *Flag) { f.Variants[0].Weight = -10; f.Variants[1].Weight = 110 }, "variants[0].weight: must be"},
+		{"payload not JSON", func(f *Flag) { f.Variants[0].Payload = json.RawMessage(`{`) }, "variants[0].payload: must be JSON"},
+		{"payload too large", func(f *Flag) { f.Variants[0].Payload = json.RawMessage(`"` + strings.Repeat("p", 4096) + `"`) }, "variants[0].payload: must be at most 4096 bytes"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := valid()
+			c.change(&f)
+			err := f.Validate()
+			if e := AsError(err); err == nil || e.Code != "invalid_request" || !strings.HasPrefix(e.Message, c.want) {
+				t.Errorf("Validate() = %v; want %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestFlagChangesFrom(t *testing.T) {
+	old := Flag{Key: "k", Name: "K", Rollout: 50}
+	if c := old.ChangesFrom(nil); len(c) != 6 || c[0].Field != "key" || c[0].From != nil || c[0].To != "k" {
+		t.Errorf("created: %+v", c)
+	}
+	same := old
+	same.Variants = []FlagVariant{} // nil and empty arms are the same value
+	if c := same.ChangesFrom(&old); len(c) != 0 {
+		t.Errorf("no change listed %+v", c)
+	}
+	next := old
+	next.Enabled, next.Description = true, "now on"
+	c := next.ChangesFrom(&old)
+	if len(c) != 2 || c[0].Field != "description" || c[0].From != "" || c[0].To != "now on" || c[1].Field != "enabled" || c[1].To != true {
+		t.Errorf("two fields changed: %+v", c)
+	}
+}

@@ -1,0 +1,114 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"strata/internal/analytics"
+)
+
+// testFlags checks flag storage: the fields round-trip exactly (rollout
+// and weights with two decimals, ordered arms, payloads), keys are unique
+// per product, every method is scoped to its product, and the audit trail
+// records each write with what changed, and nothing for a write that
+// changed nothing.
+func testFlags(t *testing.T, s Meta) {
+	ctx := context.Background()
+	ws, _ := s.CreateWorkspace(ctx, "W")
+	a, _ := s.CreateProduct(ctx, ws.ID, "A")
+	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+
+	f := analytics.Flag{ProductID: a.ID, Key: "pricing_copy_test", Name: "Pricing copy test", Description: "Which headline sells",
+		Enabled: true, Rollout: 12.34, Variants: []analytics.FlagVariant{
+			{Key: "control", Weight: 33.33}, {Key: "treatment", Weight: 66.67, Payload: json.RawMessage(`{"headline":"Ünïcode 😀"}`)}}}
+	if err := s.CreateFlag(ctx, &f, "token st_tok_abcd…"); err != nil || f.ID == 0 || f.CreatedAt.IsZero() {
+		t.Fatalf("create: %v %+v", err, f)
+	}
+	got, err := s.Flag(ctx, a.ID, f.ID)
+	if err != nil || got.Key != f.Key || got.Name != f.Name || got.Description != f.Description || !got.Enabled ||
+		got.Rollout != 12.34 || len(got.Variants) != 2 || got.Variants[0].Key != "control" || got.Variants[0].Weight != 33.33 || got.Variants[0].Payload != nil ||
+		got.Variants[1].Weight != 66.67 || string(got.Variants[1].Payload) != `{"headline":"Ünïcode 😀"}` || !got.CreatedAt.Equal(f.CreatedAt) {
+		t.Errorf("read back: %v %+v", err, got)
+	}
+	if _, err := s.Flag(ctx, b.ID, f.ID); !errors.Is(err, analytics.ErrNotFound) {
+		t.Errorf("another product's flag: %v, want ErrNotFound", err)
+	}
+
+	// The key is unique in its product, not across products.
+	dup := analytics.Flag{ProductID: a.ID, Key: f.Key, Name: "Again"}
+	if err := s.CreateFlag(ctx, &dup, "x"); !errors.Is(err, analytics.ErrDuplicate) {
+		t.Errorf("a taken key: %v, want ErrDuplicate", err)
+	}
+	other := analytics.Flag{ProductID: b.ID, Key: f.Key, Name: "Same key elsewhere", Rollout: 100}
+	if err := s.CreateFlag(ctx, &other, "x"); err != nil {
+		t.Errorf("the same key in another product: %v", err)
+	}
+	onOff := analytics.Flag{ProductID: a.ID, Key: "new_onboarding", Name: "New onboarding", Rollout: 30}
+	if err := s.CreateFlag(ctx, &onOff, "x"); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.ListFlags(ctx, a.ID)
+	if err != nil || len(list) != 2 || list[0].ID != f.ID || list[1].ID != onOff.ID || list[1].Variants == nil || len(list[1].Variants) != 0 {
+		t.Errorf("list: %v %+v", err, list)
+	}
+
+	// An update changes what may change, never the key, and records the fields that changed.
+	up := f
+	up.Key, up.Rollout, up.Enabled = "renamed", 100, false
+	up.Variants = []analytics.FlagVariant{{Key: "control", Weight: 50}, {Key: "treatment", Weight: 50}}
+	if err := s.UpdateFlag(ctx, &up, "user ana@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.Flag(ctx, a.ID, f.ID)
+	if got.Key != "pricing_copy_test" || got.Rollout != 100 || got.Enabled || got.Variants[0].Weight != 50 || got.Variants[1].Payload != nil {
+		t.Errorf("after update: %+v", got)
+	}
+	same := got
+	if err := s.UpdateFlag(ctx, &same, "user ana@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	wrong := got
+	wrong.ProductID = b.ID
+	if err := s.UpdateFlag(ctx, &wrong, "x"); !errors.Is(err, analytics.ErrNotFound) {
+		t.Errorf("update through another product: %v, want ErrNotFound", err)
+	}
+	if err := s.DeleteFlag(ctx, b.ID, f.ID, "x"); !errors.Is(err, analytics.ErrNotFound) {
+		t.Errorf("delete through another product: %v, want ErrNotFound", err)
+	}
+	if err := s.DeleteFlag(ctx, a.ID, f.ID, "user bo@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Flag(ctx, a.ID, f.ID); !errors.Is(err, analytics.ErrNotFound) {
+		t.Errorf("after delete: %v", err)
+	}
+
+	trail, err := s.FlagChanges(ctx, a.ID, f.ID)
+	if err != nil || len(trail) != 3 {
+		t.Fatalf("trail: %v, %d entries, want 3 (create, one real update, delete): %+v", err, len(trail), trail)
+	}
+	del, upd, created := trail[0], trail[1], trail[2]
+	if created.Action != "created" || created.Actor != "token st_tok_abcd…" || len(created.Changes) != 6 || created.FlagKey != "pricing_copy_test" {
+		t.Errorf("created entry: %+v", created)
+	}
+	var fields []string
+	for _, c := range upd.Changes {
+		fields = append(fields, c.Field)
+	}
+	if upd.Action != "updated" || upd.Actor != "user ana@example.com" || len(fields) != 3 ||
+		fields[0] != "enabled" || fields[1] != "rollout" || fields[2] != "variants" ||
+		upd.Changes[1].From != 12.34 || upd.Changes[1].To != float64(100) {
+		t.Errorf("update entry: %+v", upd)
+	}
+	if del.Action != "deleted" || del.Actor != "user bo@example.com" || del.At.Before(upd.At) || del.Changes[0].From != "pricing_copy_test" || del.Changes[0].To != nil {
+		t.Errorf("delete entry: %+v", del)
+	}
+	all, _ := s.FlagChanges(ctx, a.ID, 0)
+	if len(all) != 4 {
+		t.Errorf("the product's trail has %d entries, want 4", len(all))
+	}
+	if others, _ := s.FlagChanges(ctx, b.ID, 0); len(others) != 1 || others[0].FlagID != other.ID {
+		t.Errorf("product B's trail: %+v", others)
+	}
+}
