@@ -222,3 +222,29 @@ type FlagStore interface {
 	// of all its flags when flagID is 0.
 	FlagChanges(ctx context.Context, productID, flagID int64) ([]FlagChange, error)
 }
+
+// Slug makes a flag key from a name, as an experiment's flag key is made
+// from the experiment's name: lower case, every run of other characters
+// one underscore, at most MaxFlagKey bytes ("Pricing copy test" →
+// "pricing_copy_test"). Letters outside a–z are dropped, not transliterated;
+// a name with none left gives "", which Validate refuses.
+func Slug(name string) string {
+	var b strings.Builder
+	gap := false
+	for _, r := range strings.ToLower(name) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			if gap && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			gap = false
+			b.WriteRune(r)
+			continue
+		}
+		gap = true
+	}
+	s := b.String()
+	if len(s) > MaxFlagKey {
+		s = strings.TrimRight(s[:MaxFlagKey], "_")
+	}
+	return s
+}

@@ -86,3 +86,24 @@ func TestFlagChangesFrom(t *testing.T) {
 		t.Errorf("two fields changed: %+v", c)
 	}
 }
+
+func TestSlug(t *testing.T) {
+	for name, want := range map[string]string{
+		"Pricing copy test":         "pricing_copy_test",
+		"  New  onboarding -- v2! ": "new_onboarding_v2",
+		"Checkout (4 arms)":         "checkout_4_arms",
+		"Ünïcode café":              "n_code_caf",
+		"😀":                         "",
+		strings.Repeat("ab ", 40):   strings.TrimRight(strings.Repeat("ab_", 22)[:64], "_"),
+	} {
+		if got := Slug(name); got != want {
+			t.Errorf("Slug(%q) = %q, want %q", name, got, want)
+		}
+		if got := Slug(name); got != "" {
+			f := Flag{Key: got, Name: "x"}
+			if err := f.Validate(); err != nil {
+				t.Errorf("Slug(%q) = %q is not a valid key: %v", name, got, err)
+			}
+		}
+	}
+}

@@ -135,6 +135,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Writer:           a.wr,
 		Queries:          engine,
 		Saved:            a.store.meta,
+		Flags:            a.store.meta,
 		Bodies:           httpapi.NewBodyBudget(int64(cfg.MaxBodyMemory), log.With("component", "http")),
 		Ready:            a.readiness,
 		Now:              time.Now,

@@ -21,6 +21,7 @@ type metaStore interface {
 	analytics.SavedQueryStore
 	analytics.AnnotationStore
 	analytics.UserStore
+	analytics.FlagStore
 }
 
 // storage is what a server stores into, chosen by configuration: by

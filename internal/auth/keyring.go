@@ -128,6 +128,19 @@ func (p Principal) Bucket() int64 {
 	return p.UserID<<2 | 3
 }
 
+// Describe names who acted, for the records that keep it (an annotation's
+// createdBy, a flag's audit trail): a dashboard user by email, a credential
+// by its kind and shown prefix ("token st_tok_abcd…"), never its secret.
+func (p Principal) Describe() string {
+	switch {
+	case p.UserID != 0:
+		return p.Email
+	case p.TokenID != 0:
+		return "token " + p.Prefix + "…"
+	}
+	return "key " + p.Prefix + "…"
+}
+
 // AuthenticateBearer resolves the value of an Authorization: Bearer header,
 // a query token or an API key, to its product. A key keeps its ingest
 // meaning (disabled is 403, revoked 401); a token likewise. What the

@@ -60,24 +60,17 @@ func (s *Server) annotationCaller(r *http.Request) (annotationCaller, error) {
 	if err != nil {
 		return annotationCaller{}, fmt.Errorf("finding the workspace of product %d: %w", p.ProductID, err)
 	}
-	c := annotationCaller{workspaceID: prod.WorkspaceID, shared: true}
-	c.bucket = p.Bucket()
-	switch {
-	case p.UserID != 0: // a dashboard session: the person
-		c.createdBy, c.shared = p.Email, false
-	case p.TokenID != 0:
-		c.createdBy = "token " + p.Prefix + "…"
-	default:
-		c.createdBy = "key " + p.Prefix + "…"
-	}
-	return c, nil
+	// A dashboard session's writes are the person's, outside the
+	// workspace's shared budget.
+	return annotationCaller{workspaceID: prod.WorkspaceID, createdBy: p.Describe(), bucket: p.Bucket(), shared: p.UserID == 0}, nil
 }
 
 // allowAnnotationWrite takes one write from the caller's budgets, or
 // answers 429 with the wait until the next one. Every write is charged to
 // its credential's own bucket, so that one credential cannot spend
 // another's writes; an API credential's is also charged to the
-// workspace's bucket, the per-workspace limit (docs/annotations.md, "Rate limit"), which bounds what
+// workspace's bucket, the per-workspace limit (docs/annotations.md, "Rate
+// limit"), which bounds what
 // all of a workspace's keys and tokens write together. A dashboard
 // session's is not: a leaked key or token can then spend the workspace's
 // budget, but never block its owner in the dashboard.

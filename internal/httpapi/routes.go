@@ -33,6 +33,10 @@ type Server struct {
 	Writer           *ingest.Writer
 	Queries          *query.Engine
 	Saved            analytics.SavedQueryStore
+	// Flags keeps the products' feature flags (flags.go); configs holds
+	// the SDK configuration built from them (sdkconfig.go).
+	Flags   analytics.FlagStore
+	configs configCache
 	// QueryLimiter holds the query budgets, one bucket per credential, of
 	// QueryRateLimit queries a minute (query.go, allowQuery).
 	QueryLimiter   *ratelimit.Limiter
@@ -161,7 +165,8 @@ func detachContext(next http.Handler) http.Handler {
 // is public (the page's visitors all have it), so it is accepted as a
 // bearer credential only on the routes wrapped in keysMayWrite: the writes
 // a deploy script makes with it (an annotation; the sourcemap upload, when
-// it lands; docs/security.md, "Credentials and what they may do"). Everywhere else it is 403 key_not_allowed.
+// it lands; docs/security.md, "Credentials and what they may do").
+// Everywhere else it is 403 key_not_allowed.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	h := func(f handlerFunc) http.Handler { return wrap(s.Log, f) }
@@ -183,6 +188,13 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /api/v1/annotations/export.csv", h(s.handleExportAnnotations))
 	mux.Handle("POST /api/v1/annotations/bulk-delete", h(s.handleBulkDeleteAnnotations))
 	mux.Handle("DELETE /api/v1/annotations/{id}", h(s.handleDeleteAnnotation))
+
+	mux.Handle("GET /api/v1/flags", h(s.handleListFlags))
+	mux.Handle("POST /api/v1/flags", h(s.handleCreateFlag))
+	mux.Handle("GET /api/v1/flags/{id}", h(s.handleGetFlag))
+	mux.Handle("PUT /api/v1/flags/{id}", h(s.handleUpdateFlag))
+	mux.Handle("DELETE /api/v1/flags/{id}", h(s.handleDeleteFlag))
+	mux.Handle("GET /api/v1/flags/{id}/changes", h(s.handleFlagChanges))
 
 	mux.Handle("GET /api/v1/config", publicCORS(h(s.handleSDKConfig)))
 	mux.Handle("OPTIONS /api/v1/config", publicCORS(preflight("GET, OPTIONS")))

@@ -1,7 +1,13 @@
 package httpapi
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"net/http"
+	"sync"
+	"time"
 
 	"strata/internal/flags"
 )
@@ -15,12 +21,74 @@ type sdkConfig struct {
 	Replay          bool         `json:"replay"`
 }
 
+// configTTL is how long a node answers a product's configuration from
+// memory before it reads the flags again: a change made on another node is
+// served here within it (a change made here, at once).
+const configTTL = 2 * time.Second
+
+// configCache holds each product's configuration, encoded, with its ETag.
+type configCache struct {
+	mu      sync.Mutex
+	entries map[int64]configEntry
+}
+
+type configEntry struct {
+	body   []byte
+	etag   string
+	loaded time.Time
+}
+
+// flagsChanged drops a product's cached configuration after a write here.
+func (s *Server) flagsChanged(productID int64) {
+	s.configs.mu.Lock()
+	delete(s.configs.entries, productID)
+	s.configs.mu.Unlock()
+}
+
+// sdkConfigFor returns a product's configuration from memory, reading the
+// flags again when it is older than configTTL.
+func (s *Server) sdkConfigFor(ctx context.Context, productID int64) (configEntry, error) {
+	now := s.Now()
+	s.configs.mu.Lock()
+	e, ok := s.configs.entries[productID]
+	s.configs.mu.Unlock()
+	if ok && now.Sub(e.loaded) < configTTL {
+		return e, nil
+	}
+	list, err := s.Flags.ListFlags(ctx, productID)
+	if err != nil {
+		return e, err
+	}
+	cfg := sdkConfig{Flags: make([]flags.Flag, 0, len(list))}
+	for _, f := range list {
+		sf := flags.Flag{Key: f.Key, Enabled: f.Enabled, Rollout: f.Rollout, Variants: make([]flags.Variant, 0, len(f.Variants))}
+		for _, v := range f.Variants {
+			sf.Variants = append(sf.Variants, flags.Variant{Key: v.Key, Weight: v.Weight})
+		}
+		cfg.Flags = append(cfg.Flags, sf)
+	}
+	body, err := json.Marshal(cfg)
+	if err != nil {
+		return e, err
+	}
+	sum := sha256.Sum256(body)
+	e = configEntry{body: body, etag: `"` + hex.EncodeToString(sum[:12]) + `"`, loaded: now}
+	s.configs.mu.Lock()
+	if s.configs.entries == nil {
+		s.configs.entries = map[int64]configEntry{}
+	}
+	s.configs.entries[productID] = e
+	s.configs.mu.Unlock()
+	return e, nil
+}
+
 // handleSDKConfig answers the SDK's configuration request for the product
-// of the API key in the query (or X-API-Key). Flags are defined per product
-// in the dashboard; a product without flags gets an empty list, and the SDK
-// then answers "control" for every flag, as the contract says for a flag
-// that does not exist. A test key is refused from a page that is not local,
-// as in ingest. Browsers may cache the answer for a minute.
+// of the API key in the query (or X-API-Key): the product's flags, from
+// memory (sdkConfigFor), with an ETag that a repeated request may send back
+// for a 304. A product without flags gets an empty list, and the SDK then
+// answers "control" for every flag, as for a flag that does not exist. A
+// test key is refused from a page that is not local, as in ingest.
+// Browsers may cache the answer for a minute.
 func (s *Server) handleSDKConfig(w http.ResponseWriter, r *http.Request) error {
 	// The key comes from the header, else the query, in ingest's order.
 	plain := r.Header.Get("X-API-Key")
@@ -34,7 +102,17 @@ func (s *Server) handleSDKConfig(w http.ResponseWriter, r *http.Request) error {
 	if err := testKeyOrigin(key.Env, []byte(r.Header.Get("Origin"))); err != nil {
 		return err
 	}
+	e, err := s.sdkConfigFor(r.Context(), key.ProductID)
+	if err != nil {
+		return err
+	}
 	w.Header().Set("Cache-Control", "max-age=60")
-	writeJSON(w, http.StatusOK, sdkConfig{Flags: []flags.Flag{}})
+	w.Header().Set("ETag", e.etag)
+	if r.Header.Get("If-None-Match") == e.etag {
+		w.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(e.body)
 	return nil
 }

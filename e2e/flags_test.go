@@ -1,0 +1,169 @@
+package e2e
+
+import (
+	"encoding/json"
+	"strconv"
+	"testing"
+	"time"
+
+	"strata/internal/flags"
+)
+
+// flag is a flag as the API answers it.
+type flag struct {
+	ID       int64   `json:"id"`
+	Key      string  `json:"key"`
+	Name     string  `json:"name"`
+	Enabled  bool    `json:"enabled"`
+	Rollout  float64 `json:"rollout"`
+	Variants []struct {
+		Key     string          `json:"key"`
+		Weight  float64         `json:"weight"`
+		Payload json.RawMessage `json:"payload"`
+	} `json:"variants"`
+}
+
+// sdkConfigFlags reads GET /api/v1/config with an API key.
+func sdkConfigFlags(t *testing.T, s *server, key, etag string) (response, []flags.Flag) {
+	t.Helper()
+	h := map[string]string{"Origin": "https://shop.example"}
+	if etag != "" {
+		h["If-None-Match"] = etag
+	}
+	r := do(t, "GET", s.URL+"/api/v1/config?api_key="+key+"&distinct_id=u1", nil, h)
+	var cfg struct {
+		Flags []flags.Flag `json:"flags"`
+	}
+	if r.Status == 200 {
+		if err := json.Unmarshal(r.Body, &cfg); err != nil {
+			t.Fatalf("config %s: %v", r.Body, err)
+		}
+	}
+	return r, cfg.Flags
+}
+
+// TestFlags drives the flag API over HTTP: create with defaults and the
+// key made from the name, every validation rule named by its field, a
+// taken key, updates that keep the key, the audit trail, tenant isolation,
+// API keys refused, and GET /api/v1/config serving the flags with an ETag,
+// a 304, and a change visible at once on the node that made it.
+func TestFlags(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	a, b := newTenant(t, s, "Shop"), newTenant(t, s, "Blog")
+
+	res := annCall(t, s, a.Token, "POST", "/api/v1/flags", map[string]any{
+		"name": "Pricing copy test", "enabled": true, "rollout": 50,
+		"variants": []map[string]any{{"key": "control", "weight": 50}, {"key": "treatment", "weight": 50, "payload": map[string]any{"headline": "Start free"}}},
+	})
+	if res.Status != 201 {
+		t.Fatalf("create: %d %s", res.Status, res.Body)
+	}
+	var f flag
+	json.Unmarshal(res.Body, &f)
+	if f.Key != "pricing_copy_test" || !f.Enabled || f.Rollout != 50 || len(f.Variants) != 2 || string(f.Variants[1].Payload) != `{"headline":"Start free"}` {
+		t.Errorf("created %s", res.Body)
+	}
+	res = annCall(t, s, a.Token, "POST", "/api/v1/flags", map[string]any{"key": "dark-mode", "name": "Dark mode"})
+	var dark flag
+	json.Unmarshal(res.Body, &dark)
+	if res.Status != 201 || dark.Enabled || dark.Rollout != 100 || dark.Variants == nil || len(dark.Variants) != 0 {
+		t.Errorf("defaults: %d %s", res.Status, res.Body)
+	}
+
+	// Bad input: 400 naming the field, 409 for a taken key; nothing stored.
+	for _, c := range []struct {
+		name  string
+		body  any
+		field string
+	}{
+		{"weights sum to 90", map[string]any{"name": "W", "variants": []map[string]any{{"key": "a", "weight": 40}, {"key": "b", "weight": 50}}}, "variants"},
+		{"five arms", map[string]any{"name": "W", "variants": []map[string]any{{"key": "a", "weight": 20}, {"key": "b", "weight": 20}, {"key": "c", "weight": 20}, {"key": "d", "weight": 20}, {"key": "e", "weight": 20}}}, "variants"},
+		{"rollout 101", map[string]any{"name": "W", "rollout": 101}, "rollout"},
+		{"malformed key", map[string]any{"name": "W", "key": "Bad Key"}, "key"},
+		{"duplicate arm", map[string]any{"name": "W", "variants": []map[string]any{{"key": "a", "weight": 50}, {"key": "a", "weight": 50}}}, "variants[1].key"},
+		{"no name", map[string]any{"key": "w"}, "name"},
+		{"unknown field", map[string]any{"name": "W", "salt": "x"}, "salt"},
+		{"rollout a string", `{"name":"W","rollout":"50"}`, "rollout"},
+	} {
+		wantError(t, annCall(t, s, a.Token, "POST", "/api/v1/flags", c.body), 400, "invalid_request", c.field)
+	}
+	wantError(t, annCall(t, s, a.Token, "POST", "/api/v1/flags", map[string]any{"name": "Pricing copy test"}), 409, "flag_key_taken", "")
+
+	var list struct{ Items []flag }
+	json.Unmarshal(annCall(t, s, a.Token, "GET", "/api/v1/flags", nil).Body, &list)
+	if len(list.Items) != 2 || list.Items[0].ID != f.ID || list.Items[1].ID != dark.ID {
+		t.Errorf("list after bad input: %+v", list.Items)
+	}
+
+	// Tenant isolation: B neither sees nor changes A's flags; B may reuse the key.
+	path := "/api/v1/flags/" + strconv.FormatInt(f.ID, 10)
+	for _, m := range []string{"GET", "PUT", "DELETE"} {
+		wantError(t, annCall(t, s, b.Token, m, path, map[string]any{"rollout": 0}), 404, "flag_not_found", "")
+	}
+	wantError(t, annCall(t, s, b.Token, "GET", path+"/changes", nil), 404, "flag_not_found", "")
+	if res := annCall(t, s, b.Token, "POST", "/api/v1/flags", map[string]any{"name": "Pricing copy test"}); res.Status != 201 {
+		t.Errorf("the same key in another product: %d %s", res.Status, res.Body)
+	}
+	// An API key is public: it neither reads nor writes flags.
+	wantError(t, annCall(t, s, a.Live, "GET", "/api/v1/flags", nil), 403, "key_not_allowed", "")
+	wantError(t, annCall(t, s, a.Live, "POST", "/api/v1/flags", map[string]any{"name": "X"}), 403, "key_not_allowed", "")
+	if r := annCall(t, s, "", "GET", "/api/v1/flags", nil); r.Status != 401 {
+		t.Errorf("no credential: %d", r.Status)
+	}
+
+	// The SDK's configuration serves the flags, with an ETag and a 304.
+	r, cfg := sdkConfigFlags(t, s, a.Live, "")
+	etag := r.Header.Get("ETag")
+	if r.Status != 200 || etag == "" || len(cfg) != 2 || cfg[0].Key != "pricing_copy_test" || cfg[0].Rollout != 50 ||
+		len(cfg[0].Variants) != 2 || cfg[0].Experiment != nil || cfg[1].Key != "dark-mode" || cfg[1].Enabled {
+		t.Fatalf("config: %d %q %s", r.Status, etag, r.Body)
+	}
+	if r, _ := sdkConfigFlags(t, s, a.Live, etag); r.Status != 304 || len(r.Body) != 0 {
+		t.Errorf("a repeated config request with its ETag: %d %s", r.Status, r.Body)
+	}
+	if _, cfgB := sdkConfigFlags(t, s, b.Live, ""); len(cfgB) != 1 || cfgB[0].Key != "pricing_copy_test" || cfgB[0].Enabled {
+		t.Errorf("product B's config: %+v", cfgB)
+	}
+
+	// An update keeps the key, is served at once, and is audited.
+	wantError(t, annCall(t, s, a.Token, "PUT", path, map[string]any{"key": "renamed"}), 400, "invalid_request", "key")
+	res = annCall(t, s, a.Token, "PUT", path, map[string]any{"key": "pricing_copy_test", "rollout": 100, "enabled": false})
+	json.Unmarshal(res.Body, &f)
+	if res.Status != 200 || f.Rollout != 100 || f.Enabled || f.Key != "pricing_copy_test" || len(f.Variants) != 2 {
+		t.Errorf("update: %d %s", res.Status, res.Body)
+	}
+	r, cfg = sdkConfigFlags(t, s, a.Live, etag)
+	if r.Status != 200 || r.Header.Get("ETag") == etag || cfg[0].Rollout != 100 || cfg[0].Enabled {
+		t.Errorf("config after the update: %d %s", r.Status, r.Body)
+	}
+	var trail struct {
+		Items []struct {
+			Action, Actor string
+			Changes       []struct {
+				Field    string
+				From, To any
+			}
+			At time.Time
+		}
+	}
+	json.Unmarshal(annCall(t, s, a.Token, "GET", path+"/changes", nil).Body, &trail)
+	if len(trail.Items) != 2 || trail.Items[0].Action != "updated" || trail.Items[1].Action != "created" ||
+		len(trail.Items[0].Changes) != 2 || trail.Items[0].Changes[0].Field != "enabled" || trail.Items[0].Changes[1].Field != "rollout" ||
+		trail.Items[0].Changes[1].From != float64(50) || trail.Items[0].Actor[:10] != "token st_t" {
+		t.Errorf("trail: %+v", trail.Items)
+	}
+
+	// Delete: gone from the API and the configuration; the trail stays.
+	if r := annCall(t, s, a.Token, "DELETE", path, nil); r.Status != 204 {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
+	}
+	wantError(t, annCall(t, s, a.Token, "GET", path, nil), 404, "flag_not_found", "")
+	if _, cfg := sdkConfigFlags(t, s, a.Live, ""); len(cfg) != 1 || cfg[0].Key != "dark-mode" {
+		t.Errorf("config after the delete: %+v", cfg)
+	}
+	json.Unmarshal(annCall(t, s, a.Token, "GET", path+"/changes", nil).Body, &trail)
+	if len(trail.Items) != 3 || trail.Items[0].Action != "deleted" {
+		t.Errorf("trail after the delete: %+v", trail.Items)
+	}
+	wantError(t, annCall(t, s, a.Token, "GET", "/api/v1/flags/abc", nil), 404, "flag_not_found", "")
+}
