@@ -178,3 +178,34 @@ func TestAnnotationLimitHoldsAcrossNodes(t *testing.T) {
 		t.Errorf("two nodes admitted %d writes for a %d/min workspace; want %d to %d", admitted, perMinute, perMinute, bound)
 	}
 }
+
+// TestFlagChangesReachEveryNode changes a flag through one node and checks
+// that the other node's SDK configuration serves the change within 5
+// seconds (docs/flags.md: each node reads a product's flags again after 2).
+func TestFlagChangesReachEveryNode(t *testing.T) {
+	a, b := startNodes(t)
+	tn := newTenant(t, a, "Flags")
+	// Both nodes cache the product's configuration first.
+	for _, s := range []*server{a, b} {
+		if r, cfg := sdkConfigFlags(t, s, tn.Live, ""); r.Status != 200 || len(cfg) != 0 {
+			t.Fatalf("config on %s: %d %s", s.URL, r.Status, r.Body)
+		}
+	}
+	res := annCall(t, a, tn.Token, "POST", "/api/v1/flags", map[string]any{"name": "Dark mode", "enabled": true, "rollout": 25})
+	if res.Status != 201 {
+		t.Fatalf("create on the first node: %d %s", res.Status, res.Body)
+	}
+	changed := time.Now()
+	if _, cfg := sdkConfigFlags(t, a, tn.Live, ""); len(cfg) != 1 {
+		t.Errorf("the node that made the change does not serve it at once: %+v", cfg)
+	}
+	for {
+		if _, cfg := sdkConfigFlags(t, b, tn.Live, ""); len(cfg) == 1 && cfg[0].Key == "dark_mode" && cfg[0].Rollout == 25 {
+			break
+		}
+		if time.Since(changed) > 5*time.Second {
+			t.Fatalf("the second node does not serve a flag created %s ago", time.Since(changed))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
