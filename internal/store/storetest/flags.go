@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"strata/internal/analytics"
 )
@@ -110,5 +111,77 @@ func testFlags(t *testing.T, s Meta) {
 	}
 	if others, _ := s.FlagChanges(ctx, b.ID, 0); len(others) != 1 || others[0].FlagID != other.ID {
 		t.Errorf("product B's trail: %+v", others)
+	}
+}
+
+// testExperiments checks experiment storage: the fields round-trip (the
+// holdout with two decimals, dates as UTC days, secondary metrics), the
+// flag's key comes with it, a flag of another product is refused, a flag
+// carries one open experiment at a time, and every method is scoped to its
+// product.
+func testExperiments(t *testing.T, s Meta) {
+	ctx := context.Background()
+	ws, _ := s.CreateWorkspace(ctx, "W")
+	a, _ := s.CreateProduct(ctx, ws.ID, "A")
+	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+	f := analytics.Flag{ProductID: a.ID, Key: "pricing_copy_test", Name: "Pricing copy test", Rollout: 100,
+		Variants: []analytics.FlagVariant{{Key: "control", Weight: 50}, {Key: "treatment", Weight: 50}}}
+	if err := s.CreateFlag(ctx, &f, "x"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	e := analytics.Experiment{ProductID: a.ID, FlagID: f.ID, Name: "Pricing copy test", Holdout: 12.5,
+		PrimaryEvent: "signup_completed", SecondaryEvents: []string{"$pageview", "checkout"}, StartDate: &start}
+	if err := s.CreateExperiment(ctx, &e); err != nil || e.ID == 0 || e.Status != analytics.ExperimentDraft || e.FlagKey != f.Key {
+		t.Fatalf("create: %v %+v", err, e)
+	}
+	got, err := s.Experiment(ctx, a.ID, e.ID)
+	if err != nil || got.Name != e.Name || got.Holdout != 12.5 || got.FlagKey != "pricing_copy_test" || got.PrimaryEvent != "signup_completed" ||
+		len(got.SecondaryEvents) != 2 || got.SecondaryEvents[1] != "checkout" || got.StartDate == nil || !got.StartDate.Equal(start) ||
+		got.EndDate != nil || got.Status != analytics.ExperimentDraft {
+		t.Errorf("read back: %v %+v", err, got)
+	}
+	if _, err := s.Experiment(ctx, b.ID, e.ID); !errors.Is(err, analytics.ErrNotFound) {
+		t.Errorf("another product's experiment: %v", err)
+	}
+	again := analytics.Experiment{ProductID: a.ID, FlagID: f.ID, Name: "Again"}
+	if err := s.CreateExperiment(ctx, &again); !errors.Is(err, analytics.ErrDuplicate) {
+		t.Errorf("a second open experiment on the flag: %v, want ErrDuplicate", err)
+	}
+	foreign := analytics.Experiment{ProductID: b.ID, FlagID: f.ID, Name: "Foreign"}
+	if err := s.CreateExperiment(ctx, &foreign); !errors.Is(err, analytics.ErrNotFound) {
+		t.Errorf("an experiment on another product's flag: %v, want ErrNotFound", err)
+	}
+
+	end := time.Date(2026, 12, 20, 0, 0, 0, 0, time.UTC)
+	got.Status, got.EndDate, got.SecondaryEvents = analytics.ExperimentPaused, &end, nil
+	got.PauseReason = "sample_ratio_mismatch"
+	if err := s.UpdateExperiment(ctx, &got); err != nil {
+		t.Fatal(err)
+	}
+	wrong := got
+	wrong.ProductID = b.ID
+	if err := s.UpdateExperiment(ctx, &wrong); !errors.Is(err, analytics.ErrNotFound) {
+		t.Errorf("update through another product: %v", err)
+	}
+	got, _ = s.Experiment(ctx, a.ID, e.ID)
+	if got.Status != analytics.ExperimentPaused || got.PauseReason != "sample_ratio_mismatch" || got.EndDate == nil || !got.EndDate.Equal(end) ||
+		got.SecondaryEvents == nil || len(got.SecondaryEvents) != 0 {
+		t.Errorf("after update: %+v", got)
+	}
+	// Once completed, the flag may carry a new experiment.
+	got.Status, got.Winner = analytics.ExperimentCompleted, "treatment"
+	if err := s.UpdateExperiment(ctx, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateExperiment(ctx, &again); err != nil {
+		t.Errorf("a new experiment after the first completed: %v", err)
+	}
+	list, err := s.ListExperiments(ctx, a.ID)
+	if err != nil || len(list) != 2 || list[0].ID != e.ID || list[0].Winner != "treatment" || list[1].ID != again.ID {
+		t.Errorf("list: %v %+v", err, list)
+	}
+	if list, _ := s.ListExperiments(ctx, b.ID); len(list) != 0 {
+		t.Errorf("B lists %d experiments", len(list))
 	}
 }
