@@ -167,3 +167,143 @@ func TestFlags(t *testing.T) {
 	}
 	wantError(t, annCall(t, s, a.Token, "GET", "/api/v1/flags/abc", nil), 404, "flag_not_found", "")
 }
+
+// experiment is an experiment as the API answers it.
+type experiment struct {
+	ID              int64
+	FlagID          int64
+	FlagKey         string
+	Name            string
+	Holdout         float64
+	PrimaryEvent    string
+	SecondaryEvents []string
+	StartDate       *string
+	Status          string
+	PauseReason     string
+	Winner          string
+}
+
+// TestExperiments drives an experiment's life over HTTP: created with its
+// flag (key from the name, control and treatment 50/50), started, paused,
+// resumed, a winner applied; transitions that are not allowed; a running
+// experiment's arms locked; what the SDK configuration says at each step,
+// and that the Go assignment of that configuration holds users out and
+// splits the rest.
+func TestExperiments(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	a, b := newTenant(t, s, "Shop"), newTenant(t, s, "Blog")
+	post := func(cred, path string, body any) (response, experiment) {
+		t.Helper()
+		res := annCall(t, s, cred, "POST", path, body)
+		var e experiment
+		json.Unmarshal(res.Body, &e)
+		return res, e
+	}
+	res, e := post(a.Token, "/api/v1/experiments", map[string]any{"name": "Pricing copy test", "holdout": 10,
+		"primaryEvent": "signup_completed", "secondaryEvents": []string{"checkout"}, "startDate": "2026-11-20"})
+	if res.Status != 201 || e.Status != "draft" || e.FlagKey != "pricing_copy_test" || e.Holdout != 10 || e.StartDate == nil || *e.StartDate != "2026-11-20T00:00:00Z" {
+		t.Fatalf("create: %d %s", res.Status, res.Body)
+	}
+	var f flag
+	json.Unmarshal(annCall(t, s, a.Token, "GET", "/api/v1/flags/"+strconv.FormatInt(e.FlagID, 10), nil).Body, &f)
+	if !f.Enabled || f.Rollout != 100 || len(f.Variants) != 2 || f.Variants[0].Key != "control" || f.Variants[1].Weight != 50 {
+		t.Errorf("the experiment's flag: %+v", f)
+	}
+	base := "/api/v1/experiments/" + strconv.FormatInt(e.ID, 10)
+
+	// Bad input and refused transitions.
+	for _, c := range []struct {
+		body  any
+		field string
+	}{
+		{map[string]any{"name": "H", "holdout": 26}, "holdout"},
+		{map[string]any{"name": "Arms", "variants": []map[string]any{{"key": "a", "weight": 100}}}, "variants"},
+		{map[string]any{"name": "Five", "variants": []map[string]any{{"key": "a", "weight": 20}, {"key": "b", "weight": 20}, {"key": "c", "weight": 20}, {"key": "d", "weight": 20}, {"key": "e", "weight": 20}}}, "variants"},
+		{map[string]any{"name": "D", "startDate": "20 Nov"}, "startDate"},
+		{map[string]any{"name": "Flag and arms", "flagId": e.FlagID, "variants": []map[string]any{{"key": "a", "weight": 50}, {"key": "b", "weight": 50}}}, "variants"},
+	} {
+		res, _ := post(a.Token, "/api/v1/experiments", c.body)
+		wantError(t, res, 400, "invalid_request", c.field)
+	}
+	res, _ = post(a.Token, "/api/v1/experiments", map[string]any{"name": "Second", "flagId": e.FlagID})
+	wantError(t, res, 409, "experiment_exists", "")
+	res, _ = post(b.Token, "/api/v1/experiments", map[string]any{"name": "Foreign", "flagId": e.FlagID})
+	wantError(t, res, 404, "flag_not_found", "")
+	wantError(t, annCall(t, s, b.Token, "GET", base, nil), 404, "experiment_not_found", "")
+	res, _ = post(a.Token, base+"/pause", nil)
+	wantError(t, res, 409, "invalid_transition", "")
+	res, _ = post(a.Token, base+"/apply-winner", map[string]any{"variant": "treatment"})
+	wantError(t, res, 409, "invalid_transition", "")
+
+	// Started: the configuration carries the experiment and its holdout.
+	if res, e = post(a.Token, base+"/start", nil); res.Status != 200 || e.Status != "running" {
+		t.Fatalf("start: %d %s", res.Status, res.Body)
+	}
+	_, cfg := sdkConfigFlags(t, s, a.Live, "")
+	if len(cfg) != 1 || cfg[0].Experiment == nil || cfg[0].Experiment.ID != e.ID || cfg[0].Experiment.Status != "running" || cfg[0].Experiment.Holdout != 0.1 {
+		t.Fatalf("config of a running experiment: %+v", cfg)
+	}
+	held, arms := 0, map[string]int{}
+	for i := range 2000 {
+		as, _ := flags.Assign(&cfg[0], "user_"+strconv.Itoa(i))
+		if as.Holdout {
+			held++
+		} else {
+			arms[as.Variant]++
+		}
+	}
+	if held < 140 || held > 260 || arms["control"] < 800 || arms["treatment"] < 800 {
+		t.Errorf("2000 users: %d held out, arms %v; want about 200 and 900 each", held, arms)
+	}
+	fpath := "/api/v1/flags/" + strconv.FormatInt(e.FlagID, 10)
+	wantError(t, annCall(t, s, a.Token, "PUT", fpath, map[string]any{"variants": []map[string]any{{"key": "control", "weight": 40}, {"key": "treatment", "weight": 60}}}), 409, "experiment_running", "")
+	wantError(t, annCall(t, s, a.Token, "DELETE", fpath, nil), 409, "experiment_running", "")
+	wantError(t, annCall(t, s, a.Token, "PUT", base, map[string]any{"holdout": 5}), 409, "experiment_running", "")
+	if r := annCall(t, s, a.Token, "PUT", fpath, map[string]any{"description": "Headline test"}); r.Status != 200 {
+		t.Errorf("a change that keeps the split: %d %s", r.Status, r.Body)
+	}
+
+	// Paused: everyone gets control from the configuration.
+	if res, e = post(a.Token, base+"/pause", nil); res.Status != 200 || e.Status != "paused" || e.PauseReason != "manual" {
+		t.Fatalf("pause: %d %s", res.Status, res.Body)
+	}
+	_, cfg = sdkConfigFlags(t, s, a.Live, "")
+	for i := range 200 {
+		if as, _ := flags.Assign(&cfg[0], "user_"+strconv.Itoa(i)); as.Variant != "control" {
+			t.Fatalf("a paused experiment gave %q", as.Variant)
+		}
+	}
+	res, _ = post(a.Token, base+"/start", nil)
+	wantError(t, res, 409, "invalid_transition", "")
+	if res, e = post(a.Token, base+"/resume", nil); res.Status != 200 || e.Status != "running" || e.PauseReason != "" {
+		t.Fatalf("resume: %d %s", res.Status, res.Body)
+	}
+
+	// Apply winner: the flag goes to treatment for everyone, audited; the experiment is completed.
+	res, _ = post(a.Token, base+"/apply-winner", map[string]any{"variant": "nope"})
+	wantError(t, res, 400, "invalid_request", "variant")
+	if res, e = post(a.Token, base+"/apply-winner", map[string]any{"variant": "treatment"}); res.Status != 200 || e.Status != "completed" || e.Winner != "treatment" {
+		t.Fatalf("apply winner: %d %s", res.Status, res.Body)
+	}
+	_, cfg = sdkConfigFlags(t, s, a.Live, "")
+	if cfg[0].Experiment == nil || cfg[0].Experiment.Status != "completed" || cfg[0].Rollout != 100 {
+		t.Fatalf("config after apply winner: %+v", cfg)
+	}
+	for i := range 200 {
+		if as, _ := flags.Assign(&cfg[0], "user_"+strconv.Itoa(i)); as.Variant != "treatment" || as.Holdout {
+			t.Fatalf("after apply winner a user got %+v", as)
+		}
+	}
+	var trail struct {
+		Items []struct{ Action, Actor string }
+	}
+	json.Unmarshal(annCall(t, s, a.Token, "GET", fpath+"/changes", nil).Body, &trail)
+	if len(trail.Items) != 3 || trail.Items[0].Action != "updated" {
+		t.Errorf("the flag's trail after apply winner: %+v", trail.Items)
+	}
+	wantError(t, annCall(t, s, a.Token, "PUT", base, map[string]any{"name": "Renamed"}), 409, "experiment_completed", "")
+	// The flag is free for a new experiment.
+	if res, _ := post(a.Token, "/api/v1/experiments", map[string]any{"name": "Round two", "flagId": e.FlagID}); res.Status != 201 {
+		t.Errorf("a new experiment on the flag: %d %s", res.Status, res.Body)
+	}
+}

@@ -193,6 +193,20 @@ func (f *Flag) ChangesFrom(old *Flag) []FieldChange {
 	return out
 }
 
+// SameSplit reports whether two lists of arms split users the same way:
+// the same keys in the same order with the same weights (payloads aside).
+func SameSplit(a, b []FlagVariant) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Key != b[i].Key || BasisPoints(a[i].Weight) != BasisPoints(b[i].Weight) {
+			return false
+		}
+	}
+	return true
+}
+
 // ErrDuplicate is returned by a store when a row's unique name (a flag's
 // key in its product) is taken.
 var ErrDuplicate = errors.New("already exists")

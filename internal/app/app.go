@@ -136,6 +136,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Queries:          engine,
 		Saved:            a.store.meta,
 		Flags:            a.store.meta,
+		Experiments:      a.store.meta,
 		Bodies:           httpapi.NewBodyBudget(int64(cfg.MaxBodyMemory), log.With("component", "http")),
 		Ready:            a.readiness,
 		Now:              time.Now,

@@ -22,6 +22,7 @@ type metaStore interface {
 	analytics.AnnotationStore
 	analytics.UserStore
 	analytics.FlagStore
+	analytics.ExperimentStore
 }
 
 // storage is what a server stores into, chosen by configuration: by

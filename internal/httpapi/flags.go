@@ -168,8 +168,14 @@ func (s *Server) handleUpdateFlag(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return flagStoreError(err)
 	}
+	arms := f.Variants // readFlag replaces the slice, never edits it
 	if err := readFlag(w, r, &f); err != nil {
 		return err
+	}
+	if !analytics.SameSplit(arms, f.Variants) {
+		if err := s.refuseWhileRunning(r, p.ProductID, f.ID, "changing its arms or weights"); err != nil {
+			return err
+		}
 	}
 	if err := s.Flags.UpdateFlag(r.Context(), &f, p.Describe()); err != nil {
 		return flagStoreError(err)
@@ -187,6 +193,9 @@ func (s *Server) handleDeleteFlag(w http.ResponseWriter, r *http.Request) error 
 	}
 	id, err := flagID(r)
 	if err != nil {
+		return err
+	}
+	if err := s.refuseWhileRunning(r, p.ProductID, id, "deleting the flag"); err != nil {
 		return err
 	}
 	if err := s.Flags.DeleteFlag(r.Context(), p.ProductID, id, p.Describe()); err != nil {
@@ -217,4 +226,16 @@ func (s *Server) handleFlagChanges(w http.ResponseWriter, r *http.Request) error
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"items": changes})
 	return nil
+}
+
+// refuseWhileRunning answers 409 experiment_running when the flag's arms
+// are under a running experiment: changing them would mix users of two
+// splits in one result (docs/flags.md, "Experiments").
+func (s *Server) refuseWhileRunning(r *http.Request, productID, flagID int64, what string) error {
+	running, err := s.runningExperiment(r.Context(), productID, flagID)
+	if err != nil || !running {
+		return err
+	}
+	return analytics.Errorf(analytics.KindConflict, "experiment_running",
+		"The flag's experiment is running: pause it (or apply a winner) before %s.", what)
 }

@@ -35,8 +35,9 @@ type Server struct {
 	Saved            analytics.SavedQueryStore
 	// Flags keeps the products' feature flags (flags.go); configs holds
 	// the SDK configuration built from them (sdkconfig.go).
-	Flags   analytics.FlagStore
-	configs configCache
+	Flags       analytics.FlagStore
+	Experiments analytics.ExperimentStore
+	configs     configCache
 	// QueryLimiter holds the query budgets, one bucket per credential, of
 	// QueryRateLimit queries a minute (query.go, allowQuery).
 	QueryLimiter   *ratelimit.Limiter
@@ -195,6 +196,15 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("PUT /api/v1/flags/{id}", h(s.handleUpdateFlag))
 	mux.Handle("DELETE /api/v1/flags/{id}", h(s.handleDeleteFlag))
 	mux.Handle("GET /api/v1/flags/{id}/changes", h(s.handleFlagChanges))
+
+	mux.Handle("GET /api/v1/experiments", h(s.handleListExperiments))
+	mux.Handle("POST /api/v1/experiments", h(s.handleCreateExperiment))
+	mux.Handle("GET /api/v1/experiments/{id}", h(s.handleGetExperiment))
+	mux.Handle("PUT /api/v1/experiments/{id}", h(s.handleUpdateExperiment))
+	mux.Handle("POST /api/v1/experiments/{id}/start", h(s.experimentAction("start")))
+	mux.Handle("POST /api/v1/experiments/{id}/pause", h(s.experimentAction("pause")))
+	mux.Handle("POST /api/v1/experiments/{id}/resume", h(s.experimentAction("resume")))
+	mux.Handle("POST /api/v1/experiments/{id}/apply-winner", h(s.handleApplyWinner))
 
 	mux.Handle("GET /api/v1/config", publicCORS(h(s.handleSDKConfig)))
 	mux.Handle("OPTIONS /api/v1/config", publicCORS(preflight("GET, OPTIONS")))

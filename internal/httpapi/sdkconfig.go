@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"strata/internal/analytics"
 	"strata/internal/flags"
 )
 
@@ -59,9 +60,23 @@ func (s *Server) sdkConfigFor(ctx context.Context, productID int64) (configEntry
 	if err != nil {
 		return e, err
 	}
+	exps, err := s.Experiments.ListExperiments(ctx, productID)
+	if err != nil {
+		return e, err
+	}
+	// A flag's experiment is its open one, else its latest completed one
+	// (whose holdout no longer applies); the list is oldest first.
+	byFlag := map[int64]*flags.Experiment{}
+	for _, x := range exps {
+		if cur, ok := byFlag[x.FlagID]; ok && cur.Status != string(analytics.ExperimentCompleted) {
+			continue
+		}
+		byFlag[x.FlagID] = &flags.Experiment{ID: x.ID, Status: string(x.Status), Holdout: x.Holdout / 100}
+	}
 	cfg := sdkConfig{Flags: make([]flags.Flag, 0, len(list))}
 	for _, f := range list {
-		sf := flags.Flag{Key: f.Key, Enabled: f.Enabled, Rollout: f.Rollout, Variants: make([]flags.Variant, 0, len(f.Variants))}
+		sf := flags.Flag{Key: f.Key, Enabled: f.Enabled, Rollout: f.Rollout, Variants: make([]flags.Variant, 0, len(f.Variants)),
+			Experiment: byFlag[f.ID]}
 		for _, v := range f.Variants {
 			sf.Variants = append(sf.Variants, flags.Variant{Key: v.Key, Weight: v.Weight})
 		}

@@ -1,0 +1,337 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"strata/internal/analytics"
+	"strata/internal/auth"
+	"strata/internal/jsontext"
+)
+
+// The experiment API: /api/v1/experiments, for a query token or a
+// dashboard session, like flags. An experiment tests the arms of one flag;
+// its life is draft → running ⇄ paused → completed (docs/flags.md,
+// "Experiments").
+
+var (
+	errExperimentNotFound = analytics.Errorf(analytics.KindNotFound, "experiment_not_found", "There is no experiment with this id in this product.")
+	errFlagHasExperiment  = analytics.Errorf(analytics.KindConflict, "experiment_exists", "This flag already has an experiment that is not completed; complete it first.")
+)
+
+// experimentRequest is the body of POST /experiments and PUT
+// /experiments/{id}. Pointers tell a field that was left out.
+type experimentRequest struct {
+	Name            *string                 `json:"name"`
+	FlagID          *int64                  `json:"flagId"`
+	Variants        []analytics.FlagVariant `json:"variants"`
+	Holdout         *float64                `json:"holdout"`
+	PrimaryEvent    *string                 `json:"primaryEvent"`
+	SecondaryEvents []string                `json:"secondaryEvents"`
+	StartDate       *string                 `json:"startDate"`
+	EndDate         *string                 `json:"endDate"`
+}
+
+// apply sets e's fields from the request; fields left out keep theirs.
+func (req *experimentRequest) apply(e *analytics.Experiment) error {
+	if req.Name != nil {
+		e.Name = *req.Name
+	}
+	if req.Holdout != nil {
+		e.Holdout = *req.Holdout
+	}
+	if req.PrimaryEvent != nil {
+		e.PrimaryEvent = *req.PrimaryEvent
+	}
+	if req.SecondaryEvents != nil {
+		e.SecondaryEvents = req.SecondaryEvents
+	}
+	if e.SecondaryEvents == nil {
+		e.SecondaryEvents = []string{}
+	}
+	for _, d := range []struct {
+		field string
+		in    *string
+		out   **time.Time
+	}{{"startDate", req.StartDate, &e.StartDate}, {"endDate", req.EndDate, &e.EndDate}} {
+		if d.in == nil {
+			continue
+		}
+		if *d.in == "" {
+			*d.out = nil
+			continue
+		}
+		t, err := time.Parse("2006-01-02", *d.in)
+		if err != nil {
+			return analytics.InvalidField(d.field, "must be a date in the form YYYY-MM-DD, not %q", *d.in)
+		}
+		*d.out = &t
+	}
+	return e.Validate()
+}
+
+// experimentID reads the {id} of an experiment path.
+func experimentID(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		return 0, errExperimentNotFound
+	}
+	return id, nil
+}
+
+// experimentTarget authenticates a request on /experiments/{id} and reads
+// the experiment.
+func (s *Server) experimentTarget(r *http.Request) (auth.Principal, analytics.Experiment, error) {
+	p, err := s.principal(r)
+	if err != nil {
+		return p, analytics.Experiment{}, err
+	}
+	id, err := experimentID(r)
+	if err != nil {
+		return p, analytics.Experiment{}, err
+	}
+	e, err := s.Experiments.Experiment(r.Context(), p.ProductID, id)
+	if errors.Is(err, analytics.ErrNotFound) {
+		return p, e, errExperimentNotFound
+	}
+	return p, e, err
+}
+
+// handleCreateExperiment is POST /api/v1/experiments. Without flagId it
+// also creates the experiment's flag: its key made from the name, enabled
+// for every user, with the arms sent (control and treatment, 50/50, when
+// none are). With flagId, the flag must be the product's and have 2 to 4
+// arms. Everything is checked before anything is stored.
+func (s *Server) handleCreateExperiment(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.principal(r)
+	if err != nil {
+		return err
+	}
+	body, err := readQueryBody(w, r)
+	if err != nil {
+		return err
+	}
+	var req experimentRequest
+	if err := jsontext.Decode(body, &req); err != nil {
+		return err
+	}
+	e := analytics.Experiment{ProductID: p.ProductID}
+	if err := req.apply(&e); err != nil {
+		return err
+	}
+	var f analytics.Flag
+	if req.FlagID != nil {
+		if req.Variants != nil {
+			return analytics.InvalidField("variants", "are the flag's: change them on the flag, or leave flagId out to create a new flag")
+		}
+		if f, err = s.Flags.Flag(r.Context(), p.ProductID, *req.FlagID); err != nil {
+			return flagStoreError(err)
+		}
+	} else {
+		f = analytics.Flag{ProductID: p.ProductID, Key: analytics.Slug(e.Name), Name: e.Name, Enabled: true, Rollout: 100, Variants: req.Variants}
+		if f.Variants == nil {
+			f.Variants = []analytics.FlagVariant{{Key: "control", Weight: 50}, {Key: "treatment", Weight: 50}}
+		}
+		if err := f.Validate(); err != nil {
+			return err
+		}
+	}
+	if err := analytics.CheckArms(&f); err != nil {
+		return err
+	}
+	if f.ID == 0 {
+		if err := s.Flags.CreateFlag(r.Context(), &f, p.Describe()); err != nil {
+			return flagStoreError(err)
+		}
+	}
+	e.FlagID = f.ID
+	if err := s.Experiments.CreateExperiment(r.Context(), &e); err != nil {
+		if errors.Is(err, analytics.ErrDuplicate) {
+			return errFlagHasExperiment
+		}
+		return flagStoreError(err)
+	}
+	s.flagsChanged(p.ProductID)
+	writeJSON(w, http.StatusCreated, e)
+	return nil
+}
+
+// handleListExperiments is GET /api/v1/experiments.
+func (s *Server) handleListExperiments(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.principal(r)
+	if err != nil {
+		return err
+	}
+	list, err := s.Experiments.ListExperiments(r.Context(), p.ProductID)
+	if err != nil {
+		return err
+	}
+	if list == nil {
+		list = []analytics.Experiment{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": list})
+	return nil
+}
+
+// handleGetExperiment is GET /api/v1/experiments/{id}.
+func (s *Server) handleGetExperiment(w http.ResponseWriter, r *http.Request) error {
+	_, e, err := s.experimentTarget(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, e)
+	return nil
+}
+
+// handleUpdateExperiment is PUT /api/v1/experiments/{id}: name, holdout,
+// metrics and dates. The holdout of a running experiment cannot change:
+// it would move users between the holdout and the arms mid-test.
+func (s *Server) handleUpdateExperiment(w http.ResponseWriter, r *http.Request) error {
+	p, e, err := s.experimentTarget(r)
+	if err != nil {
+		return err
+	}
+	body, err := readQueryBody(w, r)
+	if err != nil {
+		return err
+	}
+	var req experimentRequest
+	if err := jsontext.Decode(body, &req); err != nil {
+		return err
+	}
+	if req.FlagID != nil && *req.FlagID != e.FlagID {
+		return analytics.InvalidField("flagId", "cannot change: an experiment stays on its flag")
+	}
+	if req.Variants != nil {
+		return analytics.InvalidField("variants", "are the flag's: change them on the flag")
+	}
+	holdout := e.Holdout
+	if err := req.apply(&e); err != nil {
+		return err
+	}
+	if e.Status == analytics.ExperimentRunning && e.Holdout != holdout {
+		return analytics.Errorf(analytics.KindConflict, "experiment_running",
+			"The experiment is running, so its holdout cannot change; pause it first.")
+	}
+	if e.Status == analytics.ExperimentCompleted {
+		return analytics.Errorf(analytics.KindConflict, "experiment_completed", "The experiment is completed and can no longer change.")
+	}
+	if err := s.Experiments.UpdateExperiment(r.Context(), &e); err != nil {
+		return err
+	}
+	s.flagsChanged(p.ProductID)
+	writeJSON(w, http.StatusOK, e)
+	return nil
+}
+
+// transitions are the status changes an action may make, from each state.
+var transitions = map[string]map[analytics.ExperimentStatus]analytics.ExperimentStatus{
+	"start":  {analytics.ExperimentDraft: analytics.ExperimentRunning},
+	"pause":  {analytics.ExperimentRunning: analytics.ExperimentPaused},
+	"resume": {analytics.ExperimentPaused: analytics.ExperimentRunning},
+}
+
+// experimentAction serves POST /api/v1/experiments/{id}/start, /pause and
+// /resume: a status change that is not allowed from the current state is
+// 409 invalid_transition.
+func (s *Server) experimentAction(action string) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		p, e, err := s.experimentTarget(r)
+		if err != nil {
+			return err
+		}
+		next, ok := transitions[action][e.Status]
+		if !ok {
+			return analytics.Errorf(analytics.KindConflict, "invalid_transition", "A %s experiment cannot %s.", e.Status, action)
+		}
+		if action == "start" {
+			f, err := s.Flags.Flag(r.Context(), p.ProductID, e.FlagID)
+			if err != nil {
+				return flagStoreError(err)
+			}
+			if err := analytics.CheckArms(&f); err != nil {
+				return err
+			}
+		}
+		e.Status, e.PauseReason = next, ""
+		if next == analytics.ExperimentPaused {
+			e.PauseReason = "manual"
+		}
+		if err := s.Experiments.UpdateExperiment(r.Context(), &e); err != nil {
+			return err
+		}
+		s.flagsChanged(p.ProductID)
+		writeJSON(w, http.StatusOK, e)
+		return nil
+	}
+}
+
+// handleApplyWinner is POST /api/v1/experiments/{id}/apply-winner
+// {"variant": key}: the flag goes to every user (rollout 100) with the
+// winner's weight 100 and the others' 0, audited as a flag change, and the
+// experiment is completed, so its holdout no longer applies.
+func (s *Server) handleApplyWinner(w http.ResponseWriter, r *http.Request) error {
+	p, e, err := s.experimentTarget(r)
+	if err != nil {
+		return err
+	}
+	body, err := readQueryBody(w, r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Variant *string `json:"variant"`
+	}
+	if err := jsontext.Decode(body, &req); err != nil {
+		return err
+	}
+	if e.Status != analytics.ExperimentRunning && e.Status != analytics.ExperimentPaused {
+		return analytics.Errorf(analytics.KindConflict, "invalid_transition", "A %s experiment has no winner to apply; start it first.", e.Status)
+	}
+	f, err := s.Flags.Flag(r.Context(), p.ProductID, e.FlagID)
+	if err != nil {
+		return flagStoreError(err)
+	}
+	if req.Variant == nil {
+		return analytics.InvalidField("variant", "is required: the key of the winning arm")
+	}
+	found := false
+	for i := range f.Variants {
+		f.Variants[i].Weight = 0
+		if f.Variants[i].Key == *req.Variant {
+			f.Variants[i].Weight, found = 100, true
+		}
+	}
+	if !found {
+		return analytics.InvalidField("variant", "must be an arm of the flag %q, not %q", f.Key, *req.Variant)
+	}
+	f.Rollout, f.Enabled = 100, true
+	if err := s.Flags.UpdateFlag(r.Context(), &f, p.Describe()); err != nil {
+		return err
+	}
+	e.Status, e.Winner, e.PauseReason = analytics.ExperimentCompleted, *req.Variant, ""
+	if err := s.Experiments.UpdateExperiment(r.Context(), &e); err != nil {
+		return err
+	}
+	s.flagsChanged(p.ProductID)
+	writeJSON(w, http.StatusOK, e)
+	return nil
+}
+
+// runningExperiment reports whether a flag's arms are under a running
+// experiment, so that its arms and weights must not change.
+func (s *Server) runningExperiment(ctx context.Context, productID, flagID int64) (bool, error) {
+	list, err := s.Experiments.ListExperiments(ctx, productID)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range list {
+		if e.FlagID == flagID && e.Status == analytics.ExperimentRunning {
+			return true, nil
+		}
+	}
+	return false, nil
+}
