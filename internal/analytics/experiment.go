@@ -4,9 +4,7 @@ import (
 	"context"
 	"strconv"
 
-	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -61,13 +59,8 @@ type Experiment struct {
 
 // Validate checks an experiment's own fields, in field order.
 func (e *Experiment) Validate() error {
-	switch n := utf8.RuneCountInString(e.Name); {
-	case strings.TrimSpace(e.Name) == "":
-		return InvalidField("name", "is required")
-	case n > MaxFlagName:
-		return InvalidField("name", "must be at most %d characters, not %d", MaxFlagName, n)
-	case strings.IndexFunc(e.Name, unicode.IsControl) >= 0:
-		return InvalidField("name", "must not contain control characters such as line breaks")
+	if err := validName(e.Name); err != nil {
+		return err
 	}
 	if e.Holdout < 0 || e.Holdout > MaxHoldout || !hundredths(e.Holdout) {
 		return InvalidField("holdout", "must be a percentage from 0 to %d with at most two decimals, not %v", MaxHoldout, e.Holdout)

@@ -75,13 +75,8 @@ func (f *Flag) Validate() error {
 	if err := validSlug("key", f.Key); err != nil {
 		return err
 	}
-	switch n := utf8.RuneCountInString(f.Name); {
-	case strings.TrimSpace(f.Name) == "":
-		return InvalidField("name", "is required")
-	case n > MaxFlagName:
-		return InvalidField("name", "must be at most %d characters, not %d", MaxFlagName, n)
-	case strings.IndexFunc(f.Name, unicode.IsControl) >= 0:
-		return InvalidField("name", "must not contain control characters such as line breaks")
+	if err := validName(f.Name); err != nil {
+		return err
 	}
 	if n := utf8.RuneCountInString(f.Description); n > MaxFlagDescription {
 		return InvalidField("description", "must be at most %d characters, not %d", MaxFlagDescription, n)
@@ -93,6 +88,20 @@ func (f *Flag) Validate() error {
 		return InvalidField("rollout", "must be a percentage from 0 to 100 with at most two decimals, not %v", f.Rollout)
 	}
 	return validVariants(f.Variants)
+}
+
+// validName checks a flag's or an experiment's name: one line of 1 to
+// MaxFlagName characters.
+func validName(name string) error {
+	switch n := utf8.RuneCountInString(name); {
+	case strings.TrimSpace(name) == "":
+		return InvalidField("name", "is required")
+	case n > MaxFlagName:
+		return InvalidField("name", "must be at most %d characters, not %d", MaxFlagName, n)
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return InvalidField("name", "must not contain control characters such as line breaks")
+	}
+	return nil
 }
 
 // validSlug checks a flag or variant key.

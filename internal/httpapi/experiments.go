@@ -9,7 +9,6 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/auth"
-	"strata/internal/jsontext"
 )
 
 // The experiment API: /api/v1/experiments, for a query token or a
@@ -110,12 +109,8 @@ func (s *Server) handleCreateExperiment(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	body, err := readQueryBody(w, r)
-	if err != nil {
-		return err
-	}
 	var req experimentRequest
-	if err := jsontext.Decode(body, &req); err != nil {
+	if err := readJSON(w, r, &req); err != nil {
 		return err
 	}
 	e := analytics.Experiment{ProductID: p.ProductID}
@@ -194,12 +189,8 @@ func (s *Server) handleUpdateExperiment(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	body, err := readQueryBody(w, r)
-	if err != nil {
-		return err
-	}
 	var req experimentRequest
-	if err := jsontext.Decode(body, &req); err != nil {
+	if err := readJSON(w, r, &req); err != nil {
 		return err
 	}
 	if req.FlagID != nil && *req.FlagID != e.FlagID {
@@ -278,22 +269,18 @@ func (s *Server) handleApplyWinner(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	body, err := readQueryBody(w, r)
-	if err != nil {
-		return err
-	}
 	var req struct {
 		Variant *string `json:"variant"`
 	}
-	if err := jsontext.Decode(body, &req); err != nil {
+	if err := readJSON(w, r, &req); err != nil {
 		return err
 	}
 	if e.Status != analytics.ExperimentRunning && e.Status != analytics.ExperimentPaused {
 		return analytics.Errorf(analytics.KindConflict, "invalid_transition", "A %s experiment has no winner to apply; start it first.", e.Status)
 	}
 	f, err := s.Flags.Flag(r.Context(), p.ProductID, e.FlagID)
-	if err != nil {
-		return flagStoreError(err)
+	if err := flagStoreError(err); err != nil {
+		return err
 	}
 	if req.Variant == nil {
 		return analytics.InvalidField("variant", "is required: the key of the winning arm")

@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"strata/internal/analytics"
-	"strata/internal/jsontext"
+	"strata/internal/auth"
 )
 
 // The flag API: /api/v1/flags, for a query token or a dashboard session of
@@ -76,9 +76,26 @@ func flagID(r *http.Request) (int64, error) {
 	return id, nil
 }
 
+// flagTarget authenticates a request on a /flags/{id} path and reads the
+// flag, of the credential's product.
+func (s *Server) flagTarget(r *http.Request) (auth.Principal, analytics.Flag, error) {
+	p, err := s.principal(r)
+	if err != nil {
+		return p, analytics.Flag{}, err
+	}
+	id, err := flagID(r)
+	if err != nil {
+		return p, analytics.Flag{}, err
+	}
+	f, err := s.Flags.Flag(r.Context(), p.ProductID, id)
+	return p, f, flagStoreError(err)
+}
+
 // flagStoreError translates the store's misses into the API's answers.
 func flagStoreError(err error) error {
 	switch {
+	case err == nil:
+		return nil
 	case errors.Is(err, analytics.ErrNotFound):
 		return errFlagNotFound
 	case errors.Is(err, analytics.ErrDuplicate):
@@ -89,12 +106,8 @@ func flagStoreError(err error) error {
 
 // readFlag decodes a flag body onto f and validates the result.
 func readFlag(w http.ResponseWriter, r *http.Request, f *analytics.Flag) error {
-	body, err := readQueryBody(w, r)
-	if err != nil {
-		return err
-	}
 	var req flagRequest
-	if err := jsontext.Decode(body, &req); err != nil {
+	if err := readJSON(w, r, &req); err != nil {
 		return err
 	}
 	return req.apply(f)
@@ -137,17 +150,9 @@ func (s *Server) handleListFlags(w http.ResponseWriter, r *http.Request) error {
 
 // handleGetFlag is GET /api/v1/flags/{id}.
 func (s *Server) handleGetFlag(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.principal(r)
+	_, f, err := s.flagTarget(r)
 	if err != nil {
 		return err
-	}
-	id, err := flagID(r)
-	if err != nil {
-		return err
-	}
-	f, err := s.Flags.Flag(r.Context(), p.ProductID, id)
-	if err != nil {
-		return flagStoreError(err)
 	}
 	writeJSON(w, http.StatusOK, f)
 	return nil
@@ -156,17 +161,9 @@ func (s *Server) handleGetFlag(w http.ResponseWriter, r *http.Request) error {
 // handleUpdateFlag is PUT /api/v1/flags/{id}: the fields sent replace the
 // flag's; those left out keep their values.
 func (s *Server) handleUpdateFlag(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.principal(r)
+	p, f, err := s.flagTarget(r)
 	if err != nil {
 		return err
-	}
-	id, err := flagID(r)
-	if err != nil {
-		return err
-	}
-	f, err := s.Flags.Flag(r.Context(), p.ProductID, id)
-	if err != nil {
-		return flagStoreError(err)
 	}
 	arms := f.Variants // readFlag replaces the slice, never edits it
 	if err := readFlag(w, r, &f); err != nil {

@@ -128,6 +128,16 @@ func scopeOf(r *http.Request, p auth.Principal) (analytics.EventRange, error) {
 	return sc, nil
 }
 
+// readJSON reads a JSON request body into v with the API's one strict
+// decoder (jsontext.Decode).
+func readJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := readQueryBody(w, r)
+	if err != nil {
+		return err
+	}
+	return jsontext.Decode(body, v)
+}
+
 // readQueryBody reads a JSON request body of at most maxAPIBody bytes, for
 // jsontext.Decode, which checks it. On the server, serveAdapted has read and
 // limited the body already; the limit here holds the handlers to it

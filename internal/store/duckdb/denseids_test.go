@@ -110,7 +110,7 @@ func TestDenseUserIDs(t *testing.T) {
 func TestDenseUserIDMigration(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	all, err := migrate.Load(migrationFS, "migrations")
+	all, err := migrations()
 	if err != nil {
 		t.Fatal(err)
 	}

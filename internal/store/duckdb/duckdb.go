@@ -20,8 +20,25 @@ import (
 	"strata/internal/store/sqlmeta"
 )
 
+// migrationFS holds the migrations of the event tables, DuckDB's own; the
+// metadata tables' are sqlmeta's, shared with PostgreSQL (migrations).
+//
 //go:embed migrations/*.sql
 var migrationFS embed.FS
+
+// migrations are every migration the embedded database applies: the
+// metadata tables' and the event tables', in version order.
+func migrations() ([]migrate.Migration, error) {
+	meta, err := sqlmeta.Migrations()
+	if err != nil {
+		return nil, err
+	}
+	events, err := migrate.Load(migrationFS, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	return migrate.Merge(meta, events)
+}
 
 // FileName is the database file inside the data directory.
 const FileName = "strata.duckdb"
@@ -141,13 +158,13 @@ func Open(ctx context.Context, dataDir string, opt Options) (*Store, error) {
 	for range opt.Appenders {
 		s.appenders <- &eventAppender{table: "events"}
 	}
-	migrations, err := migrate.Load(migrationFS, "migrations")
+	all, err := migrations()
 	if err != nil {
 		s.db.Close()
 		p.close()
 		return nil, err
 	}
-	if _, err := migrate.Apply(ctx, s.db, migrations, s.now()); err != nil {
+	if _, err := migrate.Apply(ctx, s.db, all, s.now()); err != nil {
 		s.db.Close()
 		p.close()
 		return nil, fmt.Errorf("migrating %s: %w", path, err)

@@ -7,7 +7,6 @@ import (
 
 	"strata/internal/analytics"
 
-	"strata/internal/store/migrate"
 	"strata/internal/store/storetest"
 )
 
@@ -26,7 +25,7 @@ func TestConformance(t *testing.T) {
 // recorded migrations are not applied again.
 func TestMigrationsApplyOnce(t *testing.T) {
 	dir := t.TempDir()
-	all, err := migrate.Load(migrationFS, "migrations")
+	all, err := migrations()
 	if err != nil {
 		t.Fatal(err)
 	}

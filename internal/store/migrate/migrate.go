@@ -123,3 +123,23 @@ func applyOne(ctx context.Context, db *sql.DB, m Migration, now time.Time) error
 	}
 	return nil
 }
+
+// Merge joins sets of migrations that one database applies together, such
+// as the metadata migrations every SQL store shares and a store's own, in
+// version order. A version two sets both use is refused, as Load refuses
+// two files with one version.
+func Merge(sets ...[]Migration) ([]Migration, error) {
+	var out []Migration
+	seen := map[int]string{}
+	for _, set := range sets {
+		for _, m := range set {
+			if prev, dup := seen[m.Version]; dup {
+				return nil, fmt.Errorf("migrations %s and %s share version %d", prev, m.Name, m.Version)
+			}
+			seen[m.Version] = m.Name
+			out = append(out, m)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	return out, nil
+}

@@ -64,3 +64,20 @@ func TestApply(t *testing.T) {
 		t.Errorf("older binary on newer schema: %v", err)
 	}
 }
+
+func TestMerge(t *testing.T) {
+	meta := []Migration{{Version: 1, Name: "0001_a.sql"}, {Version: 3, Name: "0003_c.sql"}}
+	events := []Migration{{Version: 2, Name: "0002_b.sql"}, {Version: 4, Name: "0004_d.sql"}}
+	all, err := Merge(meta, events)
+	if err != nil || len(all) != 4 {
+		t.Fatalf("Merge = %v, %v", all, err)
+	}
+	for i, m := range all {
+		if m.Version != i+1 {
+			t.Errorf("position %d holds version %d", i, m.Version)
+		}
+	}
+	if _, err := Merge(meta, []Migration{{Version: 3, Name: "0003_other.sql"}}); err == nil || !strings.Contains(err.Error(), "share version 3") {
+		t.Errorf("a version in two sets: %v", err)
+	}
+}

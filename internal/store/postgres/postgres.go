@@ -12,13 +12,11 @@
 //     per-dialect hook was needed: ids come from sequences with INSERT …
 //     RETURNING in both, and a duplicate credential hash is an error in
 //     both without either store having to recognise its error code.
-//   - Migrations: migrations/ holds the metadata migrations of the DuckDB
-//     store, byte for byte under the same version and name (a test checks
-//     this); versions that create DuckDB's event tables are absent. They
-//     are applied and recorded in schema_migrations by internal/store/migrate,
-//     like DuckDB's, so both stores number and record schema versions the
-//     same way and a metadata migration added later takes the same number
-//     in both directories.
+//   - Migrations: the metadata migrations are sqlmeta's (sqlmeta.Migrations),
+//     the one copy the DuckDB store applies too; versions that create
+//     DuckDB's event tables are absent. They are applied and recorded in
+//     schema_migrations by internal/store/migrate, like DuckDB's, so both
+//     stores number and record schema versions the same way.
 //   - Concurrent starts: several nodes may start at once against one
 //     database, so Open holds a session-level advisory lock on a connection
 //     of its own while it migrates. A second node waits on the lock, then
@@ -35,7 +33,6 @@ package postgres
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"fmt"
 	"time"
 
@@ -46,9 +43,6 @@ import (
 	"strata/internal/store/migrate"
 	"strata/internal/store/sqlmeta"
 )
-
-//go:embed migrations/*.sql
-var migrationFS embed.FS
 
 // migrationLock is the advisory-lock key that serialises migrations among
 // nodes; advisory locks are per database, so it only needs to be distinct
@@ -80,7 +74,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		return nil, fmt.Errorf("parsing postgres url: %w", err)
 	}
 	where := fmt.Sprintf("postgres database %q on %s:%d", cfg.Database, cfg.Host, cfg.Port)
-	migrations, err := migrate.Load(migrationFS, "migrations")
+	migrations, err := sqlmeta.Migrations()
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,7 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +9,7 @@ import (
 
 	"strata/internal/store/migrate"
 	"strata/internal/store/postgres/pgtest"
+	"strata/internal/store/sqlmeta"
 	"strata/internal/store/storetest"
 )
 
@@ -65,7 +63,7 @@ func recorded(t *testing.T, s *Store) []int {
 // wantVersions is the versions of the embedded migrations, in order.
 func wantVersions(t *testing.T) []int {
 	t.Helper()
-	all, err := migrate.Load(migrationFS, "migrations")
+	all, err := sqlmeta.Migrations()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,30 +142,6 @@ func TestConcurrentOpen(t *testing.T) {
 	}
 	if ws, err := stores[nodes-1].ListWorkspaces(ctx); err != nil || len(ws) != 1 || ws[0].ID != w.ID {
 		t.Errorf("another node lists %+v, %v", ws, err)
-	}
-}
-
-// TestMigrationsMatchDuckDB checks that every metadata migration is the
-// DuckDB store's file of the same name, byte for byte, so that the two
-// schemas cannot drift apart and a version means the same in both.
-func TestMigrationsMatchDuckDB(t *testing.T) {
-	entries, err := migrationFS.ReadDir("migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		ours, err := migrationFS.ReadFile("migrations/" + e.Name())
-		if err != nil {
-			t.Fatal(err)
-		}
-		theirs, err := os.ReadFile(filepath.Join("..", "duckdb", "migrations", e.Name()))
-		if err != nil {
-			t.Errorf("%s has no DuckDB counterpart: %v", e.Name(), err)
-			continue
-		}
-		if !bytes.Equal(ours, theirs) {
-			t.Errorf("%s differs from the DuckDB migration of the same name", e.Name())
-		}
 	}
 }
 

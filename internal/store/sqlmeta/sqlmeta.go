@@ -7,9 +7,9 @@
 // embedded DuckDB store and the PostgreSQL store both embed a *Store over
 // their own *sql.DB, so a change to the metadata SQL is made in one place
 // and checked against both databases by the storetest conformance suite.
-// Each backend owns its connection, its migrations (the tables these
-// statements expect are created by migration files of the same name in
-// both backends) and its Close; this package owns only the statements.
+// The tables these statements expect are created by the migrations in
+// migrations/, which both backends apply (Migrations); each backend owns
+// its connection and its Close.
 //
 // The statements rely on nothing that differs between the two databases:
 // ids come from sequences as column defaults and are read back with
@@ -21,11 +21,13 @@ package sqlmeta
 import (
 	"context"
 	"database/sql"
+	"embed"
 	"errors"
 	"fmt"
 	"time"
 
 	"strata/internal/analytics"
+	"strata/internal/store/migrate"
 	"strata/internal/store/sqlbuild"
 )
 
@@ -78,4 +80,13 @@ func notFound(err error, what string) error {
 		return fmt.Errorf("%s: %w", what, analytics.ErrNotFound)
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Migrations are the metadata tables' migrations, one copy for every SQL
+// store: PostgreSQL applies them alone, DuckDB with its event tables'.
+func Migrations() ([]migrate.Migration, error) {
+	return migrate.Load(migrationFS, "migrations")
 }
