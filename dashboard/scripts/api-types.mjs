@@ -28,6 +28,7 @@ const dashboardSchemas = [
   "KeyCreated", "TokenCreated", "FunnelRequest", "FunnelResult", "FilterOperator", "Filter", "TrendSeriesRequest",
   "TrendRequest", "TrendResult", "RetentionRequest", "RetentionResult", "BotsResult", "EventNamesResult",
   "QueryKind", "SavedQuery", "AnnotationColor", "AnnotationCreate", "AnnotationPage",
+  "Flag", "FlagWrite", "FlagList", "FlagChangeList", "Experiment", "ExperimentList", "ExperimentWrite", "ExperimentResults",
 ];
 const sdkSchemas = ["SdkConfig"];
 
