@@ -52,9 +52,14 @@ type Experiment struct {
 	// "sample_ratio_mismatch" by the automatic check.
 	PauseReason string `json:"pauseReason"`
 	// Winner is the arm applied when the experiment was completed.
-	Winner    string    `json:"winner"`
-	CreatedAt time.Time `json:"createdAt"`
-	UpdatedAt time.Time `json:"updatedAt"`
+	Winner string `json:"winner"`
+	// StartedAt is when the experiment was first started.
+	StartedAt *time.Time `json:"startedAt"`
+	// SampleRatio is the latest sample-ratio check that had enough
+	// exposures to count, or nil.
+	SampleRatio *SampleRatio `json:"sampleRatio"`
+	CreatedAt   time.Time    `json:"createdAt"`
+	UpdatedAt   time.Time    `json:"updatedAt"`
 }
 
 // Validate checks an experiment's own fields, in field order.
@@ -120,3 +125,74 @@ type ExperimentStore interface {
 	// checked the transition), or returns ErrNotFound.
 	UpdateExperiment(ctx context.Context, e *Experiment) error
 }
+
+// SampleRatio is the outcome of one sample-ratio check: the users exposed
+// to each arm against the shares the flag's weights call for, and the
+// p-value of Pearson's chi-square test of the difference
+// (docs/experiments.md). Mismatch (p below SRMThreshold) pauses a running
+// experiment.
+type SampleRatio struct {
+	CheckedAt time.Time        `json:"checkedAt"`
+	PValue    float64          `json:"pValue"`
+	Mismatch  bool             `json:"mismatch"`
+	Arms      []SampleRatioArm `json:"arms"`
+}
+
+// SampleRatioArm is one arm in a sample-ratio check: Observed and Expected
+// are shares of the exposed users, 0–1.
+type SampleRatioArm struct {
+	Variant  string  `json:"variant"`
+	Exposed  int64   `json:"exposed"`
+	Observed float64 `json:"observed"`
+	Expected float64 `json:"expected"`
+}
+
+// Experiment analysis constants (docs/experiments.md).
+const (
+	// SRMThreshold is the p-value below which a sample-ratio check
+	// reports a mismatch and pauses the experiment.
+	SRMThreshold = 0.001
+	// MinExposures is how many exposed users (all arms together) a
+	// sample-ratio check needs before it may pause an experiment, and how
+	// many each arm needs before its results are read.
+	MinExposures = 100
+)
+
+// ExperimentQuery asks for the raw counts of an experiment's results:
+// exposed users per arm, and per metric the users who converted after
+// their first exposure. Exposures are the $exposure events whose
+// experiment_id property is ExperimentID.
+type ExperimentQuery struct {
+	EventRange
+	ExperimentID int64
+	// Metrics are the conversion events, primary first; "" is the events
+	// carrying the property converted = 1.
+	Metrics []string
+}
+
+// ExperimentRow is one cell of an experiment's counts: Users whose first
+// exposure (Metric -1) or first conversion on Metrics[Metric] after it
+// fell on the UTC day Day, by the variant their exposures named. Users
+// whose exposures named more than one variant have Mixed set and Variant
+// empty; they are counted apart and never converted.
+type ExperimentRow struct {
+	Metric  int
+	Variant string
+	Mixed   bool
+	Day     time.Time
+	Users   int64
+}
+
+// ExposureEvent is the event the SDKs send the first time a user sees a
+// flag in a session, with the properties flag, experiment_id and variant.
+const ExposureEvent = "$exposure"
+
+// ExposureOf is the filter of an experiment's exposures: its id in the
+// experiment_id property, as a number or its text.
+func ExposureOf(id int64) Filter {
+	return Filter{Property: Property{Key: "experiment_id"}, Operator: OpEq, Value: float64(id)}
+}
+
+// Converted is the default conversion: the events carrying converted = 1
+// (the number, or its text).
+var Converted = Filter{Property: Property{Key: "converted"}, Operator: OpEq, Value: 1.0}

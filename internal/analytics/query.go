@@ -229,6 +229,9 @@ type QueryStore interface {
 	// EventNames returns the scope's event names, most events first, ties
 	// by name.
 	EventNames(ctx context.Context, q EventNamesQuery) ([]EventCount, error)
+	// ExperimentCounts returns the non-zero cells of an experiment's
+	// exposures and conversions.
+	ExperimentCounts(ctx context.Context, q ExperimentQuery) ([]ExperimentRow, error)
 }
 
 // ErrOutOfMemory is wrapped by a QueryStore's error when the store could not

@@ -25,6 +25,9 @@ func (s stubStore) Bots(context.Context, analytics.BotsQuery) ([]analytics.BotAc
 func (s stubStore) EventNames(context.Context, analytics.EventNamesQuery) ([]analytics.EventCount, error) {
 	return nil, s.err
 }
+func (s stubStore) ExperimentCounts(context.Context, analytics.ExperimentQuery) ([]analytics.ExperimentRow, error) {
+	return nil, s.err
+}
 
 // TestOutOfMemoryIsQueryTooLarge checks the engine's one mapping: a store
 // that ran out of memory is a 503 query_too_large with advice and a

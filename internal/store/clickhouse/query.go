@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -430,5 +431,90 @@ func (s *Store) EventNames(ctx context.Context, q analytics.EventNamesQuery) (_ 
 		err = rows.Scan(&e.Name, &hits)
 		e.Count = int64(hits)
 		return e, err
+	})
+}
+
+// dayMicros is one UTC day in microseconds.
+const dayMicros = 86400000000
+
+// ExperimentCounts aggregates per user, in one GROUP BY, the variants the
+// user's exposures of the experiment named, the first exposure's time and,
+// for each metric, the times of the user's conversion events; the next
+// level keeps each metric's first time at or after the exposure (0: none),
+// and the outer query counts users by metric and UTC day of those times.
+// Only users whose exposures named one variant count for the metrics.
+func (s *Store) ExperimentCounts(ctx context.Context, q analytics.ExperimentQuery) (_ []analytics.ExperimentRow, err error) {
+	defer markOutOfMemory(&err)
+	var b builder
+	// Arguments bind in the order their placeholders appear in the text,
+	// so each condition is written out again where it is used.
+	exposed := func() error {
+		b.Write("event = ", b.arg(analytics.ExposureEvent), " AND ")
+		return b.filter(analytics.ExposureOf(q.ExperimentID))
+	}
+	metric := func(m string) error {
+		if m == "" {
+			return b.filter(analytics.Converted)
+		}
+		b.Write("event = ", b.arg(m))
+		return nil
+	}
+	b.Write("SELECT toInt64(i) - 2 AS metric, if(length(vs) > 1, '', vs[1]) AS arm, length(vs) > 1 AS mixed,",
+		" toInt64(intDiv(arr[i], ", strconv.Itoa(dayMicros), ")) AS day, count()",
+		" FROM (SELECT vs, [t0")
+	for i := range q.Metrics {
+		b.Printf(", f%d", i)
+	}
+	b.Write("] AS arr FROM (SELECT vs, t0")
+	// The exposure's time reaches each lambda as a second array rather
+	// than as a captured column: ClickHouse 18.16 drops subquery columns
+	// that only a lambda uses (see Funnel).
+	for i := range q.Metrics {
+		b.Printf(", arrayReduce('min', arrayFilter((x, p) -> x >= p, c%[1]d, arrayResize(emptyArrayInt64(), length(c%[1]d), t0))) AS f%[1]d", i)
+	}
+	b.Write(" FROM (SELECT groupUniqArrayIf(", b.text(analytics.Property{Key: "variant"}), ", ")
+	if err := exposed(); err != nil {
+		return nil, err
+	}
+	b.Write(") AS vs, minIf(ts, ")
+	if err := exposed(); err != nil {
+		return nil, err
+	}
+	b.Write(") AS t0")
+	for i, m := range q.Metrics {
+		b.Write(", groupArrayIf(ts, ")
+		if err := metric(m); err != nil {
+			return nil, err
+		}
+		b.Printf(") AS c%d", i)
+	}
+	b.Write(", countIf(")
+	if err := exposed(); err != nil {
+		return nil, err
+	}
+	b.Write(") AS exposures FROM ", s.table, " WHERE ")
+	b.scope(q.EventRange, q.From, q.To)
+	b.Write(" AND is_bot = 0 AND ((")
+	if err := exposed(); err != nil {
+		return nil, err
+	}
+	b.Write(")")
+	for _, m := range q.Metrics {
+		b.Write(" OR (")
+		if err := metric(m); err != nil {
+			return nil, err
+		}
+		b.Write(")")
+	}
+	b.Write(") GROUP BY user_id HAVING exposures > 0)))",
+		" ARRAY JOIN arrayEnumerate(arr) AS i WHERE arr[i] > 0 AND (i = 1 OR length(vs) = 1) GROUP BY metric, arm, mixed, day")
+	return queryAll(ctx, s, "counting experiment results", &b, func(rows driver.Rows) (analytics.ExperimentRow, error) {
+		var r analytics.ExperimentRow
+		var metric, day int64
+		var mixed uint8
+		var n uint64
+		err := rows.Scan(&metric, &r.Variant, &mixed, &day, &n)
+		r.Metric, r.Mixed, r.Day, r.Users = int(metric), mixed == 1, time.UnixMicro(day*dayMicros).UTC(), int64(n)
+		return r, err
 	})
 }

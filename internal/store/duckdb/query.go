@@ -465,3 +465,53 @@ func (s *Store) EventNames(ctx context.Context, q analytics.EventNamesQuery) (_ 
 		return e, err
 	})
 }
+
+// dayMicros is one UTC day in microseconds.
+const dayMicros = 86400000000
+
+// ExperimentCounts finds each user's exposures of the experiment (x: the
+// first one's time, and the variants they named), then for each metric the
+// user's first conversion at or after that time (m0, m1, …), joining on
+// the dense user id as the funnel does. Only users whose exposures named
+// one variant are followed to their conversions. Times are integer
+// microseconds and the time test sits in WHERE as a difference, so that
+// the join stays a plain equality DuckDB answers with its perfect-hash
+// join (see Funnel).
+func (s *Store) ExperimentCounts(ctx context.Context, q analytics.ExperimentQuery) (_ []analytics.ExperimentRow, err error) {
+	defer markOutOfMemory(&err)
+	if err := s.dictionaries(ctx); err != nil {
+		return nil, err
+	}
+	var b builder
+	b.Write("WITH x AS (SELECT uid, min(t) AS t0, min(v) AS v, count(DISTINCT v) AS n FROM (SELECT uid, epoch_us(ts) AS t, ",
+		"coalesce(json_extract_string(properties, ", b.arg("/variant"), "), '') AS v FROM events WHERE ")
+	b.scope("", q.EventRange, q.From, q.To)
+	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(analytics.ExposureEvent)), " AND ")
+	if err := b.filter(analytics.ExposureOf(q.ExperimentID)); err != nil {
+		return nil, err
+	}
+	b.Write(") GROUP BY uid)")
+	for i, m := range q.Metrics {
+		b.Printf(", m%d AS (SELECT e.uid, min(epoch_us(e.ts)) AS t FROM events e JOIN x ON e.uid = x.uid WHERE ", i)
+		b.scope("e.", q.EventRange, q.From, q.To)
+		b.Write(" AND NOT e.is_bot AND x.n = 1 AND epoch_us(e.ts) - x.t0 >= 0 AND ")
+		if m == "" {
+			if err := b.filter(analytics.Converted); err != nil {
+				return nil, err
+			}
+		} else {
+			b.Write("e.eid = ", b.arg(s.eventID(m)))
+		}
+		b.Write(" GROUP BY e.uid)")
+	}
+	b.Write(" SELECT -1, CASE WHEN n > 1 THEN '' ELSE v END AS arm, n > 1 AS mixed, t0 // ", strconv.Itoa(dayMicros), " AS day, count(*) FROM x GROUP BY arm, mixed, day")
+	for i := range q.Metrics {
+		b.Printf(" UNION ALL SELECT %d, x.v, false, m%d.t // %d AS day, count(*) FROM m%d JOIN x ON x.uid = m%d.uid GROUP BY x.v, day", i, i, dayMicros, i, i)
+	}
+	return queryAll(ctx, s, "counting experiment results", &b, func(r scanner) (row analytics.ExperimentRow, err error) {
+		var day int64
+		err = r.Scan(&row.Metric, &row.Variant, &row.Mixed, &day, &row.Users)
+		row.Day = time.UnixMicro(day * dayMicros).UTC()
+		return row, err
+	})
+}

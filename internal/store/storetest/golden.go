@@ -118,6 +118,11 @@ func GoldenSQL(t *testing.T, s Events, trace *[]Statement) {
 			_, _, err := s.Bots(ctx, analytics.BotsQuery{EventRange: scope, TopPages: 10})
 			return err
 		}},
+		{"experiment_counts", func() error {
+			_, err := s.ExperimentCounts(ctx, analytics.ExperimentQuery{EventRange: scope, ExperimentID: 7,
+				Metrics: []string{"", "purchase"}})
+			return err
+		}},
 		{"event_names", func() error {
 			_, err := s.EventNames(ctx, analytics.EventNamesQuery{EventRange: scope, Limit: 50})
 			return err

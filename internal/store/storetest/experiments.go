@@ -1,0 +1,44 @@
+package storetest
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"strata/internal/analytics"
+	"strata/internal/query/querytest"
+)
+
+// testExperimentCounts runs the experiment counts on the store for seeded
+// random datasets and compares each answer with the reference in
+// querytest: exposures of the experiment only, users of two arms apart,
+// conversions at or after the first exposure, and the default metric
+// converted = 1.
+func testExperimentCounts(t *testing.T, s Events) {
+	ctx := context.Background()
+	for seed := int64(1); seed <= 25; seed++ {
+		ds := querytest.GenerateExperiment(seed)
+		p := analytics.Product{ID: 300 + seed}
+		if err := s.AppendEvents(ctx, storeEvents(p.ID, ds.Events)); err != nil {
+			t.Fatal(err)
+		}
+		q := analytics.ExperimentQuery{EventRange: analytics.EventRange{ProductID: p.ID, Env: analytics.EnvLive, From: ds.From, To: ds.To.AddDate(0, 0, 1)},
+			ExperimentID: ds.ExperimentID, Metrics: ds.Metrics}
+		rows, err := s.ExperimentCounts(ctx, q)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		got := make([]querytest.ExperimentCell, len(rows))
+		for i, r := range rows {
+			got[i] = querytest.ExperimentCell{Metric: r.Metric, Variant: r.Variant, Mixed: r.Mixed, Day: r.Day, Users: r.Users}
+		}
+		querytest.SortCells(got)
+		want := querytest.Experiment(ds.Events, ds.ExperimentID, ds.Metrics, ds.From, ds.To)
+		if len(want) == 0 {
+			t.Fatalf("seed %d: the dataset has no exposure", seed)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("seed %d metrics %q:\n got %+v\nwant %+v", seed, ds.Metrics, got, want)
+		}
+	}
+}
