@@ -124,6 +124,28 @@ type ExperimentStore interface {
 	// UpdateExperiment stores e's fields as they are now (the caller
 	// checked the transition), or returns ErrNotFound.
 	UpdateExperiment(ctx context.Context, e *Experiment) error
+	// RunningExperiments returns the running experiments of every
+	// product.
+	RunningExperiments(ctx context.Context) ([]Experiment, error)
+	// RecordSampleRatio stores the latest sample-ratio check of an
+	// experiment and, with pause, pauses it for the mismatch if it is
+	// still running; paused reports whether it did.
+	RecordSampleRatio(ctx context.Context, productID, id int64, check SampleRatio, pause bool) (paused bool, err error)
+}
+
+// PauseSampleRatio is the pause reason of an experiment the sample-ratio
+// check paused; PauseManual, of one paused by hand.
+const (
+	PauseSampleRatio = "sample_ratio_mismatch"
+	PauseManual      = "manual"
+)
+
+// LeaseStore lets one node of several run a periodic job at a time.
+type LeaseStore interface {
+	// AcquireLease takes or renews the lease name for holder until
+	// expires, unless another holder has it unexpired at now, and reports
+	// whether holder has it.
+	AcquireLease(ctx context.Context, name, holder string, now, expires time.Time) (bool, error)
 }
 
 // SampleRatio is the outcome of one sample-ratio check: the users exposed

@@ -16,7 +16,8 @@ import (
 var _ analytics.ExperimentStore = (*Store)(nil)
 
 const experimentColumns = `e.id, e.product_id, e.flag_id, COALESCE(f.key, ''), e.name, e.holdout_bp, e.primary_event,
-	e.secondary_events, e.start_date, e.end_date, e.status, e.pause_reason, e.winner, e.created_at, e.updated_at`
+	e.secondary_events, e.start_date, e.end_date, e.status, e.pause_reason, e.winner, e.started_at, e.sample_ratio,
+	e.created_at, e.updated_at`
 
 // experimentFrom joins the flag for its key; a deleted flag leaves it "".
 const experimentFrom = ` FROM experiments e LEFT JOIN flags f ON f.id = e.flag_id`
@@ -25,11 +26,22 @@ func scanExperiment(row Scanner) (analytics.Experiment, error) {
 	var e analytics.Experiment
 	var bp int
 	var secondary string
-	var start, end sql.NullTime
+	var start, end, started sql.NullTime
+	var ratio sql.NullString
 	err := row.Scan(&e.ID, &e.ProductID, &e.FlagID, &e.FlagKey, &e.Name, &bp, &e.PrimaryEvent, &secondary,
-		&start, &end, &e.Status, &e.PauseReason, &e.Winner, &e.CreatedAt, &e.UpdatedAt)
+		&start, &end, &e.Status, &e.PauseReason, &e.Winner, &started, &ratio, &e.CreatedAt, &e.UpdatedAt)
 	if err != nil {
 		return e, err
+	}
+	if started.Valid {
+		t := started.Time.UTC()
+		e.StartedAt = &t
+	}
+	if ratio.Valid {
+		e.SampleRatio = new(analytics.SampleRatio)
+		if err := json.Unmarshal([]byte(ratio.String), e.SampleRatio); err != nil {
+			return e, fmt.Errorf("experiment %d: stored sample ratio: %w", e.ID, err)
+		}
 	}
 	e.Holdout = float64(bp) / 100
 	if start.Valid {
@@ -120,9 +132,10 @@ func (s *Store) UpdateExperiment(ctx context.Context, e *analytics.Experiment) e
 	e.UpdatedAt = s.stamp()
 	res, err := s.db.ExecContext(ctx,
 		`UPDATE experiments SET name = $1, holdout_bp = $2, primary_event = $3, secondary_events = $4, start_date = $5,
-		   end_date = $6, status = $7, pause_reason = $8, winner = $9, updated_at = $10 WHERE product_id = $11 AND id = $12`,
+		   end_date = $6, status = $7, pause_reason = $8, winner = $9, started_at = $10, updated_at = $11
+		 WHERE product_id = $12 AND id = $13`,
 		e.Name, analytics.BasisPoints(e.Holdout), e.PrimaryEvent, secondary, day(e.StartDate), day(e.EndDate),
-		string(e.Status), e.PauseReason, e.Winner, e.UpdatedAt, e.ProductID, e.ID)
+		string(e.Status), e.PauseReason, e.Winner, e.StartedAt, e.UpdatedAt, e.ProductID, e.ID)
 	if err != nil {
 		return fmt.Errorf("updating experiment %d: %w", e.ID, err)
 	}
@@ -130,4 +143,57 @@ func (s *Store) UpdateExperiment(ctx context.Context, e *analytics.Experiment) e
 		return fmt.Errorf("experiment %d: %w", e.ID, analytics.ErrNotFound)
 	}
 	return nil
+}
+
+// RunningExperiments returns the running experiments of every product,
+// oldest first: what the sample-ratio check looks at.
+func (s *Store) RunningExperiments(ctx context.Context) ([]analytics.Experiment, error) {
+	return QueryAll(ctx, s.db, "listing running experiments", scanExperiment,
+		`SELECT `+experimentColumns+experimentFrom+` WHERE e.status = $1 ORDER BY e.id`, string(analytics.ExperimentRunning))
+}
+
+// RecordSampleRatio stores a sample-ratio check and, when pause is set,
+// pauses the experiment for the mismatch, in one statement that changes
+// the status only of an experiment still running: a pause, resume or
+// completion made meanwhile is never undone.
+func (s *Store) RecordSampleRatio(ctx context.Context, productID, id int64, check analytics.SampleRatio, pause bool) (paused bool, err error) {
+	text, err := json.Marshal(check)
+	if err != nil {
+		return false, fmt.Errorf("recording sample ratio: %w", err)
+	}
+	now := s.stamp()
+	if _, err := s.db.ExecContext(ctx, `UPDATE experiments SET sample_ratio = $1 WHERE product_id = $2 AND id = $3`,
+		string(text), productID, id); err != nil {
+		return false, fmt.Errorf("recording sample ratio of experiment %d: %w", id, err)
+	}
+	if !pause {
+		return false, nil
+	}
+	res, err := s.db.ExecContext(ctx,
+		`UPDATE experiments SET status = $1, pause_reason = $2, updated_at = $3 WHERE product_id = $4 AND id = $5 AND status = $6`,
+		string(analytics.ExperimentPaused), analytics.PauseSampleRatio, now, productID, id, string(analytics.ExperimentRunning))
+	if err != nil {
+		return false, fmt.Errorf("pausing experiment %d: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// AcquireLease takes or renews the lease name for holder until expires,
+// unless another holder has it and it has not expired at now. It reports
+// whether holder has the lease. The upsert is one statement, so two nodes
+// racing for a free lease cannot both win; the read after it says who did.
+func (s *Store) AcquireLease(ctx context.Context, name, holder string, now, expires time.Time) (bool, error) {
+	var got string
+	err := s.inTx(ctx, "acquiring lease", func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx,
+			`INSERT INTO leases (name, holder, expires_at) VALUES ($1, $2, $3)
+			 ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+			 WHERE leases.holder = excluded.holder OR leases.expires_at < $4`,
+			name, holder, expires.UTC(), now.UTC()); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT holder FROM leases WHERE name = $1`, name).Scan(&got)
+	})
+	return got == holder, err
 }

@@ -184,4 +184,93 @@ func testExperiments(t *testing.T, s Meta) {
 	if list, _ := s.ListExperiments(ctx, b.ID); len(list) != 0 {
 		t.Errorf("B lists %d experiments", len(list))
 	}
+	testSampleRatio(t, s, a.ID, b.ID, again)
+}
+
+// testSampleRatio checks what the sample-ratio check stores: the start
+// time, the running experiments of every product, the latest check, and a
+// pause that only a running experiment takes.
+func testSampleRatio(t *testing.T, s Meta, a, b int64, e analytics.Experiment) {
+	ctx := context.Background()
+	started := time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC)
+	e.Status, e.StartedAt = analytics.ExperimentRunning, &started
+	if err := s.UpdateExperiment(ctx, &e); err != nil {
+		t.Fatal(err)
+	}
+	f := analytics.Flag{ProductID: b, Key: "other", Name: "Other", Rollout: 100,
+		Variants: []analytics.FlagVariant{{Key: "control", Weight: 50}, {Key: "treatment", Weight: 50}}}
+	if err := s.CreateFlag(ctx, &f, "x"); err != nil {
+		t.Fatal(err)
+	}
+	other := analytics.Experiment{ProductID: b, FlagID: f.ID, Name: "Other"}
+	if err := s.CreateExperiment(ctx, &other); err != nil {
+		t.Fatal(err)
+	}
+	running, err := s.RunningExperiments(ctx)
+	if err != nil || len(running) != 1 || running[0].ID != e.ID || running[0].StartedAt == nil || !running[0].StartedAt.Equal(started) ||
+		running[0].SampleRatio != nil {
+		t.Fatalf("running experiments (B's is a draft): %v %+v", err, running)
+	}
+	check := analytics.SampleRatio{CheckedAt: started.Add(time.Hour), PValue: 0.0002, Mismatch: true,
+		Arms: []analytics.SampleRatioArm{{Variant: "control", Exposed: 1100, Observed: 0.55, Expected: 0.5},
+			{Variant: "treatment", Exposed: 900, Observed: 0.45, Expected: 0.5}}}
+	if paused, err := s.RecordSampleRatio(ctx, b, e.ID, check, true); err != nil || paused {
+		t.Errorf("a check through another product: paused %v, %v", paused, err)
+	}
+	if paused, err := s.RecordSampleRatio(ctx, a, e.ID, check, true); err != nil || !paused {
+		t.Fatalf("a mismatch: paused %v, %v", paused, err)
+	}
+	got, _ := s.Experiment(ctx, a, e.ID)
+	if got.Status != analytics.ExperimentPaused || got.PauseReason != analytics.PauseSampleRatio || got.SampleRatio == nil ||
+		!got.SampleRatio.CheckedAt.Equal(check.CheckedAt) || got.SampleRatio.PValue != check.PValue || len(got.SampleRatio.Arms) != 2 ||
+		got.SampleRatio.Arms[0] != check.Arms[0] {
+		t.Errorf("after the mismatch: %+v %+v", got, got.SampleRatio)
+	}
+	// Resumed by hand, then completed: a later mismatch no longer pauses.
+	got.Status, got.PauseReason = analytics.ExperimentCompleted, ""
+	if err := s.UpdateExperiment(ctx, &got); err != nil {
+		t.Fatal(err)
+	}
+	if paused, err := s.RecordSampleRatio(ctx, a, e.ID, check, true); err != nil || paused {
+		t.Errorf("a completed experiment: paused %v, %v", paused, err)
+	}
+	if got, _ := s.Experiment(ctx, a, e.ID); got.Status != analytics.ExperimentCompleted {
+		t.Errorf("the check changed a completed experiment to %s", got.Status)
+	}
+}
+
+// testLeases checks that one holder at a time has a lease: another holder
+// gets it only once it expired, and the holder renews it.
+func testLeases(t *testing.T, s Meta) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	take := func(holder string, at time.Time) bool {
+		t.Helper()
+		ok, err := s.AcquireLease(ctx, "srm", holder, at, at.Add(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !take("node-a", now) {
+		t.Fatal("a free lease was refused")
+	}
+	if take("node-b", now.Add(30*time.Second)) {
+		t.Error("node-b took a lease node-a holds")
+	}
+	if !take("node-a", now.Add(50*time.Second)) {
+		t.Error("node-a could not renew its lease")
+	}
+	if take("node-b", now.Add(100*time.Second)) {
+		t.Error("node-b took the renewed lease before it expired")
+	}
+	if !take("node-b", now.Add(111*time.Second)) {
+		t.Error("node-b could not take the expired lease")
+	}
+	if take("node-a", now.Add(112*time.Second)) {
+		t.Error("node-a took back a lease node-b holds")
+	}
+	if ok, err := s.AcquireLease(ctx, "other", "node-a", now, now.Add(time.Minute)); err != nil || !ok {
+		t.Errorf("another lease: %v %v", ok, err)
+	}
 }

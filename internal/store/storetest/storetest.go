@@ -24,6 +24,7 @@ type Meta interface {
 	analytics.AnnotationStore
 	analytics.FlagStore
 	analytics.ExperimentStore
+	analytics.LeaseStore
 }
 
 // Events is the event half of storage and the queries over it (DuckDB
@@ -53,6 +54,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("Annotations", func(t *testing.T) { testAnnotations(t, open(t)) })
 	t.Run("Flags", func(t *testing.T) { testFlags(t, open(t)) })
 	t.Run("Experiments", func(t *testing.T) { testExperiments(t, open(t)) })
+	t.Run("Leases", func(t *testing.T) { testLeases(t, open(t)) })
 	t.Run("Users", func(t *testing.T) { testUsers(t, open(t)) })
 	t.Run("OwnerRace", func(t *testing.T) { testOwnerRace(t, open(t)) })
 }
