@@ -168,8 +168,8 @@ func TestFlags(t *testing.T) {
 	wantError(t, annCall(t, s, a.Token, "GET", "/api/v1/flags/abc", nil), 404, "flag_not_found", "")
 }
 
-// experiment is an experiment as the API answers it.
-type experiment struct {
+// experimentWire is an experiment as the API answers it.
+type experimentWire struct {
 	ID              int64
 	FlagID          int64
 	FlagKey         string
@@ -192,10 +192,10 @@ type experiment struct {
 func TestExperiments(t *testing.T) {
 	s := startServer(t, t.TempDir())
 	a, b := newTenant(t, s, "Shop"), newTenant(t, s, "Blog")
-	post := func(cred, path string, body any) (response, experiment) {
+	post := func(cred, path string, body any) (response, experimentWire) {
 		t.Helper()
 		res := annCall(t, s, cred, "POST", path, body)
-		var e experiment
+		var e experimentWire
 		json.Unmarshal(res.Body, &e)
 		return res, e
 	}

@@ -6,6 +6,7 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -28,6 +29,7 @@ import (
 	"strata/internal/dashboard"
 	"strata/internal/enrich/bots"
 	"strata/internal/enrich/ua"
+	"strata/internal/experiment"
 	"strata/internal/httpapi"
 	"strata/internal/ingest"
 	"strata/internal/query"
@@ -54,6 +56,8 @@ type App struct {
 	adminSrv *http.Server
 	adminLn  net.Listener
 	sockPath string
+	// checker runs the sample-ratio check of running experiments.
+	checker *experiment.Checker
 	// setupToken is the first-run setup token while no dashboard owner
 	// exists at start, printed by Run once the address is known; "" after.
 	setupToken string
@@ -164,6 +168,11 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		ErrorTracking: cfg.ErrorTracking,
 		AllowedHosts:  cfg.AllowedHosts,
 	}
+	// The sample-ratio check pauses a running experiment whose split is
+	// broken; each node competes for the lease of every round, so one of
+	// them runs it (docs/experiments.md).
+	a.checker = &experiment.Checker{Store: a.store.meta, Counter: engine, Node: nodeName(), Interval: cfg.SampleRatioInterval,
+		Env: analytics.EnvLive, Paused: api.FlagsChanged, Log: log.With("component", "experiments"), Now: time.Now}
 	// The HTTP server is fasthttp (docs/architecture.md): /e is served on
 	// it directly, every other path through net/http handlers.
 	a.httpSrv = &fasthttp.Server{
@@ -275,6 +284,9 @@ func (a *App) Run(ctx context.Context) error {
 	if a.cfg.DebugAddr != "" {
 		go a.serveDebug()
 	}
+	checks, stopChecks := context.WithCancel(ctx)
+	defer stopChecks()
+	go a.checker.Run(checks)
 	a.ready.Store(true)
 	if a.setupToken != "" {
 		// The second secret logged on a first start (after the bootstrap
@@ -444,4 +456,14 @@ func (a *App) closeStorage() error {
 		os.Remove(a.sockPath)
 	}
 	return errors.Join(errs...)
+}
+
+// nodeName names this process among the nodes of a cluster, for the
+// leases of one-node jobs: the host name, the process id and a random
+// suffix, so that a restarted process is a new holder.
+func nodeName() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s/%d/%x", host, os.Getpid(), b)
 }

@@ -23,6 +23,7 @@ type metaStore interface {
 	analytics.UserStore
 	analytics.FlagStore
 	analytics.ExperimentStore
+	analytics.LeaseStore
 }
 
 // storage is what a server stores into, chosen by configuration: by

@@ -112,6 +112,10 @@ type Config struct {
 	// NEXT_PUBLIC_FEATURE_ERROR_TRACKING, the name the product spec gives
 	// the dashboard's feature flag, and is on only when that is "true".
 	ErrorTracking bool
+	// SampleRatioInterval is how often the sample-ratio check of running
+	// experiments runs (STRATA_SRM_INTERVAL); one node of a cluster runs
+	// each round (docs/experiments.md).
+	SampleRatioInterval time.Duration
 }
 
 // Default returns the configuration `make run` uses.
@@ -127,6 +131,7 @@ func Default() Config {
 		QueryQueue:          64,
 		QueryWait:           10 * time.Second,
 		QueryRateLimit:      120,
+		SampleRatioInterval: 5 * time.Minute,
 		KeyCacheTTL:         10 * time.Second,
 		DedupCapacity:       4_000_000,
 		CommitLinger:        2 * time.Millisecond,
@@ -232,6 +237,7 @@ func Load(args []string, lookup func(string) (string, bool)) (Config, error) {
 	fs.IntVar(&c.AnnotationRateLimit, "annotation-rate-limit", envInt("STRATA_ANNOTATION_RATE_LIMIT", c.AnnotationRateLimit), "annotation writes per minute per credential, and per workspace for its keys and tokens (env STRATA_ANNOTATION_RATE_LIMIT)")
 	fs.IntVar(&c.QueryConcurrency, "query-concurrency", envInt("STRATA_QUERY_CONCURRENCY", c.QueryConcurrency), "queries that may read events at once (env STRATA_QUERY_CONCURRENCY)")
 	fs.IntVar(&c.QueryQueue, "query-queue", envInt("STRATA_QUERY_QUEUE", c.QueryQueue), "queries that may wait for a slot; more are refused with 503 (env STRATA_QUERY_QUEUE)")
+	fs.DurationVar(&c.SampleRatioInterval, "srm-interval", envDuration("STRATA_SRM_INTERVAL", c.SampleRatioInterval), "how often running experiments get the sample-ratio check (env STRATA_SRM_INTERVAL)")
 	fs.DurationVar(&c.QueryWait, "query-wait", envDuration("STRATA_QUERY_WAIT", c.QueryWait), "longest a query waits for a slot before 503 (env STRATA_QUERY_WAIT)")
 	fs.IntVar(&c.QueryRateLimit, "query-rate-limit", envInt("STRATA_QUERY_RATE_LIMIT", c.QueryRateLimit), "queries per credential per minute, on each node (env STRATA_QUERY_RATE_LIMIT)")
 	fs.DurationVar(&c.KeyCacheTTL, "key-cache-ttl", c.KeyCacheTTL, "how long a key lookup is cached")
@@ -305,6 +311,9 @@ func (c Config) Validate() error {
 	}
 	if c.QueryWait <= 0 {
 		errs = append(errs, errors.New("query-wait must be positive"))
+	}
+	if c.SampleRatioInterval < time.Second {
+		errs = append(errs, fmt.Errorf("srm-interval %v: must be at least 1s", c.SampleRatioInterval))
 	}
 	if c.QueryRateLimit < 1 {
 		errs = append(errs, errors.New("query-rate-limit must be at least 1"))

@@ -9,6 +9,7 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/auth"
+	"strata/internal/experiment"
 )
 
 // The experiment API: /api/v1/experiments, for a query token or a
@@ -88,15 +89,21 @@ func (s *Server) experimentTarget(r *http.Request) (auth.Principal, analytics.Ex
 	if err != nil {
 		return p, analytics.Experiment{}, err
 	}
+	e, err := s.experimentOf(r, p.ProductID)
+	return p, e, err
+}
+
+// experimentOf reads the experiment of r's path in the product.
+func (s *Server) experimentOf(r *http.Request, productID int64) (analytics.Experiment, error) {
 	id, err := experimentID(r)
 	if err != nil {
-		return p, analytics.Experiment{}, err
+		return analytics.Experiment{}, err
 	}
-	e, err := s.Experiments.Experiment(r.Context(), p.ProductID, id)
+	e, err := s.Experiments.Experiment(r.Context(), productID, id)
 	if errors.Is(err, analytics.ErrNotFound) {
-		return p, e, errExperimentNotFound
+		return e, errExperimentNotFound
 	}
-	return p, e, err
+	return e, err
 }
 
 // handleCreateExperiment is POST /api/v1/experiments. Without flagId it
@@ -149,7 +156,7 @@ func (s *Server) handleCreateExperiment(w http.ResponseWriter, r *http.Request) 
 		}
 		return flagStoreError(err)
 	}
-	s.flagsChanged(p.ProductID)
+	s.FlagsChanged(p.ProductID)
 	writeJSON(w, http.StatusCreated, e)
 	return nil
 }
@@ -213,7 +220,7 @@ func (s *Server) handleUpdateExperiment(w http.ResponseWriter, r *http.Request) 
 	if err := s.Experiments.UpdateExperiment(r.Context(), &e); err != nil {
 		return err
 	}
-	s.flagsChanged(p.ProductID)
+	s.FlagsChanged(p.ProductID)
 	writeJSON(w, http.StatusOK, e)
 	return nil
 }
@@ -249,12 +256,16 @@ func (s *Server) experimentAction(action string) handlerFunc {
 		}
 		e.Status, e.PauseReason = next, ""
 		if next == analytics.ExperimentPaused {
-			e.PauseReason = "manual"
+			e.PauseReason = analytics.PauseManual
+		}
+		if e.StartedAt == nil && next == analytics.ExperimentRunning {
+			now := s.Now().UTC()
+			e.StartedAt = &now
 		}
 		if err := s.Experiments.UpdateExperiment(r.Context(), &e); err != nil {
 			return err
 		}
-		s.flagsChanged(p.ProductID)
+		s.FlagsChanged(p.ProductID)
 		writeJSON(w, http.StatusOK, e)
 		return nil
 	}
@@ -303,7 +314,7 @@ func (s *Server) handleApplyWinner(w http.ResponseWriter, r *http.Request) error
 	if err := s.Experiments.UpdateExperiment(r.Context(), &e); err != nil {
 		return err
 	}
-	s.flagsChanged(p.ProductID)
+	s.FlagsChanged(p.ProductID)
 	writeJSON(w, http.StatusOK, e)
 	return nil
 }
@@ -321,4 +332,30 @@ func (s *Server) runningExperiment(ctx context.Context, productID, flagID int64)
 		}
 	}
 	return false, nil
+}
+
+// handleExperimentResults is GET /api/v1/experiments/{id}/results: exposed
+// users per arm and each metric's conversions with their statistics
+// (docs/experiments.md). It reads events, so it counts against the
+// credential's query budget and waits for a query slot like any query.
+func (s *Server) handleExperimentResults(w http.ResponseWriter, r *http.Request) error {
+	sc, err := s.readScope(r)
+	if err != nil {
+		return err
+	}
+	e, err := s.experimentOf(r, sc.ProductID)
+	if err != nil {
+		return err
+	}
+	f, err := s.Flags.Flag(r.Context(), sc.ProductID, e.FlagID)
+	if err := flagStoreError(err); err != nil {
+		return err
+	}
+	sc.From, sc.To = experiment.Range(e, s.Now())
+	rows, err := s.Queries.RunExperiment(r.Context(), analytics.ExperimentQuery{EventRange: sc, ExperimentID: e.ID, Metrics: experiment.Metrics(e)})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, experiment.Analyse(e, f, rows, sc.From, sc.To))
+	return nil
 }

@@ -126,7 +126,7 @@ func (s *Server) handleCreateFlag(w http.ResponseWriter, r *http.Request) error 
 	if err := s.Flags.CreateFlag(r.Context(), &f, p.Describe()); err != nil {
 		return flagStoreError(err)
 	}
-	s.flagsChanged(p.ProductID)
+	s.FlagsChanged(p.ProductID)
 	writeJSON(w, http.StatusCreated, f)
 	return nil
 }
@@ -177,7 +177,7 @@ func (s *Server) handleUpdateFlag(w http.ResponseWriter, r *http.Request) error 
 	if err := s.Flags.UpdateFlag(r.Context(), &f, p.Describe()); err != nil {
 		return flagStoreError(err)
 	}
-	s.flagsChanged(p.ProductID)
+	s.FlagsChanged(p.ProductID)
 	writeJSON(w, http.StatusOK, f)
 	return nil
 }
@@ -198,7 +198,7 @@ func (s *Server) handleDeleteFlag(w http.ResponseWriter, r *http.Request) error 
 	if err := s.Flags.DeleteFlag(r.Context(), p.ProductID, id, p.Describe()); err != nil {
 		return flagStoreError(err)
 	}
-	s.flagsChanged(p.ProductID)
+	s.FlagsChanged(p.ProductID)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -205,6 +205,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("POST /api/v1/experiments/{id}/pause", h(s.experimentAction("pause")))
 	mux.Handle("POST /api/v1/experiments/{id}/resume", h(s.experimentAction("resume")))
 	mux.Handle("POST /api/v1/experiments/{id}/apply-winner", h(s.handleApplyWinner))
+	mux.Handle("GET /api/v1/experiments/{id}/results", h(s.handleExperimentResults))
 
 	mux.Handle("GET /api/v1/config", publicCORS(h(s.handleSDKConfig)))
 	mux.Handle("OPTIONS /api/v1/config", publicCORS(preflight("GET, OPTIONS")))

@@ -39,8 +39,8 @@ type configEntry struct {
 	loaded time.Time
 }
 
-// flagsChanged drops a product's cached configuration after a write here.
-func (s *Server) flagsChanged(productID int64) {
+// FlagsChanged drops a product's cached configuration after a write here.
+func (s *Server) FlagsChanged(productID int64) {
 	s.configs.mu.Lock()
 	delete(s.configs.entries, productID)
 	s.configs.mu.Unlock()

@@ -387,3 +387,14 @@ func positions(starts []time.Time) map[time.Time]int {
 	}
 	return index
 }
+
+// RunExperiment counts an experiment's exposed and converted users
+// (analytics.ExperimentQuery), as a read of the store like every query.
+func (e *Engine) RunExperiment(ctx context.Context, q analytics.ExperimentQuery) ([]analytics.ExperimentRow, error) {
+	var rows []analytics.ExperimentRow
+	err := e.read(ctx, func(ctx context.Context) (err error) {
+		rows, err = e.Store.ExperimentCounts(ctx, q)
+		return err
+	})
+	return rows, err
+}
