@@ -16,6 +16,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { harness } from "../../../../e2e/browser/harness.mjs";
+import { experiments, expPage } from "./experiments.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = join(here, "..", "..");
@@ -193,6 +194,9 @@ async function main() {
   await check("no error on any page", async () => {
     if (pageErrors.length) throw new Error(pageErrors.join("; "));
   });
+
+  // 5. Flags and experiments: variants, exposures, conversions, results, a pause.
+  await experiments({ browser, check, site, api, call: api.call });
 }
 
 /** waitFor polls a count until it reaches `want` (or passes it) or time runs out. */
@@ -235,6 +239,17 @@ function queryClient(base, token) {
       const r = await post("/api/v1/query/trend", { series: [{ event, math: "total" }], interval: "day", filters });
       return r.series[0].data.reduce((n, p) => n + p.value, 0);
     },
+    /** call sends any API request and returns the JSON answer. */
+    async call(method, path, body) {
+      const res = await fetch(base + path, {
+        method,
+        headers: { Authorization: "Bearer " + token, "Content-Type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const json = await res.json();
+      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+      return json;
+    },
     /** funnel returns the user count of each step. */
     async funnel(steps) {
       const r = await post("/api/v1/query/funnel", { steps, windowHours: 24 });
@@ -264,6 +279,7 @@ async function startSite({ strataUrl, key, sdkFromStrata }) {
     "/spa.html": page("<p>Single-page app.</p>"),
     "/offline.html": page("<p>Offline.</p>"),
     "/plain.html": page("<p>No SDK here.</p>", false),
+    "/exp.html": expPage(head),
   };
   const server = createServer((req, res) => {
     const path = new URL(req.url, "http://x").pathname;
