@@ -2,9 +2,10 @@
 // origin with the session cookie; the browser adds the Origin header the
 // server checks on every change.
 import type {
-  Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, CredentialStatus, DashboardConfig, EventNames, FunnelRequest,
-  FunnelResult, KeyCreated, KeyEnv, List, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult, SavedQuery, Session,
-  TokenCreated, TrendRequest, TrendResult,
+  Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, CredentialStatus, DashboardConfig, EventNames, Experiment,
+  ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList, FlagList, FlagWrite, FunnelRequest, FunnelResult, KeyCreated,
+  KeyEnv, List, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult, SavedQuery, Session, TokenCreated, TrendRequest,
+  TrendResult,
 } from "./types";
 
 /** ApiError is an error answer: the HTTP status and the body's code and message. */
@@ -124,11 +125,43 @@ export const api = {
   deleteAnnotation: (p: number, id: number) => request<void>("DELETE", scoped(`/api/v1/annotations/${enc(id)}`, p)),
   bulkDeleteAnnotations: (p: number, ids: number[]) =>
     request<{ deleted: number }>("POST", scoped("/api/v1/annotations/bulk-delete", p), { ids }),
+
+  flags: (p: number) => request<FlagList>("GET", scoped("/api/v1/flags", p)),
+  flag: (p: number, id: number) => request<Flag>("GET", scoped(`/api/v1/flags/${enc(id)}`, p)),
+  createFlag: (p: number, f: FlagWrite) => request<Flag>("POST", scoped("/api/v1/flags", p), f),
+  updateFlag: (p: number, id: number, f: FlagWrite) => request<Flag>("PUT", scoped(`/api/v1/flags/${enc(id)}`, p), f),
+  deleteFlag: (p: number, id: number) => request<void>("DELETE", scoped(`/api/v1/flags/${enc(id)}`, p)),
+  flagChanges: (p: number, id: number) => request<FlagChangeList>("GET", scoped(`/api/v1/flags/${enc(id)}/changes`, p)),
+
+  experiments: (p: number) => request<ExperimentList>("GET", scoped("/api/v1/experiments", p)),
+  experiment: (p: number, id: number) => request<Experiment>("GET", scoped(`/api/v1/experiments/${enc(id)}`, p)),
+  createExperiment: (p: number, e: ExperimentWrite) => request<Experiment>("POST", scoped("/api/v1/experiments", p), e),
+  updateExperiment: (p: number, id: number, e: ExperimentWrite) => request<Experiment>("PUT", scoped(`/api/v1/experiments/${enc(id)}`, p), e),
+  /** experimentAction is start (draft → running), pause (running → paused) or resume (paused → running). */
+  experimentAction: (p: number, id: number, action: ExperimentAction) =>
+    request<Experiment>("POST", scoped(`/api/v1/experiments/${enc(id)}/${action}`, p)),
+  applyWinner: (p: number, id: number, variant: string) =>
+    request<Experiment>("POST", scoped(`/api/v1/experiments/${enc(id)}/apply-winner`, p), { variant }),
+  experimentResults: (p: number, id: number) => request<ExperimentResults>("GET", scoped(`/api/v1/experiments/${enc(id)}/results`, p)),
 };
+
+/** The status changes of an experiment that take no body. */
+export type ExperimentAction = "start" | "pause" | "resume";
 
 /** exportUrl is the CSV export of the annotations a chart filter selects. */
 export function annotationsExportUrl(p: number, queryId?: number): string {
   return scoped("/api/v1/annotations/export.csv", p, { queryId });
+}
+
+/**
+ * fieldError splits a 400 invalid_request, whose message names the field
+ * first ("variants[1].weight: must be …"), into that field and the
+ * message; null for any other error.
+ */
+export function fieldError(e: unknown): { field: string; message: string } | null {
+  if (!(e instanceof ApiError) || e.status !== 400) return null;
+  const m = /^([A-Za-z]+(?:\[\d+\])?(?:\.[A-Za-z]+)?): /.exec(e.message);
+  return m ? { field: m[1], message: e.message } : null;
 }
 
 /** message is what to show a person for a failed call. */

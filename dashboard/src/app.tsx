@@ -9,6 +9,9 @@ import { activeItem, navItems } from "./components/nav";
 import { AuthForm } from "./pages/AuthForm";
 import { Acquisition } from "./pages/Acquisition";
 import { Annotations } from "./pages/Annotations";
+import { ExperimentPage } from "./pages/Experiment";
+import { Experiments } from "./pages/Experiments";
+import { FlagPage, Flags } from "./pages/Flags";
 import { Funnels } from "./pages/Funnels";
 import { Overview } from "./pages/Overview";
 import { Retention } from "./pages/Retention";
@@ -114,7 +117,9 @@ function Shell(props: { config: DashboardConfig; user: User; onLogout: () => voi
   const switchProduct = (id: number) => {
     const s = new URLSearchParams(loc.search);
     s.set("product", String(id));
-    const path = loc.path.startsWith("/settings/products/") ? `/settings/products/${id}` : loc.path;
+    // A flag or an experiment belongs to one product: another product opens its list.
+    const item = /^\/(flags|experiments)\/\d+$/.exec(loc.path);
+    const path = loc.path.startsWith("/settings/products/") ? `/settings/products/${id}` : item ? `/${item[1]}` : loc.path;
     navigate(`${path}?${s}`);
   };
   const replaceProduct = (p: Product) => setProducts((list) => (list ?? []).map((x) => (x.id === p.id ? p : x)));
@@ -157,8 +162,6 @@ function currentProduct(products: Product[] | null, loc: Loc): Product | null {
 const comingSoon: Record<string, { title: string; text: string }> = {
   "/errors": { title: "Errors", text: "Errors will list exceptions grouped by fingerprint, with their events, users and last-seen dates." },
   "/messages": { title: "Messages", text: "Messages will manage in-app tooltips, modals and banners." },
-  "/experiments": { title: "Experiments", text: "Experiments will manage A/B tests and show their results." },
-  "/flags": { title: "Flags", text: "Flags will manage feature flags and their rollouts." },
 };
 
 function Page(props: {
@@ -178,6 +181,11 @@ function Page(props: {
   if (path === "/retention") return <Retention product={props.product} range={props.range} />;
   if (path === "/acquisition") return <Acquisition product={props.product} range={props.range} />;
   if (path === "/annotations") return <Annotations product={props.product} />;
+  if (path === "/flags") return <Flags product={props.product} />;
+  if (path === "/experiments") return <Experiments product={props.product} />;
+  const item = /^\/(flags|experiments)\/(\d+)$/.exec(path);
+  if (item?.[1] === "flags") return <FlagPage product={props.product} id={Number(item[2])} />;
+  if (item?.[1] === "experiments") return <ExperimentPage product={props.product} id={Number(item[2])} />;
   if (path === "/errors" && !props.errorTracking) return <NotFound home={home} />;
   const soon = comingSoon[path];
   if (soon) return <ComingSoon title={soon.title}>{soon.text}</ComingSoon>;

@@ -27,7 +27,7 @@ var distFS embed.FS
 // that ends in "/", is a page.
 var pages = []string{
 	"/", "/trends", "/funnels", "/retention", "/acquisition", "/annotations",
-	"/messages", "/experiments", "/flags", "/settings", "/settings/",
+	"/messages", "/experiments", "/experiments/", "/flags", "/flags/", "/settings", "/settings/",
 }
 
 // errorPages are the Errors page's paths, pages only while error tracking

@@ -49,6 +49,8 @@ func TestPages(t *testing.T) {
 		{"a chart page", off, "/trends", nil, true, 200, "<title>Strata</title>"},
 		{"every listed page", off, "/flags", nil, true, 200, "<title>Strata</title>"},
 		{"a settings subpage", off, "/settings/products/12", nil, true, 200, "<title>Strata</title>"},
+		{"an experiment's page", off, "/experiments/7", nil, true, 200, "<title>Strata</title>"},
+		{"a flag's page", off, "/flags/3", nil, true, 200, "<title>Strata</title>"},
 		{"errors while the flag is off, from a browser", off, "/errors", html, true, 404, "<title>Strata</title>"},
 		{"errors while the flag is off, from a program", off, "/errors", nil, false, 0, ""},
 		{"errors while the flag is on", on, "/errors", nil, true, 200, "<title>Strata</title>"},

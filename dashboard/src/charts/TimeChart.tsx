@@ -30,7 +30,8 @@ interface Marker {
  * annotations as vertical markers in their colour (label on hover or
  * focus). Clicking the chart picks the bucket under the pointer (onPick),
  * which the pages use to create an annotation there. A data table below
- * gives the same numbers without the canvas.
+ * gives the same numbers without the canvas. format writes the values
+ * (axis, tooltip, table): counts in the browser's locale unless given.
  */
 export function TimeChart(props: {
   kind: "line" | "bar";
@@ -40,6 +41,7 @@ export function TimeChart(props: {
   annotations?: Annotation[];
   onPick?: (bucket: string) => void;
   label: string;
+  format?: (value: number) => string;
 }) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const chart = useRef<Chart | null>(null);
@@ -94,7 +96,7 @@ export function TimeChart(props: {
           tooltip: {
             callbacks: {
               title: (items) => bucketTitle(latest.current.buckets[items[0]?.dataIndex ?? 0] ?? "", latest.current.interval),
-              label: (item) => ` ${item.dataset.label}: ${num(Number(item.raw))}`,
+              label: (item) => ` ${item.dataset.label}: ${(latest.current.format ?? num)(Number(item.raw))}`,
             },
           },
         },
@@ -107,7 +109,7 @@ export function TimeChart(props: {
             },
             grid: { display: false },
           },
-          y: { beginAtZero: true, ticks: { precision: 0, callback: (v) => num(Number(v)) } },
+          y: { beginAtZero: true, ticks: { precision: props.format ? undefined : 0, callback: (v) => (latest.current.format ?? num)(Number(v)) } },
         },
         onClick: (evt, _els, c) => {
           const pick = latest.current.onPick;
@@ -129,6 +131,9 @@ export function TimeChart(props: {
     const c = chart.current;
     if (!c) return;
     c.data.labels = props.buckets;
+    // A line of one bucket is drawn in the middle, not on the left edge.
+    const x = c.options.scales?.x as { offset?: boolean } | undefined;
+    if (x) x.offset = props.kind === "bar" || props.buckets.length === 1;
     c.data.datasets = props.lines.map((l, i) => ({
       label: l.label,
       data: l.data,
@@ -174,7 +179,7 @@ export function TimeChart(props: {
                 <tr key={b}>
                   <td>{bucketTitle(b, props.interval)}</td>
                   {props.lines.map((l, j) => (
-                    <td key={j}>{num(l.data[i] ?? 0)}</td>
+                    <td key={j}>{(props.format ?? num)(l.data[i] ?? 0)}</td>
                   ))}
                 </tr>
               ))}

@@ -38,15 +38,30 @@ export function EventList(props: { id: string; names: { name: string; count: num
 }
 
 /** EventInput is a text input for an event name with the datalist's suggestions. */
-export function EventInput(props: { label: string; value: string; list: string; onChange: (v: string) => void; name?: string }) {
+export function EventInput(props: {
+  label: string;
+  value: string;
+  list: string;
+  onChange: (v: string) => void;
+  name?: string;
+  id?: string;
+  placeholder?: string;
+  /** The id of its hint or error. */
+  describedBy?: string;
+  invalid?: boolean;
+}) {
   return (
     <input
       type="text"
       class="event-input"
+      id={props.id}
       name={props.name}
       aria-label={props.label}
+      aria-describedby={props.describedBy}
+      aria-invalid={props.invalid || undefined}
       list={props.list}
       value={props.value}
+      placeholder={props.placeholder}
       autocomplete="off"
       spellcheck={false}
       onInput={(e) => props.onChange(e.currentTarget.value)}

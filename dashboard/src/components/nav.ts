@@ -27,8 +27,8 @@ export function navItems(features: { errorTracking: boolean }): NavItem[] {
   return items.filter((i) => !i.feature || features[i.feature]).map(({ path, label, chart }) => ({ path, label, chart }));
 }
 
-/** activeItem is the entry a path belongs to, if any. */
+/** activeItem is the entry a path belongs to, if any: /flags/3 is under Flags. */
 export function activeItem(list: readonly NavItem[], path: string): NavItem | undefined {
   if (path.startsWith("/settings")) return list.find((i) => i.path.startsWith("/settings"));
-  return list.find((i) => i.path === path);
+  return list.find((i) => i.path === path) ?? list.find((i) => i.path !== "/" && path.startsWith(i.path + "/"));
 }

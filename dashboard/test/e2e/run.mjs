@@ -4,8 +4,11 @@
 // the setup token the server logs, done through the address it prints),
 // signs in and out, moves around the pages, creates API keys and query
 // tokens and uses them (the copied script tag ingests a page view from
-// another origin), and checks that the Errors entry follows
-// NEXT_PUBLIC_FEATURE_ERROR_TRACKING.
+// another origin), checks that the Errors entry follows
+// NEXT_PUBLIC_FEATURE_ERROR_TRACKING, and, on a server of their own, runs
+// the Flags and Experiments pages: a flag and its audit trail, an
+// experiment fed with exposures and conversions whose results page must
+// show the counts the test keeps itself, and the sample-ratio banner.
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
 //
@@ -43,6 +46,7 @@ async function main() {
 
   await withoutErrorTracking(browser);
   await withErrorTracking(browser);
+  await flagsAndExperiments(browser);
 }
 
 /** The main run, on a server started without the error-tracking flag. */
@@ -605,6 +609,327 @@ async function withErrorTracking(browser) {
     await page.getByRole("heading", { name: "Errors" }).waitFor();
   });
   await page.screenshot({ path: join(ARTIFACTS, "09-errors-shown.png"), fullPage: true });
+}
+
+/**
+ * Flags and experiments, on a server whose sample-ratio check runs every
+ * second (STRATA_SRM_INTERVAL=1s): a flag created through the form (a 400
+ * shown next to its field first), switched off from the list, with its
+ * audit trail; an experiment created and started through the UI, fed
+ * exposures and conversions with counts this test keeps, whose results
+ * page must show exactly those counts; the running experiment's flag
+ * refusing new weights; applying the winner; and a second experiment fed
+ * a skewed split (300 control, 150 treatment on 50/50) that the check
+ * pauses, which the page shows as the sample-ratio banner.
+ */
+async function flagsAndExperiments(browser) {
+  const strata = await startStrata({ NEXT_PUBLIC_FEATURE_ERROR_TRACKING: "", STRATA_SRM_INTERVAL: "1s" });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  context.setDefaultTimeout(10_000);
+  cleanups.push(() => context.close());
+  const pageErrors = [];
+  context.on("weberror", (e) => pageErrors.push(e.error().message));
+  context.on("console", (m) => {
+    if (/Content Security Policy/i.test(m.text())) pageErrors.push(m.text());
+  });
+  const page = await context.newPage();
+  const shot = (name) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  const api = (method, path, body) =>
+    page.evaluate(
+      async ([method, path, body]) => {
+        const res = await fetch(path, body === undefined ? { method } : { method, headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+        return { status: res.status, body: res.status === 204 ? null : await res.json() };
+      },
+      [method, path, body],
+    );
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  /** noSideScroll fails when the page is wider than the viewport. */
+  const noSideScroll = async () => {
+    // Charts follow a resize on the next frames: give them a moment.
+    await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 3000 }).catch(() => {});
+    const [scroll, width, wide] = await page.evaluate(() => {
+      // The outermost elements that reach past the viewport, to name the culprit.
+      const clipped = (e) => e.parentElement?.closest(".table-scroll") !== null && e.parentElement?.closest(".table-scroll") !== undefined;
+      const out = [...document.querySelectorAll("body *")].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1 && !clipped(e));
+      const top = out.filter((e) => !out.includes(e.parentElement)).slice(0, 3);
+      return [document.documentElement.scrollWidth, window.innerWidth, top.map((e) => `${e.tagName.toLowerCase()}.${[...e.classList].join(".")}`)];
+    });
+    if (scroll > width) throw new Error(`the page is ${scroll} px wide in a ${width} px viewport (${wide.join(", ")})`);
+  };
+
+  // Set up the owner, which signs in, as the main run does.
+  await page.goto(strata.setupUrl);
+  await page.getByLabel("Email").fill(OWNER.email);
+  await page.getByLabel("Password", { exact: true }).fill(OWNER.password);
+  await page.getByLabel("Repeat the password").fill(OWNER.password);
+  await page.getByRole("button", { name: "Create owner account" }).click();
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+  await page.waitForURL(/[?&]product=\d+/);
+  const productId = Number(new URL(page.url()).searchParams.get("product"));
+  const made = await api("POST", `/api/v1/products/${productId}/keys`, { env: "live" });
+  const key = made.body.secret;
+  const ingest = async (batch) => {
+    for (let i = 0; i < batch.length; i += 400) {
+      const part = batch.slice(i, i + 400);
+      const res = await fetch(strata.url + "/e", { method: "POST", headers: { "Content-Type": "application/json", "X-API-Key": key }, body: JSON.stringify({ batch: part }) });
+      const body = await res.json();
+      if (res.status !== 202 || body.accepted !== part.length) throw new Error(`POST /e: ${res.status} ${JSON.stringify(body)}`);
+    }
+  };
+
+  // 1. A flag through the form.
+  await page.locator("nav.sidebar").getByRole("link", { name: "Flags" }).click();
+  await page.getByRole("heading", { name: "Flags", exact: true }).waitFor();
+  await page.getByRole("button", { name: "New flag" }).click();
+  const flagForm = page.getByRole("form", { name: "New flag" });
+  await flagForm.getByLabel("Name").fill("E2E checkout banner");
+  await flagForm.getByLabel("Description (optional)").fill("The green banner on /checkout");
+  await flagForm.getByLabel("Enabled").check();
+  await flagForm.getByLabel("Rollout (%)").fill("50");
+  await flagForm.getByRole("button", { name: "Split into arms" }).click();
+  await flagForm.getByLabel("Arm 2 weight (%)").fill("49");
+  await flagForm.getByLabel("Arm 2 payload (JSON, optional)").fill('{"color": "green"}');
+  await flagForm.getByRole("button", { name: "Create flag" }).click();
+  await check("a flag the server refuses shows its message next to the arms", async () => {
+    await flagForm.locator("fieldset.arms").getByRole("alert").filter({ hasText: "variants: the weights must sum to 100, not 99" }).waitFor();
+  });
+  await shot("flag-form");
+  await flagForm.getByLabel("Arm 2 weight (%)").fill("50");
+  await flagForm.getByRole("button", { name: "Create flag" }).click();
+  const flagRow = page.getByTestId("flag-row").filter({ hasText: "e2e_checkout_banner" });
+  await check("the new flag is listed with its key made from the name, rollout and arms", async () => {
+    await flagRow.waitFor();
+    const cells = (await flagRow.locator("td").allTextContents()).map((c) => c.trim());
+    if (cells.slice(0, 5).join(" | ") !== "e2e_checkout_banner | E2E checkout banner | On | 50% | control 50% · treatment 50%") throw new Error(cells.join(" | "));
+    const stored = (await api("GET", `/api/v1/flags?product=${productId}`)).body.items[0];
+    if (JSON.stringify(stored.variants) !== JSON.stringify([{ key: "control", weight: 50 }, { key: "treatment", weight: 50, payload: { color: "green" } }])) {
+      throw new Error(JSON.stringify(stored));
+    }
+  });
+  await flagRow.getByRole("switch", { name: "Enabled: e2e_checkout_banner" }).click();
+  await check("the switch in the list turns the flag off", async () => {
+    await flagRow.getByText("Off", { exact: true }).waitFor();
+    const stored = (await api("GET", `/api/v1/flags?product=${productId}`)).body.items[0];
+    if (stored.enabled !== false) throw new Error(JSON.stringify(stored));
+  });
+  await shot("flags");
+  await flagRow.getByRole("link", { name: "e2e_checkout_banner", exact: true }).click();
+  await page.getByRole("heading", { name: "E2E checkout banner" }).waitFor();
+  await check("the flag's page shows its audit trail: who, when, each field before and after", async () => {
+    const entries = page.getByTestId("audit-entry");
+    await entries.nth(1).waitFor();
+    const heads = await entries.locator(".audit-head").allTextContents();
+    if (!/^Updated by owner@example\.com · .*UTC$/.test(heads[0]) || !/^Created by owner@example\.com/.test(heads[1])) throw new Error(heads.join(" / "));
+    const rows = (n) => entries.nth(n).locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent.trim()).join(" | ")));
+    const updated = await rows(0);
+    if (updated.join(" / ") !== "enabled | On | Off") throw new Error(updated.join(" / "));
+    const created = await rows(1);
+    for (const row of ["key | — | e2e_checkout_banner", "enabled | — | On", "rollout | — | 50%", 'variants | — | control 50% · treatment 50% {"color":"green"}']) {
+      if (!created.includes(row)) throw new Error(`no "${row}" in ${created.join(" / ")}`);
+    }
+  });
+  await shot("flag-audit");
+
+  // 2. An experiment through the form, started from the list.
+  await page.locator("nav.sidebar").getByRole("link", { name: "Experiments" }).click();
+  await page.getByRole("heading", { name: "Experiments", exact: true }).waitFor();
+  await page.getByRole("button", { name: "New experiment" }).click();
+  const expForm = page.getByRole("form", { name: "New experiment" });
+  await expForm.getByLabel("Name", { exact: true }).fill("E2E pricing test");
+  await check("a new experiment starts from control and treatment at 50/50", async () => {
+    const values = await expForm.getByTestId("arm-row").locator("input").evaluateAll((els) => els.map((e) => e.value));
+    if (values.join() !== "control,50,treatment,50") throw new Error(values.join());
+  });
+  await expForm.getByRole("combobox", { name: "Primary metric" }).fill("purchase");
+  await expForm.getByRole("button", { name: "Add secondary metric" }).click();
+  await expForm.getByRole("combobox", { name: "Secondary metric 1" }).fill("add_to_cart");
+  await shot("experiment-form");
+  await expForm.getByRole("button", { name: "Create experiment" }).click();
+  const expRow = page.getByTestId("experiment-row").filter({ hasText: "E2E pricing test" });
+  await expRow.waitFor();
+  await expRow.getByRole("button", { name: "Start E2E pricing test" }).click();
+  await check("the experiment is listed with its flag, and Start makes it running", async () => {
+    await expRow.getByText("Running").waitFor();
+    const cells = (await expRow.locator("td").allTextContents()).map((c) => c.trim());
+    if (cells[1] !== "e2e_pricing_test" || !/UTC$/.test(cells[3])) throw new Error(cells.join(" | "));
+    await expRow.getByRole("button", { name: "Pause E2E pricing test" }).waitFor();
+  });
+  const experimentId = Number((await expRow.getByRole("link", { name: "E2E pricing test", exact: true }).getAttribute("href")).match(/\/experiments\/(\d+)/)[1]);
+
+  // Exposures and conversions, counted here. Events without a timestamp
+  // take the time they are received, in batch order, so every conversion
+  // below comes after its user's exposure; early_* convert only before.
+  const flagKey = "e2e_pricing_test";
+  const exposure = (id, variant, experiment = experimentId, flag = flagKey) => ({
+    event_name: "$exposure", distinct_id: id, properties: { flag, experiment_id: experiment, variant },
+  });
+  const want = { exposed: { control: 0, treatment: 0 }, purchase: { control: 0, treatment: 0 }, cart: { control: 0, treatment: 0 }, holdout: 0, mixed: 0 };
+  const before = [], exposures = [], after = [];
+  for (let i = 0; i < 5; i++) {
+    before.push({ event_name: "purchase", distinct_id: `early_${i}` });
+    exposures.push(exposure(`early_${i}`, "control"));
+    want.exposed.control++;
+  }
+  for (const [variant, n, buys, carts] of [["control", 120, (i) => i % 4 === 0, (i) => i % 2 === 0], ["treatment", 110, (i) => i % 5 < 2, (i) => i % 3 === 0]]) {
+    for (let i = 0; i < n; i++) {
+      const id = `${variant}_${i}`;
+      exposures.push(exposure(id, variant));
+      want.exposed[variant]++;
+      if (buys(i)) {
+        after.push({ event_name: "purchase", distinct_id: id });
+        want.purchase[variant]++;
+      }
+      if (carts(i)) {
+        after.push({ event_name: "add_to_cart", distinct_id: id });
+        want.cart[variant]++;
+      }
+    }
+  }
+  for (let i = 0; i < 10; i++) {
+    exposures.push(exposure(`held_${i}`, "holdout"));
+    after.push({ event_name: "purchase", distinct_id: `held_${i}` });
+    want.holdout++;
+  }
+  for (let i = 0; i < 2; i++) {
+    exposures.push(exposure(`both_${i}`, "control"), exposure(`both_${i}`, "treatment"));
+    after.push({ event_name: "purchase", distinct_id: `both_${i}` });
+    want.mixed++;
+  }
+  let served = null;
+  await check("exposures and conversions are accepted, and the results endpoint counts them", async () => {
+    await ingest(before);
+    await ingest(exposures);
+    await ingest(after);
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      served = await api("GET", `/api/v1/experiments/${experimentId}/results?product=${productId}`);
+      if (served.status !== 200) throw new Error(`results: ${served.status} ${JSON.stringify(served.body)}`);
+      const arms = served.body.arms.map((a) => a.exposed).join();
+      if (arms === `${want.exposed.control},${want.exposed.treatment}` && served.body.holdout === want.holdout) break;
+      await sleep(250);
+    }
+    const r = served.body;
+    const got = { exposed: r.arms.map((a) => a.exposed), purchase: r.metrics[0].arms.map((a) => a.converted), cart: r.metrics[1].arms.map((a) => a.converted), holdout: r.holdout, mixed: r.multipleArms };
+    const wanted = { exposed: [want.exposed.control, want.exposed.treatment], purchase: [want.purchase.control, want.purchase.treatment], cart: [want.cart.control, want.cart.treatment], holdout: want.holdout, mixed: want.mixed };
+    if (JSON.stringify(got) !== JSON.stringify(wanted)) throw new Error(`API ${JSON.stringify(got)}, want ${JSON.stringify(wanted)}`);
+  });
+
+  await expRow.getByRole("link", { name: "E2E pricing test", exact: true }).click();
+  await page.getByRole("heading", { name: "E2E pricing test" }).waitFor();
+  await check("an experiment's page loads directly from its address", async () => {
+    const res = await page.request.get(page.url(), { headers: { Accept: "text/html" } });
+    if (res.status() !== 200) throw new Error(`${page.url()}: ${res.status()}`);
+    await page.reload();
+    await page.getByRole("heading", { name: "E2E pricing test" }).waitFor();
+  });
+  const resultRow = (metric, variant) => page.getByRole("table", { name: `Results: ${metric}` }).locator(`tr[data-variant="${variant}"]`);
+  await check("the results page shows the exposed and converted users the test sent, per metric and arm", async () => {
+    await page.getByRole("table", { name: /^Results: / }).nth(1).waitFor();
+    const metrics = await page.getByRole("table", { name: /^Results: / }).evaluateAll((ts) => ts.map((t) => t.getAttribute("aria-label").slice("Results: ".length)));
+    if (metrics.length !== 2) throw new Error(`tables: ${metrics.join(", ")}`);
+    for (const [m, counts] of [[metrics[0], want.purchase], [metrics[1], want.cart]]) {
+      for (const variant of ["control", "treatment"]) {
+        const cells = await resultRow(m, variant).locator("td").allTextContents();
+        if (cells[0] !== String(want.exposed[variant]) || cells[1] !== String(counts[variant])) {
+          throw new Error(`${m} ${variant}: ${cells.join(" | ")}; want ${want.exposed[variant]} exposed, ${counts[variant]} converted`);
+        }
+      }
+    }
+    if (!/purchase/.test(metrics[0]) || !/add_to_cart/.test(metrics[1])) throw new Error(metrics.join(", "));
+    const control = await resultRow(metrics[0], "control").locator("td").allTextContents();
+    if (control.slice(3).join() !== "—,—,—,—") throw new Error(`control compares with itself: ${control.join(" | ")}`);
+    const treatment = await resultRow(metrics[0], "treatment").locator("td").allTextContents();
+    const rate = `${((want.purchase.treatment / want.exposed.treatment) * 100).toFixed(1)}%`;
+    if (treatment[2] !== rate || !/^[+\u2212]\d+\.\d pp \(/.test(treatment[3]) || !/^(\d\.\d{3}|< 0\.001)$/.test(treatment[5])) throw new Error(treatment.join(" | "));
+    const left = await page.getByTestId("left-out").textContent();
+    if (!left.includes(`${want.holdout} holdout users and ${want.mixed} users exposed to more than one arm`)) throw new Error(left);
+    if ((await page.getByTestId("too-early").count()) !== 0) throw new Error("too early with over 100 users an arm");
+    const drawn = await page.locator(".chart-box canvas").evaluate((c) => c.width > 0 && c.height > 0);
+    if (!drawn) throw new Error("the rate chart is empty");
+  });
+  await shot("experiment-results");
+  await page.setViewportSize({ width: 390, height: 844 });
+  await check("at 390 px the results tables scroll inside their card, not the page", async () => {
+    await noSideScroll();
+    const scrolls = await page.locator(".results .table-scroll").evaluateAll((els) => els.some((e) => e.scrollWidth > e.clientWidth));
+    if (!scrolls) throw new Error("no results table is wider than its card: nothing to scroll?");
+  });
+  await shot("experiment-results-phone");
+  await page.setViewportSize({ width: 1280, height: 800 });
+
+  await page.getByRole("link", { name: "e2e_pricing_test", exact: true }).first().click();
+  await page.getByRole("heading", { name: "E2E pricing test" }).waitFor();
+  const armsForm = page.getByRole("form", { name: "Change e2e_pricing_test" });
+  await armsForm.getByLabel("Arm 1 weight (%)").fill("60");
+  await armsForm.getByLabel("Arm 2 weight (%)").fill("40");
+  await armsForm.getByRole("button", { name: "Save changes" }).click();
+  await check("a running experiment's flag refuses new weights, with the server's message", async () => {
+    await armsForm.locator("fieldset.arms").getByRole("alert").filter({ hasText: "experiment is running: pause it" }).waitFor();
+  });
+  await page.goBack();
+  await page.getByRole("heading", { name: "E2E pricing test" }).waitFor();
+  await page.getByLabel("Winning arm").selectOption("treatment");
+  await page.getByRole("button", { name: "Apply winner" }).click();
+  await check("applying the winner asks first, then completes the experiment", async () => {
+    await page.getByRole("alertdialog").getByRole("heading", { name: "Apply treatment to every user?" }).waitFor();
+    await page.getByRole("alertdialog").getByRole("button", { name: "Apply treatment" }).click();
+    await page.getByTestId("experiment-status").filter({ hasText: "Completed" }).waitFor();
+    await page.getByTestId("winner").filter({ hasText: "treatment applied to every user" }).waitFor();
+    const flag = (await api("GET", `/api/v1/flags?product=${productId}`)).body.items.find((f) => f.key === flagKey);
+    if (flag.rollout !== 100 || !flag.enabled || flag.variants.map((v) => v.weight).join() !== "0,100") throw new Error(JSON.stringify(flag));
+  });
+
+  // 3. A skewed split: the check pauses the experiment, the page says so.
+  await page.locator("nav.sidebar").getByRole("link", { name: "Experiments" }).click();
+  await page.getByRole("button", { name: "New experiment" }).click();
+  await page.getByRole("form", { name: "New experiment" }).getByLabel("Name", { exact: true }).fill("E2E skewed test");
+  await page.getByRole("form", { name: "New experiment" }).getByRole("button", { name: "Create experiment" }).click();
+  const skewRow = page.getByTestId("experiment-row").filter({ hasText: "E2E skewed test" });
+  await skewRow.getByRole("button", { name: "Start E2E skewed test" }).click();
+  await skewRow.getByText("Running").waitFor();
+  const skewId = Number((await skewRow.getByRole("link", { name: "E2E skewed test", exact: true }).getAttribute("href")).match(/\/experiments\/(\d+)/)[1]);
+  const skewed = [];
+  for (const [variant, n] of [["control", 300], ["treatment", 150]]) {
+    for (let i = 0; i < n; i++) skewed.push(exposure(`skew_${variant}_${i}`, variant, skewId, "e2e_skewed_test"));
+  }
+  for (let i = 0; i < 30; i++) skewed.push({ event_name: "order", distinct_id: `skew_control_${i}`, properties: { converted: 1 } });
+  await ingest(skewed);
+  await skewRow.getByRole("link", { name: "E2E skewed test", exact: true }).click();
+  await page.getByRole("heading", { name: "E2E skewed test" }).waitFor();
+  await check("300 control against 150 treatment on 50/50: the check pauses it and the page shows the sample-ratio banner", async () => {
+    const banner = page.getByTestId("srm-banner");
+    const deadline = Date.now() + 20_000;
+    while (!(await banner.isVisible()) && Date.now() < deadline) {
+      await sleep(1000);
+      await page.reload();
+      await page.getByRole("heading", { name: "E2E skewed test" }).waitFor();
+    }
+    if ((await banner.getAttribute("role")) !== "alert") throw new Error("the banner is not an alert");
+    const rows = await banner.locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent.trim()).join(" ")));
+    if (rows.join(" / ") !== "control 300 66.7% 50.0% / treatment 150 33.3% 50.0%") throw new Error(rows.join(" / "));
+    await page.getByTestId("experiment-status").filter({ hasText: "Paused (sample ratio)" }).waitFor();
+    await page.getByRole("button", { name: "Resume" }).waitFor();
+  });
+  await shot("experiment-srm");
+
+  await page.locator("nav.sidebar").getByRole("link", { name: "Experiments" }).click();
+  await check("the list shows each experiment's status", async () => {
+    await page.getByTestId("experiment-row").filter({ hasText: "E2E skewed test" }).getByText("Paused (sample ratio)").waitFor();
+    await page.getByTestId("experiment-row").filter({ hasText: "E2E pricing test" }).getByText("Completed").waitFor();
+  });
+  await shot("experiments");
+  await page.setViewportSize({ width: 390, height: 844 });
+  await check("at 390 px the experiments and flags lists do not push the page sideways", async () => {
+    await noSideScroll();
+    await page.locator("nav.sidebar").getByRole("link", { name: "Flags" }).click();
+    await page.getByTestId("flag-row").first().waitFor();
+    await noSideScroll();
+  });
+  await shot("flags-phone");
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await check("no error or Content-Security-Policy violation on the flags and experiments pages", async () => {
+    if (pageErrors.length) throw new Error(pageErrors.join("; "));
+  });
 }
 
 /** postEvent sends one event to /e with the key. */

@@ -1,0 +1,539 @@
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api, message } from "../api";
+import { ArmsEditor, armDrafts, readArms, type ArmDraft } from "../components/ArmsEditor";
+import { ConfirmDialog } from "../components/ConfirmDialog";
+import { FieldError, errorsFrom, fieldId, focusFirst, invalid, type FieldErrors } from "../components/Fields";
+import { Link } from "../components/Link";
+import { ErrorState, NoProduct, Skeleton } from "../components/States";
+import { capitalise, when } from "../format";
+import { useLoad } from "../load";
+import { navigate } from "../router";
+import type { Experiment, Flag, FlagChange, FlagVariant, FlagWrite, Product } from "../types";
+
+/** The fields of the flag form, by API path; arms are variants[i].key and so on. */
+const flagFields = ["name", "key", "description", "enabled", "rollout", "variants"];
+
+/** slug is the key the server makes from a name when none is given (analytics.Slug). */
+export function slug(name: string): string {
+  return name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "_")
+    .replace(/^_+|_+$/g, "")
+    .slice(0, 64)
+    .replace(/_+$/, "");
+}
+
+/** armsText writes a flag's arms as "control 50% · treatment 50%", or "On/off". */
+export function armsText(variants: FlagVariant[]): string {
+  return variants.length === 0 ? "On/off" : variants.map((v) => `${v.key} ${v.weight}%`).join(" · ");
+}
+
+/**
+ * openExperiment is the experiment a flag's configuration names: its open
+ * one (not completed), else its latest completed one (docs/flags.md).
+ */
+export function openExperiment(list: Experiment[], flagId: number): Experiment | undefined {
+  const mine = list.filter((e) => e.flagId === flagId);
+  return mine.find((e) => e.status !== "completed") ?? mine[mine.length - 1];
+}
+
+/** StatusPill is an experiment's status, with why it was paused. */
+export function StatusPill(props: { experiment: Pick<Experiment, "status" | "pauseReason"> }) {
+  const { status, pauseReason } = props.experiment;
+  const why = status === "paused" && pauseReason === "sample_ratio_mismatch" ? " (sample ratio)" : "";
+  return (
+    <span class={`status status-${status}`} data-testid="experiment-status">
+      {capitalise(status)}
+      {why}
+    </span>
+  );
+}
+
+/**
+ * Flags lists the product's feature flags (key, name, an on/off switch,
+ * rollout, arms and the flag's experiment), with a form to create one and
+ * a delete that asks first. A flag's own page edits it and shows its audit
+ * trail.
+ */
+export function Flags(props: { product: Product | null }) {
+  if (!props.product) return <NoProduct />;
+  return <FlagList key={props.product.id} product={props.product} />;
+}
+
+function FlagList(props: { product: Product }) {
+  const pid = props.product.id;
+  const [creating, setCreating] = useState(false);
+  const [deleting, setDeleting] = useState<Flag | null>(null);
+  const [busy, setBusy] = useState<number | null>(null);
+  const [notice, setNotice] = useState<{ ok?: string; error?: string }>({});
+  const [list, reload] = useLoad(async () => {
+    const [flags, experiments] = await Promise.all([api.flags(pid), api.experiments(pid)]);
+    return { flags: flags.items, experiments: experiments.items };
+  }, [pid]);
+  const shown = list.state === "done" ? list.data : list.state === "loading" ? list.previous : undefined;
+
+  const toggle = async (f: Flag) => {
+    setBusy(f.id);
+    setNotice({});
+    try {
+      const out = await api.updateFlag(pid, f.id, { enabled: !f.enabled });
+      setNotice({ ok: `${out.key} is ${out.enabled ? "on" : "off"}.` });
+      reload();
+    } catch (err) {
+      setNotice({ error: message(err) });
+    } finally {
+      setBusy(null);
+    }
+  };
+  const remove = async () => {
+    if (!deleting) return;
+    setBusy(deleting.id);
+    try {
+      await api.deleteFlag(pid, deleting.id);
+      setNotice({ ok: `Deleted ${deleting.key}. Its audit trail is kept.` });
+      reload();
+    } catch (err) {
+      setNotice({ error: message(err) });
+    } finally {
+      setBusy(null);
+      setDeleting(null);
+    }
+  };
+
+  return (
+    <section class="page">
+      <div class="section-head tight">
+        <h1>Flags</h1>
+        {!creating ? (
+          <button type="button" class="button" onClick={() => setCreating(true)}>
+            New flag
+          </button>
+        ) : null}
+      </div>
+      <p class="muted">
+        Feature flags turn code on for a share of users, or split them between arms. The SDK reads them from <code>/api/v1/config</code> and
+        asks with <code>getVariant("key")</code>; changes reach every page within a minute.
+      </p>
+      {creating ? (
+        <section class="card" aria-labelledby="new-flag">
+          <h2 id="new-flag">New flag</h2>
+          <FlagForm
+            product={pid}
+            onSaved={(f) => {
+              setCreating(false);
+              setNotice({ ok: `Created ${f.key}.` });
+              reload();
+            }}
+            onCancel={() => setCreating(false)}
+          />
+        </section>
+      ) : null}
+      {notice.ok ? (
+        <p class="ok" role="status">
+          {notice.ok}
+        </p>
+      ) : null}
+      {notice.error ? <ErrorState message={notice.error} /> : null}
+
+      {list.state === "loading" && !shown ? <Skeleton rows={4} label="Loading flags…" /> : null}
+      {list.state === "failed" ? <ErrorState message={list.error} onRetry={reload} /> : null}
+      {shown && shown.flags.length === 0 ? (
+        <div class="empty-state" data-testid="no-flags">
+          <p>No flags yet.</p>
+          <p class="muted">Create one to roll a feature out step by step, or to split users between arms for an experiment.</p>
+        </div>
+      ) : null}
+      {shown && shown.flags.length > 0 ? (
+        <div class="table-scroll">
+          <table class="table" aria-label="Flags">
+            <thead>
+              <tr>
+                <th scope="col">Key</th>
+                <th scope="col">Name</th>
+                <th scope="col">Enabled</th>
+                <th scope="col" class="num">
+                  Rollout
+                </th>
+                <th scope="col">Arms</th>
+                <th scope="col">Experiment</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {shown.flags.map((f) => {
+                const exp = openExperiment(shown.experiments, f.id);
+                return (
+                  <tr key={f.id} data-testid="flag-row">
+                    <td>
+                      <Link href={`/flags/${f.id}?product=${pid}`}>
+                        <code>{f.key}</code>
+                      </Link>
+                    </td>
+                    <td>{f.name}</td>
+                    <td>
+                      <label class="toggle">
+                        <input
+                          type="checkbox"
+                          role="switch"
+                          aria-label={`Enabled: ${f.key}`}
+                          checked={f.enabled}
+                          disabled={busy === f.id}
+                          onChange={() => void toggle(f)}
+                        />
+                        <span aria-hidden="true">{f.enabled ? "On" : "Off"}</span>
+                      </label>
+                    </td>
+                    <td class="num">{f.rollout}%</td>
+                    <td class="arms-cell">{armsText(f.variants)}</td>
+                    <td>
+                      {exp ? (
+                        <Link href={`/experiments/${exp.id}?product=${pid}`}>
+                          <StatusPill experiment={exp} />
+                        </Link>
+                      ) : (
+                        <span class="muted">—</span>
+                      )}
+                    </td>
+                    <td class="row-actions">
+                      <div>
+                        <Link class="button secondary small" href={`/flags/${f.id}?product=${pid}`}>
+                          Edit<span class="visually-hidden"> {f.key}</span>
+                        </Link>
+                        <button
+                          type="button"
+                          class="button danger small"
+                          aria-label={`Delete ${f.key}`}
+                          disabled={busy === f.id}
+                          onClick={() => setDeleting(f)}
+                        >
+                          Delete
+                        </button>
+                      </div>
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+      {deleting ? (
+        <ConfirmDialog
+          title={`Delete ${deleting.key}?`}
+          confirmLabel="Delete flag"
+          busy={busy !== null}
+          onConfirm={remove}
+          onCancel={() => setDeleting(null)}
+        >
+          <p>
+            Every SDK then answers <code>control</code> for <code>{deleting.key}</code>. The audit trail is kept. This cannot be undone.
+          </p>
+        </ConfirmDialog>
+      ) : null}
+    </section>
+  );
+}
+
+/**
+ * FlagPage is one flag: the form to change it, its experiment, a delete
+ * that asks first, and its audit trail (who, when, each field before and
+ * after), newest first.
+ */
+export function FlagPage(props: { product: Product | null; id: number }) {
+  if (!props.product) return <NoProduct />;
+  return <FlagView key={`${props.product.id}/${props.id}`} product={props.product} id={props.id} />;
+}
+
+function FlagView(props: { product: Product; id: number }) {
+  const pid = props.product.id;
+  const [flag, reloadFlag] = useLoad(async () => {
+    const [f, experiments] = await Promise.all([api.flag(pid, props.id), api.experiments(pid)]);
+    return { flag: f, experiment: openExperiment(experiments.items, f.id) };
+  }, [pid, props.id]);
+  const [trail, reloadTrail] = useLoad(() => api.flagChanges(pid, props.id), [pid, props.id]);
+  const [saved, setSaved] = useState<Flag | null>(null);
+  const [deleting, setDeleting] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const list = `/flags?product=${pid}`;
+
+  const remove = async () => {
+    setBusy(true);
+    try {
+      await api.deleteFlag(pid, props.id);
+      navigate(list);
+    } catch (err) {
+      setError(message(err));
+      setDeleting(false);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  if (flag.state === "loading") return <Skeleton rows={6} label="Loading the flag…" />;
+  if (flag.state === "failed") {
+    return (
+      <section class="page">
+        <p class="crumbs">
+          <Link href={list}>Flags</Link>
+        </p>
+        <ErrorState message={flag.error} onRetry={reloadFlag} />
+      </section>
+    );
+  }
+  if (flag.state !== "done") return null;
+  const f = saved ?? flag.data.flag;
+  const exp = flag.data.experiment;
+  return (
+    <section class="page">
+      <p class="crumbs">
+        <Link href={list}>Flags</Link>
+      </p>
+      <div class="section-head tight">
+        <h1>{f.name}</h1>
+        <button type="button" class="button danger" onClick={() => setDeleting(true)}>
+          Delete flag
+        </button>
+      </div>
+      <p class="muted">
+        Key <code>{f.key}</code> · created {when(f.createdAt)} · changed {when(f.updatedAt)}
+      </p>
+      {exp ? (
+        <p class={exp.status === "running" ? "notice" : "muted"} data-testid="flag-experiment">
+          Experiment <Link href={`/experiments/${exp.id}?product=${pid}`}>{exp.name}</Link> is <StatusPill experiment={exp} />
+          {exp.status === "running" ? ": its arms and weights cannot change until it is paused." : "."}
+        </p>
+      ) : null}
+      {error ? <ErrorState message={error} /> : null}
+
+      <section class="card" aria-labelledby="edit-flag">
+        <h2 id="edit-flag">Settings</h2>
+        <FlagForm
+          product={pid}
+          flag={f}
+          onSaved={(out) => {
+            setSaved(out);
+            reloadTrail();
+          }}
+        />
+      </section>
+
+      <section class="card" aria-labelledby="audit-trail">
+        <h2 id="audit-trail">Audit trail</h2>
+        {trail.state === "loading" ? <Skeleton rows={3} label="Loading the audit trail…" /> : null}
+        {trail.state === "failed" ? <ErrorState message={trail.error} onRetry={reloadTrail} /> : null}
+        {trail.state === "done" ? <AuditTrail changes={trail.data.items} /> : null}
+      </section>
+
+      {deleting ? (
+        <ConfirmDialog title={`Delete ${f.key}?`} confirmLabel="Delete flag" busy={busy} onConfirm={remove} onCancel={() => setDeleting(false)}>
+          <p>
+            Every SDK then answers <code>control</code> for <code>{f.key}</code>. The audit trail is kept. This cannot be undone.
+          </p>
+        </ConfirmDialog>
+      ) : null}
+    </section>
+  );
+}
+
+/**
+ * FlagForm creates a flag, or changes one: name (the key is made from it
+ * when left empty, and never changes afterwards), description, enabled,
+ * rollout and arms with optional JSON payloads, checked as JSON before
+ * anything is sent. The server's refusals show next to their field.
+ */
+export function FlagForm(props: { product: number; flag?: Flag; onSaved: (f: Flag) => void; onCancel?: () => void }) {
+  const f = props.flag;
+  const prefix = f ? `flag-${f.id}` : "flag-new";
+  const [name, setName] = useState(f?.name ?? "");
+  const [key, setKey] = useState(f?.key ?? "");
+  const [description, setDescription] = useState(f?.description ?? "");
+  const [enabled, setEnabled] = useState(f?.enabled ?? false);
+  const [rollout, setRollout] = useState(String(f?.rollout ?? 100));
+  const [arms, setArms] = useState<ArmDraft[]>(armDrafts(f?.variants ?? []));
+  const [errors, setErrors] = useState<FieldErrors>({});
+  const [busy, setBusy] = useState(false);
+  const [saved, setSaved] = useState(false);
+  const form = useRef<HTMLFormElement>(null);
+  useEffect(() => focusFirst(form.current, errors, prefix), [errors]);
+
+  const has = (field: string) => {
+    const m = /^variants\[(\d+)\]\./.exec(field);
+    return m ? Number(m[1]) < arms.length : flagFields.includes(field);
+  };
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setSaved(false);
+    const read = readArms(arms);
+    const errs: FieldErrors = { ...read.errors };
+    const r = rollout.trim() === "" ? Number.NaN : Number(rollout);
+    if (!Number.isFinite(r)) errs.rollout = "Enter a percentage from 0 to 100.";
+    if (Object.keys(errs).length > 0) return setErrors(errs);
+    const body: FlagWrite = { name, description, enabled, rollout: r, variants: read.variants };
+    if (!f && key.trim() !== "") body.key = key.trim();
+    setBusy(true);
+    setErrors({});
+    try {
+      const out = f ? await api.updateFlag(props.product, f.id, body) : await api.createFlag(props.product, body);
+      setSaved(true);
+      props.onSaved(out);
+    } catch (err) {
+      setErrors(errorsFrom(err, has, { flag_key_taken: "key", experiment_running: "variants" }));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form class="flag-form stack-form" ref={form} onSubmit={submit} aria-label={f ? `Change ${f.key}` : "New flag"} noValidate>
+      <div class="form-row">
+        <div class="field grow">
+          <label>
+            Name
+            <input id={fieldId(prefix, "name")} name="name" required value={name} onInput={(e) => setName(e.currentTarget.value)} {...invalid(errors, prefix, "name")} />
+          </label>
+          <FieldError errors={errors} prefix={prefix} field="name" />
+        </div>
+        <div class="field grow">
+          <label>
+            Key
+            <input
+              id={fieldId(prefix, "key")}
+              name="key"
+              value={key}
+              readOnly={!!f}
+              autocomplete="off"
+              spellcheck={false}
+              placeholder={slug(name) || "made from the name"}
+              aria-describedby={`${fieldId(prefix, "key")}-hint`}
+              onInput={(e) => setKey(e.currentTarget.value)}
+              {...invalid(errors, prefix, "key")}
+            />
+          </label>
+          <p class="hint" id={`${fieldId(prefix, "key")}-hint`}>
+            {f ? "Code asks for the flag by its key, so it never changes." : "What code asks for. Left empty, it is made from the name."}
+          </p>
+          <FieldError errors={errors} prefix={prefix} field="key" />
+        </div>
+      </div>
+      <div class="field">
+        <label>
+          Description (optional)
+          <textarea
+            id={fieldId(prefix, "description")}
+            name="description"
+            rows={2}
+            value={description}
+            onInput={(e) => setDescription(e.currentTarget.value)}
+            {...invalid(errors, prefix, "description")}
+          />
+        </label>
+        <FieldError errors={errors} prefix={prefix} field="description" />
+      </div>
+      <div class="form-row">
+        <div class="field">
+          <label class="checkbox">
+            <input id={fieldId(prefix, "enabled")} type="checkbox" name="enabled" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />
+            Enabled
+          </label>
+          <p class="hint">Off, every user gets <code>control</code>.</p>
+          <FieldError errors={errors} prefix={prefix} field="enabled" />
+        </div>
+        <div class="field">
+          <label>
+            Rollout (%)
+            <input
+              id={fieldId(prefix, "rollout")}
+              name="rollout"
+              type="number"
+              min={0}
+              max={100}
+              step={0.01}
+              value={rollout}
+              onInput={(e) => setRollout(e.currentTarget.value)}
+              {...invalid(errors, prefix, "rollout")}
+            />
+          </label>
+          <p class="hint">0 to 100, two decimals at most.</p>
+          <FieldError errors={errors} prefix={prefix} field="rollout" />
+        </div>
+      </div>
+      <ArmsEditor arms={arms} onChange={setArms} errors={errors} prefix={prefix} payloads allowNone />
+      {errors[""] ? (
+        <p class="form-error" role="alert">
+          {errors[""]}
+        </p>
+      ) : null}
+      <div class="dialog-actions">
+        {saved && f ? (
+          <span class="ok" role="status">
+            Saved.
+          </span>
+        ) : null}
+        {props.onCancel ? (
+          <button type="button" class="button secondary" onClick={props.onCancel}>
+            Cancel
+          </button>
+        ) : null}
+        <button type="submit" class="button" disabled={busy}>
+          {f ? "Save changes" : "Create flag"}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** fieldValue writes a field's value in the audit trail. */
+function fieldValue(field: string, v: unknown): string {
+  if (v === null || v === undefined) return "—";
+  if (field === "enabled" && typeof v === "boolean") return v ? "On" : "Off";
+  if (field === "rollout" && typeof v === "number") return `${v}%`;
+  if (field === "variants" && Array.isArray(v)) {
+    const arms = v as FlagVariant[];
+    if (arms.length === 0) return "On/off (no arms)";
+    return arms.map((a) => `${a.key} ${a.weight}%${a.payload === undefined || a.payload === null ? "" : ` ${JSON.stringify(a.payload)}`}`).join(" · ");
+  }
+  if (v === "") return "(empty)";
+  return typeof v === "string" ? v : JSON.stringify(v);
+}
+
+/** AuditTrail lists a flag's changes, newest first: who, when, the action, each field before → after. */
+export function AuditTrail(props: { changes: FlagChange[] }) {
+  if (props.changes.length === 0) return <p class="empty">No changes recorded.</p>;
+  return (
+    <ol class="audit">
+      {props.changes.map((c) => (
+        <li key={c.id} data-testid="audit-entry">
+          <p class="audit-head">
+            <span class={`action action-${c.action}`}>{capitalise(c.action)}</span> by <strong>{c.actor}</strong>
+            <span class="muted"> · {when(c.at)}</span>
+          </p>
+          {c.changes.length > 0 ? (
+            <div class="table-scroll">
+              <table class="table compact" aria-label={`${capitalise(c.action)} ${when(c.at)}`}>
+                <thead>
+                  <tr>
+                    <th scope="col">Field</th>
+                    <th scope="col">Before</th>
+                    <th scope="col">After</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {c.changes.map((d) => (
+                    <tr key={d.field}>
+                      <th scope="row">{d.field}</th>
+                      <td class="before">{fieldValue(d.field, d.from)}</td>
+                      <td class="after">{fieldValue(d.field, d.to)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          ) : null}
+        </li>
+      ))}
+    </ol>
+  );
+}
