@@ -43,7 +43,7 @@ type Comparison struct {
 // nc in control. Both n must be positive.
 func Compare(xc, nc, xt, nt int64) Comparison {
 	pc, pt := float64(xc)/float64(nc), float64(xt)/float64(nt)
-	varC, varT := pc*(1-pc)/float64(nc), pt*(1-pt)/float64(nt)
+	varC, varT := rateVariance(xc, nc), rateVariance(xt, nt)
 	d := pt - pc
 	se := math.Sqrt(varC + varT)
 	c := Comparison{Absolute: Estimate{d, d - z95*se, d + z95*se}, PValue: 1, ChanceToBeat: ChanceToBeat(xc, nc, xt, nt)}
@@ -51,13 +51,27 @@ func Compare(xc, nc, xt, nt int64) Comparison {
 		r := d / pc
 		// Delta method for pt/pc − 1: Var ≈ varT/pc² + pt²·varC/pc⁴.
 		seR := math.Sqrt(varT/(pc*pc) + pt*pt*varC/(pc*pc*pc*pc))
-		c.Relative = &Estimate{r, r - z95*seR, r + z95*seR}
+		// A rate cannot fall below 0, so neither can the arm's rate
+		// relative to control's fall below −100 %.
+		c.Relative = &Estimate{r, max(r-z95*seR, -1), r + z95*seR}
 	}
 	pool := float64(xc+xt) / float64(nc+nt)
 	if sePool := math.Sqrt(pool * (1 - pool) * (1/float64(nc) + 1/float64(nt))); sePool > 0 {
 		c.PValue = 2 * normalCDF(-math.Abs(d)/sePool)
 	}
 	return c
+}
+
+// rateVariance is the variance of the rate x/n, p(1−p)/n. With no
+// conversion or every user converted that is 0, and an interval would
+// shrink to a point; the rate is then taken as Agresti and Caffo's
+// (x+1)/(n+2) for the variance alone.
+func rateVariance(x, n int64) float64 {
+	p := float64(x) / float64(n)
+	if x == 0 || x == n {
+		p = float64(x+1) / float64(n+2)
+	}
+	return p * (1 - p) / float64(n)
 }
 
 // exactBetaLimit is the largest count of conversions (on the side summed

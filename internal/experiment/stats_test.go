@@ -44,6 +44,15 @@ func TestCompareEdges(t *testing.T) {
 	if c := Compare(0, 100, 5, 100); c.Relative != nil || c.PValue >= 0.05 || c.ChanceToBeat < 0.95 {
 		t.Errorf("control at 0 %%: %+v", c)
 	}
+	// An arm without conversions: the intervals keep a width (its
+	// variance at the adjusted rate 1/152), and the relative one stops at
+	// −100 %.
+	c = Compare(30, 300, 0, 150)
+	se := math.Sqrt(0.1*0.9/300 + (1.0/152)*(151.0/152)/150)
+	near(t, "absolute low at 0 conversions", c.Absolute.Low, -0.1-z95*se, 1e-12)
+	if c.Relative == nil || c.Relative.Estimate != -1 || c.Relative.Low != -1 || c.Relative.High <= -1 {
+		t.Errorf("relative at 0 conversions: %+v", c.Relative)
+	}
 	// Identical arms: p = 1, chance 1/2.
 	c = Compare(40, 400, 40, 400)
 	near(t, "identical p", c.PValue, 1, 1e-12)
