@@ -27,18 +27,23 @@ import (
 // later request), and the results of a 4-arm experiment over 10 M events on
 // the embedded store, over HTTP.
 
-// runFlagsBench runs both parts.
-func runFlagsBench(bin string, nEvents, users, runs int, keep bool) error {
+// runFlagsBench runs the parts named by part: config, results or all.
+func runFlagsBench(bin, part string, nEvents, users, runs int, keep bool) error {
 	dataDir, cleanup, err := benchDataDir("strata-fbench-", keep)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
 	fmt.Printf("# Flags and experiments benchmark\n\n")
-	if err := benchConfig(bin, dataDir+"-config"); err != nil {
-		return fmt.Errorf("config: %w", err)
+	if part == "config" || part == "all" {
+		if err := benchConfig(bin, dataDir+"-config"); err != nil {
+			return fmt.Errorf("config: %w", err)
+		}
 	}
-	return benchResults(bin, dataDir, nEvents, users, runs)
+	if part == "results" || part == "all" {
+		return benchResults(bin, dataDir, nEvents, users, runs)
+	}
+	return nil
 }
 
 // apiCall sends a JSON request with a bearer token and decodes the answer.
@@ -135,26 +140,7 @@ func wrkGet(url string, conns int, d time.Duration) (float64, float64, error) {
 	if _, err := exec.LookPath("wrk"); err != nil {
 		return 0, 0, fmt.Errorf("wrk not found (scripts/install-bench-tools.sh installs it)")
 	}
-	out, err := exec.Command("wrk", "-t1", fmt.Sprintf("-c%d", conns), fmt.Sprintf("-d%ds", int(d.Seconds())), "--latency", url).CombinedOutput()
-	if err != nil {
-		return 0, 0, fmt.Errorf("wrk: %w: %s", err, out)
-	}
-	var rps, p99 float64
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(line)
-		switch {
-		case len(f) == 2 && f[0] == "Requests/sec:":
-			rps, _ = strconv.ParseFloat(f[1], 64)
-		case len(f) == 2 && f[0] == "99%":
-			p99 = parseWrkDuration(f[1])
-		case strings.Contains(line, "Non-2xx"), strings.Contains(line, "Socket errors"):
-			return 0, 0, fmt.Errorf("wrk saw failed requests: %s", strings.TrimSpace(line))
-		}
-	}
-	if rps == 0 {
-		return 0, 0, fmt.Errorf("could not read wrk's output: %s", out)
-	}
-	return rps, p99, nil
+	return runWrk(conns, d, url)
 }
 
 // fixedRate sends GET url at rate requests/s for d, each at its scheduled

@@ -60,6 +60,7 @@ func main() {
 		hConc    = flag.Int("heavy-concurrency", 50, "queries sent at once in each burst of the heavy-query benchmark")
 		hRounds  = flag.Int("heavy-rounds", 1, "bursts of each heavy query")
 		hIngest  = flag.Int("heavy-ingest", 0, "connections posting 500-event batches during each burst of the heavy-query benchmark (0: none)")
+		fPart    = flag.String("flags-part", "all", "which part of the flags benchmark to run: config, results or all")
 		hData    = flag.String("heavy-data", "", "query this data directory, loaded by an earlier heavy run with -query-keep, instead of loading a new one")
 	)
 	flag.Parse()
@@ -82,7 +83,7 @@ func main() {
 		}
 	}
 	if *suite == "flags" || *suite == "all" {
-		if err := runFlagsBench(*bin, *qEvents, *qUsers, *qRuns, *qKeep); err != nil {
+		if err := runFlagsBench(*bin, *fPart, *qEvents, *qUsers, *qRuns, *qKeep); err != nil {
 			fmt.Fprintln(os.Stderr, "strata-bench:", err)
 			os.Exit(1)
 		}
@@ -255,8 +256,15 @@ func wrkSingle(srv *server, conns int, d time.Duration) (float64, float64, error
 	defer os.Remove(script.Name())
 	fmt.Fprintf(script, wrkScript, srv.key)
 	script.Close()
-	out, err := exec.Command("wrk", "-t1", fmt.Sprintf("-c%d", conns), fmt.Sprintf("-d%ds", int(d.Seconds())),
-		"--latency", "-s", script.Name(), srv.url+"/e").CombinedOutput()
+	return runWrk(conns, d, "-s", script.Name(), srv.url+"/e")
+}
+
+// runWrk runs wrk with one thread and conns connections for d, with args
+// after the options, and returns requests/s and the p99 in ms. Any answer
+// other than a 2xx, or a socket error, fails the benchmark.
+func runWrk(conns int, d time.Duration, args ...string) (float64, float64, error) {
+	out, err := exec.Command("wrk", append([]string{"-t1", fmt.Sprintf("-c%d", conns), fmt.Sprintf("-d%ds", int(d.Seconds())),
+		"--latency"}, args...)...).CombinedOutput()
 	if err != nil {
 		return 0, 0, fmt.Errorf("wrk: %w: %s", err, out)
 	}

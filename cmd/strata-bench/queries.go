@@ -9,12 +9,10 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -277,13 +275,12 @@ type backendResult struct {
 
 // timeQueries creates a token for product 1 and times every query on srv.
 func timeQueries(bin, dataDir string, srv *server, queries []benchQuery, runs int, r *backendResult) error {
-	out, err := exec.Command(bin, "tokens", "create", "--product", "1", "--data", dataDir).Output()
+	tok, err := token(bin, dataDir)
 	if err != nil {
-		return fmt.Errorf("creating a token: %w", err)
+		return err
 	}
-	token := strings.TrimSpace(string(out))
 	for _, q := range queries {
-		med, rss, answer, err := timeQuery(srv, token, q, runs)
+		med, rss, answer, err := timeQuery(srv, tok, q, runs)
 		if err != nil {
 			return err
 		}
