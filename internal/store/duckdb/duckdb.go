@@ -164,10 +164,23 @@ func Open(ctx context.Context, dataDir string, opt Options) (*Store, error) {
 		p.close()
 		return nil, err
 	}
-	if _, err := migrate.Apply(ctx, s.db, all, s.now()); err != nil {
+	applied, err := migrate.Apply(ctx, s.db, all, s.now())
+	if err != nil {
 		s.db.Close()
 		p.close()
 		return nil, fmt.Errorf("migrating %s: %w", path, err)
+	}
+	// Write what the migrations did into the database file at once, so
+	// that the write-ahead log never holds them: DuckDB cannot replay an
+	// ALTER TABLE of a table whose column defaults to nextval(…) (migration
+	// 0012 on experiments) after a crash ("GetDefaultDatabase with no
+	// default database set"), and the server would not start again.
+	if applied > 0 {
+		if _, err := s.db.ExecContext(ctx, "CHECKPOINT"); err != nil {
+			s.db.Close()
+			p.close()
+			return nil, fmt.Errorf("checkpointing %s after its migrations: %w", path, err)
+		}
 	}
 	return s, nil
 }
