@@ -81,7 +81,9 @@ func TestReadmeQuickStart(t *testing.T) {
 	trend := func(math string) float64 {
 		res := annCall(t, s, token, "POST", "/api/v1/query/trend", map[string]any{"dateFrom": today, "dateTo": today, "interval": "day",
 			"series": []map[string]any{{"event": "$pageview", "math": math}}})
-		var r struct{ Series []struct{ Data []struct{ Value float64 } } }
+		var r struct {
+			Series []struct{ Data []struct{ Value float64 } }
+		}
 		json.Unmarshal(res.Body, &r)
 		total := 0.0
 		for _, l := range r.Series {
