@@ -134,3 +134,33 @@ func TestFirstStartOnABusyPort(t *testing.T) {
 		t.Errorf("the key is not logged just before listening, with how to make another:\n%s", logs)
 	}
 }
+
+// TestMakeRunTakesTheAddress checks what `make run` would run (make -n:
+// nothing is built or started) with STRATA_ADDR and STRATA_DATA set on
+// the command line and in the environment, and without them.
+func TestMakeRunTakesTheAddress(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	for _, c := range []struct {
+		args, env []string
+		want      string
+	}{
+		{nil, nil, "serve --addr 127.0.0.1:8080 --data ./data"},
+		{[]string{"STRATA_ADDR=127.0.0.1:9123", "STRATA_DATA=/srv/strata"}, nil, "serve --addr 127.0.0.1:9123 --data /srv/strata"},
+		{nil, []string{"STRATA_ADDR=127.0.0.1:9124", "STRATA_DATA=/srv/other"}, "serve --addr 127.0.0.1:9124 --data /srv/other"},
+	} {
+		cmd := exec.Command("make", append([]string{"-n", "run"}, c.args...)...)
+		cmd.Dir = ".."
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "STRATA_ADDR=") && !strings.HasPrefix(kv, "STRATA_DATA=") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		cmd.Env = append(cmd.Env, c.env...)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), c.want) {
+			t.Errorf("make -n run %v with %v: %v, want %q in:\n%s", c.args, c.env, err, c.want, out)
+		}
+	}
+}
