@@ -33,9 +33,13 @@ $(SDK_JS): $(SDK)/node_modules/.package-lock.json $(API_TS) $(wildcard $(SDK)/sr
 	cd $(SDK) && npm run build
 	cp $(SDK)/dist/sdk.min.js $(SDK)/dist/sdk.min.js.map internal/httpapi/sdkjs/
 
-## run: build and serve on http://127.0.0.1:8080 with data in ./data
+## run: build and serve on http://127.0.0.1:8080 with data in ./data; set
+## STRATA_ADDR or STRATA_DATA (environment or `make run STRATA_ADDR=…`) to
+## change them
+STRATA_ADDR ?= 127.0.0.1:8080
+STRATA_DATA ?= ./data
 run: build
-	./$(BIN) serve --addr 127.0.0.1:8080 --data ./data
+	./$(BIN) serve --addr $(STRATA_ADDR) --data $(STRATA_DATA)
 
 ## deps: install what the tests need: Go modules, and the PostgreSQL and
 ## ClickHouse servers the store tests start on loopback (Debian packages)

@@ -430,19 +430,21 @@ export interface components {
         /**
          * Property name
          * @description The event attribute a filter or breakdown reads: one of the stored columns `url`,
-         *     `path`, `referrer`, `browser`, `os` and `device_type`, or `properties.<key>` for a
+         *     `path`, `referrer`, `browser`, `os`, `device_type`, and the acquisition columns ingest
+         *     fills in, `source`, `channel`, `utm_source`, `utm_medium` and `utm_campaign`
+         *     (docs/ingest.md, "Sources and channels"), or `properties.<key>` for a
          *     top-level key of the event's `properties`. `<key>` is taken literally, 1 to 255
          *     characters: `properties.cart.items` reads the key `cart.items`, not a nested value,
          *     and `properties.$bot_name` reads `$bot_name`. A column is set when it is not empty;
          *     a property is set when the key is present with a value other than `null` (`""` counts
          *     as set). A value is compared in its text form: strings as they are, numbers in
          *     decimal, booleans as `true` or `false`. Anything else gets 400 `invalid_request`
-         *     (`breakdown: must be one of url, path, referrer, browser, os, device_type or
-         *     properties.<key>, not "country"`).
+         *     (`breakdown: must be one of url, path, referrer, browser, os, device_type, source,
+         *     channel, utm_source, utm_medium, utm_campaign or properties.<key>, not "country"`).
          * @example path
          * @example properties.plan
          */
-        FilterProperty: string | ("url" | "path" | "referrer" | "browser" | "os" | "device_type");
+        FilterProperty: string | ("url" | "path" | "referrer" | "browser" | "os" | "device_type" | "source" | "channel" | "utm_source" | "utm_medium" | "utm_campaign");
         /** Flag */
         Flag: {
             /** Format: int64 */

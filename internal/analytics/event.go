@@ -41,6 +41,11 @@ type Event struct {
 	IsBot       bool
 	BotName     string
 	BotCategory string
+	// Source and Channel say where the visit came from, and UTMSource,
+	// UTMMedium and UTMCampaign are the page URL's UTM tags, all found at
+	// ingest (package enrich/source); "" when they do not apply.
+	Source, Channel                   string
+	UTMSource, UTMMedium, UTMCampaign string
 	// Properties is a compact JSON object, never nil ("{}" when empty).
 	Properties json.RawMessage
 }

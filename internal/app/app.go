@@ -58,15 +58,34 @@ type App struct {
 	sockPath string
 	// checker runs the sample-ratio check of running experiments.
 	checker *experiment.Checker
+	// bootstrapKey is the live API key the first start of an empty data
+	// directory created for product bootstrapProduct, logged by Run once
+	// the server listens; "" on every other start.
+	bootstrapKey     string
+	bootstrapProduct int64
 	// setupToken is the first-run setup token while no dashboard owner
 	// exists at start, printed by Run once the address is known; "" after.
 	setupToken string
 }
 
-// Open prepares a server: opens storage (applying migrations), bootstraps an
-// empty data directory, warms the deduplication window and binds the HTTP
-// and admin listeners. Nothing is served until Run.
+// Open prepares a server: takes its HTTP address, opens storage (applying
+// migrations), bootstraps an empty data directory, warms the deduplication
+// window and binds the admin socket. Nothing is served until Run.
 func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err error) {
+	a := &App{cfg: cfg, log: log}
+	// The address is taken first: a start that cannot listen (the port is
+	// busy) fails before it touches the data directory, so that the first
+	// start that does listen is the one that creates the first product and
+	// shows its key.
+	if a.httpLn, err = net.Listen("tcp", cfg.Addr); err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", cfg.Addr, err)
+	}
+	a.httpLn = httpapi.LingeringListener(a.httpLn)
+	defer func() {
+		if err != nil {
+			a.httpLn.Close()
+		}
+	}()
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating data directory: %w", err)
 	}
@@ -75,7 +94,6 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	} else if n > 0 {
 		log.Info("made data files readable by this user only", "files", n)
 	}
-	a := &App{cfg: cfg, log: log}
 	defer func() {
 		if err != nil {
 			a.closeStorage()
@@ -91,13 +109,8 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	if err != nil {
 		return nil, fmt.Errorf("bootstrapping data directory: %w", err)
 	}
-	if key != "" {
-		// The one time a secret is logged: the first start of an empty data
-		// directory must hand its owner a working key, and there is no one
-		// else to hand it to yet. It is stored only as a hash.
-		log.Info("created workspace \"Default\" with product \"Default\"; its live API key is shown only now",
-			"product", product.ID, "api_key", key)
-	}
+	// Run logs the key once the server listens.
+	a.bootstrapKey, a.bootstrapProduct = key, product.ID
 
 	// Below the free-space floor ingest is refused (disk.go).
 	wopt := ingest.WriterOptions{
@@ -201,29 +214,21 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		CloseOnShutdown:              true,
 		Logger:                       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	if a.httpLn, err = net.Listen("tcp", cfg.Addr); err != nil {
-		return nil, fmt.Errorf("listening on %s: %w", cfg.Addr, err)
-	}
-	a.httpLn = httpapi.LingeringListener(a.httpLn)
-
 	// With the embedded database open, no other server owns this
 	// directory, so a socket file left here is stale. Without it (events
 	// and metadata both remote) the socket is the only sign of another
 	// server: each node needs its own data directory.
 	if a.store.embedded == nil {
 		if _, err := admin.Dial(ctx, cfg.DataDir); err == nil {
-			a.httpLn.Close()
 			return nil, fmt.Errorf("another server is using data directory %s; give each node its own", cfg.DataDir)
 		}
 	}
 	a.sockPath = filepath.Join(cfg.DataDir, admin.SocketName)
 	os.Remove(a.sockPath)
 	if a.adminLn, err = net.Listen("unix", a.sockPath); err != nil {
-		a.httpLn.Close()
 		return nil, fmt.Errorf("listening on admin socket: %w", err)
 	}
 	if err := os.Chmod(a.sockPath, 0o600); err != nil {
-		a.httpLn.Close()
 		a.adminLn.Close()
 		return nil, fmt.Errorf("securing admin socket: %w", err)
 	}
@@ -288,6 +293,15 @@ func (a *App) Run(ctx context.Context) error {
 	defer stopChecks()
 	go a.checker.Run(checks)
 	a.ready.Store(true)
+	if a.bootstrapKey != "" {
+		// The one time a secret is logged: the first start of an empty data
+		// directory must hand its owner a working key, and there is no one
+		// else to hand it to yet. It is stored only as a hash.
+		a.log.Info("created workspace \"Default\" with product \"Default\"; its live API key is shown only now"+
+			" (to make another: strata keys create --product "+strconv.FormatInt(a.bootstrapProduct, 10)+", or the dashboard's Settings)",
+			"product", a.bootstrapProduct, "api_key", a.bootstrapKey)
+		a.bootstrapKey = ""
+	}
 	if a.setupToken != "" {
 		// The second secret logged on a first start (after the bootstrap
 		// key): whoever can read this log may create the owner, which a

@@ -16,6 +16,7 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/enrich/bots"
+	"strata/internal/enrich/source"
 	"strata/internal/enrich/ua"
 	"strata/internal/jsontext"
 )
@@ -156,6 +157,8 @@ func (p *Pipeline) event(w *wireEvent, index int, sentAt time.Time, req Request)
 	}
 	e.UserID = UserID(e.DistinctID)
 	e.Path = urlPath(e.URL)
+	src := source.Classify(e.URL, e.Referrer)
+	e.Source, e.Channel, e.UTMSource, e.UTMMedium, e.UTMCampaign = src.Source, src.Channel, src.UTMSource, src.UTMMedium, src.UTMCampaign
 
 	if e.UserAgent == "" {
 		// Header bytes are not checked like the JSON body was; storage

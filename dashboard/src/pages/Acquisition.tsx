@@ -1,4 +1,5 @@
 import { api } from "../api";
+import { BreakdownCard, type BreakdownProps } from "../components/BreakdownCard";
 import { num } from "../charts/time";
 import { ErrorState, NoProduct, Skeleton } from "../components/States";
 import { when } from "../format";
@@ -13,18 +14,63 @@ export function botType(category: string, label: string): string {
   return label || category;
 }
 
-/** Acquisition shows the AI bot activity panel and the pages AI bots fetched most. */
+/** channelNames names the channels ingest assigns (docs/ingest.md, "Sources and channels"). */
+export const channelNames: Record<string, string> = {
+  direct: "Direct",
+  search: "Search",
+  social: "Social",
+  ai: "AI assistants",
+  referral: "Referral",
+  email: "Email",
+  paid: "Paid",
+};
+
+/** The acquisition tables: visitors by channel, source and UTM tag, each counting only the page views that have one. */
+const sources: BreakdownProps[] = [
+  {
+    property: "channel",
+    title: "Channels",
+    heading: "Channel",
+    label: (v: string) => channelNames[v] ?? v,
+    detail: { property: "source", heading: "Source" },
+  },
+  { property: "source", title: "Sources", heading: "Source", detail: { property: "referrer", heading: "Referrer" } },
+  { property: "utm_source", title: "UTM sources", heading: "utm_source" },
+  { property: "utm_medium", title: "UTM mediums", heading: "utm_medium" },
+  { property: "utm_campaign", title: "UTM campaigns", heading: "utm_campaign" },
+].map((b) => ({
+  ...b,
+  measure: "unique_users",
+  filters: [{ property: b.property, operator: "is_set" }],
+  empty: b.property.startsWith("utm_") ? `No page view carried ${b.property} in this range.` : "No visit in this range.",
+}));
+
+/**
+ * Acquisition shows where visitors came from (channels, sources and UTM
+ * tags, from trends of $pageview broken down by the columns ingest fills
+ * in), then the AI bot activity panel and the pages AI bots fetched most.
+ */
 export function Acquisition(props: { product: Product | null; range: DateRange }) {
   if (!props.product) return <NoProduct />;
-  return <BotsPanel key={props.product.id} product={props.product} range={props.range} />;
+  const { from, to } = props.range;
+  return (
+    <section class="page">
+      <h1>Acquisition</h1>
+      <div class="grid-2">
+        {sources.map((b) => (
+          <BreakdownCard key={`${props.product!.id}/${b.property}`} product={props.product!.id} from={from} to={to} {...b} />
+        ))}
+      </div>
+      <BotsPanel key={props.product.id} product={props.product} range={props.range} />
+    </section>
+  );
 }
 
 function BotsPanel(props: { product: Product; range: DateRange }) {
   const pid = props.product.id;
   const [bots, retry] = useLoad<BotsResult>(() => api.bots(pid, { from: props.range.from, to: props.range.to }), [pid, props.range.from, props.range.to]);
   return (
-    <section class="page">
-      <h1>Acquisition</h1>
+    <>
       {bots.state === "loading" ? <Skeleton rows={4} label="Loading AI bot activity…" /> : null}
       {bots.state === "failed" ? <ErrorState message={bots.error} onRetry={retry} /> : null}
       {bots.state === "done" ? (
@@ -94,6 +140,6 @@ function BotsPanel(props: { product: Product; range: DateRange }) {
           </section>
         </>
       ) : null}
-    </section>
+    </>
   );
 }

@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import { api } from "../api";
 import { bucketTime, num } from "../charts/time";
 import { TimeChart } from "../charts/TimeChart";
+import { BreakdownCard, totals, type BreakdownProps } from "../components/BreakdownCard";
 import { AnnotateDialog, useChartAnnotations } from "../components/ChartAnnotations";
 import { useEventNames } from "../components/EventInput";
 import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States";
@@ -11,13 +12,22 @@ import type { Interval, Product, TrendResult } from "../types";
 
 const pageview = "$pageview";
 
-/** A breakdown table of the overview: the property and its heading. */
-const breakdowns = [
-  { property: "path", title: "Top pages" },
-  { property: "referrer", title: "Top referrers" },
-  { property: "browser", title: "Browsers" },
-  { property: "os", title: "Operating systems" },
-] as const;
+/** The breakdown tables of the overview, from trends of $pageview. */
+const breakdowns: BreakdownProps[] = [
+  { property: "path", title: "Top pages", heading: "Page" },
+  {
+    property: "source",
+    title: "Top sources",
+    heading: "Source",
+    // Where visits came from (docs/ingest.md): a move within the site and a
+    // direct visit have no source. A source opens its full referrers.
+    filters: [{ property: "source", operator: "is_set" }],
+    empty: "No visit came from another site in this range.",
+    detail: { property: "referrer", heading: "Referrer" },
+  },
+  { property: "browser", title: "Browsers", heading: "Browser" },
+  { property: "os", title: "Operating systems", heading: "OS" },
+];
 
 /** rangeInterval picks the chart's bucket for a range: days up to 90 days, then weeks. */
 export function rangeInterval(range: DateRange): Interval {
@@ -25,17 +35,11 @@ export function rangeInterval(range: DateRange): Interval {
   return days <= 2 ? "hour" : days <= 90 ? "day" : "week";
 }
 
-/** totals sums each line of a breakdown trend into rows, most first; "other" last. */
-export function totals(r: TrendResult): { label: string; value: number; other: boolean }[] {
-  return r.series
-    .map((l) => ({ label: l.breakdownValue === null ? l.label : l.breakdownValue || "(none)", value: l.data.reduce((n, p) => n + p.value, 0), other: !!l.other }))
-    .filter((x) => x.value > 0)
-    .sort((a, b) => Number(a.other) - Number(b.other) || b.value - a.value);
-}
+export { totals };
 
 /**
  * Overview is the home page: visitors and page views over the range (with
- * the annotations), and the top pages, referrers, browsers and operating
+ * the annotations), and the top pages, sources, browsers and operating
  * systems, all from trend queries of $pageview. Visitors over the whole
  * range are the sizes of the monthly retention cohorts of $pageview, which
  * count each user once (a sum of daily unique users would not).
@@ -125,58 +129,11 @@ function OverviewPage(props: { product: Product; range: DateRange }) {
       </section>
       <div class="grid-2">
         {breakdowns.map((b) => (
-          <BreakdownCard key={b.property} product={pid} from={from} to={to} property={b.property} title={b.title} />
+          <BreakdownCard key={b.property} product={pid} from={from} to={to} {...b} />
         ))}
       </div>
       {picked !== null ? (
         <AnnotateDialog product={pid} at={picked} savedQueries={[]} onCreated={addAnnotation} onClose={() => setPicked(null)} />
-      ) : null}
-    </section>
-  );
-}
-
-function BreakdownCard(props: { product: number; from: string; to: string; property: string; title: string }) {
-  const [r, retry] = useLoad<TrendResult>(
-    () =>
-      api.trend(props.product, {
-        series: [{ event: pageview, math: "total" }],
-        interval: "month",
-        breakdown: props.property,
-        breakdownLimit: 10,
-        dateFrom: props.from,
-        dateTo: props.to,
-      }),
-    [props.product, props.from, props.to, props.property],
-  );
-  const rows = r.state === "done" ? totals(r.data) : [];
-  const max = rows.reduce((m, x) => Math.max(m, x.value), 0);
-  return (
-    <section class="card" aria-label={props.title}>
-      <h2>{props.title}</h2>
-      {r.state === "loading" ? <Skeleton rows={3} /> : null}
-      {r.state === "failed" ? <ErrorState message={r.error} onRetry={retry} /> : null}
-      {r.state === "done" && rows.length === 0 ? <p class="empty">No page views in this range.</p> : null}
-      {rows.length > 0 ? (
-        <table class="table compact">
-          <thead>
-            <tr>
-              <th scope="col">{props.property === "os" ? "OS" : props.property === "path" ? "Page" : props.property[0].toUpperCase() + props.property.slice(1)}</th>
-              <th scope="col" class="num">
-                Views
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((x) => (
-              <tr key={x.label + x.other}>
-                <td class="bar-cell" style={{ background: `linear-gradient(90deg, #e0f2fe ${(x.value / max) * 100}%, transparent 0)` }}>
-                  {x.other ? "Other" : x.label}
-                </td>
-                <td class="num">{num(x.value)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
       ) : null}
     </section>
   );

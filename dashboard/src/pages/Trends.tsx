@@ -24,7 +24,7 @@ export const operators: { value: Operator; label: string }[] = [
 ];
 
 /** The event columns filters and breakdowns may name; properties.<key> reads a property. */
-export const columns = ["url", "path", "referrer", "browser", "os", "device_type"];
+export const columns = ["url", "path", "referrer", "browser", "os", "device_type", "source", "channel", "utm_source", "utm_medium", "utm_campaign"];
 
 export interface SeriesDraft {
   event: string;

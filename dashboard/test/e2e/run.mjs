@@ -23,6 +23,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { harness } from "../../../e2e/browser/harness.mjs";
+import { sourcePages } from "./sources.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = join(here, "..", "..");
@@ -47,6 +48,7 @@ async function main() {
   await withoutErrorTracking(browser);
   await withErrorTracking(browser);
   await flagsAndExperiments(browser);
+  await sourcePages(browser, { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS });
 }
 
 /** The main run, on a server started without the error-tracking flag. */

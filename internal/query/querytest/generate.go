@@ -55,6 +55,8 @@ var (
 	osPool       = []string{"Mac OS X", "Windows", "Linux", "iOS", "Android", ""}
 	devicePool   = []string{"Desktop", "Mobile", "Tablet", ""}
 	planPool     = []string{"free", "pro", "Team"}
+	sourcePool   = []string{"", "", "Google", "ChatGPT", "news.example.org"}
+	channelPool  = []string{"", "direct", "search", "ai", "referral"}
 )
 
 // Generate returns a reproducible random dataset for the seed. The same
@@ -148,7 +150,7 @@ func Generate(seed int64) Dataset {
 	for range r.IntN(3) {
 		ds.Filters = append(ds.Filters, randomFilter(r))
 	}
-	ds.Breakdown = []string{"", "browser", "properties.plan", "properties.n"}[r.IntN(4)]
+	ds.Breakdown = []string{"", "browser", "properties.plan", "properties.n", "channel", "source"}[r.IntN(6)]
 
 	// Retention parameters: the first step, and sometimes the same event.
 	ds.StartEvent = ds.Steps[0]
@@ -200,6 +202,9 @@ func randomEvent(r *rand.Rand, users, names []string) Event {
 		Browser:    pick(r, browserPool),
 		OS:         pick(r, osPool),
 		DeviceType: pick(r, devicePool),
+		Source:     pick(r, sourcePool),
+		Channel:    pick(r, channelPool),
+		UTMSource:  pick(r, []string{"", "", "newsletter", "chatgpt.com"}),
 	}
 	if e.Path != "" && r.IntN(5) != 0 {
 		e.URL = "https://example.com" + e.Path
@@ -243,7 +248,7 @@ func randomFilter(r *rand.Rand) Filter {
 	op := pick(r, operators)
 	switch op {
 	case "eq", "neq":
-		switch r.IntN(4) {
+		switch r.IntN(5) {
 		case 0:
 			return Filter{"browser", op, pick(r, browserPool[:5])}
 		case 1:
@@ -253,8 +258,10 @@ func randomFilter(r *rand.Rand) Filter {
 				return Filter{"properties.n", op, int64(r.IntN(21))}
 			}
 			return Filter{"properties.n", op, float64(r.IntN(21))}
-		default:
+		case 3:
 			return Filter{"properties.beta", op, r.IntN(2) == 0}
+		default:
+			return Filter{"channel", op, pick(r, channelPool[1:])}
 		}
 	case "contains", "not_contains":
 		switch r.IntN(3) {
@@ -276,7 +283,7 @@ func randomFilter(r *rand.Rand) Filter {
 		}
 		return Filter{"properties.n", op, float64(r.IntN(40)) / 2}
 	default: // is_set, is_not_set
-		property := pick(r, []string{"browser", "referrer", "device_type", "properties.plan", "properties.beta", "properties.missing"})
+		property := pick(r, []string{"browser", "referrer", "device_type", "properties.plan", "properties.beta", "properties.missing", "source", "utm_source"})
 		return Filter{property, op, nil}
 	}
 }

@@ -32,6 +32,9 @@ type Event struct {
 	// URL, Path, Referrer, Browser, OS and DeviceType are the fixed
 	// columns; the empty string means not set.
 	URL, Path, Referrer, Browser, OS, DeviceType string
+	// Source, Channel, UTMSource, UTMMedium and UTMCampaign are the
+	// acquisition columns ingest fills in; "" means not set.
+	Source, Channel, UTMSource, UTMMedium, UTMCampaign string
 	// Properties holds the custom properties. Values are string, int64,
 	// bool or nil (JSON null). A nil map is the same as an empty one.
 	Properties map[string]any
@@ -40,7 +43,8 @@ type Event struct {
 // Filter is one condition on a property of an event.
 type Filter struct {
 	// Property is a fixed column (url, path, referrer, browser, os,
-	// device_type) or "properties.<key>".
+	// device_type, source, channel, utm_source, utm_medium, utm_campaign)
+	// or "properties.<key>".
 	Property string
 	// Operator is one of eq, neq, contains, not_contains, regex, gt, lt,
 	// is_set and is_not_set.
@@ -277,6 +281,16 @@ func propertyValue(e Event, property string) (string, bool) {
 		return e.OS, e.OS != ""
 	case "device_type":
 		return e.DeviceType, e.DeviceType != ""
+	case "source":
+		return e.Source, e.Source != ""
+	case "channel":
+		return e.Channel, e.Channel != ""
+	case "utm_source":
+		return e.UTMSource, e.UTMSource != ""
+	case "utm_medium":
+		return e.UTMMedium, e.UTMMedium != ""
+	case "utm_campaign":
+		return e.UTMCampaign, e.UTMCampaign != ""
 	}
 	key, ok := strings.CutPrefix(property, "properties.")
 	if !ok {

@@ -3,10 +3,12 @@ package clickhouse
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"strata/internal/store/migrate"
@@ -17,8 +19,9 @@ import (
 // transactions, runs one statement per query, and its tables differ by
 // deployment (one server, or shards under a Distributed table), so each
 // file is a template of statements separated by semicolons. Every
-// statement must be idempotent (IF NOT EXISTS): a failure between a
-// statement and its record is then repaired by running it again.
+// statement must be idempotent (IF NOT EXISTS, or for added columns see
+// alreadyApplied): a failure between a statement and its record is then
+// repaired by running it again.
 
 //go:embed migrations/*.sql
 var migrationFS embed.FS
@@ -84,7 +87,7 @@ func migrateTable(ctx context.Context, conn driver.Conn, db string, set tableSet
 			continue
 		}
 		for _, stmt := range statements(m.SQL) {
-			if err := conn.Exec(ctx, fill.Replace(stmt)); err != nil {
+			if err := conn.Exec(ctx, fill.Replace(stmt)); err != nil && !alreadyApplied(stmt, err) {
 				return fmt.Errorf("migration %s: %w", m.Name, err)
 			}
 		}
@@ -93,6 +96,22 @@ func migrateTable(ctx context.Context, conn driver.Conn, db string, set tableSet
 		}
 	}
 	return nil
+}
+
+// illegalColumn is ClickHouse's error code ILLEGAL_COLUMN, which an ALTER
+// … ADD COLUMN of a column the table has answers (18.16 and current
+// releases alike).
+const illegalColumn = 44
+
+// alreadyApplied reports whether err says that stmt, an ALTER … ADD COLUMN,
+// was applied before: its column exists. It stands in for ADD COLUMN IF
+// NOT EXISTS, which ClickHouse 18.16 lacks; each such migration adds its
+// columns in one ALTER, which applies whole or not at all, so an existing
+// column means the statement ran and only its record is missing.
+func alreadyApplied(stmt string, err error) bool {
+	var ex *clickhouse.Exception
+	return errors.As(err, &ex) && ex.Code == illegalColumn && strings.Contains(stmt, "ADD COLUMN") &&
+		strings.Contains(ex.Message, "already exists")
 }
 
 // record notes that m was applied to target. It inserts a block, as

@@ -59,7 +59,7 @@ type eventAppender struct {
 }
 
 // eventColumns is the events table's columns, in order (migrations 0002,
-// 0004 and 0005), as the chunk is filled.
+// 0004, 0005 and 0013), as the chunk is filled.
 var eventColumns = [...]bindings.Type{
 	bindings.TypeUUID,      // uuid
 	bindings.TypeBigInt,    // product_id
@@ -82,6 +82,11 @@ var eventColumns = [...]bindings.Type{
 	bindings.TypeVarchar,   // properties
 	bindings.TypeUInteger,  // uid
 	bindings.TypeUInteger,  // eid
+	bindings.TypeVarchar,   // source (migration 0013)
+	bindings.TypeVarchar,   // channel
+	bindings.TypeVarchar,   // utm_source
+	bindings.TypeVarchar,   // utm_medium
+	bindings.TypeVarchar,   // utm_campaign
 }
 
 // stringColumns says how each VARCHAR column is read from an event.
@@ -105,6 +110,11 @@ var stringColumns = [...]struct {
 	{16, true, func(e *analytics.Event) string { return e.BotName }},
 	{17, true, func(e *analytics.Event) string { return e.BotCategory }},
 	{18, false, func(e *analytics.Event) string { return string(e.Properties) }},
+	{21, true, func(e *analytics.Event) string { return e.Source }},
+	{22, true, func(e *analytics.Event) string { return e.Channel }},
+	{23, true, func(e *analytics.Event) string { return e.UTMSource }},
+	{24, true, func(e *analytics.Event) string { return e.UTMMedium }},
+	{25, true, func(e *analytics.Event) string { return e.UTMCampaign }},
 }
 
 // open connects and creates the appender and its chunk, once.

@@ -538,19 +538,28 @@ func encodeRecord(dst []byte, events []analytics.Event) []byte {
 	return dst
 }
 
+// The flags byte of an encoded event.
+const (
+	flagBot     = 1 // IsBot
+	flagSources = 2 // the five acquisition strings follow the first 13
+)
+
 func encodeEvent(dst []byte, e *analytics.Event) []byte {
 	dst = append(dst, e.UUID[:]...)
 	dst = binary.AppendVarint(dst, e.ProductID)
 	dst = binary.AppendVarint(dst, e.Timestamp.UnixMicro())
 	dst = binary.AppendVarint(dst, e.ReceivedAt.UnixMicro())
 	dst = binary.LittleEndian.AppendUint64(dst, e.UserID)
-	var flags byte
+	// Flag 2 says that the acquisition strings follow the first 13: a
+	// record written before they existed has it clear, and still reads.
+	flags := byte(flagSources)
 	if e.IsBot {
-		flags |= 1
+		flags |= flagBot
 	}
 	dst = append(dst, flags)
 	for _, s := range [...]string{string(e.Env), e.Name, e.DistinctID, e.URL, e.Path, e.Referrer,
-		e.UserAgent, e.Browser, e.OS, e.DeviceType, e.BotName, e.BotCategory, string(e.Properties)} {
+		e.UserAgent, e.Browser, e.OS, e.DeviceType, e.BotName, e.BotCategory, string(e.Properties),
+		e.Source, e.Channel, e.UTMSource, e.UTMMedium, e.UTMCampaign} {
 		dst = binary.AppendUvarint(dst, uint64(len(s)))
 		dst = append(dst, s...)
 	}
@@ -624,10 +633,15 @@ func decodeRecord(events []analytics.Event, p []byte) ([]analytics.Event, error)
 			return events[:start], errCorrupt
 		}
 		e.UserID = binary.LittleEndian.Uint64(p)
-		e.IsBot = p[8]&1 != 0
+		flags := p[8]
+		e.IsBot = flags&flagBot != 0
 		p = p[9:]
-		var strs [13][]byte
-		for j := range strs {
+		var strs [18][]byte
+		n := 13
+		if flags&flagSources != 0 {
+			n = len(strs)
+		}
+		for j := range strs[:n] {
 			l, n := binary.Uvarint(p)
 			if n <= 0 || l > uint64(len(p)-n) {
 				return events[:start], errCorrupt
@@ -639,6 +653,7 @@ func decodeRecord(events []analytics.Event, p []byte) ([]analytics.Event, error)
 		e.Name, e.DistinctID, e.URL, e.Path, e.Referrer = view(strs[1]), view(strs[2]), view(strs[3]), view(strs[4]), view(strs[5])
 		e.UserAgent, e.Browser, e.OS, e.DeviceType = view(strs[6]), view(strs[7]), view(strs[8]), view(strs[9])
 		e.BotName, e.BotCategory, e.Properties = view(strs[10]), view(strs[11]), strs[12]
+		e.Source, e.Channel, e.UTMSource, e.UTMMedium, e.UTMCampaign = view(strs[13]), view(strs[14]), view(strs[15]), view(strs[16]), view(strs[17])
 		events = append(events, e)
 	}
 	return events, nil

@@ -2,6 +2,7 @@ package spool
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -201,6 +202,11 @@ func TestRecordRoundTrip(t *testing.T) {
 			t.Errorf("event %d: %+v != %+v", i, b, a)
 		}
 	}
+	in[0].Source, in[0].Channel, in[0].UTMSource, in[0].UTMMedium, in[0].UTMCampaign = "Google", "paid", "google", "cpc", "spring"
+	out, _ = decodeRecord(nil, encodeRecord(nil, in[:1])[8:])
+	if b := out[0]; b.Source != "Google" || b.Channel != "paid" || b.UTMSource != "google" || b.UTMMedium != "cpc" || b.UTMCampaign != "spring" {
+		t.Errorf("acquisition fields: %+v", b)
+	}
 	if _, err := decodeRecord(nil, []byte{5, 1, 2}); err == nil {
 		t.Error("a truncated record decoded")
 	}
@@ -208,6 +214,32 @@ func TestRecordRoundTrip(t *testing.T) {
 	truncated = truncated[:len(truncated)-3]
 	if out, err := decodeRecord(first, truncated); err == nil || len(out) != 1 {
 		t.Errorf("a record cut in its last event: err %v, %d events (want the 1 there before)", err, len(out))
+	}
+}
+
+// TestRecordWithoutSources reads a record written before events had their
+// acquisition fields (flag 2 clear, 13 strings), as a spool left by the
+// previous version holds.
+func TestRecordWithoutSources(t *testing.T) {
+	e := events(1, "old")[0]
+	payload := binary.AppendUvarint(nil, 1)
+	payload = append(payload, e.UUID[:]...)
+	payload = binary.AppendVarint(payload, e.ProductID)
+	payload = binary.AppendVarint(payload, e.Timestamp.UnixMicro())
+	payload = binary.AppendVarint(payload, e.ReceivedAt.UnixMicro())
+	payload = binary.LittleEndian.AppendUint64(payload, e.UserID)
+	payload = append(payload, flagBot)
+	for _, s := range [...]string{string(e.Env), e.Name, e.DistinctID, e.URL, e.Path, e.Referrer,
+		e.UserAgent, e.Browser, e.OS, e.DeviceType, e.BotName, e.BotCategory, string(e.Properties)} {
+		payload = binary.AppendUvarint(payload, uint64(len(s)))
+		payload = append(payload, s...)
+	}
+	out, err := decodeRecord(nil, payload)
+	if err != nil || len(out) != 1 {
+		t.Fatalf("%v, %d events", err, len(out))
+	}
+	if b := out[0]; b.UUID != e.UUID || b.Name != "old" || !b.IsBot || string(b.Properties) != string(e.Properties) || b.Source != "" || b.Channel != "" {
+		t.Errorf("decoded %+v", b)
 	}
 }
 

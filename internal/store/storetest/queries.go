@@ -78,6 +78,7 @@ func storeEvents(productID int64, events []querytest.Event) []analytics.Event {
 			Timestamp: e.Time, ReceivedAt: e.Time, Name: e.Name, DistinctID: e.DistinctID,
 			UserID: ingest.UserID(e.DistinctID), URL: e.URL, Path: e.Path, Referrer: e.Referrer,
 			Browser: e.Browser, OS: e.OS, DeviceType: e.DeviceType, IsBot: e.Bot, Properties: props,
+			Source: e.Source, Channel: e.Channel, UTMSource: e.UTMSource, UTMMedium: e.UTMMedium, UTMCampaign: e.UTMCampaign,
 		}
 		if e.Bot {
 			out[i].BotName, out[i].BotCategory = "GPTBot", "ai_crawler"

@@ -197,7 +197,42 @@ async function main() {
 
   // 5. Flags and experiments: variants, exposures, conversions, results, a pause.
   await experiments({ browser, check, site, api, call: api.call });
+
+  // 6. The README's snippets, as written: the script tag of every page, then
+  // track and identify where they belong.
+  const readme = await browser.newContext();
+  const rp = await readme.newPage();
+  await rp.goto(site.url + "/readme.html");
+  await check("the README's script tag sends a page view and nothing else", async () => {
+    const got = await waitFor(() => api.count("$pageview", path("/readme.html")), 1);
+    if (got !== 1) throw new Error(`${got} page views`);
+    await rp.waitForTimeout(1500);
+    for (const name of ["signup", "$identify"]) {
+      const n = await api.count(name, path("/readme.html"));
+      if (n !== 0) throw new Error(`${n} ${name} events from a page load`);
+    }
+  });
+  await rp.evaluate(readmeCalls);
+  await rp.evaluate(() => window.strata.flush());
+  await check("the README's track and identify calls arrive as a sign-up and the user's identify", async () => {
+    const signups = await waitFor(() => api.count("signup", [{ property: "properties.plan", operator: "eq", value: "pro" }]), 1);
+    const identifies = await waitFor(() => api.count("$identify", [{ property: "properties.email", operator: "eq", value: "a@example.com" }]), 1);
+    if (signups !== 1 || identifies !== 1) throw new Error(`${signups} sign-ups, ${identifies} identifies`);
+  });
+  await readme.close();
 }
+
+/** readmeSnippet returns the README's block of the given language that contains marker. */
+function readmeSnippet(lang, marker) {
+  const text = readFileSync(join(pkg, "..", "..", "README.md"), "utf8");
+  for (const m of text.matchAll(new RegExp("```" + lang + "\\n([\\s\\S]*?)```", "g"))) {
+    if (m[1].includes(marker)) return m[1];
+  }
+  throw new Error(`README.md has no ${lang} block with ${marker}`);
+}
+
+/** readmeCalls runs the README's track and identify example in the page. */
+const readmeCalls = new Function(readmeSnippet("js", "strata.identify("));
 
 /** waitFor polls a count until it reaches `want` (or passes it) or time runs out. */
 async function waitFor(query, want) {
@@ -280,6 +315,10 @@ async function startSite({ strataUrl, key, sdkFromStrata }) {
     "/offline.html": page("<p>Offline.</p>"),
     "/plain.html": page("<p>No SDK here.</p>", false),
     "/exp.html": expPage(head),
+    // The README's tag for every page, with this server and key put in.
+    "/readme.html": `<!doctype html><html><head><meta charset="utf-8"><title>README</title>${readmeSnippet("html", "sdk.min.js")
+      .replaceAll("https://analytics.example.com", strataUrl)
+      .replaceAll("st_live_…", key)}</head><body><p>README page.</p></body></html>`,
   };
   const server = createServer((req, res) => {
     const path = new URL(req.url, "http://x").pathname;
