@@ -97,7 +97,7 @@ func Classify(page, ref string) Info {
 	}
 	pageHost, query := hostAndQuery(page)
 	var paid bool
-	if query != "" {
+	if tagged(query) {
 		if q, err := url.ParseQuery(query); err == nil {
 			in.UTMSource, in.UTMMedium, in.UTMCampaign = utm(q.Get("utm_source")), utm(q.Get("utm_medium")), utm(q.Get("utm_campaign"))
 			for _, id := range clickIDs {
@@ -163,16 +163,48 @@ func lookup(host string) (known, bool) {
 	}
 }
 
-// hostAndQuery returns a URL's host in lower case without a "www." or a
-// port, and its query, or "" for what is not an absolute URL with a host
-// (android-app://com.google.android.gm/ has the host com.google.android.gm).
+// hostAndQuery returns a URL's host in lower case without a "www.", a
+// port or user info, and its query, or "" for what is not an absolute URL
+// with a host (android-app://com.google.android.gm/ has the host
+// com.google.android.gm). It reads the text itself rather than through
+// net/url, which allocates a URL per call on ingest's path: a malformed
+// URL gives what it seems to hold, and nothing is ever rejected here.
 func hostAndQuery(raw string) (host, query string) {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
+	i := strings.Index(raw, "://")
+	if i <= 0 {
 		return "", ""
 	}
-	host = strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
-	return strings.TrimPrefix(host, "www."), u.RawQuery
+	rest := raw[i+3:]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	host, rest = rest[:end], rest[end:]
+	if at := strings.LastIndexByte(host, '@'); at >= 0 {
+		host = host[at+1:]
+	}
+	if strings.HasPrefix(host, "[") {
+		if j := strings.IndexByte(host, ']'); j > 0 {
+			host = host[1:j]
+		}
+	} else if j := strings.LastIndexByte(host, ':'); j >= 0 {
+		host = host[:j]
+	}
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if q := strings.IndexByte(rest, '?'); q >= 0 {
+		query = rest[q+1:]
+		if h := strings.IndexByte(query, '#'); h >= 0 {
+			query = query[:h]
+		}
+	}
+	return strings.TrimPrefix(host, "www."), query
+}
+
+// tagged reports whether a query may hold a UTM tag or a click id, so that
+// one without either is not parsed.
+func tagged(query string) bool {
+	return strings.Contains(query, "utm_") || strings.Contains(query, "clid") || strings.Contains(query, "clkid") ||
+		strings.Contains(query, "braid")
 }
 
 // utm trims a UTM value, makes it valid UTF-8 without NULs (storage takes

@@ -38,6 +38,9 @@ func TestClassify(t *testing.T) {
 		{"UTM tags on a move within the site", page + "?utm_campaign=launch", "https://shop.example.com/",
 			Info{Channel: Direct, UTMCampaign: "launch"}},
 		{"a malformed query is ignored", page + "?utm_source=%zz", "", Info{Channel: Direct}},
+		{"user info, an IPv6 host, a fragment", "https://[::1]:8080/a?utm_source=x#utm_medium=y", "https://user:pw@[::1]/b",
+			Info{Source: "x", Channel: Referral, UTMSource: "x"}},
+		{"a referrer without a scheme", page, "www.google.com/search", Info{Channel: Direct}},
 	} {
 		if got := Classify(c.page, c.ref); got != c.want {
 			t.Errorf("%s: Classify(%q, %q) = %+v, want %+v", c.name, c.page, c.ref, got, c.want)
