@@ -52,6 +52,14 @@ describe("funnel builder", () => {
     expect([...root.querySelectorAll("#funnel-events option")].map((o) => (o as HTMLOptionElement).value)).toEqual(["page_viewed", "signed_up"]);
     const counts = [...root.querySelectorAll("[data-testid=step-count]")].map((e) => e.textContent);
     expect(counts).toEqual(["8", "4", "1"]);
+    // Both numbers count users: the headings say which is which.
+    expect([...root.querySelectorAll(".funnel-table thead th")].map((e) => e.textContent)).toEqual([
+      "Step",
+      "Share of first step",
+      "Users",
+      "Converted from previous step",
+    ]);
+    expect([...root.querySelectorAll(".funnel-table .bar-col .visually-hidden")].map((e) => e.textContent)).toEqual(["100%", "50%", "12.5%"]);
     expect([...root.querySelectorAll("[data-testid=step-conversion]")].map((e) => e.textContent)).toEqual(["—", "50%", "25%"]);
 
     await click(root.querySelector("[aria-label='Move step 3 up']"));

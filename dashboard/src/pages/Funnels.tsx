@@ -212,7 +212,9 @@ function FunnelBuilder(props: { product: Product; range: DateRange }) {
 
 /**
  * FunnelBars is the funnel as horizontal bars: each step's users as a share
- * of the first step, with the count and the conversion from the step before.
+ * of the first step, with the number of users and the share of the step
+ * before's users who went on to this one. The headings say which is which:
+ * both numbers count users.
  */
 export function FunnelBars(props: { result: FunnelResult; busy?: boolean }) {
   const first = props.result.steps[0]?.count ?? 0;
@@ -232,10 +234,10 @@ export function FunnelBars(props: { result: FunnelResult; busy?: boolean }) {
           <tr>
             <th scope="col">Step</th>
             <th scope="col" class="bar-col">
-              Users
+              Share of first step
             </th>
-            <th scope="col">Count</th>
-            <th scope="col">Conversion</th>
+            <th scope="col">Users</th>
+            <th scope="col">Converted from previous step</th>
           </tr>
         </thead>
         <tbody>
@@ -250,6 +252,7 @@ export function FunnelBars(props: { result: FunnelResult; busy?: boolean }) {
                   <div class="hbar" aria-hidden="true">
                     <div class="hbar-fill" style={{ width: `${Math.max(pct, s.count > 0 ? 0.5 : 0)}%` }} />
                   </div>
+                  <span class="visually-hidden">{Math.round(pct * 10) / 10}%</span>
                 </td>
                 <td class="num" data-testid="step-count">
                   {num(s.count)}
@@ -263,8 +266,7 @@ export function FunnelBars(props: { result: FunnelResult; busy?: boolean }) {
         </tbody>
       </table>
       <p class="hint">
-        Overall conversion: <strong>{first ? Math.round((last.count / first) * 1000) / 10 : 0}%</strong> of {num(first)} users. Conversion is
-        from the previous step.
+        Overall conversion: <strong>{first ? Math.round((last.count / first) * 1000) / 10 : 0}%</strong> of {num(first)} users.
       </p>
     </div>
   );
