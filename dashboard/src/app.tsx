@@ -3,6 +3,7 @@ import { api, message, setSignedOutHandler } from "./api";
 import { ComingSoon } from "./components/ComingSoon";
 import { DateRangePicker } from "./components/DateRangePicker";
 import { NotFound } from "./components/NotFound";
+import { ProductNotFound } from "./components/States";
 import { ProductSwitcher } from "./components/ProductSwitcher";
 import { Sidebar } from "./components/Sidebar";
 import { activeItem, navItems } from "./components/nav";
@@ -19,7 +20,7 @@ import { Trends } from "./pages/Trends";
 import { ProductSettings } from "./pages/ProductSettings";
 import { Products } from "./pages/Products";
 import { rangeFromSearch, searchWithRange, type DateRange } from "./range";
-import { navigate, useLocation, withParams, type Loc } from "./router";
+import { navigate, sharedParams, useLocation, withParams, type Loc } from "./router";
 import { takeSetupToken } from "./setupToken";
 import type { DashboardConfig, Product, User } from "./types";
 
@@ -97,7 +98,7 @@ function Shell(props: { config: DashboardConfig; user: User; onLogout: () => voi
   }, []);
 
   const items = useMemo(() => navItems(props.config.features), [props.config.features]);
-  const product = currentProduct(products, loc);
+  const { product, missing } = currentProduct(products, loc);
   // Name the product in the URL, so that the address can be shared.
   useEffect(() => {
     if (product && loc.search.get("product") !== String(product.id)) {
@@ -112,16 +113,15 @@ function Shell(props: { config: DashboardConfig; user: User; onLogout: () => voi
   if (!products) return <p class="splash">Loading…</p>;
 
   const range = rangeFromSearch(loc.search);
-  const chart = activeItem(items, loc.path)?.chart ?? false;
+  // A product the user cannot see shows no chart, so no date picker either.
+  const chart = !missing && (activeItem(items, loc.path)?.chart ?? false);
   const setRange = (r: DateRange) => navigate(`${loc.path}?${searchWithRange(loc.search, r)}`);
-  const switchProduct = (id: number) => {
+  const productHref = (id: number) => {
     const s = new URLSearchParams(loc.search);
     s.set("product", String(id));
-    // A flag or an experiment belongs to one product: another product opens its list.
-    const item = /^\/(flags|experiments)\/\d+$/.exec(loc.path);
-    const path = loc.path.startsWith("/settings/products/") ? `/settings/products/${id}` : item ? `/${item[1]}` : loc.path;
-    navigate(`${path}?${s}`);
+    return `${productPath(loc.path, id)}?${s}`;
   };
+  const switchProduct = (id: number) => navigate(productHref(id));
   const replaceProduct = (p: Product) => setProducts((list) => (list ?? []).map((x) => (x.id === p.id ? p : x)));
 
   return (
@@ -133,15 +133,24 @@ function Shell(props: { config: DashboardConfig; user: User; onLogout: () => voi
           {chart ? <DateRangePicker range={range} onChange={setRange} /> : null}
         </header>
         <main class="content">
-          <Page
-            loc={loc}
-            range={range}
-            product={product}
-            products={products}
-            errorTracking={props.config.features.errorTracking}
-            onProductCreated={(p) => setProducts((list) => [...(list ?? []), p])}
-            onProductRenamed={replaceProduct}
-          />
+          {missing ? (
+            <ProductNotFound
+              id={missing}
+              first={products[0]}
+              firstHref={productHref(products[0].id)}
+              list={withParams("/settings/products", loc.search, sharedParams.filter((k) => k !== "product"))}
+            />
+          ) : (
+            <Page
+              loc={loc}
+              range={range}
+              product={product}
+              products={products}
+              errorTracking={props.config.features.errorTracking}
+              onProductCreated={(p) => setProducts((list) => [...(list ?? []), p])}
+              onProductRenamed={replaceProduct}
+            />
+          )}
         </main>
       </div>
     </div>
@@ -150,12 +159,29 @@ function Shell(props: { config: DashboardConfig; user: User; onLogout: () => voi
 
 /**
  * currentProduct is the product the URL names, else the one picked last,
- * else the first. A product the user cannot see falls back the same way.
+ * else the first. A product the URL names that the user cannot see (it
+ * does not exist, or is in another workspace) is not replaced by another:
+ * missing is then its id, and the page says the product was not found.
  */
-function currentProduct(products: Product[] | null, loc: Loc): Product | null {
-  if (!products || products.length === 0) return null;
+function currentProduct(products: Product[] | null, loc: Loc): { product: Product | null; missing: string | null } {
+  if (!products || products.length === 0) return { product: null, missing: null };
   const byId = (raw: string | null) => products.find((p) => String(p.id) === raw);
-  return byId(loc.search.get("product")) ?? byId(localStorage.getItem(lastProductKey)) ?? products[0];
+  const named = loc.search.get("product");
+  if (named) {
+    const p = byId(named);
+    return p ? { product: p, missing: null } : { product: null, missing: named };
+  }
+  return { product: byId(localStorage.getItem(lastProductKey)) ?? products[0], missing: null };
+}
+
+/**
+ * productPath is where path leads for another product: a flag or an
+ * experiment belongs to one product, so another product opens its list,
+ * and a product's settings open the other product's.
+ */
+function productPath(path: string, id: number): string {
+  const item = /^\/(flags|experiments)\/\d+$/.exec(path);
+  return path.startsWith("/settings/products/") ? `/settings/products/${id}` : item ? `/${item[1]}` : path;
 }
 
 /** The pages that are not built yet, and what they will show. */

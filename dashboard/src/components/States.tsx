@@ -66,3 +66,32 @@ export function NoProduct() {
     </div>
   );
 }
+
+/**
+ * ProductNotFound is shown in place of a page when the URL names a product
+ * the user cannot see (it does not exist, or belongs to a workspace they
+ * are not a member of): nothing is shown rather than another product's
+ * data. It links to the products list and to the same page of the first
+ * product.
+ */
+export function ProductNotFound(props: { id: string; list: string; first: Product; firstHref: string }) {
+  return (
+    <section class="page" data-testid="product-not-found">
+      <h1>Product not found</h1>
+      <div class="empty-state">
+        <p>
+          There is no product <code>{props.id}</code> that you can see: it does not exist, or it belongs to a workspace you are not a member
+          of.
+        </p>
+        <p>
+          <Link class="button" href={props.firstHref}>
+            Open {props.first.name}
+          </Link>{" "}
+          <Link class="button secondary" href={props.list}>
+            Go to the products list
+          </Link>
+        </p>
+      </div>
+    </section>
+  );
+}
