@@ -2,6 +2,7 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { api, message, setSignedOutHandler } from "./api";
 import { ComingSoon } from "./components/ComingSoon";
 import { DateRangePicker } from "./components/DateRangePicker";
+import { EnvSwitch, TestDataBanner } from "./components/EnvSwitch";
 import { NotFound } from "./components/NotFound";
 import { ProductNotFound } from "./components/States";
 import { ProductSwitcher } from "./components/ProductSwitcher";
@@ -19,10 +20,11 @@ import { Retention } from "./pages/Retention";
 import { Trends } from "./pages/Trends";
 import { ProductSettings } from "./pages/ProductSettings";
 import { Products } from "./pages/Products";
+import { envFromSearch, searchWithEnv } from "./dataEnv";
 import { rangeFromSearch, searchWithRange, type DateRange } from "./range";
 import { navigate, sharedParams, useLocation, withParams, type Loc } from "./router";
 import { takeSetupToken } from "./setupToken";
-import type { DashboardConfig, Product, User } from "./types";
+import type { DashboardConfig, DataEnv, Product, User } from "./types";
 
 /** lastProductKey remembers the product picked last, for links that name none. */
 const lastProductKey = "strata.product";
@@ -116,6 +118,8 @@ function Shell(props: { config: DashboardConfig; user: User; onLogout: () => voi
   // A product the user cannot see shows no chart, so no date picker either.
   const chart = !missing && (activeItem(items, loc.path)?.chart ?? false);
   const setRange = (r: DateRange) => navigate(`${loc.path}?${searchWithRange(loc.search, r)}`);
+  const env = envFromSearch(loc.search);
+  const setEnv = (e: DataEnv) => navigate(`${loc.path}?${searchWithEnv(loc.search, e)}`);
   const productHref = (id: number) => {
     const s = new URLSearchParams(loc.search);
     s.set("product", String(id));
@@ -131,8 +135,10 @@ function Shell(props: { config: DashboardConfig; user: User; onLogout: () => voi
         <header class="topbar">
           <ProductSwitcher products={products} current={product?.id ?? null} onChange={switchProduct} />
           {chart ? <DateRangePicker range={range} onChange={setRange} /> : null}
+          {chart ? <EnvSwitch env={env} onChange={setEnv} /> : null}
         </header>
         <main class="content">
+          {chart && env === "test" ? <TestDataBanner onLive={() => setEnv("live")} /> : null}
           {missing ? (
             <ProductNotFound
               id={missing}
@@ -144,6 +150,7 @@ function Shell(props: { config: DashboardConfig; user: User; onLogout: () => voi
             <Page
               loc={loc}
               range={range}
+              env={env}
               product={product}
               products={products}
               errorTracking={props.config.features.errorTracking}
@@ -193,6 +200,7 @@ const comingSoon: Record<string, { title: string; text: string }> = {
 function Page(props: {
   loc: Loc;
   range: DateRange;
+  env: DataEnv;
   product: Product | null;
   products: Product[];
   errorTracking: boolean;
@@ -201,11 +209,11 @@ function Page(props: {
 }) {
   const { path, search } = props.loc;
   const home = withParams("/", search);
-  if (path === "/") return <Overview product={props.product} range={props.range} />;
-  if (path === "/trends") return <Trends product={props.product} range={props.range} />;
-  if (path === "/funnels") return <Funnels product={props.product} range={props.range} />;
-  if (path === "/retention") return <Retention product={props.product} range={props.range} />;
-  if (path === "/acquisition") return <Acquisition product={props.product} range={props.range} />;
+  if (path === "/") return <Overview product={props.product} range={props.range} env={props.env} />;
+  if (path === "/trends") return <Trends product={props.product} range={props.range} env={props.env} />;
+  if (path === "/funnels") return <Funnels product={props.product} range={props.range} env={props.env} />;
+  if (path === "/retention") return <Retention product={props.product} range={props.range} env={props.env} />;
+  if (path === "/acquisition") return <Acquisition product={props.product} range={props.range} env={props.env} />;
   if (path === "/annotations") return <Annotations product={props.product} />;
   if (path === "/flags") return <Flags product={props.product} />;
   if (path === "/experiments") return <Experiments product={props.product} />;

@@ -40,7 +40,7 @@ describe("funnel builder", () => {
       "GET /api/v1/queries": { body: { items: [] } },
       "POST /api/v1/query/funnel": (c) => funnel([8, 4, 1], (c.body as { steps: string[] }).steps),
     });
-    const root = await mount(<Funnels product={product} range={range} />);
+    const root = await mount(<Funnels product={product} range={range} env="live" />);
     expect(stepInputs(root)).toEqual(["page_viewed", "button_clicked", "form_submitted"]);
     expect(calls.find((c) => c.path === "/api/v1/query/funnel")?.body).toEqual({
       steps: ["page_viewed", "button_clicked", "form_submitted"],
@@ -81,7 +81,7 @@ describe("funnel builder", () => {
       "GET /api/v1/queries": { body: { items: [] } },
       "POST /api/v1/query/funnel": funnel([1, 0, 0]),
     });
-    const root = await mount(<Funnels product={product} range={range} />);
+    const root = await mount(<Funnels product={product} range={range} env="live" />);
     const before = calls.length;
     await type(root.querySelector("[aria-label='Step 2 event']"), " ");
     await submit(root.querySelector("form[aria-label='Funnel builder']"));
@@ -103,7 +103,7 @@ describe("funnel builder", () => {
       "POST /api/v1/queries/7/run": funnel([3, 1], ["a", "b"]),
       "POST /api/v1/queries/9/run": funnel([5, 2, 1]),
     });
-    const root = await mount(<Funnels product={product} range={range} />);
+    const root = await mount(<Funnels product={product} range={range} env="live" />);
     expect(root.querySelectorAll(".saved-list li").length).toBe(1);
     await click(root.querySelector("[aria-label='Run Signup']"));
     expect(stepInputs(root)).toEqual(["a", "b"]);
@@ -128,7 +128,7 @@ describe("funnel builder", () => {
       "GET /api/v1/queries": { body: { items: [] } },
       "POST /api/v1/query/funnel": { status: 400, body: { error: { code: "invalid_request", message: "steps[1]: must not be empty" } } },
     });
-    const root = await mount(<Funnels product={product} range={range} />);
+    const root = await mount(<Funnels product={product} range={range} env="live" />);
     expect(root.querySelector(".error-state")?.textContent).toContain("steps[1]: must not be empty");
     const empty = await mount(<FunnelBars result={funnel([0, 0]).body} />);
     expect(empty.querySelector("[data-testid=funnel-empty]")).toBeTruthy();
@@ -140,7 +140,7 @@ describe("funnel builder", () => {
       "GET /api/v1/queries": { body: { items: [] } },
       "POST /api/v1/query/funnel": funnel([0, 0, 0]),
     });
-    const root = await mount(<Funnels product={product} range={range} />);
+    const root = await mount(<Funnels product={product} range={range} env="live" />);
     expect(root.querySelector("[data-testid=install-snippet]")?.textContent).toContain("/sdk/v1/sdk.min.js");
   });
 });
@@ -164,7 +164,7 @@ describe("trends", () => {
         body: { series: [{ label: "$pageview · /a", event: "$pageview", breakdownValue: "/a", data: [{ date: "2026-11-01", value: 4 }, { date: "2026-11-02", value: 1234 }, { date: "2026-11-03", value: 0 }] }] },
       },
     });
-    const root = await mount(<Trends product={product} range={range} />);
+    const root = await mount(<Trends product={product} range={range} env="live" />);
     await click(byText(root, "button", "Add filter"));
     await type(root.querySelector("[aria-label='Filter 1 property']"), "browser");
     await choose(root.querySelector("[aria-label='Filter 1 operator']"), "contains");
@@ -278,7 +278,7 @@ describe("retention and acquisition", () => {
         },
       },
     });
-    const root = await mount(<Acquisition product={product} range={range} />);
+    const root = await mount(<Acquisition product={product} range={range} env="live" />);
     const types = [...root.querySelectorAll("table[aria-label='AI bot activity'] tbody tr td:nth-child(2)")].map((t) => t.textContent);
     expect(types).toEqual(["AI crawler (training/index)", "AI assistant (live fetch)"]);
     expect(root.querySelector("table[aria-label='Top pages accessed by AI'] tbody td")?.textContent).toBe("https://x/docs");

@@ -4,7 +4,7 @@ import { ErrorState, NoProduct, Skeleton } from "../components/States";
 import { when } from "../format";
 import { useLoad } from "../load";
 import { describe, type DateRange } from "../range";
-import type { BotsResult, Product } from "../types";
+import type { BotsResult, DataEnv, Product } from "../types";
 
 /** The two kinds of AI bot, as the panel names them. */
 export function botType(category: string, label: string): string {
@@ -13,15 +13,18 @@ export function botType(category: string, label: string): string {
   return label || category;
 }
 
-/** Acquisition shows the AI bot activity panel and the pages AI bots fetched most. */
-export function Acquisition(props: { product: Product | null; range: DateRange }) {
+/** Acquisition shows the AI bot activity panel and the pages AI bots fetched most, of live data or of test keys' (env). */
+export function Acquisition(props: { product: Product | null; range: DateRange; env: DataEnv }) {
   if (!props.product) return <NoProduct />;
-  return <BotsPanel key={props.product.id} product={props.product} range={props.range} />;
+  return <BotsPanel key={props.product.id} product={props.product} range={props.range} env={props.env} />;
 }
 
-function BotsPanel(props: { product: Product; range: DateRange }) {
+function BotsPanel(props: { product: Product; range: DateRange; env: DataEnv }) {
   const pid = props.product.id;
-  const [bots, retry] = useLoad<BotsResult>(() => api.bots(pid, { from: props.range.from, to: props.range.to }), [pid, props.range.from, props.range.to]);
+  const [bots, retry] = useLoad<BotsResult>(
+    () => api.bots(pid, { from: props.range.from, to: props.range.to }, props.env),
+    [pid, props.range.from, props.range.to, props.env],
+  );
   return (
     <section class="page">
       <h1>Acquisition</h1>

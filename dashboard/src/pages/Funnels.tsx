@@ -8,7 +8,7 @@ import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States"
 import { useLoad } from "../load";
 import { describe as describeRange, presetRange, type DateRange } from "../range";
 import { funnelSteps, placeholderSteps, windowHours as windowLimits } from "../limits.gen";
-import type { FunnelRequest, FunnelResult, Product, SavedQuery } from "../types";
+import type { DataEnv, FunnelRequest, FunnelResult, Product, SavedQuery } from "../types";
 
 export const maxSteps = funnelSteps.max;
 
@@ -25,27 +25,28 @@ function funnelDefinition(q: SavedQuery): { steps: string[]; windowHours: number
  * names, add/remove/reorder, window), runs it over the picked range, draws
  * the steps as horizontal bars with counts and conversion, and keeps saved
  * funnels to run again. A timeline strip above the bars marks the range's
- * annotations (a saved funnel's own included).
+ * annotations (a saved funnel's own included). env picks live data or the
+ * events of test keys.
  */
-export function Funnels(props: { product: Product | null; range: DateRange }) {
+export function Funnels(props: { product: Product | null; range: DateRange; env: DataEnv }) {
   if (!props.product) return <NoProduct />;
-  return <FunnelBuilder key={props.product.id} product={props.product} range={props.range} />;
+  return <FunnelBuilder key={props.product.id} product={props.product} range={props.range} env={props.env} />;
 }
 
-function FunnelBuilder(props: { product: Product; range: DateRange }) {
+function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv }) {
   const pid = props.product.id;
   const days = { from: props.range.from, to: props.range.to };
   const [steps, setSteps] = useState<string[]>([...placeholderSteps]);
   const [windowHours, setWindowHours] = useState(String(windowLimits.default));
   const [formError, setFormError] = useState<string | null>(null);
   const { source, runBuilder, showSaved } = useQuerySource<FunnelRequest>({ steps: [...placeholderSteps], windowHours: windowLimits.default }, days);
-  const names = useEventNames(pid, days);
+  const names = useEventNames(pid, days, props.env);
 
   const { saved, setSaved, savedError } = useSavedQueries(pid, "funnel");
 
   const [result, retry] = useLoad<FunnelResult>(
-    () => (source.kind === "builder" ? api.funnel(pid, source.request) : api.runSaved<FunnelResult>(pid, source.query.id)),
-    [pid, source.seq, source.kind],
+    () => (source.kind === "builder" ? api.funnel(pid, source.request, props.env) : api.runSaved<FunnelResult>(pid, source.query.id, props.env)),
+    [pid, source.seq, source.kind, props.env],
   );
 
   // The annotations of the range the result on screen covers: the builder's
@@ -172,7 +173,7 @@ function FunnelBuilder(props: { product: Product; range: DateRange }) {
             {result.state === "loading" && !shown ? <Skeleton rows={3} label="Running the funnel…" /> : null}
             {shown ? (
               noEvents && shown.steps.every((s) => s.count === 0) ? (
-                <NoEvents product={props.product} />
+                <NoEvents product={props.product} env={props.env} />
               ) : (
                 <>
                   <AnnotationStrip from={span.from} to={span.to} annotations={annotations} />
