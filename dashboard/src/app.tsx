@@ -29,6 +29,18 @@ import type { DashboardConfig, DataEnv, Product, User } from "./types";
 /** lastProductKey remembers the product picked last, for links that name none. */
 const lastProductKey = "strata.product";
 
+/** mainId is the id of the main region, which the skip link and the phone menu send focus to. */
+const mainId = "content";
+
+/**
+ * skipToContent moves focus to the main region without adding #content to
+ * the address (the link's href keeps its meaning without a script).
+ */
+function skipToContent(e: MouseEvent) {
+  e.preventDefault();
+  document.getElementById(mainId)?.focus();
+}
+
 type Boot = { state: "loading" } | { state: "failed"; error: string } | { state: "ready"; config: DashboardConfig; user: User | null };
 
 /**
@@ -90,7 +102,10 @@ export function App() {
   return <Shell config={boot.config} user={boot.user} onLogout={logout} />;
 }
 
-/** Shell is the signed-in dashboard: sidebar, top bar and the page. */
+/**
+ * Shell is the signed-in dashboard: a skip link to the page (the first
+ * thing the keyboard reaches), the sidebar, the top bar and the page.
+ */
 function Shell(props: { config: DashboardConfig; user: User; onLogout: () => void }) {
   const loc = useLocation();
   const [products, setProducts] = useState<Product[] | null>(null);
@@ -130,14 +145,17 @@ function Shell(props: { config: DashboardConfig; user: User; onLogout: () => voi
 
   return (
     <div class="shell">
-      <Sidebar items={items} path={loc.path} search={loc.search} email={props.user.email} onLogout={props.onLogout} />
+      <a class="skip-link" href={`#${mainId}`} onClick={skipToContent}>
+        Skip to content
+      </a>
+      <Sidebar items={items} path={loc.path} search={loc.search} email={props.user.email} onLogout={props.onLogout} main={mainId} />
       <div class="main">
         <header class="topbar">
           <ProductSwitcher products={products} current={product?.id ?? null} onChange={switchProduct} />
           {chart ? <DateRangePicker range={range} onChange={setRange} /> : null}
           {chart ? <EnvSwitch env={env} onChange={setEnv} /> : null}
         </header>
-        <main class="content">
+        <main class="content" id={mainId} tabIndex={-1}>
           {chart && env === "test" ? <TestDataBanner onLive={() => setEnv("live")} /> : null}
           {missing ? (
             <ProductNotFound

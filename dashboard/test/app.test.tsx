@@ -188,6 +188,22 @@ describe("app", () => {
     expect(location.search).toBe("?product=2");
   });
 
+  it("offers a skip link to the page as the first thing the keyboard reaches", async () => {
+    fakeFetch({ "GET /api/v1/dashboard/config": { body: config() }, "GET /api/v1/session": { body: session }, "GET /api/v1/products": { body: products } });
+    history.replaceState(null, "", "/messages?product=1");
+    const root = await mount(<App />);
+    const first = root.querySelector("a[href], button, input, select, textarea, [tabindex]:not([tabindex='-1'])");
+    expect(first?.textContent).toBe("Skip to content");
+    expect(first?.getAttribute("href")).toBe("#content");
+    const main = root.querySelector("main");
+    expect(main?.id).toBe("content");
+    expect(main?.getAttribute("tabindex")).toBe("-1");
+    await click(first);
+    expect(document.activeElement).toBe(main);
+    // The address does not gain #content.
+    expect(location.hash).toBe("");
+  });
+
   it("signs out, and returns to sign-in when the session expires", async () => {
     const calls = fakeFetch({
       "GET /api/v1/dashboard/config": { body: config() },

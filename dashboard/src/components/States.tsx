@@ -97,10 +97,10 @@ export function ProductNotFound(props: { id: string; list: string; first: Produc
           There is no product <code>{props.id}</code> that you can see: it does not exist, or it belongs to a workspace you are not a member
           of.
         </p>
-        <p>
+        <p class="empty-actions">
           <Link class="button" href={props.firstHref}>
             Open {props.first.name}
-          </Link>{" "}
+          </Link>
           <Link class="button secondary" href={props.list}>
             Go to the products list
           </Link>

@@ -229,43 +229,45 @@ export function FunnelBars(props: { result: FunnelResult; busy?: boolean }) {
   const last = props.result.steps[props.result.steps.length - 1];
   return (
     <div class={`funnel${props.busy ? " busy" : ""}`} aria-busy={props.busy ? "true" : "false"}>
-      <table class="funnel-table" data-testid="funnel-result">
-        <caption class="visually-hidden">Users at each step of the funnel</caption>
-        <thead>
-          <tr>
-            <th scope="col">Step</th>
-            <th scope="col" class="bar-col">
-              Share of first step
-            </th>
-            <th scope="col">Users</th>
-            <th scope="col">Converted from previous step</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.result.steps.map((s, i) => {
-            const pct = (s.count / first) * 100;
-            return (
-              <tr key={i} data-testid="funnel-step">
-                <th scope="row" class="step-name">
-                  <span class="step-num">{i + 1}</span> {s.name}
-                </th>
-                <td class="bar-col">
-                  <div class="hbar" aria-hidden="true">
-                    <div class="hbar-fill" style={{ width: `${Math.max(pct, s.count > 0 ? 0.5 : 0)}%` }} />
-                  </div>
-                  <span class="visually-hidden">{Math.round(pct * 10) / 10}%</span>
-                </td>
-                <td class="num" data-testid="step-count">
-                  {num(s.count)}
-                </td>
-                <td class="num" data-testid="step-conversion">
-                  {s.conversionPct === null ? "—" : `${s.conversionPct}%`}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+      <div class="table-scroll">
+        <table class="funnel-table" data-testid="funnel-result">
+          <caption class="visually-hidden">Users at each step of the funnel</caption>
+          <thead>
+            <tr>
+              <th scope="col">Step</th>
+              <th scope="col" class="bar-col">
+                Share of first step
+              </th>
+              <th scope="col">Users</th>
+              <th scope="col">Converted from previous step</th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.result.steps.map((s, i) => {
+              const pct = (s.count / first) * 100;
+              return (
+                <tr key={i} data-testid="funnel-step">
+                  <th scope="row" class="step-name">
+                    <span class="step-num">{i + 1}</span> {s.name}
+                  </th>
+                  <td class="bar-col">
+                    <div class="hbar" aria-hidden="true">
+                      <div class="hbar-fill" style={{ width: `${Math.max(pct, s.count > 0 ? 0.5 : 0)}%` }} />
+                    </div>
+                    <span class="visually-hidden">{Math.round(pct * 10) / 10}%</span>
+                  </td>
+                  <td class="num" data-testid="step-count">
+                    {num(s.count)}
+                  </td>
+                  <td class="num" data-testid="step-conversion">
+                    {s.conversionPct === null ? "—" : `${s.conversionPct}%`}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
       <p class="hint">
         Overall conversion: <strong>{first ? Math.round((last.count / first) * 1000) / 10 : 0}%</strong> of {num(first)} users.
       </p>

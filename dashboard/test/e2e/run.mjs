@@ -921,6 +921,8 @@ async function flagsAndExperiments(browser) {
   await page.setViewportSize({ width: 390, height: 844 });
   await check("at 390 px the experiments and flags lists do not push the page sideways", async () => {
     await noSideScroll();
+    // The sidebar's entries are behind the Menu button at this width.
+    await page.getByRole("button", { name: "Menu" }).click();
     await page.locator("nav.sidebar").getByRole("link", { name: "Flags" }).click();
     await page.getByTestId("flag-row").first().waitFor();
     await noSideScroll();
