@@ -96,7 +96,10 @@ export function ProductSettings(props: { product: Product; origin: string; onRen
           </button>
         </div>
       </div>
-      <p class="muted">Keys send events to this product (ingest, <code>POST /e</code>). Test keys keep their events apart from live data.</p>
+      <p class="muted">
+        Keys send events to this product (ingest, <code>POST /e</code>). Test keys keep their events apart from live data: the chart
+        pages show them when the top bar's Data switch is on Test.
+      </p>
       <CredentialTable
         label="API keys"
         rows={keys?.map((k) => ({ ...k, kind: "key" as const })) ?? null}
