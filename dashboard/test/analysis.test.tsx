@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Acquisition } from "../src/pages/Acquisition";
 import { Annotations } from "../src/pages/Annotations";
 import { Funnels, FunnelBars } from "../src/pages/Funnels";
@@ -146,6 +146,13 @@ describe("funnel builder", () => {
 });
 
 describe("trends", () => {
+  // Charts stop at now (TimeChart): a fixed clock after the range keeps its days whole.
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime("2026-11-24T12:00:00Z");
+  });
+  afterEach(() => vi.useRealTimers());
+
   it("turns drafted filters into the API's and checks them", () => {
     expect(filterRequest({ property: "properties.amount", operator: "gt", value: "12.5" })).toEqual({ property: "properties.amount", operator: "gt", value: 12.5 });
     expect(filterRequest({ property: "path", operator: "is_set", value: "x" })).toEqual({ property: "path", operator: "is_set" });
