@@ -72,6 +72,15 @@ describe("the menu on narrow screens", () => {
     expect(document.activeElement).toBe(root.querySelector("main"));
   });
 
+  it("closes on a click outside it", async () => {
+    const { root, button } = await mountSidebar();
+    await click(button);
+    await click(root.querySelector(".whoami .email"));
+    expect(button.getAttribute("aria-expanded")).toBe("true");
+    await click(root.querySelector("main"));
+    expect(button.getAttribute("aria-expanded")).toBe("false");
+  });
+
   it("closes when a page is picked, and moves focus to the page", async () => {
     const { root, button } = await mountSidebar();
     await click(button);

@@ -8,8 +8,9 @@ import { withParams } from "../router";
  * narrow screen (720 px and less) the entries collapse behind a Menu
  * button (aria-expanded, aria-controls), so that they do not fill the top
  * of every page: Escape closes the menu and returns focus to the button,
- * and picking a page closes it and moves focus to the page (main, the id
- * of the main region), since the link that had it is hidden.
+ * a click outside it closes it, and picking a page closes it and moves
+ * focus to the page (main, the id of the main region), since the link
+ * that had it is hidden.
  */
 export function Sidebar(props: {
   items: NavItem[];
@@ -21,6 +22,7 @@ export function Sidebar(props: {
 }) {
   const active = activeItem(props.items, props.path);
   const [open, setOpen] = useState(false);
+  const nav = useRef<HTMLElement>(null);
   const button = useRef<HTMLButtonElement>(null);
 
   useEffect(() => {
@@ -30,8 +32,15 @@ export function Sidebar(props: {
       setOpen(false);
       button.current?.focus();
     };
+    const onClick = (e: MouseEvent) => {
+      if (!nav.current?.contains(e.target as Node)) setOpen(false);
+    };
     document.addEventListener("keydown", onKey);
-    return () => document.removeEventListener("keydown", onKey);
+    document.addEventListener("click", onClick);
+    return () => {
+      document.removeEventListener("keydown", onKey);
+      document.removeEventListener("click", onClick);
+    };
   }, [open]);
   // Another page (back and forward included) closes the menu.
   useEffect(() => setOpen(false), [props.path]);
@@ -44,7 +53,7 @@ export function Sidebar(props: {
   };
 
   return (
-    <nav class={open ? "sidebar open" : "sidebar"} aria-label="Main">
+    <nav class={open ? "sidebar open" : "sidebar"} aria-label="Main" ref={nav}>
       <div class="sidebar-head">
         <div class="brand">
           <img src="/favicon.svg" alt="" width={24} height={24} />
