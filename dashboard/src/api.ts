@@ -2,7 +2,7 @@
 // origin with the session cookie; the browser adds the Origin header the
 // server checks on every change.
 import type {
-  Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, CredentialStatus, DashboardConfig, EventNames, Experiment,
+  Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, CredentialStatus, DashboardConfig, DataEnv, EventNames, Experiment,
   ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList, FlagList, FlagWrite, FunnelRequest, FunnelResult, KeyCreated,
   KeyEnv, List, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult, SavedQuery, Session, TokenCreated, TrendRequest,
   TrendResult,
@@ -69,6 +69,14 @@ export function scoped(path: string, product: number, params: Record<string, str
   return `${path}?${q}`;
 }
 
+/**
+ * envParam is a query's env parameter: "test" for the events of test keys,
+ * and left out for live data, the API's default.
+ */
+function envParam(env: DataEnv = "live"): string | undefined {
+  return env === "test" ? "test" : undefined;
+}
+
 /** A day range as the query API reads it. */
 export interface Days {
   from: string;
@@ -107,17 +115,23 @@ export const api = {
   setTokenStatus: (productId: number, tokenId: number, status: CredentialStatus) =>
     request<QueryToken>("PATCH", `/api/v1/products/${enc(productId)}/tokens/${enc(tokenId)}`, { status }),
 
-  funnel: (p: number, body: FunnelRequest) => request<FunnelResult>("POST", scoped("/api/v1/query/funnel", p), body),
-  trend: (p: number, body: TrendRequest) => request<TrendResult>("POST", scoped("/api/v1/query/trend", p), body),
-  retention: (p: number, body: RetentionRequest) => request<RetentionResult>("POST", scoped("/api/v1/query/retention", p), body),
-  bots: (p: number, d: Days) => request<BotsResult>("GET", scoped("/api/v1/query/bots", p, { dateFrom: d.from, dateTo: d.to })),
-  eventNames: (p: number, d: Days) => request<EventNames>("GET", scoped("/api/v1/query/events", p, { dateFrom: d.from, dateTo: d.to })),
+  // The queries read live data unless env is "test" (the events of test keys).
+  funnel: (p: number, body: FunnelRequest, env?: DataEnv) =>
+    request<FunnelResult>("POST", scoped("/api/v1/query/funnel", p, { env: envParam(env) }), body),
+  trend: (p: number, body: TrendRequest, env?: DataEnv) => request<TrendResult>("POST", scoped("/api/v1/query/trend", p, { env: envParam(env) }), body),
+  retention: (p: number, body: RetentionRequest, env?: DataEnv) =>
+    request<RetentionResult>("POST", scoped("/api/v1/query/retention", p, { env: envParam(env) }), body),
+  bots: (p: number, d: Days, env?: DataEnv) =>
+    request<BotsResult>("GET", scoped("/api/v1/query/bots", p, { dateFrom: d.from, dateTo: d.to, env: envParam(env) })),
+  eventNames: (p: number, d: Days, env?: DataEnv) =>
+    request<EventNames>("GET", scoped("/api/v1/query/events", p, { dateFrom: d.from, dateTo: d.to, env: envParam(env) })),
 
   savedQueries: (p: number) => request<List<SavedQuery>>("GET", scoped("/api/v1/queries", p)),
   saveQuery: (p: number, kind: QueryKind, name: string, definition: unknown) =>
     request<SavedQuery>("POST", scoped("/api/v1/queries", p), { kind, name, definition }),
   deleteQuery: (p: number, id: number) => request<void>("DELETE", scoped(`/api/v1/queries/${enc(id)}`, p)),
-  runSaved: <T>(p: number, id: number) => request<T>("POST", scoped(`/api/v1/queries/${enc(id)}/run`, p)),
+  /** runSaved runs a saved query on the data env picks (saved queries belong to the product, not to an env). */
+  runSaved: <T>(p: number, id: number, env?: DataEnv) => request<T>("POST", scoped(`/api/v1/queries/${enc(id)}/run`, p, { env: envParam(env) })),
 
   annotations: (p: number, opts: { page?: number; pageSize?: number; queryId?: number; from?: string; to?: string } = {}) =>
     request<AnnotationPage>("GET", scoped("/api/v1/annotations", p, opts)),

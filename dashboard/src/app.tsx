@@ -2,10 +2,13 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { api, message, setSignedOutHandler } from "./api";
 import { ComingSoon } from "./components/ComingSoon";
 import { DateRangePicker } from "./components/DateRangePicker";
+import { EnvSwitch, TestDataBanner } from "./components/EnvSwitch";
 import { NotFound } from "./components/NotFound";
 import { ProductSwitcher } from "./components/ProductSwitcher";
 import { Sidebar } from "./components/Sidebar";
+import { ProductNotFound } from "./components/States";
 import { activeItem, navItems } from "./components/nav";
+import { envFromSearch, searchWithEnv } from "./dataEnv";
 import { AuthForm } from "./pages/AuthForm";
 import { Acquisition } from "./pages/Acquisition";
 import { Annotations } from "./pages/Annotations";
@@ -19,12 +22,24 @@ import { Trends } from "./pages/Trends";
 import { ProductSettings } from "./pages/ProductSettings";
 import { Products } from "./pages/Products";
 import { rangeFromSearch, searchWithRange, type DateRange } from "./range";
-import { navigate, useLocation, withParams, type Loc } from "./router";
+import { navigate, sharedParams, useLocation, withParams, type Loc } from "./router";
 import { takeSetupToken } from "./setupToken";
-import type { DashboardConfig, Product, User } from "./types";
+import type { DashboardConfig, DataEnv, Product, User } from "./types";
 
 /** lastProductKey remembers the product picked last, for links that name none. */
 const lastProductKey = "strata.product";
+
+/** mainId is the id of the main region, which the skip link and the phone menu send focus to. */
+const mainId = "content";
+
+/**
+ * skipToContent moves focus to the main region without adding #content to
+ * the address (the link's href keeps its meaning without a script).
+ */
+function skipToContent(e: MouseEvent) {
+  e.preventDefault();
+  document.getElementById(mainId)?.focus();
+}
 
 type Boot = { state: "loading" } | { state: "failed"; error: string } | { state: "ready"; config: DashboardConfig; user: User | null };
 
@@ -87,7 +102,10 @@ export function App() {
   return <Shell config={boot.config} user={boot.user} onLogout={logout} />;
 }
 
-/** Shell is the signed-in dashboard: sidebar, top bar and the page. */
+/**
+ * Shell is the signed-in dashboard: a skip link to the page (the first
+ * thing the keyboard reaches), the sidebar, the top bar and the page.
+ */
 function Shell(props: { config: DashboardConfig; user: User; onLogout: () => void }) {
   const loc = useLocation();
   const [products, setProducts] = useState<Product[] | null>(null);
@@ -97,7 +115,7 @@ function Shell(props: { config: DashboardConfig; user: User; onLogout: () => voi
   }, []);
 
   const items = useMemo(() => navItems(props.config.features), [props.config.features]);
-  const product = currentProduct(products, loc);
+  const { product, missing } = currentProduct(products, loc);
   // Name the product in the URL, so that the address can be shared.
   useEffect(() => {
     if (product && loc.search.get("product") !== String(product.id)) {
@@ -112,36 +130,52 @@ function Shell(props: { config: DashboardConfig; user: User; onLogout: () => voi
   if (!products) return <p class="splash">Loading…</p>;
 
   const range = rangeFromSearch(loc.search);
-  const chart = activeItem(items, loc.path)?.chart ?? false;
+  // A product the user cannot see shows no chart, so no date picker either.
+  const chart = !missing && (activeItem(items, loc.path)?.chart ?? false);
   const setRange = (r: DateRange) => navigate(`${loc.path}?${searchWithRange(loc.search, r)}`);
-  const switchProduct = (id: number) => {
+  const env = envFromSearch(loc.search);
+  const setEnv = (e: DataEnv) => navigate(`${loc.path}?${searchWithEnv(loc.search, e)}`);
+  const productHref = (id: number) => {
     const s = new URLSearchParams(loc.search);
     s.set("product", String(id));
-    // A flag or an experiment belongs to one product: another product opens its list.
-    const item = /^\/(flags|experiments)\/\d+$/.exec(loc.path);
-    const path = loc.path.startsWith("/settings/products/") ? `/settings/products/${id}` : item ? `/${item[1]}` : loc.path;
-    navigate(`${path}?${s}`);
+    return `${productPath(loc.path, id)}?${s}`;
   };
+  const switchProduct = (id: number) => navigate(productHref(id));
   const replaceProduct = (p: Product) => setProducts((list) => (list ?? []).map((x) => (x.id === p.id ? p : x)));
 
   return (
     <div class="shell">
-      <Sidebar items={items} path={loc.path} search={loc.search} email={props.user.email} onLogout={props.onLogout} />
+      <a class="skip-link" href={`#${mainId}`} onClick={skipToContent}>
+        Skip to content
+      </a>
+      <Sidebar items={items} path={loc.path} search={loc.search} email={props.user.email} onLogout={props.onLogout} main={mainId} />
       <div class="main">
         <header class="topbar">
           <ProductSwitcher products={products} current={product?.id ?? null} onChange={switchProduct} />
           {chart ? <DateRangePicker range={range} onChange={setRange} /> : null}
+          {chart ? <EnvSwitch env={env} onChange={setEnv} /> : null}
         </header>
-        <main class="content">
-          <Page
-            loc={loc}
-            range={range}
-            product={product}
-            products={products}
-            errorTracking={props.config.features.errorTracking}
-            onProductCreated={(p) => setProducts((list) => [...(list ?? []), p])}
-            onProductRenamed={replaceProduct}
-          />
+        <main class="content" id={mainId} tabIndex={-1}>
+          {chart && env === "test" ? <TestDataBanner onLive={() => setEnv("live")} /> : null}
+          {missing ? (
+            <ProductNotFound
+              id={missing}
+              first={products[0]}
+              firstHref={productHref(products[0].id)}
+              list={withParams("/settings/products", loc.search, sharedParams.filter((k) => k !== "product"))}
+            />
+          ) : (
+            <Page
+              loc={loc}
+              range={range}
+              env={env}
+              product={product}
+              products={products}
+              errorTracking={props.config.features.errorTracking}
+              onProductCreated={(p) => setProducts((list) => [...(list ?? []), p])}
+              onProductRenamed={replaceProduct}
+            />
+          )}
         </main>
       </div>
     </div>
@@ -150,12 +184,29 @@ function Shell(props: { config: DashboardConfig; user: User; onLogout: () => voi
 
 /**
  * currentProduct is the product the URL names, else the one picked last,
- * else the first. A product the user cannot see falls back the same way.
+ * else the first. A product the URL names that the user cannot see (it
+ * does not exist, or is in another workspace) is not replaced by another:
+ * missing is then its id, and the page says the product was not found.
  */
-function currentProduct(products: Product[] | null, loc: Loc): Product | null {
-  if (!products || products.length === 0) return null;
+function currentProduct(products: Product[] | null, loc: Loc): { product: Product | null; missing: string | null } {
+  if (!products || products.length === 0) return { product: null, missing: null };
   const byId = (raw: string | null) => products.find((p) => String(p.id) === raw);
-  return byId(loc.search.get("product")) ?? byId(localStorage.getItem(lastProductKey)) ?? products[0];
+  const named = loc.search.get("product");
+  if (named) {
+    const p = byId(named);
+    return p ? { product: p, missing: null } : { product: null, missing: named };
+  }
+  return { product: byId(localStorage.getItem(lastProductKey)) ?? products[0], missing: null };
+}
+
+/**
+ * productPath is where path leads for another product: a flag or an
+ * experiment belongs to one product, so another product opens its list,
+ * and a product's settings open the other product's.
+ */
+function productPath(path: string, id: number): string {
+  const item = /^\/(flags|experiments)\/\d+$/.exec(path);
+  return path.startsWith("/settings/products/") ? `/settings/products/${id}` : item ? `/${item[1]}` : path;
 }
 
 /** The pages that are not built yet, and what they will show. */
@@ -167,6 +218,7 @@ const comingSoon: Record<string, { title: string; text: string }> = {
 function Page(props: {
   loc: Loc;
   range: DateRange;
+  env: DataEnv;
   product: Product | null;
   products: Product[];
   errorTracking: boolean;
@@ -175,11 +227,11 @@ function Page(props: {
 }) {
   const { path, search } = props.loc;
   const home = withParams("/", search);
-  if (path === "/") return <Overview product={props.product} range={props.range} />;
-  if (path === "/trends") return <Trends product={props.product} range={props.range} />;
-  if (path === "/funnels") return <Funnels product={props.product} range={props.range} />;
-  if (path === "/retention") return <Retention product={props.product} range={props.range} />;
-  if (path === "/acquisition") return <Acquisition product={props.product} range={props.range} />;
+  if (path === "/") return <Overview product={props.product} range={props.range} env={props.env} />;
+  if (path === "/trends") return <Trends product={props.product} range={props.range} env={props.env} />;
+  if (path === "/funnels") return <Funnels product={props.product} range={props.range} env={props.env} />;
+  if (path === "/retention") return <Retention product={props.product} range={props.range} env={props.env} />;
+  if (path === "/acquisition") return <Acquisition product={props.product} range={props.range} env={props.env} />;
   if (path === "/annotations") return <Annotations product={props.product} />;
   if (path === "/flags") return <Flags product={props.product} />;
   if (path === "/experiments") return <Experiments product={props.product} />;

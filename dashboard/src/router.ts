@@ -58,7 +58,7 @@ export function onLinkClick(e: MouseEvent): void {
 }
 
 /** The query parameters that follow a person from page to page. */
-export const sharedParams = ["product", "range", "from", "to"] as const;
+export const sharedParams = ["product", "range", "from", "to", "env"] as const;
 
 /** withParams is path plus the shared parameters of search that are set. */
 export function withParams(path: string, search: URLSearchParams, keep: readonly string[] = sharedParams): string {

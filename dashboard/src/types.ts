@@ -11,6 +11,11 @@ type Schemas = components["schemas"];
 export type CredentialStatus = Schemas["CredentialStatus"];
 /** Which data an API key writes: production or test. */
 export type KeyEnv = Schemas["ApiKeyRecord"]["env"];
+/**
+ * Which data a query reads (the query parameter Env of api/openapi.yaml):
+ * live, or the events sent with test keys. The same two as a key's env.
+ */
+export type DataEnv = KeyEnv;
 
 export type User = Schemas["User"];
 export type DashboardConfig = Schemas["DashboardConfig"];

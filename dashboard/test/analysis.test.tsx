@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Acquisition } from "../src/pages/Acquisition";
 import { Annotations } from "../src/pages/Annotations";
 import { Funnels, FunnelBars } from "../src/pages/Funnels";
@@ -40,7 +40,7 @@ describe("funnel builder", () => {
       "GET /api/v1/queries": { body: { items: [] } },
       "POST /api/v1/query/funnel": (c) => funnel([8, 4, 1], (c.body as { steps: string[] }).steps),
     });
-    const root = await mount(<Funnels product={product} range={range} />);
+    const root = await mount(<Funnels product={product} range={range} env="live" />);
     expect(stepInputs(root)).toEqual(["page_viewed", "button_clicked", "form_submitted"]);
     expect(calls.find((c) => c.path === "/api/v1/query/funnel")?.body).toEqual({
       steps: ["page_viewed", "button_clicked", "form_submitted"],
@@ -52,6 +52,14 @@ describe("funnel builder", () => {
     expect([...root.querySelectorAll("#funnel-events option")].map((o) => (o as HTMLOptionElement).value)).toEqual(["page_viewed", "signed_up"]);
     const counts = [...root.querySelectorAll("[data-testid=step-count]")].map((e) => e.textContent);
     expect(counts).toEqual(["8", "4", "1"]);
+    // Both numbers count users: the headings say which is which.
+    expect([...root.querySelectorAll(".funnel-table thead th")].map((e) => e.textContent)).toEqual([
+      "Step",
+      "Share of first step",
+      "Users",
+      "Converted from previous step",
+    ]);
+    expect([...root.querySelectorAll(".funnel-table .bar-col .visually-hidden")].map((e) => e.textContent)).toEqual(["100%", "50%", "12.5%"]);
     expect([...root.querySelectorAll("[data-testid=step-conversion]")].map((e) => e.textContent)).toEqual(["—", "50%", "25%"]);
 
     await click(root.querySelector("[aria-label='Move step 3 up']"));
@@ -73,7 +81,7 @@ describe("funnel builder", () => {
       "GET /api/v1/queries": { body: { items: [] } },
       "POST /api/v1/query/funnel": funnel([1, 0, 0]),
     });
-    const root = await mount(<Funnels product={product} range={range} />);
+    const root = await mount(<Funnels product={product} range={range} env="live" />);
     const before = calls.length;
     await type(root.querySelector("[aria-label='Step 2 event']"), " ");
     await submit(root.querySelector("form[aria-label='Funnel builder']"));
@@ -95,7 +103,7 @@ describe("funnel builder", () => {
       "POST /api/v1/queries/7/run": funnel([3, 1], ["a", "b"]),
       "POST /api/v1/queries/9/run": funnel([5, 2, 1]),
     });
-    const root = await mount(<Funnels product={product} range={range} />);
+    const root = await mount(<Funnels product={product} range={range} env="live" />);
     expect(root.querySelectorAll(".saved-list li").length).toBe(1);
     await click(root.querySelector("[aria-label='Run Signup']"));
     expect(stepInputs(root)).toEqual(["a", "b"]);
@@ -120,7 +128,7 @@ describe("funnel builder", () => {
       "GET /api/v1/queries": { body: { items: [] } },
       "POST /api/v1/query/funnel": { status: 400, body: { error: { code: "invalid_request", message: "steps[1]: must not be empty" } } },
     });
-    const root = await mount(<Funnels product={product} range={range} />);
+    const root = await mount(<Funnels product={product} range={range} env="live" />);
     expect(root.querySelector(".error-state")?.textContent).toContain("steps[1]: must not be empty");
     const empty = await mount(<FunnelBars result={funnel([0, 0]).body} />);
     expect(empty.querySelector("[data-testid=funnel-empty]")).toBeTruthy();
@@ -132,12 +140,19 @@ describe("funnel builder", () => {
       "GET /api/v1/queries": { body: { items: [] } },
       "POST /api/v1/query/funnel": funnel([0, 0, 0]),
     });
-    const root = await mount(<Funnels product={product} range={range} />);
+    const root = await mount(<Funnels product={product} range={range} env="live" />);
     expect(root.querySelector("[data-testid=install-snippet]")?.textContent).toContain("/sdk/v1/sdk.min.js");
   });
 });
 
 describe("trends", () => {
+  // Charts stop at now (TimeChart): a fixed clock after the range keeps its days whole.
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime("2026-11-24T12:00:00Z");
+  });
+  afterEach(() => vi.useRealTimers());
+
   it("turns drafted filters into the API's and checks them", () => {
     expect(filterRequest({ property: "properties.amount", operator: "gt", value: "12.5" })).toEqual({ property: "properties.amount", operator: "gt", value: 12.5 });
     expect(filterRequest({ property: "path", operator: "is_set", value: "x" })).toEqual({ property: "path", operator: "is_set" });
@@ -156,7 +171,7 @@ describe("trends", () => {
         body: { series: [{ label: "$pageview · /a", event: "$pageview", breakdownValue: "/a", data: [{ date: "2026-11-01", value: 4 }, { date: "2026-11-02", value: 1234 }, { date: "2026-11-03", value: 0 }] }] },
       },
     });
-    const root = await mount(<Trends product={product} range={range} />);
+    const root = await mount(<Trends product={product} range={range} env="live" />);
     await click(byText(root, "button", "Add filter"));
     await type(root.querySelector("[aria-label='Filter 1 property']"), "browser");
     await choose(root.querySelector("[aria-label='Filter 1 operator']"), "contains");
@@ -270,7 +285,7 @@ describe("retention and acquisition", () => {
         },
       },
     });
-    const root = await mount(<Acquisition product={product} range={range} />);
+    const root = await mount(<Acquisition product={product} range={range} env="live" />);
     const types = [...root.querySelectorAll("table[aria-label='AI bot activity'] tbody tr td:nth-child(2)")].map((t) => t.textContent);
     expect(types).toEqual(["AI crawler (training/index)", "AI assistant (live fetch)"]);
     expect(root.querySelector("table[aria-label='Top pages accessed by AI'] tbody td")?.textContent).toBe("https://x/docs");

@@ -74,7 +74,7 @@ describe("funnel annotation strip", () => {
       "POST /api/v1/query/funnel": funnelBody,
       "GET /api/v1/annotations": annotationsRoute([ann(1, "2026-11-02T10:00:00Z"), ann(2, "2026-10-20T10:00:00Z")]),
     });
-    const root = await mount(<Funnels product={product} range={range} />);
+    const root = await mount(<Funnels product={product} range={range} env="live" />);
     expect(markerLabels(root.querySelector("[data-testid=annotation-strip]")!)).toEqual(["Note 1"]);
     const req = calls.find((c) => c.path === "/api/v1/annotations")!;
     expect(req.query.get("from")).toBe("2026-11-01");
@@ -99,7 +99,7 @@ describe("funnel annotation strip", () => {
         ann(2, recent, { label: "Signup fix", scope: "query", queryId: 7, color: "rose" }),
       ]),
     });
-    const root = await mount(<Funnels product={product} range={range} />);
+    const root = await mount(<Funnels product={product} range={range} env="live" />);
     // The ad-hoc funnel: the workspace annotation only.
     expect(markerLabels(root)).toEqual(["Deploy"]);
 
@@ -164,7 +164,7 @@ describe("retention cohort markers", () => {
         ann(2, "2026-11-03T11:00:00Z", { label: "Query note", scope: "query", queryId: 7 }),
       ]),
     });
-    const root = await mount(<Retention product={product} range={{ key: "custom", from: "2026-11-04", to: "2026-11-12" }} />);
+    const root = await mount(<Retention product={product} range={{ key: "custom", from: "2026-11-04", to: "2026-11-12" }} env="live" />);
     const marked = [...root.querySelectorAll("[data-testid=period-annotation] strong")].map((e) => e.textContent);
     expect(marked).toEqual(["Deploy"]);
     const req = calls.filter((c) => c.path === "/api/v1/annotations").pop()!;

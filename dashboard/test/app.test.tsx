@@ -144,6 +144,66 @@ describe("app", () => {
     expect(byText(root, ".nav-item", "Errors")).toBeTruthy();
   });
 
+  it("says a product the URL names is not found, instead of showing another product's data", async () => {
+    const two = { items: [...products.items, { id: 2, workspaceId: 1, name: "Shop", createdAt: "2026-11-23T09:00:00Z" }] };
+    const calls = fakeFetch({
+      "GET /api/v1/dashboard/config": { body: config() },
+      "GET /api/v1/session": { body: session },
+      "GET /api/v1/products": { body: two },
+      "GET /api/v1/query/events": { body: { events: [] } },
+      "GET /api/v1/queries": { body: { items: [] } },
+      "GET /api/v1/annotations": { body: { items: [], page: 1, pageSize: 100, total: 0 } },
+      "POST /api/v1/query/trend": { body: { series: [] } },
+    });
+    localStorage.setItem("strata.product", "2");
+    history.replaceState(null, "", "/trends?product=999&range=7d");
+    const root = await mount(<App />);
+    expect(heading(root)).toBe("Product not found");
+    expect(root.querySelector("[data-testid=product-not-found]")?.textContent).toContain("There is no product 999 that you can see");
+    // Nothing was asked of any product, and the address still names 999.
+    expect(calls.filter((c) => c.path.startsWith("/api/v1/query/"))).toEqual([]);
+    expect(location.search).toBe("?product=999&range=7d");
+    expect(localStorage.getItem("strata.product")).toBe("2");
+    // The switcher shows no product as current, and offers every one.
+    const switcher = root.querySelector<HTMLSelectElement>("select[aria-label=Product]")!;
+    expect(switcher.value).toBe("");
+    expect([...switcher.options].map((o) => o.textContent)).toEqual(["Choose a product", "Default", "Shop"]);
+    expect(root.querySelector("select[aria-label='Date range']")).toBeNull();
+    expect(byText(root, "a", "Go to the products list")?.getAttribute("href")).toBe("/settings/products?range=7d");
+    expect(byText(root, "a", "Open Default")?.getAttribute("href")).toBe("/trends?product=1&range=7d");
+
+    await click(byText(root, "a", "Open Default"));
+    expect(heading(root)).toBe("Trends");
+    expect(location.search).toBe("?product=1&range=7d");
+    expect(calls.find((c) => c.path === "/api/v1/query/trend")?.query.get("product")).toBe("1");
+  });
+
+  it("opens the product picked last for a link that names none", async () => {
+    const two = { items: [...products.items, { id: 2, workspaceId: 1, name: "Shop", createdAt: "2026-11-23T09:00:00Z" }] };
+    fakeFetch({ "GET /api/v1/dashboard/config": { body: config() }, "GET /api/v1/session": { body: session }, "GET /api/v1/products": { body: two } });
+    localStorage.setItem("strata.product", "2");
+    history.replaceState(null, "", "/messages");
+    const root = await mount(<App />);
+    expect(heading(root)).toBe("Messages");
+    expect(location.search).toBe("?product=2");
+  });
+
+  it("offers a skip link to the page as the first thing the keyboard reaches", async () => {
+    fakeFetch({ "GET /api/v1/dashboard/config": { body: config() }, "GET /api/v1/session": { body: session }, "GET /api/v1/products": { body: products } });
+    history.replaceState(null, "", "/messages?product=1");
+    const root = await mount(<App />);
+    const first = root.querySelector("a[href], button, input, select, textarea, [tabindex]:not([tabindex='-1'])");
+    expect(first?.textContent).toBe("Skip to content");
+    expect(first?.getAttribute("href")).toBe("#content");
+    const main = root.querySelector("main");
+    expect(main?.id).toBe("content");
+    expect(main?.getAttribute("tabindex")).toBe("-1");
+    await click(first);
+    expect(document.activeElement).toBe(main);
+    // The address does not gain #content.
+    expect(location.hash).toBe("");
+  });
+
   it("signs out, and returns to sign-in when the session expires", async () => {
     const calls = fakeFetch({
       "GET /api/v1/dashboard/config": { body: config() },

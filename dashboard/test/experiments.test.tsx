@@ -4,7 +4,7 @@
 // fixture, the too-early guidance, the sample-ratio banner, applying the
 // winner only after confirmation).
 import { act } from "preact/test-utils";
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { App } from "../src/app";
 import { activeItem, navItems } from "../src/components/nav";
 import { ExperimentPage, ResultsView } from "../src/pages/Experiment";
@@ -289,6 +289,13 @@ describe("experiments", () => {
 });
 
 describe("experiment results", () => {
+  // Charts stop at now (TimeChart): a fixed clock after the results' days keeps them whole.
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime("2026-11-24T12:00:00Z");
+  });
+  afterEach(() => vi.useRealTimers());
+
   it("shows each arm's numbers, uplifts with their interval, p-value and chance to beat control", async () => {
     const root = await mount(<ResultsView results={results()} />);
     const tables = root.querySelectorAll("table[aria-label^='Results:']");

@@ -4,7 +4,8 @@ import { Sidebar } from "../src/components/Sidebar";
 import { navItems } from "../src/components/nav";
 import { presetRange, type DateRange } from "../src/range";
 import { withParams } from "../src/router";
-import { byText, mount, submit, type } from "./helpers";
+import { act } from "preact/test-utils";
+import { byText, click, mount, submit, type } from "./helpers";
 
 const labels = (root: HTMLElement) => [...root.querySelectorAll(".nav-item")].map((a) => a.textContent);
 
@@ -25,6 +26,68 @@ describe("sidebar", () => {
     expect(byText(root, "a", "Trends")?.getAttribute("href")).toBe("/trends?product=4&range=7d");
     expect(root.querySelector("[aria-current=page]")?.textContent).toBe("Settings");
     expect(withParams("/funnels", new URLSearchParams("from=2026-01-01&to=2026-01-02"))).toBe("/funnels?from=2026-01-01&to=2026-01-02");
+  });
+});
+
+describe("the menu on narrow screens", () => {
+  const mountSidebar = async (path = "/trends") => {
+    const root = await mount(
+      <div>
+        <Sidebar items={navItems({ errorTracking: false })} path={path} search={new URLSearchParams("product=1")} email="a@b.co" onLogout={() => {}} main="content" />
+        <main id="content" tabIndex={-1} />
+      </div>,
+    );
+    const button = byText(root, "button", "Menu") as HTMLButtonElement;
+    return { root, button, nav: root.querySelector("nav.sidebar")! };
+  };
+  const key = async (k: string) => {
+    await act(() => {
+      document.dispatchEvent(new KeyboardEvent("keydown", { key: k, bubbles: true }));
+    });
+  };
+
+  it("collapses the entries behind a Menu button that says what it controls and whether it is open", async () => {
+    const { root, button, nav } = await mountSidebar();
+    expect(button.getAttribute("aria-controls")).toBe("nav-menu");
+    expect(root.querySelector("#nav-menu")?.querySelectorAll(".nav-item").length).toBe(10);
+    expect(button.getAttribute("aria-expanded")).toBe("false");
+    expect(nav.classList.contains("open")).toBe(false);
+    await click(button);
+    expect(button.getAttribute("aria-expanded")).toBe("true");
+    expect(nav.classList.contains("open")).toBe(true);
+    await click(button);
+    expect(button.getAttribute("aria-expanded")).toBe("false");
+  });
+
+  it("closes on Escape and gives focus back to the button", async () => {
+    const { root, button } = await mountSidebar();
+    await click(button);
+    (byText(root, "a", "Funnels") as HTMLElement).focus();
+    await key("Escape");
+    expect(button.getAttribute("aria-expanded")).toBe("false");
+    expect(document.activeElement).toBe(button);
+    // Escape does nothing to a closed menu.
+    (root.querySelector("main") as HTMLElement).focus();
+    await key("Escape");
+    expect(document.activeElement).toBe(root.querySelector("main"));
+  });
+
+  it("closes on a click outside it", async () => {
+    const { root, button } = await mountSidebar();
+    await click(button);
+    await click(root.querySelector(".whoami .email"));
+    expect(button.getAttribute("aria-expanded")).toBe("true");
+    await click(root.querySelector("main"));
+    expect(button.getAttribute("aria-expanded")).toBe("false");
+  });
+
+  it("closes when a page is picked, and moves focus to the page", async () => {
+    const { root, button } = await mountSidebar();
+    await click(button);
+    await click(byText(root, "a", "Funnels"));
+    expect(location.pathname).toBe("/funnels");
+    expect(button.getAttribute("aria-expanded")).toBe("false");
+    expect(document.activeElement).toBe(root.querySelector("main#content"));
   });
 });
 

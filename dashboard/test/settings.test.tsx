@@ -31,6 +31,9 @@ describe("API keys", () => {
     expect(byText(rows[0], "button", "Disable")).toBeTruthy();
     expect(byText(rows[1], "button", "Enable")).toBeTruthy();
     expect(cells(root.querySelector("table[aria-label='Query tokens'] tbody tr")).slice(0, 4)).toEqual(["st_tok_WxYz…", "Active", "21 Nov 2026, 12:00 UTC", "Never"]);
+    // On a phone the tables scroll inside their own box, not the page (the row actions stay in view: styles.css).
+    for (const t of root.querySelectorAll("table")) expect(t.parentElement?.classList.contains("table-scroll")).toBe(true);
+    expect(rows[0].lastElementChild?.classList.contains("row-actions")).toBe(true);
   });
 
   it("shows a new key once, with the script-tag snippet", async () => {

@@ -29,7 +29,7 @@ describe("sources", () => {
       },
     });
     const root = await mount(
-      <BreakdownCard product={1} from="2026-10-27" to="2026-11-25" property="source" title="Top sources" heading="Source"
+      <BreakdownCard product={1} from="2026-10-27" to="2026-11-25" env="live" property="source" title="Top sources" heading="Source"
         filters={[{ property: "source", operator: "is_set" }]} detail={{ property: "referrer", heading: "Referrer" }} />,
     );
     const first = calls[0].body as { breakdown: string; filters: unknown[]; series: { event: string }[] };
@@ -55,7 +55,7 @@ describe("sources", () => {
       },
       "GET /api/v1/query/bots": { body: { bots: [], topPages: [] } },
     });
-    const root = await mount(<Acquisition product={product} range={range} />);
+    const root = await mount(<Acquisition product={product} range={range} env="live" />);
     await settle();
     const asked = calls.filter((c) => c.path === "/api/v1/query/trend").map((c) => c.body as { breakdown: string; series: { math: string }[] });
     expect(asked.map((b) => b.breakdown)).toEqual(["channel", "source", "utm_source", "utm_medium", "utm_campaign"]);

@@ -6,7 +6,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { AnnotationMarker } from "../components/ChartAnnotations";
 import type { Annotation, Interval } from "../types";
 import { seriesColor } from "./colors";
-import { bucketLabel, bucketTitle, markerPosition, num } from "./time";
+import { bucketLabel, bucketTitle, markerPosition, num, pastBuckets, untilNow } from "./time";
 
 // Only what the dashboard draws is registered, which keeps the bundle small.
 Chart.register(LineController, BarController, LineElement, PointElement, BarElement, CategoryScale, LinearScale, Tooltip, Legend);
@@ -32,6 +32,9 @@ interface Marker {
  * which the pages use to create an annotation there. A data table below
  * gives the same numbers without the canvas. format writes the values
  * (axis, tooltip, table): counts in the browser's locale unless given.
+ * Buckets that start after now are still to come: their points are not
+ * drawn (null, not 0) and the table leaves them out, so a range ending
+ * today does not look like a fall to zero; the current bucket is drawn.
  */
 export function TimeChart(props: {
   kind: "line" | "bar";
@@ -49,6 +52,8 @@ export function TimeChart(props: {
   const [noCanvas, setNoCanvas] = useState(false);
   const latest = useRef(props);
   latest.current = props;
+  const now = Date.now();
+  const past = pastBuckets(props.buckets, now);
 
   useEffect(() => {
     const el = canvas.current;
@@ -136,7 +141,7 @@ export function TimeChart(props: {
     if (x) x.offset = props.kind === "bar" || props.buckets.length === 1;
     c.data.datasets = props.lines.map((l, i) => ({
       label: l.label,
-      data: l.data,
+      data: untilNow(l.data, props.buckets, now),
       borderColor: seriesColor(i),
       backgroundColor: seriesColor(i),
       pointRadius: props.buckets.length > 60 ? 0 : 3,
@@ -144,7 +149,7 @@ export function TimeChart(props: {
       tension: 0.2,
     }));
     c.update();
-  }, [props.kind, props.buckets.join(), JSON.stringify(props.lines), JSON.stringify(props.annotations ?? [])]);
+  }, [props.kind, props.buckets.join(), past, JSON.stringify(props.lines), JSON.stringify(props.annotations ?? [])]);
 
   return (
     <div class="time-chart">
@@ -159,6 +164,11 @@ export function TimeChart(props: {
           />
         ))}
       </div>
+      {past < props.buckets.length ? (
+        <p class="hint" data-testid="future-hint">
+          The chart stops at the current {props.interval}: the rest of the range is still to come.
+        </p>
+      ) : null}
       {noCanvas ? <p class="hint">This browser cannot draw charts; the numbers are in the table below.</p> : null}
       <details class="data-table" open={noCanvas}>
         <summary>Data table</summary>
@@ -175,7 +185,7 @@ export function TimeChart(props: {
               </tr>
             </thead>
             <tbody>
-              {props.buckets.map((b, i) => (
+              {props.buckets.slice(0, past).map((b, i) => (
                 <tr key={b}>
                   <td>{bucketTitle(b, props.interval)}</td>
                   {props.lines.map((l, j) => (

@@ -61,6 +61,25 @@ export function markerPosition(at: number, buckets: string[], interval: Interval
   return i + (at - starts[i]) / (next - starts[i]);
 }
 
+/**
+ * pastBuckets is how many of the buckets (in order) have begun by now: the
+ * rest lie in the future. "Today" and every range ending today hold the
+ * hours or days still to come, which the API counts as 0; the charts stop
+ * at now instead of drawing them as a fall to zero. The current bucket has
+ * begun, so it counts (partial as it is).
+ */
+export function pastBuckets(buckets: string[], now: number): number {
+  let n = buckets.length;
+  while (n > 0 && bucketTime(buckets[n - 1]) > now) n--;
+  return n;
+}
+
+/** untilNow is a line's values with those of the buckets still to come as null, which Chart.js leaves undrawn. */
+export function untilNow(data: number[], buckets: string[], now: number): (number | null)[] {
+  const past = pastBuckets(buckets, now);
+  return data.map((v, i) => (i < past ? v : null));
+}
+
 const numbers = new Intl.NumberFormat();
 
 /** num writes a count in the browser's locale. */

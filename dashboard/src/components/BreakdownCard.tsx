@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import { api } from "../api";
 import { num } from "../charts/time";
 import { useLoad } from "../load";
-import type { FilterRequest, TrendResult } from "../types";
+import type { DataEnv, FilterRequest, TrendResult } from "../types";
 import { ErrorState, Skeleton } from "./States";
 
 /** totals sums each line of a breakdown trend into rows, most first; "other" last. */
@@ -36,21 +36,25 @@ export interface BreakdownProps {
  * the top values of `detail` among that value's page views (a source's
  * full referrers).
  */
-export function BreakdownCard(props: { product: number; from: string; to: string } & BreakdownProps) {
+export function BreakdownCard(props: { product: number; from: string; to: string; env: DataEnv } & BreakdownProps) {
   const measure = props.measure ?? "total";
   const filters = props.filters ?? [];
   const [r, retry] = useLoad<TrendResult>(
     () =>
-      api.trend(props.product, {
-        series: [{ event: "$pageview", math: measure }],
-        interval: "month",
-        breakdown: props.property,
-        breakdownLimit: 10,
-        filters,
-        dateFrom: props.from,
-        dateTo: props.to,
-      }),
-    [props.product, props.from, props.to, props.property, measure, JSON.stringify(filters)],
+      api.trend(
+        props.product,
+        {
+          series: [{ event: "$pageview", math: measure }],
+          interval: "month",
+          breakdown: props.property,
+          breakdownLimit: 10,
+          filters,
+          dateFrom: props.from,
+          dateTo: props.to,
+        },
+        props.env,
+      ),
+    [props.product, props.from, props.to, props.env, props.property, measure, JSON.stringify(filters)],
   );
   const [open, setOpen] = useState<string | null>(null);
   const rows = r.state === "done" ? totals(r.data) : [];
@@ -100,6 +104,7 @@ export function BreakdownCard(props: { product: number; from: string; to: string
                       <td colSpan={2}>
                         <DetailTable
                           product={props.product}
+                          env={props.env}
                           from={props.from}
                           to={props.to}
                           measure={measure}
@@ -124,6 +129,7 @@ export function BreakdownCard(props: { product: number; from: string; to: string
 /** DetailTable lists the top values of a property among filtered page views. */
 function DetailTable(props: {
   product: number;
+  env: DataEnv;
   from: string;
   to: string;
   measure: Measure;
@@ -134,16 +140,20 @@ function DetailTable(props: {
 }) {
   const [r, retry] = useLoad<TrendResult>(
     () =>
-      api.trend(props.product, {
-        series: [{ event: "$pageview", math: props.measure }],
-        interval: "month",
-        breakdown: props.property,
-        breakdownLimit: 20,
-        filters: props.filters,
-        dateFrom: props.from,
-        dateTo: props.to,
-      }),
-    [props.product, props.from, props.to, props.property, JSON.stringify(props.filters)],
+      api.trend(
+        props.product,
+        {
+          series: [{ event: "$pageview", math: props.measure }],
+          interval: "month",
+          breakdown: props.property,
+          breakdownLimit: 20,
+          filters: props.filters,
+          dateFrom: props.from,
+          dateTo: props.to,
+        },
+        props.env,
+      ),
+    [props.product, props.from, props.to, props.env, props.property, JSON.stringify(props.filters)],
   );
   if (r.state === "loading" || r.state === "idle") return <Skeleton rows={2} />;
   if (r.state === "failed") return <ErrorState message={r.error} onRetry={retry} />;

@@ -1,26 +1,28 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, type Days } from "../api";
+import type { DataEnv } from "../types";
 
 /**
  * useEventNames loads the event names the product received in the range,
- * most frequent first (GET /api/v1/query/events): the suggestions of the
- * builders, and how pages tell "no events yet". null while loading or when
- * the call failed (the builders then work without suggestions).
+ * most frequent first (GET /api/v1/query/events), from live data or, with
+ * env "test", from test keys: the suggestions of the builders, and how
+ * pages tell "no events yet". null while loading or when the call failed
+ * (the builders then work without suggestions).
  */
-export function useEventNames(product: number | null, days: Days): { name: string; count: number }[] | null {
+export function useEventNames(product: number | null, days: Days, env: DataEnv = "live"): { name: string; count: number }[] | null {
   const [names, setNames] = useState<{ name: string; count: number }[] | null>(null);
   useEffect(() => {
     if (product === null) return;
     let live = true;
     setNames(null);
-    api.eventNames(product, days).then(
+    api.eventNames(product, days, env).then(
       (r) => live && setNames(r.events),
       () => live && setNames(null),
     );
     return () => {
       live = false;
     };
-  }, [product, days.from, days.to]);
+  }, [product, days.from, days.to, env]);
   return names;
 }
 

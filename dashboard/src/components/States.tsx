@@ -1,6 +1,6 @@
 import type { ComponentChildren } from "preact";
 import { snippet } from "../format";
-import type { Product } from "../types";
+import type { DataEnv, Product } from "../types";
 import { Link } from "./Link";
 
 /** Skeleton is the loading state of a chart or table: grey blocks, announced to screen readers. */
@@ -31,24 +31,38 @@ export function ErrorState(props: { message: string; onRetry?: () => void }) {
 
 /**
  * NoEvents is the empty state of a chart page whose product has no events
- * in the range: how to send the first one, with the script tag.
+ * in the range: how to send the first one, with the script tag. With env
+ * "test" it speaks of test events, sent with a test key from a local page
+ * or a server.
  */
-export function NoEvents(props: { product: Product; children?: ComponentChildren }) {
+export function NoEvents(props: { product: Product; env?: DataEnv; children?: ComponentChildren }) {
   const origin = typeof location !== "undefined" ? location.origin : "";
+  const test = props.env === "test";
   return (
     <div class="empty-state" data-testid="no-events">
-      <h2>No events yet</h2>
-      {props.children ?? <p>Nothing was received for {props.product.name} in this date range.</p>}
-      <p>
-        To send your first event, create an API key and add this script tag to your pages (it records page views by itself;
-        call <code>strata.track("event_name")</code> for others), or <code>POST /e</code> from your server:
-      </p>
+      <h2>{test ? "No test events yet" : "No events yet"}</h2>
+      {props.children ?? (
+        <p>
+          Nothing was received {test ? "from test keys " : ""}for {props.product.name} in this date range.
+        </p>
+      )}
+      {test ? (
+        <p>
+          To send test events, create a test key and add this script tag to a page served from your machine (<code>localhost</code>,{" "}
+          <code>127.0.0.1</code>, <code>*.test</code>…: test keys are refused from other sites), or <code>POST /e</code> from your server:
+        </p>
+      ) : (
+        <p>
+          To send your first event, create an API key and add this script tag to your pages (it records page views by itself;
+          call <code>strata.track("event_name")</code> for others), or <code>POST /e</code> from your server:
+        </p>
+      )}
       <code class="snippet" data-testid="install-snippet">
-        {snippet(origin, "st_live_YOUR_KEY")}
+        {snippet(origin, test ? "st_test_YOUR_KEY" : "st_live_YOUR_KEY")}
       </code>
       <p>
         <Link class="button" href={`/settings/products/${props.product.id}?product=${props.product.id}`}>
-          Create an API key
+          {test ? "Create a test key" : "Create an API key"}
         </Link>
       </p>
     </div>
@@ -64,5 +78,34 @@ export function NoProduct() {
         Create a product
       </Link>
     </div>
+  );
+}
+
+/**
+ * ProductNotFound is shown in place of a page when the URL names a product
+ * the user cannot see (it does not exist, or belongs to a workspace they
+ * are not a member of): nothing is shown rather than another product's
+ * data. It links to the products list and to the same page of the first
+ * product.
+ */
+export function ProductNotFound(props: { id: string; list: string; first: Product; firstHref: string }) {
+  return (
+    <section class="page" data-testid="product-not-found">
+      <h1>Product not found</h1>
+      <div class="empty-state">
+        <p>
+          There is no product <code>{props.id}</code> that you can see: it does not exist, or it belongs to a workspace you are not a member
+          of.
+        </p>
+        <p class="empty-actions">
+          <Link class="button" href={props.firstHref}>
+            Open {props.first.name}
+          </Link>
+          <Link class="button secondary" href={props.list}>
+            Go to the products list
+          </Link>
+        </p>
+      </div>
+    </section>
   );
 }

@@ -5,7 +5,7 @@ import { ErrorState, NoProduct, Skeleton } from "../components/States";
 import { when } from "../format";
 import { useLoad } from "../load";
 import { describe, type DateRange } from "../range";
-import type { BotsResult, Product } from "../types";
+import type { BotsResult, DataEnv, Product } from "../types";
 
 /** The two kinds of AI bot, as the panel names them. */
 export function botType(category: string, label: string): string {
@@ -48,9 +48,10 @@ const sources: BreakdownProps[] = [
 /**
  * Acquisition shows where visitors came from (channels, sources and UTM
  * tags, from trends of $pageview broken down by the columns ingest fills
- * in), then the AI bot activity panel and the pages AI bots fetched most.
+ * in), then the AI bot activity panel and the pages AI bots fetched most;
+ * of live data or of test keys' (env).
  */
-export function Acquisition(props: { product: Product | null; range: DateRange }) {
+export function Acquisition(props: { product: Product | null; range: DateRange; env: DataEnv }) {
   if (!props.product) return <NoProduct />;
   const { from, to } = props.range;
   return (
@@ -58,17 +59,20 @@ export function Acquisition(props: { product: Product | null; range: DateRange }
       <h1>Acquisition</h1>
       <div class="grid-2">
         {sources.map((b) => (
-          <BreakdownCard key={`${props.product!.id}/${b.property}`} product={props.product!.id} from={from} to={to} {...b} />
+          <BreakdownCard key={`${props.product!.id}/${b.property}`} product={props.product!.id} from={from} to={to} env={props.env} {...b} />
         ))}
       </div>
-      <BotsPanel key={props.product.id} product={props.product} range={props.range} />
+      <BotsPanel key={props.product.id} product={props.product} range={props.range} env={props.env} />
     </section>
   );
 }
 
-function BotsPanel(props: { product: Product; range: DateRange }) {
+function BotsPanel(props: { product: Product; range: DateRange; env: DataEnv }) {
   const pid = props.product.id;
-  const [bots, retry] = useLoad<BotsResult>(() => api.bots(pid, { from: props.range.from, to: props.range.to }), [pid, props.range.from, props.range.to]);
+  const [bots, retry] = useLoad<BotsResult>(
+    () => api.bots(pid, { from: props.range.from, to: props.range.to }, props.env),
+    [pid, props.range.from, props.range.to, props.env],
+  );
   return (
     <>
       {bots.state === "loading" ? <Skeleton rows={4} label="Loading AI bot activity…" /> : null}

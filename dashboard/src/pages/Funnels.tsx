@@ -8,7 +8,7 @@ import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States"
 import { useLoad } from "../load";
 import { describe as describeRange, presetRange, type DateRange } from "../range";
 import { funnelSteps, placeholderSteps, windowHours as windowLimits } from "../limits.gen";
-import type { FunnelRequest, FunnelResult, Product, SavedQuery } from "../types";
+import type { DataEnv, FunnelRequest, FunnelResult, Product, SavedQuery } from "../types";
 
 export const maxSteps = funnelSteps.max;
 
@@ -25,27 +25,28 @@ function funnelDefinition(q: SavedQuery): { steps: string[]; windowHours: number
  * names, add/remove/reorder, window), runs it over the picked range, draws
  * the steps as horizontal bars with counts and conversion, and keeps saved
  * funnels to run again. A timeline strip above the bars marks the range's
- * annotations (a saved funnel's own included).
+ * annotations (a saved funnel's own included). env picks live data or the
+ * events of test keys.
  */
-export function Funnels(props: { product: Product | null; range: DateRange }) {
+export function Funnels(props: { product: Product | null; range: DateRange; env: DataEnv }) {
   if (!props.product) return <NoProduct />;
-  return <FunnelBuilder key={props.product.id} product={props.product} range={props.range} />;
+  return <FunnelBuilder key={props.product.id} product={props.product} range={props.range} env={props.env} />;
 }
 
-function FunnelBuilder(props: { product: Product; range: DateRange }) {
+function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv }) {
   const pid = props.product.id;
   const days = { from: props.range.from, to: props.range.to };
   const [steps, setSteps] = useState<string[]>([...placeholderSteps]);
   const [windowHours, setWindowHours] = useState(String(windowLimits.default));
   const [formError, setFormError] = useState<string | null>(null);
   const { source, runBuilder, showSaved } = useQuerySource<FunnelRequest>({ steps: [...placeholderSteps], windowHours: windowLimits.default }, days);
-  const names = useEventNames(pid, days);
+  const names = useEventNames(pid, days, props.env);
 
   const { saved, setSaved, savedError } = useSavedQueries(pid, "funnel");
 
   const [result, retry] = useLoad<FunnelResult>(
-    () => (source.kind === "builder" ? api.funnel(pid, source.request) : api.runSaved<FunnelResult>(pid, source.query.id)),
-    [pid, source.seq, source.kind],
+    () => (source.kind === "builder" ? api.funnel(pid, source.request, props.env) : api.runSaved<FunnelResult>(pid, source.query.id, props.env)),
+    [pid, source.seq, source.kind, props.env],
   );
 
   // The annotations of the range the result on screen covers: the builder's
@@ -172,7 +173,7 @@ function FunnelBuilder(props: { product: Product; range: DateRange }) {
             {result.state === "loading" && !shown ? <Skeleton rows={3} label="Running the funnel…" /> : null}
             {shown ? (
               noEvents && shown.steps.every((s) => s.count === 0) ? (
-                <NoEvents product={props.product} />
+                <NoEvents product={props.product} env={props.env} />
               ) : (
                 <>
                   <AnnotationStrip from={span.from} to={span.to} annotations={annotations} />
@@ -212,7 +213,9 @@ function FunnelBuilder(props: { product: Product; range: DateRange }) {
 
 /**
  * FunnelBars is the funnel as horizontal bars: each step's users as a share
- * of the first step, with the count and the conversion from the step before.
+ * of the first step, with the number of users and the share of the step
+ * before's users who went on to this one. The headings say which is which:
+ * both numbers count users.
  */
 export function FunnelBars(props: { result: FunnelResult; busy?: boolean }) {
   const first = props.result.steps[0]?.count ?? 0;
@@ -226,45 +229,47 @@ export function FunnelBars(props: { result: FunnelResult; busy?: boolean }) {
   const last = props.result.steps[props.result.steps.length - 1];
   return (
     <div class={`funnel${props.busy ? " busy" : ""}`} aria-busy={props.busy ? "true" : "false"}>
-      <table class="funnel-table" data-testid="funnel-result">
-        <caption class="visually-hidden">Users at each step of the funnel</caption>
-        <thead>
-          <tr>
-            <th scope="col">Step</th>
-            <th scope="col" class="bar-col">
-              Users
-            </th>
-            <th scope="col">Count</th>
-            <th scope="col">Conversion</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.result.steps.map((s, i) => {
-            const pct = (s.count / first) * 100;
-            return (
-              <tr key={i} data-testid="funnel-step">
-                <th scope="row" class="step-name">
-                  <span class="step-num">{i + 1}</span> {s.name}
-                </th>
-                <td class="bar-col">
-                  <div class="hbar" aria-hidden="true">
-                    <div class="hbar-fill" style={{ width: `${Math.max(pct, s.count > 0 ? 0.5 : 0)}%` }} />
-                  </div>
-                </td>
-                <td class="num" data-testid="step-count">
-                  {num(s.count)}
-                </td>
-                <td class="num" data-testid="step-conversion">
-                  {s.conversionPct === null ? "—" : `${s.conversionPct}%`}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+      <div class="table-scroll">
+        <table class="funnel-table" data-testid="funnel-result">
+          <caption class="visually-hidden">Users at each step of the funnel</caption>
+          <thead>
+            <tr>
+              <th scope="col">Step</th>
+              <th scope="col" class="bar-col">
+                Share of first step
+              </th>
+              <th scope="col">Users</th>
+              <th scope="col">Converted from previous step</th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.result.steps.map((s, i) => {
+              const pct = (s.count / first) * 100;
+              return (
+                <tr key={i} data-testid="funnel-step">
+                  <th scope="row" class="step-name">
+                    <span class="step-num">{i + 1}</span> {s.name}
+                  </th>
+                  <td class="bar-col">
+                    <div class="hbar" aria-hidden="true">
+                      <div class="hbar-fill" style={{ width: `${Math.max(pct, s.count > 0 ? 0.5 : 0)}%` }} />
+                    </div>
+                    <span class="visually-hidden">{Math.round(pct * 10) / 10}%</span>
+                  </td>
+                  <td class="num" data-testid="step-count">
+                    {num(s.count)}
+                  </td>
+                  <td class="num" data-testid="step-conversion">
+                    {s.conversionPct === null ? "—" : `${s.conversionPct}%`}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
       <p class="hint">
-        Overall conversion: <strong>{first ? Math.round((last.count / first) * 1000) / 10 : 0}%</strong> of {num(first)} users. Conversion is
-        from the previous step.
+        Overall conversion: <strong>{first ? Math.round((last.count / first) * 1000) / 10 : 0}%</strong> of {num(first)} users.
       </p>
     </div>
   );

@@ -8,7 +8,7 @@ import { useEventNames } from "../components/EventInput";
 import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States";
 import { useLoad } from "../load";
 import { describe, type DateRange } from "../range";
-import type { Interval, Product, TrendResult } from "../types";
+import type { DataEnv, Interval, Product, TrendResult } from "../types";
 
 const pageview = "$pageview";
 
@@ -42,37 +42,43 @@ export { totals };
  * the annotations), and the top pages, sources, browsers and operating
  * systems, all from trend queries of $pageview. Visitors over the whole
  * range are the sizes of the monthly retention cohorts of $pageview, which
- * count each user once (a sum of daily unique users would not).
+ * count each user once (a sum of daily unique users would not). env picks
+ * live data or the events of test keys.
  */
-export function Overview(props: { product: Product | null; range: DateRange }) {
+export function Overview(props: { product: Product | null; range: DateRange; env: DataEnv }) {
   if (!props.product) return <NoProduct />;
-  return <OverviewPage key={props.product.id} product={props.product} range={props.range} />;
+  return <OverviewPage key={props.product.id} product={props.product} range={props.range} env={props.env} />;
 }
 
-function OverviewPage(props: { product: Product; range: DateRange }) {
+function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv }) {
   const pid = props.product.id;
   const { from, to } = props.range;
+  const { env } = props;
   const interval = rangeInterval(props.range);
-  const names = useEventNames(pid, { from, to });
+  const names = useEventNames(pid, { from, to }, env);
   const [series, retry] = useLoad<TrendResult>(
     () =>
-      api.trend(pid, {
-        series: [
-          { event: pageview, math: "unique_users" },
-          { event: pageview, math: "total" },
-        ],
-        interval,
-        dateFrom: from,
-        dateTo: to,
-      }),
-    [pid, from, to, interval],
+      api.trend(
+        pid,
+        {
+          series: [
+            { event: pageview, math: "unique_users" },
+            { event: pageview, math: "total" },
+          ],
+          interval,
+          dateFrom: from,
+          dateTo: to,
+        },
+        env,
+      ),
+    [pid, from, to, interval, env],
   );
   const [visitors] = useLoad<number>(
     () =>
       api
-        .retention(pid, { startEvent: pageview, period: "month", dateFrom: from, dateTo: to })
+        .retention(pid, { startEvent: pageview, period: "month", dateFrom: from, dateTo: to }, env)
         .then((r) => r.cohorts.reduce((n, c) => n + c.size, 0)),
-    [pid, from, to],
+    [pid, from, to, env],
   );
   const [annotations, addAnnotation] = useChartAnnotations(pid, from, to, null);
   const [picked, setPicked] = useState<number | null>(null);
@@ -83,9 +89,9 @@ function OverviewPage(props: { product: Product; range: DateRange }) {
     <section class="page">
       <h1>Overview</h1>
       {noEvents && pageviews === 0 ? (
-        <NoEvents product={props.product}>
+        <NoEvents product={props.product} env={env}>
           <p>
-            {props.product.name} received no events in {describe(props.range).toLowerCase()}.
+            {props.product.name} received no {env === "test" ? "test " : ""}events in {describe(props.range).toLowerCase()}.
           </p>
         </NoEvents>
       ) : null}
@@ -129,7 +135,7 @@ function OverviewPage(props: { product: Product; range: DateRange }) {
       </section>
       <div class="grid-2">
         {breakdowns.map((b) => (
-          <BreakdownCard key={b.property} product={pid} from={from} to={to} {...b} />
+          <BreakdownCard key={b.property} product={pid} from={from} to={to} env={env} {...b} />
         ))}
       </div>
       {picked !== null ? (

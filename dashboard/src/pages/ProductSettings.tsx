@@ -96,7 +96,10 @@ export function ProductSettings(props: { product: Product; origin: string; onRen
           </button>
         </div>
       </div>
-      <p class="muted">Keys send events to this product (ingest, <code>POST /e</code>). Test keys keep their events apart from live data.</p>
+      <p class="muted">
+        Keys send events to this product (ingest, <code>POST /e</code>). Test keys keep their events apart from live data: the chart
+        pages show them when the top bar's Data switch is on Test.
+      </p>
       <CredentialTable
         label="API keys"
         rows={keys?.map((k) => ({ ...k, kind: "key" as const })) ?? null}
@@ -191,53 +194,55 @@ function CredentialTable(props: {
   if (props.rows.length === 0) return <p class="empty">{props.empty}</p>;
   const keys = props.rows[0].kind === "key";
   return (
-    <table class="table" aria-label={props.label}>
-      <thead>
-        <tr>
-          <th>Prefix</th>
-          {keys ? <th>Kind</th> : null}
-          <th>Status</th>
-          <th>Created</th>
-          <th>Last used</th>
-          <th>
-            <span class="visually-hidden">Actions</span>
-          </th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.rows.map((c) => (
-          <tr key={c.id} data-status={c.status}>
-            <td>
-              <code>{c.prefix}…</code>
-            </td>
-            {c.kind === "key" ? <td>{capitalise(c.env)}</td> : null}
-            <td>
-              <span class={`status status-${c.status}`}>{capitalise(c.status)}</span>
-            </td>
-            <td>{when(c.createdAt)}</td>
-            <td>{when(c.lastUsedAt)}</td>
-            <td class="row-actions">
-              <div>
-                {c.status === "active" ? (
-                  <button type="button" class="button small secondary" disabled={props.busy} onClick={() => props.onStatus(c, "disabled")}>
-                    Disable
-                  </button>
-                ) : null}
-                {c.status === "disabled" ? (
-                  <button type="button" class="button small secondary" disabled={props.busy} onClick={() => props.onStatus(c, "active")}>
-                    Enable
-                  </button>
-                ) : null}
-                {c.status !== "revoked" ? (
-                  <button type="button" class="button small danger" disabled={props.busy} onClick={() => props.onRevoke(c)}>
-                    Revoke
-                  </button>
-                ) : null}
-              </div>
-            </td>
+    <div class="table-scroll">
+      <table class="table" aria-label={props.label}>
+        <thead>
+          <tr>
+            <th>Prefix</th>
+            {keys ? <th>Kind</th> : null}
+            <th>Status</th>
+            <th>Created</th>
+            <th>Last used</th>
+            <th>
+              <span class="visually-hidden">Actions</span>
+            </th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {props.rows.map((c) => (
+            <tr key={c.id} data-status={c.status}>
+              <td>
+                <code>{c.prefix}…</code>
+              </td>
+              {c.kind === "key" ? <td>{capitalise(c.env)}</td> : null}
+              <td>
+                <span class={`status status-${c.status}`}>{capitalise(c.status)}</span>
+              </td>
+              <td>{when(c.createdAt)}</td>
+              <td>{when(c.lastUsedAt)}</td>
+              <td class="row-actions">
+                <div>
+                  {c.status === "active" ? (
+                    <button type="button" class="button small secondary" disabled={props.busy} onClick={() => props.onStatus(c, "disabled")}>
+                      Disable
+                    </button>
+                  ) : null}
+                  {c.status === "disabled" ? (
+                    <button type="button" class="button small secondary" disabled={props.busy} onClick={() => props.onStatus(c, "active")}>
+                      Enable
+                    </button>
+                  ) : null}
+                  {c.status !== "revoked" ? (
+                    <button type="button" class="button small danger" disabled={props.busy} onClick={() => props.onRevoke(c)}>
+                      Revoke
+                    </button>
+                  ) : null}
+                </div>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }

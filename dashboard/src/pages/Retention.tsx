@@ -6,7 +6,7 @@ import { EventInput, EventList, useEventNames } from "../components/EventInput";
 import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States";
 import { useLoad } from "../load";
 import type { DateRange } from "../range";
-import type { Annotation, Product, RetentionRequest, RetentionResult } from "../types";
+import type { Annotation, DataEnv, Product, RetentionRequest, RetentionResult } from "../types";
 
 type Period = "day" | "week" | "month";
 
@@ -15,25 +15,25 @@ type Period = "day" | "week" | "month";
  * of the cohort that came back. A cohort whose period holds annotations is
  * marked in their colours. Retention queries are not saved, so only the
  * workspace's annotations apply (query-scoped ones never show on ad-hoc
- * reports).
+ * reports). env picks live data or the events of test keys.
  */
-export function Retention(props: { product: Product | null; range: DateRange }) {
+export function Retention(props: { product: Product | null; range: DateRange; env: DataEnv }) {
   if (!props.product) return <NoProduct />;
-  return <RetentionPage key={props.product.id} product={props.product} range={props.range} />;
+  return <RetentionPage key={props.product.id} product={props.product} range={props.range} env={props.env} />;
 }
 
-function RetentionPage(props: { product: Product; range: DateRange }) {
+function RetentionPage(props: { product: Product; range: DateRange; env: DataEnv }) {
   const pid = props.product.id;
   const days = { from: props.range.from, to: props.range.to };
-  const names = useEventNames(pid, days);
+  const names = useEventNames(pid, days, props.env);
   const [start, setStart] = useState("$pageview");
   const [ret, setRet] = useState("");
   const [period, setPeriod] = useState<Period>("week");
   const [req, setReq] = useState<RetentionRequest>({ startEvent: "$pageview", period: "week" });
   const [error, setError] = useState<string | null>(null);
   const [result, retry] = useLoad<RetentionResult>(
-    () => api.retention(pid, { ...req, dateFrom: days.from, dateTo: days.to }),
-    [pid, JSON.stringify(req), days.from, days.to],
+    () => api.retention(pid, { ...req, dateFrom: days.from, dateTo: days.to }, props.env),
+    [pid, JSON.stringify(req), days.from, days.to, props.env],
   );
   // Cohort periods can start before the picked range (a week starts on its
   // Monday), so the annotations are fetched over the cohorts' own span.
@@ -87,7 +87,7 @@ function RetentionPage(props: { product: Product; range: DateRange }) {
         {result.state === "failed" ? <ErrorState message={result.error} onRetry={retry} /> : null}
         {result.state === "done" ? (
           noEvents ? (
-            <NoEvents product={props.product} />
+            <NoEvents product={props.product} env={props.env} />
           ) : (
             <CohortTable result={result.data} annotations={annotations} />
           )

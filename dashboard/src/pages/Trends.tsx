@@ -8,7 +8,7 @@ import { SaveQueryForm, SavedList, useQuerySource, useSavedQueries } from "../co
 import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States";
 import { useLoad } from "../load";
 import { describe as describeRange, type DateRange } from "../range";
-import type { FilterRequest, Interval, Operator, Product, SavedQuery, TrendMath, TrendRequest, TrendResult } from "../types";
+import type { DataEnv, FilterRequest, Interval, Operator, Product, SavedQuery, TrendMath, TrendRequest, TrendResult } from "../types";
 
 /** The operators of docs/queries.md, as people read them. */
 export const operators: { value: Operator; label: string }[] = [
@@ -67,13 +67,14 @@ function trendDefinition(q: SavedQuery): TrendRequest {
  * Trends charts events over time: series (total or unique users), property
  * filters, one breakdown with a limit, the interval, as lines or bars, with
  * the annotations as markers; clicking the chart adds an annotation there.
+ * env picks live data or the events of test keys.
  */
-export function Trends(props: { product: Product | null; range: DateRange }) {
+export function Trends(props: { product: Product | null; range: DateRange; env: DataEnv }) {
   if (!props.product) return <NoProduct />;
-  return <TrendBuilder key={props.product.id} product={props.product} range={props.range} />;
+  return <TrendBuilder key={props.product.id} product={props.product} range={props.range} env={props.env} />;
 }
 
-function TrendBuilder(props: { product: Product; range: DateRange }) {
+function TrendBuilder(props: { product: Product; range: DateRange; env: DataEnv }) {
   const pid = props.product.id;
   const days = { from: props.range.from, to: props.range.to };
   const [series, setSeries] = useState<SeriesDraft[]>([{ event: "$pageview", math: "total" }]);
@@ -91,13 +92,13 @@ function TrendBuilder(props: { product: Product; range: DateRange }) {
     breakdownLimit: breakdown.trim() ? Number(breakdownLimit) : undefined,
   });
   const { source, runBuilder, showSaved } = useQuerySource<TrendRequest>(build(), days);
-  const names = useEventNames(pid, days);
+  const names = useEventNames(pid, days, props.env);
 
   const { saved, setSaved, savedError } = useSavedQueries(pid, "trend");
 
   const [result, retry] = useLoad<TrendResult>(
-    () => (source.kind === "builder" ? api.trend(pid, source.request) : api.runSaved<TrendResult>(pid, source.query.id)),
-    [pid, source.seq, source.kind],
+    () => (source.kind === "builder" ? api.trend(pid, source.request, props.env) : api.runSaved<TrendResult>(pid, source.query.id, props.env)),
+    [pid, source.seq, source.kind, props.env],
   );
   const savedId = source.kind === "saved" ? source.query.id : null;
   const shownInterval: Interval = (source.kind === "saved" ? trendDefinition(source.query).interval : source.request.interval) ?? "day";
@@ -271,7 +272,7 @@ function TrendBuilder(props: { product: Product; range: DateRange }) {
             </div>
             {result.state === "failed" ? <ErrorState message={result.error} onRetry={retry} /> : null}
             {result.state === "loading" && !shown ? <Skeleton rows={5} label="Running the trend…" /> : null}
-            {shown && empty && noEvents ? <NoEvents product={props.product} /> : null}
+            {shown && empty && noEvents ? <NoEvents product={props.product} env={props.env} /> : null}
             {shown && !(empty && noEvents) ? (
               <>
                 {shown.series.length === 0 ? <p class="empty">No event matched these series in this range.</p> : null}

@@ -4,8 +4,12 @@
 // the setup token the server logs, done through the address it prints),
 // signs in and out, moves around the pages, creates API keys and query
 // tokens and uses them (the copied script tag ingests a page view from
-// another origin), checks that the Errors entry follows
-// NEXT_PUBLIC_FEATURE_ERROR_TRACKING, and, on a server of their own, runs
+// another origin), shows a test key's events with the Live/Test switch,
+// checks that "Today" charts stop at now, that an unknown ?product= says
+// so, the funnel's headings and, at 390 px, the Menu button, the skip
+// link and tables that keep their actions on screen, checks that the
+// Errors entry follows NEXT_PUBLIC_FEATURE_ERROR_TRACKING, and, on a
+// server of their own, runs
 // the Flags and Experiments pages: a flag and its audit trail, an
 // experiment fed with exposures and conversions whose results page must
 // show the counts the test keeps itself, and the sample-ratio banner.
@@ -267,6 +271,7 @@ async function withoutErrorTracking(browser) {
   });
   await visitor.close();
   await analysisPages(context, page, strata, key, productId);
+  await testDataChartsAndPhone(page, strata, key, productId);
   await page.goto(`${strata.url}/settings/products/${productId}?product=${productId}`);
   await page.getByRole("heading", { name: "E2E web shop" }).waitFor();
   await check("another site's page cannot change anything with the owner's cookie (Origin check)", async () => {
@@ -450,6 +455,9 @@ async function analysisPages(context, page, strata, key, productId) {
   });
   await shot("10-funnel");
   await page.setViewportSize({ width: 390, height: 844 });
+  await check("at 390 px the funnel page fits the screen", async () => {
+    await noSideScroll(page);
+  });
   await shot("11-funnel-phone");
   await page.setViewportSize({ width: 1280, height: 800 });
 
@@ -581,8 +589,294 @@ async function analysisPages(context, page, strata, key, productId) {
   });
   await shot("15-overview");
   await page.setViewportSize({ width: 390, height: 844 });
+  await check("at 390 px the Overview fits the screen (its chart follows the resize)", async () => {
+    await noSideScroll(page);
+  });
   await shot("16-overview-phone");
   await page.setViewportSize({ width: 1280, height: 800 });
+}
+
+/**
+ * Test data, charts that stop at now, an unknown product, the funnel's
+ * headings and the phone layout, at 1280 and 390 px: a test key made in
+ * the UI sends events from a local Origin, the Live/Test switch shows them
+ * (every query asking for env=test, under the banner) and live data again;
+ * "Today" charts the hours gone by only; ?product=999 says the product is
+ * not found; at 390 px the navigation is behind the Menu button (Escape,
+ * focus), the skip link leads to the page, and the keys, tokens and
+ * annotations tables keep their actions on screen without pushing the page
+ * sideways.
+ */
+async function testDataChartsAndPhone(page, strata, liveKey, productId) {
+  const shot = (name) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  const phone = () => page.setViewportSize({ width: 390, height: 844 });
+  const desktop = () => page.setViewportSize({ width: 1280, height: 800 });
+  const api = (path, body) =>
+    page.evaluate(
+      async ([path, body]) => {
+        const res = await fetch(path, body ? { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) } : {});
+        return res.json();
+      },
+      [path, body],
+    );
+  const pageviews = async (env) => {
+    const r = await api(`/api/v1/query/trend?product=${productId}${env === "test" ? "&env=test" : ""}`, { series: [{ event: "$pageview" }] });
+    return r.series[0].data.reduce((n, p) => n + p.value, 0);
+  };
+  /** The sum of a data table's last column (the chart's first line when it has one). */
+  const tableTotal = async () => {
+    const details = page.locator(".data-table").first();
+    if ((await details.getAttribute("open")) === null) await details.locator("summary").click();
+    const cells = await details.locator("tbody tr td:nth-child(2)").allTextContents();
+    return cells.reduce((n, c) => n + Number(c.replace(/\D/g, "")), 0);
+  };
+  // The query requests the page sends (the query endpoints and saved-query runs).
+  const asked = [];
+  page.on("request", (r) => {
+    const u = new URL(r.url());
+    if (u.pathname.startsWith("/api/v1/query/") || /^\/api\/v1\/queries\/\d+\/run$/.test(u.pathname)) asked.push(u);
+  });
+  const envSwitch = page.getByRole("group", { name: "Data" });
+  const banner = page.getByTestId("test-data-banner");
+
+  // 1. A test key, made in the UI, sends events from a local page only.
+  await page.goto(`${strata.url}/settings/products/${productId}?product=${productId}`);
+  await page.getByRole("button", { name: "Create test key" }).click();
+  const testKey = (await page.getByTestId("secret-value").textContent()).trim();
+  await page.getByRole("button", { name: "I have copied it" }).click();
+  const sendTest = (origin, batch) =>
+    fetch(strata.url + "/e", { method: "POST", headers: { "Content-Type": "application/json", "X-API-Key": testKey, Origin: origin }, body: JSON.stringify({ batch }) }).then(
+      async (res) => ({ status: res.status, body: await res.json() }),
+    );
+  await check("a test key sends events from a local Origin, and is refused from another site", async () => {
+    if (!/^st_test_[0-9A-Za-z]{32}$/.test(testKey)) throw new Error(testKey);
+    const refused = await sendTest("https://shop.example", [{ event_name: "$pageview", distinct_id: "t" }]);
+    if (refused.status !== 401 || refused.body.error.code !== "test_key_not_allowed") throw new Error(JSON.stringify(refused));
+    const batch = [
+      { event_name: "$pageview", distinct_id: "tester_1", url: "http://localhost:5173/try" },
+      { event_name: "$pageview", distinct_id: "tester_2", url: "http://localhost:5173/try" },
+      { event_name: "$pageview", distinct_id: "tester_2", url: "http://localhost:5173/cart" },
+    ];
+    const r = await sendTest("http://localhost:5173", batch);
+    if (r.status !== 202 || r.body.accepted !== 3) throw new Error(JSON.stringify(r));
+    const deadline = Date.now() + 20_000;
+    while ((await pageviews("test")) < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+    if ((await pageviews("test")) !== 3) throw new Error(`test page views ${await pageviews("test")}`);
+  });
+  const live = await pageviews("live");
+
+  // 2. The Live/Test switch, at 1280 px.
+  await page.goto(`${strata.url}/trends?product=${productId}`);
+  await page.getByRole("heading", { name: "Trends" }).waitFor();
+  await check("the chart pages open on live data, without the test-data banner", async () => {
+    if ((await envSwitch.getByRole("button", { name: "Live" }).getAttribute("aria-pressed")) !== "true") throw new Error("Live is not pressed");
+    if ((await banner.count()) !== 0) throw new Error("a banner on live data");
+    await page.locator(".chart-box canvas").waitFor();
+    if ((await tableTotal()) !== live) throw new Error(`the chart shows ${await tableTotal()} page views, live has ${live}`);
+  });
+  asked.length = 0;
+  await envSwitch.getByRole("button", { name: "Test" }).click();
+  await check("Test shows the test key's events under a banner, keeps ?env=test in the URL and asks every query for env=test", async () => {
+    await page.waitForURL(/[?&]env=test\b/);
+    await banner.waitFor();
+    if ((await banner.getAttribute("role")) !== "status" || !/Showing test data/.test(await banner.textContent())) throw new Error(await banner.textContent());
+    await page.waitForFunction(() => !document.querySelector("[data-testid=skeleton]") && !document.querySelector(".time-chart.busy"));
+    await page.waitForFunction(
+      () => [...document.querySelectorAll(".data-table tbody tr td:nth-child(2)")].reduce((n, c) => n + Number(c.textContent.replace(/\D/g, "")), 0) === 3,
+      null,
+      { timeout: 5000 },
+    ).catch(() => {});
+    if ((await tableTotal()) !== 3) throw new Error(`the chart shows ${await tableTotal()} page views, the test key sent 3`);
+    if (asked.length === 0 || asked.some((u) => u.searchParams.get("env") !== "test")) throw new Error(asked.map((u) => u.pathname + u.search).join(", "));
+  });
+  await shot("test-data");
+  await page.locator("nav.sidebar").getByRole("link", { name: "Overview" }).click();
+  await check("the choice follows the sidebar: the Overview counts the test page views, still under the banner", async () => {
+    await page.waitForURL(/\/\?.*env=test/);
+    await banner.waitFor();
+    await page.getByTestId("stat-pageviews").filter({ hasText: /^3$/ }).waitFor();
+    await page.getByTestId("stat-visitors").filter({ hasText: /^2$/ }).waitFor();
+    await page.getByRole("region", { name: "Top pages" }).getByText("/cart").waitFor();
+    if (asked.some((u) => u.searchParams.get("env") !== "test")) throw new Error(asked.map((u) => u.pathname + u.search).join(", "));
+  });
+  await phone();
+  await check("at 390 px the banner and the switch fit the screen", async () => {
+    await noSideScroll(page);
+    await inView(page, banner, "test-data banner");
+    await inView(page, envSwitch, "Live/Test switch");
+  });
+  await shot("test-data-phone");
+  await desktop();
+  await banner.getByRole("button", { name: "Show live data" }).click();
+  await check("Show live data goes back to live numbers and drops ?env from the URL", async () => {
+    await page.waitForURL((u) => !u.searchParams.has("env"));
+    await page.getByTestId("stat-pageviews").filter({ hasText: new RegExp(`^${live}$`) }).waitFor();
+    if ((await banner.count()) !== 0) throw new Error("the banner stayed");
+  });
+
+  // 3. "Today" stops at now: the hours to come are not drawn.
+  await page.goto(`${strata.url}/?product=${productId}&range=today`);
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+  await check("on Today the traffic chart and its table stop at the current hour; the API counts all 24", async () => {
+    await page.locator(".chart-box canvas").waitFor();
+    const today = new Date().toISOString().slice(0, 10);
+    const r = await api(`/api/v1/query/trend?product=${productId}`, { series: [{ event: "$pageview" }], interval: "hour", dateFrom: today, dateTo: today });
+    if (r.series[0].data.length !== 24) throw new Error(`the API has ${r.series[0].data.length} hours`);
+    const details = page.locator(".data-table").first();
+    await details.locator("summary").click();
+    const rows = await details.locator("tbody tr").count();
+    const hour = new Date().getUTCHours();
+    // The hour may turn during the check.
+    if (rows !== hour + 1 && rows !== hour) throw new Error(`${rows} rows at ${hour}:xx UTC`);
+    if (hour < 23) await page.getByTestId("future-hint").filter({ hasText: "stops at the current hour" }).waitFor();
+  });
+  await shot("chart-today");
+  await phone();
+  await check("at 390 px the Today chart fits the screen", async () => {
+    await noSideScroll(page);
+  });
+  await shot("chart-today-phone");
+  await desktop();
+
+  // 4. A product the user cannot see.
+  const notFound = async () => {
+    asked.length = 0;
+    await page.goto(`${strata.url}/trends?product=999&range=7d`);
+    await page.getByRole("heading", { name: "Product not found" }).waitFor();
+    await page.getByTestId("product-not-found").getByText("There is no product 999 that you can see").waitFor();
+    if (!/[?&]product=999\b/.test(page.url())) throw new Error(`the URL changed to ${page.url()}`);
+    if ((await page.getByLabel("Product", { exact: true }).inputValue()) !== "") throw new Error("the switcher shows a product");
+    if (asked.length) throw new Error(`queries were sent: ${asked.map((u) => u.pathname + u.search).join(", ")}`);
+  };
+  await check("?product=999 says the product is not found instead of showing another product", notFound);
+  await shot("product-not-found");
+  await phone();
+  await check("at 390 px too, and the products list is one tap away", async () => {
+    await notFound();
+    await noSideScroll(page);
+    await page.getByRole("link", { name: "Go to the products list" }).click();
+    await page.getByRole("heading", { name: "Products" }).waitFor();
+    if (new URL(page.url()).searchParams.get("product") === "999") throw new Error(page.url());
+  });
+  await page.goto(`${strata.url}/trends?product=999&range=7d`);
+  await page.getByRole("heading", { name: "Product not found" }).waitFor();
+  await shot("product-not-found-phone");
+  await desktop();
+  await check("Open Default opens the same page of the first product", async () => {
+    await page.getByRole("link", { name: "Open Default" }).click();
+    await page.getByRole("heading", { name: "Trends" }).waitFor();
+    await page.waitForURL(/\/trends\?product=1&range=7d$/);
+  });
+
+  // 5. The funnel's headings say what each number counts.
+  await page.goto(`${strata.url}/funnels?product=${productId}`);
+  const funnelHeadings = async () => {
+    await page.getByTestId("funnel-result").waitFor();
+    const heads = (await page.getByTestId("funnel-result").locator("thead th").allTextContents()).map((t) => t.trim());
+    if (heads.join(" | ") !== "Step | Share of first step | Users | Converted from previous step") throw new Error(heads.join(" | "));
+    const counts = await page.getByTestId("funnel-result").getByTestId("step-count").allTextContents();
+    if (counts.join() !== "10,6,3") throw new Error(counts.join());
+  };
+  await check("the funnel's columns are Share of first step, Users and Converted from previous step", funnelHeadings);
+  await page.getByTestId("funnel-result").screenshot({ path: join(ARTIFACTS, "funnel-headings.png") });
+  await phone();
+  await check("at 390 px the funnel keeps its headings and fits the screen, conversions included", async () => {
+    await funnelHeadings();
+    await noSideScroll(page);
+    await inView(page, page.getByTestId("funnel-result").locator("thead th"), "funnel headings");
+    await inView(page, page.getByTestId("funnel-result").getByTestId("step-conversion"), "conversion cells");
+  });
+  await shot("funnel-headings-phone");
+
+  // 6. The phone layout (still 390 px).
+  const menu = page.getByRole("button", { name: "Menu" });
+  await page.goto(`${strata.url}/trends?product=${productId}`);
+  await page.getByRole("heading", { name: "Trends" }).waitFor();
+  await check("at 390 px the navigation is closed behind the Menu button, so the page starts near the top", async () => {
+    if ((await menu.getAttribute("aria-expanded")) !== "false" || (await menu.getAttribute("aria-controls")) !== "nav-menu") throw new Error("not a closed menu button");
+    if (await page.locator("#nav-menu").isVisible()) throw new Error("the entries show");
+    const height = (await page.locator("nav.sidebar").boundingBox()).height;
+    if (height > 64) throw new Error(`the navigation is ${height} px tall`);
+    await noSideScroll(page);
+  });
+  await shot("phone-nav-closed");
+  await check("the first Tab reaches the skip link, which moves focus to the page", async () => {
+    await page.locator("body").focus();
+    await page.evaluate(() => document.activeElement?.blur());
+    await page.keyboard.press("Tab");
+    const skip = page.getByRole("link", { name: "Skip to content" });
+    if (!(await skip.evaluate((e) => e === document.activeElement))) throw new Error(`focus on ${await page.evaluate(() => document.activeElement?.outerHTML.slice(0, 80))}`);
+    await inView(page, skip, "skip link");
+    await page.keyboard.press("Enter");
+    if (!(await page.evaluate(() => document.activeElement?.id === "content" && document.activeElement.tagName === "MAIN"))) throw new Error("focus is not on the page");
+    if (new URL(page.url()).hash) throw new Error(page.url());
+  });
+  await menu.click();
+  await check("the Menu button opens the entries", async () => {
+    if ((await menu.getAttribute("aria-expanded")) !== "true") throw new Error("aria-expanded is not true");
+    await page.locator("nav.sidebar").getByRole("link", { name: "Annotations" }).waitFor();
+    await inView(page, page.locator("nav.sidebar .nav-item"), "navigation entries");
+  });
+  await shot("phone-nav-open");
+  await check("Escape closes the menu and gives focus back to the button", async () => {
+    await page.locator("nav.sidebar").getByRole("link", { name: "Funnels" }).focus();
+    await page.keyboard.press("Escape");
+    if ((await menu.getAttribute("aria-expanded")) !== "false") throw new Error("still open");
+    if (!(await menu.evaluate((e) => e === document.activeElement))) throw new Error("focus is not on the Menu button");
+  });
+  for (let i = 0; i < 3; i++) {
+    await api(`/api/v1/annotations?product=${productId}`, {
+      date: new Date(Date.now() - i * 3_600_000).toISOString(),
+      label: `E2E release ${i + 1} with a label long enough to wrap`,
+      description: "Deployed by the e2e run, with its description",
+      color: "amber",
+      scope: "workspace",
+    });
+  }
+  await menu.click();
+  await page.locator("nav.sidebar").getByRole("link", { name: "Annotations" }).click();
+  await check("picking a page closes the menu and moves focus to the page", async () => {
+    await page.getByRole("heading", { name: "Annotations", exact: true }).waitFor();
+    if ((await menu.getAttribute("aria-expanded")) !== "false") throw new Error("still open");
+    if (!(await page.evaluate(() => document.activeElement?.id === "content"))) throw new Error("focus is not on the page");
+  });
+  await check("at 390 px the annotations table scrolls in its box and every Delete stays on screen", async () => {
+    await page.getByTestId("annotation-row").nth(2).waitFor();
+    await noSideScroll(page);
+    await inView(page, page.getByRole("table", { name: "Annotations" }).getByRole("button", { name: /^Delete / }), "Delete buttons");
+  });
+  await shot("phone-annotations");
+  await page.getByRole("table", { name: "Annotations" }).getByRole("button", { name: /^Delete / }).first().click();
+  await check("a Delete on the phone asks first, above the table", async () => {
+    await page.getByRole("alertdialog").getByRole("button", { name: "Cancel" }).click();
+  });
+  await page.goto(`${strata.url}/settings/products/${productId}?product=${productId}`);
+  await check("at 390 px the keys and tokens tables scroll in their box and Disable and Revoke stay on screen", async () => {
+    await page.getByRole("table", { name: "API keys" }).waitFor();
+    await page.getByRole("table", { name: "Query tokens" }).waitFor().catch(() => {});
+    await noSideScroll(page);
+    const keys = page.getByRole("table", { name: "API keys" });
+    await inView(page, keys.getByRole("button", { name: "Disable" }), "Disable buttons");
+    await inView(page, keys.getByRole("button", { name: "Revoke" }), "Revoke buttons");
+    const scrolls = await keys.evaluate((t) => t.parentElement.classList.contains("table-scroll") && t.parentElement.scrollWidth > t.parentElement.clientWidth);
+    if (!scrolls) throw new Error("the keys table is not wider than its box: nothing to scroll?");
+  });
+  await shot("phone-keys");
+  await check("at 390 px no page of the main navigation pushes the page sideways", async () => {
+    for (const path of ["/", "/trends", "/funnels", "/retention", "/acquisition", "/annotations", "/flags", "/experiments", "/settings/products"]) {
+      await page.goto(`${strata.url}${path}?product=${productId}`);
+      await page.locator("main h1").first().waitFor();
+      await page.waitForFunction(() => !document.querySelector("[data-testid=skeleton]"), null, { timeout: 5000 }).catch(() => {});
+      await noSideScroll(page).catch((e) => {
+        throw new Error(`${path}: ${e.message}`);
+      });
+    }
+  });
+  await desktop();
+  await check("at 1280 px the sidebar lists its entries and the Menu button is hidden", async () => {
+    await page.locator("nav.sidebar").getByRole("link", { name: "Trends" }).waitFor();
+    if (await menu.isVisible()) throw new Error("the Menu button shows on a wide screen");
+  });
 }
 
 /** A second server with NEXT_PUBLIC_FEATURE_ERROR_TRACKING=true: Errors is listed and served. */
@@ -645,19 +939,6 @@ async function flagsAndExperiments(browser) {
       [method, path, body],
     );
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-  /** noSideScroll fails when the page is wider than the viewport. */
-  const noSideScroll = async () => {
-    // Charts follow a resize on the next frames: give them a moment.
-    await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 3000 }).catch(() => {});
-    const [scroll, width, wide] = await page.evaluate(() => {
-      // The outermost elements that reach past the viewport, to name the culprit.
-      const clipped = (e) => e.parentElement?.closest(".table-scroll") !== null && e.parentElement?.closest(".table-scroll") !== undefined;
-      const out = [...document.querySelectorAll("body *")].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1 && !clipped(e));
-      const top = out.filter((e) => !out.includes(e.parentElement)).slice(0, 3);
-      return [document.documentElement.scrollWidth, window.innerWidth, top.map((e) => `${e.tagName.toLowerCase()}.${[...e.classList].join(".")}`)];
-    });
-    if (scroll > width) throw new Error(`the page is ${scroll} px wide in a ${width} px viewport (${wide.join(", ")})`);
-  };
 
   // Set up the owner, which signs in, as the main run does.
   await page.goto(strata.setupUrl);
@@ -852,7 +1133,7 @@ async function flagsAndExperiments(browser) {
   await shot("experiment-results");
   await page.setViewportSize({ width: 390, height: 844 });
   await check("at 390 px the results tables scroll inside their card, not the page", async () => {
-    await noSideScroll();
+    await noSideScroll(page);
     const scrolls = await page.locator(".results .table-scroll").evaluateAll((els) => els.some((e) => e.scrollWidth > e.clientWidth));
     if (!scrolls) throw new Error("no results table is wider than its card: nothing to scroll?");
   });
@@ -922,16 +1203,41 @@ async function flagsAndExperiments(browser) {
   await shot("experiments");
   await page.setViewportSize({ width: 390, height: 844 });
   await check("at 390 px the experiments and flags lists do not push the page sideways", async () => {
-    await noSideScroll();
+    await noSideScroll(page);
+    // The sidebar's entries are behind the Menu button at this width.
+    await page.getByRole("button", { name: "Menu" }).click();
     await page.locator("nav.sidebar").getByRole("link", { name: "Flags" }).click();
     await page.getByTestId("flag-row").first().waitFor();
-    await noSideScroll();
+    await noSideScroll(page);
   });
   await shot("flags-phone");
   await page.setViewportSize({ width: 1280, height: 800 });
   await check("no error or Content-Security-Policy violation on the flags and experiments pages", async () => {
     if (pageErrors.length) throw new Error(pageErrors.join("; "));
   });
+}
+
+/** noSideScroll fails when the page is wider than the viewport. */
+async function noSideScroll(page) {
+  // Charts follow a resize on the next frames: give them a moment.
+  await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 3000 }).catch(() => {});
+  const [scroll, width, wide] = await page.evaluate(() => {
+    // The outermost elements that reach past the viewport, to name the culprit.
+    const clipped = (e) => e.parentElement?.closest(".table-scroll") !== null && e.parentElement?.closest(".table-scroll") !== undefined;
+    const out = [...document.querySelectorAll("body *")].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1 && !clipped(e));
+    const top = out.filter((e) => !out.includes(e.parentElement)).slice(0, 3);
+    return [document.documentElement.scrollWidth, window.innerWidth, top.map((e) => `${e.tagName.toLowerCase()}.${[...e.classList].join(".")}`)];
+  });
+  if (scroll > width) throw new Error(`the page is ${scroll} px wide in a ${width} px viewport (${wide.join(", ")})`);
+}
+
+/** inView fails unless every element the locator finds lies inside the viewport's width. */
+async function inView(page, locator, what) {
+  const width = page.viewportSize().width;
+  const boxes = await locator.evaluateAll((els) => els.map((e) => e.getBoundingClientRect()).map((r) => [Math.round(r.left), Math.round(r.right)]));
+  if (boxes.length === 0) throw new Error(`no ${what}`);
+  const out = boxes.filter(([l, r]) => l < 0 || r > width);
+  if (out.length) throw new Error(`${out.length} of ${boxes.length} ${what} reach past the ${width} px viewport: ${JSON.stringify(out)}`);
 }
 
 /** postEvent sends one event to /e with the key. */
