@@ -5,10 +5,12 @@
 // signs in and out, moves around the pages, creates API keys and query
 // tokens and uses them (the copied script tag ingests a page view from
 // another origin), checks that the Errors entry follows
-// NEXT_PUBLIC_FEATURE_ERROR_TRACKING, and, on a server of their own, runs
-// the Flags and Experiments pages: a flag and its audit trail, an
-// experiment fed with exposures and conversions whose results page must
-// show the counts the test keeps itself, and the sample-ratio banner.
+// NEXT_PUBLIC_FEATURE_ERROR_TRACKING, reads the API reference (drawn from
+// the served openapi.yaml) at desktop and phone widths, and, on a server of
+// their own, runs the Flags and Experiments pages: a flag and its audit
+// trail, an experiment fed with exposures and conversions whose results
+// page must show the counts the test keeps itself, and the sample-ratio
+// banner.
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
 //
