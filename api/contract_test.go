@@ -1,5 +1,6 @@
-// Package api holds the HTTP contract, openapi.yaml. Its test keeps the
-// contract and the code from drifting apart.
+// The contract test keeps openapi.yaml and the code that serves it from
+// drifting apart (the package's doc is in openapi.go).
+
 package api
 
 import (

@@ -1,10 +1,15 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -168,5 +173,191 @@ func TestCLIWaitsForAStartingServer(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the command was still waiting 20 s after the directory was freed")
+	}
+}
+
+// run runs the strata binary with exactly args (no --data added) and
+// returns its output and exit code.
+func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), "STRATA_DATA=", "STRATA_ADDR=")
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Run(); err != nil && cmd.ProcessState == nil {
+		t.Fatalf("strata %s: %v", strings.Join(args, " "), err)
+	}
+	return o.String(), e.String(), cmd.ProcessState.ExitCode()
+}
+
+// TestCLIVersion checks that `strata version`, `strata --version`, the
+// "listening" log line and GET /api/v1/version name the same build.
+func TestCLIVersion(t *testing.T) {
+	line, errOut, code := run(t, "version")
+	if code != 0 || errOut != "" || !strings.HasPrefix(line, "strata ") || strings.Count(line, "\n") != 1 {
+		t.Fatalf("strata version: exit %d, stdout %q, stderr %q; want one line", code, line, errOut)
+	}
+	if !strings.HasSuffix(line, " "+runtime.Version()+"\n") {
+		t.Errorf("strata version %q does not end with the Go version %s", line, runtime.Version())
+	}
+	if again, _, code := run(t, "--version"); code != 0 || again != line {
+		t.Errorf("strata --version: exit %d, %q; want %q", code, again, line)
+	}
+	build := strings.TrimSuffix(strings.TrimPrefix(line, "strata "), "\n")
+
+	s := startServer(t, t.TempDir())
+	var logged struct{ Version string }
+	for _, l := range strings.Split(s.Logs(), "\n") {
+		if strings.Contains(l, `"msg":"listening"`) {
+			json.Unmarshal([]byte(l), &logged)
+		}
+	}
+	if logged.Version != build {
+		t.Errorf("the listening line's version is %q; want %q:\n%s", logged.Version, build, s.Logs())
+	}
+
+	r := do(t, "GET", s.URL+"/api/v1/version", nil, map[string]string{"Origin": "https://elsewhere.example"})
+	var v struct {
+		Version    string  `json:"version"`
+		Commit     *string `json:"commit"`
+		CommitTime *string `json:"commitTime"`
+		Modified   *bool   `json:"modified"`
+		Go         string  `json:"go"`
+	}
+	if err := json.Unmarshal(r.Body, &v); err != nil || r.Status != 200 {
+		t.Fatalf("GET /api/v1/version without a credential: %d %s", r.Status, r.Body)
+	}
+	if v.Version == "" || v.Commit == nil || v.CommitTime == nil || v.Modified == nil || v.Go != runtime.Version() ||
+		!strings.HasPrefix(build, v.Version+" ") {
+		t.Errorf("GET /api/v1/version: %s; the CLI says %q", r.Body, build)
+	}
+	if *v.Commit != "" && !strings.Contains(build, (*v.Commit)[:12]) {
+		t.Errorf("commit %s is not in %q", *v.Commit, build)
+	}
+	if h := r.Header.Get("Access-Control-Allow-Origin"); h != "" {
+		t.Errorf("GET /api/v1/version sends Access-Control-Allow-Origin %q; it is not an SDK path", h)
+	}
+}
+
+// TestCLIHelp checks the help of the binary: `serve --help` prints the
+// serve flags once and exits 0 without starting; `help`, `--help` and a
+// command's --help print the usage and exit 0; no command is a usage
+// error.
+func TestCLIHelp(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	out, errOut, code := run(t, "serve", "--help", "--data", dir)
+	if code != 0 || errOut != "" || !strings.HasPrefix(out, "usage: strata serve") {
+		t.Fatalf("serve --help: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	for _, flag := range []string{"addr", "data", "events", "meta", "rate-limit", "allowed-hosts", "debug-addr"} {
+		if n := strings.Count(out, "\n  -"+flag+" "); n != 1 {
+			t.Errorf("serve --help lists -%s %d times; want once", flag, n)
+		}
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("serve --help created its data directory (%v)", err)
+	}
+	usage, _, code := run(t, "help")
+	if code != 0 || !strings.Contains(usage, "products list [--json]") || !strings.Contains(usage, "tokens list --product ID [--json]") ||
+		!strings.Contains(usage, "  version") {
+		t.Errorf("help: exit %d, %q", code, usage)
+	}
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"tokens", "--help"}, {"keys", "list", "--help"}} {
+		if out, errOut, code := run(t, args...); code != 0 || out != usage || errOut != "" {
+			t.Errorf("strata %s: exit %d, stdout %q, stderr %q; want the usage and 0", strings.Join(args, " "), code, out, errOut)
+		}
+	}
+	if out, errOut, code := run(t); code != 2 || out != "" || errOut != usage {
+		t.Errorf("strata without a command: exit %d, stdout %q, stderr %q; want the usage on stderr and 2", code, out, errOut)
+	}
+}
+
+// TestCLILists checks products list, keys list and tokens list on a data
+// directory no server holds, then through a running server's admin socket,
+// where a token created over HTTP shows at once; a token's secret is never
+// printed.
+func TestCLILists(t *testing.T) {
+	dir := t.TempDir()
+	cli(t, dir, "products", "create", "--name", "Shop")
+	key := strings.TrimSpace(cli(t, dir, "keys", "create", "--product", "2"))
+	tok := strings.TrimSpace(cli(t, dir, "tokens", "create", "--product", "2"))
+
+	type token struct {
+		ID        int64
+		ProductID int64
+		Prefix    string
+		Status    string
+		CreatedAt time.Time
+	}
+	lists := func(how string, tokens int) {
+		t.Helper()
+		var products []struct {
+			ID          int64
+			WorkspaceID int64
+			Name        string
+		}
+		if out := cli(t, dir, "products", "list", "--json"); json.Unmarshal([]byte(out), &products) != nil ||
+			len(products) != 2 || products[0].Name != "Default" || products[1].Name != "Shop" || products[1].ID != 2 {
+			t.Errorf("%s: products list --json: %q", how, out)
+		}
+		if out := cli(t, dir, "products", "list"); !regexp.MustCompile(`(?m)^2\s+Shop\s+1\s+\d{4}-`).MatchString(out) {
+			t.Errorf("%s: products list:\n%s", how, out)
+		}
+		var keys []struct{ Prefix, Status string }
+		if out := cli(t, dir, "keys", "list", "--product", "2", "--json"); json.Unmarshal([]byte(out), &keys) != nil ||
+			len(keys) != 1 || !strings.HasPrefix(key, keys[0].Prefix) || strings.Contains(out, key) {
+			t.Errorf("%s: keys list --json: %q", how, out)
+		}
+		raw := cli(t, dir, "tokens", "list", "--product", "2", "--json")
+		var list []token
+		if err := json.Unmarshal([]byte(raw), &list); err != nil || len(list) != tokens {
+			t.Fatalf("%s: tokens list --json: %q; want %d tokens", how, raw, tokens)
+		}
+		if l := list[0]; l.ProductID != 2 || l.Status != "active" || !strings.HasPrefix(tok, l.Prefix) || len(l.Prefix) > 12 || l.CreatedAt.IsZero() {
+			t.Errorf("%s: tokens list --json: %+v", how, l)
+		}
+		table := cli(t, dir, "tokens", "list", "--product", "2")
+		if !regexp.MustCompile(`(?m)^ID\s+PREFIX\s+STATUS\s+CREATED\s+LAST USED$`).MatchString(table) ||
+			!strings.Contains(table, list[0].Prefix+"…") || strings.Count(strings.TrimSpace(table), "\n") != tokens {
+			t.Errorf("%s: tokens list:\n%s", how, table)
+		}
+		for _, out := range []string{raw, table} {
+			if strings.Contains(out, tok) {
+				t.Errorf("%s: tokens list printed a token's secret", how)
+			}
+		}
+	}
+	lists("without a server", 1)
+
+	s := startServer(t, dir)
+	lists("through the admin socket", 1)
+	// The dashboard creates a token; the CLI, through the socket, sees it.
+	if created := setupOwner(t, s).do(t, "POST", "/api/v1/products/2/tokens", nil); created.Status != 201 {
+		t.Fatalf("creating a token in the dashboard: %d %s", created.Status, created.Body)
+	}
+	lists("after the dashboard created a token", 2)
+	if _, errOut, code := cliResult(dir, "tokens", "list", "--product", "7"); code != 1 || !strings.Contains(errOut, "no product 7") {
+		t.Errorf("tokens list of a missing product: exit %d, %q", code, errOut)
+	}
+}
+
+// TestOpenAPIServed checks GET /api/v1/openapi.yaml on the real binary: the
+// contract in this repository, as YAML, without a credential, with an ETag
+// that answers 304.
+func TestOpenAPIServed(t *testing.T) {
+	want, err := os.ReadFile("../api/openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, t.TempDir())
+	r := do(t, "GET", s.URL+"/api/v1/openapi.yaml", nil, nil)
+	if r.Status != 200 || !bytes.Equal(r.Body, want) {
+		t.Fatalf("GET /api/v1/openapi.yaml: %d, %d bytes; want 200 and api/openapi.yaml (%d bytes)", r.Status, len(r.Body), len(want))
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "application/yaml; charset=utf-8" {
+		t.Errorf("Content-Type = %q", ct)
+	}
+	if r := do(t, "GET", s.URL+"/api/v1/openapi.yaml", nil, map[string]string{"If-None-Match": r.Header.Get("ETag")}); r.Status != 304 {
+		t.Errorf("revalidation: %d; want 304", r.Status)
 	}
 }

@@ -2,7 +2,7 @@
 // origin with the session cookie; the browser adds the Origin header the
 // server checks on every change.
 import type {
-  Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, CredentialStatus, DashboardConfig, DataEnv, EventNames, Experiment,
+  Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, BuildInfo, CredentialStatus, DashboardConfig, DataEnv, EventNames, Experiment,
   ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList, FlagList, FlagWrite, FunnelRequest, FunnelResult, KeyCreated,
   KeyEnv, List, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult, SavedQuery, Session, TokenCreated, TrendRequest,
   TrendResult,
@@ -55,6 +55,18 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
     throw err;
   }
   return data as T;
+}
+
+/** requestText GETs a text document, failing like request. */
+async function requestText(path: string): Promise<string> {
+  let res: Response;
+  try {
+    res = await fetch(path, { credentials: "same-origin" });
+  } catch {
+    throw new ApiError(0, "network_error", "The server could not be reached. Check your connection and try again.");
+  }
+  if (!res.ok) throw new ApiError(res.status, `http_${res.status}`, `The server answered ${res.status}.`);
+  return res.text();
 }
 
 const enc = encodeURIComponent;
@@ -157,6 +169,10 @@ export const api = {
   applyWinner: (p: number, id: number, variant: string) =>
     request<Experiment>("POST", scoped(`/api/v1/experiments/${enc(id)}/apply-winner`, p), { variant }),
   experimentResults: (p: number, id: number) => request<ExperimentResults>("GET", scoped(`/api/v1/experiments/${enc(id)}/results`, p)),
+
+  version: () => request<BuildInfo>("GET", "/api/v1/version"),
+  /** spec is the HTTP contract, api/openapi.yaml, as the server serves it: YAML text. */
+  spec: () => requestText("/api/v1/openapi.yaml"),
 };
 
 /** The status changes of an experiment that take no body. */

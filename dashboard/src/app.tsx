@@ -12,6 +12,7 @@ import { envFromSearch, searchWithEnv } from "./dataEnv";
 import { AuthForm } from "./pages/AuthForm";
 import { Acquisition } from "./pages/Acquisition";
 import { Annotations } from "./pages/Annotations";
+import { ApiReference } from "./pages/ApiReference";
 import { ExperimentPage } from "./pages/Experiment";
 import { Experiments } from "./pages/Experiments";
 import { FlagPage, Flags } from "./pages/Flags";
@@ -238,6 +239,7 @@ function Page(props: {
   const item = /^\/(flags|experiments)\/(\d+)$/.exec(path);
   if (item?.[1] === "flags") return <FlagPage product={props.product} id={Number(item[2])} />;
   if (item?.[1] === "experiments") return <ExperimentPage product={props.product} id={Number(item[2])} />;
+  if (path === "/api-reference") return <ApiReference />;
   if (path === "/errors" && !props.errorTracking) return <NotFound home={home} />;
   const soon = comingSoon[path];
   if (soon) return <ComingSoon title={soon.title}>{soon.text}</ComingSoon>;

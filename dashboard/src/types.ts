@@ -70,3 +70,6 @@ export type SampleRatioCheck = Schemas["SampleRatioCheck"];
 export type MetricResult = Schemas["MetricResult"];
 export type ArmResult = Schemas["ArmResult"];
 export type Estimate = Schemas["Estimate"];
+
+/** The running server's build (GET /api/v1/version). */
+export type BuildInfo = Schemas["BuildInfo"];

@@ -26,6 +26,8 @@ const SocketName = "admin.sock"
 type Admin interface {
 	// CreateProduct creates a product in the first workspace.
 	CreateProduct(ctx context.Context, name string) (analytics.Product, error)
+	// ListProducts lists the products of every workspace, oldest first.
+	ListProducts(ctx context.Context) ([]analytics.Product, error)
 	// CreateKey creates an API key and returns its plaintext, shown once.
 	// rateLimit is requests per minute; zero means the server default.
 	CreateKey(ctx context.Context, productID int64, env analytics.Env, rateLimit int) (string, analytics.APIKey, error)
@@ -36,6 +38,9 @@ type Admin interface {
 	SetKeyStatus(ctx context.Context, ref string, status analytics.KeyStatus) (analytics.APIKey, error)
 	// CreateToken creates a query token and returns its plaintext.
 	CreateToken(ctx context.Context, productID int64) (string, analytics.QueryToken, error)
+	// ListTokens lists a product's query tokens. Only their hashes are
+	// stored, so a listed token carries its prefix, never its secret.
+	ListTokens(ctx context.Context, productID int64) ([]analytics.QueryToken, error)
 }
 
 // Service implements Admin on a metadata store.
@@ -64,6 +69,24 @@ func (s *Service) CreateProduct(ctx context.Context, name string) (analytics.Pro
 			"There is no workspace yet; start the server once to create the default one.")
 	}
 	return s.CreateProductIn(ctx, ws[0].ID, name)
+}
+
+// ListProducts lists the products of every workspace: workspaces oldest
+// first, and each one's products oldest first.
+func (s *Service) ListProducts(ctx context.Context) ([]analytics.Product, error) {
+	ws, err := s.Meta.ListWorkspaces(ctx)
+	if err != nil {
+		return nil, err
+	}
+	products := []analytics.Product{}
+	for _, w := range ws {
+		ps, err := s.Meta.ListProducts(ctx, w.ID)
+		if err != nil {
+			return nil, err
+		}
+		products = append(products, ps...)
+	}
+	return products, nil
 }
 
 // productName trims a product name and checks its length.
@@ -138,6 +161,14 @@ func (s *Service) CreateToken(ctx context.Context, productID int64) (string, ana
 	}
 	s.changed()
 	return secret.Plaintext, t, nil
+}
+
+// ListTokens lists a product's query tokens.
+func (s *Service) ListTokens(ctx context.Context, productID int64) ([]analytics.QueryToken, error) {
+	if err := s.productExists(ctx, productID); err != nil {
+		return nil, err
+	}
+	return s.Meta.ListQueryTokens(ctx, productID)
 }
 
 // Bootstrap makes a fresh data directory usable: when no workspace exists it

@@ -75,6 +75,13 @@ func (c *Client) CreateProduct(ctx context.Context, name string) (analytics.Prod
 	return p, err
 }
 
+// ListProducts implements Admin.
+func (c *Client) ListProducts(ctx context.Context) ([]analytics.Product, error) {
+	var products []analytics.Product
+	err := c.do(ctx, http.MethodGet, "/products", nil, &products)
+	return products, err
+}
+
 // CreateKey implements Admin.
 func (c *Client) CreateKey(ctx context.Context, productID int64, env analytics.Env, rateLimit int) (string, analytics.APIKey, error) {
 	var r SecretResponse[analytics.APIKey]
@@ -101,6 +108,13 @@ func (c *Client) CreateToken(ctx context.Context, productID int64) (string, anal
 	var r SecretResponse[analytics.QueryToken]
 	err := c.do(ctx, http.MethodPost, "/tokens", CreateTokenRequest{ProductID: productID}, &r)
 	return r.Secret, r.Record, err
+}
+
+// ListTokens implements Admin.
+func (c *Client) ListTokens(ctx context.Context, productID int64) ([]analytics.QueryToken, error) {
+	var tokens []analytics.QueryToken
+	err := c.do(ctx, http.MethodGet, "/tokens?product="+url.QueryEscape(strconv.FormatInt(productID, 10)), nil, &tokens)
+	return tokens, err
 }
 
 // do sends one request and decodes the answer, turning an error body back

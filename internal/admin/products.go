@@ -38,14 +38,6 @@ func (s *Service) RenameProduct(ctx context.Context, id int64, name string) (ana
 	return s.Meta.Product(ctx, id)
 }
 
-// ListTokens lists a product's query tokens.
-func (s *Service) ListTokens(ctx context.Context, productID int64) ([]analytics.QueryToken, error) {
-	if err := s.productExists(ctx, productID); err != nil {
-		return nil, err
-	}
-	return s.Meta.ListQueryTokens(ctx, productID)
-}
-
 // SetProductKeyStatus disables, re-enables or revokes key keyID of a
 // product, with the rules of SetKeyStatus.
 func (s *Service) SetProductKeyStatus(ctx context.Context, productID, keyID int64, status analytics.KeyStatus) (analytics.APIKey, error) {

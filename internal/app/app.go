@@ -25,6 +25,7 @@ import (
 	"strata/internal/admin"
 	"strata/internal/analytics"
 	"strata/internal/auth"
+	"strata/internal/buildinfo"
 	"strata/internal/config"
 	"strata/internal/dashboard"
 	"strata/internal/enrich/bots"
@@ -156,6 +157,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Experiments:      a.store.meta,
 		Bodies:           httpapi.NewBodyBudget(int64(cfg.MaxBodyMemory), log.With("component", "http")),
 		Ready:            a.readiness,
+		Build:            buildinfo.Read(),
 		Now:              time.Now,
 		Log:              log.With("component", "http"),
 
@@ -310,7 +312,8 @@ func (a *App) Run(ctx context.Context) error {
 		a.log.Info("first-run setup: open this address to create the owner",
 			"url", setupURL(a.httpLn.Addr(), a.setupToken), "setup_token", a.setupToken)
 	}
-	a.log.Info("listening", "addr", a.httpLn.Addr().String(), "data", a.cfg.DataDir, "storage", describeStorage(a.cfg))
+	a.log.Info("listening", "addr", a.httpLn.Addr().String(), "data", a.cfg.DataDir, "storage", describeStorage(a.cfg),
+		"version", buildinfo.Read().String())
 
 	tick := time.NewTicker(30 * time.Second)
 	defer tick.Stop()

@@ -1,7 +1,8 @@
-// Package cli is the strata command line: `serve` runs the server, and the
-// management commands (products, keys, tokens) work whether or not a server
-// holds the data directory, by going through its admin socket when one
-// answers and opening the store directly otherwise.
+// Package cli is the strata command line: `serve` runs the server,
+// `version` prints the build, and the management commands (products, keys,
+// tokens) work whether or not a server holds the data directory, by going
+// through its admin socket when one answers and opening the store directly
+// otherwise.
 package cli
 
 import (
@@ -20,6 +21,7 @@ import (
 	"strata/internal/admin"
 	"strata/internal/analytics"
 	"strata/internal/app"
+	"strata/internal/buildinfo"
 	"strata/internal/config"
 	"strata/internal/store/duckdb"
 	"strata/internal/store/postgres"
@@ -37,11 +39,16 @@ commands:
   serve [--addr 127.0.0.1:8080] [--data ./data]   run the server (env STRATA_ADDR, STRATA_DATA)
         [--events clickhouse://HOST:9000/DB]       events in ClickHouse (env STRATA_EVENTS_URL)
         [--meta postgres://USER@HOST:5432/DB]      metadata in PostgreSQL (env STRATA_META_URL)
+        [--help]                                   every flag of serve, with its STRATA_… variable
   products create --name NAME                      create a product; prints {"id": …, "name": …}
+  products list [--json]                           list the products
   keys create --product ID [--test] [--rate-limit N]   create an API key; prints only the key
   keys list --product ID [--json]                  list a product's keys
   keys disable|enable|revoke KEY                   change a key's status (KEY is the key or its id)
   tokens create --product ID                       create a query token; prints only the token
+  tokens list --product ID [--json]                list a product's query tokens (prefixes, never secrets)
+  version                                          print the version, commit and Go version (or --version)
+  help                                             print this text (or -h, --help)
 
 Every command takes --data DIR (env STRATA_DATA, default ./data). The
 products, keys and tokens commands take --meta URL (env STRATA_META_URL) to
@@ -61,6 +68,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 		err = serve(ctx, args[1:], env)
 	case "products", "keys", "tokens":
 		err = manage(ctx, args, env)
+	case "version", "--version":
+		err = version(args[1:], env)
 	case "help", "-h", "--help":
 		fmt.Fprint(env.Stdout, usage)
 		return 0
@@ -69,8 +78,13 @@ func Main(ctx context.Context, args []string, env Env) int {
 		return 2
 	}
 	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			// -h or --help after a management command: the usage, as asked.
+			fmt.Fprint(env.Stdout, usage)
+			return 0
+		}
 		var usageErr usageError
-		if errors.As(err, &usageErr) || errors.Is(err, flag.ErrHelp) {
+		if errors.As(err, &usageErr) {
 			fmt.Fprintf(env.Stderr, "strata: %v\n\n%s", err, usage)
 			return 2
 		}
@@ -101,8 +115,22 @@ const goMemoryLimit = 256 << 20
 // (docs/benchmarks.md).
 const goGCPercent = 50
 
+// serveUsage heads the flags `strata serve --help` prints.
+const serveUsage = `usage: strata serve [flags]
+
+Runs the server. Most flags default from the STRATA_… environment variable
+named in their description; a flag on the command line wins over it.
+
+flags:
+`
+
 func serve(ctx context.Context, args []string, env Env) error {
 	cfg, err := config.Load(args, env.Lookup)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(env.Stdout, serveUsage)
+		config.PrintFlags(env.Stdout, env.Lookup)
+		return nil
+	}
 	if err != nil {
 		return usageError{err.Error()}
 	}
@@ -124,12 +152,37 @@ func serve(ctx context.Context, args []string, env Env) error {
 	return a.Run(ctx)
 }
 
+// version prints the build on one line: `strata version` and
+// `strata --version`.
+func version(args []string, env Env) error {
+	if len(args) > 0 {
+		return usageError{"version takes no arguments, not " + strconv.Quote(strings.Join(args, " "))}
+	}
+	fmt.Fprintln(env.Stdout, "strata", buildinfo.Read())
+	return nil
+}
+
+// manageCommands are the products, keys and tokens commands, known before
+// the data directory is opened, so that a mistyped one touches nothing.
+var manageCommands = map[string]bool{
+	"products create": true, "products list": true,
+	"keys create": true, "keys list": true, "keys disable": true, "keys enable": true, "keys revoke": true,
+	"tokens create": true, "tokens list": true,
+}
+
 // manage runs a products, keys or tokens command.
 func manage(ctx context.Context, args []string, env Env) error {
 	if len(args) < 2 {
 		return usageError{args[0] + " needs a subcommand"}
 	}
+	switch args[1] {
+	case "-h", "-help", "--help", "help":
+		return flag.ErrHelp
+	}
 	cmd := args[0] + " " + args[1]
+	if !manageCommands[cmd] {
+		return usageError{"unknown command " + strconv.Quote(cmd)}
+	}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dataDir := fs.String("data", lookupOr(env.Lookup, "STRATA_DATA", "./data"), "data directory")
@@ -140,6 +193,9 @@ func manage(ctx context.Context, args []string, env Env) error {
 	rateLimit := fs.Int("rate-limit", 0, "requests per minute for this key (0: server default)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	positional, err := parseInterspersed(fs, args[2:])
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
 	if err != nil {
 		return usageError{err.Error()}
 	}
@@ -166,6 +222,12 @@ func manage(ctx context.Context, args []string, env Env) error {
 			return err
 		}
 		return json.NewEncoder(env.Stdout).Encode(map[string]any{"id": p.ID, "name": p.Name})
+	case "products list":
+		products, err := adm.ListProducts(ctx)
+		if err != nil {
+			return err
+		}
+		return printProducts(env.Stdout, products, *asJSON)
 	case "keys create":
 		if err := needProduct(); err != nil {
 			return err
@@ -211,6 +273,15 @@ func manage(ctx context.Context, args []string, env Env) error {
 		}
 		fmt.Fprintln(env.Stdout, tok)
 		return nil
+	case "tokens list":
+		if err := needProduct(); err != nil {
+			return err
+		}
+		tokens, err := adm.ListTokens(ctx, *product)
+		if err != nil {
+			return err
+		}
+		return printTokens(env.Stdout, tokens, *asJSON)
 	}
 	return usageError{"unknown command " + strconv.Quote(cmd)}
 }
@@ -303,6 +374,21 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+func printProducts(w io.Writer, products []analytics.Product, asJSON bool) error {
+	if asJSON {
+		if products == nil {
+			products = []analytics.Product{}
+		}
+		return json.NewEncoder(w).Encode(products)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tWORKSPACE\tCREATED")
+	for _, p := range products {
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", p.ID, p.Name, p.WorkspaceID, p.CreatedAt.UTC().Format(time.RFC3339))
+	}
+	return tw.Flush()
+}
+
 func printKeys(w io.Writer, keys []analytics.APIKey, asJSON bool) error {
 	if asJSON {
 		if keys == nil {
@@ -322,6 +408,27 @@ func printKeys(w io.Writer, keys []analytics.APIKey, asJSON bool) error {
 		}
 		fmt.Fprintf(tw, "%d\t%s…\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Prefix, k.Env, k.Status, limit,
 			k.CreatedAt.UTC().Format(time.RFC3339), used)
+	}
+	return tw.Flush()
+}
+
+// printTokens lists query tokens by id and prefix: only their hashes are
+// stored, so there is no secret to print.
+func printTokens(w io.Writer, tokens []analytics.QueryToken, asJSON bool) error {
+	if asJSON {
+		if tokens == nil {
+			tokens = []analytics.QueryToken{}
+		}
+		return json.NewEncoder(w).Encode(tokens)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPREFIX\tSTATUS\tCREATED\tLAST USED")
+	for _, t := range tokens {
+		used := "never"
+		if t.LastUsedAt != nil {
+			used = t.LastUsedAt.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%d\t%s…\t%s\t%s\t%s\n", t.ID, t.Prefix, t.Status, t.CreatedAt.UTC().Format(time.RFC3339), used)
 	}
 	return tw.Flush()
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -194,17 +195,46 @@ func parseByteSize(v string) (ByteSize, error) {
 }
 
 // Load parses `strata serve` flags over defaults taken from the environment
-// (lookup is os.LookupEnv outside tests).
+// (lookup is os.LookupEnv outside tests). It writes nothing: on -h or
+// --help it returns flag.ErrHelp, and the caller prints PrintFlags.
 func Load(args []string, lookup func(string) (string, bool)) (Config, error) {
 	c := Default()
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs, hosts, envErr := flagSet(&c, lookup)
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if envErr != nil {
+		return c, envErr
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	c.AllowedHosts = ParseHosts(*hosts)
+	return c, c.Validate()
+}
+
+// PrintFlags writes every flag of `strata serve` to w, one after another
+// with its description and its default, the defaults as lookup's
+// environment sets them.
+func PrintFlags(w io.Writer, lookup func(string) (string, bool)) {
+	c := Default()
+	fs, _, _ := flagSet(&c, lookup)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+// flagSet defines the flags of `strata serve` on c, each defaulting from
+// c or its STRATA_… variable. hosts receives --allowed-hosts, which Load
+// parses; envErr is the first environment variable that did not parse.
+func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, hosts *string, envErr error) {
+	fs = flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
 	env := func(name, def string) string {
 		if v, ok := lookup(name); ok && v != "" {
 			return v
 		}
 		return def
 	}
-	var envErr error
 	envInt := func(name string, def int) int {
 		v, ok := lookup(name)
 		if !ok || v == "" {
@@ -259,21 +289,11 @@ func Load(args []string, lookup func(string) (string, bool)) (Config, error) {
 	fs.Var(&c.MinFreeDisk, "min-free-disk", "free space the data directory must keep; below it ingest answers 503 storage_full; 0 turns the check off (env STRATA_MIN_FREE_DISK)")
 	fs.DurationVar(&c.ReadTimeout, "read-timeout", envDuration("STRATA_READ_TIMEOUT", c.ReadTimeout), "time a request's headers and body may take to arrive (env STRATA_READ_TIMEOUT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "graceful shutdown limit")
-	hosts := env("STRATA_ALLOWED_HOSTS", "")
-	fs.StringVar(&hosts, "allowed-hosts", hosts, "comma-separated host names the server answers to, e.g. analytics.example.com,127.0.0.1; ports are not compared; empty: any (env STRATA_ALLOWED_HOSTS)")
+	hosts = new(string)
+	fs.StringVar(hosts, "allowed-hosts", env("STRATA_ALLOWED_HOSTS", ""), "comma-separated host names the server answers to, e.g. analytics.example.com,127.0.0.1; ports are not compared; empty: any (env STRATA_ALLOWED_HOSTS)")
 	fs.StringVar(&c.DebugAddr, "debug-addr", env("STRATA_DEBUG_ADDR", ""), "serve pprof on this address, e.g. 127.0.0.1:6060 (env STRATA_DEBUG_ADDR)")
 	c.ErrorTracking = env("NEXT_PUBLIC_FEATURE_ERROR_TRACKING", "") == "true"
-	if envErr != nil {
-		return c, envErr
-	}
-	if err := fs.Parse(args); err != nil {
-		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
-	}
-	c.AllowedHosts = ParseHosts(hosts)
-	return c, c.Validate()
+	return fs, hosts, envErr
 }
 
 // Validate checks the rules a single flag cannot.

@@ -32,6 +32,14 @@ func AdminHandler(svc *admin.Service, log *slog.Logger) http.Handler {
 		writeJSON(w, http.StatusCreated, p)
 		return nil
 	}))
+	mux.Handle("GET /products", h(func(w http.ResponseWriter, r *http.Request) error {
+		products, err := svc.ListProducts(r.Context())
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, products)
+		return nil
+	}))
 	mux.Handle("POST /keys", h(func(w http.ResponseWriter, r *http.Request) error {
 		var in admin.CreateKeyRequest
 		if err := decodeJSON(r, &in); err != nil {
@@ -45,9 +53,9 @@ func AdminHandler(svc *admin.Service, log *slog.Logger) http.Handler {
 		return nil
 	}))
 	mux.Handle("GET /keys", h(func(w http.ResponseWriter, r *http.Request) error {
-		id, err := strconv.ParseInt(r.URL.Query().Get("product"), 10, 64)
+		id, err := productParam(r)
 		if err != nil {
-			return analytics.Errorf(analytics.KindInvalid, "invalid_request", "product must be a product id.")
+			return err
 		}
 		keys, err := svc.ListKeys(r.Context(), id)
 		if err != nil {
@@ -83,7 +91,32 @@ func AdminHandler(svc *admin.Service, log *slog.Logger) http.Handler {
 		writeJSON(w, http.StatusCreated, admin.SecretResponse[analytics.QueryToken]{Secret: secret, Record: t})
 		return nil
 	}))
+	mux.Handle("GET /tokens", h(func(w http.ResponseWriter, r *http.Request) error {
+		id, err := productParam(r)
+		if err != nil {
+			return err
+		}
+		tokens, err := svc.ListTokens(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		if tokens == nil {
+			tokens = []analytics.QueryToken{}
+		}
+		writeJSON(w, http.StatusOK, tokens)
+		return nil
+	}))
 	return mux
+}
+
+// productParam reads the product id of an admin-socket list request, the
+// query parameter product.
+func productParam(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(r.URL.Query().Get("product"), 10, 64)
+	if err != nil {
+		return 0, analytics.Errorf(analytics.KindInvalid, "invalid_request", "product must be a product id.")
+	}
+	return id, nil
 }
 
 // decodeJSON reads a JSON request body of at most 1 MB into v, refusing

@@ -7,6 +7,15 @@ import (
 	"strata/internal/analytics"
 )
 
+// handleVersion is GET /api/v1/version: the build that is running
+// (internal/buildinfo), as `strata version` prints it. Like the probes it
+// takes no credential, so that a deploy can check what runs; unlike the
+// SDK's paths it sends no CORS headers, as no customer's page needs it.
+func (s *Server) handleVersion(w http.ResponseWriter, _ *http.Request) error {
+	writeJSON(w, http.StatusOK, s.Build)
+	return nil
+}
+
 // handleHealth answers while the process runs: a liveness probe.
 func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) error {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

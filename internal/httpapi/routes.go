@@ -18,6 +18,7 @@ import (
 	"strata/internal/admin"
 	"strata/internal/analytics"
 	"strata/internal/auth"
+	"strata/internal/buildinfo"
 	"strata/internal/ingest"
 	"strata/internal/query"
 	"strata/internal/ratelimit"
@@ -70,8 +71,10 @@ type Server struct {
 	// answers to; every other Host is refused before routing (hosts.go).
 	AllowedHosts []string
 	// Ready returns nil while the server takes traffic, else an error
-	// that says why not (health.go).
+	// that says why not; Build is the running build, which
+	// GET /api/v1/version answers (health.go).
 	Ready func() error
+	Build buildinfo.Info
 	Now   func() time.Time
 	Log   *slog.Logger
 }
@@ -167,7 +170,8 @@ func detachContext(next http.Handler) http.Handler {
 // bearer credential only on the routes wrapped in keysMayWrite: the writes
 // a deploy script makes with it (an annotation; the sourcemap upload, when
 // it lands; docs/security.md, "Credentials and what they may do").
-// Everywhere else it is 403 key_not_allowed.
+// Everywhere else it is 403 key_not_allowed. /api/v1/version and
+// /api/v1/openapi.yaml, like the probes, take no credential.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	h := func(f handlerFunc) http.Handler { return wrap(s.Log, f) }
@@ -231,6 +235,8 @@ func (s *Server) routes() http.Handler {
 
 	mux.Handle("GET /healthz", h(s.handleHealth))
 	mux.Handle("GET /readyz", h(s.handleReady))
+	mux.Handle("GET /api/v1/version", h(s.handleVersion))
+	mux.Handle("GET /api/v1/openapi.yaml", serveSpec(apiSpec))
 
 	// Everything else: the dashboard's pages and assets, or 404.
 	mux.Handle("/", h(s.handleFallback))

@@ -1,5 +1,5 @@
 // Package webasset serves files embedded in the binary (the dashboard's
-// build, the browser SDK): each is prepared once at start with its content
+// build, the browser SDK, the API contract): each is prepared once at start with its content
 // type, a strong ETag from its content and, for text, a gzipped copy, and
 // served with 304 answers to a matching If-None-Match. Callers set their
 // own caching and security headers before Serve.
@@ -36,6 +36,10 @@ func New(name string, body []byte) *File {
 		f.ContentType = "text/html; charset=utf-8"
 	case ".map":
 		f.ContentType = "application/json"
+	case ".yaml", ".yml":
+		// RFC 9512; not in Go's built-in table, and the system's differs
+		// from machine to machine.
+		f.ContentType = "application/yaml; charset=utf-8"
 	default:
 		f.ContentType = mime.TypeByExtension(path.Ext(name))
 	}
@@ -55,7 +59,8 @@ func New(name string, body []byte) *File {
 }
 
 func compressible(ctype string) bool {
-	return strings.HasPrefix(ctype, "text/") || strings.Contains(ctype, "json") || strings.Contains(ctype, "svg")
+	return strings.HasPrefix(ctype, "text/") || strings.Contains(ctype, "json") || strings.Contains(ctype, "svg") ||
+		strings.Contains(ctype, "yaml")
 }
 
 // Serve writes the file with status: 304 instead when status is 200 and

@@ -20,6 +20,9 @@ const items: readonly (NavItem & { feature?: "errorTracking" })[] = [
   { path: "/experiments", label: "Experiments", chart: false },
   { path: "/flags", label: "Flags", chart: false },
   { path: "/settings/products", label: "Settings", chart: false },
+  // Not a product's setting: the reference of the whole HTTP API, read by
+  // whoever writes against it, so an entry of its own, last.
+  { path: "/api-reference", label: "API reference", chart: false },
 ];
 
 /** navItems is the sidebar for the server's features. */

@@ -8,11 +8,13 @@
 // checks that "Today" charts stop at now, that an unknown ?product= says
 // so, the funnel's headings and, at 390 px, the Menu button, the skip
 // link and tables that keep their actions on screen, checks that the
-// Errors entry follows NEXT_PUBLIC_FEATURE_ERROR_TRACKING, and, on a
-// server of their own, runs
-// the Flags and Experiments pages: a flag and its audit trail, an
-// experiment fed with exposures and conversions whose results page must
-// show the counts the test keeps itself, and the sample-ratio banner.
+// Errors entry follows NEXT_PUBLIC_FEATURE_ERROR_TRACKING, reads the API
+// reference (drawn from the served openapi.yaml) at desktop and phone
+// widths, and, on servers of their own, runs the Flags and Experiments
+// pages (a flag and its audit trail, an experiment fed with exposures and
+// conversions whose results page must show the counts the test keeps
+// itself, and the sample-ratio banner) and the sources on the Overview and
+// Acquisition.
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
 //
@@ -152,7 +154,7 @@ async function withoutErrorTracking(browser) {
   // 2. The layout: the sidebar without Errors, and /errors is a 404 page.
   await check("the sidebar lists the pages, without Errors", async () => {
     const got = await page.locator("nav.sidebar .nav-item").allTextContents();
-    const want = ["Overview", "Trends", "Funnels", "Retention", "Acquisition", "Annotations", "Messages", "Experiments", "Flags", "Settings"];
+    const want = ["Overview", "Trends", "Funnels", "Retention", "Acquisition", "Annotations", "Messages", "Experiments", "Flags", "Settings", "API reference"];
     if (got.join() !== want.join()) throw new Error(`sidebar: ${got.join(", ")}`);
   });
   await check("/errors answers 404 and shows the not-found page", async () => {
@@ -167,6 +169,8 @@ async function withoutErrorTracking(browser) {
     const text = await page.getByTestId("coming-soon").textContent();
     if (!/Coming soon/.test(text) || /\d{2,}/.test(text)) throw new Error(text);
   });
+
+  await apiReference(browser, context, page, strata, pageErrors);
 
   // 3. The date range lives in the URL and follows the sidebar links.
   await page.locator("nav.sidebar").getByRole("link", { name: "Trends" }).click();
@@ -380,6 +384,83 @@ async function withoutErrorTracking(browser) {
   await check("no error or Content-Security-Policy violation on any page", async () => {
     if (pageErrors.length) throw new Error(pageErrors.join("; "));
   });
+}
+
+/**
+ * The API reference, drawn from the /api/v1/openapi.yaml this server
+ * serves: reached from the sidebar, a known operation (the funnel query)
+ * with its credential, request and answer fields and error codes, the
+ * filter, a direct load of an operation's link (200), and the same at
+ * phone width without sideways scrolling. Screenshots api-reference.png
+ * and api-reference-phone.png.
+ */
+async function apiReference(browser, context, page, strata, pageErrors) {
+  const funnel = (p) => p.locator('details[data-operation="POST /api/v1/query/funnel"]');
+  await page.locator("nav.sidebar").getByRole("link", { name: "API reference" }).click();
+  await check("the sidebar's API reference opens the page, drawn from the served openapi.yaml", async () => {
+    await page.getByRole("heading", { name: "API reference", level: 1 }).waitFor();
+    await page.waitForURL(/\/api-reference\?product=1$/);
+    await funnel(page).waitFor();
+    const served = await (await fetch(strata.url + "/api/v1/openapi.yaml")).text();
+    const title = /^  title: (.+)$/m.exec(served)[1];
+    const version = /^  version: (.+)$/m.exec(served)[1];
+    const meta = await page.locator(".api-meta").textContent();
+    if (!meta.includes(`${title} ${version}`) || !/this server runs strata \S+/.test(meta)) throw new Error(`header: ${meta}`);
+    const ops = await page.locator("details.api-op").count();
+    const documented = (served.match(/^    (get|post|put|patch|delete|options):\s*$/gm) ?? []).length;
+    if (ops !== documented) throw new Error(`${ops} operations on the page, ${documented} in openapi.yaml`);
+  });
+  await funnel(page).locator("> summary").click();
+  await check("POST /api/v1/query/funnel shows its credential, request fields, answer fields and error codes", async () => {
+    const op = funnel(page);
+    await op.getByText("Counts the users who went through").waitFor();
+    const auth = await op.locator(".api-auth").textContent();
+    if (!auth.includes("Bearer")) throw new Error(`credential: ${auth}`);
+    for (const name of ["steps", "dateFrom", "dateTo", "windowHours", "name", "count", "conversionPct"]) {
+      await op.locator(`[data-field="${name}"]`).first().waitFor();
+    }
+    const window = await op.locator('[data-field="windowHours"] .api-field-head').textContent();
+    if (!/integer or null/.test(window) || !/1–720 · default 24/.test(window)) throw new Error(`windowHours: ${window}`);
+    const codes = await op.locator(".api-response").filter({ has: page.locator(".api-status", { hasText: /^401$/ }) }).locator(".api-codes code").allTextContents();
+    if (codes.join() !== "missing_credentials,invalid_credentials,test_key_not_allowed") throw new Error(`401 codes: ${codes}`);
+    if ((await op.locator(".markdown table").count()) === 0) throw new Error("the code tables of the descriptions are not tables");
+  });
+  await page.getByRole("searchbox", { name: "Filter operations" }).fill("funnel");
+  await check("the filter keeps the matching operations", async () => {
+    const ops = await page.locator("details.api-op").evaluateAll((ds) => ds.map((d) => `${d.id} ${d.querySelector("summary").textContent}`));
+    if (!ops.some((o) => o.startsWith("queryFunnel ")) || ops.some((o) => !/funnel/i.test(o))) throw new Error(`after filtering: ${ops.join("; ")}`);
+  });
+  await page.screenshot({ path: join(ARTIFACTS, "api-reference.png"), fullPage: true });
+
+  await check("a direct load of an operation's link answers 200 and opens it", async () => {
+    const other = await context.newPage();
+    const res = await other.goto(strata.url + "/api-reference?product=1#queryFunnel");
+    if (res.status() !== 200) throw new Error(`status ${res.status()}`);
+    await funnel(other).locator('[data-field="windowHours"]').waitFor();
+    if (!(await funnel(other).evaluate((d) => d.open))) throw new Error("the operation is folded");
+    await other.close();
+  });
+
+  const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  phone.setDefaultTimeout(10_000);
+  cleanups.push(() => phone.close());
+  await phone.addCookies(await context.cookies(strata.url));
+  phone.on("weberror", (e) => pageErrors.push(e.error().message));
+  phone.on("console", (m) => {
+    if (/Content Security Policy/i.test(m.text())) pageErrors.push(m.text());
+  });
+  const small = await phone.newPage();
+  await small.goto(strata.url + "/api-reference?product=1#queryFunnel");
+  await check("at 390 px the operation and its fields fit the screen, without sideways scrolling", async () => {
+    await funnel(small).locator('[data-field="conversionPct"]').waitFor();
+    await small.getByRole("searchbox", { name: "Filter operations" }).fill("funnel");
+    const { scroll, width } = await small.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth }));
+    if (scroll > width) throw new Error(`the page is ${scroll} px wide on a ${width} px screen`);
+    const box = await funnel(small).boundingBox();
+    if (!box || box.x < 0 || box.x + box.width > 390) throw new Error(`the operation spans ${JSON.stringify(box)}`);
+  });
+  await small.screenshot({ path: join(ARTIFACTS, "api-reference-phone.png"), fullPage: true });
+  await small.close();
 }
 
 /**
