@@ -4,7 +4,7 @@
 // Top sources (same-site moves left out, a source's full referrers one
 // click away) and on Acquisition's channels, sources and UTM tables, with
 // the AI bot panel kept, at 1280 and 390 px (screenshots sources.png,
-// acquisition-sources.png, acquisition-sources-phone.png).
+// sources-phone.png, acquisition-sources.png, acquisition-sources-phone.png).
 import { join } from "node:path";
 
 /**
@@ -90,4 +90,14 @@ export async function sourcePages(browser, h) {
     if (scroll > width) throw new Error(`the page is ${scroll} px wide in a ${width} px viewport`);
   });
   await shot("acquisition-sources-phone");
+  await page.goto(strata.url + `/?product=${productId}`);
+  await h.check("at 390 px the Overview's Top sources fit, a source's referrers one tap away", async () => {
+    await page.getByRole("table", { name: "Top sources", exact: true }).waitFor();
+    await page.getByRole("button", { name: "ChatGPT", exact: true }).click();
+    await page.getByRole("table", { name: "Referrer of ChatGPT", exact: true }).waitFor();
+    await page.waitForTimeout(300);
+    const [scroll, width] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+    if (scroll > width) throw new Error(`the page is ${scroll} px wide in a ${width} px viewport`);
+  });
+  await shot("sources-phone");
 }
