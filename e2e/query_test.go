@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"strata/internal/enrich/source"
 	"strata/internal/query/querytest"
 )
 
@@ -61,7 +62,8 @@ var (
 
 // realize turns a generated event into what ingest can be sent and what it
 // will store: the browser, OS and device come from a real user agent, the
-// path from the URL, and a bot's $pageview becomes $bot_pageview. It
+// path and the acquisition columns from the URL and referrer, and a bot's
+// $pageview becomes $bot_pageview. It
 // returns the wire event and the event as the reference should see it.
 func realize(e querytest.Event) (map[string]any, querytest.Event) {
 	a := agents[e.Browser]
@@ -80,6 +82,11 @@ func realize(e querytest.Event) (map[string]any, querytest.Event) {
 			e.Path = u.Path
 		}
 	}
+	// Ingest finds the acquisition columns from the URL and referrer; their
+	// rules have their own tests (enrich/source), and here the reference
+	// is given what ingest stores, as for the user agent.
+	src := source.Classify(e.URL, e.Referrer)
+	e.Source, e.Channel, e.UTMSource, e.UTMMedium, e.UTMCampaign = src.Source, src.Channel, src.UTMSource, src.UTMMedium, src.UTMCampaign
 	wireName := e.Name
 	if e.Bot && (e.Name == "$pageview" || e.Name == "$bot_pageview") {
 		e.Name, wireName = "$bot_pageview", "$pageview"

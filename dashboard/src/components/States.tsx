@@ -15,6 +15,20 @@ export function Skeleton(props: { rows?: number; label?: string }) {
   );
 }
 
+/** Notice is the outcome of a page's last action: what it did, or why it failed. */
+export function Notice(props: { notice: { ok?: string; error?: string } }) {
+  return (
+    <>
+      {props.notice.ok ? (
+        <p class="ok" role="status">
+          {props.notice.ok}
+        </p>
+      ) : null}
+      {props.notice.error ? <ErrorState message={props.notice.error} /> : null}
+    </>
+  );
+}
+
 /** ErrorState shows the server's message for a failed call, with a retry. */
 export function ErrorState(props: { message: string; onRetry?: () => void }) {
   return (

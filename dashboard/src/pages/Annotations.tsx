@@ -3,7 +3,7 @@ import { annotationsExportUrl, api, message } from "../api";
 import { annotationColors } from "../charts/colors";
 import { AnnotationForm } from "../components/AnnotationForm";
 import { ConfirmDialog } from "../components/ConfirmDialog";
-import { ErrorState, NoProduct, Skeleton } from "../components/States";
+import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { capitalise, when } from "../format";
 import { useLoad } from "../load";
 import type { Annotation, AnnotationPage, Product, SavedQuery } from "../types";
@@ -125,12 +125,7 @@ function AnnotationsPage(props: { product: Product }) {
           </a>
         </div>
       </div>
-      {notice.ok ? (
-        <p class="ok" role="status">
-          {notice.ok}
-        </p>
-      ) : null}
-      {notice.error ? <ErrorState message={notice.error} /> : null}
+      <Notice notice={notice} />
 
       {list.state === "loading" ? <Skeleton rows={5} label="Loading annotations…" /> : null}
       {list.state === "failed" ? <ErrorState message={list.error} onRetry={reload} /> : null}

@@ -4,7 +4,7 @@ import { TimeChart } from "../charts/TimeChart";
 import { num } from "../charts/time";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { Link } from "../components/Link";
-import { ErrorState, NoProduct, Skeleton } from "../components/States";
+import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { chance, percent, points, pValue, relative, when } from "../format";
 import { useLoad } from "../load";
 import type { ArmResult, Experiment, ExperimentResults, Flag, MetricResult, Product, SampleRatioCheck } from "../types";
@@ -163,12 +163,7 @@ function ExperimentView(props: { product: Product; id: number }) {
       </dl>
 
       {srm ? <SrmBanner check={check} /> : null}
-      {notice.ok ? (
-        <p class="ok" role="status">
-          {notice.ok}
-        </p>
-      ) : null}
-      {notice.error ? <ErrorState message={notice.error} /> : null}
+      <Notice notice={notice} />
 
       {editing ? (
         <section class="card" aria-labelledby="edit-experiment">

@@ -4,7 +4,7 @@ import { ArmsEditor, defaultArms, readArms, type ArmDraft } from "../components/
 import { EventInput, EventList, useEventNames } from "../components/EventInput";
 import { FieldError, errorsFrom, fieldId, focusFirst, invalid, type FieldErrors } from "../components/Fields";
 import { Link } from "../components/Link";
-import { ErrorState, NoProduct, Skeleton } from "../components/States";
+import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { when } from "../format";
 import { useLoad } from "../load";
 import { presetRange } from "../range";
@@ -92,12 +92,7 @@ function ExperimentList(props: { product: Product }) {
           />
         </section>
       ) : null}
-      {notice.ok ? (
-        <p class="ok" role="status">
-          {notice.ok}
-        </p>
-      ) : null}
-      {notice.error ? <ErrorState message={notice.error} /> : null}
+      <Notice notice={notice} />
 
       {list.state === "loading" && !shown ? <Skeleton rows={4} label="Loading experiments…" /> : null}
       {list.state === "failed" ? <ErrorState message={list.error} onRetry={reload} /> : null}

@@ -4,7 +4,7 @@ import { ArmsEditor, armDrafts, readArms, type ArmDraft } from "../components/Ar
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { FieldError, errorsFrom, fieldId, focusFirst, invalid, type FieldErrors } from "../components/Fields";
 import { Link } from "../components/Link";
-import { ErrorState, NoProduct, Skeleton } from "../components/States";
+import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { capitalise, when } from "../format";
 import { useLoad } from "../load";
 import { navigate } from "../router";
@@ -128,12 +128,7 @@ function FlagList(props: { product: Product }) {
           />
         </section>
       ) : null}
-      {notice.ok ? (
-        <p class="ok" role="status">
-          {notice.ok}
-        </p>
-      ) : null}
-      {notice.error ? <ErrorState message={notice.error} /> : null}
+      <Notice notice={notice} />
 
       {list.state === "loading" && !shown ? <Skeleton rows={4} label="Loading flags…" /> : null}
       {list.state === "failed" ? <ErrorState message={list.error} onRetry={reload} /> : null}
