@@ -155,6 +155,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Saved:            a.store.meta,
 		Flags:            a.store.meta,
 		Experiments:      a.store.meta,
+		Sourcemaps:       a.store.meta,
 		Bodies:           httpapi.NewBodyBudget(int64(cfg.MaxBodyMemory), log.With("component", "http")),
 		Ready:            a.readiness,
 		Build:            buildinfo.Read(),

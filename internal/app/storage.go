@@ -24,6 +24,7 @@ type metaStore interface {
 	analytics.FlagStore
 	analytics.ExperimentStore
 	analytics.LeaseStore
+	analytics.SourcemapStore
 }
 
 // storage is what a server stores into, chosen by configuration: by

@@ -238,12 +238,17 @@ var errAPIBodyTooLarge = analytics.Errorf(analytics.KindTooLarge, "body_too_larg
 // serveAdapted serves a request through the net/http route table. The
 // adaptor hands the handler ctx.PostBody(), which on a streamed request
 // would read the whole stream with no limit, so the body is read here
-// first, under the budget and maxAPIBody, and given to the request as its
+// first, under the budget and maxAPIBody (maxSourcemapBody for a sourcemap
+// upload), and given to the request as its
 // raw body. It is released once the handler has returned: no net/http
 // handler here flushes or hijacks, so the adaptor has run it to the end by
 // then.
 func (s *Server) serveAdapted(ctx *fasthttp.RequestCtx, next fasthttp.RequestHandler) {
-	b, err := readBody(ctx.RequestBodyStream(), ctx.Request.Header.ContentLength(), maxAPIBody, s.Bodies, errAPIBodyTooLarge)
+	limit, tooLarge := maxAPIBody, errAPIBodyTooLarge
+	if string(ctx.Path()) == sourcemapsPath && ctx.IsPost() {
+		limit, tooLarge = maxSourcemapBody, analytics.ErrSourcemapTooLarge
+	}
+	b, err := readBody(ctx.RequestBodyStream(), ctx.Request.Header.ContentLength(), limit, s.Bodies, tooLarge)
 	if err != nil {
 		writeFastError(ctx, s.Log, err)
 		return

@@ -39,6 +39,8 @@ type Server struct {
 	Flags       analytics.FlagStore
 	Experiments analytics.ExperimentStore
 	configs     configCache
+	// Sourcemaps keeps the releases' sourcemaps (sourcemaps.go).
+	Sourcemaps analytics.SourcemapStore
 	// QueryLimiter holds the query budgets, one bucket per credential, of
 	// QueryRateLimit queries a minute (query.go, allowQuery).
 	QueryLimiter   *ratelimit.Limiter
@@ -190,6 +192,9 @@ func (s *Server) routes() http.Handler {
 
 	mux.Handle("GET /api/v1/annotations", h(s.handleListAnnotations))
 	mux.Handle("POST /api/v1/annotations", keysMayWrite(h(s.handleCreateAnnotation)))
+	mux.Handle("POST /api/v1/sourcemaps", keysMayWrite(h(s.handleUploadSourcemap)))
+	mux.Handle("GET /api/v1/sourcemaps", h(s.handleListSourcemaps))
+	mux.Handle("DELETE /api/v1/sourcemaps", h(s.handleDeleteSourcemaps))
 	mux.Handle("GET /api/v1/annotations/export.csv", h(s.handleExportAnnotations))
 	mux.Handle("POST /api/v1/annotations/bulk-delete", h(s.handleBulkDeleteAnnotations))
 	mux.Handle("DELETE /api/v1/annotations/{id}", h(s.handleDeleteAnnotation))

@@ -25,6 +25,7 @@ type Meta interface {
 	analytics.FlagStore
 	analytics.ExperimentStore
 	analytics.LeaseStore
+	analytics.SourcemapStore
 }
 
 // Events is the event half of storage and the queries over it (DuckDB
@@ -55,6 +56,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("Flags", func(t *testing.T) { testFlags(t, open(t)) })
 	t.Run("Experiments", func(t *testing.T) { testExperiments(t, open(t)) })
 	t.Run("Leases", func(t *testing.T) { testLeases(t, open(t)) })
+	t.Run("Sourcemaps", func(t *testing.T) { testSourcemaps(t, open(t)) })
 	t.Run("Users", func(t *testing.T) { testUsers(t, open(t)) })
 	t.Run("OwnerRace", func(t *testing.T) { testOwnerRace(t, open(t)) })
 }

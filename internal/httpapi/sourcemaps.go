@@ -1,0 +1,116 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"strings"
+
+	"strata/internal/analytics"
+)
+
+// Sourcemap uploads: POST /api/v1/sourcemaps takes a release's map of one
+// minified file from a deploy script (the product's API key, as for an
+// annotation, or a query token); listing and deleting take a query token
+// or the dashboard (docs/errors.md, "Sourcemaps").
+
+// maxSourcemapBody bounds the body of an upload: the map and the minified
+// file at their limits, and the form's other fields and framing.
+const maxSourcemapBody = 2*analytics.MaxSourcemapBytes + 64<<10
+
+// sourcemapsPath is the upload's path, which serveAdapted reads under
+// maxSourcemapBody instead of maxAPIBody.
+const sourcemapsPath = "/api/v1/sourcemaps"
+
+var errNotMultipart = analytics.InvalidField("body", "must be multipart/form-data with the fields release, url and file (and optionally minified)")
+
+// handleUploadSourcemap is POST /api/v1/sourcemaps.
+func (s *Server) handleUploadSourcemap(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.principal(r)
+	if err != nil {
+		return err
+	}
+	mediaType, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mediaType != "multipart/form-data" || params["boundary"] == "" {
+		return errNotMultipart
+	}
+	fields := map[string][]byte{}
+	limits := map[string]int64{"release": 4 << 10, "url": 16 << 10, "file": analytics.MaxSourcemapBytes, "minified": analytics.MaxSourcemapBytes}
+	mr := multipart.NewReader(r.Body, params["boundary"])
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return errNotMultipart
+		}
+		name := part.FormName()
+		limit, known := limits[name]
+		if !known {
+			return analytics.InvalidField(name, "is not a field of an upload (release, url, file, minified)")
+		}
+		if _, dup := fields[name]; dup {
+			return analytics.InvalidField(name, "is sent twice")
+		}
+		b, err := io.ReadAll(io.LimitReader(part, limit+1))
+		if err != nil {
+			return errNotMultipart
+		}
+		if int64(len(b)) > limit {
+			if name == "file" || name == "minified" {
+				return analytics.ErrSourcemapTooLarge
+			}
+			return analytics.InvalidField(name, "is too long")
+		}
+		fields[name] = b
+	}
+	release, url := strings.TrimSpace(string(fields["release"])), strings.TrimSpace(string(fields["url"]))
+	if err := analytics.ValidateSourcemap(release, url, fields["file"], fields["minified"]); err != nil {
+		return err
+	}
+	sm := analytics.Sourcemap{ProductID: p.ProductID, Release: release, URL: url}
+	if err := s.Sourcemaps.PutSourcemap(r.Context(), &sm, fields["file"], fields["minified"]); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, sm)
+	return nil
+}
+
+// handleListSourcemaps is GET /api/v1/sourcemaps[?release=].
+func (s *Server) handleListSourcemaps(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.principal(r)
+	if err != nil {
+		return err
+	}
+	list, err := s.Sourcemaps.ListSourcemaps(r.Context(), p.ProductID, r.URL.Query().Get("release"))
+	if err != nil {
+		return err
+	}
+	if list == nil {
+		list = []analytics.Sourcemap{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": list})
+	return nil
+}
+
+// handleDeleteSourcemaps is DELETE /api/v1/sourcemaps?release=: every
+// upload of one release.
+func (s *Server) handleDeleteSourcemaps(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.principal(r)
+	if err != nil {
+		return err
+	}
+	release := r.URL.Query().Get("release")
+	if release == "" {
+		return analytics.InvalidField("release", "is required: the release whose sourcemaps to delete")
+	}
+	n, err := s.Sourcemaps.DeleteSourcemaps(r.Context(), p.ProductID, release)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deleted": n})
+	return nil
+}
