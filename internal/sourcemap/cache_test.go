@@ -1,0 +1,61 @@
+package sourcemap
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCacheBoundsMemoryAndForgetsMisses(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	// Each map here is a little over 1,000 bytes; the budget holds two.
+	text := []byte(`{"version":3,"sources":["a.js"],"mappings":"AAAA","names":[],"x":"` + strings.Repeat("x", 1000) + `"}`)
+	c := &Cache{Budget: 2500, MissTTL: time.Minute, Now: func() time.Time { return now }}
+	loads := 0
+	load := func(have bool) func() (*Map, error) {
+		return func() (*Map, error) {
+			loads++
+			if !have {
+				return nil, nil
+			}
+			return Parse(text)
+		}
+	}
+	for _, url := range []string{"a", "b", "a", "c"} {
+		if m, err := c.Get(Key{1, "1.0", url}, load(true)); m == nil || err != nil {
+			t.Fatalf("%s: %v %v", url, m, err)
+		}
+	}
+	// a, b loaded; a hit; c loaded and b, the least recently used, dropped.
+	if loads != 3 || c.Used() > 2500 {
+		t.Errorf("%d loads, %d bytes held", loads, c.Used())
+	}
+	c.Get(Key{1, "1.0", "a"}, load(true))
+	if loads != 3 {
+		t.Error("a was dropped instead of b")
+	}
+	c.Get(Key{1, "1.0", "b"}, load(true))
+	if loads != 4 {
+		t.Error("b was not dropped")
+	}
+
+	// A miss is remembered for MissTTL, then asked again; Forget asks at once.
+	miss := Key{1, "2.0", "a"}
+	for range 3 {
+		if m, _ := c.Get(miss, load(false)); m != nil {
+			t.Fatal("a map for a missing key")
+		}
+	}
+	if loads != 5 {
+		t.Errorf("%d loads: the miss was not remembered", loads)
+	}
+	now = now.Add(2 * time.Minute)
+	c.Get(miss, load(false))
+	if loads != 6 {
+		t.Error("the miss outlived MissTTL")
+	}
+	c.Forget(miss)
+	if m, _ := c.Get(miss, load(true)); m == nil || loads != 7 {
+		t.Error("Forget did not let an upload take effect")
+	}
+}
