@@ -233,6 +233,9 @@ type QueryStore interface {
 	// ExperimentCounts returns the non-zero cells of an experiment's
 	// exposures and conversions.
 	ExperimentCounts(ctx context.Context, q ExperimentQuery) ([]ExperimentRow, error)
+	// ErrorGroups returns the groups of $exception events, most events
+	// first, ties by fingerprint, at most Limit of them.
+	ErrorGroups(ctx context.Context, q ErrorGroupsQuery) ([]ErrorGroupRow, error)
 }
 
 // ErrOutOfMemory is wrapped by a QueryStore's error when the store could not
@@ -280,4 +283,31 @@ type SavedQueryStore interface {
 	// query-scoped annotations drawn on it are deleted with it, in the same
 	// transaction, since no chart can show them any more.
 	DeleteSavedQuery(ctx context.Context, productID, id int64) error
+}
+
+// ExceptionEvent is the event of an error the SDKs or a server captured.
+const ExceptionEvent = "$exception"
+
+// ErrorGroupsQuery asks for the groups of the scope's $exception events:
+// the events of one fingerprint (the property $exception_fingerprint,
+// which ingest sets) form a group (docs/errors.md, "Groups").
+type ErrorGroupsQuery struct {
+	EventRange
+	// Release keeps only the events whose $release is it, when not "".
+	Release string
+	// Days are the starts of the UTC days the sparkline counts, oldest
+	// first (the last seven of the range).
+	Days  []time.Time
+	Limit int
+}
+
+// ErrorGroupRow is one group: its type and message are those of its
+// latest event (of equal times, the greatest type and message).
+type ErrorGroupRow struct {
+	Fingerprint         string
+	Type, Message       string
+	Events, Users       int64
+	FirstSeen, LastSeen time.Time
+	// Daily counts the group's events on each of the query's Days.
+	Daily []int64
 }

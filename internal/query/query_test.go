@@ -28,6 +28,9 @@ func (s stubStore) EventNames(context.Context, analytics.EventNamesQuery) ([]ana
 func (s stubStore) ExperimentCounts(context.Context, analytics.ExperimentQuery) ([]analytics.ExperimentRow, error) {
 	return nil, s.err
 }
+func (s stubStore) ErrorGroups(context.Context, analytics.ErrorGroupsQuery) ([]analytics.ErrorGroupRow, error) {
+	return nil, s.err
+}
 
 // TestOutOfMemoryIsQueryTooLarge checks the engine's one mapping: a store
 // that ran out of memory is a 503 query_too_large with advice and a

@@ -519,3 +519,54 @@ func (s *Store) ExperimentCounts(ctx context.Context, q analytics.ExperimentQuer
 		return r, err
 	})
 }
+
+// latestKeyOffset makes every microsecond time a 19-digit number (for
+// times after 1938), so that the text "time|type\x1fmessage" sorts by
+// time first: the max of it names a group's latest event.
+const latestKeyOffset = 1000000000000000000
+
+// ErrorGroups groups the scope's $exception events by their
+// $exception_fingerprint, in one GROUP BY: counts, unique users, first and
+// last seen, the latest type and message, and a count for each of the
+// query's days.
+func (s *Store) ErrorGroups(ctx context.Context, q analytics.ErrorGroupsQuery) (_ []analytics.ErrorGroupRow, err error) {
+	defer markOutOfMemory(&err)
+	var b builder
+	prop := func(key string) string { return b.text(analytics.Property{Key: key}) }
+	b.Write("SELECT ", prop("$exception_fingerprint"), " AS fp, max(concat(toString(ts + ", strconv.Itoa(latestKeyOffset), "), '|', ",
+		prop("$exception_type"), ", '\\x1f', ", prop("$exception_message"), ")), count() AS n, uniqExact(user_id), min(ts), max(ts)")
+	for i := range q.Days {
+		b.Write(", countIf(ts >= ", b.arg(q.Days[i].UnixMicro()), " AND ts < ", b.arg(q.Days[i].AddDate(0, 0, 1).UnixMicro()), ")")
+	}
+	b.Write(" FROM ", s.table, " WHERE ")
+	b.scope(q.EventRange, q.From, q.To)
+	b.Write(" AND is_bot = 0 AND event = ", b.arg(analytics.ExceptionEvent))
+	if q.Release != "" {
+		b.Write(" AND ")
+		if err := b.filter(analytics.Filter{Property: analytics.Property{Key: "$release"}, Operator: analytics.OpEq, Value: q.Release}); err != nil {
+			return nil, err
+		}
+	}
+	b.Write(" GROUP BY fp ORDER BY n DESC, fp LIMIT ", b.arg(q.Limit))
+	return queryAll(ctx, s, "listing error groups", &b, func(rows driver.Rows) (analytics.ErrorGroupRow, error) {
+		var g analytics.ErrorGroupRow
+		var latest string
+		var n, users uint64
+		var first, last int64
+		daily := make([]uint64, len(q.Days))
+		dest := []any{&g.Fingerprint, &latest, &n, &users, &first, &last}
+		for i := range daily {
+			dest = append(dest, &daily[i])
+		}
+		err := rows.Scan(dest...)
+		_, rest, _ := strings.Cut(latest, "|")
+		g.Type, g.Message, _ = strings.Cut(rest, "\x1f")
+		g.Events, g.Users = int64(n), int64(users)
+		g.FirstSeen, g.LastSeen = time.UnixMicro(first).UTC(), time.UnixMicro(last).UTC()
+		g.Daily = make([]int64, len(daily))
+		for i, d := range daily {
+			g.Daily[i] = int64(d)
+		}
+		return g, err
+	})
+}

@@ -42,3 +42,32 @@ func testExperimentCounts(t *testing.T, s Events) {
 		}
 	}
 }
+
+// testErrorGroups runs the error groups on the store for seeded random
+// datasets and compares each answer with the reference in querytest.
+func testErrorGroups(t *testing.T, s Events) {
+	ctx := context.Background()
+	for seed := int64(1); seed <= 20; seed++ {
+		ds := querytest.GenerateErrors(seed)
+		p := analytics.Product{ID: 500 + seed}
+		if err := s.AppendEvents(ctx, storeEvents(p.ID, ds.Events)); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := s.ErrorGroups(ctx, analytics.ErrorGroupsQuery{EventRange: analytics.EventRange{ProductID: p.ID, Env: analytics.EnvLive,
+			From: ds.From, To: ds.To}, Release: ds.Release, Days: ds.Days, Limit: 4})
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		got := make([]querytest.ErrorGroup, len(rows))
+		for i, r := range rows {
+			got[i] = querytest.ErrorGroup(r)
+		}
+		want := querytest.ErrorGroups(ds.Events, ds.Release, ds.From, ds.To, ds.Days, 4)
+		if len(want) == 0 {
+			t.Fatalf("seed %d: the dataset has no group", seed)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("seed %d release %q:\n got %+v\nwant %+v", seed, ds.Release, got, want)
+		}
+	}
+}

@@ -123,6 +123,11 @@ func GoldenSQL(t *testing.T, s Events, trace *[]Statement) {
 				Metrics: []string{"", "purchase"}})
 			return err
 		}},
+		{"error_groups", func() error {
+			_, err := s.ErrorGroups(ctx, analytics.ErrorGroupsQuery{EventRange: scope, Release: "1.4.2",
+				Days: []time.Time{day, day.AddDate(0, 0, 1)}, Limit: 50})
+			return err
+		}},
 		{"event_names", func() error {
 			_, err := s.EventNames(ctx, analytics.EventNamesQuery{EventRange: scope, Limit: 50})
 			return err
