@@ -1,4 +1,5 @@
 import { autocapture } from "./autocapture.js";
+import { errorTracking } from "./errors.js";
 import { FlagClient, type FlagHost } from "./flags.js";
 import { Queue } from "./queue.js";
 import { persist, recall } from "./storage.js";
@@ -33,6 +34,8 @@ export class Strata implements FlagHost {
   /** The page before it: document.referrer, then the previous SPA route. */
   private referrer = document.referrer;
   private readonly stop: (() => void)[] = [];
+  /** Sends the errors held in their burst now (errorTracking on). */
+  private flushErrors?: () => void;
 
   constructor(options: StrataOptions) {
     this.options = options;
@@ -49,6 +52,12 @@ export class Strata implements FlagHost {
     const pagehide = () => this.flush();
     document.addEventListener("visibilitychange", hidden);
     addEventListener("pagehide", pagehide);
+    if (options.errorTracking) {
+      // Before the queue's destroy: stopping hands the held errors to the queue.
+      const [flush, stop] = errorTracking((props, time, url) => this.capture("$exception", props, undefined, time, url));
+      this.flushErrors = flush;
+      this.stop.push(stop);
+    }
     this.stop.push(
       () => document.removeEventListener("visibilitychange", hidden),
       () => removeEventListener("pagehide", pagehide),
@@ -60,9 +69,13 @@ export class Strata implements FlagHost {
     }
   }
 
-  /** track queues a custom event; `properties` must survive JSON.stringify. */
+  /**
+   * track queues a custom event; `properties` must survive JSON.stringify. A
+   * `$exception` (an error the app caught) gets `$exception_source: "manual"`
+   * unless it has a source.
+   */
   track(eventName: string, properties?: Properties): void {
-    this.capture(eventName, properties || {});
+    this.capture(eventName, eventName == "$exception" ? { $exception_source: "manual", ...properties } : properties || {});
   }
 
   /**
@@ -87,6 +100,7 @@ export class Strata implements FlagHost {
   /** flush sends the queue now with navigator.sendBeacon; call it before navigating away. */
   flush(): void {
     try {
+      if (this.flushErrors) this.flushErrors();
       this.queue.flush();
     } catch {
       // Never throw into the page.
@@ -105,17 +119,20 @@ export class Strata implements FlagHost {
 
   /**
    * capture builds the wire event and queues it. `internal` events ($identify,
-   * $exposure) do not get the experiment properties.
+   * $exposure) do not get the experiment properties. `time` and `url` default to
+   * now and the current page (an error held in its burst passes its own). The
+   * `release` option becomes `$release` unless the properties have one.
    */
-  capture(eventName: string, properties: Properties, internal?: true): void {
+  capture(eventName: string, properties: Properties, internal?: true, time = new Date(), url = location.href): void {
     try {
       const e: WireEvent = {
         uuid: uuid(),
         event_name: eventName,
         distinct_id: this.distinctId(),
-        timestamp: new Date().toISOString(),
-        url: location.href,
+        timestamp: time.toISOString(),
+        url,
         properties: {
+          $release: this.options.release || undefined,
           ...properties,
           ...(!internal && this.experiment),
           $lib: "strata-js",
@@ -123,7 +140,6 @@ export class Strata implements FlagHost {
         },
       };
       if (this.referrer) e.referrer = this.referrer;
-      if (this.options.release) e.properties.$release = this.options.release;
       // A copy through JSON keeps later mutations of `properties` out, and drops an
       // event that could never be sent (a cycle, a BigInt) here rather than later.
       this.queue.push(JSON.parse(JSON.stringify(e)));

@@ -13,9 +13,15 @@ export interface StrataOptions {
   autocapture?: boolean;
   /** Session replay. Accepted for forward compatibility; not implemented yet. Default false. */
   replayEnabled?: boolean;
-  /** Uncaught-error capture. Accepted for forward compatibility; not implemented yet. Default false. */
+  /**
+   * Send uncaught errors and unhandled promise rejections as `$exception` events
+   * (README.md, "Error tracking"). Default false.
+   */
   errorTracking?: boolean;
-  /** The app's release, sent as the `$release` property of every event. */
+  /**
+   * The app's release, sent as the `$release` property of every event (also of
+   * `$exception` events) unless the event's properties have their own.
+   */
   release?: string;
 }
 

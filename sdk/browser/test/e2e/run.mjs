@@ -220,6 +220,93 @@ async function main() {
     if (signups !== 1 || identifies !== 1) throw new Error(`${signups} sign-ups, ${identifies} identifies`);
   });
   await readme.close();
+
+  // 7. Error tracking: an uncaught error, rejected promises and a burst, on a page
+  //    that inits with errorTracking and a release (its own context: these errors
+  //    are meant to happen).
+  await errorTracking({ browser, site, api, strataUrl: strata.url });
+}
+
+/**
+ * errorTracking checks that errors become `$exception` events exactly once, with
+ * the raw stack (naming the page's throwing function), source, type, message and
+ * release: the first ones when their 5-second burst ends, the burst of three when
+ * the page is left (the pagehide beacon), with its count.
+ */
+async function errorTracking({ browser, site, api, strataUrl }) {
+  const context = await browser.newContext();
+  const answers = [];
+  context.on("response", async (r) => {
+    if (!r.url().startsWith(strataUrl + "/e") || r.request().method() !== "POST") return;
+    answers.push({ status: r.status(), body: await r.json().catch(() => ({})) });
+  });
+  const pageErrors = [];
+  context.on("weberror", (e) => pageErrors.push(e.error().message));
+  const page = await context.newPage();
+  await page.goto(site.url + "/errors.html");
+  await page.click("#throw");
+  await page.click("#reject");
+  await page.click("#reject-string");
+
+  const prop = (name, operator, value) => ({ property: "properties." + name, operator, value });
+  const onPage = { property: "path", operator: "eq", value: "/errors.html" };
+  const uncaught = [
+    onPage,
+    prop("$exception_source", "eq", "onerror"),
+    prop("$exception_type", "eq", "TypeError"),
+    prop("$exception_message", "eq", "e2e uncaught error"),
+    prop("$exception_stack", "contains", "e2eThrowingFunction"),
+    prop("$exception_count", "eq", 1),
+    prop("$release", "eq", "1.0.0"),
+  ];
+  const rejected = [
+    onPage,
+    prop("$exception_source", "eq", "unhandledrejection"),
+    prop("$exception_type", "eq", "Error"),
+    prop("$exception_message", "eq", "e2e rejected promise"),
+    prop("$exception_stack", "contains", "e2eRejectingFunction"),
+    prop("$exception_count", "eq", 1),
+    prop("$release", "eq", "1.0.0"),
+  ];
+  const rejectedString = [
+    onPage,
+    prop("$exception_source", "eq", "unhandledrejection"),
+    prop("$exception_type", "eq", "UnhandledRejection"),
+    prop("$exception_message", "eq", "e2e string reason"),
+    prop("$exception_stack", "is_not_set", null),
+    prop("$release", "eq", "1.0.0"),
+  ];
+  const exactly = async (name, filters, want) => {
+    await check(name, async () => {
+      const got = await waitFor(() => api.count("$exception", filters), want);
+      if (got !== want) throw new Error(`expected ${want}, got ${got}`);
+    });
+  };
+  await check("the page's errors happened, and its own window.onerror still ran", async () => {
+    for (let i = 0; i < 20 && pageErrors.length < 3; i++) await page.waitForTimeout(100);
+    if (pageErrors.length !== 3) throw new Error(`${pageErrors.length} page errors: ${pageErrors.join("; ")}`);
+    const calls = await page.evaluate(() => window.onerrorCalls);
+    if (calls !== 1) throw new Error(`window.onerror ran ${calls} times`);
+  });
+  await exactly("an uncaught error arrives with its raw stack, type, message, source and release", uncaught, 1);
+  await exactly("a rejected promise arrives with its raw stack, type, message, source and release", rejected, 1);
+  await exactly("a promise rejected with a string arrives as UnhandledRejection, without stack", rejectedString, 1);
+
+  // The same error three times within the burst, then the page is left.
+  for (let i = 0; i < 3; i++) await page.click("#burst");
+  await page.goto(site.url + "/plain.html");
+  const burst = [onPage, prop("$exception_message", "eq", "e2e burst"), prop("$exception_stack", "contains", "e2eBurstFunction")];
+  await exactly("a burst of one error arrives once, with its count, when the page is left", [...burst, prop("$exception_count", "eq", 3)], 1);
+
+  await page.waitForTimeout(3000);
+  await exactly("still once each later, and nothing else", [onPage], 4);
+  await exactly("still one event for the burst", burst, 1);
+  await exactly("the filters select: no stack names a function the page lacks", [onPage, prop("$exception_stack", "contains", "e2eNoSuchFunction")], 0);
+  await check("the server accepted every error event", async () => {
+    const bad = answers.filter((a) => a.status !== 202 || a.body.rejected?.length);
+    if (bad.length) throw new Error(JSON.stringify(bad));
+  });
+  await context.close();
 }
 
 /** readmeSnippet returns the README's block of the given language that contains marker. */
@@ -315,6 +402,22 @@ async function startSite({ strataUrl, key, sdkFromStrata }) {
     "/offline.html": page("<p>Offline.</p>"),
     "/plain.html": page("<p>No SDK here.</p>", false),
     "/exp.html": expPage(head),
+    // Error tracking on, with a release; the page's own window.onerror counts too.
+    "/errors.html": `<!doctype html><html><head><meta charset="utf-8"><title>Errors</title>
+      <script>window.onerrorCalls = 0; window.onerror = () => { window.onerrorCalls++; };</script>
+      <script src="${strataUrl}/sdk/v1/sdk.min.js"></script>
+      <script>strata.init({ apiKey: ${JSON.stringify(key)}, errorTracking: true, release: "1.0.0" })</script></head><body>
+      <button id="throw">Throw</button> <button id="reject">Reject</button>
+      <button id="reject-string">Reject with a string</button> <button id="burst">Burst</button>
+      <script>
+        function e2eThrowingFunction() { throw new TypeError("e2e uncaught error"); }
+        async function e2eRejectingFunction() { await null; throw new Error("e2e rejected promise"); }
+        function e2eBurstFunction() { throw new RangeError("e2e burst"); }
+        document.getElementById("throw").addEventListener("click", () => e2eThrowingFunction());
+        document.getElementById("reject").addEventListener("click", () => { e2eRejectingFunction(); });
+        document.getElementById("reject-string").addEventListener("click", () => { Promise.reject("e2e string reason"); });
+        document.getElementById("burst").addEventListener("click", () => e2eBurstFunction());
+      </script></body></html>`,
     // The README's tag for every page, with this server and key put in.
     "/readme.html": `<!doctype html><html><head><meta charset="utf-8"><title>README</title>${readmeSnippet("html", "sdk.min.js")
       .replaceAll("https://analytics.example.com", strataUrl)
