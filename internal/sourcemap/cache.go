@@ -13,15 +13,16 @@ type Key struct {
 }
 
 // Cache keeps parsed maps in memory, the least recently used dropped
-// first once they hold more than Budget bytes (Map.Size), and remembers
-// for MissTTL that a key has no map, so that a release without maps costs
-// the store one lookup per key and interval rather than one per event. An
-// upload drops its key (Forget), so it takes effect on this node at once
-// and on the others within MissTTL.
+// first once they hold more than Budget bytes (Map.Size), for HitTTL each,
+// and remembers for MissTTL that a key has no map, so that a release
+// without maps costs the store one lookup per key and interval rather than
+// one per event. An upload drops its key here (Forget), so it takes effect
+// on this node at once, and on the others within MissTTL (a new map) or
+// HitTTL (a replaced one).
 type Cache struct {
-	Budget  int
-	MissTTL time.Duration
-	Now     func() time.Time
+	Budget          int
+	HitTTL, MissTTL time.Duration
+	Now             func() time.Time
 
 	mu    sync.Mutex
 	used  int
@@ -31,8 +32,8 @@ type Cache struct {
 
 type entry struct {
 	key    Key
-	m      *Map // nil: no map, until missed+MissTTL
-	missed time.Time
+	m      *Map // nil: no map
+	loaded time.Time
 }
 
 // Get returns the map of k, loading it with load on a miss. load returns
@@ -44,7 +45,11 @@ func (c *Cache) Get(k Key, load func() (*Map, error)) (*Map, error) {
 	}
 	if el, ok := c.byKey[k]; ok {
 		e := el.Value.(*entry)
-		if e.m != nil || c.now().Sub(e.missed) < c.MissTTL {
+		ttl := c.MissTTL
+		if e.m != nil {
+			ttl = c.HitTTL
+		}
+		if c.now().Sub(e.loaded) < ttl {
 			c.order.MoveToFront(el)
 			c.mu.Unlock()
 			return e.m, nil
@@ -62,7 +67,7 @@ func (c *Cache) Get(k Key, load func() (*Map, error)) (*Map, error) {
 	if el, ok := c.byKey[k]; ok { // loaded meanwhile by another caller
 		c.remove(el)
 	}
-	e := &entry{key: k, m: m, missed: c.now()}
+	e := &entry{key: k, m: m, loaded: c.now()}
 	c.byKey[k] = c.order.PushFront(e)
 	if m != nil {
 		c.used += m.Size()

@@ -10,7 +10,7 @@ func TestCacheBoundsMemoryAndForgetsMisses(t *testing.T) {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	// Each map here is a little over 1,000 bytes; the budget holds two.
 	text := []byte(`{"version":3,"sources":["a.js"],"mappings":"AAAA","names":[],"x":"` + strings.Repeat("x", 1000) + `"}`)
-	c := &Cache{Budget: 2500, MissTTL: time.Minute, Now: func() time.Time { return now }}
+	c := &Cache{Budget: 2500, HitTTL: 10 * time.Minute, MissTTL: time.Minute, Now: func() time.Time { return now }}
 	loads := 0
 	load := func(have bool) func() (*Map, error) {
 		return func() (*Map, error) {
@@ -57,5 +57,16 @@ func TestCacheBoundsMemoryAndForgetsMisses(t *testing.T) {
 	c.Forget(miss)
 	if m, _ := c.Get(miss, load(true)); m == nil || loads != 7 {
 		t.Error("Forget did not let an upload take effect")
+	}
+	// A map is read again after HitTTL, so that a replacing upload made
+	// through another node takes effect here too.
+	c.Get(miss, load(true))
+	if loads != 7 {
+		t.Error("a fresh map was read again")
+	}
+	now = now.Add(11 * time.Minute)
+	c.Get(miss, load(true))
+	if loads != 8 {
+		t.Error("a map outlived HitTTL")
 	}
 }
