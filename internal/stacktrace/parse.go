@@ -10,6 +10,7 @@ package stacktrace
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -74,7 +75,7 @@ func Parse(stack string) []Frame {
 			continue
 		}
 		line = strings.TrimSpace(line)
-		if line == "" {
+		if line == "" || !textLine(line) {
 			continue
 		}
 		var f Frame
@@ -85,13 +86,23 @@ func Parse(stack string) []Frame {
 			f, ok = parseAt(line)
 		}
 		if ok {
-			f.Function = Name(text(f.Function))
-			f.URL = text(f.URL)
-			f.Async = text(f.Async)
+			f.Function = Name(f.Function)
 			frames = append(frames, f)
 		}
 	}
 	return frames
+}
+
+// textLine reports whether a line is text, as every line of a stack is:
+// valid UTF-8 without control characters but tabs. Any other line is
+// binary, and no frame: so the frames' strings are text too.
+func textLine(line string) bool {
+	for i := 0; i < len(line); i++ {
+		if c := line[i]; c < 0x20 && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return utf8.ValidString(line)
 }
 
 // parseV8 reads a V8 frame, the text after "at ":
@@ -232,7 +243,11 @@ func parseAt(line string) (Frame, bool) {
 	switch {
 	case loc == "":
 		// JavaScriptCore's eval'd code, and the functions it defines, have
-		// no location.
+		// no location; then the name must look like one, since text such
+		// as "name@" would pass for a frame too.
+		if name != "eval code" && !identifier(name) {
+			return f, false
+		}
 	case loc == "[native code]":
 		f.Native = true
 	default:
@@ -284,6 +299,17 @@ func atName(name string) bool {
 	return strings.IndexByte(name, '[') >= 0
 }
 
+// identifier reports whether s is a name as JavaScript writes them, or an
+// empty one: letters, digits, "_", "$" and the "." of a qualified name.
+func identifier(s string) bool {
+	for _, r := range s {
+		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '$' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
 // cutAny returns s up to the first of the bytes in chars.
 func cutAny(s, chars string) string {
 	if i := strings.IndexAny(s, chars); i >= 0 {
@@ -332,18 +358,6 @@ func number(s string) (int, bool) {
 		n = n*10 + int(s[i]-'0')
 	}
 	return n, true
-}
-
-// text makes a frame's string valid UTF-8 without NULs, as storage takes
-// only text.
-func text(s string) string {
-	if strings.IndexByte(s, 0) >= 0 {
-		s = strings.ReplaceAll(s, "\x00", "")
-	}
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	return s
 }
 
 // Name normalises a function's name as the engines write it, so that the
