@@ -771,5 +771,8 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("Function %q is not normalised: %q", fr.Function, Name(fr.Function))
 			}
 		}
+		if fp := Fingerprint("Error", stack, frames, SDKFrame); len(fp) != 64 {
+			t.Fatalf("fingerprint %q", fp)
+		}
 	})
 }
