@@ -185,6 +185,9 @@ func TestFingerprintBytes(t *testing.T) {
 	if got := Fingerprint(" TypeError ", "any message", frames, SDKFrame); got != want {
 		t.Errorf("Fingerprint = %s, want %s", got, want)
 	}
+	if docs := "2e28de57f742cb5b012b25e57fcf06c26331a2538ced93159c059392571b2d3a"; want != docs {
+		t.Errorf("docs/errors.md gives %s for these bytes, not %s", docs, want)
+	}
 	want = sum("27:strata-error-fingerprint-v1,10:QuotaError,7:message,24:order 0 failed for user0,")
 	if got := Fingerprint("QuotaError", "  order 1234\n failed  for user42 ", nil, SDKFrame); got != want {
 		t.Errorf("Fingerprint without frames = %s, want %s", got, want)
