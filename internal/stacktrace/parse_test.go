@@ -20,6 +20,7 @@ type manifest struct {
 	} `json:"stacks"`
 }
 
+// loadManifest reads testdata/captured.json.
 func loadManifest(t testing.TB) manifest {
 	t.Helper()
 	b, err := os.ReadFile("testdata/captured.json")
@@ -36,6 +37,7 @@ func loadManifest(t testing.TB) manifest {
 	return m
 }
 
+// readStack reads one stack of testdata.
 func readStack(t testing.TB, file string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", file))
@@ -45,6 +47,7 @@ func readStack(t testing.TB, file string) string {
 	return string(b)
 }
 
+// shortFrames writes frames as shortFrame does.
 func shortFrames(frames []Frame) []string {
 	s := []string{}
 	for _, f := range frames {
@@ -407,6 +410,8 @@ var captured = map[string][]string{
 	},
 }
 
+// TestParseCaptured reads every captured stack of build a and compares its
+// frames with those written out in captured.
 func TestParseCaptured(t *testing.T) {
 	m := loadManifest(t)
 	seen := map[string]bool{}
@@ -591,6 +596,8 @@ func TestParseFormats(t *testing.T) {
 	}
 }
 
+// TestParseSkipsWhatIsNoFrame: text that is no frame gives none, though it
+// has an "@", an "at " or a location in it.
 func TestParseSkipsWhatIsNoFrame(t *testing.T) {
 	for _, line := range []string{
 		"TypeError: Cannot read properties of undefined (reading 'x')",
@@ -714,6 +721,10 @@ func TestName(t *testing.T) {
 	}
 }
 
+// BenchmarkParse measures a real stack and megabytes of the inputs that
+// cost Parse most: random bytes, one long line, many short lines, many
+// frames (it stops at maxFrames), lines at the length bound built to make
+// it scan (nested "eval at", colons).
 func BenchmarkParse(b *testing.B) {
 	r := rand.New(rand.NewSource(1))
 	garbage := make([]byte, 1<<20)
@@ -741,6 +752,8 @@ func BenchmarkParse(b *testing.B) {
 	}
 }
 
+// FuzzParse: whatever the input, Parse returns at most maxFrames frames of
+// text with normalised names, and Fingerprint hashes them.
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*.txt")
 	for _, file := range files {

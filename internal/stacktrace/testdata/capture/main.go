@@ -371,8 +371,8 @@ func byBug(got []report, bugs []string) ([]report, error) {
 }
 
 // runBrowser opens url in one engine's headless browser and waits for the
-// page's reports. A browser that sends nothing is tried again, twice:
-// MiniBrowser now and then fails to reach a new Xvfb.
+// page's reports. A browser that does not send them all is tried again,
+// twice (MiniBrowser once failed to reach its display).
 func runBrowser(s *server, engine, build, url string, timeout time.Duration) ([]report, error) {
 	var err error
 	for try := 1; try <= 3; try++ {
