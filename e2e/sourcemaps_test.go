@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"mime/multipart"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -113,5 +115,76 @@ func TestSourcemaps(t *testing.T) {
 	}
 	if items := list(a.Token, ""); len(items) != 0 {
 		t.Errorf("after the delete: %v", items)
+	}
+}
+
+// TestExceptionsAreDeminified sends the real server an $exception thrown
+// in the esbuild build of internal/sourcemap/testdata, before and after its
+// release's map is uploaded, and reads what was stored: the first keeps
+// minified frames and says why, the second names the original file, line
+// and function; both carry a fingerprint, and a client's frames are refused.
+func TestExceptionsAreDeminified(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	a := newTenant(t, s, "Shop")
+	minified, _ := os.ReadFile("../internal/sourcemap/testdata/app.min.js")
+	mapText, _ := os.ReadFile("../internal/sourcemap/testdata/app.min.js.map")
+	const app = "https://shop.example.com/assets/app.min.js"
+	col := strings.Index(string(minified), `"marker-checkout"`) + 1
+	caller := strings.Index(string(minified), `"marker-add"`) + 1
+	exception := func(id string) map[string]any {
+		return map[string]any{"event_name": "$exception", "distinct_id": id, "properties": map[string]any{
+			"$exception_type": "RangeError", "$exception_message": "marker-checkout", "$exception_source": "onerror", "$release": "2.0.0",
+			"$exception_stack": "RangeError: marker-checkout\n    at u (" + app + ":1:" + strconv.Itoa(col) + ")\n    at " + app + ":1:" + strconv.Itoa(caller)}}
+	}
+	if r := postEvents(t, s, a.Live, exception("before")); r.Status != 202 {
+		t.Fatalf("ingest: %d %s", r.Status, r.Body)
+	}
+	body, ctype := sourcemapForm(t, [][2]string{{"release", "2.0.0"}, {"url", app}, {"file", string(mapText)}})
+	if r := do(t, "POST", s.URL+"/api/v1/sourcemaps", body, map[string]string{"Content-Type": ctype, "Authorization": "Bearer " + a.Live}); r.Status != 201 {
+		t.Fatalf("upload: %d %s", r.Status, r.Body)
+	}
+	if r := postEvents(t, s, a.Live, exception("after")); r.Status != 202 {
+		t.Fatalf("ingest: %d %s", r.Status, r.Body)
+	}
+	forged := exception("forger")
+	forged["properties"].(map[string]any)["$exception_frames"] = []any{}
+	if r := postEvents(t, s, a.Live, forged); r.Status != 400 || !strings.Contains(string(r.Body), "reserved_property") {
+		t.Errorf("client frames: %d %s", r.Status, r.Body)
+	}
+	s.Stop()
+
+	db := openStore(t, s.dataDir)
+	props := map[string]string{}
+	rows, err := db.Query(`SELECT distinct_id, properties FROM events WHERE event = '$exception'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id, p string
+		rows.Scan(&id, &p)
+		props[id] = p
+	}
+	rows.Close()
+	type stored struct {
+		Stack       string `json:"$exception_stack"`
+		Fingerprint string `json:"$exception_fingerprint"`
+		Resolution  string `json:"$exception_resolution"`
+		Frames      []struct {
+			Function, File string
+			Line           int
+			Resolved       bool
+		} `json:"$exception_frames"`
+	}
+	var before, after stored
+	json.Unmarshal([]byte(props["before"]), &before)
+	json.Unmarshal([]byte(props["after"]), &after)
+	if len(before.Frames) != 2 || before.Frames[0].Resolved || before.Resolution != "no sourcemap for release 2.0.0 and "+app || before.Fingerprint == "" ||
+		!strings.HasPrefix(before.Stack, "RangeError: marker-checkout\n    at u (") {
+		t.Errorf("before the upload: %s", props["before"])
+	}
+	if len(after.Frames) != 2 || !after.Frames[0].Resolved || after.Frames[0].File != "app.ts" || after.Frames[0].Line != 22 ||
+		!after.Frames[1].Resolved || after.Frames[1].Function != "add" ||
+		after.Frames[0].Function != "checkout" || after.Resolution != "" || after.Fingerprint == before.Fingerprint {
+		t.Errorf("after the upload: %s", props["after"])
 	}
 }

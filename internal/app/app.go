@@ -30,6 +30,7 @@ import (
 	"strata/internal/dashboard"
 	"strata/internal/enrich/bots"
 	"strata/internal/enrich/ua"
+	"strata/internal/errtrack"
 	"strata/internal/experiment"
 	"strata/internal/httpapi"
 	"strata/internal/ingest"
@@ -149,18 +150,19 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Keys:             a.keys,
 		Limiter:          a.limiter,
 		DefaultRateLimit: cfg.RateLimitPerMinute,
-		Pipeline:         &ingest.Pipeline{UA: ua.NewParser(50000, bots.Default())},
-		Writer:           a.wr,
-		Queries:          engine,
-		Saved:            a.store.meta,
-		Flags:            a.store.meta,
-		Experiments:      a.store.meta,
-		Sourcemaps:       a.store.meta,
-		Bodies:           httpapi.NewBodyBudget(int64(cfg.MaxBodyMemory), log.With("component", "http")),
-		Ready:            a.readiness,
-		Build:            buildinfo.Read(),
-		Now:              time.Now,
-		Log:              log.With("component", "http"),
+		Pipeline: &ingest.Pipeline{UA: ua.NewParser(50000, bots.Default()),
+			Exceptions: errtrack.NewProcessor(a.store.meta, sourcemapCacheBytes)},
+		Writer:      a.wr,
+		Queries:     engine,
+		Saved:       a.store.meta,
+		Flags:       a.store.meta,
+		Experiments: a.store.meta,
+		Sourcemaps:  a.store.meta,
+		Bodies:      httpapi.NewBodyBudget(int64(cfg.MaxBodyMemory), log.With("component", "http")),
+		Ready:       a.readiness,
+		Build:       buildinfo.Read(),
+		Now:         time.Now,
+		Log:         log.With("component", "http"),
 
 		// Query budgets are per credential and per node: unlike ingest's,
 		// they are not shared through the metadata store.
@@ -475,6 +477,10 @@ func (a *App) closeStorage() error {
 	}
 	return errors.Join(errs...)
 }
+
+// sourcemapCacheBytes bounds the parsed sourcemaps each node keeps in
+// memory to de-minify stacks at ingest (docs/errors.md, "Sourcemaps").
+const sourcemapCacheBytes = 128 << 20
 
 // nodeName names this process among the nodes of a cluster, for the
 // leases of one-node jobs: the host name, the process id and a random

@@ -75,6 +75,7 @@ func (s *Server) handleUploadSourcemap(w http.ResponseWriter, r *http.Request) e
 	if err := s.Sourcemaps.PutSourcemap(r.Context(), &sm, fields["file"], fields["minified"]); err != nil {
 		return err
 	}
+	s.sourcemapChanged(p.ProductID, release, url)
 	writeJSON(w, http.StatusCreated, sm)
 	return nil
 }
@@ -107,10 +108,26 @@ func (s *Server) handleDeleteSourcemaps(w http.ResponseWriter, r *http.Request) 
 	if release == "" {
 		return analytics.InvalidField("release", "is required: the release whose sourcemaps to delete")
 	}
+	gone, err := s.Sourcemaps.ListSourcemaps(r.Context(), p.ProductID, release)
+	if err != nil {
+		return err
+	}
 	n, err := s.Sourcemaps.DeleteSourcemaps(r.Context(), p.ProductID, release)
 	if err != nil {
 		return err
 	}
+	for _, sm := range gone {
+		s.sourcemapChanged(p.ProductID, release, sm.URL)
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"deleted": n})
 	return nil
+}
+
+// sourcemapChanged drops this node's parsed copy of a release's map, so
+// that an upload or a delete takes effect here at once (other nodes read
+// it again within minutes: errtrack.NewProcessor).
+func (s *Server) sourcemapChanged(productID int64, release, url string) {
+	if s.Pipeline != nil && s.Pipeline.Exceptions != nil {
+		s.Pipeline.Exceptions.Uploaded(productID, release, url)
+	}
 }

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"context"
 	stdjson "encoding/json"
 
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"strata/internal/enrich/bots"
 	"strata/internal/enrich/source"
 	"strata/internal/enrich/ua"
+	"strata/internal/errtrack"
 	"strata/internal/jsontext"
 )
 
@@ -42,9 +44,12 @@ var clientReservedNames = map[string]bool{
 	"message_impression": true, "message_dismiss": true, "message_cta_click": true, "message_complete": true,
 }
 
-// ingestOnlyProperties are set by bot classification; a client sending them
-// would forge bot traffic, so the event is refused.
-var ingestOnlyProperties = map[string]bool{"$is_bot": true, "$bot_name": true, "$bot_category": true}
+// ingestOnlyProperties are set by ingest: by bot classification (a client
+// sending them would forge bot traffic) and by error tracking (the frames
+// of an $exception and why some stayed minified: package errtrack). An
+// event carrying one is refused.
+var ingestOnlyProperties = map[string]bool{"$is_bot": true, "$bot_name": true, "$bot_category": true,
+	errtrack.PropFrames: true, errtrack.PropResolution: true}
 
 // wireEvent is one event's JSON shape. Unknown fields are refused.
 type wireEvent struct {
@@ -80,6 +85,9 @@ type Pending struct {
 type Pipeline struct {
 	// UA names each user agent's browser, OS, device type and AI bot.
 	UA *ua.Parser
+	// Exceptions parses, de-minifies and fingerprints the stacks of
+	// $exception events; nil leaves them as sent.
+	Exceptions *errtrack.Processor
 }
 
 // Process runs every event of env through the steps and returns the
@@ -175,6 +183,9 @@ func (p *Pipeline) event(w *wireEvent, index int, sentAt time.Time, req Request)
 			e.Name = "$bot_pageview"
 		}
 		props = withBotProperties(props, *bot)
+	}
+	if e.Name == analytics.ExceptionEvent && p.Exceptions != nil {
+		props = p.Exceptions.Enrich(context.Background(), req.Product, props)
 	}
 	e.Properties = props
 	return out, nil

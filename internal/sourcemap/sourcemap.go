@@ -21,6 +21,9 @@ type Map struct {
 	names          []string
 	// lines holds each generated line's segments, by generated column.
 	lines [][]segment
+	// starts holds, for each source with content, the offset of each of
+	// its lines, so that SourceLine costs no scan.
+	starts [][]int32
 	// size estimates the memory the map holds, for caches.
 	size int
 }
@@ -74,6 +77,20 @@ func Parse(text []byte) (*Map, error) {
 	}
 	if err := m.decode(raw.Mappings); err != nil {
 		return nil, err
+	}
+	m.starts = make([][]int32, len(m.sourcesContent))
+	for i, c := range m.sourcesContent {
+		if c == nil {
+			continue
+		}
+		starts := []int32{0}
+		for j := 0; j < len(*c); j++ {
+			if (*c)[j] == '\n' {
+				starts = append(starts, int32(j+1))
+			}
+		}
+		m.starts[i] = starts
+		m.size += len(*c) + 4*len(starts)
 	}
 	return m, nil
 }
@@ -217,21 +234,16 @@ func (m *Map) SourceLine(source string, line int) string {
 		if s != source {
 			continue
 		}
-		if i >= len(m.sourcesContent) || m.sourcesContent[i] == nil || line < 1 {
+		if i >= len(m.starts) || m.starts[i] == nil || line < 1 || line > len(m.starts[i]) {
 			return ""
 		}
 		text := *m.sourcesContent[i]
-		for n := 1; n < line; n++ {
-			j := strings.IndexByte(text, '\n')
-			if j < 0 {
-				return ""
-			}
-			text = text[j+1:]
+		start := int(m.starts[i][line-1])
+		end := len(text)
+		if line < len(m.starts[i]) {
+			end = int(m.starts[i][line]) - 1
 		}
-		if j := strings.IndexByte(text, '\n'); j >= 0 {
-			text = text[:j]
-		}
-		return strings.TrimSuffix(text, "\r")
+		return strings.TrimSuffix(text[start:end], "\r")
 	}
 	return ""
 }

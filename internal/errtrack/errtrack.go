@@ -1,0 +1,239 @@
+// Package errtrack turns an $exception event's raw stack into what the
+// error pages show and group by, at ingest: the frames parsed (package
+// stacktrace), de-minified with the sourcemap uploaded for the event's
+// $release and the frame's file (package sourcemap), and the fingerprint
+// that makes the group (docs/errors.md).
+package errtrack
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"strata/internal/analytics"
+	"strata/internal/sourcemap"
+	"strata/internal/stacktrace"
+)
+
+// Properties ingest adds to an $exception event; a client may send
+// $exception_fingerprint itself, to group as it likes, but not the others.
+const (
+	PropFingerprint = "$exception_fingerprint"
+	PropFrames      = "$exception_frames"
+	PropResolution  = "$exception_resolution"
+)
+
+// maxFrames bounds the frames stored with an event.
+const maxFrames = 50
+
+// Frame is one stored frame: de-minified when Resolved.
+type Frame struct {
+	Function string `json:"function"`
+	File     string `json:"file"`
+	Line     int    `json:"line,omitempty"`
+	Column   int    `json:"column,omitempty"`
+	// InApp is false for the SDK's own frames and native code, which the
+	// fingerprint skips.
+	InApp    bool `json:"in_app"`
+	Resolved bool `json:"resolved"`
+	// SourceLine is the original line, when the map carries the source.
+	SourceLine string `json:"source_line,omitempty"`
+}
+
+// Processor enriches $exception events. Maps caches the parsed sourcemaps
+// that Store holds.
+type Processor struct {
+	Store analytics.SourcemapStore
+	Maps  *sourcemap.Cache
+}
+
+// NewProcessor returns a processor whose cache holds at most budget bytes
+// of parsed maps.
+func NewProcessor(store analytics.SourcemapStore, budget int) *Processor {
+	return &Processor{Store: store, Maps: &sourcemap.Cache{Budget: budget, HitTTL: 5 * time.Minute, MissTTL: 30 * time.Second}}
+}
+
+// Uploaded drops the cached map of a release's file after an upload or a
+// delete made through this node.
+func (p *Processor) Uploaded(productID int64, release, url string) {
+	p.Maps.Forget(sourcemap.Key{Product: productID, Release: release, URL: url})
+}
+
+// Enrich returns props, the properties of an $exception event of product,
+// with the parsed frames, why frames stayed minified (if any did), and the
+// fingerprint when the client sent none. It never fails: a stack it cannot
+// read leaves the frames empty, and the event groups by type and message.
+func (p *Processor) Enrich(ctx context.Context, product int64, props json.RawMessage) json.RawMessage {
+	var in map[string]json.RawMessage
+	if json.Unmarshal(props, &in) != nil {
+		return props
+	}
+	text := func(key string) string {
+		var s string
+		if raw, ok := in[key]; ok {
+			if json.Unmarshal(raw, &s) != nil {
+				s = strings.Trim(string(raw), `"`)
+			}
+		}
+		return s
+	}
+	release, errType, message := text("$release"), text("$exception_type"), text("$exception_message")
+	parsed := stacktrace.Parse(text("$exception_stack"))
+	if len(parsed) > maxFrames {
+		parsed = parsed[:maxFrames]
+	}
+	frames := make([]Frame, len(parsed))
+	var reasons []string
+	for i, f := range parsed {
+		frames[i] = Frame{Function: f.Function, File: f.URL, Line: f.Line, Column: f.Column, InApp: inApp(f)}
+		if !frames[i].InApp || f.URL == "" || f.Line == 0 {
+			continue
+		}
+		if release == "" {
+			reasons = appendOnce(reasons, "no $release on the event, so no sourcemap applies")
+			continue
+		}
+		m, err := p.mapOf(ctx, product, release, f.URL)
+		switch {
+		case err != nil:
+			reasons = appendOnce(reasons, "the sourcemap of "+f.URL+" could not be read: "+err.Error())
+		case m == nil:
+			reasons = appendOnce(reasons, fmt.Sprintf("no sourcemap for release %s and %s", release, f.URL))
+		default:
+			if pos, ok := m.Lookup(f.Line, f.Column); ok {
+				fr := &frames[i]
+				fr.File, fr.Line, fr.Column, fr.Resolved = pos.Source, pos.Line, pos.Column, true
+				if name := enclosingFunction(m, pos.Source, pos.Line); name != "" {
+					fr.Function = stacktrace.Name(name)
+				}
+				fr.SourceLine = truncate(m.SourceLine(pos.Source, pos.Line), 300)
+			} else {
+				reasons = appendOnce(reasons, fmt.Sprintf("the sourcemap of %s (release %s) maps nothing at line %d, column %d", f.URL, release, f.Line, f.Column))
+			}
+		}
+	}
+	out := map[string]any{PropFrames: frames}
+	if len(reasons) > 0 {
+		out[PropResolution] = strings.Join(reasons, "; ")
+	}
+	if text(PropFingerprint) == "" {
+		resolved := make([]stacktrace.Frame, len(frames))
+		for i, f := range frames {
+			resolved[i] = parsed[i]
+			resolved[i].Function, resolved[i].URL = f.Function, f.File
+		}
+		out[PropFingerprint] = stacktrace.Fingerprint(errType, message, resolved, stacktrace.SDKFrame)
+	}
+	return merge(props, out)
+}
+
+// mapOf returns the parsed map of a release's file, nil when none was
+// uploaded. A URL is looked up as the stack names it, then without its
+// query and fragment.
+func (p *Processor) mapOf(ctx context.Context, product int64, release, url string) (*sourcemap.Map, error) {
+	for _, u := range candidates(url) {
+		m, err := p.Maps.Get(sourcemap.Key{Product: product, Release: release, URL: u}, func() (*sourcemap.Map, error) {
+			text, _, err := p.Store.SourcemapContent(ctx, product, release, u)
+			if errors.Is(err, analytics.ErrNotFound) {
+				return nil, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			return sourcemap.Parse(text)
+		})
+		if err != nil || m != nil {
+			return m, err
+		}
+	}
+	return nil, nil
+}
+
+// Declarations enclosingFunction recognises, in the original source: a
+// function declaration or expression with a name, a method or an object
+// literal's function, and a name given an arrow or a function.
+var (
+	declaredFunction = regexp.MustCompile(`\bfunction\s*\*?\s*([A-Za-z_$][\w$]*)\s*\(`)
+	methodFunction   = regexp.MustCompile(`^\s*(?:(?:public|private|protected|static|async|get|set)\s+)*\*?([A-Za-z_$][\w$]*)\s*\([^)]*\)\s*(?::[^{=]*)?\{`)
+	assignedFunction = regexp.MustCompile(`([A-Za-z_$][\w$]*)\s*[:=]\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*(?::[^=]*)?=>|[A-Za-z_$][\w$]*\s*=>)`)
+)
+
+// notNames are words the method pattern would take for a name.
+var notNames = map[string]bool{"if": true, "for": true, "while": true, "switch": true, "catch": true, "function": true, "return": true, "with": true}
+
+// enclosingFunction names the function whose code holds line of source, as
+// well as a look at the lines above it can tell: the nearest declaration,
+// at most 200 lines up. A minified frame's own function name is the
+// minifier's and changes between builds; the original one keeps a group
+// together across rebuilds. "" when the map has no source or none is found.
+func enclosingFunction(m *sourcemap.Map, source string, line int) string {
+	for l := line; l >= 1 && l > line-200; l-- {
+		text := m.SourceLine(source, l)
+		if text == "" {
+			continue
+		}
+		for _, re := range []*regexp.Regexp{declaredFunction, methodFunction, assignedFunction} {
+			if sub := re.FindStringSubmatch(text); sub != nil && !notNames[sub[1]] {
+				return sub[1]
+			}
+		}
+	}
+	return ""
+}
+
+// candidates are the URLs a frame's file may have been uploaded under.
+func candidates(url string) []string {
+	if i := strings.IndexAny(url, "?#"); i > 0 {
+		return []string{url, url[:i]}
+	}
+	return []string{url}
+}
+
+// inApp reports whether a frame is the app's: not the engine's own code
+// and not the SDK's script.
+func inApp(f stacktrace.Frame) bool { return !f.Native && !stacktrace.SDKFrame(f) }
+
+func appendOnce(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// truncate cuts s to at most n bytes at a character boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}
+
+// merge adds fields to a JSON object's text, after its own keys. Text is
+// kept as it is (no HTML escaping of <, > and &, which source lines hold).
+func merge(props json.RawMessage, fields map[string]any) json.RawMessage {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(fields); err != nil || buf.Len() <= 3 {
+		return props
+	}
+	add := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	out := make([]byte, 0, len(props)+len(add))
+	if len(props) > 2 {
+		out = append(out, props[:len(props)-1]...)
+		out = append(out, ',')
+		out = append(out, add[1:]...)
+		return out
+	}
+	return add
+}

@@ -1,0 +1,145 @@
+package errtrack
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"strata/internal/analytics"
+	"strata/internal/store/duckdb"
+)
+
+const appURL = "https://shop.example.com/assets/app.min.js"
+
+// stackOf writes the V8 stack a browser would give for an error thrown at
+// marker in the esbuild build of internal/sourcemap/testdata/app.ts: one
+// frame at the marker's place in app.min.js, under the minifier's name fn,
+// then the SDK's wrapper and a native frame.
+func stackOf(t *testing.T, minified, errType, marker, fn string) string {
+	t.Helper()
+	i := strings.Index(minified, marker)
+	if i < 0 {
+		t.Fatalf("%s is not in the build", marker)
+	}
+	return errType + ": " + strings.Trim(marker, `"`) + "\n" +
+		"    at " + fn + " (" + appURL + "?v=3:1:" + strconv.Itoa(i+1) + ")\n" +
+		"    at Array.map (<anonymous>)\n" +
+		"    at HTMLDocument.w (https://analytics.example.com/sdk/v1/sdk.min.js:1:4242)"
+}
+
+// enriched decodes what Enrich added.
+type enriched struct {
+	Frames      []Frame `json:"$exception_frames"`
+	Resolution  string  `json:"$exception_resolution"`
+	Fingerprint string  `json:"$exception_fingerprint"`
+}
+
+// TestEnrich runs $exception properties through the processor on a real
+// store: without a sourcemap the frames stay minified and the event says
+// why; once the release's map is uploaded, the frame names the original
+// file, line, function and source line; the SDK's and native frames are
+// not the app's; the fingerprint is the same for two builds' errors of one
+// bug, differs between bugs, and a client's own fingerprint wins.
+func TestEnrich(t *testing.T) {
+	ctx := context.Background()
+	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ws, _ := st.CreateWorkspace(ctx, "W")
+	product, _ := st.CreateProduct(ctx, ws.ID, "P")
+	minified, _ := os.ReadFile("../sourcemap/testdata/app.min.js")
+	mapText, _ := os.ReadFile("../sourcemap/testdata/app.min.js.map")
+	p := NewProcessor(st, 1<<20)
+
+	run := func(props map[string]any) enriched {
+		t.Helper()
+		raw, _ := json.Marshal(props)
+		out := p.Enrich(ctx, product.ID, raw)
+		var e enriched
+		var all map[string]any
+		if err := json.Unmarshal(out, &e); err != nil || json.Unmarshal(out, &all) != nil {
+			t.Fatalf("not JSON: %s", out)
+		}
+		for k, v := range props {
+			if k != PropFingerprint && all[k] != v {
+				t.Errorf("the property %s changed: %v, was %v", k, all[k], v)
+			}
+		}
+		return e
+	}
+	checkout := map[string]any{"$exception_type": "RangeError", "$exception_message": "marker-checkout", "$release": "1.0.0",
+		"$exception_stack": stackOf(t, string(minified), "RangeError", `"marker-checkout"`, "u")}
+
+	e := run(checkout)
+	if len(e.Frames) != 3 || e.Frames[0].Resolved || e.Frames[0].Function != "u" || !e.Frames[0].InApp || e.Frames[1].InApp || e.Frames[2].InApp ||
+		e.Resolution != "no sourcemap for release 1.0.0 and "+appURL+"?v=3" {
+		t.Fatalf("without a map: %+v", e)
+	}
+	minifiedFingerprint := e.Fingerprint
+
+	sm := analytics.Sourcemap{ProductID: product.ID, Release: "1.0.0", URL: appURL}
+	if err := st.PutSourcemap(ctx, &sm, mapText, minified); err != nil {
+		t.Fatal(err)
+	}
+	p.Uploaded(product.ID, "1.0.0", appURL+"?v=3")
+	p.Uploaded(product.ID, "1.0.0", appURL)
+	e = run(checkout)
+	f := e.Frames[0]
+	if !f.Resolved || f.File != "app.ts" || f.Line != 22 || f.Function != "checkout" || !strings.Contains(f.SourceLine, "marker-checkout") || e.Resolution != "" {
+		t.Fatalf("with the map (found without the query string): %+v, %q", e.Frames, e.Resolution)
+	}
+	if e.Fingerprint == minifiedFingerprint {
+		t.Error("the de-minified frame did not change the fingerprint")
+	}
+
+	// Another build names the function differently and puts it elsewhere:
+	// resolved through its own release's map, it is the same bug.
+	rebuilt := map[string]any{}
+	for k, v := range checkout {
+		rebuilt[k] = v
+	}
+	rebuilt["$exception_stack"] = strings.Replace(checkout["$exception_stack"].(string), "at u (", "at zz (", 1)
+	if got := run(rebuilt); got.Fingerprint != e.Fingerprint {
+		t.Errorf("a renamed minified function split the group: %s and %s", got.Fingerprint, e.Fingerprint)
+	}
+	for marker, fn := range map[string]string{`"marker-add"`: "add", `"marker-reduce"`: "total", `"marker-load"`: "load"} {
+		other := run(map[string]any{"$exception_type": "Error", "$exception_message": "x", "$release": "1.0.0",
+			"$exception_stack": stackOf(t, string(minified), "Error", marker, "q")})
+		if other.Frames[0].Function != fn || other.Fingerprint == e.Fingerprint {
+			t.Errorf("%s: function %q (want %q), fingerprint %s", marker, other.Frames[0].Function, fn, other.Fingerprint)
+		}
+	}
+
+	// Another release has no map; a client's fingerprint is kept.
+	checkout["$release"], checkout[PropFingerprint] = "1.0.1", "mine"
+	e = run(checkout)
+	if e.Fingerprint != "mine" || e.Frames[0].Resolved || !strings.Contains(e.Resolution, "release 1.0.1") {
+		t.Errorf("release 1.0.1 with a client fingerprint: %+v", e)
+	}
+}
+
+// TestEnrichAnyStack gives the processor stacks of every bad shape: it
+// never fails, keeps the event, and groups by type and message.
+func TestEnrichAnyStack(t *testing.T) {
+	p := &Processor{}
+	for _, stack := range []any{"", strings.Repeat("\x00garbage\n", 100000), 42, nil, map[string]any{"a": 1}} {
+		raw, _ := json.Marshal(map[string]any{"$exception_type": "TypeError", "$exception_message": "boom", "$exception_stack": stack})
+		var e enriched
+		if err := json.Unmarshal(p.Enrich(context.Background(), 1, raw), &e); err != nil || e.Fingerprint == "" || len(e.Frames) != 0 {
+			t.Errorf("stack %.40v: %+v %v", stack, e, err)
+		}
+	}
+	a, _ := json.Marshal(map[string]any{"$exception_type": "TypeError", "$exception_message": "boom"})
+	b, _ := json.Marshal(map[string]any{"$exception_type": "TypeError", "$exception_message": "bang"})
+	var ea, eb enriched
+	json.Unmarshal(p.Enrich(context.Background(), 1, a), &ea)
+	json.Unmarshal(p.Enrich(context.Background(), 1, b), &eb)
+	if ea.Fingerprint == eb.Fingerprint {
+		t.Error("two messages without frames share a group")
+	}
+}
