@@ -29,6 +29,7 @@ const dashboardSchemas = [
   "TrendRequest", "TrendResult", "RetentionRequest", "RetentionResult", "BotsResult", "EventNamesResult",
   "QueryKind", "SavedQuery", "AnnotationColor", "AnnotationCreate", "AnnotationPage",
   "Flag", "FlagWrite", "FlagList", "FlagChangeList", "Experiment", "ExperimentList", "ExperimentWrite", "ExperimentResults",
+  "ErrorGroupList", "ErrorGroupDetail", "ErrorGroupStatus", "Sourcemap",
   "BuildInfo",
 ];
 const sdkSchemas = ["SdkConfig"];
