@@ -518,65 +518,54 @@ func (s *Store) ExperimentCounts(ctx context.Context, q analytics.ExperimentQuer
 	})
 }
 
-// latestKeyOffset makes every microsecond time a 19-digit number (for
-// times after 1938), so that the text "time|type\x1fmessage" sorts by
-// time first: the max of it names a group's latest event.
-const latestKeyOffset = 1000000000000000000
-
 // ErrorGroups groups the scope's $exception events by their
 // $exception_fingerprint: counts, unique users, first and last seen, the
-// latest type and message, and a count for each of the query's days.
+// latest type and message, and a count for each of the query's days. The
+// three properties are read from each event's JSON in one parse
+// (json_extract_string of a list of paths, constants of this function),
+// and the latest event is the max of a struct {time, type, message},
+// which DuckDB orders field by field: a third less time than three reads
+// and a text key (docs/benchmarks.md, "Error tracking").
 func (s *Store) ErrorGroups(ctx context.Context, q analytics.ErrorGroupsQuery) (_ []analytics.ErrorGroupRow, err error) {
 	defer markOutOfMemory(&err)
 	if err := s.dictionaries(ctx); err != nil {
 		return nil, err
 	}
 	var b builder
-	prop := func(key string) string {
-		x, _ := b.property(analytics.Property{Key: key})
-		return "coalesce(" + x + ", '')"
-	}
-	b.Write("SELECT ", prop("$exception_fingerprint"), " AS fp, max(CAST(epoch_us(ts) + ", strconv.Itoa(latestKeyOffset), " AS VARCHAR) || '|' || ",
-		prop("$exception_type"), " || chr(31) || ", prop("$exception_message"), "), count(*) AS n, count(DISTINCT uid), min(ts), max(ts)")
-	for i := range q.Days {
-		end := q.Days[i].AddDate(0, 0, 1)
-		b.Write(", count(*) FILTER (WHERE ts >= ", b.arg(q.Days[i].UTC()), " AND ts < ", b.arg(end.UTC()), ")")
-	}
-	b.Write(" FROM events WHERE ")
+	b.Write("WITH x AS (SELECT ts, uid, json_extract_string(properties, ['/$exception_fingerprint', '/$exception_type', '/$exception_message']) AS p",
+		" FROM events WHERE ")
 	b.scope("", q.EventRange, q.From, q.To)
 	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(analytics.ExceptionEvent)))
-	if q.Release != "" {
+	for _, f := range []struct{ key, value string }{{"$release", q.Release}, {"$exception_fingerprint", q.Fingerprint}} {
+		if f.value == "" {
+			continue
+		}
 		b.Write(" AND ")
-		if err := b.filter(analytics.Filter{Property: analytics.Property{Key: "$release"}, Operator: analytics.OpEq, Value: q.Release}); err != nil {
+		if err := b.filter(analytics.Filter{Property: analytics.Property{Key: f.key}, Operator: analytics.OpEq, Value: f.value}); err != nil {
 			return nil, err
 		}
 	}
-	if q.Fingerprint != "" {
-		b.Write(" AND ")
-		if err := b.filter(analytics.Filter{Property: analytics.Property{Key: "$exception_fingerprint"}, Operator: analytics.OpEq, Value: q.Fingerprint}); err != nil {
-			return nil, err
-		}
+	b.Write("), g AS (SELECT coalesce(p[1], '') AS fp, max({'t': ts, 'ty': coalesce(p[2], ''), 'm': coalesce(p[3], '')}) AS latest,",
+		" count(*) AS n, count(DISTINCT uid) AS users, min(ts) AS first")
+	for i := range q.Days {
+		end := q.Days[i].AddDate(0, 0, 1)
+		b.Printf(", count(*) FILTER (WHERE ts >= %s AND ts < %s) AS d%d", b.arg(q.Days[i].UTC()), b.arg(end.UTC()), i)
 	}
-	b.Write(" GROUP BY fp ORDER BY n DESC, fp LIMIT ", b.arg(q.Limit))
+	b.Write(" FROM x GROUP BY fp) SELECT fp, latest.ty, latest.m, n, users, first, latest.t")
+	for i := range q.Days {
+		b.Printf(", d%d", i)
+	}
+	b.Write(" FROM g ORDER BY n DESC, fp LIMIT ", b.arg(q.Limit))
 	return queryAll(ctx, s, "listing error groups", &b, func(r scanner) (g analytics.ErrorGroupRow, err error) {
-		var latest string
 		g.Daily = make([]int64, len(q.Days))
-		dest := []any{&g.Fingerprint, &latest, &g.Events, &g.Users, &g.FirstSeen, &g.LastSeen}
+		dest := []any{&g.Fingerprint, &g.Type, &g.Message, &g.Events, &g.Users, &g.FirstSeen, &g.LastSeen}
 		for i := range g.Daily {
 			dest = append(dest, &g.Daily[i])
 		}
 		err = r.Scan(dest...)
-		g.Type, g.Message = splitLatest(latest)
 		g.FirstSeen, g.LastSeen = g.FirstSeen.UTC(), g.LastSeen.UTC()
 		return g, err
 	})
-}
-
-// splitLatest reads "time|type\x1fmessage" back into type and message.
-func splitLatest(key string) (string, string) {
-	_, rest, _ := strings.Cut(key, "|")
-	t, m, _ := strings.Cut(rest, "\x1f")
-	return t, m
 }
 
 // ErrorOccurrences returns a group's latest $exception events.

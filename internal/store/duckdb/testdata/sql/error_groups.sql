@@ -1,21 +1,20 @@
-SELECT coalesce(json_extract_string(properties, $1), '') AS fp, max(CAST(epoch_us(ts) + 1000000000000000000 AS VARCHAR) || '|' || coalesce(json_extract_string(properties, $2), '') || chr(31) || coalesce(json_extract_string(properties, $3), '')), count(*) AS n, count(DISTINCT uid), min(ts), max(ts), count(*) FILTER (WHERE ts >= $4 AND ts < $5), count(*) FILTER (WHERE ts >= $6 AND ts < $7)
+WITH x AS (SELECT ts, uid, json_extract_string(properties, ['/$exception_fingerprint', '/$exception_type', '/$exception_message']) AS p
   FROM events
-  WHERE product_id = $8 AND env = $9 AND ts >= $10 AND ts < $11 AND NOT is_bot AND eid = $12 AND coalesce(json_extract_string(properties, $13) = $14, false)
-  GROUP BY fp
+  WHERE product_id = $1 AND env = $2 AND ts >= $3 AND ts < $4 AND NOT is_bot AND eid = $5 AND coalesce(json_extract_string(properties, $6) = $7, false)), g AS (SELECT coalesce(p[1], '') AS fp, max({'t': ts, 'ty': coalesce(p[2], ''), 'm': coalesce(p[3], '')}) AS latest, count(*) AS n, count(DISTINCT uid) AS users, min(ts) AS first, count(*) FILTER (WHERE ts >= $8 AND ts < $9) AS d0, count(*) FILTER (WHERE ts >= $10 AND ts < $11) AS d1
+  FROM x
+  GROUP BY fp) SELECT fp, latest.ty, latest.m, n, users, first, latest.t, d0, d1
+  FROM g
   ORDER BY n DESC, fp
-  LIMIT $15;
--- 1: string /$exception_fingerprint
--- 2: string /$exception_type
--- 3: string /$exception_message
--- 4: time.Time 2026-11-02 00:00:00 +0000 UTC
--- 5: time.Time 2026-11-03 00:00:00 +0000 UTC
--- 6: time.Time 2026-11-03 00:00:00 +0000 UTC
--- 7: time.Time 2026-11-04 00:00:00 +0000 UTC
--- 8: int64 1
--- 9: string live
--- 10: time.Time 2026-11-02 00:00:00 +0000 UTC
--- 11: time.Time 2026-11-09 00:00:00 +0000 UTC
--- 12: uint32 4294967295
--- 13: string /$release
--- 14: string 1.4.2
--- 15: int 50
+  LIMIT $12;
+-- 1: int64 1
+-- 2: string live
+-- 3: time.Time 2026-11-02 00:00:00 +0000 UTC
+-- 4: time.Time 2026-11-09 00:00:00 +0000 UTC
+-- 5: uint32 4294967295
+-- 6: string /$release
+-- 7: string 1.4.2
+-- 8: time.Time 2026-11-02 00:00:00 +0000 UTC
+-- 9: time.Time 2026-11-03 00:00:00 +0000 UTC
+-- 10: time.Time 2026-11-03 00:00:00 +0000 UTC
+-- 11: time.Time 2026-11-04 00:00:00 +0000 UTC
+-- 12: int 50
