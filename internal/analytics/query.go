@@ -236,6 +236,8 @@ type QueryStore interface {
 	// ErrorGroups returns the groups of $exception events, most events
 	// first, ties by fingerprint, at most Limit of them.
 	ErrorGroups(ctx context.Context, q ErrorGroupsQuery) ([]ErrorGroupRow, error)
+	// ErrorOccurrences returns a group's latest events.
+	ErrorOccurrences(ctx context.Context, q ErrorOccurrencesQuery) ([]ErrorOccurrence, error)
 }
 
 // ErrOutOfMemory is wrapped by a QueryStore's error when the store could not
@@ -293,8 +295,9 @@ const ExceptionEvent = "$exception"
 // which ingest sets) form a group (docs/errors.md, "Groups").
 type ErrorGroupsQuery struct {
 	EventRange
-	// Release keeps only the events whose $release is it, when not "".
-	Release string
+	// Release keeps only the events whose $release is it, when not "";
+	// Fingerprint, only the group of that fingerprint.
+	Release, Fingerprint string
 	// Days are the starts of the UTC days the sparkline counts, oldest
 	// first (the last seven of the range).
 	Days  []time.Time
@@ -310,4 +313,46 @@ type ErrorGroupRow struct {
 	FirstSeen, LastSeen time.Time
 	// Daily counts the group's events on each of the query's Days.
 	Daily []int64
+}
+
+// ErrorOccurrencesQuery asks for a group's latest events.
+type ErrorOccurrencesQuery struct {
+	EventRange
+	Fingerprint string
+	Limit       int
+}
+
+// ErrorOccurrence is one event of a group, newest first: of events at the
+// same microsecond, by distinct_id, then properties.
+type ErrorOccurrence struct {
+	Time                    time.Time
+	DistinctID, Browser, OS string
+	URL                     string
+	Properties              json.RawMessage
+}
+
+// ErrorGroupStatus is what a person decided about a group: open, resolved
+// (in a release) or ignored. A group nobody decided about is open.
+type ErrorGroupStatus struct {
+	Fingerprint     string     `json:"fingerprint"`
+	Status          string     `json:"status"`
+	ResolvedRelease string     `json:"resolvedRelease"`
+	ChangedAt       *time.Time `json:"changedAt"`
+	ChangedBy       string     `json:"changedBy"`
+}
+
+// The statuses of an error group.
+const (
+	ErrorOpen     = "open"
+	ErrorResolved = "resolved"
+	ErrorIgnored  = "ignored"
+)
+
+// ErrorGroupStore keeps the groups' statuses, per product.
+type ErrorGroupStore interface {
+	// ErrorGroupStatuses returns the statuses set for a product's groups,
+	// by fingerprint.
+	ErrorGroupStatuses(ctx context.Context, productID int64) (map[string]ErrorGroupStatus, error)
+	// SetErrorGroupStatus records a status and fills in ChangedAt.
+	SetErrorGroupStatus(ctx context.Context, productID int64, st *ErrorGroupStatus) error
 }

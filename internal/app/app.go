@@ -158,6 +158,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Flags:       a.store.meta,
 		Experiments: a.store.meta,
 		Sourcemaps:  a.store.meta,
+		ErrorGroups: a.store.meta,
 		Bodies:      httpapi.NewBodyBudget(int64(cfg.MaxBodyMemory), log.With("component", "http")),
 		Ready:       a.readiness,
 		Build:       buildinfo.Read(),

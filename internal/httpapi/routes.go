@@ -39,8 +39,10 @@ type Server struct {
 	Flags       analytics.FlagStore
 	Experiments analytics.ExperimentStore
 	configs     configCache
-	// Sourcemaps keeps the releases' sourcemaps (sourcemaps.go).
-	Sourcemaps analytics.SourcemapStore
+	// Sourcemaps keeps the releases' sourcemaps (sourcemaps.go), and
+	// ErrorGroups what people decided about error groups (errorgroups.go).
+	Sourcemaps  analytics.SourcemapStore
+	ErrorGroups analytics.ErrorGroupStore
 	// QueryLimiter holds the query budgets, one bucket per credential, of
 	// QueryRateLimit queries a minute (query.go, allowQuery).
 	QueryLimiter   *ratelimit.Limiter
@@ -195,6 +197,9 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("POST /api/v1/sourcemaps", keysMayWrite(h(s.handleUploadSourcemap)))
 	mux.Handle("GET /api/v1/sourcemaps", h(s.handleListSourcemaps))
 	mux.Handle("DELETE /api/v1/sourcemaps", h(s.handleDeleteSourcemaps))
+	mux.Handle("GET /api/v1/errors", h(s.handleListErrorGroups))
+	mux.Handle("GET /api/v1/errors/{fingerprint}", h(s.handleGetErrorGroup))
+	mux.Handle("PUT /api/v1/errors/{fingerprint}/status", h(s.handleSetErrorGroupStatus))
 	mux.Handle("GET /api/v1/annotations/export.csv", h(s.handleExportAnnotations))
 	mux.Handle("POST /api/v1/annotations/bulk-delete", h(s.handleBulkDeleteAnnotations))
 	mux.Handle("DELETE /api/v1/annotations/{id}", h(s.handleDeleteAnnotation))

@@ -398,3 +398,23 @@ func (e *Engine) RunExperiment(ctx context.Context, q analytics.ExperimentQuery)
 	})
 	return rows, err
 }
+
+// RunErrorGroups lists error groups, as a read of the store.
+func (e *Engine) RunErrorGroups(ctx context.Context, q analytics.ErrorGroupsQuery) ([]analytics.ErrorGroupRow, error) {
+	var rows []analytics.ErrorGroupRow
+	err := e.read(ctx, func(ctx context.Context) (err error) {
+		rows, err = e.Store.ErrorGroups(ctx, q)
+		return err
+	})
+	return rows, err
+}
+
+// RunErrorOccurrences lists a group's latest events, as a read of the store.
+func (e *Engine) RunErrorOccurrences(ctx context.Context, q analytics.ErrorOccurrencesQuery) ([]analytics.ErrorOccurrence, error) {
+	var rows []analytics.ErrorOccurrence
+	err := e.read(ctx, func(ctx context.Context) (err error) {
+		rows, err = e.Store.ErrorOccurrences(ctx, q)
+		return err
+	})
+	return rows, err
+}

@@ -419,3 +419,44 @@ func filters(field string, in []FilterRequest) ([]analytics.Filter, error) {
 	}
 	return out, nil
 }
+
+// ErrorGroupsLimits bound the error pages' lists.
+const (
+	DefaultErrorGroups = 100
+	MaxErrorGroups     = 500
+	DefaultOccurrences = 50
+	MaxOccurrences     = 200
+)
+
+// ParseErrorGroups reads the error groups list's query string: the range
+// (as the other queries take it), a release, and a limit. The sparkline's
+// days are the range's last seven.
+func ParseErrorGroups(dateFrom, dateTo, release, limit string, scope analytics.EventRange, now time.Time) (analytics.ErrorGroupsQuery, error) {
+	q := analytics.ErrorGroupsQuery{EventRange: scope, Release: release, Limit: DefaultErrorGroups}
+	var err error
+	if q.From, q.To, err = dateRange(dateFrom, dateTo, now); err != nil {
+		return q, err
+	}
+	if q.Limit, err = limitOf(limit, DefaultErrorGroups, MaxErrorGroups); err != nil {
+		return q, err
+	}
+	for i := 7; i >= 1; i-- {
+		q.Days = append(q.Days, q.To.AddDate(0, 0, -i))
+	}
+	return q, nil
+}
+
+// limitOf reads a limit parameter: def when empty, else 1 to max.
+func limitOf(s string, def, max int) (int, error) {
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || strconv.Itoa(n) != s || n < 1 || n > max {
+		return 0, analytics.InvalidField("limit", "must be an integer from 1 to %d, not %q", max, s)
+	}
+	return n, nil
+}
+
+// ParseLimit reads a limit parameter of 1 to max.
+func ParseLimit(s string, max int) (int, error) { return limitOf(s, 0, max) }

@@ -142,3 +142,33 @@ func GenerateErrors(seed int64) ErrorDataset {
 	}
 	return ds
 }
+
+// ErrorOccurrences returns the live, non-bot "$exception" events with a
+// time in [from, to) whose $exception_fingerprint is fingerprint: newest
+// first, of equal times by distinct_id, then by the properties' text as
+// text(e) gives it, at most limit of them.
+func ErrorOccurrences(events []Event, fingerprint string, from, to time.Time, limit int, text func(Event) string) []Event {
+	var out []Event
+	for _, e := range events {
+		if e.Test || e.Bot || e.Name != "$exception" || e.Time.Before(from) || !e.Time.Before(to) {
+			continue
+		}
+		if fp, ok := propertyValue(e, "properties.$exception_fingerprint"); ok && fp == fingerprint {
+			out = append(out, e)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if !a.Time.Equal(b.Time) {
+			return a.Time.After(b.Time)
+		}
+		if a.DistinctID != b.DistinctID {
+			return a.DistinctID < b.DistinctID
+		}
+		return text(a) < text(b)
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}

@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -547,6 +548,12 @@ func (s *Store) ErrorGroups(ctx context.Context, q analytics.ErrorGroupsQuery) (
 			return nil, err
 		}
 	}
+	if q.Fingerprint != "" {
+		b.Write(" AND ")
+		if err := b.filter(analytics.Filter{Property: analytics.Property{Key: "$exception_fingerprint"}, Operator: analytics.OpEq, Value: q.Fingerprint}); err != nil {
+			return nil, err
+		}
+	}
 	b.Write(" GROUP BY fp ORDER BY n DESC, fp LIMIT ", b.arg(q.Limit))
 	return queryAll(ctx, s, "listing error groups", &b, func(rows driver.Rows) (analytics.ErrorGroupRow, error) {
 		var g analytics.ErrorGroupRow
@@ -568,5 +575,26 @@ func (s *Store) ErrorGroups(ctx context.Context, q analytics.ErrorGroupsQuery) (
 			g.Daily[i] = int64(d)
 		}
 		return g, err
+	})
+}
+
+// ErrorOccurrences returns a group's latest $exception events.
+func (s *Store) ErrorOccurrences(ctx context.Context, q analytics.ErrorOccurrencesQuery) (_ []analytics.ErrorOccurrence, err error) {
+	defer markOutOfMemory(&err)
+	var b builder
+	b.Write("SELECT ts, distinct_id, browser, os, url, properties FROM ", s.table, " WHERE ")
+	b.scope(q.EventRange, q.From, q.To)
+	b.Write(" AND is_bot = 0 AND event = ", b.arg(analytics.ExceptionEvent), " AND ")
+	if err := b.filter(analytics.Filter{Property: analytics.Property{Key: "$exception_fingerprint"}, Operator: analytics.OpEq, Value: q.Fingerprint}); err != nil {
+		return nil, err
+	}
+	b.Write(" ORDER BY ts DESC, distinct_id, properties LIMIT ", b.arg(q.Limit))
+	return queryAll(ctx, s, "listing error occurrences", &b, func(rows driver.Rows) (analytics.ErrorOccurrence, error) {
+		var o analytics.ErrorOccurrence
+		var ts int64
+		var props string
+		err := rows.Scan(&ts, &o.DistinctID, &o.Browser, &o.OS, &o.URL, &props)
+		o.Time, o.Properties = time.UnixMicro(ts).UTC(), json.RawMessage(props)
+		return o, err
 	})
 }

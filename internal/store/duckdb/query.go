@@ -3,6 +3,7 @@ package duckdb
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -550,6 +551,12 @@ func (s *Store) ErrorGroups(ctx context.Context, q analytics.ErrorGroupsQuery) (
 			return nil, err
 		}
 	}
+	if q.Fingerprint != "" {
+		b.Write(" AND ")
+		if err := b.filter(analytics.Filter{Property: analytics.Property{Key: "$exception_fingerprint"}, Operator: analytics.OpEq, Value: q.Fingerprint}); err != nil {
+			return nil, err
+		}
+	}
 	b.Write(" GROUP BY fp ORDER BY n DESC, fp LIMIT ", b.arg(q.Limit))
 	return queryAll(ctx, s, "listing error groups", &b, func(r scanner) (g analytics.ErrorGroupRow, err error) {
 		var latest string
@@ -570,4 +577,26 @@ func splitLatest(key string) (string, string) {
 	_, rest, _ := strings.Cut(key, "|")
 	t, m, _ := strings.Cut(rest, "\x1f")
 	return t, m
+}
+
+// ErrorOccurrences returns a group's latest $exception events.
+func (s *Store) ErrorOccurrences(ctx context.Context, q analytics.ErrorOccurrencesQuery) (_ []analytics.ErrorOccurrence, err error) {
+	defer markOutOfMemory(&err)
+	if err := s.dictionaries(ctx); err != nil {
+		return nil, err
+	}
+	var b builder
+	b.Write("SELECT ts, distinct_id, coalesce(browser, ''), coalesce(os, ''), coalesce(url, ''), properties FROM events WHERE ")
+	b.scope("", q.EventRange, q.From, q.To)
+	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(analytics.ExceptionEvent)), " AND ")
+	if err := b.filter(analytics.Filter{Property: analytics.Property{Key: "$exception_fingerprint"}, Operator: analytics.OpEq, Value: q.Fingerprint}); err != nil {
+		return nil, err
+	}
+	b.Write(" ORDER BY ts DESC, distinct_id, properties LIMIT ", b.arg(q.Limit))
+	return queryAll(ctx, s, "listing error occurrences", &b, func(r scanner) (o analytics.ErrorOccurrence, err error) {
+		var props string
+		err = r.Scan(&o.Time, &o.DistinctID, &o.Browser, &o.OS, &o.URL, &props)
+		o.Time, o.Properties = o.Time.UTC(), json.RawMessage(props)
+		return o, err
+	})
 }

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -68,6 +69,24 @@ func testErrorGroups(t *testing.T, s Events) {
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("seed %d release %q:\n got %+v\nwant %+v", seed, ds.Release, got, want)
+		}
+
+		// The first group's latest occurrences.
+		text := func(e querytest.Event) string { b, _ := json.Marshal(e.Properties); return string(b) }
+		occ, err := s.ErrorOccurrences(ctx, analytics.ErrorOccurrencesQuery{EventRange: analytics.EventRange{ProductID: p.ID, Env: analytics.EnvLive,
+			From: ds.From, To: ds.To}, Fingerprint: want[0].Fingerprint, Limit: 7})
+		if err != nil {
+			t.Fatalf("seed %d occurrences: %v", seed, err)
+		}
+		wantOcc := querytest.ErrorOccurrences(ds.Events, want[0].Fingerprint, ds.From, ds.To, 7, text)
+		if len(occ) != len(wantOcc) {
+			t.Fatalf("seed %d: %d occurrences, want %d", seed, len(occ), len(wantOcc))
+		}
+		for i, o := range occ {
+			w := wantOcc[i]
+			if !o.Time.Equal(w.Time) || o.DistinctID != w.DistinctID || string(o.Properties) != text(w) {
+				t.Errorf("seed %d occurrence %d: %v %s %s, want %v %s %s", seed, i, o.Time, o.DistinctID, o.Properties, w.Time, w.DistinctID, text(w))
+			}
 		}
 	}
 }

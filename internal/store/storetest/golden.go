@@ -128,6 +128,10 @@ func GoldenSQL(t *testing.T, s Events, trace *[]Statement) {
 				Days: []time.Time{day, day.AddDate(0, 0, 1)}, Limit: 50})
 			return err
 		}},
+		{"error_occurrences", func() error {
+			_, err := s.ErrorOccurrences(ctx, analytics.ErrorOccurrencesQuery{EventRange: scope, Fingerprint: "f1", Limit: 50})
+			return err
+		}},
 		{"event_names", func() error {
 			_, err := s.EventNames(ctx, analytics.EventNamesQuery{EventRange: scope, Limit: 50})
 			return err

@@ -64,3 +64,34 @@ func testSourcemaps(t *testing.T, s Meta) {
 		t.Errorf("after the delete: %+v", all)
 	}
 }
+
+// testErrorGroupStatuses checks the statuses of error groups: set,
+// replaced in place, and per product.
+func testErrorGroupStatuses(t *testing.T, s Meta) {
+	ctx := context.Background()
+	ws, _ := s.CreateWorkspace(ctx, "W")
+	a, _ := s.CreateProduct(ctx, ws.ID, "A")
+	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+	st := analytics.ErrorGroupStatus{Fingerprint: "f1", Status: analytics.ErrorResolved, ResolvedRelease: "1.4.2", ChangedBy: "token 3"}
+	if err := s.SetErrorGroupStatus(ctx, a.ID, &st); err != nil || st.ChangedAt == nil {
+		t.Fatalf("set: %v %+v", err, st)
+	}
+	if err := s.SetErrorGroupStatus(ctx, a.ID, &analytics.ErrorGroupStatus{Fingerprint: "f2", Status: analytics.ErrorIgnored, ChangedBy: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.ErrorGroupStatuses(ctx, a.ID)
+	if err != nil || len(got) != 2 || got["f1"].Status != analytics.ErrorResolved || got["f1"].ResolvedRelease != "1.4.2" ||
+		got["f1"].ChangedBy != "token 3" || got["f1"].ChangedAt == nil || got["f2"].Status != analytics.ErrorIgnored {
+		t.Errorf("statuses: %v %+v", err, got)
+	}
+	// Reopened: replaced in place.
+	if err := s.SetErrorGroupStatus(ctx, a.ID, &analytics.ErrorGroupStatus{Fingerprint: "f1", Status: analytics.ErrorOpen, ChangedBy: "y"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.ErrorGroupStatuses(ctx, a.ID); got["f1"].Status != analytics.ErrorOpen || got["f1"].ResolvedRelease != "" || len(got) != 2 {
+		t.Errorf("after reopening: %+v", got)
+	}
+	if got, _ := s.ErrorGroupStatuses(ctx, b.ID); len(got) != 0 {
+		t.Errorf("another product sees %+v", got)
+	}
+}

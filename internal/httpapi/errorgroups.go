@@ -1,0 +1,247 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+	"unicode/utf8"
+
+	"strata/internal/analytics"
+	"strata/internal/errtrack"
+	"strata/internal/query"
+)
+
+// The error pages' API: /api/v1/errors lists the groups of $exception
+// events with their statuses, /api/v1/errors/{fingerprint} reads one with
+// its latest occurrences, and …/status records what a person decided
+// (docs/errors.md, "Groups"). Query token or dashboard session only.
+
+var errGroupNotFound = analytics.Errorf(analytics.KindNotFound, "error_group_not_found", "No event of this error group is in the range.")
+
+// maxGroupMessage bounds a group's message in the list.
+const maxGroupMessage = 300
+
+// dayCount is one day of a group's sparkline.
+type dayCount struct {
+	Date   string `json:"date"`
+	Events int64  `json:"events"`
+}
+
+// errorGroupJSON is ErrorGroup in api/openapi.yaml.
+type errorGroupJSON struct {
+	Fingerprint     string     `json:"fingerprint"`
+	Type            string     `json:"type"`
+	Message         string     `json:"message"`
+	Events          int64      `json:"events"`
+	Users           int64      `json:"users"`
+	FirstSeen       time.Time  `json:"firstSeen"`
+	LastSeen        time.Time  `json:"lastSeen"`
+	Daily           []dayCount `json:"daily"`
+	Status          string     `json:"status"`
+	Regressed       bool       `json:"regressed"`
+	ResolvedRelease string     `json:"resolvedRelease"`
+}
+
+// occurrenceJSON is ErrorOccurrence in api/openapi.yaml.
+type occurrenceJSON struct {
+	Time       time.Time        `json:"time"`
+	DistinctID string           `json:"distinctId"`
+	Browser    string           `json:"browser"`
+	OS         string           `json:"os"`
+	URL        string           `json:"url"`
+	Release    string           `json:"release"`
+	Frames     []errtrack.Frame `json:"frames"`
+	Resolution string           `json:"resolution"`
+	Stack      string           `json:"stack"`
+}
+
+// groupOf shapes a group row with its status. A resolved group with an
+// event of another release after it was resolved is open again: a
+// regression.
+func (s *Server) groupOf(ctx context.Context, sc analytics.EventRange, row analytics.ErrorGroupRow, days []time.Time, st analytics.ErrorGroupStatus) (errorGroupJSON, error) {
+	g := errorGroupJSON{Fingerprint: row.Fingerprint, Type: row.Type, Message: truncateText(row.Message, maxGroupMessage), Events: row.Events,
+		Users: row.Users, FirstSeen: row.FirstSeen, LastSeen: row.LastSeen, Daily: make([]dayCount, len(days)), Status: analytics.ErrorOpen}
+	for i, d := range days {
+		g.Daily[i] = dayCount{Date: d.Format(time.DateOnly), Events: row.Daily[i]}
+	}
+	if st.Status != "" {
+		g.Status, g.ResolvedRelease = st.Status, st.ResolvedRelease
+	}
+	if g.Status == analytics.ErrorResolved && st.ChangedAt != nil && row.LastSeen.After(*st.ChangedAt) {
+		since := sc
+		since.From = *st.ChangedAt
+		occ, err := s.Queries.RunErrorOccurrences(ctx, analytics.ErrorOccurrencesQuery{EventRange: since, Fingerprint: row.Fingerprint, Limit: query.MaxOccurrences})
+		if err != nil {
+			return g, err
+		}
+		for _, o := range occ {
+			if occurrenceOf(o).Release != st.ResolvedRelease {
+				g.Status, g.Regressed = analytics.ErrorOpen, true
+				break
+			}
+		}
+	}
+	return g, nil
+}
+
+// handleListErrorGroups is GET /api/v1/errors.
+func (s *Server) handleListErrorGroups(w http.ResponseWriter, r *http.Request) error {
+	sc, err := s.readScope(r)
+	if err != nil {
+		return err
+	}
+	qs := r.URL.Query()
+	status := qs.Get("status")
+	if status != "" && status != analytics.ErrorOpen && status != analytics.ErrorResolved && status != analytics.ErrorIgnored {
+		return analytics.InvalidField("status", "must be open, resolved or ignored, not %q", status)
+	}
+	q, err := query.ParseErrorGroups(qs.Get("dateFrom"), qs.Get("dateTo"), qs.Get("release"), qs.Get("limit"), sc, s.Now())
+	if err != nil {
+		return err
+	}
+	rows, err := s.Queries.RunErrorGroups(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	statuses, err := s.ErrorGroups.ErrorGroupStatuses(r.Context(), sc.ProductID)
+	if err != nil {
+		return err
+	}
+	groups := []errorGroupJSON{}
+	for _, row := range rows {
+		g, err := s.groupOf(r.Context(), q.EventRange, row, q.Days, statuses[row.Fingerprint])
+		if err != nil {
+			return err
+		}
+		if status == "" || g.Status == status {
+			groups = append(groups, g)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"from": q.From.Format(time.DateOnly), "to": q.To.AddDate(0, 0, -1).Format(time.DateOnly), "groups": groups})
+	return nil
+}
+
+// handleGetErrorGroup is GET /api/v1/errors/{fingerprint}.
+func (s *Server) handleGetErrorGroup(w http.ResponseWriter, r *http.Request) error {
+	sc, err := s.readScope(r)
+	if err != nil {
+		return err
+	}
+	qs := r.URL.Query()
+	q, err := query.ParseErrorGroups(qs.Get("dateFrom"), qs.Get("dateTo"), "", "", sc, s.Now())
+	if err != nil {
+		return err
+	}
+	limit := query.DefaultOccurrences
+	if v := qs.Get("limit"); v != "" {
+		if limit, err = query.ParseLimit(v, query.MaxOccurrences); err != nil {
+			return err
+		}
+	}
+	q.Fingerprint, q.Limit = r.PathValue("fingerprint"), 1
+	rows, err := s.Queries.RunErrorGroups(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return errGroupNotFound
+	}
+	statuses, err := s.ErrorGroups.ErrorGroupStatuses(r.Context(), sc.ProductID)
+	if err != nil {
+		return err
+	}
+	g, err := s.groupOf(r.Context(), q.EventRange, rows[0], q.Days, statuses[q.Fingerprint])
+	if err != nil {
+		return err
+	}
+	occ, err := s.Queries.RunErrorOccurrences(r.Context(), analytics.ErrorOccurrencesQuery{EventRange: q.EventRange, Fingerprint: q.Fingerprint, Limit: limit})
+	if err != nil {
+		return err
+	}
+	out := make([]occurrenceJSON, len(occ))
+	for i, o := range occ {
+		out[i] = occurrenceOf(o)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"group": g, "occurrences": out})
+	return nil
+}
+
+// occurrenceOf reads an occurrence's properties: its release, the frames
+// ingest stored, why some stayed minified, and the raw stack.
+func occurrenceOf(o analytics.ErrorOccurrence) occurrenceJSON {
+	var p struct {
+		Release    any              `json:"$release"`
+		Frames     []errtrack.Frame `json:"$exception_frames"`
+		Resolution string           `json:"$exception_resolution"`
+		Stack      any              `json:"$exception_stack"`
+	}
+	json.Unmarshal(o.Properties, &p)
+	out := occurrenceJSON{Time: o.Time, DistinctID: o.DistinctID, Browser: o.Browser, OS: o.OS, URL: o.URL,
+		Frames: p.Frames, Resolution: p.Resolution}
+	out.Release, _ = p.Release.(string)
+	out.Stack, _ = p.Stack.(string)
+	if out.Frames == nil {
+		out.Frames = []errtrack.Frame{}
+	}
+	return out
+}
+
+// handleSetErrorGroupStatus is PUT /api/v1/errors/{fingerprint}/status.
+// Resolving without a release takes the release of the group's latest
+// event of the last 30 days.
+func (s *Server) handleSetErrorGroupStatus(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.principal(r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Status  *string `json:"status"`
+		Release *string `json:"release"`
+	}
+	if err := readJSON(w, r, &req); err != nil {
+		return err
+	}
+	if req.Status == nil || (*req.Status != analytics.ErrorOpen && *req.Status != analytics.ErrorResolved && *req.Status != analytics.ErrorIgnored) {
+		return analytics.InvalidField("status", "must be open, resolved or ignored")
+	}
+	st := analytics.ErrorGroupStatus{Fingerprint: r.PathValue("fingerprint"), Status: *req.Status, ChangedBy: p.Describe()}
+	if utf8.RuneCountInString(st.Fingerprint) > 200 {
+		return errGroupNotFound
+	}
+	if st.Status == analytics.ErrorResolved {
+		if req.Release != nil {
+			if n := utf8.RuneCountInString(*req.Release); n > 200 {
+				return analytics.InvalidField("release", "must be at most 200 characters")
+			}
+			st.ResolvedRelease = *req.Release
+		} else {
+			sc, err := scopeOf(r, p)
+			if err != nil {
+				return err
+			}
+			sc.From, sc.To = s.Now().AddDate(0, 0, -30), s.Now()
+			occ, err := s.Queries.RunErrorOccurrences(r.Context(), analytics.ErrorOccurrencesQuery{EventRange: sc, Fingerprint: st.Fingerprint, Limit: 1})
+			if err != nil {
+				return err
+			}
+			if len(occ) > 0 {
+				st.ResolvedRelease = occurrenceOf(occ[0]).Release
+			}
+		}
+	}
+	if err := s.ErrorGroups.SetErrorGroupStatus(r.Context(), p.ProductID, &st); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
+// truncateText cuts s to at most n characters.
+func truncateText(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
