@@ -188,7 +188,7 @@ describe("errors list", () => {
       status.dispatchEvent(new Event("change", { bubbles: true }));
     });
     await settle();
-    expect(root.querySelector("[data-testid=no-matching-errors] p")?.textContent).toBe("No ignored errors in 2026-11-01 – 2026-11-23.");
+    expect(root.querySelector("[data-testid=no-matching-errors] p")?.textContent).toBe("No ignored errors from 2026-11-01 to 2026-11-23.");
     expect(root.querySelector("[data-testid=no-errors]")).toBeNull();
     await click(byText(root, "button", "Show open errors of every release"));
     expect(calls.filter((c) => c.path === "/api/v1/errors").at(-1)?.query.get("status")).toBe("open");
@@ -280,6 +280,7 @@ describe("error group page", () => {
     expect(facts).toEqual({
       Status: "Open", Events: "1,234", Users: "3", "First seen": "20 Nov 2026, 08:00 UTC", "Last seen": "23 Nov 2026, 10:04 UTC", Fingerprint: checkoutFp,
     });
+    expect(byText(root, "p.hint", "The 2 latest of 1,234 occurrences from 2026-11-01 to 2026-11-23, newest first.")).toBeTruthy();
     const occurrences = root.querySelectorAll("[data-testid=occurrence]");
     expect([...occurrences].map((o) => o.querySelector("h3")?.textContent)).toEqual(["23 Nov 2026, 10:04 UTC", "20 Nov 2026, 08:00 UTC"]);
     const first = Object.fromEntries([...occurrences[0].querySelectorAll(".facts > div")].map((d) => [d.querySelector("dt")?.textContent, d.querySelector("dd")?.textContent]));
@@ -398,7 +399,7 @@ describe("error group page", () => {
   it("says so when the range holds no event of the group", async () => {
     fakeFetch({ [`GET /api/v1/errors/${checkoutFp}`]: { status: 404, body: { error: { code: "error_group_not_found", message: "No such error group." } } } });
     const root = await mount(<ErrorGroupPage product={product} fingerprint={checkoutFp} range={range} env="live" />);
-    expect(root.querySelector("[data-testid=no-group-events]")?.textContent).toContain("This error has no event in 2026-11-01 – 2026-11-23.");
+    expect(root.querySelector("[data-testid=no-group-events]")?.textContent).toContain("This error has no event from 2026-11-01 to 2026-11-23.");
     expect(root.querySelector("[role=alert]")).toBeNull();
   });
 });

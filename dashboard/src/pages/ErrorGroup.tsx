@@ -6,7 +6,7 @@ import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { searchWithEnv } from "../dataEnv";
 import { when } from "../format";
 import { useLoad } from "../load";
-import { describe, searchWithRange, type DateRange } from "../range";
+import { during, searchWithRange, type DateRange } from "../range";
 import type { DataEnv, ErrorFrame, ErrorGroup, ErrorGroupDetail, ErrorOccurrence, ErrorStatus, Product } from "../types";
 import { ErrorStatusPill, RegressedBadge } from "./Errors";
 
@@ -64,7 +64,7 @@ function GroupView(props: { product: Product; fingerprint: string; range: DateRa
           <ErrorState message={loaded.error} onRetry={reload} />
         ) : (
           <div class="empty-state" data-testid="no-group-events">
-            <p>This error has no event in {describe(props.range).toLowerCase()}.</p>
+            <p>This error has no event {during(props.range)}.</p>
             <p class="muted">Pick a longer date range, or go back to the list of errors.</p>
           </div>
         )}
@@ -159,7 +159,7 @@ function GroupView(props: { product: Product; fingerprint: string; range: DateRa
           </dd>
         </div>
       </dl>
-      <p class="hint">Counts of {describe(props.range).toLowerCase()}.</p>
+      <p class="hint">Counted {during(props.range)}.</p>
       {resolving ? (
         <ResolveForm latest={latestRelease} busy={busy} onResolve={(r) => void change("resolved", r)} onCancel={() => setResolving(false)} />
       ) : null}
@@ -167,8 +167,8 @@ function GroupView(props: { product: Product; fingerprint: string; range: DateRa
 
       <h2 class="sub">Latest occurrences</h2>
       <p class="hint">
-        {newest.length === 1 ? "The only occurrence" : `The ${num(newest.length)} latest occurrences, newest first`}, in{" "}
-        {describe(props.range).toLowerCase()}.
+        {occurrencesText(newest.length, group.events)} {during(props.range)}
+        {newest.length > 1 ? ", newest first" : ""}.
       </p>
       <ol class="occurrences">
         {newest.map((o, i) => (
@@ -177,6 +177,12 @@ function GroupView(props: { product: Product; fingerprint: string; range: DateRa
       </ol>
     </section>
   );
+}
+
+/** occurrencesText says which occurrences are shown: all of them, or the latest (the API sends at most 50). */
+function occurrencesText(shown: number, events: number): string {
+  if (shown < events) return `The ${num(shown)} latest of ${num(events)} occurrences`;
+  return shown === 1 ? "The only occurrence" : `All ${num(shown)} occurrences`;
 }
 
 /** changedText says what a status change did. */

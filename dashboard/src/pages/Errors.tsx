@@ -8,7 +8,7 @@ import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { searchWithEnv } from "../dataEnv";
 import { bytes, capitalise, when } from "../format";
 import { useLoad, type Load } from "../load";
-import { describe, searchWithRange, type DateRange } from "../range";
+import { during, searchWithRange, type DateRange } from "../range";
 import type { DataEnv, ErrorGroup, ErrorGroupList, ErrorStatus, List, Product, Sourcemap } from "../types";
 
 /** The statuses the list filters on, in the order the filter offers them. */
@@ -116,7 +116,7 @@ function ErrorList(props: { product: Product; range: DateRange; env: DataEnv }) 
           ))}
         </datalist>
         <button type="submit" class="button secondary">
-          Apply
+          Apply filters
         </button>
         <p class="hint full" id="error-release-hint">
           The release as the SDK's <code>release</code> option sends it (exact, case-sensitive); empty for every release. The suggestions are the
@@ -130,7 +130,7 @@ function ErrorList(props: { product: Product; range: DateRange; env: DataEnv }) 
         filtered ? (
           <div class="empty-state" data-testid="no-matching-errors">
             <p>
-              No {status} errors{release ? <> in release <code>{release}</code></> : null} in {describe(props.range).toLowerCase()}.
+              No {status} errors{release ? <> in release <code>{release}</code></> : null} {during(props.range)}.
             </p>
             <p>
               <button type="button" class="button secondary" onClick={reset}>
@@ -234,7 +234,7 @@ function NoErrors(props: { product: Product; range: DateRange; env: DataEnv }) {
     <div class="empty-state" data-testid="no-errors">
       <h2>{test ? "No test errors" : "No errors"}</h2>
       <p>
-        No open error was received {test ? "from test keys " : ""}for {props.product.name} in {describe(props.range).toLowerCase()}.
+        No open error was received {test ? "from test keys " : ""}for {props.product.name} {during(props.range)}.
       </p>
       <p>
         The SDK reports uncaught errors and unhandled promise rejections once error tracking is on, with the release they were thrown in:
