@@ -347,8 +347,15 @@ describe("error group page", () => {
     const actions = () => [...root.querySelectorAll(".section-head .actions button")].map((b) => b.textContent);
     expect(actions()).toEqual(["Resolve…", "Ignore"]);
 
+    // Cancel closes the form and gives focus back to its button.
+    await click(byText(root, "button", "Resolve…"));
+    await click(byText(root.querySelector("form[aria-label=Resolve]")!, "button", "Cancel"));
+    expect(root.querySelector("form[aria-label=Resolve]")).toBeNull();
+    expect(document.activeElement?.textContent).toBe("Resolve…");
+
     await click(byText(root, "button", "Resolve…"));
     const form = root.querySelector("form[aria-label=Resolve]")!;
+    expect(byText(root, "button", "Resolve…")?.getAttribute("aria-expanded")).toBe("true");
     const input = form.querySelector<HTMLInputElement>("input[name=release]")!;
     expect(input.value).toBe("2.0.0");
     expect(document.activeElement).toBe(input);

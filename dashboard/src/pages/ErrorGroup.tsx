@@ -50,6 +50,7 @@ function GroupView(props: { product: Product; fingerprint: string; range: DateRa
   const [resolving, setResolving] = useState(false);
   const [busy, setBusy] = useState(false);
   const [notice, setNotice] = useState<{ ok?: string; error?: string }>({});
+  const resolveButton = useRef<HTMLButtonElement>(null);
   const list = `/errors?${searchWithEnv(searchWithRange(new URLSearchParams({ product: String(pid) }), props.range), props.env)}`;
 
   if (loaded.state === "loading" || loaded.state === "idle") return <Skeleton rows={6} label="Loading the error…" />;
@@ -94,6 +95,12 @@ function GroupView(props: { product: Product; fingerprint: string; range: DateRa
     }
   };
 
+  // Cancel gives focus back to the button that opened the form.
+  const cancelResolve = () => {
+    setResolving(false);
+    setTimeout(() => resolveButton.current?.focus(), 0);
+  };
+
   return (
     <section class="page">
       <p class="crumbs">
@@ -109,6 +116,7 @@ function GroupView(props: { product: Product; fingerprint: string; range: DateRa
             .map((c) => (
               <button
                 key={c.status}
+                ref={c.status === "resolved" ? resolveButton : undefined}
                 type="button"
                 class={`button${c.status === "resolved" ? "" : " secondary"}`}
                 disabled={busy}
@@ -161,7 +169,7 @@ function GroupView(props: { product: Product; fingerprint: string; range: DateRa
       </dl>
       <p class="hint">Counted {during(props.range)}.</p>
       {resolving ? (
-        <ResolveForm latest={latestRelease} busy={busy} onResolve={(r) => void change("resolved", r)} onCancel={() => setResolving(false)} />
+        <ResolveForm latest={latestRelease} busy={busy} onResolve={(r) => void change("resolved", r)} onCancel={cancelResolve} />
       ) : null}
       <Notice notice={notice} />
 
@@ -197,7 +205,7 @@ function changedText(status: ErrorStatus, release: string): string {
 /**
  * ResolveForm asks which release fixed the error, starting from the
  * release of its latest occurrence. Empty, the server takes the latest
- * release the group was seen in.
+ * release the group was seen in. Escape, like Cancel, closes it.
  */
 function ResolveForm(props: { latest: string; busy: boolean; onResolve: (release: string) => void; onCancel: () => void }) {
   const [release, setRelease] = useState(props.latest);
@@ -208,7 +216,14 @@ function ResolveForm(props: { latest: string; busy: boolean; onResolve: (release
     props.onResolve(release.trim());
   };
   return (
-    <form class="card inline-form" aria-label="Resolve" onSubmit={submit}>
+    <form
+      class="card inline-form"
+      aria-label="Resolve"
+      onSubmit={submit}
+      onKeyDown={(e) => {
+        if (e.key === "Escape") props.onCancel();
+      }}
+    >
       <label>
         Fixed in release
         <input ref={input} name="release" value={release} maxLength={200} aria-describedby="resolve-hint" onInput={(e) => setRelease(e.currentTarget.value)} />
