@@ -150,7 +150,7 @@ export async function errorPages(browser, h) {
 
   await page.getByRole("link", { name: "marker-checkout" }).click();
   await h.check("the checkout group's page shows its counts and occurrences, newest first", async () => {
-    await page.getByRole("heading", { name: "RangeError" }).waitFor();
+    await page.getByRole("heading", { name: "RangeError", exact: true }).waitFor();
     if (!/^\/errors\/[0-9a-f]{64}$/.test(new URL(page.url()).pathname)) throw new Error(page.url());
     const facts = await page.locator(".page > .facts > div").evaluateAll((ds) => ds.map((d) => `${d.querySelector("dt").textContent}=${d.querySelector("dd").textContent}`));
     for (const f of ["Status=Open", "Events=4", "Users=3"]) if (!facts.includes(f)) throw new Error(facts.join(", "));
@@ -202,7 +202,7 @@ export async function errorPages(browser, h) {
   await page.waitForFunction(() => document.querySelector("[data-testid=error-row]")?.textContent.includes("marker-load"));
   await page.getByRole("link", { name: "marker-load" }).click();
   await h.check("a release without a sourcemap keeps its frames minified and says why, once", async () => {
-    await page.getByRole("heading", { name: "TypeError" }).waitFor();
+    await page.getByRole("heading", { name: "TypeError", exact: true }).waitFor();
     const first = page.getByTestId("occurrence").first();
     const text = await first.getByTestId("resolution").textContent();
     if (!text.includes(`no sourcemap for release 1.9.0 and ${app}`)) throw new Error(text);

@@ -982,11 +982,11 @@ async function withErrorTracking(browser) {
   });
   await page.locator("nav.sidebar").getByRole("link", { name: "Errors" }).click();
   await check("with the flag on, /errors is a page (no error yet: how to turn error tracking on) and answers 200", async () => {
-    await page.getByRole("heading", { name: "Errors" }).waitFor();
+    await page.getByRole("heading", { name: "Errors", exact: true }).waitFor();
     await page.getByTestId("no-errors").getByText("errorTracking: true").waitFor();
     const res = await page.goto(strata.url + "/errors");
     if (res.status() !== 200) throw new Error(`status ${res.status()}`);
-    await page.getByRole("heading", { name: "Errors" }).waitFor();
+    await page.getByRole("heading", { name: "Errors", exact: true }).waitFor();
   });
   await page.screenshot({ path: join(ARTIFACTS, "09-errors-shown.png"), fullPage: true });
 }
