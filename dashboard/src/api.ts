@@ -2,10 +2,10 @@
 // origin with the session cookie; the browser adds the Origin header the
 // server checks on every change.
 import type {
-  Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, BuildInfo, CredentialStatus, DashboardConfig, DataEnv, EventNames, Experiment,
-  ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList, FlagList, FlagWrite, FunnelRequest, FunnelResult, KeyCreated,
-  KeyEnv, List, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult, SavedQuery, Session, TokenCreated, TrendRequest,
-  TrendResult,
+  Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, BuildInfo, CredentialStatus, DashboardConfig, DataEnv, ErrorGroupDetail,
+  ErrorGroupList, ErrorGroupStatus, ErrorStatus, EventNames, Experiment, ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList,
+  FlagList, FlagWrite, FunnelRequest, FunnelResult, KeyCreated, KeyEnv, List, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult,
+  SavedQuery, Session, Sourcemap, TokenCreated, TrendRequest, TrendResult,
 } from "./types";
 
 /** ApiError is an error answer: the HTTP status and the body's code and message. */
@@ -169,6 +169,23 @@ export const api = {
   applyWinner: (p: number, id: number, variant: string) =>
     request<Experiment>("POST", scoped(`/api/v1/experiments/${enc(id)}/apply-winner`, p), { variant }),
   experimentResults: (p: number, id: number) => request<ExperimentResults>("GET", scoped(`/api/v1/experiments/${enc(id)}/results`, p)),
+
+  // Error tracking (docs/errors.md): the groups of $exception events over a
+  // day range, of live data unless env is "test"; a group and its latest
+  // occurrences; a group's status; and the releases' sourcemap uploads.
+  errorGroups: (p: number, d: Days & { release?: string; status?: ErrorStatus }, env?: DataEnv) =>
+    request<ErrorGroupList>(
+      "GET",
+      scoped("/api/v1/errors", p, { dateFrom: d.from, dateTo: d.to, release: d.release, status: d.status, env: envParam(env) }),
+    ),
+  errorGroup: (p: number, fingerprint: string, d: Days, env?: DataEnv) =>
+    request<ErrorGroupDetail>("GET", scoped(`/api/v1/errors/${enc(fingerprint)}`, p, { dateFrom: d.from, dateTo: d.to, env: envParam(env) })),
+  /** setErrorStatus resolves (in release, else the latest release the group was seen in), ignores or reopens a group. */
+  setErrorStatus: (p: number, fingerprint: string, status: ErrorStatus, release?: string) =>
+    request<ErrorGroupStatus>("PUT", scoped(`/api/v1/errors/${enc(fingerprint)}/status`, p), release ? { status, release } : { status }),
+  /** sourcemaps lists the product's uploads, newest first. */
+  sourcemaps: (p: number) => request<List<Sourcemap>>("GET", scoped("/api/v1/sourcemaps", p)),
+  deleteSourcemaps: (p: number, release: string) => request<{ deleted: number }>("DELETE", scoped("/api/v1/sourcemaps", p, { release })),
 
   version: () => request<BuildInfo>("GET", "/api/v1/version"),
   /** spec is the HTTP contract, api/openapi.yaml, as the server serves it: YAML text. */

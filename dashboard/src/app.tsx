@@ -10,6 +10,8 @@ import { ProductNotFound } from "./components/States";
 import { activeItem, navItems } from "./components/nav";
 import { envFromSearch, searchWithEnv } from "./dataEnv";
 import { AuthForm } from "./pages/AuthForm";
+import { ErrorGroupPage } from "./pages/ErrorGroup";
+import { Errors } from "./pages/Errors";
 import { Acquisition } from "./pages/Acquisition";
 import { Annotations } from "./pages/Annotations";
 import { ApiReference } from "./pages/ApiReference";
@@ -201,18 +203,30 @@ function currentProduct(products: Product[] | null, loc: Loc): { product: Produc
 }
 
 /**
- * productPath is where path leads for another product: a flag or an
- * experiment belongs to one product, so another product opens its list,
- * and a product's settings open the other product's.
+ * productPath is where path leads for another product: a flag, an
+ * experiment or an error group belongs to one product, so another product
+ * opens its list, and a product's settings open the other product's.
  */
 function productPath(path: string, id: number): string {
-  const item = /^\/(flags|experiments)\/\d+$/.exec(path);
+  const item = /^\/(flags|experiments)\/\d+$/.exec(path) ?? /^\/(errors)\/./.exec(path);
   return path.startsWith("/settings/products/") ? `/settings/products/${id}` : item ? `/${item[1]}` : path;
+}
+
+/**
+ * groupFingerprint is the fingerprint an /errors/{fingerprint} path names
+ * (a client may send its own, so it is any text, escaped in the path), or
+ * null when the path names none or cannot be decoded.
+ */
+function groupFingerprint(path: string): string | null {
+  try {
+    return decodeURIComponent(path.slice("/errors/".length)) || null;
+  } catch {
+    return null;
+  }
 }
 
 /** The pages that are not built yet, and what they will show. */
 const comingSoon: Record<string, { title: string; text: string }> = {
-  "/errors": { title: "Errors", text: "Errors will list exceptions grouped by fingerprint, with their events, users and last-seen dates." },
   "/messages": { title: "Messages", text: "Messages will manage in-app tooltips, modals and banners." },
 };
 
@@ -240,7 +254,14 @@ function Page(props: {
   if (item?.[1] === "flags") return <FlagPage product={props.product} id={Number(item[2])} />;
   if (item?.[1] === "experiments") return <ExperimentPage product={props.product} id={Number(item[2])} />;
   if (path === "/api-reference") return <ApiReference />;
-  if (path === "/errors" && !props.errorTracking) return <NotFound home={home} />;
+  // Errors exists only while the server runs with error tracking on.
+  if (path === "/errors" || path.startsWith("/errors/")) {
+    if (!props.errorTracking) return <NotFound home={home} />;
+    if (path === "/errors") return <Errors product={props.product} range={props.range} env={props.env} />;
+    const fingerprint = groupFingerprint(path);
+    if (!fingerprint) return path === "/errors/" ? <Redirect to={withParams("/errors", search)} /> : <NotFound home={home} />;
+    return <ErrorGroupPage product={props.product} fingerprint={fingerprint} range={props.range} env={props.env} />;
+  }
   const soon = comingSoon[path];
   if (soon) return <ComingSoon title={soon.title}>{soon.text}</ComingSoon>;
   if (path === "/settings" || path === "/settings/") return <Redirect to={withParams("/settings/products", search)} />;

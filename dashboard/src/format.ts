@@ -63,3 +63,10 @@ export function chance(p: number): string {
   if (p < 0.001) return "< 0.1%";
   return percent(p);
 }
+
+/** bytes writes a size for people: 812 B, 12.3 KB, 4.1 MB (1 KB = 1,000 bytes, as file managers count). */
+export function bytes(n: number): string {
+  if (n < 1000) return `${n} B`;
+  if (n < 1_000_000) return `${(n / 1000).toFixed(1)} KB`;
+  return `${(n / 1_000_000).toFixed(1)} MB`;
+}

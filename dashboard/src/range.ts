@@ -108,3 +108,13 @@ export function describe(range: DateRange): string {
   if (range.key !== "custom") return presets.find((p) => p.key === range.key)!.label;
   return range.from === range.to ? range.from : `${range.from} – ${range.to}`;
 }
+
+/**
+ * during is a range as the end of a sentence: "today", "yesterday", "in
+ * the last 7 days", "on 2026-11-01" or "from 2026-11-01 to 2026-11-23".
+ */
+export function during(range: DateRange): string {
+  if (range.key === "today" || range.key === "yesterday") return range.key;
+  if (range.key !== "custom") return `in the ${describe(range).toLowerCase()}`;
+  return range.from === range.to ? `on ${range.from}` : `from ${range.from} to ${range.to}`;
+}

@@ -71,5 +71,16 @@ export type MetricResult = Schemas["MetricResult"];
 export type ArmResult = Schemas["ArmResult"];
 export type Estimate = Schemas["Estimate"];
 
+export type ErrorGroup = Schemas["ErrorGroup"];
+/** A group's state: open (the default), resolved in a release, or ignored. */
+export type ErrorStatus = ErrorGroup["status"];
+export type ErrorGroupList = Schemas["ErrorGroupList"];
+export type ErrorGroupDetail = Schemas["ErrorGroupDetail"];
+export type ErrorOccurrence = Schemas["ErrorOccurrence"];
+export type ErrorFrame = Schemas["ErrorFrame"];
+export type ErrorGroupStatus = Schemas["ErrorGroupStatus"];
+/** One sourcemap upload of a release (without its content). */
+export type Sourcemap = Schemas["Sourcemap"];
+
 /** The running server's build (GET /api/v1/version). */
 export type BuildInfo = Schemas["BuildInfo"];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkCustom, describe as describeRange, parseDay, presetRange, rangeFromSearch, searchWithRange } from "../src/range";
+import { checkCustom, describe as describeRange, during, parseDay, presetRange, rangeFromSearch, searchWithRange } from "../src/range";
 
 const today = new Date("2026-11-23T15:30:00Z");
 
@@ -41,5 +41,9 @@ describe("date ranges", () => {
   it("describes ranges for people", () => {
     expect(describeRange(presetRange("7d", today))).toBe("Last 7 days");
     expect(describeRange({ key: "custom", from: "2026-01-01", to: "2026-01-31" })).toBe("2026-01-01 – 2026-01-31");
+    expect(during(presetRange("today", today))).toBe("today");
+    expect(during(presetRange("30d", today))).toBe("in the last 30 days");
+    expect(during({ key: "custom", from: "2026-01-01", to: "2026-01-01" })).toBe("on 2026-01-01");
+    expect(during({ key: "custom", from: "2026-01-01", to: "2026-01-31" })).toBe("from 2026-01-01 to 2026-01-31");
   });
 });

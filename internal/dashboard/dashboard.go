@@ -30,8 +30,8 @@ var pages = []string{
 	"/messages", "/experiments", "/experiments/", "/flags", "/flags/", "/settings", "/settings/", "/api-reference",
 }
 
-// errorPages are the Errors page's paths, pages only while error tracking
-// is on.
+// errorPages are the Errors pages' paths, the list and a group's page
+// (/errors/{fingerprint}), pages only while error tracking is on.
 var errorPages = []string{"/errors", "/errors/"}
 
 // Headers every HTML answer carries. The policy admits only this origin's

@@ -13,8 +13,9 @@
 // widths, and, on servers of their own, runs the Flags and Experiments
 // pages (a flag and its audit trail, an experiment fed with exposures and
 // conversions whose results page must show the counts the test keeps
-// itself, and the sample-ratio banner) and the sources on the Overview and
-// Acquisition.
+// itself, and the sample-ratio banner), the sources on the Overview and
+// Acquisition, and the Errors pages (a release's sourcemap and exceptions
+// sent to the server, the groups, a group's de-minified frames, resolving).
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
 //
@@ -29,6 +30,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { harness } from "../../../e2e/browser/harness.mjs";
+import { errorPages } from "./errors.mjs";
 import { sourcePages } from "./sources.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -55,6 +57,7 @@ async function main() {
   await withErrorTracking(browser);
   await flagsAndExperiments(browser);
   await sourcePages(browser, { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS });
+  await errorPages(browser, { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS, repo });
 }
 
 /** The main run, on a server started without the error-tracking flag. */
@@ -978,12 +981,12 @@ async function withErrorTracking(browser) {
     if (got.indexOf("Errors") !== got.indexOf("Annotations") + 1) throw new Error(`sidebar: ${got.join(", ")}`);
   });
   await page.locator("nav.sidebar").getByRole("link", { name: "Errors" }).click();
-  await check("with the flag on, /errors is a page (coming soon) and answers 200", async () => {
-    await page.getByRole("heading", { name: "Errors" }).waitFor();
-    await page.getByTestId("coming-soon").waitFor();
+  await check("with the flag on, /errors is a page (no error yet: how to turn error tracking on) and answers 200", async () => {
+    await page.getByRole("heading", { name: "Errors", exact: true }).waitFor();
+    await page.getByTestId("no-errors").getByText("errorTracking: true").waitFor();
     const res = await page.goto(strata.url + "/errors");
     if (res.status() !== 200) throw new Error(`status ${res.status()}`);
-    await page.getByRole("heading", { name: "Errors" }).waitFor();
+    await page.getByRole("heading", { name: "Errors", exact: true }).waitFor();
   });
   await page.screenshot({ path: join(ARTIFACTS, "09-errors-shown.png"), fullPage: true });
 }
