@@ -31,6 +31,9 @@ func (s stubStore) ExperimentCounts(context.Context, analytics.ExperimentQuery) 
 func (s stubStore) ErrorGroups(context.Context, analytics.ErrorGroupsQuery) ([]analytics.ErrorGroupRow, error) {
 	return nil, s.err
 }
+func (s stubStore) ErrorActivity(context.Context, analytics.ErrorActivityQuery) ([]analytics.ErrorActivityRow, error) {
+	return nil, s.err
+}
 
 // TestOutOfMemoryIsQueryTooLarge checks the engine's one mapping: a store
 // that ran out of memory is a 503 query_too_large with advice and a

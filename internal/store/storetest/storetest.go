@@ -71,6 +71,7 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("EventNames", func(t *testing.T) { testEventNames(t, open(t)) })
 	t.Run("ExperimentCounts", func(t *testing.T) { testExperimentCounts(t, open(t)) })
 	t.Run("ErrorGroups", func(t *testing.T) { testErrorGroups(t, open(t)) })
+	t.Run("ErrorActivity", func(t *testing.T) { testErrorActivity(t, open(t)) })
 }
 
 func testMeta(t *testing.T, s Meta) {
