@@ -25,6 +25,7 @@ type metaStore interface {
 	analytics.ExperimentStore
 	analytics.LeaseStore
 	analytics.SourcemapStore
+	analytics.AlertStore
 }
 
 // storage is what a server stores into, chosen by configuration: by

@@ -26,6 +26,7 @@ type Meta interface {
 	analytics.ExperimentStore
 	analytics.LeaseStore
 	analytics.SourcemapStore
+	analytics.AlertStore
 }
 
 // Events is the event half of storage and the queries over it (DuckDB
@@ -57,6 +58,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("Experiments", func(t *testing.T) { testExperiments(t, open(t)) })
 	t.Run("Leases", func(t *testing.T) { testLeases(t, open(t)) })
 	t.Run("Sourcemaps", func(t *testing.T) { testSourcemaps(t, open(t)) })
+	t.Run("Alerts", func(t *testing.T) { testAlerts(t, open(t)) })
 	t.Run("Users", func(t *testing.T) { testUsers(t, open(t)) })
 	t.Run("OwnerRace", func(t *testing.T) { testOwnerRace(t, open(t)) })
 }
