@@ -146,8 +146,24 @@ func TestErrorAlerts(t *testing.T) {
 	if now := time.Now().UTC(); now.Minute() >= 58 {
 		time.Sleep(now.Truncate(time.Hour).Add(time.Hour + 5*time.Second).Sub(now))
 	}
+	checkErrorAlerts(t, startServer(t, t.TempDir(), "--alert-interval", "1s"))
+}
+
+// TestErrorAlertsOnTwoNodes runs the same checks on two nodes over one
+// ClickHouse and one PostgreSQL, both running the alert job every second:
+// the lease and the claims keep every alert to one delivery.
+func TestErrorAlertsOnTwoNodes(t *testing.T) {
+	if now := time.Now().UTC(); now.Minute() >= 58 {
+		time.Sleep(now.Truncate(time.Hour).Add(time.Hour + 5*time.Second).Sub(now))
+	}
+	a, _ := startNodes(t, "--alert-interval", "1s")
+	checkErrorAlerts(t, a)
+}
+
+// checkErrorAlerts is the alert checks, on server s with the alert job
+// running every second.
+func checkErrorAlerts(t *testing.T, s *server) {
 	rcv := newAlertReceiver(t)
-	s := startServer(t, t.TempDir(), "--alert-interval", "1s")
 	a, b := newTenant(t, s, "Alerted"), newTenant(t, s, "Quiet")
 
 	// The webhook API.
