@@ -238,6 +238,10 @@ type QueryStore interface {
 	ErrorGroups(ctx context.Context, q ErrorGroupsQuery) ([]ErrorGroupRow, error)
 	// ErrorOccurrences returns a group's latest events.
 	ErrorOccurrences(ctx context.Context, q ErrorOccurrencesQuery) ([]ErrorOccurrence, error)
+	// ErrorActivity returns the groups of $exception events with at least
+	// MinRecent events in the recent part of the range, ties by
+	// fingerprint (docs/errors.md, "Alerts").
+	ErrorActivity(ctx context.Context, q ErrorActivityQuery) ([]ErrorActivityRow, error)
 }
 
 // ErrOutOfMemory is wrapped by a QueryStore's error when the store could not
@@ -355,4 +359,31 @@ type ErrorGroupStore interface {
 	ErrorGroupStatuses(ctx context.Context, productID int64) (map[string]ErrorGroupStatus, error)
 	// SetErrorGroupStatus records a status and fills in ChangedAt.
 	SetErrorGroupStatus(ctx context.Context, productID int64, st *ErrorGroupStatus) error
+}
+
+// ErrorActivityQuery asks what the alert rules read of the scope's
+// $exception events, by group (fingerprint): the range [From, To) is split
+// at Recent into the history [From, Recent) and the recent part [Recent,
+// To). Only groups with at least MinRecent events in the recent part are
+// returned, and with FirstOnly only those without an event in the
+// history. The new-group rule asks for the last hour with the week before
+// it as history, FirstOnly; the spike rule for the last complete hour with
+// the seven days before it, MinRecent the webhook's minimum count.
+type ErrorActivityQuery struct {
+	EventRange
+	Recent    time.Time
+	MinRecent int64
+	FirstOnly bool
+}
+
+// ErrorActivityRow is one group's activity: its events and distinct users
+// in the recent part, its events in the history, its first event in the
+// range, and the type and message of its latest event in the range (of
+// equal times, the greatest type and message, as in ErrorGroupRow).
+type ErrorActivityRow struct {
+	Fingerprint   string
+	Type, Message string
+	Recent, Users int64
+	History       int64
+	FirstSeen     time.Time
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"strata/internal/admin"
+	"strata/internal/alerts"
 	"strata/internal/analytics"
 	"strata/internal/auth"
 	"strata/internal/buildinfo"
@@ -60,6 +61,8 @@ type App struct {
 	sockPath string
 	// checker runs the sample-ratio check of running experiments.
 	checker *experiment.Checker
+	// alerts sends the products' error alerts to their webhooks.
+	alerts *alerts.Job
 	// bootstrapKey is the live API key the first start of an empty data
 	// directory created for product bootstrapProduct, logged by Run once
 	// the server listens; "" on every other start.
@@ -144,6 +147,9 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	}
 	// Every query that reads events waits for a slot (docs/queries.md,
 	// "Admission and rate limits").
+	// Alerts are sent by a job off every request path, and by the test
+	// delivery a product owner asks for (docs/errors.md, "Alerts").
+	alertSender := alerts.NewSender()
 	engine := &query.Engine{Store: a.store.queries, Sync: a.store.sync, Now: time.Now,
 		Admission: query.NewAdmission(cfg.QueryConcurrency, cfg.QueryQueue, cfg.QueryWait)}
 	api := &httpapi.Server{
@@ -159,6 +165,9 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Experiments: a.store.meta,
 		Sourcemaps:  a.store.meta,
 		ErrorGroups: a.store.meta,
+		Alerts:      a.store.meta,
+		AlertSender: alertSender,
+		PublicURL:   cfg.PublicURL,
 		Bodies:      httpapi.NewBodyBudget(int64(cfg.MaxBodyMemory), log.With("component", "http")),
 		Ready:       a.readiness,
 		Build:       buildinfo.Read(),
@@ -192,6 +201,11 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// them runs it (docs/experiments.md).
 	a.checker = &experiment.Checker{Store: a.store.meta, Counter: engine, Node: nodeName(), Interval: cfg.SampleRatioInterval,
 		Env: analytics.EnvLive, Paused: api.FlagsChanged, Log: log.With("component", "experiments"), Now: time.Now}
+	// The error alert job, like the check, runs on the lease holder of
+	// each round; it reads through the engine (read-your-writes, an
+	// admission slot) and never touches ingest.
+	a.alerts = &alerts.Job{Store: a.store.meta, Counter: engine, Sender: alertSender, Node: nodeName(), Interval: cfg.AlertInterval,
+		Env: analytics.EnvLive, BaseURL: cfg.PublicURL, Log: log.With("component", "alerts"), Now: time.Now}
 	// The HTTP server is fasthttp (docs/architecture.md): /e is served on
 	// it directly, every other path through net/http handlers.
 	a.httpSrv = &fasthttp.Server{
@@ -298,6 +312,14 @@ func (a *App) Run(ctx context.Context) error {
 	checks, stopChecks := context.WithCancel(ctx)
 	defer stopChecks()
 	go a.checker.Run(checks)
+	// The alert job is stopped, and its deliveries in flight recorded,
+	// before storage closes.
+	alertJobs, stopAlerts := context.WithCancel(ctx)
+	alertsDone := make(chan struct{})
+	go func() {
+		defer close(alertsDone)
+		a.alerts.Run(alertJobs)
+	}()
 	a.ready.Store(true)
 	if a.bootstrapKey != "" {
 		// The one time a secret is logged: the first start of an empty data
@@ -367,6 +389,8 @@ loop:
 			}
 		}
 	}
+	stopAlerts()
+	<-alertsDone
 	return errors.Join(runErr, a.shutdown())
 }
 

@@ -26,6 +26,7 @@ type metaStore interface {
 	analytics.LeaseStore
 	analytics.SourcemapStore
 	analytics.ErrorGroupStore
+	analytics.AlertStore
 }
 
 // storage is what a server stores into, chosen by configuration: by

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"runtime"
 	"strconv"
@@ -117,6 +118,14 @@ type Config struct {
 	// experiments runs (STRATA_SRM_INTERVAL); one node of a cluster runs
 	// each round (docs/experiments.md).
 	SampleRatioInterval time.Duration
+	// AlertInterval is how often the error alert job runs
+	// (STRATA_ALERT_INTERVAL); one node of a cluster runs each round
+	// (docs/errors.md, "Alerts").
+	AlertInterval time.Duration
+	// PublicURL is the address people reach the dashboard at
+	// (STRATA_PUBLIC_URL), which the links in alerts start with; empty,
+	// they are paths on the server.
+	PublicURL string
 }
 
 // Default returns the configuration `make run` uses.
@@ -133,6 +142,7 @@ func Default() Config {
 		QueryWait:           10 * time.Second,
 		QueryRateLimit:      120,
 		SampleRatioInterval: 5 * time.Minute,
+		AlertInterval:       time.Minute,
 		KeyCacheTTL:         10 * time.Second,
 		DedupCapacity:       4_000_000,
 		CommitLinger:        2 * time.Millisecond,
@@ -268,6 +278,8 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	fs.IntVar(&c.QueryConcurrency, "query-concurrency", envInt("STRATA_QUERY_CONCURRENCY", c.QueryConcurrency), "queries that may read events at once (env STRATA_QUERY_CONCURRENCY)")
 	fs.IntVar(&c.QueryQueue, "query-queue", envInt("STRATA_QUERY_QUEUE", c.QueryQueue), "queries that may wait for a slot; more are refused with 503 (env STRATA_QUERY_QUEUE)")
 	fs.DurationVar(&c.SampleRatioInterval, "srm-interval", envDuration("STRATA_SRM_INTERVAL", c.SampleRatioInterval), "how often running experiments get the sample-ratio check (env STRATA_SRM_INTERVAL)")
+	fs.DurationVar(&c.AlertInterval, "alert-interval", envDuration("STRATA_ALERT_INTERVAL", c.AlertInterval), "how often the error alert job looks for new and spiking error groups (env STRATA_ALERT_INTERVAL)")
+	fs.StringVar(&c.PublicURL, "public-url", env("STRATA_PUBLIC_URL", ""), "the dashboard's public address, e.g. https://analytics.example.com, which links in alerts start with (env STRATA_PUBLIC_URL)")
 	fs.DurationVar(&c.QueryWait, "query-wait", envDuration("STRATA_QUERY_WAIT", c.QueryWait), "longest a query waits for a slot before 503 (env STRATA_QUERY_WAIT)")
 	fs.IntVar(&c.QueryRateLimit, "query-rate-limit", envInt("STRATA_QUERY_RATE_LIMIT", c.QueryRateLimit), "queries per credential per minute, on each node (env STRATA_QUERY_RATE_LIMIT)")
 	fs.DurationVar(&c.KeyCacheTTL, "key-cache-ttl", c.KeyCacheTTL, "how long a key lookup is cached")
@@ -334,6 +346,14 @@ func (c Config) Validate() error {
 	}
 	if c.SampleRatioInterval < time.Second {
 		errs = append(errs, fmt.Errorf("srm-interval %v: must be at least 1s", c.SampleRatioInterval))
+	}
+	if c.AlertInterval < time.Second {
+		errs = append(errs, fmt.Errorf("alert-interval %v: must be at least 1s", c.AlertInterval))
+	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("public-url %q: must be an http or https URL such as https://analytics.example.com", c.PublicURL))
+		}
 	}
 	if c.QueryRateLimit < 1 {
 		errs = append(errs, errors.New("query-rate-limit must be at least 1"))

@@ -186,3 +186,23 @@ func TestAllowedHosts(t *testing.T) {
 		}
 	}
 }
+
+// TestAlertFlags checks --alert-interval (one minute by default, at least
+// a second, from STRATA_ALERT_INTERVAL) and --public-url (an http(s) URL).
+func TestAlertFlags(t *testing.T) {
+	if d := Default(); d.AlertInterval != time.Minute || d.PublicURL != "" {
+		t.Errorf("defaults: %v %q", d.AlertInterval, d.PublicURL)
+	}
+	c, err := Load(nil, env(map[string]string{"STRATA_ALERT_INTERVAL": "1s", "STRATA_PUBLIC_URL": "https://analytics.example.com"}))
+	if err != nil || c.AlertInterval != time.Second || c.PublicURL != "https://analytics.example.com" {
+		t.Errorf("env: %v %q %v", c.AlertInterval, c.PublicURL, err)
+	}
+	if c, err = Load([]string{"--alert-interval", "2m"}, env(map[string]string{"STRATA_ALERT_INTERVAL": "1s"})); err != nil || c.AlertInterval != 2*time.Minute {
+		t.Errorf("the flag over the env: %v %v", c.AlertInterval, err)
+	}
+	for _, args := range [][]string{{"--alert-interval", "500ms"}, {"--public-url", "analytics.example.com"}, {"--public-url", "ftp://x"}} {
+		if _, err := Load(args, env(nil)); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+}

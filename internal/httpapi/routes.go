@@ -16,6 +16,7 @@ import (
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 
 	"strata/internal/admin"
+	"strata/internal/alerts"
 	"strata/internal/analytics"
 	"strata/internal/auth"
 	"strata/internal/buildinfo"
@@ -43,6 +44,12 @@ type Server struct {
 	// ErrorGroups what people decided about error groups (errorgroups.go).
 	Sourcemaps  analytics.SourcemapStore
 	ErrorGroups analytics.ErrorGroupStore
+	// Alerts keeps the products' alert webhooks and the alerts sent;
+	// AlertSender makes the test delivery; PublicURL starts the
+	// dashboard links in alerts (alerts.go).
+	Alerts      analytics.AlertStore
+	AlertSender *alerts.Sender
+	PublicURL   string
 	// QueryLimiter holds the query budgets, one bucket per credential, of
 	// QueryRateLimit queries a minute (query.go, allowQuery).
 	QueryLimiter   *ratelimit.Limiter
@@ -203,6 +210,12 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /api/v1/annotations/export.csv", h(s.handleExportAnnotations))
 	mux.Handle("POST /api/v1/annotations/bulk-delete", h(s.handleBulkDeleteAnnotations))
 	mux.Handle("DELETE /api/v1/annotations/{id}", h(s.handleDeleteAnnotation))
+
+	mux.Handle("GET /api/v1/alerts", h(s.handleListAlerts))
+	mux.Handle("GET /api/v1/alerts/webhook", h(s.handleGetAlertWebhook))
+	mux.Handle("PUT /api/v1/alerts/webhook", h(s.handlePutAlertWebhook))
+	mux.Handle("DELETE /api/v1/alerts/webhook", h(s.handleDeleteAlertWebhook))
+	mux.Handle("POST /api/v1/alerts/webhook/test", h(s.handleTestAlertWebhook))
 
 	mux.Handle("GET /api/v1/flags", h(s.handleListFlags))
 	mux.Handle("POST /api/v1/flags", h(s.handleCreateFlag))

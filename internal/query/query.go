@@ -388,6 +388,18 @@ func positions(starts []time.Time) map[time.Time]int {
 	return index
 }
 
+// ErrorActivity reads the error groups' activity the alert job's rules
+// need (analytics.ErrorActivityQuery), as a read of the store like every
+// query: after the read-your-writes barrier, with an admission slot.
+func (e *Engine) ErrorActivity(ctx context.Context, q analytics.ErrorActivityQuery) ([]analytics.ErrorActivityRow, error) {
+	var rows []analytics.ErrorActivityRow
+	err := e.read(ctx, func(ctx context.Context) (err error) {
+		rows, err = e.Store.ErrorActivity(ctx, q)
+		return err
+	})
+	return rows, err
+}
+
 // RunExperiment counts an experiment's exposed and converted users
 // (analytics.ExperimentQuery), as a read of the store like every query.
 func (e *Engine) RunExperiment(ctx context.Context, q analytics.ExperimentQuery) ([]analytics.ExperimentRow, error) {

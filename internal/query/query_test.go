@@ -34,6 +34,9 @@ func (s stubStore) ErrorGroups(context.Context, analytics.ErrorGroupsQuery) ([]a
 func (s stubStore) ErrorOccurrences(context.Context, analytics.ErrorOccurrencesQuery) ([]analytics.ErrorOccurrence, error) {
 	return nil, s.err
 }
+func (s stubStore) ErrorActivity(context.Context, analytics.ErrorActivityQuery) ([]analytics.ErrorActivityRow, error) {
+	return nil, s.err
+}
 
 // TestOutOfMemoryIsQueryTooLarge checks the engine's one mapping: a store
 // that ran out of memory is a 503 query_too_large with advice and a

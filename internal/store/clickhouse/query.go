@@ -598,3 +598,37 @@ func (s *Store) ErrorOccurrences(ctx context.Context, q analytics.ErrorOccurrenc
 		return o, err
 	})
 }
+
+// ErrorActivity reads what the alert rules need of each group in one
+// GROUP BY: its events and users in the recent part, its events in the
+// history before it, its first event and its latest type and message.
+// Every aggregate is one ClickHouse 18.16 runs (countIf, uniqExactIf).
+func (s *Store) ErrorActivity(ctx context.Context, q analytics.ErrorActivityQuery) (_ []analytics.ErrorActivityRow, err error) {
+	defer markOutOfMemory(&err)
+	var b builder
+	prop := func(key string) string { return b.text(analytics.Property{Key: key}) }
+	recent := q.Recent.UnixMicro()
+	b.Write("SELECT ", prop("$exception_fingerprint"), " AS fp, max(concat(toString(ts + ", strconv.Itoa(latestKeyOffset), "), '|', ",
+		prop("$exception_type"), ", '\\x1f', ", prop("$exception_message"), ")), countIf(ts >= ", b.arg(recent),
+		"), uniqExactIf(user_id, ts >= ", b.arg(recent), "), countIf(ts < ", b.arg(recent), "), min(ts)")
+	b.Write(" FROM ", s.table, " WHERE ")
+	b.scope(q.EventRange, q.From, q.To)
+	b.Write(" AND is_bot = 0 AND event = ", b.arg(analytics.ExceptionEvent))
+	b.Write(" GROUP BY fp HAVING countIf(ts >= ", b.arg(recent), ") >= ", b.arg(max(q.MinRecent, 1)))
+	if q.FirstOnly {
+		b.Write(" AND countIf(ts < ", b.arg(recent), ") = 0")
+	}
+	b.Write(" ORDER BY fp")
+	return queryAll(ctx, s, "reading error activity", &b, func(rows driver.Rows) (analytics.ErrorActivityRow, error) {
+		var g analytics.ErrorActivityRow
+		var latest string
+		var n, users, history uint64
+		var first int64
+		err := rows.Scan(&g.Fingerprint, &latest, &n, &users, &history, &first)
+		_, rest, _ := strings.Cut(latest, "|")
+		g.Type, g.Message, _ = strings.Cut(rest, "\x1f")
+		g.Recent, g.Users, g.History = int64(n), int64(users), int64(history)
+		g.FirstSeen = time.UnixMicro(first).UTC()
+		return g, err
+	})
+}

@@ -589,3 +589,50 @@ func (s *Store) ErrorOccurrences(ctx context.Context, q analytics.ErrorOccurrenc
 		return o, err
 	})
 }
+
+// ErrorActivity reads what the alert rules need of each group in one
+// GROUP BY: its events and users in the recent part, its events in the
+// history before it, its first event and its latest type and message.
+func (s *Store) ErrorActivity(ctx context.Context, q analytics.ErrorActivityQuery) (_ []analytics.ErrorActivityRow, err error) {
+	defer markOutOfMemory(&err)
+	if err := s.dictionaries(ctx); err != nil {
+		return nil, err
+	}
+	var b builder
+	prop := func(key string) string {
+		x, _ := b.property(analytics.Property{Key: key})
+		return "coalesce(" + x + ", '')"
+	}
+	recent := b.arg(q.Recent.UTC())
+	b.Write("SELECT ", prop("$exception_fingerprint"), " AS fp, max(CAST(epoch_us(ts) + ", strconv.Itoa(latestKeyOffset), " AS VARCHAR) || '|' || ",
+		prop("$exception_type"), " || chr(31) || ", prop("$exception_message"), "), count(*) FILTER (WHERE ts >= ", recent,
+		"), count(DISTINCT uid) FILTER (WHERE ts >= ", recent, "), count(*) FILTER (WHERE ts < ", recent, "), min(ts)")
+	b.Write(" FROM events WHERE ")
+	b.scope("", q.EventRange, q.From, q.To)
+	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(analytics.ExceptionEvent)))
+	b.Write(" GROUP BY fp HAVING count(*) FILTER (WHERE ts >= ", recent, ") >= ", b.arg(max(q.MinRecent, 1)))
+	if q.FirstOnly {
+		b.Write(" AND count(*) FILTER (WHERE ts < ", recent, ") = 0")
+	}
+	b.Write(" ORDER BY fp")
+	return queryAll(ctx, s, "reading error activity", &b, func(r scanner) (g analytics.ErrorActivityRow, err error) {
+		var latest string
+		err = r.Scan(&g.Fingerprint, &latest, &g.Recent, &g.Users, &g.History, &g.FirstSeen)
+		g.Type, g.Message = splitLatest(latest)
+		g.FirstSeen = g.FirstSeen.UTC()
+		return g, err
+	})
+}
+
+// latestKeyOffset makes every microsecond time a 19-digit number (for
+// times after 1938), so that the text "time|type\x1fmessage" sorts by
+// time first: the max of it names a group's latest event (ErrorActivity;
+// ErrorGroups takes the max of a struct instead).
+const latestKeyOffset = 1000000000000000000
+
+// splitLatest reads "time|type\x1fmessage" back into type and message.
+func splitLatest(key string) (string, string) {
+	_, rest, _ := strings.Cut(key, "|")
+	t, m, _ := strings.Cut(rest, "\x1f")
+	return t, m
+}

@@ -90,3 +90,36 @@ func testErrorGroups(t *testing.T, s Events) {
 		}
 	}
 }
+
+// testErrorActivity runs the alert rules' query on the store for seeded
+// random datasets and compares each answer with the reference in
+// querytest: the recent part and the history split at Recent, the minimum
+// recent count, first-only groups and the range's boundaries.
+func testErrorActivity(t *testing.T, s Events) {
+	ctx := context.Background()
+	for seed := int64(1); seed <= 20; seed++ {
+		ds := querytest.GenerateErrorActivity(seed)
+		p := analytics.Product{ID: 700 + seed}
+		if err := s.AppendEvents(ctx, storeEvents(p.ID, ds.Events)); err != nil {
+			t.Fatal(err)
+		}
+		for _, first := range []bool{ds.FirstOnly, !ds.FirstOnly} {
+			rows, err := s.ErrorActivity(ctx, analytics.ErrorActivityQuery{EventRange: analytics.EventRange{ProductID: p.ID, Env: analytics.EnvLive,
+				From: ds.From, To: ds.To}, Recent: ds.Recent, MinRecent: ds.MinRecent, FirstOnly: first})
+			if err != nil {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+			got := make([]querytest.ErrorActivity, len(rows))
+			for i, r := range rows {
+				got[i] = querytest.ErrorActivity(r)
+			}
+			want := querytest.ErrorActivities(ds.Events, ds.From, ds.Recent, ds.To, ds.MinRecent, first)
+			if len(want) == 0 && !first {
+				t.Fatalf("seed %d: the dataset has no recent group", seed)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("seed %d min %d first-only %v:\n got %+v\nwant %+v", seed, ds.MinRecent, first, got, want)
+			}
+		}
+	}
+}

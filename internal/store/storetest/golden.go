@@ -132,6 +132,11 @@ func GoldenSQL(t *testing.T, s Events, trace *[]Statement) {
 			_, err := s.ErrorOccurrences(ctx, analytics.ErrorOccurrencesQuery{EventRange: scope, Fingerprint: "f1", Limit: 50})
 			return err
 		}},
+		{"error_activity", func() error {
+			_, err := s.ErrorActivity(ctx, analytics.ErrorActivityQuery{EventRange: analytics.EventRange{ProductID: 1,
+				Env: analytics.EnvLive, From: day, To: day.Add(169 * time.Hour)}, Recent: day.Add(168 * time.Hour), MinRecent: 10, FirstOnly: true})
+			return err
+		}},
 		{"event_names", func() error {
 			_, err := s.EventNames(ctx, analytics.EventNamesQuery{EventRange: scope, Limit: 50})
 			return err

@@ -27,6 +27,7 @@ type Meta interface {
 	analytics.LeaseStore
 	analytics.SourcemapStore
 	analytics.ErrorGroupStore
+	analytics.AlertStore
 }
 
 // Events is the event half of storage and the queries over it (DuckDB
@@ -59,6 +60,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("Leases", func(t *testing.T) { testLeases(t, open(t)) })
 	t.Run("Sourcemaps", func(t *testing.T) { testSourcemaps(t, open(t)) })
 	t.Run("ErrorGroupStatuses", func(t *testing.T) { testErrorGroupStatuses(t, open(t)) })
+	t.Run("Alerts", func(t *testing.T) { testAlerts(t, open(t)) })
 	t.Run("Users", func(t *testing.T) { testUsers(t, open(t)) })
 	t.Run("OwnerRace", func(t *testing.T) { testOwnerRace(t, open(t)) })
 }
@@ -73,6 +75,7 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("EventNames", func(t *testing.T) { testEventNames(t, open(t)) })
 	t.Run("ExperimentCounts", func(t *testing.T) { testExperimentCounts(t, open(t)) })
 	t.Run("ErrorGroups", func(t *testing.T) { testErrorGroups(t, open(t)) })
+	t.Run("ErrorActivity", func(t *testing.T) { testErrorActivity(t, open(t)) })
 }
 
 func testMeta(t *testing.T, s Meta) {
