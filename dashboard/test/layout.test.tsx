@@ -1,3 +1,4 @@
+import { render } from "preact";
 import { afterEach, describe, expect, it } from "vitest";
 import { DateRangePicker } from "../src/components/DateRangePicker";
 import { Sidebar } from "../src/components/Sidebar";
@@ -112,5 +113,22 @@ describe("date-range picker", () => {
     await type(to, "2026-10-20");
     await submit(root.querySelector("form"));
     expect(picked).toEqual([{ key: "custom", from: "2026-10-15", to: "2026-10-20" }]);
+  });
+
+  it("keeps Custom… open when the preset picked a moment before arrives late", async () => {
+    const root = document.createElement("div");
+    document.body.append(root);
+    const draw = (range: DateRange) => act(() => render(<DateRangePicker range={range} onChange={() => {}} />, root));
+    await draw(presetRange("30d"));
+    const select = root.querySelector<HTMLSelectElement>("select")!;
+    select.value = "custom";
+    await act(() => select.dispatchEvent(new Event("change", { bubbles: true })));
+    await type(root.querySelector("input[aria-label=From]"), "2026-10-01");
+    // The app now delivers the 7-day preset the person had picked first.
+    await draw(presetRange("7d"));
+    const from = root.querySelector<HTMLInputElement>("input[aria-label=From]");
+    expect(from?.value).toBe("2026-10-01");
+    expect(select.value).toBe("custom");
+    root.remove();
   });
 });

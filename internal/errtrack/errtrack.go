@@ -167,21 +167,28 @@ var (
 var notNames = map[string]bool{"if": true, "for": true, "while": true, "switch": true, "catch": true, "function": true, "return": true, "with": true}
 
 // enclosingFunction names the function whose code holds line of source, as
-// well as a look at the lines above it can tell: the nearest declaration,
-// at most 200 lines up. A minified frame's own function name is the
+// well as the lines above it can tell: it walks up, at most 200 lines,
+// counting braces, and names the first block that encloses the line and
+// is a function's (a block closed again before the line, such as an
+// earlier function, is not). A minified frame's own function name is the
 // minifier's and changes between builds; the original one keeps a group
-// together across rebuilds. "" when the map has no source or none is found.
+// together across rebuilds. "" for code outside any named function, or
+// when the map has no source.
 func enclosingFunction(m *sourcemap.Map, source string, line int) string {
-	for l := line; l >= 1 && l > line-200; l-- {
+	depth := 0
+	for l := line - 1; l >= 1 && l > line-200; l-- {
 		text := m.SourceLine(source, l)
-		if text == "" {
+		depth += strings.Count(text, "}") - strings.Count(text, "{")
+		if depth >= 0 {
 			continue
 		}
+		// This line opens a block around the target line.
 		for _, re := range []*regexp.Regexp{declaredFunction, methodFunction, assignedFunction} {
 			if sub := re.FindStringSubmatch(text); sub != nil && !notNames[sub[1]] {
 				return sub[1]
 			}
 		}
+		depth = 0
 	}
 	return ""
 }

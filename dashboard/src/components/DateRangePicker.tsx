@@ -1,4 +1,4 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { checkCustom, describe, presetRange, presets, type DateRange, type PresetKey } from "../range";
 
 /**
@@ -10,7 +10,13 @@ export function DateRangePicker(props: { range: DateRange; onChange: (r: DateRan
   const [from, setFrom] = useState(props.range.from);
   const [to, setTo] = useState(props.range.to);
   const [error, setError] = useState<string | null>(null);
+  // choosing is set while the person has Custom… open and not applied: a
+  // range that arrives meanwhile (the app catching up with a preset picked
+  // a moment before) must not close the form or overwrite the dates typed.
+  const choosing = useRef(false);
   useEffect(() => {
+    if (choosing.current && props.range.key !== "custom") return;
+    choosing.current = false;
     setCustom(props.range.key === "custom");
     setFrom(props.range.from);
     setTo(props.range.to);
@@ -19,9 +25,11 @@ export function DateRangePicker(props: { range: DateRange; onChange: (r: DateRan
 
   const pick = (value: string) => {
     if (value === "custom") {
+      choosing.current = true;
       setCustom(true);
       return;
     }
+    choosing.current = false;
     setCustom(false);
     const p = presets.find((x) => x.key === value);
     if (p) props.onChange(presetRange(p.key as PresetKey));

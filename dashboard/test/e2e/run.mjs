@@ -31,6 +31,7 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { harness } from "../../../e2e/browser/harness.mjs";
 import { errorPages } from "./errors.mjs";
+import { realBrowserErrors } from "./real-errors.mjs";
 import { sourcePages } from "./sources.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -58,6 +59,7 @@ async function main() {
   await flagsAndExperiments(browser);
   await sourcePages(browser, { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS });
   await errorPages(browser, { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS, repo });
+  await realBrowserErrors(browser, { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS, repo });
 }
 
 /** The main run, on a server started without the error-tracking flag. */
