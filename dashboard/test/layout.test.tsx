@@ -122,7 +122,9 @@ describe("date-range picker", () => {
     await draw(presetRange("30d"));
     const select = root.querySelector<HTMLSelectElement>("select")!;
     select.value = "custom";
-    await act(() => select.dispatchEvent(new Event("change", { bubbles: true })));
+    await act(() => {
+      select.dispatchEvent(new Event("change", { bubbles: true }));
+    });
     await type(root.querySelector("input[aria-label=From]"), "2026-10-01");
     // The app now delivers the 7-day preset the person had picked first.
     await draw(presetRange("7d"));
