@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -126,4 +128,52 @@ func TestErrorGroups(t *testing.T) {
 		t.Errorf("the other product sees %+v", other)
 	}
 	wantError(t, annCall(t, s, b.Token, "GET", "/api/v1/errors/"+render, nil), 404, "error_group_not_found", "")
+}
+
+// TestExceptionStacksOfAnyShape sends stacks nobody can read: empty, a
+// megabyte of text, control characters, a format of its own. Each is
+// stored as sent and grouped by its type and message; a stack past the
+// $exception events' limit is refused with properties_too_large.
+func TestExceptionStacksOfAnyShape(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	a := newTenant(t, s, "Shop")
+	megabyte := strings.Repeat("garbage line with no frame at all (x:y)\n", 1<<20/40)
+	var sent []map[string]any
+	for i, stack := range []string{"", megabyte, "\x01\x02\x7f\u00e9\uffff weird", "frame1 | frame2 | frame3"} {
+		sent = append(sent, map[string]any{"event_name": "$exception", "distinct_id": "u" + strconv.Itoa(i),
+			"properties": map[string]any{"$exception_type": "Error", "$exception_message": "unreadable", "$exception_stack": stack}})
+	}
+	if r := postEvents(t, s, a.Live, sent...); r.Status != 202 || strings.Contains(string(r.Body), `"code"`) {
+		t.Fatalf("ingest: %d %s", r.Status, r.Body)
+	}
+	tooBig := map[string]any{"event_name": "$exception", "distinct_id": "big",
+		"properties": map[string]any{"$exception_type": "Error", "$exception_message": "big", "$exception_stack": megabyte + megabyte}}
+	if r := postEvents(t, s, a.Live, tooBig); r.Status != 400 || !strings.Contains(string(r.Body), "properties_too_large") {
+		t.Errorf("a 2 MB stack: %d %.300s", r.Status, r.Body)
+	}
+	res := annCall(t, s, a.Token, "GET", "/api/v1/errors", nil)
+	var out struct{ Groups []errorGroupWire }
+	json.Unmarshal(res.Body, &out)
+	if len(out.Groups) != 1 || out.Groups[0].Events != 4 || out.Groups[0].Users != 4 || out.Groups[0].Type != "Error" {
+		t.Fatalf("groups: %s", res.Body)
+	}
+	res = annCall(t, s, a.Token, "GET", "/api/v1/errors/"+out.Groups[0].Fingerprint, nil)
+	var detail struct {
+		Occurrences []struct {
+			DistinctID string
+			Stack      string
+			Frames     []any
+		}
+	}
+	json.Unmarshal(res.Body, &detail)
+	stacks := map[string]int{}
+	for _, o := range detail.Occurrences {
+		stacks[o.DistinctID] = len(o.Stack)
+		if len(o.Frames) != 0 {
+			t.Errorf("%s: frames read from an unreadable stack: %v", o.DistinctID, o.Frames)
+		}
+	}
+	if stacks["u1"] != len(megabyte) || stacks["u3"] != len("frame1 | frame2 | frame3") {
+		t.Errorf("the stacks were not stored as sent: %v", stacks)
+	}
 }

@@ -33,6 +33,11 @@ const (
 	maxURLChars        = 8192
 	maxPropertiesBytes = 64 << 10
 	maxPropertiesDepth = 32
+	// maxExceptionPropertiesBytes is the properties limit of an
+	// $exception event: room for a raw stack of a megabyte, which is
+	// stored as sent and grouped by type and message when it cannot be
+	// read, rather than the event refused (docs/errors.md).
+	maxExceptionPropertiesBytes = 1<<20 + maxPropertiesBytes
 )
 
 // clientReservedNames are the reserved ($ or message_) names a client may
@@ -146,7 +151,11 @@ func (p *Pipeline) event(w *wireEvent, index int, sentAt time.Time, req Request)
 			return out, rej
 		}
 	}
-	props, rej := checkProperties(w.Properties)
+	limit := maxPropertiesBytes
+	if e.Name == analytics.ExceptionEvent {
+		limit = maxExceptionPropertiesBytes
+	}
+	props, rej := checkProperties(w.Properties, limit)
 	if rej != nil {
 		return out, rej
 	}
@@ -287,15 +296,15 @@ func eventTime(ts *string, sentAt, receivedAt time.Time, index int) (time.Time, 
 
 // checkProperties verifies the properties object and returns it compact.
 // The JSON is already known to be well-formed (the envelope decoded).
-func checkProperties(raw json.RawMessage) (json.RawMessage, *Rejection) {
+func checkProperties(raw json.RawMessage, limit int) (json.RawMessage, *Rejection) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return json.RawMessage("{}"), nil
 	}
 	if raw[0] != '{' {
 		return nil, reject(RejectInvalidProperties, "properties must be a JSON object.")
 	}
-	if len(raw) > maxPropertiesBytes {
-		return nil, reject(RejectPropertiesTooLarge, "properties is %d bytes; at most %d are allowed.", len(raw), maxPropertiesBytes)
+	if len(raw) > limit {
+		return nil, reject(RejectPropertiesTooLarge, "properties is %d bytes; at most %d are allowed.", len(raw), limit)
 	}
 	depth, reserved, nul := scanProperties(raw)
 	if depth > maxPropertiesDepth {
