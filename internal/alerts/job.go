@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"strata/internal/analytics"
+	"strata/internal/lease"
 )
 
 // Payload is the JSON body of a delivery (docs/errors.md, "Alerts").
@@ -108,18 +109,7 @@ func (j *Job) newWindow() time.Duration {
 // longer than the interval (a receiver that is down, being retried) delays
 // the next one; ticks are not queued.
 func (j *Job) Run(ctx context.Context) {
-	tick := time.NewTicker(j.Interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			if err := j.Round(ctx); err != nil && ctx.Err() == nil {
-				j.Log.Error("error alerts failed", "err", err)
-			}
-		}
-	}
+	lease.Every(ctx, j.Interval, j.Log, "error alerts failed", j.Round)
 }
 
 // Round runs one round: if this node holds the lease, it finds, claims and
@@ -127,7 +117,7 @@ func (j *Job) Run(ctx context.Context) {
 // does not stop the others; the errors are joined.
 func (j *Job) Round(ctx context.Context) error {
 	now := j.now()
-	mine, err := j.Store.AcquireLease(ctx, leaseName, j.Node, now, now.Add(2*j.Interval))
+	mine, err := lease.Held(ctx, j.Store, leaseName, j.Node, now, j.Interval)
 	if err != nil || !mine {
 		return err
 	}

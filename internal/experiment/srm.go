@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"strata/internal/analytics"
+	"strata/internal/lease"
 )
 
 // SampleRatioCheck tests the users exposed to each arm (exposed, by
@@ -95,18 +96,7 @@ func (c *Checker) now() time.Time {
 
 // Run checks every Interval until ctx ends.
 func (c *Checker) Run(ctx context.Context) {
-	tick := time.NewTicker(c.Interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			if err := c.Round(ctx); err != nil && ctx.Err() == nil {
-				c.Log.Error("sample-ratio check failed", "err", err)
-			}
-		}
-	}
+	lease.Every(ctx, c.Interval, c.Log, "sample-ratio check failed", c.Round)
 }
 
 // Round runs one round: if this node holds the lease, it checks every
@@ -114,7 +104,7 @@ func (c *Checker) Run(ctx context.Context) {
 // the errors are joined.
 func (c *Checker) Round(ctx context.Context) error {
 	now := c.now()
-	mine, err := c.Store.AcquireLease(ctx, leaseName, c.Node, now, now.Add(2*c.Interval))
+	mine, err := lease.Held(ctx, c.Store, leaseName, c.Node, now, c.Interval)
 	if err != nil || !mine {
 		return err
 	}
