@@ -21,7 +21,6 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/ingest"
-	"strata/internal/store/duckdb"
 )
 
 // The error tracking benchmark of issue 21: ingest of $exception events
@@ -166,18 +165,7 @@ func benchExceptionIngest(bin, dataDir string, duration time.Duration) error {
 // /api/v1/errors over HTTP.
 func benchErrorGroups(bin, dataDir string, nEvents, users, runs int) error {
 	ctx := context.Background()
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return err
-	}
-	st, err := duckdb.Open(ctx, dataDir, duckdb.Options{})
-	if err != nil {
-		return err
-	}
-	ws, err := st.CreateWorkspace(ctx, "Bench")
-	if err != nil {
-		return err
-	}
-	p, err := st.CreateProduct(ctx, ws.ID, "Bench")
+	st, err := openLoader(ctx, dataDir, 0x21)
 	if err != nil {
 		return err
 	}
@@ -186,13 +174,12 @@ func benchErrorGroups(bin, dataDir string, nEvents, users, runs int) error {
 	days := 30
 	start := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -days+1)
 	span := int64(days) * 24 * int64(time.Hour/time.Microsecond)
-	var b []analytics.Event
 	exceptions := 0
 	for n := 0; n < nEvents; n++ {
 		u := r.IntN(users)
 		id := "user_" + strconv.Itoa(u)
 		ts := time.UnixMicro(start.UnixMicro() + r.Int64N(span)).UTC()
-		ev := analytics.Event{ProductID: p.ID, Env: analytics.EnvLive, Timestamp: ts, ReceivedAt: ts, Name: "$pageview", DistinctID: id,
+		ev := analytics.Event{Env: analytics.EnvLive, Timestamp: ts, ReceivedAt: ts, Name: "$pageview", DistinctID: id,
 			UserID: ingest.UserID(id), URL: "https://shop.example.com/", Path: "/", Properties: json.RawMessage(`{"plan":"pro"}`)}
 		if n%10 == 0 {
 			fp := r.IntN(1000)
@@ -202,19 +189,11 @@ func benchErrorGroups(bin, dataDir string, nEvents, users, runs int) error {
 				r.IntN(9), fp%3, fp))
 			exceptions++
 		}
-		ev.UUID[0], ev.UUID[1], ev.UUID[2], ev.UUID[3], ev.UUID[4] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n), 0x21
-		b = append(b, ev)
-		if len(b) == 100_000 {
-			if err := st.AppendEvents(ctx, b); err != nil {
-				return err
-			}
-			b = b[:0]
+		if err := st.add(ctx, ev); err != nil {
+			return err
 		}
 	}
-	if err := st.AppendEvents(ctx, b); err != nil {
-		return err
-	}
-	if err := st.Close(); err != nil {
+	if err := st.close(ctx); err != nil {
 		return err
 	}
 	fmt.Printf("\nerror groups: %d events of %d users over %d days, %d exceptions, loaded in process in %s\n",

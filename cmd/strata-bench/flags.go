@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -18,7 +17,6 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/ingest"
-	"strata/internal/store/duckdb"
 )
 
 // The flags and experiments benchmark of issue 19: GET /api/v1/config of a
@@ -191,21 +189,11 @@ func fixedRate(url string, rate int, d time.Duration) (float64, float64, float64
 // times GET /api/v1/experiments/{id}/results.
 func benchResults(bin, dataDir string, nEvents, users, runs int) error {
 	ctx := context.Background()
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return err
-	}
-	st, err := duckdb.Open(ctx, dataDir, duckdb.Options{})
+	st, err := openLoader(ctx, dataDir, 0x19)
 	if err != nil {
 		return err
 	}
-	ws, err := st.CreateWorkspace(ctx, "Bench")
-	if err != nil {
-		return err
-	}
-	p, err := st.CreateProduct(ctx, ws.ID, "Bench")
-	if err != nil {
-		return err
-	}
+	p := st.product
 	arms := []string{"control", "a", "b", "c"}
 	f := analytics.Flag{ProductID: p.ID, Key: "checkout_test", Name: "Checkout test", Enabled: true, Rollout: 100}
 	for _, a := range arms {
@@ -229,12 +217,6 @@ func benchResults(bin, dataDir string, nEvents, users, runs int) error {
 	r := rand.New(rand.NewPCG(19, 4))
 	span := int64(days) * 24 * int64(time.Hour/time.Microsecond)
 	per := nEvents / users
-	var batch []analytics.Event
-	flush := func() error {
-		err := st.AppendEvents(ctx, batch)
-		batch = batch[:0]
-		return err
-	}
 	props := func(s string) json.RawMessage { return json.RawMessage(s) }
 	n := 0
 	for u := 0; u < users && n < nEvents; u++ {
@@ -247,7 +229,7 @@ func benchResults(bin, dataDir string, nEvents, users, runs int) error {
 		}
 		rate := map[string]int{"control": 30, "a": 33, "b": 30, "c": 27, "holdout": 30}[arm]
 		for k := range per {
-			ev := analytics.Event{ProductID: p.ID, Env: analytics.EnvLive, Name: "$pageview", DistinctID: id, UserID: uid,
+			ev := analytics.Event{Env: analytics.EnvLive, Name: "$pageview", DistinctID: id, UserID: uid,
 				URL: "https://shop.example.com/", Path: "/", Properties: props(`{"plan":"pro"}`)}
 			switch {
 			case k == 0:
@@ -261,20 +243,13 @@ func benchResults(bin, dataDir string, nEvents, users, runs int) error {
 			t += r.Int64N(int64(time.Hour / time.Microsecond))
 			ev.Timestamp = time.UnixMicro(min(t, start.UnixMicro()+span-1)).UTC()
 			ev.ReceivedAt = ev.Timestamp
-			ev.UUID[0], ev.UUID[1], ev.UUID[2], ev.UUID[3], ev.UUID[4] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n), 0x19
-			batch = append(batch, ev)
-			n++
-			if len(batch) == 100_000 {
-				if err := flush(); err != nil {
-					return err
-				}
+			if err := st.add(ctx, ev); err != nil {
+				return err
 			}
+			n++
 		}
 	}
-	if err := flush(); err != nil {
-		return err
-	}
-	if err := st.Close(); err != nil {
+	if err := st.close(ctx); err != nil {
 		return err
 	}
 	fmt.Printf("\nexperiment results: %d events of %d users over %d days, loaded in process in %s\n",

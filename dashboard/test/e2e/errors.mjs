@@ -13,6 +13,7 @@
 // scrolling, errors-phone.png and error-group-phone.png.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { setUpOwner } from "./owner.mjs";
 
 /**
  * errorPages runs the checks on a fresh server. `h` holds the harness's
@@ -38,18 +39,7 @@ export async function errorPages(browser, h) {
     if (scroll > width) throw new Error(`the page is ${scroll} px wide in a ${width} px viewport`);
   };
 
-  await page.goto(strata.setupUrl);
-  await page.getByLabel("Email").fill(h.owner.email);
-  await page.getByLabel("Password", { exact: true }).fill(h.owner.password);
-  await page.getByLabel("Repeat the password").fill(h.owner.password);
-  await page.getByRole("button", { name: "Create owner account" }).click();
-  await page.getByRole("heading", { name: "Overview" }).waitFor();
-  await page.waitForURL(/[?&]product=\d+/);
-  const productId = Number(new URL(page.url()).searchParams.get("product"));
-  const key = await page.evaluate(async (pid) => {
-    const res = await fetch(`/api/v1/products/${pid}/keys`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ env: "live" }) });
-    return (await res.json()).secret;
-  }, productId);
+  const { productId, key } = await setUpOwner(page, strata, h.owner);
 
   // The deploy of release 2.0.0 uploads its map; 1.0.0 gets one to delete.
   const testdata = join(h.repo, "internal", "sourcemap", "testdata");

@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { setUpOwner } from "./owner.mjs";
 
 /** The app's source: each bug throws from a named function. */
 const SOURCE = `// A shop's checkout, for the error tracking test.
@@ -56,18 +57,7 @@ export async function realBrowserErrors(browser, h) {
   context.setDefaultTimeout(10_000);
   h.cleanups.push(() => context.close());
   const page = await context.newPage();
-  await page.goto(strata.setupUrl);
-  await page.getByLabel("Email").fill(h.owner.email);
-  await page.getByLabel("Password", { exact: true }).fill(h.owner.password);
-  await page.getByLabel("Repeat the password").fill(h.owner.password);
-  await page.getByRole("button", { name: "Create owner account" }).click();
-  await page.getByRole("heading", { name: "Overview" }).waitFor();
-  await page.waitForURL(/[?&]product=\d+/);
-  const productId = Number(new URL(page.url()).searchParams.get("product"));
-  const key = await page.evaluate(async (pid) => {
-    const res = await fetch(`/api/v1/products/${pid}/keys`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ env: "live" }) });
-    return (await res.json()).secret;
-  }, productId);
+  const { productId, key } = await setUpOwner(page, strata, h.owner);
 
   // The shop: the SDK from Strata, the app from the shop's own origin.
   const site = createServer((req, res) => {

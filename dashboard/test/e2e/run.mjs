@@ -32,6 +32,7 @@ import { chromium } from "playwright-core";
 import { harness } from "../../../e2e/browser/harness.mjs";
 import { errorPages } from "./errors.mjs";
 import { realBrowserErrors } from "./real-errors.mjs";
+import { setUpOwner } from "./owner.mjs";
 import { sourcePages } from "./sources.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -1027,16 +1028,7 @@ async function flagsAndExperiments(browser) {
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
   // Set up the owner, which signs in, as the main run does.
-  await page.goto(strata.setupUrl);
-  await page.getByLabel("Email").fill(OWNER.email);
-  await page.getByLabel("Password", { exact: true }).fill(OWNER.password);
-  await page.getByLabel("Repeat the password").fill(OWNER.password);
-  await page.getByRole("button", { name: "Create owner account" }).click();
-  await page.getByRole("heading", { name: "Overview" }).waitFor();
-  await page.waitForURL(/[?&]product=\d+/);
-  const productId = Number(new URL(page.url()).searchParams.get("product"));
-  const made = await api("POST", `/api/v1/products/${productId}/keys`, { env: "live" });
-  const key = made.body.secret;
+  const { productId, key } = await setUpOwner(page, strata, OWNER);
   const ingest = async (batch) => {
     for (let i = 0; i < batch.length; i += 400) {
       const part = batch.slice(i, i + 400);

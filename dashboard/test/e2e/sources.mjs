@@ -6,6 +6,7 @@
 // the AI bot panel kept, at 1280 and 390 px (screenshots sources.png,
 // sources-phone.png, acquisition-sources.png, acquisition-sources-phone.png).
 import { join } from "node:path";
+import { setUpOwner } from "./owner.mjs";
 
 /**
  * sourcePages runs the checks on a fresh server. `h` holds the harness's
@@ -19,18 +20,7 @@ export async function sourcePages(browser, h) {
   const page = await context.newPage();
   const shot = (name) => page.screenshot({ path: join(h.artifacts, `${name}.png`), fullPage: true });
 
-  await page.goto(strata.setupUrl);
-  await page.getByLabel("Email").fill(h.owner.email);
-  await page.getByLabel("Password", { exact: true }).fill(h.owner.password);
-  await page.getByLabel("Repeat the password").fill(h.owner.password);
-  await page.getByRole("button", { name: "Create owner account" }).click();
-  await page.getByRole("heading", { name: "Overview" }).waitFor();
-  await page.waitForURL(/[?&]product=\d+/);
-  const productId = Number(new URL(page.url()).searchParams.get("product"));
-  const key = await page.evaluate(async (pid) => {
-    const res = await fetch(`/api/v1/products/${pid}/keys`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ env: "live" }) });
-    return (await res.json()).secret;
-  }, productId);
+  const { productId, key } = await setUpOwner(page, strata, h.owner);
 
   // Each visitor: a landing page view with where it came from, then a move
   // within the site (its referrer the landing page), which is no source.
