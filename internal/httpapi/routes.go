@@ -44,6 +44,9 @@ type Server struct {
 	// ErrorGroups what people decided about error groups (errorgroups.go).
 	Sourcemaps  analytics.SourcemapStore
 	ErrorGroups analytics.ErrorGroupStore
+	// Groups keeps the products' group profiles, which the SDK sends
+	// (groups.go).
+	Groups analytics.GroupStore
 	// Alerts keeps the products' alert webhooks and the alerts sent;
 	// AlertSender makes the test delivery; PublicURL starts the
 	// dashboard links in alerts (alerts.go).
