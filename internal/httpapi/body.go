@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -239,7 +240,7 @@ var errAPIBodyTooLarge = analytics.Errorf(analytics.KindTooLarge, "body_too_larg
 // adaptor hands the handler ctx.PostBody(), which on a streamed request
 // would read the whole stream with no limit, so the body is read here
 // first, under the budget and maxAPIBody (maxSourcemapBody for a sourcemap
-// upload), and given to the request as its
+// upload, maxGroupBody for a group's properties), and given to the request as its
 // raw body. It is released once the handler has returned: no net/http
 // handler here flushes or hijacks, so the adaptor has run it to the end by
 // then.
@@ -247,6 +248,8 @@ func (s *Server) serveAdapted(ctx *fasthttp.RequestCtx, next fasthttp.RequestHan
 	limit, tooLarge := maxAPIBody, errAPIBodyTooLarge
 	if string(ctx.Path()) == sourcemapsPath && ctx.IsPost() {
 		limit, tooLarge = maxSourcemapBody, analytics.ErrSourcemapTooLarge
+	} else if ctx.IsPost() && strings.HasPrefix(string(ctx.Path()), groupsPathPrefix) {
+		limit, tooLarge = maxGroupBody, errGroupBodyTooLarge
 	}
 	b, err := readBody(ctx.RequestBodyStream(), ctx.Request.Header.ContentLength(), limit, s.Bodies, tooLarge)
 	if err != nil {

@@ -176,8 +176,9 @@ func detachContext(next http.Handler) http.Handler {
 }
 
 // routes is the net/http route table: every path but those of fastRoutes.
-// CORS headers are sent on the public SDK paths only (/e, /api/v1/config
-// and the SDK script); every other path is same-origin.
+// CORS headers are sent on the public SDK paths only (/e, /api/v1/config,
+// the group path /api/v1/groups/{type}/{key} and the SDK script); every
+// other path is same-origin.
 //
 // The /api/v1 routes take a query token or a dashboard session. An API key
 // is public (the page's visitors all have it), so it is accepted as a
@@ -239,6 +240,9 @@ func (s *Server) routes() http.Handler {
 
 	mux.Handle("GET /api/v1/config", publicCORS(h(s.handleSDKConfig)))
 	mux.Handle("OPTIONS /api/v1/config", publicCORS(preflight("GET, OPTIONS")))
+	mux.Handle("POST /api/v1/groups/{type}/{key}", publicCORS(h(s.handleUpsertGroup)))
+	mux.Handle("OPTIONS /api/v1/groups/{type}/{key}", publicCORS(preflight("POST, OPTIONS")))
+	mux.Handle("GET /api/v1/groups", h(s.handleListGroups))
 
 	mux.Handle("GET /sdk/v1/sdk.min.js", serveSDK(sdkScript))
 	mux.Handle("GET /sdk/v1/sdk.min.js.map", serveSDK(sdkMap))

@@ -489,3 +489,16 @@ func truncate(s string, maxChars int) string {
 	}
 	return string([]rune(s)[:maxChars])
 }
+
+// GroupProperties checks the properties of a group profile (POST
+// /api/v1/groups/{type}/{key}) by the rules of an event's properties — a
+// JSON object of at most 64 KiB and 32 levels, no NUL, none of the keys
+// only ingest sets — and returns them compact. Absent or null is the empty
+// object. A broken rule is an analytics.InvalidField naming properties.
+func GroupProperties(raw []byte) ([]byte, error) {
+	props, rej := checkProperties(raw, maxPropertiesBytes)
+	if rej != nil {
+		return nil, analytics.InvalidField("properties", "%s", rej.Message)
+	}
+	return props, nil
+}
