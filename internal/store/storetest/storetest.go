@@ -73,6 +73,7 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("Events", func(t *testing.T) { testEvents(t, open(t)) })
 	t.Run("Queries", func(t *testing.T) { testQueries(t, open(t)) })
 	t.Run("FunnelCases", func(t *testing.T) { testFunnelCases(t, open(t)) })
+	t.Run("GroupQueries", func(t *testing.T) { testGroupQueries(t, open(t)) })
 	t.Run("Bots", func(t *testing.T) { testBots(t, open(t)) })
 	t.Run("EventNames", func(t *testing.T) { testEventNames(t, open(t)) })
 	t.Run("ExperimentCounts", func(t *testing.T) { testExperimentCounts(t, open(t)) })
