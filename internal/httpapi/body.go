@@ -245,14 +245,19 @@ var errAPIBodyTooLarge = analytics.Errorf(analytics.KindTooLarge, "body_too_larg
 // handler here flushes or hijacks, so the adaptor has run it to the end by
 // then.
 func (s *Server) serveAdapted(ctx *fasthttp.RequestCtx, next fasthttp.RequestHandler) {
-	limit, tooLarge := maxAPIBody, errAPIBodyTooLarge
+	limit, tooLarge, public := maxAPIBody, errAPIBodyTooLarge, false
 	if string(ctx.Path()) == sourcemapsPath && ctx.IsPost() {
 		limit, tooLarge = maxSourcemapBody, analytics.ErrSourcemapTooLarge
 	} else if ctx.IsPost() && strings.HasPrefix(string(ctx.Path()), groupsPathPrefix) {
-		limit, tooLarge = maxGroupBody, errGroupBodyTooLarge
+		limit, tooLarge, public = maxGroupBody, errGroupBodyTooLarge, true
 	}
 	b, err := readBody(ctx.RequestBodyStream(), ctx.Request.Header.ContentLength(), limit, s.Bodies, tooLarge)
 	if err != nil {
+		if public {
+			// A page's SDK reads the refusal only with the CORS headers
+			// its route would have sent.
+			setFastCORS(&ctx.Response.Header)
+		}
 		writeFastError(ctx, s.Log, err)
 		return
 	}
