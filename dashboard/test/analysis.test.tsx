@@ -92,6 +92,7 @@ describe("funnel builder", () => {
       dateFrom: "2026-11-01",
       dateTo: "2026-11-03",
     });
+    expect([...root.querySelectorAll(".funnel-table thead th")].map((e) => e.textContent)).toContain("Groups (company)");
 
     fakeFetch({ "GET /api/v1/query/events": events, "GET /api/v1/queries": { body: { items: [] } }, "POST /api/v1/query/funnel": funnel([1, 0]) });
     const bare = await mount(<Funnels product={{ ...product, id: 4 }} range={range} env="live" />);

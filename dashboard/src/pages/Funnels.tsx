@@ -182,7 +182,11 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
               ) : (
                 <>
                   <AnnotationStrip from={span.from} to={span.to} annotations={annotations} />
-                  <FunnelBars result={shown} busy={result.state === "loading"} />
+                  <FunnelBars
+                    result={shown}
+                    busy={result.state === "loading"}
+                    counts={(source.kind === "builder" ? source.request.aggregateBy : funnelDefinition(source.query).aggregateBy) || undefined}
+                  />
                 </>
               )
             ) : null}
@@ -220,9 +224,10 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
  * FunnelBars is the funnel as horizontal bars: each step's users as a share
  * of the first step, with the number of users and the share of the step
  * before's users who went on to this one. The headings say which is which:
- * both numbers count users.
+ * both numbers count users, or with counts set the groups of that type the
+ * funnel counted (aggregateBy), which the count column's heading then names.
  */
-export function FunnelBars(props: { result: FunnelResult; busy?: boolean }) {
+export function FunnelBars(props: { result: FunnelResult; busy?: boolean; counts?: string }) {
   const first = props.result.steps[0]?.count ?? 0;
   if (first === 0) {
     return (
@@ -243,7 +248,7 @@ export function FunnelBars(props: { result: FunnelResult; busy?: boolean }) {
               <th scope="col" class="bar-col">
                 Share of first step
               </th>
-              <th scope="col">Users</th>
+              <th scope="col">{props.counts ? `Groups (${props.counts})` : "Users"}</th>
               <th scope="col">Converted from previous step</th>
             </tr>
           </thead>
