@@ -28,7 +28,7 @@ const dashboardSchemas = [
   "KeyCreated", "TokenCreated", "FunnelRequest", "FunnelResult", "FilterOperator", "Filter", "TrendSeriesRequest",
   "TrendRequest", "TrendResult", "RetentionRequest", "RetentionResult", "BotsResult", "EventNamesResult",
   "QueryKind", "SavedQuery", "AnnotationColor", "AnnotationCreate", "AnnotationPage",
-  "Flag", "FlagWrite", "FlagList", "FlagChangeList", "Experiment", "ExperimentList", "ExperimentWrite", "ExperimentResults",
+  "Flag", "FlagWrite", "FlagList", "FlagChangeList", "GroupList", "Experiment", "ExperimentList", "ExperimentWrite", "ExperimentResults",
   "ErrorGroupList", "ErrorGroupDetail", "ErrorGroupStatus", "Sourcemap",
   "Campaign", "CampaignWrite", "CampaignList", "CampaignStep", "SurveyQuestion", "MessageSettings", "SurveyResults",
   "BuildInfo",

@@ -4,7 +4,7 @@
 import type {
   Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, BuildInfo, CredentialStatus, DashboardConfig, DataEnv, ErrorGroupDetail,
   ErrorGroupList, ErrorGroupStatus, ErrorStatus, EventNames, Experiment, ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList,
-  FlagList, FlagWrite, FunnelRequest, FunnelResult, KeyCreated, KeyEnv, List, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult,
+  FlagList, FlagWrite, FunnelRequest, FunnelResult, GroupList, KeyCreated, KeyEnv, List, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult,
   SavedQuery, Session, Sourcemap, TokenCreated, TrendRequest, TrendResult,
 } from "./types";
 
@@ -152,6 +152,7 @@ export const api = {
   bulkDeleteAnnotations: (p: number, ids: number[]) =>
     request<{ deleted: number }>("POST", scoped("/api/v1/annotations/bulk-delete", p), { ids }),
 
+  groups: (p: number, type?: string) => request<GroupList>("GET", scoped("/api/v1/groups", p, { type })),
   flags: (p: number) => request<FlagList>("GET", scoped("/api/v1/flags", p)),
   flag: (p: number, id: number) => request<Flag>("GET", scoped(`/api/v1/flags/${enc(id)}`, p)),
   createFlag: (p: number, f: FlagWrite) => request<Flag>("POST", scoped("/api/v1/flags", p), f),

@@ -75,6 +75,31 @@ describe("funnel builder", () => {
     expect(last?.body).toEqual({ steps: ["form_submitted", "button_clicked", "signed_up"], windowHours: 48, dateFrom: "2026-11-01", dateTo: "2026-11-03" });
   });
 
+  it("counts companies when Count says so, and offers Users alone without groups", async () => {
+    const calls = fakeFetch({
+      "GET /api/v1/query/events": events,
+      "GET /api/v1/queries": { body: { items: [] } },
+      "GET /api/v1/groups": { body: { items: [], types: ["company"] } },
+      "POST /api/v1/query/funnel": (c) => funnel([3, 1], (c.body as { steps: string[] }).steps),
+    });
+    const root = await mount(<Funnels product={product} range={range} env="live" />);
+    await choose(root.querySelector("select[name=aggregateBy]"), "company");
+    await submit(root.querySelector("form[aria-label='Funnel builder']"));
+    expect(calls.filter((c) => c.path === "/api/v1/query/funnel").pop()?.body).toEqual({
+      steps: ["page_viewed", "button_clicked", "form_submitted"],
+      windowHours: 24,
+      aggregateBy: "company",
+      dateFrom: "2026-11-01",
+      dateTo: "2026-11-03",
+    });
+    expect([...root.querySelectorAll(".funnel-table thead th")].map((e) => e.textContent)).toContain("Groups (company)");
+
+    fakeFetch({ "GET /api/v1/query/events": events, "GET /api/v1/queries": { body: { items: [] } }, "POST /api/v1/query/funnel": funnel([1, 0]) });
+    const bare = await mount(<Funnels product={{ ...product, id: 4 }} range={range} env="live" />);
+    const options = [...(bare.querySelector("select[name=aggregateBy]") as HTMLSelectElement).options].map((o) => o.textContent);
+    expect(options).toEqual(["Users"]);
+  });
+
   it("refuses an empty step and a bad window without calling the server", async () => {
     const calls = fakeFetch({
       "GET /api/v1/query/events": events,
@@ -192,6 +217,30 @@ describe("trends", () => {
     });
     const cells = [...root.querySelectorAll(".data-table tbody td")].map((t) => t.textContent);
     expect(cells).toContain(new Intl.NumberFormat().format(1234));
+  });
+
+  it("counts the groups of a type picked in Count, from the product's group types", async () => {
+    const calls = fakeFetch({
+      "GET /api/v1/query/events": events,
+      "GET /api/v1/queries": { body: { items: [] } },
+      "GET /api/v1/annotations": { body: { items: [], page: 1, pageSize: 100, total: 0 } },
+      "GET /api/v1/groups": { body: { items: [], types: ["company", "team"] } },
+      "POST /api/v1/query/trend": { body: { series: [{ label: "$pageview", event: "$pageview", data: [{ date: "2026-11-01", value: 2 }] }] } },
+    });
+    const root = await mount(<Trends product={product} range={range} env="live" />);
+    const count = root.querySelector("select[name=aggregateBy]") as HTMLSelectElement;
+    expect([...count.options].map((o) => o.textContent)).toEqual(["Users", "company", "team"]);
+    expect(calls.find((c) => c.path === "/api/v1/groups")?.query.get("product")).toBe("3");
+    await choose(count, "company");
+    await choose(root.querySelector("[aria-label='Series 1 math']"), "unique_users");
+    await submit(root.querySelector("form[aria-label='Trend builder']"));
+    expect(calls.filter((c) => c.path === "/api/v1/query/trend").pop()?.body).toMatchObject({
+      series: [{ event: "$pageview", math: "unique_users" }],
+      aggregateBy: "company",
+    });
+    await choose(count, "");
+    await submit(root.querySelector("form[aria-label='Trend builder']"));
+    expect(calls.filter((c) => c.path === "/api/v1/query/trend").pop()?.body).not.toHaveProperty("aggregateBy");
   });
 
   it("places annotation markers inside their bucket", () => {

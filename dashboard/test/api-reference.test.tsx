@@ -140,7 +140,7 @@ describe("the reference model of api/openapi.yaml", () => {
     expect(body.content[0].schema?.name).toBe("FunnelRequest");
     expect(body.content[0].example).toContain('"steps"');
     const fields = body.content[0].schema!.fields;
-    expect(fields.map((f) => f.name)).toEqual(["steps", "dateFrom", "dateTo", "windowHours"]);
+    expect(fields.map((f) => f.name)).toEqual(["steps", "dateFrom", "dateTo", "windowHours", "aggregateBy"]);
     const steps = field(fields, "steps");
     expect(steps.required).toBe(true);
     expect(steps.schema.type).toBe("array of string");

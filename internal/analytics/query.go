@@ -122,7 +122,20 @@ type FunnelQuery struct {
 	EventRange
 	Steps  []string
 	Window time.Duration
+	// AggregateBy, when set, is a group type (ValidGroupType): the funnel
+	// counts groups of that type instead of users.
+	AggregateBy string
 }
+
+// Counting groups (docs/queries.md, "Counting groups"): with AggregateBy
+// set, a query's actor is no longer the event's user but the key of its
+// group of that type, read from the event's GroupsProperty. Events
+// without a group of the type are left out; a unique count counts
+// distinct group keys; a funnel follows each group through the steps, so
+// the steps may be done by different users of one group, as in PostHog's
+// group-aggregated funnels. A store reads the key only through an
+// expression of its own built from the validated type, never from free
+// text.
 
 // TrendSeries is one line of a trend chart before any breakdown.
 type TrendSeries struct {
@@ -141,6 +154,9 @@ type TrendQuery struct {
 	Interval       Interval
 	Breakdown      *Property
 	BreakdownLimit int
+	// AggregateBy, when set, is a group type: only events with a group of
+	// that type count, and UniqueUsers counts distinct groups.
+	AggregateBy string
 }
 
 // TrendRow is one non-empty bucket of one line. Stores return only buckets
@@ -219,7 +235,7 @@ type EventCount struct {
 // memory for it returns an error wrapping ErrOutOfMemory, so that the engine
 // can tell the client to ask for less instead of reporting a server fault.
 type QueryStore interface {
-	// Funnel returns the number of users reaching each step.
+	// Funnel returns the number of users (or groups) reaching each step.
 	Funnel(ctx context.Context, q FunnelQuery) ([]int64, error)
 	// Trend returns the non-empty buckets of every line.
 	Trend(ctx context.Context, q TrendQuery) ([]TrendRow, error)

@@ -167,6 +167,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Campaigns:   a.store.meta,
 		Sourcemaps:  a.store.meta,
 		ErrorGroups: a.store.meta,
+		Groups:      a.store.meta,
 		Alerts:      a.store.meta,
 		AlertSender: alertSender,
 		PublicURL:   cfg.PublicURL,

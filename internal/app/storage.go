@@ -28,6 +28,7 @@ type metaStore interface {
 	analytics.ErrorGroupStore
 	analytics.AlertStore
 	analytics.CampaignStore
+	analytics.GroupStore
 }
 
 // storage is what a server stores into, chosen by configuration: by

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -239,17 +240,24 @@ var errAPIBodyTooLarge = analytics.Errorf(analytics.KindTooLarge, "body_too_larg
 // adaptor hands the handler ctx.PostBody(), which on a streamed request
 // would read the whole stream with no limit, so the body is read here
 // first, under the budget and maxAPIBody (maxSourcemapBody for a sourcemap
-// upload), and given to the request as its
+// upload, maxGroupBody for a group's properties), and given to the request as its
 // raw body. It is released once the handler has returned: no net/http
 // handler here flushes or hijacks, so the adaptor has run it to the end by
 // then.
 func (s *Server) serveAdapted(ctx *fasthttp.RequestCtx, next fasthttp.RequestHandler) {
-	limit, tooLarge := maxAPIBody, errAPIBodyTooLarge
+	limit, tooLarge, public := maxAPIBody, errAPIBodyTooLarge, false
 	if string(ctx.Path()) == sourcemapsPath && ctx.IsPost() {
 		limit, tooLarge = maxSourcemapBody, analytics.ErrSourcemapTooLarge
+	} else if ctx.IsPost() && strings.HasPrefix(string(ctx.Path()), groupsPathPrefix) {
+		limit, tooLarge, public = maxGroupBody, errGroupBodyTooLarge, true
 	}
 	b, err := readBody(ctx.RequestBodyStream(), ctx.Request.Header.ContentLength(), limit, s.Bodies, tooLarge)
 	if err != nil {
+		if public {
+			// A page's SDK reads the refusal only with the CORS headers
+			// its route would have sent.
+			setFastCORS(&ctx.Response.Header)
+		}
 		writeFastError(ctx, s.Log, err)
 		return
 	}

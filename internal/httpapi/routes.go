@@ -49,6 +49,9 @@ type Server struct {
 	// ErrorGroups what people decided about error groups (errorgroups.go).
 	Sourcemaps  analytics.SourcemapStore
 	ErrorGroups analytics.ErrorGroupStore
+	// Groups keeps the products' group profiles, which the SDK sends
+	// (groups.go).
+	Groups analytics.GroupStore
 	// Alerts keeps the products' alert webhooks and the alerts sent;
 	// AlertSender makes the test delivery; PublicURL starts the
 	// dashboard links in alerts (alerts.go).
@@ -183,7 +186,8 @@ func detachContext(next http.Handler) http.Handler {
 
 // routes is the net/http route table: every path but those of fastRoutes.
 // CORS headers are sent on the public SDK paths only (/e, /api/v1/config,
-// the message and survey paths of messages.go, and the SDK script); every
+// the message and survey paths of messages.go, the group path
+// /api/v1/groups/{type}/{key} and the SDK script); every
 // other path is same-origin.
 //
 // The /api/v1 routes take a query token or a dashboard session. An API key
@@ -260,6 +264,9 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("OPTIONS /api/v1/messages/{id}/track", publicCORS(preflight("POST, OPTIONS")))
 	mux.Handle("POST /api/v1/surveys/{id}/respond", publicCORS(h(s.handleSurveyResponse)))
 	mux.Handle("OPTIONS /api/v1/surveys/{id}/respond", publicCORS(preflight("POST, OPTIONS")))
+	mux.Handle("POST /api/v1/groups/{type}/{key}", publicCORS(h(s.handleUpsertGroup)))
+	mux.Handle("OPTIONS /api/v1/groups/{type}/{key}", publicCORS(preflight("POST, OPTIONS")))
+	mux.Handle("GET /api/v1/groups", h(s.handleListGroups))
 
 	mux.Handle("GET /sdk/v1/sdk.min.js", serveSDK(sdkScript))
 	mux.Handle("GET /sdk/v1/sdk.min.js.map", serveSDK(sdkMap))

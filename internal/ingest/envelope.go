@@ -255,6 +255,7 @@ const (
 	RejectUnknownField       RejectReason = "unknown_field"        // a field the contract does not list
 	RejectInvalidUTF8        RejectReason = "invalid_utf8"         // bytes or escapes that are not Unicode text
 	RejectInvalidCharacter   RejectReason = "invalid_character"    // NUL in a string, key or value
+	RejectInvalidGroups      RejectReason = "invalid_groups"       // $groups not an object of group types to keys
 )
 
 // RejectReasons lists every RejectReason, in the order of the API's table.
@@ -263,7 +264,7 @@ var RejectReasons = []RejectReason{
 	RejectMissingDistinctID, RejectInvalidDistinctID, RejectInvalidTimestamp, RejectInvalidUUID,
 	RejectInvalidFieldType, RejectFieldTooLong, RejectInvalidProperties, RejectPropertiesTooLarge,
 	RejectPropertiesTooDeep, RejectReservedProperty, RejectUnknownField, RejectInvalidUTF8,
-	RejectInvalidCharacter,
+	RejectInvalidCharacter, RejectInvalidGroups,
 }
 
 func reject(reason RejectReason, format string, args ...any) *Rejection {

@@ -306,7 +306,7 @@ func checkProperties(raw json.RawMessage, limit int) (json.RawMessage, *Rejectio
 	if len(raw) > limit {
 		return nil, reject(RejectPropertiesTooLarge, "properties is %d bytes; at most %d are allowed.", len(raw), limit)
 	}
-	depth, reserved, nul := scanProperties(raw)
+	depth, reserved, nul, groups := scanProperties(raw)
 	if depth > maxPropertiesDepth {
 		return nil, reject(RejectPropertiesTooDeep, "properties nests %d levels deep; at most %d are allowed.", depth, maxPropertiesDepth)
 	}
@@ -321,14 +321,81 @@ func checkProperties(raw json.RawMessage, limit int) (json.RawMessage, *Rejectio
 	if err := json.Compact(&buf, raw); err != nil {
 		return nil, reject(RejectInvalidProperties, "properties is not valid JSON.")
 	}
+	if groups {
+		if rej := checkGroups(buf.Bytes()); rej != nil {
+			return nil, rej
+		}
+	}
 	return buf.Bytes(), nil
 }
 
+// checkGroups verifies the $groups property of compact properties that
+// hold it: an object of at most analytics.MaxGroupsPerEvent entries, each
+// a group type (analytics.ValidGroupType) mapped to a key string
+// (analytics.ValidGroupKey). Queries read it as such a flat object of
+// strings (ClickHouse 18.16 with visitParamExtractString), so anything
+// else is refused rather than stored unreadable. The object is decoded
+// only for the few events that carry groups.
+func checkGroups(props []byte) *Rejection {
+	var top map[string]stdjson.RawMessage
+	if err := stdjson.Unmarshal(props, &top); err != nil {
+		return reject(RejectInvalidProperties, "properties is not valid JSON.")
+	}
+	bad := func(format string, args ...any) *Rejection {
+		return reject(RejectInvalidGroups, analytics.GroupsProperty+" must be an object of at most %d group types, "+
+			"each mapped to its key: "+format, append([]any{analytics.MaxGroupsPerEvent}, args...)...)
+	}
+	raw := top[analytics.GroupsProperty]
+	if len(raw) == 0 || raw[0] != '{' {
+		return bad("it is %s.", jsonKind(raw))
+	}
+	var groups map[string]stdjson.RawMessage
+	if err := stdjson.Unmarshal(raw, &groups); err != nil {
+		return bad("it could not be read.")
+	}
+	if len(groups) > analytics.MaxGroupsPerEvent {
+		return bad("it has %d.", len(groups))
+	}
+	for typ, v := range groups {
+		if !analytics.ValidGroupType(typ) {
+			return bad("the type %q is not a lower-case letter followed by up to 31 lower-case letters, digits or underscores.", typ)
+		}
+		var key string
+		if len(v) == 0 || v[0] != '"' || stdjson.Unmarshal(v, &key) != nil {
+			return bad("the key of %s is %s, not a string.", typ, jsonKind(v))
+		}
+		if !analytics.ValidGroupKey(key) {
+			return bad("the key of %s must be 1 to %d characters.", typ, analytics.MaxGroupKeyChars)
+		}
+	}
+	return nil
+}
+
+// jsonKind names the type of a JSON value for a message.
+func jsonKind(v []byte) string {
+	if len(v) == 0 {
+		return "missing"
+	}
+	switch v[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
 // scanProperties walks well-formed JSON once and returns its maximum
-// nesting depth, the first top-level key that only ingest may set, and
-// whether a key or value holds NUL (which JSON can carry only as the
-// escape \u0000).
-func scanProperties(raw []byte) (maxDepth int, reserved string, nul bool) {
+// nesting depth, the first top-level key that only ingest may set, whether
+// a key or value holds NUL (which JSON can carry only as the escape
+// \u0000), and whether a top-level key is $groups (checkGroups).
+func scanProperties(raw []byte) (maxDepth int, reserved string, nul, groups bool) {
 	depth := 0
 	expectKey := false
 	for i := 0; i < len(raw); i++ {
@@ -352,15 +419,17 @@ func scanProperties(raw []byte) (maxDepth int, reserved string, nul bool) {
 					}
 				}
 			}
-			if expectKey && reserved == "" {
-				if key := unquote(raw[start : i+1]); ingestOnlyProperties[key] {
+			if expectKey {
+				key := unquote(raw[start : i+1])
+				if reserved == "" && ingestOnlyProperties[key] {
 					reserved = key
 				}
+				groups = groups || key == analytics.GroupsProperty
 			}
 			expectKey = false
 		}
 	}
-	return maxDepth, reserved, nul
+	return maxDepth, reserved, nul, groups
 }
 
 func unquote(quoted []byte) string {
@@ -419,4 +488,17 @@ func truncate(s string, maxChars int) string {
 		return s
 	}
 	return string([]rune(s)[:maxChars])
+}
+
+// GroupProperties checks the properties of a group profile (POST
+// /api/v1/groups/{type}/{key}) by the rules of an event's properties — a
+// JSON object of at most 64 KiB and 32 levels, no NUL, none of the keys
+// only ingest sets — and returns them compact. Absent or null is the empty
+// object. A broken rule is an analytics.InvalidField naming properties.
+func GroupProperties(raw []byte) ([]byte, error) {
+	props, rej := checkProperties(raw, maxPropertiesBytes)
+	if rej != nil {
+		return nil, analytics.InvalidField("properties", "%s", rej.Message)
+	}
+	return props, nil
 }

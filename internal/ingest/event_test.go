@@ -36,9 +36,62 @@ func TestScanProperties(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			d, r, nul := scanProperties([]byte(c.json))
-			if d != c.depth || r != c.reserved || nul != c.nul {
-				t.Errorf("scan(%s) = %d, %q, %v; want %d, %q, %v", c.json, d, r, nul, c.depth, c.reserved, c.nul)
+			d, r, nul, groups := scanProperties([]byte(c.json))
+			if d != c.depth || r != c.reserved || nul != c.nul || groups {
+				t.Errorf("scan(%s) = %d, %q, %v, %v; want %d, %q, %v, false", c.json, d, r, nul, groups, c.depth, c.reserved, c.nul)
+			}
+		})
+	}
+	for doc, want := range map[string]bool{
+		`{"$groups":{"company":"a"}}`: true, `{"a":1,"\u0024groups":1}`: true,
+		`{"a":{"$groups":{}}}`: false, `{"a":"$groups"}`: false,
+	} {
+		if _, _, _, got := scanProperties([]byte(doc)); got != want {
+			t.Errorf("scan(%s) saw $groups: %v, want %v", doc, got, want)
+		}
+	}
+}
+
+// TestGroupsProperty checks the rules of the $groups property: an object
+// of up to five group types, each mapped to a key string of 1 to 200
+// characters; the event is refused with invalid_groups otherwise.
+func TestGroupsProperty(t *testing.T) {
+	p := &Pipeline{UA: ua.NewParser(100, bots.Default())}
+	cases := []struct {
+		name  string
+		props string
+		ok    bool
+	}{
+		{"one group", `{"$groups":{"company":"acme"}}`, true},
+		{"five groups and other properties", `{"plan":"pro","$groups":{"a":"1","b":"2","c":"3","d":"4","team_2":"ünï 😀"}}`, true},
+		{"an empty object", `{"$groups":{}}`, true},
+		{"a 32-character type and a 200-character key", `{"$groups":{"` + "t" + strings.Repeat("x", 31) + `":"` + strings.Repeat("é", 200) + `"}}`, true},
+		{"nested $groups is any property", `{"a":{"$groups":7}}`, true},
+		{"six groups", `{"$groups":{"a":"1","b":"2","c":"3","d":"4","e":"5","f":"6"}}`, false},
+		{"a string", `{"$groups":"acme"}`, false},
+		{"null", `{"$groups":null}`, false},
+		{"an array", `{"$groups":[{"company":"acme"}]}`, false},
+		{"an upper-case type", `{"$groups":{"Company":"acme"}}`, false},
+		{"a type starting with a digit", `{"$groups":{"1company":"acme"}}`, false},
+		{"a 33-character type", `{"$groups":{"` + strings.Repeat("t", 33) + `":"acme"}}`, false},
+		{"a number key", `{"$groups":{"company":42}}`, false},
+		{"an object key", `{"$groups":{"company":{"id":"acme"}}}`, false},
+		{"an empty key", `{"$groups":{"company":""}}`, false},
+		{"a 201-character key", `{"$groups":{"company":"` + strings.Repeat("k", 201) + `"}}`, false},
+		{"an escaped $groups", `{"\u0024groups":"acme"}`, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			env, err := ParseEnvelope([]byte(`{"batch":[{"event_name":"a","distinct_id":"u","properties":` + c.props + `}]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			accepted, rejected := p.Process(env, Request{Product: 1, Env: analytics.EnvLive, ReceivedAt: time.Now()})
+			if c.ok && len(accepted) != 1 {
+				t.Errorf("refused: %+v", rejected)
+			}
+			if !c.ok && (len(rejected) != 1 || rejected[0].Code != RejectInvalidGroups || !strings.Contains(rejected[0].Message, "$groups")) {
+				t.Errorf("rejected %+v, want invalid_groups", rejected)
 			}
 		})
 	}
@@ -248,6 +301,7 @@ func TestEveryRejectReason(t *testing.T) {
 		RejectUnknownField:       `{"event_name":"a","distinct_id":"u","colour":"red"}`,
 		RejectInvalidUTF8:        `{"event_name":"a\ud800","distinct_id":"u"}`,
 		RejectInvalidCharacter:   `{"event_name":"a","distinct_id":"u\u0000"}`,
+		RejectInvalidGroups:      `{"event_name":"a","distinct_id":"u","properties":{"$groups":{"Company":"acme"}}}`,
 	}
 	seen := map[RejectReason]bool{}
 	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)

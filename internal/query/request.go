@@ -48,6 +48,7 @@ type FunnelRequest struct {
 	DateFrom    string          `json:"dateFrom,omitempty"`
 	DateTo      string          `json:"dateTo,omitempty"`
 	WindowHours json.RawMessage `json:"windowHours,omitempty"`
+	AggregateBy string          `json:"aggregateBy,omitempty"`
 }
 
 // FilterRequest is one property filter as sent.
@@ -73,6 +74,7 @@ type TrendRequest struct {
 	Filters        []FilterRequest `json:"filters,omitempty"`
 	Breakdown      string          `json:"breakdown,omitempty"`
 	BreakdownLimit int             `json:"breakdownLimit,omitempty"`
+	AggregateBy    string          `json:"aggregateBy,omitempty"`
 }
 
 // RetentionRequest is the body of POST /api/v1/query/retention.
@@ -189,6 +191,9 @@ func (req FunnelRequest) Query(scope analytics.EventRange, now time.Time) (analy
 	if q.From, q.To, err = dateRange(req.DateFrom, req.DateTo, now); err != nil {
 		return q, err
 	}
+	if q.AggregateBy, err = aggregateBy(req.AggregateBy); err != nil {
+		return q, err
+	}
 	q.Steps = req.Steps
 	q.Window = time.Duration(hours) * time.Hour
 	return q, nil
@@ -256,7 +261,19 @@ func (req TrendRequest) Query(scope analytics.EventRange, now time.Time) (analyt
 	} else if req.BreakdownLimit != 0 {
 		return q, analytics.InvalidField("breakdownLimit", "is only allowed with a breakdown")
 	}
+	if q.AggregateBy, err = aggregateBy(req.AggregateBy); err != nil {
+		return q, err
+	}
 	return q, nil
+}
+
+// aggregateBy reads the optional group type a trend or funnel counts
+// instead of users; "" counts users.
+func aggregateBy(t string) (string, error) {
+	if t == "" {
+		return "", nil
+	}
+	return t, analytics.CheckGroupType("aggregateBy", t)
 }
 
 // ParseRetention validates a retention request body into a store query.

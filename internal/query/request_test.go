@@ -66,13 +66,16 @@ func TestParseFunnel(t *testing.T) {
 		t.Errorf("255 characters and 720 hours are allowed: %v", err)
 	}
 	for body, field := range map[string]string{
-		`{"steps":["a"]}`:                        "steps",
-		`{"steps":["a","b"],"windowHours":-1}`:   "windowHours",
-		`{"steps":["a","b"],"windowHours":1e3}`:  "windowHours",
-		`{"steps":["a","b"],"windowHours":null}`: "",
-		`{"steps":["a","b"],"unknown":true}`:     "unknown",
-		`[1,2]`:                                  "body",
-		`{"steps":["a","b"],"dateFrom":7}`:       "dateFrom",
+		`{"steps":["a"]}`:                             "steps",
+		`{"steps":["a","b"],"windowHours":-1}`:        "windowHours",
+		`{"steps":["a","b"],"windowHours":1e3}`:       "windowHours",
+		`{"steps":["a","b"],"windowHours":null}`:      "",
+		`{"steps":["a","b"],"unknown":true}`:          "unknown",
+		`[1,2]`:                                       "body",
+		`{"steps":["a","b"],"dateFrom":7}`:            "dateFrom",
+		`{"steps":["a","b"],"aggregateBy":"Company"}`: "aggregateBy",
+		`{"steps":["a","b"],"aggregateBy":"$groups"}`: "aggregateBy",
+		`{"steps":["a","b"],"aggregateBy":""}`:        "",
 	} {
 		_, err := ParseFunnel([]byte(body), sc, now)
 		if field == "" {
@@ -100,6 +103,28 @@ func TestParseTrendFilters(t *testing.T) {
 		q.Filters[0].Property.Column != "browser" || q.Filters[1].Value != 3.0 || q.Breakdown.Key != "plan" ||
 		q.BreakdownLimit != DefaultBreakdown || q.Interval != analytics.Week {
 		t.Errorf("parsed %+v", q)
+	}
+}
+
+// TestParseAggregateBy checks the group type trends and funnels count:
+// absent or "" counts users, a group type is kept, anything else names
+// the field.
+func TestParseAggregateBy(t *testing.T) {
+	sc := analytics.EventRange{ProductID: 1, Env: analytics.EnvLive}
+	if q, err := ParseTrend([]byte(`{"series":[{"event":"a","math":"unique_users"}],"aggregateBy":"company"}`), sc, now); err != nil || q.AggregateBy != "company" {
+		t.Errorf("trend: %+v, %v", q, err)
+	}
+	if q, err := ParseFunnel([]byte(`{"steps":["a","b"],"aggregateBy":"team_2"}`), sc, now); err != nil || q.AggregateBy != "team_2" {
+		t.Errorf("funnel: %+v, %v", q, err)
+	}
+	if q, err := ParseTrend([]byte(`{"series":[{"event":"a"}]}`), sc, now); err != nil || q.AggregateBy != "" {
+		t.Errorf("without aggregateBy: %+v, %v", q, err)
+	}
+	for _, t2 := range []string{"Company", "1st", "a-b", strings.Repeat("a", 33), "company'"} {
+		_, err := ParseTrend([]byte(`{"series":[{"event":"a"}],"aggregateBy":"`+t2+`"}`), sc, now)
+		if e := analytics.AsError(err); err == nil || e.Code != "invalid_request" || !strings.HasPrefix(e.Message, "aggregateBy:") {
+			t.Errorf("aggregateBy %q: %v", t2, err)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import { api } from "../api";
 import { num } from "../charts/time";
 import { AnnotationStrip, useChartAnnotations } from "../components/ChartAnnotations";
+import { CountSelect, useGroupTypes } from "../components/CountSelect";
 import { EventInput, EventList, useEventNames } from "../components/EventInput";
 import { SaveQueryForm, SavedList, useQuerySource, useSavedQueries } from "../components/SavedList";
 import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States";
@@ -14,10 +15,10 @@ export const maxSteps = funnelSteps.max;
 
 /** What the result on screen came from: the builder over the picked range, or a saved funnel. */
 
-/** funnelDefinition reads a saved funnel's steps and window. */
-function funnelDefinition(q: SavedQuery): { steps: string[]; windowHours: number } {
-  const d = (q.definition ?? {}) as { steps?: string[]; windowHours?: number };
-  return { steps: d.steps ?? [...placeholderSteps], windowHours: d.windowHours ?? windowLimits.default };
+/** funnelDefinition reads a saved funnel's steps, window and what it counts. */
+function funnelDefinition(q: SavedQuery): { steps: string[]; windowHours: number; aggregateBy: string } {
+  const d = (q.definition ?? {}) as { steps?: string[]; windowHours?: number; aggregateBy?: string | null };
+  return { steps: d.steps ?? [...placeholderSteps], windowHours: d.windowHours ?? windowLimits.default, aggregateBy: d.aggregateBy ?? "" };
 }
 
 /**
@@ -38,6 +39,8 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
   const days = { from: props.range.from, to: props.range.to };
   const [steps, setSteps] = useState<string[]>([...placeholderSteps]);
   const [windowHours, setWindowHours] = useState(String(windowLimits.default));
+  const [aggregateBy, setAggregateBy] = useState("");
+  const groupTypes = useGroupTypes(pid);
   const [formError, setFormError] = useState<string | null>(null);
   const { source, runBuilder, showSaved } = useQuerySource<FunnelRequest>({ steps: [...placeholderSteps], windowHours: windowLimits.default }, days);
   const names = useEventNames(pid, days, props.env);
@@ -68,7 +71,7 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
       return null;
     }
     setFormError(null);
-    return { steps: clean, windowHours: w };
+    return { steps: clean, windowHours: w, aggregateBy: aggregateBy || undefined };
   };
   const run = (e?: Event) => {
     e?.preventDefault();
@@ -79,6 +82,7 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
     const d = funnelDefinition(q);
     setSteps(d.steps);
     setWindowHours(String(d.windowHours));
+    setAggregateBy(d.aggregateBy);
     setFormError(null);
     showSaved(q);
   };
@@ -150,11 +154,12 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
                   onInput={(e) => setWindowHours(e.currentTarget.value)}
                 />
               </label>
+              <CountSelect types={groupTypes} value={aggregateBy} onChange={setAggregateBy} />
               <button type="submit" class="button">
                 Run funnel
               </button>
             </div>
-            <p class="hint">Each step must happen within the window after the one before it. Steps count users, not events.</p>
+            <p class="hint">Each step must happen within the window after the one before it. Steps count users (or the groups picked in Count), not events.</p>
             {formError ? (
               <p class="form-error" role="alert">
                 {formError}
@@ -177,7 +182,11 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
               ) : (
                 <>
                   <AnnotationStrip from={span.from} to={span.to} annotations={annotations} />
-                  <FunnelBars result={shown} busy={result.state === "loading"} />
+                  <FunnelBars
+                    result={shown}
+                    busy={result.state === "loading"}
+                    counts={(source.kind === "builder" ? source.request.aggregateBy : funnelDefinition(source.query).aggregateBy) || undefined}
+                  />
                 </>
               )
             ) : null}
@@ -215,9 +224,10 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
  * FunnelBars is the funnel as horizontal bars: each step's users as a share
  * of the first step, with the number of users and the share of the step
  * before's users who went on to this one. The headings say which is which:
- * both numbers count users.
+ * both numbers count users, or with counts set the groups of that type the
+ * funnel counted (aggregateBy), which the count column's heading then names.
  */
-export function FunnelBars(props: { result: FunnelResult; busy?: boolean }) {
+export function FunnelBars(props: { result: FunnelResult; busy?: boolean; counts?: string }) {
   const first = props.result.steps[0]?.count ?? 0;
   if (first === 0) {
     return (
@@ -238,7 +248,7 @@ export function FunnelBars(props: { result: FunnelResult; busy?: boolean }) {
               <th scope="col" class="bar-col">
                 Share of first step
               </th>
-              <th scope="col">Users</th>
+              <th scope="col">{props.counts ? `Groups (${props.counts})` : "Users"}</th>
               <th scope="col">Converted from previous step</th>
             </tr>
           </thead>

@@ -3,6 +3,7 @@ import { api } from "../api";
 import { bucketTime } from "../charts/time";
 import { TimeChart } from "../charts/TimeChart";
 import { AnnotateDialog, useChartAnnotations } from "../components/ChartAnnotations";
+import { CountSelect, useGroupTypes } from "../components/CountSelect";
 import { EventInput, EventList, useEventNames } from "../components/EventInput";
 import { SaveQueryForm, SavedList, useQuerySource, useSavedQueries } from "../components/SavedList";
 import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States";
@@ -83,6 +84,8 @@ function TrendBuilder(props: { product: Product; range: DateRange; env: DataEnv 
   const [breakdownLimit, setBreakdownLimit] = useState("10");
   const [interval, setInterval] = useState<Interval>("day");
   const [chartKind, setChartKind] = useState<"line" | "bar">("line");
+  const [aggregateBy, setAggregateBy] = useState("");
+  const groupTypes = useGroupTypes(pid);
   const [formError, setFormError] = useState<string | null>(null);
   const build = (): TrendRequest => ({
     series: series.map((s) => ({ event: s.event.trim(), math: s.math })),
@@ -90,6 +93,7 @@ function TrendBuilder(props: { product: Product; range: DateRange; env: DataEnv 
     filters: filters.length ? filters.map(filterRequest) : undefined,
     breakdown: breakdown.trim() || undefined,
     breakdownLimit: breakdown.trim() ? Number(breakdownLimit) : undefined,
+    aggregateBy: aggregateBy || undefined,
   });
   const { source, runBuilder, showSaved } = useQuerySource<TrendRequest>(build(), days);
   const names = useEventNames(pid, days, props.env);
@@ -122,6 +126,7 @@ function TrendBuilder(props: { product: Product; range: DateRange; env: DataEnv 
     setBreakdown(d.breakdown ?? "");
     setBreakdownLimit(String(d.breakdownLimit ?? 10));
     setInterval(d.interval ?? "day");
+    setAggregateBy(d.aggregateBy ?? "");
     showSaved(q);
   };
   const setS = (i: number, patch: Partial<SeriesDraft>) => setSeries((l) => l.map((s, j) => (j === i ? { ...s, ...patch } : s)));
@@ -235,6 +240,7 @@ function TrendBuilder(props: { product: Product; range: DateRange; env: DataEnv 
                   onInput={(e) => setBreakdownLimit(e.currentTarget.value)}
                 />
               </label>
+              <CountSelect types={groupTypes} value={aggregateBy} onChange={setAggregateBy} />
               <label>
                 Interval
                 <select name="interval" value={interval} onChange={(e) => setInterval(e.currentTarget.value as Interval)}>

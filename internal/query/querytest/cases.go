@@ -281,3 +281,75 @@ func testAndBotEvents() []Event {
 		testPurchase,
 	}
 }
+
+// GroupCase is a small dataset whose users belong to companies, with the
+// answers of a funnel and a trend worked out by hand both by user and by
+// company (aggregateBy "company"). Users and groups give different
+// answers, so a store that counted users would fail it.
+type GroupCase struct {
+	Events      []Event
+	Steps       []string
+	From, To    time.Time
+	WindowHours int
+	// FunnelUsers and FunnelGroups are the funnel's counts per step.
+	FunnelUsers, FunnelGroups []int64
+	// TrendEvent is counted per day from From to To; TrendTotal is its
+	// events with a company, TrendUsers its distinct users (with or
+	// without a company), TrendGroups its distinct companies.
+	TrendEvent                          string
+	TrendTotal, TrendUsers, TrendGroups []int64
+}
+
+// GroupCases returns the hand-checked group case. Days are 2026-03-02
+// and 03-03.
+//
+// Funnel signup → invite_sent, 24 hours:
+//   - acme: u1 signs up on the 2nd at 10:00, u2 (also acme) sends an
+//     invite at 11:00. Neither user converts, the company does.
+//   - "globex \"eu\" 株式会社": u3 signs up, sends no invite.
+//   - u4 has no company: signs up and invites, counted by user only.
+//   - u5 signs up at 09:00 without a company, then at 12:00 as a
+//     member of initech, which sends no invite: initech enters the
+//     funnel with the later event.
+//   - u6 signs up in the team acme, which is no company.
+//
+// By user: u1, u3, u4, u5, u6 sign up, u4 converts → [5, 1]. By company:
+// acme, globex, initech enter, acme converts → [3, 1].
+//
+// Trend of page_viewed, per day: on the 2nd u1 twice, u2 once (acme), u3
+// once (globex), u4 three times (no company); on the 3rd u2 once (acme),
+// u4 once. Events with a company: [4, 1]; users: [4, 2]; companies:
+// [2, 1].
+func GroupCases() GroupCase {
+	company := func(key string) map[string]any {
+		return map[string]any{"$groups": map[string]any{"company": key}, "plan": "pro"}
+	}
+	acme, globex, initech := company("acme"), company(`globex "eu" 株式会社`), company("initech")
+	in := func(e Event, props map[string]any) Event { e.Properties = props; return e }
+	return GroupCase{
+		Events: []Event{
+			in(ev("u1", "signup", at(2, 10, 0)), acme),
+			in(ev("u2", "invite_sent", at(2, 11, 0)), acme),
+			in(ev("u3", "signup", at(2, 10, 0)), globex),
+			ev("u4", "signup", at(2, 10, 0)),
+			ev("u4", "invite_sent", at(2, 10, 30)),
+			ev("u5", "signup", at(2, 9, 0)),
+			in(ev("u5", "signup", at(2, 12, 0)), initech),
+			// A team is another group type, not counted as a company.
+			in(ev("u6", "signup", at(2, 12, 0)), map[string]any{"$groups": map[string]any{"team": "acme"}}),
+
+			in(ev("u1", "page_viewed", at(2, 8, 0)), acme),
+			in(ev("u1", "page_viewed", at(2, 9, 0)), acme),
+			in(ev("u2", "page_viewed", at(2, 9, 30)), acme),
+			in(ev("u3", "page_viewed", at(2, 9, 0)), globex),
+			ev("u4", "page_viewed", at(2, 9, 0)),
+			ev("u4", "page_viewed", at(2, 10, 0)),
+			ev("u4", "page_viewed", at(2, 11, 0)),
+			in(ev("u2", "page_viewed", at(3, 9, 0)), acme),
+			ev("u4", "page_viewed", at(3, 9, 0)),
+		},
+		Steps: []string{"signup", "invite_sent"}, From: at(2, 0, 0), To: at(3, 0, 0), WindowHours: 24,
+		FunnelUsers: []int64{5, 1}, FunnelGroups: []int64{3, 1},
+		TrendEvent: "page_viewed", TrendTotal: []int64{4, 1}, TrendUsers: []int64{4, 2}, TrendGroups: []int64{2, 1},
+	}
+}

@@ -606,3 +606,33 @@ func returnedIn(events []Event, user, returnEvent string, target time.Time, peri
 	}
 	return false
 }
+
+// ---------------------------------------------------------------------------
+// Groups
+// ---------------------------------------------------------------------------
+
+// ByGroup returns the events as a query counting groups of groupType sees
+// them (aggregateBy): the events that carry a group of that type in their
+// "$groups" property, each with DistinctID replaced by the group's key,
+// so that Funnel, Trend and Retention over the result count groups: a
+// group enters a funnel with any of its users' events and moves on with
+// any other's. The "$groups" value is a map[string]any or a
+// map[string]string of group type to key.
+func ByGroup(events []Event, groupType string) []Event {
+	var out []Event
+	for _, e := range events {
+		var key string
+		switch g := e.Properties["$groups"].(type) {
+		case map[string]string:
+			key = g[groupType]
+		case map[string]any:
+			key, _ = g[groupType].(string)
+		}
+		if key == "" {
+			continue
+		}
+		e.DistinctID = key
+		out = append(out, e)
+	}
+	return out
+}

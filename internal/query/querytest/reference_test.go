@@ -59,6 +59,31 @@ func TestFunnelCases(t *testing.T) {
 	}
 }
 
+// TestGroupCases checks the oracle on the hand-counted group case: by
+// user as it is, by company through ByGroup.
+func TestGroupCases(t *testing.T) {
+	c := GroupCases()
+	if got := Funnel(c.Events, false, c.Steps, c.From, c.To, c.WindowHours); !reflect.DeepEqual(got, c.FunnelUsers) {
+		t.Errorf("funnel by user = %v, want %v", got, c.FunnelUsers)
+	}
+	byCompany := ByGroup(c.Events, "company")
+	if got := Funnel(byCompany, false, c.Steps, c.From, c.To, c.WindowHours); !reflect.DeepEqual(got, c.FunnelGroups) {
+		t.Errorf("funnel by company = %v, want %v", got, c.FunnelGroups)
+	}
+	for _, x := range []struct {
+		events []Event
+		math   string
+		want   []int64
+	}{
+		{byCompany, "total", c.TrendTotal}, {c.Events, "unique_users", c.TrendUsers}, {byCompany, "unique_users", c.TrendGroups},
+	} {
+		got := Trend(x.events, false, []Series{{Event: c.TrendEvent, Math: x.math}}, nil, c.From, c.To, "day", "", 0)
+		if len(got) != 1 || !reflect.DeepEqual(values(got[0]), x.want) {
+			t.Errorf("trend %s = %+v, want %v", x.math, got, x.want)
+		}
+	}
+}
+
 func TestFunnelTestEnvironment(t *testing.T) {
 	// Only u1's signup and u4's purchase are test events; u1's purchase is
 	// live, so in the test environment u1 enters and stops at step 0.

@@ -137,6 +137,40 @@ func (b *builder) text(p analytics.Property) string {
 	return "prop_values[indexOf(prop_keys, " + b.arg(p.Key) + ")]"
 }
 
+// actorSQL returns the expression naming an event's actor: user_id, or
+// with a group type (analytics.FunnelQuery.AggregateBy) the key of the
+// event's group of that type, the empty string when it has none.
+//
+// ClickHouse 18.16 has no JSONExtract*, so the key is read from the
+// $groups object's text in prop_values (flatten stores an object value as
+// its compact JSON) with visitParamExtractString, which finds the first
+// "type": anywhere in the text and unescapes its string. That is exact
+// here because ingest accepts $groups only as a flat object of group
+// types, each mapped to a string (checkGroups in package ingest): no
+// other "type": can occur in it, since a key's quotes are escaped. The
+// type is spliced as a literal, not bound, so that the expression reads
+// the same wherever a statement places it among its ? parameters; it
+// comes only from a validated group type (^[a-z][a-z0-9_]{0,31}$),
+// checked again here.
+func actorSQL(groupType string) (string, error) {
+	if groupType == "" {
+		return "user_id", nil
+	}
+	if !analytics.ValidGroupType(groupType) {
+		return "", fmt.Errorf("invalid group type %q", groupType)
+	}
+	return "visitParamExtractString(prop_values[indexOf(prop_keys, '" + analytics.GroupsProperty + "')], '" + groupType + "')", nil
+}
+
+// actorPresent is the condition leaving out events without the actor:
+// none for users, who are always set.
+func actorPresent(groupType, actor string) string {
+	if groupType == "" {
+		return ""
+	}
+	return " AND " + actor + " != ''"
+}
+
 // checkProperty rejects a column outside the fixed table.
 func checkProperty(p analytics.Property) error {
 	if _, ok := columnSQL[p.Column]; p.Column != "" && !ok {
@@ -194,6 +228,10 @@ func (b *builder) filter(f analytics.Filter) error {
 // steps).
 func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) (_ []int64, err error) {
 	defer markOutOfMemory(&err)
+	actor, err := actorSQL(q.AggregateBy)
+	if err != nil {
+		return nil, err
+	}
 	var b builder
 	n := len(q.Steps)
 	win := q.Window.Microseconds()
@@ -217,7 +255,7 @@ func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) (_ []int64,
 		}
 		where.Write(where.arg(step))
 	}
-	where.Write(") GROUP BY user_id")
+	where.Write(")", actorPresent(q.AggregateBy, actor), " GROUP BY ", actor)
 	inner.WriteString(where.SQL())
 	for _, a := range where.Args() {
 		b.Bind(a)
@@ -270,14 +308,14 @@ func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) (_ []int64,
 }
 
 // seriesWhere writes the conditions of one trend series: scope, bots,
-// event and filters.
-func seriesWhere(b *builder, q analytics.TrendQuery, series analytics.TrendSeries) error {
+// event, the actor's presence and filters.
+func seriesWhere(b *builder, q analytics.TrendQuery, series analytics.TrendSeries, actor string) error {
 	b.scope(q.EventRange, q.From, q.To)
 	// Bot events count only in a series of $bot_pageview itself.
 	if series.Event != botPageview {
 		b.Write(" AND is_bot = 0")
 	}
-	b.Write(" AND event = ", b.arg(series.Event))
+	b.Write(" AND event = ", b.arg(series.Event), actorPresent(q.AggregateBy, actor))
 	for _, f := range append(append([]analytics.Filter(nil), q.Filters...), series.Filters...) {
 		b.Write(" AND ")
 		if err := b.filter(f); err != nil {
@@ -306,9 +344,13 @@ func (s *Store) Trend(ctx context.Context, q analytics.TrendQuery) (_ []analytic
 }
 
 func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index int, series analytics.TrendSeries) ([]analytics.TrendRow, error) {
+	actor, err := actorSQL(q.AggregateBy)
+	if err != nil {
+		return nil, err
+	}
 	agg := "count()"
 	if series.UniqueUsers {
-		agg = "uniqExact(user_id)"
+		agg = "uniqExact(" + actor + ")"
 	}
 	var top []string
 	if q.Breakdown != nil {
@@ -317,11 +359,10 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 		}
 		var b builder
 		b.Write("SELECT ", b.text(*q.Breakdown), " AS v, ", agg, " AS n FROM ", s.table, " WHERE ")
-		if err := seriesWhere(&b, q, series); err != nil {
+		if err := seriesWhere(&b, q, series, actor); err != nil {
 			return nil, err
 		}
 		b.Write(" GROUP BY v ORDER BY n DESC, v LIMIT ", b.arg(q.BreakdownLimit))
-		var err error
 		top, err = queryAll(ctx, s, "ranking breakdown values", &b, func(r driver.Rows) (v string, err error) {
 			var n uint64
 			err = r.Scan(&v, &n)
@@ -344,7 +385,7 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 		value = "if(r = 0, '', " + b.text(*q.Breakdown) + ")"
 	}
 	b.Write("SELECT ", bucket(q.Interval, "ts"), " AS k, ", rank, " AS r, ", value, " AS bv, ", agg, " FROM ", s.table, " WHERE ")
-	if err := seriesWhere(&b, q, series); err != nil {
+	if err := seriesWhere(&b, q, series, actor); err != nil {
 		return nil, err
 	}
 	b.Write(" GROUP BY k, r, bv")

@@ -130,6 +130,56 @@ func (b *builder) filter(f analytics.Filter) error {
 	return nil
 }
 
+// actor returns the expression naming an event's actor as read through
+// alias ("" or "e."), and the column a statement gives it: the dense user
+// id uid, or with a group type (analytics.FunnelQuery.AggregateBy) the
+// key of the event's group of that type, column g. The key is read with a
+// JSON pointer bound as a parameter (ptr, from newActor), never spliced.
+type actor struct{ ptr string }
+
+// newActor binds the pointer of groupType's key in $groups, unless the
+// query counts users.
+func (b *builder) newActor(groupType string) (actor, error) {
+	if groupType == "" {
+		return actor{}, nil
+	}
+	if !analytics.ValidGroupType(groupType) {
+		return actor{}, fmt.Errorf("invalid group type %q", groupType)
+	}
+	return actor{ptr: b.arg("/" + analytics.GroupsProperty + "/" + groupType)}, nil
+}
+
+func (a actor) expr(alias string) string {
+	if a.ptr == "" {
+		return alias + "uid"
+	}
+	return "json_extract_string(" + alias + "properties, " + a.ptr + ")"
+}
+
+func (a actor) col() string {
+	if a.ptr == "" {
+		return "uid"
+	}
+	return "g"
+}
+
+// selected is the actor as a select-list item named col.
+func (a actor) selected(alias string) string {
+	if a.ptr == "" {
+		return alias + "uid"
+	}
+	return a.expr(alias) + " AS g"
+}
+
+// present is the condition leaving out events without the actor: none for
+// users, who are always set.
+func (a actor) present(alias string) string {
+	if a.ptr == "" {
+		return ""
+	}
+	return " AND " + a.expr(alias) + " IS NOT NULL"
+}
+
 // markOutOfMemory makes *err wrap analytics.ErrOutOfMemory when DuckDB
 // failed for lack of memory (its "Out of Memory Error": the buffer pool,
 // --duckdb-memory, could not hold what the query needed even after
@@ -163,15 +213,25 @@ func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) (_ []int64,
 		return nil, err
 	}
 	var b builder
+	act, err := b.newActor(q.AggregateBy)
+	if err != nil {
+		return nil, err
+	}
+	// A step's actor is the event's uid (as the step before it had it);
+	// a group key is taken from the step before, not read again.
+	id, next := act.col(), "e.uid"
+	if id != "uid" {
+		next = "p." + id
+	}
 	win := b.arg(q.Window.Microseconds())
-	b.Write("WITH s0 AS (SELECT uid, min(epoch_us(ts)) AS t FROM events WHERE ")
+	b.Write("WITH s0 AS (SELECT ", act.selected(""), ", min(epoch_us(ts)) AS t FROM events WHERE ")
 	b.scope("", q.EventRange, q.From, q.To)
-	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.Steps[0])), " GROUP BY uid)")
+	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.Steps[0])), act.present(""), " GROUP BY ", id, ")")
 	for i := 1; i < len(q.Steps); i++ {
-		b.Printf(", s%d AS (SELECT e.uid, min(epoch_us(e.ts)) AS t FROM events e JOIN s%d p ON e.uid = p.uid WHERE ", i, i-1)
+		b.Printf(", s%d AS (SELECT %s, min(epoch_us(e.ts)) AS t FROM events e JOIN s%d p ON %s = p.%s WHERE ", i, next, i-1, act.expr("e."), id)
 		b.scope("e.", q.EventRange, q.From, q.To.Add(time.Duration(i)*q.Window))
 		b.Write(" AND NOT e.is_bot AND e.eid = ", b.arg(s.eventID(q.Steps[i])),
-			" AND epoch_us(e.ts) - p.t BETWEEN 1 AND ", win, " GROUP BY e.uid)")
+			" AND epoch_us(e.ts) - p.t BETWEEN 1 AND ", win, " GROUP BY ", next, ")")
 	}
 	b.Write(" SELECT ")
 	for i := range q.Steps {
@@ -255,8 +315,8 @@ func (s *Store) uniqueUsers(product int64, groups int, bitmap bool) string {
 }
 
 // seriesWhere writes the conditions of one trend series: scope, bots,
-// event and filters.
-func (s *Store) seriesWhere(b *builder, q analytics.TrendQuery, series analytics.TrendSeries) error {
+// event, the actor's presence and filters.
+func (s *Store) seriesWhere(b *builder, q analytics.TrendQuery, series analytics.TrendSeries, act actor) error {
 	b.scope("", q.EventRange, q.From, q.To)
 	// Bot events count only in a series of $bot_pageview itself. Deciding
 	// that here keeps the condition a plain column filter DuckDB applies
@@ -264,7 +324,7 @@ func (s *Store) seriesWhere(b *builder, q analytics.TrendQuery, series analytics
 	if series.Event != botPageview {
 		b.Write(" AND NOT is_bot")
 	}
-	b.Write(" AND eid = ", b.arg(s.eventID(series.Event)))
+	b.Write(" AND eid = ", b.arg(s.eventID(series.Event)), act.present(""))
 	for _, f := range append(append([]analytics.Filter(nil), q.Filters...), series.Filters...) {
 		b.Write(" AND ")
 		if err := b.filter(f); err != nil {
@@ -283,9 +343,14 @@ const maxMaskBuckets = 64
 // active in, the masks are grouped (a few thousand distinct ones for a
 // million users), and Go adds each mask's users to its buckets. It serves
 // charts without a breakdown of at most 64 buckets: daily for two months,
-// weekly for a year, monthly for five.
+// weekly for a year, monthly for five. Groups (q.AggregateBy) are counted
+// the same way, grouped by their key instead of the dense id.
 func (s *Store) uniqueUsersByMask(ctx context.Context, q analytics.TrendQuery, index int, series analytics.TrendSeries) ([]analytics.TrendRow, error) {
 	var b builder
+	act, err := b.newActor(q.AggregateBy)
+	if err != nil {
+		return nil, err
+	}
 	start := q.Interval.Truncate(q.From)
 	var idx string
 	switch q.Interval {
@@ -298,11 +363,11 @@ func (s *Store) uniqueUsersByMask(ctx context.Context, q analytics.TrendQuery, i
 	default:
 		idx = "(epoch_us(ts) - " + b.arg(start.UnixMicro()) + ") // 86400000000"
 	}
-	b.Write("WITH m AS (SELECT uid, bit_or(1::UBIGINT << (", idx, ")::UBIGINT) AS mask FROM events WHERE ")
-	if err := s.seriesWhere(&b, q, series); err != nil {
+	b.Write("WITH m AS (SELECT ", act.selected(""), ", bit_or(1::UBIGINT << (", idx, ")::UBIGINT) AS mask FROM events WHERE ")
+	if err := s.seriesWhere(&b, q, series, act); err != nil {
 		return nil, err
 	}
-	b.Write(" GROUP BY uid) SELECT mask, count(*) FROM m GROUP BY mask")
+	b.Write(" GROUP BY ", act.col(), ") SELECT mask, count(*) FROM m GROUP BY mask")
 	rows, err := s.query(ctx, &b)
 	if err != nil {
 		return nil, fmt.Errorf("computing trend: %w", err)
@@ -338,9 +403,17 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 		return s.uniqueUsersByMask(ctx, q, index, series)
 	}
 	var b builder
+	act, err := b.newActor(q.AggregateBy)
+	if err != nil {
+		return nil, err
+	}
 	agg := "count(*)"
 	rankAgg := agg
-	if series.UniqueUsers {
+	switch {
+	case series.UniqueUsers && q.AggregateBy != "":
+		// Group keys are text, outside the dense ids' bitmaps.
+		agg, rankAgg = "count(DISTINCT g)", "count(DISTINCT g)"
+	case series.UniqueUsers:
 		groups := len(q.Interval.Buckets(q.From, q.To))
 		if q.Breakdown != nil {
 			groups *= q.BreakdownLimit + 1
@@ -356,9 +429,9 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 		}
 		breakdown = "coalesce(" + x + ", '')"
 	}
-	b.Write("WITH base AS (SELECT date_trunc('", truncSQL[q.Interval], "', ts) AS bucket, uid, ", breakdown,
+	b.Write("WITH base AS (SELECT date_trunc('", truncSQL[q.Interval], "', ts) AS bucket, ", act.selected(""), ", ", breakdown,
 		" AS v FROM events WHERE ")
-	if err := s.seriesWhere(&b, q, series); err != nil {
+	if err := s.seriesWhere(&b, q, series, act); err != nil {
 		return nil, err
 	}
 	b.Write(")")

@@ -40,7 +40,7 @@ func GoldenSQL(t *testing.T, s Events, trace *[]Statement) {
 	for i, name := range []string{"$pageview", "signup", "purchase", "$bot_pageview"} {
 		e := analytics.Event{ProductID: 1, Env: analytics.EnvLive, Timestamp: day.Add(time.Duration(i) * time.Hour),
 			ReceivedAt: day, Name: name, DistinctID: "u1", UserID: ingest.UserID("u1"), URL: "https://example.com/pricing",
-			Path: "/pricing", Browser: "Chrome", Properties: json.RawMessage(`{"plan":"pro","seats":3}`)}
+			Path: "/pricing", Browser: "Chrome", Properties: json.RawMessage(`{"plan":"pro","seats":3,"$groups":{"company":"acme"}}`)}
 		e.UUID[15] = byte(i + 1)
 		if name == "$bot_pageview" {
 			e.DistinctID, e.UserID, e.IsBot, e.BotName, e.BotCategory = "bot", ingest.UserID("bot"), true, "GPTBot", "ai_crawler"
@@ -80,6 +80,23 @@ func GoldenSQL(t *testing.T, s Events, trace *[]Statement) {
 		{"funnel", func() error {
 			_, err := s.Funnel(ctx, analytics.FunnelQuery{EventRange: scope,
 				Steps: []string{"$pageview", "signup", "purchase"}, Window: 24 * time.Hour})
+			return err
+		}},
+		{"funnel_groups", func() error {
+			_, err := s.Funnel(ctx, analytics.FunnelQuery{EventRange: scope,
+				Steps: []string{"$pageview", "signup", "purchase"}, Window: 24 * time.Hour, AggregateBy: "company"})
+			return err
+		}},
+		{"trend_unique_groups_week", func() error {
+			q := trend(analytics.Week, nil, analytics.TrendSeries{Event: "signup", UniqueUsers: true})
+			q.AggregateBy = "company"
+			_, err := s.Trend(ctx, q)
+			return err
+		}},
+		{"trend_groups_breakdown_day", func() error {
+			q := trend(analytics.Day, plan, analytics.TrendSeries{Event: "$pageview"}, analytics.TrendSeries{Event: "$pageview", UniqueUsers: true})
+			q.AggregateBy = "company"
+			_, err := s.Trend(ctx, q)
 			return err
 		}},
 		{"trend_total_day", func() error {

@@ -29,6 +29,7 @@ type Meta interface {
 	analytics.ErrorGroupStore
 	analytics.AlertStore
 	analytics.CampaignStore
+	analytics.GroupStore
 }
 
 // Events is the event half of storage and the queries over it (DuckDB
@@ -63,6 +64,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("ErrorGroupStatuses", func(t *testing.T) { testErrorGroupStatuses(t, open(t)) })
 	t.Run("Alerts", func(t *testing.T) { testAlerts(t, open(t)) })
 	t.Run("Campaigns", func(t *testing.T) { testCampaigns(t, open(t)) })
+	t.Run("Groups", func(t *testing.T) { testGroups(t, open(t)) })
 	t.Run("Users", func(t *testing.T) { testUsers(t, open(t)) })
 	t.Run("OwnerRace", func(t *testing.T) { testOwnerRace(t, open(t)) })
 }
@@ -73,6 +75,7 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("Events", func(t *testing.T) { testEvents(t, open(t)) })
 	t.Run("Queries", func(t *testing.T) { testQueries(t, open(t)) })
 	t.Run("FunnelCases", func(t *testing.T) { testFunnelCases(t, open(t)) })
+	t.Run("GroupQueries", func(t *testing.T) { testGroupQueries(t, open(t)) })
 	t.Run("Bots", func(t *testing.T) { testBots(t, open(t)) })
 	t.Run("EventNames", func(t *testing.T) { testEventNames(t, open(t)) })
 	t.Run("ExperimentCounts", func(t *testing.T) { testExperimentCounts(t, open(t)) })

@@ -2,7 +2,7 @@ import { autocapture } from "./autocapture.js";
 import { errorTracking } from "./errors.js";
 import { FlagClient, type FlagHost } from "./flags.js";
 import { Queue } from "./queue.js";
-import { persist, recall } from "./storage.js";
+import { forget, persist, recall } from "./storage.js";
 import type { Flags, Properties, StrataOptions, WireEvent } from "./types.js";
 import { uuid } from "./uuid.js";
 
@@ -11,6 +11,8 @@ export const VERSION = "0.3.1";
 /** localStorage (or cookie) keys of the anonymous id and the identified user id. */
 export const ANON_KEY = "strata_anon_id";
 export const USER_KEY = "strata_user_id";
+/** localStorage (or cookie) key of the user's groups, `{type: key}` as JSON. */
+export const GROUPS_KEY = "strata_groups";
 
 /**
  * Strata is one SDK instance: identity, the delivery queue, autocapture and flags.
@@ -29,6 +31,8 @@ export class Strata implements FlagHost {
   private readonly queue: Queue;
   private anonId: string;
   private userId: string | null;
+  /** The groups set by group(), sent as `$groups` with every event. */
+  private groups: Record<string, string>;
   /** The current page's URL without its hash, to tell SPA navigations apart. */
   private page = "";
   /** The page before it: document.referrer, then the previous SPA route. */
@@ -44,6 +48,11 @@ export class Strata implements FlagHost {
     this.anonId = recall(ANON_KEY) || "";
     if (!this.anonId) persist(ANON_KEY, (this.anonId = uuid()));
     this.userId = recall(USER_KEY);
+    try {
+      this.groups = JSON.parse(recall(GROUPS_KEY) || "{}");
+    } catch {
+      this.groups = {};
+    }
     this.queue = new Queue(this.host, this.key);
     this.flags = this.flagClient = new FlagClient(this);
     // Deliver what is queued when the page is hidden: the last moment that is
@@ -97,6 +106,51 @@ export class Strata implements FlagHost {
     }
   }
 
+  /**
+   * group puts the user in the group `key` of `type` (a company, a team): every later
+   * event, also after reloads, has `$groups: {type: key, …}`, and the group's profile
+   * on the server is created, or `properties` merged into it. A type is a lower-case
+   * letter then up to 31 lower-case letters, digits or underscores, a key 1–200
+   * characters, and a user is in at most 5 types; other input is ignored with a warning.
+   */
+  group(type: string, key: string, properties?: Properties): void {
+    try {
+      key = String(key);
+      const groups = { ...this.groups, [type]: key };
+      if (!/^[a-z][a-z0-9_]{0,31}$/.test(type) || !key || [...key].length > 200 || Object.keys(groups).length > 5) {
+        console.warn("strata: group() ignored: bad type or key, or more than 5 types", type, key);
+        return;
+      }
+      persist(GROUPS_KEY, JSON.stringify((this.groups = groups)));
+      // text/plain keeps the request simple: no CORS preflight.
+      fetch(`${this.host}/api/v1/groups/${type}/${encodeURIComponent(key)}?api_key=${encodeURIComponent(this.key)}`, {
+        method: "POST",
+        headers: { "Content-Type": "text/plain" },
+        body: JSON.stringify({ properties: properties || {} }),
+        keepalive: true,
+      }).catch(() => {});
+    } catch {
+      // Never throw into the page.
+    }
+  }
+
+  /**
+   * reset forgets who the user is, e.g. at logout: a new anonymous id, no user id
+   * and no groups, so that later events are not tied to the previous user.
+   */
+  reset(): void {
+    try {
+      this.userId = null;
+      this.groups = {};
+      forget(USER_KEY);
+      forget(GROUPS_KEY);
+      persist(ANON_KEY, (this.anonId = uuid()));
+      this.flagClient.reset();
+    } catch {
+      // Never throw into the page.
+    }
+  }
+
   /** flush sends the queue now with navigator.sendBeacon; call it before navigating away. */
   flush(): void {
     try {
@@ -121,7 +175,8 @@ export class Strata implements FlagHost {
    * capture builds the wire event and queues it. `internal` events ($identify,
    * $exposure) do not get the experiment properties. `time` and `url` default to
    * now and the current page (an error held in its burst passes its own). The
-   * `release` option becomes `$release` unless the properties have one.
+   * `release` option becomes `$release` unless the properties have one; the groups
+   * of group() are `$groups`.
    */
   capture(eventName: string, properties: Properties, internal?: true, time = new Date(), url = location.href): void {
     try {
@@ -135,6 +190,7 @@ export class Strata implements FlagHost {
           $release: this.options.release || undefined,
           ...properties,
           ...(!internal && this.experiment),
+          $groups: Object.keys(this.groups).length ? this.groups : undefined,
           $lib: "strata-js",
           $lib_version: VERSION,
         },

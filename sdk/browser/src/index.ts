@@ -2,7 +2,7 @@
  * @strata/browser: the Strata browser SDK.
  *
  * ```ts
- * import { init, track, identify, flush, flags } from "@strata/browser";
+ * import { init, track, identify, group, flush, flags } from "@strata/browser";
  * init({ apiKey: "st_live_…", apiHost: "https://analytics.example.com" });
  * track("signup_started", { plan: "pro" });
  * const variant = await flags.getVariant("pricing_copy_test");
@@ -41,6 +41,16 @@ export function identify(userId: string, traits?: Properties): void {
   instance?.identify(userId, traits);
 }
 
+/** group puts the user in a group (a company, a team), tagging later events with `$groups`. */
+export function group(type: string, key: string, properties?: Properties): void {
+  instance?.group(type, key, properties);
+}
+
+/** reset forgets the user and their groups, e.g. at logout. */
+export function reset(): void {
+  instance?.reset();
+}
+
 /** flush sends queued events now with a beacon; call it before navigating away. */
 export function flush(): void {
   instance?.flush();
@@ -52,4 +62,4 @@ export const flags: Flags = {
 };
 
 /** The module's API as one object; the script tag installs the same as `window.strata`. */
-export const strata: StrataApi = { init, track, identify, flush, flags };
+export const strata: StrataApi = { init, track, identify, group, reset, flush, flags };

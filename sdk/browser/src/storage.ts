@@ -58,3 +58,17 @@ export function recall(key: string): string | null {
     return null;
   }
 }
+
+/** forget removes a value written by persist, from localStorage and the cookie. */
+export function forget(key: string): void {
+  try {
+    localStorage.removeItem(key);
+  } catch {
+    // Storage blocked: nothing was stored there.
+  }
+  try {
+    document.cookie = key + "=;max-age=0;path=/;SameSite=Lax";
+  } catch {
+    // Cookies blocked too.
+  }
+}

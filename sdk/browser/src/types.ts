@@ -44,6 +44,8 @@ export interface StrataApi {
   init(options: StrataOptions): void;
   track(eventName: string, properties?: Properties): void;
   identify(userId: string, traits?: Properties): void;
+  group(type: string, key: string, properties?: Properties): void;
+  reset(): void;
   flush(): void;
   flags: Flags;
 }

@@ -77,9 +77,9 @@ describe("script tag", () => {
     return window.strata!;
   }
 
-  it("installs window.strata with init, track, identify, flush and flags.getVariant", () => {
+  it("installs window.strata with init, track, identify, group, reset, flush and flags.getVariant", () => {
     const s = load({ src: "https://cdn.example.com/sdk/v1/sdk.min.js" });
-    expect(Object.keys(s).sort()).toEqual(["flags", "flush", "identify", "init", "track"]);
+    expect(Object.keys(s).sort()).toEqual(["flags", "flush", "group", "identify", "init", "reset", "track"]);
     expect(typeof s.flags.getVariant).toBe("function");
   });
 
