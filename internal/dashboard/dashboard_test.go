@@ -52,6 +52,8 @@ func TestPages(t *testing.T) {
 		{"a settings subpage", off, "/settings/products/12", nil, true, 200, "<title>Strata</title>"},
 		{"an experiment's page", off, "/experiments/7", nil, true, 200, "<title>Strata</title>"},
 		{"a flag's page", off, "/flags/3", nil, true, 200, "<title>Strata</title>"},
+		{"a campaign's page", off, "/messages/12", nil, true, 200, "<title>Strata</title>"},
+		{"the new campaign's editor", off, "/messages/new", nil, true, 200, "<title>Strata</title>"},
 		{"the API reference", off, "/api-reference", nil, true, 200, "<title>Strata</title>"},
 		{"below the API reference is not a page", off, "/api-reference/x", nil, false, 0, ""},
 		{"errors while the flag is off, from a browser", off, "/errors", html, true, 404, "<title>Strata</title>"},
