@@ -5,7 +5,9 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.{ts,tsx}"],
     environment: "happy-dom",
-    environmentOptions: { happyDOM: { url: "http://127.0.0.1:8080/" } },
+    // The message preview's frame names scripts and a stylesheet, which
+    // happy-dom does not load: it says so quietly rather than logging.
+    environmentOptions: { happyDOM: { url: "http://127.0.0.1:8080/", settings: { handleDisabledFileLoadingAsSuccess: true } } },
     restoreMocks: true,
     unstubGlobals: true,
   },

@@ -142,7 +142,8 @@ export function stepOf(d: StepDraft): Step {
     const choice = d.questionType === "single" || d.questionType === "multiple";
     question = {
       id: d.questionId.trim(), type: d.questionType, prompt: d.prompt,
-      scale: d.questionType === "rating" ? Number(d.scale) : d.questionType === "nps" ? 10 : 0,
+      // The scale is a rating's only; NPS is always 0 to 10.
+      scale: d.questionType === "rating" ? Number(d.scale) : 0,
       choices: choice ? d.choices.map((c) => c.trim()) : [],
     };
   }

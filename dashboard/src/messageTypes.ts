@@ -71,8 +71,8 @@ export interface CampaignStats {
   /** Users who saw it at least once. */
   shown: number;
   ctaClicks: number;
-  completions: number;
-  dismissals: number;
+  completed: number;
+  dismissed: number;
 }
 
 export interface Campaign {

@@ -154,7 +154,7 @@ function CampaignList(props: { product: Product }) {
             </thead>
             <tbody>
               {shown.map((c) => {
-                const s = c.stats ?? { shown: 0, ctaClicks: 0, completions: 0, dismissals: 0 };
+                const s = c.stats ?? { shown: 0, ctaClicks: 0, completed: 0, dismissed: 0 };
                 return (
                   <tr key={c.id} data-testid="campaign-row">
                     <td>
@@ -174,7 +174,7 @@ function CampaignList(props: { product: Product }) {
                     </td>
                     <td class="num">{num(s.shown)}</td>
                     <td class="num">{share(s.ctaClicks, s.shown)}</td>
-                    <td class="num">{share(s.completions, s.shown)}</td>
+                    <td class="num">{share(s.completed, s.shown)}</td>
                     <td class="num">{c.variants.length > 1 ? `${c.variants.length} (A/B)` : "1"}</td>
                     <td class="row-actions">
                       <div>
