@@ -1,23 +1,29 @@
-// The message editor's preview frame (src/components/MessagePreview.tsx).
-// It runs in a sandboxed iframe (allow-scripts only: an opaque origin, no
-// access to the dashboard, its cookies or its styles), loads the SDK's
-// message renderer from the URL its script tag names (data-renderer), and
-// draws the step the dashboard posts with the renderer's preview API:
+// The message editor's preview frame (message-preview.html, framed by
+// src/components/MessagePreview.tsx). It runs in a sandboxed iframe
+// (allow-scripts only: an opaque origin, no access to the dashboard, its
+// cookies or its styles), loads the SDK's message renderer from the URL its
+// script tag names (data-renderer), and draws the step the dashboard posts
+// with the renderer's preview API, window.StrataMessages.preview(step,
+// {index, count}), which replaces the previous preview itself:
 //
 //   dashboard → frame  {type: "strata:preview", step, stepIndex, stepCount}
 //   frame → dashboard  {type: "strata:preview-ready", renderer: true|false}
 //                      {type: "strata:preview-drawn"}  {type: "strata:preview-failed", message}
 //
-// It is a static file (not part of the app's bundle) so that the frame's
-// document has no inline script: it inherits the dashboard's
-// Content-Security-Policy, which admits only this origin's scripts.
+// The server serves the frame's page with a policy of its own
+// (internal/dashboard): this origin's scripts only, and inline styles,
+// which the renderer's shadow root holds.
 (function () {
   "use strict";
   var me = document.currentScript;
   var rendererUrl = me && me.getAttribute("data-renderer");
   var stage = document.getElementById("stage");
   var last = null;
-  var cleanup = null;
+
+  // A modal takes the focus when it shows, as it should in a page; here it
+  // would take it from the editor's field with every key typed. The preview
+  // is to be looked at, so nothing in this frame moves the focus itself.
+  HTMLElement.prototype.focus = function () {};
 
   function tell(msg) {
     window.parent.postMessage(msg, "*");
@@ -33,17 +39,7 @@
     var m = api();
     if (!m) return;
     try {
-      if (typeof cleanup === "function") cleanup();
-      cleanup = null;
-      // Whatever the renderer left from the previous step goes too.
-      if (typeof m.clear === "function") m.clear();
-      var out = m.preview(msg.step, {
-        target: document.getElementById("target"),
-        stepIndex: msg.stepIndex,
-        stepCount: msg.stepCount,
-      });
-      if (typeof out === "function") cleanup = out;
-      else if (out && typeof out.destroy === "function") cleanup = function () { out.destroy(); };
+      m.preview(msg.step, { index: msg.stepIndex, count: msg.stepCount });
       tell({ type: "strata:preview-drawn" });
     } catch (e) {
       tell({ type: "strata:preview-failed", message: String((e && e.message) || e) });

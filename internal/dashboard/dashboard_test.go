@@ -18,6 +18,7 @@ var testFS = fstest.MapFS{
 	"dist/assets/index-def.css":   {Data: []byte("body{margin:0}")},
 	"dist/favicon.svg":            {Data: []byte(`<svg xmlns="http://www.w3.org/2000/svg"></svg>`)},
 	"dist/assets/nested/font.bin": {Data: []byte{0, 1, 2}},
+	"dist/message-preview.html":   {Data: []byte(`<!doctype html><title>Message preview</title><script src="/message-preview.js"></script>`)},
 }
 
 func get(t *testing.T, h *Handler, path string, header map[string]string) (*httptest.ResponseRecorder, bool) {
@@ -104,6 +105,17 @@ func TestHeaders(t *testing.T) {
 	}
 	if csp := w.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
 		t.Errorf("Content-Security-Policy = %q", csp)
+	}
+
+	// The message preview frame is framed by the dashboard, and its
+	// renderer's shadow root holds an inline stylesheet.
+	w, _ = get(t, h, "/message-preview.html", nil)
+	if got := w.Header().Get("X-Frame-Options"); got != "SAMEORIGIN" {
+		t.Errorf("preview X-Frame-Options = %q", got)
+	}
+	if csp := w.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self';") || !strings.Contains(csp, "style-src 'self' 'unsafe-inline'") ||
+		!strings.Contains(csp, "frame-ancestors 'self'") {
+		t.Errorf("preview Content-Security-Policy = %q", csp)
 	}
 
 	w, _ = get(t, h, "/assets/index-abc.js", map[string]string{"Accept-Encoding": "gzip, br"})

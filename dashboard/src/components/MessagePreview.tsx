@@ -1,26 +1,17 @@
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import type { Step } from "../messageTypes";
 
 /** The SDK's message renderer, which draws the preview as pages will see it. */
 export const rendererPath = "/sdk/v1/messages.min.js";
 
 /**
- * previewDocument is the preview frame's page: a stand-in page with an
- * element for tooltips to point at, the frame's own stylesheet and
- * script (public/message-preview.*), and the renderer they load. No
- * inline script or style: the frame inherits the dashboard's
- * Content-Security-Policy.
+ * The preview frame's page (public/message-preview.html): a stand-in page
+ * with an element for tooltips to point at, and a script that loads the
+ * renderer and draws what it is posted. The server gives it a policy of its
+ * own: the renderer's shadow root holds an inline stylesheet, which the
+ * dashboard's policy refuses.
  */
-export function previewDocument(origin: string): string {
-  const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
-  return (
-    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">` +
-    `<link rel="stylesheet" href="${esc(origin)}/message-preview.css"></head><body>` +
-    `<div id="stage"><div class="bar"></div><div class="bar short"></div><span id="target">Target element</span>` +
-    `<div class="bar"></div><div class="bar short"></div></div>` +
-    `<script src="${esc(origin)}/message-preview.js" data-renderer="${esc(origin + rendererPath)}"></script></body></html>`
-  );
-}
+export const previewPath = "/message-preview.html";
 
 /** The frame loads the renderer, then has it (ready) or not. */
 type FrameState = "loading" | "ready" | "no-renderer";
@@ -43,7 +34,6 @@ export function MessagePreview(props: { step: Step | null; label: string; stepIn
   const frame = useRef<HTMLIFrameElement>(null);
   const [state, setState] = useState<FrameState>("loading");
   const [error, setError] = useState("");
-  const srcdoc = useMemo(() => previewDocument(typeof location !== "undefined" ? location.origin : ""), []);
   const latest = useRef(props);
   latest.current = props;
 
@@ -87,7 +77,7 @@ export function MessagePreview(props: { step: Step | null; label: string; stepIn
         class="preview-frame"
         title="Message preview"
         sandbox="allow-scripts"
-        srcdoc={srcdoc}
+        src={previewPath}
       />
       {state === "no-renderer" ? (
         <p class="hint" role="status" data-testid="preview-unavailable">
