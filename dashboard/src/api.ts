@@ -2,12 +2,11 @@
 // origin with the session cookie; the browser adds the Origin header the
 // server checks on every change.
 import type {
-  Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, BuildInfo, CredentialStatus, DashboardConfig, DataEnv, ErrorGroupDetail,
+  Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, BuildInfo, Campaign, CampaignList, CampaignWrite, CredentialStatus, DashboardConfig, DataEnv, ErrorGroupDetail,
   ErrorGroupList, ErrorGroupStatus, ErrorStatus, EventNames, Experiment, ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList,
   FlagList, FlagWrite, FunnelRequest, FunnelResult, KeyCreated, KeyEnv, List, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult,
-  SavedQuery, Session, Sourcemap, TokenCreated, TrendRequest, TrendResult,
+  MessageSettings, SavedQuery, Session, Sourcemap, SurveyResults, TokenCreated, TrendRequest, TrendResult,
 } from "./types";
-import type { Campaign, CampaignList, CampaignWrite, MessageSettings, SurveyResults } from "./messageTypes";
 
 /** ApiError is an error answer: the HTTP status and the body's code and message. */
 export class ApiError extends Error {

@@ -4,9 +4,12 @@
 // asks. The server checks everything again and has the last word.
 import type { FieldErrors } from "./components/Fields";
 import type {
-  BodyFormat, Campaign, CampaignStatus, CampaignVariant, CampaignWrite, CapKind, Placement, Question, QuestionType, Step, StepKind,
-  TraitCondition, TraitOp,
-} from "./messageTypes";
+  BodyFormat, Campaign, CampaignStatus, CampaignVariant, CampaignWrite, CapKind, Question, QuestionType, Step, StepKind, TraitCondition,
+  TraitOp,
+} from "./types";
+
+/** Where a banner sits (a step's placement; empty for the other kinds). */
+export type Placement = "top" | "bottom";
 
 /** The limits of docs/messages.md. */
 export const limits = { variants: 4, steps: 10, conditions: 10, choices: { min: 2, max: 10 } } as const;
@@ -107,10 +110,10 @@ export function newCampaign(): CampaignDraft {
 function stepDraft(s: Step, n: number): StepDraft {
   const q = s.question;
   return {
-    kind: s.kind, title: s.title, body: s.body, bodyFormat: s.bodyFormat, selector: s.selector,
+    kind: s.kind, title: s.title ?? "", body: s.body ?? "", bodyFormat: s.bodyFormat ?? "text", selector: s.selector ?? "",
     placement: s.placement === "bottom" ? "bottom" : "top", ctaLabel: s.cta?.label ?? "", ctaUrl: s.cta?.url ?? "",
     questionId: q?.id ?? `q${n}`, questionType: q?.type ?? "rating", prompt: q?.prompt ?? "", scale: q?.scale === 10 ? "10" : "5",
-    choices: q && q.choices.length > 0 ? [...q.choices] : ["", ""],
+    choices: q?.choices && q.choices.length > 0 ? [...q.choices] : ["", ""],
   };
 }
 

@@ -8,11 +8,10 @@ import { act } from "preact/test-utils";
 import { describe, expect, it } from "vitest";
 import { addVariant, closestField, newCampaign, stepOf, writeOf } from "../src/campaign";
 import { previewPath } from "../src/components/MessagePreview";
-import { orderedCounts } from "../src/components/SurveyResults";
-import type { Campaign, SurveyResults } from "../src/messageTypes";
+import { npsText } from "../src/components/SurveyResults";
 import { CampaignPage } from "../src/pages/Campaign";
 import { Messages } from "../src/pages/Messages";
-import type { ExperimentResults, Product } from "../src/types";
+import type { Campaign, ExperimentResults, Product, SurveyResults } from "../src/types";
 import { byText, click, fakeFetch, mount, settle, submit, type } from "./helpers";
 
 const product: Product = { id: 3, workspaceId: 1, name: "Web shop", createdAt: "2026-11-01T09:00:00Z" };
@@ -23,7 +22,7 @@ const campaign = (over: Partial<Campaign> = {}): Campaign => ({
   id: 12, productId: 3, name: "Welcome tour", status: "draft", trigger: { event: "$pageview" }, pathRegex: "^/app",
   audience: { identified: false, percentage: 100, conditions: [] }, cap: { kind: "once", count: 1 },
   variants: [{ key: "control", weight: 100, steps: [modal] }], experimentId: null, flagKey: "",
-  createdAt: "2026-11-20T10:00:00Z", updatedAt: "2026-11-21T10:00:00Z", ...over,
+  createdAt: "2026-11-20T10:00:00Z", updatedAt: "2026-11-21T10:00:00Z", stats: { shown: 0, ctaClicks: 0, completed: 0, dismissed: 0 }, ...over,
 });
 
 const badRequest = (message: string) => ({ status: 400, body: { error: { code: "invalid_request", message } } });
@@ -204,11 +203,13 @@ describe("a campaign's page", () => {
         { key: "variant_b", weight: 50, steps: [{ ...modal, kind: "survey", title: "", cta: null, question: { id: "plan", type: "single", prompt: "Which plan?", scale: 0, choices: ["Free", "Pro"] } }] },
       ],
     });
+  const scale = (got: Record<string, number>) => Array.from({ length: 11 }, (_, v) => ({ value: String(v), count: got[v] ?? 0 }));
   const answers: SurveyResults = {
-    campaignId: 12, responses: 4,
+    responses: 5,
     questions: [
-      { id: "nps", type: "nps", prompt: "Recommend us?", answers: 4, counts: [{ value: "10", count: 2 }, { value: "3", count: 1 }, { value: "8", count: 1 }], nps: 25 },
-      { id: "plan", type: "single", prompt: "Which plan?", answers: 2, counts: [{ value: "Pro", count: 2 }], nps: null },
+      { id: "nps", type: "nps", prompt: "Recommend us?", answers: 4, counts: scale({ 10: 2, 3: 1, 8: 1 }), nps: { score: 25, promoters: 2, passives: 1, detractors: 1 }, recent: [] },
+      { id: "plan", type: "single", prompt: "Which plan?", answers: 2, counts: [{ value: "Free", count: 0 }, { value: "Pro", count: 2 }], nps: null, recent: [] },
+      { id: "why", type: "text", prompt: "Why?", answers: 2, counts: [], nps: null, recent: ["Fast", "<b>Cheap</b>"] },
     ],
   };
   const results = {
@@ -242,7 +243,7 @@ describe("a campaign's page", () => {
       ["variant_b", "12", "6", "50.0%"],
     ]);
 
-    const [nps, plan] = root.querySelectorAll("[data-testid=survey-question]");
+    const [nps, plan, why] = root.querySelectorAll("[data-testid=survey-question]");
     expect(nps.querySelector("[data-testid=answers]")?.textContent).toBe("4 answers");
     expect(nps.querySelector("[data-testid=nps]")?.textContent).toBe("NPS +25");
     const npsRows = [...nps.querySelectorAll("[data-testid=survey-count]")].map((r) => cells(r));
@@ -254,6 +255,8 @@ describe("a campaign's page", () => {
       ["Pro", "", "2", "100.0%"],
     ]);
     expect(plan.querySelector("[data-testid=nps]")).toBeNull();
+    expect([...why.querySelectorAll("[data-testid=survey-text]")].map((li) => li.textContent)).toEqual(["Fast", "<b>Cheap</b>"]);
+    expect(why.querySelector("b")).toBeNull();
     expect(byText(root, "a", "Download CSV")?.getAttribute("href")).toBe("/api/v1/campaigns/12/survey.csv?product=3");
 
     await click(byText(root, "button", "Pause"));
@@ -288,10 +291,7 @@ describe("the editor's model", () => {
     expect(addVariant(vs.slice(0, 2)).map((v) => v.weight)).toEqual(["34", "33", "33"]);
   });
 
-  it("lists a rating's whole scale and text answers most frequent first", () => {
-    const r = { id: "r", type: "rating" as const, prompt: "", answers: 2, counts: [{ value: "4", count: 2 }], nps: null };
-    expect(orderedCounts(r, { id: "r", type: "rating", prompt: "", scale: 5, choices: [] }).map((c) => `${c.value}:${c.count}`)).toEqual(["1:0", "2:0", "3:0", "4:2", "5:0"]);
-    const t = { ...r, type: "text" as const, counts: [{ value: "b", count: 1 }, { value: "a", count: 3 }] };
-    expect(orderedCounts(t, undefined).map((c) => c.value)).toEqual(["a", "b"]);
+  it("writes NPS scores signed and rounded", () => {
+    expect([npsText(33.333), npsText(-8.4), npsText(0), npsText(-0.2)]).toEqual(["+33", "\u22128", "0", "0"]);
   });
 });

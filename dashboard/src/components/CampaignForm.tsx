@@ -4,7 +4,7 @@ import {
   addVariant, builtInTriggers, closestField, draftOf, evenWeights, limits, move, newCampaign, newStep, stepOf, traitOps, weightSum, writeOf,
   type CampaignDraft, type ConditionDraft, type StepDraft, type VariantDraft,
 } from "../campaign";
-import type { Campaign, CapKind, TraitOp } from "../messageTypes";
+import type { Campaign, CapKind, TraitOp } from "../types";
 import { presetRange } from "../range";
 import { useEventNames } from "./EventInput";
 import { FieldError, fieldId, focusFirst, invalid, type FieldErrors } from "./Fields";

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { Step } from "../messageTypes";
+import type { Step } from "../types";
 
 /** The SDK's message renderer, which draws the preview as pages will see it. */
 export const rendererPath = "/sdk/v1/messages.min.js";

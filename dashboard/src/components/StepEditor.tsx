@@ -1,5 +1,5 @@
-import { limits, questionTypes, stepKinds, type StepDraft } from "../campaign";
-import type { BodyFormat, Placement, QuestionType, StepKind } from "../messageTypes";
+import { limits, questionTypes, stepKinds, type Placement, type StepDraft } from "../campaign";
+import type { BodyFormat, QuestionType, StepKind } from "../types";
 import { FieldError, fieldId, invalid, type FieldErrors } from "./Fields";
 
 /**

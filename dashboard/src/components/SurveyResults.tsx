@@ -1,42 +1,23 @@
 import { num } from "../charts/time";
 import { percent } from "../format";
-import type { Question, SurveyCount, SurveyQuestionResult } from "../messageTypes";
+import type { SurveyQuestionResult } from "../types";
 
-/** The most free-text answers listed per question; the CSV has them all. */
-export const maxTextRows = 20;
-
-/**
- * orderedCounts lists a question's values in the order people read them:
- * every point of a rating's or NPS scale (those nobody gave at 0), a
- * choice question's choices as the campaign lists them (then any others),
- * and free text most frequent first.
- */
-export function orderedCounts(r: SurveyQuestionResult, q: Question | undefined): SurveyCount[] {
-  const by = new Map(r.counts.map((c) => [c.value, c.count]));
-  const scale = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => String(from + i));
-  let values: string[] | null = null;
-  if (r.type === "nps") values = scale(0, 10);
-  else if (r.type === "rating") values = scale(1, q?.scale === 10 ? 10 : 5);
-  else if ((r.type === "single" || r.type === "multiple") && q) values = q.choices;
-  if (!values) return [...r.counts].sort((a, b) => b.count - a.count || a.value.localeCompare(b.value)).slice(0, maxTextRows);
-  const rest = r.counts.filter((c) => !values!.includes(c.value));
-  return [...values.map((v) => ({ value: v, count: by.get(v) ?? 0 })), ...rest];
-}
-
-/** npsText writes an NPS score, signed: +42, −8, 0. */
+/** npsText writes an NPS score, signed and rounded: +42, −8, 0. */
 export function npsText(score: number): string {
   const r = Math.round(score);
   return r > 0 ? `+${r}` : r < 0 ? `\u2212${-r}` : "0";
 }
 
 /**
- * SurveyQuestion shows one question's answers: how many, the NPS score of
- * an NPS question, and each value's count as a bar with its share.
+ * SurveyQuestion shows one question's answers: how many, an NPS
+ * question's score with its promoters, passives and detractors, each value
+ * of a scale or choice (in the question's order, as the API lists them) as
+ * a bar with its count and share, and a free-text question's latest
+ * answers.
  */
-export function SurveyQuestion(props: { result: SurveyQuestionResult; question?: Question }) {
+export function SurveyQuestion(props: { result: SurveyQuestionResult }) {
   const r = props.result;
-  const rows = orderedCounts(r, props.question);
-  const top = Math.max(1, ...rows.map((c) => c.count));
+  const top = Math.max(1, ...r.counts.map((c) => c.count));
   // Shares are of the answers; a "multiple" answer counts once per choice.
   const whole = Math.max(1, r.answers);
   return (
@@ -48,22 +29,40 @@ export function SurveyQuestion(props: { result: SurveyQuestionResult; question?:
         <span data-testid="answers">
           {num(r.answers)} answer{r.answers === 1 ? "" : "s"}
         </span>
-        {r.type === "nps" && r.nps !== null ? (
-          <span class="badge" data-testid="nps">
-            NPS {npsText(r.nps)}
-          </span>
+        {r.nps ? (
+          <>
+            <span class="badge" data-testid="nps">
+              NPS {npsText(r.nps.score)}
+            </span>
+            <span class="hint">
+              {num(r.nps.promoters)} promoters (9–10) · {num(r.nps.passives)} passives (7–8) · {num(r.nps.detractors)} detractors (0–6)
+            </span>
+          </>
         ) : null}
       </p>
-      {rows.length === 0 ? (
-        <p class="empty">No answers yet.</p>
+      {r.type === "text" ? (
+        r.recent.length === 0 ? (
+          <p class="empty">No answers yet.</p>
+        ) : (
+          <>
+            <h4 class="hint">Latest answers</h4>
+            <ul class="survey-recent" aria-label={`Latest answers: ${r.prompt || r.id}`}>
+              {r.recent.map((t, i) => (
+                <li key={i} data-testid="survey-text">
+                  {t}
+                </li>
+              ))}
+            </ul>
+          </>
+        )
       ) : (
         <div class="table-scroll">
           <table class="table compact survey-table" aria-label={`Answers: ${r.prompt || r.id}`}>
             <thead>
               <tr>
-                <th scope="col">{r.type === "text" ? "Answer" : "Value"}</th>
+                <th scope="col">Value</th>
                 <th scope="col" class="bar-col">
-                  <span class="visually-hidden">Share</span>
+                  <span class="visually-hidden">Bar</span>
                 </th>
                 <th scope="col" class="num">
                   Count
@@ -74,7 +73,7 @@ export function SurveyQuestion(props: { result: SurveyQuestionResult; question?:
               </tr>
             </thead>
             <tbody>
-              {rows.map((c) => (
+              {r.counts.map((c) => (
                 <tr key={c.value} data-testid="survey-count" data-value={c.value}>
                   <th scope="row" class="survey-value">
                     {c.value}
@@ -92,9 +91,6 @@ export function SurveyQuestion(props: { result: SurveyQuestionResult; question?:
           </table>
         </div>
       )}
-      {r.type === "text" && r.counts.length > maxTextRows ? (
-        <p class="hint">The {maxTextRows} most frequent answers; the CSV has every one.</p>
-      ) : null}
     </section>
   );
 }

@@ -8,9 +8,8 @@ import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { SurveyQuestion } from "../components/SurveyResults";
 import { when } from "../format";
 import { useLoad } from "../load";
-import type { Campaign, CampaignStatus, Question } from "../messageTypes";
 import { navigate } from "../router";
-import type { Product } from "../types";
+import type { Campaign, CampaignStatus, Product } from "../types";
 import { MetricTable } from "./Experiment";
 import { StatusPill } from "./Flags";
 import { CampaignStatusPill } from "./Messages";
@@ -102,7 +101,6 @@ function CampaignView(props: { product: Product; id: number }) {
       setBusy(false);
     }
   };
-  const questions = c.variants.flatMap((v) => v.steps).flatMap((s) => (s.question ? [s.question] : []));
 
   return (
     <section class="page">
@@ -153,7 +151,7 @@ function CampaignView(props: { product: Product; id: number }) {
       <Notice notice={notice} />
 
       {c.experimentId !== null ? <VariantResults product={pid} experimentId={c.experimentId} version={version} /> : null}
-      {hasSurvey(c) ? <SurveySection product={pid} campaign={c} questions={questions} version={version} /> : null}
+      {hasSurvey(c) ? <SurveySection product={pid} campaign={c} version={version} /> : null}
 
       <h2 class="sub editor-title">Settings</h2>
       <CampaignForm
@@ -217,7 +215,7 @@ function VariantResults(props: { product: number; experimentId: number; version:
 }
 
 /** SurveySection is a campaign's survey answers per question, and the CSV of them all. */
-function SurveySection(props: { product: number; campaign: Campaign; questions: Question[]; version: number }) {
+function SurveySection(props: { product: number; campaign: Campaign; version: number }) {
   const { product: pid, campaign: c } = props;
   const [loaded, reload] = useLoad(() => api.surveyResults(pid, c.id), [pid, c.id, props.version]);
   return (
@@ -239,7 +237,7 @@ function SurveySection(props: { product: number; campaign: Campaign; questions: 
         (() => {
           const r = loaded.state === "done" ? loaded.data : loaded.previous!;
           if (r.questions.length === 0) return <p class="empty">No answers yet.</p>;
-          return r.questions.map((q) => <SurveyQuestion key={q.id} result={q} question={props.questions.find((x) => x.id === q.id)} />);
+          return r.questions.map((q) => <SurveyQuestion key={q.id} result={q} />);
         })()
       ) : null}
     </section>

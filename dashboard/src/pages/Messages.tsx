@@ -6,8 +6,7 @@ import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { capitalise, percent } from "../format";
 import { useLoad } from "../load";
-import type { Campaign, CampaignStatus, MessageSettings } from "../messageTypes";
-import type { Product } from "../types";
+import type { Campaign, CampaignStatus, MessageSettings, Product } from "../types";
 
 /** CampaignStatusPill is a campaign's status as a coloured word. */
 export function CampaignStatusPill(props: { status: CampaignStatus }) {
