@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { api, fieldError, message } from "../api";
+import { ApiError, api, fieldError, message } from "../api";
 import {
   addVariant, builtInTriggers, closestField, draftOf, evenWeights, limits, move, newCampaign, newStep, stepOf, traitOps, weightSum, writeOf,
   type CampaignDraft, type ConditionDraft, type StepDraft, type VariantDraft,
@@ -81,8 +81,9 @@ export function CampaignForm(props: { product: number; campaign?: Campaign; onSa
     } catch (err) {
       const known = fieldsOf(draft);
       const fe = fieldError(err);
-      const field = fe ? closestField(fe.field, (x) => known.has(x)) : "";
-      setErrors(field ? { [field]: fe!.message } : { "": message(err) });
+      // A running experiment refuses changes to the variants (409).
+      const field = fe ? closestField(fe.field, (x) => known.has(x)) : err instanceof ApiError && err.code === "experiment_running" ? "variants" : "";
+      setErrors(field ? { [field]: fe?.message ?? message(err) } : { "": message(err) });
       const m = /^variants\[(\d+)\]\.steps\[(\d+)\]/.exec(field);
       if (m) setSelected({ v: Number(m[1]), s: Number(m[2]) });
     } finally {
