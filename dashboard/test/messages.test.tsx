@@ -7,7 +7,7 @@
 import { act } from "preact/test-utils";
 import { describe, expect, it } from "vitest";
 import { addVariant, closestField, newCampaign, stepOf, writeOf } from "../src/campaign";
-import { previewPath } from "../src/components/MessagePreview";
+import { previewPath, redrawDelayMs } from "../src/components/MessagePreview";
 import { npsText } from "../src/components/SurveyResults";
 import { CampaignPage } from "../src/pages/Campaign";
 import { Messages } from "../src/pages/Messages";
@@ -180,8 +180,12 @@ describe("campaign editor", () => {
     expect(posted).toEqual([]);
     await act(() => void window.dispatchEvent(new MessageEvent("message", { data: { type: "strata:preview-ready", renderer: true }, source: target })));
     await settle();
+    await type(root.querySelector("[aria-label='Step 1 title']"), "Hell");
     await type(root.querySelector("[aria-label='Step 1 title']"), "Hello");
+    await act(() => new Promise((r) => setTimeout(r, redrawDelayMs + 20)));
     await settle();
+    // Drawn once typing paused, with what was typed last.
+    expect(posted.filter((m) => (m as { step: { title: string } }).step.title === "Hell")).toEqual([]);
     const last = posted[posted.length - 1] as { type: string; step: { title: string }; stepIndex: number; stepCount: number };
     expect(last).toMatchObject({ type: "strata:preview", step: { kind: "modal", title: "Hello" }, stepIndex: 0, stepCount: 1 });
     expect(root.querySelector("[data-testid=message-preview]")?.getAttribute("data-state")).toBe("ready");

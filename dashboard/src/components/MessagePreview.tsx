@@ -13,6 +13,9 @@ export const rendererPath = "/sdk/v1/messages.min.js";
  */
 export const previewPath = "/message-preview.html";
 
+/** How long after the last change the preview is drawn again. */
+export const redrawDelayMs = 150;
+
 /** The frame loads the renderer, then has it (ready) or not. */
 type FrameState = "loading" | "ready" | "no-renderer";
 
@@ -62,9 +65,13 @@ export function MessagePreview(props: { step: Step | null; label: string; stepIn
     return () => window.removeEventListener("message", onMessage);
   }, []);
 
+  // Drawn again once typing pauses: each drawing replays the message's
+  // entrance, which would flicker at every key.
   const key = JSON.stringify([props.step, props.stepIndex, props.stepCount]);
   useEffect(() => {
-    if (state === "ready") post();
+    if (state !== "ready") return;
+    const t = setTimeout(post, redrawDelayMs);
+    return () => clearTimeout(t);
   }, [key, state]);
 
   return (

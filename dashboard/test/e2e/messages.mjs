@@ -110,6 +110,7 @@ export async function messagePages(browser, h) {
       if (!text.includes("/sdk/v1/messages.min.js")) throw new Error(text);
     });
   }
+  await page.waitForTimeout(500); // the preview's entrance
   await shot("messages-editor");
 
   await form.getByRole("button", { name: "Create campaign" }).click();
