@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { addVariant, closestField, newCampaign, stepOf, writeOf } from "../src/campaign";
 import { previewPath, redrawDelayMs } from "../src/components/MessagePreview";
 import { npsText } from "../src/components/SurveyResults";
+import { App } from "../src/app";
 import { CampaignPage } from "../src/pages/Campaign";
 import { Messages } from "../src/pages/Messages";
 import type { Campaign, ExperimentResults, Product, SurveyResults } from "../src/types";
@@ -267,6 +268,35 @@ describe("a campaign's page", () => {
     expect(calls.filter((c) => c.method === "PUT").map((c) => c.body)).toEqual([{ status: "paused" }]);
     expect(root.querySelector("[data-testid=campaign-status]")?.textContent).toBe("Paused");
     expect(byText(root, "button", "Activate")).toBeTruthy();
+  });
+});
+
+describe("routes", () => {
+  it("opens the editor at /messages/new and a campaign at /messages/{id}, and another product's list from either", async () => {
+    const products = { items: [product, { ...product, id: 4, name: "Blog" }] };
+    fakeFetch({
+      "GET /api/v1/dashboard/config": { body: { setupRequired: false, features: { errorTracking: false } } },
+      "GET /api/v1/session": { body: { user: { id: 1, email: "owner@example.com", role: "owner" } } },
+      "GET /api/v1/products": { body: products },
+      "GET /api/v1/query/events": { body: { events: [] } },
+      "GET /api/v1/campaigns/12": { body: campaign() },
+      "GET /api/v1/campaigns": { body: { items: [] } },
+      "GET /api/v1/messages/settings": { body: { autoRender: false } },
+    });
+    history.replaceState(null, "", "/messages/new?product=3");
+    let root = await mount(<App />);
+    expect(root.querySelector("h1")?.textContent).toBe("New campaign");
+    expect(root.querySelector(".nav-item.active")?.textContent).toBe("Messages");
+    history.replaceState(null, "", "/messages/12?product=3");
+    root = await mount(<App />);
+    expect(root.querySelector("h1")?.textContent).toBe("Welcome tour");
+    const switcher = root.querySelector<HTMLSelectElement>("select[aria-label=Product]")!;
+    await act(() => {
+      switcher.value = "4";
+      switcher.dispatchEvent(new Event("change", { bubbles: true }));
+    });
+    await settle();
+    expect(location.pathname + location.search).toBe("/messages?product=4");
   });
 });
 

@@ -7,7 +7,10 @@
 // campaigns that no page shows going away; an impression and a CTA click
 // posted to /track as the SDK does show in the list's stats; a survey
 // campaign's answers posted to /api/v1/surveys/{id}/respond show per
-// question with the NPS score, and its CSV downloads with them.
+// question with the NPS score, and its CSV downloads with them; an A/B
+// variant added to the active campaign starts its experiment, whose
+// headline and link show on the campaign's page, and which then refuses a
+// change of the weights next to the variants.
 // Screenshots messages*.png and, at 390 px without sideways scrolling,
 // messages*-phone.png.
 import { readFileSync } from "node:fs";
@@ -223,6 +226,32 @@ export async function messagePages(browser, h) {
   }
   await shot("messages-survey");
   await atPhoneWidth("a campaign's page", "messages-survey-phone");
+
+  // An A/B variant makes the active campaign an experiment, started at once.
+  await page.goto(`${strata.url}/messages/${campaignId}?product=${productId}`);
+  await page.getByRole("heading", { name: "Welcome tour" }).waitFor();
+  const edit = page.getByRole("form", { name: "Change Welcome tour" });
+  await edit.getByRole("button", { name: "Add A/B variant" }).click();
+  await edit.getByLabel("Variant 2 step 1 title").fill("Welcome, take two");
+  await edit.getByRole("button", { name: "Save changes" }).click();
+  await h.check("an A/B variant links the campaign to its running experiment, whose headline shows", async () => {
+    const results = page.getByTestId("variant-results");
+    await results.getByTestId("experiment-status").filter({ hasText: "Running" }).waitFor();
+    await results.getByRole("table", { name: "Results: message_cta_click" }).waitFor();
+    const href = await results.getByRole("link", { name: "Open the experiment" }).getAttribute("href");
+    if (!/^\/experiments\/\d+\?product=\d+$/.test(href)) throw new Error(href);
+  });
+  await h.check("while the experiment runs, a change of the weights is refused at the variants", async () => {
+    await edit.getByLabel("Variant 1 weight (%)").fill("60");
+    await edit.getByLabel("Variant 2 weight (%)").fill("40");
+    await edit.getByRole("button", { name: "Save changes" }).click();
+    const text = await edit.locator("[data-field=variants]").textContent();
+    if (!/experiment is running/.test(text)) throw new Error(text);
+  });
+  await page.getByTestId("variant-results").getByRole("link", { name: "Open the experiment" }).click();
+  await h.check("the experiment's page opens from the campaign", async () => {
+    await page.getByRole("heading", { name: "Message: Welcome tour" }).waitFor();
+  });
 
   await h.check("the Messages pages ran without script errors or blocked content", async () => {
     if (pageErrors.length) throw new Error(pageErrors.join(" | "));
