@@ -5,7 +5,8 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.{ts,tsx}"],
     environment: "happy-dom",
-    environmentOptions: { happyDOM: { url: "http://127.0.0.1:8080/" } },
+    // The message preview's frame is a page of the server: happy-dom does not load it.
+    environmentOptions: { happyDOM: { url: "http://127.0.0.1:8080/", settings: { disableIframePageLoading: true } } },
     restoreMocks: true,
     unstubGlobals: true,
   },

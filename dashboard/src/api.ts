@@ -2,10 +2,10 @@
 // origin with the session cookie; the browser adds the Origin header the
 // server checks on every change.
 import type {
-  Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, BuildInfo, CredentialStatus, DashboardConfig, DataEnv, ErrorGroupDetail,
+  Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, BuildInfo, Campaign, CampaignList, CampaignWrite, CredentialStatus, DashboardConfig, DataEnv, ErrorGroupDetail,
   ErrorGroupList, ErrorGroupStatus, ErrorStatus, EventNames, Experiment, ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList,
   FlagList, FlagWrite, FunnelRequest, FunnelResult, GroupList, KeyCreated, KeyEnv, List, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult,
-  SavedQuery, Session, Sourcemap, TokenCreated, TrendRequest, TrendResult,
+  MessageSettings, SavedQuery, Session, Sourcemap, SurveyResults, TokenCreated, TrendRequest, TrendResult,
 } from "./types";
 
 /** ApiError is an error answer: the HTTP status and the body's code and message. */
@@ -188,6 +188,18 @@ export const api = {
   sourcemaps: (p: number) => request<List<Sourcemap>>("GET", scoped("/api/v1/sourcemaps", p)),
   deleteSourcemaps: (p: number, release: string) => request<{ deleted: number }>("DELETE", scoped("/api/v1/sourcemaps", p, { release })),
 
+  // In-app messages (docs/messages.md): the product's campaigns with their
+  // stats, one campaign, its survey's answers, and the auto-render setting.
+  campaigns: (p: number) => request<CampaignList>("GET", scoped("/api/v1/campaigns", p)),
+  campaign: (p: number, id: number) => request<Campaign>("GET", scoped(`/api/v1/campaigns/${enc(id)}`, p)),
+  createCampaign: (p: number, c: CampaignWrite) => request<Campaign>("POST", scoped("/api/v1/campaigns", p), c),
+  /** updateCampaign changes the fields c names; { status } alone is a status change. */
+  updateCampaign: (p: number, id: number, c: CampaignWrite) => request<Campaign>("PUT", scoped(`/api/v1/campaigns/${enc(id)}`, p), c),
+  deleteCampaign: (p: number, id: number) => request<void>("DELETE", scoped(`/api/v1/campaigns/${enc(id)}`, p)),
+  surveyResults: (p: number, id: number) => request<SurveyResults>("GET", scoped(`/api/v1/campaigns/${enc(id)}/survey`, p)),
+  messageSettings: (p: number) => request<MessageSettings>("GET", scoped("/api/v1/messages/settings", p)),
+  setMessageSettings: (p: number, s: MessageSettings) => request<MessageSettings>("PUT", scoped("/api/v1/messages/settings", p), s),
+
   version: () => request<BuildInfo>("GET", "/api/v1/version"),
   /** spec is the HTTP contract, api/openapi.yaml, as the server serves it: YAML text. */
   spec: () => requestText("/api/v1/openapi.yaml"),
@@ -201,14 +213,19 @@ export function annotationsExportUrl(p: number, queryId?: number): string {
   return scoped("/api/v1/annotations/export.csv", p, { queryId });
 }
 
+/** surveyCsvUrl is the CSV of every answer to a campaign's survey, one row each. */
+export function surveyCsvUrl(p: number, id: number): string {
+  return scoped(`/api/v1/campaigns/${enc(id)}/survey.csv`, p);
+}
+
 /**
  * fieldError splits a 400 invalid_request, whose message names the field
- * first ("variants[1].weight: must be …"), into that field and the
+ * first ("variants[1].weight: must be …", "variants[0].steps[2].title: …"), into that field and the
  * message; null for any other error.
  */
 export function fieldError(e: unknown): { field: string; message: string } | null {
   if (!(e instanceof ApiError) || e.status !== 400) return null;
-  const m = /^([A-Za-z]+(?:\[\d+\])?(?:\.[A-Za-z]+)?): /.exec(e.message);
+  const m = /^([A-Za-z]+(?:\[\d+\])?(?:\.[A-Za-z]+(?:\[\d+\])?)*): /.exec(e.message);
   return m ? { field: m[1], message: e.message } : null;
 }
 

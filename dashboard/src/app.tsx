@@ -1,6 +1,5 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { api, message, setSignedOutHandler } from "./api";
-import { ComingSoon } from "./components/ComingSoon";
 import { DateRangePicker } from "./components/DateRangePicker";
 import { EnvSwitch, TestDataBanner } from "./components/EnvSwitch";
 import { NotFound } from "./components/NotFound";
@@ -15,10 +14,12 @@ import { Errors } from "./pages/Errors";
 import { Acquisition } from "./pages/Acquisition";
 import { Annotations } from "./pages/Annotations";
 import { ApiReference } from "./pages/ApiReference";
+import { CampaignPage } from "./pages/Campaign";
 import { ExperimentPage } from "./pages/Experiment";
 import { Experiments } from "./pages/Experiments";
 import { FlagPage, Flags } from "./pages/Flags";
 import { Funnels } from "./pages/Funnels";
+import { Messages } from "./pages/Messages";
 import { Overview } from "./pages/Overview";
 import { Retention } from "./pages/Retention";
 import { Trends } from "./pages/Trends";
@@ -204,11 +205,11 @@ function currentProduct(products: Product[] | null, loc: Loc): { product: Produc
 
 /**
  * productPath is where path leads for another product: a flag, an
- * experiment or an error group belongs to one product, so another product
+ * experiment, a campaign or an error group belongs to one product, so another product
  * opens its list, and a product's settings open the other product's.
  */
 function productPath(path: string, id: number): string {
-  const item = /^\/(flags|experiments)\/\d+$/.exec(path) ?? /^\/(errors)\/./.exec(path);
+  const item = /^\/(flags|experiments|messages)\/(\d+|new)$/.exec(path) ?? /^\/(errors)\/./.exec(path);
   return path.startsWith("/settings/products/") ? `/settings/products/${id}` : item ? `/${item[1]}` : path;
 }
 
@@ -224,11 +225,6 @@ function groupFingerprint(path: string): string | null {
     return null;
   }
 }
-
-/** The pages that are not built yet, and what they will show. */
-const comingSoon: Record<string, { title: string; text: string }> = {
-  "/messages": { title: "Messages", text: "Messages will manage in-app tooltips, modals and banners." },
-};
 
 function Page(props: {
   loc: Loc;
@@ -250,9 +246,12 @@ function Page(props: {
   if (path === "/annotations") return <Annotations product={props.product} />;
   if (path === "/flags") return <Flags product={props.product} />;
   if (path === "/experiments") return <Experiments product={props.product} />;
-  const item = /^\/(flags|experiments)\/(\d+)$/.exec(path);
+  if (path === "/messages") return <Messages product={props.product} />;
+  if (path === "/messages/new") return <CampaignPage product={props.product} id="new" />;
+  const item = /^\/(flags|experiments|messages)\/(\d+)$/.exec(path);
   if (item?.[1] === "flags") return <FlagPage product={props.product} id={Number(item[2])} />;
   if (item?.[1] === "experiments") return <ExperimentPage product={props.product} id={Number(item[2])} />;
+  if (item?.[1] === "messages") return <CampaignPage product={props.product} id={Number(item[2])} />;
   if (path === "/api-reference") return <ApiReference />;
   // Errors exists only while the server runs with error tracking on.
   if (path === "/errors" || path.startsWith("/errors/")) {
@@ -262,8 +261,6 @@ function Page(props: {
     if (!fingerprint) return path === "/errors/" ? <Redirect to={withParams("/errors", search)} /> : <NotFound home={home} />;
     return <ErrorGroupPage product={props.product} fingerprint={fingerprint} range={props.range} env={props.env} />;
   }
-  const soon = comingSoon[path];
-  if (soon) return <ComingSoon title={soon.title}>{soon.text}</ComingSoon>;
   if (path === "/settings" || path === "/settings/") return <Redirect to={withParams("/settings/products", search)} />;
   if (path === "/settings/products") return <Products products={props.products} onCreated={props.onProductCreated} />;
   const m = /^\/settings\/products\/(\d+)$/.exec(path);

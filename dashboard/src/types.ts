@@ -86,3 +86,22 @@ export type Sourcemap = Schemas["Sourcemap"];
 
 /** The running server's build (GET /api/v1/version). */
 export type BuildInfo = Schemas["BuildInfo"];
+
+// In-app messages (docs/messages.md).
+export type CampaignStatus = Schemas["CampaignStatus"];
+export type Campaign = Schemas["Campaign"];
+export type CampaignWrite = Schemas["CampaignWrite"];
+export type CampaignList = Schemas["CampaignList"];
+export type CampaignStats = Schemas["CampaignStats"];
+export type CampaignVariant = Schemas["CampaignVariant"];
+export type Step = Schemas["CampaignStep"];
+export type StepKind = Step["kind"];
+export type BodyFormat = NonNullable<Step["bodyFormat"]>;
+export type Question = Schemas["SurveyQuestion"];
+export type QuestionType = Question["type"];
+export type TraitCondition = Schemas["TraitCondition"];
+export type TraitOp = TraitCondition["op"];
+export type CapKind = Schemas["FrequencyCap"]["kind"];
+export type MessageSettings = Schemas["MessageSettings"];
+export type SurveyResults = Schemas["SurveyResults"];
+export type SurveyQuestionResult = Schemas["SurveyQuestionResult"];

@@ -125,12 +125,15 @@ describe("app", () => {
     expect(heading(root)).toBe("Overview");
   });
 
-  it("shows pages not built yet as coming soon, and /errors as not found unless the flag is on", async () => {
-    fakeFetch({ "GET /api/v1/dashboard/config": { body: config() }, "GET /api/v1/session": { body: session }, "GET /api/v1/products": { body: products } });
+  it("shows Messages without a date picker, and /errors as not found unless the flag is on", async () => {
+    fakeFetch({
+      "GET /api/v1/dashboard/config": { body: config() }, "GET /api/v1/session": { body: session }, "GET /api/v1/products": { body: products },
+      "GET /api/v1/campaigns": { body: { items: [] } }, "GET /api/v1/messages/settings": { body: { autoRender: false } },
+    });
     history.replaceState(null, "", "/messages?product=1");
     let root = await mount(<App />);
     expect(heading(root)).toBe("Messages");
-    expect(root.querySelector("[data-testid=coming-soon]")?.textContent).toContain("Coming soon");
+    expect(root.querySelector("[data-testid=no-campaigns]")?.textContent).toContain("No campaigns yet");
     expect(root.querySelector("select[aria-label='Date range']")).toBeFalsy();
 
     history.replaceState(null, "", "/errors?product=1");

@@ -27,7 +27,7 @@ var distFS embed.FS
 // that ends in "/", is a page.
 var pages = []string{
 	"/", "/trends", "/funnels", "/retention", "/acquisition", "/annotations",
-	"/messages", "/experiments", "/experiments/", "/flags", "/flags/", "/settings", "/settings/", "/api-reference",
+	"/messages", "/messages/", "/experiments", "/experiments/", "/flags", "/flags/", "/settings", "/settings/", "/api-reference",
 }
 
 // errorPages are the Errors pages' paths, the list and a group's page
@@ -41,6 +41,23 @@ var htmlHeaders = map[string]string{
 	"Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 		"connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
 	"X-Frame-Options":        "DENY",
+	"Referrer-Policy":        "same-origin",
+	"X-Content-Type-Options": "nosniff",
+	"Cache-Control":          "no-cache",
+}
+
+// previewPage is the message editor's preview frame (dashboard/public/
+// message-preview.html), which the Messages page frames sandboxed. The SDK's
+// message renderer it loads keeps its stylesheet inline in a shadow root, so
+// the page gets a policy of its own: this origin's scripts and styles plus
+// inline styles, no requests, and framing by this origin only.
+const previewPage = "/message-preview.html"
+
+// previewHeaders replace htmlHeaders for previewPage.
+var previewHeaders = map[string]string{
+	"Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+		"base-uri 'none'; form-action 'none'; frame-ancestors 'self'",
+	"X-Frame-Options":        "SAMEORIGIN",
 	"Referrer-Policy":        "same-origin",
 	"X-Content-Type-Options": "nosniff",
 	"Cache-Control":          "no-cache",
@@ -138,6 +155,10 @@ func (h *Handler) isPage(p string) bool {
 func serve(w http.ResponseWriter, r *http.Request, f *file, status int) {
 	hd := w.Header()
 	switch {
+	case r.URL.Path == previewPage:
+		for k, v := range previewHeaders {
+			hd.Set(k, v)
+		}
 	case strings.HasPrefix(f.ContentType, "text/html"):
 		for k, v := range htmlHeaders {
 			hd.Set(k, v)

@@ -18,6 +18,7 @@ var testFS = fstest.MapFS{
 	"dist/assets/index-def.css":   {Data: []byte("body{margin:0}")},
 	"dist/favicon.svg":            {Data: []byte(`<svg xmlns="http://www.w3.org/2000/svg"></svg>`)},
 	"dist/assets/nested/font.bin": {Data: []byte{0, 1, 2}},
+	"dist/message-preview.html":   {Data: []byte(`<!doctype html><title>Message preview</title><script src="/message-preview.js"></script>`)},
 }
 
 func get(t *testing.T, h *Handler, path string, header map[string]string) (*httptest.ResponseRecorder, bool) {
@@ -52,6 +53,8 @@ func TestPages(t *testing.T) {
 		{"a settings subpage", off, "/settings/products/12", nil, true, 200, "<title>Strata</title>"},
 		{"an experiment's page", off, "/experiments/7", nil, true, 200, "<title>Strata</title>"},
 		{"a flag's page", off, "/flags/3", nil, true, 200, "<title>Strata</title>"},
+		{"a campaign's page", off, "/messages/12", nil, true, 200, "<title>Strata</title>"},
+		{"the new campaign's editor", off, "/messages/new", nil, true, 200, "<title>Strata</title>"},
 		{"the API reference", off, "/api-reference", nil, true, 200, "<title>Strata</title>"},
 		{"below the API reference is not a page", off, "/api-reference/x", nil, false, 0, ""},
 		{"errors while the flag is off, from a browser", off, "/errors", html, true, 404, "<title>Strata</title>"},
@@ -102,6 +105,17 @@ func TestHeaders(t *testing.T) {
 	}
 	if csp := w.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
 		t.Errorf("Content-Security-Policy = %q", csp)
+	}
+
+	// The message preview frame is framed by the dashboard, and its
+	// renderer's shadow root holds an inline stylesheet.
+	w, _ = get(t, h, "/message-preview.html", nil)
+	if got := w.Header().Get("X-Frame-Options"); got != "SAMEORIGIN" {
+		t.Errorf("preview X-Frame-Options = %q", got)
+	}
+	if csp := w.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self';") || !strings.Contains(csp, "style-src 'self' 'unsafe-inline'") ||
+		!strings.Contains(csp, "frame-ancestors 'self'") {
+		t.Errorf("preview Content-Security-Policy = %q", csp)
 	}
 
 	w, _ = get(t, h, "/assets/index-abc.js", map[string]string{"Accept-Encoding": "gzip, br"})

@@ -14,8 +14,10 @@
 // pages (a flag and its audit trail, an experiment fed with exposures and
 // conversions whose results page must show the counts the test keeps
 // itself, and the sample-ratio banner), the sources on the Overview and
-// Acquisition, and the Errors pages (a release's sourcemap and exceptions
-// sent to the server, the groups, a group's de-minified frames, resolving).
+// Acquisition, the Errors pages (a release's sourcemap and exceptions
+// sent to the server, the groups, a group's de-minified frames, resolving),
+// and the Messages pages (a campaign made in the editor with its preview,
+// its stats, the auto-render setting, a survey's results and CSV).
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
 //
@@ -31,6 +33,7 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { harness } from "../../../e2e/browser/harness.mjs";
 import { errorPages } from "./errors.mjs";
+import { messagePages } from "./messages.mjs";
 import { realBrowserErrors } from "./real-errors.mjs";
 import { setUpOwner } from "./owner.mjs";
 import { sourcePages } from "./sources.mjs";
@@ -61,6 +64,7 @@ async function main() {
   await sourcePages(browser, { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS });
   await errorPages(browser, { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS, repo });
   await realBrowserErrors(browser, { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS, repo });
+  await messagePages(browser, { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS });
 }
 
 /** The main run, on a server started without the error-tracking flag. */
@@ -169,12 +173,6 @@ async function withoutErrorTracking(browser) {
     await page.getByRole("heading", { name: "Page not found" }).waitFor();
   });
   await shot("03-errors-hidden");
-  await check("a page not built yet says so and shows no data", async () => {
-    await page.goto(strata.url + "/messages?product=1");
-    await page.getByRole("heading", { name: "Messages" }).waitFor();
-    const text = await page.getByTestId("coming-soon").textContent();
-    if (!/Coming soon/.test(text) || /\d{2,}/.test(text)) throw new Error(text);
-  });
 
   await apiReference(browser, context, page, strata, pageErrors);
 
