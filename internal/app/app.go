@@ -35,6 +35,7 @@ import (
 	"strata/internal/experiment"
 	"strata/internal/httpapi"
 	"strata/internal/ingest"
+	"strata/internal/messages"
 	"strata/internal/query"
 	"strata/internal/ratelimit"
 )
@@ -163,6 +164,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Saved:       a.store.meta,
 		Flags:       a.store.meta,
 		Experiments: a.store.meta,
+		Campaigns:   a.store.meta,
 		Sourcemaps:  a.store.meta,
 		ErrorGroups: a.store.meta,
 		Alerts:      a.store.meta,
@@ -196,6 +198,9 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		ErrorTracking: cfg.ErrorTracking,
 		AllowedHosts:  cfg.AllowedHosts,
 	}
+	// In-app messages are answered from memory (docs/messages.md); a
+	// campaign's variant is its flag's assignment.
+	api.Messages = messages.New(a.store.meta, api.FlagsByKey, 0, time.Now, log.With("component", "messages"))
 	// The sample-ratio check pauses a running experiment whose split is
 	// broken; each node competes for the lease of every round, so one of
 	// them runs it (docs/experiments.md).

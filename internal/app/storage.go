@@ -27,6 +27,7 @@ type metaStore interface {
 	analytics.SourcemapStore
 	analytics.ErrorGroupStore
 	analytics.AlertStore
+	analytics.CampaignStore
 }
 
 // storage is what a server stores into, chosen by configuration: by

@@ -21,6 +21,7 @@ import (
 	"strata/internal/auth"
 	"strata/internal/buildinfo"
 	"strata/internal/ingest"
+	"strata/internal/messages"
 	"strata/internal/query"
 	"strata/internal/ratelimit"
 )
@@ -40,6 +41,10 @@ type Server struct {
 	Flags       analytics.FlagStore
 	Experiments analytics.ExperimentStore
 	configs     configCache
+	// Campaigns keeps the products' message campaigns (campaigns.go);
+	// Messages answers the SDK's message paths from memory (messages.go).
+	Campaigns analytics.CampaignStore
+	Messages  *messages.Engine
 	// Sourcemaps keeps the releases' sourcemaps (sourcemaps.go), and
 	// ErrorGroups what people decided about error groups (errorgroups.go).
 	Sourcemaps  analytics.SourcemapStore
@@ -173,8 +178,9 @@ func detachContext(next http.Handler) http.Handler {
 }
 
 // routes is the net/http route table: every path but those of fastRoutes.
-// CORS headers are sent on the public SDK paths only (/e, /api/v1/config
-// and the SDK script); every other path is same-origin.
+// CORS headers are sent on the public SDK paths only (/e, /api/v1/config,
+// the message and survey paths of messages.go, and the SDK script); every
+// other path is same-origin.
 //
 // The /api/v1 routes take a query token or a dashboard session. An API key
 // is public (the page's visitors all have it), so it is accepted as a
@@ -234,8 +240,24 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("POST /api/v1/experiments/{id}/apply-winner", h(s.handleApplyWinner))
 	mux.Handle("GET /api/v1/experiments/{id}/results", h(s.handleExperimentResults))
 
+	mux.Handle("GET /api/v1/campaigns", h(s.handleListCampaigns))
+	mux.Handle("POST /api/v1/campaigns", h(s.handleCreateCampaign))
+	mux.Handle("GET /api/v1/campaigns/{id}", h(s.handleGetCampaign))
+	mux.Handle("PUT /api/v1/campaigns/{id}", h(s.handleUpdateCampaign))
+	mux.Handle("DELETE /api/v1/campaigns/{id}", h(s.handleDeleteCampaign))
+	mux.Handle("GET /api/v1/campaigns/{id}/survey", h(s.handleSurveyResults))
+	mux.Handle("GET /api/v1/campaigns/{id}/survey.csv", h(s.handleSurveyCSV))
+	mux.Handle("GET /api/v1/messages/settings", h(s.handleGetMessageSettings))
+	mux.Handle("PUT /api/v1/messages/settings", h(s.handlePutMessageSettings))
+
 	mux.Handle("GET /api/v1/config", publicCORS(h(s.handleSDKConfig)))
 	mux.Handle("OPTIONS /api/v1/config", publicCORS(preflight("GET, OPTIONS")))
+	mux.Handle("GET /api/v1/messages/active", publicCORS(h(s.handleActiveMessages)))
+	mux.Handle("OPTIONS /api/v1/messages/active", publicCORS(preflight("GET, OPTIONS")))
+	mux.Handle("POST /api/v1/messages/{id}/track", publicCORS(h(s.handleTrackMessage)))
+	mux.Handle("OPTIONS /api/v1/messages/{id}/track", publicCORS(preflight("POST, OPTIONS")))
+	mux.Handle("POST /api/v1/surveys/{id}/respond", publicCORS(h(s.handleSurveyResponse)))
+	mux.Handle("OPTIONS /api/v1/surveys/{id}/respond", publicCORS(preflight("POST, OPTIONS")))
 
 	mux.Handle("GET /sdk/v1/sdk.min.js", serveSDK(sdkScript))
 	mux.Handle("GET /sdk/v1/sdk.min.js.map", serveSDK(sdkMap))

@@ -46,8 +46,13 @@ type configEntry struct {
 	loaded time.Time
 }
 
-// FlagsChanged drops a product's cached configuration after a write here.
+// FlagsChanged drops a product's cached configuration after a write here,
+// and what the message engine holds of the product (its campaigns'
+// variants are flags' assignments).
 func (s *Server) FlagsChanged(productID int64) {
+	if s.Messages != nil {
+		s.Messages.Changed(productID)
+	}
 	s.configs.mu.Lock()
 	delete(s.configs.entries, productID)
 	if s.configs.gen == nil {
@@ -96,31 +101,13 @@ func (s *Server) loadSDKConfig(ctx context.Context, productID int64) (configEntr
 	s.configs.mu.Unlock()
 	now := s.Now()
 	var e configEntry
-	list, err := s.Flags.ListFlags(ctx, productID)
+	list, err := s.sdkFlags(ctx, productID)
 	if err != nil {
 		return e, err
 	}
-	exps, err := s.Experiments.ListExperiments(ctx, productID)
-	if err != nil {
+	cfg := sdkConfig{Flags: list}
+	if cfg.MessagesEnabled, err = s.messagesEnabled(ctx, productID); err != nil {
 		return e, err
-	}
-	// A flag's experiment is its open one, else its latest completed one
-	// (whose holdout no longer applies); the list is oldest first.
-	byFlag := map[int64]*flags.Experiment{}
-	for _, x := range exps {
-		if cur, ok := byFlag[x.FlagID]; ok && cur.Status != string(analytics.ExperimentCompleted) {
-			continue
-		}
-		byFlag[x.FlagID] = &flags.Experiment{ID: x.ID, Status: string(x.Status), Holdout: x.Holdout / 100}
-	}
-	cfg := sdkConfig{Flags: make([]flags.Flag, 0, len(list))}
-	for _, f := range list {
-		sf := flags.Flag{Key: f.Key, Enabled: f.Enabled, Rollout: f.Rollout, Variants: make([]flags.Variant, 0, len(f.Variants)),
-			Experiment: byFlag[f.ID]}
-		for _, v := range f.Variants {
-			sf.Variants = append(sf.Variants, flags.Variant{Key: v.Key, Weight: v.Weight})
-		}
-		cfg.Flags = append(cfg.Flags, sf)
 	}
 	body, err := json.Marshal(cfg)
 	if err != nil {
@@ -137,6 +124,72 @@ func (s *Server) loadSDKConfig(ctx context.Context, productID int64) (configEntr
 	}
 	s.configs.mu.Unlock()
 	return e, nil
+}
+
+// sdkFlags reads a product's flags and experiments as the SDKs evaluate
+// them.
+func (s *Server) sdkFlags(ctx context.Context, productID int64) ([]flags.Flag, error) {
+	list, err := s.Flags.ListFlags(ctx, productID)
+	if err != nil {
+		return nil, err
+	}
+	exps, err := s.Experiments.ListExperiments(ctx, productID)
+	if err != nil {
+		return nil, err
+	}
+	// A flag's experiment is its open one, else its latest completed one
+	// (whose holdout no longer applies); the list is oldest first.
+	byFlag := map[int64]*flags.Experiment{}
+	for _, x := range exps {
+		if cur, ok := byFlag[x.FlagID]; ok && cur.Status != string(analytics.ExperimentCompleted) {
+			continue
+		}
+		byFlag[x.FlagID] = &flags.Experiment{ID: x.ID, Status: string(x.Status), Holdout: x.Holdout / 100}
+	}
+	out := make([]flags.Flag, 0, len(list))
+	for _, f := range list {
+		sf := flags.Flag{Key: f.Key, Enabled: f.Enabled, Rollout: f.Rollout, Variants: make([]flags.Variant, 0, len(f.Variants)),
+			Experiment: byFlag[f.ID]}
+		for _, v := range f.Variants {
+			sf.Variants = append(sf.Variants, flags.Variant{Key: v.Key, Weight: v.Weight})
+		}
+		out = append(out, sf)
+	}
+	return out, nil
+}
+
+// FlagsByKey is sdkFlags by key, for the message engine, whose campaigns'
+// variants are their flags' assignments.
+func (s *Server) FlagsByKey(ctx context.Context, productID int64) (map[string]*flags.Flag, error) {
+	list, err := s.sdkFlags(ctx, productID)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*flags.Flag, len(list))
+	for i := range list {
+		out[list[i].Key] = &list[i]
+	}
+	return out, nil
+}
+
+// messagesEnabled reports whether the SDK should load its message
+// renderer: the product's auto-render setting is on and a campaign is
+// active.
+func (s *Server) messagesEnabled(ctx context.Context, productID int64) (bool, error) {
+	on, err := s.Campaigns.AutoRender(ctx, productID)
+	if err != nil || !on {
+		return false, err
+	}
+	list, err := s.Campaigns.ListCampaigns(ctx, productID)
+	if err != nil {
+		return false, err
+	}
+	for _, c := range list {
+		if c.Status == analytics.CampaignActive {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // handleSDKConfig answers the SDK's configuration request for the product

@@ -28,6 +28,7 @@ type Meta interface {
 	analytics.SourcemapStore
 	analytics.ErrorGroupStore
 	analytics.AlertStore
+	analytics.CampaignStore
 }
 
 // Events is the event half of storage and the queries over it (DuckDB
@@ -61,6 +62,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("Sourcemaps", func(t *testing.T) { testSourcemaps(t, open(t)) })
 	t.Run("ErrorGroupStatuses", func(t *testing.T) { testErrorGroupStatuses(t, open(t)) })
 	t.Run("Alerts", func(t *testing.T) { testAlerts(t, open(t)) })
+	t.Run("Campaigns", func(t *testing.T) { testCampaigns(t, open(t)) })
 	t.Run("Users", func(t *testing.T) { testUsers(t, open(t)) })
 	t.Run("OwnerRace", func(t *testing.T) { testOwnerRace(t, open(t)) })
 }

@@ -1,0 +1,222 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"strata/internal/analytics"
+	"strata/internal/ingest"
+	"strata/internal/jsontext"
+	"strata/internal/messages"
+)
+
+// The SDK's message paths (docs/messages.md): GET /api/v1/messages/active,
+// POST /api/v1/messages/{id}/track and POST /api/v1/surveys/{id}/respond.
+// They are CORS-open and take the product's API key, in X-API-Key or
+// ?api_key= (a beacon cannot set headers), like /api/v1/config.
+
+// maxMessageBody bounds the bodies of the SDK's message paths.
+const maxMessageBody = 64 << 10
+
+var errMessageBodyTooLarge = analytics.Errorf(analytics.KindTooLarge, "body_too_large",
+	"The request body is over 64 KB (%d bytes); a message event or a survey response is a small JSON object.", maxMessageBody)
+
+// sdkKey authenticates an SDK request by its API key, from the header or
+// else the query, and refuses a test key from a page that is not local.
+func (s *Server) sdkKey(r *http.Request) (analytics.APIKey, error) {
+	plain := r.Header.Get("X-API-Key")
+	if plain == "" {
+		plain = r.URL.Query().Get("api_key")
+	}
+	key, err := s.Keys.Authenticate(r.Context(), plain)
+	if err != nil {
+		return key, err
+	}
+	return key, testKeyOrigin(key.Env, []byte(r.Header.Get("Origin")))
+}
+
+// readMessageBody decodes a JSON body of at most maxMessageBody bytes.
+func readMessageBody(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMessageBody))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return errMessageBodyTooLarge
+	}
+	if err != nil {
+		return analytics.Errorf(analytics.KindInvalid, "invalid_request", "body: could not be read")
+	}
+	return jsontext.Decode(body, v)
+}
+
+// checkDistinctID checks a distinct_id as ingest does.
+func checkDistinctID(id string) error {
+	if n := utf8.RuneCountInString(id); n < 1 || n > 255 || !utf8.ValidString(id) {
+		return analytics.InvalidField("distinct_id", "is required: the user's id, 1 to 255 characters")
+	}
+	return nil
+}
+
+// campaignPathID reads the {id} of a campaign path; anything but a
+// positive integer names no campaign.
+func campaignPathID(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		return 0, messages.ErrNotFound
+	}
+	return id, nil
+}
+
+// handleActiveMessages is GET /api/v1/messages/active: the campaigns this
+// user may see on this path now (messages.Engine.Active).
+func (s *Server) handleActiveMessages(w http.ResponseWriter, r *http.Request) error {
+	key, err := s.sdkKey(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	req := messages.Request{ProductID: key.ProductID, DistinctID: q.Get("distinct_id"), Path: q.Get("path"),
+		Identified: q.Get("identified") == "1" || q.Get("identified") == "true"}
+	if err := checkDistinctID(req.DistinctID); err != nil {
+		return err
+	}
+	if req.Path == "" {
+		req.Path = "/"
+	}
+	if len(req.Path) > 2000 {
+		return analytics.InvalidField("path", "must be at most 2,000 bytes")
+	}
+	if t := q.Get("traits"); t != "" {
+		if len(t) > analytics.MaxTraitsJSON {
+			return analytics.InvalidField("traits", "must be at most %d bytes of JSON", analytics.MaxTraitsJSON)
+		}
+		if err := json.Unmarshal([]byte(t), &req.Traits); err != nil || req.Traits == nil {
+			return analytics.InvalidField("traits", "must be a JSON object of the identify traits")
+		}
+	}
+	list, err := s.Messages.Active(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, map[string]any{"messages": list})
+	return nil
+}
+
+// trackRequest is the body of POST /api/v1/messages/{id}/track.
+type trackRequest struct {
+	DistinctID string `json:"distinct_id"`
+	Event      string `json:"event"`
+	Variant    string `json:"variant"`
+	Step       int    `json:"step"`
+}
+
+// handleTrackMessage is POST /api/v1/messages/{id}/track: a message event
+// of a user, for the server-side cap and terminal rule. The SDK sends the
+// same event to /e, where analyses count it; this records the state only.
+func (s *Server) handleTrackMessage(w http.ResponseWriter, r *http.Request) error {
+	key, err := s.sdkKey(r)
+	if err != nil {
+		return err
+	}
+	id, err := campaignPathID(r)
+	if err != nil {
+		return err
+	}
+	var req trackRequest
+	if err := readMessageBody(w, r, &req); err != nil {
+		return err
+	}
+	if err := checkDistinctID(req.DistinctID); err != nil {
+		return err
+	}
+	if req.Step < 0 || req.Step >= analytics.MaxCampaignSteps {
+		return analytics.InvalidField("step", "must be a step index from 0 to %d", analytics.MaxCampaignSteps-1)
+	}
+	if err := s.Messages.Track(r.Context(), key.ProductID, id, req.DistinctID, req.Event, req.Variant); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, struct{}{})
+	return nil
+}
+
+// respondRequest is the body of POST /api/v1/surveys/{id}/respond.
+type respondRequest struct {
+	DistinctID string                   `json:"distinct_id"`
+	Variant    string                   `json:"variant"`
+	Answers    []analytics.SurveyAnswer `json:"answers"`
+}
+
+// handleSurveyResponse is POST /api/v1/surveys/{id}/respond: one user's
+// answers to a campaign's survey, each checked against its question;
+// stored for the results view and recorded as one $survey_response event.
+// A response with any answer wrong stores nothing.
+func (s *Server) handleSurveyResponse(w http.ResponseWriter, r *http.Request) error {
+	key, err := s.sdkKey(r)
+	if err != nil {
+		return err
+	}
+	id, err := campaignPathID(r)
+	if err != nil {
+		return err
+	}
+	var req respondRequest
+	if err := readMessageBody(w, r, &req); err != nil {
+		return err
+	}
+	if err := checkDistinctID(req.DistinctID); err != nil {
+		return err
+	}
+	c, err := s.Messages.Campaign(r.Context(), key.ProductID, id)
+	if err != nil {
+		return err
+	}
+	if req.Variant == "" {
+		req.Variant = c.Variants[0].Key
+	}
+	if len(req.Answers) == 0 || len(req.Answers) > analytics.MaxCampaignSteps {
+		return analytics.InvalidField("answers", "must list 1 to %d answers", analytics.MaxCampaignSteps)
+	}
+	answers := map[string]json.RawMessage{}
+	for i, a := range req.Answers {
+		field := "answers[" + strconv.Itoa(i) + "]"
+		q := c.Question(req.Variant, a.QuestionID)
+		if q == nil {
+			return analytics.InvalidField(field+".questionId", "must name a survey question of variant %q of campaign %d, not %q", req.Variant, id, a.QuestionID)
+		}
+		if _, dup := answers[a.QuestionID]; dup {
+			return analytics.InvalidField(field+".questionId", "%q is answered twice", a.QuestionID)
+		}
+		v, err := q.CheckAnswer(field+".value", a.Value)
+		if err != nil {
+			return err
+		}
+		req.Answers[i].Value = v
+		answers[a.QuestionID] = v
+	}
+	resp := analytics.SurveyResponse{CampaignID: id, DistinctID: req.DistinctID, Variant: req.Variant, Answers: req.Answers}
+	props, err := json.Marshal(map[string]any{"$survey_id": id, "$survey_name": c.Name, "$variant": req.Variant, "$answers": answers})
+	if err != nil {
+		return err
+	}
+	now := s.Now().UTC().Truncate(time.Microsecond)
+	ev := analytics.Event{UUID: uuid.New(), ProductID: key.ProductID, Env: key.Env, Timestamp: now, ReceivedAt: now,
+		Name: "$survey_response", DistinctID: req.DistinctID, UserID: ingest.UserID(req.DistinctID), Properties: props}
+	// The event first: a response stored without its event could not be
+	// counted in analyses, and a retry after a failed store writes a
+	// second event only for a response the results view lacks.
+	if err := s.Writer.Write(r.Context(), []ingest.Pending{{Event: ev}}); err != nil {
+		return err
+	}
+	if err := s.Campaigns.AddSurveyResponse(r.Context(), key.ProductID, &resp); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, struct{}{})
+	return nil
+}
