@@ -98,7 +98,7 @@ export function show(root: ShadowRoot, step: Step, nav: Nav, act: Actions, answe
   if (step.body) {
     const body = el("div", "body");
     body.id = "strata-body";
-    body.append(render(step.body, step.bodyFormat));
+    body.append(render(step.body, step.bodyFormat || "text"));
     content.append(body);
     if (modal) box.setAttribute("aria-describedby", body.id);
   }
