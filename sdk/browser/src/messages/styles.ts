@@ -34,11 +34,11 @@ button.x{position:absolute;top:8px;right:8px;width:32px;height:32px;padding:0;bo
 .count{margin-right:auto;color:#4b5563;font-size:13px}
 fieldset{border:0;margin:8px 0 0}
 legend,label.prompt{display:block;font-weight:600;margin-bottom:8px}
-.scale{display:flex;flex-wrap:wrap;gap:6px}
+.scale{display:flex;flex-wrap:wrap;gap:4px}
 .opt{position:relative;display:flex;align-items:center;gap:8px;cursor:pointer;margin-bottom:6px}
 .scale .opt{margin:0}
 .scale .opt input{position:absolute;opacity:0;width:1px;height:1px}
-.scale .opt span{display:inline-block;min-width:36px;text-align:center;padding:6px 8px;border:1px solid #9ca3af;border-radius:6px}
+.scale .opt span{display:inline-block;min-width:32px;text-align:center;padding:6px 4px;border:1px solid #9ca3af;border-radius:6px}
 .scale .opt input:checked+span{background:#1d4ed8;border-color:#1d4ed8;color:#fff}
 .ends{display:flex;justify-content:space-between;color:#4b5563;font-size:13px;margin-top:4px}
 textarea{display:block;width:100%;min-height:90px;font:inherit;color:#111827;background:#fff;border:1px solid #9ca3af;border-radius:6px;padding:8px}

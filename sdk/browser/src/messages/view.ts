@@ -68,7 +68,8 @@ export function show(root: ShadowRoot, step: Step, nav: Nav, act: Actions, answe
     stops.push(() => t.removeEventListener(type, fn, opts));
   };
   const modal = step.kind == "modal" || step.kind == "survey";
-  const box = el("div", "box " + step.kind);
+  // A survey is a modal asking a question: both get the modal's place and size.
+  const box = el("div", modal ? "box modal" + (step.kind == "survey" ? " survey" : "") : "box " + step.kind);
   const nodes: HTMLElement[] = [box];
   if (modal) {
     const backdrop = el("div", "backdrop");
