@@ -264,12 +264,21 @@ describe("the active list", () => {
     expect(JSON.parse(sessionStorage.getItem(CACHE_KEY)!).id).toBe("u1");
   });
 
-  it("shows nothing when the request fails, and asks again next time", async () => {
-    vi.mocked(fetch).mockRejectedValueOnce(new TypeError("Failed to fetch"));
+  it.each([
+    ["a network error", new TypeError("Failed to fetch")],
+    ["a 500", new Response("{}", { status: 500 })],
+  ])("shows nothing after %s, and asks again 30 seconds later", async (_, answer) => {
+    if (answer instanceof Error) vi.mocked(fetch).mockRejectedValueOnce(answer);
+    else vi.mocked(fetch).mockResolvedValueOnce(answer);
     server.lists["*"] = [campaign()];
+    const now = Date.now();
+    const clock = vi.spyOn(Date, "now").mockReturnValue(now);
     const { r } = page();
     await settle();
+    await fire(r);
     expect(box()).toBeNull();
+    expect(vi.mocked(fetch).mock.calls).toHaveLength(1);
+    clock.mockReturnValue(now + 30_000);
     await fire(r);
     expect(box()).not.toBeNull();
   });

@@ -2,6 +2,8 @@
 // tests run too. Every accepted pattern must match exactly its listed paths in
 // JavaScript as in Go; a refused one (the server never sends it) must not throw.
 import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { pathMatches } from "../src/messages/pathregex";
 
@@ -10,7 +12,9 @@ interface Cases {
   refused: { pattern: string; why: string }[];
 }
 
-const cases: Cases = JSON.parse(readFileSync(new URL("../../../testdata/messages/regex.json", import.meta.url), "utf8"));
+// A path, not new URL(): in the tests URL is the DOM's.
+const file = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "testdata", "messages", "regex.json");
+const cases: Cases = JSON.parse(readFileSync(file, "utf8"));
 
 describe("accepted patterns", () => {
   it.each(cases.accepted.map((c) => [c.pattern, c] as const))("%j", (_, c) => {

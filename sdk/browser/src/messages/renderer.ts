@@ -21,6 +21,8 @@ const MAX_PATHS = 20;
 const MAX_DONE = 500;
 /** The server's limit on the traits sent with the list request. */
 const MAX_TRAITS = 4096;
+/** After a failed list request, the path's list is empty this long before it is asked again. */
+const RETRY_AFTER = 30_000;
 
 interface Entry {
   at: number;
@@ -55,6 +57,8 @@ export class Renderer implements MessageRenderer {
   private cache: Cache;
   /** List requests under way, by path; calls for the same path share one. */
   private pending: Record<string, Promise<Campaign[]> | undefined> = {};
+  /** When a path's list request last failed, so that every event does not ask again. */
+  private failed: Record<string, number> = {};
   /** Triggered campaigns waiting for the one on screen to end. */
   private queue: Campaign[] = [];
   private flow?: Flow;
@@ -85,6 +89,7 @@ export class Renderer implements MessageRenderer {
     // The audience may have changed: forget every list and ask again.
     this.cache = { id: this.h.distinctId(), lists: {} };
     this.pending = {};
+    this.failed = {};
     this.save();
     void this.list(location.pathname);
   }
@@ -93,7 +98,7 @@ export class Renderer implements MessageRenderer {
    * list resolves to the campaigns this user may see on `path`: the session's
    * list when it is fresh, else the server's, without those that ended here or
    * have no impression left. It never rejects; a failed request is an empty
-   * list, asked again next time.
+   * list, asked again 30 seconds later.
    */
   list(path: string): Promise<Campaign[]> {
     const id = this.h.distinctId();
@@ -101,6 +106,7 @@ export class Renderer implements MessageRenderer {
     const cache = this.cache;
     const e = cache.lists[path];
     if (e && Date.now() - e.at < LIST_TTL) return Promise.resolve(this.usable(e.messages));
+    if (Date.now() - (this.failed[path] || -Infinity) < RETRY_AFTER) return Promise.resolve([]);
     let traits = "";
     try {
       traits = JSON.stringify(this.h.traits());
@@ -119,7 +125,8 @@ export class Renderer implements MessageRenderer {
       .then((r) => (r.ok ? (r.json() as Promise<ActiveList>) : undefined))
       .then((body) => {
         const messages = body && Array.isArray(body.messages) ? body.messages : [];
-        if (body) {
+        if (!body) this.failed[path] = Date.now();
+        else {
           cache.lists[path] = { at: Date.now(), messages };
           // Keep the most recent paths only.
           const paths = Object.keys(cache.lists).sort((a, b) => cache.lists[b].at - cache.lists[a].at);
@@ -128,7 +135,7 @@ export class Renderer implements MessageRenderer {
         }
         return this.usable(messages);
       })
-      .catch(() => [] as Campaign[])
+      .catch(() => ((this.failed[path] = Date.now()), [] as Campaign[]))
       .finally(() => (pending[path] = undefined)));
   }
 
