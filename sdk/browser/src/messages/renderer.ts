@@ -154,6 +154,11 @@ export class Renderer implements MessageRenderer {
    * one step that can be shown.
    */
   private next(): void {
+    // An async script may run before <body> exists.
+    if (!document.body) {
+      document.addEventListener("DOMContentLoaded", () => this.next(), { once: true });
+      return;
+    }
     while (!this.flow && this.queue.length) {
       const c = this.queue.shift()!;
       if (this.ended(c.id) || !this.current(c.id) || !pathMatches(c.pathRegex, location.pathname)) continue;

@@ -147,7 +147,7 @@ export function show(root: ShadowRoot, step: Step, nav: Nav, act: Actions, answe
     const first = box.querySelector<HTMLElement>("input,textarea");
     (first || box).focus();
   }
-  if (step.kind == "tooltip") stops.push(follow(box, anchor || null, step.placement || "bottom"));
+  if (step.kind == "tooltip") stops.push(follow(box, anchor || null));
   return () => {
     for (const s of stops) s();
     for (const n of nodes) n.remove();
@@ -183,12 +183,12 @@ function trap(e: KeyboardEvent, root: ShadowRoot, box: HTMLElement, close: () =>
 }
 
 /**
- * follow places a tooltip next to its anchor (below it, or on the side
- * `placement` names, flipping when there is no room) and keeps it there on
+ * follow places a tooltip under its anchor, or over it when there is no room
+ * below, centred on it as far as the viewport allows, and keeps it there on
  * scroll, resize, and whenever the anchor moves (checked every frame while
  * the tooltip is shown). It returns a function that stops following.
  */
-function follow(box: HTMLElement, anchor: Element | null, placement: string): () => void {
+function follow(box: HTMLElement, anchor: Element | null): () => void {
   const arrow = el("div", "arrow");
   box.prepend(arrow);
   let last = "";
@@ -209,29 +209,12 @@ function follow(box: HTMLElement, anchor: Element | null, placement: string): ()
     if (key == last) return;
     last = key;
     const gap = 12;
-    let side = placement == "top" || placement == "left" || placement == "right" ? placement : "bottom";
-    // Flip to the other side when the preferred one has no room.
-    if (side == "bottom" && r.bottom + gap + h > vh && r.top - gap - h >= 0) side = "top";
-    else if (side == "top" && r.top - gap - h < 0) side = "bottom";
-    else if (side == "right" && r.right + gap + w > vw) side = "left";
-    else if (side == "left" && r.left - gap - w < 0) side = "right";
-    const clamp = (v: number, max: number) => Math.max(8, Math.min(v, max - 8));
-    let left: number;
-    let top: number;
-    if (side == "top" || side == "bottom") {
-      left = clamp(r.left + r.width / 2 - w / 2, vw - w);
-      top = side == "bottom" ? r.bottom + gap : r.top - gap - h;
-      arrow.style.left = Math.max(12, Math.min(r.left + r.width / 2 - left - 6, w - 24)) + "px";
-      arrow.style.top = side == "bottom" ? "-6px" : h - 6 + "px";
-    } else {
-      top = clamp(r.top + r.height / 2 - h / 2, vh - h);
-      left = side == "right" ? r.right + gap : r.left - gap - w;
-      arrow.style.top = Math.max(12, Math.min(r.top + r.height / 2 - top - 6, h - 24)) + "px";
-      arrow.style.left = side == "right" ? "-6px" : w - 6 + "px";
-    }
+    const above = r.bottom + gap + h > vh && r.top - gap - h >= 0;
+    const left = Math.max(8, Math.min(r.left + r.width / 2 - w / 2, vw - w - 8));
     box.style.left = left + "px";
-    box.style.top = top + "px";
-    box.setAttribute("data-side", side);
+    box.style.top = (above ? r.top - gap - h : r.bottom + gap) + "px";
+    arrow.style.left = Math.max(12, Math.min(r.left + r.width / 2 - left - 6, w - 24)) + "px";
+    arrow.style.top = above ? h - 6 + "px" : "-6px";
   };
   const tick = () => {
     place();
