@@ -145,6 +145,11 @@ func wrkGet(url string, conns int, d time.Duration) (float64, float64, error) {
 // time whatever the earlier ones took, and returns the p50, p99 and
 // largest latency in ms, measured from the scheduled time.
 func fixedRate(url string, rate int, d time.Duration) (float64, float64, float64, error) {
+	return fixedRateFunc(func(int) string { return url }, rate, d)
+}
+
+// fixedRateFunc is fixedRate with the URL of request i made by url(i).
+func fixedRateFunc(url func(i int) string, rate int, d time.Duration) (float64, float64, float64, error) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: 10 * time.Second}
 	n := int(d.Seconds()) * rate
 	lat := make([]time.Duration, n)
@@ -155,9 +160,10 @@ func fixedRate(url string, rate int, d time.Duration) (float64, float64, float64
 		at := start.Add(time.Duration(i) * time.Second / time.Duration(rate))
 		time.Sleep(time.Until(at))
 		wg.Add(1)
+		u := url(i)
 		go func() {
 			defer wg.Done()
-			resp, err := client.Get(url)
+			resp, err := client.Get(u)
 			if err != nil {
 				errs <- err
 				return

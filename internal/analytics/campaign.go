@@ -526,19 +526,20 @@ const (
 	MessageComplete   = "message_complete"
 )
 
+// OutcomeShown is the outcome of a user's first impression of a campaign.
+const OutcomeShown = "shown"
+
 // MessageState is one user's history with one campaign: what the
 // frequency cap and the terminal rule read.
 type MessageState struct {
-	CampaignID  int64
-	DistinctID  string
-	Impressions int
+	CampaignID  int64 `json:"c"`
+	Impressions int   `json:"i"`
 	// Day is the UTC day (days since the epoch) DayImpressions counts.
-	Day            int
-	DayImpressions int
+	Day            int `json:"d"`
+	DayImpressions int `json:"di"`
 	// Ended is the terminal event, or "".
-	Ended     string
-	Variant   string
-	UpdatedAt time.Time
+	Ended   string `json:"e,omitempty"`
+	Variant string `json:"v"`
 }
 
 // CampaignStats counts a campaign's users by where their flows got to.
@@ -589,11 +590,16 @@ type CampaignStore interface {
 	AutoRender(ctx context.Context, productID int64) (bool, error)
 	SetAutoRender(ctx context.Context, productID int64, on bool) error
 
-	// MessageStates returns a user's states with the product's campaigns.
-	MessageStates(ctx context.Context, productID int64, distinctID string) ([]MessageState, error)
-	// PutMessageState stores one state, replacing the user's earlier one
-	// with the campaign.
-	PutMessageState(ctx context.Context, productID int64, st MessageState) error
+	// MessageStates returns the states of users with the product's
+	// campaigns, by distinct_id; a user without any is left out. It reads
+	// many users in one statement, so that a server under load makes one
+	// lookup for the users its requests wait for together.
+	MessageStates(ctx context.Context, productID int64, distinctIDs []string) (map[string][]MessageState, error)
+	// PutMessageStates replaces a user's states with the product's
+	// campaigns by states, and, when outcome is not "", records that the
+	// user reached it in campaign outcomeOf (OutcomeShown or a terminal
+	// event), in the same transaction.
+	PutMessageStates(ctx context.Context, productID int64, distinctID string, states []MessageState, outcomeOf int64, outcome string) error
 	// CampaignStats counts each campaign's users by outcome, by campaign
 	// id.
 	CampaignStats(ctx context.Context, productID int64) (map[int64]CampaignStats, error)

@@ -1,15 +1,18 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
 
 	"strata/internal/analytics"
 	"strata/internal/ingest"
@@ -74,15 +77,26 @@ func campaignPathID(r *http.Request) (int64, error) {
 }
 
 // handleActiveMessages is GET /api/v1/messages/active: the campaigns this
-// user may see on this path now (messages.Engine.Active).
-func (s *Server) handleActiveMessages(w http.ResponseWriter, r *http.Request) error {
-	key, err := s.sdkKey(r)
+// user may see on this path now (messages.Engine.Active). It is served on
+// fasthttp directly, like /e: it is called on every page view of a
+// customer's site that shows messages (docs/benchmarks.md).
+func (s *Server) handleActiveMessages(ctx *fasthttp.RequestCtx) error {
+	q := ctx.QueryArgs()
+	plain := string(ctx.Request.Header.Peek("X-API-Key"))
+	if plain == "" {
+		plain = string(q.Peek("api_key"))
+	}
+	rctx := context.WithoutCancel(ctx)
+	key, err := s.Keys.Authenticate(rctx, plain)
 	if err != nil {
 		return err
 	}
-	q := r.URL.Query()
-	req := messages.Request{ProductID: key.ProductID, DistinctID: q.Get("distinct_id"), Path: q.Get("path"),
-		Identified: q.Get("identified") == "1" || q.Get("identified") == "true"}
+	if err := testKeyOrigin(key.Env, ctx.Request.Header.Peek("Origin")); err != nil {
+		return err
+	}
+	identified := string(q.Peek("identified"))
+	req := messages.Request{ProductID: key.ProductID, DistinctID: string(q.Peek("distinct_id")), Path: string(q.Peek("path")),
+		Identified: identified == "1" || identified == "true"}
 	if err := checkDistinctID(req.DistinctID); err != nil {
 		return err
 	}
@@ -92,22 +106,28 @@ func (s *Server) handleActiveMessages(w http.ResponseWriter, r *http.Request) er
 	if len(req.Path) > 2000 {
 		return analytics.InvalidField("path", "must be at most 2,000 bytes")
 	}
-	if t := q.Get("traits"); t != "" {
+	if t := q.Peek("traits"); len(t) > 0 {
 		if len(t) > analytics.MaxTraitsJSON {
 			return analytics.InvalidField("traits", "must be at most %d bytes of JSON", analytics.MaxTraitsJSON)
 		}
-		if err := json.Unmarshal([]byte(t), &req.Traits); err != nil || req.Traits == nil {
+		if err := json.Unmarshal(t, &req.Traits); err != nil || req.Traits == nil {
 			return analytics.InvalidField("traits", "must be a JSON object of the identify traits")
 		}
 	}
-	list, err := s.Messages.Active(r.Context(), req)
+	list, err := s.Messages.Active(rctx, req)
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, map[string]any{"messages": list})
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	buf := activeBuffers.Get().(*[]byte)
+	*buf = messages.AppendJSON((*buf)[:0], list)
+	writeFastJSON(ctx, fasthttp.StatusOK, *buf) // SetBody copies
+	activeBuffers.Put(buf)
 	return nil
 }
+
+// activeBuffers hold the bodies of the active list while they are encoded.
+var activeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
 
 // trackRequest is the body of POST /api/v1/messages/{id}/track.
 type trackRequest struct {

@@ -96,7 +96,9 @@ type Server struct {
 }
 
 // Handler returns the server's request handler, for fasthttp. /e, which
-// takes every tracked event, is served on fasthttp directly (ingest.go);
+// takes every tracked event, and the active message list, asked for on
+// every page view that shows messages, are served on fasthttp directly
+// (ingest.go, messages.go);
 // every other path goes through fasthttpadaptor to the net/http route
 // table, where the dashboard and query handlers keep net/http's API, after
 // its body has been read under the body budget (serveAdapted). The server
@@ -107,6 +109,8 @@ func (s *Server) Handler() fasthttp.RequestHandler {
 	fast := fastRoutes{}
 	fast.handle("POST /e", s.handleIngest)
 	fast.handle("OPTIONS /e", fastPreflight("POST, OPTIONS"))
+	fast.handle("GET /api/v1/messages/active", s.handleActiveMessages)
+	fast.handle("OPTIONS /api/v1/messages/active", fastPreflight("GET, OPTIONS"))
 	rest := fasthttpadaptor.NewFastHTTPHandler(detachContext(s.routes()))
 	hosts := newHostSet(s.AllowedHosts)
 	return func(ctx *fasthttp.RequestCtx) {
@@ -252,8 +256,6 @@ func (s *Server) routes() http.Handler {
 
 	mux.Handle("GET /api/v1/config", publicCORS(h(s.handleSDKConfig)))
 	mux.Handle("OPTIONS /api/v1/config", publicCORS(preflight("GET, OPTIONS")))
-	mux.Handle("GET /api/v1/messages/active", publicCORS(h(s.handleActiveMessages)))
-	mux.Handle("OPTIONS /api/v1/messages/active", publicCORS(preflight("GET, OPTIONS")))
 	mux.Handle("POST /api/v1/messages/{id}/track", publicCORS(h(s.handleTrackMessage)))
 	mux.Handle("OPTIONS /api/v1/messages/{id}/track", publicCORS(preflight("POST, OPTIONS")))
 	mux.Handle("POST /api/v1/surveys/{id}/respond", publicCORS(h(s.handleSurveyResponse)))

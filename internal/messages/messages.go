@@ -7,12 +7,14 @@
 package messages
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +35,7 @@ type Engine struct {
 
 	products productCache
 	users    userCache
+	loader   *loader
 	// locks serialise the read-modify-write of a user's state on this
 	// node, striped by user.
 	locks [64]sync.Mutex
@@ -42,12 +45,13 @@ type Engine struct {
 type FlagsFunc func(ctx context.Context, productID int64) (map[string]*flags.Flag, error)
 
 // New returns an engine over store that holds at most users users'
-// states in memory (0: 200,000).
+// states in memory (0: 200,000). It starts the goroutines that read
+// users' states (loader), which live as long as the process.
 func New(store analytics.CampaignStore, flags FlagsFunc, users int, now func() time.Time, log *slog.Logger) *Engine {
 	if users <= 0 {
 		users = defaultUsers
 	}
-	e := &Engine{Store: store, Flags: flags, Now: now, Log: log}
+	e := &Engine{Store: store, Flags: flags, Now: now, Log: log, loader: newLoader(store)}
 	e.users.max = users
 	return e
 }
@@ -88,6 +92,36 @@ type Message struct {
 	// first step renders, or nil without a flag.
 	Exposure *Exposure       `json:"exposure"`
 	Steps    json.RawMessage `json:"steps"`
+
+	// head is the message's JSON up to "remaining", encoded once with its
+	// campaign's variant (AppendJSON).
+	head []byte
+}
+
+// AppendJSON appends the body of GET /api/v1/messages/active for list to
+// dst. What does not depend on the user was encoded when the campaign was
+// read; encoding/json would check and compact the steps again on every
+// request.
+func AppendJSON(dst []byte, list []Message) []byte {
+	dst = append(dst, `{"messages":[`...)
+	for i, m := range list {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, m.head...)
+		dst = strconv.AppendInt(dst, int64(m.Remaining), 10)
+		dst = append(dst, `,"exposure":`...)
+		if m.Exposure == nil {
+			dst = append(dst, "null"...)
+		} else {
+			b, _ := json.Marshal(m.Exposure)
+			dst = append(dst, b...)
+		}
+		dst = append(dst, `,"steps":`...)
+		dst = append(dst, m.Steps...)
+		dst = append(dst, '}')
+	}
+	return append(dst, "]}\n"...)
 }
 
 // Exposure is the $exposure a campaign with variants sends, as a flag's.
@@ -126,7 +160,7 @@ func (e *Engine) Active(ctx context.Context, req Request) ([]Message, error) {
 		}
 		v, exposure := c.variant(p.flags[c.FlagKey], req.DistinctID)
 		out = append(out, Message{ID: c.ID, Name: c.Name, Variant: v.key, Trigger: c.Trigger, PathRegex: c.PathRegex,
-			Remaining: remaining, Exposure: exposure, Steps: v.steps})
+			Remaining: remaining, Exposure: exposure, Steps: v.steps, head: v.head})
 	}
 	return out, nil
 }
@@ -156,8 +190,12 @@ func (e *Engine) Track(ctx context.Context, productID, campaignID int64, distinc
 	}
 	now := e.Now()
 	st := states[campaignID]
-	st.CampaignID, st.DistinctID, st.UpdatedAt = campaignID, distinctID, now.UTC().Truncate(time.Microsecond)
+	st.CampaignID = campaignID
+	outcome := ""
 	if event == analytics.MessageImpression {
+		if st.Impressions == 0 {
+			outcome = analytics.OutcomeShown
+		}
 		st.Impressions++
 		if today := day(now); st.Day == today {
 			st.DayImpressions++
@@ -166,20 +204,32 @@ func (e *Engine) Track(ctx context.Context, productID, campaignID int64, distinc
 		}
 		st.Variant = variant
 	} else if st.Ended == "" {
-		st.Ended = event
+		st.Ended, outcome = event, event
 		if st.Variant == "" {
 			st.Variant = variant
 		}
 	}
-	if err := e.Store.PutMessageState(ctx, productID, st); err != nil {
-		e.users.drop(productID, distinctID)
+	// The user's row keeps the states of the product's campaigns; those
+	// of campaigns deleted since are dropped here.
+	p, err := e.products.get(ctx, e, productID)
+	if err != nil {
 		return err
 	}
 	next := make(map[int64]analytics.MessageState, len(states)+1)
+	list := make([]analytics.MessageState, 0, len(states)+1)
 	for id, s := range states {
-		next[id] = s
+		if _, ok := p.all[id]; ok && id != campaignID {
+			next[id] = s
+			list = append(list, s)
+		}
 	}
 	next[campaignID] = st
+	list = append(list, st)
+	slices.SortFunc(list, func(a, b analytics.MessageState) int { return cmp.Compare(a.CampaignID, b.CampaignID) })
+	if err := e.Store.PutMessageStates(ctx, productID, distinctID, list, campaignID, outcome); err != nil {
+		e.users.drop(productID, distinctID)
+		return err
+	}
 	e.users.put(productID, distinctID, next, now)
 	return nil
 }
@@ -225,7 +275,7 @@ func (e *Engine) states(ctx context.Context, productID int64, distinctID string)
 	if m, ok := e.users.get(productID, distinctID, now); ok {
 		return m, nil
 	}
-	list, err := e.Store.MessageStates(ctx, productID, distinctID)
+	list, err := e.loader.load(ctx, productID, distinctID)
 	if err != nil {
 		return nil, err
 	}
@@ -251,6 +301,7 @@ type compiled struct {
 type variant struct {
 	key   string
 	steps json.RawMessage
+	head  []byte // Message.head
 }
 
 func compile(c analytics.Campaign) (*compiled, error) {
@@ -267,7 +318,18 @@ func compile(c analytics.Campaign) (*compiled, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.variants = append(out.variants, variant{key: v.Key, steps: steps})
+		head, err := json.Marshal(struct {
+			ID        int64             `json:"id"`
+			Name      string            `json:"name"`
+			Variant   string            `json:"variant"`
+			Trigger   analytics.Trigger `json:"trigger"`
+			PathRegex string            `json:"pathRegex"`
+		}{c.ID, c.Name, v.Key, c.Trigger, c.PathRegex})
+		if err != nil {
+			return nil, err
+		}
+		head = append(head[:len(head)-1], `,"remaining":`...)
+		out.variants = append(out.variants, variant{key: v.Key, steps: steps, head: head})
 	}
 	if len(out.variants) == 0 {
 		return nil, fmt.Errorf("campaign %d has no variants", c.ID)

@@ -5,8 +5,11 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"strata/internal/analytics"
+	"strata/internal/store/sqlbuild"
 )
 
 // Message campaigns, the products' message settings, the users' states
@@ -98,7 +101,7 @@ func (s *Store) UpdateCampaign(ctx context.Context, c *analytics.Campaign) error
 	return affectedOne(res, err, fmt.Sprintf("campaign %d", c.ID))
 }
 
-// DeleteCampaign removes a campaign, its users' states and its survey
+// DeleteCampaign removes a campaign, its outcomes and its survey
 // responses, together.
 func (s *Store) DeleteCampaign(ctx context.Context, productID, id int64) error {
 	return s.inTx(ctx, "deleting campaign", func(tx *sql.Tx) error {
@@ -106,7 +109,10 @@ func (s *Store) DeleteCampaign(ctx context.Context, productID, id int64) error {
 		if err := affectedOne(res, err, fmt.Sprintf("campaign %d", id)); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM message_states WHERE product_id = $1 AND campaign_id = $2`, productID, id); err != nil {
+		// The users' rows keep their states with the campaign, which no
+		// request reads again; the next write of each user's row drops
+		// them (messages.Engine.Track).
+		if _, err := tx.ExecContext(ctx, `DELETE FROM message_outcomes WHERE product_id = $1 AND campaign_id = $2`, productID, id); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM survey_responses WHERE product_id = $1 AND campaign_id = $2`, productID, id)
@@ -156,59 +162,131 @@ func (s *Store) SetAutoRender(ctx context.Context, productID int64, on bool) err
 	return nil
 }
 
-// MessageStates returns a user's states with the product's campaigns, by
-// one lookup of the primary key's prefix.
-func (s *Store) MessageStates(ctx context.Context, productID int64, distinctID string) ([]analytics.MessageState, error) {
-	return QueryAll(ctx, s.db, "reading message states", func(row Scanner) (analytics.MessageState, error) {
-		var st analytics.MessageState
-		err := row.Scan(&st.CampaignID, &st.Impressions, &st.Day, &st.DayImpressions, &st.Ended, &st.Variant, &st.UpdatedAt)
-		st.DistinctID = distinctID
-		st.UpdatedAt = st.UpdatedAt.UTC()
-		return st, err
-	}, `SELECT campaign_id, impressions, day, day_impressions, ended, variant, updated_at FROM message_states
-		WHERE product_id = $1 AND distinct_id = $2 ORDER BY campaign_id`, productID, distinctID)
-}
-
-// PutMessageState stores a user's state with a campaign, replacing the
-// one before.
-func (s *Store) PutMessageState(ctx context.Context, productID int64, st analytics.MessageState) error {
-	_, err := s.db.ExecContext(ctx,
-		`INSERT INTO message_states (product_id, distinct_id, campaign_id, impressions, day, day_impressions, ended, variant, updated_at)
-		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-		 ON CONFLICT (product_id, distinct_id, campaign_id) DO UPDATE SET impressions = EXCLUDED.impressions,
-		   day = EXCLUDED.day, day_impressions = EXCLUDED.day_impressions, ended = EXCLUDED.ended,
-		   variant = EXCLUDED.variant, updated_at = EXCLUDED.updated_at`,
-		productID, st.DistinctID, st.CampaignID, st.Impressions, st.Day, st.DayImpressions, st.Ended, st.Variant, st.UpdatedAt.UTC())
+// MessageStates returns users' states with the product's campaigns, from
+// their rows, found through user_key's index by one IN list.
+func (s *Store) MessageStates(ctx context.Context, productID int64, distinctIDs []string) (map[string][]analytics.MessageState, error) {
+	out := make(map[string][]analytics.MessageState, len(distinctIDs))
+	if len(distinctIDs) == 0 {
+		return out, nil
+	}
+	// The IN list has a power-of-two length, the last key repeated, so
+	// that a few prepared statements serve every batch.
+	n := 1
+	for n < len(distinctIDs) {
+		n *= 2
+	}
+	args := make([]any, n)
+	for i := range args {
+		args[i] = userKey(productID, distinctIDs[min(i, len(distinctIDs)-1)])
+	}
+	stmt, err := s.prepared(ctx, statesQuery(n))
 	if err != nil {
-		return fmt.Errorf("storing message state: %w", err)
+		return nil, fmt.Errorf("reading message states: %w", err)
 	}
-	return nil
-}
-
-// CampaignStats counts each campaign's users: shown (at least one
-// impression), and by terminal event.
-func (s *Store) CampaignStats(ctx context.Context, productID int64) (map[int64]analytics.CampaignStats, error) {
 	type row struct {
-		id int64
-		st analytics.CampaignStats
+		id     string
+		states []analytics.MessageState
 	}
-	rows, err := QueryAll(ctx, s.db, "counting campaign outcomes", func(r Scanner) (row, error) {
+	rows, err := stmt.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, fmt.Errorf("reading message states: %w", err)
+	}
+	found, err := sqlbuild.Collect("reading message states", rows, func(r *sql.Rows) (row, error) {
 		var x row
-		err := r.Scan(&x.id, &x.st.Shown, &x.st.CTAClicks, &x.st.Completed, &x.st.Dismissed)
-		return x, err
-	}, `SELECT campaign_id,
-		  SUM(CASE WHEN impressions > 0 THEN 1 ELSE 0 END),
-		  SUM(CASE WHEN ended = $2 THEN 1 ELSE 0 END),
-		  SUM(CASE WHEN ended = $3 THEN 1 ELSE 0 END),
-		  SUM(CASE WHEN ended = $4 THEN 1 ELSE 0 END)
-		FROM message_states WHERE product_id = $1 GROUP BY campaign_id`,
-		productID, analytics.MessageCTAClick, analytics.MessageComplete, analytics.MessageDismiss)
+		var raw string
+		if err := r.Scan(&x.id, &raw); err != nil {
+			return x, err
+		}
+		return x, json.Unmarshal([]byte(raw), &x.states)
+	})
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[int64]analytics.CampaignStats, len(rows))
+	for _, x := range found {
+		out[x.id] = x.states
+	}
+	return out, nil
+}
+
+// statesQuery reads the rows of n user keys.
+func statesQuery(n int) string {
+	var q strings.Builder
+	q.WriteString(`SELECT distinct_id, states FROM message_users WHERE user_key IN (`)
+	for i := range n {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("$" + strconv.Itoa(i+1))
+	}
+	q.WriteString(")")
+	return q.String()
+}
+
+// userKey is the one-column key of a user's row (migration 0017): the
+// product and the distinct_id, which may hold any character, so the
+// product comes first and ends at the first '/'.
+func userKey(productID int64, distinctID string) string {
+	return strconv.FormatInt(productID, 10) + "/" + distinctID
+}
+
+// PutMessageStates replaces a user's states and records an outcome, in one
+// transaction.
+func (s *Store) PutMessageStates(ctx context.Context, productID int64, distinctID string, states []analytics.MessageState, outcomeOf int64, outcome string) error {
+	if states == nil {
+		states = []analytics.MessageState{}
+	}
+	b, err := json.Marshal(states)
+	if err != nil {
+		return fmt.Errorf("storing message states: %w", err)
+	}
+	now := s.stamp()
+	return s.inTx(ctx, "storing message states", func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx,
+			`INSERT INTO message_users (user_key, product_id, distinct_id, states, updated_at) VALUES ($1, $2, $3, $4, $5)
+			 ON CONFLICT (user_key) DO UPDATE SET states = EXCLUDED.states, updated_at = EXCLUDED.updated_at`,
+			userKey(productID, distinctID), productID, distinctID, string(b), now); err != nil {
+			return err
+		}
+		if outcome == "" {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx,
+			`INSERT INTO message_outcomes (product_id, campaign_id, distinct_id, outcome, reached_at) VALUES ($1, $2, $3, $4, $5)`,
+			productID, outcomeOf, distinctID, outcome, now)
+		return err
+	})
+}
+
+// CampaignStats counts each campaign's users by outcome.
+func (s *Store) CampaignStats(ctx context.Context, productID int64) (map[int64]analytics.CampaignStats, error) {
+	type row struct {
+		id      int64
+		outcome string
+		users   int
+	}
+	rows, err := QueryAll(ctx, s.db, "counting campaign outcomes", func(r Scanner) (row, error) {
+		var x row
+		err := r.Scan(&x.id, &x.outcome, &x.users)
+		return x, err
+	}, `SELECT campaign_id, outcome, count(DISTINCT distinct_id) FROM message_outcomes
+		WHERE product_id = $1 GROUP BY campaign_id, outcome`, productID)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]analytics.CampaignStats{}
 	for _, x := range rows {
-		out[x.id] = x.st
+		st := out[x.id]
+		switch x.outcome {
+		case analytics.OutcomeShown:
+			st.Shown = x.users
+		case analytics.MessageCTAClick:
+			st.CTAClicks = x.users
+		case analytics.MessageComplete:
+			st.Completed = x.users
+		case analytics.MessageDismiss:
+			st.Dismissed = x.users
+		}
+		out[x.id] = st
 	}
 	return out, nil
 }

@@ -24,6 +24,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"strata/internal/analytics"
@@ -38,6 +39,10 @@ import (
 type Store struct {
 	db  *sql.DB
 	now func() time.Time
+
+	// stmts are the statements prepared once for the hot paths (prepared).
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt
 }
 
 var (
@@ -53,6 +58,27 @@ func New(db *sql.DB, now func() time.Time) *Store {
 		now = time.Now
 	}
 	return &Store{db: db, now: now}
+}
+
+// prepared returns query prepared on s's handle, preparing it the first
+// time. database/sql prepares it again on each connection that runs it,
+// once. PostgreSQL's driver caches statements by itself; DuckDB's does not,
+// and preparing costs it as much as running a point lookup.
+func (s *Store) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := s.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if s.stmts == nil {
+		s.stmts = map[string]*sql.Stmt{}
+	}
+	s.stmts[query] = st
+	return st, nil
 }
 
 // stamp is the current time as stored: UTC, to the microsecond that both

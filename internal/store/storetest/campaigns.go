@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
-	"time"
 
 	"strata/internal/analytics"
 )
@@ -97,33 +96,59 @@ func testCampaigns(t *testing.T, s Meta) {
 		t.Error("another product's auto-render is on")
 	}
 
-	// A user's states: one per campaign, replaced by the next put.
-	at := time.Date(2026, 11, 25, 10, 0, 0, 123456000, time.UTC)
-	puts := []analytics.MessageState{
-		{CampaignID: c.ID, DistinctID: "u1", Impressions: 1, Day: 20417, DayImpressions: 1, Variant: "control", UpdatedAt: at},
-		{CampaignID: plain.ID, DistinctID: "u1", Impressions: 1, Day: 20417, DayImpressions: 1, Ended: analytics.MessageDismiss, Variant: "control", UpdatedAt: at},
-		{CampaignID: c.ID, DistinctID: "u1", Impressions: 2, Day: 20418, DayImpressions: 1, Ended: analytics.MessageCTAClick, Variant: "control", UpdatedAt: at.Add(time.Hour)},
-		{CampaignID: c.ID, DistinctID: "u2", Impressions: 1, Day: 20418, DayImpressions: 1, Ended: analytics.MessageComplete, Variant: "treatment", UpdatedAt: at},
-		{CampaignID: c.ID, DistinctID: "u3", Impressions: 3, Day: 20418, DayImpressions: 3, Variant: "treatment", UpdatedAt: at},
+	// A user's states: the list is replaced whole; outcomes are appended
+	// and counted once a user.
+	u1 := []analytics.MessageState{
+		{CampaignID: c.ID, Impressions: 1, Day: 20417, DayImpressions: 1, Variant: "control"},
+		{CampaignID: plain.ID, Impressions: 1, Day: 20417, DayImpressions: 1, Ended: analytics.MessageDismiss, Variant: "control"},
 	}
-	for _, st := range puts {
-		if err := s.PutMessageState(ctx, a.ID, st); err != nil {
+	puts := []struct {
+		user     string
+		states   []analytics.MessageState
+		campaign int64
+		outcome  string
+	}{
+		{"u1", u1[:1], c.ID, analytics.OutcomeShown},
+		{"u1", u1, plain.ID, analytics.OutcomeShown},
+		{"u1", u1, plain.ID, analytics.MessageDismiss},
+		{"u1", []analytics.MessageState{{CampaignID: c.ID, Impressions: 2, Day: 20418, DayImpressions: 1, Ended: analytics.MessageCTAClick, Variant: "control"}, u1[1]}, c.ID, analytics.MessageCTAClick},
+		{"u2", []analytics.MessageState{{CampaignID: c.ID, Impressions: 1, Variant: "treatment"}}, c.ID, analytics.OutcomeShown},
+		{"u2", []analytics.MessageState{{CampaignID: c.ID, Impressions: 1, Ended: analytics.MessageComplete, Variant: "treatment"}}, c.ID, analytics.MessageComplete},
+		{"u3", []analytics.MessageState{{CampaignID: c.ID, Impressions: 3, Variant: "treatment"}}, c.ID, analytics.OutcomeShown},
+		{"u3", []analytics.MessageState{{CampaignID: c.ID, Impressions: 4, Variant: "treatment"}}, 0, ""},
+		{"u3", []analytics.MessageState{{CampaignID: c.ID, Impressions: 4, Variant: "treatment"}}, c.ID, analytics.OutcomeShown}, // twice: one user
+		{"user/with/slashes ü", []analytics.MessageState{{CampaignID: plain.ID, Impressions: 1, Variant: "control"}}, 0, ""},
+	}
+	for _, p := range puts {
+		if err := s.PutMessageStates(ctx, a.ID, p.user, p.states, p.campaign, p.outcome); err != nil {
 			t.Fatal(err)
 		}
 	}
-	states, err := s.MessageStates(ctx, a.ID, "u1")
-	if err != nil || len(states) != 2 {
-		t.Fatalf("u1's states: %v %+v", err, states)
+	users, err := s.MessageStates(ctx, a.ID, []string{"u1", "user/with/slashes ü", "nobody", "u3"})
+	if err != nil || len(users) != 3 {
+		t.Fatalf("states: %v %+v", err, users)
 	}
-	if st := states[0]; st.CampaignID != c.ID || st.Impressions != 2 || st.Day != 20418 || st.Ended != analytics.MessageCTAClick || !st.UpdatedAt.Equal(at.Add(time.Hour)) || st.DistinctID != "u1" {
-		t.Errorf("u1's replaced state: %+v", st)
+	if st := users["u1"]; len(st) != 2 || st[0] != puts[3].states[0] || st[1] != u1[1] {
+		t.Errorf("u1's states: %+v", st)
 	}
-	if states, _ := s.MessageStates(ctx, b.ID, "u1"); len(states) != 0 {
-		t.Errorf("another product reads u1's states: %+v", states)
+	if st := users["user/with/slashes ü"]; len(st) != 1 || st[0].CampaignID != plain.ID {
+		t.Errorf("a distinct_id with slashes: %+v", st)
+	}
+	if st := users["u3"]; len(st) != 1 || st[0].Impressions != 4 {
+		t.Errorf("u3's states: %+v", st)
+	}
+	if users, err := s.MessageStates(ctx, a.ID, []string{"nobody"}); err != nil || len(users) != 0 {
+		t.Errorf("a user without states: %v %+v", err, users)
+	}
+	if users, _ := s.MessageStates(ctx, b.ID, []string{"u1", "u2"}); len(users) != 0 {
+		t.Errorf("another product reads the states: %+v", users)
 	}
 	stats, err := s.CampaignStats(ctx, a.ID)
 	if err != nil || stats[c.ID] != (analytics.CampaignStats{Shown: 3, CTAClicks: 1, Completed: 1}) || stats[plain.ID] != (analytics.CampaignStats{Shown: 1, Dismissed: 1}) {
 		t.Errorf("stats: %v %+v", err, stats)
+	}
+	if stats, _ := s.CampaignStats(ctx, b.ID); len(stats) != 0 {
+		t.Errorf("another product's stats: %+v", stats)
 	}
 
 	// Survey responses, per campaign and product.
@@ -150,9 +175,9 @@ func testCampaigns(t *testing.T, s Meta) {
 	if _, err := s.Campaign(ctx, a.ID, c.ID); !errors.Is(err, analytics.ErrNotFound) {
 		t.Errorf("deleted campaign: %v", err)
 	}
-	states, _ = s.MessageStates(ctx, a.ID, "u1")
+	stats, _ = s.CampaignStats(ctx, a.ID)
 	rs, _ = s.SurveyResponses(ctx, a.ID, c.ID)
-	if len(states) != 1 || states[0].CampaignID != plain.ID || len(rs) != 0 {
-		t.Errorf("after delete: states %+v, responses %+v", states, rs)
+	if _, ok := stats[c.ID]; ok || stats[plain.ID].Shown != 1 || len(rs) != 0 {
+		t.Errorf("after delete: stats %+v, responses %+v", stats, rs)
 	}
 }

@@ -3,11 +3,17 @@
 -- cap, variants}; status, the linked experiment and its flag's key are
 -- columns of their own. message_settings holds each product's auto-render
 -- setting (a table apart: DuckDB cannot ALTER products, which other tables
--- reference). message_states is each user's state with each campaign, the
--- memory of the frequency cap and the terminal rule, read by one lookup of
--- its primary key and replaced by INSERT … ON CONFLICT; day is days since
--- the epoch (UTC). survey_responses holds each response's answers as JSON
--- [{"questionId", "value"}]. PostgreSQL dialect.
+-- reference). message_users holds each user's states with the product's
+-- campaigns, the memory of the frequency cap and the terminal rule, as one
+-- JSON list a user (docs/messages.md, "The per-user state"): one row and one
+-- single-column key a user, because DuckDB looks rows up through an index
+-- of one column only (a filter on the first columns of a compound key scans
+-- the table: about 4 ms against 0.2 ms for 2 M rows), and keeps every index
+-- in its memory. user_key is the product id, '/' and the distinct_id.
+-- message_outcomes records when a user was first shown a campaign and how
+-- the user's flow ended, one row each, for the campaign list's counts; it
+-- is only appended to and scanned by product. survey_responses holds each
+-- response's answers as JSON [{"questionId", "value"}]. PostgreSQL dialect.
 CREATE SEQUENCE campaigns_id_seq START 1;
 CREATE TABLE campaigns (
     id            BIGINT PRIMARY KEY DEFAULT nextval('campaigns_id_seq'),
@@ -28,17 +34,20 @@ CREATE TABLE message_settings (
     updated_at  TIMESTAMP NOT NULL
 );
 
-CREATE TABLE message_states (
-    product_id      BIGINT NOT NULL,
-    distinct_id     VARCHAR NOT NULL,
-    campaign_id     BIGINT NOT NULL,
-    impressions     INTEGER NOT NULL,
-    day             INTEGER NOT NULL,
-    day_impressions INTEGER NOT NULL,
-    ended           VARCHAR NOT NULL,
-    variant         VARCHAR NOT NULL,
-    updated_at      TIMESTAMP NOT NULL,
-    PRIMARY KEY (product_id, distinct_id, campaign_id)
+CREATE TABLE message_users (
+    user_key    VARCHAR PRIMARY KEY,
+    product_id  BIGINT NOT NULL,
+    distinct_id VARCHAR NOT NULL,
+    states      VARCHAR NOT NULL,
+    updated_at  TIMESTAMP NOT NULL
+);
+
+CREATE TABLE message_outcomes (
+    product_id  BIGINT NOT NULL,
+    campaign_id BIGINT NOT NULL,
+    distinct_id VARCHAR NOT NULL,
+    outcome     VARCHAR NOT NULL,
+    reached_at  TIMESTAMP NOT NULL
 );
 
 CREATE SEQUENCE survey_responses_id_seq START 1;
