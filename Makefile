@@ -27,11 +27,13 @@ $(SDK)/node_modules/.package-lock.json: $(SDK)/package-lock.json
 $(API_TS): api/openapi.yaml $(DASH)/scripts/api-types.mjs $(DASH)/node_modules/.package-lock.json
 	cd $(DASH) && npm run api-types
 
-# The browser SDK the binary embeds, rebuilt when its sources change. The
-# built file is committed too, so that `go build` works without npm.
-$(SDK_JS): $(SDK)/node_modules/.package-lock.json $(API_TS) $(wildcard $(SDK)/src/*.ts) $(wildcard $(SDK)/scripts/*.mjs)
+# The browser SDK the binary embeds, and its message renderer (a second
+# script it loads when a product has active messages), rebuilt when their
+# sources change. The built files are committed too, so that `go build`
+# works without npm.
+$(SDK_JS): $(SDK)/node_modules/.package-lock.json $(API_TS) $(wildcard $(SDK)/src/*.ts $(SDK)/src/messages/*.ts) $(wildcard $(SDK)/scripts/*.mjs)
 	cd $(SDK) && npm run build
-	cp $(SDK)/dist/sdk.min.js $(SDK)/dist/sdk.min.js.map internal/httpapi/sdkjs/
+	cp $(SDK)/dist/sdk.min.js $(SDK)/dist/sdk.min.js.map $(SDK)/dist/messages.min.js $(SDK)/dist/messages.min.js.map internal/httpapi/sdkjs/
 
 ## run: build and serve on http://127.0.0.1:8080 with data in ./data; set
 ## STRATA_ADDR or STRATA_DATA (environment or `make run STRATA_ADDR=…`) to

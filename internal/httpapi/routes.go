@@ -270,6 +270,8 @@ func (s *Server) routes() http.Handler {
 
 	mux.Handle("GET /sdk/v1/sdk.min.js", serveSDK(sdkScript))
 	mux.Handle("GET /sdk/v1/sdk.min.js.map", serveSDK(sdkMap))
+	mux.Handle("GET /sdk/v1/messages.min.js", serveSDK(messagesScript))
+	mux.Handle("GET /sdk/v1/messages.min.js.map", serveSDK(messagesMap))
 
 	mux.Handle("GET /api/v1/dashboard/config", h(s.handleDashboardConfig))
 	mux.Handle("POST /api/v1/dashboard/setup", h(s.handleSetup))

@@ -8,10 +8,11 @@ import (
 )
 
 // The browser SDK is built from sdk/browser (`make build` copies its dist
-// here) and embedded, so one binary serves the script its customers' pages
-// load.
+// here) and embedded, so one binary serves the scripts its customers' pages
+// load: the SDK, and the message renderer the SDK adds when a product has
+// active messages (docs/messages.md).
 //
-//go:embed sdkjs/sdk.min.js sdkjs/sdk.min.js.map
+//go:embed sdkjs/sdk.min.js sdkjs/sdk.min.js.map sdkjs/messages.min.js sdkjs/messages.min.js.map
 var sdkFS embed.FS
 
 func loadSDKFile(name string) *webasset.File {
@@ -23,8 +24,10 @@ func loadSDKFile(name string) *webasset.File {
 }
 
 var (
-	sdkScript = loadSDKFile("sdk.min.js")
-	sdkMap    = loadSDKFile("sdk.min.js.map")
+	sdkScript      = loadSDKFile("sdk.min.js")
+	sdkMap         = loadSDKFile("sdk.min.js.map")
+	messagesScript = loadSDKFile("messages.min.js")
+	messagesMap    = loadSDKFile("messages.min.js.map")
 )
 
 // serveSDK serves an SDK file for a week of browser and CDN caching (the

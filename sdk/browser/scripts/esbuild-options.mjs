@@ -22,6 +22,12 @@ export const iife = {
   target,
 };
 
+/**
+ * dist/messages.min.js: the message renderer, served at /sdk/v1/messages.min.js
+ * and loaded by the SDK only when the product has active messages.
+ */
+export const messages = { ...iife, entryPoints: ["src/messages/iife.ts"], outfile: "dist/messages.min.js" };
+
 /** dist/index.js and dist/index.cjs: the npm package's module builds. */
 export const modules = ["esm", "cjs"].map((format) => ({
   absWorkingDir: root,

@@ -2,8 +2,8 @@ import { autocapture } from "./autocapture.js";
 import { errorTracking } from "./errors.js";
 import { FlagClient, type FlagHost } from "./flags.js";
 import { Queue } from "./queue.js";
-import { forget, persist, recall } from "./storage.js";
-import type { Flags, Properties, StrataOptions, WireEvent } from "./types.js";
+import { forget, getJSON, persist, recall, set } from "./storage.js";
+import type { Flags, MessageHost, MessageRenderer, Properties, StrataOptions, WireEvent } from "./types.js";
 import { uuid } from "./uuid.js";
 
 /** The SDK's version, sent with every event as `$lib_version` (README.md, "What it sends"). */
@@ -13,13 +13,17 @@ export const ANON_KEY = "strata_anon_id";
 export const USER_KEY = "strata_user_id";
 /** localStorage (or cookie) key of the user's groups, `{type: key}` as JSON. */
 export const GROUPS_KEY = "strata_groups";
+/** localStorage key of the traits of the last identify() call, for the message audiences. */
+export const TRAITS_KEY = "strata_traits";
+/** At most this many events are kept for the message renderer while its script loads. */
+const EARLY_EVENTS = 50;
 
 /**
  * Strata is one SDK instance: identity, the delivery queue, autocapture and flags.
  * Pages normally use the `init()` singleton; the class is exported for apps that
  * want an explicit instance. No public method throws into the page.
  */
-export class Strata implements FlagHost {
+export class Strata implements FlagHost, MessageHost {
   /** Feature flags and experiments. */
   readonly flags: Flags;
   private readonly flagClient: FlagClient;
@@ -40,6 +44,14 @@ export class Strata implements FlagHost {
   private readonly stop: (() => void)[] = [];
   /** Sends the errors held in their burst now (errorTracking on). */
   private flushErrors?: () => void;
+  /** The message renderer, once its script registered (docs/messages.md). */
+  private messages?: MessageRenderer;
+  /**
+   * The events captured while the renderer may still come, replayed to it when
+   * it registers (the first page view is the most common trigger); undefined
+   * when it registered or will not come.
+   */
+  private early?: [string, Properties, string][];
 
   constructor(options: StrataOptions) {
     this.options = options;
@@ -72,6 +84,10 @@ export class Strata implements FlagHost {
       () => removeEventListener("pagehide", pagehide),
       () => this.queue.destroy(),
     );
+    if (options.messages !== false) {
+      this.early = [];
+      void this.flagClient.config(this.distinctId()).then((c) => (c && c.messagesEnabled ? this.loadMessages() : (this.early = undefined)));
+    }
     if (options.autocapture !== false) {
       this.stop.push(autocapture((name, props) => this.capture(name, props), () => this.pageview()));
       this.pageview();
@@ -99,8 +115,10 @@ export class Strata implements FlagHost {
       if (userId == this.userId && !traits) return;
       this.userId = userId;
       persist(USER_KEY, userId);
+      if (traits) set("localStorage", TRAITS_KEY, JSON.stringify(traits));
       this.flagClient.reset();
       this.capture("$identify", { ...traits, $anon_distinct_id: this.anonId }, true);
+      if (this.messages) this.messages.identified();
     } catch {
       // Never throw into the page.
     }
@@ -135,8 +153,9 @@ export class Strata implements FlagHost {
   }
 
   /**
-   * reset forgets who the user is, e.g. at logout: a new anonymous id, no user id
-   * and no groups, so that later events are not tied to the previous user.
+   * reset forgets who the user is, e.g. at logout: a new anonymous id, no user id,
+   * traits or groups, so that later events are not tied to the previous user; the
+   * message renderer asks for the new user's messages.
    */
   reset(): void {
     try {
@@ -144,8 +163,10 @@ export class Strata implements FlagHost {
       this.groups = {};
       forget(USER_KEY);
       forget(GROUPS_KEY);
+      forget(TRAITS_KEY);
       persist(ANON_KEY, (this.anonId = uuid()));
       this.flagClient.reset();
+      if (this.messages) this.messages.identified();
     } catch {
       // Never throw into the page.
     }
@@ -169,6 +190,21 @@ export class Strata implements FlagHost {
   /** distinctId is the identified user id, else the anonymous id. */
   distinctId(): string {
     return this.userId || this.anonId;
+  }
+
+  /** identified reports whether identify() was called, here or on an earlier page load. */
+  identified(): boolean {
+    return !!this.userId;
+  }
+
+  /** traits returns the traits of the last identify() call that passed any, or {}. */
+  traits(): Properties {
+    return getJSON<Properties>("localStorage", TRAITS_KEY) || {};
+  }
+
+  /** expose sends `$exposure` once per flag, user and session (MessageHost). */
+  expose(flag: string, experimentId: string | number | null, variant: string): void {
+    this.flagClient.expose(flag, this.distinctId(), experimentId, variant);
   }
 
   /**
@@ -199,9 +235,28 @@ export class Strata implements FlagHost {
       // A copy through JSON keeps later mutations of `properties` out, and drops an
       // event that could never be sent (a cycle, a BigInt) here rather than later.
       this.queue.push(JSON.parse(JSON.stringify(e)));
+      if (this.messages) this.messages.event(eventName, e.properties, url);
+      else if (this.early && this.early.length < EARLY_EVENTS) this.early.push([eventName, e.properties, url]);
     } catch {
       // Never throw into the page.
     }
+  }
+
+  /**
+   * loadMessages adds the message renderer's script (async, from the API's
+   * origin) and the hook it registers with; the events captured so far are
+   * replayed to it.
+   */
+  private loadMessages(): void {
+    window.__strataMessages = (create) => {
+      const r = (this.messages = create(this));
+      for (const e of this.early || []) r.event(...e);
+      this.early = undefined;
+    };
+    const s = document.createElement("script");
+    s.async = true;
+    s.src = this.host + "/sdk/v1/messages.min.js";
+    document.head.appendChild(s);
   }
 
   /** pageview sends `$pageview` when the page (ignoring the hash) changed. */

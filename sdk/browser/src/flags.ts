@@ -76,7 +76,7 @@ export class FlagClient implements Flags {
   }
 
   /** expose sends `$exposure` the first time a user sees a flag in this session. */
-  private expose(flag: string, id: string, experimentId: string | number | null, variant: string): void {
+  expose(flag: string, id: string, experimentId: string | number | null, variant: string): void {
     const mark = flag + "\n" + id;
     if (this.exposed.includes(mark)) return;
     this.exposed.push(mark);
@@ -85,7 +85,7 @@ export class FlagClient implements Flags {
   }
 
   /** config returns the remote config from the session cache or the server, or undefined. */
-  private async config(id: string): Promise<RemoteConfig | undefined> {
+  async config(id: string): Promise<RemoteConfig | undefined> {
     const cached = getJSON<CachedConfig>("sessionStorage", CONFIG_KEY);
     if (cached && cached.id == id && Date.now() - cached.at < CONFIG_TTL) return cached.config;
     const url =

@@ -23,6 +23,12 @@ export interface StrataOptions {
    * `$exception` events) unless the event's properties have their own.
    */
   release?: string;
+  /**
+   * Show the product's in-app messages (docs/messages.md): when `GET /api/v1/config`
+   * says `messagesEnabled`, the SDK loads its message renderer, a second script
+   * (`/sdk/v1/messages.min.js`). Default true.
+   */
+  messages?: boolean;
 }
 
 /** Free-form event properties; they must survive `JSON.stringify`. */
@@ -69,3 +75,50 @@ export type RemoteConfig = components["schemas"]["SdkConfig"];
 
 /** One flag of the remote config: rollout and variant weights are percentages, holdout a fraction. */
 export type FlagConfig = components["schemas"]["SdkFlag"];
+
+/**
+ * MessageHost is what the SDK gives the message renderer (src/messages/), which
+ * is loaded as a second script and registers itself through `window.__strataMessages`
+ * (MessageRegister). Every method may be called at any time and never throws.
+ */
+export interface MessageHost {
+  /** The API's base URL, without a trailing slash, and the product's API key. */
+  readonly host: string;
+  readonly key: string;
+  /** distinctId is the identified user id, else the anonymous id. */
+  distinctId(): string;
+  /** identified reports whether identify() was called (in this or an earlier page load). */
+  identified(): boolean;
+  /** traits are those of the last identify() call that had any, or {}. */
+  traits(): Properties;
+  /** capture queues an event for `POST /e`, as track() does. */
+  capture(eventName: string, properties: Properties): void;
+  /** expose sends `$exposure` {flag, experiment_id, variant} unless it was sent for this flag and user this session. */
+  expose(flag: string, experimentId: string | number | null, variant: string): void;
+  /** flush sends the queued events now (before navigating away). */
+  flush(): void;
+}
+
+/** MessageRenderer is what the message renderer gives the SDK. Its methods must not throw. */
+export interface MessageRenderer {
+  /**
+   * event is called with every event the SDK captures, its own included, after it
+   * was queued; `url` is the page it happened on. Events captured before the
+   * renderer registered are replayed to it in order (at most 50).
+   */
+  event(eventName: string, properties: Properties, url: string): void;
+  /** identified is called after identify() changed the user or the traits. */
+  identified(): void;
+}
+
+/**
+ * MessageRegister is `window.__strataMessages`, set by the SDK before it adds the
+ * renderer's script, which calls it once with a function that makes the renderer.
+ */
+export type MessageRegister = (create: (host: MessageHost) => MessageRenderer) => void;
+
+declare global {
+  interface Window {
+    __strataMessages?: MessageRegister;
+  }
+}

@@ -33,7 +33,7 @@ describe("module API", () => {
     expect(b).toBe(a);
     m.track("x");
     await vi.advanceTimersByTimeAsync(FLUSH_DELAY);
-    expect(net.fetches.map((c) => c.url)).toEqual(["https://a.example.com/e"]);
+    expect(net.posts().map((c) => c.url)).toEqual(["https://a.example.com/e"]);
     a!.destroy();
   });
 
@@ -43,7 +43,7 @@ describe("module API", () => {
     const m = await import("../src/index");
     m.init({ apiKey: KEY, autocapture: false })!.track("x");
     await vi.advanceTimersByTimeAsync(FLUSH_DELAY);
-    expect(net.fetches[0].url).toBe("https://shop.example.com/e");
+    expect(net.posts()[0].url).toBe("https://shop.example.com/e");
     m.init({ apiKey: KEY })!.destroy();
   });
 
@@ -89,7 +89,9 @@ describe("script tag", () => {
     s.init({ apiKey: KEY });
     s.track("x");
     await vi.advanceTimersByTimeAsync(FLUSH_DELAY);
-    expect(net.fetches[0].url).toBe("https://analytics.example.com/e");
+    expect(net.posts()[0].url).toBe("https://analytics.example.com/e");
+    // The config, which says whether to load the message renderer, from there too.
+    expect(net.fetches[0].url).toMatch(/^https:\/\/analytics\.example\.com\/api\/v1\/config\?/);
     expect(net.events().map((e) => e.event_name)).toEqual(["$pageview", "x"]);
   });
 
@@ -97,7 +99,7 @@ describe("script tag", () => {
     vi.useFakeTimers();
     load({ src: "https://analytics.example.com/sdk/v1/sdk.min.js", "data-api-key": KEY });
     await vi.advanceTimersByTimeAsync(FLUSH_DELAY);
-    expect(net.fetches[0].body!.api_key).toBe(KEY);
+    expect(net.posts()[0].body!.api_key).toBe(KEY);
     expect(net.events()[0].event_name).toBe("$pageview");
   });
 

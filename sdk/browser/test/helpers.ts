@@ -23,6 +23,10 @@ export const net = {
   beacons: [] as { url: string; body: string }[],
   answers: [] as Answer[],
   beaconOk: true,
+  /** posts returns the requests to /e (not those for the config or messages). */
+  posts(): Call[] {
+    return this.fetches.filter((c) => c.url.endsWith("/e"));
+  },
   /** events returns every event posted by fetch or beacon, in order. */
   events(): WireEvent[] {
     const beacon = this.beacons.map((b) => JSON.parse(b.body).batch as WireEvent[]);
@@ -68,7 +72,9 @@ const instances: Strata[] = [];
 
 /** start makes an SDK instance that is destroyed after the test. */
 export function start(options: Partial<StrataOptions> = {}): Strata {
-  const s = new Strata({ apiKey: KEY, apiHost: HOST, autocapture: false, ...options });
+  // The message renderer is off unless a test turns it on: its config request
+  // at start would be one more fetch in every other test.
+  const s = new Strata({ apiKey: KEY, apiHost: HOST, autocapture: false, messages: false, ...options });
   instances.push(s);
   return s;
 }

@@ -20,7 +20,7 @@ it("npm pack ships ESM, CJS, .d.ts and sdk.min.js, and they load", async () => {
     const out = execFileSync("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", dir], { cwd: pkg, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
     const [info] = JSON.parse(out.slice(out.indexOf("[")));
     const files: string[] = info.files.map((f: { path: string }) => f.path);
-    for (const f of ["package.json", "README.md", "dist/index.js", "dist/index.cjs", "dist/types/index.d.ts", "dist/types/index.d.cts", "dist/sdk.min.js"]) {
+    for (const f of ["package.json", "README.md", "dist/index.js", "dist/index.cjs", "dist/types/index.d.ts", "dist/types/index.d.cts", "dist/sdk.min.js", "dist/messages.min.js"]) {
       expect(files).toContain(f);
     }
     expect(files.filter((f) => f.startsWith("src/") || f.startsWith("test/"))).toEqual([]);

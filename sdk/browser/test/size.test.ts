@@ -1,22 +1,26 @@
 // @vitest-environment node
-// The size budget of the script tag build: 8 KB gzipped, checked on a fresh
-// build with the same esbuild options as dist/sdk.min.js (and on dist/ itself
-// when it exists).
+// The size budgets of the script tag builds, checked on a fresh build with the
+// same esbuild options as dist/ (and on dist/ itself when it exists): 8 KB
+// gzipped for the SDK every page loads, and 8 KB for the message renderer it
+// adds only when a product has active messages.
 import { existsSync, readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
 import { expect, it } from "vitest";
-import { iife } from "../scripts/esbuild-options.mjs";
+import { iife, messages } from "../scripts/esbuild-options.mjs";
 
 const BUDGET = 8 * 1024;
 
-it("sdk.min.js is at most 8 KB gzipped", async () => {
-  const out = await build({ ...iife, write: false });
+it.each([
+  ["sdk.min.js", iife],
+  ["messages.min.js", messages],
+])("%s is at most 8 KB gzipped", async (name, options) => {
+  const out = await build({ ...options, write: false });
   const js = out.outputFiles.find((f) => f.path.endsWith(".js"))!;
   const size = gzipSync(js.contents, { level: 9 }).length;
-  console.log(`sdk.min.js: ${js.contents.length} bytes, ${size} bytes gzipped (budget ${BUDGET})`);
+  console.log(`${name}: ${js.contents.length} bytes, ${size} bytes gzipped (budget ${BUDGET})`);
   expect(size).toBeLessThanOrEqual(BUDGET);
-  expect(out.outputFiles.some((f) => f.path.endsWith("sdk.min.js.map"))).toBe(true);
-  const dist = new URL("../dist/sdk.min.js", import.meta.url);
+  expect(out.outputFiles.some((f) => f.path.endsWith(name + ".map"))).toBe(true);
+  const dist = new URL("../dist/" + name, import.meta.url);
   if (existsSync(dist)) expect(gzipSync(readFileSync(dist), { level: 9 }).length).toBeLessThanOrEqual(BUDGET);
 });

@@ -17,13 +17,16 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { harness } from "../../../../e2e/browser/harness.mjs";
 import { experiments, expPage } from "./experiments.mjs";
+import { messages, messagesPage } from "./messages.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = join(here, "..", "..");
 const STRATA_BIN = process.env.STRATA_BIN || join(pkg, "..", "..", "bin", "strata");
 const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 /** The whole run is abandoned after this long. */
-const DEADLINE_MS = 240_000;
+const DEADLINE_MS = 420_000;
+/** Screenshots of the message steps (git-ignored). */
+const ARTIFACTS = join(pkg, "test", "artifacts");
 /** How long a count may take to reach its expected value. */
 const ARRIVAL_MS = 20_000;
 
@@ -42,10 +45,12 @@ async function main() {
 
   // The pages load the script the server embeds; it must be this build
   // (make copies dist/ into the server before building it).
-  const served = await fetch(strata.url + "/sdk/v1/sdk.min.js");
-  const built = readFileSync(join(pkg, "dist", "sdk.min.js"), "utf8");
-  if (!served.ok || (await served.text()) !== built) {
-    throw new Error("strata does not serve this build at /sdk/v1/sdk.min.js; run `make build` after `npm run build`");
+  for (const name of ["sdk.min.js", "messages.min.js"]) {
+    const served = await fetch(strata.url + "/sdk/v1/" + name);
+    const built = readFileSync(join(pkg, "dist", name), "utf8");
+    if (!served.ok || (await served.text()) !== built) {
+      throw new Error(`strata does not serve this build at /sdk/v1/${name}; run \`make build\` after \`npm run build\``);
+    }
   }
   const sdkFromStrata = true;
   const site = await startSite({ strataUrl: strata.url, key, sdkFromStrata });
@@ -225,6 +230,10 @@ async function main() {
   //    that inits with errorTracking and a release (its own context: these errors
   //    are meant to happen).
   await errorTracking({ browser, site, api, strataUrl: strata.url });
+
+  // 8. In-app messages: the renderer the SDK loads once the product has an
+  //    active campaign (last: from then on every page loads it).
+  await messages({ browser, check, site, api, call: api.call, strataUrl: strata.url, key, artifacts: ARTIFACTS });
 }
 
 /**
@@ -427,6 +436,8 @@ async function startSite({ strataUrl, key, sdkFromStrata }) {
     const path = new URL(req.url, "http://x").pathname;
     if (path === "/sdk.min.js") {
       res.writeHead(200, { "Content-Type": "text/javascript" }).end(sdk);
+    } else if (path.startsWith("/m/")) {
+      res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" }).end(messagesPage(head));
     } else if (pages[path] || path.startsWith("/spa/")) {
       res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" }).end(pages[path] || pages["/spa.html"]);
     } else {
