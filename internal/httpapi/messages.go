@@ -129,6 +129,24 @@ func (s *Server) handleActiveMessages(ctx *fasthttp.RequestCtx) error {
 // activeBuffers hold the bodies of the active list while they are encoded.
 var activeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
 
+// campaignPost reads what the SDK's POSTs about a campaign share: the API
+// key, the campaign id of the path, and the body into req, whose
+// distinct_id is checked.
+func (s *Server) campaignPost(w http.ResponseWriter, r *http.Request, req any, distinctID *string) (analytics.APIKey, int64, error) {
+	key, err := s.sdkKey(r)
+	if err != nil {
+		return key, 0, err
+	}
+	id, err := campaignPathID(r)
+	if err != nil {
+		return key, 0, err
+	}
+	if err := readMessageBody(w, r, req); err != nil {
+		return key, 0, err
+	}
+	return key, id, checkDistinctID(*distinctID)
+}
+
 // trackRequest is the body of POST /api/v1/messages/{id}/track.
 type trackRequest struct {
 	DistinctID string `json:"distinct_id"`
@@ -141,19 +159,9 @@ type trackRequest struct {
 // of a user, for the server-side cap and terminal rule. The SDK sends the
 // same event to /e, where analyses count it; this records the state only.
 func (s *Server) handleTrackMessage(w http.ResponseWriter, r *http.Request) error {
-	key, err := s.sdkKey(r)
-	if err != nil {
-		return err
-	}
-	id, err := campaignPathID(r)
-	if err != nil {
-		return err
-	}
 	var req trackRequest
-	if err := readMessageBody(w, r, &req); err != nil {
-		return err
-	}
-	if err := checkDistinctID(req.DistinctID); err != nil {
+	key, id, err := s.campaignPost(w, r, &req, &req.DistinctID)
+	if err != nil {
 		return err
 	}
 	if req.Step < 0 || req.Step >= analytics.MaxCampaignSteps {
@@ -178,19 +186,9 @@ type respondRequest struct {
 // stored for the results view and recorded as one $survey_response event.
 // A response with any answer wrong stores nothing.
 func (s *Server) handleSurveyResponse(w http.ResponseWriter, r *http.Request) error {
-	key, err := s.sdkKey(r)
-	if err != nil {
-		return err
-	}
-	id, err := campaignPathID(r)
-	if err != nil {
-		return err
-	}
 	var req respondRequest
-	if err := readMessageBody(w, r, &req); err != nil {
-		return err
-	}
-	if err := checkDistinctID(req.DistinctID); err != nil {
+	key, id, err := s.campaignPost(w, r, &req, &req.DistinctID)
+	if err != nil {
 		return err
 	}
 	c, err := s.Messages.Campaign(r.Context(), key.ProductID, id)

@@ -200,16 +200,8 @@ func (s *Server) messagesEnabled(ctx context.Context, productID int64) (bool, er
 // test key is refused from a page that is not local, as in ingest.
 // Browsers may cache the answer for a minute.
 func (s *Server) handleSDKConfig(w http.ResponseWriter, r *http.Request) error {
-	// The key comes from the header, else the query, in ingest's order.
-	plain := r.Header.Get("X-API-Key")
-	if plain == "" {
-		plain = r.URL.Query().Get("api_key")
-	}
-	key, err := s.Keys.Authenticate(r.Context(), plain)
+	key, err := s.sdkKey(r)
 	if err != nil {
-		return err
-	}
-	if err := testKeyOrigin(key.Env, []byte(r.Header.Get("Origin"))); err != nil {
 		return err
 	}
 	e, err := s.sdkConfigFor(r.Context(), key.ProductID)
