@@ -48,7 +48,7 @@ func main() {
 		ceilingN = flag.Int("ceiling-events", 2_000_000, "events for the raw appender ceiling")
 		target   = flag.String("url", "", "load an already running server at this URL (with -key) and only that; for profiling")
 		key      = flag.String("key", "", "API key for -url")
-		suite    = flag.String("suite", "all", "which benchmarks to run: ingest, queries, flags, messages, errors, all, or heavy (not part of all)")
+		suite    = flag.String("suite", "all", "which benchmarks to run: ingest, queries, flags, messages, middleware, errors, all, or heavy (not part of all)")
 		qEvents  = flag.Int("query-events", 10_000_000, "events for the query benchmark")
 		qUsers   = flag.Int("query-users", 500_000, "users for the query benchmark")
 		qDays    = flag.Int("query-days", 30, "days the query benchmark's events span")
@@ -90,6 +90,12 @@ func main() {
 	}
 	if *suite == "messages" || *suite == "all" {
 		if err := runMessagesBench(*bin, *qKeep); err != nil {
+			fmt.Fprintln(os.Stderr, "strata-bench:", err)
+			os.Exit(1)
+		}
+	}
+	if *suite == "middleware" || *suite == "all" {
+		if err := runMiddlewareBench(*bin, *qKeep); err != nil {
 			fmt.Fprintln(os.Stderr, "strata-bench:", err)
 			os.Exit(1)
 		}

@@ -194,6 +194,17 @@ export interface components {
          * @description The answer of `GET /api/v1/query/bots`.
          */
         BotsResult: {
+            /**
+             * @description The AI-bot allowlist this server classifies with (docs/ingest.md, "The AI-bot
+             *     allowlist"): its version, raised by every change to its bots, the date it was last
+             *     reviewed, and how many bots it lists.
+             */
+            allowlist: {
+                version: number;
+                /** Format: date */
+                reviewed: string;
+                bots: number;
+            };
             /** @description Every bot seen in the range, most hits first, ties by name; `[]` when none. */
             bots: components["schemas"]["Bot"][];
             /** @description The `limit` URLs bots fetched most, most hits first, ties by URL; `[]` when none. */

@@ -331,10 +331,14 @@ describe("retention and acquisition", () => {
             { name: "ChatGPT-User", category: "ai_assistant", categoryLabel: "AI assistant (live fetch)", hits: 1, lastSeen: "2026-11-02T11:00:00Z" },
           ],
           topPages: [{ url: "https://x/docs", hits: 4, bots: 2 }],
+          allowlist: { version: 7, reviewed: "2026-11-25", bots: 55 },
         },
       },
     });
     const root = await mount(<Acquisition product={product} range={range} env="live" />);
+    expect(root.querySelector("[data-testid='allowlist']")?.textContent).toBe(
+      "Known AI bots: allowlist version 7, reviewed 2026-11-25 (55 bots).",
+    );
     const types = [...root.querySelectorAll("table[aria-label='AI bot activity'] tbody tr td:nth-child(2)")].map((t) => t.textContent);
     expect(types).toEqual(["AI crawler (training/index)", "AI assistant (live fetch)"]);
     expect(root.querySelector("table[aria-label='Top pages accessed by AI'] tbody td")?.textContent).toBe("https://x/docs");

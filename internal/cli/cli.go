@@ -23,6 +23,7 @@ import (
 	"strata/internal/app"
 	"strata/internal/buildinfo"
 	"strata/internal/config"
+	"strata/internal/enrich/bots"
 	"strata/internal/store/duckdb"
 	"strata/internal/store/postgres"
 )
@@ -47,6 +48,7 @@ commands:
   keys disable|enable|revoke KEY                   change a key's status (KEY is the key or its id)
   tokens create --product ID                       create a query token; prints only the token
   tokens list --product ID [--json]                list a product's query tokens (prefixes, never secrets)
+  bots list [--json]                               the AI-bot allowlist this build classifies with, and its version
   version                                          print the version, commit and Go version (or --version)
   help                                             print this text (or -h, --help)
 
@@ -70,6 +72,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 		err = manage(ctx, args, env)
 	case "version", "--version":
 		err = version(args[1:], env)
+	case "bots":
+		err = listBots(args[1:], env)
 	case "help", "-h", "--help":
 		fmt.Fprint(env.Stdout, usage)
 		return 0
@@ -160,6 +164,35 @@ func version(args []string, env Env) error {
 	}
 	fmt.Fprintln(env.Stdout, "strata", buildinfo.Read())
 	return nil
+}
+
+// listBots prints the AI-bot allowlist the binary embeds: its version and
+// review date, then one bot a line (or all of it as JSON with --json).
+// It reads no data directory.
+func listBots(args []string, env Env) error {
+	if len(args) == 0 || args[0] != "list" {
+		return usageError{"bots needs the subcommand list"}
+	}
+	fs := flag.NewFlagSet("bots list", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	asJSON := fs.Bool("json", false, "")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{"bots list takes no arguments, not " + strconv.Quote(strings.Join(fs.Args(), " "))}
+	}
+	c := bots.Default()
+	if *asJSON {
+		return json.NewEncoder(env.Stdout).Encode(map[string]any{"version": c.Version(), "reviewed": c.Reviewed(), "bots": c.Bots()})
+	}
+	fmt.Fprintf(env.Stdout, "AI-bot allowlist version %d, reviewed %s: %d bots\n\n", c.Version(), c.Reviewed(), len(c.Bots()))
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOKEN\tNAME\tOPERATOR\tCATEGORY")
+	for _, b := range c.Bots() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", b.Token, b.Name, b.Operator, bots.CategoryLabel(b.Category))
+	}
+	return tw.Flush()
 }
 
 // manageCommands are the products, keys and tokens commands, known before

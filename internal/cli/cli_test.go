@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"strata/internal/admin"
 	"strata/internal/analytics"
 	"strata/internal/buildinfo"
+	"strata/internal/enrich/bots"
 	"strata/internal/httpapi"
 	"strata/internal/store/duckdb"
 )
@@ -233,4 +235,30 @@ func serveAdminSocket(t *testing.T, dir string) *requestLog {
 		st.Close()
 	})
 	return log
+}
+
+// TestBotsList prints the embedded allowlist: its version and review date,
+// then every bot, and the same as JSON.
+func TestBotsList(t *testing.T) {
+	c := bots.Default()
+	out, errOut, code := run(t, "bots", "list")
+	head := fmt.Sprintf("AI-bot allowlist version %d, reviewed %s: %d bots\n", c.Version(), c.Reviewed(), len(c.Bots()))
+	if code != 0 || errOut != "" || !strings.HasPrefix(out, head) || !strings.Contains(out, "GPTBot") ||
+		!strings.Contains(out, "AI assistant (live fetch)") || strings.Count(out, "\n") != len(c.Bots())+3 {
+		t.Errorf("bots list: exit %d, stderr %q, stdout:\n%s", code, errOut, out)
+	}
+	out, _, code = run(t, "bots", "list", "--json")
+	var got struct {
+		Version  int
+		Reviewed string
+		Bots     []bots.Bot
+	}
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || got.Version != c.Version() || got.Reviewed != c.Reviewed() || len(got.Bots) != len(c.Bots()) {
+		t.Errorf("bots list --json: exit %d, %v, %s", code, err, out)
+	}
+	for _, args := range [][]string{{"bots"}, {"bots", "show"}, {"bots", "list", "extra"}} {
+		if _, _, code := run(t, args...); code != 2 {
+			t.Errorf("strata %s: exit %d, want 2", strings.Join(args, " "), code)
+		}
+	}
 }

@@ -318,6 +318,16 @@ type Page struct {
 type BotsResult struct {
 	Bots     []Bot  `json:"bots"`
 	TopPages []Page `json:"topPages"`
+	// Allowlist is the version of the AI-bot allowlist this server
+	// classifies with.
+	Allowlist Allowlist `json:"allowlist"`
+}
+
+// Allowlist names a version of the AI-bot allowlist.
+type Allowlist struct {
+	Version  int    `json:"version"`
+	Reviewed string `json:"reviewed"`
+	Bots     int    `json:"bots"`
 }
 
 // Bots validates the query string and lists AI-bot activity.
@@ -335,7 +345,9 @@ func (e *Engine) Bots(ctx context.Context, scope analytics.EventRange, dateFrom,
 	if err != nil {
 		return BotsResult{}, err
 	}
-	res := BotsResult{Bots: make([]Bot, len(activity)), TopPages: make([]Page, len(pages))}
+	list := bots.Default()
+	res := BotsResult{Bots: make([]Bot, len(activity)), TopPages: make([]Page, len(pages)),
+		Allowlist: Allowlist{Version: list.Version(), Reviewed: list.Reviewed(), Bots: len(list.Bots())}}
 	for i, a := range activity {
 		res.Bots[i] = Bot{Name: a.Name, Category: a.Category, CategoryLabel: bots.CategoryLabel(a.Category),
 			Hits: a.Hits, LastSeen: a.LastSeen}

@@ -114,6 +114,12 @@ function BotsPanel(props: { product: Product; range: DateRange; env: DataEnv }) 
                 </table>
               </div>
             )}
+            {bots.data.allowlist ? (
+              <p class="muted" data-testid="allowlist">
+                Known AI bots: allowlist version {bots.data.allowlist.version}, reviewed {bots.data.allowlist.reviewed} (
+                {bots.data.allowlist.bots} bots).
+              </p>
+            ) : null}
           </section>
           <section class="card" aria-labelledby="ai-pages-title">
             <h2 id="ai-pages-title">Top pages accessed by AI</h2>

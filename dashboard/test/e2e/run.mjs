@@ -662,6 +662,12 @@ async function analysisPages(context, page, strata, key, productId) {
     if (cells[0] !== "GPTBot" || cells[1] !== "AI crawler (training/index)" || cells[2] !== "1") throw new Error(cells.join(" | "));
     await page.getByRole("table", { name: "Top pages accessed by AI" }).getByText("https://shop.example/docs").waitFor();
   });
+  await check("Acquisition names the version of the AI-bot allowlist the server classifies with", async () => {
+    const { allowlist } = await api(`/api/v1/query/bots?product=${productId}`);
+    const line = await page.getByTestId("allowlist").textContent();
+    if (!allowlist || !line.includes(`allowlist version ${allowlist.version}, reviewed ${allowlist.reviewed} (${allowlist.bots} bots)`))
+      throw new Error(`${line} / ${JSON.stringify(allowlist)}`);
+  });
   await shot("14-acquisition");
   await page.locator("nav.sidebar").getByRole("link", { name: "Overview" }).click();
   await check("the Overview counts visitors and page views from the API", async () => {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 )
 
 // The two stored categories and how the dashboard shows them.
@@ -48,10 +49,12 @@ var allowlist []byte
 // Classifier matches user agents against an allowlist. It is immutable and
 // safe for concurrent use.
 type Classifier struct {
-	bots    []Bot
-	byToken map[string]int // lower-cased token → index in bots
-	minLen  int
-	maxLen  int
+	version  int
+	reviewed string
+	bots     []Bot
+	byToken  map[string]int // lower-cased token → index in bots
+	minLen   int
+	maxLen   int
 }
 
 var (
@@ -76,8 +79,9 @@ func Default() *Classifier {
 // New builds a classifier from allowlist JSON, checking every entry.
 func New(data []byte) (*Classifier, error) {
 	var file struct {
-		Version int   `json:"version"`
-		Bots    []Bot `json:"bots"`
+		Version  int    `json:"version"`
+		Reviewed string `json:"reviewed"`
+		Bots     []Bot  `json:"bots"`
 	}
 	if err := json.Unmarshal(data, &file); err != nil {
 		return nil, fmt.Errorf("parsing allowlist: %w", err)
@@ -85,7 +89,13 @@ func New(data []byte) (*Classifier, error) {
 	if len(file.Bots) == 0 {
 		return nil, fmt.Errorf("allowlist has no bots")
 	}
-	c := &Classifier{bots: file.Bots, byToken: make(map[string]int, len(file.Bots)), minLen: 1 << 30}
+	if file.Version < 1 {
+		return nil, fmt.Errorf("allowlist has no version")
+	}
+	if _, err := time.Parse(time.DateOnly, file.Reviewed); err != nil {
+		return nil, fmt.Errorf("allowlist: reviewed must be the date of its last review (YYYY-MM-DD), not %q", file.Reviewed)
+	}
+	c := &Classifier{version: file.Version, reviewed: file.Reviewed, bots: file.Bots, byToken: make(map[string]int, len(file.Bots)), minLen: 1 << 30}
 	for i, b := range file.Bots {
 		switch {
 		case b.Token == "" || b.Name == "":
@@ -105,6 +115,12 @@ func New(data []byte) (*Classifier, error) {
 	}
 	return c, nil
 }
+
+// Version is the allowlist's version, raised by every change to its bots;
+// Reviewed is the date (YYYY-MM-DD) it was last checked against the
+// operators' documentation (docs/ingest.md, "The AI-bot allowlist").
+func (c *Classifier) Version() int     { return c.version }
+func (c *Classifier) Reviewed() string { return c.reviewed }
 
 // Bots returns the allowlist entries in file order.
 func (c *Classifier) Bots() []Bot { return append([]Bot(nil), c.bots...) }

@@ -78,17 +78,28 @@ func TestAllowlist(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
+	const head = `"version":1,"reviewed":"2026-11-25",`
 	for name, data := range map[string]string{
 		"not json":       `{`,
-		"empty":          `{"version":1,"bots":[]}`,
-		"no token":       `{"bots":[{"name":"x","category":"ai_crawler"}]}`,
-		"bad category":   `{"bots":[{"token":"x","name":"x","category":"search"}]}`,
-		"duplicate":      `{"bots":[{"token":"X","name":"x","category":"ai_crawler"},{"token":"x","name":"y","category":"ai_crawler"}]}`,
-		"space in token": `{"bots":[{"token":"Kangaroo Bot","name":"x","category":"ai_crawler"}]}`,
+		"empty":          `{` + head + `"bots":[]}`,
+		"no token":       `{` + head + `"bots":[{"name":"x","category":"ai_crawler"}]}`,
+		"bad category":   `{` + head + `"bots":[{"token":"x","name":"x","category":"search"}]}`,
+		"duplicate":      `{` + head + `"bots":[{"token":"X","name":"x","category":"ai_crawler"},{"token":"x","name":"y","category":"ai_crawler"}]}`,
+		"space in token": `{` + head + `"bots":[{"token":"Kangaroo Bot","name":"x","category":"ai_crawler"}]}`,
+		"no version":     `{"reviewed":"2026-11-25","bots":[{"token":"x","name":"x","category":"ai_crawler"}]}`,
+		"no review date": `{"version":3,"bots":[{"token":"x","name":"x","category":"ai_crawler"}]}`,
+		"bad date":       `{"version":3,"reviewed":"25/11/2026","bots":[{"token":"x","name":"x","category":"ai_crawler"}]}`,
 	} {
 		if _, err := New([]byte(data)); err == nil {
 			t.Errorf("%s: New accepted %s", name, data)
 		}
+	}
+	c, err := New([]byte(`{"version":3,"reviewed":"2026-11-25","bots":[{"token":"x","name":"x","category":"ai_crawler"}]}`))
+	if err != nil || c.Version() != 3 || c.Reviewed() != "2026-11-25" {
+		t.Errorf("a valid list: %v %+v", err, c)
+	}
+	if Default().Version() < 1 || Default().Reviewed() == "" {
+		t.Error("the embedded allowlist has no version or review date")
 	}
 }
 

@@ -1,0 +1,423 @@
+// Package strata is Strata's SDK for Go web servers: a small client that
+// sends events to a Strata server's ingest (POST /e), and net/http
+// middleware that reports the page fetches of AI bots, which run no
+// JavaScript and so are never seen by the browser SDK.
+//
+// The middleware classifies each request's User-Agent against the same
+// allowlist the server uses (internal/enrich/bots): a human request costs
+// that classification and nothing else. A bot's fetch is queued as a
+// $pageview carrying the bot's user agent, which ingest stores as
+// $bot_pageview (a client may not send that name itself), and the
+// response goes on at once: the client sends in the background, in
+// batches, retrying with backoff, and drops its oldest events rather than
+// grow when Strata is down or slow.
+//
+//	client := strata.New(strata.Options{APIKey: os.Getenv("STRATA_API_KEY"), Host: "https://strata.example.com"})
+//	defer client.Close(context.Background())
+//	http.ListenAndServe(":8080", client.Middleware(mux))
+package strata
+
+import (
+	"bytes"
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"strata/internal/enrich/bots"
+)
+
+// Bot is what ClassifyBot tells of an AI bot.
+type Bot struct {
+	Name          string `json:"name"`
+	Operator      string `json:"operator"`
+	Category      string `json:"category"`
+	CategoryLabel string `json:"categoryLabel"`
+}
+
+// ClassifyBot returns the AI bot whose product token is in userAgent, as
+// Strata's ingest classifies it, and whether there is one. Any input,
+// empty or enormous, is answered; none panics.
+func ClassifyBot(userAgent string) (Bot, bool) {
+	b, ok := bots.Default().Classify(userAgent)
+	if !ok {
+		return Bot{}, false
+	}
+	return Bot{Name: b.Name, Operator: b.Operator, Category: b.Category, CategoryLabel: bots.CategoryLabel(b.Category)}, true
+}
+
+// IsAIBot reports whether userAgent is an AI bot's.
+func IsAIBot(userAgent string) bool {
+	_, ok := bots.Default().Classify(userAgent)
+	return ok
+}
+
+// Event is one event to send. Name and DistinctID are required; the other
+// fields may be left out (Timestamp: the time of Capture).
+type Event struct {
+	Name       string
+	DistinctID string
+	Timestamp  time.Time
+	URL        string
+	Referrer   string
+	UserAgent  string
+	Properties map[string]any
+}
+
+// Options configure a Client. APIKey and Host are required.
+type Options struct {
+	// APIKey is the product's API key; Host the Strata server's base URL
+	// (https://strata.example.com).
+	APIKey string
+	Host   string
+	// BatchSize is the most events a request carries (default 100, at
+	// most 500); FlushInterval how long an event waits for more
+	// (default 1 s).
+	BatchSize     int
+	FlushInterval time.Duration
+	// MaxQueue bounds the events held while Strata is slow or down
+	// (default 10,000); past it the oldest are dropped and counted
+	// (Client.Dropped).
+	MaxQueue int
+	// MaxRetries bounds the attempts at one batch after its first, on 429,
+	// 5xx and network errors (default 5); backoff doubles from 500 ms
+	// with jitter, or follows Retry-After.
+	MaxRetries int
+	// HTTPClient sends the requests (default: a client with a 10 s
+	// timeout).
+	HTTPClient *http.Client
+	// BotDistinctID is the distinct_id of the bots' page views (default
+	// "$server_bot"): a bot is not a user.
+	BotDistinctID string
+}
+
+// Client sends events to Strata in the background. It is safe for
+// concurrent use; Close it to send what is queued.
+type Client struct {
+	opt     Options
+	mu      sync.Mutex
+	queue   []wireEvent
+	wake    chan struct{}
+	done    chan struct{}
+	stopped chan struct{}
+	closing atomic.Bool
+	dropped atomic.Int64
+	sent    atomic.Int64
+	failed  atomic.Int64
+	// sleep waits between retries; tests shorten it.
+	sleep func(ctx context.Context, d time.Duration) error
+}
+
+// wireEvent is an event as /e takes it.
+type wireEvent struct {
+	EventName  string         `json:"event_name"`
+	DistinctID string         `json:"distinct_id"`
+	Timestamp  string         `json:"timestamp"`
+	UUID       string         `json:"uuid"`
+	URL        string         `json:"url,omitempty"`
+	Referrer   string         `json:"referrer,omitempty"`
+	UserAgent  string         `json:"user_agent,omitempty"`
+	Properties map[string]any `json:"properties,omitempty"`
+}
+
+// New starts a client.
+func New(opt Options) *Client {
+	if opt.BatchSize <= 0 || opt.BatchSize > 500 {
+		opt.BatchSize = 100
+	}
+	if opt.FlushInterval <= 0 {
+		opt.FlushInterval = time.Second
+	}
+	if opt.MaxQueue <= 0 {
+		opt.MaxQueue = 10_000
+	}
+	if opt.MaxRetries <= 0 {
+		opt.MaxRetries = 5
+	}
+	if opt.HTTPClient == nil {
+		opt.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	if opt.BotDistinctID == "" {
+		opt.BotDistinctID = "$server_bot"
+	}
+	c := &Client{opt: opt, wake: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{}), sleep: sleepCtx}
+	go c.run()
+	return c
+}
+
+// Capture queues an event and returns at once. When the queue is full the
+// oldest event is dropped.
+func (c *Client) Capture(e Event) {
+	if c.closing.Load() {
+		c.dropped.Add(1)
+		return
+	}
+	ts := e.Timestamp
+	if ts.IsZero() {
+		ts = time.Now()
+	}
+	w := wireEvent{EventName: e.Name, DistinctID: e.DistinctID, Timestamp: ts.UTC().Format(time.RFC3339Nano), UUID: newUUID(),
+		URL: e.URL, Referrer: e.Referrer, UserAgent: e.UserAgent, Properties: e.Properties}
+	c.mu.Lock()
+	if len(c.queue) >= c.opt.MaxQueue {
+		n := len(c.queue) - c.opt.MaxQueue + 1
+		c.queue = append(c.queue[:0], c.queue[n:]...)
+		c.dropped.Add(int64(n))
+	}
+	c.queue = append(c.queue, w)
+	full := len(c.queue) >= c.opt.BatchSize
+	c.mu.Unlock()
+	if full {
+		c.poke()
+	}
+}
+
+// Dropped is how many events were dropped because the queue was full or
+// the client closed; Sent how many Strata accepted or rejected for good;
+// Failed how many were given up after their retries.
+func (c *Client) Dropped() int64 { return c.dropped.Load() }
+func (c *Client) Sent() int64    { return c.sent.Load() }
+func (c *Client) Failed() int64  { return c.failed.Load() }
+
+func (c *Client) poke() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Flush sends what is queued now and returns when it was sent, given up
+// or ctx ended.
+func (c *Client) Flush(ctx context.Context) error {
+	for {
+		batch := c.take()
+		if len(batch) == 0 {
+			return nil
+		}
+		if err := c.send(ctx, batch); err != nil {
+			return err
+		}
+	}
+}
+
+// Close stops taking events, sends what is queued (until ctx ends) and
+// stops the background sender.
+func (c *Client) Close(ctx context.Context) error {
+	if c.closing.Swap(true) {
+		return nil
+	}
+	close(c.done)
+	<-c.stopped
+	return c.Flush(ctx)
+}
+
+// run sends a batch when one is full or FlushInterval has passed.
+func (c *Client) run() {
+	defer close(c.stopped)
+	t := time.NewTicker(c.opt.FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-t.C:
+		case <-c.wake:
+		}
+		for {
+			batch := c.take()
+			if len(batch) == 0 {
+				break
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() {
+				select {
+				case <-c.done:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
+			err := c.send(ctx, batch)
+			cancel()
+			if err != nil && errors.Is(err, context.Canceled) {
+				c.requeue(batch)
+				return
+			}
+		}
+	}
+}
+
+// take removes up to BatchSize events from the queue's head.
+func (c *Client) take() []wireEvent {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := min(len(c.queue), c.opt.BatchSize)
+	if n == 0 {
+		return nil
+	}
+	batch := append([]wireEvent(nil), c.queue[:n]...)
+	c.queue = append(c.queue[:0], c.queue[n:]...)
+	return batch
+}
+
+// requeue puts a batch back at the head of the queue, within MaxQueue.
+func (c *Client) requeue(batch []wireEvent) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.queue = append(batch, c.queue...)
+	if over := len(c.queue) - c.opt.MaxQueue; over > 0 {
+		c.queue = c.queue[over:]
+		c.dropped.Add(int64(over))
+	}
+}
+
+// errRetry marks an answer worth another attempt, after wait (0: the
+// backoff's).
+type errRetry struct {
+	status int
+	wait   time.Duration
+}
+
+func (e *errRetry) Error() string { return "strata: ingest answered " + strconv.Itoa(e.status) }
+
+// send posts one batch, retrying on 429, 5xx and network errors with
+// exponential backoff and jitter (or Retry-After). A batch refused for
+// good (another 4xx) is counted as sent: retrying cannot help it.
+func (c *Client) send(ctx context.Context, batch []wireEvent) error {
+	body, err := json.Marshal(map[string]any{"batch": batch, "sent_at": time.Now().UTC().Format(time.RFC3339Nano)})
+	if err != nil {
+		return err
+	}
+	backoff := 500 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		err := c.post(ctx, body)
+		if err == nil {
+			c.sent.Add(int64(len(batch)))
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var retry *errRetry
+		transient := errors.As(err, &retry) || !isPermanent(err)
+		if !transient {
+			c.sent.Add(int64(len(batch)))
+			return nil
+		}
+		if attempt >= c.opt.MaxRetries {
+			c.failed.Add(int64(len(batch)))
+			return nil
+		}
+		wait := backoff/2 + rand.N(backoff/2+1)
+		if retry != nil && retry.wait > 0 {
+			wait = retry.wait
+		}
+		if err := c.sleep(ctx, wait); err != nil {
+			return err
+		}
+		backoff = min(2*backoff, 30*time.Second)
+	}
+}
+
+// errPermanent is a refusal no retry changes (a 4xx but 429).
+type errPermanent struct{ status int }
+
+func (e *errPermanent) Error() string {
+	return "strata: ingest refused the batch: " + strconv.Itoa(e.status)
+}
+
+func isPermanent(err error) bool {
+	var p *errPermanent
+	return errors.As(err, &p)
+}
+
+func (c *Client) post(ctx context.Context, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.opt.Host+"/e", bytes.NewReader(body))
+	if err != nil {
+		return &errPermanent{}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-API-Key", c.opt.APIKey)
+	resp, err := c.opt.HTTPClient.Do(req)
+	if err != nil {
+		return err
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	resp.Body.Close()
+	switch {
+	case resp.StatusCode/100 == 2:
+		return nil
+	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
+		wait := time.Duration(0)
+		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
+			wait = min(time.Duration(s)*time.Second, time.Minute)
+		}
+		return &errRetry{status: resp.StatusCode, wait: wait}
+	}
+	return &errPermanent{status: resp.StatusCode}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// newUUID is a random (version 4) UUID: ingest deduplicates a retried
+// batch by its events' uuids.
+func newUUID() string {
+	var b [16]byte
+	crand.Read(b[:]) // never fails
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], b[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], b[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], b[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:], b[10:])
+	return string(s[:])
+}
+
+// Middleware reports the page fetches of AI bots and passes every request
+// on to next unchanged and at once.
+func (c *Client) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ua := r.UserAgent(); ua != "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			if _, ok := bots.Default().Classify(ua); ok {
+				c.Capture(Event{Name: "$pageview", DistinctID: c.opt.BotDistinctID, URL: requestURL(r),
+					Referrer: r.Referer(), UserAgent: ua, Properties: map[string]any{"$server_captured": "true"}})
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requestURL is the URL the bot fetched, as the site's visitors see it.
+func requestURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if p := r.Header.Get("X-Forwarded-Proto"); p == "https" || p == "http" {
+		scheme = p
+	}
+	return fmt.Sprintf("%s://%s%s", scheme, r.Host, r.URL.RequestURI())
+}
