@@ -105,7 +105,7 @@ type Options struct {
 type Client struct {
 	opt     Options
 	mu      sync.Mutex
-	queue   []wireEvent
+	queue   ring
 	wake    chan struct{}
 	done    chan struct{}
 	stopped chan struct{}
@@ -149,7 +149,8 @@ func New(opt Options) *Client {
 	if opt.BotDistinctID == "" {
 		opt.BotDistinctID = "$server_bot"
 	}
-	c := &Client{opt: opt, wake: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{}), sleep: sleepCtx}
+	c := &Client{opt: opt, queue: ring{buf: make([]wireEvent, opt.MaxQueue)},
+		wake: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{}), sleep: sleepCtx}
 	go c.run()
 	return c
 }
@@ -168,13 +169,10 @@ func (c *Client) Capture(e Event) {
 	w := wireEvent{EventName: e.Name, DistinctID: e.DistinctID, Timestamp: ts.UTC().Format(time.RFC3339Nano), UUID: newUUID(),
 		URL: e.URL, Referrer: e.Referrer, UserAgent: e.UserAgent, Properties: e.Properties}
 	c.mu.Lock()
-	if len(c.queue) >= c.opt.MaxQueue {
-		n := len(c.queue) - c.opt.MaxQueue + 1
-		c.queue = append(c.queue[:0], c.queue[n:]...)
-		c.dropped.Add(int64(n))
+	if c.queue.push(w) {
+		c.dropped.Add(1)
 	}
-	c.queue = append(c.queue, w)
-	full := len(c.queue) >= c.opt.BatchSize
+	full := c.queue.n >= c.opt.BatchSize
 	c.mu.Unlock()
 	if full {
 		c.poke()
@@ -259,24 +257,69 @@ func (c *Client) run() {
 func (c *Client) take() []wireEvent {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := min(len(c.queue), c.opt.BatchSize)
-	if n == 0 {
-		return nil
-	}
-	batch := append([]wireEvent(nil), c.queue[:n]...)
-	c.queue = append(c.queue[:0], c.queue[n:]...)
-	return batch
+	return c.queue.pop(c.opt.BatchSize)
 }
 
-// requeue puts a batch back at the head of the queue, within MaxQueue.
+// requeue puts a batch back at the head of the queue; what does not fit
+// beside the newer events is dropped from the batch's oldest.
 func (c *Client) requeue(batch []wireEvent) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.queue = append(batch, c.queue...)
-	if over := len(c.queue) - c.opt.MaxQueue; over > 0 {
-		c.queue = c.queue[over:]
-		c.dropped.Add(int64(over))
+	for i := len(batch) - 1; i >= 0; i-- {
+		if !c.queue.unshift(batch[i]) {
+			c.dropped.Add(int64(i + 1))
+			return
+		}
 	}
+}
+
+// ring is the queue: a fixed circle of MaxQueue events, the oldest at
+// head, so that taking a batch and dropping the oldest cost nothing that
+// grows with the queue.
+type ring struct {
+	buf     []wireEvent
+	head, n int
+}
+
+// push appends e, dropping the oldest event when the ring is full, and
+// reports whether it dropped one.
+func (r *ring) push(e wireEvent) (dropped bool) {
+	if r.n == len(r.buf) {
+		r.buf[r.head] = wireEvent{}
+		r.head = (r.head + 1) % len(r.buf)
+		r.n--
+		dropped = true
+	}
+	r.buf[(r.head+r.n)%len(r.buf)] = e
+	r.n++
+	return dropped
+}
+
+// unshift puts e before the oldest event, unless the ring is full.
+func (r *ring) unshift(e wireEvent) bool {
+	if r.n == len(r.buf) {
+		return false
+	}
+	r.head = (r.head - 1 + len(r.buf)) % len(r.buf)
+	r.buf[r.head] = e
+	r.n++
+	return true
+}
+
+// pop removes and returns up to max events from the head.
+func (r *ring) pop(max int) []wireEvent {
+	k := min(r.n, max)
+	if k == 0 {
+		return nil
+	}
+	out := make([]wireEvent, k)
+	for i := range out {
+		out[i] = r.buf[r.head]
+		r.buf[r.head] = wireEvent{}
+		r.head = (r.head + 1) % len(r.buf)
+	}
+	r.n -= k
+	return out
 }
 
 // errRetry marks an answer worth another attempt, after wait (0: the

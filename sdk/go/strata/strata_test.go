@@ -217,3 +217,45 @@ func TestMiddlewareStrataDown(t *testing.T) {
 		cancel()
 	}
 }
+
+// TestRing: the queue keeps order through wrap-around, drops the oldest
+// when full, and takes a batch back at its head only while there is room.
+func TestRing(t *testing.T) {
+	r := ring{buf: make([]wireEvent, 4)}
+	ev := func(s string) wireEvent { return wireEvent{EventName: s} }
+	names := func(list []wireEvent) string {
+		var out []string
+		for _, e := range list {
+			out = append(out, e.EventName)
+		}
+		return strings.Join(out, ",")
+	}
+	for _, s := range []string{"a", "b", "c"} {
+		r.push(ev(s))
+	}
+	if got := names(r.pop(2)); got != "a,b" {
+		t.Fatalf("pop %s", got)
+	}
+	dropped := 0
+	for _, s := range []string{"d", "e", "f", "g"} {
+		if r.push(ev(s)) {
+			dropped++
+		}
+	}
+	if dropped != 1 || r.n != 4 {
+		t.Fatalf("dropped %d, holding %d", dropped, r.n)
+	}
+	if r.unshift(ev("x")) {
+		t.Error("unshift into a full ring")
+	}
+	batch := r.pop(2)
+	if !r.unshift(batch[1]) || !r.unshift(batch[0]) {
+		t.Fatal("unshift with room")
+	}
+	if got := names(r.pop(10)); got != "d,e,f,g" {
+		t.Errorf("after taking a batch back: %s", got)
+	}
+	if r.pop(1) != nil {
+		t.Error("pop from an empty ring")
+	}
+}
