@@ -47,11 +47,13 @@ STRATA_DATA ?= ./data
 run: build
 	./$(BIN) serve --addr $(STRATA_ADDR) --data $(STRATA_DATA)
 
-## deps: install what the tests need: Go modules, and the PostgreSQL and
-## ClickHouse servers the store tests start on loopback (Debian packages)
+## deps: install what the tests need: Go modules, the PostgreSQL and
+## ClickHouse servers the store tests start on loopback, and what the
+## WordPress plugin's tests use (Debian packages)
 deps:
 	$(GO) mod download
 	./scripts/install-test-deps.sh
+	./scripts/install-wordpress-deps.sh
 
 ## test: the whole suite, including a short fuzz run of the envelope parser
 test: deps vet test-go test-sdk test-dashboard test-wordpress fuzz
