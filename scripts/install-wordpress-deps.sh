@@ -19,7 +19,9 @@ set -euo pipefail
 
 missing=()
 command -v php >/dev/null || missing+=(php-cli)
-php -m 2>/dev/null | grep -qx mysqli || missing+=(php-mysql)
+# (Not `php -m | grep -q`: grep's early exit would fail the pipe under pipefail.)
+php_modules=$(php -m 2>/dev/null || true)
+grep -qx mysqli <<<"$php_modules" || missing+=(php-mysql)
 command -v phpunit >/dev/null || missing+=(phpunit)
 [ -f /usr/share/wordpress/wp-settings.php ] || missing+=(wordpress)
 command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
