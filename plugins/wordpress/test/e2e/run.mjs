@@ -9,7 +9,8 @@
 // It configures the plugin through its settings page in headless Chromium,
 // fetches a post as GPTBot (the site's server must report it: exactly one
 // $bot_pageview) and as a person in Chromium (the SDK must send exactly one
-// $pageview), and checks that a Strata that is down costs the page nothing.
+// $pageview), checks that a Strata that is down costs the page nothing, and
+// that uninstalling removes the plugin's options.
 // Everything listens on 127.0.0.1, and every process started here is stopped
 // by its own PID, also when a step fails.
 import { execFileSync, spawn } from "node:child_process";
@@ -191,6 +192,14 @@ async function main() {
     const log = existsSync(wp.debugLog) ? readFileSync(wp.debugLog, "utf8") : "";
     const ours = log.split("\n").filter((l) => l.includes("strata-analytics"));
     if (ours.length) throw new Error(ours.slice(0, 3).join(" | "));
+  });
+
+  // 5. Deleting the plugin removes its options.
+  await check("uninstalling removes the plugin's options", async () => {
+    const options = JSON.parse(php(join(here, "uninstall.php"), wp.dir));
+    const left = Object.entries(options).filter(([, v]) => v !== false);
+    if (left.length) throw new Error(`left: ${JSON.stringify(left)}`);
+    if (Object.keys(options).length !== 3) throw new Error(JSON.stringify(options));
   });
   console.log(`# ran in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
