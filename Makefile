@@ -7,8 +7,12 @@ SDK_JS  := internal/httpapi/sdkjs/sdk.min.js
 DASH    := dashboard
 DASH_JS := internal/dashboard/dist/index.html
 API_TS  := $(DASH)/src/api.gen.ts
+WP      := plugins/wordpress
+# The plugin's version, from its main file's header.
+WP_VERSION := $(shell sed -n 's/^ \* Version: *\([0-9][0-9.]*\).*/\1/p' $(WP)/strata-analytics.php)
+WP_ZIP  := dist/strata-analytics-$(WP_VERSION).zip
 
-.PHONY: all build run test test-go test-sdk test-dashboard fuzz vet bench deps clean
+.PHONY: all build run test test-go test-sdk test-dashboard test-wordpress wordpress-deps wordpress-bots wordpress-zip fuzz vet bench deps clean
 
 all: build
 
@@ -43,14 +47,16 @@ STRATA_DATA ?= ./data
 run: build
 	./$(BIN) serve --addr $(STRATA_ADDR) --data $(STRATA_DATA)
 
-## deps: install what the tests need: Go modules, and the PostgreSQL and
-## ClickHouse servers the store tests start on loopback (Debian packages)
+## deps: install what the tests need: Go modules, the PostgreSQL and
+## ClickHouse servers the store tests start on loopback, and what the
+## WordPress plugin's tests use (Debian packages)
 deps:
 	$(GO) mod download
 	./scripts/install-test-deps.sh
+	./scripts/install-wordpress-deps.sh
 
 ## test: the whole suite, including a short fuzz run of the envelope parser
-test: deps vet test-go test-sdk test-dashboard fuzz
+test: deps vet test-go test-sdk test-dashboard test-wordpress fuzz
 
 vet:
 	$(GO) vet ./...
@@ -81,6 +87,38 @@ test-dashboard: build
 	cd $(DASH) && npm test
 	cd $(DASH) && STRATA_BIN=$(CURDIR)/$(BIN) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) npm run e2e
 
+## wordpress-deps: install what the WordPress plugin's tests need: PHP,
+## PHPUnit, WordPress, MariaDB and zip (Debian packages)
+wordpress-deps:
+	./scripts/install-wordpress-deps.sh
+
+## wordpress-bots: regenerate the plugin's AI-bot table (includes/bots.php)
+## from the server's internal/enrich/bots/ai_bots.json
+wordpress-bots:
+	php $(WP)/bin/generate-bots.php
+
+## wordpress-zip: the plugin's installable archive,
+## dist/strata-analytics-VERSION.zip, holding the strata-analytics/ folder
+wordpress-zip: $(WP_ZIP)
+
+$(WP_ZIP): $(WP)/strata-analytics.php $(WP)/uninstall.php $(WP)/readme.txt $(wildcard $(WP)/includes/*.php) internal/enrich/bots/ai_bots.json
+	php $(WP)/bin/generate-bots.php --check
+	rm -rf dist/strata-analytics $@
+	mkdir -p dist/strata-analytics/includes
+	cp $(WP)/strata-analytics.php $(WP)/uninstall.php $(WP)/readme.txt dist/strata-analytics/
+	cp $(WP)/includes/*.php dist/strata-analytics/includes/
+	cd dist && zip -qrX $(notdir $@) strata-analytics
+	rm -rf dist/strata-analytics
+
+## test-wordpress: the WordPress plugin's lint and PHPUnit tests, its
+## classifier against the server's on generated user agents, then its
+## end-to-end test: its zip installed in a throwaway WordPress on MariaDB,
+## AI-bot and browser visits counted by the real server
+test-wordpress: wordpress-deps build $(SDK)/node_modules/.package-lock.json $(WP_ZIP)
+	$(WP)/test/unit.sh
+	STRATA_REQUIRE_PHP=1 $(GO) test -count=1 ./$(WP)/...
+	STRATA_BIN=$(CURDIR)/$(BIN) PLUGIN_ZIP=$(CURDIR)/$(WP_ZIP) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) node $(WP)/test/e2e/run.mjs
+
 ## fuzz: run the envelope fuzzer briefly on top of its seed corpus
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzProcess$$' -fuzztime 15s ./internal/ingest
@@ -91,4 +129,4 @@ bench: build
 	$(GO) run ./cmd/strata-bench -strata $(BIN)
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

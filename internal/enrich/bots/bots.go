@@ -1,7 +1,10 @@
 // Package bots classifies user agents against Strata's AI-bot allowlist,
 // ai_bots.json beside this file. That file is the single source of truth:
-// the Go server embeds it and the Node SDK ships a copy of it, so both
-// classify the same way.
+// the Go server embeds it, the Node SDK ships a copy of it, and the
+// WordPress plugin's PHP table is generated from it
+// (plugins/wordpress/bin/generate-bots.php), so all classify the same way.
+// The plugin reimplements Classify; plugins/wordpress/test/crosscheck
+// checks that it answers as this one does.
 //
 // Matching is by whole product tokens, never loose substrings: "GPTBot/1.2"
 // is GPTBot, but "NotGPTBot/1.0" or a URL ending in /gptbot is not.
