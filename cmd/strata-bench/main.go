@@ -48,7 +48,7 @@ func main() {
 		ceilingN = flag.Int("ceiling-events", 2_000_000, "events for the raw appender ceiling")
 		target   = flag.String("url", "", "load an already running server at this URL (with -key) and only that; for profiling")
 		key      = flag.String("key", "", "API key for -url")
-		suite    = flag.String("suite", "all", "which benchmarks to run: ingest, queries, flags, messages, middleware, errors, all, or heavy (not part of all)")
+		suite    = flag.String("suite", "all", "which benchmarks to run: ingest, requests, queries, flags, messages, middleware, errors, all, or heavy (not part of all)")
 		qEvents  = flag.Int("query-events", 10_000_000, "events for the query benchmark")
 		qUsers   = flag.Int("query-users", 500_000, "users for the query benchmark")
 		qDays    = flag.Int("query-days", 30, "days the query benchmark's events span")
@@ -61,9 +61,17 @@ func main() {
 		hRounds  = flag.Int("heavy-rounds", 1, "bursts of each heavy query")
 		hIngest  = flag.Int("heavy-ingest", 0, "connections posting 500-event batches during each burst of the heavy-query benchmark (0: none)")
 		fPart    = flag.String("flags-part", "all", "which part of the flags benchmark to run: config, results or all")
+		bareAddr = flag.String("bare-addr", "", "serve the bare fasthttp handler of the requests benchmark on this address, and nothing else (used by that benchmark)")
 		hData    = flag.String("heavy-data", "", "query this data directory, loaded by an earlier heavy run with -query-keep, instead of loading a new one")
 	)
 	flag.Parse()
+	if *bareAddr != "" {
+		if err := serveBare(*bareAddr); err != nil {
+			fmt.Fprintln(os.Stderr, "strata-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *target != "" {
 		tmpl := newTemplate(*batch)
 		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: 30 * time.Second}
@@ -90,6 +98,12 @@ func main() {
 	}
 	if *suite == "messages" || *suite == "all" {
 		if err := runMessagesBench(*bin, *qKeep); err != nil {
+			fmt.Fprintln(os.Stderr, "strata-bench:", err)
+			os.Exit(1)
+		}
+	}
+	if *suite == "requests" || *suite == "all" {
+		if err := runRequestsBench(*bin, 20*time.Second, *qKeep); err != nil {
 			fmt.Fprintln(os.Stderr, "strata-bench:", err)
 			os.Exit(1)
 		}

@@ -22,8 +22,8 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("env: %+v, %v", c, err)
 	}
 	// Flags win over the environment.
-	c, err = Load([]string{"--addr", "127.0.0.1:1", "--commit-linger", "0s"}, env(map[string]string{"STRATA_ADDR": "127.0.0.1:9999"}))
-	if err != nil || c.Addr != "127.0.0.1:1" || c.CommitLinger != 0 {
+	c, err = Load([]string{"--addr", "127.0.0.1:1", "--commit-linger", "3ms"}, env(map[string]string{"STRATA_ADDR": "127.0.0.1:9999"}))
+	if err != nil || c.Addr != "127.0.0.1:1" || c.CommitLinger != 3*time.Millisecond {
 		t.Fatalf("flags: %+v, %v", c, err)
 	}
 	c, err = Load([]string{"--meta", "postgres://u@127.0.0.1:5432/strata"}, env(map[string]string{"STRATA_EVENTS_URL": "clickhouse://127.0.0.1:9000/strata"}))
