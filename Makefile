@@ -3,12 +3,13 @@ GO      ?= go
 BIN     := bin/strata
 GOFLAGS ?=
 SDK     := sdk/browser
+NODE_SDK := sdk/node
 SDK_JS  := internal/httpapi/sdkjs/sdk.min.js
 DASH    := dashboard
 DASH_JS := internal/dashboard/dist/index.html
 API_TS  := $(DASH)/src/api.gen.ts
 
-.PHONY: all build run test test-go test-sdk test-dashboard fuzz vet bench deps clean
+.PHONY: all build run test test-go test-sdk test-node test-dashboard fuzz vet bench deps clean
 
 all: build
 
@@ -50,7 +51,7 @@ deps:
 	./scripts/install-test-deps.sh
 
 ## test: the whole suite, including a short fuzz run of the envelope parser
-test: deps vet test-go test-sdk test-dashboard fuzz
+test: deps vet test-go test-sdk test-node test-dashboard fuzz
 
 vet:
 	$(GO) vet ./...
@@ -74,6 +75,17 @@ test-sdk: build
 	cd $(SDK) && npm test
 	cd $(SDK) && STRATA_BIN=$(CURDIR)/$(BIN) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) npm run e2e
 
+# The Node SDK's npm packages, installed exactly as locked.
+$(NODE_SDK)/node_modules/.package-lock.json: $(NODE_SDK)/package-lock.json
+	cd $(NODE_SDK) && npm ci --no-audit --no-fund
+
+## test-node: the Node SDK's unit tests (the classifier against the server's
+## table, the assignment vectors, retries, the packed tarball), then its
+## end-to-end tests: Express and Fetch API middleware against the real server
+test-node: build $(NODE_SDK)/node_modules/.package-lock.json
+	cd $(NODE_SDK) && npm test
+	cd $(NODE_SDK) && STRATA_BIN=$(CURDIR)/$(BIN) npm run e2e
+
 ## test-dashboard: the dashboard's component tests, then its end-to-end tests
 ## in headless Chromium against the real server (screenshots in
 ## dashboard/test/artifacts/)
@@ -85,10 +97,12 @@ test-dashboard: build
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzProcess$$' -fuzztime 15s ./internal/ingest
 
-## bench: ingest and storage benchmarks against a real server (not part of test)
-bench: build
+## bench: ingest and storage benchmarks against a real server, and what the
+## Node SDK's Express middleware adds to a request (not part of test)
+bench: build $(NODE_SDK)/node_modules/.package-lock.json
 	./scripts/install-bench-tools.sh
 	$(GO) run ./cmd/strata-bench -strata $(BIN)
+	cd $(NODE_SDK) && npm run bench
 
 clean:
 	rm -rf bin
