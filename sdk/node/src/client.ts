@@ -82,6 +82,8 @@ export class Strata {
   /** Resolvers of `flush()` calls, each waiting for the events up to its seq. */
   private waiters: { seq: number; resolve: () => void }[] = [];
   private readonly counts = { sent: 0, dropped: 0, rejected: 0, failed: 0, retries: 0 };
+  /** Everything waiting is to be sent, not only full batches: set by the timer, cleared when the queue is empty. */
+  private due = false;
   /** Set by shutdown's deadline: requests are abandoned and sleeps end. */
   private aborted = false;
   private closed = false;
@@ -289,7 +291,9 @@ export class Strata {
     // runtimes refuse timers outside a request, and an idle client needs none.
     if (!this.timer && !this.closed) {
       this.timer = setInterval(() => {
-        if (this.queue.length) void this.pump();
+        if (!this.queue.length) return;
+        this.due = true;
+        void this.pump();
       }, this.o.flushInterval);
       unref(this.timer);
     }
@@ -313,17 +317,30 @@ export class Strata {
     }
   }
 
-  /** pump sends batches until the queue is empty; one runs at a time. */
+  /**
+   * pump sends batches, one request at a time, while a full batch (flushAt)
+   * waits, or until the queue is empty when the timer, flush() or shutdown
+   * asked for everything. Under steady traffic that keeps batches at least
+   * flushAt long instead of sending the few events that arrived during the
+   * previous request: a request costs the sending process far more than an
+   * event in it.
+   */
   private pump(): Promise<void> {
     return (this.pumping ??= this.drain().finally(() => {
       this.pumping = undefined;
-      // Events that arrived as the last batch finished, for a flush() or a full batch.
-      if (!this.aborted && this.queue.length && (this.waiters.length || this.queue.length >= this.o.flushAt)) void this.pump();
+      // Events that arrived as the last batch finished.
+      if (!this.aborted && this.sendable()) void this.pump();
     }));
   }
 
+  private sendable(): boolean {
+    const n = this.queue.length;
+    if (n === 0) this.due = false;
+    return n > 0 && (n >= this.o.flushAt || this.due || this.closed || this.waiters.length > 0);
+  }
+
   private async drain(): Promise<void> {
-    while (this.queue.length && !this.aborted) {
+    while (!this.aborted && this.sendable()) {
       const batch = this.queue.take(MAX_BATCH, MAX_BODY_BYTES - ENVELOPE_BYTES);
       this.inFlight = batch;
       try {

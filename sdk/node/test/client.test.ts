@@ -71,6 +71,16 @@ describe("sending", () => {
     expect(client.stats()).toMatchObject({ queued: 0, sent: 3, failed: 0, retries: 0 });
   });
 
+  it("sends full batches as they fill, and the rest only on the timer or flush()", async () => {
+    const { server, client } = await setup(undefined, { flushAt: 10 });
+    capture(client, 13);
+    await waitUntil(() => server.requests.length === 1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(server.requests.map((r) => JSON.parse(r.body).batch.length)).toEqual([10]);
+    await client.flush();
+    expect(server.requests.map((r) => JSON.parse(r.body).batch.length)).toEqual([10, 3]);
+  });
+
   it("sends what waits every flushInterval", async () => {
     const { server, client } = await setup(undefined, { flushInterval: 30 });
     capture(client, 2);
