@@ -1,8 +1,10 @@
 // What expressMiddleware adds to a request, measured two ways:
 //
-// 1. Over HTTP: wrk drives the same Express app (one route, "hello") without
-//    and with the middleware, in its own Node process, with a person's user
-//    agent and with GPTBot's, the two builds alternating over ROUNDS rounds.
+// 1. Over HTTP: wrk drives the same Express app (one route, "hello") in its
+//    own Node process, built three ways: without middleware, with an empty
+//    middleware (`(req, res, next) => next()`: what any app.use layer costs
+//    in Express's router) and with expressMiddleware; with a person's user
+//    agent and with GPTBot's, the builds alternating over ROUNDS rounds.
 //    With the middleware, bot requests are sent for real to a fake Strata in
 //    this process (202 for every batch), with the client's default batching.
 //    The cost is read as the app process's CPU time per request (from
@@ -45,6 +47,7 @@ async function serve(mode, ingest) {
   const app = express();
   const client = new Strata({ apiKey: "st_live_bench", host: ingest });
   if (mode === "middleware") app.use(expressMiddleware(client));
+  if (mode === "noop") app.use((_req, _res, next) => next());
   app.get("/", (_req, res) => res.send("hello"));
   app.get("/__stats", (_req, res) => res.json({ ...client.stats(), cpu: process.cpuUsage() }));
   const server = app.listen(0, "127.0.0.1", () => console.log(server.address().port));
@@ -72,11 +75,11 @@ async function main() {
   const ingestUrl = `http://127.0.0.1:${ingest.address().port}`;
 
   /** results[mode][ua] collects each round's {rps, p50, p99}. */
-  const results = { plain: { human: [], bot: [] }, middleware: { human: [], bot: [] } };
+  const results = { plain: { human: [], bot: [] }, noop: { human: [], bot: [] }, middleware: { human: [], bot: [] } };
   const sent = [];
   for (let round = 0; round < ROUNDS; round++) {
     // Alternate the order too, so that neither build always runs first.
-    const modes = round % 2 ? ["middleware", "plain"] : ["plain", "middleware"];
+    const modes = round % 2 ? ["middleware", "noop", "plain"] : ["plain", "noop", "middleware"];
     for (const mode of modes) {
       const app = await startApp(mode, ingestUrl);
       try {
@@ -103,14 +106,15 @@ async function main() {
 
   const cpu = cpus()[0]?.model ?? "unknown CPU";
   console.log(`\n### Node SDK middleware: ${cpus().length} × ${cpu}, Node ${process.version}, wrk -t1 -c${CONNECTIONS} -d${DURATION}s, ${ROUNDS} rounds\n`);
-  console.log("| request, round | without: req/s, p50 / p99, app CPU per request | with middleware: the same | added app CPU per request |");
-  console.log("|---|---|---|---|");
+  console.log("| request, round | no middleware: req/s, p50 / p99, app CPU per request | empty middleware: the same | expressMiddleware: the same | added by expressMiddleware (vs empty / vs none) |");
+  console.log("|---|---|---|---|---|");
   const fmt = (r) => `${Math.round(r.rps).toLocaleString("en")}, ${r.p50} / ${r.p99}, ${r.cpu.toFixed(1)} µs`;
   for (const who of ["human", "bot"]) {
     for (let i = 0; i < ROUNDS; i++) {
-      const a = results.plain[who][i];
-      const b = results.middleware[who][i];
-      console.log(`| ${who === "human" ? "person (Chrome)" : "AI bot (GPTBot)"}, ${i + 1} | ${fmt(a)} | ${fmt(b)} | ${(b.cpu - a.cpu).toFixed(1)} µs |`);
+      const [a, n, b] = [results.plain[who][i], results.noop[who][i], results.middleware[who][i]];
+      console.log(
+        `| ${who === "human" ? "person (Chrome)" : "AI bot (GPTBot)"}, ${i + 1} | ${fmt(a)} | ${fmt(n)} | ${fmt(b)} | ${(b.cpu - n.cpu).toFixed(1)} / ${(b.cpu - a.cpu).toFixed(1)} µs |`,
+      );
     }
   }
   console.log("");

@@ -1,5 +1,5 @@
-import type { BotInfo } from "./bots.js";
-import { Strata } from "./client.js";
+import { classifyBot, type BotInfo } from "./bots.js";
+import { MAX_USER_AGENT, Strata } from "./client.js";
 import type { StrataOptions } from "./types.js";
 
 /**
@@ -44,17 +44,11 @@ export function expressMiddleware(client: Strata | StrataOptions): NodeMiddlewar
   return function strataBots(req, _res, next) {
     try {
       const ua = req.headers["user-agent"];
-      if (typeof ua === "string" && ua) {
-        // Getters: only a bot's request pays for building its URL and referrer.
-        c.captureBotPageview({
-          userAgent: ua,
-          get url() {
-            return nodeUrl(req);
-          },
-          get referrer() {
-            return header(req, "referer");
-          },
-        });
+      // Classified here first, so that a person's request allocates nothing (an
+      // object with getters for the URL cost 10 µs a request in the benchmark);
+      // a bot's is classified again by captureBotPageview, half a microsecond.
+      if (typeof ua === "string" && ua.length <= MAX_USER_AGENT && classifyBot(ua)) {
+        c.captureBotPageview({ userAgent: ua, url: nodeUrl(req), referrer: header(req, "referer") });
       }
     } catch {
       // Analytics must never fail the request.

@@ -27,7 +27,7 @@ export interface StrataOptions {
   apiKey: string;
   /** Where Strata runs, e.g. `https://analytics.example.com` (a trailing `/` is dropped). */
   host: string;
-  /** Send as soon as this many events wait. Default 20; at most 500, the server's batch limit. */
+  /** Send as soon as this many events wait. Default 100; at most 500, the server's batch limit. */
   flushAt?: number;
   /** Send what waits at least this often, in milliseconds. Default 5000. */
   flushInterval?: number;
