@@ -1,7 +1,8 @@
 // Package bots classifies user agents against Strata's AI-bot allowlist,
 // ai_bots.json beside this file. That file is the single source of truth:
-// the Go server embeds it and the Node SDK ships a copy of it, so both
-// classify the same way.
+// the Go server embeds it, and the Node SDK compiles it into its package
+// when it is built (sdk/node/scripts/gen-bots.mjs) and runs this package's
+// testdata/user_agents.tsv in its tests, so both classify the same way.
 //
 // Matching is by whole product tokens, never loose substrings: "GPTBot/1.2"
 // is GPTBot, but "NotGPTBot/1.0" or a URL ending in /gptbot is not.
