@@ -25,7 +25,7 @@ for (const format of ["esm", "cjs"]) {
     outfile: format === "esm" ? "dist/index.js" : "dist/index.cjs",
     bundle: true,
     format,
-    // Node 18 and the edge runtimes: the SDK uses fetch, timers and crypto.randomUUID only.
+    // Node 20+ and the edge runtimes: the SDK uses fetch, timers and crypto.randomUUID only.
     platform: "neutral",
     target: "es2022",
   });
