@@ -14,7 +14,8 @@ export interface NodeRequest {
   originalUrl?: string;
   /** Express: `http` or `https`, honouring its `trust proxy` setting. */
   protocol?: string;
-  socket?: { encrypted?: boolean } | null;
+  /** The connection: a TLSSocket (`encrypted: true`) means https. */
+  socket?: unknown;
 }
 
 /** An Express (or Connect) middleware. */
@@ -110,7 +111,7 @@ function header(req: NodeRequest, name: string): string | undefined {
 
 /** nodeUrl rebuilds the absolute URL of a Node request: scheme, Host and the original path. */
 function nodeUrl(req: NodeRequest): string {
-  const scheme = req.protocol || (req.socket?.encrypted ? "https" : "http");
+  const scheme = req.protocol || ((req.socket as { encrypted?: boolean } | null | undefined)?.encrypted ? "https" : "http");
   const host = header(req, "host") || "localhost";
   return scheme + "://" + host + (req.originalUrl ?? req.url ?? "/");
 }

@@ -49,6 +49,11 @@ it("packs, installs, requires and imports", async () => {
     writeFileSync(join(project, "a.cjs"), `import("@strata/node").then((s) => console.log(typeof s.Strata))`);
     expect((await run(process.execPath, ["a.cjs"], { cwd: project })).stdout.trim()).toBe("function");
 
+    // The README's uses, with Express's and Node's own types, against the built declarations.
+    await run(process.execPath, [join(pkg, "node_modules", "typescript", "bin", "tsc"), "--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--lib", "es2022,dom", "--types", "node", join(pkg, "test", "typecheck", "usage.ts")], { cwd: pkg }).catch((e) => {
+      throw new Error("tsc: " + e.stdout);
+    });
+
     // The declarations, for both resolutions.
     for (const [file, code] of [
       ["esm.mts", `import { Strata, classifyBot, type BotInfo } from "@strata/node";\nconst b: BotInfo | null = classifyBot("x");\nnew Strata({ apiKey: "k", host: "h" }).capture({ event: "e", distinctId: "u" });\nexport { b };\n`],
