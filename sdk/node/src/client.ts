@@ -94,6 +94,8 @@ export class Strata {
   private readonly cancels = new Set<() => void>();
   private flagPoller: FlagPoller | undefined;
   private exposed = new Set<string>();
+  /** No key or no http(s) host: events are counted as failed instead of being sent nowhere. */
+  private readonly misconfigured: boolean;
 
   constructor(options: StrataOptions) {
     const o = options || ({} as StrataOptions);
@@ -115,9 +117,8 @@ export class Strata {
     };
     this.fetch = o.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.queue = new Queue(this.o.maxQueue);
-    if (!this.apiKey || !/^https?:\/\//.test(this.host)) {
-      this.report(new StrataError("Strata: apiKey and an http(s) host are required; events will not be sent"));
-    }
+    this.misconfigured = !this.apiKey || !/^https?:\/\/./.test(this.host);
+    if (this.misconfigured) this.report(new StrataError("Strata: apiKey and an http(s) host are required; events will not be sent"));
   }
 
   /**
@@ -284,6 +285,7 @@ export class Strata {
 
   private enqueue(json: string): void {
     if (this.closed) throw new StrataError("capture after shutdown: the event is not sent");
+    if (this.misconfigured) throw new StrataError("the client has no apiKey or no http(s) host: the event is not sent");
     const bytes = utf8Length(json);
     if (bytes > MAX_BODY_BYTES - ENVELOPE_BYTES) throw new StrataError(`the event is ${bytes} bytes, more than a request may carry`, 0, "payload_too_large");
     const dropped = this.queue.push({ seq: this.nextSeq++, json, bytes });

@@ -124,6 +124,16 @@ describe("sending", () => {
     expect(client.stats()).toMatchObject({ queued: 0, failed: 4 });
     expect(errors).toHaveLength(4);
   });
+
+  it("sends nothing without a key or an http(s) host, and says so", () => {
+    for (const options of [{ apiKey: "", host: "http://127.0.0.1:9" }, { apiKey: "k", host: "" }, { apiKey: "k", host: "127.0.0.1:9" }]) {
+      const errors: StrataError[] = [];
+      const c = new Strata({ ...options, onError: (e) => errors.push(e) });
+      c.capture({ event: "e", distinctId: "u" });
+      expect(c.stats()).toMatchObject({ queued: 0, failed: 1 });
+      expect(errors).toHaveLength(2);
+    }
+  });
 });
 
 describe("retries", () => {
