@@ -167,7 +167,7 @@ export class Strata {
       event: "$pageview",
       distinctId: BOT_DISTINCT_ID,
       url: clip(request.url),
-      referrer: clip(request.referrer ?? undefined),
+      referrer: clip(request.referrer),
       userAgent: ua,
       properties: { $server_captured: "true" },
     });
@@ -498,8 +498,9 @@ function unref(t: unknown): void {
 }
 
 /** clip cuts a URL to the length ingest accepts, never between the halves of a surrogate pair. */
-function clip(s: string | undefined): string | undefined {
-  if (!s || s.length <= MAX_URL) return s || undefined;
+function clip(s: string | null | undefined): string | undefined {
+  if (typeof s !== "string" || !s) return undefined;
+  if (s.length <= MAX_URL) return s;
   let cut = s.slice(0, MAX_URL);
   const last = cut.charCodeAt(cut.length - 1);
   if (last >= 0xd800 && last <= 0xdbff) cut = cut.slice(0, -1);

@@ -144,6 +144,21 @@ describe("expressMiddleware", () => {
   });
 });
 
+describe("captureBotPageview", () => {
+  it("cuts URLs to what ingest accepts and ignores values that are not strings", async () => {
+    const s = await strata();
+    const c = client(s.url);
+    c.captureBotPageview({ userAgent: GPTBOT, url: "https://x.test/" + "a".repeat(10_000), referrer: 42 as never });
+    c.captureBotPageview({ userAgent: GPTBOT, url: undefined as never, referrer: null });
+    expect(c.captureBotPageview(null as never)).toBeNull();
+    await c.flush();
+    const [long, none] = s.events();
+    expect((long.url as string).length).toBe(8192);
+    expect(long.referrer).toBeUndefined();
+    expect(none.url).toBeUndefined();
+  });
+});
+
 describe("edgeMiddleware and withStrata", () => {
   it("records a bot's Request, hands waitUntil the delivery, and leaves the request alone", async () => {
     const s = await strata();
