@@ -3,6 +3,7 @@ GO      ?= go
 BIN     := bin/strata
 GOFLAGS ?=
 SDK     := sdk/browser
+NODE_SDK := sdk/node
 SDK_JS  := internal/httpapi/sdkjs/sdk.min.js
 DASH    := dashboard
 DASH_JS := internal/dashboard/dist/index.html
@@ -12,7 +13,7 @@ WP      := plugins/wordpress
 WP_VERSION := $(shell sed -n 's/^ \* Version: *\([0-9][0-9.]*\).*/\1/p' $(WP)/strata-analytics.php)
 WP_ZIP  := dist/strata-analytics-$(WP_VERSION).zip
 
-.PHONY: all build run test test-go test-sdk test-dashboard test-wordpress wordpress-deps wordpress-bots wordpress-zip fuzz vet bench deps clean
+.PHONY: all build run test test-go test-sdk test-node test-dashboard test-wordpress wordpress-deps wordpress-bots wordpress-zip fuzz vet bench deps clean
 
 all: build
 
@@ -56,7 +57,7 @@ deps:
 	./scripts/install-wordpress-deps.sh
 
 ## test: the whole suite, including a short fuzz run of the envelope parser
-test: deps vet test-go test-sdk test-dashboard test-wordpress fuzz
+test: deps vet test-go test-sdk test-node test-dashboard test-wordpress fuzz
 
 vet:
 	$(GO) vet ./...
@@ -79,6 +80,17 @@ $(DASH_JS): $(DASH)/node_modules/.package-lock.json $(API_TS) $(DASH)/index.html
 test-sdk: build
 	cd $(SDK) && npm test
 	cd $(SDK) && STRATA_BIN=$(CURDIR)/$(BIN) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) npm run e2e
+
+# The Node SDK's npm packages, installed exactly as locked.
+$(NODE_SDK)/node_modules/.package-lock.json: $(NODE_SDK)/package-lock.json
+	cd $(NODE_SDK) && npm ci --no-audit --no-fund
+
+## test-node: the Node SDK's unit tests (the classifier against the server's
+## table, the assignment vectors, retries, the packed tarball), then its
+## end-to-end tests: Express and Fetch API middleware against the real server
+test-node: build $(NODE_SDK)/node_modules/.package-lock.json
+	cd $(NODE_SDK) && npm test
+	cd $(NODE_SDK) && STRATA_BIN=$(CURDIR)/$(BIN) npm run e2e
 
 ## test-dashboard: the dashboard's component tests, then its end-to-end tests
 ## in headless Chromium against the real server (screenshots in
@@ -123,10 +135,12 @@ test-wordpress: wordpress-deps build $(SDK)/node_modules/.package-lock.json $(WP
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzProcess$$' -fuzztime 15s ./internal/ingest
 
-## bench: ingest and storage benchmarks against a real server (not part of test)
-bench: build
+## bench: ingest and storage benchmarks against a real server, and what the
+## Node SDK's Express middleware adds to a request (not part of test)
+bench: build $(NODE_SDK)/node_modules/.package-lock.json
 	./scripts/install-bench-tools.sh
 	$(GO) run ./cmd/strata-bench -strata $(BIN)
+	cd $(NODE_SDK) && npm run bench
 
 clean:
 	rm -rf bin dist

@@ -1,4 +1,4 @@
-// The harness the browser end-to-end scripts share (sdk/browser and
+// The harness the end-to-end scripts share (sdk/browser, sdk/node and
 // dashboard, each `test/e2e/run.mjs`): TAP-like checks, a real
 // `strata serve` on a free loopback port with a fresh data directory, and
 // clean-up that stops every process started by its own PID. Node builtins
@@ -35,7 +35,9 @@ export function harness({ strataBin, deadlineMs, name }) {
    * resolves, once it listens, to `{url, dataDir, setupToken, setupUrl}`:
    * the last two are the first-run setup token and the address carrying it
    * that the server logs while the dashboard has no owner (before
-   * "listening"), or "" when it logged none.
+   * "listening"), or "" when it logged none. `stop()` ends the server
+   * (SIGTERM, by its PID) and resolves once it exited, for tests of what
+   * clients do while it is gone.
    */
   async function startStrata(env = {}) {
     const dataDir = mkdtempSync(join(tmpdir(), `strata-${name}-e2e-`));
@@ -47,13 +49,14 @@ export function harness({ strataBin, deadlineMs, name }) {
       stdio: ["ignore", "ignore", "pipe"],
     });
     const exited = new Promise((r) => child.once("exit", r));
-    cleanups.push(async () => {
+    const stop = async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       process.kill(child.pid, "SIGTERM");
       const t = setTimeout(() => child.exitCode === null && process.kill(child.pid, "SIGKILL"), 30_000);
       await exited;
       clearTimeout(t);
-    });
+    };
+    cleanups.push(stop);
     const logs = [];
     const setup = { setupToken: "", setupUrl: "" };
     const url = await new Promise((resolve, reject) => {
@@ -77,7 +80,7 @@ export function harness({ strataBin, deadlineMs, name }) {
       });
       exited.then((code) => reject(new Error(`strata exited (${code}) before listening:\n` + logs.join("\n"))));
     });
-    return { url, dataDir, ...setup };
+    return { url, dataDir, ...setup, stop };
   }
 
   async function cleanup() {

@@ -1,6 +1,6 @@
 // Package flags evaluates feature flags and experiments the way every Strata
-// SDK does, so that the server (experiment results, the coming server SDK)
-// puts each user in the same arm as the browser. The rule is in
+// SDK does (the browser's and the Node SDK's), so that the server's
+// experiment results put each user in the arm the SDKs did. The rule is in
 // docs/flags.md; the shared vectors in sdk/browser/test/assignment.json pin
 // it, and this package's tests reproduce every one of them.
 package flags

@@ -7,7 +7,7 @@ import (
 )
 
 // vectors are the project's shared assignment vectors, which the browser
-// SDK's tests reproduce too (and the Node SDK's will): one copy, kept with
+// SDK's and the Node SDK's tests reproduce too: one copy, kept with
 // the browser SDK.
 type vectors struct {
 	Hash []struct {

@@ -1,10 +1,11 @@
 // Package bots classifies user agents against Strata's AI-bot allowlist,
 // ai_bots.json beside this file. That file is the single source of truth:
-// the Go server embeds it, the Node SDK ships a copy of it, and the
-// WordPress plugin's PHP table is generated from it
-// (plugins/wordpress/bin/generate-bots.php), so all classify the same way.
-// The plugin reimplements Classify; plugins/wordpress/test/crosscheck
-// checks that it answers as this one does.
+// the Go server embeds it; the Node SDK compiles it into its package when
+// it is built (sdk/node/scripts/gen-bots.mjs) and runs this package's
+// testdata/user_agents.tsv in its tests; the WordPress plugin's PHP table
+// is generated from it (plugins/wordpress/bin/generate-bots.php), and
+// plugins/wordpress/test/crosscheck checks that the plugin's matching
+// answers as this one does. So all classify the same way.
 //
 // Matching is by whole product tokens, never loose substrings: "GPTBot/1.2"
 // is GPTBot, but "NotGPTBot/1.0" or a URL ending in /gptbot is not.

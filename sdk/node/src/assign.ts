@@ -1,0 +1,40 @@
+import { bucket } from "./hash.js";
+import type { FlagConfig } from "./types.js";
+
+/** The outcome of assigning one user to one flag. */
+export interface Assignment {
+  /** What getVariant returns. */
+  variant: string;
+  /** The user is in the experiment's holdout (variant is then "control"). */
+  holdout: boolean;
+}
+
+/**
+ * assign implements the getVariant steps of docs/flags.md. It returns undefined when the
+ * flag is missing or disabled, so the caller knows there is nothing to expose.
+ *
+ * Percentages are turned into whole basis points with Math.round before they are
+ * compared with a bucket, so that 33.33 % is 3333 and not 3332.9999999999995:
+ * float noise must never decide a user's arm differently from the Go server.
+ */
+export function assign(flag: FlagConfig | undefined, id: string): Assignment | undefined {
+  if (!flag || !flag.enabled) return;
+  const key = flag.key;
+  const exp = flag.experiment;
+  const result = (variant: string, holdout = false): Assignment => ({ variant, holdout });
+  if (exp && exp.status == "paused") return result("control");
+  if (exp && exp.status == "running" && bucket("holdout", key, id) < Math.round(exp.holdout * 10000)) {
+    return result("control", true);
+  }
+  if (bucket("rollout", key, id) >= Math.round(flag.rollout * 100)) return result("control");
+  const variants = flag.variants || [];
+  if (!variants.length) return result("on");
+  const b = bucket("variant", key, id);
+  let cumulative = 0;
+  for (const v of variants) {
+    cumulative += Math.round(v.weight * 100);
+    if (cumulative > b) return result(v.key);
+  }
+  // Weights summing to less than 100 leave a gap; its users get the control arm.
+  return result("control");
+}

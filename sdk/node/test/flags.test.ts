@@ -1,0 +1,89 @@
+// getVariant on the server: the configuration is read once and polled with
+// its ETag, exposures are sent once per user and flag, and an unreadable
+// configuration answers control.
+import { afterEach, describe, expect, it } from "vitest";
+import { Strata } from "../src/client";
+import type { RemoteConfig } from "../src/types";
+import { closedPort, fakeServer, waitUntil, type FakeServer } from "./helpers";
+
+const config: RemoteConfig = {
+  flags: [
+    { key: "on_off", enabled: true, rollout: 100, variants: [], experiment: null },
+    { key: "off", enabled: false, rollout: 100, variants: [], experiment: null },
+    {
+      key: "exp",
+      enabled: true,
+      rollout: 100,
+      variants: [
+        { key: "control", weight: 50 },
+        { key: "treatment", weight: 50 },
+      ],
+      experiment: { id: 7, status: "running", holdout: 0.25 },
+    },
+  ],
+  messagesEnabled: false,
+  errorTracking: false,
+  replay: false,
+};
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const f of cleanups.splice(0).reverse()) await f();
+});
+
+async function setup(options = {}) {
+  const etag = '"v1"';
+  const server: FakeServer = await fakeServer((r) => {
+    if (!r.url.startsWith("/api/v1/config")) return { status: 202, body: { accepted: JSON.parse(r.body).batch.length, rejected: [] } };
+    if (r.headers["if-none-match"] === etag) return { status: 304 };
+    return { status: 200, headers: { ETag: etag }, body: config };
+  });
+  const client = new Strata({ apiKey: "st_live_k&x", host: server.url, flushAt: 500, ...options });
+  cleanups.push(() => server.close(), () => client.shutdown(100));
+  return { server, client };
+}
+
+describe("getVariant", () => {
+  it("answers from one read of the configuration, with the key in the query", async () => {
+    const { server, client } = await setup({ sendExposures: false });
+    const answers = await Promise.all([client.getVariant("on_off", "u1"), client.getVariant("off", "u1"), client.getVariant("missing", "u1")]);
+    expect(answers).toEqual(["on", "control", "control"]);
+    expect(server.requests.map((r) => r.url)).toEqual(["/api/v1/config?api_key=st_live_k%26x"]);
+  });
+
+  it("polls with If-None-Match and keeps the configuration on 304", async () => {
+    const { server, client } = await setup({ sendExposures: false, flagsPollInterval: 1000 });
+    await client.loadFlags();
+    await waitUntil(() => server.requests.length >= 2, 3000);
+    expect(server.requests[1].headers["if-none-match"]).toBe('"v1"');
+    expect(await client.getVariant("on_off", "u1")).toBe("on");
+  });
+
+  it("sends $exposure once per user and flag, with holdout users marked", async () => {
+    const { server, client } = await setup();
+    const ids = Array.from({ length: 40 }, (_, i) => "user_" + i);
+    const variants = new Map<string, string>();
+    for (const id of ids) variants.set(id, await client.getVariant("exp", id));
+    for (const id of ids) await client.getVariant("exp", id);
+    await client.getVariant("off", "user_0");
+    await client.flush();
+    const exposures = server.events().filter((e) => e.event_name === "$exposure");
+    expect(exposures).toHaveLength(40);
+    for (const e of exposures) {
+      const p = e.properties as { flag: string; experiment_id: number; variant: string };
+      expect(p.flag).toBe("exp");
+      expect(p.experiment_id).toBe(7);
+      if (p.variant === "holdout") expect(variants.get(e.distinct_id as string)).toBe("control");
+      else expect(p.variant).toBe(variants.get(e.distinct_id as string));
+    }
+    expect(exposures.some((e) => (e.properties as { variant: string }).variant === "holdout")).toBe(true);
+  });
+
+  it("answers control when the configuration cannot be read", async () => {
+    const errors: unknown[] = [];
+    const client = new Strata({ apiKey: "k", host: await closedPort(), onError: (e) => errors.push(e) });
+    cleanups.push(() => client.shutdown(50));
+    expect(await client.getVariant("on_off", "u1")).toBe("control");
+    expect(errors.length).toBeGreaterThan(0);
+  });
+});
