@@ -29,6 +29,7 @@ type metaStore interface {
 	analytics.AlertStore
 	analytics.CampaignStore
 	analytics.GroupStore
+	analytics.ReplayStore
 }
 
 // storage is what a server stores into, chosen by configuration: by
