@@ -36,9 +36,9 @@ $(API_TS): api/openapi.yaml $(DASH)/scripts/api-types.mjs $(DASH)/node_modules/.
 # script it loads when a product has active messages), rebuilt when their
 # sources change. The built files are committed too, so that `go build`
 # works without npm.
-$(SDK_JS): $(SDK)/node_modules/.package-lock.json $(API_TS) $(wildcard $(SDK)/src/*.ts $(SDK)/src/messages/*.ts) $(wildcard $(SDK)/scripts/*.mjs)
+$(SDK_JS): $(SDK)/node_modules/.package-lock.json $(API_TS) $(wildcard $(SDK)/src/*.ts $(SDK)/src/messages/*.ts $(SDK)/src/replay/*.ts) $(wildcard $(SDK)/scripts/*.mjs)
 	cd $(SDK) && npm run build
-	cp $(SDK)/dist/sdk.min.js $(SDK)/dist/sdk.min.js.map $(SDK)/dist/messages.min.js $(SDK)/dist/messages.min.js.map internal/httpapi/sdkjs/
+	cp $(SDK)/dist/sdk.min.js $(SDK)/dist/sdk.min.js.map $(SDK)/dist/messages.min.js $(SDK)/dist/messages.min.js.map $(SDK)/dist/replay.min.js $(SDK)/dist/replay.min.js.map internal/httpapi/sdkjs/
 
 ## run: build and serve on http://127.0.0.1:8080 with data in ./data; set
 ## STRATA_ADDR or STRATA_DATA (environment or `make run STRATA_ADDR=…`) to

@@ -32,7 +32,7 @@ const dashboardSchemas = [
   "Flag", "FlagWrite", "FlagList", "FlagChangeList", "GroupList", "Experiment", "ExperimentList", "ExperimentWrite", "ExperimentResults",
   "ErrorGroupList", "ErrorGroupDetail", "ErrorGroupStatus", "Sourcemap",
   "Campaign", "CampaignWrite", "CampaignList", "CampaignStep", "SurveyQuestion", "MessageSettings", "SurveyResults",
-  "BuildInfo",
+  "BuildInfo", "ReplayList", "ReplayDetail", "ReplaysDeleted",
 ];
 const sdkSchemas = ["SdkConfig", "ActiveMessages", "MessageTrack", "SurveyRespond"];
 const nodeSdkSchemas = ["SdkConfig", "IngestRequest", "IngestResult"];

@@ -5,7 +5,7 @@ import type {
   Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, BuildInfo, Campaign, CampaignList, CampaignWrite, CredentialStatus, DashboardConfig, DataEnv, ErrorGroupDetail,
   ErrorGroupList, ErrorGroupStatus, ErrorStatus, EventNames, Experiment, ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList,
   FlagList, FlagWrite, FunnelRequest, FunnelResult, GroupList, KeyCreated, KeyEnv, List, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult,
-  MessageSettings, SavedQuery, Session, Sourcemap, SurveyResults, TokenCreated, TrendRequest, TrendResult,
+  MessageSettings, ReplayDetail, ReplayList, SavedQuery, Session, Sourcemap, SurveyResults, TokenCreated, TrendRequest, TrendResult,
 } from "./types";
 
 /** ApiError is an error answer: the HTTP status and the body's code and message. */
@@ -186,6 +186,12 @@ export const api = {
     request<ErrorGroupStatus>("PUT", scoped(`/api/v1/errors/${enc(fingerprint)}/status`, p), release ? { status, release } : { status }),
   /** sourcemaps lists the product's uploads, newest first. */
   sourcemaps: (p: number) => request<List<Sourcemap>>("GET", scoped("/api/v1/sourcemaps", p)),
+  replays: (p: number, opts: { distinctId?: string; from?: string; to?: string }) =>
+    request<ReplayList>("GET", scoped("/api/v1/replays", p, { distinct_id: opts.distinctId, dateFrom: opts.from, dateTo: opts.to })),
+  replay: (p: number, sessionId: string) => request<ReplayDetail>("GET", scoped(`/api/v1/replays/${enc(sessionId)}`, p)),
+  deleteReplay: (p: number, sessionId: string) => request<void>("DELETE", scoped(`/api/v1/replays/${enc(sessionId)}`, p)),
+  deleteUserReplays: (p: number, distinctId: string) =>
+    request<{ deleted: number }>("DELETE", scoped("/api/v1/replays", p, { distinct_id: distinctId })),
   deleteSourcemaps: (p: number, release: string) => request<{ deleted: number }>("DELETE", scoped("/api/v1/sourcemaps", p, { release })),
 
   // In-app messages (docs/messages.md): the product's campaigns with their

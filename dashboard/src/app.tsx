@@ -11,6 +11,8 @@ import { envFromSearch, searchWithEnv } from "./dataEnv";
 import { AuthForm } from "./pages/AuthForm";
 import { ErrorGroupPage } from "./pages/ErrorGroup";
 import { Errors } from "./pages/Errors";
+import { ReplayPage } from "./pages/Replay";
+import { Replays } from "./pages/Replays";
 import { Acquisition } from "./pages/Acquisition";
 import { Annotations } from "./pages/Annotations";
 import { ApiReference } from "./pages/ApiReference";
@@ -209,7 +211,7 @@ function currentProduct(products: Product[] | null, loc: Loc): { product: Produc
  * opens its list, and a product's settings open the other product's.
  */
 function productPath(path: string, id: number): string {
-  const item = /^\/(flags|experiments|messages)\/(\d+|new)$/.exec(path) ?? /^\/(errors)\/./.exec(path);
+  const item = /^\/(flags|experiments|messages)\/(\d+|new)$/.exec(path) ?? /^\/(errors|replays)\/./.exec(path);
   return path.startsWith("/settings/products/") ? `/settings/products/${id}` : item ? `/${item[1]}` : path;
 }
 
@@ -253,6 +255,11 @@ function Page(props: {
   if (item?.[1] === "experiments") return <ExperimentPage product={props.product} id={Number(item[2])} />;
   if (item?.[1] === "messages") return <CampaignPage product={props.product} id={Number(item[2])} />;
   if (path === "/api-reference") return <ApiReference />;
+  if (path === "/replays") return <Replays product={props.product} range={props.range} user={search.get("distinct_id") ?? ""} />;
+  if (path.startsWith("/replays/")) {
+    const id = groupFingerprint(path.replace("/replays/", "/errors/"));
+    return id ? <ReplayPage product={props.product} sessionId={id} /> : <NotFound home={home} />;
+  }
   // Errors exists only while the server runs with error tracking on.
   if (path === "/errors" || path.startsWith("/errors/")) {
     if (!props.errorTracking) return <NotFound home={home} />;

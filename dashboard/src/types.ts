@@ -79,6 +79,10 @@ export type ErrorStatus = ErrorGroup["status"];
 export type ErrorGroupList = Schemas["ErrorGroupList"];
 export type ErrorGroupDetail = Schemas["ErrorGroupDetail"];
 export type ErrorOccurrence = Schemas["ErrorOccurrence"];
+export type ReplaySession = Schemas["ReplaySession"];
+export type ReplayList = Schemas["ReplayList"];
+export type ReplayChunk = Schemas["ReplayChunk"];
+export type ReplayDetail = Schemas["ReplayDetail"];
 export type ErrorFrame = Schemas["ErrorFrame"];
 export type ErrorGroupStatus = Schemas["ErrorGroupStatus"];
 /** One sourcemap upload of a release (without its content). */

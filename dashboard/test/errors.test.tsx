@@ -39,7 +39,7 @@ const app = "https://shop.example.com/assets/app.min.js";
 const stack = `RangeError: marker-checkout\n    at u (${app}:1:583)\n    at ${app}:1:340`;
 
 const occurrence = (over: Partial<ErrorOccurrence> = {}): ErrorOccurrence => ({
-  time: "2026-11-23T10:04:00Z", distinctId: "u1", browser: "Chrome 148", os: "Linux", url: "https://shop.example.com/checkout", release: "2.0.0",
+  time: "2026-11-23T10:04:00Z", distinctId: "u1", browser: "Chrome 148", os: "Linux", url: "https://shop.example.com/checkout", release: "2.0.0", sessionId: "",
   frames: [
     { function: "checkout", file: "app.ts", line: 22, column: 11, in_app: true, resolved: true, source_line: '    throw new RangeError("marker-checkout");' },
     { function: "add", file: "app.ts", line: 7, column: 5, in_app: true, resolved: true, source_line: '    if (n < 0) throw new Error("marker-add");' },

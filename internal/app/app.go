@@ -38,6 +38,7 @@ import (
 	"strata/internal/messages"
 	"strata/internal/query"
 	"strata/internal/ratelimit"
+	"strata/internal/replay"
 )
 
 // App is a running Strata server.
@@ -64,6 +65,9 @@ type App struct {
 	checker *experiment.Checker
 	// alerts sends the products' error alerts to their webhooks.
 	alerts *alerts.Job
+	// replayJob deletes expired sessions and keeps products under the
+	// replay size cap.
+	replayJob *replay.Job
 	// bootstrapKey is the live API key the first start of an empty data
 	// directory created for product bootstrapProduct, logged by Run once
 	// the server listens; "" on every other start.
@@ -168,6 +172,9 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Sourcemaps:  a.store.meta,
 		ErrorGroups: a.store.meta,
 		Groups:      a.store.meta,
+		Replays:     a.store.replays,
+		Replay:      cfg.Replay,
+		ReplayAdmit: a.store.guard.Admit,
 		Alerts:      a.store.meta,
 		AlertSender: alertSender,
 		PublicURL:   cfg.PublicURL,
@@ -212,6 +219,10 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// admission slot) and never touches ingest.
 	a.alerts = &alerts.Job{Store: a.store.meta, Counter: engine, Sender: alertSender, Node: nodeName(), Interval: cfg.AlertInterval,
 		Env: analytics.EnvLive, BaseURL: cfg.PublicURL, Log: log.With("component", "alerts"), Now: time.Now}
+	// Replay retention, like the alerts, runs on the lease holder of each
+	// round (docs/replay.md, "Retention").
+	a.replayJob = &replay.Job{Store: a.store.replays, Leases: a.store.meta, Node: nodeName(), Interval: cfg.ReplayInterval,
+		Retention: cfg.ReplayRetention, MaxBytes: int64(cfg.ReplayMaxBytes), Now: time.Now, Log: log.With("component", "replay")}
 	// The HTTP server is fasthttp (docs/architecture.md): /e is served on
 	// it directly, every other path through net/http handlers.
 	a.httpSrv = &fasthttp.Server{
@@ -318,6 +329,7 @@ func (a *App) Run(ctx context.Context) error {
 	checks, stopChecks := context.WithCancel(ctx)
 	defer stopChecks()
 	go a.checker.Run(checks)
+	go a.replayJob.Run(checks)
 	// The alert job is stopped, and its deliveries in flight recorded,
 	// before storage closes.
 	alertJobs, stopAlerts := context.WithCancel(ctx)

@@ -12,6 +12,7 @@ import (
 	"strata/internal/store/clickhouse"
 	"strata/internal/store/duckdb"
 	"strata/internal/store/postgres"
+	"strata/internal/store/replayfs"
 	"strata/internal/store/spool"
 )
 
@@ -29,6 +30,7 @@ type metaStore interface {
 	analytics.AlertStore
 	analytics.CampaignStore
 	analytics.GroupStore
+	analytics.ReplayStore
 }
 
 // storage is what a server stores into, chosen by configuration: by
@@ -43,6 +45,10 @@ type storage struct {
 	// sync is the read-your-writes barrier queries wait on; nil when a
 	// write is visible once acknowledged.
 	sync func(context.Context) error
+	// replays keeps session replay chunks: files in the data directory,
+	// or the PostgreSQL metadata store's table when there is one
+	// (docs/replay.md, "Storage").
+	replays analytics.ReplayStore
 	// embedded is the DuckDB store when one is open (for idle
 	// checkpoints), spool the spool in front of it when events go there.
 	embedded *duckdb.Store
@@ -105,6 +111,9 @@ func openStorage(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *s
 		}
 		s.closers = append(s.closers, pg.Close)
 		s.meta = pg
+		s.replays = pg
+	} else if s.replays, err = replayfs.Open(filepath.Join(cfg.DataDir, "replay")); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

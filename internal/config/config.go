@@ -127,6 +127,15 @@ type Config struct {
 	// (STRATA_ALERT_INTERVAL); one node of a cluster runs each round
 	// (docs/errors.md, "Alerts").
 	AlertInterval time.Duration
+	// Replay lets browser SDKs record sessions (STRATA_REPLAY; the SDK
+	// config's replay, docs/replay.md). ReplayRetention is how long a
+	// session is kept after its last chunk, ReplayMaxBytes how much every
+	// product's sessions may take together (0: no cap), both enforced by
+	// a job every ReplayInterval that deletes the oldest sessions first.
+	Replay          bool
+	ReplayRetention time.Duration
+	ReplayMaxBytes  ByteSize
+	ReplayInterval  time.Duration
 	// PublicURL is the address people reach the dashboard at
 	// (STRATA_PUBLIC_URL), which the links in alerts start with; empty,
 	// they are paths on the server.
@@ -148,6 +157,10 @@ func Default() Config {
 		QueryRateLimit:      120,
 		SampleRatioInterval: 5 * time.Minute,
 		AlertInterval:       time.Minute,
+		Replay:              true,
+		ReplayRetention:     30 * 24 * time.Hour,
+		ReplayMaxBytes:      10 << 30,
+		ReplayInterval:      10 * time.Minute,
 		KeyCacheTTL:         10 * time.Second,
 		DedupCapacity:       4_000_000,
 		CommitLinger:        0,
@@ -304,6 +317,11 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	fs.Var(&c.MaxBodyMemory, "max-body-memory", "memory all request bodies in flight may hold together, e.g. 64MB (env STRATA_MAX_BODY_MEMORY)")
 	envSize("STRATA_MIN_FREE_DISK", &c.MinFreeDisk)
 	fs.Var(&c.MinFreeDisk, "min-free-disk", "free space the data directory must keep; below it ingest answers 503 storage_full; 0 turns the check off (env STRATA_MIN_FREE_DISK)")
+	fs.BoolVar(&c.Replay, "replay", env("STRATA_REPLAY", "true") != "false", "let browser SDKs record sessions (replayEnabled); false refuses $snapshot events (env STRATA_REPLAY)")
+	fs.DurationVar(&c.ReplayRetention, "replay-retention", envDuration("STRATA_REPLAY_RETENTION", c.ReplayRetention), "how long a recorded session is kept after its last chunk (env STRATA_REPLAY_RETENTION)")
+	envSize("STRATA_REPLAY_MAX_BYTES", &c.ReplayMaxBytes)
+	fs.Var(&c.ReplayMaxBytes, "replay-max-bytes", "what each product's recorded sessions may take together, e.g. 10GB; the oldest are deleted beyond it; 0: no cap (env STRATA_REPLAY_MAX_BYTES)")
+	fs.DurationVar(&c.ReplayInterval, "replay-interval", c.ReplayInterval, "how often the replay retention job runs")
 	fs.DurationVar(&c.ReadTimeout, "read-timeout", envDuration("STRATA_READ_TIMEOUT", c.ReadTimeout), "time a request's headers and body may take to arrive (env STRATA_READ_TIMEOUT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "graceful shutdown limit")
 	hosts = new(string)
@@ -351,6 +369,12 @@ func (c Config) Validate() error {
 	}
 	if c.SampleRatioInterval < time.Second {
 		errs = append(errs, fmt.Errorf("srm-interval %v: must be at least 1s", c.SampleRatioInterval))
+	}
+	if c.ReplayRetention < time.Hour {
+		errs = append(errs, fmt.Errorf("replay-retention %v: must be at least 1h", c.ReplayRetention))
+	}
+	if c.ReplayInterval < time.Second {
+		errs = append(errs, fmt.Errorf("replay-interval %v: must be at least 1s", c.ReplayInterval))
 	}
 	if c.AlertInterval < time.Second {
 		errs = append(errs, fmt.Errorf("alert-interval %v: must be at least 1s", c.AlertInterval))

@@ -54,6 +54,9 @@ type occurrenceJSON struct {
 	Frames     []errtrack.Frame `json:"frames"`
 	Resolution string           `json:"resolution"`
 	Stack      string           `json:"stack"`
+	// SessionID is the $session_id the SDK sent with the event, which
+	// links it to the session's replay when one was recorded.
+	SessionID string `json:"sessionId"`
 }
 
 // groupOf shapes a group row with its status. A resolved group with an
@@ -175,12 +178,14 @@ func occurrenceOf(o analytics.ErrorOccurrence) occurrenceJSON {
 		Frames     []errtrack.Frame `json:"$exception_frames"`
 		Resolution string           `json:"$exception_resolution"`
 		Stack      any              `json:"$exception_stack"`
+		SessionID  any              `json:"$session_id"`
 	}
 	json.Unmarshal(o.Properties, &p)
 	out := occurrenceJSON{Time: o.Time, DistinctID: o.DistinctID, Browser: o.Browser, OS: o.OS, URL: o.URL,
 		Frames: p.Frames, Resolution: p.Resolution}
 	out.Release, _ = p.Release.(string)
 	out.Stack, _ = p.Stack.(string)
+	out.SessionID, _ = p.SessionID.(string)
 	if out.Frames == nil {
 		out.Frames = []errtrack.Frame{}
 	}

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,6 +75,9 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx) error {
 	accepted, rejected := s.Pipeline.Process(env, ingest.Request{
 		Product: key.ProductID, Env: key.Env, UserAgent: string(ctx.UserAgent()), ReceivedAt: receivedAt,
 	})
+	if !s.Replay {
+		accepted, rejected = replayDisabled(accepted, rejected)
+	}
 	if len(accepted) == 0 {
 		if rejected == nil {
 			rejected = []ingest.Rejection{}
@@ -82,12 +86,21 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx) error {
 			Message: "Every event of the batch was rejected; see rejected for the reasons.",
 			Detail:  map[string]any{"rejected": rejected}}
 	}
-	// fasthttp reuses the request's buffers once this handler returns;
-	// the events hold none of them (the decoder copies every string).
-	if err := s.Writer.Write(rctx, accepted); err != nil {
+	// Replay chunks go to the replay store, durably, before the events
+	// are committed (docs/replay.md, "Storage").
+	events, err := s.storeChunks(rctx, accepted)
+	if err != nil {
 		return err
 	}
+	// fasthttp reuses the request's buffers once this handler returns;
+	// the events hold none of them (the decoder copies every string).
+	if len(events) > 0 {
+		if err := s.Writer.Write(rctx, events); err != nil {
+			return err
+		}
+	}
 	if len(rejected) > 0 {
+		sort.Slice(rejected, func(i, j int) bool { return rejected[i].Index < rejected[j].Index })
 		writeFastJSON(ctx, fasthttp.StatusAccepted,
 			marshalLine(ingestResponse{Accepted: len(accepted), Rejected: rejected}))
 		return nil

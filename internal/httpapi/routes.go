@@ -52,6 +52,12 @@ type Server struct {
 	// Groups keeps the products' group profiles, which the SDK sends
 	// (groups.go).
 	Groups analytics.GroupStore
+	// Replays keeps the recorded sessions' chunks (replays.go); Replay
+	// says whether SDKs may record (the SDK config's replay), and
+	// ReplayAdmit, when set, whether the disk has room for chunks.
+	Replays     analytics.ReplayStore
+	Replay      bool
+	ReplayAdmit func() error
 	// Alerts keeps the products' alert webhooks and the alerts sent;
 	// AlertSender makes the test delivery; PublicURL starts the
 	// dashboard links in alerts (alerts.go).
@@ -225,6 +231,11 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("POST /api/v1/annotations/bulk-delete", h(s.handleBulkDeleteAnnotations))
 	mux.Handle("DELETE /api/v1/annotations/{id}", h(s.handleDeleteAnnotation))
 
+	mux.Handle("GET /api/v1/replays", h(s.handleListReplays))
+	mux.Handle("DELETE /api/v1/replays", h(s.handleDeleteUserReplays))
+	mux.Handle("GET /api/v1/replays/{sessionId}", h(s.handleGetReplay))
+	mux.Handle("DELETE /api/v1/replays/{sessionId}", h(s.handleDeleteReplay))
+
 	mux.Handle("GET /api/v1/alerts", h(s.handleListAlerts))
 	mux.Handle("GET /api/v1/alerts/webhook", h(s.handleGetAlertWebhook))
 	mux.Handle("PUT /api/v1/alerts/webhook", h(s.handlePutAlertWebhook))
@@ -272,6 +283,8 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /sdk/v1/sdk.min.js.map", serveSDK(sdkMap))
 	mux.Handle("GET /sdk/v1/messages.min.js", serveSDK(messagesScript))
 	mux.Handle("GET /sdk/v1/messages.min.js.map", serveSDK(messagesMap))
+	mux.Handle("GET /sdk/v1/replay.min.js", serveSDK(replayScript))
+	mux.Handle("GET /sdk/v1/replay.min.js.map", serveSDK(replayMap))
 
 	mux.Handle("GET /api/v1/dashboard/config", h(s.handleDashboardConfig))
 	mux.Handle("POST /api/v1/dashboard/setup", h(s.handleSetup))

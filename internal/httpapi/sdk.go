@@ -9,10 +9,11 @@ import (
 
 // The browser SDK is built from sdk/browser (`make build` copies its dist
 // here) and embedded, so one binary serves the scripts its customers' pages
-// load: the SDK, and the message renderer the SDK adds when a product has
-// active messages (docs/messages.md).
+// load: the SDK, the message renderer the SDK adds when a product has
+// active messages (docs/messages.md), and the session recorder it adds
+// when a page turns replay on (docs/replay.md).
 //
-//go:embed sdkjs/sdk.min.js sdkjs/sdk.min.js.map sdkjs/messages.min.js sdkjs/messages.min.js.map
+//go:embed sdkjs/sdk.min.js sdkjs/sdk.min.js.map sdkjs/messages.min.js sdkjs/messages.min.js.map sdkjs/replay.min.js sdkjs/replay.min.js.map
 var sdkFS embed.FS
 
 func loadSDKFile(name string) *webasset.File {
@@ -28,6 +29,8 @@ var (
 	sdkMap         = loadSDKFile("sdk.min.js.map")
 	messagesScript = loadSDKFile("messages.min.js")
 	messagesMap    = loadSDKFile("messages.min.js.map")
+	replayScript   = loadSDKFile("replay.min.js")
+	replayMap      = loadSDKFile("replay.min.js.map")
 )
 
 // serveSDK serves an SDK file for a week of browser and CDN caching (the

@@ -256,6 +256,8 @@ const (
 	RejectInvalidUTF8        RejectReason = "invalid_utf8"         // bytes or escapes that are not Unicode text
 	RejectInvalidCharacter   RejectReason = "invalid_character"    // NUL in a string, key or value
 	RejectInvalidGroups      RejectReason = "invalid_groups"       // $groups not an object of group types to keys
+	RejectInvalidSnapshot    RejectReason = "invalid_snapshot"     // a $snapshot without its replay properties, or unreadable data
+	RejectSnapshotTooLarge   RejectReason = "snapshot_too_large"   // a $snapshot chunk over 1 MiB, or 32 MiB decompressed
 )
 
 // RejectReasons lists every RejectReason, in the order of the API's table.
@@ -264,7 +266,7 @@ var RejectReasons = []RejectReason{
 	RejectMissingDistinctID, RejectInvalidDistinctID, RejectInvalidTimestamp, RejectInvalidUUID,
 	RejectInvalidFieldType, RejectFieldTooLong, RejectInvalidProperties, RejectPropertiesTooLarge,
 	RejectPropertiesTooDeep, RejectReservedProperty, RejectUnknownField, RejectInvalidUTF8,
-	RejectInvalidCharacter, RejectInvalidGroups,
+	RejectInvalidCharacter, RejectInvalidGroups, RejectInvalidSnapshot, RejectSnapshotTooLarge,
 }
 
 func reject(reason RejectReason, format string, args ...any) *Rejection {

@@ -84,6 +84,9 @@ type Pending struct {
 	ClientUUID bool
 	// Index is the event's position in its batch.
 	Index int
+	// Chunk is the replay chunk a $snapshot event carries; such an event
+	// goes to the replay store, not to the writer (docs/replay.md).
+	Chunk *analytics.ReplayChunk
 }
 
 // Pipeline validates and enriches events. It is safe for concurrent use.
@@ -152,8 +155,14 @@ func (p *Pipeline) event(w *wireEvent, index int, sentAt time.Time, req Request)
 		}
 	}
 	limit := maxPropertiesBytes
-	if e.Name == analytics.ExceptionEvent {
+	switch e.Name {
+	case analytics.ExceptionEvent:
 		limit = maxExceptionPropertiesBytes
+	case analytics.SnapshotEvent:
+		if len(w.Properties) > maxSnapshotPropertiesBytes {
+			return out, snapshotTooLarge()
+		}
+		limit = maxSnapshotPropertiesBytes
 	}
 	props, rej := checkProperties(w.Properties, limit)
 	if rej != nil {
@@ -192,6 +201,14 @@ func (p *Pipeline) event(w *wireEvent, index int, sentAt time.Time, req Request)
 			e.Name = "$bot_pageview"
 		}
 		props = withBotProperties(props, *bot)
+	}
+	if e.Name == analytics.SnapshotEvent {
+		// The chunk goes to the replay store; the event itself is not
+		// kept, so its properties are not either.
+		if out.Chunk, rej = snapshotChunk(e, props); rej != nil {
+			return out, rej
+		}
+		props = json.RawMessage("{}")
 	}
 	if e.Name == analytics.ExceptionEvent && p.Exceptions != nil {
 		props = p.Exceptions.Enrich(context.Background(), req.Product, props)

@@ -302,6 +302,8 @@ func TestEveryRejectReason(t *testing.T) {
 		RejectInvalidUTF8:        `{"event_name":"a\ud800","distinct_id":"u"}`,
 		RejectInvalidCharacter:   `{"event_name":"a","distinct_id":"u\u0000"}`,
 		RejectInvalidGroups:      `{"event_name":"a","distinct_id":"u","properties":{"$groups":{"Company":"acme"}}}`,
+		RejectInvalidSnapshot:    `{"event_name":"$snapshot","distinct_id":"u","properties":{}}`,
+		RejectSnapshotTooLarge:   `{"event_name":"$snapshot","distinct_id":"u","properties":{"k":"` + strings.Repeat("v", maxSnapshotPropertiesBytes) + `"}}`,
 	}
 	seen := map[RejectReason]bool{}
 	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)

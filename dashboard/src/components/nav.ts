@@ -16,6 +16,7 @@ const items: readonly (NavItem & { feature?: "errorTracking" })[] = [
   { path: "/acquisition", label: "Acquisition", chart: true },
   { path: "/annotations", label: "Annotations", chart: false },
   { path: "/errors", label: "Errors", chart: true, feature: "errorTracking" },
+  { path: "/replays", label: "Replays", chart: true },
   { path: "/messages", label: "Messages", chart: false },
   { path: "/experiments", label: "Experiments", chart: false },
   { path: "/flags", label: "Flags", chart: false },

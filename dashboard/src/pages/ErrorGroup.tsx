@@ -9,6 +9,7 @@ import { useLoad } from "../load";
 import { during, searchWithRange, type DateRange } from "../range";
 import type { DataEnv, ErrorFrame, ErrorGroup, ErrorGroupDetail, ErrorOccurrence, ErrorStatus, Product } from "../types";
 import { ErrorStatusPill, RegressedBadge } from "./Errors";
+import { replayHref } from "./Replays";
 
 /** The status changes a group offers, as buttons: every status but its own. */
 const changes: { status: ErrorStatus; label: string }[] = [
@@ -180,7 +181,7 @@ function GroupView(props: { product: Product; fingerprint: string; range: DateRa
       </p>
       <ol class="occurrences">
         {newest.map((o, i) => (
-          <Occurrence key={`${o.time}/${i}`} occurrence={o} index={i} />
+          <Occurrence key={`${o.time}/${i}`} occurrence={o} index={i} productId={pid} />
         ))}
       </ol>
     </section>
@@ -245,7 +246,7 @@ function ResolveForm(props: { latest: string; busy: boolean; onResolve: (release
  * Occurrence is one event of the group: when, who, where and which
  * release, then its stack. The newest shows its frames open.
  */
-function Occurrence(props: { occurrence: ErrorOccurrence; index: number }) {
+function Occurrence(props: { occurrence: ErrorOccurrence; index: number; productId: number }) {
   const o = props.occurrence;
   return (
     <li class="card occurrence" data-testid="occurrence">
@@ -273,6 +274,14 @@ function Occurrence(props: { occurrence: ErrorOccurrence; index: number }) {
           <dt>URL</dt>
           <dd class="url">{o.url || "—"}</dd>
         </div>
+        {o.sessionId && (
+          <div>
+            <dt>Replay</dt>
+            <dd>
+              <Link href={`${replayHref(props.productId, o.sessionId)}`}>Watch the session</Link>
+            </dd>
+          </div>
+        )}
       </dl>
       <details open={props.index === 0}>
         <summary>

@@ -30,6 +30,7 @@ type Meta interface {
 	analytics.AlertStore
 	analytics.CampaignStore
 	analytics.GroupStore
+	analytics.ReplayStore
 }
 
 // Events is the event half of storage and the queries over it (DuckDB
@@ -65,6 +66,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("Alerts", func(t *testing.T) { testAlerts(t, open(t)) })
 	t.Run("Campaigns", func(t *testing.T) { testCampaigns(t, open(t)) })
 	t.Run("Groups", func(t *testing.T) { testGroups(t, open(t)) })
+	t.Run("Replay", func(t *testing.T) { testReplay(t, open(t)) })
 	t.Run("Users", func(t *testing.T) { testUsers(t, open(t)) })
 	t.Run("OwnerRace", func(t *testing.T) { testOwnerRace(t, open(t)) })
 }

@@ -28,6 +28,12 @@ export const iife = {
  */
 export const messages = { ...iife, entryPoints: ["src/messages/iife.ts"], outfile: "dist/messages.min.js" };
 
+/**
+ * dist/replay.min.js: the session recorder (rrweb), served at /sdk/v1/replay.min.js
+ * and loaded by the SDK only when the page turns replay on (docs/replay.md).
+ */
+export const replay = { ...iife, entryPoints: ["src/replay/iife.ts"], outfile: "dist/replay.min.js" };
+
 /** dist/index.js and dist/index.cjs: the npm package's module builds. */
 export const modules = ["esm", "cjs"].map((format) => ({
   absWorkingDir: root,

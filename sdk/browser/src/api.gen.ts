@@ -70,6 +70,7 @@ export interface components {
             flags: components["schemas"]["SdkFlag"][];
             messagesEnabled: boolean;
             errorTracking: boolean;
+            /** @description Whether the server takes session recordings (`--replay`); the SDK records only when the page also set `replayEnabled` (docs/replay.md). */
             replay: boolean;
         };
         /** Flag as the SDKs evaluate it */

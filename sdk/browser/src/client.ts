@@ -2,8 +2,9 @@ import { autocapture } from "./autocapture.js";
 import { errorTracking } from "./errors.js";
 import { FlagClient, type FlagHost } from "./flags.js";
 import { Queue } from "./queue.js";
+import { sampled, sessionId } from "./session.js";
 import { forget, getJSON, persist, recall, set } from "./storage.js";
-import type { Flags, MessageHost, MessageRenderer, Properties, StrataOptions, WireEvent } from "./types.js";
+import type { Flags, MessageHost, MessageRenderer, Properties, ReplayHost, ReplayRecorder, StrataOptions, WireEvent } from "./types.js";
 import { uuid } from "./uuid.js";
 
 /** The SDK's version, sent with every event as `$lib_version` (README.md, "What it sends"). */
@@ -23,7 +24,7 @@ const EARLY_EVENTS = 50;
  * Pages normally use the `init()` singleton; the class is exported for apps that
  * want an explicit instance. No public method throws into the page.
  */
-export class Strata implements FlagHost, MessageHost {
+export class Strata implements FlagHost, MessageHost, ReplayHost {
   /** Feature flags and experiments. */
   readonly flags: Flags;
   private readonly flagClient: FlagClient;
@@ -52,6 +53,8 @@ export class Strata implements FlagHost, MessageHost {
    * when it registered or will not come.
    */
   private early?: [string, Properties, string][];
+  /** The session recorder, once its script registered (docs/replay.md). */
+  private replay?: ReplayRecorder;
 
   constructor(options: StrataOptions) {
     this.options = options;
@@ -87,6 +90,11 @@ export class Strata implements FlagHost, MessageHost {
     if (options.messages !== false) {
       this.early = [];
       void this.flagClient.config(this.distinctId()).then((c) => (c && c.messagesEnabled ? this.loadMessages() : (this.early = undefined)));
+    }
+    const rate = options.replaySampleRate;
+    if (options.replayEnabled && sampled(sessionId(), rate == null ? 1 : rate)) {
+      void this.flagClient.config(this.distinctId()).then((c) => c && c.replay && this.load("replay", (create) => (this.replay = create(this))));
+      this.stop.push(() => this.replay && this.replay.stop());
     }
     if (options.autocapture !== false) {
       this.stop.push(autocapture((name, props) => this.capture(name, props), () => this.pageview()));
@@ -227,6 +235,7 @@ export class Strata implements FlagHost, MessageHost {
           ...properties,
           ...(!internal && this.experiment),
           $groups: Object.keys(this.groups).length ? this.groups : undefined,
+          $session_id: sessionId(time.getTime()),
           $lib: "strata-js",
           $lib_version: VERSION,
         },
@@ -235,6 +244,7 @@ export class Strata implements FlagHost, MessageHost {
       // A copy through JSON keeps later mutations of `properties` out, and drops an
       // event that could never be sent (a cycle, a BigInt) here rather than later.
       this.queue.push(JSON.parse(JSON.stringify(e)));
+      if (this.replay) this.replay.event(eventName, e.properties);
       if (this.messages) this.messages.event(eventName, e.properties, url);
       else if (this.early && this.early.length < EARLY_EVENTS) this.early.push([eventName, e.properties, url]);
     } catch {
@@ -248,14 +258,27 @@ export class Strata implements FlagHost, MessageHost {
    * replayed to it.
    */
   private loadMessages(): void {
-    window.__strataMessages = (create) => {
+    this.load("messages", (create) => {
       const r = (this.messages = create(this));
       for (const e of this.early || []) r.event(...e);
       this.early = undefined;
-    };
+    });
+  }
+
+  /** sessionId is the session's id, counting the call as activity (ReplayHost). */
+  sessionId(): string {
+    return sessionId();
+  }
+
+  /**
+   * load adds the script `/sdk/v1/<name>.min.js` (async, from the API's origin) and the
+   * hook `window.__strata<Name>` it registers with.
+   */
+  private load<K extends "messages" | "replay">(name: K, register: K extends "messages" ? Window["__strataMessages"] : Window["__strataReplay"]): void {
+    (window as unknown as Record<string, unknown>)["__strata" + name[0].toUpperCase() + name.slice(1)] = register;
     const s = document.createElement("script");
     s.async = true;
-    s.src = this.host + "/sdk/v1/messages.min.js";
+    s.src = this.host + "/sdk/v1/" + name + ".min.js";
     document.head.appendChild(s);
   }
 

@@ -11,8 +11,16 @@ export interface StrataOptions {
   apiHost?: string;
   /** Capture page views, clicks on links and buttons, and form submits. Default true. */
   autocapture?: boolean;
-  /** Session replay. Accepted for forward compatibility; not implemented yet. Default false. */
+  /**
+   * Record sessions (docs/replay.md): when `GET /api/v1/config` says `replay`, the SDK
+   * loads its recorder, a third script (`/sdk/v1/replay.min.js`, rrweb), which masks
+   * every input value and the text of `[data-strata-mask]` elements, never records
+   * password fields, and replaces `[data-strata-block]` elements with a placeholder.
+   * Default false.
+   */
   replayEnabled?: boolean;
+  /** The share of sessions recorded, 0–1, decided once per session. Default 1. */
+  replaySampleRate?: number;
   /**
    * Send uncaught errors and unhandled promise rejections as `$exception` events
    * (README.md, "Error tracking"). Default false.
@@ -117,8 +125,32 @@ export interface MessageRenderer {
  */
 export type MessageRegister = (create: (host: MessageHost) => MessageRenderer) => void;
 
+/**
+ * ReplayHost is what the SDK gives the session recorder (src/replay/), loaded as a
+ * third script that registers through `window.__strataReplay`.
+ */
+export interface ReplayHost {
+  readonly host: string;
+  readonly key: string;
+  distinctId(): string;
+  /** sessionId is the current session's id, counting the call as activity (src/session.ts). */
+  sessionId(): string;
+}
+
+/** ReplayRecorder is what the recorder gives the SDK. Its methods must not throw. */
+export interface ReplayRecorder {
+  /** event marks an event the SDK captured in the recording, for the player's timeline. */
+  event(eventName: string, properties: Properties): void;
+  /** stop ends the recording and sends what is buffered. */
+  stop(): void;
+}
+
+/** ReplayRegister is `window.__strataReplay`: called once with a function that makes the recorder. */
+export type ReplayRegister = (create: (host: ReplayHost) => ReplayRecorder) => void;
+
 declare global {
   interface Window {
     __strataMessages?: MessageRegister;
+    __strataReplay?: ReplayRegister;
   }
 }

@@ -75,6 +75,7 @@ describe("error tracking", () => {
       $exception_source: "onerror",
       $exception_count: 1,
       $release: "1.0.0",
+      $session_id: expect.any(String),
       $lib: "strata-js",
       $lib_version: "0.3.1",
     });
@@ -312,6 +313,7 @@ describe("release and track($exception)", () => {
       $exception_stack: err.stack,
       $exception_source: "manual",
       $release: "2026.11.23-1",
+      $session_id: expect.any(String),
       $lib: "strata-js",
       $lib_version: "0.3.1",
     });

@@ -52,6 +52,7 @@ describe("identify", () => {
       $anon_distinct_id: anon,
       plan: "pro",
       email: "a@example.com",
+      $session_id: expect.any(String),
       $lib: "strata-js",
       $lib_version: "0.3.1",
     });

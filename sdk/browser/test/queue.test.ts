@@ -29,7 +29,7 @@ describe("batching", () => {
     expect(a.uuid).toMatch(UUID_V4);
     expect(a.timestamp).toBe(new Date(a.timestamp).toISOString());
     expect(a.url).toBe("https://shop.example.com/pricing?plan=pro");
-    expect(a.properties).toEqual({ n: 1, $lib: "strata-js", $lib_version: "0.3.1" });
+    expect(a.properties).toEqual({ n: 1, $session_id: expect.any(String), $lib: "strata-js", $lib_version: "0.3.1" });
     expect(Object.keys(body!)).toEqual(["api_key", "sent_at", "batch"]);
   });
 

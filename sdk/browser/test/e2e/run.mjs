@@ -18,6 +18,7 @@ import { chromium } from "playwright-core";
 import { harness } from "../../../../e2e/browser/harness.mjs";
 import { experiments, expPage } from "./experiments.mjs";
 import { messages, messagesPage } from "./messages.mjs";
+import { replay, replayPage } from "./replay.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = join(here, "..", "..");
@@ -45,7 +46,7 @@ async function main() {
 
   // The pages load the script the server embeds; it must be this build
   // (make copies dist/ into the server before building it).
-  for (const name of ["sdk.min.js", "messages.min.js"]) {
+  for (const name of ["sdk.min.js", "messages.min.js", "replay.min.js"]) {
     const served = await fetch(strata.url + "/sdk/v1/" + name);
     const built = readFileSync(join(pkg, "dist", name), "utf8");
     if (!served.ok || (await served.text()) !== built) {
@@ -74,6 +75,10 @@ async function main() {
   const pageErrors = [];
   context.on("weberror", (e) => pageErrors.push(e.error().message));
   const page = await context.newPage();
+
+  // Session replay (docs/replay.md); E2E_ONLY=replay runs this part alone.
+  await replay({ browser, check, site, api, call: api.call, dataDir: strata.dataDir });
+  if (process.env.E2E_ONLY === "replay") return;
 
   /** Counts that must hold at the end too, after the SDK had time to send duplicates. */
   const finals = [];
@@ -410,6 +415,7 @@ async function startSite({ strataUrl, key, sdkFromStrata }) {
     "/spa.html": page("<p>Single-page app.</p>"),
     "/offline.html": page("<p>Offline.</p>"),
     "/plain.html": page("<p>No SDK here.</p>", false),
+    "/replay.html": replayPage(strataUrl, key),
     "/exp.html": expPage(head),
     // Error tracking on, with a release; the page's own window.onerror counts too.
     "/errors.html": `<!doctype html><html><head><meta charset="utf-8"><title>Errors</title>

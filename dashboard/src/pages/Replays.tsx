@@ -1,0 +1,136 @@
+import { useState } from "preact/hooks";
+import { api, message } from "../api";
+import { ConfirmDialog } from "../components/ConfirmDialog";
+import { Link } from "../components/Link";
+import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
+import { when } from "../format";
+import { useLoad } from "../load";
+import type { DateRange } from "../range";
+import type { Product, ReplaySession } from "../types";
+
+/** duration writes a session's length as 1 h 2 min, 3 min 4 s or 5 s. */
+export function duration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+}
+
+/** replayHref is the player page of a session. */
+export function replayHref(productId: number, sessionId: string): string {
+  return `/replays/${encodeURIComponent(sessionId)}?product=${productId}`;
+}
+
+/**
+ * Replays lists the product's recorded sessions over the date range, latest
+ * first, by user when one is typed (docs/replay.md), each opening the player;
+ * a user's sessions can all be deleted at once (a privacy request).
+ */
+export function Replays(props: { product: Product | null; range: DateRange; user?: string }) {
+  if (!props.product) return <NoProduct />;
+  return <ReplayList key={props.product.id} product={props.product} range={props.range} user={props.user ?? ""} />;
+}
+
+function ReplayList(props: { product: Product; range: DateRange; user: string }) {
+  const pid = props.product.id;
+  const [user, setUser] = useState(props.user);
+  const [typed, setTyped] = useState(props.user);
+  const [confirm, setConfirm] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [notice, setNotice] = useState<{ ok?: string; error?: string }>({});
+  const [loaded, reload] = useLoad(() => api.replays(pid, { distinctId: user, from: props.range.from, to: props.range.to }), [
+    pid,
+    user,
+    props.range.from,
+    props.range.to,
+  ]);
+  const deleteAll = async () => {
+    setBusy(true);
+    try {
+      const out = await api.deleteUserReplays(pid, user);
+      setNotice({ ok: `Deleted ${out.deleted} ${out.deleted === 1 ? "session" : "sessions"} of ${user}.` });
+      setConfirm(false);
+      reload();
+    } catch (err) {
+      setNotice({ error: message(err) });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section class="page">
+      <div class="section-head">
+        <h1>Replays</h1>
+      </div>
+      <form
+        class="filters"
+        role="search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setUser(typed.trim());
+        }}
+      >
+        <label>
+          User <input type="search" value={typed} placeholder="distinct_id" onInput={(e) => setTyped(e.currentTarget.value)} />
+        </label>
+        <button type="submit" class="button secondary">
+          Show
+        </button>
+        {user && (
+          <button type="button" class="button danger" onClick={() => setConfirm(true)}>
+            Delete all of {user}'s replays…
+          </button>
+        )}
+      </form>
+      <Notice notice={notice} />
+      {loaded.state === "failed" ? (
+        <ErrorState message={loaded.error} onRetry={reload} />
+      ) : loaded.state !== "done" ? (
+        <Skeleton rows={5} label="Loading the replays…" />
+      ) : loaded.data.items.length === 0 ? (
+        <div class="empty-state" data-testid="no-replays">
+          <p>No recorded session{user ? ` of ${user}` : ""} in this date range.</p>
+          <p class="muted">
+            Sessions are recorded on pages whose SDK has <code>replayEnabled: true</code>.
+          </p>
+        </div>
+      ) : (
+        <div class="table-wrap">
+          <table class="table" data-testid="replays">
+            <thead>
+              <tr>
+                <th>User</th>
+                <th>Start</th>
+                <th class="num">Duration</th>
+                <th class="num">Pages</th>
+                <th class="num">Clicks</th>
+                <th class="num">Errors</th>
+              </tr>
+            </thead>
+            <tbody>
+              {loaded.data.items.map((s: ReplaySession) => (
+                <tr key={s.sessionId}>
+                  <td>
+                    <Link href={replayHref(pid, s.sessionId)}>{s.distinctId}</Link>
+                  </td>
+                  <td>
+                    <time dateTime={s.start}>{when(s.start)}</time>
+                  </td>
+                  <td class="num">{duration(s.durationMs)}</td>
+                  <td class="num">{s.pages}</td>
+                  <td class="num">{s.clicks}</td>
+                  <td class="num">{s.errors}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {confirm && (
+        <ConfirmDialog title={`Delete every replay of ${user}?`} confirmLabel="Delete replays" busy={busy} onConfirm={deleteAll} onCancel={() => setConfirm(false)}>
+          <p>Every recorded session in which this user appears is deleted for good. Their events stay.</p>
+        </ConfirmDialog>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,107 @@
+// Package replay enforces what session replays may keep (docs/replay.md,
+// "Retention"): a job that deletes sessions past the retention period and,
+// per product, the oldest sessions beyond the size cap. One node of a
+// cluster runs each round, by a lease (package lease).
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"time"
+
+	"strata/internal/analytics"
+	"strata/internal/lease"
+)
+
+// leaseName is the job's lease in the metadata store.
+const leaseName = "replay-retention"
+
+// Job deletes expired sessions and keeps every product under its cap.
+type Job struct {
+	Store  analytics.ReplayStore
+	Leases analytics.LeaseStore
+	// Node names this process for the lease; Interval is the time between
+	// rounds.
+	Node     string
+	Interval time.Duration
+	// Retention is how long a session is kept after the server took its
+	// last chunk; MaxBytes how much a product's sessions may take
+	// together (0: no cap).
+	Retention time.Duration
+	MaxBytes  int64
+	Now       func() time.Time
+	Log       *slog.Logger
+}
+
+// Run runs a round every Interval until ctx ends.
+func (j *Job) Run(ctx context.Context) {
+	lease.Every(ctx, j.Interval, j.Log, "replay retention failed", func(ctx context.Context) error {
+		_, err := j.Round(ctx)
+		return err
+	})
+}
+
+// Round runs one round if this node holds the lease, and returns how many
+// sessions it deleted. One product's failure does not stop the others.
+func (j *Job) Round(ctx context.Context) (int, error) {
+	now := j.Now()
+	mine, err := lease.Held(ctx, j.Leases, leaseName, j.Node, now, j.Interval)
+	if err != nil || !mine {
+		return 0, err
+	}
+	products, err := j.Store.ReplayProducts(ctx)
+	if err != nil {
+		return 0, err
+	}
+	deleted := 0
+	var errs []error
+	for _, p := range products {
+		n, err := j.product(ctx, p, now)
+		deleted += n
+		if err != nil {
+			errs = append(errs, fmt.Errorf("product %d: %w", p, err))
+		}
+	}
+	if deleted > 0 && j.Log != nil {
+		j.Log.Info("replay retention deleted sessions", "sessions", deleted)
+	}
+	return deleted, errors.Join(errs...)
+}
+
+// product applies both rules to one product's sessions: those whose last
+// chunk came before now − Retention go, then the oldest (by start) until
+// the rest fit under MaxBytes.
+func (j *Job) product(ctx context.Context, productID int64, now time.Time) (int, error) {
+	sessions, err := j.Store.ListReplaySessions(ctx, productID, analytics.ReplayFilter{})
+	if err != nil {
+		return 0, err
+	}
+	sort.Slice(sessions, func(a, b int) bool {
+		if !sessions[a].Start.Equal(sessions[b].Start) {
+			return sessions[a].Start.Before(sessions[b].Start)
+		}
+		return sessions[a].SessionID < sessions[b].SessionID
+	})
+	var total int64
+	for _, s := range sessions {
+		total += s.Bytes
+	}
+	cutoff := now.Add(-j.Retention)
+	deleted := 0
+	for _, s := range sessions {
+		expired := j.Retention > 0 && s.LastReceived.Before(cutoff)
+		over := j.MaxBytes > 0 && total > j.MaxBytes
+		if !expired && !over {
+			continue
+		}
+		if err := j.Store.DeleteReplaySession(ctx, productID, s.SessionID); err != nil && !errors.Is(err, analytics.ErrNotFound) {
+			return deleted, err
+		}
+		total -= s.Bytes
+		deleted++
+	}
+	return deleted, nil
+}

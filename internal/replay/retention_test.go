@@ -1,0 +1,117 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"strata/internal/analytics"
+	"strata/internal/store/replayfs"
+)
+
+// leases is a lease store of one holder at a time.
+type leases struct {
+	holder  string
+	expires time.Time
+}
+
+func (l *leases) AcquireLease(_ context.Context, _, holder string, now, expires time.Time) (bool, error) {
+	if l.holder != "" && l.holder != holder && now.Before(l.expires) {
+		return false, nil
+	}
+	l.holder, l.expires = holder, expires
+	return true, nil
+}
+
+// clock is the injected time.
+type clock struct{ t time.Time }
+
+func (c *clock) Now() time.Time { return c.t }
+
+// record stores one chunk of size bytes for a session that started at
+// start and was received then.
+func record(t *testing.T, s analytics.ReplayStore, product int64, sid string, start time.Time, size int) {
+	t.Helper()
+	c := analytics.ReplayChunk{ProductID: product, SessionID: sid, WindowID: "w", DistinctID: "u-" + sid,
+		FirstTS: start, LastTS: start.Add(time.Minute), Encoding: analytics.ReplayJSON, Data: make([]byte, size),
+		ReceivedAt: start.Add(time.Minute)}
+	if err := s.AppendReplayChunks(context.Background(), []analytics.ReplayChunk{c}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ids(t *testing.T, s analytics.ReplayStore, product int64) string {
+	t.Helper()
+	list, err := s.ListReplaySessions(context.Background(), product, analytics.ReplayFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, x := range list {
+		out = append(out, x.SessionID)
+	}
+	return fmt.Sprint(out)
+}
+
+// TestRetention runs the job on the disk store with an injected clock:
+// sessions go 30 days after their last chunk, not before; a product over
+// its cap loses its oldest sessions first until it fits, and the other
+// products keep theirs; only the lease holder deletes.
+func TestRetention(t *testing.T) {
+	s, err := replayfs.Open(filepath.Join(t.TempDir(), "replay"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := 24 * time.Hour
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	clk := &clock{t0}
+	l := &leases{}
+	job := &Job{Store: s, Leases: l, Node: "a", Interval: time.Minute, Retention: 30 * day, MaxBytes: 1000, Now: clk.Now}
+
+	record(t, s, 1, "old", t0, 100)
+	record(t, s, 1, "mid", t0.Add(10*day), 100)
+	record(t, s, 1, "new", t0.Add(20*day), 100)
+	record(t, s, 2, "other", t0, 100)
+
+	clk.t = t0.Add(30 * day) // "old" ended 30 days minus a minute ago
+	if n, err := job.Round(context.Background()); err != nil || n != 0 {
+		t.Fatalf("round at 30 days: deleted %d, %v", n, err)
+	}
+	clk.t = t0.Add(30*day + 2*time.Minute)
+	if n, err := job.Round(context.Background()); err != nil || n != 2 {
+		t.Fatalf("round past 30 days: deleted %d, %v; want old of both products", n, err)
+	}
+	if got := ids(t, s, 1); got != "[new mid]" {
+		t.Errorf("product 1 keeps %s", got)
+	}
+	if got := ids(t, s, 2); got != "[]" {
+		t.Errorf("product 2 keeps %s", got)
+	}
+
+	// The cap: 1000 bytes. Product 1 has 200; three more of 300 take it
+	// to 1100, so its oldest ("mid") goes, and nothing else.
+	for i, sid := range []string{"c1", "c2", "c3"} {
+		record(t, s, 1, sid, clk.t.Add(time.Duration(i)*time.Hour), 300)
+	}
+	record(t, s, 3, "big", clk.t, 5000) // product 3 alone over the cap: its only session goes
+	clk.t = clk.t.Add(3 * time.Hour)
+	if n, err := job.Round(context.Background()); err != nil || n != 2 {
+		t.Fatalf("cap round: deleted %d, %v", n, err)
+	}
+	if got := ids(t, s, 1); got != "[c3 c2 c1 new]" {
+		t.Errorf("product 1 keeps %s, want the newest within 1000 bytes", got)
+	}
+	if got := ids(t, s, 3); got != "[]" {
+		t.Errorf("product 3 keeps %s", got)
+	}
+
+	// Another node does nothing while the lease is held.
+	other := *job
+	other.Node = "b"
+	other.MaxBytes = 1
+	if n, err := other.Round(context.Background()); err != nil || n != 0 {
+		t.Errorf("a node without the lease deleted %d, %v", n, err)
+	}
+}

@@ -1,0 +1,167 @@
+import { record } from "rrweb";
+import type { Properties, ReplayHost, ReplayRecorder } from "../types.js";
+import { uuid } from "../uuid.js";
+
+/** A chunk is sent after this many rrweb events, or this long after its first (docs/replay.md). */
+export const CHUNK_EVENTS = 100;
+export const CHUNK_MS = 5000;
+/** Recording pauses after this long without input, and resumes on the next. */
+export const IDLE_MS = 5 * 60 * 1000;
+/** What the SDK sends by fetch with keepalive (the browsers' limit is 64 KiB for all in flight). */
+const KEEPALIVE_BYTES = 60000;
+
+/** rrweb's incremental sources that are the user's own doing (mouse, scroll, input, touch…). */
+const ACTIVE_SOURCES = [1, 2, 3, 5, 6, 7, 12];
+
+/** The element rules every recording applies; pages cannot loosen them. */
+export const PRIVACY = {
+  maskAllInputs: true,
+  maskInputOptions: { password: true },
+  maskTextSelector: "[data-strata-mask]",
+  blockSelector: "[data-strata-block], input[type=password]",
+};
+
+interface RREvent {
+  type: number;
+  timestamp: number;
+  data?: { source?: number };
+}
+
+/**
+ * Recorder records the page with rrweb and sends it in chunks as `$snapshot` events:
+ * the chunk's events as a JSON array, gzipped with CompressionStream where the browser
+ * has it (`gzip-json`), else as they are (`json`), base64-encoded. It pauses while the
+ * tab is hidden or the user idle, and follows the SDK's session: a new session id
+ * starts a new full snapshot at chunk 0.
+ */
+export class Recorder implements ReplayRecorder {
+  private readonly host: ReplayHost;
+  private readonly window = uuid();
+  private session: string;
+  private index = 0;
+  private buffer: RREvent[] = [];
+  private timer?: ReturnType<typeof setTimeout>;
+  private stopRecording?: () => void;
+  private lastActive = Date.now();
+  private lastTouch = 0;
+  private idleTimer?: ReturnType<typeof setInterval>;
+  private readonly cleanups: (() => void)[] = [];
+
+  constructor(host: ReplayHost) {
+    this.host = host;
+    this.session = host.sessionId();
+    const visibility = () => (document.visibilityState == "hidden" ? this.pause() : this.resume());
+    const wake = () => this.resume();
+    document.addEventListener("visibilitychange", visibility);
+    for (const type of ["mousedown", "keydown", "scroll", "touchstart", "mousemove"]) addEventListener(type, wake, { capture: true, passive: true });
+    addEventListener("pagehide", () => this.flush(true));
+    this.cleanups.push(
+      () => document.removeEventListener("visibilitychange", visibility),
+      () => ["mousedown", "keydown", "scroll", "touchstart", "mousemove"].forEach((t) => removeEventListener(t, wake, { capture: true })),
+    );
+    this.idleTimer = setInterval(() => Date.now() - this.lastActive > IDLE_MS && this.pause(), 10000);
+    if (document.visibilityState != "hidden") this.resume();
+  }
+
+  /** resume starts recording (a full snapshot first) unless it runs. */
+  private resume(): void {
+    this.lastActive = Date.now();
+    if (this.stopRecording || document.visibilityState == "hidden") return;
+    this.touch(true);
+    this.stopRecording = record<RREvent>({
+      ...PRIVACY,
+      emit: (e) => this.emit(e),
+      sampling: { mousemove: 50, scroll: 150, input: "last" },
+      recordCanvas: false,
+      collectFonts: false,
+      inlineImages: false,
+    });
+  }
+
+  /** pause stops recording and sends what is buffered. */
+  private pause(): void {
+    if (!this.stopRecording) return;
+    this.stopRecording();
+    this.stopRecording = undefined;
+    this.flush(document.visibilityState == "hidden");
+  }
+
+  /** touch counts activity for the session, at most once a second, and follows a new session id. */
+  private touch(force?: boolean): void {
+    const now = Date.now();
+    if (!force && now - this.lastTouch < 1000) return;
+    this.lastTouch = now;
+    const id = this.host.sessionId();
+    if (id == this.session) return;
+    this.flush();
+    this.session = id;
+    this.index = 0;
+    if (this.stopRecording) record.takeFullSnapshot(true);
+  }
+
+  private emit(e: RREvent): void {
+    if (e.type == 3 && e.data && ACTIVE_SOURCES.indexOf(e.data.source as number) >= 0) {
+      this.lastActive = Date.now();
+      this.touch();
+    }
+    this.buffer.push(e);
+    if (this.buffer.length >= CHUNK_EVENTS) this.flush();
+    else if (!this.timer) this.timer = setTimeout(() => this.flush(), CHUNK_MS);
+  }
+
+  /** event marks an SDK event in the recording as an rrweb custom event tagged with its name. */
+  event(eventName: string, properties: Properties): void {
+    try {
+      if (!this.stopRecording || eventName == "$snapshot") return;
+      const payload = eventName == "$exception" ? { message: String(properties.$exception_message || "").slice(0, 200) } : {};
+      record.addCustomEvent(eventName, payload);
+    } catch {
+      // Never throw into the page.
+    }
+  }
+
+  stop(): void {
+    this.pause();
+    clearInterval(this.idleTimer);
+    for (const f of this.cleanups) f();
+  }
+
+  /** flush sends the buffer as the next chunk; `leaving` when the page is going away. */
+  private flush(leaving?: boolean): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (!this.buffer.length) return;
+    const events = this.buffer;
+    this.buffer = [];
+    const props = { $session_id: this.session, $window_id: this.window, $chunk_index: this.index++ };
+    const json = JSON.stringify(events);
+    const last = new Date(events[events.length - 1].timestamp).toISOString();
+    const send = (data: string, encoding: string) => {
+      const body = JSON.stringify({
+        api_key: this.host.key,
+        sent_at: new Date().toISOString(),
+        batch: [{ uuid: uuid(), event_name: "$snapshot", distinct_id: this.host.distinctId(), timestamp: last, url: location.href,
+          properties: { ...props, $snapshot_data: data, $snapshot_encoding: encoding } }],
+      });
+      const url = this.host.host + "/e";
+      if (leaving && body.length < KEEPALIVE_BYTES && navigator.sendBeacon && navigator.sendBeacon(url, body)) return;
+      fetch(url, { method: "POST", headers: { "Content-Type": "text/plain" }, body, keepalive: body.length < KEEPALIVE_BYTES }).catch(() => {});
+    };
+    // A page going away has no time for an asynchronous compression.
+    if (typeof CompressionStream != "function" || leaving) {
+      send(base64(new TextEncoder().encode(json)), "json");
+      return;
+    }
+    new Response(new Blob([json]).stream().pipeThrough(new CompressionStream("gzip")))
+      .arrayBuffer()
+      .then((b) => send(base64(new Uint8Array(b)), "gzip-json"))
+      .catch(() => send(base64(new TextEncoder().encode(json)), "json"));
+  }
+}
+
+/** base64 encodes bytes (btoa takes a binary string; built in pieces to spare the stack). */
+function base64(bytes: Uint8Array): string {
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode.apply(null, Array.from(bytes.subarray(i, i + 0x8000)));
+  return btoa(s);
+}
