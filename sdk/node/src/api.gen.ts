@@ -187,9 +187,11 @@ export interface components {
          *     | `invalid_utf8` | The event has bytes that are not valid UTF-8, or the escape of half a surrogate pair (`\ud800`). |
          *     | `invalid_character` | A string field, or a key or value of `properties`, contains NUL (`\u0000`). |
          *     | `invalid_groups` | `properties.$groups` is not an object of at most 5 group types (`^[a-z][a-z0-9_]{0,31}$`), each mapped to a key string of 1–200 characters. |
+         *     | `invalid_snapshot` | A `$snapshot` event (a session replay chunk, docs/replay.md) lacks `$session_id` or `$window_id` (1–64 of `A-Za-z0-9_-`), `$chunk_index` (an integer ≥ 0), `$snapshot_encoding` (`gzip-json` or `json`) or `$snapshot_data` (base64), its data is not a non-empty JSON array of rrweb events in that encoding, or the server runs with `--replay=false`. |
+         *     | `snapshot_too_large` | A `$snapshot` event's `$snapshot_data` is over 1 MiB (1,048,576 bytes) once base64 is decoded, or over 32 MiB of JSON once decompressed. The other events of the batch are stored; the SDK sends smaller chunks. |
          * @enum {string}
          */
-        RejectionCode: "invalid_event" | "missing_event_name" | "invalid_event_name" | "reserved_event_name" | "missing_distinct_id" | "invalid_distinct_id" | "invalid_timestamp" | "invalid_uuid" | "invalid_field_type" | "field_too_long" | "invalid_properties" | "properties_too_large" | "properties_too_deep" | "reserved_property" | "unknown_field" | "invalid_utf8" | "invalid_character" | "invalid_groups";
+        RejectionCode: "invalid_event" | "missing_event_name" | "invalid_event_name" | "reserved_event_name" | "missing_distinct_id" | "invalid_distinct_id" | "invalid_timestamp" | "invalid_uuid" | "invalid_field_type" | "field_too_long" | "invalid_properties" | "properties_too_large" | "properties_too_deep" | "reserved_property" | "unknown_field" | "invalid_utf8" | "invalid_character" | "invalid_groups" | "invalid_snapshot" | "snapshot_too_large";
         /**
          * SDK configuration
          * @description The body of `GET /api/v1/config`: what the SDKs need to evaluate flags and
@@ -200,6 +202,7 @@ export interface components {
             flags: components["schemas"]["SdkFlag"][];
             messagesEnabled: boolean;
             errorTracking: boolean;
+            /** @description Whether the server takes session recordings (`--replay`); the SDK records only when the page also set `replayEnabled` (docs/replay.md). */
             replay: boolean;
         };
         /** Flag as the SDKs evaluate it */
