@@ -135,12 +135,14 @@ test-wordpress: wordpress-deps build $(SDK)/node_modules/.package-lock.json $(WP
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzProcess$$' -fuzztime 15s ./internal/ingest
 
-## bench: ingest and storage benchmarks against a real server, and what the
-## Node SDK's Express middleware adds to a request (not part of test)
-bench: build $(NODE_SDK)/node_modules/.package-lock.json
+## bench: ingest and storage benchmarks against a real server, what the
+## Node SDK's Express middleware adds to a request, and what the session
+## replay recorder adds to a page's CPU in headless Chromium (not part of test)
+bench: build $(NODE_SDK)/node_modules/.package-lock.json $(SDK)/node_modules/.package-lock.json
 	./scripts/install-bench-tools.sh
 	$(GO) run ./cmd/strata-bench -strata $(BIN)
 	cd $(NODE_SDK) && npm run bench
+	cd $(SDK) && STRATA_BIN=$(CURDIR)/$(BIN) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) npm run bench:replay
 
 clean:
 	rm -rf bin dist

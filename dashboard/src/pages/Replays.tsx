@@ -95,7 +95,7 @@ function ReplayList(props: { product: Product; range: DateRange; user: string })
           </p>
         </div>
       ) : (
-        <div class="table-wrap">
+        <div class="table-scroll">
           <table class="table" data-testid="replays">
             <thead>
               <tr>

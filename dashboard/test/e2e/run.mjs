@@ -17,7 +17,9 @@
 // Acquisition, the Errors pages (a release's sourcemap and exceptions
 // sent to the server, the groups, a group's de-minified frames, resolving),
 // and the Messages pages (a campaign made in the editor with its preview,
-// its stats, the auto-render setting, a survey's results and CSV).
+// its stats, the auto-render setting, a survey's results and CSV), and
+// the Replays pages (sessions recorded by the SDK, the list, the player,
+// deleting a user's replays; E2E_ONLY=replays runs this part alone).
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
 //
@@ -35,6 +37,7 @@ import { harness } from "../../../e2e/browser/harness.mjs";
 import { errorPages } from "./errors.mjs";
 import { messagePages } from "./messages.mjs";
 import { realBrowserErrors } from "./real-errors.mjs";
+import { replayPages } from "./replays.mjs";
 import { setUpOwner } from "./owner.mjs";
 import { sourcePages } from "./sources.mjs";
 
@@ -57,6 +60,9 @@ async function main() {
   mkdirSync(ARTIFACTS, { recursive: true });
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   cleanups.push(() => browser.close());
+  const h = { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS, repo };
+  // E2E_ONLY=replays runs the Replays part alone.
+  if (process.env.E2E_ONLY === "replays") return replayPages(browser, h);
 
   await withoutErrorTracking(browser);
   await withErrorTracking(browser);
@@ -65,6 +71,7 @@ async function main() {
   await errorPages(browser, { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS, repo });
   await realBrowserErrors(browser, { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS, repo });
   await messagePages(browser, { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS });
+  await replayPages(browser, h);
 }
 
 /** The main run, on a server started without the error-tracking flag. */
@@ -164,7 +171,7 @@ async function withoutErrorTracking(browser) {
   // 2. The layout: the sidebar without Errors, and /errors is a 404 page.
   await check("the sidebar lists the pages, without Errors", async () => {
     const got = await page.locator("nav.sidebar .nav-item").allTextContents();
-    const want = ["Overview", "Trends", "Funnels", "Retention", "Acquisition", "Annotations", "Messages", "Experiments", "Flags", "Settings", "API reference"];
+    const want = ["Overview", "Trends", "Funnels", "Retention", "Acquisition", "Annotations", "Replays", "Messages", "Experiments", "Flags", "Settings", "API reference"];
     if (got.join() !== want.join()) throw new Error(`sidebar: ${got.join(", ")}`);
   });
   await check("/errors answers 404 and shows the not-found page", async () => {
