@@ -63,6 +63,26 @@ var previewHeaders = map[string]string{
 	"Cache-Control":          "no-cache",
 }
 
+// replayPlayer is the path prefix of a replay's page, whose player rebuilds
+// the recorded page in an iframe that shares the document's policy. The
+// recorded page's stylesheets are inline <style> elements and style
+// attributes, and its images and fonts come from the customer's site, so
+// that document's policy admits inline styles and images and fonts from
+// anywhere; scripts stay this origin's only (the recording holds none: rrweb
+// drops them). The dashboard's links to a replay load the document anew
+// (Link's reload), so no other page is ever first loaded with this policy.
+const replayPlayer = "/replays/"
+
+// replayHeaders replace htmlHeaders for replayPlayer's pages.
+var replayHeaders = map[string]string{
+	"Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob: https: http:; " +
+		"connect-src 'self'; font-src 'self' data: https:; media-src 'self' data: blob: https:; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+	"X-Frame-Options":        "DENY",
+	"Referrer-Policy":        "same-origin",
+	"X-Content-Type-Options": "nosniff",
+	"Cache-Control":          "no-cache",
+}
+
 // file is one embedded file, ready to serve.
 type file struct {
 	*webasset.File
@@ -157,6 +177,10 @@ func serve(w http.ResponseWriter, r *http.Request, f *file, status int) {
 	switch {
 	case r.URL.Path == previewPage:
 		for k, v := range previewHeaders {
+			hd.Set(k, v)
+		}
+	case strings.HasPrefix(f.ContentType, "text/html") && strings.HasPrefix(r.URL.Path, replayPlayer) && len(r.URL.Path) > len(replayPlayer):
+		for k, v := range replayHeaders {
 			hd.Set(k, v)
 		}
 	case strings.HasPrefix(f.ContentType, "text/html"):

@@ -118,6 +118,20 @@ func TestHeaders(t *testing.T) {
 		t.Errorf("preview Content-Security-Policy = %q", csp)
 	}
 
+	// A replay's page admits the recorded page's inline styles and outside
+	// images, and still this origin's scripts only; the list keeps the
+	// strict policy.
+	w, _ = get(t, h, "/replays/s-123", nil)
+	if csp := w.Header().Get("Content-Security-Policy"); w.Code != 200 || !strings.Contains(csp, "script-src 'self';") ||
+		!strings.Contains(csp, "style-src 'self' 'unsafe-inline'") || !strings.Contains(csp, "img-src 'self' data: blob: https:") ||
+		!strings.Contains(csp, "frame-ancestors 'none'") {
+		t.Errorf("replay page %d, Content-Security-Policy = %q", w.Code, csp)
+	}
+	w, _ = get(t, h, "/replays", nil)
+	if csp := w.Header().Get("Content-Security-Policy"); w.Code != 200 || strings.Contains(csp, "unsafe-inline") {
+		t.Errorf("replay list %d, Content-Security-Policy = %q", w.Code, csp)
+	}
+
 	w, _ = get(t, h, "/assets/index-abc.js", map[string]string{"Accept-Encoding": "gzip, br"})
 	if got := w.Header().Get("Cache-Control"); got != "public, max-age=31536000, immutable" {
 		t.Errorf("asset Cache-Control = %q", got)

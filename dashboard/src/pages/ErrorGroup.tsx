@@ -278,7 +278,7 @@ function Occurrence(props: { occurrence: ErrorOccurrence; index: number; product
           <div>
             <dt>Replay</dt>
             <dd>
-              <Link href={`${replayHref(props.productId, o.sessionId)}`}>Watch the session</Link>
+              <Link href={`${replayHref(props.productId, o.sessionId)}`} reload>Watch the session</Link>
             </dd>
           </div>
         )}

@@ -111,7 +111,7 @@ function ReplayList(props: { product: Product; range: DateRange; user: string })
               {loaded.data.items.map((s: ReplaySession) => (
                 <tr key={s.sessionId}>
                   <td>
-                    <Link href={replayHref(pid, s.sessionId)}>{s.distinctId}</Link>
+                    <Link href={replayHref(pid, s.sessionId)} reload>{s.distinctId}</Link>
                   </td>
                   <td>
                     <time dateTime={s.start}>{when(s.start)}</time>
