@@ -66,6 +66,8 @@ export async function sourcePages(browser, h) {
     const want = JSON.stringify([["Search", "5"], ["AI assistants", "3"], ["Email", "2"], ["Referral", "2"], ["Direct", "1"]]);
     if (channels !== want) throw new Error(`channels ${channels}, want ${want}`);
     for (const [table, expected] of [["UTM sources", [["newsletter", "2"]]], ["UTM mediums", [["email", "2"]]], ["UTM campaigns", [["spring", "2"]]]]) {
+      // Each card loads on its own: wait for its rows, not only for the first card's.
+      await page.getByRole("table", { name: table, exact: true }).locator("tbody tr").first().waitFor();
       const got = JSON.stringify(await rows(table));
       if (got !== JSON.stringify(expected)) throw new Error(`${table} ${got}`);
     }
