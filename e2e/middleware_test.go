@@ -109,7 +109,9 @@ func TestGoMiddleware(t *testing.T) {
 	site = siteWith(t, down)
 	for range 20 {
 		for _, a := range middlewareAgents {
-			if d := fetchAs(t, site+"/", a.ua); d > 100*time.Millisecond {
+			// A stopped Strata must cost a request nothing it waits for; the
+			// bound is loose for a busy machine, far below a connect timeout.
+			if d := fetchAs(t, site+"/", a.ua); d > 500*time.Millisecond {
 				t.Errorf("%s with Strata down: %v", a.bot, d)
 			}
 		}
