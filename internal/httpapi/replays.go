@@ -56,17 +56,25 @@ func sessionOf(s analytics.ReplaySession) replaySessionJSON {
 // fsyncs each file, PostgreSQL commits), so that 202 means durable for
 // chunks as for events. It returns the other events, for the writer.
 func (s *Server) storeChunks(ctx context.Context, accepted []ingest.Pending) ([]ingest.Pending, error) {
+	// Most requests carry no chunk: they pass as they are, without a copy.
+	first := -1
+	for i := range accepted {
+		if accepted[i].Chunk != nil {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return accepted, nil
+	}
 	var chunks []analytics.ReplayChunk
-	events := accepted[:0:0]
-	for _, p := range accepted {
+	events := append(make([]ingest.Pending, 0, len(accepted)), accepted[:first]...)
+	for _, p := range accepted[first:] {
 		if p.Chunk != nil {
 			chunks = append(chunks, *p.Chunk)
 		} else {
 			events = append(events, p)
 		}
-	}
-	if len(chunks) == 0 {
-		return accepted, nil
 	}
 	if s.ReplayAdmit != nil {
 		if err := s.ReplayAdmit(); err != nil {
