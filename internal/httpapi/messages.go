@@ -3,8 +3,6 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -47,13 +45,9 @@ func (s *Server) sdkKey(r *http.Request) (analytics.APIKey, error) {
 
 // readMessageBody decodes a JSON body of at most maxMessageBody bytes.
 func readMessageBody(w http.ResponseWriter, r *http.Request, v any) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMessageBody))
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		return errMessageBodyTooLarge
-	}
+	body, err := readLimitedBody(w, r, maxMessageBody, errMessageBodyTooLarge)
 	if err != nil {
-		return analytics.Errorf(analytics.KindInvalid, "invalid_request", "body: could not be read")
+		return err
 	}
 	return jsontext.Decode(body, v)
 }

@@ -1,9 +1,7 @@
 package httpapi
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 
@@ -265,13 +263,10 @@ func pathID(r *http.Request, name string) (int64, error) {
 // decodeBody reads a JSON object of at most limit bytes into v with the API's
 // one strict decoder (jsontext.Decode). An empty body decodes as {}.
 func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		return analytics.Errorf(analytics.KindTooLarge, "body_too_large", "The request body is over %d KB (%d bytes).", limit>>10, limit)
-	}
+	body, err := readLimitedBody(w, r, limit,
+		analytics.Errorf(analytics.KindTooLarge, "body_too_large", "The request body is over %d KB (%d bytes).", limit>>10, limit))
 	if err != nil {
-		return analytics.Errorf(analytics.KindInvalid, "invalid_request", "body: could not be read")
+		return err
 	}
 	if len(body) == 0 {
 		body = []byte("{}")

@@ -143,10 +143,16 @@ func readJSON(w http.ResponseWriter, r *http.Request, v any) error {
 // limited the body already; the limit here holds the handlers to it
 // wherever they are mounted.
 func readQueryBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAPIBody))
+	return readLimitedBody(w, r, maxAPIBody, errAPIBodyTooLarge)
+}
+
+// readLimitedBody reads a request body of at most limit bytes; a longer
+// one is tooLarge.
+func readLimitedBody(w http.ResponseWriter, r *http.Request, limit int64, tooLarge error) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		return nil, errAPIBodyTooLarge
+		return nil, tooLarge
 	}
 	if err != nil {
 		return nil, analytics.Errorf(analytics.KindInvalid, "invalid_request", "body: could not be read")
