@@ -209,16 +209,13 @@ func (e *Engine) Track(ctx context.Context, productID, campaignID int64, distinc
 			st.Variant = variant
 		}
 	}
-	// The user's row keeps the states of the product's campaigns; those
-	// of campaigns deleted since are dropped here.
-	p, err := e.products.get(ctx, e, productID)
-	if err != nil {
-		return err
-	}
+	// The user's row keeps every state, those of deleted campaigns too:
+	// this node's list of campaigns may be up to productTTL old, and a
+	// campaign made on another node meanwhile must not lose its state.
 	next := make(map[int64]analytics.MessageState, len(states)+1)
 	list := make([]analytics.MessageState, 0, len(states)+1)
 	for id, s := range states {
-		if _, ok := p.all[id]; ok && id != campaignID {
+		if id != campaignID {
 			next[id] = s
 			list = append(list, s)
 		}

@@ -325,3 +325,28 @@ func TestLoaderBatches(t *testing.T) {
 	}
 	t.Logf("%d users read in %d statements", n, reads)
 }
+
+// TestStatesOfNewCampaignsKept: a node whose list of campaigns predates a
+// campaign made on another node keeps that campaign's state when it
+// records another one for the same user.
+func TestStatesOfNewCampaignsKept(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	old := f.campaign(t, analytics.Campaign{Name: "Old"})
+	a, b := f.engine(), f.engine()
+	shown(t, a, Request{ProductID: f.product, DistinctID: "v", Path: "/"}) // a reads the product now
+	fresh := f.campaign(t, analytics.Campaign{Name: "Fresh"})
+	if err := b.Track(ctx, f.product, fresh.ID, "u", analytics.MessageDismiss, "control"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Track(ctx, f.product, old.ID, "u", analytics.MessageImpression, "control"); err != nil {
+		t.Fatal(err)
+	}
+	users, err := f.store.MessageStates(ctx, f.product, []string{"u"})
+	if err != nil || len(users["u"]) != 2 {
+		t.Fatalf("u's states after both nodes wrote: %v %+v", err, users["u"])
+	}
+	if _, ok := shown(t, f.engine(), Request{ProductID: f.product, DistinctID: "u", Path: "/"})[fresh.ID]; ok {
+		t.Error("the campaign u dismissed on node b is shown again")
+	}
+}

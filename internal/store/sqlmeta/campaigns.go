@@ -110,8 +110,7 @@ func (s *Store) DeleteCampaign(ctx context.Context, productID, id int64) error {
 			return err
 		}
 		// The users' rows keep their states with the campaign, which no
-		// request reads again; the next write of each user's row drops
-		// them (messages.Engine.Track).
+		// request reads again (docs/messages.md, "The per-user state").
 		if _, err := tx.ExecContext(ctx, `DELETE FROM message_outcomes WHERE product_id = $1 AND campaign_id = $2`, productID, id); err != nil {
 			return err
 		}
