@@ -305,6 +305,12 @@ func TestHeavyQueriesAreAnsweredOrRefused(t *testing.T) {
 				t.Errorf("query_too_large message %q does not mention %q", msg, advice)
 			}
 		}
+		// The answer may leave before the log line is read from the
+		// server's stderr.
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(s.Logs(), "Out of Memory Error") && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
 		if !strings.Contains(s.Logs(), "Out of Memory Error") {
 			t.Errorf("the server did not log DuckDB's error as the cause:\n%s", s.Logs())
 		}
