@@ -7,8 +7,13 @@ export const CHUNK_EVENTS = 100;
 export const CHUNK_MS = 5000;
 /** Recording pauses after this long without input, and resumes on the next. */
 export const IDLE_MS = 5 * 60 * 1000;
+/** How many times a chunk the server could not take is sent again. */
+const CHUNK_RETRIES = 3;
 /** What the SDK sends by fetch with keepalive (the browsers' limit is 64 KiB for all in flight). */
 const KEEPALIVE_BYTES = 60000;
+
+/** The input that resumes a paused recording. */
+const WAKE_EVENTS = ["mousedown", "keydown", "scroll", "touchstart", "mousemove"];
 
 /** rrweb's incremental sources that are the user's own doing (mouse, scroll, input, touch…). */
 const ACTIVE_SOURCES = [1, 2, 3, 5, 6, 7, 12];
@@ -51,22 +56,34 @@ export class Recorder implements ReplayRecorder {
     this.host = host;
     this.session = host.sessionId();
     const visibility = () => (document.visibilityState == "hidden" ? this.pause() : this.resume());
-    const wake = () => this.resume();
     document.addEventListener("visibilitychange", visibility);
-    for (const type of ["mousedown", "keydown", "scroll", "touchstart", "mousemove"]) addEventListener(type, wake, { capture: true, passive: true });
     addEventListener("pagehide", () => this.flush(true));
-    this.cleanups.push(
-      () => document.removeEventListener("visibilitychange", visibility),
-      () => ["mousedown", "keydown", "scroll", "touchstart", "mousemove"].forEach((t) => removeEventListener(t, wake, { capture: true })),
-    );
+    this.cleanups.push(() => document.removeEventListener("visibilitychange", visibility), () => this.listen(false));
     this.idleTimer = setInterval(() => Date.now() - this.lastActive > IDLE_MS && this.pause(), 10000);
-    if (document.visibilityState != "hidden") this.resume();
+    if (document.visibilityState == "hidden") this.listen(true);
+    else this.resume();
   }
+
+  /**
+   * listen adds (or removes) the listeners that resume a paused recording on
+   * the user's next input. They are there only while paused: a running
+   * recording sees the input in rrweb's own events (emit), and a listener on
+   * every mouse move would cost the page for nothing.
+   */
+  private listen(on: boolean): void {
+    for (const type of WAKE_EVENTS) {
+      if (on) addEventListener(type, this.wake, { capture: true, passive: true });
+      else removeEventListener(type, this.wake, { capture: true });
+    }
+  }
+
+  private readonly wake = () => this.resume();
 
   /** resume starts recording (a full snapshot first) unless it runs. */
   private resume(): void {
     this.lastActive = Date.now();
     if (this.stopRecording || document.visibilityState == "hidden") return;
+    this.listen(false);
     this.touch(true);
     this.stopRecording = record<RREvent>({
       ...PRIVACY,
@@ -83,6 +100,7 @@ export class Recorder implements ReplayRecorder {
     if (!this.stopRecording) return;
     this.stopRecording();
     this.stopRecording = undefined;
+    this.listen(true);
     this.flush(document.visibilityState == "hidden");
   }
 
@@ -137,15 +155,27 @@ export class Recorder implements ReplayRecorder {
     const json = JSON.stringify(events);
     const last = new Date(events[events.length - 1].timestamp).toISOString();
     const send = (data: string, encoding: string) => {
-      const body = JSON.stringify({
+      // The chunk's data goes in by concatenation rather than through a second
+      // JSON.stringify, which would copy (and scan) the largest string again:
+      // base64 needs no escaping, and the head ends with the properties' "}}]}".
+      const head = JSON.stringify({
         api_key: this.host.key,
         sent_at: new Date().toISOString(),
         batch: [{ uuid: uuid(), event_name: "$snapshot", distinct_id: this.host.distinctId(), timestamp: last, url: location.href,
-          properties: { ...props, $snapshot_data: data, $snapshot_encoding: encoding } }],
+          properties: { ...props, $snapshot_encoding: encoding } }],
       });
+      const body = head.slice(0, -4) + ',"$snapshot_data":"' + data + '"}}]}';
       const url = this.host.host + "/e";
       if (leaving && body.length < KEEPALIVE_BYTES && navigator.sendBeacon && navigator.sendBeacon(url, body)) return;
-      fetch(url, { method: "POST", headers: { "Content-Type": "text/plain" }, body, keepalive: body.length < KEEPALIVE_BYTES }).catch(() => {});
+      // A chunk the server could not take for now (a network error, 429 or
+      // 5xx) is sent again, 1, 2 and 4 s later: a lost chunk is a hole in the
+      // recording, and chunk 0 holds the full snapshot the rest build on.
+      const post = (attempt: number): void => {
+        const again = () => attempt < CHUNK_RETRIES && setTimeout(() => post(attempt + 1), 1000 * 2 ** attempt);
+        fetch(url, { method: "POST", headers: { "Content-Type": "text/plain" }, body, keepalive: body.length < KEEPALIVE_BYTES })
+          .then((r) => (r.status == 429 || r.status >= 500) && again(), again);
+      };
+      post(0);
     };
     // A page going away has no time for an asynchronous compression.
     if (typeof CompressionStream != "function" || leaving) {
@@ -153,15 +183,29 @@ export class Recorder implements ReplayRecorder {
       return;
     }
     new Response(new Blob([json]).stream().pipeThrough(new CompressionStream("gzip")))
-      .arrayBuffer()
-      .then((b) => send(base64(new Uint8Array(b)), "gzip-json"))
+      .blob()
+      .then(base64Blob)
+      .then((data) => send(data, "gzip-json"))
       .catch(() => send(base64(new TextEncoder().encode(json)), "json"));
   }
+}
+
+/** base64Blob encodes a blob's bytes in the browser's own code (a data: URL's tail). */
+function base64Blob(blob: Blob): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const r = new FileReader();
+    r.onload = () => {
+      const url = r.result as string;
+      resolve(url.slice(url.indexOf(",") + 1));
+    };
+    r.onerror = () => reject(r.error);
+    r.readAsDataURL(blob);
+  });
 }
 
 /** base64 encodes bytes (btoa takes a binary string; built in pieces to spare the stack). */
 function base64(bytes: Uint8Array): string {
   let s = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode.apply(null, Array.from(bytes.subarray(i, i + 0x8000)));
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000) as unknown as number[]);
   return btoa(s);
 }

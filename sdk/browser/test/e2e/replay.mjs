@@ -45,8 +45,20 @@ export async function replay({ browser, check, site, api, call, dataDir }) {
   const answers = [];
   context.on("response", async (r) => {
     if (r.url().endsWith("/e") && r.request().method() === "POST" && (r.request().postData() || "").includes("$snapshot")) {
-      answers.push({ status: r.status(), body: await r.json().catch(() => ({})) });
+      if (r.status() !== 503) answers.push({ status: r.status(), body: await r.json().catch(() => ({})) });
     }
+  });
+  // The server's first answer to a chunk is a 503, as from a proxy while
+  // Strata restarts: the recorder must send that chunk (the full snapshot)
+  // again, or the recording checks below fail.
+  let refused = 0;
+  await context.route("**/e", (route) => {
+    const r = route.request();
+    if (r.method() === "POST" && !refused && (r.postData() || "").includes("$snapshot")) {
+      refused++;
+      return route.fulfill({ status: 503, body: "try again" });
+    }
+    return route.continue();
   });
   const page = await context.newPage();
   await page.goto(site.url + "/replay.html");
@@ -67,7 +79,8 @@ export async function replay({ browser, check, site, api, call, dataDir }) {
   await page.goto(site.url + "/plain.html"); // the last chunk, on page hide
   await page.waitForTimeout(1500);
 
-  await check("the server took every chunk (202, nothing rejected)", async () => {
+  await check("the server took every chunk (202, nothing rejected), the refused one sent again", async () => {
+    if (refused !== 1) throw new Error(`${refused} chunks refused`);
     if (!answers.length) throw new Error("no $snapshot request answered");
     const bad = answers.filter((a) => a.status !== 202 || a.body.rejected?.length);
     if (bad.length) throw new Error(JSON.stringify(bad));
@@ -79,6 +92,7 @@ export async function replay({ browser, check, site, api, call, dataDir }) {
     if (!s) throw new Error(`session ${sessionId} not in ${JSON.stringify(list.items)}`);
     chunks = (await call("GET", "/api/v1/replays/" + sessionId)).chunks;
     if (s.pages < 1 || s.clicks < 3 || s.durationMs < 1000) throw new Error(JSON.stringify(s));
+    if (!chunks.some((c) => c.index === 0)) throw new Error("chunk 0, refused once, is not stored");
   });
   await check("events carry the recorded session's $session_id", async () => {
     const n = await api.count("replay_clicked", [{ property: "properties.$session_id", operator: "eq", value: sessionId }]);
