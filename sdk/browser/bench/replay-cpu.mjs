@@ -1,26 +1,33 @@
 // What the session-replay recorder (docs/replay.md) adds to a page's CPU.
 //
-// The real binary serves the SDK and the recorder; a page served on
-// loopback runs the same scripted workload in headless Chromium
-// (playwright-core) with the SDK inited `replayEnabled: false`, then
-// `replayEnabled: true`, alternating, ROUNDS rounds each, a fresh browser
-// context every run. The workload is fixed in amount, not in time: the page
-// makes TICKS DOM updates (rows added to and removed from a table, a
-// counter's text, a class toggled, an element restyled), one every 100 ms,
-// while the script types into two inputs, scrolls, moves the mouse and
-// clicks, in the same order each run. The page's CPU is the renderer main
-// thread's, read with CDP Performance.getMetrics before the navigation and
-// after the workload and the recorder's last chunk timer: TaskDuration (every task: script,
-// style, layout, paint, parsing) and ScriptDuration (JavaScript alone).
-// The overhead is the median of the recording runs over the median of the
-// others, minus one. The chunks' upload happens in the network process and
-// is not counted; their gzip (CompressionStream) is.
+// The real binary serves the SDK and the recorder; pages served on loopback
+// run the same scripted visit in headless Chromium (playwright-core) with the
+// SDK inited `replayEnabled: false`, then `replayEnabled: true`, alternating,
+// ROUNDS rounds each after a warm-up, a fresh browser context every run. Two
+// pages (PAGES):
+//   store   a shop's product listing as a storefront builds it (about 1,100
+//           elements rendered by its script, a rotating banner, more cards on
+//           scrolling, a quick-view dialog, a cart toast): a search typed and
+//           cleared, scrolling, a filter, four add-to-carts, a quick view, a
+//           newsletter form;
+//   ticker  a stress case: a live table changing ten times a second for the
+//           whole visit, while the visitor types, scrolls and clicks.
+// Each visit is fixed in amount, not in time (TICKS × 100 ms of the page's
+// timers). The page's CPU is the renderer main thread's, read with CDP
+// Performance.getMetrics before the navigation and after the visit and the
+// recorder's last chunk timer: TaskDuration (every task: script, style,
+// layout, paint, parsing) and ScriptDuration (JavaScript alone). Two readings
+// of the overhead are printed, from the medians: the CPU the page uses, as a
+// share of one core over the visit, with and without the recorder (how
+// Sentry's replay benchmark reports it), and the recorder's time as a share of
+// the page's own. The chunks' upload happens in the network process and is
+// not counted; their gzip (CompressionStream) is.
 //
 //   STRATA_BIN=../../bin/strata node bench/replay-cpu.mjs   (npm run bench:replay; make bench runs it)
-//   ROUNDS=3 TICKS=100 CHROMIUM=/usr/bin/chromium           (the defaults)
+//   ROUNDS=3 TICKS=100 PAGES=store,ticker CHROMIUM=/usr/bin/chromium   (the defaults)
 //
-// It prints a markdown table. Everything listens on 127.0.0.1; the server is
-// stopped by its PID.
+// It prints a markdown table per page. Everything listens on 127.0.0.1; the
+// server is stopped by its PID.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createServer } from "node:http";
@@ -35,14 +42,114 @@ const STRATA_BIN = process.env.STRATA_BIN || join(pkg, "..", "..", "bin", "strat
 const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const ROUNDS = Number(process.env.ROUNDS || 3);
 const TICKS = Number(process.env.TICKS || 100);
+const NAMES = (process.env.PAGES || "store,ticker").split(",");
 
 const { cleanups, check, startStrata, run } = harness({ strataBin: STRATA_BIN, deadlineMs: 600_000, name: "replay-bench" });
 
-/** page is the benchmarked page; `replay` says whether the SDK records it. */
-function page(strataUrl, key, replay) {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Replay CPU bench</title>
+/** head is the pages' common head: the SDK, recording when `replay`. */
+function head(title, strataUrl, key, replay) {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>
 <script src="${strataUrl}/sdk/v1/sdk.min.js"></script>
-<script>strata.init({ apiKey: ${JSON.stringify(key)}, replayEnabled: ${replay}})</script>
+<script>strata.init({ apiKey: ${JSON.stringify(key)}, replayEnabled: ${replay}})</script>`;
+}
+
+/**
+ * storePage is a shop's product listing as a typical storefront builds it:
+ * a header with navigation, search and a cart badge, a rotating banner,
+ * filters, a grid of 48 product cards rendered by the page's script from its
+ * data (about 1,100 elements in all), more cards on scrolling to the end, a
+ * quick-view dialog, an add-to-cart toast and a newsletter form. `work(ticks)`
+ * runs its timers (the banner turns every 3 s) for ticks × 100 ms.
+ */
+function storePage(strataUrl, key, replay) {
+  return `${head("Store", strataUrl, key, replay)}
+<style>body{font:14px/1.4 sans-serif;margin:0;color:#222} header{display:flex;gap:12px;align-items:center;padding:8px 16px;background:#123;color:#fff;position:sticky;top:0;z-index:2}
+header nav a{color:#cde;margin-right:10px} .badge{background:#e33;border-radius:9px;padding:0 6px} .banner{height:120px;position:relative;overflow:hidden}
+.slide{position:absolute;inset:0;display:flex;align-items:center;justify-content:center;font-size:28px;opacity:0} .slide.on{opacity:1}
+.layout{display:grid;grid-template-columns:200px 1fr;gap:16px;padding:16px} aside label{display:block}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(180px,1fr));gap:12px} .card{border:1px solid #ddd;border-radius:6px;padding:8px}
+.card .img{height:110px;border-radius:4px;background:linear-gradient(135deg,#9cf,#fc9)} .card h3{font-size:15px;margin:6px 0;cursor:pointer}
+.stars span{color:#fa0} .price{font-weight:bold} .toast{position:fixed;right:16px;bottom:16px;background:#333;color:#fff;padding:8px 12px;border-radius:4px}
+dialog{max-width:420px} footer{display:grid;grid-template-columns:repeat(4,1fr);padding:16px;background:#eee} footer a{display:block}</style></head>
+<body><header><strong>Shop</strong><nav id="nav"></nav><input id="q" type="search" placeholder="Search" aria-label="Search"><span>Cart <span class="badge" id="cart">0</span></span></header>
+<div class="banner" id="banner"></div>
+<div class="layout"><aside id="filters"></aside><main><p><span id="found">48</span> products</p><div class="grid" id="grid"></div><p id="end">Loading more…</p></main></div>
+<form id="news" onsubmit="return false"><label>Newsletter <input id="email" type="email"></label> <button id="subscribe">Subscribe</button></form>
+<dialog id="quick"><h2 id="quick-title"></h2><p id="quick-text"></p><button id="quick-close">Close</button></dialog>
+<footer id="footer"></footer>
+<script>
+  const names = ["Running shoes", "Trail shoes", "Rain jacket", "Wool socks", "Backpack", "Water bottle", "Cap", "Shorts", "Fleece", "Gloves", "Headlamp", "Tent"];
+  const products = Array.from({ length: 96 }, (_, i) => ({ id: i, name: names[i % names.length] + " " + (i + 1), price: 10 + ((i * 37) % 190), stars: 1 + (i % 5) }));
+  const $ = (id) => document.getElementById(id);
+  const card = (p) => '<article class="card" data-id="' + p.id + '"><div class="img"></div><h3>' + p.name + '</h3><div class="stars">' +
+    "<span>★</span>".repeat(p.stars) + "<span>☆</span>".repeat(5 - p.stars) + '</div><p class="price">' + p.price + '.00 EUR</p><p>Free returns within 30 days.</p><button class="add">Add to cart</button></article>';
+  let shown = 48, cart = 0, slide = 0;
+  $("nav").innerHTML = ["New", "Men", "Women", "Kids", "Running", "Hiking", "Camping", "Sale", "Brands", "Help"].map((n) => '<a href="#' + n + '">' + n + "</a>").join("");
+  $("banner").innerHTML = ["Autumn sale: 20 % off", "Free shipping from 50 EUR", "New: trail collection"].map((t, i) => '<div class="slide' + (i ? "" : " on") + '">' + t + "</div>").join("");
+  $("filters").innerHTML = "<h2>Filters</h2>" + ["Men", "Women", "Kids", "Shoes", "Jackets", "Socks", "Bags", "Accessories", "In stock", "On sale", "Under 50 EUR", "Under 100 EUR", "4 stars and up", "Waterproof", "Recycled", "Vegan", "New", "Best sellers", "Gift ideas", "Outlet"]
+    .map((f) => '<label><input type="checkbox"> ' + f + "</label>").join("");
+  $("footer").innerHTML = ["Shop", "Help", "Company", "Legal"].map((c) => "<div><h3>" + c + "</h3>" + Array.from({ length: 6 }, (_, i) => '<a href="#' + c + i + '">' + c + " link " + (i + 1) + "</a>").join("") + "</div>").join("");
+  const render = () => { $("grid").innerHTML = products.slice(0, shown).map(card).join(""); };
+  render();
+  let timer;
+  $("q").addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => {
+    const q = $("q").value.toLowerCase(); let n = 0;
+    for (const el of $("grid").children) { const hit = el.querySelector("h3").textContent.toLowerCase().includes(q); el.hidden = !hit; n += hit; }
+    $("found").textContent = n;
+  }, 150); });
+  $("filters").addEventListener("change", () => { const cards = [...$("grid").children]; cards.reverse().forEach((c) => $("grid").append(c)); });
+  $("grid").addEventListener("click", (e) => {
+    const c = e.target.closest(".card"); if (!c) return;
+    if (e.target.classList.contains("add")) {
+      $("cart").textContent = ++cart; e.target.textContent = "Added ✓"; setTimeout(() => (e.target.textContent = "Add to cart"), 1000);
+      const t = document.createElement("div"); t.className = "toast"; t.textContent = c.querySelector("h3").textContent + " added to the cart"; document.body.append(t); setTimeout(() => t.remove(), 2000);
+    } else if (e.target.tagName === "H3") { const p = products[c.dataset.id]; $("quick-title").textContent = p.name; $("quick-text").textContent = "Only " + p.price + ".00 EUR. Ships in 2 days."; $("quick").showModal(); }
+  });
+  $("quick-close").onclick = () => $("quick").close();
+  $("subscribe").onclick = () => { $("news").insertAdjacentHTML("beforeend", "<p>Thanks for subscribing!</p>"); };
+  new IntersectionObserver((es) => { if (es[0].isIntersecting && shown < products.length) { $("grid").insertAdjacentHTML("beforeend", products.slice(shown, shown + 12).map(card).join("")); shown += 12; $("found").textContent = shown; } }).observe($("end"));
+  window.work = (ticks) => new Promise((done) => {
+    const turn = setInterval(() => { const s = $("banner").children; s[slide].classList.remove("on"); slide = (slide + 1) % s.length; s[slide].classList.add("on"); }, 3000);
+    setTimeout(() => { clearInterval(turn); done(ticks); }, ticks * 100);
+  });
+</script></body></html>`;
+}
+
+/** storeUser is the store's scripted visitor: a search, scrolling, filters, the cart, a quick view, the newsletter. */
+async function storeUser(p) {
+  await p.click("#q");
+  await p.keyboard.type("running", { delay: 90 });
+  await p.waitForTimeout(400);
+  for (let i = 0; i < 7; i++) await p.keyboard.press("Backspace", { delay: 60 });
+  await p.waitForTimeout(400);
+  for (let i = 0; i < 8; i++) {
+    await p.mouse.wheel(0, 500);
+    await p.waitForTimeout(200);
+  }
+  await p.mouse.wheel(0, -4000);
+  await p.waitForTimeout(300);
+  await p.click("#filters label:nth-of-type(4) input");
+  for (let i = 0; i < 4; i++) {
+    await p.mouse.move(300 + i * 150, 500, { steps: 10 });
+    await p.click(`#grid .card:nth-child(${i + 2}) .add`);
+  }
+  await p.click("#grid .card:nth-child(3) h3");
+  await p.waitForTimeout(500);
+  await p.click("#quick-close");
+  await p.click("#email");
+  await p.keyboard.type("ana@example.com", { delay: 60 });
+  await p.click("#subscribe");
+  await p.mouse.move(600, 400, { steps: 20 });
+}
+
+/**
+ * tickerPage is a stress case: a live table that changes ten times a second
+ * for the whole visit (5 rows added and 5 removed, a counter's text, a class,
+ * an inline width and an attribute each time), far more DOM churn per second
+ * of the page's own CPU than a typical page makes. `work(ticks)` runs it.
+ */
+function tickerPage(strataUrl, key, replay) {
+  return `${head("Ticker", strataUrl, key, replay)}
 <style>body{font:14px sans-serif;margin:0} main{padding:16px} .row{padding:2px 4px;border-bottom:1px solid #ddd}
 .row.hot{background:#fe9} #spacer{height:3000px} .box{width:200px;height:40px;background:#9cf;transition:none}</style></head>
 <body><main><h1>Orders</h1>
@@ -79,8 +186,8 @@ function page(strataUrl, key, replay) {
 </script></body></html>`;
 }
 
-/** user is the scripted visitor: typing, scrolling, mouse moves and clicks, in the same order each run. */
-async function user(p) {
+/** tickerUser is the ticker's scripted visitor: typing, scrolling, mouse moves and clicks, in the same order each run. */
+async function tickerUser(p) {
   await p.click("#q");
   await p.keyboard.type("blue running shoes size 42", { delay: 60 });
   for (let i = 0; i < 6; i++) {
@@ -98,8 +205,14 @@ async function user(p) {
   await p.mouse.move(600, 400, { steps: 20 });
 }
 
+/** The pages, by name. */
+const PAGES = {
+  store: { html: storePage, user: storeUser },
+  ticker: { html: tickerPage, user: tickerUser },
+};
+
 /** measure runs the workload once and returns the renderer's TaskDuration and ScriptDuration in ms, and the chunks sent. */
-async function measure(browser, site, replay) {
+async function measure(browser, site, name, replay) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   try {
     const p = await context.newPage();
@@ -110,11 +223,11 @@ async function measure(browser, site, replay) {
     const metrics = async () => Object.fromEntries((await cdp.send("Performance.getMetrics")).metrics.map((m) => [m.name, m.value]));
     const before = await metrics();
     const started = Date.now();
-    await p.goto(`${site}/page.html?replay=${replay}`);
+    await p.goto(`${site}/${name}.html?replay=${replay}`);
     // The start: the SDK, and the recorder's script and full snapshot when on.
     await p.waitForTimeout(1500);
     const ready = await metrics();
-    await Promise.all([p.evaluate((t) => window.work(t), TICKS), user(p)]);
+    await Promise.all([p.evaluate((t) => window.work(t), TICKS), PAGES[name].user(p)]);
     // The last chunk: the recorder sends its buffer 5 s after its first event.
     await p.waitForTimeout(5500);
     const after = await metrics();
@@ -142,8 +255,9 @@ async function main() {
   const key = cli("keys", "create", "--product", String(product));
   const server = createServer((req, res) => {
     const url = new URL(req.url, "http://x");
-    if (url.pathname !== "/page.html") return res.writeHead(404).end();
-    res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" }).end(page(strata.url, key, url.searchParams.get("replay") === "true"));
+    const page = PAGES[url.pathname.replace(/^\/|\.html$/g, "")];
+    if (!page) return res.writeHead(404).end();
+    res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" }).end(page.html(strata.url, key, url.searchParams.get("replay") === "true"));
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   cleanups.push(() => new Promise((r) => server.close(r)));
@@ -151,16 +265,22 @@ async function main() {
 
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   cleanups.push(() => browser.close());
-  await measure(browser, site, true); // warm-up: caches, the server's first answers
+  console.log(`${cpus()[0].model}, ${cpus().length} cores, Chromium ${browser.version()}, ${TICKS} ticks, ${ROUNDS} rounds`);
+  for (const name of NAMES) await bench(browser, site, name);
+}
+
+/** bench measures one page: a warm-up, then ROUNDS alternating rounds; it prints the table. */
+async function bench(browser, site, name) {
+  await measure(browser, site, name, true); // warm-up: caches, the server's first answers
   const runs = { false: [], true: [] };
   for (let round = 1; round <= ROUNDS; round++) {
     for (const replay of [false, true]) {
-      const m = await measure(browser, site, replay);
+      const m = await measure(browser, site, name, replay);
       runs[replay].push(m);
-      console.log(`# round ${round}, replay ${replay}: task ${m.task.toFixed(0)} ms (start ${m.start.toFixed(0)} ms), script ${m.script.toFixed(0)} ms, ${m.chunks} chunks, ${m.wall} ms`);
+      console.log(`# ${name}, round ${round}, replay ${replay}: task ${m.task.toFixed(0)} ms (start ${m.start.toFixed(0)} ms), script ${m.script.toFixed(0)} ms, ${m.chunks} chunks, ${m.wall} ms`);
     }
   }
-  await check("the recording runs loaded the recorder and sent chunks, the others neither", async () => {
+  await check(`${name}: the recording runs loaded the recorder and sent chunks, the others neither`, async () => {
     if (runs.true.some((m) => !m.recorded || m.chunks === 0)) throw new Error(JSON.stringify(runs.true));
     if (runs.false.some((m) => m.recorded || m.chunks !== 0)) throw new Error(JSON.stringify(runs.false));
   });
@@ -168,7 +288,7 @@ async function main() {
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const ms = (x) => `${x.toFixed(0)} ms`;
   const pct = (on, off) => `${on >= off ? "+" : ""}${((100 * (on - off)) / off).toFixed(1)} %`;
-  console.log(`\n${cpus()[0].model}, ${cpus().length} cores, Chromium ${browser.version()}, ${TICKS} ticks, ${ROUNDS} rounds\n`);
+  console.log(`\n### ${name}\n`);
   console.log("| round | replay off: task (start) / script | replay on: task (start) / script | chunks | wall (on) |");
   console.log("|---|---|---|---|---|");
   const cell = (m) => `${ms(m.task)} (${ms(m.start)}) / ${ms(m.script)}`;
@@ -179,8 +299,9 @@ async function main() {
   const med = (r, k) => median(runs[r].map((m) => m[k]));
   const [off, on] = [false, true].map((r) => ({ task: med(r, "task"), start: med(r, "start"), script: med(r, "script"), wall: med(r, "wall") }));
   console.log(`| median | ${cell(off)} | ${cell(on)} | | |`);
-  console.log(`\nOverhead (medians): task ${pct(on.task, off.task)} (${ms(on.task - off.task)}; the start ${ms(on.start - off.start)}, the workload ${ms(on.task - on.start - (off.task - off.start))}), script ${pct(on.script, off.script)};`);
-  console.log(`as a share of one core over the run's ${(on.wall / 1000).toFixed(1)} s: ${((100 * (on.task - off.task)) / on.wall).toFixed(1)} %.`);
+  const share = (m) => (100 * m.task) / m.wall;
+  console.log(`\n${name} (medians): the page uses ${share(off).toFixed(2)} % of one core without the recorder, ${share(on).toFixed(2)} % with it: **${(share(on) - share(off)).toFixed(2)} points more**;`);
+  console.log(`the recorder's time is ${pct(on.task, off.task)} of the page's own (${ms(on.task - off.task)}: the start ${ms(on.start - off.start)}, the visit ${ms(on.task - on.start - (off.task - off.start))}); script ${pct(on.script, off.script)}.\n`);
 }
 
 await run(main);
