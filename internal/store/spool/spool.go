@@ -81,8 +81,12 @@ type Store struct {
 	cond    *sync.Cond
 	seg     *os.File
 	segSeq  uint64
-	segSize int64
-	remain  map[uint64]int // events of each segment not yet loaded
+	segSize int64 // where the next record is written
+	// segAlloc is how much of the segment is allocated ahead of segSize
+	// (preallocate): a record written inside it is an overwrite, whose
+	// fdatasync is cheaper than an append's.
+	segAlloc int64
+	remain   map[uint64]int // events of each segment not yet loaded
 	// pending holds logged records not yet loaded, in their encoded form:
 	// a third of the memory of decoded events and nothing for the garbage
 	// collector to scan.
@@ -191,12 +195,55 @@ func (s *Store) replay(ctx context.Context) (uint64, error) {
 }
 
 func (s *Store) startSegment(seq uint64) error {
-	f, err := os.OpenFile(filepath.Join(s.opt.Dir, fmt.Sprintf(segmentPattern, seq)), os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(filepath.Join(s.opt.Dir, fmt.Sprintf(segmentPattern, seq)), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("starting spool segment: %w", err)
 	}
-	s.seg, s.segSeq, s.segSize = f, seq, 0
+	// The new name must survive a crash as surely as the records written
+	// under it: a record's fdatasync covers the file, not its directory.
+	if err := syncDir(s.opt.Dir); err != nil {
+		f.Close()
+		return fmt.Errorf("starting spool segment: %w", err)
+	}
+	s.seg, s.segSeq, s.segSize, s.segAlloc = f, seq, 0, 0
 	return nil
+}
+
+// preallocStep is how far ahead of the records a segment is allocated.
+// Small enough that the space it holds back does not matter on a small
+// disk (the free-space floor counts it), large enough that its cost (one
+// fallocate and one slower fdatasync) is shared by thousands of records.
+const preallocStep = 4 << 20
+
+// preallocate allocates the segment ahead of a record of n bytes about to
+// be written at segSize, when it is not already. fdatasync after an append
+// must also journal the file's new size; after a write into allocated
+// blocks it need not: on this project's machines (ext4, virtio disk) 60 µs
+// against 90 µs for a 600-byte record (docs/benchmarks.md, "Per-request
+// ingest"). The allocated blocks read as zeros, and a record length of
+// zero ends a segment for readSegment. Where fallocate is refused (a file
+// system without it, a full disk) the record is appended as before.
+func (s *Store) preallocate(n int) {
+	if s.segSize+int64(n) <= s.segAlloc {
+		return
+	}
+	size := s.segSize + int64(n) + preallocStep
+	if err := syscall.Fallocate(int(s.seg.Fd()), 0, s.segAlloc, size-s.segAlloc); err != nil {
+		// A partial allocation, if any, also reads as zeros.
+		s.segAlloc = s.segSize + int64(n)
+		return
+	}
+	s.segAlloc = size
+}
+
+// syncDir fsyncs a directory, making the names created in it durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // ErrClosed is returned by AppendEvents after Close.
@@ -229,7 +276,8 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 		}
 	}
 	s.buf = encodeRecord(s.buf[:0], events)
-	if _, err := s.seg.Write(s.buf); err != nil {
+	s.preallocate(len(s.buf))
+	if _, err := s.seg.WriteAt(s.buf, s.segSize); err != nil {
 		return s.failSegment(fmt.Errorf("writing spool: %w", err))
 	}
 	if err := syscall.Fdatasync(int(s.seg.Fd())); err != nil {
@@ -581,7 +629,9 @@ func readSegment(name string) ([]analytics.Event, error) {
 			return out, nil // end of file, or a torn header
 		}
 		n := binary.LittleEndian.Uint32(head[0:4])
-		if n > 1<<30 {
+		if n == 0 || n > 1<<30 {
+			// Zero: the preallocated rest of the segment, never written
+			// (every record holds at least its count of events).
 			return out, nil
 		}
 		payload := make([]byte, n)

@@ -148,6 +148,7 @@ func TestReplayAfterCrash(t *testing.T) {
 	if err := sp.AppendEvents(ctx, events(5, "replay_b")); err != nil {
 		t.Fatal(err)
 	}
+	end := sp.segSize
 	if err := sp.Close(); err == nil {
 		t.Error("Close reported success with unloaded events")
 	}
@@ -155,9 +156,15 @@ func TestReplayAfterCrash(t *testing.T) {
 	if len(segs) != 1 {
 		t.Fatalf("segments after a failed load: %v", segs)
 	}
-	// A torn record: a header promising more bytes than follow.
-	f, _ := os.OpenFile(segs[0], os.O_APPEND|os.O_WRONLY, 0)
-	f.Write([]byte{200, 0, 0, 0, 1, 2, 3, 4, 9, 9})
+	// The segment was allocated ahead of its records (preallocate): what
+	// follows them reads as zeros, which replay takes as the end.
+	if fi, err := os.Stat(segs[0]); err != nil || fi.Size() <= end {
+		t.Errorf("segment of %d bytes of records not preallocated: %v %v", end, fi.Size(), err)
+	}
+	// A torn record right after the last one: a header promising more
+	// bytes than follow.
+	f, _ := os.OpenFile(segs[0], os.O_WRONLY, 0)
+	f.WriteAt([]byte{200, 0, 0, 0, 1, 2, 3, 4, 9, 9}, end)
 	f.Close()
 
 	sp2, err := Open(ctx, st, Options{Dir: spoolDir})
