@@ -40,3 +40,18 @@ func BenchmarkParseAndProcess(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*500)/b.Elapsed().Seconds(), "events/s")
 }
+
+// BenchmarkParseEnvelopeSingle measures decoding one event as the browser
+// SDK sends it, the body of most requests.
+func BenchmarkParseEnvelopeSingle(b *testing.B) {
+	body := []byte(`{"batch":[{"uuid":"0192d0c4-5f1e-7a3b-9c4d-1e2f3a4b5c6d","event_name":"$pageview","distinct_id":"0192d0c4-5f1e-7a3b-9c4d-1e2f3a4b5c6e",` +
+		`"timestamp":"2026-11-23T10:00:00.123Z","url":"https://shop.example.com/pricing?utm_source=newsletter","referrer":"https://www.google.com/",` +
+		`"properties":{"$session_id":"0192d0c4-5f1e-7a3b-9c4d-1e2f3a4b5c6f","$window_id":"0192d0c4-5f1e-7a3b-9c4d-1e2f3a4b5c70","title":"Pricing"}}],"sent_at":"2026-11-23T10:00:01Z"}`)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if env, err := ParseEnvelope(body); err != nil || env.Len() != 1 {
+			b.Fatal(err)
+		}
+	}
+}

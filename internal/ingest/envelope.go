@@ -53,8 +53,9 @@ type typedEnvelope struct {
 	APIKey *string      `json:"api_key"`
 }
 
-// decodeFast decodes a well-formed body in one goccy/go-json pass. It
-// reports false for anything unusual (bad UTF-8, an unknown field, a wrong
+// decodeFast decodes a well-formed body in one pass: the SDKs' own shape
+// with scanEnvelope, else with goccy/go-json. It reports false for anything
+// unusual (bad UTF-8, an unknown field, a wrong
 // type, trailing data, malformed properties), and the caller then takes the
 // exact, slower path that explains the problem per event. The fuzz target
 // checks that whatever this accepts, encoding/json decodes to the same.
@@ -78,6 +79,9 @@ func decodeFast(body []byte) (typedEnvelope, bool) {
 	}
 	if !utf8.Valid(body) {
 		return w, false
+	}
+	if w, ok := scanEnvelope(body); ok {
+		return w, true
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

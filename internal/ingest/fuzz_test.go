@@ -60,6 +60,14 @@ func FuzzProcess(f *testing.F) {
 		`{"batch":[{"event_name":"a","distinct_id":"u","properties":{"k\u0000":"v\u0000"}}]}`,
 		`{"batch":[{"event_name":"s\ud800","distinct_id":"u"},{"event_name":"a","distinct_id":"u","properties":{"\udc00":1}}]}`,
 		`{"batch":[{"event_name":"\ud83d\ude00","distinct_id":"\uD83D\uDE01","properties":{"e":"\ud83d\ude02\\ud800"}}]}`,
+		// The SDKs' shape, which scanEnvelope decodes: whitespace, nulls,
+		// properties with brackets and quotes in strings, any JSON value.
+		` { "batch" : [ { "properties" : { "a" : "}]\"[{" , "b" : [ 1 , { } ] } , "event_name" : "e" , "distinct_id" : "u" } , {} ] , "api_key" : "k" , "sent_at" : null } `,
+		`{"api_key":null,"batch":[{"event_name":"e","distinct_id":"u","properties":null,"url":null},{"event_name":"e","distinct_id":"u","properties":12},{"event_name":"e","distinct_id":"u","properties":"x"}]}`,
+		`{"batch":[{"event_name":"e","distinct_id":"u","properties":{}}],"batch":[]}`,
+		`{"batch":[{"event_name":"e","distinct_id":"u","properties":{"a":1}"}]}`,
+		`{"batch":[{"event_name":"e","distinct_id":"u","properties":tru}]}`,
+		`{"batch":[{"event_name":"e","distinct_id":"u","uuid":5}]}`,
 	} {
 		f.Add([]byte(seed))
 	}

@@ -53,6 +53,10 @@ func (p *Parser) Parse(userAgent string) Info {
 	if ok {
 		return info
 	}
+	// The cache outlives the request: its key, and any part of it the
+	// parser returns, must not be a view of the request's bytes (ingest
+	// decodes an event's strings as views of one copy of the event).
+	userAgent = strings.Clone(userAgent)
 	info = parse(userAgent)
 	if bot, ok := p.bots.Classify(userAgent); ok {
 		info.AIBot = &bot
