@@ -75,6 +75,9 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx) error {
 	accepted, rejected := s.Pipeline.Process(env, ingest.Request{
 		Product: key.ProductID, Env: key.Env, UserAgent: string(ctx.UserAgent()), ReceivedAt: receivedAt,
 	})
+	// Every use of the accepted events ends with this handler (the writer
+	// has answered, the response is written).
+	defer ingest.Release(accepted)
 	if !s.Replay {
 		accepted, rejected = replayDisabled(accepted, rejected)
 	}

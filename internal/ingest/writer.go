@@ -122,7 +122,12 @@ func (w *Writer) Write(ctx context.Context, events []Pending) error {
 	if len(events) == 0 {
 		return nil
 	}
-	req := &writeReq{events: events, done: make(chan error, 1)}
+	req := reqPool.Get().(*writeReq)
+	req.events = events
+	defer func() {
+		req.events = nil
+		reqPool.Put(req)
+	}()
 	w.mu.RLock()
 	if w.closed {
 		w.mu.RUnlock()
@@ -134,6 +139,11 @@ func (w *Writer) Write(ctx context.Context, events []Pending) error {
 	// be stored either way, and a retry is deduplicated by uuid.
 	return <-req.done
 }
+
+// reqPool keeps writeReqs for reuse: Write takes one per request. Once its
+// done has been received the writer no longer reads it (commit sends done
+// last), and done is empty again.
+var reqPool = sync.Pool{New: func() any { return &writeReq{done: make(chan error, 1)} }}
 
 // Close stops accepting writes, commits what is queued and waits for the
 // writer goroutine to finish.
