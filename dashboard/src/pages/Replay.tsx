@@ -9,7 +9,7 @@ import { when } from "../format";
 import { useLoad } from "../load";
 import { navigate } from "../router";
 import type { Product, ReplayChunk, ReplayDetail } from "../types";
-import { duration } from "./Replays";
+import { duration, userHref } from "./Replays";
 
 /** An rrweb event, as much of it as the timeline reads. */
 export interface RREvent {
@@ -181,7 +181,12 @@ function Player(props: { product: Product; sessionId: string }) {
         <Link href={list}>Replays</Link>
       </p>
       <div class="section-head tight">
-        <h1>{s.distinctId}</h1>
+        <h1>
+          {/* Loaded anew, so that the user's page leaves this page's looser policy behind. */}
+          <Link href={userHref(pid, s.distinctId)} reload title="The user's events and replays">
+            {s.distinctId}
+          </Link>
+        </h1>
         <div class="actions">
           <button type="button" class="button secondary" onClick={() => player.current?.pause()}>
             Pause
