@@ -32,7 +32,7 @@ const dashboardSchemas = [
   "Flag", "FlagWrite", "FlagList", "FlagChangeList", "GroupList", "Experiment", "ExperimentList", "ExperimentWrite", "ExperimentResults",
   "ErrorGroupList", "ErrorGroupDetail", "ErrorGroupStatus", "Sourcemap",
   "Campaign", "CampaignWrite", "CampaignList", "CampaignStep", "SurveyQuestion", "MessageSettings", "SurveyResults",
-  "BuildInfo", "ReplayList", "ReplayDetail", "ReplaysDeleted",
+  "BuildInfo", "ReplayList", "ReplayDetail", "ReplaysDeleted", "UserEventsResult",
 ];
 const sdkSchemas = ["SdkConfig", "ActiveMessages", "MessageTrack", "SurveyRespond"];
 const nodeSdkSchemas = ["SdkConfig", "IngestRequest", "IngestResult"];

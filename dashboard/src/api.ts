@@ -5,7 +5,7 @@ import type {
   Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, BuildInfo, Campaign, CampaignList, CampaignWrite, CredentialStatus, DashboardConfig, DataEnv, ErrorGroupDetail,
   ErrorGroupList, ErrorGroupStatus, ErrorStatus, EventNames, Experiment, ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList,
   FlagList, FlagWrite, FunnelRequest, FunnelResult, GroupList, KeyCreated, KeyEnv, List, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult,
-  MessageSettings, ReplayDetail, ReplayList, SavedQuery, Session, Sourcemap, SurveyResults, TokenCreated, TrendRequest, TrendResult,
+  MessageSettings, ReplayDetail, ReplayList, SavedQuery, Session, Sourcemap, SurveyResults, TokenCreated, TrendRequest, TrendResult, UserEventsResult,
 } from "./types";
 
 /** ApiError is an error answer: the HTTP status and the body's code and message. */
@@ -192,6 +192,12 @@ export const api = {
   deleteReplay: (p: number, sessionId: string) => request<void>("DELETE", scoped(`/api/v1/replays/${enc(sessionId)}`, p)),
   deleteUserReplays: (p: number, distinctId: string) =>
     request<{ deleted: number }>("DELETE", scoped("/api/v1/replays", p, { distinct_id: distinctId })),
+  /** userEvents is a page of a user's events, newest first: older than before (a previous page's nextBefore) when set. */
+  userEvents: (p: number, distinctId: string, opts: { before?: string; limit?: number; env?: DataEnv } = {}) =>
+    request<UserEventsResult>(
+      "GET",
+      scoped(`/api/v1/users/${enc(distinctId)}/events`, p, { before: opts.before, limit: opts.limit, env: envParam(opts.env) }),
+    ),
   deleteSourcemaps: (p: number, release: string) => request<{ deleted: number }>("DELETE", scoped("/api/v1/sourcemaps", p, { release })),
 
   // In-app messages (docs/messages.md): the product's campaigns with their

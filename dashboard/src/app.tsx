@@ -13,6 +13,7 @@ import { ErrorGroupPage } from "./pages/ErrorGroup";
 import { Errors } from "./pages/Errors";
 import { ReplayPage } from "./pages/Replay";
 import { Replays } from "./pages/Replays";
+import { FindUser, PersonPage } from "./pages/Person";
 import { Acquisition } from "./pages/Acquisition";
 import { Annotations } from "./pages/Annotations";
 import { ApiReference } from "./pages/ApiReference";
@@ -137,7 +138,10 @@ function Shell(props: { config: DashboardConfig; user: User; onLogout: () => voi
 
   const range = rangeFromSearch(loc.search);
   // A product the user cannot see shows no chart, so no date picker either.
-  const chart = !missing && (activeItem(items, loc.path)?.chart ?? false);
+  const item = missing ? undefined : activeItem(items, loc.path);
+  const chart = item?.chart ?? false;
+  // A user's events can be test data too, though they have no date range.
+  const envPage = chart || (item?.env ?? false);
   const setRange = (r: DateRange) => navigate(`${loc.path}?${searchWithRange(loc.search, r)}`);
   const env = envFromSearch(loc.search);
   const setEnv = (e: DataEnv) => navigate(`${loc.path}?${searchWithEnv(loc.search, e)}`);
@@ -159,10 +163,10 @@ function Shell(props: { config: DashboardConfig; user: User; onLogout: () => voi
         <header class="topbar">
           <ProductSwitcher products={products} current={product?.id ?? null} onChange={switchProduct} />
           {chart ? <DateRangePicker range={range} onChange={setRange} /> : null}
-          {chart ? <EnvSwitch env={env} onChange={setEnv} /> : null}
+          {envPage ? <EnvSwitch env={env} onChange={setEnv} /> : null}
         </header>
         <main class="content" id={mainId} tabIndex={-1}>
-          {chart && env === "test" ? <TestDataBanner onLive={() => setEnv("live")} /> : null}
+          {envPage && env === "test" ? <TestDataBanner onLive={() => setEnv("live")} /> : null}
           {missing ? (
             <ProductNotFound
               id={missing}
@@ -207,11 +211,12 @@ function currentProduct(products: Product[] | null, loc: Loc): { product: Produc
 
 /**
  * productPath is where path leads for another product: a flag, an
- * experiment, a campaign or an error group belongs to one product, so another product
- * opens its list, and a product's settings open the other product's.
+ * experiment, a campaign, an error group, a replay or a user (distinct_ids
+ * are a product's own) belongs to one product, so another product opens
+ * its list, and a product's settings open the other product's.
  */
 function productPath(path: string, id: number): string {
-  const item = /^\/(flags|experiments|messages)\/(\d+|new)$/.exec(path) ?? /^\/(errors|replays)\/./.exec(path);
+  const item = /^\/(flags|experiments|messages)\/(\d+|new)$/.exec(path) ?? /^\/(errors|replays|users)\/./.exec(path);
   return path.startsWith("/settings/products/") ? `/settings/products/${id}` : item ? `/${item[1]}` : path;
 }
 
@@ -259,6 +264,12 @@ function Page(props: {
   if (path.startsWith("/replays/")) {
     const id = groupFingerprint(path.replace("/replays/", "/errors/"));
     return id ? <ReplayPage product={props.product} sessionId={id} /> : <NotFound home={home} />;
+  }
+  if (path === "/users") return <FindUser product={props.product} env={props.env} />;
+  if (path.startsWith("/users/")) {
+    const id = groupFingerprint(path.replace("/users/", "/errors/"));
+    if (!id) return path === "/users/" ? <Redirect to={withParams("/users", search)} /> : <NotFound home={home} />;
+    return <PersonPage product={props.product} distinctId={id} env={props.env} />;
   }
   // Errors exists only while the server runs with error tracking on.
   if (path === "/errors" || path.startsWith("/errors/")) {

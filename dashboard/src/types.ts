@@ -83,6 +83,9 @@ export type ReplaySession = Schemas["ReplaySession"];
 export type ReplayList = Schemas["ReplayList"];
 export type ReplayChunk = Schemas["ReplayChunk"];
 export type ReplayDetail = Schemas["ReplayDetail"];
+/** One event of a user (GET /api/v1/users/{distinctId}/events), and a page of them. */
+export type UserEvent = Schemas["UserEvent"];
+export type UserEventsResult = Schemas["UserEventsResult"];
 export type ErrorFrame = Schemas["ErrorFrame"];
 export type ErrorGroupStatus = Schemas["ErrorGroupStatus"];
 /** One sourcemap upload of a release (without its content). */

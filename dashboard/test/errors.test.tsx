@@ -285,6 +285,8 @@ describe("error group page", () => {
     expect([...occurrences].map((o) => o.querySelector("h3")?.textContent)).toEqual(["23 Nov 2026, 10:04 UTC", "20 Nov 2026, 08:00 UTC"]);
     const first = Object.fromEntries([...occurrences[0].querySelectorAll(".facts > div")].map((d) => [d.querySelector("dt")?.textContent, d.querySelector("dd")?.textContent]));
     expect(first).toEqual({ User: "u1", Browser: "Chrome 148", OS: "Linux", Release: "2.0.0", URL: "https://shop.example.com/checkout" });
+    // The user opens their page: their events and replays.
+    expect(occurrences[0].querySelector(".facts dd a")?.getAttribute("href")).toBe("/users/u1?product=3");
     // The newest occurrence's stack is open, the others folded.
     expect([...occurrences].map((o) => o.querySelector("details")?.open)).toEqual([true, false]);
   });

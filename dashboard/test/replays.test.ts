@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { marks } from "../src/pages/Replay";
+import { fitScale, legend, marks } from "../src/pages/Replay";
 import { duration } from "../src/pages/Replays";
 
 describe("replay timeline", () => {
@@ -22,6 +22,17 @@ describe("replay timeline", () => {
       { kind: "error", offset: 3000, label: "boom" },
     ]);
     expect(marks([])).toEqual([]);
+  });
+
+  it("names every kind of mark in the legend", () => {
+    expect(legend.map(([k]) => k)).toEqual(["page", "click", "event", "error"]);
+  });
+
+  it("scales a recorded page down to the stage's width, never up", () => {
+    expect(fitScale(350, 1280)).toBeCloseTo(350 / 1280);
+    expect(fitScale(1000, 800)).toBe(1);
+    expect(fitScale(0, 1280)).toBe(1);
+    expect(fitScale(350, 0)).toBe(1);
   });
 
   it("writes durations", () => {

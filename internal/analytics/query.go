@@ -258,6 +258,9 @@ type QueryStore interface {
 	// MinRecent events in the recent part of the range, ties by
 	// fingerprint (docs/errors.md, "Alerts").
 	ErrorActivity(ctx context.Context, q ErrorActivityQuery) ([]ErrorActivityRow, error)
+	// UserEvents returns one user's latest events, newest first, of equal
+	// times by uuid, at most Limit of them.
+	UserEvents(ctx context.Context, q UserEventsQuery) ([]UserEvent, error)
 }
 
 // ErrOutOfMemory is wrapped by a QueryStore's error when the store could not
@@ -402,4 +405,30 @@ type ErrorActivityRow struct {
 	Recent, Users int64
 	History       int64
 	FirstSeen     time.Time
+}
+
+// UserEventsQuery asks for one user's latest events (the dashboard's
+// person page, docs/queries.md, "A user's events"): those of DistinctID in
+// the product and environment, strictly older than Before when it is set,
+// newest first, at most Limit. It has no lower bound: a person's page
+// shows their latest events however old. AI-bot events are left out, as
+// from every human query.
+type UserEventsQuery struct {
+	ProductID  int64
+	Env        Env
+	DistinctID string
+	Before     time.Time
+	Limit      int
+}
+
+// UserEvent is one event of a user. SessionID is the text of its
+// SessionIDProperty, "" when it has none; URL, Path, Browser, OS and
+// DeviceType are "" when unknown.
+type UserEvent struct {
+	UUID                   [16]byte
+	Time                   time.Time
+	Name                   string
+	URL, Path, Browser, OS string
+	DeviceType, SessionID  string
+	Properties             json.RawMessage
 }

@@ -27,7 +27,7 @@ var distFS embed.FS
 // that ends in "/", is a page.
 var pages = []string{
 	"/", "/trends", "/funnels", "/retention", "/acquisition", "/annotations",
-	"/replays", "/replays/", "/messages", "/messages/", "/experiments", "/experiments/", "/flags", "/flags/", "/settings", "/settings/", "/api-reference",
+	"/replays", "/replays/", "/users", "/users/", "/messages", "/messages/", "/experiments", "/experiments/", "/flags", "/flags/", "/settings", "/settings/", "/api-reference",
 }
 
 // errorPages are the Errors pages' paths, the list and a group's page

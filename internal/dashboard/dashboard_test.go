@@ -131,6 +131,14 @@ func TestHeaders(t *testing.T) {
 	if csp := w.Header().Get("Content-Security-Policy"); w.Code != 200 || strings.Contains(csp, "unsafe-inline") {
 		t.Errorf("replay list %d, Content-Security-Policy = %q", w.Code, csp)
 	}
+	// The person pages (a user's events and replays) link to the player
+	// but keep the strict policy themselves; an id may hold a slash.
+	for _, p := range []string{"/users", "/users/ann", "/users/ann%2F%C3%BC"} {
+		w, _ = get(t, h, p, nil)
+		if csp := w.Header().Get("Content-Security-Policy"); w.Code != 200 || strings.Contains(csp, "unsafe-inline") {
+			t.Errorf("%s: %d, Content-Security-Policy = %q", p, w.Code, csp)
+		}
+	}
 
 	w, _ = get(t, h, "/assets/index-abc.js", map[string]string{"Accept-Encoding": "gzip, br"})
 	if got := w.Header().Get("Cache-Control"); got != "public, max-age=31536000, immutable" {

@@ -231,6 +231,8 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("POST /api/v1/annotations/bulk-delete", h(s.handleBulkDeleteAnnotations))
 	mux.Handle("DELETE /api/v1/annotations/{id}", h(s.handleDeleteAnnotation))
 
+	mux.Handle("GET /api/v1/users/{distinctId}/events", h(s.handleUserEvents))
+
 	mux.Handle("GET /api/v1/replays", h(s.handleListReplays))
 	mux.Handle("DELETE /api/v1/replays", h(s.handleDeleteUserReplays))
 	mux.Handle("GET /api/v1/replays/{sessionId}", h(s.handleGetReplay))

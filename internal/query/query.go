@@ -7,10 +7,13 @@ package query
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"sort"
 	"time"
+
+	"github.com/google/uuid"
 
 	"strata/internal/analytics"
 	"strata/internal/enrich/bots"
@@ -441,4 +444,79 @@ func (e *Engine) RunErrorOccurrences(ctx context.Context, q analytics.ErrorOccur
 		return err
 	})
 	return rows, err
+}
+
+// UserEvent is one event of GET /api/v1/users/{distinctId}/events.
+// SessionID is null when the event has no $session_id.
+type UserEvent struct {
+	UUID       string          `json:"uuid"`
+	Name       string          `json:"name"`
+	Timestamp  time.Time       `json:"timestamp"`
+	URL        string          `json:"url"`
+	Path       string          `json:"path"`
+	Browser    string          `json:"browser"`
+	OS         string          `json:"os"`
+	DeviceType string          `json:"deviceType"`
+	SessionID  *string         `json:"sessionId"`
+	Properties json.RawMessage `json:"properties"`
+}
+
+// UserEventsResult is the answer of GET /api/v1/users/{distinctId}/events:
+// the events, newest first, and NextBefore, the before of the next page,
+// null when there are no older events.
+type UserEventsResult struct {
+	DistinctID string      `json:"distinctId"`
+	Events     []UserEvent `json:"events"`
+	NextBefore *time.Time  `json:"nextBefore"`
+}
+
+// UserEvents validates the request and lists one user's latest events, as
+// a read of the store like every query (the spool barrier, then a slot).
+//
+// Pages follow each other by time (before: strictly older), so a page must
+// not end between two events of the same microsecond, or the next page
+// would skip the rest of them. The store is asked for one event more than
+// the limit: when it shares the page's last time, the page gives back its
+// events of that time, and NextBefore is the time of the event now last,
+// so that the next page starts with them. Only when more than limit events
+// of the user share one microsecond (a page that would give back
+// everything) are the ones past the limit skipped.
+func (e *Engine) UserEvents(ctx context.Context, scope analytics.EventRange, distinctID, before, limit string) (UserEventsResult, error) {
+	q, err := ParseUserEvents(distinctID, before, limit, scope)
+	if err != nil {
+		return UserEventsResult{}, err
+	}
+	page := q.Limit
+	q.Limit++
+	var rows []analytics.UserEvent
+	err = e.read(ctx, func(ctx context.Context) (err error) {
+		rows, err = e.Store.UserEvents(ctx, q)
+		return err
+	})
+	if err != nil {
+		return UserEventsResult{}, err
+	}
+	res := UserEventsResult{DistinctID: distinctID}
+	if len(rows) > page {
+		cut := page
+		for cut > 0 && rows[cut-1].Time.Equal(rows[page].Time) {
+			cut--
+		}
+		if cut == 0 {
+			cut = page
+		}
+		rows = rows[:cut]
+		next := rows[cut-1].Time
+		res.NextBefore = &next
+	}
+	res.Events = make([]UserEvent, len(rows))
+	for i, r := range rows {
+		ev := UserEvent{UUID: uuid.UUID(r.UUID).String(), Name: r.Name, Timestamp: r.Time, URL: r.URL, Path: r.Path,
+			Browser: r.Browser, OS: r.OS, DeviceType: r.DeviceType, Properties: r.Properties}
+		if r.SessionID != "" {
+			ev.SessionID = &r.SessionID
+		}
+		res.Events[i] = ev
+	}
+	return res, nil
 }

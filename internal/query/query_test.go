@@ -37,6 +37,9 @@ func (s stubStore) ErrorOccurrences(context.Context, analytics.ErrorOccurrencesQ
 func (s stubStore) ErrorActivity(context.Context, analytics.ErrorActivityQuery) ([]analytics.ErrorActivityRow, error) {
 	return nil, s.err
 }
+func (s stubStore) UserEvents(context.Context, analytics.UserEventsQuery) ([]analytics.UserEvent, error) {
+	return nil, s.err
+}
 
 // TestOutOfMemoryIsQueryTooLarge checks the engine's one mapping: a store
 // that ran out of memory is a 503 query_too_large with advice and a
@@ -71,6 +74,7 @@ func TestOutOfMemoryIsQueryTooLarge(t *testing.T) {
 		},
 		"bots":        func() error { _, err := e.Bots(ctx, sc, "", "", ""); return err },
 		"event names": func() error { _, err := e.EventNames(ctx, sc, "", "", ""); return err },
+		"user events": func() error { _, err := e.UserEvents(ctx, sc, "u1", "", ""); return err },
 	}
 	for name, run := range runs {
 		var ae *analytics.Error

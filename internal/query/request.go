@@ -475,5 +475,39 @@ func limitOf(s string, def, max int) (int, error) {
 	return n, nil
 }
 
+// A user's events (GET /api/v1/users/{distinctId}/events) come a page of
+// DefaultUserEvents at a time, at most MaxUserEvents. MaxDistinctIDChars
+// is ingest's bound on a distinct_id: no event can have a longer one.
+const (
+	DefaultUserEvents  = 100
+	MaxUserEvents      = 1000
+	MaxDistinctIDChars = 255
+)
+
+// ParseUserEvents reads the user's events request: the distinct_id of the
+// path, a limit, and before, an RFC 3339 time the events must be strictly
+// older than. The stores keep microseconds, so a before with a fraction of
+// a microsecond is rounded up to the next one: an event of that
+// microsecond is older than the time asked for.
+func ParseUserEvents(distinctID, before, limit string, scope analytics.EventRange) (analytics.UserEventsQuery, error) {
+	q := analytics.UserEventsQuery{ProductID: scope.ProductID, Env: scope.Env, DistinctID: distinctID}
+	if n := utf8.RuneCountInString(distinctID); n < 1 || n > MaxDistinctIDChars {
+		return q, analytics.InvalidField("distinctId", "must be 1 to %d characters, not %d", MaxDistinctIDChars, n)
+	}
+	if before != "" {
+		t, err := time.Parse(time.RFC3339Nano, before)
+		if err != nil {
+			return q, analytics.InvalidField("before", "must be an RFC 3339 time such as 2026-05-04T09:30:00Z, not %q", before)
+		}
+		if micro := t.Truncate(time.Microsecond); micro.Before(t) {
+			t = micro.Add(time.Microsecond)
+		}
+		q.Before = t.UTC()
+	}
+	var err error
+	q.Limit, err = limitOf(limit, DefaultUserEvents, MaxUserEvents)
+	return q, err
+}
+
 // ParseLimit reads a limit parameter of 1 to max.
 func ParseLimit(s string, max int) (int, error) { return limitOf(s, 0, max) }

@@ -4,8 +4,10 @@
 export interface NavItem {
   path: string;
   label: string;
-  /** chart pages share the date-range picker. */
+  /** chart pages share the date-range picker and the Live/Test switch. */
   chart: boolean;
+  /** env pages have the Live/Test switch without the date picker (a user's events have no range). */
+  env?: boolean;
 }
 
 const items: readonly (NavItem & { feature?: "errorTracking" })[] = [
@@ -17,6 +19,7 @@ const items: readonly (NavItem & { feature?: "errorTracking" })[] = [
   { path: "/annotations", label: "Annotations", chart: false },
   { path: "/errors", label: "Errors", chart: true, feature: "errorTracking" },
   { path: "/replays", label: "Replays", chart: true },
+  { path: "/users", label: "Users", chart: false, env: true },
   { path: "/messages", label: "Messages", chart: false },
   { path: "/experiments", label: "Experiments", chart: false },
   { path: "/flags", label: "Flags", chart: false },
@@ -28,7 +31,7 @@ const items: readonly (NavItem & { feature?: "errorTracking" })[] = [
 
 /** navItems is the sidebar for the server's features. */
 export function navItems(features: { errorTracking: boolean }): NavItem[] {
-  return items.filter((i) => !i.feature || features[i.feature]).map(({ path, label, chart }) => ({ path, label, chart }));
+  return items.filter((i) => !i.feature || features[i.feature]).map(({ path, label, chart, env }) => (env ? { path, label, chart, env } : { path, label, chart }));
 }
 
 /** activeItem is the entry a path belongs to, if any: /flags/3 is under Flags. */

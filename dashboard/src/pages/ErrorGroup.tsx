@@ -9,7 +9,7 @@ import { useLoad } from "../load";
 import { during, searchWithRange, type DateRange } from "../range";
 import type { DataEnv, ErrorFrame, ErrorGroup, ErrorGroupDetail, ErrorOccurrence, ErrorStatus, Product } from "../types";
 import { ErrorStatusPill, RegressedBadge } from "./Errors";
-import { replayHref } from "./Replays";
+import { replayHref, userHref } from "./Replays";
 
 /** The status changes a group offers, as buttons: every status but its own. */
 const changes: { status: ErrorStatus; label: string }[] = [
@@ -256,7 +256,7 @@ function Occurrence(props: { occurrence: ErrorOccurrence; index: number; product
       <dl class="facts compact">
         <div>
           <dt>User</dt>
-          <dd>{o.distinctId || "—"}</dd>
+          <dd>{o.distinctId ? <Link href={userHref(props.productId, o.distinctId)}>{o.distinctId}</Link> : "—"}</dd>
         </div>
         <div>
           <dt>Browser</dt>

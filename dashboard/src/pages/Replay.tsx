@@ -9,7 +9,7 @@ import { when } from "../format";
 import { useLoad } from "../load";
 import { navigate } from "../router";
 import type { Product, ReplayChunk, ReplayDetail } from "../types";
-import { duration } from "./Replays";
+import { duration, userHref } from "./Replays";
 
 /** An rrweb event, as much of it as the timeline reads. */
 export interface RREvent {
@@ -24,6 +24,14 @@ export interface Mark {
   offset: number;
   label: string;
 }
+
+/** legend names each kind of mark, in the order of the legend under the timeline. */
+export const legend: readonly [Mark["kind"], string][] = [
+  ["page", "Page view"],
+  ["click", "Click"],
+  ["event", "Event"],
+  ["error", "Error"],
+];
 
 /** decodeChunk returns a chunk's rrweb events: base64, then gunzip for gzip-json (DecompressionStream). */
 export async function decodeChunk(c: ReplayChunk): Promise<RREvent[]> {
@@ -50,6 +58,26 @@ export function marks(events: RREvent[]): Mark[] {
     else if (e.type === 5 && e.data.tag && e.data.tag !== "$pageview" && e.data.tag !== "$click") out.push({ kind: "event", offset, label: e.data.tag });
   }
   return out;
+}
+
+/**
+ * fitScale is the scale that fits a recorded page of frameWidth px into a
+ * stage of stageWidth px: never above 1 (a small recording is not blown
+ * up), and 1 while either width is unknown (0: not laid out yet).
+ */
+export function fitScale(stageWidth: number, frameWidth: number): number {
+  if (!(stageWidth > 0) || !(frameWidth > 0)) return 1;
+  return Math.min(1, stageWidth / frameWidth);
+}
+
+/**
+ * frameSize is the recorded viewport rrweb gave its iframe (its width and
+ * height attributes, set from the recording's meta events), else the
+ * iframe's laid-out size, else a 1024 × 400 placeholder.
+ */
+function frameSize(frame: HTMLIFrameElement): { width: number; height: number } {
+  const attr = (n: string) => Number(frame.getAttribute(n)) || 0;
+  return { width: attr("width") || frame.offsetWidth || 1024, height: attr("height") || frame.offsetHeight || 400 };
 }
 
 /**
@@ -90,21 +118,34 @@ function Player(props: { product: Product; sessionId: string }) {
   useEffect(() => {
     if (!events || events.length < 2 || !stage.current) return;
     stage.current.innerHTML = "";
-    const r = new Replayer(events as never[], { root: stage.current, skipInactive: true, showWarning: false, mouseTail: false });
+    const box = stage.current;
+    const r = new Replayer(events as never[], { root: box, skipInactive: true, showWarning: false, mouseTail: false });
     player.current = r;
+    // The recorded page keeps its own width (a desktop's 1280 px, say);
+    // the wrapper is scaled to the stage's width, whatever the window's,
+    // and again whenever the stage changes size (the window is resized or
+    // turned, the sidebar folds) or the recording's viewport does (rrweb's
+    // resize). The stage's own width does not depend on the wrapper, which
+    // is positioned absolutely, so setting its height cannot loop.
     const fit = () => {
-      const box = stage.current;
       const frame = r.iframe;
-      if (!box || !frame) return;
-      const scale = Math.min(1, box.clientWidth / (frame.offsetWidth || 1));
+      if (!frame) return;
+      const size = frameSize(frame);
+      const scale = fitScale(box.clientWidth, size.width);
       r.wrapper.style.transform = `scale(${scale})`;
       r.wrapper.style.transformOrigin = "top left";
-      box.style.height = `${(frame.offsetHeight || 400) * scale}px`;
+      // The box is border-box: its height holds its border too.
+      box.style.height = `${Math.ceil(size.height * scale) + box.offsetHeight - box.clientHeight}px`;
     };
     r.on("resize", fit);
     r.play();
-    setTimeout(fit, 0);
+    fit();
+    const observer = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(fit);
+    observer?.observe(box);
+    window.addEventListener("resize", fit);
     return () => {
+      observer?.disconnect();
+      window.removeEventListener("resize", fit);
       r.destroy();
       player.current = null;
     };
@@ -140,7 +181,12 @@ function Player(props: { product: Product; sessionId: string }) {
         <Link href={list}>Replays</Link>
       </p>
       <div class="section-head tight">
-        <h1>{s.distinctId}</h1>
+        <h1>
+          {/* Loaded anew, so that the user's page leaves this page's looser policy behind. */}
+          <Link href={userHref(pid, s.distinctId)} reload title="The user's events and replays">
+            {s.distinctId}
+          </Link>
+        </h1>
         <div class="actions">
           <button type="button" class="button secondary" onClick={() => player.current?.pause()}>
             Pause
@@ -203,11 +249,13 @@ function Player(props: { product: Product; sessionId: string }) {
           </li>
         ))}
       </ol>
-      <ul class="replay-legend">
-        <li class="mark page">Page view</li>
-        <li class="mark click">Click</li>
-        <li class="mark event">Event</li>
-        <li class="mark error">Error</li>
+      <ul class="replay-legend" aria-label="Legend" data-testid="replay-legend">
+        {legend.map(([kind, label]) => (
+          <li key={kind} class={`mark ${kind}`}>
+            <span class="swatch" aria-hidden="true" />
+            {label}
+          </li>
+        ))}
       </ul>
       {confirm && (
         <ConfirmDialog title="Delete this replay?" confirmLabel="Delete replay" busy={busy} onConfirm={remove} onCancel={() => setConfirm(false)}>

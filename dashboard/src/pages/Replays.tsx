@@ -21,10 +21,16 @@ export function replayHref(productId: number, sessionId: string): string {
   return `/replays/${encodeURIComponent(sessionId)}?product=${productId}`;
 }
 
+/** userHref is a user's page (src/pages/Person.tsx): a distinct_id, escaped, since it may hold any character. */
+export function userHref(productId: number, distinctId: string): string {
+  return `/users/${encodeURIComponent(distinctId)}?product=${productId}`;
+}
+
 /**
  * Replays lists the product's recorded sessions over the date range, latest
- * first, by user when one is typed (docs/replay.md), each opening the player;
- * a user's sessions can all be deleted at once (a privacy request).
+ * first, by user when one is typed (docs/replay.md), each start opening the
+ * player and each user their page (their events and replays); a user's
+ * sessions can all be deleted at once (a privacy request).
  */
 export function Replays(props: { product: Product | null; range: DateRange; user?: string }) {
   if (!props.product) return <NoProduct />;
@@ -111,10 +117,14 @@ function ReplayList(props: { product: Product; range: DateRange; user: string })
               {loaded.data.items.map((s: ReplaySession) => (
                 <tr key={s.sessionId}>
                   <td>
-                    <Link href={replayHref(pid, s.sessionId)} reload>{s.distinctId}</Link>
+                    <Link href={userHref(pid, s.distinctId)} title="The user's events and replays">
+                      {s.distinctId}
+                    </Link>
                   </td>
                   <td>
-                    <time dateTime={s.start}>{when(s.start)}</time>
+                    <Link href={replayHref(pid, s.sessionId)} reload title="Play this session">
+                      <time dateTime={s.start}>{when(s.start)}</time>
+                    </Link>
                   </td>
                   <td class="num">{duration(s.durationMs)}</td>
                   <td class="num">{s.pages}</td>

@@ -114,8 +114,13 @@ export async function replayPages(browser, h) {
   });
   await shot("replays");
   await atPhoneWidth("the Replays list", "replays-phone");
-
-  await row.getByRole("link", { name: USER, exact: true }).click();
+  await h.check("the list's user links to the user's page, its start to the player", async () => {
+    const user = await row.getByRole("link", { name: USER, exact: true }).getAttribute("href");
+    const start = await row.locator("td").nth(1).getByRole("link").getAttribute("href");
+    if (user !== `/users/${USER}?product=${productId}` || start !== `/replays/${sessionId}?product=${productId}`) throw new Error(`user ${user}, start ${start}`);
+  });
+  // The start opens the player (the user opens their page: test/e2e/users.mjs).
+  await row.locator("td").nth(1).getByRole("link").click();
   const stage = page.getByTestId("replay-stage");
   const frame = page.frameLocator("[data-testid=replay-stage] iframe");
   await h.check("the player opens at the session's address with its facts", async () => {
@@ -205,7 +210,7 @@ export async function replayPages(browser, h) {
  * own, waits for the recorder, runs `act`, then leaves for a page without
  * the SDK (the last chunk goes on page hide) and returns the session's id.
  */
-async function record(browser, site, user, act) {
+export async function record(browser, site, user, act) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
   try {
     const p = await context.newPage();
@@ -223,7 +228,7 @@ async function record(browser, site, user, act) {
 }
 
 /** startSite serves the recorded page and a page without the SDK on a loopback port of their own. */
-async function startSite(h, strataUrl, key) {
+export async function startSite(h, strataUrl, key) {
   const recorded = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Replay e2e</title>
     <script src="${strataUrl}/sdk/v1/sdk.min.js"></script>
     <script>

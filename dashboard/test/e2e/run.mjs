@@ -19,7 +19,10 @@
 // and the Messages pages (a campaign made in the editor with its preview,
 // its stats, the auto-render setting, a survey's results and CSV), and
 // the Replays pages (sessions recorded by the SDK, the list, the player,
-// deleting a user's replays; E2E_ONLY=replays runs this part alone).
+// deleting a user's replays) and a user's page (their events and replays,
+// the links to the player, the player at 390 px and its coloured marks);
+// E2E_ONLY=replays, E2E_ONLY=users or E2E_ONLY=replays,users runs those
+// parts alone.
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
 //
@@ -38,6 +41,7 @@ import { errorPages } from "./errors.mjs";
 import { messagePages } from "./messages.mjs";
 import { realBrowserErrors } from "./real-errors.mjs";
 import { replayPages } from "./replays.mjs";
+import { userPages } from "./users.mjs";
 import { setUpOwner } from "./owner.mjs";
 import { sourcePages } from "./sources.mjs";
 
@@ -61,8 +65,15 @@ async function main() {
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   cleanups.push(() => browser.close());
   const h = { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS, repo };
-  // E2E_ONLY=replays runs the Replays part alone.
-  if (process.env.E2E_ONLY === "replays") return replayPages(browser, h);
+  // E2E_ONLY=replays,users runs those parts alone (any of them, in that order).
+  const only = (process.env.E2E_ONLY ?? "").split(",").filter(Boolean);
+  if (only.length) {
+    const parts = { replays: replayPages, users: userPages };
+    const unknown = only.filter((p) => !parts[p]);
+    if (unknown.length) throw new Error(`E2E_ONLY names no part ${unknown.join(", ")}; the parts are ${Object.keys(parts).join(", ")}`);
+    for (const [name, part] of Object.entries(parts)) if (only.includes(name)) await part(browser, h);
+    return;
+  }
 
   await withoutErrorTracking(browser);
   await withErrorTracking(browser);
@@ -72,6 +83,7 @@ async function main() {
   await realBrowserErrors(browser, { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS, repo });
   await messagePages(browser, { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS });
   await replayPages(browser, h);
+  await userPages(browser, h);
 }
 
 /** The main run, on a server started without the error-tracking flag. */
@@ -171,7 +183,7 @@ async function withoutErrorTracking(browser) {
   // 2. The layout: the sidebar without Errors, and /errors is a 404 page.
   await check("the sidebar lists the pages, without Errors", async () => {
     const got = await page.locator("nav.sidebar .nav-item").allTextContents();
-    const want = ["Overview", "Trends", "Funnels", "Retention", "Acquisition", "Annotations", "Replays", "Messages", "Experiments", "Flags", "Settings", "API reference"];
+    const want = ["Overview", "Trends", "Funnels", "Retention", "Acquisition", "Annotations", "Replays", "Users", "Messages", "Experiments", "Flags", "Settings", "API reference"];
     if (got.join() !== want.join()) throw new Error(`sidebar: ${got.join(", ")}`);
   });
   await check("/errors answers 404 and shows the not-found page", async () => {

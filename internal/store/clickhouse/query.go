@@ -640,6 +640,37 @@ func (s *Store) ErrorOccurrences(ctx context.Context, q analytics.ErrorOccurrenc
 	})
 }
 
+// UserEvents returns one user's latest events. The table's key is
+// (product_id, env, event, ts), so the user's events are found by reading
+// the product's events of the environment (older than Before), with the
+// distinct_id compared as text: user_id, its hash, is no key either. The
+// session id is read from prop_values, as filters read a property (18.16
+// has no JSONExtract*; the text form is the one DuckDB's
+// json_extract_string gives, see flatten).
+func (s *Store) UserEvents(ctx context.Context, q analytics.UserEventsQuery) (_ []analytics.UserEvent, err error) {
+	defer markOutOfMemory(&err)
+	var b builder
+	b.Write("SELECT uuid, ts, event, url, path, browser, os, device_type, ", b.text(analytics.Property{Key: analytics.SessionIDProperty}),
+		", properties FROM ", s.table, " WHERE product_id = ", b.arg(q.ProductID), " AND env = ", b.arg(string(q.Env)),
+		" AND distinct_id = ", b.arg(q.DistinctID))
+	if !q.Before.IsZero() {
+		b.Write(" AND ts < ", b.arg(q.Before.UnixMicro()))
+	}
+	b.Write(" AND is_bot = 0 ORDER BY ts DESC, uuid LIMIT ", b.arg(q.Limit))
+	return queryAll(ctx, s, "listing a user's events", &b, func(rows driver.Rows) (analytics.UserEvent, error) {
+		var e analytics.UserEvent
+		var id, props string
+		var ts int64
+		err := rows.Scan(&id, &ts, &e.Name, &e.URL, &e.Path, &e.Browser, &e.OS, &e.DeviceType, &e.SessionID, &props)
+		if err == nil && len(id) != len(e.UUID) {
+			err = errors.New("uuid is not 16 bytes")
+		}
+		copy(e.UUID[:], id)
+		e.Time, e.Properties = time.UnixMicro(ts).UTC(), json.RawMessage(props)
+		return e, err
+	})
+}
+
 // ErrorActivity reads what the alert rules need of each group in one
 // GROUP BY: its events and users in the recent part, its events in the
 // history before it, its first event and its latest type and message.

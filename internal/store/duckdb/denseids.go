@@ -242,3 +242,19 @@ func (s *Store) eventID(name string) uint32 {
 	}
 	return noEvent
 }
+
+// noUser is the uid of a user a product never had: no event has it.
+const noUser = ^uint32(0)
+
+// userID returns the dense id of a product's user, or noUser.
+func (s *Store) userID(product int64, distinctID string) uint32 {
+	s.dictMu.RLock()
+	defer s.dictMu.RUnlock()
+	// Not s.uids.of: it would add a product's numbering under a read lock.
+	if n := s.uids.sets[product]; n != nil {
+		if id, ok := n.ids[distinctID]; ok {
+			return id
+		}
+	}
+	return noUser
+}

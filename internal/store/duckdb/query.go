@@ -663,6 +663,33 @@ func (s *Store) ErrorOccurrences(ctx context.Context, q analytics.ErrorOccurrenc
 	})
 }
 
+// UserEvents returns one user's latest events. The user is found by the
+// dense user id (a user the product never had binds an id no event has),
+// an integer test on each of the product's events instead of a string one;
+// the session id is read from the properties by a JSON pointer, bound.
+func (s *Store) UserEvents(ctx context.Context, q analytics.UserEventsQuery) (_ []analytics.UserEvent, err error) {
+	defer markOutOfMemory(&err)
+	if err := s.dictionaries(ctx); err != nil {
+		return nil, err
+	}
+	var b builder
+	session, _ := b.property(analytics.Property{Key: analytics.SessionIDProperty})
+	b.Write("SELECT uuid, ts, event, coalesce(url, ''), coalesce(path, ''), coalesce(browser, ''), coalesce(os, ''),",
+		" coalesce(device_type, ''), coalesce(", session, ", ''), properties FROM events WHERE product_id = ", b.arg(q.ProductID),
+		" AND env = ", b.arg(string(q.Env)), " AND uid = ", b.arg(s.userID(q.ProductID, q.DistinctID)))
+	if !q.Before.IsZero() {
+		b.Write(" AND ts < ", b.arg(q.Before.UTC()))
+	}
+	b.Write(" AND NOT is_bot ORDER BY ts DESC, uuid LIMIT ", b.arg(q.Limit))
+	return queryAll(ctx, s, "listing a user's events", &b, func(r scanner) (e analytics.UserEvent, err error) {
+		var id duckdb.UUID
+		var props string
+		err = r.Scan(&id, &e.Time, &e.Name, &e.URL, &e.Path, &e.Browser, &e.OS, &e.DeviceType, &e.SessionID, &props)
+		e.UUID, e.Time, e.Properties = [16]byte(id), e.Time.UTC(), json.RawMessage(props)
+		return e, err
+	})
+}
+
 // ErrorActivity reads what the alert rules need of each group in one
 // GROUP BY: its events and users in the recent part, its events in the
 // history before it, its first event and its latest type and message.

@@ -154,6 +154,11 @@ func GoldenSQL(t *testing.T, s Events, trace *[]Statement) {
 				Env: analytics.EnvLive, From: day, To: day.Add(169 * time.Hour)}, Recent: day.Add(168 * time.Hour), MinRecent: 10, FirstOnly: true})
 			return err
 		}},
+		{"user_events", func() error {
+			_, err := s.UserEvents(ctx, analytics.UserEventsQuery{ProductID: 1, Env: analytics.EnvLive, DistinctID: "u1",
+				Before: day.Add(2 * time.Hour), Limit: 101})
+			return err
+		}},
 		{"event_names", func() error {
 			_, err := s.EventNames(ctx, analytics.EventNamesQuery{EventRange: scope, Limit: 50})
 			return err

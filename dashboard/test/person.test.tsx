@@ -1,0 +1,211 @@
+// A user's page (/users/{distinctId}) and the way to it: the events of the
+// user drawn from a fixture, newest first, with "Load older" asking for
+// the page before the last one's nextBefore; a Replay link only on the
+// events of a recorded session; the user's replays linking to the player
+// (loaded anew); first and last seen among what was loaded; the env; the
+// empty and failed states; /users's search box and the routes; the links
+// from the Replays list; and the pure helpers behind them.
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { App } from "../src/app";
+import { activeItem, navItems } from "../src/components/nav";
+import { appendPage, FindUser, PersonPage, platform, recordedSession, seen } from "../src/pages/Person";
+import { Replays, userHref } from "../src/pages/Replays";
+import type { Product, ReplaySession, UserEvent, UserEventsResult } from "../src/types";
+import { byText, click, fakeFetch, mount, submit, type } from "./helpers";
+
+const product: Product = { id: 3, workspaceId: 1, name: "Web shop", createdAt: "2026-11-01T09:00:00Z" };
+const user = "ann/ü 1";
+const eventsPath = "/api/v1/users/ann%2F%C3%BC%201/events";
+
+const event = (n: number, over: Partial<UserEvent> = {}): UserEvent => ({
+  uuid: `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`,
+  name: "$pageview",
+  timestamp: `2026-11-23T10:${String(59 - n).padStart(2, "0")}:00Z`,
+  url: `https://shop.example/p/${n}`,
+  path: `/p/${n}`,
+  browser: "Firefox",
+  os: "Linux",
+  deviceType: "desktop",
+  sessionId: null,
+  properties: {},
+  ...over,
+});
+
+const session = (id: string, start: string): ReplaySession => ({
+  sessionId: id, distinctId: user, start, end: start, durationMs: 65_000, pages: 2, clicks: 7, errors: 1, chunks: 3, bytes: 1000,
+});
+
+const firstPage: UserEventsResult = {
+  distinctId: user,
+  events: [
+    event(1, { name: "checkout", sessionId: "rec-1" }),
+    event(2, { name: "added_to_cart", sessionId: "not-recorded", path: "", url: "", browser: "", os: "" }),
+  ],
+  nextBefore: "2026-11-23T10:57:00Z",
+};
+const olderPage: UserEventsResult = {
+  distinctId: user,
+  // The first page's last event again (a page loaded twice), then an older one.
+  events: [event(2, { name: "added_to_cart" }), event(9, { name: "signed_up", sessionId: "rec-1" })],
+  nextBefore: null,
+};
+
+afterEach(() => vi.unstubAllGlobals());
+
+const rows = (root: HTMLElement) =>
+  [...root.querySelectorAll("[data-testid=user-events] tbody tr")].map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim()));
+const facts = (root: HTMLElement) =>
+  Object.fromEntries([...root.querySelectorAll("[data-testid=person-facts] > div")].map((d) => [d.querySelector("dt")?.textContent, d.querySelector("dd")?.textContent]));
+
+describe("a user's page", () => {
+  it("shows the user's replays and events, newest first, with a Replay link on the events of recorded sessions", async () => {
+    const calls = fakeFetch({
+      [`GET ${eventsPath}`]: { body: firstPage },
+      "GET /api/v1/replays": { body: { items: [session("rec-1", "2026-11-23T10:58:30Z")] } },
+    });
+    const root = await mount(<PersonPage product={product} distinctId={user} env="live" />);
+    const ev = calls.find((c) => c.path === eventsPath)!;
+    expect(Object.fromEntries(ev.query)).toEqual({ product: "3", limit: "100" });
+    expect(Object.fromEntries(calls.find((c) => c.path === "/api/v1/replays")!.query)).toEqual({ product: "3", distinct_id: user });
+
+    expect(root.querySelector("h1")?.textContent).toBe(user);
+    expect(root.querySelector(".crumbs a")?.getAttribute("href")).toBe("/users?product=3");
+    expect(rows(root)).toEqual([
+      ["23 Nov 2026, 10:58 UTC", "checkout", "/p/1", "Firefox / Linux", "Replay"],
+      ["23 Nov 2026, 10:57 UTC", "added_to_cart", "—", "—", ""],
+    ]);
+    const replay = byText(root.querySelector("[data-testid=user-events]")!, "a", "Replay")!;
+    expect(replay.getAttribute("href")).toBe("/replays/rec-1?product=3");
+    // A link to the player loads its page anew (docs/replay.md, "The player"): no in-app click handler.
+    const clicked = new MouseEvent("click", { bubbles: true, cancelable: true });
+    replay.dispatchEvent(clicked);
+    expect(clicked.defaultPrevented).toBe(false);
+
+    const sessions = root.querySelectorAll("[data-testid=user-replays] tbody tr");
+    expect(sessions).toHaveLength(1);
+    expect([...sessions[0].querySelectorAll("td")].map((td) => td.textContent)).toEqual(["23 Nov 2026, 10:58 UTC", "1 min 5 s", "2", "7", "1"]);
+    expect(sessions[0].querySelector("a")?.getAttribute("href")).toBe("/replays/rec-1?product=3");
+
+    expect(facts(root)).toEqual({
+      "Last seen": "23 Nov 2026, 10:58 UTC",
+      "First seen (of the events loaded)": "23 Nov 2026, 10:57 UTC",
+      Events: "2+",
+      "Recorded sessions": "1",
+    });
+  });
+
+  it("loads older events from the last page's nextBefore, once each, until there are no more", async () => {
+    const calls = fakeFetch({
+      [`GET ${eventsPath}`]: (c) => ({ body: c.query.get("before") ? olderPage : firstPage }),
+      "GET /api/v1/replays": { body: { items: [session("rec-1", "2026-11-23T10:58:30Z")] } },
+    });
+    const root = await mount(<PersonPage product={product} distinctId={user} env="test" />);
+    expect(calls.find((c) => c.path === eventsPath)?.query.get("env")).toBe("test");
+    await click(byText(root, "button", "Load older"));
+    const older = calls.filter((c) => c.path === eventsPath);
+    expect(older).toHaveLength(2);
+    expect(Object.fromEntries(older[1].query)).toEqual({ product: "3", limit: "100", before: "2026-11-23T10:57:00Z", env: "test" });
+    expect(rows(root).map((r) => r[1])).toEqual(["checkout", "added_to_cart", "signed_up"]);
+    // An older event of a recorded session links to it too.
+    expect(rows(root)[2][4]).toBe("Replay");
+    expect(byText(root, "button", "Load older")).toBeUndefined();
+    expect(root.querySelector("[data-testid=events-end]")?.textContent).toBe("These are all 3 of the user's events.");
+    expect(facts(root)).toMatchObject({ "First seen": "23 Nov 2026, 10:50 UTC", Events: "3" });
+  });
+
+  it("says when the user has no event and no replay, and shows a failure with Try again", async () => {
+    let fail = true;
+    fakeFetch({
+      [`GET ${eventsPath}`]: () => (fail ? { status: 503, body: { error: { code: "server_busy", message: "The server is busy." } } } : { body: { distinctId: user, events: [], nextBefore: null } }),
+      "GET /api/v1/replays": { body: { items: [] } },
+    });
+    const root = await mount(<PersonPage product={product} distinctId={user} env="live" />);
+    expect(root.querySelector("[role=alert]")?.textContent).toContain("The server is busy.");
+    fail = false;
+    await click(byText(root, "button", "Try again"));
+    expect(root.querySelector("[data-testid=no-user-events]")?.textContent).toContain(`No events of ${user} in Web shop.`);
+    expect(root.querySelector("[data-testid=no-user-replays]")).toBeTruthy();
+    expect(facts(root)).toEqual({ "Last seen": "—", "First seen": "—", Events: "0", "Recorded sessions": "0" });
+  });
+
+  it("finds a user by the id typed, escaped in the path, keeping test data", async () => {
+    const root = await mount(<FindUser product={product} env="test" />);
+    await type(root.querySelector("input[type=search]"), `  ${user} `);
+    await submit(root.querySelector("form[role=search]"));
+    expect(location.pathname + location.search).toBe("/users/ann%2F%C3%BC%201?product=3&env=test");
+  });
+});
+
+describe("links to a user's page", () => {
+  it("opens the user from the Replays list, and the session from its start", async () => {
+    fakeFetch({ "GET /api/v1/replays": { body: { items: [session("rec-1", "2026-11-23T10:58:30Z")] } } });
+    const root = await mount(<Replays product={product} range={{ key: "7d", from: "2026-11-17", to: "2026-11-23" }} />);
+    const [who, start] = root.querySelectorAll("[data-testid=replays] tbody tr td");
+    expect(who.querySelector("a")?.getAttribute("href")).toBe(userHref(3, user));
+    expect(userHref(3, user)).toBe("/users/ann%2F%C3%BC%201?product=3");
+    expect(start.querySelector("a")?.getAttribute("href")).toBe("/replays/rec-1?product=3");
+  });
+
+  it("lists Users after Replays and keeps it marked on a user's page", () => {
+    const items = navItems({ errorTracking: false });
+    const labels = items.map((i) => i.label);
+    expect(labels.indexOf("Users")).toBe(labels.indexOf("Replays") + 1);
+    expect(activeItem(items, "/users/ann%2F")?.label).toBe("Users");
+    expect(activeItem(items, "/users")).toMatchObject({ chart: false, env: true });
+  });
+});
+
+describe("the routes", () => {
+  const shell = {
+    "GET /api/v1/dashboard/config": { body: { setupRequired: false, features: { errorTracking: false } } },
+    "GET /api/v1/session": { body: { user: { id: 1, email: "owner@example.com", createdAt: "2026-11-01T09:00:00Z" }, expiresAt: "2026-12-07T09:00:00Z" } },
+    "GET /api/v1/products": { body: { items: [product] } },
+  };
+  afterEach(() => {
+    history.replaceState(null, "", "/");
+    localStorage.clear();
+  });
+
+  it("opens a user's page from its escaped id, with the Live/Test switch but no date range, and test data asked for", async () => {
+    history.replaceState(null, "", "/users/ann%2F%C3%BC%201?product=3&env=test");
+    const calls = fakeFetch({ ...shell, [`GET ${eventsPath}`]: { body: firstPage }, "GET /api/v1/replays": { body: { items: [] } } });
+    const root = await mount(<App />);
+    expect(root.querySelector("h1")?.textContent).toBe(user);
+    expect(root.querySelector("[role=group][aria-labelledby=env-switch-label]")).toBeTruthy();
+    expect(root.querySelector("[data-testid=test-data-banner]")).toBeTruthy();
+    expect(root.querySelector("select[aria-label='Date range']")).toBeNull();
+    expect(calls.find((c) => c.path === eventsPath)?.query.get("env")).toBe("test");
+    expect(root.querySelector("nav.sidebar [aria-current=page]")?.textContent).toBe("Users");
+  });
+
+  it("sends /users/ back to the search box", async () => {
+    history.replaceState(null, "", "/users/?product=3");
+    fakeFetch(shell);
+    const root = await mount(<App />);
+    expect(location.pathname).toBe("/users");
+    expect(root.querySelector("h1")?.textContent).toBe("Users");
+  });
+});
+
+describe("helpers", () => {
+  it("finds the first and last time among loaded events", () => {
+    expect(seen([])).toBeNull();
+    expect(seen([event(1), event(5), event(3)])).toEqual({ first: event(5).timestamp, last: event(1).timestamp });
+  });
+
+  it("appends an older page without repeating an event", () => {
+    expect(appendPage([event(1), event(2)], [event(2), event(3)]).map((e) => e.uuid)).toEqual([event(1), event(2), event(3)].map((e) => e.uuid));
+  });
+
+  it("links an event to its session only when the session was recorded", () => {
+    const recorded = new Set(["rec-1"]);
+    expect(recordedSession(event(1, { sessionId: "rec-1" }), recorded)).toBe("rec-1");
+    expect(recordedSession(event(1, { sessionId: "other" }), recorded)).toBeNull();
+    expect(recordedSession(event(1), recorded)).toBeNull();
+  });
+
+  it("writes browser and OS", () => {
+    expect([platform({ browser: "Firefox", os: "Linux" }), platform({ browser: "", os: "iOS" }), platform({ browser: "", os: "" })]).toEqual(["Firefox / Linux", "iOS", "—"]);
+  });
+
+});
