@@ -77,6 +77,12 @@ type Store struct {
 	opt   Options
 	log   *slog.Logger
 
+	// appendMu serialises appends, and guards the open segment's file,
+	// segSize, segAlloc and buf: the write and its fdatasync run under it
+	// alone, so that loaders and Sync calls, which need mu, do not wait for
+	// the disk. segSeq and seg change under both.
+	appendMu sync.Mutex
+
 	mu      sync.Mutex
 	cond    *sync.Cond
 	seg     *os.File
@@ -104,9 +110,12 @@ type Store struct {
 	syncing int
 	// paused is the Gate's refusal while the loaders wait for it.
 	paused error
-	closed bool
-	done   chan struct{}
-	buf    []byte
+	// appending is set while an append that found the spool open writes
+	// its record: the loaders do not stop before it is queued.
+	appending bool
+	closed    bool
+	done      chan struct{}
+	buf       []byte
 }
 
 type pendingRecord struct {
@@ -255,23 +264,67 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 	if len(events) == 0 {
 		return nil
 	}
+	s.appendMu.Lock()
+	defer s.appendMu.Unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for !s.closed && s.backlog >= s.opt.MaxBacklog {
 		// The loaders wait for the Gate; so would this append, for as
 		// long as the disk stays full.
 		if err := s.stillPaused(); err != nil {
+			s.mu.Unlock()
 			return err
 		}
 		s.cond.Wait()
 	}
 	if s.closed {
+		s.mu.Unlock()
 		return ErrClosed
 	}
+	s.appending = true
+	s.mu.Unlock()
+
+	err := s.write(events)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.appending = false
+	if err != nil {
+		s.cond.Broadcast() // loaders waiting for this append to stop
+		return err
+	}
+	wasEmpty := len(s.pending) == 0
+	if wasEmpty {
+		s.oldest = time.Now()
+	}
+	s.pending = append(s.pending, pendingRecord{seg: s.segSeq, payload: bytes.Clone(s.buf[8:]), n: len(events)})
+	s.backlog += len(events)
+	s.remain[s.segSeq] += len(events)
+	s.appended += uint64(len(events))
+	// Only the loaders care about an append, and only when it gives an
+	// idle one work or ends their linger; waking them on every append of
+	// a stream of small requests cost more scheduling than the appends.
+	if wasEmpty || s.closed || (s.backlog >= loadLingerEvents && s.backlog-len(events) < loadLingerEvents) {
+		s.cond.Broadcast()
+	}
+	if s.segSize >= s.opt.SegmentBytes {
+		if err := s.rotate(); err != nil {
+			s.log.Error("rotating spool segment failed", "err", err)
+		}
+	}
+	return nil
+}
+
+// write encodes events as one record into buf and writes it durably to
+// the open segment, starting one if none is open. The caller holds
+// appendMu, not mu.
+func (s *Store) write(events []analytics.Event) error {
 	if s.seg == nil {
 		// A failed write could not start a fresh segment (a full disk);
 		// try again now.
-		if err := s.startSegment(s.segSeq + 1); err != nil {
+		s.mu.Lock()
+		err := s.startSegment(s.segSeq + 1)
+		s.mu.Unlock()
+		if err != nil {
 			return err
 		}
 	}
@@ -283,20 +336,7 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 	if err := syscall.Fdatasync(int(s.seg.Fd())); err != nil {
 		return s.failSegment(fmt.Errorf("syncing spool: %w", err))
 	}
-	if len(s.pending) == 0 {
-		s.oldest = time.Now()
-	}
-	s.pending = append(s.pending, pendingRecord{seg: s.segSeq, payload: bytes.Clone(s.buf[8:]), n: len(events)})
-	s.backlog += len(events)
-	s.remain[s.segSeq] += len(events)
-	s.appended += uint64(len(events))
 	s.segSize += int64(len(s.buf))
-	s.cond.Broadcast()
-	if s.segSize >= s.opt.SegmentBytes {
-		if err := s.rotate(); err != nil {
-			s.log.Error("rotating spool segment failed", "err", err)
-		}
-	}
 	return nil
 }
 
@@ -305,6 +345,8 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 // segment at its first bad record). Should the fresh segment fail to start
 // too (the disk is full), the next append starts it.
 func (s *Store) failSegment(err error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if rerr := s.rotate(); rerr != nil {
 		s.log.Error("rotating spool segment failed", "err", rerr)
 	}
@@ -313,7 +355,8 @@ func (s *Store) failSegment(err error) error {
 
 // rotate closes the current segment, deleting it when none of its events
 // waits for the loader (which frees its space first), and starts the next.
-// On error no segment is open (s.seg is nil).
+// On error no segment is open (s.seg is nil). The caller holds appendMu
+// and mu.
 func (s *Store) rotate() error {
 	old := s.segSeq
 	if s.seg != nil {
@@ -356,7 +399,7 @@ const (
 func (s *Store) load() {
 	for {
 		s.mu.Lock()
-		for len(s.pending) == 0 && !s.closed {
+		for len(s.pending) == 0 && (!s.closed || s.appending) {
 			s.cond.Wait()
 		}
 		if len(s.pending) == 0 && s.closed {
@@ -550,6 +593,10 @@ func (s *Store) Close() error {
 	s.cond.Broadcast()
 	s.mu.Unlock()
 	<-s.done
+	// An append still writing holds the segment; the loaders waited for
+	// its record.
+	s.appendMu.Lock()
+	defer s.appendMu.Unlock()
 
 	var errs []error
 	if s.seg != nil {
