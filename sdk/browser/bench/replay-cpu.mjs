@@ -57,7 +57,9 @@ const NAMES = (process.env.PAGES || "store,ticker").split(",");
 const REPLAY_JS = process.env.REPLAY_JS || "";
 const PROFILE = process.env.PROFILE === "1";
 
-const { cleanups, check, startStrata, run } = harness({ strataBin: STRATA_BIN, deadlineMs: 600_000, name: "replay-bench" });
+// A visit takes about 18 s; the deadline leaves each twice that.
+const VISITS = NAMES.length * (PROFILE ? 2 * ROUNDS + 1 : (ROUNDS + 1) * (2 + (REPLAY_JS ? REPLAY_JS.split(",").length : 0)));
+const { cleanups, check, startStrata, run } = harness({ strataBin: STRATA_BIN, deadlineMs: 120_000 + 36_000 * VISITS, name: "replay-bench" });
 
 /** head is the pages' common head: the SDK, recording when `replay`. */
 function head(title, strataUrl, key, replay) {
