@@ -350,7 +350,7 @@ async function bench(browser, site, name, variants) {
   console.log(`\n${name} (medians): the page uses ${share(off).toFixed(2)} % of one core without the recorder.`);
   for (const [v, i] of on) {
     const m = meds[i];
-    console.log(`- ${v.label}: ${share(m).toFixed(2)} % of a core, **${(share(m) - share(off)).toFixed(2)} points more**; the recorder's time is **${pct(m.task, off.task)}** of the page's own (${ms(m.task - off.task)}: the start ${ms(m.start - off.start)}, the visit ${ms(m.task - m.start - (off.task - off.start))}); JavaScript ${ms(m.script - off.script)} more (${pct(m.script, off.script)}).`);
+    console.log(`- ${v.label}: ${share(m).toFixed(2)} % of a core, **${(share(m) - share(off)).toFixed(2)} points more**; the recorder's time is **${pct(m.task, off.task)}** of the page's own (${ms(m.task - off.task)}: the start ${ms(m.start - off.start)}, the visit ${ms(m.task - m.start - (off.task - off.start))}); JavaScript ${ms(m.script - off.script)} more (${pct(m.script, off.script)}). Each round's difference from its own run without the recorder, median: ${ms(median(runs[i].map((x, r) => x.task - runs[0][r].task)))} (${pct(median(runs[i].map((x, r) => x.task / runs[0][r].task)), 1)}), JavaScript ${ms(median(runs[i].map((x, r) => x.script - runs[0][r].script)))}.`);
   }
   console.log("");
 }
