@@ -25,14 +25,25 @@
 //
 //   STRATA_BIN=../../bin/strata node bench/replay-cpu.mjs   (npm run bench:replay; make bench runs it)
 //   ROUNDS=3 TICKS=100 PAGES=store,ticker CHROMIUM=/usr/bin/chromium   (the defaults)
+//   REPLAY_JS=/tmp/old/replay.min.js[,/tmp/b.js…]   other builds of the
+//       recorder, measured in the same rounds as more runs (off, on, then one
+//       per file, named by it): the browser gets each in place of the
+//       binary's (playwright's route), and then gets the binary's the same
+//       way, so that all arrive alike.
+//   PROFILE=1   instead of the timings, where the recorder's time goes: the
+//       visits run under CDP's sampling profiler, ROUNDS with the recorder
+//       and ROUNDS without, the recorder built from src/ without minifying
+//       (so that its functions have their names) and served as REPLAY_JS is;
+//       each sample is put in a category by the functions on its stack
+//       (profileCategory), and the means per visit are printed per page.
 //
 // It prints a markdown table per page. Everything listens on 127.0.0.1; the
 // server is stopped by its PID.
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { cpus } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { harness } from "../../../e2e/browser/harness.mjs";
@@ -43,8 +54,12 @@ const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const ROUNDS = Number(process.env.ROUNDS || 3);
 const TICKS = Number(process.env.TICKS || 100);
 const NAMES = (process.env.PAGES || "store,ticker").split(",");
+const REPLAY_JS = process.env.REPLAY_JS || "";
+const PROFILE = process.env.PROFILE === "1";
 
-const { cleanups, check, startStrata, run } = harness({ strataBin: STRATA_BIN, deadlineMs: 600_000, name: "replay-bench" });
+// A visit takes about 18 s; the deadline leaves each twice that.
+const VISITS = NAMES.length * (PROFILE ? 2 * ROUNDS + 1 : (ROUNDS + 1) * (2 + (REPLAY_JS ? REPLAY_JS.split(",").length : 0)));
+const { cleanups, check, startStrata, run } = harness({ strataBin: STRATA_BIN, deadlineMs: 120_000 + 36_000 * VISITS, name: "replay-bench" });
 
 /** head is the pages' common head: the SDK, recording when `replay`. */
 function head(title, strataUrl, key, replay) {
@@ -211,16 +226,26 @@ const PAGES = {
   ticker: { html: tickerPage, user: tickerUser },
 };
 
-/** measure runs the workload once and returns the renderer's TaskDuration and ScriptDuration in ms, and the chunks sent. */
-async function measure(browser, site, name, replay) {
+/**
+ * measure runs the workload once with a variant (`replay`: the SDK records;
+ * `js`: the recorder's script to serve in place of the binary's) and returns
+ * the renderer's TaskDuration and ScriptDuration in ms, and the chunks sent.
+ */
+async function measure(browser, site, name, { replay, js, profile }) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   try {
+    if (js) await context.route("**/sdk/v1/replay.min.js", (r) => r.fulfill({ status: 200, contentType: "text/javascript; charset=utf-8", body: js }));
     const p = await context.newPage();
     let chunks = 0;
     p.on("request", (r) => r.method() === "POST" && (r.postData() || "").includes("$snapshot") && chunks++);
     const cdp = await context.newCDPSession(p);
     await cdp.send("Performance.enable", { timeDomain: "threadTicks" });
     const metrics = async () => Object.fromEntries((await cdp.send("Performance.getMetrics")).metrics.map((m) => [m.name, m.value]));
+    if (profile) {
+      await cdp.send("Profiler.enable");
+      await cdp.send("Profiler.setSamplingInterval", { interval: 100 });
+      await cdp.send("Profiler.start");
+    }
     const before = await metrics();
     const started = Date.now();
     await p.goto(`${site}/${name}.html?replay=${replay}`);
@@ -231,6 +256,7 @@ async function measure(browser, site, name, replay) {
     // The last chunk: the recorder sends its buffer 5 s after its first event.
     await p.waitForTimeout(5500);
     const after = await metrics();
+    const cpuProfile = profile ? (await cdp.send("Profiler.stop")).profile : undefined;
     const recorded = await p.evaluate(() => [...document.scripts].some((s) => s.src.endsWith("/sdk/v1/replay.min.js")));
     return {
       start: (ready.TaskDuration - before.TaskDuration) * 1000,
@@ -239,6 +265,7 @@ async function measure(browser, site, name, replay) {
       wall: Date.now() - started,
       recorded,
       chunks,
+      cpuProfile,
     };
   } finally {
     await context.close();
@@ -266,42 +293,169 @@ async function main() {
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   cleanups.push(() => browser.close());
   console.log(`${cpus()[0].model}, ${cpus().length} cores, Chromium ${browser.version()}, ${TICKS} ticks, ${ROUNDS} rounds`);
-  for (const name of NAMES) await bench(browser, site, name);
+  if (PROFILE) {
+    const { replay } = await import("../scripts/esbuild-options.mjs");
+    const { build } = await import("esbuild");
+    const out = await build({ ...replay, minify: false, sourcemap: false, write: false });
+    const js = out.outputFiles[0].text;
+    for (const name of NAMES) await profile(browser, site, name, js);
+    return;
+  }
+  const variants = [{ label: "off", replay: false }, { label: "on", replay: true }];
+  if (REPLAY_JS) {
+    variants[1].js = await (await fetch(`${strata.url}/sdk/v1/replay.min.js`)).text();
+    console.log(`on: the binary's recorder (${variants[1].js.length} bytes)`);
+    for (const file of REPLAY_JS.split(",")) {
+      const js = readFileSync(file, "utf8");
+      variants.push({ label: basename(file).replace(/\.js$/, ""), replay: true, js });
+      console.log(`${variants.at(-1).label}: ${file} (${js.length} bytes)`);
+    }
+  }
+  for (const name of NAMES) await bench(browser, site, name, variants);
 }
 
-/** bench measures one page: a warm-up, then ROUNDS alternating rounds; it prints the table. */
-async function bench(browser, site, name) {
-  await measure(browser, site, name, true); // warm-up: caches, the server's first answers
-  const runs = { false: [], true: [] };
+/** bench measures one page: a warm-up, then ROUNDS rounds of the variants in turn; it prints the table. */
+async function bench(browser, site, name, variants) {
+  for (const v of variants.filter((v) => v.replay)) await measure(browser, site, name, v); // warm-up: caches, the server's first answers
+  const runs = variants.map(() => []);
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const replay of [false, true]) {
-      const m = await measure(browser, site, name, replay);
-      runs[replay].push(m);
-      console.log(`# ${name}, round ${round}, replay ${replay}: task ${m.task.toFixed(0)} ms (start ${m.start.toFixed(0)} ms), script ${m.script.toFixed(0)} ms, ${m.chunks} chunks, ${m.wall} ms`);
+    for (const [i, v] of variants.entries()) {
+      const m = await measure(browser, site, name, v);
+      runs[i].push(m);
+      console.log(`# ${name}, round ${round}, replay ${v.label}: task ${m.task.toFixed(0)} ms (start ${m.start.toFixed(0)} ms), script ${m.script.toFixed(0)} ms, ${m.chunks} chunks, ${m.wall} ms`);
     }
   }
   await check(`${name}: the recording runs loaded the recorder and sent chunks, the others neither`, async () => {
-    if (runs.true.some((m) => !m.recorded || m.chunks === 0)) throw new Error(JSON.stringify(runs.true));
-    if (runs.false.some((m) => m.recorded || m.chunks !== 0)) throw new Error(JSON.stringify(runs.false));
+    for (const [i, v] of variants.entries()) {
+      const wrong = v.replay ? runs[i].some((m) => !m.recorded || m.chunks === 0) : runs[i].some((m) => m.recorded || m.chunks !== 0);
+      if (wrong) throw new Error(`${v.label}: ${JSON.stringify(runs[i])}`);
+    }
   });
 
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const ms = (x) => `${x.toFixed(0)} ms`;
   const pct = (on, off) => `${on >= off ? "+" : ""}${((100 * (on - off)) / off).toFixed(1)} %`;
-  console.log(`\n### ${name}\n`);
-  console.log("| round | replay off: task (start) / script | replay on: task (start) / script | chunks | wall (on) |");
-  console.log("|---|---|---|---|---|");
   const cell = (m) => `${ms(m.task)} (${ms(m.start)}) / ${ms(m.script)}`;
-  for (let i = 0; i < ROUNDS; i++) {
-    const [off, on] = [runs.false[i], runs.true[i]];
-    console.log(`| ${i + 1} | ${cell(off)} | ${cell(on)} | ${on.chunks} | ${(on.wall / 1000).toFixed(1)} s |`);
+  const on = variants.map((v, i) => [v, i]).filter(([v]) => v.replay);
+  console.log(`\n### ${name}\n`);
+  console.log(`| round | ${variants.map((v) => `replay ${v.label}: task (start) / script`).join(" | ")} | chunks (${on.map(([v]) => v.label).join(", ")}) | wall (on) |`);
+  console.log(`|---|${variants.map(() => "---|").join("")}---|---|`);
+  for (let r = 0; r < ROUNDS; r++) {
+    console.log(`| ${r + 1} | ${runs.map((ms) => cell(ms[r])).join(" | ")} | ${on.map(([, i]) => runs[i][r].chunks).join(", ")} | ${(runs[1][r].wall / 1000).toFixed(1)} s |`);
   }
-  const med = (r, k) => median(runs[r].map((m) => m[k]));
-  const [off, on] = [false, true].map((r) => ({ task: med(r, "task"), start: med(r, "start"), script: med(r, "script"), wall: med(r, "wall") }));
-  console.log(`| median | ${cell(off)} | ${cell(on)} | | |`);
+  const meds = runs.map((ms) => Object.fromEntries(["task", "start", "script", "wall"].map((k) => [k, median(ms.map((m) => m[k]))])));
+  console.log(`| median | ${meds.map(cell).join(" | ")} | | |`);
   const share = (m) => (100 * m.task) / m.wall;
-  console.log(`\n${name} (medians): the page uses ${share(off).toFixed(2)} % of one core without the recorder, ${share(on).toFixed(2)} % with it: **${(share(on) - share(off)).toFixed(2)} points more**;`);
-  console.log(`the recorder's time is ${pct(on.task, off.task)} of the page's own (${ms(on.task - off.task)}: the start ${ms(on.start - off.start)}, the visit ${ms(on.task - on.start - (off.task - off.start))}); script ${pct(on.script, off.script)}.\n`);
+  const off = meds[0];
+  console.log(`\n${name} (medians): the page uses ${share(off).toFixed(2)} % of one core without the recorder.`);
+  for (const [v, i] of on) {
+    const m = meds[i];
+    console.log(`- ${v.label}: ${share(m).toFixed(2)} % of a core, **${(share(m) - share(off)).toFixed(2)} points more**; the recorder's time is **${pct(m.task, off.task)}** of the page's own (${ms(m.task - off.task)}: the start ${ms(m.start - off.start)}, the visit ${ms(m.task - m.start - (off.task - off.start))}); JavaScript ${ms(m.script - off.script)} more (${pct(m.script, off.script)}). Each round's difference from its own run without the recorder, median: ${ms(median(runs[i].map((x, r) => x.task - runs[0][r].task)))} (${pct(median(runs[i].map((x, r) => x.task / runs[0][r].task)), 1)}), JavaScript ${ms(median(runs[i].map((x, r) => x.script - runs[0][r].script)))}.`);
+  }
+  console.log("");
+}
+
+/**
+ * owners maps a line of the unminified recorder to the top-level function or
+ * class that holds it (a line's owner is the last one declared above it).
+ */
+function owners(js) {
+  const decls = [];
+  js.split("\n").forEach((line, i) => {
+    if (!/^  [^ })\]]/.test(line)) return; // a top-level statement of the bundle's IIFE begins
+    const m = /^  (?:async )?function (\w+)|^  (?:var|const|let) (\w+) = (?:class|function|\()|^  class (\w+)/.exec(line);
+    decls.push([i, m ? m[1] || m[2] || m[3] : "(top)"]);
+  });
+  return (line) => {
+    let lo = 0, hi = decls.length - 1, found = "(top)";
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (decls[mid][0] <= line) (found = decls[mid][1]), (lo = mid + 1);
+      else hi = mid - 1;
+    }
+    return found;
+  };
+}
+
+/**
+ * profileCategory names where a sample's time goes from its stack (root
+ * first: [url, owner, function] per frame). The recorder's own frames decide;
+ * the first rule that matches wins, the most specific first.
+ */
+function profileCategory(stack, leaf) {
+  if (leaf === "(garbage collector)") return "GC (all of the page's)";
+  if (leaf === "(program)") return "native, no script on the stack (all of the page's)";
+  const rec = stack.filter(([url]) => url.endsWith("/replay.min.js"));
+  if (rec.length === 0) {
+    if (stack.some(([url]) => url.endsWith("/sdk.min.js"))) return "the SDK (sdk.min.js)";
+    return "the page's own script";
+  }
+  const has = (re) => rec.some(([, owner, fn]) => re.test(owner + "." + fn));
+  if (has(/^Recorder\.(flush|send|post)$|^(base64Blob|base64)\./)) return "recorder: chunks (JSON, gzip, base64, send)";
+  if (has(/^Recorder\.event$/)) return "recorder: the SDK's custom events";
+  if (has(/^Recorder\.(emit|touch)$/)) return "recorder: buffering events (emit)";
+  if (has(/\.takeFullSnapshot|^snapshot\.|^serializeNodeWithId\./) && !has(/^MutationBuffer\./)) return "recorder: full snapshot";
+  if (has(/^MutationBuffer\.|^initMutationObserver\./)) return "recorder: mutations";
+  if (has(/^initMoveObserver\./)) return "recorder: mouse/touch moves";
+  if (has(/^initMouseInteractionObserver\./)) return "recorder: clicks, mouse up/down, focus";
+  if (has(/^initScrollObserver\./)) return "recorder: scroll";
+  if (has(/^initInputObserver\./)) return "recorder: input";
+  if (has(/^initViewportResizeObserver\./)) return "recorder: viewport";
+  if (has(/^record\.|^initObservers\.|^Recorder\./)) return "recorder: record() setup, observers";
+  if (rec.every(([, owner]) => owner === "(top)") || rec.length === 1) return "recorder: script evaluation, other";
+  return "recorder: other (" + rec[rec.length - 1][1] + "." + rec[rec.length - 1][2] + ")";
+}
+
+/** profile runs ROUNDS profiled visits of a page with and without the recorder and prints the time per category, mean per visit. */
+async function profile(browser, site, name, js) {
+  const owner = owners(js);
+  const variants = [{ label: "off", replay: false, profile: true }, { label: "on", replay: true, js, profile: true }];
+  await measure(browser, site, name, variants[1]);
+  const totals = variants.map(() => new Map());
+  const fns = new Map();
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const [i, v] of variants.entries()) {
+      const m = await measure(browser, site, name, v);
+      console.log(`# ${name}, profiled round ${round}, replay ${v.label}: task ${m.task.toFixed(0)} ms, script ${m.script.toFixed(0)} ms, ${m.chunks} chunks`);
+      const { nodes, samples, timeDeltas } = m.cpuProfile;
+      const byId = new Map(nodes.map((n) => [n.id, n]));
+      const parent = new Map();
+      for (const n of nodes) for (const c of n.children || []) parent.set(c, n.id);
+      const cache = new Map();
+      for (let k = 0; k < samples.length; k++) {
+        const id = samples[k];
+        const dt = (timeDeltas[k + 1] ?? 0) / 1000; // a sample's time is the gap to the next
+        const leaf = byId.get(id).callFrame.functionName;
+        if (leaf === "(idle)" || leaf === "(root)") continue;
+        let cat = cache.get(id);
+        if (!cat) {
+          const stack = [];
+          for (let n = id; n !== undefined; n = parent.get(n)) {
+            const f = byId.get(n).callFrame;
+            stack.unshift([f.url, f.url.endsWith("/replay.min.js") ? owner(f.lineNumber) : "", f.functionName || "(anonymous)"]);
+          }
+          cat = profileCategory(stack, leaf);
+          cache.set(id, cat);
+          const f = byId.get(id).callFrame;
+          if (f.url.endsWith("/replay.min.js")) cache.set("fn" + id, `${owner(f.lineNumber)}.${f.functionName || "(anonymous)"}`);
+        }
+        totals[i].set(cat, (totals[i].get(cat) || 0) + dt);
+        const fn = cache.get("fn" + id);
+        if (i === 1 && fn) fns.set(fn, (fns.get(fn) || 0) + dt);
+      }
+    }
+  }
+  const cats = [...new Set([...totals[0].keys(), ...totals[1].keys()])].sort((a, b) => (totals[1].get(b) || 0) - (totals[1].get(a) || 0));
+  const ms = (x) => `${(x / ROUNDS).toFixed(1)} ms`;
+  console.log(`\n### ${name}: where the time goes (CPU profile, mean of ${ROUNDS} visits, main thread)\n`);
+  console.log("| category | replay off | replay on |");
+  console.log("|---|---|---|");
+  for (const c of cats) console.log(`| ${c} | ${ms(totals[0].get(c) || 0)} | ${ms(totals[1].get(c) || 0)} |`);
+  const sum = (t) => [...t.values()].reduce((a, b) => a + b, 0);
+  console.log(`| all samples | ${ms(sum(totals[0]))} | ${ms(sum(totals[1]))} |`);
+  console.log(`\nThe recorder's functions by self time (replay on):\n`);
+  for (const [fn, t] of [...fns].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`- ${fn}: ${ms(t)}`);
+  console.log("");
 }
 
 await run(main);

@@ -152,7 +152,7 @@ export class Recorder implements ReplayRecorder {
     const events = this.buffer;
     this.buffer = [];
     const props = { $session_id: this.session, $window_id: this.window, $chunk_index: this.index++ };
-    const json = JSON.stringify(events);
+    const bytes = new TextEncoder().encode(JSON.stringify(events));
     const last = new Date(events[events.length - 1].timestamp).toISOString();
     const send = (data: string, encoding: string) => {
       // The chunk's data goes in by concatenation rather than through a second
@@ -179,28 +179,28 @@ export class Recorder implements ReplayRecorder {
     };
     // A page going away has no time for an asynchronous compression.
     if (typeof CompressionStream != "function" || leaving) {
-      send(base64(new TextEncoder().encode(json)), "json");
+      send(base64(bytes), "json");
       return;
     }
-    new Response(new Blob([json]).stream().pipeThrough(new CompressionStream("gzip")))
-      .blob()
-      .then(base64Blob)
-      .then((data) => send(data, "gzip-json"))
-      .catch(() => send(base64(new TextEncoder().encode(json)), "json"));
+    gzip(bytes)
+      .then((gz) => send(base64(gz), "gzip-json"))
+      .catch(() => send(base64(bytes), "json"));
   }
 }
 
-/** base64Blob encodes a blob's bytes in the browser's own code (a data: URL's tail). */
-function base64Blob(blob: Blob): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const r = new FileReader();
-    r.onload = () => {
-      const url = r.result as string;
-      resolve(url.slice(url.indexOf(",") + 1));
-    };
-    r.onerror = () => reject(r.error);
-    r.readAsDataURL(blob);
-  });
+/**
+ * gzip compresses bytes with the browser's CompressionStream. The bytes go in
+ * and come out as arrays, not Blobs: a Blob's bytes pass through Chromium's
+ * browser process and back, which took more of the page's time than the
+ * compression itself (docs/benchmarks.md, "Session replay").
+ */
+function gzip(bytes: Uint8Array): Promise<Uint8Array> {
+  const cs = new CompressionStream("gzip");
+  const w = cs.writable.getWriter();
+  // A failure shows in the readable side, which the caller handles.
+  w.write(bytes as Uint8Array<ArrayBuffer>).catch(() => {});
+  w.close().catch(() => {});
+  return new Response(cs.readable).arrayBuffer().then((b) => new Uint8Array(b));
 }
 
 /** base64 encodes bytes (btoa takes a binary string; built in pieces to spare the stack). */

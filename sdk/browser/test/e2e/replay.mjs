@@ -60,11 +60,22 @@ export async function replay({ browser, check, site, api, call, dataDir }) {
     }
     return route.continue();
   });
+  // Every iframe put in the page, even for a moment: rrweb makes one only
+  // when the page replaced a DOM accessor it uses (scripts/esbuild-options.mjs).
+  await context.addInitScript(() => {
+    window.__iframes = 0;
+    new MutationObserver((ms) => ms.forEach((m) => m.addedNodes.forEach((n) => n.nodeName == "IFRAME" && window.__iframes++)))
+      .observe(document, { childList: true, subtree: true });
+  });
   const page = await context.newPage();
   await page.goto(site.url + "/replay.html");
   await check("the SDK loads the recorder when replayEnabled and the config say so", async () => {
     await page.waitForFunction(() => [...document.scripts].some((s) => s.src.endsWith("/sdk/v1/replay.min.js")), null, { timeout: 10000 });
     await page.waitForTimeout(1000);
+  });
+  await check("the recorder starts without putting an iframe in the page", async () => {
+    const n = await page.evaluate(() => window.__iframes);
+    if (n !== 0) throw new Error(`${n} iframes added`);
   });
   await page.click("#pw");
   await page.keyboard.type(SECRETS.password, { delay: 20 });
