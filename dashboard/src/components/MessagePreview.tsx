@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { Step } from "../types";
 
 /** The SDK's message renderer, which draws the preview as pages will see it. */
@@ -48,7 +48,10 @@ export function MessagePreview(props: { step: Step | null; label: string; stepIn
     frame.current?.contentWindow?.postMessage({ type: "strata:preview", step: p.step, stepIndex: p.stepIndex, stepCount: p.stepCount }, "*");
   };
 
-  useEffect(() => {
+  // A layout effect, run in the same task that inserts the frame: a plain
+  // effect waits for the next paint, and on a busy machine the frame's
+  // "ready" could arrive first and be missed, leaving the preview loading.
+  useLayoutEffect(() => {
     const onMessage = (e: MessageEvent) => {
       if (!frame.current || e.source !== frame.current.contentWindow) return;
       const msg = e.data as FrameMessage | null;
