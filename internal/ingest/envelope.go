@@ -55,10 +55,10 @@ type typedEnvelope struct {
 
 // decodeFast decodes a well-formed body in one pass: the SDKs' own shape
 // with scanEnvelope, else with goccy/go-json. It reports false for anything
-// unusual (bad UTF-8, an unknown field, a wrong
-// type, trailing data, malformed properties), and the caller then takes the
-// exact, slower path that explains the problem per event. The fuzz target
-// checks that whatever this accepts, encoding/json decodes to the same.
+// unusual (bad UTF-8, an unknown field, a wrong type, trailing data,
+// malformed properties), and the caller then takes the exact, slower path
+// that explains the problem per event. The fuzz target checks that
+// whatever this accepts, encoding/json decodes to the same.
 func decodeFast(body []byte) (typedEnvelope, bool) {
 	var w typedEnvelope
 	// goccy/go-json lets raw control characters through inside strings,

@@ -24,64 +24,29 @@ import (
 // its own event's bytes alive, as a decoded properties value did.
 func scanEnvelope(body []byte) (env typedEnvelope, ok bool) {
 	s := scanner{b: body}
-	if !s.skip('{') {
-		return env, false
-	}
-	var seen [3]bool
-	for first := true; ; first = false {
-		if first && s.skip('}') {
-			break
-		}
-		ks, ke, ok := s.plainString()
-		if !ok || !s.skip(':') {
-			return env, false
-		}
-		switch string(body[ks:ke]) {
-		case "batch":
-			if seen[0] {
-				return env, false
-			}
-			seen[0] = true
+	ok = s.object(envelopeFields[:], func(k int) bool {
+		if k == 0 {
 			events, ok := s.batch()
-			if !ok {
-				return env, false
-			}
 			env.Batch = &events
-		case "sent_at", "api_key":
-			k := 1
-			if body[ks] == 'a' {
-				k = 2
-			}
-			if seen[k] {
-				return env, false
-			}
-			seen[k] = true
-			start, end, ok := s.optionalString()
-			if !ok {
-				return env, false
-			}
-			if start >= 0 {
-				owned := string(body[start:end]) // the body's buffer is reused after the request
-				if k == 1 {
-					env.SentAt = &owned
-				} else {
-					env.APIKey = &owned
-				}
-			}
-		default:
-			return env, false
+			return ok
 		}
-		if s.skip(',') {
-			continue
+		start, end, ok := s.optionalString()
+		if ok && start >= 0 {
+			owned := string(body[start:end]) // the body's buffer is reused after the request
+			if k == 1 {
+				env.SentAt = &owned
+			} else {
+				env.APIKey = &owned
+			}
 		}
-		if !s.skip('}') {
-			return env, false
-		}
-		break
-	}
+		return ok
+	})
 	s.space()
-	return env, s.i == len(body) && env.Batch != nil
+	return env, ok && s.i == len(body) && env.Batch != nil
 }
+
+// The envelope's fields, as scanEnvelope spells them.
+var envelopeFields = [...]string{"batch", "sent_at", "api_key"}
 
 // scanner reads a JSON body from position i.
 type scanner struct {
@@ -109,6 +74,41 @@ func (s *scanner) skip(c byte) bool {
 		return true
 	}
 	return false
+}
+
+// object reads an object whose keys are among names, each at most once
+// and spelled exactly, calling read with the key's index to read its value.
+func (s *scanner) object(names []string, read func(k int) bool) bool {
+	if !s.skip('{') {
+		return false
+	}
+	if s.skip('}') {
+		return true
+	}
+	var seen uint32
+	for {
+		ks, ke, ok := s.plainString()
+		if !ok || !s.skip(':') {
+			return false
+		}
+		k := -1
+		for j, name := range names {
+			if string(s.b[ks:ke]) == name {
+				k = j
+				break
+			}
+		}
+		if k < 0 || seen&(1<<k) != 0 {
+			return false
+		}
+		seen |= 1 << k
+		if !read(k) {
+			return false
+		}
+		if !s.skip(',') {
+			return s.skip('}')
+		}
+	}
 }
 
 // plainString reads a string without escapes and returns where its text
@@ -205,63 +205,36 @@ func (s *scanner) batch() ([]wireEvent, bool) {
 // one copy of the object's bytes.
 func (s *scanner) event() (wireEvent, bool) {
 	var w wireEvent
-	if !s.skip('{') {
-		return w, false
-	}
-	objStart := s.i - 1
+	s.space()
+	objStart := s.i
 	// Where each field's text starts and ends in the body; -1: absent or
 	// null.
 	var at [len(eventFields)][2]int
 	for k := range at {
 		at[k] = [2]int{-1, -1}
 	}
-	var seen [len(eventFields)]bool
-	for first := true; ; first = false {
-		if first && s.skip('}') {
-			break
-		}
-		ks, ke, ok := s.plainString()
-		if !ok || !s.skip(':') {
-			return w, false
-		}
-		k := -1
-		for j, name := range eventFields {
-			if string(s.b[ks:ke]) == name {
-				k = j
-				break
-			}
-		}
-		if k < 0 || seen[k] {
-			return w, false
-		}
-		seen[k] = true
-		if k == len(eventFields)-1 {
-			start, end, ok := s.value()
-			if !ok || !stdjson.Valid(s.b[start:end]) {
-				return w, false
-			}
-			at[k] = [2]int{start, end}
+	const props = len(eventFields) - 1
+	ok := s.object(eventFields[:], func(k int) bool {
+		var start, end int
+		var ok bool
+		if k == props {
+			start, end, ok = s.value()
+			ok = ok && stdjson.Valid(s.b[start:end])
 		} else {
-			start, end, ok := s.optionalString()
-			if !ok {
-				return w, false
-			}
-			at[k] = [2]int{start, end}
+			start, end, ok = s.optionalString()
 		}
-		if s.skip(',') {
-			continue
-		}
-		if !s.skip('}') {
-			return w, false
-		}
-		break
+		at[k] = [2]int{start, end}
+		return ok
+	})
+	if !ok {
+		return w, false
 	}
 	own := bytes.Clone(s.b[objStart:s.i])
 	view := func(k int) []byte {
 		start, end := at[k][0]-objStart, at[k][1]-objStart
 		return own[start:end:end]
 	}
-	strs := new([len(eventFields) - 1]string)
+	strs := new([props]string)
 	for k, dst := range [...]**string{&w.EventName, &w.DistinctID, &w.Timestamp, &w.UUID, &w.UserAgent, &w.URL, &w.Referrer} {
 		if at[k][0] >= 0 {
 			b := view(k)
@@ -269,8 +242,8 @@ func (s *scanner) event() (wireEvent, bool) {
 			*dst = &strs[k]
 		}
 	}
-	if at[len(eventFields)-1][0] >= 0 {
-		w.Properties = view(len(eventFields) - 1)
+	if at[props][0] >= 0 {
+		w.Properties = view(props)
 	}
 	return w, true
 }
