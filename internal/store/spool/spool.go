@@ -17,7 +17,6 @@ package spool
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -93,9 +92,9 @@ type Store struct {
 	// fdatasync is cheaper than an append's.
 	segAlloc int64
 	remain   map[uint64]int // events of each segment not yet loaded
-	// pending holds logged records not yet loaded, in their encoded form:
-	// a third of the memory of decoded events and nothing for the garbage
-	// collector to scan.
+	// pending holds where the logged records not yet loaded are; the
+	// loaders read them back from their segments (the page cache, as a
+	// rule), so that the backlog costs no memory and no allocation.
 	pending []pendingRecord
 	backlog int // events in pending
 	// oldest is when the first record now in pending was appended.
@@ -119,9 +118,10 @@ type Store struct {
 }
 
 type pendingRecord struct {
-	seg     uint64
-	payload []byte // the record without its header
-	n       int    // events in it
+	seg  uint64
+	off  int64 // where the record, header included, starts in the segment
+	size int   // its length, header included
+	n    int   // events in it
 }
 
 var _ analytics.EventStore = (*Store)(nil)
@@ -283,7 +283,7 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 	s.appending = true
 	s.mu.Unlock()
 
-	err := s.write(events)
+	off, err := s.write(events)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -296,7 +296,7 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 	if wasEmpty {
 		s.oldest = time.Now()
 	}
-	s.pending = append(s.pending, pendingRecord{seg: s.segSeq, payload: bytes.Clone(s.buf[8:]), n: len(events)})
+	s.pending = append(s.pending, pendingRecord{seg: s.segSeq, off: off, size: len(s.buf), n: len(events)})
 	s.backlog += len(events)
 	s.remain[s.segSeq] += len(events)
 	s.appended += uint64(len(events))
@@ -315,9 +315,9 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 }
 
 // write encodes events as one record into buf and writes it durably to
-// the open segment, starting one if none is open. The caller holds
-// appendMu, not mu.
-func (s *Store) write(events []analytics.Event) error {
+// the open segment, starting one if none is open, and returns where in
+// the segment the record starts. The caller holds appendMu, not mu.
+func (s *Store) write(events []analytics.Event) (int64, error) {
 	if s.seg == nil {
 		// A failed write could not start a fresh segment (a full disk);
 		// try again now.
@@ -325,19 +325,20 @@ func (s *Store) write(events []analytics.Event) error {
 		err := s.startSegment(s.segSeq + 1)
 		s.mu.Unlock()
 		if err != nil {
-			return err
+			return 0, err
 		}
 	}
 	s.buf = encodeRecord(s.buf[:0], events)
 	s.preallocate(len(s.buf))
-	if _, err := s.seg.WriteAt(s.buf, s.segSize); err != nil {
-		return s.failSegment(fmt.Errorf("writing spool: %w", err))
+	off := s.segSize
+	if _, err := s.seg.WriteAt(s.buf, off); err != nil {
+		return 0, s.failSegment(fmt.Errorf("writing spool: %w", err))
 	}
 	if err := syscall.Fdatasync(int(s.seg.Fd())); err != nil {
-		return s.failSegment(fmt.Errorf("syncing spool: %w", err))
+		return 0, s.failSegment(fmt.Errorf("syncing spool: %w", err))
 	}
 	s.segSize += int64(len(s.buf))
-	return nil
+	return off, nil
 }
 
 // failSegment handles a failed write: the segment may now end in a torn
@@ -397,6 +398,9 @@ const (
 // load moves queued events into the inner store until Close. Several run
 // at once, each taking the oldest records not yet taken.
 func (s *Store) load() {
+	// The batch read back and its events, reused from batch to batch.
+	var buf []byte
+	var events []analytics.Event
 	for {
 		s.mu.Lock()
 		for len(s.pending) == 0 && (!s.closed || s.appending) {
@@ -453,22 +457,15 @@ func (s *Store) load() {
 		s.loading[start] = true
 		s.mu.Unlock()
 
-		events := make([]analytics.Event, 0, n)
-		for _, r := range batch {
-			var err error
-			if events, err = decodeRecord(events, r.payload); err != nil {
-				// The record was encoded by this process moments ago.
-				panic("spool: decoding a record just encoded: " + err.Error())
-			}
-		}
 		for attempt := 0; ; attempt++ {
+			var err error
+			buf, events, err = s.readBatch(buf[:0], events[:0], batch)
 			// A retry cannot tell whether the failed commit stored the
 			// events after all (the database may have written them and
 			// then failed), so it skips those the store already holds.
-			var err error
-			if attempt == 0 {
+			if err == nil && attempt == 0 {
 				err = s.inner.AppendEvents(context.Background(), events)
-			} else {
+			} else if err == nil {
 				err = s.inner.AppendMissing(context.Background(), events)
 			}
 			if err == nil {
@@ -488,7 +485,72 @@ func (s *Store) load() {
 			time.Sleep(min(time.Duration(attempt+1)*200*time.Millisecond, 5*time.Second))
 		}
 		s.finish(start, batch)
+		// The buffers are kept for the next batch unless this one was
+		// unusually large; the events point into buf, so both go or stay.
+		clear(events)
+		if cap(events) > keepLoadEvents {
+			buf, events = nil, nil
+		}
 	}
+}
+
+// keepLoadEvents is the largest batch whose buffers a loader keeps for the
+// next: a batch of the usual size (loadLingerEvents) is then read and
+// decoded without allocating, and a rare large one does not hold its
+// memory for good.
+const keepLoadEvents = 2 * loadLingerEvents
+
+// readBatch reads batch's records back from their segments into buf and
+// appends their events to events. The events' strings point into buf (see
+// decodeRecord). Records of one segment follow each other, so each
+// segment's share is one read.
+func (s *Store) readBatch(buf []byte, events []analytics.Event, batch []pendingRecord) ([]byte, []analytics.Event, error) {
+	total := 0
+	for _, r := range batch {
+		total += r.size
+	}
+	buf = slices.Grow(buf[:0], total)[:total]
+	pos := 0
+	for i := 0; i < len(batch); {
+		j, end := i, batch[i].off
+		for j < len(batch) && batch[j].seg == batch[i].seg && batch[j].off == end {
+			end += int64(batch[j].size)
+			j++
+		}
+		if err := s.readAt(batch[i].seg, buf[pos:pos+int(end-batch[i].off)], batch[i].off); err != nil {
+			return buf, events, err
+		}
+		pos += int(end - batch[i].off)
+		i = j
+	}
+	pos = 0
+	for _, r := range batch {
+		rec := buf[pos : pos+r.size]
+		pos += r.size
+		payload := rec[8:]
+		if int(binary.LittleEndian.Uint32(rec[0:4])) != len(payload) || crc32.Checksum(payload, crcTable) != binary.LittleEndian.Uint32(rec[4:8]) {
+			return buf, events, fmt.Errorf("spool segment %d: the record at %d reads back corrupt", r.seg, r.off)
+		}
+		var err error
+		if events, err = decodeRecord(events, payload); err != nil {
+			return buf, events, fmt.Errorf("spool segment %d: the record at %d: %w", r.seg, r.off, err)
+		}
+	}
+	return buf, events, nil
+}
+
+// readAt reads len(p) bytes at off from segment seq. A segment is not
+// deleted while any of its records waits to be loaded (remain).
+func (s *Store) readAt(seq uint64, p []byte, off int64) error {
+	f, err := os.Open(filepath.Join(s.opt.Dir, fmt.Sprintf(segmentPattern, seq)))
+	if err != nil {
+		return fmt.Errorf("reading spool: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.ReadAt(p, off); err != nil {
+		return fmt.Errorf("reading spool segment %d: %w", seq, err)
+	}
+	return nil
 }
 
 // wake wakes every goroutine waiting on cond.
@@ -694,12 +756,11 @@ func readSegment(name string) ([]analytics.Event, error) {
 var errCorrupt = errors.New("corrupt spool record")
 
 // decodeRecord appends the events of a record's payload to events (or none,
-// if the record is corrupt). Their
-// strings and properties are not copies: they point into p, which must not
-// change afterwards (payloads are private to the spool and never written
-// again). Decoding without a copy per string halved what the loader
-// allocates per event; a store that keeps one of the strings beyond the
-// call clones it.
+// if the record is corrupt). Their strings and properties are not copies:
+// they point into p, which must not change while they are used (a loader
+// reuses its buffer only once the inner store has returned). Decoding
+// without a copy per string halved what the loader allocates per event; a
+// store that keeps one of the strings beyond the call clones it.
 func decodeRecord(events []analytics.Event, p []byte) ([]analytics.Event, error) {
 	start := len(events)
 	count, n := binary.Uvarint(p)

@@ -5,8 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -437,5 +439,94 @@ func TestGatePausesLoading(t *testing.T) {
 	}
 	if n := count(t, st, "gated"); n != 1000 {
 		t.Errorf("%d events loaded once the gate allowed, want 1000", n)
+	}
+}
+
+// syncBuffer is a log destination that tests read while loaders write it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	return len(p), nil
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}
+
+// TestRecordReadBackCorrupt damages a logged record before the loader reads
+// it back from its segment: the loader must store nothing of it, say so,
+// and keep trying, so that once the segment reads right again every event
+// is stored once.
+func TestRecordReadBackCorrupt(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := openDuck(t, dir)
+	var logs syncBuffer
+	sp, err := Open(ctx, st, Options{Dir: filepath.Join(dir, "spool"), LoadLinger: time.Hour,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	if err := sp.AppendEvents(ctx, events(10, "bent")); err != nil {
+		t.Fatal(err)
+	}
+	seg, _ := filepath.Glob(filepath.Join(dir, "spool", "segment-*.log"))
+	if len(seg) != 1 {
+		t.Fatalf("segments: %v", seg)
+	}
+	f, err := os.OpenFile(seg[0], os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var b [1]byte
+	const at = 40 // inside the first event's payload
+	if _, err := f.ReadAt(b[:], at); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{b[0] ^ 0xff}, at); err != nil {
+		t.Fatal(err)
+	}
+
+	synced := make(chan error, 1)
+	go func() { synced <- sp.Sync(ctx) }()
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(logs.String(), "reads back corrupt") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no loader said the record is corrupt; log:\n%s", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case err := <-synced:
+		t.Fatalf("Sync returned (%v) while the record cannot be read", err)
+	default:
+	}
+	if n := count(t, st, "bent"); n != 0 {
+		t.Fatalf("%d events of the corrupt record were stored", n)
+	}
+
+	if _, err := f.WriteAt(b[:], at); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-synced:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Sync still waits a minute after the segment was repaired")
+	}
+	if n := count(t, st, "bent"); n != 10 {
+		t.Errorf("after the repair %d events are stored, want 10", n)
 	}
 }
