@@ -134,6 +134,7 @@ test-wordpress: wordpress-deps build $(SDK)/node_modules/.package-lock.json $(WP
 ## fuzz: run the envelope fuzzer briefly on top of its seed corpus
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzProcess$$' -fuzztime 15s ./internal/ingest
+	$(GO) test -run '^$$' -fuzz '^FuzzURLPath$$' -fuzztime 10s ./internal/ingest
 
 ## bench: ingest and storage benchmarks against a real server, what the
 ## Node SDK's Express middleware adds to a request, and what the session

@@ -519,7 +519,70 @@ func UserID(distinctID string) uint64 {
 	return h.Sum64()
 }
 
+// urlPath is the path of a page URL as url.Parse gives it ("/" for a bare
+// host, "" for what does not parse). The common shape, an http(s) URL of
+// plain characters, is cut without parsing (simplePath); url.Parse
+// allocated a URL and its strings for every event. FuzzURLPath holds the
+// two to the same answer.
 func urlPath(raw string) string {
+	if p, ok := simplePath(raw); ok {
+		return p
+	}
+	return parsedPath(raw)
+}
+
+// simplePath cuts the path out of raw when raw is "http://" or "https://",
+// a host of letters, digits, dots and hyphens with an optional numeric
+// port, then a path and query of printable ASCII without '%' in the path
+// and without a fragment: for such a URL url.Parse cannot fail, unescapes
+// nothing, and its Path is exactly those bytes. It reports false for
+// anything else.
+func simplePath(raw string) (string, bool) {
+	rest, ok := strings.CutPrefix(raw, "https://")
+	if !ok {
+		if rest, ok = strings.CutPrefix(raw, "http://"); !ok {
+			return "", false
+		}
+	}
+	i := 0
+	for i < len(rest) && (isHostByte(rest[i])) {
+		i++
+	}
+	if i == 0 {
+		return "", false
+	}
+	if i < len(rest) && rest[i] == ':' {
+		i++
+		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+			i++
+		}
+	}
+	rest = rest[i:]
+	if rest != "" && rest[0] != '/' && rest[0] != '?' {
+		return "", false
+	}
+	end := len(rest)
+	for j := 0; j < len(rest); j++ {
+		c := rest[j]
+		if c <= ' ' || c >= 0x7f || c == '#' || (c == '%' && j < end) {
+			return "", false
+		}
+		if c == '?' && end == len(rest) {
+			end = j
+		}
+	}
+	if end == 0 {
+		return "/", true
+	}
+	return rest[:end], true
+}
+
+func isHostByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-'
+}
+
+// parsedPath is urlPath by url.Parse, for any URL.
+func parsedPath(raw string) string {
 	if raw == "" {
 		return ""
 	}

@@ -142,3 +142,41 @@ func FuzzProcess(f *testing.F) {
 		}
 	})
 }
+
+// FuzzURLPath holds urlPath's shortcut to url.Parse's answer: whenever
+// simplePath takes a URL, its path must be parsedPath's.
+func FuzzURLPath(f *testing.F) {
+	for _, s := range []string{
+		"https://shop.example.com/pricing", "https://example.com", "http://example.com:8080/a/b?x=1",
+		"https://example.com?x=1", "https://example.com/a%20b", "https://example.com/a?b=%zz",
+		"https://example.com/a#frag", "https://user@example.com/a", "https://[::1]/a", "https://ex ample.com/",
+		"https://example.com:80x/", "https://example.com:/a", "HTTPS://example.com/a", "https://", "https:///a",
+		"https://example.com/\x7f", "https://example.com/a\\b", "https://exämple.com/a", "/relative", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		if got, ok := simplePath(raw); ok {
+			if want := parsedPath(raw); got != want {
+				t.Errorf("simplePath(%q) = %q, url.Parse says %q", raw, got, want)
+			}
+		}
+	})
+}
+
+// TestSimplePathTakesTheCommonShapes checks that the shortcut is taken for
+// the URLs the SDKs send most, so that it cannot fall out of use unnoticed.
+func TestSimplePathTakesTheCommonShapes(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://shop.example.com/pricing":               "/pricing",
+		"https://shop.example.com/":                      "/",
+		"https://shop.example.com":                       "/",
+		"http://localhost:3000/docs/intro?utm_source=x":  "/docs/intro",
+		"https://shop.example.com?ref=nav":               "/",
+		"https://app.example.com/p/42/edit?tab=a%20b&x=": "/p/42/edit",
+	} {
+		if got, ok := simplePath(raw); !ok || got != want {
+			t.Errorf("simplePath(%q) = %q, %v; want %q, true", raw, got, ok, want)
+		}
+	}
+}
