@@ -48,9 +48,10 @@ type Inner interface {
 type Options struct {
 	// Dir holds the log segments; it is created if missing.
 	Dir string
-	// MaxBacklog bounds how many logged events may wait for the loader.
-	// Past it appends block, so memory stays bounded and a store that
-	// cannot keep up slows ingest down instead of hiding it.
+	// MaxBacklog bounds how many logged events may wait for the loader;
+	// zero means DefaultMaxBacklog. Past it appends block, so that a store
+	// that cannot keep up slows ingest down instead of hiding it, and the
+	// log's size and how long a Sync may wait stay bounded.
 	MaxBacklog int
 	// SegmentBytes is the size at which the log starts a new file; loaded
 	// segments are deleted.
@@ -131,7 +132,7 @@ const segmentPattern = "segment-%020d.log"
 // Open replays any log left by a crash into inner, then starts the loader.
 func Open(ctx context.Context, inner Inner, opt Options) (*Store, error) {
 	if opt.MaxBacklog <= 0 {
-		opt.MaxBacklog = 50_000
+		opt.MaxBacklog = DefaultMaxBacklog
 	}
 	if opt.SegmentBytes <= 0 {
 		opt.SegmentBytes = 64 << 20
@@ -377,6 +378,18 @@ func (s *Store) rotate() error {
 }
 
 const maxLoad = 20_000
+
+// DefaultMaxBacklog is the backlog bound unless Options says otherwise. A
+// DuckDB checkpoint holds up every loader's commit for up to a few seconds;
+// at 50,000, wrk -c64 (30,000 single-event requests a second) met a full
+// backlog in one 20 s run out of three, blocking appends for 100–280 ms
+// and putting p99 at 22–67 ms (docs/benchmarks.md, "Per-request ingest").
+// A deeper bound absorbs that, and costs no memory (the loaders read
+// records back from the log), only disk, about 600 bytes an event; but the
+// deeper it is, the further ingest can outrun a store that cannot keep up
+// before it slows down: at 400,000 the benchmark's 20 s closed-loop batch
+// phase could end with a fifth of what it counted not yet in DuckDB.
+const DefaultMaxBacklog = 100_000
 
 // gateRetry is how often paused loaders ask the Gate again.
 const gateRetry = 250 * time.Millisecond
