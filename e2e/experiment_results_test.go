@@ -59,8 +59,12 @@ type results struct {
 func TestExperimentResults(t *testing.T) {
 	s := startServer(t, t.TempDir())
 	a, b := newTenant(t, s, "Shop"), newTenant(t, s, "Blog")
+	// The events below are up to 15 minutes old, and results read from the
+	// start day: a start date an hour back keeps them inside the window when
+	// the test runs just after midnight (UTC).
+	now := time.Now().UTC()
 	res := annCall(t, s, a.Token, "POST", "/api/v1/experiments", map[string]any{"name": "Checkout copy", "holdout": 10,
-		"secondaryEvents": []string{"signup"}})
+		"secondaryEvents": []string{"signup"}, "startDate": now.Add(-time.Hour).Format("2006-01-02")})
 	var e experimentWire
 	json.Unmarshal(res.Body, &e)
 	if res.Status != 201 {
@@ -75,7 +79,6 @@ func TestExperimentResults(t *testing.T) {
 		t.Fatalf("config: %+v", cfg)
 	}
 
-	now := time.Now().UTC()
 	at := func(d time.Duration) string { return now.Add(d).Format(time.RFC3339Nano) }
 	exposed, converted, signedUp := map[string]int64{}, map[string]int64{}, map[string]int64{}
 	var held, mixed int64
