@@ -545,7 +545,7 @@ func simplePath(raw string) (string, bool) {
 		}
 	}
 	i := 0
-	for i < len(rest) && (isHostByte(rest[i])) {
+	for i < len(rest) && isHostByte(rest[i]) {
 		i++
 	}
 	if i == 0 {

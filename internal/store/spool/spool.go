@@ -382,8 +382,9 @@ const maxLoad = 20_000
 // DefaultMaxBacklog is the backlog bound unless Options says otherwise. A
 // DuckDB checkpoint holds up every loader's commit for up to a few seconds;
 // at 50,000, wrk -c64 (30,000 single-event requests a second) met a full
-// backlog in one 20 s run out of three, blocking appends for 100–280 ms
-// and putting p99 at 22–67 ms (docs/benchmarks.md, "Per-request ingest").
+// backlog in two 20 s runs of three, blocking appends for 101 and 282 ms
+// and putting p99 at 22 and 67 ms (docs/benchmarks.md, "Per-request
+// ingest").
 // A deeper bound absorbs that, and costs no memory (the loaders read
 // records back from the log), only disk, about 600 bytes an event; but the
 // deeper it is, the further ingest can outrun a store that cannot keep up
@@ -541,7 +542,7 @@ func (s *Store) readBatch(buf []byte, events []analytics.Event, batch []pendingR
 		rec := buf[pos : pos+r.size]
 		pos += r.size
 		payload := rec[8:]
-		if int(binary.LittleEndian.Uint32(rec[0:4])) != len(payload) || crc32.Checksum(payload, crcTable) != binary.LittleEndian.Uint32(rec[4:8]) {
+		if !intact(rec[:8], payload) {
 			return buf, events, fmt.Errorf("spool segment %d: the record at %d reads back corrupt", r.seg, r.off)
 		}
 		var err error
@@ -708,6 +709,13 @@ func encodeRecord(dst []byte, events []analytics.Event) []byte {
 	return dst
 }
 
+// intact reports whether payload is the whole record that header heads:
+// its length and CRC agree.
+func intact(header, payload []byte) bool {
+	return int(binary.LittleEndian.Uint32(header[0:4])) == len(payload) &&
+		crc32.Checksum(payload, crcTable) == binary.LittleEndian.Uint32(header[4:8])
+}
+
 // The flags byte of an encoded event.
 const (
 	flagBot     = 1 // IsBot
@@ -757,7 +765,7 @@ func readSegment(name string) ([]analytics.Event, error) {
 			return out, nil
 		}
 		payload := make([]byte, n)
-		if _, err := io.ReadFull(r, payload); err != nil || crc32.Checksum(payload, crcTable) != binary.LittleEndian.Uint32(head[4:8]) {
+		if _, err := io.ReadFull(r, payload); err != nil || !intact(head[:], payload) {
 			return out, nil // a torn record: never acknowledged
 		}
 		if out, err = decodeRecord(out, payload); err != nil {
