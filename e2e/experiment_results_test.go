@@ -234,9 +234,11 @@ func TestSampleRatioCheck(t *testing.T) {
 		}
 		return out
 	}
-	// 1,100 control and 900 treatment: χ² = 20, p ≈ 8·10⁻⁶.
+	// 1,100 control and 900 treatment: χ² = 20, p ≈ 8·10⁻⁶. Every batch
+	// of 500 holds 275 and 225, since the check may run between batches:
+	// 1,000 users (550/450) are no mismatch yet (p ≈ 0.0016), 1,500 are.
 	send(skewed, users("s", 0, 2000), func(id string) string {
-		if n, _ := strconv.Atoi(id[1:]); n < 1100 {
+		if n, _ := strconv.Atoi(id[1:]); n%20 < 11 {
 			return "control"
 		}
 		return "treatment"
@@ -268,8 +270,14 @@ func TestSampleRatioCheck(t *testing.T) {
 	for {
 		x, r := got(skewed)
 		if x.Status == "paused" {
+			// Paused after the third or the fourth batch was stored.
+			batches := func(arm int, per int64) bool {
+				n := r.SampleRatio.Arms[arm].Exposed
+				return n%per == 0 && n/per >= 3 && n/per <= 4
+			}
 			if x.PauseReason != "sample_ratio_mismatch" || r.SampleRatio == nil || !r.SampleRatio.Mismatch ||
-				r.SampleRatio.Arms[0].Exposed != 1100 || r.SampleRatio.Arms[0].Observed != 0.55 || r.SampleRatio.Arms[1].Expected != 0.5 {
+				!batches(0, 275) || !batches(1, 225) || r.SampleRatio.Arms[0].Exposed/275 != r.SampleRatio.Arms[1].Exposed/225 ||
+				math.Abs(r.SampleRatio.Arms[0].Observed-0.55) > 1e-9 || r.SampleRatio.Arms[1].Expected != 0.5 {
 				t.Errorf("the skewed experiment was paused with %+v %+v", x, r.SampleRatio)
 			}
 			break
