@@ -131,10 +131,11 @@ test-wordpress: wordpress-deps build $(SDK)/node_modules/.package-lock.json $(WP
 	STRATA_REQUIRE_PHP=1 $(GO) test -count=1 ./$(WP)/...
 	STRATA_BIN=$(CURDIR)/$(BIN) PLUGIN_ZIP=$(CURDIR)/$(WP_ZIP) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) node $(WP)/test/e2e/run.mjs
 
-## fuzz: run the envelope fuzzer briefly on top of its seed corpus
+## fuzz: run the envelope, URL-path and whitespace fuzzers briefly on top of their seed corpora
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzProcess$$' -fuzztime 15s ./internal/ingest
 	$(GO) test -run '^$$' -fuzz '^FuzzURLPath$$' -fuzztime 10s ./internal/ingest
+	$(GO) test -run '^$$' -fuzz '^FuzzSqueezeSpace$$' -fuzztime 10s ./internal/ingest
 
 ## bench: ingest and storage benchmarks against a real server, what the
 ## Node SDK's Express middleware adds to a request, and what the session

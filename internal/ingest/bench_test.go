@@ -1,8 +1,11 @@
 package ingest
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,5 +56,50 @@ func BenchmarkParseEnvelopeSingle(b *testing.B) {
 		if env, err := ParseEnvelope(body); err != nil || env.Len() != 1 {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkReadRRWeb measures reading a replay chunk's rrweb events: a
+// chunk as the recorder sends it (mouse moves, clicks and DOM mutations
+// with their text, about 400 KB once decompressed), and one of 32 MiB of
+// spaces, which the JSON decoder once took seconds to skip
+// (squeezeSpace).
+func BenchmarkReadRRWeb(b *testing.B) {
+	var events []map[string]any
+	for i := range 1000 {
+		ts := 1700000000000 + int64(i)*50
+		switch i % 4 {
+		case 0:
+			events = append(events, map[string]any{"type": 3, "timestamp": ts, "data": map[string]any{"source": 1,
+				"positions": []map[string]any{{"x": i % 800, "y": i % 600, "id": 42, "timeOffset": -20}, {"x": i%800 + 3, "y": i%600 + 1, "id": 42, "timeOffset": 0}}}})
+		case 1:
+			events = append(events, map[string]any{"type": 3, "timestamp": ts, "data": map[string]any{"source": 2, "type": 2, "id": 57, "x": 120, "y": 48}})
+		default:
+			events = append(events, map[string]any{"type": 3, "timestamp": ts, "data": map[string]any{"source": 0,
+				"texts": []any{}, "attributes": []map[string]any{{"id": 88, "attributes": map[string]any{"class": "cart-item cart-item--active", "style": "display: block"}}},
+				"removes": []any{}, "adds": []map[string]any{{"parentId": 80, "nextId": nil, "node": map[string]any{"type": 3, "textContent": "Added to your cart: Blue shoes, size 42 ", "id": 1000 + i}}}}})
+		}
+	}
+	typical, _ := json.MarshalIndent(events, "", "  ")
+	for _, c := range []struct {
+		name string
+		json []byte
+	}{
+		{"a recorded chunk", typical},
+		{"32 MiB of spaces", []byte("[" + strings.Repeat(" ", analytics.MaxReplayChunkJSON-64) + "{\"type\":4,\"timestamp\":1}]")},
+	} {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		zw.Write(c.json)
+		zw.Close()
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.json)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if rej := readRRWeb(&analytics.ReplayChunk{Encoding: analytics.ReplayGzipJSON, Data: buf.Bytes()}); rej != nil {
+					b.Fatal(rej)
+				}
+			}
+		})
 	}
 }

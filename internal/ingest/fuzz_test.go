@@ -1,11 +1,14 @@
 package ingest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 	"unicode/utf8"
 
@@ -162,6 +165,58 @@ func FuzzURLPath(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzSqueezeSpace holds squeezeSpace to "the same JSON": an input is
+// valid exactly when what squeezeSpace makes of it is, and then both
+// compact to the same bytes. It reads one byte at a time, so that a run of
+// whitespace, a string or an escape across two reads is covered too.
+func FuzzSqueezeSpace(f *testing.F) {
+	for _, s := range []string{
+		`[ {"a" :  "x  \"  y"} ,\n\n 1 ]`, `{"a\\":  [1 , 2]}`, `"  "`, `[1  2]`, " \t\r\n[]\n ",
+		`{"a":"\u0020 \\\"  "}  `, `[  "`, `"\`, `  `, ``,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		out, err := io.ReadAll(&squeezeSpace{r: iotest.OneByteReader(strings.NewReader(in))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out) > len(in) {
+			t.Fatalf("squeezed %q into %q, which is longer", in, out)
+		}
+		if json.Valid([]byte(in)) != json.Valid(out) {
+			t.Fatalf("%q is valid JSON: %v; squeezed into %q: %v", in, json.Valid([]byte(in)), out, json.Valid(out))
+		}
+		if !json.Valid(out) {
+			return
+		}
+		var want, got bytes.Buffer
+		json.Compact(&want, []byte(in))
+		json.Compact(&got, out)
+		if want.String() != got.String() {
+			t.Errorf("%q compacts to %q, squeezed %q to %q", in, want.String(), out, got.String())
+		}
+	})
+}
+
+// TestSqueezeSpace checks what squeezeSpace keeps, whatever the reads.
+func TestSqueezeSpace(t *testing.T) {
+	for in, want := range map[string]string{
+		`[ {"a" :  "x  \"  y"} ,` + "\n\n 1 ]":   `[ {"a" : "x  \"  y"} ,` + "\n1 ]",
+		`{"a\\":  [1 ,  2]}`:                     `{"a\\": [1 , 2]}`,
+		" \t\r\n[]\n \t":                         " []\n",
+		`"  \\"  "  "`:                           `"  \\" "  "`,
+		"[" + strings.Repeat(" ", 100_000) + "]": "[ ]",
+	} {
+		for name, r := range map[string]io.Reader{"whole": strings.NewReader(in), "one byte a read": iotest.OneByteReader(strings.NewReader(in))} {
+			got, err := io.ReadAll(&squeezeSpace{r: r})
+			if err != nil || string(got) != want {
+				t.Errorf("%s: squeezed %.40q into %q, %v; want %q", name, in, got, err, want)
+			}
+		}
+	}
 }
 
 // TestSimplePathTakesTheCommonShapes checks that the shortcut is taken for

@@ -54,6 +54,10 @@ func TestSnapshotChunks(t *testing.T) {
 	noise := make([]byte, analytics.MaxReplayChunkBytes+10)
 	rand.Read(noise)
 	bomb := gz([]byte("[" + strings.Repeat(" ", analytics.MaxReplayChunkJSON) + "]"))
+	// Within the limit, whitespace is only whitespace however much of it
+	// there is (it once cost the JSON decoder seconds of CPU to skip).
+	padding := strings.Repeat(" \n", analytics.MaxReplayChunkJSON/8)
+	padded := gz([]byte("[" + padding + strings.Replace(string(events[1:]), "},", "},"+padding, 1)))
 	cases := []struct {
 		name  string
 		event string
@@ -61,6 +65,7 @@ func TestSnapshotChunks(t *testing.T) {
 	}{
 		{"gzip", snapshot(gz(events), "gzip-json", nil), ""},
 		{"plain JSON", snapshot(events, "json", nil), ""},
+		{"16 MiB of whitespace", snapshot(padded, "gzip-json", nil), ""},
 		{"no session id", snapshot(gz(events), "gzip-json", map[string]any{"$session_id": nil}), RejectInvalidSnapshot},
 		{"a session id with a path", snapshot(gz(events), "gzip-json", map[string]any{"$session_id": "../x"}), RejectInvalidSnapshot},
 		{"no window id", snapshot(gz(events), "gzip-json", map[string]any{"$window_id": nil}), RejectInvalidSnapshot},
