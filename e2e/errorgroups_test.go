@@ -29,15 +29,15 @@ type errorGroupWire struct {
 func TestErrorGroups(t *testing.T) {
 	s := startServer(t, t.TempDir())
 	a, b := newTenant(t, s, "Shop"), newTenant(t, s, "Blog")
-	now := time.Now().UTC()
+	now, unit := todaySteps(3, time.Minute)
 	exception := func(id, errType, fn, release string, ago time.Duration) map[string]any {
 		return map[string]any{"event_name": "$exception", "distinct_id": id, "timestamp": now.Add(-ago).Format(time.RFC3339Nano),
 			"properties": map[string]any{"$exception_type": errType, "$exception_message": "broke " + id, "$release": release,
 				"$exception_stack": errType + ": broke\n    at " + fn + " (https://shop.example.com/app.js:10:5)\n    at main (https://shop.example.com/app.js:40:1)"}}
 	}
 	if r := postEvents(t, s, a.Live,
-		exception("u1", "TypeError", "render", "1.0", 3*time.Minute), exception("u2", "TypeError", "render", "1.0", 2*time.Minute),
-		exception("u1", "TypeError", "render", "1.0", time.Minute), exception("u3", "RangeError", "checkout", "1.0", time.Minute)); r.Status != 202 {
+		exception("u1", "TypeError", "render", "1.0", 3*unit), exception("u2", "TypeError", "render", "1.0", 2*unit),
+		exception("u1", "TypeError", "render", "1.0", unit), exception("u3", "RangeError", "checkout", "1.0", unit)); r.Status != 202 {
 		t.Fatalf("ingest: %d %s", r.Status, r.Body)
 	}
 	list := func(cred, query string) []errorGroupWire {

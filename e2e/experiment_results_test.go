@@ -302,8 +302,19 @@ func TestSampleRatioCheck(t *testing.T) {
 			}
 		}
 	}
-	x, r := got(healthy)
-	if x.Status != "running" || r.SampleRatio == nil || r.SampleRatio.Mismatch || r.SampleRatio.Arms[0].Exposed+r.SampleRatio.Arms[1].Exposed != 2000 {
-		t.Errorf("the healthy experiment after five rounds of checks: %+v %+v", x, r.SampleRatio)
+	// Every round found it healthy, the last (a check after the last
+	// batch, which a slow round may delay) with all 2,000 users.
+	for deadline = time.Now().Add(10 * time.Second); ; {
+		x, r := got(healthy)
+		if x.Status != "running" || r.SampleRatio == nil || r.SampleRatio.Mismatch {
+			t.Fatalf("the healthy experiment after rounds of checks: %+v %+v", x, r.SampleRatio)
+		}
+		if r.SampleRatio.Arms[0].Exposed+r.SampleRatio.Arms[1].Exposed == 2000 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no check of the healthy experiment saw its 2,000 users: %+v", r.SampleRatio)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }

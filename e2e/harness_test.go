@@ -329,3 +329,21 @@ func tryPost(s *server, key string, events []map[string]any) (status int, ok boo
 	resp.Body.Close()
 	return resp.StatusCode, true
 }
+
+// todaySteps returns the time now and a step of at most max such that n
+// steps before now still fall on now's date (UTC), first waiting out the
+// first second and the last ten seconds of a day: a test that stamps events
+// a few steps ago and reads them back as today's keeps them on one day,
+// whenever it runs.
+func todaySteps(n int, max time.Duration) (now time.Time, step time.Duration) {
+	now = time.Now().UTC()
+	if left := now.Truncate(24 * time.Hour).Add(24 * time.Hour).Sub(now); left < 10*time.Second {
+		time.Sleep(left + time.Second)
+		now = time.Now().UTC()
+	}
+	if since := now.Sub(now.Truncate(24 * time.Hour)); since < time.Second {
+		time.Sleep(time.Second - since)
+		now = time.Now().UTC()
+	}
+	return now, min(max, now.Sub(now.Truncate(24*time.Hour))/time.Duration(n+1))
+}

@@ -66,9 +66,16 @@ export async function errorPages(browser, h) {
     edge: "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/148.0.0.0 Safari/537.36 Edg/148.0.0.0",
     android: "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/148.0.0.0 Mobile Safari/537.36",
   };
-  const now = Date.now();
   // The events are up to 40 minutes old and must all fall on today (UTC),
-  // which the sparkline checks: just after midnight a "minute" shrinks.
+  // which the sparkline checks: just after midnight a "minute" shrinks (to
+  // a second at least, so that the events keep their order), and the check
+  // waits out the last 30 s and the first 45 s of a day, so that the page
+  // it loads has the same today as the events.
+  const sinceMidnight = Date.now() % 86_400_000;
+  if (sinceMidnight > 86_370_000 || sinceMidnight < 45_000) {
+    await new Promise((resolve) => setTimeout(resolve, (86_445_000 - sinceMidnight) % 86_400_000));
+  }
+  const now = Date.now();
   const minute = Math.min(60_000, Math.floor((now % 86_400_000) / 45));
   const exception = (id, agent, minutesAgo, release, type, message, caller) => ({
     event_name: "$exception",
