@@ -270,13 +270,14 @@ func TestSampleRatioCheck(t *testing.T) {
 	for {
 		x, r := got(skewed)
 		if x.Status == "paused" {
-			// Paused after the third or the fourth batch was stored.
-			batches := func(arm int, per int64) bool {
-				n := r.SampleRatio.Arms[arm].Exposed
-				return n%per == 0 && n/per >= 3 && n/per <= 4
+			// Paused after the third or the fourth batch was stored: k
+			// batches are 275k control and 225k treatment.
+			var k int64
+			if r.SampleRatio != nil {
+				k = r.SampleRatio.Arms[0].Exposed / 275
 			}
-			if x.PauseReason != "sample_ratio_mismatch" || r.SampleRatio == nil || !r.SampleRatio.Mismatch ||
-				!batches(0, 275) || !batches(1, 225) || r.SampleRatio.Arms[0].Exposed/275 != r.SampleRatio.Arms[1].Exposed/225 ||
+			if x.PauseReason != "sample_ratio_mismatch" || r.SampleRatio == nil || !r.SampleRatio.Mismatch || k < 3 || k > 4 ||
+				r.SampleRatio.Arms[0].Exposed != 275*k || r.SampleRatio.Arms[1].Exposed != 225*k ||
 				math.Abs(r.SampleRatio.Arms[0].Observed-0.55) > 1e-9 || r.SampleRatio.Arms[1].Expected != 0.5 {
 				t.Errorf("the skewed experiment was paused with %+v %+v", x, r.SampleRatio)
 			}

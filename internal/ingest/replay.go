@@ -172,12 +172,12 @@ func readRRWeb(c *analytics.ReplayChunk) *Rejection {
 }
 
 // squeezeSpace reads JSON from r with every run of whitespace outside
-// strings cut to its first byte. encoding/json's Decoder, looking for the next
-// token, scans the whitespace it holds from the start again after each
-// read, and a gzip stream gives it about 32 KB a read: a chunk of 32 MiB
-// of spaces, a request of 32 KB, cost 21 s of CPU. One byte of it still
-// keeps two tokens apart, so the JSON means what it meant; strings pass as they
-// are, escaped quotes included.
+// strings cut to its first byte. encoding/json's Decoder, looking for the
+// next token, scans the whitespace it holds from the start again after
+// each read, and a gzip stream gives it about 32 KB a read: a chunk of
+// 32 MiB of spaces, a request of 32 KB, cost 21 s of CPU. One byte of it
+// still keeps two tokens apart, so the JSON means what it meant; strings
+// pass as they are, escaped quotes included.
 type squeezeSpace struct {
 	r                       io.Reader
 	inString, escaped, last bool // last: the byte passed last was whitespace
