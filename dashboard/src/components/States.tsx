@@ -1,5 +1,6 @@
 import type { ComponentChildren } from "preact";
 import { snippet } from "../format";
+import type { NoticeText } from "../load";
 import type { DataEnv, Product } from "../types";
 import { Link } from "./Link";
 
@@ -16,7 +17,7 @@ export function Skeleton(props: { rows?: number; label?: string }) {
 }
 
 /** Notice is the outcome of a page's last action: what it did, or why it failed. */
-export function Notice(props: { notice: { ok?: string; error?: string } }) {
+export function Notice(props: { notice: NoticeText }) {
   return (
     <>
       {props.notice.ok ? (

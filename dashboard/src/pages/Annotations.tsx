@@ -1,11 +1,11 @@
 import { useEffect, useState } from "preact/hooks";
-import { annotationsExportUrl, api, message } from "../api";
+import { annotationsExportUrl, api } from "../api";
 import { annotationColors } from "../charts/colors";
 import { AnnotationForm } from "../components/AnnotationForm";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { capitalise, when } from "../format";
-import { useLoad } from "../load";
+import { useAction, useLoad } from "../load";
 import type { Annotation, AnnotationPage, Product, SavedQuery } from "../types";
 
 export const pageSize = 20;
@@ -28,8 +28,7 @@ function AnnotationsPage(props: { product: Product }) {
   const [saved, setSaved] = useState<SavedQuery[]>([]);
   const [selected, setSelected] = useState<Set<number>>(new Set());
   const [confirm, setConfirm] = useState<{ ids: number[]; label: string } | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [notice, setNotice] = useState<{ ok?: string; error?: string }>({});
+  const { busy, notice, setNotice, run } = useAction<"delete">();
   useEffect(() => {
     api.savedQueries(pid).then((r) => setSaved(r.items), () => setSaved([]));
   }, [pid]);
@@ -51,25 +50,17 @@ function AnnotationsPage(props: { product: Product }) {
 
   const remove = async () => {
     if (!confirm) return;
-    setBusy(true);
-    try {
-      if (confirm.ids.length === 1) {
-        await api.deleteAnnotation(pid, confirm.ids[0]);
-        setNotice({ ok: "Deleted 1 annotation." });
-      } else {
-        const r = await api.bulkDeleteAnnotations(pid, confirm.ids);
-        setNotice({ ok: `Deleted ${r.deleted} annotation${r.deleted === 1 ? "" : "s"}.` });
-      }
+    await run("delete", async () => {
+      let deleted = 1;
+      if (confirm.ids.length === 1) await api.deleteAnnotation(pid, confirm.ids[0]);
+      else deleted = (await api.bulkDeleteAnnotations(pid, confirm.ids)).deleted;
       setSelected(new Set());
       // The last row of a page gone: step back a page.
       if (items.length === confirm.ids.length && page > 1) setPage(page - 1);
       else reload();
-    } catch (err) {
-      setNotice({ error: message(err) });
-    } finally {
-      setBusy(false);
-      setConfirm(null);
-    }
+      return `Deleted ${deleted} annotation${deleted === 1 ? "" : "s"}.`;
+    });
+    setConfirm(null);
   };
   const created = (a: Annotation) => {
     setNotice({ ok: `Added “${a.label}”.` });
@@ -198,7 +189,7 @@ function AnnotationsPage(props: { product: Product }) {
         </>
       ) : null}
       {confirm ? (
-        <ConfirmDialog title={`Delete ${confirm.label}?`} confirmLabel="Delete" busy={busy} onConfirm={remove} onCancel={() => setConfirm(null)}>
+        <ConfirmDialog title={`Delete ${confirm.label}?`} confirmLabel="Delete" busy={busy !== null} onConfirm={remove} onCancel={() => setConfirm(null)}>
           <p>They disappear from every chart. This cannot be undone.</p>
         </ConfirmDialog>
       ) : null}

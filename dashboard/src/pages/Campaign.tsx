@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { api, message, surveyCsvUrl } from "../api";
+import { api, surveyCsvUrl } from "../api";
 import { hasSurvey, statusActions, triggerLabel } from "../campaign";
 import { CampaignForm } from "../components/CampaignForm";
 import { ConfirmDialog } from "../components/ConfirmDialog";
@@ -7,7 +7,7 @@ import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { SurveyQuestion } from "../components/SurveyResults";
 import { when } from "../format";
-import { useLoad } from "../load";
+import { useAction, useLoad } from "../load";
 import { navigate } from "../router";
 import type { Campaign, CampaignStatus, Product } from "../types";
 import { MetricTable } from "./Experiment";
@@ -53,13 +53,13 @@ function CampaignView(props: { product: Product; id: number }) {
   // The campaign as the last save or status change left it, over the one loaded.
   const [changed, setChanged] = useState<Campaign | null>(null);
   const [version, setVersion] = useState(0);
-  const [busy, setBusy] = useState(false);
   const [deleting, setDeleting] = useState(false);
-  const [notice, setNotice] = useState<{ ok?: string; error?: string }>(() => {
+  const action = useAction<CampaignStatus | "delete">(() => {
     if (justCreated !== props.id) return {};
     justCreated = null;
     return { ok: "Created as a draft. Activate it when it is ready." };
   });
+  const busy = action.busy !== null;
   const list = `/messages?product=${pid}`;
   const c = changed ?? (loaded.state === "done" ? loaded.data : null);
 
@@ -75,31 +75,20 @@ function CampaignView(props: { product: Product; id: number }) {
     );
   }
 
-  const setStatus = async (to: CampaignStatus, label: string) => {
-    setBusy(true);
-    setNotice({});
-    try {
+  const setStatus = (to: CampaignStatus, label: string) =>
+    action.run(to, async () => {
       const out = await api.updateCampaign(pid, c.id, { status: to });
       setChanged(out);
       setVersion((v) => v + 1);
-      setNotice({ ok: `${label}: the campaign is ${out.status}.` });
-    } catch (err) {
-      setNotice({ error: message(err) });
-    } finally {
-      setBusy(false);
-    }
-  };
+      return `${label}: the campaign is ${out.status}.`;
+    });
+  // Deleted, the page goes back to the list; refused, the dialog closes on the reason.
   const remove = async () => {
-    setBusy(true);
-    try {
+    await action.run("delete", async () => {
       await api.deleteCampaign(pid, c.id);
       navigate(list);
-    } catch (err) {
-      setNotice({ error: message(err) });
-      setDeleting(false);
-    } finally {
-      setBusy(false);
-    }
+    });
+    setDeleting(false);
   };
 
   return (
@@ -148,7 +137,7 @@ function CampaignView(props: { product: Product; id: number }) {
           <dd>{when(c.updatedAt)}</dd>
         </div>
       </dl>
-      <Notice notice={notice} />
+      <Notice notice={action.notice} />
 
       {c.experimentId !== null ? <VariantResults product={pid} experimentId={c.experimentId} version={version} /> : null}
       {hasSurvey(c) ? <SurveySection product={pid} campaign={c} version={version} /> : null}

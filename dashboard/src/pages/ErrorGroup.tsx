@@ -1,11 +1,11 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { ApiError, api, message } from "../api";
+import { ApiError, api } from "../api";
 import { num } from "../charts/time";
 import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { searchWithEnv } from "../dataEnv";
 import { when } from "../format";
-import { useLoad } from "../load";
+import { useAction, useLoad } from "../load";
 import { during, searchWithRange, type DateRange } from "../range";
 import type { DataEnv, ErrorFrame, ErrorGroup, ErrorGroupDetail, ErrorOccurrence, ErrorStatus, Product } from "../types";
 import { ErrorStatusPill, RegressedBadge } from "./Errors";
@@ -49,8 +49,8 @@ function GroupView(props: { product: Product; fingerprint: string; range: DateRa
   // The status as the last change left it, over the one loaded.
   const [changed, setChanged] = useState<Pick<ErrorGroup, "status" | "resolvedRelease"> | null>(null);
   const [resolving, setResolving] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [notice, setNotice] = useState<{ ok?: string; error?: string }>({});
+  const action = useAction<ErrorStatus>();
+  const busy = action.busy !== null;
   const resolveButton = useRef<HTMLButtonElement>(null);
   const list = `/errors?${searchWithEnv(searchWithRange(new URLSearchParams({ product: String(pid) }), props.range), props.env)}`;
 
@@ -81,20 +81,13 @@ function GroupView(props: { product: Product; fingerprint: string; range: DateRa
   const newest = [...occurrences].sort((a, b) => Date.parse(b.time) - Date.parse(a.time));
   const latestRelease = newest.find((o) => o.release)?.release ?? "";
 
-  const change = async (to: ErrorStatus, release?: string) => {
-    setBusy(true);
-    setNotice({});
-    try {
+  const change = (to: ErrorStatus, release?: string) =>
+    action.run(to, async () => {
       const out = await api.setErrorStatus(pid, props.fingerprint, to, release);
       setChanged({ status: out.status, resolvedRelease: out.resolvedRelease });
       setResolving(false);
-      setNotice({ ok: changedText(out.status, out.resolvedRelease) });
-    } catch (err) {
-      setNotice({ error: message(err) });
-    } finally {
-      setBusy(false);
-    }
-  };
+      return changedText(out.status, out.resolvedRelease);
+    });
 
   // Cancel gives focus back to the button that opened the form.
   const cancelResolve = () => {
@@ -172,7 +165,7 @@ function GroupView(props: { product: Product; fingerprint: string; range: DateRa
       {resolving ? (
         <ResolveForm latest={latestRelease} busy={busy} onResolve={(r) => void change("resolved", r)} onCancel={cancelResolve} />
       ) : null}
-      <Notice notice={notice} />
+      <Notice notice={action.notice} />
 
       <h2 class="sub">Latest occurrences</h2>
       <p class="hint">

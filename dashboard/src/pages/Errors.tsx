@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { api, message } from "../api";
+import { api } from "../api";
 import { Sparkline } from "../charts/Sparkline";
 import { num } from "../charts/time";
 import { ConfirmDialog } from "../components/ConfirmDialog";
@@ -7,7 +7,7 @@ import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { searchWithEnv } from "../dataEnv";
 import { bytes, capitalise, when } from "../format";
-import { useLoad, type Load } from "../load";
+import { useAction, useLoad, type Load } from "../load";
 import { during, searchWithRange, type DateRange } from "../range";
 import type { DataEnv, ErrorGroup, ErrorGroupList, ErrorStatus, List, Product, Sourcemap } from "../types";
 
@@ -280,22 +280,15 @@ function Releases(props: {
   onRetry: () => void;
 }) {
   const [deleting, setDeleting] = useState<{ release: string; count: number } | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [notice, setNotice] = useState<{ ok?: string; error?: string }>({});
+  const { busy, notice, run } = useAction<"delete">();
   const del = async () => {
     if (!deleting) return;
-    setBusy(true);
-    setNotice({});
-    try {
+    await run("delete", async () => {
       const out = await api.deleteSourcemaps(props.product, deleting.release);
-      setNotice({ ok: `Deleted release ${deleting.release}: ${out.deleted} ${out.deleted === 1 ? "sourcemap" : "sourcemaps"}.` });
       props.onDeleted();
-    } catch (err) {
-      setNotice({ error: message(err) });
-    } finally {
-      setBusy(false);
-      setDeleting(null);
-    }
+      return `Deleted release ${deleting.release}: ${out.deleted} ${out.deleted === 1 ? "sourcemap" : "sourcemaps"}.`;
+    });
+    setDeleting(null);
   };
   const u = props.uploads;
   const groups = u.state === "done" ? byRelease(u.data.items) : [];
@@ -353,7 +346,7 @@ function Releases(props: {
         <ConfirmDialog
           title={`Delete release ${deleting.release}?`}
           confirmLabel={`Delete ${deleting.count} ${deleting.count === 1 ? "sourcemap" : "sourcemaps"}`}
-          busy={busy}
+          busy={busy !== null}
           onConfirm={del}
           onCancel={() => setDeleting(null)}
         >

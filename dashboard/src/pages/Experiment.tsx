@@ -1,12 +1,12 @@
 import { useState } from "preact/hooks";
-import { api, message, type ExperimentAction } from "../api";
+import { api, type ExperimentAction } from "../api";
 import { TimeChart } from "../charts/TimeChart";
 import { num } from "../charts/time";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { chance, percent, points, pValue, relative, when } from "../format";
-import { useLoad } from "../load";
+import { useAction, useLoad } from "../load";
 import type { ArmResult, Experiment, ExperimentResults, Flag, MetricResult, Product, SampleRatioCheck } from "../types";
 import { ExperimentForm, actionsFor, metricLabel } from "./Experiments";
 import { StatusPill, armsText } from "./Flags";
@@ -35,8 +35,8 @@ function ExperimentView(props: { product: Product; id: number }) {
   const [editing, setEditing] = useState(false);
   const [winner, setWinner] = useState("");
   const [confirming, setConfirming] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [notice, setNotice] = useState<{ ok?: string; error?: string }>({});
+  const action = useAction<ExperimentAction | "apply">();
+  const busy = action.busy !== null;
   const e = changed ?? (loaded.state === "done" ? loaded.data.experiment : null);
   const flag: Flag | null = loaded.state === "done" ? loaded.data.flag : null;
   const [results, reloadResults] = useLoad<ExperimentResults>(
@@ -57,37 +57,25 @@ function ExperimentView(props: { product: Product; id: number }) {
     );
   }
 
-  const updated = (out: Experiment, ok: string) => {
+  const updated = (out: Experiment) => {
     setChanged(out);
     setVersion((v) => v + 1);
-    setNotice({ ok });
   };
-  const act = async (action: ExperimentAction, label: string) => {
-    setBusy(true);
-    setNotice({});
-    try {
-      const out = await api.experimentAction(pid, e.id, action);
-      updated(out, `${label}: the experiment is ${out.status}.`);
-    } catch (err) {
-      setNotice({ error: message(err) });
-    } finally {
-      setBusy(false);
-    }
-  };
+  const act = (to: ExperimentAction, label: string) =>
+    action.run(to, async () => {
+      const out = await api.experimentAction(pid, e.id, to);
+      updated(out);
+      return `${label}: the experiment is ${out.status}.`;
+    });
   const arms = flag?.variants.map((v) => v.key) ?? (results.state === "done" ? results.data.arms.map((a) => a.variant) : []);
   const chosen = winner || arms[0] || "";
   const apply = async () => {
-    setBusy(true);
-    try {
+    await action.run("apply", async () => {
       const out = await api.applyWinner(pid, e.id, chosen);
-      setConfirming(false);
-      updated(out, `Applied ${out.winner || chosen}: every user now gets it, and the experiment is completed.`);
-    } catch (err) {
-      setConfirming(false);
-      setNotice({ error: message(err) });
-    } finally {
-      setBusy(false);
-    }
+      updated(out);
+      return `Applied ${out.winner || chosen}: every user now gets it, and the experiment is completed.`;
+    });
+    setConfirming(false);
   };
   const srm = e.status === "paused" && e.pauseReason === "sample_ratio_mismatch";
   const check = e.sampleRatio ?? (results.state === "done" ? results.data.sampleRatio : null) ?? null;
@@ -163,7 +151,7 @@ function ExperimentView(props: { product: Product; id: number }) {
       </dl>
 
       {srm ? <SrmBanner check={check} /> : null}
-      <Notice notice={notice} />
+      <Notice notice={action.notice} />
 
       {editing ? (
         <section class="card" aria-labelledby="edit-experiment">
@@ -174,7 +162,8 @@ function ExperimentView(props: { product: Product; id: number }) {
             flags={flag ? [flag] : []}
             onSaved={(out) => {
               setEditing(false);
-              updated(out, "Saved.");
+              updated(out);
+              action.setNotice({ ok: "Saved." });
             }}
             onCancel={() => setEditing(false)}
           />

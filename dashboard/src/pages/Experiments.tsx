@@ -1,12 +1,12 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, message, type ExperimentAction } from "../api";
+import { api, type ExperimentAction } from "../api";
 import { ArmsEditor, defaultArms, readArms, type ArmDraft } from "../components/ArmsEditor";
 import { EventInput, EventList, useEventNames } from "../components/EventInput";
 import { FieldError, errorsFrom, fieldId, focusFirst, invalid, type FieldErrors } from "../components/Fields";
 import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { when } from "../format";
-import { useLoad } from "../load";
+import { useAction, useLoad } from "../load";
 import { presetRange } from "../range";
 import type { Experiment, ExperimentStatus, ExperimentWrite, Flag, Product } from "../types";
 import { StatusPill, armsText } from "./Flags";
@@ -40,27 +40,19 @@ export function Experiments(props: { product: Product | null }) {
 function ExperimentList(props: { product: Product }) {
   const pid = props.product.id;
   const [creating, setCreating] = useState(false);
-  const [busy, setBusy] = useState<number | null>(null);
-  const [notice, setNotice] = useState<{ ok?: string; error?: string }>({});
+  const { busy, notice, setNotice, run } = useAction<number>();
   const [list, reload] = useLoad(async () => {
     const [experiments, flags] = await Promise.all([api.experiments(pid), api.flags(pid)]);
     return { experiments: experiments.items, flags: flags.items };
   }, [pid]);
   const shown = list.state === "done" ? list.data : list.state === "loading" ? list.previous : undefined;
 
-  const act = async (e: Experiment, action: ExperimentAction, label: string) => {
-    setBusy(e.id);
-    setNotice({});
-    try {
+  const act = (e: Experiment, action: ExperimentAction, label: string) =>
+    run(e.id, async () => {
       const out = await api.experimentAction(pid, e.id, action);
-      setNotice({ ok: `${label}: ${out.name} is ${out.status}.` });
       reload();
-    } catch (err) {
-      setNotice({ error: message(err) });
-    } finally {
-      setBusy(null);
-    }
-  };
+      return `${label}: ${out.name} is ${out.status}.`;
+    });
 
   return (
     <section class="page">

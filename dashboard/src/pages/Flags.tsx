@@ -6,7 +6,7 @@ import { FieldError, errorsFrom, fieldId, focusFirst, invalid, type FieldErrors 
 import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { capitalise, when } from "../format";
-import { useLoad } from "../load";
+import { useAction, useLoad } from "../load";
 import { navigate } from "../router";
 import type { Experiment, Flag, FlagChange, FlagVariant, FlagWrite, Product } from "../types";
 
@@ -64,40 +64,27 @@ function FlagList(props: { product: Product }) {
   const pid = props.product.id;
   const [creating, setCreating] = useState(false);
   const [deleting, setDeleting] = useState<Flag | null>(null);
-  const [busy, setBusy] = useState<number | null>(null);
-  const [notice, setNotice] = useState<{ ok?: string; error?: string }>({});
+  const { busy, notice, setNotice, run } = useAction<number>();
   const [list, reload] = useLoad(async () => {
     const [flags, experiments] = await Promise.all([api.flags(pid), api.experiments(pid)]);
     return { flags: flags.items, experiments: experiments.items };
   }, [pid]);
   const shown = list.state === "done" ? list.data : list.state === "loading" ? list.previous : undefined;
 
-  const toggle = async (f: Flag) => {
-    setBusy(f.id);
-    setNotice({});
-    try {
+  const toggle = (f: Flag) =>
+    run(f.id, async () => {
       const out = await api.updateFlag(pid, f.id, { enabled: !f.enabled });
-      setNotice({ ok: `${out.key} is ${out.enabled ? "on" : "off"}.` });
       reload();
-    } catch (err) {
-      setNotice({ error: message(err) });
-    } finally {
-      setBusy(null);
-    }
-  };
+      return `${out.key} is ${out.enabled ? "on" : "off"}.`;
+    });
   const remove = async () => {
     if (!deleting) return;
-    setBusy(deleting.id);
-    try {
+    await run(deleting.id, async () => {
       await api.deleteFlag(pid, deleting.id);
-      setNotice({ ok: `Deleted ${deleting.key}. Its audit trail is kept.` });
       reload();
-    } catch (err) {
-      setNotice({ error: message(err) });
-    } finally {
-      setBusy(null);
-      setDeleting(null);
-    }
+      return `Deleted ${deleting.key}. Its audit trail is kept.`;
+    });
+    setDeleting(null);
   };
 
   return (

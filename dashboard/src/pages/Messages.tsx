@@ -1,11 +1,11 @@
 import { useState } from "preact/hooks";
-import { api, message } from "../api";
+import { api } from "../api";
 import { num } from "../charts/time";
 import { rate, statusActions, triggerLabel } from "../campaign";
 import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { capitalise, percent } from "../format";
-import { useLoad } from "../load";
+import { useAction, useLoad } from "../load";
 import type { Campaign, CampaignStatus, MessageSettings, Product } from "../types";
 
 /** CampaignStatusPill is a campaign's status as a coloured word. */
@@ -36,8 +36,7 @@ export function Messages(props: { product: Product | null }) {
 
 function CampaignList(props: { product: Product }) {
   const pid = props.product.id;
-  const [busy, setBusy] = useState<number | "settings" | null>(null);
-  const [notice, setNotice] = useState<{ ok?: string; error?: string }>({});
+  const { busy, notice, run } = useAction<number | "settings">();
   const [list, reload] = useLoad(() => api.campaigns(pid), [pid]);
   const [loadedSettings, reloadSettings] = useLoad(() => api.messageSettings(pid), [pid]);
   // The setting as the last change left it, over the one loaded.
@@ -46,30 +45,16 @@ function CampaignList(props: { product: Product }) {
   const autoRender = settings ?? (loadedSettings.state === "done" ? loadedSettings.data : null);
   const active = (shown ?? []).filter((c) => c.status === "active").length;
 
-  const setStatus = async (c: Campaign, to: CampaignStatus, label: string) => {
-    setBusy(c.id);
-    setNotice({});
-    try {
+  const setStatus = (c: Campaign, to: CampaignStatus, label: string) =>
+    run(c.id, async () => {
       const out = await api.updateCampaign(pid, c.id, { status: to });
-      setNotice({ ok: `${label}: ${out.name} is ${out.status}.` });
       reload();
-    } catch (err) {
-      setNotice({ error: message(err) });
-    } finally {
-      setBusy(null);
-    }
-  };
-  const toggle = async (on: boolean) => {
-    setBusy("settings");
-    setNotice({});
-    try {
+      return `${label}: ${out.name} is ${out.status}.`;
+    });
+  const toggle = (on: boolean) =>
+    run("settings", async () => {
       setSettings(await api.setMessageSettings(pid, { autoRender: on }));
-    } catch (err) {
-      setNotice({ error: message(err) });
-    } finally {
-      setBusy(null);
-    }
-  };
+    });
 
   return (
     <section class="page">
