@@ -5,8 +5,8 @@ import { ErrorState, NoProduct, Skeleton } from "../components/States";
 import { when } from "../format";
 import { useLoad } from "../load";
 import { navigate } from "../router";
-import type { DataEnv, Product, ReplaySession, UserEvent } from "../types";
-import { duration, replayHref, userHref } from "./Replays";
+import type { DataEnv, Product, UserEvent } from "../types";
+import { SessionsTable, replayHref, userHref } from "./Replays";
 
 /** EVENT_PAGE is how many of a user's events a page of the table loads. */
 export const EVENT_PAGE = 100;
@@ -167,34 +167,7 @@ function Person(props: { product: Product; distinctId: string; env: DataEnv }) {
           No recorded session of this user. Sessions are recorded on pages whose SDK has <code>replayEnabled: true</code>.
         </p>
       ) : (
-        <div class="table-scroll">
-          <table class="table" data-testid="user-replays">
-            <thead>
-              <tr>
-                <th>Start</th>
-                <th class="num">Duration</th>
-                <th class="num">Pages</th>
-                <th class="num">Clicks</th>
-                <th class="num">Errors</th>
-              </tr>
-            </thead>
-            <tbody>
-              {sessions.map((s: ReplaySession) => (
-                <tr key={s.sessionId}>
-                  <td>
-                    <Link href={replayHref(pid, s.sessionId)} reload title="Play this session">
-                      <time dateTime={s.start}>{when(s.start)}</time>
-                    </Link>
-                  </td>
-                  <td class="num">{duration(s.durationMs)}</td>
-                  <td class="num">{s.pages}</td>
-                  <td class="num">{s.clicks}</td>
-                  <td class="num">{s.errors}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <SessionsTable product={pid} sessions={sessions} testid="user-replays" />
       )}
 
       <h2>Events</h2>

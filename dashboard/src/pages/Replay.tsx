@@ -6,7 +6,7 @@ import { ConfirmDialog } from "../components/ConfirmDialog";
 import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { when } from "../format";
-import { useLoad } from "../load";
+import { useAction, useLoad } from "../load";
 import { navigate } from "../router";
 import type { Product, ReplayChunk, ReplayDetail } from "../types";
 import { duration, userHref } from "./Replays";
@@ -97,8 +97,7 @@ function Player(props: { product: Product; sessionId: string }) {
   const [events, setEvents] = useState<RREvent[] | null>(null);
   const [failed, setFailed] = useState("");
   const [confirm, setConfirm] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [notice, setNotice] = useState<{ ok?: string; error?: string }>({});
+  const { busy, notice, run } = useAction<"delete">();
   const stage = useRef<HTMLDivElement>(null);
   const player = useRef<Replayer | null>(null);
   const list = `/replays?product=${pid}`;
@@ -165,16 +164,11 @@ function Player(props: { product: Product; sessionId: string }) {
   const s = loaded.data.session;
   const timeline = events ? marks(events) : [];
   const total = events && events.length ? events[events.length - 1].timestamp - events[0].timestamp : 0;
-  const remove = async () => {
-    setBusy(true);
-    try {
+  const remove = () =>
+    run("delete", async () => {
       await api.deleteReplay(pid, props.sessionId);
       navigate(list);
-    } catch (err) {
-      setNotice({ error: message(err) });
-      setBusy(false);
-    }
-  };
+    });
   return (
     <section class="page replay">
       <p class="crumbs">
@@ -258,7 +252,7 @@ function Player(props: { product: Product; sessionId: string }) {
         ))}
       </ul>
       {confirm && (
-        <ConfirmDialog title="Delete this replay?" confirmLabel="Delete replay" busy={busy} onConfirm={remove} onCancel={() => setConfirm(false)}>
+        <ConfirmDialog title="Delete this replay?" confirmLabel="Delete replay" busy={busy !== null} onConfirm={remove} onCancel={() => setConfirm(false)}>
           <p>The recording of this session is deleted for good. Its events stay.</p>
         </ConfirmDialog>
       )}

@@ -1,10 +1,10 @@
 import { useState } from "preact/hooks";
-import { api, message } from "../api";
+import { api } from "../api";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { when } from "../format";
-import { useLoad } from "../load";
+import { useAction, useLoad } from "../load";
 import type { DateRange } from "../range";
 import type { Product, ReplaySession } from "../types";
 
@@ -42,27 +42,20 @@ function ReplayList(props: { product: Product; range: DateRange; user: string })
   const [user, setUser] = useState(props.user);
   const [typed, setTyped] = useState(props.user);
   const [confirm, setConfirm] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [notice, setNotice] = useState<{ ok?: string; error?: string }>({});
+  const { busy, notice, run } = useAction<"delete">();
   const [loaded, reload] = useLoad(() => api.replays(pid, { distinctId: user, from: props.range.from, to: props.range.to }), [
     pid,
     user,
     props.range.from,
     props.range.to,
   ]);
-  const deleteAll = async () => {
-    setBusy(true);
-    try {
+  const deleteAll = () =>
+    run("delete", async () => {
       const out = await api.deleteUserReplays(pid, user);
-      setNotice({ ok: `Deleted ${out.deleted} ${out.deleted === 1 ? "session" : "sessions"} of ${user}.` });
       setConfirm(false);
       reload();
-    } catch (err) {
-      setNotice({ error: message(err) });
-    } finally {
-      setBusy(false);
-    }
-  };
+      return `Deleted ${out.deleted} ${out.deleted === 1 ? "session" : "sessions"} of ${user}.`;
+    });
   return (
     <section class="page">
       <div class="section-head">
@@ -101,46 +94,59 @@ function ReplayList(props: { product: Product; range: DateRange; user: string })
           </p>
         </div>
       ) : (
-        <div class="table-scroll">
-          <table class="table" data-testid="replays">
-            <thead>
-              <tr>
-                <th>User</th>
-                <th>Start</th>
-                <th class="num">Duration</th>
-                <th class="num">Pages</th>
-                <th class="num">Clicks</th>
-                <th class="num">Errors</th>
-              </tr>
-            </thead>
-            <tbody>
-              {loaded.data.items.map((s: ReplaySession) => (
-                <tr key={s.sessionId}>
-                  <td>
-                    <Link href={userHref(pid, s.distinctId)} title="The user's events and replays">
-                      {s.distinctId}
-                    </Link>
-                  </td>
-                  <td>
-                    <Link href={replayHref(pid, s.sessionId)} reload title="Play this session">
-                      <time dateTime={s.start}>{when(s.start)}</time>
-                    </Link>
-                  </td>
-                  <td class="num">{duration(s.durationMs)}</td>
-                  <td class="num">{s.pages}</td>
-                  <td class="num">{s.clicks}</td>
-                  <td class="num">{s.errors}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <SessionsTable product={pid} sessions={loaded.data.items} withUser testid="replays" />
       )}
       {confirm && (
-        <ConfirmDialog title={`Delete every replay of ${user}?`} confirmLabel="Delete replays" busy={busy} onConfirm={deleteAll} onCancel={() => setConfirm(false)}>
+        <ConfirmDialog title={`Delete every replay of ${user}?`} confirmLabel="Delete replays" busy={busy !== null} onConfirm={deleteAll} onCancel={() => setConfirm(false)}>
           <p>Every recorded session in which this user appears is deleted for good. Their events stay.</p>
         </ConfirmDialog>
       )}
     </section>
+  );
+}
+
+/**
+ * SessionsTable lists recorded sessions, each start opening the player;
+ * withUser adds a first column with each session's user, linking their
+ * page.
+ */
+export function SessionsTable(props: { product: number; sessions: ReplaySession[]; withUser?: boolean; testid: string }) {
+  return (
+    <div class="table-scroll">
+      <table class="table" data-testid={props.testid}>
+        <thead>
+          <tr>
+            {props.withUser ? <th>User</th> : null}
+            <th>Start</th>
+            <th class="num">Duration</th>
+            <th class="num">Pages</th>
+            <th class="num">Clicks</th>
+            <th class="num">Errors</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.sessions.map((s) => (
+            <tr key={s.sessionId}>
+              {props.withUser ? (
+                <td>
+                  <Link href={userHref(props.product, s.distinctId)} title="The user's events and replays">
+                    {s.distinctId}
+                  </Link>
+                </td>
+              ) : null}
+              <td>
+                <Link href={replayHref(props.product, s.sessionId)} reload title="Play this session">
+                  <time dateTime={s.start}>{when(s.start)}</time>
+                </Link>
+              </td>
+              <td class="num">{duration(s.durationMs)}</td>
+              <td class="num">{s.pages}</td>
+              <td class="num">{s.clicks}</td>
+              <td class="num">{s.errors}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
