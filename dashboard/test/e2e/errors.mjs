@@ -14,6 +14,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setUpOwner } from "./owner.mjs";
+import { watchedPage } from "./page.mjs";
 
 /**
  * errorPages runs the checks on a fresh server. `h` holds the harness's
@@ -22,22 +23,8 @@ import { setUpOwner } from "./owner.mjs";
  */
 export async function errorPages(browser, h) {
   const strata = await h.startStrata({ NEXT_PUBLIC_FEATURE_ERROR_TRACKING: "true" });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  context.setDefaultTimeout(10_000);
-  h.cleanups.push(() => context.close());
-  const pageErrors = [];
-  context.on("weberror", (e) => pageErrors.push(e.error().message));
-  context.on("console", (m) => {
-    if (/Content Security Policy/i.test(m.text())) pageErrors.push(m.text());
-  });
-  const page = await context.newPage();
-  const shot = (name) => page.screenshot({ path: join(h.artifacts, `${name}.png`), fullPage: true });
+  const { page, shot, noSidewaysScroll, noPageErrors } = await watchedPage(browser, h, { width: 1280, height: 800 });
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-  const noSidewaysScroll = async () => {
-    await page.waitForTimeout(300);
-    const [scroll, width] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
-    if (scroll > width) throw new Error(`the page is ${scroll} px wide in a ${width} px viewport`);
-  };
 
   const { productId, key } = await setUpOwner(page, strata, h.owner);
 
@@ -216,6 +203,6 @@ export async function errorPages(browser, h) {
   await h.check("at 390 px the Errors page does not push the page sideways", noSidewaysScroll);
   await shot("errors-phone");
   await h.check("the Errors pages ran without script errors or blocked content", async () => {
-    if (pageErrors.length) throw new Error(pageErrors.join(" | "));
+    noPageErrors();
   });
 }

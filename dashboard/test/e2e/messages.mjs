@@ -14,8 +14,8 @@
 // Screenshots messages*.png and, at 390 px without sideways scrolling,
 // messages*-phone.png.
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { setUpOwner } from "./owner.mjs";
+import { watchedPage } from "./page.mjs";
 
 /**
  * messagePages runs the checks on a fresh server. `h` holds the harness's
@@ -24,27 +24,7 @@ import { setUpOwner } from "./owner.mjs";
  */
 export async function messagePages(browser, h) {
   const strata = await h.startStrata({});
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-  context.setDefaultTimeout(10_000);
-  h.cleanups.push(() => context.close());
-  const pageErrors = [];
-  context.on("weberror", (e) => pageErrors.push(e.error().message));
-  context.on("console", (m) => {
-    if (/Content Security Policy/i.test(m.text())) pageErrors.push(m.text());
-  });
-  const page = await context.newPage();
-  const shot = (name) => page.screenshot({ path: join(h.artifacts, `${name}.png`), fullPage: true });
-  const noSidewaysScroll = async () => {
-    await page.waitForTimeout(300);
-    const [scroll, width] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
-    if (scroll > width) throw new Error(`the page is ${scroll} px wide in a ${width} px viewport`);
-  };
-  const atPhoneWidth = async (what, name) => {
-    await page.setViewportSize({ width: 390, height: 800 });
-    await h.check(`at 390 px ${what} does not push the page sideways`, noSidewaysScroll);
-    await shot(name);
-    await page.setViewportSize({ width: 1280, height: 900 });
-  };
+  const { page, shot, atPhoneWidth, noPageErrors } = await watchedPage(browser, h);
   // The dashboard's own API, with the session cookie (and the Origin the server checks).
   const call = (method, path, body) =>
     page.evaluate(
@@ -254,6 +234,6 @@ export async function messagePages(browser, h) {
   });
 
   await h.check("the Messages pages ran without script errors or blocked content", async () => {
-    if (pageErrors.length) throw new Error(pageErrors.join(" | "));
+    noPageErrors();
   });
 }

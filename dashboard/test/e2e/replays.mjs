@@ -13,8 +13,8 @@
 // Screenshots replays.png, replay.png and, at 390 px without sideways
 // scrolling, replays-phone.png and replay-phone.png.
 import { createServer } from "node:http";
-import { join } from "node:path";
 import { setUpOwner } from "./owner.mjs";
+import { watchedPage } from "./page.mjs";
 
 /** What the recorded page holds or is given; only the heading may show in the player. */
 const HEADING = "Checkout, recorded for the player";
@@ -29,27 +29,7 @@ const OTHER = "other-user-e2e";
  */
 export async function replayPages(browser, h) {
   const strata = await h.startStrata({});
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  context.setDefaultTimeout(10_000);
-  h.cleanups.push(() => context.close());
-  const pageErrors = [];
-  context.on("weberror", (e) => pageErrors.push(e.error().message));
-  context.on("console", (m) => {
-    if (/Content Security Policy/i.test(m.text())) pageErrors.push(m.text());
-  });
-  const page = await context.newPage();
-  const shot = (name) => page.screenshot({ path: join(h.artifacts, `${name}.png`), fullPage: true });
-  const noSidewaysScroll = async () => {
-    await page.waitForTimeout(300);
-    const [scroll, width] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
-    if (scroll > width) throw new Error(`the page is ${scroll} px wide in a ${width} px viewport`);
-  };
-  const atPhoneWidth = async (what, name) => {
-    await page.setViewportSize({ width: 390, height: 800 });
-    await h.check(`at 390 px ${what} does not push the page sideways`, noSidewaysScroll);
-    await shot(name);
-    await page.setViewportSize({ width: 1280, height: 900 });
-  };
+  const { page, shot, atPhoneWidth, noPageErrors } = await watchedPage(browser, h);
   // The dashboard's own API, with the session cookie.
   const call = (method, path) =>
     page.evaluate(
@@ -201,7 +181,7 @@ export async function replayPages(browser, h) {
     await page.getByTestId("replays").getByRole("link", { name: OTHER, exact: true }).waitFor();
   });
   await h.check("the Replays pages ran without script errors or blocked content", async () => {
-    if (pageErrors.length) throw new Error(pageErrors.join(" | "));
+    noPageErrors();
   });
 }
 

@@ -43,6 +43,7 @@ import { realBrowserErrors } from "./real-errors.mjs";
 import { replayPages } from "./replays.mjs";
 import { userPages } from "./users.mjs";
 import { setUpOwner } from "./owner.mjs";
+import { watchedPage } from "./page.mjs";
 import { sourcePages } from "./sources.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -56,6 +57,8 @@ const DEADLINE_MS = 240_000;
 const OWNER = { email: "owner@example.com", password: "correct horse battery" };
 
 const { cleanups, check, startStrata, run } = harness({ strataBin: STRATA_BIN, deadlineMs: DEADLINE_MS, name: "dashboard" });
+/** What each section of its own file is given. */
+const h = { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS, repo };
 
 async function main() {
   for (const [what, path] of [["STRATA_BIN", STRATA_BIN], ["CHROMIUM", CHROMIUM]]) {
@@ -64,7 +67,6 @@ async function main() {
   mkdirSync(ARTIFACTS, { recursive: true });
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   cleanups.push(() => browser.close());
-  const h = { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS, repo };
   // E2E_ONLY=replays,users runs those parts alone (any of them, in that order).
   const only = (process.env.E2E_ONLY ?? "").split(",").filter(Boolean);
   if (only.length) {
@@ -78,10 +80,10 @@ async function main() {
   await withoutErrorTracking(browser);
   await withErrorTracking(browser);
   await flagsAndExperiments(browser);
-  await sourcePages(browser, { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS });
-  await errorPages(browser, { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS, repo });
-  await realBrowserErrors(browser, { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS, repo });
-  await messagePages(browser, { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS });
+  await sourcePages(browser, h);
+  await errorPages(browser, h);
+  await realBrowserErrors(browser, h);
+  await messagePages(browser, h);
   await replayPages(browser, h);
   await userPages(browser, h);
 }
@@ -95,18 +97,9 @@ async function withoutErrorTracking(browser) {
     if (served !== built) throw new Error("strata does not serve internal/dashboard/dist; rebuild it: npm run build && npm run embed && go build");
   });
 
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  context.setDefaultTimeout(10_000);
-  cleanups.push(() => context.close());
+  // The server's Content-Security-Policy must admit everything the app does.
+  const { context, page, pageErrors, shot } = await watchedPage(browser, h, { width: 1280, height: 800 });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: strata.url });
-  const pageErrors = [];
-  context.on("weberror", (e) => pageErrors.push(e.error().message));
-  context.on("console", (m) => {
-    // The server's Content-Security-Policy must admit everything the app does.
-    if (/Content Security Policy/i.test(m.text())) pageErrors.push(m.text());
-  });
-  const page = await context.newPage();
-  const shot = (name) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 
   // 1. First run: setup asks for the owner; there is no default password,
   //    and only the address the server printed (with its setup token) can
@@ -1033,16 +1026,7 @@ async function withErrorTracking(browser) {
  */
 async function flagsAndExperiments(browser) {
   const strata = await startStrata({ NEXT_PUBLIC_FEATURE_ERROR_TRACKING: "", STRATA_SRM_INTERVAL: "1s" });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  context.setDefaultTimeout(10_000);
-  cleanups.push(() => context.close());
-  const pageErrors = [];
-  context.on("weberror", (e) => pageErrors.push(e.error().message));
-  context.on("console", (m) => {
-    if (/Content Security Policy/i.test(m.text())) pageErrors.push(m.text());
-  });
-  const page = await context.newPage();
-  const shot = (name) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  const { page, shot, noPageErrors } = await watchedPage(browser, h, { width: 1280, height: 800 });
   const api = (method, path, body) =>
     page.evaluate(
       async ([method, path, body]) => {
@@ -1319,9 +1303,7 @@ async function flagsAndExperiments(browser) {
   });
   await shot("flags-phone");
   await page.setViewportSize({ width: 1280, height: 800 });
-  await check("no error or Content-Security-Policy violation on the flags and experiments pages", async () => {
-    if (pageErrors.length) throw new Error(pageErrors.join("; "));
-  });
+  await check("no error or Content-Security-Policy violation on the flags and experiments pages", noPageErrors);
 }
 
 /** noSideScroll fails when the page is wider than the viewport. */

@@ -14,8 +14,8 @@
 // colour of their legend swatch, none black. /users finds the user by id,
 // and /users and a user's page load directly. Screenshots person.png,
 // person-phone.png, users.png, replay-fit.png and replay-fit-phone.png.
-import { join } from "node:path";
 import { setUpOwner } from "./owner.mjs";
+import { watchedPage } from "./page.mjs";
 import { record, startSite } from "./replays.mjs";
 
 const USER = "person-e2e/ü";
@@ -29,26 +29,12 @@ const SERVER_EVENTS = 105;
  */
 export async function userPages(browser, h) {
   const strata = await h.startStrata({});
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  context.setDefaultTimeout(10_000);
-  h.cleanups.push(() => context.close());
-  const pageErrors = [];
-  context.on("weberror", (e) => pageErrors.push(e.error().message));
-  context.on("console", (m) => {
-    if (/Content Security Policy/i.test(m.text())) pageErrors.push(m.text());
-  });
-  const page = await context.newPage();
-  const shot = (name) => page.screenshot({ path: join(h.artifacts, `${name}.png`), fullPage: true });
+  const { page, shot, noSidewaysScroll, noPageErrors } = await watchedPage(browser, h);
   const call = (path) =>
     page.evaluate(async (path) => {
       const res = await fetch(path);
       return { status: res.status, body: await res.json() };
     }, path);
-  const noSidewaysScroll = async () => {
-    await page.waitForTimeout(300);
-    const [scroll, width] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
-    if (scroll > width) throw new Error(`the page is ${scroll} px wide in a ${width} px viewport`);
-  };
 
   const { productId, key } = await setUpOwner(page, strata, h.owner);
   const site = await startSite(h, strata.url, key);
@@ -222,6 +208,6 @@ export async function userPages(browser, h) {
     }
   });
   await h.check("the user pages ran without script errors or blocked content", async () => {
-    if (pageErrors.length) throw new Error(pageErrors.join(" | "));
+    noPageErrors();
   });
 }

@@ -1,0 +1,41 @@
+// The browser page of an e2e section, watched for what must not happen on
+// any dashboard page: a script error, or something the server's
+// Content-Security-Policy blocked.
+import { join } from "node:path";
+
+/**
+ * watchedPage opens a browser context (closed by the harness's cleanups)
+ * and a page in it, and returns them with what the watch caught so far
+ * (pageErrors; a section may add a page of its own to it) and the helpers
+ * the sections share: shot saves a full-page screenshot to the artifacts
+ * folder, noSidewaysScroll fails if the page is wider than the viewport,
+ * atPhoneWidth checks that at 390 px and screenshots it, and noPageErrors
+ * fails with what the watch caught.
+ */
+export async function watchedPage(browser, h, viewport = { width: 1280, height: 900 }) {
+  const context = await browser.newContext({ viewport, acceptDownloads: true });
+  context.setDefaultTimeout(10_000);
+  h.cleanups.push(() => context.close());
+  const pageErrors = [];
+  context.on("weberror", (e) => pageErrors.push(e.error().message));
+  context.on("console", (m) => {
+    if (/Content Security Policy/i.test(m.text())) pageErrors.push(m.text());
+  });
+  const page = await context.newPage();
+  const shot = (name) => page.screenshot({ path: join(h.artifacts, `${name}.png`), fullPage: true });
+  const noSidewaysScroll = async () => {
+    await page.waitForTimeout(300);
+    const [scroll, width] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+    if (scroll > width) throw new Error(`the page is ${scroll} px wide in a ${width} px viewport`);
+  };
+  const atPhoneWidth = async (what, name) => {
+    await page.setViewportSize({ width: 390, height: 800 });
+    await h.check(`at 390 px ${what} does not push the page sideways`, noSidewaysScroll);
+    await shot(name);
+    await page.setViewportSize(viewport);
+  };
+  const noPageErrors = () => {
+    if (pageErrors.length) throw new Error(pageErrors.join(" | "));
+  };
+  return { context, page, pageErrors, shot, noSidewaysScroll, atPhoneWidth, noPageErrors };
+}
