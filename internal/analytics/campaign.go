@@ -237,8 +237,8 @@ func validTrigger(event string) error {
 }
 
 func (a *Audience) validate() error {
-	if a.Percentage < 0 || a.Percentage > 100 || !hundredths(a.Percentage) {
-		return InvalidField("audience.percentage", "must be a percentage from 0 to 100 with at most two decimals, not %v", a.Percentage)
+	if err := validPercent("audience.percentage", a.Percentage, 100); err != nil {
+		return err
 	}
 	if len(a.Conditions) > MaxTraitConditions {
 		return InvalidField("audience.conditions", "must list at most %d conditions, not %d", MaxTraitConditions, len(a.Conditions))
@@ -295,17 +295,11 @@ func validCampaignVariants(vs []CampaignVariant) error {
 	total := 0
 	for i, v := range vs {
 		field := "variants[" + strconv.Itoa(i) + "]"
-		if err := validSlug(field+".key", v.Key); err != nil {
+		w, err := validArm(field, v.Key, v.Weight, keys, "a variant of this campaign")
+		if err != nil {
 			return err
 		}
-		if keys[v.Key] {
-			return InvalidField(field+".key", "%q is already a variant of this campaign", v.Key)
-		}
-		keys[v.Key] = true
-		if v.Weight < 0 || v.Weight > 100 || !hundredths(v.Weight) {
-			return InvalidField(field+".weight", "must be a percentage from 0 to 100 with at most two decimals, not %v", v.Weight)
-		}
-		total += BasisPoints(v.Weight)
+		total += w
 		if len(v.Steps) < 1 || len(v.Steps) > MaxCampaignSteps {
 			return InvalidField(field+".steps", "must list 1 to %d steps, not %d", MaxCampaignSteps, len(v.Steps))
 		}

@@ -67,8 +67,8 @@ func (e *Experiment) Validate() error {
 	if err := validName(e.Name); err != nil {
 		return err
 	}
-	if e.Holdout < 0 || e.Holdout > MaxHoldout || !hundredths(e.Holdout) {
-		return InvalidField("holdout", "must be a percentage from 0 to %d with at most two decimals, not %v", MaxHoldout, e.Holdout)
+	if err := validPercent("holdout", e.Holdout, MaxHoldout); err != nil {
+		return err
 	}
 	if err := validEventName("primaryEvent", e.PrimaryEvent, true); err != nil {
 		return err

@@ -64,6 +64,32 @@ func hundredths(x float64) bool {
 	return math.Abs(x*100-math.Round(x*100)) < hundredthsTolerance
 }
 
+// validPercent checks a percentage from 0 to max with at most two
+// decimals: a rollout, an arm's weight, an audience, a holdout.
+func validPercent(field string, x float64, max int) error {
+	if x < 0 || x > float64(max) || !hundredths(x) {
+		return InvalidField(field, "must be a percentage from 0 to %d with at most two decimals, not %v", max, x)
+	}
+	return nil
+}
+
+// validArm checks an arm's key (a slug, not one of seen, which it joins)
+// and weight, and returns the weight in basis points; of says whose arm
+// a repeated key already is ("an arm of this flag").
+func validArm(field, key string, weight float64, seen map[string]bool, of string) (int, error) {
+	if err := validSlug(field+".key", key); err != nil {
+		return 0, err
+	}
+	if seen[key] {
+		return 0, InvalidField(field+".key", "%q is already %s", key, of)
+	}
+	seen[key] = true
+	if err := validPercent(field+".weight", weight, 100); err != nil {
+		return 0, err
+	}
+	return BasisPoints(weight), nil
+}
+
 // BasisPoints is a percentage with at most two decimals as a whole number
 // of hundredths of a percent: what the stores keep, exactly.
 func BasisPoints(percent float64) int { return int(math.Round(percent * 100)) }
@@ -84,8 +110,8 @@ func (f *Flag) Validate() error {
 	if strings.ContainsRune(f.Description, 0) {
 		return InvalidField("description", "must not contain NUL characters")
 	}
-	if f.Rollout < 0 || f.Rollout > 100 || !hundredths(f.Rollout) {
-		return InvalidField("rollout", "must be a percentage from 0 to 100 with at most two decimals, not %v", f.Rollout)
+	if err := validPercent("rollout", f.Rollout, 100); err != nil {
+		return err
 	}
 	return validVariants(f.Variants)
 }
@@ -128,17 +154,11 @@ func validVariants(vs []FlagVariant) error {
 	total := 0
 	for i, v := range vs {
 		field := "variants[" + strconv.Itoa(i) + "]"
-		if err := validSlug(field+".key", v.Key); err != nil {
+		w, err := validArm(field, v.Key, v.Weight, seen, "an arm of this flag")
+		if err != nil {
 			return err
 		}
-		if seen[v.Key] {
-			return InvalidField(field+".key", "%q is already an arm of this flag", v.Key)
-		}
-		seen[v.Key] = true
-		if v.Weight < 0 || v.Weight > 100 || !hundredths(v.Weight) {
-			return InvalidField(field+".weight", "must be a percentage from 0 to 100 with at most two decimals, not %v", v.Weight)
-		}
-		total += BasisPoints(v.Weight)
+		total += w
 		if len(v.Payload) > MaxVariantPayload {
 			return InvalidField(field+".payload", "must be at most %d bytes of JSON, not %d", MaxVariantPayload, len(v.Payload))
 		}
