@@ -23,11 +23,7 @@ export async function watchedPage(browser, h, viewport = { width: 1280, height: 
   });
   const page = await context.newPage();
   const shot = (name) => page.screenshot({ path: join(h.artifacts, `${name}.png`), fullPage: true });
-  const noSidewaysScroll = async () => {
-    await page.waitForTimeout(300);
-    const [scroll, width] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
-    if (scroll > width) throw new Error(`the page is ${scroll} px wide in a ${width} px viewport`);
-  };
+  const noSidewaysScroll = () => noSideScroll(page);
   const atPhoneWidth = async (what, name) => {
     await page.setViewportSize({ width: 390, height: 800 });
     await h.check(`at 390 px ${what} does not push the page sideways`, noSidewaysScroll);
@@ -38,4 +34,18 @@ export async function watchedPage(browser, h, viewport = { width: 1280, height: 
     if (pageErrors.length) throw new Error(pageErrors.join(" | "));
   };
   return { context, page, pageErrors, shot, noSidewaysScroll, atPhoneWidth, noPageErrors };
+}
+
+/** noSideScroll fails when the page is wider than the viewport. */
+export async function noSideScroll(page) {
+  // Charts follow a resize on the next frames: give them a moment.
+  await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 3000 }).catch(() => {});
+  const [scroll, width, wide] = await page.evaluate(() => {
+    // The outermost elements that reach past the viewport, to name the culprit.
+    const clipped = (e) => e.parentElement?.closest(".table-scroll") !== null && e.parentElement?.closest(".table-scroll") !== undefined;
+    const out = [...document.querySelectorAll("body *")].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1 && !clipped(e));
+    const top = out.filter((e) => !out.includes(e.parentElement)).slice(0, 3);
+    return [document.documentElement.scrollWidth, window.innerWidth, top.map((e) => `${e.tagName.toLowerCase()}.${[...e.classList].join(".")}`)];
+  });
+  if (scroll > width) throw new Error(`the page is ${scroll} px wide in a ${width} px viewport (${wide.join(", ")})`);
 }

@@ -43,7 +43,7 @@ import { realBrowserErrors } from "./real-errors.mjs";
 import { replayPages } from "./replays.mjs";
 import { userPages } from "./users.mjs";
 import { setUpOwner } from "./owner.mjs";
-import { watchedPage } from "./page.mjs";
+import { noSideScroll, watchedPage } from "./page.mjs";
 import { sourcePages } from "./sources.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -1304,20 +1304,6 @@ async function flagsAndExperiments(browser) {
   await shot("flags-phone");
   await page.setViewportSize({ width: 1280, height: 800 });
   await check("no error or Content-Security-Policy violation on the flags and experiments pages", noPageErrors);
-}
-
-/** noSideScroll fails when the page is wider than the viewport. */
-async function noSideScroll(page) {
-  // Charts follow a resize on the next frames: give them a moment.
-  await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 3000 }).catch(() => {});
-  const [scroll, width, wide] = await page.evaluate(() => {
-    // The outermost elements that reach past the viewport, to name the culprit.
-    const clipped = (e) => e.parentElement?.closest(".table-scroll") !== null && e.parentElement?.closest(".table-scroll") !== undefined;
-    const out = [...document.querySelectorAll("body *")].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1 && !clipped(e));
-    const top = out.filter((e) => !out.includes(e.parentElement)).slice(0, 3);
-    return [document.documentElement.scrollWidth, window.innerWidth, top.map((e) => `${e.tagName.toLowerCase()}.${[...e.classList].join(".")}`)];
-  });
-  if (scroll > width) throw new Error(`the page is ${scroll} px wide in a ${width} px viewport (${wide.join(", ")})`);
 }
 
 /** inView fails unless every element the locator finds lies inside the viewport's width. */
