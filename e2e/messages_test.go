@@ -438,3 +438,81 @@ func checkSurvey(t *testing.T, s *server, a, b tenant) {
 		t.Errorf("%d $survey_response events, want 4", n)
 	}
 }
+
+// TestSDKWritesRateLimited holds the SDK's campaign writes to the key's
+// ingest budget (docs/security.md, "Every public write counts"): on a
+// server whose keys may make 20 requests a minute, survey answers and
+// message events are refused with 429 once the key's bucket is spent,
+// whichever path spent it, while another product's key is still answered;
+// and only an active campaign's survey takes answers, a draft takes no
+// message event.
+func TestSDKWritesRateLimited(t *testing.T) {
+	const perMinute = 20
+	s := startServer(t, t.TempDir(), "--rate-limit", strconv.Itoa(perMinute))
+	a, b := newTenant(t, s, "Shop"), newTenant(t, s, "Blog")
+	survey := func(tn tenant, status string) campaign {
+		return createCampaign(t, s, tn.Token, map[string]any{"name": "NPS " + status, "trigger": map[string]any{"event": "$pageview"}, "status": status,
+			"variants": []map[string]any{{"key": "control", "weight": 100, "steps": []map[string]any{
+				{"kind": "survey", "question": map[string]any{"id": "nps", "type": "nps", "prompt": "How likely are you to recommend us?"}}}}}})
+	}
+	respond := func(key string, id int64, user string) response {
+		return do(t, "POST", fmt.Sprintf("%s/api/v1/surveys/%d/respond?api_key=%s", s.URL, id, key),
+			mustJSON(map[string]any{"distinct_id": user, "answers": []map[string]any{{"questionId": "nps", "value": 9}}}),
+			map[string]string{"Origin": "https://shop.example"})
+	}
+
+	// Drafts, paused and archived campaigns take no answers; a draft takes
+	// no message event either. Each refusal is charged, as every request
+	// with the key is.
+	draft, paused := survey(a, "draft"), survey(a, "active")
+	setCampaign(t, s, a.Token, paused.ID, map[string]any{"status": "paused"})
+	wantError(t, respond(a.Live, draft.ID, "u0"), 409, "campaign_not_active", "")
+	wantError(t, respond(a.Live, paused.ID, "u0"), 409, "campaign_not_active", "")
+	wantError(t, track(t, s, a.Live, draft.ID, "u0", "message_impression", "control"), 409, "campaign_not_active", "")
+	if r := track(t, s, a.Live, paused.ID, "u0", "message_dismiss", "control"); r.Status != 202 {
+		t.Errorf("a dismiss of a paused campaign's message: %d %s, want 202", r.Status, r.Body)
+	}
+	spent := 4
+
+	open := survey(a, "active")
+	accepted, limited := 0, 0
+	for i := 0; i < 2*perMinute; i++ {
+		var r response
+		if i%2 == 0 {
+			r = respond(a.Live, open.ID, "u"+strconv.Itoa(i))
+		} else {
+			r = track(t, s, a.Live, open.ID, "u"+strconv.Itoa(i), "message_impression", "control")
+		}
+		switch r.Status {
+		case 202:
+			accepted++
+		case 429:
+			limited++
+			wantError(t, r, 429, "rate_limited", "")
+			if r.Header.Get("Retry-After") == "" || r.Header.Get("Access-Control-Allow-Origin") != "*" {
+				t.Fatalf("429 without Retry-After or CORS: %v", r.Header)
+			}
+		default:
+			t.Fatalf("write %d: %d %s", i, r.Status, r.Body)
+		}
+	}
+	// The bucket holds a minute's worth; a token or two may come back
+	// while the test runs.
+	if accepted < perMinute-spent || accepted > perMinute-spent+2 || limited != 2*perMinute-accepted {
+		t.Errorf("%d accepted and %d refused with 429 of %d writes; want about %d accepted", accepted, limited, 2*perMinute, perMinute-spent)
+	}
+	// Ingest shares the bucket: spent by the SDK's writes, /e refuses too.
+	if r := postEvents(t, s, a.Live, map[string]any{"event_name": "$pageview", "distinct_id": "u1"}); r.Status != 429 {
+		t.Errorf("/e after the key's budget was spent on survey answers: %d, want 429", r.Status)
+	}
+	// Another product's key has its own budget.
+	other := survey(b, "active")
+	if r := respond(b.Live, other.ID, "v1"); r.Status != 202 {
+		t.Errorf("another product's answer: %d %s", r.Status, r.Body)
+	}
+	var res struct{ Responses int }
+	r := annCall(t, s, a.Token, "GET", fmt.Sprintf("/api/v1/campaigns/%d/survey", open.ID), nil)
+	if err := json.Unmarshal(r.Body, &res); err != nil || res.Responses != (accepted+1)/2 && res.Responses != accepted/2 {
+		t.Errorf("results after the limit: %d %s; want the accepted answers only", r.Status, r.Body)
+	}
+}

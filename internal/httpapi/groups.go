@@ -38,11 +38,7 @@ type groupRequest struct {
 // configuration; it is rate-limited as ingest is, since every page view
 // of a site may send it.
 func (s *Server) handleUpsertGroup(w http.ResponseWriter, r *http.Request) error {
-	plain := r.Header.Get("X-API-Key")
-	if plain == "" {
-		plain = r.URL.Query().Get("api_key")
-	}
-	key, err := s.admit(r.Context(), []byte(r.Header.Get("Origin")), plain)
+	key, err := s.admit(r.Context(), []byte(r.Header.Get("Origin")), sdkKeyText(r))
 	if err != nil {
 		return err
 	}

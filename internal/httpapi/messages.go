@@ -29,14 +29,20 @@ const maxMessageBody = 64 << 10
 var errMessageBodyTooLarge = analytics.Errorf(analytics.KindTooLarge, "body_too_large",
 	"The request body is over 64 KB (%d bytes); a message event or a survey response is a small JSON object.", maxMessageBody)
 
-// sdkKey authenticates an SDK request by its API key, from the header or
-// else the query, and refuses a test key from a page that is not local.
-func (s *Server) sdkKey(r *http.Request) (analytics.APIKey, error) {
-	plain := r.Header.Get("X-API-Key")
-	if plain == "" {
-		plain = r.URL.Query().Get("api_key")
+// sdkKeyText is the API key an SDK request sends: in X-API-Key, else in
+// the query (a beacon cannot set headers).
+func sdkKeyText(r *http.Request) string {
+	if plain := r.Header.Get("X-API-Key"); plain != "" {
+		return plain
 	}
-	key, err := s.Keys.Authenticate(r.Context(), plain)
+	return r.URL.Query().Get("api_key")
+}
+
+// sdkKey authenticates an SDK read by its API key and refuses a test key
+// from a page that is not local. The SDK's writes go through admit
+// instead, which also takes from the key's rate-limit bucket.
+func (s *Server) sdkKey(r *http.Request) (analytics.APIKey, error) {
+	key, err := s.Keys.Authenticate(r.Context(), sdkKeyText(r))
 	if err != nil {
 		return key, err
 	}
@@ -125,9 +131,11 @@ var activeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); re
 
 // campaignPost reads what the SDK's POSTs about a campaign share: the API
 // key, the campaign id of the path, and the body into req, whose
-// distinct_id is checked.
+// distinct_id is checked. Each is a write a visitor's page makes with the
+// public key, so it is taken from the key's rate-limit bucket as /e is,
+// before the body is read (docs/security.md, "Every public write counts").
 func (s *Server) campaignPost(w http.ResponseWriter, r *http.Request, req any, distinctID *string) (analytics.APIKey, int64, error) {
-	key, err := s.sdkKey(r)
+	key, err := s.admit(r.Context(), []byte(r.Header.Get("Origin")), sdkKeyText(r))
 	if err != nil {
 		return key, 0, err
 	}
@@ -185,7 +193,7 @@ func (s *Server) handleSurveyResponse(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	c, err := s.Messages.Campaign(r.Context(), key.ProductID, id)
+	c, err := s.Messages.SurveyCampaign(r.Context(), key.ProductID, id)
 	if err != nil {
 		return err
 	}

@@ -68,6 +68,20 @@ const userTTL = 30 * time.Second
 // ErrNotFound is the error of a campaign the product does not have.
 var ErrNotFound = analytics.Errorf(analytics.KindNotFound, "campaign_not_found", "There is no campaign with this id in this product.")
 
+// Errors of a campaign that exists but does not take what was sent: a
+// draft has never been shown, so nothing about it can be tracked; only an
+// active campaign's survey takes answers (docs/messages.md, "What the SDK
+// may send"). A message already shown when its campaign was paused or
+// archived may still be dismissed or completed, which records the user's
+// state, but its survey's answers are refused: the campaign's owner
+// stopped collecting them.
+var (
+	ErrCampaignDraft = analytics.Errorf(analytics.KindConflict, "campaign_not_active",
+		"This campaign is a draft: it is shown to nobody, so nothing about it can be tracked.")
+	ErrSurveyClosed = analytics.Errorf(analytics.KindConflict, "campaign_not_active",
+		"This campaign is not active, so its survey takes no answers.")
+)
+
 // Request is one GET /api/v1/messages/active.
 type Request struct {
 	ProductID  int64
@@ -173,6 +187,9 @@ func (e *Engine) Track(ctx context.Context, productID, campaignID int64, distinc
 	if err != nil {
 		return err
 	}
+	if c.Status == analytics.CampaignDraft {
+		return ErrCampaignDraft
+	}
 	if !c.hasVariant(variant) {
 		return analytics.InvalidField("variant", "must be a variant of campaign %d, not %q", campaignID, variant)
 	}
@@ -240,6 +257,16 @@ func (e *Engine) Campaign(ctx context.Context, productID, id int64) (analytics.C
 		return analytics.Campaign{}, err
 	}
 	return c.Campaign, nil
+}
+
+// SurveyCampaign returns a campaign whose survey takes answers now: as
+// Campaign, but ErrSurveyClosed unless the campaign is active.
+func (e *Engine) SurveyCampaign(ctx context.Context, productID, id int64) (analytics.Campaign, error) {
+	c, err := e.Campaign(ctx, productID, id)
+	if err == nil && c.Status != analytics.CampaignActive {
+		return analytics.Campaign{}, ErrSurveyClosed
+	}
+	return c, err
 }
 
 func (e *Engine) campaign(ctx context.Context, productID, id int64) (*compiled, error) {
