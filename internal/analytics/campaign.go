@@ -600,6 +600,9 @@ type CampaignStore interface {
 
 	// AddSurveyResponse stores a response and fills in its ID.
 	AddSurveyResponse(ctx context.Context, productID int64, r *SurveyResponse) error
-	// SurveyResponses returns a campaign's responses, oldest first.
-	SurveyResponses(ctx context.Context, productID, campaignID int64) ([]SurveyResponse, error)
+	// SurveyResponses returns a page of a campaign's responses: at most
+	// limit of those whose id is above afterID, oldest first. A caller
+	// reads every response a page at a time (afterID the last id of the
+	// previous page), never all at once (survey.go).
+	SurveyResponses(ctx context.Context, productID, campaignID, afterID int64, limit int) ([]SurveyResponse, error)
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -191,7 +192,9 @@ func (s *Server) handleListAlerts(w http.ResponseWriter, r *http.Request) error 
 		}
 		limit = n
 	}
-	list, err := s.Alerts.ListAlerts(r.Context(), p.ProductID, limit)
+	list, err := readMeta(s, r, func(ctx context.Context) ([]analytics.Alert, error) {
+		return s.Alerts.ListAlerts(ctx, p.ProductID, limit)
+	})
 	if err != nil {
 		return err
 	}

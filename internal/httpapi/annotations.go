@@ -251,7 +251,13 @@ func (s *Server) handleListAnnotations(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	items, total, err := s.Annotations.ListAnnotations(r.Context(), f, (page-1)*size, size)
+	var items []analytics.Annotation
+	var total int
+	err = s.Queries.ReadMeta(r.Context(), func(ctx context.Context) error {
+		var err error
+		items, total, err = s.Annotations.ListAnnotations(ctx, f, (page-1)*size, size)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -380,8 +386,10 @@ func (s *Server) handleExportAnnotations(w http.ResponseWriter, r *http.Request)
 	out := csv.NewWriter(sw)
 	out.UseCRLF = true
 	out.Write(csvColumns)
-	err = s.Annotations.EachAnnotation(r.Context(), f, func(a analytics.Annotation) error {
-		return out.Write(csvRow(a))
+	err = s.Queries.ReadMeta(r.Context(), func(ctx context.Context) error {
+		return s.Annotations.EachAnnotation(ctx, f, func(a analytics.Annotation) error {
+			return out.Write(csvRow(a))
+		})
 	})
 	if err == nil {
 		out.Flush()

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -103,11 +102,15 @@ func (s *Server) handleListCampaigns(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	list, err := s.Campaigns.ListCampaigns(r.Context(), p.ProductID)
+	list, err := readMeta(s, r, func(ctx context.Context) ([]analytics.Campaign, error) {
+		return s.Campaigns.ListCampaigns(ctx, p.ProductID)
+	})
 	if err != nil {
 		return err
 	}
-	stats, err := s.Campaigns.CampaignStats(r.Context(), p.ProductID)
+	stats, err := readMeta(s, r, func(ctx context.Context) (map[int64]analytics.CampaignStats, error) {
+		return s.Campaigns.CampaignStats(ctx, p.ProductID)
+	})
 	if err != nil {
 		return err
 	}
@@ -125,7 +128,9 @@ func (s *Server) handleGetCampaign(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	stats, err := s.Campaigns.CampaignStats(r.Context(), p.ProductID)
+	stats, err := readMeta(s, r, func(ctx context.Context) (map[int64]analytics.CampaignStats, error) {
+		return s.Campaigns.CampaignStats(ctx, p.ProductID)
+	})
 	if err != nil {
 		return err
 	}
@@ -189,7 +194,9 @@ func (s *Server) handleUpdateCampaign(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	s.FlagsChanged(p.ProductID) // the campaigns, and messagesEnabled
-	stats, err := s.Campaigns.CampaignStats(r.Context(), p.ProductID)
+	stats, err := readMeta(s, r, func(ctx context.Context) (map[int64]analytics.CampaignStats, error) {
+		return s.Campaigns.CampaignStats(ctx, p.ProductID)
+	})
 	if err != nil {
 		return err
 	}
@@ -368,127 +375,31 @@ func (s *Server) handlePutMessageSettings(w http.ResponseWriter, r *http.Request
 	return nil
 }
 
-// surveyQuestionResult is one question's answers in the results view.
-type surveyQuestionResult struct {
-	ID      string `json:"id"`
-	Type    string `json:"type"`
-	Prompt  string `json:"prompt"`
-	Answers int    `json:"answers"`
-	// Counts are the answers per value: every value of a scale and every
-	// choice, in order, zeros included; none for text questions.
-	Counts []surveyCount `json:"counts"`
-	// NPS is the net promoter score of an nps question with answers.
-	NPS *npsScore `json:"nps"`
-	// Recent are the latest text answers, newest first, at most 20.
-	Recent []string `json:"recent"`
-}
-
-type surveyCount struct {
-	Value string `json:"value"`
-	Count int    `json:"count"`
-}
-
-// npsScore is % promoters (9–10) minus % detractors (0–6).
-type npsScore struct {
-	Score      float64 `json:"score"`
-	Promoters  int     `json:"promoters"`
-	Passives   int     `json:"passives"`
-	Detractors int     `json:"detractors"`
-}
-
-// handleSurveyResults is GET /api/v1/campaigns/{id}/survey.
+// handleSurveyResults is GET /api/v1/campaigns/{id}/survey: the results
+// view, tallied from the responses a page at a time under the query
+// admission (messages.SurveyResults).
 func (s *Server) handleSurveyResults(w http.ResponseWriter, r *http.Request) error {
-	p, c, err := s.campaignTarget(r)
+	_, c, err := s.campaignTarget(r)
 	if err != nil {
 		return err
 	}
-	responses, err := s.Campaigns.SurveyResponses(r.Context(), p.ProductID, c.ID)
+	responses, questions, err := messages.SurveyResults(r.Context(), s.Campaigns, s.Queries.ReadMeta, c)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"responses": len(responses), "questions": surveyResults(c, responses)})
+	writeJSON(w, http.StatusOK, map[string]any{"responses": responses, "questions": questions})
 	return nil
-}
-
-// surveyResults counts the answers to each of the campaign's questions.
-func surveyResults(c analytics.Campaign, responses []analytics.SurveyResponse) []surveyQuestionResult {
-	out := []surveyQuestionResult{}
-	for _, q := range c.Questions() {
-		res := surveyQuestionResult{ID: q.ID, Type: q.Type, Prompt: q.Prompt, Counts: []surveyCount{}, Recent: []string{}}
-		var values []string
-		switch q.Type {
-		case analytics.QuestionRating:
-			for v := 1; v <= q.Scale; v++ {
-				values = append(values, strconv.Itoa(v))
-			}
-		case analytics.QuestionNPS:
-			for v := 0; v <= 10; v++ {
-				values = append(values, strconv.Itoa(v))
-			}
-		default:
-			values = q.Choices
-		}
-		count := map[string]int{}
-		for i := len(responses) - 1; i >= 0; i-- {
-			for _, a := range responses[i].Answers {
-				if a.QuestionID != q.ID {
-					continue
-				}
-				res.Answers++
-				for _, v := range answerValues(a.Value) {
-					count[v]++
-					if q.Type == analytics.QuestionText && len(res.Recent) < 20 {
-						res.Recent = append(res.Recent, v)
-					}
-				}
-			}
-		}
-		for _, v := range values {
-			res.Counts = append(res.Counts, surveyCount{Value: v, Count: count[v]})
-		}
-		if q.Type == analytics.QuestionNPS && res.Answers > 0 {
-			var n npsScore
-			for v, k := range count {
-				switch x, _ := strconv.Atoi(v); {
-				case x >= 9:
-					n.Promoters += k
-				case x >= 7:
-					n.Passives += k
-				default:
-					n.Detractors += k
-				}
-			}
-			n.Score = float64(100*(n.Promoters-n.Detractors)) / float64(res.Answers)
-			res.NPS = &n
-		}
-		out = append(out, res)
-	}
-	return out
-}
-
-// answerValues is a stored answer as text: one value, or each choice of a
-// multiple-choice answer.
-func answerValues(raw json.RawMessage) []string {
-	var list []string
-	if json.Unmarshal(raw, &list) == nil {
-		return list
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return []string{s}
-	}
-	return []string{string(raw)}
 }
 
 // handleSurveyCSV is GET /api/v1/campaigns/{id}/survey.csv: every
 // response, one row each, a column per question (the choices of a
-// multiple-choice answer joined by "; ").
+// multiple-choice answer joined by "; "). It is streamed: each page of
+// responses is read under the query admission, written and flushed, so
+// the server holds one page whatever the survey's size. An error after
+// the first page cannot change the status any more; it cuts the body
+// short, which the client sees as a failed download.
 func (s *Server) handleSurveyCSV(w http.ResponseWriter, r *http.Request) error {
 	p, c, err := s.campaignTarget(r)
-	if err != nil {
-		return err
-	}
-	responses, err := s.Campaigns.SurveyResponses(r.Context(), p.ProductID, c.ID)
 	if err != nil {
 		return err
 	}
@@ -497,25 +408,54 @@ func (s *Server) handleSurveyCSV(w http.ResponseWriter, r *http.Request) error {
 	for _, q := range questions {
 		header = append(header, q.ID)
 	}
+	out := csv.NewWriter(w)
+	out.UseCRLF = true
+	started := false
+	err = messages.EachSurveyPage(r.Context(), s.Campaigns, s.Queries.ReadMeta, p.ProductID, c.ID, func(page []analytics.SurveyResponse) error {
+		if !started {
+			s.startSurveyCSV(w, c)
+			out.Write(header)
+			started = true
+		}
+		for _, resp := range page {
+			byQuestion := map[string]string{}
+			for _, a := range resp.Answers {
+				byQuestion[a.QuestionID] = strings.Join(analytics.AnswerValues(a.Value), "; ")
+			}
+			row := []string{strconv.FormatInt(resp.ID, 10), resp.At.Format(time.RFC3339), csvCell(resp.DistinctID), csvCell(resp.Variant)}
+			for _, q := range questions {
+				row = append(row, csvCell(byQuestion[q.ID]))
+			}
+			out.Write(row)
+		}
+		out.Flush()
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		return out.Error()
+	})
+	if err != nil {
+		if started {
+			// The header is sent: abort the response so that the client
+			// does not take a cut file for the whole.
+			s.Log.Error("survey export cut short", "campaign", c.ID, "err", err)
+			panic(http.ErrAbortHandler)
+		}
+		return err
+	}
+	if !started {
+		s.startSurveyCSV(w, c)
+		out.Write(header)
+	}
+	out.Flush()
+	return out.Error()
+}
+
+// startSurveyCSV sets the headers of the survey export.
+func (s *Server) startSurveyCSV(w http.ResponseWriter, c analytics.Campaign) {
 	h := w.Header()
 	h.Set("Content-Type", "text/csv; charset=utf-8")
 	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="strata-survey-%d-%s.csv"`, c.ID, s.Now().UTC().Format(time.DateOnly)))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
-	out := csv.NewWriter(w)
-	out.UseCRLF = true
-	out.Write(header)
-	for _, resp := range responses {
-		byQuestion := map[string]string{}
-		for _, a := range resp.Answers {
-			byQuestion[a.QuestionID] = strings.Join(answerValues(a.Value), "; ")
-		}
-		row := []string{strconv.FormatInt(resp.ID, 10), resp.At.Format(time.RFC3339), csvCell(resp.DistinctID), csvCell(resp.Variant)}
-		for _, q := range questions {
-			row = append(row, csvCell(byQuestion[q.ID]))
-		}
-		out.Write(row)
-	}
-	out.Flush()
-	return out.Error()
 }

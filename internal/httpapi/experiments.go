@@ -167,7 +167,9 @@ func (s *Server) handleListExperiments(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	list, err := s.Experiments.ListExperiments(r.Context(), p.ProductID)
+	list, err := readMeta(s, r, func(ctx context.Context) ([]analytics.Experiment, error) {
+		return s.Experiments.ListExperiments(ctx, p.ProductID)
+	})
 	if err != nil {
 		return err
 	}

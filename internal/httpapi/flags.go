@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -137,7 +138,7 @@ func (s *Server) handleListFlags(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := s.Flags.ListFlags(r.Context(), p.ProductID)
+	list, err := readMeta(s, r, func(ctx context.Context) ([]analytics.Flag, error) { return s.Flags.ListFlags(ctx, p.ProductID) })
 	if err != nil {
 		return err
 	}
@@ -214,7 +215,9 @@ func (s *Server) handleFlagChanges(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	changes, err := s.Flags.FlagChanges(r.Context(), p.ProductID, id)
+	changes, err := readMeta(s, r, func(ctx context.Context) ([]analytics.FlagChange, error) {
+		return s.Flags.FlagChanges(ctx, p.ProductID, id)
+	})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -91,7 +92,9 @@ func (s *Server) handleListGroups(w http.ResponseWriter, r *http.Request) error 
 			return err
 		}
 	}
-	list, err := s.Groups.ListGroups(r.Context(), p.ProductID, groupType, limit)
+	list, err := readMeta(s, r, func(ctx context.Context) ([]analytics.Group, error) {
+		return s.Groups.ListGroups(ctx, p.ProductID, groupType, limit)
+	})
 	if err != nil {
 		return err
 	}

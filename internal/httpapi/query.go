@@ -311,13 +311,28 @@ func (s *Server) handleCreateSaved(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
+// readMeta runs f, a read of the metadata store whose cost grows with what
+// is stored (a list, a survey's responses), under the query admission and
+// its memory rules (query.Engine.ReadMeta), and returns what f read.
+func readMeta[T any](s *Server, r *http.Request, f func(context.Context) (T, error)) (T, error) {
+	var v T
+	err := s.Queries.ReadMeta(r.Context(), func(ctx context.Context) error {
+		var err error
+		v, err = f(ctx)
+		return err
+	})
+	return v, err
+}
+
 // handleListSaved is GET /api/v1/queries.
 func (s *Server) handleListSaved(w http.ResponseWriter, r *http.Request) error {
 	sc, err := s.scope(r)
 	if err != nil {
 		return err
 	}
-	list, err := s.Saved.ListSavedQueries(r.Context(), sc.ProductID)
+	list, err := readMeta(s, r, func(ctx context.Context) ([]analytics.SavedQuery, error) {
+		return s.Saved.ListSavedQueries(ctx, sc.ProductID)
+	})
 	if err != nil {
 		return err
 	}

@@ -81,6 +81,28 @@ func (e *Engine) read(ctx context.Context, f func(context.Context) error) error 
 	return storeError(f(ctx))
 }
 
+// ReadMeta runs a read of the metadata store that can grow with what is
+// stored (a survey's responses, a list), under the same admission and
+// memory rules as a query of events: it waits for a slot, holds it while
+// f reads, and a store that ran out of memory answers query_too_large.
+// With DuckDB both stores share one buffer pool, so a metadata read
+// admitted beside the event queries cannot add to them unseen
+// (docs/security.md, "Reads never break writes"). It does not wait for
+// the spool: metadata is not spooled.
+func (e *Engine) ReadMeta(ctx context.Context, f func(context.Context) error) error {
+	if e == nil {
+		return f(ctx)
+	}
+	if e.Admission != nil {
+		release, err := e.Admission.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
+	return storeError(f(ctx))
+}
+
 // storeError turns a store that ran out of memory into the answer a client
 // can act on: 503 query_too_large, with what to ask for instead. It is not
 // a server fault: the query asked for more than the memory the operator

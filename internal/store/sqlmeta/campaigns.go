@@ -307,8 +307,24 @@ func (s *Store) AddSurveyResponse(ctx context.Context, productID int64, r *analy
 	return nil
 }
 
-// SurveyResponses returns a campaign's responses, oldest first.
-func (s *Store) SurveyResponses(ctx context.Context, productID, campaignID int64) ([]analytics.SurveyResponse, error) {
+// SurveyResponses returns a page of a campaign's responses, oldest first,
+// in two statements: the page's ids first, from the narrow key columns
+// (product, campaign, id: the index's, migration 0020), then the rows
+// between its first and last id. One statement that sorted by id with a
+// limit made DuckDB read the answers of every response after afterID for
+// each page (2.5 s for the pages of 2,500 responses of 20 KB, against
+// 0.1 s this way); here each page reads its own rows' answers.
+func (s *Store) SurveyResponses(ctx context.Context, productID, campaignID, afterID int64, limit int) ([]analytics.SurveyResponse, error) {
+	var lo, hi sql.NullInt64
+	err := s.db.QueryRowContext(ctx, `SELECT min(id), max(id) FROM (
+			SELECT id FROM survey_responses WHERE product_id = $1 AND campaign_id = $2 AND id > $3 ORDER BY id LIMIT $4) AS page`,
+		productID, campaignID, afterID, limit).Scan(&lo, &hi)
+	if err != nil {
+		return nil, fmt.Errorf("reading survey responses: %w", err)
+	}
+	if !lo.Valid {
+		return nil, nil
+	}
 	return QueryAll(ctx, s.db, "reading survey responses", func(row Scanner) (analytics.SurveyResponse, error) {
 		var r analytics.SurveyResponse
 		var answers string
@@ -318,5 +334,5 @@ func (s *Store) SurveyResponses(ctx context.Context, productID, campaignID int64
 		r.At = r.At.UTC()
 		return r, json.Unmarshal([]byte(answers), &r.Answers)
 	}, `SELECT id, campaign_id, distinct_id, variant, answers, created_at FROM survey_responses
-		WHERE product_id = $1 AND campaign_id = $2 ORDER BY id`, productID, campaignID)
+		WHERE product_id = $1 AND campaign_id = $2 AND id >= $3 AND id <= $4 ORDER BY id`, productID, campaignID, lo.Int64, hi.Int64)
 }

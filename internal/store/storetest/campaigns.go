@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 
 	"strata/internal/analytics"
@@ -157,12 +158,46 @@ func testCampaigns(t *testing.T, s Meta) {
 	if err := s.AddSurveyResponse(ctx, a.ID, &r); err != nil || r.ID == 0 {
 		t.Fatalf("add response: %v %+v", err, r)
 	}
-	rs, err := s.SurveyResponses(ctx, a.ID, c.ID)
+	rs, err := s.SurveyResponses(ctx, a.ID, c.ID, 0, 10)
 	if err != nil || len(rs) != 1 || rs[0].DistinctID != "u2" || len(rs[0].Answers) != 2 || string(rs[0].Answers[1].Value) != `"fast, \"really\""` || !rs[0].At.Equal(r.At) {
 		t.Errorf("responses: %v %+v", err, rs)
 	}
-	if rs, _ := s.SurveyResponses(ctx, b.ID, c.ID); len(rs) != 0 {
+	if rs, _ := s.SurveyResponses(ctx, b.ID, c.ID, 0, 10); len(rs) != 0 {
 		t.Errorf("another product reads the responses: %+v", rs)
+	}
+	// Pages: oldest first, after an id, at most the limit; another
+	// campaign's responses are not among them.
+	ids := []int64{r.ID}
+	for i := range 6 {
+		campaign := c.ID
+		if i == 2 {
+			campaign = plain.ID
+		}
+		more := analytics.SurveyResponse{CampaignID: campaign, DistinctID: fmt.Sprint("p", i), Variant: "control",
+			Answers: []analytics.SurveyAnswer{{QuestionID: "nps", Value: json.RawMessage(`7`)}}}
+		if err := s.AddSurveyResponse(ctx, a.ID, &more); err != nil {
+			t.Fatal(err)
+		}
+		if campaign == c.ID {
+			ids = append(ids, more.ID)
+		}
+	}
+	var paged []int64
+	for after := int64(0); ; {
+		page, err := s.SurveyResponses(ctx, a.ID, c.ID, after, 2)
+		if err != nil || len(page) > 2 {
+			t.Fatalf("a page after %d: %v, %d responses", after, err, len(page))
+		}
+		if len(page) == 0 {
+			break
+		}
+		for _, x := range page {
+			paged = append(paged, x.ID)
+		}
+		after = page[len(page)-1].ID
+	}
+	if fmt.Sprint(paged) != fmt.Sprint(ids) {
+		t.Errorf("paged ids %v, want %v", paged, ids)
 	}
 
 	// Deleting takes the states and responses along; through another product it finds nothing.
@@ -176,7 +211,7 @@ func testCampaigns(t *testing.T, s Meta) {
 		t.Errorf("deleted campaign: %v", err)
 	}
 	stats, _ = s.CampaignStats(ctx, a.ID)
-	rs, _ = s.SurveyResponses(ctx, a.ID, c.ID)
+	rs, _ = s.SurveyResponses(ctx, a.ID, c.ID, 0, 100)
 	if _, ok := stats[c.ID]; ok || stats[plain.ID].Shown != 1 || len(rs) != 0 {
 		t.Errorf("after delete: stats %+v, responses %+v", stats, rs)
 	}
