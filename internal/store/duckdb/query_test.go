@@ -148,8 +148,12 @@ func TestOutOfMemoryIsMarked(t *testing.T) {
 			t.Errorf("%s with a 1MB limit: %v; want it to wrap analytics.ErrOutOfMemory", name, err)
 		}
 	}
+	// Any read through the store's connections is marked, the metadata
+	// reads' (query.Engine.ReadMeta) as well as the event queries'.
+	if _, err := s.DB().QueryContext(ctx, "SELECT distinct_id, path, count(*) FROM events GROUP BY ALL ORDER BY ALL"); !errors.Is(err, analytics.ErrOutOfMemory) {
+		t.Errorf("a plain read with a 4MB limit: %v; want it to wrap analytics.ErrOutOfMemory", err)
+	}
 	_, err = s.DB().QueryContext(ctx, "SELECT nonsense FROM events")
-	markOutOfMemory(&err)
 	if err == nil || errors.Is(err, analytics.ErrOutOfMemory) {
 		t.Errorf("a binder error was marked as out of memory: %v", err)
 	}

@@ -247,7 +247,12 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 		return nil, driver.ErrBadConn
 	}
 	rows, err := c.Conn.QueryContext(ctx, query, args)
-	return rows, c.p.observe(err)
+	err = c.p.observe(err)
+	// A read that ran out of buffer-pool memory says so in the error's
+	// chain, for the metadata reads as for the event queries, so that the
+	// query engine answers it as query_too_large (query.ReadMeta).
+	markOutOfMemory(&err)
+	return rows, err
 }
 
 // PrepareContext implements driver.ConnPrepareContext.
