@@ -188,8 +188,17 @@ func (s *Store) migrate(ctx context.Context, path string) error {
 		return nil
 	}
 	if err := s.pool.writable(); err != nil {
-		return fmt.Errorf("%s needs %d migrations applied (%s to %s), which must write to its disk, and the disk has no room: %w",
-			path, len(pending), pending[0].Name, pending[len(pending)-1].Name, err)
+		// The one error of a start that the command prints: its message
+		// says all.
+		why := err.Error()
+		var e *analytics.Error
+		if errors.As(err, &e) {
+			why = e.Message
+		}
+		return &analytics.Error{Kind: analytics.KindUnavailable, Code: analytics.CodeStorageFull,
+			Message: fmt.Sprintf("%s needs %d migrations applied (%s to %s), which write to its disk, and the disk has no room: %s The server does not start until there is room.",
+				path, len(pending), pending[0].Name, pending[len(pending)-1].Name, why),
+			Err: err}
 	}
 	if _, err := migrate.Apply(ctx, s.db, all, s.now()); err != nil {
 		return fmt.Errorf("migrating %s: %w", path, err)
