@@ -589,6 +589,23 @@ func (s *Store) load() {
 			if err == nil {
 				break
 			}
+			if refusal := s.gate(); refusal != nil {
+				// The disk filled after this batch was taken (the store
+				// refuses writes below the same floor): wait for room as
+				// at the gate, Sync answering the refusal meanwhile
+				// rather than waiting for this batch. At a stop the batch
+				// stays in the log for the next start.
+				s.mu.Lock()
+				s.paused = refusal
+				s.cond.Broadcast()
+				stopping := s.closed
+				s.mu.Unlock()
+				if stopping {
+					return
+				}
+				time.Sleep(gateRetry)
+				continue
+			}
 			// The events are safe in the log; keep trying. Appends block
 			// once the backlog fills, which surfaces the failure as
 			// latency. When stopping, give up after a few tries: the log

@@ -701,3 +701,76 @@ func TestOpenOnFullDisk(t *testing.T) {
 		t.Errorf("%d new events stored, want 10", n)
 	}
 }
+
+// fillingStore is a store on a disk that fills as a load begins: its first
+// append crosses the floor, and below it the store refuses every write, as
+// the DuckDB store does.
+type fillingStore struct {
+	Inner
+	fill func()
+	gate func() error
+	once sync.Once
+}
+
+func (f *fillingStore) AppendEvents(ctx context.Context, events []analytics.Event) error {
+	f.once.Do(f.fill)
+	if err := f.gate(); err != nil {
+		return err
+	}
+	return f.Inner.AppendEvents(ctx, events)
+}
+
+func (f *fillingStore) AppendMissing(ctx context.Context, events []analytics.Event) error {
+	if err := f.gate(); err != nil {
+		return err
+	}
+	return f.Inner.AppendMissing(ctx, events)
+}
+
+// TestDiskFillsDuringLoad crosses the floor after a loader passed the gate
+// with a batch: the store refuses the batch, and a Sync must answer the
+// refusal rather than wait for room; once there is room the batch is
+// stored, once.
+func TestDiskFillsDuringLoad(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := openDuck(t, dir)
+	full := errors.New("disk nearly full")
+	var mu sync.Mutex
+	refuse := false
+	setRefuse := func(v bool) { mu.Lock(); refuse = v; mu.Unlock() }
+	gate := func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if refuse {
+			return full
+		}
+		return nil
+	}
+	inner := &fillingStore{Inner: st, fill: func() { setRefuse(true) }, gate: gate}
+	sp, err := Open(ctx, inner, Options{Dir: filepath.Join(dir, "spool"), Gate: gate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	if err := sp.AppendEvents(ctx, events(100, "filling")); err != nil {
+		t.Fatal(err)
+	}
+	synced := make(chan error, 1)
+	go func() { synced <- sp.Sync(ctx) }()
+	select {
+	case err := <-synced:
+		if err != full {
+			t.Fatalf("Sync once the disk filled under a load = %v, want the gate's refusal", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Sync still waits 10 s after the disk filled under a load")
+	}
+	setRefuse(false)
+	if err := sp.Sync(ctx); err != nil {
+		t.Fatalf("Sync once there is room: %v", err)
+	}
+	if n := count(t, st, "filling"); n != 100 {
+		t.Errorf("%d events stored, want 100", n)
+	}
+}
