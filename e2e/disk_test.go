@@ -385,7 +385,7 @@ func fullDiskStart(t *testing.T, inodes, wal bool) {
 	mnt := testdisk.Mount(t, "size=96m,nr_inodes=1000,mode=0700")
 	dir := filepath.Join(mnt, "data")
 	walPath := filepath.Join(dir, "strata.duckdb.wal")
-	args := []string{"--rate-limit", "10000000", "--min-free-disk", "16MB"}
+	args := []string{"--rate-limit", "10000000", "--min-free-disk", "32MB"}
 	s := startServer(t, dir, args...)
 	key := s.BootstrapKey
 	b := setupOwner(t, s)
@@ -400,12 +400,13 @@ func fullDiskStart(t *testing.T, inodes, wal bool) {
 		return r.Status == 503 && r.ErrorCode(t) == "storage_full"
 	}
 	// crossFloor takes the disk below its floor from outside; the loaders
-	// then leave what they have not taken in the spool.
+	// then leave what they have not taken in the spool. It leaves 24 MB,
+	// room for what the server writes while the filler is written.
 	crossFloor := func() []string {
 		if inodes {
 			return testdisk.FillInodes(t, mnt, 50)
 		}
-		return []string{testdisk.Fill(t, mnt, 8<<20)}
+		return []string{testdisk.Fill(t, mnt, 24<<20)}
 	}
 	noWAL := func() bool { _, err := os.Stat(walPath); return errors.Is(err, fs.ErrNotExist) }
 
