@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -167,5 +168,46 @@ func TestWriteGateOnFullDisk(t *testing.T) {
 				werr, s.Broken(), rerr)
 		}
 		s.Close()
+	}
+}
+
+// BenchmarkWriteGate measures what the gate adds to a point lookup of the
+// metadata (a product by id): nothing without a gate; one statfs with the
+// server's floor allowing; a prepare to learn the statement's kind while
+// it refuses.
+func BenchmarkWriteGate(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	statfs := func() error {
+		var st syscall.Statfs_t
+		return syscall.Statfs(dir, &st)
+	}
+	for _, c := range []struct {
+		name string
+		gate func() error
+	}{
+		{"no gate", nil},
+		{"allowing", statfs},
+		{"refusing", func() error { statfs(); return errTestFull }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			s, err := Open(ctx, b.TempDir(), Options{MemoryLimit: "256MB", Threads: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			ws, err := s.CreateWorkspace(ctx, "w")
+			if err != nil {
+				b.Fatal(err)
+			}
+			s.pool.gate = c.gate
+			b.ResetTimer()
+			for range b.N {
+				var name string
+				if err := s.DB().QueryRowContext(ctx, `SELECT name FROM workspaces WHERE id = $1`, ws.ID).Scan(&name); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
