@@ -61,6 +61,17 @@ func Errorf(kind ErrorKind, code, format string, args ...any) *Error {
 	return &Error{Kind: kind, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
+// CodeStorageFull is the code of every refusal for lack of room on the
+// server's disk: ingest and any other write get it while the data
+// directory is below its free-space or free-inode floor, and reads go on.
+const CodeStorageFull = "storage_full"
+
+// IsStorageFull reports whether err is such a refusal.
+func IsStorageFull(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == CodeStorageFull
+}
+
 // ErrNotFound is returned by stores when a looked-up row does not exist.
 // Callers usually translate it into a more specific *Error.
 var ErrNotFound = errors.New("not found")

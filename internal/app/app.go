@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -261,17 +262,38 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		}
 	}
 	a.sockPath = filepath.Join(cfg.DataDir, admin.SocketName)
-	os.Remove(a.sockPath)
-	if a.adminLn, err = net.Listen("unix", a.sockPath); err != nil {
-		return nil, fmt.Errorf("listening on admin socket: %w", err)
-	}
-	if err := os.Chmod(a.sockPath, 0o600); err != nil {
-		a.adminLn.Close()
-		return nil, fmt.Errorf("securing admin socket: %w", err)
-	}
 	a.adminSrv = &http.Server{Handler: httpapi.AdminHandler(svc, log.With("component", "admin")),
 		ReadHeaderTimeout: 10 * time.Second}
+	if err := a.listenAdmin(); noSpace(err) {
+		// A socket is a file: with no inode free it cannot be made. The
+		// management commands wait for it; the server does not (Run
+		// tries again each second).
+		log.Warn("no room on the disk for the admin socket; management commands work once files are deleted", "err", err)
+	} else if err != nil {
+		return nil, err
+	}
 	return a, nil
+}
+
+// listenAdmin binds the admin socket, replacing a stale one.
+func (a *App) listenAdmin() error {
+	os.Remove(a.sockPath)
+	ln, err := net.Listen("unix", a.sockPath)
+	if err != nil {
+		return fmt.Errorf("listening on admin socket: %w", err)
+	}
+	if err := os.Chmod(a.sockPath, 0o600); err != nil {
+		ln.Close()
+		return fmt.Errorf("securing admin socket: %w", err)
+	}
+	a.adminLn = ln
+	return nil
+}
+
+// noSpace reports whether err is a filesystem out of blocks or inodes, or
+// a quota reached.
+func noSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
 // tightenDataFiles takes the group's and others' permissions off the
@@ -322,7 +344,13 @@ func (a *App) Addr() net.Addr { return a.httpLn.Addr() }
 func (a *App) Run(ctx context.Context) error {
 	errc := make(chan error, 2)
 	go func() { errc <- a.httpSrv.Serve(a.httpLn) }()
-	go func() { errc <- a.adminSrv.Serve(a.adminLn) }()
+	serveAdmin := func() {
+		ln := a.adminLn
+		go func() { errc <- a.adminSrv.Serve(ln) }()
+	}
+	if a.adminLn != nil {
+		serveAdmin()
+	}
 	if a.cfg.DebugAddr != "" {
 		go a.serveDebug()
 	}
@@ -375,10 +403,18 @@ loop:
 			}
 			break loop
 		case <-tick.C:
-			if err := a.keys.FlushLastUsed(ctx); err != nil {
+			// On a full disk the times wait in memory for room.
+			if err := a.keys.FlushLastUsed(ctx); err != nil && !analytics.IsStorageFull(err) {
 				a.log.Warn("recording key use failed", "err", err)
 			}
 		case <-idle.C:
+			if a.adminLn == nil {
+				// The disk had no room for the admin socket at start.
+				if err := a.listenAdmin(); err == nil {
+					a.log.Info("admin socket listening")
+					serveAdmin()
+				}
+			}
 			if a.cfg.MetaURL != "" {
 				if err := a.limiter.Sync(ctx, a.store.meta, "key"); err != nil {
 					a.log.Warn("sharing rate-limit usage failed", "err", err)
@@ -505,7 +541,11 @@ func (a *App) closeStorage() error {
 		a.wr.Close()
 	}
 	if a.keys != nil {
-		if err := a.keys.FlushLastUsed(context.Background()); err != nil {
+		if err := a.keys.FlushLastUsed(context.Background()); analytics.IsStorageFull(err) {
+			// When keys were last used is worth less than a clean stop
+			// on a full disk.
+			a.log.Warn("the disk is full: key use since the last record (every 30 s) is not saved")
+		} else if err != nil {
 			errs = append(errs, fmt.Errorf("recording key use: %w", err))
 		}
 	}

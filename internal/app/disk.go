@@ -16,41 +16,64 @@ import (
 // brings it back after a failed write (docs/ingest.md, "A full disk").
 //
 // Ingest stops acknowledging while the data directory's filesystem has
-// less than a floor of free space (--min-free-disk): what was already
-// acknowledged still has to reach the database from the spool and be
-// checkpointed, and a DuckDB write that meets a full disk breaks the
-// instance (internal/store/duckdb, recover.go). Should a write fail anyway
-// (something else filled the disk), the store refuses work until recover
-// reopens it, which it does once the floor is free again.
+// less than a floor of free space (--min-free-disk) or of free inodes
+// (--min-free-inodes): what was already acknowledged still has to reach
+// the database from the spool and be checkpointed, and a DuckDB write that
+// meets a full disk breaks the instance (internal/store/duckdb, recover.go).
+// Below the floor the database refuses every write but reads go on
+// (duckdb.Options.WriteGate), so queries and the dashboard still answer.
+// Should a write fail anyway (something else filled the disk), the store
+// refuses work until recover reopens it, which it does once the floor is
+// free again.
 type storageGuard struct {
-	dir   string
-	floor uint64
+	dir        string
+	floor      uint64 // bytes
+	inodeFloor uint64
+	// store is set once the database is open, before anything serves.
 	store *duckdb.Store
 	log   *slog.Logger
 
-	mu   sync.Mutex
-	full bool // whether the last check found the floor crossed, to log each crossing once
+	mu    sync.Mutex
+	short string // what the last check found short ("", "space" or "inodes"), to log each crossing once
 }
 
-func newStorageGuard(dir string, floor uint64, store *duckdb.Store, log *slog.Logger) *storageGuard {
-	return &storageGuard{dir: dir, floor: floor, store: store, log: log}
+func newStorageGuard(dir string, floor, inodeFloor uint64, log *slog.Logger) *storageGuard {
+	return &storageGuard{dir: dir, floor: floor, inodeFloor: inodeFloor, log: log}
 }
 
-// freeBytes is the space an unprivileged writer may still use on dir's
-// filesystem.
-func freeBytes(dir string) (uint64, error) {
+// diskFree is what is free on a filesystem.
+type diskFree struct {
+	// bytes is the space an unprivileged writer may still use.
+	bytes uint64
+	// inodes is how many files may still be created, and totalInodes how
+	// many the filesystem has: 0 on filesystems that allocate inodes as
+	// they go and report none (btrfs), which have no inode floor.
+	inodes, totalInodes uint64
+}
+
+// readFree reads what is free on dir's filesystem.
+func readFree(dir string) (diskFree, error) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
-		return 0, fmt.Errorf("reading free space of %s: %w", dir, err)
+		return diskFree{}, fmt.Errorf("reading free space of %s: %w", dir, err)
 	}
-	return st.Bavail * uint64(st.Bsize), nil
+	return diskFree{bytes: st.Bavail * uint64(st.Bsize), inodes: st.Ffree, totalInodes: st.Files}, nil
 }
 
-// errStorageFull answers ingest below the floor.
+// errStorageFull answers ingest, and every database write, below the
+// byte floor.
 func errStorageFull(free, floor uint64) error {
-	return &analytics.Error{Kind: analytics.KindUnavailable, Code: "storage_full",
-		Message: fmt.Sprintf("The server's disk is nearly full (%d MB free, it keeps %d MB); events are not accepted until space is freed. Retry later.",
+	return &analytics.Error{Kind: analytics.KindUnavailable, Code: analytics.CodeStorageFull,
+		Message: fmt.Sprintf("The server's disk is nearly full (%d MB free, it keeps %d MB); events and changes are not stored until space is freed. Retry later.",
 			free>>20, floor>>20),
+		RetryAfter: 30 * time.Second}
+}
+
+// errInodesFull answers them below the inode floor.
+func errInodesFull(free, floor uint64) error {
+	return &analytics.Error{Kind: analytics.KindUnavailable, Code: analytics.CodeStorageFull,
+		Message: fmt.Sprintf("The server's disk is nearly out of inodes (%d files may still be created, it keeps %d); events and changes are not stored until files are deleted. Retry later.",
+			free, floor),
 		RetryAfter: 30 * time.Second}
 }
 
@@ -65,36 +88,52 @@ func (g *storageGuard) Admit() error {
 	return g.aboveFloor()
 }
 
-// aboveFloor checks the free space against the floor. It reads it afresh
-// each time (one statfs, about a microsecond): it runs once per group
-// commit and per load, and a reading kept even a tenth of a second lets a
-// burst of ingest, or another program, take the margin meanwhile.
+// aboveFloor checks the free space and inodes against their floors. It
+// reads them afresh each time (one statfs, about a microsecond): it runs
+// once per group commit, per load and per database write, and a reading
+// kept even a tenth of a second lets a burst of ingest, or another
+// program, take the margin meanwhile.
 func (g *storageGuard) aboveFloor() error {
-	if g.floor == 0 {
+	if g.floor == 0 && g.inodeFloor == 0 {
 		return nil
 	}
-	free, err := freeBytes(g.dir)
+	free, err := readFree(g.dir)
 	if err != nil {
 		// Unknown free space is not a reason to refuse events; a write
 		// that fails is caught by the store itself.
 		g.log.Warn("cannot read the data directory's free space", "err", err)
 		return nil
 	}
-	full := free < g.floor
+	short, refusal := g.check(free)
 	g.mu.Lock()
-	switch {
-	case full && !g.full:
-		g.log.Warn("the data directory's disk is nearly full: refusing events until space is freed",
-			"free_mb", free>>20, "min_free_mb", g.floor>>20)
-	case !full && g.full:
-		g.log.Info("the data directory's disk has room again: accepting events", "free_mb", free>>20)
+	if short != g.short {
+		switch short {
+		case "space":
+			g.log.Warn("the data directory's disk is nearly full: refusing events and database writes until space is freed",
+				"free_mb", free.bytes>>20, "min_free_mb", g.floor>>20)
+		case "inodes":
+			g.log.Warn("the data directory's disk is nearly out of inodes: refusing events and database writes until files are deleted",
+				"free_inodes", free.inodes, "min_free_inodes", g.inodeFloor)
+		default:
+			g.log.Info("the data directory's disk has room again: accepting events", "free_mb", free.bytes>>20, "free_inodes", free.inodes)
+		}
+		g.short = short
 	}
-	g.full = full
 	g.mu.Unlock()
-	if full {
-		return errStorageFull(free, g.floor)
+	return refusal
+}
+
+// check compares free with the floors and returns what is short ("space"
+// or "inodes", or "") and the refusal to answer with. A filesystem that
+// reports no inodes has none to run out of.
+func (g *storageGuard) check(free diskFree) (string, error) {
+	switch {
+	case g.floor > 0 && free.bytes < g.floor:
+		return "space", errStorageFull(free.bytes, g.floor)
+	case g.inodeFloor > 0 && free.totalInodes > 0 && free.inodes < g.inodeFloor:
+		return "inodes", errInodesFull(free.inodes, g.inodeFloor)
 	}
-	return nil
+	return "", nil
 }
 
 // recover reopens the store when a failed write broke it and the floor is

@@ -69,15 +69,19 @@ func openStorage(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *s
 			s.close()
 		}
 	}()
+	s.guard = newStorageGuard(cfg.DataDir, uint64(cfg.MinFreeDisk), uint64(cfg.MinFreeInodes), log.With("component", "storage"))
 	if cfg.EventsURL == "" || cfg.MetaURL == "" {
+		// Below the floor the database takes no write but serves reads, so
+		// that a server whose disk is full starts and answers queries
+		// (disk.go).
 		s.embedded, err = duckdb.Open(ctx, cfg.DataDir, duckdb.Options{
-			MemoryLimit: cfg.DuckDBMemoryLimit, CheckpointThreshold: cfg.DuckDBCheckpoint})
+			MemoryLimit: cfg.DuckDBMemoryLimit, CheckpointThreshold: cfg.DuckDBCheckpoint, WriteGate: s.guard.aboveFloor})
 		if err != nil {
 			return nil, err
 		}
 		s.meta = s.embedded
+		s.guard.store = s.embedded
 	}
-	s.guard = newStorageGuard(cfg.DataDir, uint64(cfg.MinFreeDisk), s.embedded, log.With("component", "storage"))
 	if cfg.EventsURL == "" {
 		// A spool left by an unclean stop is replayed even when the spool
 		// is now switched off, so that no acknowledged event is left

@@ -224,17 +224,32 @@ func bucketID(parts ...string) int64 {
 // newSession stores a fresh session for u. Expired sessions are swept
 // here, at sign-in, which is rare enough to cost nothing and frequent
 // enough to keep the table small.
+//
+// A session must be stored to be checked later, so on a full disk, where
+// nothing can be stored, signing in is refused (503 storage_full) with a
+// message that says so; sessions signed in before go on working.
 func (a *Accounts) newSession(ctx context.Context, u analytics.User) (Signed, error) {
 	now := a.now().UTC().Truncate(time.Microsecond)
 	if _, err := a.users.DeleteExpiredSessions(ctx, now); err != nil {
-		return Signed{}, err
+		return Signed{}, signInFull(err)
 	}
 	token := newSessionToken()
 	s := analytics.Session{TokenHash: Hash(token), UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(a.ttl)}
 	if err := a.users.CreateSession(ctx, s); err != nil {
-		return Signed{}, err
+		return Signed{}, signInFull(err)
 	}
 	return Signed{User: u, Token: token, Session: s}, nil
+}
+
+// signInFull words a refusal for lack of disk space for the person
+// signing in; other errors pass unchanged.
+func signInFull(err error) error {
+	if !analytics.IsStorageFull(err) {
+		return err
+	}
+	return &analytics.Error{Kind: analytics.KindUnavailable, Code: analytics.CodeStorageFull,
+		Message:    "The server's disk is full, and signing in stores a session. Free space on the server, then sign in again; browsers already signed in keep working.",
+		RetryAfter: 30 * time.Second, Err: err}
 }
 
 // Authenticate returns the user and session of a cookie's token, moving
@@ -260,10 +275,16 @@ func (a *Accounts) Authenticate(ctx context.Context, token string) (analytics.Us
 		return analytics.User{}, s, ErrNotSignedIn
 	}
 	if s.ExpiresAt.Sub(now) < a.ttl-extendEvery {
-		s.ExpiresAt = now.Add(a.ttl)
-		if err := a.users.ExtendSession(ctx, hash, s.ExpiresAt); errors.Is(err, analytics.ErrNotFound) {
+		expires := now.Add(a.ttl)
+		switch err := a.users.ExtendSession(ctx, hash, expires); {
+		case err == nil:
+			s.ExpiresAt = expires
+		case errors.Is(err, analytics.ErrNotFound):
 			return analytics.User{}, s, ErrNotSignedIn // signed out meanwhile
-		} else if err != nil {
+		case analytics.IsStorageFull(err):
+			// The server's disk is full: the session goes on with the
+			// expiry it has, and is extended once there is room.
+		default:
 			return analytics.User{}, s, err
 		}
 	}

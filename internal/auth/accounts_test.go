@@ -249,3 +249,53 @@ func TestTokenLastUsed(t *testing.T) {
 		t.Errorf("token last used = %v; want %v", got.LastUsedAt, now)
 	}
 }
+
+// TestAccountsOnFullDisk checks sign-in while the store takes no writes
+// (the server's disk is below its floor): signing in, which stores a
+// session, is refused with 503 storage_full and a message that says so; a
+// session signed in before still authenticates, keeping its expiry when it
+// is due to slide; once writes are allowed again it slides.
+func TestAccountsOnFullDisk(t *testing.T) {
+	ctx := context.Background()
+	var full sync.Mutex
+	refuse := false
+	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{WriteGate: func() error {
+		full.Lock()
+		defer full.Unlock()
+		if refuse {
+			return &analytics.Error{Kind: analytics.KindUnavailable, Code: analytics.CodeStorageFull, Message: "full"}
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	setFull := func(v bool) { full.Lock(); refuse = v; full.Unlock() }
+	clk := &clock{t: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)}
+	a := NewAccounts(st, 0, clk.now)
+	signed, err := a.Setup(ctx, a.IssueSetupToken(), "owner@example.com", "ten chars!")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	setFull(true)
+	_, err = a.Login(ctx, "owner@example.com", "ten chars!", "10.0.0.1")
+	var e *analytics.Error
+	if !errors.As(err, &e) || e.Code != analytics.CodeStorageFull || e.Kind != analytics.KindUnavailable || !strings.Contains(e.Message, "signing in") {
+		t.Errorf("Login on a full disk = %v; want 503 storage_full saying that signing in stores a session", err)
+	}
+	clk.add(2 * time.Hour)
+	u, s, err := a.Authenticate(ctx, signed.Token)
+	if err != nil || u.ID != signed.User.ID || !s.ExpiresAt.Equal(signed.Session.ExpiresAt) {
+		t.Errorf("Authenticate on a full disk, due to slide = %+v, %+v, %v; want the user, expiry unchanged", u, s, err)
+	}
+
+	setFull(false)
+	if _, s, err := a.Authenticate(ctx, signed.Token); err != nil || !s.ExpiresAt.Equal(clk.now().Add(DefaultSessionTTL)) {
+		t.Errorf("Authenticate once there is room = %+v, %v; want the expiry moved to %v", s, err, clk.now().Add(DefaultSessionTTL))
+	}
+	if _, err := a.Login(ctx, "owner@example.com", "ten chars!", "10.0.0.1"); err != nil {
+		t.Errorf("Login once there is room: %v", err)
+	}
+}

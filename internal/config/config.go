@@ -100,6 +100,15 @@ type Config struct {
 	// database and checkpointed (docs/ingest.md, "A full disk"). Zero
 	// turns the check off.
 	MinFreeDisk ByteSize
+	// MinFreeInodes is how many free inodes (files that can still be
+	// created) the data directory's filesystem must keep
+	// (STRATA_MIN_FREE_INODES): below it the server refuses events and
+	// pauses its database writes exactly as below MinFreeDisk, since a
+	// filesystem out of inodes fails every new file (DuckDB's write-ahead
+	// log, a spool segment) however many bytes it has. Filesystems that
+	// report no inode count (btrfs) are not checked. Zero turns the check
+	// off.
+	MinFreeInodes int
 	// ReadTimeout bounds the time a request may take to arrive, its
 	// headers and body together, from its first byte (a connection's first
 	// request: from the connection's opening) (STRATA_READ_TIMEOUT).
@@ -169,6 +178,7 @@ func Default() Config {
 		DuckDBCheckpoint:    "128MB",
 		MaxBodyMemory:       64 << 20,
 		MinFreeDisk:         256 << 20,
+		MinFreeInodes:       10_000,
 		ReadTimeout:         30 * time.Second,
 		ShutdownTimeout:     20 * time.Second,
 	}
@@ -317,6 +327,7 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	fs.Var(&c.MaxBodyMemory, "max-body-memory", "memory all request bodies in flight may hold together, e.g. 64MB (env STRATA_MAX_BODY_MEMORY)")
 	envSize("STRATA_MIN_FREE_DISK", &c.MinFreeDisk)
 	fs.Var(&c.MinFreeDisk, "min-free-disk", "free space the data directory must keep; below it ingest answers 503 storage_full; 0 turns the check off (env STRATA_MIN_FREE_DISK)")
+	fs.IntVar(&c.MinFreeInodes, "min-free-inodes", envInt("STRATA_MIN_FREE_INODES", c.MinFreeInodes), "free inodes the data directory's filesystem must keep; below it ingest answers 503 storage_full; 0 turns the check off (env STRATA_MIN_FREE_INODES)")
 	fs.BoolVar(&c.Replay, "replay", env("STRATA_REPLAY", "true") != "false", "let browser SDKs record sessions (replayEnabled); false refuses $snapshot events (env STRATA_REPLAY)")
 	fs.DurationVar(&c.ReplayRetention, "replay-retention", envDuration("STRATA_REPLAY_RETENTION", c.ReplayRetention), "how long a recorded session is kept after its last chunk (env STRATA_REPLAY_RETENTION)")
 	envSize("STRATA_REPLAY_MAX_BYTES", &c.ReplayMaxBytes)
@@ -354,6 +365,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBodyMemory < 1<<20 {
 		errs = append(errs, fmt.Errorf("max-body-memory %v: must be at least 1MB, the largest API body", c.MaxBodyMemory))
+	}
+	if c.MinFreeInodes < 0 {
+		errs = append(errs, errors.New("min-free-inodes must not be negative"))
 	}
 	if c.ReadTimeout < 100*time.Millisecond {
 		errs = append(errs, fmt.Errorf("read-timeout %v: must be at least 100ms", c.ReadTimeout))

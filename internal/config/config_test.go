@@ -51,6 +51,15 @@ func TestLoad(t *testing.T) {
 	if c2, err = Load(nil, env(map[string]string{"STRATA_MIN_FREE_DISK": "1GB"})); err != nil || c2.MinFreeDisk != 1<<30 {
 		t.Errorf("STRATA_MIN_FREE_DISK: %v, %v", c2.MinFreeDisk, err)
 	}
+	if d := Default(); d.MinFreeInodes != 10_000 {
+		t.Errorf("default min free inodes %d; want 10000", d.MinFreeInodes)
+	}
+	if c2, err = Load([]string{"--min-free-inodes", "0"}, env(map[string]string{"STRATA_MIN_FREE_INODES": "500"})); err != nil || c2.MinFreeInodes != 0 {
+		t.Errorf("--min-free-inodes 0 over the env: %v, %v", c2.MinFreeInodes, err)
+	}
+	if c2, err = Load(nil, env(map[string]string{"STRATA_MIN_FREE_INODES": "500"})); err != nil || c2.MinFreeInodes != 500 {
+		t.Errorf("STRATA_MIN_FREE_INODES: %v, %v", c2.MinFreeInodes, err)
+	}
 	if c.MaxBodyMemory != 64<<20 || c.ReadTimeout != 30*time.Second {
 		t.Errorf("defaults: max body memory %v, read timeout %v; want 64MB and 30s", c.MaxBodyMemory, c.ReadTimeout)
 	}
@@ -97,6 +106,8 @@ func TestLoadRejects(t *testing.T) {
 		{nil, map[string]string{"STRATA_MAX_BODY_MEMORY": "-1MB"}, "STRATA_MAX_BODY_MEMORY"},
 		{[]string{"--min-free-disk", "plenty"}, nil, "min-free-disk"},
 		{nil, map[string]string{"STRATA_MIN_FREE_DISK": "1.5GB"}, "STRATA_MIN_FREE_DISK"},
+		{[]string{"--min-free-inodes", "-1"}, nil, "min-free-inodes"},
+		{nil, map[string]string{"STRATA_MIN_FREE_INODES": "some"}, "STRATA_MIN_FREE_INODES"},
 		{[]string{"--read-timeout", "0s"}, nil, "read-timeout"},
 		{nil, map[string]string{"STRATA_READ_TIMEOUT": "soon"}, "STRATA_READ_TIMEOUT"},
 		{[]string{"--query-concurrency", "0"}, nil, "query-concurrency"},

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -61,4 +62,37 @@ func Fill(t testing.TB, dir string, leave int64) string {
 		t.Fatalf("filling %s: %v", dir, err)
 	}
 	return name
+}
+
+// FillInodes creates empty files in dir until about leave inodes of its
+// filesystem are free, and returns their paths.
+func FillInodes(t testing.TB, dir string, leave uint64) []string {
+	t.Helper()
+	fill := filepath.Join(dir, fmt.Sprintf("inodes-%d", time.Now().UnixNano()))
+	if err := os.Mkdir(fill, 0o700); err != nil {
+		t.Fatalf("filling the inodes of %s: %v", dir, err)
+	}
+	names := []string{fill}
+	for FreeInodes(t, dir) > leave {
+		name := filepath.Join(fill, fmt.Sprint(len(names)))
+		f, err := os.Create(name)
+		if err != nil {
+			break
+		}
+		f.Close()
+		names = append(names, name)
+	}
+	// The directory last, once it is empty.
+	slices.Reverse(names)
+	return names
+}
+
+// FreeInodes is how many files may still be created on dir's filesystem.
+func FreeInodes(t testing.TB, dir string) uint64 {
+	t.Helper()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Ffree
 }

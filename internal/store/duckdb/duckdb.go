@@ -64,6 +64,11 @@ type Options struct {
 	Appenders int
 	// Now is the clock used for created_at columns; nil means time.Now.
 	Now func() time.Time
+	// WriteGate, when set, is asked before the store writes: while it
+	// refuses (the disk is nearly full), every statement that could write
+	// and every append of events gets its error without reaching DuckDB,
+	// reads go on, and Open applies no migration (writes.go).
+	WriteGate func() error
 }
 
 // Store implements analytics.EventStore, analytics.MetaStore and
@@ -142,7 +147,7 @@ func Open(ctx context.Context, dataDir string, opt Options) (*Store, error) {
 	if len(q) > 0 {
 		dsn += "?" + q.Encode()
 	}
-	p, err := newPool(dsn)
+	p, err := newPool(dsn, opt.WriteGate)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}
@@ -158,31 +163,55 @@ func Open(ctx context.Context, dataDir string, opt Options) (*Store, error) {
 	for range opt.Appenders {
 		s.appenders <- &eventAppender{table: "events"}
 	}
-	all, err := migrations()
-	if err != nil {
+	if err := s.migrate(ctx, path); err != nil {
 		s.db.Close()
 		p.close()
 		return nil, err
 	}
-	applied, err := migrate.Apply(ctx, s.db, all, s.now())
+	return s, nil
+}
+
+// migrate applies the migrations the database lacks. It writes only when
+// there are some: a server whose disk is full opens a database that is up
+// to date (writes.go) but not one that would need writing first, which it
+// refuses with an error that says so rather than half-start.
+func (s *Store) migrate(ctx context.Context, path string) error {
+	all, err := migrations()
 	if err != nil {
-		s.db.Close()
-		p.close()
-		return nil, fmt.Errorf("migrating %s: %w", path, err)
+		return err
+	}
+	pending, err := migrate.Pending(ctx, s.db, all)
+	if err != nil {
+		return fmt.Errorf("migrating %s: %w", path, err)
+	}
+	if len(pending) == 0 {
+		return nil
+	}
+	if err := s.pool.writable(); err != nil {
+		// The one error of a start that the command prints: its message
+		// says all.
+		why := err.Error()
+		var e *analytics.Error
+		if errors.As(err, &e) {
+			why = e.Message
+		}
+		return &analytics.Error{Kind: analytics.KindUnavailable, Code: analytics.CodeStorageFull,
+			Message: fmt.Sprintf("%s needs %d migrations applied (%s to %s), which write to its disk, and the disk has no room: %s The server does not start until there is room.",
+				path, len(pending), pending[0].Name, pending[len(pending)-1].Name, why),
+			Err: err}
+	}
+	if _, err := migrate.Apply(ctx, s.db, all, s.now()); err != nil {
+		return fmt.Errorf("migrating %s: %w", path, err)
 	}
 	// Write what the migrations did into the database file at once, so
 	// that the write-ahead log never holds them: DuckDB cannot replay an
 	// ALTER TABLE of a table whose column defaults to nextval(…) (migration
 	// 0012 on experiments) after a crash ("GetDefaultDatabase with no
 	// default database set"), and the server would not start again.
-	if applied > 0 {
-		if _, err := s.db.ExecContext(ctx, "CHECKPOINT"); err != nil {
-			s.db.Close()
-			p.close()
-			return nil, fmt.Errorf("checkpointing %s after its migrations: %w", path, err)
-		}
+	if _, err := s.db.ExecContext(ctx, "CHECKPOINT"); err != nil {
+		return fmt.Errorf("checkpointing %s after its migrations: %w", path, err)
 	}
-	return s, nil
+	return nil
 }
 
 // DB exposes the underlying handle for tests and benchmarks that compare
@@ -191,7 +220,8 @@ func (s *Store) DB() *sql.DB { return s.db }
 
 // Close releases the appenders and the database, waiting for appends in
 // progress. DuckDB checkpoints its write-ahead log into the file on a
-// clean close.
+// clean close, unless the WriteGate refuses: then the log stays, to be
+// replayed by the next Open (writes.go).
 func (s *Store) Close() error {
 	s.numberMu.Lock()
 	defer s.numberMu.Unlock()
@@ -204,6 +234,7 @@ func (s *Store) Close() error {
 	if s.uids != nil {
 		errs = append(errs, s.uids.app.discard(), s.names.app.discard())
 	}
+	errs = append(errs, s.skipCheckpointIfFull())
 	errs = append(errs, s.db.Close())
 	s.pool.close()
 	if err := errors.Join(errs...); err != nil {

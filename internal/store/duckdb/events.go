@@ -16,9 +16,13 @@ import (
 // DuckDB (no SQL parsing per row); on any error it is discarded and rebuilt
 // for the next call so that half-appended rows are never committed later.
 // Up to Options.Appenders calls run at once, each on its own appender.
+// While Options.WriteGate refuses, it returns the gate's error.
 func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) error {
 	if len(events) == 0 {
 		return nil
+	}
+	if err := s.pool.writable(); err != nil {
+		return err
 	}
 	ids, err := s.numberAndStore(ctx, events)
 	if err != nil {
@@ -106,6 +110,9 @@ func (s *Store) CheckpointIfIdle(ctx context.Context, idle time.Duration) (bool,
 func (s *Store) AppendMissing(ctx context.Context, events []analytics.Event) error {
 	if len(events) == 0 {
 		return nil
+	}
+	if err := s.pool.writable(); err != nil {
+		return err
 	}
 	ids, err := s.numberAndStore(ctx, events)
 	if err != nil {

@@ -72,6 +72,9 @@ func needsReopen(err error) bool {
 // further statements (driver.ErrBadConn, so database/sql drops them).
 type pool struct {
 	dsn string
+	// gate, when set, says whether writes may reach DuckDB now
+	// (Options.WriteGate, writes.go).
+	gate func() error
 
 	mu    sync.Mutex
 	cur   *duckdb.Connector // nil while broken
@@ -85,12 +88,12 @@ type pool struct {
 
 var _ driver.Connector = (*pool)(nil)
 
-func newPool(dsn string) (*pool, error) {
+func newPool(dsn string, gate func() error) (*pool, error) {
 	c, err := duckdb.NewConnector(dsn, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &pool{dsn: dsn, cur: c, open: map[uint64]int{}}, nil
+	return &pool{dsn: dsn, gate: gate, cur: c, open: map[uint64]int{}}, nil
 }
 
 // Connect opens a connection to the current instance, or refuses while the
@@ -237,6 +240,9 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 	if c.p.stale(c.gen) {
 		return nil, driver.ErrBadConn
 	}
+	if err := c.mayRun(query); err != nil {
+		return nil, err
+	}
 	res, err := c.Conn.ExecContext(ctx, query, args)
 	return res, c.p.observe(err)
 }
@@ -245,6 +251,9 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	if c.p.stale(c.gen) {
 		return nil, driver.ErrBadConn
+	}
+	if err := c.mayRun(query); err != nil {
+		return nil, err
 	}
 	rows, err := c.Conn.QueryContext(ctx, query, args)
 	err = c.p.observe(err)
@@ -260,7 +269,15 @@ func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, e
 	if c.p.stale(c.gen) {
 		return nil, driver.ErrBadConn
 	}
-	return c.Conn.PrepareContext(ctx, query)
+	// PrepareContext runs all but the last of several statements.
+	if err := c.mayRun(query); err != nil {
+		return nil, err
+	}
+	st, err := c.Conn.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return c.p.gated(st), nil
 }
 
 // BeginTx implements driver.ConnBeginTx; the commit's failure is observed.

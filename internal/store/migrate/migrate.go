@@ -69,40 +69,61 @@ func Apply(ctx context.Context, db *sql.DB, migrations []Migration, now time.Tim
 	)`); err != nil {
 		return 0, fmt.Errorf("creating schema_migrations: %w", err)
 	}
+	pending, err := Pending(ctx, db, migrations)
+	if err != nil {
+		return 0, err
+	}
+	for i, m := range pending {
+		if err := applyOne(ctx, db, m, now); err != nil {
+			return i, err
+		}
+	}
+	return len(pending), nil
+}
+
+// Pending returns, in order, the migrations that Apply would run, without
+// writing anything: a database without schema_migrations has them all to
+// run. A server that may not write (its disk is full) asks first, so that
+// it can start when there is nothing to apply. Like Apply, it refuses a
+// database with a version newer than the binary knows.
+func Pending(ctx context.Context, db *sql.DB, migrations []Migration) ([]Migration, error) {
+	var tables int
+	if err := db.QueryRowContext(ctx,
+		`SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations'`).Scan(&tables); err != nil {
+		return nil, fmt.Errorf("looking for schema_migrations: %w", err)
+	}
+	if tables == 0 {
+		return migrations, nil
+	}
 	applied := map[int]bool{}
 	rows, err := db.QueryContext(ctx, `SELECT version FROM schema_migrations`)
 	if err != nil {
-		return 0, fmt.Errorf("reading schema_migrations: %w", err)
+		return nil, fmt.Errorf("reading schema_migrations: %w", err)
 	}
 	maxApplied := 0
 	for rows.Next() {
 		var v int
 		if err := rows.Scan(&v); err != nil {
 			rows.Close()
-			return 0, fmt.Errorf("reading schema_migrations: %w", err)
+			return nil, fmt.Errorf("reading schema_migrations: %w", err)
 		}
 		applied[v] = true
 		maxApplied = max(maxApplied, v)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("reading schema_migrations: %w", err)
+		return nil, fmt.Errorf("reading schema_migrations: %w", err)
 	}
 	if n := len(migrations); n > 0 && maxApplied > migrations[n-1].Version {
-		return 0, fmt.Errorf("database schema version %d is newer than this binary's %d", maxApplied, migrations[n-1].Version)
+		return nil, fmt.Errorf("database schema version %d is newer than this binary's %d", maxApplied, migrations[n-1].Version)
 	}
-
-	count := 0
+	var pending []Migration
 	for _, m := range migrations {
-		if applied[m.Version] {
-			continue
+		if !applied[m.Version] {
+			pending = append(pending, m)
 		}
-		if err := applyOne(ctx, db, m, now); err != nil {
-			return count, err
-		}
-		count++
 	}
-	return count, nil
+	return pending, nil
 }
 
 func applyOne(ctx context.Context, db *sql.DB, m Migration, now time.Time) error {

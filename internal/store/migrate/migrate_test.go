@@ -45,11 +45,25 @@ func TestApply(t *testing.T) {
 		{1, "0001_a.sql", "CREATE TABLE a (x INTEGER)"},
 		{2, "0002_b.sql", "CREATE TABLE b (x INTEGER); INSERT INTO b VALUES (1)"},
 	}
-	if n, err := Apply(ctx, db, ms, now); err != nil || n != 2 {
+	if p, err := Pending(ctx, db, ms); err != nil || len(p) != 2 {
+		t.Fatalf("Pending on an empty database = %v, %v; want both", p, err)
+	}
+	var tables int
+	db.QueryRow(`SELECT count(*) FROM information_schema.tables`).Scan(&tables)
+	if tables != 0 {
+		t.Fatalf("Pending created %d tables; it must not write", tables)
+	}
+	if n, err := Apply(ctx, db, ms[:1], now); err != nil || n != 1 {
 		t.Fatalf("first Apply = %d, %v", n, err)
 	}
+	if p, err := Pending(ctx, db, ms); err != nil || len(p) != 1 || p[0].Version != 2 {
+		t.Fatalf("Pending after the first = %v, %v; want 0002_b.sql", p, err)
+	}
+	if n, err := Apply(ctx, db, ms, now); err != nil || n != 1 {
+		t.Fatalf("second Apply = %d, %v", n, err)
+	}
 	if n, err := Apply(ctx, db, ms, now); err != nil || n != 0 {
-		t.Fatalf("second Apply = %d, %v; want nothing applied", n, err)
+		t.Fatalf("third Apply = %d, %v; want nothing applied", n, err)
 	}
 	bad := append(ms, Migration{3, "0003_bad.sql", "CREATE TABLE c (x INTEGER); SELECT * FROM missing_table"})
 	if _, err := Apply(ctx, db, bad, now); err == nil || !strings.Contains(err.Error(), "0003_bad.sql") {
@@ -62,6 +76,9 @@ func TestApply(t *testing.T) {
 	}
 	if _, err := Apply(ctx, db, ms[:1], now); err == nil || !strings.Contains(err.Error(), "newer") {
 		t.Errorf("older binary on newer schema: %v", err)
+	}
+	if _, err := Pending(ctx, db, ms[:1]); err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Errorf("Pending, older binary on newer schema: %v", err)
 	}
 }
 

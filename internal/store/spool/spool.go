@@ -12,7 +12,9 @@
 //
 // After a crash the log is replayed at Open into the store, skipping events
 // the store already has (matched by product and uuid), so every event is
-// stored exactly once.
+// stored exactly once. When the Gate refuses at Open (the disk is full),
+// the log is left in place and replayed once it allows, and the spool
+// starts anyway: a full disk must not keep the server from starting.
 package spool
 
 import (
@@ -66,7 +68,8 @@ type Options struct {
 	// Gate, when set, is asked before each load whether the inner store
 	// may be written now; while it refuses (a nearly full disk), the
 	// loaders wait and the events stay in the log, and Sync answers its
-	// error instead of waiting.
+	// error instead of waiting. The replay of a log left by an unclean
+	// stop waits for it too (Open).
 	Gate   func() error
 	Logger *slog.Logger
 }
@@ -114,8 +117,14 @@ type Store struct {
 	// its record: the loaders do not stop before it is queued.
 	appending bool
 	closed    bool
-	done      chan struct{}
-	buf       []byte
+	// left holds the segments an unclean stop left, oldest first, while
+	// they wait to be replayed (replayLeft); the spool neither writes nor
+	// deletes them otherwise.
+	left []string
+	// stop is closed by Close, ending the wait of a deferred replay.
+	stop chan struct{}
+	done chan struct{}
+	buf  []byte
 }
 
 type pendingRecord struct {
@@ -130,6 +139,13 @@ var _ analytics.EventStore = (*Store)(nil)
 const segmentPattern = "segment-%020d.log"
 
 // Open replays any log left by a crash into inner, then starts the loader.
+//
+// A full disk does not make it fail. While the Gate refuses, the log left
+// behind is not replayed (that writes the store) but kept, and replayed in
+// the background once the Gate allows; its events are not waited for by
+// Sync meanwhile, so queries read what is stored, but RecentUUIDs lists
+// them. And should no new segment fit (no inode is free), the first
+// append that finds room starts it.
 func Open(ctx context.Context, inner Inner, opt Options) (*Store, error) {
 	if opt.MaxBacklog <= 0 {
 		opt.MaxBacklog = DefaultMaxBacklog
@@ -149,18 +165,33 @@ func Open(ctx context.Context, inner Inner, opt Options) (*Store, error) {
 	if err := os.MkdirAll(opt.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating spool directory: %w", err)
 	}
-	s := &Store{inner: inner, opt: opt, log: opt.Logger, remain: map[uint64]int{}, loading: map[uint64]bool{}, done: make(chan struct{})}
+	s := &Store{inner: inner, opt: opt, log: opt.Logger, remain: map[uint64]int{}, loading: map[uint64]bool{},
+		stop: make(chan struct{}), done: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
-	last, err := s.replay(ctx)
+	last, err := s.findLeft()
 	if err != nil {
 		return nil, err
 	}
-	if err := s.startSegment(last + 1); err != nil {
+	if deferred, err := s.replayLeft(ctx); err != nil {
 		return nil, err
+	} else if deferred != nil {
+		s.log.Warn("the disk is too full to replay the spool left by an unclean stop; it stays on disk and is replayed once there is room",
+			"segments", len(s.left), "reason", deferred)
+	}
+	if err := s.startSegment(last + 1); err != nil {
+		if !noSpace(err) {
+			return nil, err
+		}
+		// write starts the segment after this one at the first append.
+		s.segSeq = last + 1
+		s.log.Warn("no room for a spool segment; the first append once there is room starts one", "err", err)
 	}
 	var loaders sync.WaitGroup
 	for range opt.Loaders {
 		loaders.Go(s.load)
+	}
+	if len(s.left) > 0 {
+		loaders.Go(s.replayLater)
 	}
 	go func() {
 		loaders.Wait()
@@ -169,9 +200,15 @@ func Open(ctx context.Context, inner Inner, opt Options) (*Store, error) {
 	return s, nil
 }
 
-// replay loads every segment left on disk into the inner store and deletes
-// it, returning the highest segment number seen.
-func (s *Store) replay(ctx context.Context) (uint64, error) {
+// noSpace reports whether err is a filesystem out of blocks or inodes, or
+// a quota reached.
+func noSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// findLeft lists the segments left on disk into s.left, oldest first, and
+// returns the highest segment number among them.
+func (s *Store) findLeft() (uint64, error) {
 	names, err := filepath.Glob(filepath.Join(s.opt.Dir, "segment-*.log"))
 	if err != nil {
 		return 0, err
@@ -184,24 +221,91 @@ func (s *Store) replay(ctx context.Context) (uint64, error) {
 			return 0, fmt.Errorf("spool segment %s: unexpected name", name)
 		}
 		last = max(last, seq)
-		events, err := readSegment(name)
-		if err != nil {
-			return 0, err
+	}
+	s.left = names
+	return last, nil
+}
+
+// replayLeft loads every segment in s.left into the inner store and
+// deletes it, oldest first. While the Gate refuses it stops and returns
+// the refusal as deferred, leaving what is not yet replayed in s.left;
+// should a replay fail and the Gate refuse after it (the disk filled
+// meanwhile), likewise. Any other failure is err.
+func (s *Store) replayLeft(ctx context.Context) (deferred, err error) {
+	for {
+		s.mu.Lock()
+		if len(s.left) == 0 {
+			s.mu.Unlock()
+			return nil, nil
 		}
-		for start := 0; start < len(events); start += 50_000 {
-			end := min(start+50_000, len(events))
-			if err := s.inner.AppendMissing(ctx, events[start:end]); err != nil {
-				return 0, fmt.Errorf("replaying %s: %w", name, err)
+		name := s.left[0]
+		s.mu.Unlock()
+		if refusal := s.gate(); refusal != nil {
+			return refusal, nil
+		}
+		if err := s.replaySegment(ctx, name); err != nil {
+			if refusal := s.gate(); refusal != nil {
+				return refusal, nil
 			}
+			return nil, err
 		}
-		if len(events) > 0 {
-			s.log.Info("replayed spool segment after an unclean stop", "segment", filepath.Base(name), "events", len(events))
-		}
-		if err := os.Remove(name); err != nil {
-			return 0, fmt.Errorf("removing replayed segment: %w", err)
+		s.mu.Lock()
+		s.left = s.left[1:]
+		s.mu.Unlock()
+	}
+}
+
+// gate asks the Gate, if there is one.
+func (s *Store) gate() error {
+	if s.opt.Gate == nil {
+		return nil
+	}
+	return s.opt.Gate()
+}
+
+// replaySegment loads one segment left on disk into the inner store and
+// deletes it.
+func (s *Store) replaySegment(ctx context.Context, name string) error {
+	events, err := readSegment(name)
+	if err != nil {
+		return err
+	}
+	for start := 0; start < len(events); start += 50_000 {
+		end := min(start+50_000, len(events))
+		if err := s.inner.AppendMissing(ctx, events[start:end]); err != nil {
+			return fmt.Errorf("replaying %s: %w", name, err)
 		}
 	}
-	return last, nil
+	if len(events) > 0 {
+		s.log.Info("replayed spool segment after an unclean stop", "segment", filepath.Base(name), "events", len(events))
+	}
+	if err := os.Remove(name); err != nil {
+		return fmt.Errorf("removing replayed segment: %w", err)
+	}
+	return nil
+}
+
+// replayLater replays the segments Open could not, once the Gate allows,
+// until they are all stored or the spool closes; those left at Close stay
+// for the next Open.
+func (s *Store) replayLater() {
+	for {
+		wait := gateRetry
+		deferred, err := s.replayLeft(context.Background())
+		switch {
+		case err != nil:
+			s.log.Error("replaying the spool left by an unclean stop failed; retrying", "err", err)
+			wait = 5 * time.Second
+		case deferred == nil:
+			s.log.Info("the spool left by an unclean stop is replayed")
+			return
+		}
+		select {
+		case <-s.stop:
+			return
+		case <-time.After(wait):
+		}
+	}
 }
 
 func (s *Store) startSegment(seq uint64) error {
@@ -485,6 +589,23 @@ func (s *Store) load() {
 			if err == nil {
 				break
 			}
+			if refusal := s.gate(); refusal != nil {
+				// The disk filled after this batch was taken (the store
+				// refuses writes below the same floor): wait for room as
+				// at the gate, Sync answering the refusal meanwhile
+				// rather than waiting for this batch. At a stop the batch
+				// stays in the log for the next start.
+				s.mu.Lock()
+				s.paused = refusal
+				s.cond.Broadcast()
+				stopping := s.closed
+				s.mu.Unlock()
+				if stopping {
+					return
+				}
+				time.Sleep(gateRetry)
+				continue
+			}
 			// The events are safe in the log; keep trying. Appends block
 			// once the backlog fills, which surfaces the failure as
 			// latency. When stopping, give up after a few tries: the log
@@ -625,7 +746,9 @@ func (s *Store) loaded() uint64 {
 }
 
 // Sync waits until every event appended before the call is in the inner
-// store, so that a query sees what was acknowledged before it.
+// store, so that a query sees what was acknowledged before it. It does not
+// wait for segments an unclean stop left that the Gate keeps from being
+// replayed (Open): on a full disk, a query reads what is stored.
 func (s *Store) Sync(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -649,10 +772,35 @@ func (s *Store) Sync(ctx context.Context) error {
 	return nil
 }
 
-// RecentUUIDs syncs, then asks the inner store.
+// RecentUUIDs syncs, then asks the inner store. The events of segments
+// left by an unclean stop and not yet replayed (Open) come first: they are
+// acknowledged, so a client that retries one across the restart must find
+// it in the deduplication window the caller fills.
 func (s *Store) RecentUUIDs(ctx context.Context, since time.Time, limit int, fn func(int64, [16]byte) error) error {
 	if err := s.Sync(ctx); err != nil {
 		return err
+	}
+	s.mu.Lock()
+	left := slices.Clone(s.left)
+	s.mu.Unlock()
+	for _, name := range left {
+		events, err := readSegment(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // replayed meanwhile; the inner store has it
+		} else if err != nil {
+			return err
+		}
+		for i := range events {
+			if limit <= 0 {
+				return nil
+			}
+			if !events[i].ReceivedAt.Before(since) {
+				if err := fn(events[i].ProductID, events[i].UUID); err != nil {
+					return err
+				}
+				limit--
+			}
+		}
 	}
 	return s.inner.RecentUUIDs(ctx, since, limit, fn)
 }
@@ -667,6 +815,7 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.cond.Broadcast()
+	close(s.stop)
 	s.mu.Unlock()
 	<-s.done
 	// An append still writing holds the segment; the loaders waited for
@@ -679,10 +828,17 @@ func (s *Store) Close() error {
 		errs = append(errs, s.seg.Close())
 	}
 	if s.loaded() == s.appended {
-		// Everything is in the inner store; the log is no longer needed.
+		// Everything appended is in the inner store; the log is no longer
+		// needed, but for segments an unclean stop left that are still to
+		// be replayed.
 		names, _ := filepath.Glob(filepath.Join(s.opt.Dir, "segment-*.log"))
 		for _, n := range names {
-			errs = append(errs, os.Remove(n))
+			if !slices.Contains(s.left, n) {
+				errs = append(errs, os.Remove(n))
+			}
+		}
+		if len(s.left) > 0 {
+			s.log.Warn("the spool left by an unclean stop could not be replayed; it stays for the next start", "segments", len(s.left), "dir", s.opt.Dir)
 		}
 	} else {
 		errs = append(errs, fmt.Errorf("%d spooled events could not be loaded; they stay in %s for the next start",

@@ -530,3 +530,247 @@ func TestRecordReadBackCorrupt(t *testing.T) {
 		t.Errorf("after the repair %d events are stored, want 10", n)
 	}
 }
+
+// unclosed is a store that the spool's Close leaves open, for the test to
+// read and close.
+type unclosed struct{ Inner }
+
+func (unclosed) Close() error { return nil }
+
+// crashLog logs events of the given name through a spool whose store
+// fails, as a process killed before its loaders ran would leave them, and
+// returns them.
+func crashLog(t *testing.T, st *duckdb.Store, dir, name string, n int) []analytics.Event {
+	t.Helper()
+	sp, err := Open(context.Background(), brokenStore{st}, Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logged := events(n, name)
+	if err := sp.AppendEvents(context.Background(), logged); err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Close(); err == nil {
+		t.Fatal("Close reported success with unloaded events")
+	}
+	return logged
+}
+
+// TestReplayWaitsForRoom opens a spool over a log left by a crash while
+// the gate refuses (the disk is full): Open succeeds without writing the
+// store, Sync does not wait for the left events (queries read what is
+// stored), RecentUUIDs lists them (a retry across the restart is
+// deduplicated), and a Close meanwhile keeps them for the next start. Once
+// the gate allows, they are replayed in the background and each event is
+// stored once.
+func TestReplayWaitsForRoom(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	spoolDir := filepath.Join(dir, "spool")
+	st := openDuck(t, dir)
+	defer st.Close()
+	left := crashLog(t, st, spoolDir, "left", 300)
+	if err := st.AppendEvents(ctx, left[:100]); err != nil { // loaded before the "crash"
+		t.Fatal(err)
+	}
+
+	full := errors.New("disk nearly full")
+	var mu sync.Mutex
+	refuse := true
+	gate := func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if refuse {
+			return full
+		}
+		return nil
+	}
+	for round := 1; round <= 2; round++ {
+		sp, err := Open(ctx, brokenStore{st}, Options{Dir: spoolDir, Gate: gate})
+		if err != nil {
+			t.Fatalf("round %d: Open on a full disk: %v", round, err)
+		}
+		if err := sp.Sync(ctx); err != nil {
+			t.Errorf("round %d: Sync with only left events waiting: %v; want nil at once", round, err)
+		}
+		listed := map[[16]byte]bool{}
+		if err := sp.RecentUUIDs(ctx, time.Now().Add(-time.Hour), 1000, func(_ int64, u [16]byte) error {
+			listed[u] = true
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range left {
+			if !listed[e.UUID] {
+				t.Fatalf("round %d: RecentUUIDs leaves out a left event", round)
+			}
+		}
+		if err := sp.Close(); err != nil {
+			t.Fatalf("round %d: Close: %v", round, err)
+		}
+		if n := count(t, st, "left"); n != 100 {
+			t.Fatalf("round %d: %d events stored while the gate refused; want the 100 loaded before", round, n)
+		}
+		if segs, _ := filepath.Glob(filepath.Join(spoolDir, "*.log")); len(segs) == 0 {
+			t.Fatalf("round %d: the left log is gone", round)
+		}
+	}
+
+	sp, err := Open(ctx, unclosed{st}, Options{Dir: spoolDir, Gate: gate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	if err := sp.AppendEvents(ctx, events(50, "new")); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	refuse = false
+	mu.Unlock()
+	deadline := time.Now().Add(30 * time.Second)
+	for count(t, st, "left") != 300 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 300 left events stored 30 s after the gate allowed", count(t, st, "left"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := sp.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, st, "new"); n != 50 {
+		t.Errorf("%d new events stored, want 50", n)
+	}
+	var dup int
+	st.DB().QueryRow(`SELECT count(*) - count(DISTINCT uuid) FROM events`).Scan(&dup)
+	if dup != 0 {
+		t.Errorf("%d events stored twice", dup)
+	}
+}
+
+// TestOpenOnFullDisk opens a spool whose filesystem has no inode free and
+// a log left by a crash: Open succeeds, though it can neither replay (the
+// gate refuses) nor start a segment; appends fail while the disk is full,
+// and once files are deleted they succeed, the left log is replayed, and
+// every event logged is stored once.
+func TestOpenOnFullDisk(t *testing.T) {
+	ctx := context.Background()
+	mnt := testdisk.Mount(t, "size=8m,nr_inodes=32")
+	spoolDir := filepath.Join(mnt, "spool")
+	dir := t.TempDir()
+	st := openDuck(t, dir)
+	defer st.Close()
+	left := crashLog(t, st, spoolDir, "left", 200)
+	fillers := testdisk.FillInodes(t, mnt, 0)
+	// The server's floor: no free inode, no write.
+	gate := func() error {
+		if testdisk.FreeInodes(t, mnt) == 0 {
+			return errors.New("no inode free")
+		}
+		return nil
+	}
+	sp, err := Open(ctx, unclosed{st}, Options{Dir: spoolDir, Gate: gate})
+	if err != nil {
+		t.Fatalf("Open with no inode free: %v", err)
+	}
+	defer sp.Close()
+	if err := sp.AppendEvents(ctx, events(10, "new")); err == nil {
+		t.Error("an append succeeded with no inode free for its segment")
+	}
+	if n := count(t, st, "left"); n != 0 {
+		t.Errorf("%d left events stored with no inode free", n)
+	}
+	for _, f := range fillers {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sp.AppendEvents(ctx, events(10, "new")); err != nil {
+		t.Fatalf("append once inodes were freed: %v", err)
+	}
+	if err := sp.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for count(t, st, "left") != len(left) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d left events stored 30 s after inodes were freed", count(t, st, "left"), len(left))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := count(t, st, "new"); n != 10 {
+		t.Errorf("%d new events stored, want 10", n)
+	}
+}
+
+// fillingStore is a store on a disk that fills as a load begins: its first
+// append crosses the floor, and below it the store refuses every write, as
+// the DuckDB store does.
+type fillingStore struct {
+	Inner
+	fill func()
+	gate func() error
+	once sync.Once
+}
+
+func (f *fillingStore) AppendEvents(ctx context.Context, events []analytics.Event) error {
+	f.once.Do(f.fill)
+	if err := f.gate(); err != nil {
+		return err
+	}
+	return f.Inner.AppendEvents(ctx, events)
+}
+
+func (f *fillingStore) AppendMissing(ctx context.Context, events []analytics.Event) error {
+	if err := f.gate(); err != nil {
+		return err
+	}
+	return f.Inner.AppendMissing(ctx, events)
+}
+
+// TestDiskFillsDuringLoad crosses the floor after a loader passed the gate
+// with a batch: the store refuses the batch, and a Sync must answer the
+// refusal rather than wait for room; once there is room the batch is
+// stored, once.
+func TestDiskFillsDuringLoad(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := openDuck(t, dir)
+	full := errors.New("disk nearly full")
+	var mu sync.Mutex
+	refuse := false
+	setRefuse := func(v bool) { mu.Lock(); refuse = v; mu.Unlock() }
+	gate := func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if refuse {
+			return full
+		}
+		return nil
+	}
+	inner := &fillingStore{Inner: st, fill: func() { setRefuse(true) }, gate: gate}
+	sp, err := Open(ctx, inner, Options{Dir: filepath.Join(dir, "spool"), Gate: gate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	if err := sp.AppendEvents(ctx, events(100, "filling")); err != nil {
+		t.Fatal(err)
+	}
+	synced := make(chan error, 1)
+	go func() { synced <- sp.Sync(ctx) }()
+	select {
+	case err := <-synced:
+		if err != full {
+			t.Fatalf("Sync once the disk filled under a load = %v, want the gate's refusal", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Sync still waits 10 s after the disk filled under a load")
+	}
+	setRefuse(false)
+	if err := sp.Sync(ctx); err != nil {
+		t.Fatalf("Sync once there is room: %v", err)
+	}
+	if n := count(t, st, "filling"); n != 100 {
+		t.Errorf("%d events stored, want 100", n)
+	}
+}
