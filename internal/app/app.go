@@ -128,7 +128,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		DedupCapacity: cfg.DedupCapacity, Linger: cfg.CommitLinger, Logger: log.With("component", "writer"),
 	}
 	if cfg.EventsURL == "" {
-		wopt.Admit = a.store.guard.Admit
+		wopt.Admit = a.store.guard.AdmitIngest
 	}
 	a.wr = ingest.NewWriter(a.store.events, wopt)
 	if n, err := a.wr.LoadRecent(ctx); err != nil {
@@ -175,7 +175,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Groups:      a.store.meta,
 		Replays:     a.store.replays,
 		Replay:      cfg.Replay,
-		ReplayAdmit: a.store.guard.Admit,
+		ReplayAdmit: a.store.guard.AdmitIngest,
 		Alerts:      a.store.meta,
 		AlertSender: alertSender,
 		PublicURL:   cfg.PublicURL,
@@ -466,7 +466,9 @@ func (a *App) readiness() error {
 		return errNotReady
 	}
 	if a.cfg.EventsURL == "" {
-		return a.store.guard.Admit()
+		// Ready while events are acknowledged: a store being reopened
+		// after a write ran out of memory still takes them (disk.go).
+		return a.store.guard.AdmitIngest()
 	}
 	return a.store.embeddedBroken()
 }

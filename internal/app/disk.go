@@ -77,11 +77,27 @@ func errInodesFull(free, floor uint64) error {
 		RetryAfter: 30 * time.Second}
 }
 
-// Admit returns nil when events may be committed now: the store is sound
-// and the floor is free. It is the ingest writer's Admit.
+// Admit returns nil when events may be committed to the database now: the
+// store is sound and the floor is free. It is the spool loaders' gate.
 func (g *storageGuard) Admit() error {
 	if g.store != nil {
 		if err := g.store.Broken(); err != nil {
+			return err
+		}
+	}
+	return g.aboveFloor()
+}
+
+// AdmitIngest returns nil when events may be acknowledged now: the ingest
+// writer's Admit (its spool) and the replay chunks'. It is Admit, except
+// that a store broken by a write that ran out of DuckDB's memory does not
+// refuse: that store is reopened within a second (recover) while the disk
+// has room, and the spool keeps what is acknowledged meanwhile, so that a
+// read that filled the buffer pool never makes ingest refuse events
+// (docs/security.md, "Reads never break writes").
+func (g *storageGuard) AdmitIngest() error {
+	if g.store != nil {
+		if err := g.store.Broken(); err != nil && !duckdb.OutOfMemory(err) {
 			return err
 		}
 	}

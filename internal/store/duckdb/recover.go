@@ -65,6 +65,27 @@ func needsReopen(err error) bool {
 	return false
 }
 
+// OutOfMemory reports whether err, or the failure that broke the store
+// (Broken's error wraps it), is DuckDB running out of buffer-pool memory.
+// DuckDB cannot roll back a commit, nor finish a checkpoint, that ran out
+// of memory, and invalidates the instance (docs/security.md, "Reads never
+// break writes"); the store is then reopened like after any failed write,
+// but nothing is wrong with the disk, so what is acknowledged before it
+// reaches the database (the spool) may go on being acknowledged meanwhile.
+func OutOfMemory(err error) bool {
+	if err == nil {
+		return false
+	}
+	var de *duckdb.Error
+	if errors.As(err, &de) && de.Type == duckdb.ErrorTypeOutOfMemory {
+		return true
+	}
+	// The appender and the invalidated instance report it as text.
+	msg := err.Error()
+	return strings.Contains(msg, "Out of Memory Error") || strings.Contains(msg, "failed to pin block") ||
+		strings.Contains(msg, "could not allocate block") || strings.Contains(msg, "failed to allocate data")
+}
+
 // pool is the driver.Connector behind the store's *sql.DB and its appenders.
 // It holds the current DuckDB instance and lets Recover replace it under
 // handles that the rest of the program keeps: while the store is broken it

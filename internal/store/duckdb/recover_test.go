@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/google/uuid"
@@ -141,5 +144,98 @@ func TestNeedsReopen(t *testing.T) {
 		if got := needsReopen(c.err); got != c.want {
 			t.Errorf("needsReopen(%v) = %v, want %v", c.err, got, c.want)
 		}
+	}
+}
+
+// TestWriteOutOfMemory fills DuckDB's buffer pool with reads that hold
+// whole wide results (what the survey results did before they were paged:
+// docs/security.md, "Reads never break writes") while events are appended,
+// until an append fails. DuckDB cannot roll back a commit that ran out of
+// memory, so the store is broken, as after a full disk; the failure must
+// be recognisable as memory (OutOfMemory), which keeps ingest
+// acknowledging into the spool while Recover reopens the file, and after
+// Recover every event appended is stored exactly.
+func TestWriteOutOfMemory(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir(), Options{MemoryLimit: "96MB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	wide := `[` + strings.Repeat(`{"questionId":"q","value":"`+strings.Repeat("é", 2000)+`"},`, 9) + `{"questionId":"q","value":"x"}]`
+	for range 1500 {
+		if _, err := s.DB().ExecContext(ctx, `INSERT INTO survey_responses (product_id, campaign_id, distinct_id, variant, answers, created_at)
+			VALUES (1, 1, 'u', 'control', ?, now())`, wide); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	for range 8 {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				rows, err := s.DB().QueryContext(ctx, `SELECT answers FROM survey_responses WHERE product_id = 1 ORDER BY id`)
+				if err == nil {
+					for rows.Next() {
+					}
+					rows.Close()
+				}
+			}
+		}()
+	}
+	var stored, failed []analytics.Event
+	var cause error
+	for deadline := time.Now().Add(2 * time.Minute); failed == nil; {
+		if time.Now().After(deadline) {
+			close(stop)
+			readers.Wait()
+			t.Fatal("no append failed in two minutes of reads filling the buffer pool")
+		}
+		batch := roundTripEvents(2000)
+		for j := range batch {
+			batch[j].UUID = uuid.New()
+			batch[j].DistinctID += uuid.NewString()[:8] // new users: the dictionary commits too
+		}
+		if cause = s.AppendEvents(ctx, batch); cause != nil {
+			failed = batch
+			continue
+		}
+		stored = append(stored, batch...)
+	}
+	close(stop)
+	readers.Wait()
+	t.Logf("append failed after %d events: %v", len(stored), cause)
+	broken := s.Broken()
+	if broken == nil {
+		t.Fatalf("the store is sound after %v; DuckDB cannot be trusted after a commit that failed", cause)
+	}
+	if !OutOfMemory(broken) || !OutOfMemory(cause) {
+		t.Errorf("OutOfMemory(%v) = false; want the failure recognised as memory", broken)
+	}
+	if ok, err := s.Recover(ctx); !ok || err != nil {
+		t.Fatalf("Recover = %v, %v", ok, err)
+	}
+	if err := s.AppendEvents(ctx, failed); err != nil {
+		t.Fatalf("appending the failed batch after Recover: %v", err)
+	}
+	stored = append(stored, failed...)
+	got := storedEvents(t, s.DB())
+	if len(got) != len(stored) {
+		t.Errorf("%d events stored, want %d", len(got), len(stored))
+	}
+	for _, e := range stored {
+		if got[uuid.UUID(e.UUID).String()] != wantStored(e) {
+			t.Fatalf("event %s stored altered", uuid.UUID(e.UUID))
+		}
+	}
+	if OutOfMemory(errors.New("IO Error: Could not write file: No space left on device")) {
+		t.Error("a full disk taken for memory")
 	}
 }
