@@ -240,39 +240,46 @@ function parse(p: string): [emit: () => void, size: number, prog: Inst[]] {
  * generation that added it), so every step costs at most the program's size.
  */
 function run(prog: Inst[], s: string): boolean {
-  const seen = new Int32Array(prog.length);
-  let list: number[] = [];
-  for (let i = 0; i <= s.length; i++) {
-    if (add(prog, list, seen, i + 1, 0, s, i)) return true;
-    const next: number[] = [];
-    if (i < s.length) {
-      for (const pc of list) if (prog[pc].t!(s, i) && add(prog, next, seen, i + 2, pc + 1, s, i + 1)) return true;
+  const n = prog.length;
+  const seen = new Int32Array(n);
+  // add's stack (each instruction pushes at most two), and the threads at
+  // this position and the next: the arrays are reused at every position.
+  const stack = new Int32Array(2 * n + 1);
+  let cur = new Int32Array(n);
+  let next = new Int32Array(n);
+  let count = 0;
+  /**
+   * add appends to list (holding len threads) the CHAR instructions reachable
+   * from pc without reading a unit, following SPLIT, JMP and the ASSERTs that
+   * hold at position i; it returns the new length, or -1 when MATCH is reachable.
+   */
+  const add = (list: Int32Array, len: number, gen: number, pc: number, i: number): number => {
+    let top = 0;
+    stack[top++] = pc;
+    while (top) {
+      const k = stack[--top];
+      if (seen[k] == gen) continue;
+      seen[k] = gen;
+      const x = prog[k];
+      if (x.op == MATCH) return -1;
+      if (x.op == CHAR) list[len++] = k;
+      else if (x.op == ASSERT) {
+        if (x.t!(s, i)) stack[top++] = k + 1;
+      } else {
+        if (x.op == SPLIT) stack[top++] = x.y;
+        stack[top++] = x.x;
+      }
     }
-    list = next;
-  }
-  return false;
-}
-
-/**
- * add puts the CHAR instructions reachable from pc without reading a unit
- * into list (following SPLIT, JMP and the ASSERTs that hold at position i),
- * and reports whether MATCH is reachable.
- */
-function add(prog: Inst[], list: number[], seen: Int32Array, gen: number, pc: number, s: string, i: number): boolean {
-  const stack = [pc];
-  while (stack.length) {
-    const k = stack.pop()!;
-    if (seen[k] == gen) continue;
-    seen[k] = gen;
-    const n = prog[k];
-    if (n.op == MATCH) return true;
-    if (n.op == CHAR) list.push(k);
-    else if (n.op == ASSERT) {
-      if (n.t!(s, i)) stack.push(k + 1);
-    } else {
-      if (n.op == SPLIT) stack.push(n.y);
-      stack.push(n.x);
+    return len;
+  };
+  for (let i = 0; ; i++) {
+    if ((count = add(cur, count, i + 1, 0, i)) < 0) return true;
+    if (i == s.length) return false;
+    let len = 0;
+    for (let k = 0; k < count; k++) {
+      if (prog[cur[k]].t!(s, i) && (len = add(next, len, i + 2, cur[k] + 1, i + 1)) < 0) return true;
     }
+    [cur, next] = [next, cur];
+    count = len;
   }
-  return false;
 }
