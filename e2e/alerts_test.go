@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"strata/internal/store/duckdb"
 )
 
 // delivery is one request the test receiver got.
@@ -168,7 +171,6 @@ func checkErrorAlerts(t *testing.T, s *server) {
 	for _, bad := range []map[string]any{
 		{"url": "ftp://127.0.0.1/x"},
 		{"url": "file:///etc/passwd"},
-		{"url": "http://169.254.169.254/latest/meta-data"},
 		{"url": "http://user:pw@127.0.0.1/x"},
 		{"url": "/relative"},
 		{},
@@ -334,5 +336,82 @@ func checkErrorAlerts(t *testing.T, s *server) {
 	}
 	if res := annCall(t, s, a.Live, "GET", "/api/v1/alerts", nil); res.Status != 403 {
 		t.Errorf("alerts with the API key: %d", res.Status)
+	}
+}
+
+// TestWebhookAddressesRefused checks the addresses a webhook may not
+// name, IPv4 addresses hidden in IPv6 ones and the cloud metadata
+// services that are not link-local among them: PUT refuses each with 400
+// webhook_address_refused; a webhook stored with one anyway (by an
+// older server, or by hand) is refused when a delivery connects, before
+// any connection is made; and what the operator allows with
+// --alert-webhook-allow is accepted.
+func TestWebhookAddressesRefused(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	refused := []string{
+		"http://[64:ff9b::a9fe:a9fe]/", "http://[::169.254.169.254]/", "http://[2002:a9fe:a9fe::]/",
+		"http://169.254.169.254/latest/meta-data", "http://[fd00:ec2::254]/latest/meta-data/",
+		"http://100.100.100.200/latest/meta-data/", "http://192.0.0.192/opc/v2/instance/",
+	}
+	a := newTenant(t, s, "Hooks")
+	for _, u := range refused {
+		res := annCall(t, s, a.Token, "PUT", "/api/v1/alerts/webhook", map[string]any{"url": u})
+		if res.Status != 400 || res.ErrorCode(t) != "webhook_address_refused" || !strings.Contains(string(res.Body), "never a webhook receiver") {
+			t.Errorf("PUT %s: %d %s; want 400 webhook_address_refused", u, res.Status, res.Body)
+		}
+	}
+	if res := annCall(t, s, a.Token, "GET", "/api/v1/alerts/webhook", nil); res.Status != 404 {
+		t.Errorf("a refused URL was stored: %d %s", res.Status, res.Body)
+	}
+
+	// Webhooks stored with the issue's three URLs: set to a receiver that
+	// is allowed, then rewritten in the file while the server is stopped.
+	hidden := refused[:3]
+	tenants := make([]tenant, len(hidden))
+	for i := range hidden {
+		tenants[i] = newTenant(t, s, fmt.Sprintf("Stored %d", i))
+		if res := annCall(t, s, tenants[i].Token, "PUT", "/api/v1/alerts/webhook", map[string]any{"url": "http://127.0.0.1:1/x", "enabled": false}); res.Status != 201 {
+			t.Fatalf("PUT: %d %s", res.Status, res.Body)
+		}
+	}
+	s.Stop()
+	st, err := duckdb.Open(context.Background(), dir, duckdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, u := range hidden {
+		if _, err := st.DB().Exec(`UPDATE alert_webhooks SET url = $1 WHERE product_id = $2`, u, tenants[i].ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	s = startServer(t, dir, "--alert-webhook-allow", "100.100.100.200,fd00:ec2::/64")
+	for i, u := range hidden {
+		res := annCall(t, s, tenants[i].Token, "POST", "/api/v1/alerts/webhook/test", nil)
+		tr := res.JSON(t)
+		msg, _ := tr["error"].(string)
+		if res.Status != 200 || tr["delivered"] != false || tr["status"] != 0.0 ||
+			!strings.Contains(msg, "which is never a receiver") || !strings.Contains(msg, "169.254.169.254 inside it") {
+			t.Errorf("a test delivery to the stored %s: %d %s; want it refused before connecting", u, res.Status, res.Body)
+		}
+	}
+
+	// What the operator allows, in any of its forms; the rest still not.
+	// (Disabled, and never tested: nothing off loopback is dialled.)
+	for _, c := range []struct {
+		url    string
+		status int
+	}{
+		{"http://100.100.100.200/hook", 201},
+		{"http://[64:ff9b::6464:64c8]/hook", 200},
+		{"http://[fd00:ec2::254]/hook", 200},
+		{"http://192.0.0.192/hook", 400},
+		{"http://[64:ff9b::a9fe:a9fe]/", 400},
+	} {
+		res := annCall(t, s, a.Token, "PUT", "/api/v1/alerts/webhook", map[string]any{"url": c.url, "enabled": false})
+		if res.Status != c.status {
+			t.Errorf("PUT %s with --alert-webhook-allow: %d %s; want %d", c.url, res.Status, res.Body, c.status)
+		}
 	}
 }

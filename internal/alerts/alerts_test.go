@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -128,7 +129,7 @@ func (r *receiver) received() []received {
 }
 
 func fastSender() *Sender {
-	s := NewSender()
+	s := NewSender(analytics.WebhookPolicy{})
 	s.Backoff = time.Millisecond
 	return s
 }
@@ -181,10 +182,115 @@ func TestDeliver(t *testing.T) {
 	}
 }
 
+// resolver answers every lookup of any host with the next of its answers
+// (the last one again once they run out), and counts the lookups.
+type resolver struct {
+	mu      sync.Mutex
+	answers [][]netip.Addr
+	calls   int
+}
+
+func (r *resolver) LookupNetIP(_ context.Context, _, _ string) ([]netip.Addr, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a := r.answers[min(r.calls, len(r.answers)-1)]
+	r.calls++
+	return a, nil
+}
+
+func addrs(ips ...string) []netip.Addr {
+	out := make([]netip.Addr, len(ips))
+	for i, ip := range ips {
+		out[i] = netip.MustParseAddr(ip)
+	}
+	return out
+}
+
+// TestDeliverRefusesAddresses: webhooks on the addresses the policy
+// refuses, written in the URL or resolved from a host name, are refused
+// before any connection is made (the error is the refusal, not a failed
+// connection), once, without a retry; IPv4 addresses hidden in IPv6 ones
+// and the metadata services that are not link-local included. What the
+// operator allows is delivered to.
+func TestDeliverRefusesAddresses(t *testing.T) {
+	ctx := context.Background()
+	body := func(time.Time) []byte { return []byte("{}") }
+	for _, target := range []string{
+		"http://[64:ff9b::a9fe:a9fe]/", "http://[::169.254.169.254]/", "http://[2002:a9fe:a9fe::]/",
+		"http://[2001:0:4136:e378:8000:63bf:5601:5601]/", "http://[::ffff:169.254.169.254]/",
+		"http://[fd00:ec2::254]/latest/meta-data/", "http://100.100.100.200/latest/meta-data/", "http://192.0.0.192/opc/v2/instance/",
+	} {
+		r, n := fastSender().Deliver(ctx, target, "sec", body, nil)
+		if r.Delivered || n != 1 || !strings.Contains(r.Error, "which is never a receiver") {
+			t.Errorf("%s: %+v after %d attempts; want refused once, unconnected", target, r, n)
+		}
+	}
+	// A host name that resolves to one of them, alone or among others
+	// (here the receiver itself): every answer is checked.
+	rcv := newReceiver(t, 204)
+	port := rcv.URL[strings.LastIndexByte(rcv.URL, ':')+1:]
+	for _, answer := range [][]netip.Addr{
+		addrs("64:ff9b::a9fe:a9fe"), addrs("127.0.0.1", "169.254.169.254"), addrs("::1", "100.100.100.200"),
+	} {
+		s := newSender(analytics.WebhookPolicy{}, &resolver{answers: [][]netip.Addr{answer}})
+		r, n := s.Deliver(ctx, "http://hooks.example.test:"+port+"/hook", "sec", body, nil)
+		if r.Delivered || n != 1 || !strings.Contains(r.Error, "which is never a receiver") {
+			t.Errorf("a host resolving to %v: %+v after %d attempts; want refused", answer, r, n)
+		}
+	}
+	if got := rcv.received(); len(got) != 0 {
+		t.Fatalf("the receiver got %d deliveries", len(got))
+	}
+	// The operator's allowance: a receiver whose name resolves to an
+	// address in an allowed prefix is delivered to. (The loopback
+	// receiver stands for it: the refused address is in the answer too,
+	// and the connection is made to the one that answers.)
+	allow := analytics.WebhookPolicy{Allow: []netip.Prefix{netip.MustParsePrefix("169.254.169.254/32")}}
+	s := newSender(allow, &resolver{answers: [][]netip.Addr{addrs("127.0.0.1", "169.254.169.254")}})
+	if r, _ := s.Deliver(ctx, "http://hooks.example.test:"+port+"/hook", "sec", body, nil); !r.Delivered {
+		t.Errorf("allowed: %+v", r)
+	}
+	// The dialer's last check, on the socket's own address.
+	d := &dialer{}
+	if err := d.control("tcp6", "[64:ff9b::a9fe:a9fe]:80", nil); err == nil {
+		t.Error("control let a connection to 64:ff9b::a9fe:a9fe through")
+	}
+	if err := d.control("tcp4", "127.0.0.1:80", nil); err != nil {
+		t.Errorf("control refused 127.0.0.1: %v", err)
+	}
+}
+
+// TestDeliverDialsTheCheckedAddress: a name whose DNS answer changes
+// between calls (here to the metadata address after the first) is
+// resolved once per connection, and the connection is made to the
+// address that was checked; then the next connection's answer is checked
+// again and refused. No proxy from the environment is used either.
+func TestDeliverDialsTheCheckedAddress(t *testing.T) {
+	rcv := newReceiver(t, 204)
+	port := rcv.URL[strings.LastIndexByte(rcv.URL, ':')+1:]
+	res := &resolver{answers: [][]netip.Addr{addrs("127.0.0.1"), addrs("169.254.169.254")}}
+	s := newSender(analytics.WebhookPolicy{}, res)
+	s.Client.Transport.(*http.Transport).DisableKeepAlives = true
+	body := func(time.Time) []byte { return []byte("{}") }
+	if r, n := s.Deliver(context.Background(), "http://rebinding.example.test:"+port+"/hook", "sec", body, nil); !r.Delivered || n != 1 {
+		t.Fatalf("first delivery: %+v after %d", r, n)
+	}
+	if res.calls != 1 || len(rcv.received()) != 1 {
+		t.Fatalf("%d lookups and %d deliveries for one; want one of each", res.calls, len(rcv.received()))
+	}
+	r, n := s.Deliver(context.Background(), "http://rebinding.example.test:"+port+"/hook", "sec", body, nil)
+	if r.Delivered || n != 1 || !strings.Contains(r.Error, "169.254.169.254, which is never a receiver") || len(rcv.received()) != 1 {
+		t.Errorf("after the answer changed: %+v after %d; want refused", r, n)
+	}
+	if tr := s.Client.Transport.(*http.Transport); tr.Proxy != nil {
+		t.Error("the client goes through a proxy; HTTP_PROXY would decide where deliveries connect")
+	}
+}
+
 // TestBackoff checks the waits between attempts double from Backoff.
 func TestBackoff(t *testing.T) {
 	rcv := newReceiver(t, 500)
-	s := NewSender()
+	s := NewSender(analytics.WebhookPolicy{})
 	s.Backoff, s.Attempts = 20*time.Millisecond, 4
 	var times []time.Time
 	s.Deliver(context.Background(), rcv.URL, "sec", func(time.Time) []byte { return []byte("{}") },

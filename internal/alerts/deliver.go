@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"syscall"
@@ -26,13 +27,18 @@ const (
 	FirstBackoff = time.Second
 )
 
-// Sender posts signed deliveries. Its client refuses, when it connects,
-// the addresses analytics.WebhookAddressAllowed refuses (a host name that
-// resolves to 169.254.169.254 included), follows no redirect and goes
-// through no proxy, so that the check is made on the receiver's own
-// address.
+// Sender posts signed deliveries. Its client connects only to addresses
+// Policy allows (analytics.WebhookPolicy): it resolves a host name once,
+// refuses the delivery when any of the addresses is refused, and dials
+// the addresses it checked, so that a DNS answer that changes between
+// the check and the connection cannot lead elsewhere. It follows no
+// redirect and goes through no proxy (HTTP_PROXY is not read), so that
+// the check is made on the receiver's own address.
 type Sender struct {
 	Client *http.Client
+	// Policy is the rule the client applies; the API checks webhook URLs
+	// against the same one when they are set.
+	Policy analytics.WebhookPolicy
 	// Attempts and Backoff: how many times a delivery is tried and the
 	// first wait between tries (analytics.MaxAlertAttempts, FirstBackoff
 	// when zero).
@@ -41,12 +47,24 @@ type Sender struct {
 	Now      func() time.Time
 }
 
-// NewSender returns a Sender with the delivery defaults.
-func NewSender() *Sender {
-	dialer := &net.Dialer{Timeout: AttemptTimeout, Control: refuseAddress}
+// Resolver looks up a host name's addresses; net.DefaultResolver is one.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// NewSender returns a Sender with the delivery defaults that delivers to
+// the addresses p allows.
+func NewSender(p analytics.WebhookPolicy) *Sender {
+	return newSender(p, net.DefaultResolver)
+}
+
+// newSender is NewSender with the resolver given, for the tests.
+func newSender(p analytics.WebhookPolicy, r Resolver) *Sender {
+	d := &dialer{policy: p, resolver: r}
+	d.net = net.Dialer{Timeout: AttemptTimeout, Control: d.control}
 	transport := &http.Transport{
 		Proxy:                 nil,
-		DialContext:           dialer.DialContext,
+		DialContext:           d.DialContext,
 		TLSHandshakeTimeout:   AttemptTimeout,
 		ResponseHeaderTimeout: AttemptTimeout,
 		MaxIdleConns:          16,
@@ -58,21 +76,81 @@ func NewSender() *Sender {
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
-	}, Attempts: analytics.MaxAlertAttempts, Backoff: FirstBackoff, Now: time.Now}
+	}, Policy: p, Attempts: analytics.MaxAlertAttempts, Backoff: FirstBackoff, Now: time.Now}
 }
 
-// errRefusedAddress is the error of a connection to a refused address.
-var errRefusedAddress = errors.New("the webhook's host resolves to an address that is never a receiver (link-local, unspecified or multicast)")
+// refusedError is the error of a delivery to an address the policy
+// refuses; a retry would be refused again.
+type refusedError struct {
+	ip  netip.Addr
+	why string
+}
 
-// refuseAddress is the dialer's check of the address it is about to
-// connect to, after name resolution.
-func refuseAddress(_, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
+func (e *refusedError) Error() string {
+	return fmt.Sprintf("the webhook's host resolves to %s, which is never a receiver: %s", e.ip, e.why)
+}
+
+// dialer makes the connections of deliveries.
+type dialer struct {
+	policy   analytics.WebhookPolicy
+	resolver Resolver
+	net      net.Dialer
+}
+
+// DialContext resolves address's host once (an IP address is taken as
+// it is), refuses the connection when the policy refuses any of the
+// answers, and dials the answers themselves in turn until one connects,
+// each with its share of the time left, as net.Dialer does.
+func (d *dialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, err
+	}
+	var addrs []netip.Addr
+	if ip, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{ip}
+	} else if addrs, err = d.resolver.LookupNetIP(ctx, "ip", host); err != nil {
+		return nil, err
+	}
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("resolving %s: no address", host)
+	}
+	for _, ip := range addrs {
+		if why := d.policy.Refusal(ip); why != "" {
+			return nil, &refusedError{ip, why}
+		}
+	}
+	var first error
+	for i, ip := range addrs {
+		attempt := ctx
+		if deadline, ok := ctx.Deadline(); ok {
+			var cancel context.CancelFunc
+			attempt, cancel = context.WithTimeout(ctx, time.Until(deadline)/time.Duration(len(addrs)-i))
+			defer cancel()
+		}
+		conn, err := d.net.DialContext(attempt, network, net.JoinHostPort(ip.Unmap().String(), port))
+		if err == nil {
+			return conn, nil
+		}
+		if first == nil {
+			first = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, first
+}
+
+// control checks, once more, the address a socket is about to connect
+// to: the one DialContext checked, whatever led there.
+func (d *dialer) control(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return err
 	}
-	if ip := net.ParseIP(host); ip == nil || !analytics.WebhookAddressAllowed(ip) {
-		return errRefusedAddress
+	if why := d.policy.Refusal(ap.Addr()); why != "" {
+		return &refusedError{ap.Addr(), why}
 	}
 	return nil
 }
@@ -110,7 +188,8 @@ func (s *Sender) Send(ctx context.Context, target, secret string, body []byte, a
 	req.Header.Set(TimestampHeader, strconv.FormatInt(at.Unix(), 10))
 	resp, err := s.Client.Do(req)
 	if err != nil {
-		return Result{Error: transportError(err), Retry: !errors.Is(err, errRefusedAddress), Took: time.Since(start)}
+		var refused *refusedError
+		return Result{Error: transportError(err), Retry: !errors.As(err, &refused), Took: time.Since(start)}
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 	resp.Body.Close()
@@ -141,8 +220,9 @@ func transportError(err error) string {
 	if errors.As(err, &ne) && ne.Timeout() {
 		return "no answer within " + AttemptTimeout.String()
 	}
-	if errors.Is(err, errRefusedAddress) {
-		return errRefusedAddress.Error()
+	var refused *refusedError
+	if errors.As(err, &refused) {
+		return refused.Error()
 	}
 	return err.Error()
 }

@@ -3,6 +3,7 @@ package analytics
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -13,86 +14,137 @@ import (
 // anything outside it differs between the two, or exists in one only, so
 // it is refused with a message naming it rather than taken with a meaning
 // the page would not share. The shared cases are testdata/messages/regex.json.
+//
+// A pattern larger than MaxPathRegexSize is refused too: the SDK matches
+// with an automaton (sdk/browser/src/messages/pathregex.ts), never by
+// backtracking, so that no pattern can freeze a page, and the automaton's
+// size, which bounds its time per path character, grows with this measure.
+// The SDK matches nothing with a larger pattern, so the server must not
+// take one it would offer the page with another meaning.
 func CheckPathRegex(pattern string) (*regexp.Regexp, error) {
-	if err := pathRegexSubset(pattern); err != nil {
+	size, err := pathRegexSubset(pattern)
+	if err != nil {
 		return nil, err
 	}
 	re, err := regexp.Compile(pattern)
 	if err != nil {
 		return nil, fmt.Errorf("is not a valid regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 	}
+	if size > MaxPathRegexSize {
+		return nil, fmt.Errorf("is too large once its counted repeats are written out (a size over %d, docs/messages.md); use + or * instead of large {n,m} counts", MaxPathRegexSize)
+	}
 	return re, nil
 }
 
-// pathRegexSubset walks pattern token by token and refuses the first one
-// outside the subset. It checks the grouping it needs to know where a class
-// or a group ends; what it leaves (an empty alternative, a range out of
-// order) regexp.Compile judges.
-func pathRegexSubset(p string) error {
-	depth := 0
+// MaxPathRegexSize bounds a path expression's size as pathRegexSubset
+// counts it (docs/messages.md, "Path regular expressions"): every literal,
+// ., class, escape, anchor and | counts 1; x*, x+ and x? count x's size
+// plus 1; x{n}, x{n,} and x{n,m} count x's size plus 1, times n, n+1 and
+// m (at least once); a group counts what it holds. The SDK counts the
+// same way, and its automaton has at most twice as many states.
+const MaxPathRegexSize = 2000
+
+// maxRepeat is the largest repeat count RE2 accepts; a larger one is
+// refused by regexp.Compile, so the size only needs to count up to it.
+const maxRepeat = 1000
+
+// pathRegexSubset walks pattern token by token, refuses the first one
+// outside the subset, and returns the pattern's size (MaxPathRegexSize).
+// It checks the grouping it needs to know where a class or a group ends;
+// what it leaves (an empty alternative, a range out of order, a repeat
+// count over 1,000) regexp.Compile judges.
+func pathRegexSubset(p string) (int, error) {
+	// sizes holds the size so far of each open group, the whole pattern
+	// first; last is the size of the previous atom, which a quantifier
+	// repeats. Sizes are capped just above the limit, so nested counts
+	// cannot overflow.
+	sizes, last := []int{0}, 0
+	add := func(n int) {
+		sizes[len(sizes)-1] = min(sizes[len(sizes)-1]+n, MaxPathRegexSize+1)
+	}
+	atom := func(n int) {
+		add(n)
+		last = n
+	}
 	canRepeat := false // whether the previous token is an atom a quantifier may follow
 	for i := 0; i < len(p); i++ {
 		c := p[i]
 		if c < 0x20 || c > 0x7e {
-			return fmt.Errorf("may hold printable ASCII only (a path is percent-encoded), not %q at offset %d", rune(c), i)
+			return 0, fmt.Errorf("may hold printable ASCII only (a path is percent-encoded), not %q at offset %d", rune(c), i)
 		}
 		switch c {
 		case '\\':
 			n, err := pathEscape(p, i, false)
 			if err != nil {
-				return err
+				return 0, err
 			}
 			i += n
 			canRepeat = p[i] != 'b' && p[i] != 'B'
+			atom(1)
 		case '[':
 			n, err := pathClass(p, i)
 			if err != nil {
-				return err
+				return 0, err
 			}
 			i += n
 			canRepeat = true
+			atom(1)
 		case '(':
 			if strings.HasPrefix(p[i:], "(?") {
 				if !strings.HasPrefix(p[i:], "(?:") {
-					return fmt.Errorf("may not use %q at offset %d: flags, named groups and lookaround differ between Go and JavaScript; only (?: ) groups are allowed", p[i:min(i+3, len(p))], i)
+					return 0, fmt.Errorf("may not use %q at offset %d: flags, named groups and lookaround differ between Go and JavaScript; only (?: ) groups are allowed", p[i:min(i+3, len(p))], i)
 				}
 				i += 2
 			}
-			depth++
+			sizes = append(sizes, 0)
 			canRepeat = false
 		case ')':
-			if depth == 0 {
-				return fmt.Errorf("has a ) at offset %d without its (", i)
+			if len(sizes) == 1 {
+				return 0, fmt.Errorf("has a ) at offset %d without its (", i)
 			}
-			depth--
+			group := sizes[len(sizes)-1]
+			sizes = sizes[:len(sizes)-1]
+			atom(group)
 			canRepeat = true
 		case '*', '+', '?', '{':
 			if !canRepeat {
-				return fmt.Errorf("has a quantifier %q at offset %d with nothing to repeat", c, i)
+				return 0, fmt.Errorf("has a quantifier %q at offset %d with nothing to repeat", c, i)
 			}
+			times := 1
 			if c == '{' {
-				n, ok := pathBraces(p[i:])
+				n, lo, hi, ok := pathBraces(p[i:])
 				if !ok {
-					return fmt.Errorf("has a { at offset %d that is not a repeat count {n}, {n,} or {n,m}; write \\{ for the character", i)
+					return 0, fmt.Errorf("has a { at offset %d that is not a repeat count {n}, {n,} or {n,m}; write \\{ for the character", i)
+				}
+				times = max(hi, 1)
+				if hi < 0 {
+					times = lo + 1
 				}
 				i += n - 1
 			}
+			// The atom's size is already counted once.
+			add((last+1)*times - last)
 			if i+1 < len(p) && p[i+1] == '?' {
 				i++ // lazy
 			}
 			canRepeat = false
 		case '}', ']':
-			return fmt.Errorf("has a lone %q at offset %d; write \\%c for the character", c, i, c)
-		case '^', '$', '|':
+			return 0, fmt.Errorf("has a lone %q at offset %d; write \\%c for the character", c, i, c)
+		case '^', '$':
+			atom(1)
+			canRepeat = false
+		case '|':
+			add(1)
 			canRepeat = false
 		default:
+			atom(1)
 			canRepeat = true
 		}
 	}
-	if depth > 0 {
-		return fmt.Errorf("has a ( without its )")
+	if len(sizes) > 1 {
+		return 0, fmt.Errorf("has a ( without its )")
 	}
-	return nil
+	return sizes[0], nil
 }
 
 // pathEscape checks the escape at p[i] ('\') and returns how many bytes
@@ -143,21 +195,37 @@ func pathClass(p string, i int) (int, error) {
 }
 
 // pathBraces reports whether s starts with a repeat count {n}, {n,} or
-// {n,m}, and its length.
-func pathBraces(s string) (int, bool) {
+// {n,m}, and returns its length and its bounds: hi is n for {n}, m for
+// {n,m} and -1 for {n,}. Bounds over maxRepeat (which regexp.Compile
+// refuses) are returned as maxRepeat+1.
+func pathBraces(s string) (length, lo, hi int, ok bool) {
 	end := strings.IndexByte(s, '}')
 	if end < 2 {
-		return 0, false
+		return 0, 0, 0, false
 	}
-	lo, hi, comma := s[1:end], "", false
-	if k := strings.IndexByte(lo, ','); k >= 0 {
-		lo, hi, comma = lo[:k], lo[k+1:], true
+	los, his, comma := s[1:end], "", false
+	if k := strings.IndexByte(los, ','); k >= 0 {
+		los, his, comma = los[:k], los[k+1:], true
 	}
 	digits := func(x string) bool { return strings.Trim(x, "0123456789") == "" }
-	if lo == "" || !digits(lo) || !digits(hi) || (!comma && hi != "") {
-		return 0, false
+	if los == "" || !digits(los) || !digits(his) || (!comma && his != "") {
+		return 0, 0, 0, false
 	}
-	return end + 1, true
+	count := func(x string) int {
+		n, err := strconv.Atoi(x)
+		if err != nil || n > maxRepeat {
+			return maxRepeat + 1
+		}
+		return n
+	}
+	lo, hi = count(los), -1
+	switch {
+	case !comma:
+		hi = lo
+	case his != "":
+		hi = count(his)
+	}
+	return end + 1, lo, hi, true
 }
 
 func isAlnum(c byte) bool {

@@ -155,7 +155,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// "Admission and rate limits").
 	// Alerts are sent by a job off every request path, and by the test
 	// delivery a product owner asks for (docs/errors.md, "Alerts").
-	alertSender := alerts.NewSender()
+	alertSender := alerts.NewSender(analytics.WebhookPolicy{Allow: cfg.AlertWebhookAllow})
 	engine := &query.Engine{Store: a.store.queries, Sync: a.store.sync, Now: time.Now,
 		Admission: query.NewAdmission(cfg.QueryConcurrency, cfg.QueryQueue, cfg.QueryWait)}
 	api := &httpapi.Server{

@@ -75,7 +75,7 @@ func TestServeHelp(t *testing.T) {
 		if !strings.HasPrefix(out, serveUsage) {
 			t.Errorf("serve %s does not start with its usage: %q", flag, out)
 		}
-		for _, name := range []string{"addr", "data", "events", "meta", "allowed-hosts", "duckdb-memory", "srm-interval", "alert-interval", "public-url", "debug-addr"} {
+		for _, name := range []string{"addr", "data", "events", "meta", "allowed-hosts", "duckdb-memory", "srm-interval", "alert-interval", "alert-webhook-allow", "public-url", "debug-addr"} {
 			if n := strings.Count(out, "\n  -"+name+" "); n != 1 {
 				t.Errorf("serve %s prints -%s %d times; want once:\n%s", flag, name, n, out)
 			}

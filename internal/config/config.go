@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"runtime"
@@ -145,6 +146,13 @@ type Config struct {
 	ReplayRetention time.Duration
 	ReplayMaxBytes  ByteSize
 	ReplayInterval  time.Duration
+	// AlertWebhookAllow lists the addresses alert webhooks may be
+	// delivered to although the webhook rules refuse them
+	// (STRATA_ALERT_WEBHOOK_ALLOW, comma-separated addresses or CIDR
+	// prefixes): a receiver on a link-local network, or 100.100.100.200,
+	// 192.0.0.192 or fd00:ec2::254 where no cloud metadata service
+	// answers there (analytics.WebhookPolicy, docs/errors.md).
+	AlertWebhookAllow Prefixes
 	// PublicURL is the address people reach the dashboard at
 	// (STRATA_PUBLIC_URL), which the links in alerts start with; empty,
 	// they are paths on the server.
@@ -182,6 +190,43 @@ func Default() Config {
 		ReadTimeout:         30 * time.Second,
 		ShutdownTimeout:     20 * time.Second,
 	}
+}
+
+// Prefixes is a list of IP prefixes, written comma-separated as CIDR
+// prefixes (fd00:ec2::/64) or single addresses (100.100.100.200, taken
+// as /32 or /128).
+type Prefixes []netip.Prefix
+
+// String writes the list as Set reads it.
+func (p Prefixes) String() string {
+	out := make([]string, len(p))
+	for i, x := range p {
+		out[i] = x.String()
+	}
+	return strings.Join(out, ",")
+}
+
+// Set parses a comma-separated list, for flag.Value; it replaces the
+// list, so that a flag given replaces what the environment set.
+func (p *Prefixes) Set(v string) error {
+	var out Prefixes
+	for _, item := range strings.Split(v, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if prefix, err := netip.ParsePrefix(item); err == nil {
+			out = append(out, prefix.Masked())
+			continue
+		}
+		ip, err := netip.ParseAddr(item)
+		if err != nil {
+			return fmt.Errorf("%q is neither an IP address nor a CIDR prefix such as 169.254.10.0/24", item)
+		}
+		out = append(out, netip.PrefixFrom(ip.WithZone(""), ip.BitLen()))
+	}
+	*p = out
+	return nil
 }
 
 // ByteSize is an amount of memory, written as a whole number of bytes or
@@ -307,6 +352,12 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	fs.IntVar(&c.QueryQueue, "query-queue", envInt("STRATA_QUERY_QUEUE", c.QueryQueue), "queries that may wait for a slot; more are refused with 503 (env STRATA_QUERY_QUEUE)")
 	fs.DurationVar(&c.SampleRatioInterval, "srm-interval", envDuration("STRATA_SRM_INTERVAL", c.SampleRatioInterval), "how often running experiments get the sample-ratio check (env STRATA_SRM_INTERVAL)")
 	fs.DurationVar(&c.AlertInterval, "alert-interval", envDuration("STRATA_ALERT_INTERVAL", c.AlertInterval), "how often the error alert job looks for new and spiking error groups (env STRATA_ALERT_INTERVAL)")
+	if v, ok := lookup("STRATA_ALERT_WEBHOOK_ALLOW"); ok && v != "" {
+		if err := c.AlertWebhookAllow.Set(v); err != nil {
+			envErr = fmt.Errorf("STRATA_ALERT_WEBHOOK_ALLOW: %w", err)
+		}
+	}
+	fs.Var(&c.AlertWebhookAllow, "alert-webhook-allow", "comma-separated addresses or CIDR prefixes alert webhooks may be delivered to although they are refused by default (link-local, cloud metadata services such as 100.100.100.200); empty: none (env STRATA_ALERT_WEBHOOK_ALLOW)")
 	fs.StringVar(&c.PublicURL, "public-url", env("STRATA_PUBLIC_URL", ""), "the dashboard's public address, e.g. https://analytics.example.com, which links in alerts start with (env STRATA_PUBLIC_URL)")
 	fs.DurationVar(&c.QueryWait, "query-wait", envDuration("STRATA_QUERY_WAIT", c.QueryWait), "longest a query waits for a slot before 503 (env STRATA_QUERY_WAIT)")
 	fs.IntVar(&c.QueryRateLimit, "query-rate-limit", envInt("STRATA_QUERY_RATE_LIMIT", c.QueryRateLimit), "queries per credential per minute, on each node (env STRATA_QUERY_RATE_LIMIT)")

@@ -217,3 +217,26 @@ func TestAlertFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestAlertWebhookAllow checks --alert-webhook-allow: empty by default,
+// addresses and prefixes from STRATA_ALERT_WEBHOOK_ALLOW, the flag over
+// the environment, and anything else refused.
+func TestAlertWebhookAllow(t *testing.T) {
+	if d := Default(); len(d.AlertWebhookAllow) != 0 {
+		t.Errorf("default: %v", d.AlertWebhookAllow)
+	}
+	c, err := Load(nil, env(map[string]string{"STRATA_ALERT_WEBHOOK_ALLOW": "100.100.100.200, fd00:ec2::/64,169.254.10.7/24,fe80::1%eth0"}))
+	if err != nil || c.AlertWebhookAllow.String() != "100.100.100.200/32,fd00:ec2::/64,169.254.10.0/24,fe80::1/128" {
+		t.Errorf("env: %v, %v", c.AlertWebhookAllow, err)
+	}
+	c, err = Load([]string{"--alert-webhook-allow", "192.0.0.192"}, env(map[string]string{"STRATA_ALERT_WEBHOOK_ALLOW": "100.100.100.200"}))
+	if err != nil || c.AlertWebhookAllow.String() != "192.0.0.192/32" {
+		t.Errorf("the flag over the env: %v, %v", c.AlertWebhookAllow, err)
+	}
+	if _, err := Load([]string{"--alert-webhook-allow", "metadata.internal"}, env(nil)); err == nil {
+		t.Error("a host name accepted")
+	}
+	if _, err := Load(nil, env(map[string]string{"STRATA_ALERT_WEBHOOK_ALLOW": "10.0.0.0/33"})); err == nil {
+		t.Error("a bad prefix in the environment accepted")
+	}
+}

@@ -1,5 +1,5 @@
 import { autocapture } from "./autocapture.js";
-import { errorTracking } from "./errors.js";
+import { errorTracking, manual } from "./errors.js";
 import { FlagClient, type FlagHost } from "./flags.js";
 import { Queue } from "./queue.js";
 import { sampled, sessionId } from "./session.js";
@@ -105,10 +105,10 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
   /**
    * track queues a custom event; `properties` must survive JSON.stringify. A
    * `$exception` (an error the app caught) gets `$exception_source: "manual"`
-   * unless it has a source.
+   * unless it has a source, and NUL replaced in its `$exception_*` strings.
    */
   track(eventName: string, properties?: Properties): void {
-    this.capture(eventName, eventName == "$exception" ? { $exception_source: "manual", ...properties } : properties || {});
+    this.capture(eventName, eventName == "$exception" ? manual(properties) : properties || {});
   }
 
   /**

@@ -120,9 +120,28 @@ function text(v: unknown): string {
 }
 
 /**
- * clip cuts s to n UTF-16 units and replaces unpaired surrogates (one half of a
- * cut pair included) with U+FFFD, which the server would refuse.
+ * manual gives the properties of an `$exception` the app sends itself with
+ * track(): source "manual" unless it names one, and its `$exception_*` strings
+ * scrubbed as a captured error's are.
  */
+export function manual(properties?: Properties): Properties {
+  const p: Properties = { $exception_source: "manual", ...properties };
+  for (const k in p) if (k.startsWith("$exception_") && typeof p[k] == "string") p[k] = scrub(p[k] as string);
+  return p;
+}
+
+/** clip cuts s to n UTF-16 units and scrubs it. */
 function clip(s: string, n: number): string {
-  return s.slice(0, n).replace(/[\ud800-\udfff]/gu, "\ufffd");
+  return scrub(s.slice(0, n));
+}
+
+/**
+ * scrub replaces with U+FFFD what the server would refuse: NUL, which rejects
+ * the whole event (`invalid_character`, docs/ingest.md), so that
+ * `new Error("a\0b")` is still reported, and unpaired surrogates (one half of
+ * a pair that clip cut included). Every string of an `$exception` goes
+ * through it.
+ */
+function scrub(s: string): string {
+  return s.replace(/[\0\ud800-\udfff]/gu, "\ufffd");
 }

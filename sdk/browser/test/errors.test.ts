@@ -185,6 +185,29 @@ describe("error tracking", () => {
     // server refuses half a surrogate pair.
     expect(e.properties.$exception_message).toBe("m".repeat(MAX_MESSAGE - 1) + "\ufffd");
   });
+
+  it("replaces NUL, which the server refuses in any string, in every string of the exception", async () => {
+    start({ errorTracking: true });
+    const e1 = new Error("a\0b");
+    e1.name = "Bad\0Error";
+    e1.stack = "Bad\0Error: a\0b\n    at f\0 (https://app.example/a.js:1:2)";
+    throwFromClick(e1);
+    reject("string\0reason");
+    reject({ key: "object\0reason" });
+    dispatchEvent(new ErrorEvent("error", { message: "Script\0error.", error: null }));
+    const got = await sent();
+    expect(got.map((e) => [e.properties.$exception_type, e.properties.$exception_message, e.properties.$exception_stack])).toEqual([
+      ["Bad\ufffdError", "a\ufffdb", "Bad\ufffdError: a\ufffdb\n    at f\ufffd (https://app.example/a.js:1:2)"],
+      ["UnhandledRejection", "string\ufffdreason", undefined],
+      ["UnhandledRejection", '{"key":"object\\u0000reason"}', undefined],
+      ["Error", "Script\ufffderror.", undefined],
+    ]);
+    // No string of any event sent holds a NUL, which the server would refuse.
+    const strings: string[] = [];
+    JSON.stringify(net.events(), (_, v) => (typeof v == "string" && strings.push(v), v));
+    expect(strings.length).toBeGreaterThan(10);
+    expect(strings.filter((x) => x.includes("\0"))).toEqual([]);
+  });
 });
 
 describe("bursts", () => {
@@ -317,6 +340,14 @@ describe("release and track($exception)", () => {
       $lib: "strata-js",
       $lib_version: "0.3.1",
     });
+  });
+
+  it("replaces NUL in the $exception_* strings the app sends, and nothing else", async () => {
+    const s = start();
+    s.track("$exception", { $exception_type: "Error", $exception_message: "a\0b", $exception_stack: "Error: a\0b", $exception_count: 2, other: "keep" });
+    await vi.advanceTimersByTimeAsync(FLUSH_DELAY);
+    const [e] = net.events();
+    expect(e.properties).toMatchObject({ $exception_message: "a\ufffdb", $exception_stack: "Error: a\ufffdb", $exception_count: 2, other: "keep" });
   });
 
   it("works without errorTracking, and keeps a source and release the app gives", async () => {

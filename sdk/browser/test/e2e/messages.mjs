@@ -23,13 +23,11 @@ export function messagesPage(head) {
 }
 
 /**
- * messages runs the checks; `site` serves messagesPage at /m/…, `call` sends
- * an authenticated API request, `api.count` counts events, `strataUrl` and
- * `key` are the server and the product's live key.
+ * tools are the helpers of the scenarios below: `step` and `create` make
+ * campaigns, `open` starts a fresh user's page, `shown` and `absent` wait for
+ * a message or its absence.
  */
-export async function messages({ browser, check, site, api, call, strataUrl, key, artifacts }) {
-  mkdirSync(artifacts, { recursive: true });
-  const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+function tools({ browser, site, call }) {
   const step = (over) => ({ kind: "modal", title: "Welcome", body: "Hello **there**", bodyFormat: "markdown", ...over });
   const create = async (name, path, steps, extra = {}) => {
     const c = await call("POST", "/api/v1/campaigns", {
@@ -42,6 +40,35 @@ export async function messages({ browser, check, site, api, call, strataUrl, key
     });
     return c;
   };
+  /** open starts a fresh user's page at `path`; `route`, if given, answers its active-list requests. */
+  const open = async (path, { reducedMotion = "reduce", route } = {}) => {
+    const context = await browser.newContext({ viewport: { width: 1024, height: 700 }, reducedMotion });
+    const errors = [];
+    context.on("weberror", (e) => errors.push(e.error().message));
+    const page = await context.newPage();
+    if (route) await page.route("**/api/v1/messages/active?*", route);
+    await page.goto(site.url + path);
+    return { context, page, errors };
+  };
+  const box = (page) => page.locator("strata-messages .box");
+  const shown = (page) => box(page).waitFor({ state: "visible", timeout: SHOWN_MS });
+  const absent = async (page) => {
+    await page.waitForTimeout(ABSENT_MS);
+    const n = await box(page).count();
+    if (n) throw new Error(`a message is shown: ${await box(page).first().textContent()}`);
+  };
+  return { step, create, open, box, shown, absent };
+}
+
+/**
+ * messages runs the checks; `site` serves messagesPage at /m/…, `call` sends
+ * an authenticated API request, `api.count` counts events, `strataUrl` and
+ * `key` are the server and the product's live key.
+ */
+export async function messages({ browser, check, site, api, call, strataUrl, key, artifacts }) {
+  mkdirSync(artifacts, { recursive: true });
+  const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+  const { step, create, open, box, shown, absent } = tools({ browser, site, call });
   /** activeFor is the server's active list for a user on a path, as the SDK asks for it. */
   const activeFor = async (user, path, extra = "") => {
     const r = await fetch(`${strataUrl}/api/v1/messages/active?api_key=${key}&distinct_id=${encodeURIComponent(user)}&path=${encodeURIComponent(path)}${extra}`);
@@ -66,22 +93,6 @@ export async function messages({ browser, check, site, api, call, strataUrl, key
       await new Promise((r) => setTimeout(r, 250));
     } while (Date.now() < end);
     throw new Error(`stats ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
-  };
-  /** open starts a fresh user's page at `path`. */
-  const open = async (path, { reducedMotion = "reduce" } = {}) => {
-    const context = await browser.newContext({ viewport: { width: 1024, height: 700 }, reducedMotion });
-    const errors = [];
-    context.on("weberror", (e) => errors.push(e.error().message));
-    const page = await context.newPage();
-    await page.goto(site.url + path);
-    return { context, page, errors };
-  };
-  const box = (page) => page.locator("strata-messages .box");
-  const shown = (page) => box(page).waitFor({ state: "visible", timeout: SHOWN_MS });
-  const absent = async (page) => {
-    await page.waitForTimeout(ABSENT_MS);
-    const n = await box(page).count();
-    if (n) throw new Error(`a message is shown: ${await box(page).first().textContent()}`);
   };
   const shot = (page, name) => page.screenshot({ path: join(artifacts, `message-${name}.png`) });
   const axe = async (page) => {
@@ -379,5 +390,134 @@ export async function messages({ browser, check, site, api, call, strataUrl, key
       if (errors.length) throw new Error(errors.join("; "));
     });
     await context.close();
+  }
+}
+
+/** A page whose main thread is stuck answers nothing; these bound how long the checks wait for it. */
+const STUCK_MS = 5_000;
+
+/** within rejects when `p` does not settle within `ms` (a page whose main thread is stuck never answers). */
+function within(p, ms, what) {
+  let t;
+  return Promise.race([p, new Promise((_, reject) => (t = setTimeout(() => reject(new Error(what)), ms)))]).finally(() => clearTimeout(t));
+}
+
+/**
+ * isPathRulePage reports whether the site serves messagesPage at `path` for
+ * pathRules: `/` and a's, maybe one z (the paths the patterns below are about).
+ */
+export function isPathRulePage(path) {
+  return /^\/a+z?$/.test(path);
+}
+
+/**
+ * pathRules checks that path rules that backtrack exponentially (or
+ * polynomially) in JavaScript's RegExp neither freeze the page nor get the
+ * wrong answer (docs/messages.md, "Path regular expressions"): the real
+ * server lists the campaigns whose rule RE2 matches, and the SDK's renderer
+ * tests the rule again on the trigger, on a page load and on an SPA
+ * navigation. While it does, a 50 ms heartbeat in the page must never wait
+ * 500 ms. Rules the server would not offer (a hand-edited row, an older
+ * server) are given to the renderer by rewriting the server's answer.
+ */
+export async function pathRules({ browser, check, site, call }) {
+  const { step, create, open, shown } = tools({ browser, site, call });
+  await call("PUT", "/api/v1/messages/settings", { autoRender: true });
+  const a40 = "/" + "a".repeat(40);
+  // The longest path the server lists messages for: 2,000 bytes.
+  const a2000 = "/" + "a".repeat(1999);
+  // Each campaign has its own trigger, so that each rule is tested alone.
+  const rules = [
+    { name: "A", pattern: "^/(a+)+b|a$", trigger: "re_a" },
+    { name: "B", pattern: "^/(a|a)*b$|a$", trigger: "re_b" },
+    { name: "C", pattern: "^/(a|aa)+b|a$", trigger: "re_c" },
+    { name: "D", pattern: ".*.*.*.*x|a$", trigger: "re_d" },
+  ];
+  for (const r of rules) {
+    await create("E2E path " + r.name, "", [step({ title: "Path " + r.name })], { pathRegex: r.pattern, trigger: { event: r.trigger } });
+  }
+  await create("E2E path SPA", "", [step({ title: "Path SPA" })], { pathRegex: "^/(a+)+b|az$" });
+
+  /** beat starts the page's heartbeat, a timer every 50 ms that keeps the longest wait between two of its calls. */
+  const beat = (page) =>
+    within(page.evaluate(() => {
+      window.__beat = { last: performance.now(), max: 0, n: 0 };
+      setInterval(() => {
+        const t = performance.now();
+        window.__beat.max = Math.max(window.__beat.max, t - window.__beat.last);
+        window.__beat.last = t;
+        window.__beat.n++;
+      }, 50);
+    }), STUCK_MS, "the page does not answer");
+  /** responsive checks, half a second after the decision, that the heartbeat never waited 500 ms since it started. */
+  const responsive = async (page) => {
+    await page.waitForTimeout(500);
+    const b = await within(page.evaluate(() => window.__beat), STUCK_MS, "the page does not answer: its main thread is stuck");
+    console.log(`# the longest wait between two of ${b.n} heartbeats 50 ms apart: ${Math.round(b.max)} ms`);
+    if (b.n < 5 || b.max > 500) throw new Error(`the heartbeat ran ${b.n} times, and waited up to ${Math.round(b.max)} ms`);
+  };
+  const title = (page) => within(page.locator("strata-messages h2").textContent(), STUCK_MS, "the page does not answer");
+  const ready = (page) => page.waitForFunction(() => typeof window.__strataMessages == "function", null, { timeout: 10_000 });
+  const close = (context) => within(context.close(), STUCK_MS, "the context did not close").catch(() => undefined);
+
+  for (const [r, path, label] of [
+    [rules[0], a40, "/ and 40 a"],
+    [rules[1], a40, "/ and 40 a"],
+    [rules[2], a2000, "/ and 1,999 a"],
+    [rules[3], a2000, "/ and 1,999 a"],
+  ]) {
+    const { context, page, errors } = await open(path);
+    await check(`the rule ${r.pattern} on ${label}: the message is shown and the page stays responsive`, async () => {
+      await ready(page);
+      await beat(page);
+      await within(page.evaluate((t) => window.strata.track(t), r.trigger), STUCK_MS, "track() did not return");
+      await shown(page);
+      if ((await title(page)) !== "Path " + r.name) throw new Error(`shown: ${await title(page)}`);
+      await responsive(page);
+      if (errors.length) throw new Error(errors.join("; "));
+    });
+    await close(context);
+  }
+
+  {
+    const { context, page } = await open("/m/spa-rules");
+    await check("an SPA navigation to / and 40 a then z: the $pageview rule ^/(a+)+b|az$ shows its message, the page responsive", async () => {
+      await ready(page);
+      await beat(page);
+      await within(page.evaluate((p) => history.pushState({}, "", p), a40 + "z"), STUCK_MS, "pushState did not return");
+      await shown(page);
+      if ((await title(page)) !== "Path SPA") throw new Error(`shown: ${await title(page)}`);
+      await responsive(page);
+    });
+    await close(context);
+  }
+
+  // Rules that do not match, which the server never offers for this path:
+  // its answer is rewritten as a hand-edited row or an older server could
+  // make it. Their triggers come first; then A's, whose rule holds: A is
+  // shown only once the renderer has decided on the others, and none of
+  // them is shown.
+  {
+    const rewritten = { re_b: "^/(a|a)*b$", re_c: "^/(a|aa)+b$", re_d: ".*.*.*.*x" };
+    const { context, page, errors } = await open(a2000, {
+      route: async (route) => {
+        const res = await route.fetch();
+        const body = await res.json();
+        for (const m of body.messages || []) if (rewritten[m.trigger.event]) m.pathRegex = rewritten[m.trigger.event];
+        await route.fulfill({ response: res, json: body });
+      },
+    });
+    await check("rules that do not match and freeze RegExp (^/(a|a)*b$, ^/(a|aa)+b$, .*.*.*.*x on / and 1,999 a) show nothing, and the page stays responsive", async () => {
+      await ready(page);
+      await beat(page);
+      for (const t of ["re_b", "re_c", "re_d", "re_a"]) {
+        await within(page.evaluate((x) => window.strata.track(x), t), STUCK_MS, "track() did not return");
+      }
+      await shown(page);
+      if ((await title(page)) !== "Path A") throw new Error(`shown: ${await title(page)}`);
+      await responsive(page);
+      if (errors.length) throw new Error(errors.join("; "));
+    });
+    await close(context);
   }
 }

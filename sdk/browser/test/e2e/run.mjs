@@ -17,7 +17,7 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { harness } from "../../../../e2e/browser/harness.mjs";
 import { experiments, expPage } from "./experiments.mjs";
-import { messages, messagesPage } from "./messages.mjs";
+import { isPathRulePage, messages, messagesPage, pathRules } from "./messages.mjs";
 import { replay, replayPage } from "./replay.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -75,6 +75,11 @@ async function main() {
   const pageErrors = [];
   context.on("weberror", (e) => pageErrors.push(e.error().message));
   const page = await context.newPage();
+
+  // E2E_ONLY=errors and E2E_ONLY=paths run error tracking, or the message
+  // path rules that freeze RegExp, alone.
+  if (process.env.E2E_ONLY === "errors") return errorTracking({ browser, site, api, strataUrl: strata.url });
+  if (process.env.E2E_ONLY === "paths") return pathRules({ browser, check, site, call: api.call });
 
   // Session replay (docs/replay.md); E2E_ONLY=replay runs this part alone.
   await replay({ browser, check, site, api, call: api.call, dataDir: strata.dataDir });
@@ -239,6 +244,8 @@ async function main() {
   // 8. In-app messages: the renderer the SDK loads once the product has an
   //    active campaign (last: from then on every page loads it).
   await messages({ browser, check, site, api, call: api.call, strataUrl: strata.url, key, artifacts: ARTIFACTS });
+  // Path rules that backtrack catastrophically in RegExp (docs/messages.md).
+  await pathRules({ browser, check, site, call: api.call });
 }
 
 /**
@@ -316,6 +323,17 @@ async function errorTracking({ browser, site, api, strataUrl }) {
   await exactly("still once each later, and nothing else", [onPage], 4);
   await exactly("still one event for the burst", burst, 1);
   await exactly("the filters select: no stack names a function the page lacks", [onPage, prop("$exception_stack", "contains", "e2eNoSuchFunction")], 0);
+  // An error whose message holds NUL, which ingest refuses in any string:
+  // the SDK sends it with U+FFFD in its place (docs/errors.md, "At ingest").
+  await page.goto(site.url + "/errors.html");
+  await page.click("#nul");
+  await page.goto(site.url + "/plain.html");
+  await exactly(
+    "an error thrown with NUL in its message is stored, NUL replaced by U+FFFD in its message and stack",
+    [onPage, prop("$exception_message", "eq", "e2e a\ufffdb"), prop("$exception_stack", "contains", "Error: e2e a\ufffdb"),
+      prop("$exception_stack", "contains", "e2eNulFunction")],
+    1,
+  );
   await check("the server accepted every error event", async () => {
     const bad = answers.filter((a) => a.status !== 202 || a.body.rejected?.length);
     if (bad.length) throw new Error(JSON.stringify(bad));
@@ -424,6 +442,7 @@ async function startSite({ strataUrl, key, sdkFromStrata }) {
       <script>strata.init({ apiKey: ${JSON.stringify(key)}, errorTracking: true, release: "1.0.0" })</script></head><body>
       <button id="throw">Throw</button> <button id="reject">Reject</button>
       <button id="reject-string">Reject with a string</button> <button id="burst">Burst</button>
+      <button id="nul">Throw with NUL</button>
       <script>
         function e2eThrowingFunction() { throw new TypeError("e2e uncaught error"); }
         async function e2eRejectingFunction() { await null; throw new Error("e2e rejected promise"); }
@@ -431,7 +450,9 @@ async function startSite({ strataUrl, key, sdkFromStrata }) {
         document.getElementById("throw").addEventListener("click", () => e2eThrowingFunction());
         document.getElementById("reject").addEventListener("click", () => { e2eRejectingFunction(); });
         document.getElementById("reject-string").addEventListener("click", () => { Promise.reject("e2e string reason"); });
+        function e2eNulFunction() { throw new Error("e2e a\\0b"); }
         document.getElementById("burst").addEventListener("click", () => e2eBurstFunction());
+        document.getElementById("nul").addEventListener("click", () => e2eNulFunction());
       </script></body></html>`,
     // The README's tag for every page, with this server and key put in.
     "/readme.html": `<!doctype html><html><head><meta charset="utf-8"><title>README</title>${readmeSnippet("html", "sdk.min.js")
@@ -442,7 +463,7 @@ async function startSite({ strataUrl, key, sdkFromStrata }) {
     const path = new URL(req.url, "http://x").pathname;
     if (path === "/sdk.min.js") {
       res.writeHead(200, { "Content-Type": "text/javascript" }).end(sdk);
-    } else if (path.startsWith("/m/")) {
+    } else if (path.startsWith("/m/") || isPathRulePage(path)) {
       res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" }).end(messagesPage(head));
     } else if (pages[path] || path.startsWith("/spa/")) {
       res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" }).end(pages[path] || pages["/spa.html"]);
