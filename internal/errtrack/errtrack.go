@@ -99,7 +99,13 @@ func (p *Processor) Enrich(ctx context.Context, product int64, props json.RawMes
 			continue
 		}
 		m, err := p.mapOf(ctx, product, release, f.URL)
+		var tooComplex *sourcemap.TooComplexError
 		switch {
+		case errors.As(err, &tooComplex):
+			// A map stored before uploads were measured (docs/errors.md,
+			// "Limits of a map"): it is never parsed, and says so.
+			reasons = appendOnce(reasons, fmt.Sprintf("the sourcemap of %s (release %s) is not used: its parsed form would take %.1f MB, over the limit of %d MB; upload a smaller map",
+				f.URL, release, float64(tooComplex.Size)/(1<<20), sourcemap.MaxSize>>20))
 		case err != nil:
 			reasons = appendOnce(reasons, "the sourcemap of "+f.URL+" could not be read: "+err.Error())
 		case m == nil:

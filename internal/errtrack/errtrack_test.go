@@ -143,3 +143,43 @@ func TestEnrichAnyStack(t *testing.T) {
 		t.Error("two messages without frames share a group")
 	}
 }
+
+// TestEnrichTooComplexMap stores, as a map uploaded before uploads were
+// measured would be, a map over sourcemap.MaxSize parsed: an event of its
+// release keeps its minified frames and says why, as without a map, and a
+// map of the same release under the limit still resolves.
+func TestEnrichTooComplexMap(t *testing.T) {
+	ctx := context.Background()
+	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ws, _ := st.CreateWorkspace(ctx, "W")
+	product, _ := st.CreateProduct(ctx, ws.ID, "P")
+	// 3.5 million one-field segments: 70,000,000 bytes (66.8 MB) parsed,
+	// from 7 MB of text.
+	dense := []byte(`{"version":3,"sources":["a.js"],"names":[],"mappings":"A` + strings.Repeat(",A", 3_500_000) + `"}`)
+	sm := analytics.Sourcemap{ProductID: product.ID, Release: "1.0.0", URL: "https://shop.example.com/dense.js"}
+	if err := st.PutSourcemap(ctx, &sm, dense, nil); err != nil {
+		t.Fatal(err)
+	}
+	mapText, _ := os.ReadFile("../sourcemap/testdata/app.min.js.map")
+	minified, _ := os.ReadFile("../sourcemap/testdata/app.min.js")
+	sm = analytics.Sourcemap{ProductID: product.ID, Release: "1.0.0", URL: appURL}
+	if err := st.PutSourcemap(ctx, &sm, mapText, nil); err != nil {
+		t.Fatal(err)
+	}
+	p := NewProcessor(st, 1<<20)
+	stack := stackOf(t, string(minified), "RangeError", `"marker-checkout"`, "u") +
+		"\n    at k (https://shop.example.com/dense.js:1:5)"
+	raw, _ := json.Marshal(map[string]any{"$exception_type": "RangeError", "$exception_message": "marker-checkout", "$release": "1.0.0", "$exception_stack": stack})
+	var e enriched
+	if err := json.Unmarshal(p.Enrich(ctx, product.ID, raw), &e); err != nil {
+		t.Fatal(err)
+	}
+	want := "the sourcemap of https://shop.example.com/dense.js (release 1.0.0) is not used: its parsed form would take 66.8 MB, over the limit of 64 MB; upload a smaller map"
+	if len(e.Frames) != 4 || !e.Frames[0].Resolved || e.Frames[3].Resolved || e.Frames[3].File != "https://shop.example.com/dense.js" || e.Resolution != want {
+		t.Errorf("frames %+v, resolution %q", e.Frames, e.Resolution)
+	}
+}
