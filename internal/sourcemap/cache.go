@@ -24,9 +24,11 @@ type Key struct {
 //
 // Maps are loaded one at a time: a caller that misses waits for the load
 // in progress, if any, and then finds its key again before loading it, so
-// that callers missing the same key load it once. The memory of maps is
-// then at most Budget, plus the map being loaded (at most MaxSize parsed,
-// and its text while it is parsed), however many callers miss at once.
+// that callers missing the same key load it once. A load that parses with
+// ParseReserving(text, c.Reserve) makes room in the budget before it
+// allocates the map; the memory of maps is then at most Budget (or one
+// map, at most MaxSize, when it alone is larger) and the text of the one
+// being parsed, however many callers miss at once.
 type Cache struct {
 	Budget          int
 	HitTTL, MissTTL time.Duration
@@ -109,6 +111,24 @@ func (c *Cache) Forget(k Key) {
 	defer c.mu.Unlock()
 	if el, ok := c.byKey[k]; ok {
 		c.remove(el)
+	}
+}
+
+// Reserve drops the least recently used maps until those left and a map of
+// size bytes fit in Budget. A load (Get's) calls it before parsing, so that
+// the maps cached and the one being parsed hold at most Budget together.
+func (c *Cache) Reserve(size int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.order == nil {
+		return
+	}
+	for el := c.order.Back(); el != nil && c.used+size > c.Budget; {
+		prev := el.Prev()
+		if el.Value.(*entry).m != nil {
+			c.remove(el)
+		}
+		el = prev
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -97,24 +98,24 @@ func TestSizeIsWhatTheMapHolds(t *testing.T) {
 // *TooComplexError naming its size, before Parse allocates its parsed
 // form; the one under parses, within the limit.
 func TestTooComplexIsRefusedBeforeParsing(t *testing.T) {
-	perSegment, perLine := segmentBytes, lineBytes
-	base := mapBytes + 2*perLine + stringBytes + len("a.js") // one line, one source
+	source := stringBytes + len("a.js")
 	for _, c := range []struct {
 		name string
 		map_ func(n int) []byte
+		cost func(n int) int
 		per  int
 	}{
 		{"dense", func(n int) []byte {
 			return []byte(`{"version":3,"sources":["a.js"],"mappings":"A` + strings.Repeat(",A", n-1) + `"}`)
-		}, perSegment},
+		}, func(n int) int { return mapBytes + chunkedBytes(n, segmentBytes) + chunkedBytes(2, lineBytes) + source }, segmentBytes},
 		{"empty-lines", func(n int) []byte {
 			return []byte(`{"version":3,"sources":["a.js"],"mappings":"` + strings.Repeat(";", n) + `"}`)
-		}, perLine},
+		}, func(n int) int { return mapBytes + chunkedBytes(n+2, lineBytes) + source }, lineBytes},
 	} {
-		fits := (MaxSize - base) / c.per
+		fits := sort.Search(MaxSize, func(n int) bool { return c.cost(n) > MaxSize }) - 1
 		over := c.map_(fits + 1)
 		var tooComplex *TooComplexError
-		if _, err := Measure(over); !errors.As(err, &tooComplex) || tooComplex.Size <= MaxSize || tooComplex.Size > MaxSize+c.per {
+		if _, err := Measure(over); !errors.As(err, &tooComplex) || tooComplex.Size <= MaxSize || tooComplex.Size > MaxSize+c.per+sliceBytes {
 			t.Errorf("%s: Measure of a map just over the limit: %v", c.name, err)
 		}
 		var stats runtime.MemStats
@@ -130,7 +131,7 @@ func TestTooComplexIsRefusedBeforeParsing(t *testing.T) {
 			t.Errorf("%s: refusing a map of %d bytes allocated %d", c.name, len(over), a)
 		}
 		under := c.map_(fits)
-		if m, err := Parse(under); err != nil || m.Size() > MaxSize || m.Size() < MaxSize-c.per {
+		if m, err := Parse(under); err != nil || m.Size() > MaxSize || m.Size() < MaxSize-c.per-sliceBytes {
 			t.Errorf("%s: a map just under the limit: %v", c.name, err)
 		}
 	}
@@ -266,5 +267,44 @@ func TestCacheRemembersFailedLoads(t *testing.T) {
 	c.Get(k, load)
 	if loads != 3 {
 		t.Errorf("%d loads: MissTTL or Forget did not load the map again", loads)
+	}
+}
+
+// TestCacheMakesRoomBeforeParsing loads a third map into a budget that
+// holds two through ParseReserving and Reserve: the least recently used
+// map is dropped before the third is allocated, so that the maps cached
+// and the one being parsed never hold more than the budget.
+func TestCacheMakesRoomBeforeParsing(t *testing.T) {
+	text := []byte(`{"version":3,"sources":["a.js"],"mappings":"AAAA","names":[],"sourcesContent":["` + strings.Repeat("x", 900) + `"]}`)
+	one, err := Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Cache{Budget: 2*one.Size() + 100, HitTTL: time.Minute, MissTTL: time.Minute}
+	heldAtParse := -1
+	load := func() (*Map, error) {
+		return ParseReserving(text, func(size int) {
+			c.Reserve(size)
+			heldAtParse = c.Used() + size
+		})
+	}
+	for _, url := range []string{"a", "b", "c"} {
+		if _, err := c.Get(Key{1, "1.0", url}, load); err != nil {
+			t.Fatal(err)
+		}
+		if heldAtParse > c.Budget {
+			t.Errorf("loading %s: %d bytes held while parsing, over the budget of %d", url, heldAtParse, c.Budget)
+		}
+	}
+	if c.Used() != 2*one.Size() {
+		t.Errorf("%d bytes cached, want two maps' %d", c.Used(), 2*one.Size())
+	}
+	// a was dropped to make room for c; b is still there.
+	loads := 0
+	counted := func() (*Map, error) { loads++; return Parse(text) }
+	c.Get(Key{1, "1.0", "b"}, counted)
+	c.Get(Key{1, "1.0", "a"}, counted)
+	if loads != 1 {
+		t.Errorf("%d loads of a and b, want 1 (a)", loads)
 	}
 }

@@ -7,7 +7,6 @@
 package sourcemap
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,8 +39,8 @@ func (e *TooComplexError) Error() string {
 
 // Map is a parsed source map. Its form is compact, so that what a map
 // holds grows with what it maps and not with its separators: all
-// segments in one slice and one int32 a generated line, where a slice a
-// line took 24 bytes even for an empty one.
+// segments in one (chunked) slice and one int32 a generated line, where a
+// slice a line took 24 bytes even for an empty one.
 type Map struct {
 	sources        []string
 	sourcesContent []*string
@@ -50,8 +49,8 @@ type Map struct {
 	// line's sorted by generated column; lines[i] is where line i+1's
 	// begin, so that line l's are segs[lines[l-1]:lines[l]] and lines has
 	// one more element than the map has lines.
-	segs  []segment
-	lines []int32
+	segs  chunked[segment]
+	lines chunked[int32]
 	// starts holds, for each source with content, the offset of each of
 	// its lines, so that SourceLine costs no scan.
 	starts [][]int32
@@ -126,7 +125,13 @@ func Measure(text []byte) (int, error) {
 // Parse reads a version 3 source map. Index maps (with sections) are
 // refused, as uploads refuse them, and so is a map over MaxSize, before
 // its parsed form is allocated (a map stored before the limit existed).
-func Parse(text []byte) (*Map, error) {
+func Parse(text []byte) (*Map, error) { return ParseReserving(text, nil) }
+
+// ParseReserving is Parse that first calls reserve, unless nil, with the
+// bytes the map will hold (its Size), before it allocates them, so that a
+// cache makes room for the map (Cache.Reserve) rather than hold it beside
+// a full budget.
+func ParseReserving(text []byte, reserve func(size int)) (*Map, error) {
 	raw, err := decodeJSON(text)
 	if err != nil {
 		return nil, err
@@ -135,6 +140,9 @@ func Parse(text []byte) (*Map, error) {
 	size := raw.cost(lines, segments)
 	if size > MaxSize {
 		return nil, &TooComplexError{Size: size}
+	}
+	if reserve != nil {
+		reserve(size)
 	}
 	// encoding/json grows slices by half again, so a long list of names
 	// holds up to half as many unused headers: the map keeps exact copies.
@@ -184,7 +192,7 @@ const (
 // string headers, and each sourcesContent entry (a pointer, the string,
 // and its line index). The JSON's text and the mappings' are not kept.
 func (raw *rawMap) cost(lines, segments int) int {
-	n := mapBytes + segments*segmentBytes + (lines+1)*lineBytes
+	n := mapBytes + chunkedBytes(segments, segmentBytes) + chunkedBytes(lines+1, lineBytes)
 	root := 0
 	if raw.SourceRoot != "" {
 		root = len(strings.TrimSuffix(raw.SourceRoot, "/")) + 1
@@ -237,15 +245,16 @@ func exact[T any](s []T) []T {
 // lines separated by ";", segments by ",", each a run of base64 VLQ
 // fields whose values (but the generated column's at each line's start)
 // are relative to the previous segment's. The slices are allocated once,
-// at their final size.
+// at their final size: count counts what decode finds, or decode fails.
 func (m *Map) decode(mappings string, lines, segments int) error {
 	var src, srcLine, srcCol, name int32
 	var genCol int32
-	m.segs = make([]segment, 0, segments)
-	m.lines = make([]int32, 1, lines+1)
+	m.segs, m.lines = newChunked[segment](segments), newChunked[int32](lines+1)
+	nSegs, nLines := 0, 1 // m.lines.at(0) is 0
 	for i := 0; i <= len(mappings); {
 		if i == len(mappings) || mappings[i] == ';' {
-			m.lines = append(m.lines, int32(len(m.segs)))
+			*m.lines.at(nLines) = int32(nSegs)
+			nLines++
 			genCol = 0
 			i++
 			continue
@@ -286,18 +295,55 @@ func (m *Map) decode(mappings string, lines, segments int) error {
 		default:
 			return fmt.Errorf("sourcemap: a segment of %d fields", n)
 		}
-		m.segs = append(m.segs, seg)
+		*m.segs.at(nSegs) = seg
+		nSegs++
 	}
-	for l := 1; l < len(m.lines); l++ {
+	for l := 1; l < m.lines.n; l++ {
 		// Segments are sorted by generated column in a well-made map;
 		// sort a careless one rather than answer wrongly.
-		line := m.segs[m.lines[l-1]:m.lines[l]]
-		byColumn := func(a, b segment) int { return cmp.Compare(a.genCol, b.genCol) }
-		if !slices.IsSortedFunc(line, byColumn) {
-			slices.SortStableFunc(line, byColumn)
+		from, to := int(*m.lines.at(l - 1)), int(*m.lines.at(l))
+		for i := from + 1; i < to; i++ {
+			if m.segs.at(i).genCol < m.segs.at(i-1).genCol {
+				m.sortLine(from, to)
+				break
+			}
 		}
 	}
 	return nil
+}
+
+// sortLine sorts the segments [from, to) by generated column, keeping
+// the order of segments of one column (a stable sort, which Lookup's
+// answer among them depends on). An in-place stable sort takes seconds on
+// a line of a million segments in random order, which a map can hold, so
+// the line is sorted as keys, each a column and the segment's place
+// (8 bytes a segment, while it sorts), which sort in O(n log n) and
+// cannot tie, and the segments are then moved along the permutation's
+// cycles.
+func (m *Map) sortLine(from, to int) {
+	keys := make([]uint64, to-from)
+	for i := range keys {
+		// Flipping the sign bit orders int32 columns as unsigned.
+		keys[i] = uint64(uint32(m.segs.at(from+i).genCol)^1<<31)<<32 | uint64(i)
+	}
+	slices.Sort(keys)
+	// keys[i]'s low half is where the segment that belongs at i is; a
+	// segment moved is marked by setting that half to i.
+	for i := range keys {
+		src := int(uint32(keys[i]))
+		if src == i {
+			continue
+		}
+		held := *m.segs.at(from + i)
+		j := i
+		for src != i {
+			*m.segs.at(from + j) = *m.segs.at(from + src)
+			keys[j] = keys[j]&^0xFFFFFFFF | uint64(j)
+			j, src = src, int(uint32(keys[src]))
+		}
+		*m.segs.at(from + j) = held
+		keys[j] = keys[j]&^0xFFFFFFFF | uint64(j)
+	}
 }
 
 // base64 digits of VLQ.
@@ -348,16 +394,16 @@ func vlq(s string, i int) (int32, int, error) {
 // position before the line's first segment, on a line without segments,
 // or on a segment that maps to nothing, has no answer (ok false).
 func (m *Map) Lookup(line, column int) (pos Position, ok bool) {
-	if line < 1 || line >= len(m.lines) || column < 1 {
+	if line < 1 || line >= m.lines.n || column < 1 {
 		return pos, false
 	}
-	segs := m.segs[m.lines[line-1]:m.lines[line]]
+	from, to := int(*m.lines.at(line - 1)), int(*m.lines.at(line))
 	col := int32(column - 1)
-	i := sort.Search(len(segs), func(i int) bool { return segs[i].genCol > col }) - 1
-	if i < 0 || segs[i].src < 0 {
+	i := sort.Search(to-from, func(i int) bool { return m.segs.at(from+i).genCol > col }) - 1
+	if i < 0 || m.segs.at(from+i).src < 0 {
 		return pos, false
 	}
-	s := segs[i]
+	s := *m.segs.at(from + i)
 	pos = Position{Source: m.sources[s.src], Line: int(s.srcLine) + 1, Column: int(s.srcCol) + 1}
 	if s.name >= 0 {
 		pos.Name = m.names[s.name]
