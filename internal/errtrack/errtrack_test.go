@@ -83,7 +83,7 @@ func TestEnrich(t *testing.T) {
 	minifiedFingerprint := e.Fingerprint
 
 	sm := analytics.Sourcemap{ProductID: product.ID, Release: "1.0.0", URL: appURL}
-	if err := st.PutSourcemap(ctx, &sm, mapText, minified); err != nil {
+	if err := st.PutSourcemap(ctx, &sm, mapText, minified, analytics.SourcemapQuota{}); err != nil {
 		t.Fatal(err)
 	}
 	p.Uploaded(product.ID, "1.0.0", appURL+"?v=3")
@@ -161,13 +161,13 @@ func TestEnrichTooComplexMap(t *testing.T) {
 	// from 7 MB of text.
 	dense := []byte(`{"version":3,"sources":["a.js"],"names":[],"mappings":"A` + strings.Repeat(",A", 3_500_000) + `"}`)
 	sm := analytics.Sourcemap{ProductID: product.ID, Release: "1.0.0", URL: "https://shop.example.com/dense.js"}
-	if err := st.PutSourcemap(ctx, &sm, dense, nil); err != nil {
+	if err := st.PutSourcemap(ctx, &sm, dense, nil, analytics.SourcemapQuota{}); err != nil {
 		t.Fatal(err)
 	}
 	mapText, _ := os.ReadFile("../sourcemap/testdata/app.min.js.map")
 	minified, _ := os.ReadFile("../sourcemap/testdata/app.min.js")
 	sm = analytics.Sourcemap{ProductID: product.ID, Release: "1.0.0", URL: appURL}
-	if err := st.PutSourcemap(ctx, &sm, mapText, nil); err != nil {
+	if err := st.PutSourcemap(ctx, &sm, mapText, nil, analytics.SourcemapQuota{}); err != nil {
 		t.Fatal(err)
 	}
 	p := NewProcessor(st, 1<<20)
