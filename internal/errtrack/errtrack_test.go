@@ -183,3 +183,54 @@ func TestEnrichTooComplexMap(t *testing.T) {
 		t.Errorf("frames %+v, resolution %q", e.Frames, e.Resolution)
 	}
 }
+
+// TestUpload checks the upload's own checks on a real store: a map over
+// the parsed-size limit is 413 sourcemap_too_complex, one the parser
+// cannot read is 400 naming the file, an upload over the quota stores
+// nothing, and an upload takes effect at once on this node.
+func TestUpload(t *testing.T) {
+	ctx := context.Background()
+	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ws, _ := st.CreateWorkspace(ctx, "W")
+	product, _ := st.CreateProduct(ctx, ws.ID, "P")
+	p := NewProcessor(st, 1<<20)
+	p.Quota = analytics.SourcemapQuota{Count: 1}
+	upload := func(url, mapText string) error {
+		sm := analytics.Sourcemap{ProductID: product.ID, Release: "1.0.0", URL: url}
+		return p.Upload(ctx, &sm, []byte(mapText), nil)
+	}
+	code := func(err error) string { return analytics.AsError(err).Code }
+	dense := `{"version":3,"sources":["a.js"],"mappings":"A` + strings.Repeat(",A", 3_500_000) + `"}`
+	if err := upload(appURL, dense); code(err) != "sourcemap_too_complex" || !strings.Contains(err.Error(), "66.8 MB of memory once parsed, over the limit of 64 MB") {
+		t.Errorf("a dense map: %v", err)
+	}
+	if err := upload(appURL, `{"version":3,"mappings":"","names":7}`); code(err) != "invalid_request" || !strings.HasPrefix(analytics.AsError(err).Message, "file: ") {
+		t.Errorf("names that are not a list: %v", err)
+	}
+	stack := func() string {
+		raw, _ := json.Marshal(map[string]any{"$exception_type": "Error", "$exception_message": "x", "$release": "1.0.0",
+			"$exception_stack": "Error: x\n    at f (" + appURL + ":1:1)"})
+		var e enriched
+		json.Unmarshal(p.Enrich(ctx, product.ID, raw), &e)
+		return e.Frames[0].File
+	}
+	if f := stack(); f != appURL {
+		t.Fatalf("without a map: %s", f)
+	}
+	if err := upload(appURL, `{"version":3,"sources":["app.ts"],"mappings":"AAAA"}`); err != nil {
+		t.Fatal(err)
+	}
+	if f := stack(); f != "app.ts" {
+		t.Errorf("the upload did not take effect at once: %s", f)
+	}
+	if err := upload(appURL+"2", `{"version":3,"sources":["b.ts"],"mappings":"AAAA"}`); code(err) != "quota_exceeded" {
+		t.Errorf("over the quota: %v", err)
+	}
+	if u, _ := st.SourcemapUsage(ctx, product.ID); u.Count != 1 {
+		t.Errorf("usage %+v after a refused upload", u)
+	}
+}
