@@ -47,7 +47,7 @@ var ErrSourcemapTooLarge = Errorf(KindTooLarge, "payload_too_large",
 func SourcemapTooComplex(size, limit int) *Error {
 	return Errorf(KindTooLarge, "sourcemap_too_complex",
 		"This sourcemap would take %.1f MB of memory once parsed, over the limit of %d MB for one map. "+
-			"A bundler's map takes about twice its size parsed; this one is mostly line separators or mappings without a source. "+
+			"A bundler's map takes two to four times its size parsed; this one is mostly line separators or mappings without a source. "+
 			"Upload the map the bundler wrote, or split the bundle into smaller files.",
 		float64(size)/(1<<20), limit>>20)
 }
