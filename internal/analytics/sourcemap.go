@@ -75,6 +75,9 @@ func (q SourcemapQuota) Admit(used SourcemapUsage, size int64) error {
 	switch {
 	case q.Count > 0 && used.Count+1 > q.Count:
 		over = fmt.Sprintf("it keeps %d uploads, the most it may", used.Count)
+		if used.Count == 1 {
+			over = "it keeps 1 upload, the most it may"
+		}
 	case q.Bytes > 0 && used.Bytes+size > q.Bytes:
 		over = fmt.Sprintf("its uploads take %s of the %s it may, and this one is %s",
 			sizeText(used.Bytes), sizeText(q.Bytes), sizeText(size))
