@@ -3,6 +3,7 @@ package analytics
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 	"unicode/utf8"
 )
@@ -37,6 +38,72 @@ type Sourcemap struct {
 // minified file over MaxSourcemapBytes; the HTTP layer answers 413.
 var ErrSourcemapTooLarge = Errorf(KindTooLarge, "payload_too_large",
 	"A sourcemap, and a minified file, may be at most 10 MB each.")
+
+// SourcemapTooComplex is the refusal of a map whose parsed form would take
+// size bytes, over limit (package sourcemap measures both); the HTTP layer
+// answers 413. The 10 MB a map may be is not the memory it takes: parsed,
+// each mapping and each line costs about the same whatever its text, and a
+// map of nothing but separators costs ten times its size.
+func SourcemapTooComplex(size, limit int) *Error {
+	return Errorf(KindTooLarge, "sourcemap_too_complex",
+		"This sourcemap would take %.1f MB of memory once parsed, over the limit of %d MB for one map. "+
+			"A bundler's map takes two to four times its size parsed; this one is mostly line separators or mappings without a source. "+
+			"Upload the map the bundler wrote, or split the bundle into smaller files.",
+		float64(size)/(1<<20), limit>>20)
+}
+
+// SourcemapUsage is what a product's stored sourcemaps take: uploads, and
+// bytes of their maps and minified files together.
+type SourcemapUsage struct {
+	Count int64 `json:"count"`
+	Bytes int64 `json:"bytes"`
+}
+
+// SourcemapQuota bounds what a product's sourcemaps may take; a zero
+// field lifts its bound.
+type SourcemapQuota struct {
+	Count int64 `json:"count"`
+	Bytes int64 `json:"bytes"`
+}
+
+// Admit returns nil when an upload of size bytes (map and minified file)
+// fits in q beside used, what the product's other uploads take (not the
+// upload it replaces, which it frees), else 403 quota_exceeded with what
+// is used and how to free it.
+func (q SourcemapQuota) Admit(used SourcemapUsage, size int64) error {
+	var over string
+	switch {
+	case q.Count > 0 && used.Count+1 > q.Count:
+		over = fmt.Sprintf("it keeps %d uploads, the most it may", used.Count)
+		if used.Count == 1 {
+			over = "it keeps 1 upload, the most it may"
+		}
+	case q.Bytes > 0 && used.Bytes+size > q.Bytes:
+		over = fmt.Sprintf("its uploads take %s of the %s it may, and this one is %s",
+			sizeText(used.Bytes), sizeText(q.Bytes), sizeText(size))
+	default:
+		return nil
+	}
+	e := Errorf(KindForbidden, "quota_exceeded",
+		"This product's sourcemaps are at their quota: %s. Delete the sourcemaps of releases no longer served "+
+			"(DELETE /api/v1/sourcemaps?release=…, with a query token, or in the dashboard's Errors page), then upload again.", over)
+	e.Detail = map[string]any{"usage": used, "quota": q}
+	return e
+}
+
+// sizeText writes bytes for a message, in the largest unit (of 2^10) it
+// reaches.
+func sizeText(bytes int64) string {
+	switch {
+	case bytes >= 1<<30:
+		return fmt.Sprintf("%.1f GB", float64(bytes)/(1<<30))
+	case bytes >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(bytes)/(1<<20))
+	case bytes >= 1<<10:
+		return fmt.Sprintf("%.1f KB", float64(bytes)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", bytes)
+}
 
 // ValidateSourcemap checks an upload: the release and URL, the map (a
 // JSON object of version 3 with its mappings; an index map with sections
@@ -87,13 +154,23 @@ type SourcemapStore interface {
 	// PutSourcemap stores a map (and the minified file, or nil) for
 	// sm's product, release and URL, replacing an earlier upload of the
 	// same three, and fills in sm's ID, Size, Minified and CreatedAt.
-	PutSourcemap(ctx context.Context, sm *Sourcemap, mapText, minified []byte) error
+	// The upload must fit in quota (SourcemapQuota.Admit, whose error it
+	// returns, storing nothing): the product's usage is read and the
+	// upload stored in one transaction, and the uploads of one product
+	// take turns, on one node and across nodes sharing a store, so that
+	// uploads made at once cannot pass the quota together.
+	PutSourcemap(ctx context.Context, sm *Sourcemap, mapText, minified []byte, quota SourcemapQuota) error
+	// SourcemapUsage returns what a product's sourcemaps take.
+	SourcemapUsage(ctx context.Context, productID int64) (SourcemapUsage, error)
 	// ListSourcemaps returns a product's uploads, of one release when
 	// release is not "", newest first, without their content.
 	ListSourcemaps(ctx context.Context, productID int64, release string) ([]Sourcemap, error)
 	// SourcemapContent returns the map and the minified file (nil when
 	// none was uploaded) of a release and URL, or ErrNotFound.
 	SourcemapContent(ctx context.Context, productID int64, release, url string) (mapText, minified []byte, err error)
+	// SourcemapText returns the map alone of a release and URL, or
+	// ErrNotFound: what ingest parses, without reading the minified file.
+	SourcemapText(ctx context.Context, productID int64, release, url string) ([]byte, error)
 	// DeleteSourcemaps deletes a release's uploads and reports how many
 	// there were.
 	DeleteSourcemaps(ctx context.Context, productID int64, release string) (int64, error)

@@ -156,6 +156,10 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// Alerts are sent by a job off every request path, and by the test
 	// delivery a product owner asks for (docs/errors.md, "Alerts").
 	alertSender := alerts.NewSender(analytics.WebhookPolicy{Allow: cfg.AlertWebhookAllow})
+	// Sourcemap uploads are stored within each product's quota, and
+	// parsed at ingest into a cache of sourcemapCacheBytes (docs/errors.md).
+	exceptions := errtrack.NewProcessor(a.store.meta, sourcemapCacheBytes)
+	exceptions.Quota = analytics.SourcemapQuota{Count: int64(cfg.SourcemapQuotaCount), Bytes: int64(cfg.SourcemapQuotaBytes)}
 	engine := &query.Engine{Store: a.store.queries, Sync: a.store.sync, Now: time.Now,
 		Admission: query.NewAdmission(cfg.QueryConcurrency, cfg.QueryQueue, cfg.QueryWait)}
 	api := &httpapi.Server{
@@ -163,7 +167,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Limiter:          a.limiter,
 		DefaultRateLimit: cfg.RateLimitPerMinute,
 		Pipeline: &ingest.Pipeline{UA: ua.NewParser(50000, bots.Default()),
-			Exceptions: errtrack.NewProcessor(a.store.meta, sourcemapCacheBytes)},
+			Exceptions: exceptions},
 		Writer:      a.wr,
 		Queries:     engine,
 		Saved:       a.store.meta,
@@ -198,6 +202,11 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		AnnotationLimiter:           a.annotationLimiter,
 		AnnotationCredentialLimiter: ratelimit.New(time.Now),
 		AnnotationRateLimit:         cfg.AnnotationRateLimit,
+
+		// Sourcemap upload budgets: per credential on each node, and an
+		// API key's uploads in its ingest budget, shared like ingest's.
+		SourcemapLimiter:   ratelimit.New(time.Now),
+		SourcemapRateLimit: cfg.SourcemapRateLimit,
 
 		// The dashboard: sessions in the metadata store, settings through
 		// the same admin service as the CLI, pages from the embedded app.
@@ -564,7 +573,10 @@ func (a *App) closeStorage() error {
 }
 
 // sourcemapCacheBytes bounds the parsed sourcemaps each node keeps in
-// memory to de-minify stacks at ingest (docs/errors.md, "Sourcemaps").
+// memory to de-minify stacks at ingest, by what they hold parsed
+// (sourcemap.Map.Size): with the one map being parsed, at most
+// sourcemap.MaxSize, their memory is bounded (docs/errors.md, "Limits of a
+// map").
 const sourcemapCacheBytes = 128 << 20
 
 // nodeName names this process among the nodes of a cluster, for the

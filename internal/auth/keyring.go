@@ -106,6 +106,9 @@ type Principal struct {
 	// accepted.
 	KeyID, TokenID int64
 	KeyEnv         analytics.Env
+	// KeyRateLimit is a key's own ingest budget a minute, 0 for the
+	// server's default, which a key's sourcemap uploads are charged to.
+	KeyRateLimit int
 	// Prefix is the credential's stored prefix ("st_tok_abcd"), enough to
 	// tell it apart in a list and never the secret.
 	Prefix string
@@ -159,7 +162,7 @@ func (k *Keyring) AuthenticateBearer(ctx context.Context, plaintext string) (Pri
 		case err != nil:
 			return Principal{}, err
 		}
-		return Principal{ProductID: key.ProductID, KeyID: key.ID, KeyEnv: key.Env, Prefix: key.Prefix}, nil
+		return Principal{ProductID: key.ProductID, KeyID: key.ID, KeyEnv: key.Env, KeyRateLimit: key.RateLimit, Prefix: key.Prefix}, nil
 	}
 	e, err := k.lookup(Hash(plaintext), k.now(), func(hash []byte) (keyEntry, error) {
 		tok, err := k.meta.QueryTokenByHash(ctx, hash)

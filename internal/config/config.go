@@ -49,6 +49,17 @@ type Config struct {
 	// workspace's keys and tokens together (STRATA_ANNOTATION_RATE_LIMIT;
 	// docs/annotations.md).
 	AnnotationRateLimit int
+	// SourcemapRateLimit is how many sourcemap uploads each credential may
+	// make per minute on each node (STRATA_SOURCEMAP_RATE_LIMIT); an API
+	// key's uploads count in its ingest budget too (docs/errors.md,
+	// "Limits of an upload").
+	SourcemapRateLimit int
+	// SourcemapQuotaCount and SourcemapQuotaBytes bound what each
+	// product's sourcemaps may hold together: uploads, and bytes of maps
+	// and minified files (STRATA_SOURCEMAP_QUOTA_COUNT,
+	// STRATA_SOURCEMAP_QUOTA_BYTES). Zero lifts the bound.
+	SourcemapQuotaCount int
+	SourcemapQuotaBytes ByteSize
 	// QueryConcurrency is how many queries may read events at once on this
 	// node (STRATA_QUERY_CONCURRENCY). DuckDB spreads each query over every
 	// core, so more at once answers none sooner and only adds their memory
@@ -168,6 +179,9 @@ func Default() Config {
 		LogFormat:           "text",
 		RateLimitPerMinute:  1000,
 		AnnotationRateLimit: 60,
+		SourcemapRateLimit:  60,
+		SourcemapQuotaCount: 1000,
+		SourcemapQuotaBytes: 1 << 30,
 		QueryConcurrency:    runtime.NumCPU(),
 		QueryQueue:          64,
 		QueryWait:           10 * time.Second,
@@ -348,6 +362,8 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	fs.StringVar(&c.LogFormat, "log-format", env("STRATA_LOG_FORMAT", c.LogFormat), "text or json (env STRATA_LOG_FORMAT)")
 	fs.IntVar(&c.RateLimitPerMinute, "rate-limit", envInt("STRATA_RATE_LIMIT", c.RateLimitPerMinute), "default ingest requests per key per minute (env STRATA_RATE_LIMIT)")
 	fs.IntVar(&c.AnnotationRateLimit, "annotation-rate-limit", envInt("STRATA_ANNOTATION_RATE_LIMIT", c.AnnotationRateLimit), "annotation writes per minute per credential, and per workspace for its keys and tokens (env STRATA_ANNOTATION_RATE_LIMIT)")
+	fs.IntVar(&c.SourcemapRateLimit, "sourcemap-rate-limit", envInt("STRATA_SOURCEMAP_RATE_LIMIT", c.SourcemapRateLimit), "sourcemap uploads per minute per credential, on each node (env STRATA_SOURCEMAP_RATE_LIMIT)")
+	fs.IntVar(&c.SourcemapQuotaCount, "sourcemap-quota-count", envInt("STRATA_SOURCEMAP_QUOTA_COUNT", c.SourcemapQuotaCount), "sourcemap uploads each product may keep; 0: no cap (env STRATA_SOURCEMAP_QUOTA_COUNT)")
 	fs.IntVar(&c.QueryConcurrency, "query-concurrency", envInt("STRATA_QUERY_CONCURRENCY", c.QueryConcurrency), "queries that may read events at once (env STRATA_QUERY_CONCURRENCY)")
 	fs.IntVar(&c.QueryQueue, "query-queue", envInt("STRATA_QUERY_QUEUE", c.QueryQueue), "queries that may wait for a slot; more are refused with 503 (env STRATA_QUERY_QUEUE)")
 	fs.DurationVar(&c.SampleRatioInterval, "srm-interval", envDuration("STRATA_SRM_INTERVAL", c.SampleRatioInterval), "how often running experiments get the sample-ratio check (env STRATA_SRM_INTERVAL)")
@@ -379,6 +395,8 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	envSize("STRATA_MIN_FREE_DISK", &c.MinFreeDisk)
 	fs.Var(&c.MinFreeDisk, "min-free-disk", "free space the data directory must keep; below it ingest answers 503 storage_full; 0 turns the check off (env STRATA_MIN_FREE_DISK)")
 	fs.IntVar(&c.MinFreeInodes, "min-free-inodes", envInt("STRATA_MIN_FREE_INODES", c.MinFreeInodes), "free inodes the data directory's filesystem must keep; below it ingest answers 503 storage_full; 0 turns the check off (env STRATA_MIN_FREE_INODES)")
+	envSize("STRATA_SOURCEMAP_QUOTA_BYTES", &c.SourcemapQuotaBytes)
+	fs.Var(&c.SourcemapQuotaBytes, "sourcemap-quota-bytes", "what each product's sourcemaps and minified files may take together, e.g. 1GB; 0: no cap (env STRATA_SOURCEMAP_QUOTA_BYTES)")
 	fs.BoolVar(&c.Replay, "replay", env("STRATA_REPLAY", "true") != "false", "let browser SDKs record sessions (replayEnabled); false refuses $snapshot events (env STRATA_REPLAY)")
 	fs.DurationVar(&c.ReplayRetention, "replay-retention", envDuration("STRATA_REPLAY_RETENTION", c.ReplayRetention), "how long a recorded session is kept after its last chunk (env STRATA_REPLAY_RETENTION)")
 	envSize("STRATA_REPLAY_MAX_BYTES", &c.ReplayMaxBytes)
@@ -413,6 +431,12 @@ func (c Config) Validate() error {
 	}
 	if c.AnnotationRateLimit < 1 {
 		errs = append(errs, errors.New("annotation-rate-limit must be at least 1"))
+	}
+	if c.SourcemapRateLimit < 1 {
+		errs = append(errs, errors.New("sourcemap-rate-limit must be at least 1"))
+	}
+	if c.SourcemapQuotaCount < 0 {
+		errs = append(errs, errors.New("sourcemap-quota-count must not be negative (0: no cap)"))
 	}
 	if c.MaxBodyMemory < 1<<20 {
 		errs = append(errs, fmt.Errorf("max-body-memory %v: must be at least 1MB, the largest API body", c.MaxBodyMemory))

@@ -41,6 +41,14 @@ func TestLoad(t *testing.T) {
 	if err != nil || c.AnnotationRateLimit != 30 {
 		t.Fatalf("STRATA_ANNOTATION_RATE_LIMIT: %+v, %v", c, err)
 	}
+	if d := Default(); d.SourcemapRateLimit != 60 || d.SourcemapQuotaCount != 1000 || d.SourcemapQuotaBytes != 1<<30 {
+		t.Errorf("sourcemap defaults: %d a minute, %d uploads, %v", d.SourcemapRateLimit, d.SourcemapQuotaCount, d.SourcemapQuotaBytes)
+	}
+	c, err = Load([]string{"--sourcemap-rate-limit", "5", "--sourcemap-quota-bytes", "0"}, env(map[string]string{
+		"STRATA_SOURCEMAP_RATE_LIMIT": "30", "STRATA_SOURCEMAP_QUOTA_COUNT": "7", "STRATA_SOURCEMAP_QUOTA_BYTES": "2GB"}))
+	if err != nil || c.SourcemapRateLimit != 5 || c.SourcemapQuotaCount != 7 || c.SourcemapQuotaBytes != 0 {
+		t.Fatalf("sourcemap limits, flags over env: %+v, %v", c, err)
+	}
 	if d := Default(); d.MinFreeDisk != 256<<20 {
 		t.Errorf("default min free disk %v; want 256MB", d.MinFreeDisk)
 	}
@@ -101,6 +109,9 @@ func TestLoadRejects(t *testing.T) {
 		{nil, map[string]string{"STRATA_RATE_LIMIT": "many"}, "STRATA_RATE_LIMIT"},
 		{[]string{"--annotation-rate-limit", "0"}, nil, "annotation-rate-limit"},
 		{nil, map[string]string{"STRATA_ANNOTATION_RATE_LIMIT": "fast"}, "STRATA_ANNOTATION_RATE_LIMIT"},
+		{[]string{"--sourcemap-rate-limit", "0"}, nil, "sourcemap-rate-limit"},
+		{[]string{"--sourcemap-quota-count", "-1"}, nil, "sourcemap-quota-count"},
+		{nil, map[string]string{"STRATA_SOURCEMAP_QUOTA_BYTES": "huge"}, "STRATA_SOURCEMAP_QUOTA_BYTES"},
 		{[]string{"--max-body-memory", "lots"}, nil, "max-body-memory"},
 		{[]string{"--max-body-memory", "512KB"}, nil, "max-body-memory"},
 		{nil, map[string]string{"STRATA_MAX_BODY_MEMORY": "-1MB"}, "STRATA_MAX_BODY_MEMORY"},

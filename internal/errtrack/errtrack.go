@@ -45,17 +45,45 @@ type Frame struct {
 	SourceLine string `json:"source_line,omitempty"`
 }
 
-// Processor enriches $exception events. Maps caches the parsed sourcemaps
-// that Store holds.
+// Processor enriches $exception events, and takes the sourcemap uploads
+// they are de-minified with. Maps caches the parsed sourcemaps that Store
+// holds; Quota bounds what each product's uploads may take (zero: no
+// bound).
 type Processor struct {
 	Store analytics.SourcemapStore
 	Maps  *sourcemap.Cache
+	Quota analytics.SourcemapQuota
 }
 
 // NewProcessor returns a processor whose cache holds at most budget bytes
 // of parsed maps.
 func NewProcessor(store analytics.SourcemapStore, budget int) *Processor {
 	return &Processor{Store: store, Maps: &sourcemap.Cache{Budget: budget, HitTTL: 5 * time.Minute, MissTTL: 30 * time.Second}}
+}
+
+// Upload stores a release's map of one file, and the minified file or nil,
+// for sm's product, release and URL, after the checks of docs/errors.md,
+// "Limits of an upload": the fields (analytics.ValidateSourcemap), the
+// memory the map takes parsed (sourcemap.Measure: over sourcemap.MaxSize,
+// 413 sourcemap_too_complex) and the product's quota (p.Quota, which the
+// store checks in the transaction that stores the upload). It then drops
+// this node's parsed copy of the map it replaces.
+func (p *Processor) Upload(ctx context.Context, sm *analytics.Sourcemap, mapText, minified []byte) error {
+	if err := analytics.ValidateSourcemap(sm.Release, sm.URL, mapText, minified); err != nil {
+		return err
+	}
+	if _, err := sourcemap.Measure(mapText); err != nil {
+		var tooComplex *sourcemap.TooComplexError
+		if errors.As(err, &tooComplex) {
+			return analytics.SourcemapTooComplex(tooComplex.Size, sourcemap.MaxSize)
+		}
+		return analytics.InvalidField("file", "must be a sourcemap this server can read: %s", strings.TrimPrefix(err.Error(), "sourcemap: "))
+	}
+	if err := p.Store.PutSourcemap(ctx, sm, mapText, minified, p.Quota); err != nil {
+		return err
+	}
+	p.Uploaded(sm.ProductID, sm.Release, sm.URL)
+	return nil
 }
 
 // Uploaded drops the cached map of a release's file after an upload or a
@@ -99,7 +127,13 @@ func (p *Processor) Enrich(ctx context.Context, product int64, props json.RawMes
 			continue
 		}
 		m, err := p.mapOf(ctx, product, release, f.URL)
+		var tooComplex *sourcemap.TooComplexError
 		switch {
+		case errors.As(err, &tooComplex):
+			// A map stored before uploads were measured (docs/errors.md,
+			// "Limits of a map"): it is never parsed, and says so.
+			reasons = appendOnce(reasons, fmt.Sprintf("the sourcemap of %s (release %s) is not used: its parsed form would take %.1f MB, over the limit of %d MB; upload a smaller map",
+				f.URL, release, float64(tooComplex.Size)/(1<<20), sourcemap.MaxSize>>20))
 		case err != nil:
 			reasons = appendOnce(reasons, "the sourcemap of "+f.URL+" could not be read: "+err.Error())
 		case m == nil:
@@ -138,14 +172,15 @@ func (p *Processor) Enrich(ctx context.Context, product int64, props json.RawMes
 func (p *Processor) mapOf(ctx context.Context, product int64, release, url string) (*sourcemap.Map, error) {
 	for _, u := range candidates(url) {
 		m, err := p.Maps.Get(sourcemap.Key{Product: product, Release: release, URL: u}, func() (*sourcemap.Map, error) {
-			text, _, err := p.Store.SourcemapContent(ctx, product, release, u)
+			text, err := p.Store.SourcemapText(ctx, product, release, u)
 			if errors.Is(err, analytics.ErrNotFound) {
 				return nil, nil
 			}
 			if err != nil {
 				return nil, err
 			}
-			return sourcemap.Parse(text)
+			// The cache makes room for the map before it is parsed.
+			return sourcemap.ParseReserving(text, p.Maps.Reserve)
 		})
 		if err != nil || m != nil {
 			return m, err

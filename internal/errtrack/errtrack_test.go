@@ -83,7 +83,7 @@ func TestEnrich(t *testing.T) {
 	minifiedFingerprint := e.Fingerprint
 
 	sm := analytics.Sourcemap{ProductID: product.ID, Release: "1.0.0", URL: appURL}
-	if err := st.PutSourcemap(ctx, &sm, mapText, minified); err != nil {
+	if err := st.PutSourcemap(ctx, &sm, mapText, minified, analytics.SourcemapQuota{}); err != nil {
 		t.Fatal(err)
 	}
 	p.Uploaded(product.ID, "1.0.0", appURL+"?v=3")
@@ -141,5 +141,96 @@ func TestEnrichAnyStack(t *testing.T) {
 	json.Unmarshal(p.Enrich(context.Background(), 1, b), &eb)
 	if ea.Fingerprint == eb.Fingerprint {
 		t.Error("two messages without frames share a group")
+	}
+}
+
+// TestEnrichTooComplexMap stores, as a map uploaded before uploads were
+// measured would be, a map over sourcemap.MaxSize parsed: an event of its
+// release keeps its minified frames and says why, as without a map, and a
+// map of the same release under the limit still resolves.
+func TestEnrichTooComplexMap(t *testing.T) {
+	ctx := context.Background()
+	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ws, _ := st.CreateWorkspace(ctx, "W")
+	product, _ := st.CreateProduct(ctx, ws.ID, "P")
+	// 3.5 million one-field segments: 70,000,000 bytes (66.8 MB) parsed,
+	// from 7 MB of text.
+	dense := []byte(`{"version":3,"sources":["a.js"],"names":[],"mappings":"A` + strings.Repeat(",A", 3_500_000) + `"}`)
+	sm := analytics.Sourcemap{ProductID: product.ID, Release: "1.0.0", URL: "https://shop.example.com/dense.js"}
+	if err := st.PutSourcemap(ctx, &sm, dense, nil, analytics.SourcemapQuota{}); err != nil {
+		t.Fatal(err)
+	}
+	mapText, _ := os.ReadFile("../sourcemap/testdata/app.min.js.map")
+	minified, _ := os.ReadFile("../sourcemap/testdata/app.min.js")
+	sm = analytics.Sourcemap{ProductID: product.ID, Release: "1.0.0", URL: appURL}
+	if err := st.PutSourcemap(ctx, &sm, mapText, nil, analytics.SourcemapQuota{}); err != nil {
+		t.Fatal(err)
+	}
+	p := NewProcessor(st, 1<<20)
+	stack := stackOf(t, string(minified), "RangeError", `"marker-checkout"`, "u") +
+		"\n    at k (https://shop.example.com/dense.js:1:5)"
+	raw, _ := json.Marshal(map[string]any{"$exception_type": "RangeError", "$exception_message": "marker-checkout", "$release": "1.0.0", "$exception_stack": stack})
+	var e enriched
+	if err := json.Unmarshal(p.Enrich(ctx, product.ID, raw), &e); err != nil {
+		t.Fatal(err)
+	}
+	want := "the sourcemap of https://shop.example.com/dense.js (release 1.0.0) is not used: its parsed form would take 66.8 MB, over the limit of 64 MB; upload a smaller map"
+	if len(e.Frames) != 4 || !e.Frames[0].Resolved || e.Frames[3].Resolved || e.Frames[3].File != "https://shop.example.com/dense.js" || e.Resolution != want {
+		t.Errorf("frames %+v, resolution %q", e.Frames, e.Resolution)
+	}
+}
+
+// TestUpload checks the upload's own checks on a real store: a map over
+// the parsed-size limit is 413 sourcemap_too_complex, one the parser
+// cannot read is 400 naming the file, an upload over the quota stores
+// nothing, and an upload takes effect at once on this node.
+func TestUpload(t *testing.T) {
+	ctx := context.Background()
+	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ws, _ := st.CreateWorkspace(ctx, "W")
+	product, _ := st.CreateProduct(ctx, ws.ID, "P")
+	p := NewProcessor(st, 1<<20)
+	p.Quota = analytics.SourcemapQuota{Count: 1}
+	upload := func(url, mapText string) error {
+		sm := analytics.Sourcemap{ProductID: product.ID, Release: "1.0.0", URL: url}
+		return p.Upload(ctx, &sm, []byte(mapText), nil)
+	}
+	code := func(err error) string { return analytics.AsError(err).Code }
+	dense := `{"version":3,"sources":["a.js"],"mappings":"A` + strings.Repeat(",A", 3_500_000) + `"}`
+	if err := upload(appURL, dense); code(err) != "sourcemap_too_complex" || !strings.Contains(err.Error(), "66.8 MB of memory once parsed, over the limit of 64 MB") {
+		t.Errorf("a dense map: %v", err)
+	}
+	if err := upload(appURL, `{"version":3,"mappings":"","names":7}`); code(err) != "invalid_request" || !strings.HasPrefix(analytics.AsError(err).Message, "file: ") {
+		t.Errorf("names that are not a list: %v", err)
+	}
+	stack := func() string {
+		raw, _ := json.Marshal(map[string]any{"$exception_type": "Error", "$exception_message": "x", "$release": "1.0.0",
+			"$exception_stack": "Error: x\n    at f (" + appURL + ":1:1)"})
+		var e enriched
+		json.Unmarshal(p.Enrich(ctx, product.ID, raw), &e)
+		return e.Frames[0].File
+	}
+	if f := stack(); f != appURL {
+		t.Fatalf("without a map: %s", f)
+	}
+	if err := upload(appURL, `{"version":3,"sources":["app.ts"],"mappings":"AAAA"}`); err != nil {
+		t.Fatal(err)
+	}
+	if f := stack(); f != "app.ts" {
+		t.Errorf("the upload did not take effect at once: %s", f)
+	}
+	if err := upload(appURL+"2", `{"version":3,"sources":["b.ts"],"mappings":"AAAA"}`); code(err) != "quota_exceeded" {
+		t.Errorf("over the quota: %v", err)
+	}
+	if u, _ := st.SourcemapUsage(ctx, product.ID); u.Count != 1 {
+		t.Errorf("usage %+v after a refused upload", u)
 	}
 }

@@ -247,6 +247,10 @@ var errAPIBodyTooLarge = analytics.Errorf(analytics.KindTooLarge, "body_too_larg
 func (s *Server) serveAdapted(ctx *fasthttp.RequestCtx, next fasthttp.RequestHandler) {
 	limit, tooLarge, public := maxAPIBody, errAPIBodyTooLarge, false
 	if string(ctx.Path()) == sourcemapsPath && ctx.IsPost() {
+		if err := s.admitUpload(ctx); err != nil {
+			writeFastError(ctx, s.Log, err)
+			return
+		}
 		limit, tooLarge = maxSourcemapBody, analytics.ErrSourcemapTooLarge
 	} else if ctx.IsPost() && strings.HasPrefix(string(ctx.Path()), groupsPathPrefix) {
 		limit, tooLarge, public = maxGroupBody, errGroupBodyTooLarge, true

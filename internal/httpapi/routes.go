@@ -45,10 +45,17 @@ type Server struct {
 	// Messages answers the SDK's message paths from memory (messages.go).
 	Campaigns analytics.CampaignStore
 	Messages  *messages.Engine
-	// Sourcemaps keeps the releases' sourcemaps (sourcemaps.go), and
-	// ErrorGroups what people decided about error groups (errorgroups.go).
-	Sourcemaps  analytics.SourcemapStore
-	ErrorGroups analytics.ErrorGroupStore
+	// Sourcemaps keeps the releases' sourcemaps (sourcemaps.go), which
+	// uploads store through Pipeline.Exceptions, and ErrorGroups what
+	// people decided about error groups (errorgroups.go).
+	// SourcemapLimiter holds the upload budgets, one bucket per
+	// credential, of SourcemapRateLimit uploads a minute on this node; an
+	// API key's uploads take from its ingest bucket (Limiter) too
+	// (sourcemaps.go, admitUpload).
+	Sourcemaps         analytics.SourcemapStore
+	SourcemapLimiter   *ratelimit.Limiter
+	SourcemapRateLimit int
+	ErrorGroups        analytics.ErrorGroupStore
 	// Groups keeps the products' group profiles, which the SDK sends
 	// (groups.go).
 	Groups analytics.GroupStore

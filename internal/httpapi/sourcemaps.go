@@ -1,12 +1,15 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"io"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"strings"
+
+	"github.com/valyala/fasthttp"
 
 	"strata/internal/analytics"
 )
@@ -26,7 +29,50 @@ const sourcemapsPath = "/api/v1/sourcemaps"
 
 var errNotMultipart = analytics.InvalidField("body", "must be multipart/form-data with the fields release, url and file (and optionally minified)")
 
-// handleUploadSourcemap is POST /api/v1/sourcemaps.
+// admitUpload authenticates a sourcemap upload and takes it from its
+// credential's budgets, from serveAdapted, before the body (up to 20 MB)
+// is read: a refused upload costs its headers. Every upload is charged to
+// its credential's own bucket of SourcemapRateLimit a minute on this node
+// (a key, a token or a dashboard user), and an API key's also to the
+// key's ingest bucket, shared across nodes, so that a key limited to 5
+// requests a minute uploads at most 5 (docs/errors.md, "Limits of an
+// upload"). Over either, 429 rate_limited with Retry-After.
+func (s *Server) admitUpload(ctx *fasthttp.RequestCtx) error {
+	// principal reads a net/http request; this one has the headers and
+	// the address, and no body.
+	r, err := http.NewRequestWithContext(context.WithValue(context.Background(), keyRoute{}, true),
+		http.MethodPost, string(ctx.RequestURI()), nil)
+	if err != nil {
+		return errNotMultipart
+	}
+	for k, v := range ctx.Request.Header.All() {
+		r.Header.Add(string(k), string(v))
+	}
+	r.Host = string(ctx.Host())
+	p, err := s.principal(r)
+	if err != nil {
+		return err
+	}
+	if s.SourcemapLimiter != nil {
+		if ok, wait := s.SourcemapLimiter.Allow(p.Bucket(), s.SourcemapRateLimit); !ok {
+			return rateLimited(wait, "Too many sourcemap uploads with this credential (at most %d a minute)", s.SourcemapRateLimit)
+		}
+	}
+	if p.KeyID != 0 && s.Limiter != nil {
+		limit := p.KeyRateLimit
+		if limit == 0 {
+			limit = s.DefaultRateLimit
+		}
+		if ok, wait := s.Limiter.Allow(p.KeyID, limit); !ok {
+			return rateLimited(wait, "Too many requests for this API key (at most %d a minute, uploads and ingest together)", limit)
+		}
+	}
+	return nil
+}
+
+// handleUploadSourcemap is POST /api/v1/sourcemaps. serveAdapted has
+// authenticated it and charged its budgets (admitUpload) before reading
+// the body; Upload checks and stores it.
 func (s *Server) handleUploadSourcemap(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.principal(r)
 	if err != nil {
@@ -68,14 +114,10 @@ func (s *Server) handleUploadSourcemap(w http.ResponseWriter, r *http.Request) e
 		fields[name] = b
 	}
 	release, url := strings.TrimSpace(string(fields["release"])), strings.TrimSpace(string(fields["url"]))
-	if err := analytics.ValidateSourcemap(release, url, fields["file"], fields["minified"]); err != nil {
-		return err
-	}
 	sm := analytics.Sourcemap{ProductID: p.ProductID, Release: release, URL: url}
-	if err := s.Sourcemaps.PutSourcemap(r.Context(), &sm, fields["file"], fields["minified"]); err != nil {
+	if err := s.Pipeline.Exceptions.Upload(r.Context(), &sm, fields["file"], fields["minified"]); err != nil {
 		return err
 	}
-	s.sourcemapChanged(p.ProductID, release, url)
 	writeJSON(w, http.StatusCreated, sm)
 	return nil
 }

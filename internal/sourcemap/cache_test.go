@@ -8,8 +8,9 @@ import (
 
 func TestCacheBoundsMemoryAndForgetsMisses(t *testing.T) {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	// Each map here is a little over 1,000 bytes; the budget holds two.
-	text := []byte(`{"version":3,"sources":["a.js"],"mappings":"AAAA","names":[],"x":"` + strings.Repeat("x", 1000) + `"}`)
+	// Each map here holds about 1,150 bytes (900 of them its source's
+	// text); the budget holds two.
+	text := []byte(`{"version":3,"sources":["a.js"],"mappings":"AAAA","names":[],"sourcesContent":["` + strings.Repeat("x", 900) + `"]}`)
 	c := &Cache{Budget: 2500, HitTTL: 10 * time.Minute, MissTTL: time.Minute, Now: func() time.Time { return now }}
 	loads := 0
 	load := func(have bool) func() (*Map, error) {

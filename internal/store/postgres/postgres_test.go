@@ -2,11 +2,13 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"strata/internal/analytics"
 	"strata/internal/store/migrate"
 	"strata/internal/store/postgres/pgtest"
 	"strata/internal/store/sqlmeta"
@@ -180,5 +182,51 @@ func TestMigrateOnPostgres(t *testing.T) {
 	}
 	if n, err := migrate.Apply(ctx, db, ms[:1], time.Now()); err != nil || n != 0 {
 		t.Errorf("reapplying = %d, %v; want nothing applied", n, err)
+	}
+}
+
+// TestSourcemapQuotaAcrossNodes gives two nodes one database and makes
+// them race uploads of one product into room for five: five are stored,
+// however the uploads interleave, because each upload's transaction takes
+// the product's turn in the database (sourcemap_locks) and not only in
+// its own process.
+func TestSourcemapQuotaAcrossNodes(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Start(t)
+	nodes := []*Store{open(t, url), open(t, url)}
+	ws, _ := nodes[0].CreateWorkspace(ctx, "W")
+	p, err := nodes[0].CreateProduct(ctx, ws.ID, "P")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quota := analytics.SourcemapQuota{Count: 5}
+	for round := range 5 {
+		release := fmt.Sprint(round)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		errs := make([]error, 16)
+		for i := range errs {
+			wg.Go(func() {
+				<-start
+				sm := analytics.Sourcemap{ProductID: p.ID, Release: release, URL: fmt.Sprintf("%d.js", i)}
+				errs[i] = nodes[i%2].PutSourcemap(ctx, &sm, []byte(`{"version":3,"mappings":""}`), nil, quota)
+			})
+		}
+		close(start)
+		wg.Wait()
+		stored := 0
+		for _, err := range errs {
+			if err == nil {
+				stored++
+			} else if analytics.AsError(err).Code != "quota_exceeded" {
+				t.Errorf("round %d: %v", round, err)
+			}
+		}
+		if u, err := nodes[1].SourcemapUsage(ctx, p.ID); err != nil || stored != 5 || u.Count != 5 {
+			t.Fatalf("round %d: %d stored, usage %+v %v", round, stored, u, err)
+		}
+		if _, err := nodes[round%2].DeleteSourcemaps(ctx, p.ID, release); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -43,6 +43,10 @@ type Store struct {
 	// stmts are the statements prepared once for the hot paths (prepared).
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
+
+	// uploads are the turns of sourcemap uploads in this process, a
+	// product's by its id modulo their number (PutSourcemap).
+	uploads [16]sync.Mutex
 }
 
 var (

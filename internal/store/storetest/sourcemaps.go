@@ -3,6 +3,9 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 
 	"strata/internal/analytics"
@@ -20,7 +23,7 @@ func testSourcemaps(t *testing.T, s Meta) {
 	put := func(p int64, release, url, mapText string, minified []byte) analytics.Sourcemap {
 		t.Helper()
 		sm := analytics.Sourcemap{ProductID: p, Release: release, URL: url}
-		if err := s.PutSourcemap(ctx, &sm, []byte(mapText), minified); err != nil {
+		if err := s.PutSourcemap(ctx, &sm, []byte(mapText), minified, analytics.SourcemapQuota{}); err != nil {
 			t.Fatal(err)
 		}
 		return sm
@@ -37,6 +40,12 @@ func testSourcemaps(t *testing.T, s Meta) {
 	mapText, minified, err := s.SourcemapContent(ctx, a.ID, "1.4.2", app)
 	if err != nil || string(mapText) != `{"version":3,"mappings":"AACA","sources":["é.ts"]}` || string(minified) != "function f(){}" {
 		t.Errorf("content after the replacing upload: %q %q %v", mapText, minified, err)
+	}
+	if text, err := s.SourcemapText(ctx, a.ID, "1.4.2", app); err != nil || string(text) != `{"version":3,"mappings":"AACA","sources":["é.ts"]}` {
+		t.Errorf("the map alone: %q %v", text, err)
+	}
+	if _, err := s.SourcemapText(ctx, b.ID, "1.4.2", app); !errors.Is(err, analytics.ErrNotFound) {
+		t.Errorf("another product's map alone: %v", err)
 	}
 	if _, min, err := s.SourcemapContent(ctx, a.ID, "1.4.3", app); err != nil || min != nil {
 		t.Errorf("an upload without the minified file: %q %v", min, err)
@@ -62,6 +71,100 @@ func testSourcemaps(t *testing.T, s Meta) {
 	}
 	if all, _ := s.ListSourcemaps(ctx, a.ID, ""); len(all) != 1 || all[0].Release != "1.4.3" {
 		t.Errorf("after the delete: %+v", all)
+	}
+}
+
+// testSourcemapQuota checks a product's usage and quota: usage counts the
+// uploads and the bytes of maps and minified files; an upload past the
+// count or the bytes is refused with quota_exceeded and stores nothing; a
+// replacing upload counts only what it adds; a delete frees its uploads;
+// another product has its own; and uploads made at once never pass the
+// quota together.
+func testSourcemapQuota(t *testing.T, s Meta) {
+	ctx := context.Background()
+	ws, _ := s.CreateWorkspace(ctx, "W")
+	a, _ := s.CreateProduct(ctx, ws.ID, "A")
+	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+	quota := analytics.SourcemapQuota{Count: 3, Bytes: 1000}
+	put := func(p int64, release, url string, mapBytes, minifiedBytes int) error {
+		t.Helper()
+		mapText := `{"version":3,"mappings":"` + strings.Repeat("A", mapBytes-27) + `"}`
+		var minified []byte
+		if minifiedBytes > 0 {
+			minified = []byte(strings.Repeat("é", minifiedBytes/2)) // counted in bytes
+		}
+		sm := analytics.Sourcemap{ProductID: p, Release: release, URL: url}
+		return s.PutSourcemap(ctx, &sm, []byte(mapText), minified, quota)
+	}
+	usage := func(p int64) analytics.SourcemapUsage {
+		t.Helper()
+		u, err := s.SourcemapUsage(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	exceeded := func(err error, what string) {
+		t.Helper()
+		if e := analytics.AsError(err); err == nil || e.Code != "quota_exceeded" || !strings.Contains(e.Message, what) {
+			t.Errorf("want quota_exceeded saying %q, got %v", what, err)
+		}
+	}
+	if u := usage(a.ID); u != (analytics.SourcemapUsage{}) {
+		t.Errorf("usage of a product without uploads: %+v", u)
+	}
+	if err := put(a.ID, "1.0", "a.js", 300, 100); err != nil {
+		t.Fatal(err)
+	}
+	if err := put(a.ID, "1.0", "b.js", 200, 0); err != nil {
+		t.Fatal(err)
+	}
+	if u := usage(a.ID); u != (analytics.SourcemapUsage{Count: 2, Bytes: 600}) {
+		t.Errorf("usage after two uploads: %+v", u)
+	}
+	exceeded(put(a.ID, "1.0", "c.js", 300, 200), "take 600 bytes of the 1000 bytes it may, and this one is 500 bytes")
+	// A replacement counts what it adds: a.js from 400 to 700 bytes.
+	if err := put(a.ID, "1.0", "a.js", 500, 200); err != nil {
+		t.Errorf("a replacing upload within the quota: %v", err)
+	}
+	exceeded(put(a.ID, "1.0", "a.js", 700, 200), "take 200 bytes of the 1000 bytes it may, and this one is 900 bytes")
+	if err := put(a.ID, "2.0", "c.js", 100, 0); err != nil {
+		t.Fatal(err)
+	}
+	exceeded(put(a.ID, "2.0", "d.js", 30, 0), "it keeps 3 uploads")
+	if u := usage(a.ID); u != (analytics.SourcemapUsage{Count: 3, Bytes: 1000}) {
+		t.Errorf("usage at the quota: %+v", u)
+	}
+	// Another product has its own quota.
+	if err := put(b.ID, "1.0", "a.js", 900, 0); err != nil {
+		t.Errorf("another product's upload: %v", err)
+	}
+	if n, err := s.DeleteSourcemaps(ctx, a.ID, "1.0"); err != nil || n != 2 {
+		t.Fatalf("delete: %d %v", n, err)
+	}
+	if u := usage(a.ID); u != (analytics.SourcemapUsage{Count: 1, Bytes: 100}) {
+		t.Errorf("usage after deleting a release: %+v", u)
+	}
+
+	// Twelve uploads at once into room for three: three are stored.
+	quota = analytics.SourcemapQuota{Count: 3}
+	c, _ := s.CreateProduct(ctx, ws.ID, "C")
+	var wg sync.WaitGroup
+	errs := make([]error, 12)
+	for i := range errs {
+		wg.Go(func() { errs[i] = put(c.ID, "1.0", fmt.Sprintf("%d.js", i), 100, 0) })
+	}
+	wg.Wait()
+	stored := 0
+	for _, err := range errs {
+		if err == nil {
+			stored++
+		} else {
+			exceeded(err, "it keeps 3 uploads")
+		}
+	}
+	if u := usage(c.ID); stored != 3 || u.Count != 3 {
+		t.Errorf("uploads at once: %d stored, usage %+v", stored, u)
 	}
 }
 

@@ -62,6 +62,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("Experiments", func(t *testing.T) { testExperiments(t, open(t)) })
 	t.Run("Leases", func(t *testing.T) { testLeases(t, open(t)) })
 	t.Run("Sourcemaps", func(t *testing.T) { testSourcemaps(t, open(t)) })
+	t.Run("SourcemapQuota", func(t *testing.T) { testSourcemapQuota(t, open(t)) })
 	t.Run("ErrorGroupStatuses", func(t *testing.T) { testErrorGroupStatuses(t, open(t)) })
 	t.Run("Alerts", func(t *testing.T) { testAlerts(t, open(t)) })
 	t.Run("Campaigns", func(t *testing.T) { testCampaigns(t, open(t)) })

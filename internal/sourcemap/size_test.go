@@ -1,0 +1,310 @@
+package sourcemap
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// sizeCases are maps of every shape whose cost differs: real builds, the
+// hostile shapes (nothing but line separators, nothing but one-field
+// segments, a long list of names, sources without content), a source root
+// and content with many lines.
+func sizeCases(t testing.TB) map[string][]byte {
+	t.Helper()
+	app, err := os.ReadFile("testdata/app.min.js.map")
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay, err := os.ReadFile("../httpapi/sdkjs/replay.min.js.map")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := `"n"` + strings.Repeat(`,"n"`, 300_000)
+	nulls := `null` + strings.Repeat(`,null`, 100_000)
+	sources := `"s"` + strings.Repeat(`,"s"`, 100_000)
+	return map[string][]byte{
+		"esbuild-app": app,
+		"sdk-replay":  replay,
+		"empty-lines": []byte(`{"version":3,"sources":["a.js"],"names":[],"mappings":"AAAA` + strings.Repeat(";", 2_000_000) + `"}`),
+		"dense":       []byte(`{"version":3,"sources":[],"names":[],"mappings":"A` + strings.Repeat(",A", 1_000_000) + `"}`),
+		"names":       []byte(`{"version":3,"sources":["a.js"],"names":[` + names + `],"mappings":"AAAAA"}`),
+		"no-content":  []byte(`{"version":3,"sources":[` + sources + `],"sourcesContent":[` + nulls + `],"names":[],"mappings":"AAAA"}`),
+		"root-and-lines": []byte(`{"version":3,"sourceRoot":"webpack:///src/","sources":["a.js","b.js"],"names":[],"mappings":"AAAA,CAAC;ACAA",` +
+			`"sourcesContent":["` + strings.Repeat(`x\n`, 200_000) + `",null]}`),
+	}
+}
+
+// TestMeasureIsSize checks that what an upload is measured at, without
+// parsing, is what the parsed map then counts.
+func TestMeasureIsSize(t *testing.T) {
+	for name, text := range sizeCases(t) {
+		m, err := Parse(text)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got, err := Measure(text); err != nil || got != m.Size() {
+			t.Errorf("%s: Measure %d %v, Size %d", name, got, err, m.Size())
+		}
+	}
+}
+
+// heapOf returns the bytes of live heap that make's result holds.
+func heapOf(make func() any) (int, any) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	v := make()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	return int(after.HeapAlloc) - int(before.HeapAlloc), v
+}
+
+// TestSizeIsWhatTheMapHolds parses maps and weighs the live heap they
+// hold: Size must be within a tenth of it (and 64 KB), so that a cache
+// bounded by Size is bounded in memory. (Parsed as a slice a line, the
+// map of two million empty lines held 48 MB and counted 2 MB.)
+func TestSizeIsWhatTheMapHolds(t *testing.T) {
+	for name, text := range sizeCases(t) {
+		if len(text) < 100_000 {
+			continue // too small to weigh among the runtime's own allocations
+		}
+		held, v := heapOf(func() any {
+			m, err := Parse(text)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			return m
+		})
+		size := v.(*Map).Size()
+		if diff := max(held-size, size-held); diff > size/10+64<<10 {
+			t.Errorf("%s: Size %d, but the map holds %d bytes of heap", name, size, held)
+		}
+		runtime.KeepAlive(v)
+	}
+}
+
+// TestTooComplexIsRefusedBeforeParsing gives Parse and Measure maps just
+// over and just under MaxSize, of both hostile shapes: the one over is a
+// *TooComplexError naming its size, before Parse allocates its parsed
+// form; the one under parses, within the limit.
+func TestTooComplexIsRefusedBeforeParsing(t *testing.T) {
+	source := stringBytes + len("a.js")
+	for _, c := range []struct {
+		name string
+		map_ func(n int) []byte
+		cost func(n int) int
+		per  int
+	}{
+		{"dense", func(n int) []byte {
+			return []byte(`{"version":3,"sources":["a.js"],"mappings":"A` + strings.Repeat(",A", n-1) + `"}`)
+		}, func(n int) int { return mapBytes + chunkedBytes(n, segmentBytes) + chunkedBytes(2, lineBytes) + source }, segmentBytes},
+		{"empty-lines", func(n int) []byte {
+			return []byte(`{"version":3,"sources":["a.js"],"mappings":"` + strings.Repeat(";", n) + `"}`)
+		}, func(n int) int { return mapBytes + chunkedBytes(n+2, lineBytes) + source }, lineBytes},
+	} {
+		fits := sort.Search(MaxSize, func(n int) bool { return c.cost(n) > MaxSize }) - 1
+		over := c.map_(fits + 1)
+		var tooComplex *TooComplexError
+		if _, err := Measure(over); !errors.As(err, &tooComplex) || tooComplex.Size <= MaxSize || tooComplex.Size > MaxSize+c.per+sliceBytes {
+			t.Errorf("%s: Measure of a map just over the limit: %v", c.name, err)
+		}
+		var stats runtime.MemStats
+		runtime.ReadMemStats(&stats)
+		allocated := stats.TotalAlloc
+		m, err := Parse(over)
+		runtime.ReadMemStats(&stats)
+		if !errors.As(err, &tooComplex) || m != nil || !strings.Contains(err.Error(), "over the limit of 64 MB") {
+			t.Errorf("%s: Parse of a map just over the limit: %v", c.name, err)
+		}
+		// The JSON's strings are allocated, the parsed form is not.
+		if a := stats.TotalAlloc - allocated; a > 2*uint64(len(over)) {
+			t.Errorf("%s: refusing a map of %d bytes allocated %d", c.name, len(over), a)
+		}
+		under := c.map_(fits)
+		if m, err := Parse(under); err != nil || m.Size() > MaxSize || m.Size() < MaxSize-c.per-sliceBytes {
+			t.Errorf("%s: a map just under the limit: %v", c.name, err)
+		}
+	}
+}
+
+// TestLookupAgainstSegments writes random maps from segments made up
+// here (empty lines, one-field segments, columns out of order and
+// repeated) and checks every lookup against the segments themselves: of
+// the line's segments in stable column order, the last one at or before
+// the column.
+func TestLookupAgainstSegments(t *testing.T) {
+	type seg struct{ col, src, line, scol, name int } // src -1: no source; name -1: none
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 200 {
+		var lines [][]seg
+		var mappings strings.Builder
+		var prevSrc, prevLine, prevCol, prevName int
+		for l := range rng.IntN(6) {
+			if l > 0 {
+				mappings.WriteByte(';')
+			}
+			var line []seg
+			prevGen := 0
+			for i := range rng.IntN(5) {
+				s := seg{col: rng.IntN(30), src: -1, name: -1}
+				if i > 0 {
+					mappings.WriteByte(',')
+				}
+				mappings.WriteString(vlqEncode(s.col - prevGen))
+				prevGen = s.col
+				if rng.IntN(4) > 0 {
+					s.src, s.line, s.scol = rng.IntN(2), rng.IntN(50), rng.IntN(80)
+					mappings.WriteString(vlqEncode(s.src-prevSrc) + vlqEncode(s.line-prevLine) + vlqEncode(s.scol-prevCol))
+					prevSrc, prevLine, prevCol = s.src, s.line, s.scol
+					if rng.IntN(2) == 0 {
+						s.name = rng.IntN(3)
+						mappings.WriteString(vlqEncode(s.name - prevName))
+						prevName = s.name
+					}
+				}
+				line = append(line, s)
+			}
+			lines = append(lines, line)
+		}
+		text := `{"version":3,"sources":["a.js","b.js"],"names":["x","y","z"],"mappings":"` + mappings.String() + `"}`
+		m, err := Parse([]byte(text))
+		if err != nil {
+			t.Fatalf("round %d: %v\n%s", round, err, text)
+		}
+		if got, _ := Measure([]byte(text)); got != m.Size() {
+			t.Errorf("round %d: Measure %d, Size %d", round, got, m.Size())
+		}
+		for l := 0; l <= len(lines)+1; l++ {
+			var segs []seg
+			if l >= 1 && l <= len(lines) {
+				segs = slices.Clone(lines[l-1])
+				slices.SortStableFunc(segs, func(a, b seg) int { return a.col - b.col })
+			}
+			for col := 0; col <= 32; col++ {
+				want, wantOK := Position{}, false
+				for _, s := range segs {
+					if s.col <= col-1 {
+						want, wantOK = Position{}, s.src >= 0
+						if wantOK {
+							want = Position{Source: []string{"a.js", "b.js"}[s.src], Line: s.line + 1, Column: s.scol + 1}
+							if s.name >= 0 {
+								want.Name = []string{"x", "y", "z"}[s.name]
+							}
+						}
+					}
+				}
+				if l == 0 || col == 0 {
+					want, wantOK = Position{}, false
+				}
+				if got, ok := m.Lookup(l, col); got != want || ok != wantOK {
+					t.Fatalf("round %d: Lookup(%d, %d) = %+v %v, want %+v %v\n%s", round, l, col, got, ok, want, wantOK, text)
+				}
+			}
+		}
+	}
+}
+
+// TestCacheLoadsOneMapAtATime misses many keys from many goroutines at
+// once: loads never overlap, so that the memory of maps being parsed is
+// one map's, and callers missing one key together load it once.
+func TestCacheLoadsOneMapAtATime(t *testing.T) {
+	c := &Cache{Budget: 1 << 20, HitTTL: time.Minute, MissTTL: time.Minute}
+	var running, most, loads atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 32 {
+		wg.Go(func() {
+			k := Key{1, "1.0", fmt.Sprint(i % 4)}
+			c.Get(k, func() (*Map, error) {
+				loads.Add(1)
+				n := running.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				time.Sleep(5 * time.Millisecond)
+				running.Add(-1)
+				return Parse([]byte(`{"version":3,"sources":["a.js"],"mappings":"AAAA"}`))
+			})
+		})
+	}
+	wg.Wait()
+	if most.Load() != 1 || loads.Load() != 4 {
+		t.Errorf("%d loads at once at most, %d loads of 4 keys", most.Load(), loads.Load())
+	}
+}
+
+// TestCacheRemembersFailedLoads checks that a map that does not load (a
+// map over MaxSize stored before the limit, a broken one) is not loaded
+// again for every event, but again after MissTTL or Forget.
+func TestCacheRemembersFailedLoads(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	c := &Cache{Budget: 1 << 20, HitTTL: time.Minute, MissTTL: 30 * time.Second, Now: func() time.Time { return now }}
+	k := Key{1, "1.0", "app.js"}
+	loads := 0
+	load := func() (*Map, error) {
+		loads++
+		return Parse([]byte(`{"version":3,"sources":[],"mappings":"AAAA"}`))
+	}
+	for range 3 {
+		if m, err := c.Get(k, load); m != nil || err == nil || !strings.Contains(err.Error(), "names source 0 of 0") {
+			t.Fatalf("a broken map: %v %v", m, err)
+		}
+	}
+	if loads != 1 {
+		t.Errorf("a broken map loaded %d times within MissTTL", loads)
+	}
+	now = now.Add(31 * time.Second)
+	c.Get(k, load)
+	c.Forget(k)
+	c.Get(k, load)
+	if loads != 3 {
+		t.Errorf("%d loads: MissTTL or Forget did not load the map again", loads)
+	}
+}
+
+// TestCacheMakesRoomBeforeParsing loads a third map into a budget that
+// holds two through ParseReserving and Reserve: the least recently used
+// map is dropped before the third is allocated, so that the maps cached
+// and the one being parsed never hold more than the budget.
+func TestCacheMakesRoomBeforeParsing(t *testing.T) {
+	text := []byte(`{"version":3,"sources":["a.js"],"mappings":"AAAA","names":[],"sourcesContent":["` + strings.Repeat("x", 900) + `"]}`)
+	one, err := Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Cache{Budget: 2*one.Size() + 100, HitTTL: time.Minute, MissTTL: time.Minute}
+	heldAtParse := -1
+	load := func() (*Map, error) {
+		return ParseReserving(text, func(size int) {
+			c.Reserve(size)
+			heldAtParse = c.Used() + size
+		})
+	}
+	for _, url := range []string{"a", "b", "c"} {
+		if _, err := c.Get(Key{1, "1.0", url}, load); err != nil {
+			t.Fatal(err)
+		}
+		if heldAtParse > c.Budget {
+			t.Errorf("loading %s: %d bytes held while parsing, over the budget of %d", url, heldAtParse, c.Budget)
+		}
+	}
+	if c.Used() != 2*one.Size() {
+		t.Errorf("%d bytes cached, want two maps' %d", c.Used(), 2*one.Size())
+	}
+	// a was dropped to make room for c; b is still there.
+	loads := 0
+	counted := func() (*Map, error) { loads++; return Parse(text) }
+	c.Get(Key{1, "1.0", "b"}, counted)
+	c.Get(Key{1, "1.0", "a"}, counted)
+	if loads != 1 {
+		t.Errorf("%d loads of a and b, want 1 (a)", loads)
+	}
+}
