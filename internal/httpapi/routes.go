@@ -206,8 +206,8 @@ func detachContext(next http.Handler) http.Handler {
 // The /api/v1 routes take a query token or a dashboard session. An API key
 // is public (the page's visitors all have it), so it is accepted as a
 // bearer credential only on the routes wrapped in keysMayWrite: the writes
-// a deploy script makes with it (an annotation; the sourcemap upload, when
-// it lands; docs/security.md, "Credentials and what they may do").
+// a deploy script makes with it (an annotation, a sourcemap upload;
+// docs/security.md, "Credentials and what they may do").
 // Everywhere else it is 403 key_not_allowed. /api/v1/version and
 // /api/v1/openapi.yaml, like the probes, take no credential.
 func (s *Server) routes() http.Handler {

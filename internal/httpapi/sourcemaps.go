@@ -128,7 +128,9 @@ func (s *Server) handleListSourcemaps(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	list, err := s.Sourcemaps.ListSourcemaps(r.Context(), p.ProductID, r.URL.Query().Get("release"))
+	list, err := readMeta(s, r, func(ctx context.Context) ([]analytics.Sourcemap, error) {
+		return s.Sourcemaps.ListSourcemaps(ctx, p.ProductID, r.URL.Query().Get("release"))
+	})
 	if err != nil {
 		return err
 	}
