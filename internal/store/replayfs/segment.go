@@ -141,7 +141,13 @@ func parseRecord(b []byte) (head, data []byte, err error) {
 // It returns the offset after the last good record, which is the file's
 // size unless the rest is torn.
 func scanSegment(f *os.File, size int64, verify bool, fn func(record) error) (int64, error) {
-	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 256<<10)
+	// Reading headers alone, a small buffer: a read of the file is about
+	// one record's header, the data between them skipped.
+	buffer := 256 << 10
+	if !verify {
+		buffer = 4 << 10
+	}
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), buffer)
 	var off int64
 	var head [recordHead]byte
 	var buf []byte
@@ -172,8 +178,13 @@ func scanSegment(f *os.File, size int64, verify bool, fn func(record) error) (in
 			if _, err := io.ReadFull(r, rec.head); err != nil {
 				return off, nil
 			}
-			if _, err := r.Discard(int(dl + recordTail)); err != nil {
-				return off, nil
+			// The data is skipped, not read: what is buffered is
+			// dropped, past it the reader starts again at the next
+			// record, so that reading a sealed segment costs its headers.
+			if skip := int(dl + recordTail); skip <= r.Buffered() {
+				r.Discard(skip)
+			} else {
+				r.Reset(io.NewSectionReader(f, off+n, size-off-n))
 			}
 		}
 		if err := fn(rec); errors.Is(err, errTorn) {
