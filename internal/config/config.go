@@ -163,11 +163,11 @@ func Default() Config {
 		Replay:              true,
 		ReplayRetention:     30 * 24 * time.Hour,
 		ReplayMaxBytes:      10 << 30,
-		// A recorded session sends a gzip'd chunk every 5 s: about 1 MB an
-		// hour of ordinary use, 7 MB an hour on a page that changes ten
-		// times a second (docs/replay.md, "Limits"). 50 MB is hours of the
-		// busiest page, and bounds what one session can make a read of it,
-		// the player and the store hold.
+		// A recorded session sends a gzip'd chunk every 5 s: 6.7 MB an hour
+		// of the replay benchmark's storefront used without a pause, 8 MB
+		// on its page that changes ten times a second (docs/replay.md,
+		// "Limits"). 50 MB is six such hours, and bounds what one session
+		// can cost the store and the player.
 		ReplayMaxSessionBytes: 50 << 20,
 		ReplayInterval:        10 * time.Minute,
 		KeyCacheTTL:           10 * time.Second,
