@@ -357,3 +357,50 @@ func TestReplayOldLayout(t *testing.T) {
 
 // chunkSum names a chunk's data in the crash test's records.
 func chunkSum(b []byte) [32]byte { return sha256.Sum256(b) }
+
+// TestReplayCapAcrossNodes runs the session cap on two nodes that share a
+// PostgreSQL metadata store (where their replays are): eight clients send
+// chunks of one session, half to each node, at once, and the session never
+// passes the cap; each node then reads it whole, in pages, byte for byte.
+func TestReplayCapAcrossNodes(t *testing.T) {
+	a, b := startNodes(t, "--rate-limit", "1000000", "--replay-max-session-bytes", "256KB")
+	tok := strings.TrimSpace(cli(t, a.dataDir, a.manage("tokens", "create", "--product", fmt.Sprint(a.ProductID))...))
+	rnd := rand.New(rand.NewPCG(7, 8))
+	chunks := make([][]byte, 8)
+	for i := range chunks {
+		chunks[i] = rrwebChunk(rnd, time.Now().UnixMilli()+int64(i)*5000, 60_000)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	sent := map[string][]byte{}
+	codes := map[string]int{}
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			node := []*server{a, b}[w%2]
+			for i := 0; i < 8; i++ {
+				r := postEvents(t, node, a.BootstrapKey, chunkEvent("cy", "busy", fmt.Sprintf("w%d", w), i, chunks[i]))
+				mu.Lock()
+				codes[fmt.Sprint(r.Status, " ", strings.Contains(string(r.Body), "replay_session_full"))]++
+				if r.Status == 202 {
+					sent[fmt.Sprintf("w%d.%d", w, i)] = chunks[i]
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("answers %v", codes)
+	for _, s := range []*server{a, b} {
+		got, pages := readSession(t, s, tok, "busy")
+		if stored := sessionBytes(t, s, tok, "busy"); stored > 256<<10 || len(got) != len(sent) || len(got) < 4 || codes["202 false"] != len(sent) || codes["400 true"] != 64-len(sent) {
+			t.Errorf("%s: %d chunks in %d pages, %d bytes; %d acknowledged, answers %v; want every chunk stored or refused as full, within 256 KB", s.URL, len(got), pages, stored, len(sent), codes)
+		}
+		for k, want := range sent {
+			if !bytes.Equal(got[k], want) {
+				t.Errorf("%s: chunk %s does not read as sent", s.URL, k)
+			}
+		}
+	}
+}

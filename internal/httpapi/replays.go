@@ -204,7 +204,7 @@ func (s *Server) handleGetReplay(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var next *string
-	if more {
+	if more && len(page) > 0 {
 		last := page[len(page)-1]
 		c := last.WindowID + "." + strconv.Itoa(last.Index)
 		next = &c

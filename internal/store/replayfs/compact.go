@@ -246,10 +246,17 @@ func (p *product) rewrite(run []*segment) error {
 			err = syncDir(p.dir)
 		}
 	}
-	if err == nil {
-		p.store.log.Debug("compacted replay segments", "product", p.id, "segments", len(run), "into", segmentName(last.seq), "bytes", size)
+	if err != nil {
+		// The replaced segments, or the manifest that names them, are
+		// still there: only Open may read the directory again, after
+		// finishing the compaction. Until then the product takes no
+		// writes, so that no second compaction writes another manifest.
+		p.broken = fmt.Errorf("a replay compaction could not finish (%w); it is finished at the next start", err)
+		p.store.log.Error("replay writes stopped for the product", "product", p.id, "err", p.broken)
+		return err
 	}
-	return err
+	p.store.log.Debug("compacted replay segments", "product", p.id, "segments", len(run), "into", segmentName(last.seq), "bytes", size)
+	return nil
 }
 
 // drop deletes a run that holds nothing live, oldest segment first.
