@@ -158,7 +158,7 @@ function Player(props: { product: Product; sessionId: string }) {
   const { busy, notice, run } = useAction<"delete">();
   const stage = useRef<HTMLDivElement>(null);
   const player = useRef<Replayer | null>(null);
-  // How many of events the player was given.
+  // How many of the window's events the player was given.
   const fed = useRef(0);
   const list = `/replays?product=${pid}`;
 

@@ -538,17 +538,16 @@ func (p *product) append(chunks []analytics.ReplayChunk, at []int, maxSessionByt
 			continue
 		}
 		charge := analytics.ReplayChunkCharge(len(c.Data))
-		if maxSessionBytes > 0 {
-			var stored int64
-			if s != nil {
-				stored = s.sum.Bytes
-			}
-			if first[k] = stored+charged[c.SessionID]+charge > maxSessionBytes; first[k] {
-				full = append(full, i)
-				continue
-			}
+		var stored int64
+		if s != nil {
+			stored = s.sum.Bytes
 		}
-		first[k] = false
+		refused := maxSessionBytes > 0 && stored+charged[c.SessionID]+charge > maxSessionBytes
+		first[k] = refused
+		if refused {
+			full = append(full, i)
+			continue
+		}
 		charged[c.SessionID] += charge
 		write = append(write, i)
 	}
