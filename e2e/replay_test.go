@@ -133,10 +133,13 @@ func TestReplay(t *testing.T) {
 		t.Errorf("b's list: %s", r.Body)
 	}
 
-	// The files: one directory per product and session.
-	files, _ := filepath.Glob(filepath.Join(dir, "replay", fmt.Sprint(a.ID), "sess-1", "*.chunk"))
-	if len(files) != 2 {
-		t.Errorf("sess-1's files: %v", files)
+	// The files: a segment per product, none per session.
+	files, _ := filepath.Glob(filepath.Join(dir, "replay", fmt.Sprint(a.ID), "*"))
+	if len(files) != 1 || filepath.Base(files[0]) != "00000001.seg" {
+		t.Errorf("product a's replay files: %v, want one segment", files)
+	}
+	if one.JSON(t)["next"] != nil {
+		t.Errorf("a session of one page has a next page: %s", one.Body)
 	}
 
 	// Deletes: one session, then every session of a user.

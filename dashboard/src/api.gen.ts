@@ -887,9 +887,13 @@ export interface components {
              */
             data: string;
         };
+        /** @description A session and one page of its chunks. */
         ReplayDetail: {
             session: components["schemas"]["ReplaySession"];
+            /** @description The page's chunks, in playing order; at most 4 MiB of data. */
             chunks: components["schemas"]["ReplayChunk"][];
+            /** @description The `cursor` of the next page; `null` on the last. */
+            next: string | null;
         };
         ReplayList: {
             items: components["schemas"]["ReplaySession"][];
@@ -914,7 +918,7 @@ export interface components {
             chunks: number;
             /**
              * Format: int64
-             * @description What the session's chunks take in storage.
+             * @description What the session takes in storage, as the caps count it: its chunks' data, and 512 bytes for each chunk's metadata.
              */
             bytes: number;
         };

@@ -188,7 +188,9 @@ export const api = {
   sourcemaps: (p: number) => request<List<Sourcemap>>("GET", scoped("/api/v1/sourcemaps", p)),
   replays: (p: number, opts: { distinctId?: string; from?: string; to?: string }) =>
     request<ReplayList>("GET", scoped("/api/v1/replays", p, { distinct_id: opts.distinctId, dateFrom: opts.from, dateTo: opts.to })),
-  replay: (p: number, sessionId: string) => request<ReplayDetail>("GET", scoped(`/api/v1/replays/${enc(sessionId)}`, p)),
+  /** replay reads a page of a session's chunks: the first, or the one cursor (a page's next) names. */
+  replay: (p: number, sessionId: string, cursor?: string) =>
+    request<ReplayDetail>("GET", scoped(`/api/v1/replays/${enc(sessionId)}`, p, { cursor })),
   deleteReplay: (p: number, sessionId: string) => request<void>("DELETE", scoped(`/api/v1/replays/${enc(sessionId)}`, p)),
   deleteUserReplays: (p: number, distinctId: string) =>
     request<{ deleted: number }>("DELETE", scoped("/api/v1/replays", p, { distinct_id: distinctId })),

@@ -37,6 +37,20 @@ const (
 	// answers.
 	DefaultReplayList = 100
 	MaxReplayList     = 1000
+	// ReplayChunkOverhead is what each chunk counts for beside its data
+	// in a session's Bytes, and so in the caps that count them (a
+	// session's, --replay-max-session-bytes; a product's,
+	// --replay-max-bytes): about what its metadata takes in storage and
+	// in the embedded store's index. Without it a flood of chunks of a
+	// few bytes each would store many times what the caps say.
+	ReplayChunkOverhead = 512
+	// MaxReplayPageBytes bounds the chunk data one read of a session
+	// returns (a page of GET /api/v1/replays/{id}), and
+	// MaxReplayPageChunks its chunks, so that what a read holds does not
+	// grow with the session; a page always holds at least one chunk, which
+	// is at most MaxReplayChunkBytes.
+	MaxReplayPageBytes  = 4 << 20
+	MaxReplayPageChunks = 1000
 )
 
 // The encodings of a chunk's data: rrweb's events as one JSON array,
@@ -96,9 +110,51 @@ type ReplaySession struct {
 	Clicks      int
 	Errors      int
 	Chunks      int
-	Bytes       int64
+	// Bytes is what the session takes in storage, as the caps count it:
+	// its chunks' data and ReplayChunkOverhead for each chunk.
+	Bytes int64
 	// LastReceived is when the server took the session's latest chunk.
 	LastReceived time.Time
+}
+
+// ReplayChunkCharge is what a chunk of size bytes of data adds to its
+// session's Bytes.
+func ReplayChunkCharge(size int) int64 { return int64(size) + ReplayChunkOverhead }
+
+// Add folds one more chunk's metadata (Data unused) into s, the session
+// of the chunks added so far: the one rule both stores follow, in
+// SummarizeReplay and in the embedded store's index, so that they cannot
+// disagree on what a session's duration, user or counts are.
+func (s *ReplaySession) Add(c ReplayChunk) {
+	if s.Chunks == 0 {
+		s.SessionID, s.Start, s.End = c.SessionID, c.FirstTS, c.LastTS
+	}
+	if c.FirstTS.Before(s.Start) {
+		s.Start = c.FirstTS
+	}
+	// The user is the latest chunk's (by its last event); of chunks that
+	// end together, the one added last.
+	if s.Chunks == 0 || !c.LastTS.Before(s.End) {
+		s.DistinctID = c.DistinctID
+	}
+	if c.LastTS.After(s.End) {
+		s.End = c.LastTS
+	}
+	found := false
+	for _, d := range s.DistinctIDs {
+		found = found || d == c.DistinctID
+	}
+	if !found {
+		s.DistinctIDs = append(s.DistinctIDs, c.DistinctID)
+	}
+	s.Pages += c.Pages
+	s.Clicks += c.Clicks
+	s.Errors += c.Errors
+	s.Chunks++
+	s.Bytes += ReplayChunkCharge(c.Size)
+	if c.ReceivedAt.After(s.LastReceived) {
+		s.LastReceived = c.ReceivedAt
+	}
 }
 
 // ReplayFilter selects sessions of a list: of one user (any chunk naming
@@ -110,29 +166,74 @@ type ReplayFilter struct {
 	Limit      int
 }
 
-// ReplayStore keeps replay chunks. Embedded servers keep them as files in
-// the data directory, servers with a PostgreSQL metadata store in a table
-// of it (docs/replay.md, "Storage"). Every method is scoped to a product:
-// no call reads or deletes another product's sessions.
+// ReplayCursor names the last chunk a page of a session's chunks returned:
+// the next page starts after it. The zero cursor starts at the first.
+type ReplayCursor struct {
+	WindowID string
+	Index    int
+}
+
+// ReplayStore keeps replay chunks. Embedded servers keep them in segment
+// files in the data directory, servers with a PostgreSQL metadata store in
+// a table of it (docs/replay.md, "Storage"). Every method is scoped to a
+// product: no call reads or deletes another product's sessions.
 type ReplayStore interface {
 	// AppendReplayChunks stores chunks durably before it returns (the
 	// caller then acknowledges them). A chunk whose product, session,
 	// window and index are already stored is kept as it was: a retry is
-	// not an error.
-	AppendReplayChunks(ctx context.Context, chunks []ReplayChunk) error
+	// not an error, and is not refused by the cap. A new chunk that would
+	// take its session's Bytes past maxSessionBytes (0: no cap) is not
+	// stored: full lists the positions in chunks of those refused, in
+	// order, and the others are stored. Calls for one session at the same
+	// time never take it past the cap together (docs/replay.md, "Limits").
+	AppendReplayChunks(ctx context.Context, chunks []ReplayChunk, maxSessionBytes int64) (full []int, err error)
 	// ListReplaySessions returns a product's sessions that f selects,
 	// latest start first.
 	ListReplaySessions(ctx context.Context, productID int64, f ReplayFilter) ([]ReplaySession, error)
-	// ReplayChunks returns a session's chunks with their data, by window
-	// (in order of each window's first chunk) and index; ErrNotFound when
-	// the product has no such session.
-	ReplayChunks(ctx context.Context, productID int64, sessionID string) ([]ReplayChunk, error)
+	// ReplaySession returns one session's summary, as ListReplaySessions
+	// would (DistinctIDs may be left empty); ErrNotFound when the product
+	// has no such session.
+	ReplaySession(ctx context.Context, productID int64, sessionID string) (ReplaySession, error)
+	// ReadReplayChunks returns a page of a session's chunks with their
+	// data, in playing order (by window, in order of each window's first
+	// chunk, then by index: OrderReplayChunks), starting after the chunk
+	// after names (the zero cursor: at the first). A page holds the next
+	// chunk, then the ones after it while their data stay within maxBytes,
+	// and at most MaxReplayPageChunks; more reports whether chunks follow
+	// it. Nothing follows a cursor past the end, or of an unknown session:
+	// an empty page. What it holds is the page's, whatever the session's
+	// size.
+	ReadReplayChunks(ctx context.Context, productID int64, sessionID string, after ReplayCursor, maxBytes int) (page []ReplayChunk, more bool, err error)
 	// DeleteReplaySession deletes a session's chunks; ErrNotFound when
 	// the product has no such session.
 	DeleteReplaySession(ctx context.Context, productID int64, sessionID string) error
 	// ReplayProducts returns the products that have chunks, for the
 	// retention job.
 	ReplayProducts(ctx context.Context) ([]int64, error)
+}
+
+// ReplayCompactor is a ReplayStore that gives deleted sessions' space back
+// in rounds rather than at once: the embedded store's segment files. The
+// retention job calls CompactReplays after each of its rounds.
+type ReplayCompactor interface {
+	CompactReplays(ctx context.Context) error
+}
+
+// PageReplayChunks cuts the next page out of chunks' sizes, in playing
+// order: the first, then more while the data stay within maxBytes, at most
+// MaxReplayPageChunks. It returns how many chunks the page takes.
+func PageReplayChunks(sizes func(i int) int, n, maxBytes int) int {
+	if n == 0 {
+		return 0
+	}
+	total, i := sizes(0), 1
+	for ; i < n && i < MaxReplayPageChunks; i++ {
+		if total+sizes(i) > maxBytes {
+			break
+		}
+		total += sizes(i)
+	}
+	return i
 }
 
 // OrderReplayChunks sorts a session's chunks by window, in order of each
@@ -157,54 +258,34 @@ func OrderReplayChunks(chunks []ReplayChunk) []ReplayChunk {
 	return chunks
 }
 
-// SummarizeReplay folds chunks' metadata (Data unused) into sessions,
-// latest start first: the one summary both stores give, so that they
-// cannot disagree on what a session's duration or counts are.
+// SummarizeReplay folds chunks' metadata (Data unused) into sessions
+// (ReplaySession.Add), latest start first.
 func SummarizeReplay(chunks []ReplayChunk) []ReplaySession {
 	by := map[string]*ReplaySession{}
-	latest := map[string]time.Time{}
 	for _, c := range chunks {
 		s := by[c.SessionID]
 		if s == nil {
-			s = &ReplaySession{SessionID: c.SessionID, Start: c.FirstTS, End: c.LastTS}
+			s = &ReplaySession{}
 			by[c.SessionID] = s
 		}
-		if c.FirstTS.Before(s.Start) {
-			s.Start = c.FirstTS
-		}
-		if c.LastTS.After(s.End) {
-			s.End = c.LastTS
-		}
-		if !c.LastTS.Before(latest[c.SessionID]) {
-			latest[c.SessionID], s.DistinctID = c.LastTS, c.DistinctID
-		}
-		found := false
-		for _, d := range s.DistinctIDs {
-			found = found || d == c.DistinctID
-		}
-		if !found {
-			s.DistinctIDs = append(s.DistinctIDs, c.DistinctID)
-		}
-		s.Pages += c.Pages
-		s.Clicks += c.Clicks
-		s.Errors += c.Errors
-		s.Chunks++
-		s.Bytes += int64(c.Size)
-		if c.ReceivedAt.After(s.LastReceived) {
-			s.LastReceived = c.ReceivedAt
-		}
+		s.Add(c)
 	}
 	out := make([]ReplaySession, 0, len(by))
 	for _, s := range by {
 		out = append(out, *s)
 	}
+	SortReplaySessions(out)
+	return out
+}
+
+// SortReplaySessions sorts sessions latest start first, then by id.
+func SortReplaySessions(out []ReplaySession) {
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].Start.Equal(out[j].Start) {
 			return out[i].Start.After(out[j].Start)
 		}
 		return out[i].SessionID < out[j].SessionID
 	})
-	return out
 }
 
 // FilterReplay applies f to sessions in their order.

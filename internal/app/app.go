@@ -189,6 +189,9 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Now:         time.Now,
 		Log:         log.With("component", "http"),
 
+		// What one recorded session may store (docs/replay.md, "Limits").
+		ReplayMaxSessionBytes: int64(cfg.ReplayMaxSessionBytes),
+
 		// Query budgets are per credential and per node: unlike ingest's,
 		// they are not shared through the metadata store.
 		QueryLimiter:   ratelimit.New(time.Now),

@@ -116,8 +116,13 @@ func openStorage(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *s
 		s.closers = append(s.closers, pg.Close)
 		s.meta = pg
 		s.replays = pg
-	} else if s.replays, err = replayfs.Open(filepath.Join(cfg.DataDir, "replay")); err != nil {
-		return nil, err
+	} else {
+		files, err := replayfs.Open(filepath.Join(cfg.DataDir, "replay"), replayfs.Options{Log: log.With("component", "replay")})
+		if err != nil {
+			return nil, err
+		}
+		s.closers = append(s.closers, files.Close)
+		s.replays = files
 	}
 	return s, nil
 }

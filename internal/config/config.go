@@ -153,10 +153,13 @@ type Config struct {
 	// session is kept after its last chunk, ReplayMaxBytes how much every
 	// product's sessions may take together (0: no cap), both enforced by
 	// a job every ReplayInterval that deletes the oldest sessions first.
-	Replay          bool
-	ReplayRetention time.Duration
-	ReplayMaxBytes  ByteSize
-	ReplayInterval  time.Duration
+	// ReplayMaxSessionBytes is how much one session may store (0: no
+	// cap): ingest refuses a chunk past it (replay_session_full).
+	Replay                bool
+	ReplayRetention       time.Duration
+	ReplayMaxBytes        ByteSize
+	ReplayMaxSessionBytes ByteSize
+	ReplayInterval        time.Duration
 	// AlertWebhookAllow lists the addresses alert webhooks may be
 	// delivered to although the webhook rules refuse them
 	// (STRATA_ALERT_WEBHOOK_ALLOW, comma-separated addresses or CIDR
@@ -191,18 +194,24 @@ func Default() Config {
 		Replay:              true,
 		ReplayRetention:     30 * 24 * time.Hour,
 		ReplayMaxBytes:      10 << 30,
-		ReplayInterval:      10 * time.Minute,
-		KeyCacheTTL:         10 * time.Second,
-		DedupCapacity:       4_000_000,
-		CommitLinger:        0,
-		Spool:               true,
-		DuckDBMemoryLimit:   "192MB",
-		DuckDBCheckpoint:    "128MB",
-		MaxBodyMemory:       64 << 20,
-		MinFreeDisk:         256 << 20,
-		MinFreeInodes:       10_000,
-		ReadTimeout:         30 * time.Second,
-		ShutdownTimeout:     20 * time.Second,
+		// A recorded session sends a gzip'd chunk every 5 s: 6.7 MB an hour
+		// of the replay benchmark's storefront used without a pause, 8 MB
+		// on its page that changes ten times a second (docs/replay.md,
+		// "Limits"). 50 MB is six such hours, and bounds what one session
+		// can cost the store and the player.
+		ReplayMaxSessionBytes: 50 << 20,
+		ReplayInterval:        10 * time.Minute,
+		KeyCacheTTL:           10 * time.Second,
+		DedupCapacity:         4_000_000,
+		CommitLinger:          0,
+		Spool:                 true,
+		DuckDBMemoryLimit:     "192MB",
+		DuckDBCheckpoint:      "128MB",
+		MaxBodyMemory:         64 << 20,
+		MinFreeDisk:           256 << 20,
+		MinFreeInodes:         10_000,
+		ReadTimeout:           30 * time.Second,
+		ShutdownTimeout:       20 * time.Second,
 	}
 }
 
@@ -401,6 +410,8 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	fs.DurationVar(&c.ReplayRetention, "replay-retention", envDuration("STRATA_REPLAY_RETENTION", c.ReplayRetention), "how long a recorded session is kept after its last chunk (env STRATA_REPLAY_RETENTION)")
 	envSize("STRATA_REPLAY_MAX_BYTES", &c.ReplayMaxBytes)
 	fs.Var(&c.ReplayMaxBytes, "replay-max-bytes", "what each product's recorded sessions may take together, e.g. 10GB; the oldest are deleted beyond it; 0: no cap (env STRATA_REPLAY_MAX_BYTES)")
+	envSize("STRATA_REPLAY_MAX_SESSION_BYTES", &c.ReplayMaxSessionBytes)
+	fs.Var(&c.ReplayMaxSessionBytes, "replay-max-session-bytes", "what one recorded session may store, e.g. 50MB (each chunk counts its data and 512 bytes); its later chunks are refused (replay_session_full); 0: no cap (env STRATA_REPLAY_MAX_SESSION_BYTES)")
 	fs.DurationVar(&c.ReplayInterval, "replay-interval", c.ReplayInterval, "how often the replay retention job runs")
 	fs.DurationVar(&c.ReadTimeout, "read-timeout", envDuration("STRATA_READ_TIMEOUT", c.ReadTimeout), "time a request's headers and body may take to arrive (env STRATA_READ_TIMEOUT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "graceful shutdown limit")
@@ -461,6 +472,9 @@ func (c Config) Validate() error {
 	}
 	if c.ReplayRetention < time.Hour {
 		errs = append(errs, fmt.Errorf("replay-retention %v: must be at least 1h", c.ReplayRetention))
+	}
+	if c.ReplayMaxSessionBytes != 0 && c.ReplayMaxSessionBytes < 64<<10 {
+		errs = append(errs, fmt.Errorf("replay-max-session-bytes %v: must be 0 (no cap) or at least 64KB", c.ReplayMaxSessionBytes))
 	}
 	if c.ReplayInterval < time.Second {
 		errs = append(errs, fmt.Errorf("replay-interval %v: must be at least 1s", c.ReplayInterval))

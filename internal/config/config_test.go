@@ -87,6 +87,15 @@ func TestLoad(t *testing.T) {
 	if d := Default(); d.QueryConcurrency < 1 || d.QueryQueue != 64 || d.QueryWait != 10*time.Second || d.QueryRateLimit != 120 {
 		t.Errorf("query defaults: %+v", d)
 	}
+	if d := Default(); d.ReplayMaxSessionBytes != 50<<20 {
+		t.Errorf("default replay session cap %v; want 50MB", d.ReplayMaxSessionBytes)
+	}
+	if c2, err = Load([]string{"--replay-max-session-bytes", "0"}, env(map[string]string{"STRATA_REPLAY_MAX_SESSION_BYTES": "2MB"})); err != nil || c2.ReplayMaxSessionBytes != 0 {
+		t.Errorf("--replay-max-session-bytes 0 over the env: %v, %v", c2.ReplayMaxSessionBytes, err)
+	}
+	if c2, err = Load(nil, env(map[string]string{"STRATA_REPLAY_MAX_SESSION_BYTES": "2MB"})); err != nil || c2.ReplayMaxSessionBytes != 2<<20 {
+		t.Errorf("STRATA_REPLAY_MAX_SESSION_BYTES: %v, %v", c2.ReplayMaxSessionBytes, err)
+	}
 	if c.ShutdownTimeout != 20*time.Second {
 		t.Errorf("shutdown timeout %v", c.ShutdownTimeout)
 	}
@@ -119,6 +128,8 @@ func TestLoadRejects(t *testing.T) {
 		{nil, map[string]string{"STRATA_MIN_FREE_DISK": "1.5GB"}, "STRATA_MIN_FREE_DISK"},
 		{[]string{"--min-free-inodes", "-1"}, nil, "min-free-inodes"},
 		{nil, map[string]string{"STRATA_MIN_FREE_INODES": "some"}, "STRATA_MIN_FREE_INODES"},
+		{[]string{"--replay-max-session-bytes", "1KB"}, nil, "replay-max-session-bytes"},
+		{nil, map[string]string{"STRATA_REPLAY_MAX_SESSION_BYTES": "big"}, "STRATA_REPLAY_MAX_SESSION_BYTES"},
 		{[]string{"--read-timeout", "0s"}, nil, "read-timeout"},
 		{nil, map[string]string{"STRATA_READ_TIMEOUT": "soon"}, "STRATA_READ_TIMEOUT"},
 		{[]string{"--query-concurrency", "0"}, nil, "query-concurrency"},

@@ -82,18 +82,19 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx) error {
 		accepted, rejected = replayDisabled(accepted, rejected)
 	}
 	if len(accepted) == 0 {
-		if rejected == nil {
-			rejected = []ingest.Rejection{}
-		}
-		return &analytics.Error{Kind: analytics.KindInvalid, Code: "all_events_rejected",
-			Message: "Every event of the batch was rejected; see rejected for the reasons.",
-			Detail:  map[string]any{"rejected": rejected}}
+		return allRejected(rejected)
 	}
 	// Replay chunks go to the replay store, durably, before the events
-	// are committed (docs/replay.md, "Storage").
-	events, err := s.storeChunks(rctx, accepted)
+	// are committed (docs/replay.md, "Storage"); those past their
+	// session's cap are rejected.
+	events, full, err := s.storeChunks(rctx, accepted)
 	if err != nil {
 		return err
+	}
+	rejected = append(rejected, full...)
+	n := len(accepted) - len(full)
+	if n == 0 {
+		return allRejected(rejected)
 	}
 	// fasthttp reuses the request's buffers once this handler returns;
 	// the events hold none of them (the decoder copies every string).
@@ -105,16 +106,27 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx) error {
 	if len(rejected) > 0 {
 		sort.Slice(rejected, func(i, j int) bool { return rejected[i].Index < rejected[j].Index })
 		writeFastJSON(ctx, fasthttp.StatusAccepted,
-			marshalLine(ingestResponse{Accepted: len(accepted), Rejected: rejected}))
+			marshalLine(ingestResponse{Accepted: n, Rejected: rejected}))
 		return nil
 	}
 	// Every event accepted, the common answer, written without reflection.
 	var buf [48]byte
 	b := append(buf[:0], `{"accepted":`...)
-	b = strconv.AppendInt(b, int64(len(accepted)), 10)
+	b = strconv.AppendInt(b, int64(n), 10)
 	b = append(b, ",\"rejected\":[]}\n"...)
 	writeFastJSON(ctx, fasthttp.StatusAccepted, b)
 	return nil
+}
+
+// allRejected is the answer to a batch of which no event was stored.
+func allRejected(rejected []ingest.Rejection) error {
+	if rejected == nil {
+		rejected = []ingest.Rejection{}
+	}
+	sort.Slice(rejected, func(i, j int) bool { return rejected[i].Index < rejected[j].Index })
+	return &analytics.Error{Kind: analytics.KindInvalid, Code: "all_events_rejected",
+		Message: "Every event of the batch was rejected; see rejected for the reasons.",
+		Detail:  map[string]any{"rejected": rejected}}
 }
 
 // admit authenticates a key, applies the test-key origin rule and takes a

@@ -1,10 +1,15 @@
 package httpapi
 
 import (
+	"bufio"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"strata/internal/analytics"
@@ -34,18 +39,6 @@ type replaySessionJSON struct {
 	Bytes      int64     `json:"bytes"`
 }
 
-// replayChunkJSON is ReplayChunk in api/openapi.yaml: the data as the SDK
-// sent it, base64 again.
-type replayChunkJSON struct {
-	WindowID       string    `json:"windowId"`
-	Index          int       `json:"index"`
-	DistinctID     string    `json:"distinctId"`
-	FirstTimestamp time.Time `json:"firstTimestamp"`
-	LastTimestamp  time.Time `json:"lastTimestamp"`
-	Encoding       string    `json:"encoding"`
-	Data           string    `json:"data"`
-}
-
 func sessionOf(s analytics.ReplaySession) replaySessionJSON {
 	return replaySessionJSON{SessionID: s.SessionID, DistinctID: s.DistinctID, Start: s.Start, End: s.End,
 		DurationMs: s.End.Sub(s.Start).Milliseconds(), Pages: s.Pages, Clicks: s.Clicks, Errors: s.Errors, Chunks: s.Chunks, Bytes: s.Bytes}
@@ -53,9 +46,12 @@ func sessionOf(s analytics.ReplaySession) replaySessionJSON {
 
 // storeChunks writes the replay chunks among accepted events to the replay
 // store, synchronously: it returns once they are durable (the disk store
-// fsyncs each file, PostgreSQL commits), so that 202 means durable for
-// chunks as for events. It returns the other events, for the writer.
-func (s *Server) storeChunks(ctx context.Context, accepted []ingest.Pending) ([]ingest.Pending, error) {
+// fdatasyncs its segment, PostgreSQL commits), so that 202 means durable
+// for chunks as for events. A chunk that would take its session past
+// ReplayMaxSessionBytes is not stored and comes back as a rejection of
+// its event (replay_session_full); the rest of the batch is not held back.
+// It returns the other events, for the writer.
+func (s *Server) storeChunks(ctx context.Context, accepted []ingest.Pending) ([]ingest.Pending, []ingest.Rejection, error) {
 	// Most requests carry no chunk: they pass as they are, without a copy.
 	first := -1
 	for i := range accepted {
@@ -65,27 +61,36 @@ func (s *Server) storeChunks(ctx context.Context, accepted []ingest.Pending) ([]
 		}
 	}
 	if first < 0 {
-		return accepted, nil
+		return accepted, nil, nil
 	}
 	var chunks []analytics.ReplayChunk
+	var at []int // each chunk's event's index in the batch
 	events := append(make([]ingest.Pending, 0, len(accepted)), accepted[:first]...)
 	for _, p := range accepted[first:] {
 		if p.Chunk != nil {
 			chunks = append(chunks, *p.Chunk)
+			at = append(at, p.Index)
 		} else {
 			events = append(events, p)
 		}
 	}
 	if s.ReplayAdmit != nil {
 		if err := s.ReplayAdmit(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	if err := s.Replays.AppendReplayChunks(ctx, chunks); err != nil {
-		return nil, &analytics.Error{Kind: analytics.KindUnavailable, Code: "storage_unavailable",
+	full, err := s.Replays.AppendReplayChunks(ctx, chunks, s.ReplayMaxSessionBytes)
+	if err != nil {
+		return nil, nil, &analytics.Error{Kind: analytics.KindUnavailable, Code: "storage_unavailable",
 			Message: "The replay chunks could not be stored; retry shortly.", RetryAfter: 5 * time.Second, Err: err}
 	}
-	return events, nil
+	var refused []ingest.Rejection
+	for _, i := range full {
+		refused = append(refused, ingest.Rejection{Index: at[i], Code: ingest.RejectReplaySessionFull,
+			Message: fmt.Sprintf("This session's recording reached the server's limit of %d bytes (--replay-max-session-bytes); "+
+				"its later chunks are not stored. Do not send them again: a new session is recorded again.", s.ReplayMaxSessionBytes)})
+	}
+	return events, refused, nil
 }
 
 // replayDisabled refuses the chunks of a server started with --replay=false.
@@ -153,8 +158,27 @@ func (s *Server) handleListReplays(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-// handleGetReplay is GET /api/v1/replays/{sessionId}: the session and its
-// chunks, in playing order per window.
+// replayCursor reads the cursor parameter of GET /api/v1/replays/{id}:
+// the window and index of the last chunk of the page before,
+// "<windowId>.<index>" (a window id has no dot).
+func replayCursor(v string) (analytics.ReplayCursor, error) {
+	if v == "" {
+		return analytics.ReplayCursor{}, nil
+	}
+	w, i, ok := strings.Cut(v, ".")
+	index, err := strconv.Atoi(i)
+	if !ok || err != nil || !analytics.ValidReplayID(w) || index < 0 || index > analytics.MaxReplayChunkIndex {
+		return analytics.ReplayCursor{}, analytics.InvalidField("cursor", "must be the next of an earlier page, such as 1b0c….12, not %q", v)
+	}
+	return analytics.ReplayCursor{WindowID: w, Index: index}, nil
+}
+
+// handleGetReplay is GET /api/v1/replays/{sessionId}: the session and a
+// page of its chunks, in playing order per window, with the cursor of the
+// next page (next) while chunks follow. A page is at most
+// analytics.MaxReplayPageBytes of chunk data, so that what a read holds
+// does not grow with the session (docs/replay.md, "API"); its data is
+// base64-encoded as it is written, and the response streamed.
 func (s *Server) handleGetReplay(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.principal(r)
 	if err != nil {
@@ -164,22 +188,77 @@ func (s *Server) handleGetReplay(w http.ResponseWriter, r *http.Request) error {
 	if !analytics.ValidReplayID(id) {
 		return errReplayNotFound
 	}
-	chunks, err := s.Replays.ReplayChunks(r.Context(), p.ProductID, id)
+	after, err := replayCursor(r.URL.Query().Get("cursor"))
+	if err != nil {
+		return err
+	}
+	session, err := s.Replays.ReplaySession(r.Context(), p.ProductID, id)
 	if errors.Is(err, analytics.ErrNotFound) {
 		return errReplayNotFound
 	}
 	if err != nil {
 		return err
 	}
-	sessions := analytics.SummarizeReplay(chunks)
-	out := make([]replayChunkJSON, len(chunks))
-	for i, c := range chunks {
-		out[i] = replayChunkJSON{WindowID: c.WindowID, Index: c.Index, DistinctID: c.DistinctID, FirstTimestamp: c.FirstTS,
-			LastTimestamp: c.LastTS, Encoding: c.Encoding, Data: base64.StdEncoding.EncodeToString(c.Data)}
+	page, more, err := s.Replays.ReadReplayChunks(r.Context(), p.ProductID, id, after, analytics.MaxReplayPageBytes)
+	if err != nil {
+		return err
+	}
+	var next *string
+	if more && len(page) > 0 {
+		last := page[len(page)-1]
+		c := last.WindowID + "." + strconv.Itoa(last.Index)
+		next = &c
 	}
 	w.Header().Set("Cache-Control", "private, no-store")
-	writeJSON(w, http.StatusOK, map[string]any{"session": sessionOf(sessions[0]), "chunks": out})
+	setJSONHeaders(w.Header())
+	w.WriteHeader(http.StatusOK)
+	writeReplayPage(w, sessionOf(session), next, page)
 	return nil
+}
+
+// replayChunkMeta is a ReplayChunk of api/openapi.yaml without its data,
+// which writeReplayPage writes after it.
+type replayChunkMeta struct {
+	WindowID       string    `json:"windowId"`
+	Index          int       `json:"index"`
+	DistinctID     string    `json:"distinctId"`
+	FirstTimestamp time.Time `json:"firstTimestamp"`
+	LastTimestamp  time.Time `json:"lastTimestamp"`
+	Encoding       string    `json:"encoding"`
+}
+
+// writeReplayPage writes a ReplayDetail a chunk at a time, each chunk's
+// data base64-encoded straight into the response and flushed, so that
+// the response is streamed to the client (fasthttpadaptor streams once a
+// handler flushes) rather than held whole beside the page. The status is
+// sent: a failed write has no one left to tell.
+func writeReplayPage(w http.ResponseWriter, session replaySessionJSON, next *string, page []analytics.ReplayChunk) {
+	flush := http.NewResponseController(w).Flush
+	out := bufio.NewWriterSize(w, 32<<10)
+	head, _ := json.Marshal(struct {
+		Session replaySessionJSON `json:"session"`
+		Next    *string           `json:"next"`
+	}{session, next})
+	out.Write(head[:len(head)-1])
+	out.WriteString(`,"chunks":[`)
+	for i, c := range page {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		meta, _ := json.Marshal(replayChunkMeta{WindowID: c.WindowID, Index: c.Index, DistinctID: c.DistinctID,
+			FirstTimestamp: c.FirstTS, LastTimestamp: c.LastTS, Encoding: c.Encoding})
+		out.Write(meta[:len(meta)-1])
+		out.WriteString(`,"data":"`)
+		enc := base64.NewEncoder(base64.StdEncoding, out)
+		enc.Write(c.Data)
+		enc.Close()
+		out.WriteString(`"}`)
+		if out.Flush() == nil {
+			flush()
+		}
+	}
+	out.WriteString("]}\n")
+	out.Flush()
 }
 
 // handleDeleteReplay is DELETE /api/v1/replays/{sessionId}.

@@ -263,6 +263,7 @@ const (
 	RejectInvalidGroups      RejectReason = "invalid_groups"       // $groups not an object of group types to keys
 	RejectInvalidSnapshot    RejectReason = "invalid_snapshot"     // a $snapshot without its replay properties, or unreadable data
 	RejectSnapshotTooLarge   RejectReason = "snapshot_too_large"   // a $snapshot chunk over 1 MiB, or 32 MiB decompressed
+	RejectReplaySessionFull  RejectReason = "replay_session_full"  // a $snapshot chunk past its session's cap (the replay store decides)
 )
 
 // RejectReasons lists every RejectReason, in the order of the API's table.
@@ -272,6 +273,7 @@ var RejectReasons = []RejectReason{
 	RejectInvalidFieldType, RejectFieldTooLong, RejectInvalidProperties, RejectPropertiesTooLarge,
 	RejectPropertiesTooDeep, RejectReservedProperty, RejectUnknownField, RejectInvalidUTF8,
 	RejectInvalidCharacter, RejectInvalidGroups, RejectInvalidSnapshot, RejectSnapshotTooLarge,
+	RejectReplaySessionFull,
 }
 
 func reject(reason RejectReason, format string, args ...any) *Rejection {

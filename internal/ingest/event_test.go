@@ -312,6 +312,11 @@ func TestEveryRejectReason(t *testing.T) {
 			t.Errorf("reason %q is repeated or not snake_case", reason)
 		}
 		seen[reason] = true
+		if reason == RejectReplaySessionFull {
+			// Decided after the pipeline, by the replay store against the
+			// session's stored chunks (e2e/replay_test.go).
+			continue
+		}
 		event, ok := events[reason]
 		if !ok {
 			t.Errorf("no event here makes %s happen", reason)
@@ -326,7 +331,7 @@ func TestEveryRejectReason(t *testing.T) {
 			t.Errorf("%s: rejected %+v", reason, rejected)
 		}
 	}
-	if len(events) != len(RejectReasons) {
+	if len(events) != len(RejectReasons)-1 {
 		t.Errorf("%d events for %d reasons: RejectReasons misses a reason", len(events), len(RejectReasons))
 	}
 }

@@ -1,7 +1,8 @@
 // Package replay enforces what session replays may keep (docs/replay.md,
 // "Retention"): a job that deletes sessions past the retention period and,
-// per product, the oldest sessions beyond the size cap. One node of a
-// cluster runs each round, by a lease (package lease).
+// per product, the oldest sessions beyond the size cap, then has the store
+// give the deleted sessions' space back. One node of a cluster runs each
+// round, by a lease (package lease).
 package replay
 
 import (
@@ -29,7 +30,7 @@ type Job struct {
 	Interval time.Duration
 	// Retention is how long a session is kept after the server took its
 	// last chunk; MaxBytes how much a product's sessions may take
-	// together (0: no cap).
+	// together, as their Bytes count it (0: no cap).
 	Retention time.Duration
 	MaxBytes  int64
 	Now       func() time.Time
@@ -67,6 +68,14 @@ func (j *Job) Round(ctx context.Context) (int, error) {
 	}
 	if deleted > 0 && j.Log != nil {
 		j.Log.Info("replay retention deleted sessions", "sessions", deleted)
+	}
+	// A store that gives deleted sessions' space back in rounds (the
+	// embedded segment files) runs one now: this round's deletions, and
+	// the API's since the last round, leave the disk.
+	if c, ok := j.Store.(analytics.ReplayCompactor); ok {
+		if err := c.CompactReplays(ctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return deleted, errors.Join(errs...)
 }

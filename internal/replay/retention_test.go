@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -37,9 +38,24 @@ func record(t *testing.T, s analytics.ReplayStore, product int64, sid string, st
 	c := analytics.ReplayChunk{ProductID: product, SessionID: sid, WindowID: "w", DistinctID: "u-" + sid,
 		FirstTS: start, LastTS: start.Add(time.Minute), Encoding: analytics.ReplayJSON, Data: make([]byte, size),
 		ReceivedAt: start.Add(time.Minute)}
-	if err := s.AppendReplayChunks(context.Background(), []analytics.ReplayChunk{c}); err != nil {
+	if _, err := s.AppendReplayChunks(context.Background(), []analytics.ReplayChunk{c}, 0); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// du is what the files in dir take.
+func du(t *testing.T, dir string) int64 {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, e := range entries {
+		info, _ := e.Info()
+		n += info.Size()
+	}
+	return n
 }
 
 func ids(t *testing.T, s analytics.ReplayStore, product int64) string {
@@ -60,15 +76,19 @@ func ids(t *testing.T, s analytics.ReplayStore, product int64) string {
 // its cap loses its oldest sessions first until it fits, and the other
 // products keep theirs; only the lease holder deletes.
 func TestRetention(t *testing.T) {
-	s, err := replayfs.Open(filepath.Join(t.TempDir(), "replay"))
+	dir := filepath.Join(t.TempDir(), "replay")
+	s, err := replayfs.Open(dir, replayfs.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer s.Close()
 	day := 24 * time.Hour
 	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	clk := &clock{t0}
 	l := &leases{}
-	job := &Job{Store: s, Leases: l, Node: "a", Interval: time.Minute, Retention: 30 * day, MaxBytes: 1000, Now: clk.Now}
+	// The cap counts each chunk's data and its ReplayChunkOverhead.
+	limit := int64(1000 + 4*analytics.ReplayChunkOverhead)
+	job := &Job{Store: s, Leases: l, Node: "a", Interval: time.Minute, Retention: 30 * day, MaxBytes: limit, Now: clk.Now}
 
 	record(t, s, 1, "old", t0, 100)
 	record(t, s, 1, "mid", t0.Add(10*day), 100)
@@ -90,8 +110,9 @@ func TestRetention(t *testing.T) {
 		t.Errorf("product 2 keeps %s", got)
 	}
 
-	// The cap: 1000 bytes. Product 1 has 200; three more of 300 take it
-	// to 1100, so its oldest ("mid") goes, and nothing else.
+	// The cap: 1000 bytes of data in four chunks. Product 1 has 200 in
+	// two; three more of 300 take it to 1100 in five, so its oldest
+	// ("mid") goes, and nothing else.
 	for i, sid := range []string{"c1", "c2", "c3"} {
 		record(t, s, 1, sid, clk.t.Add(time.Duration(i)*time.Hour), 300)
 	}
@@ -105,6 +126,10 @@ func TestRetention(t *testing.T) {
 	}
 	if got := ids(t, s, 3); got != "[]" {
 		t.Errorf("product 3 keeps %s", got)
+	}
+	// The round compacted: product 3's only session left the disk.
+	if n := du(t, filepath.Join(dir, "3")); n != 0 {
+		t.Errorf("product 3's deleted session still takes %d bytes", n)
 	}
 
 	// Another node does nothing while the lease is held.

@@ -45,6 +45,58 @@ export async function decodeChunk(c: ReplayChunk): Promise<RREvent[]> {
   return JSON.parse(text) as RREvent[];
 }
 
+/** A node of rrweb's serialized DOM, as much of it as withoutInlineHandlers reads. */
+interface SerializedNode {
+  attributes?: Record<string, unknown>;
+  childNodes?: SerializedNode[];
+}
+
+/** The data of a full snapshot (its DOM) or of a mutation (added nodes, changed attributes). */
+interface SnapshotData {
+  node?: SerializedNode;
+  source?: number;
+  adds?: { node?: SerializedNode }[];
+  attributes?: { attributes?: Record<string, unknown> }[];
+}
+
+/** isInlineHandler tells an inline event handler attribute (onclick, onload…) by its name. */
+const isInlineHandler = (name: string) => /^on/i.test(name);
+
+function dropHandlers(attributes: Record<string, unknown> | undefined): void {
+  if (!attributes) return;
+  for (const name of Object.keys(attributes)) if (isInlineHandler(name)) delete attributes[name];
+}
+
+/** dropTreeHandlers drops the handlers of a node and its descendants (a loop, not recursion: a DOM can be deep). */
+function dropTreeHandlers(root: SerializedNode | undefined): void {
+  const todo = root ? [root] : [];
+  for (let n = todo.pop(); n; n = todo.pop()) {
+    dropHandlers(n.attributes);
+    if (n.childNodes) todo.push(...n.childNodes);
+  }
+}
+
+/**
+ * withoutInlineHandlers removes inline event handler attributes (onclick,
+ * onload… any attribute named on*) from a recording's events, in place:
+ * from full snapshots' DOM trees and from mutations' added nodes and
+ * changed attributes. rrweb rebuilds the recorded page in an iframe
+ * sandboxed without scripts, where Chromium refuses every such handler
+ * with a console error; a replay runs none of them anyway. Done as the
+ * player reads the events, so recordings made before it are fixed too.
+ */
+export function withoutInlineHandlers<T extends { type: number; data: unknown }>(events: T[]): T[] {
+  for (const e of events) {
+    const d = e.data as SnapshotData;
+    if (e.type === 2) dropTreeHandlers(d.node);
+    else if (e.type === 3 && d.source === 0) {
+      for (const a of d.adds ?? []) dropTreeHandlers(a.node);
+      for (const a of d.attributes ?? []) dropHandlers(a.attributes);
+    }
+  }
+  return events;
+}
+
 /** marks reads the timeline's marks from a window's events (docs/replay.md, "The player"). */
 export function marks(events: RREvent[]): Mark[] {
   if (!events.length) return [];
@@ -93,33 +145,86 @@ export function ReplayPage(props: { product: Product | null; sessionId: string }
 function Player(props: { product: Product; sessionId: string }) {
   const pid = props.product.id;
   const [loaded, reload] = useLoad<ReplayDetail>(() => api.replay(pid, props.sessionId), [pid, props.sessionId]);
+  // Every chunk loaded so far, in playing order: the first page's, then
+  // the next pages', read one after the other while the first plays.
+  const [chunks, setChunks] = useState<ReplayChunk[]>([]);
   const [windowId, setWindowId] = useState<string | null>(null);
-  const [events, setEvents] = useState<RREvent[] | null>(null);
+  // A window's events decoded so far (the current window's, or none yet),
+  // and how many of its chunks they are.
+  const [decodedEvents, setDecodedEvents] = useState<{ window: string | null; list: RREvent[] }>({ window: null, list: [] });
+  const decoded = useRef({ window: null as string | null, chunks: 0, generation: 0, queue: Promise.resolve() });
   const [failed, setFailed] = useState("");
   const [confirm, setConfirm] = useState(false);
   const { busy, notice, run } = useAction<"delete">();
   const stage = useRef<HTMLDivElement>(null);
   const player = useRef<Replayer | null>(null);
+  // How many of the window's events the player was given.
+  const fed = useRef(0);
   const list = `/replays?product=${pid}`;
 
-  const windows = loaded.state === "done" ? [...new Set(loaded.data.chunks.map((c) => c.windowId))] : [];
-  const current = windowId ?? windows[0] ?? null;
   useEffect(() => {
-    if (loaded.state !== "done" || !current) return;
+    if (loaded.state !== "done") return;
     let stale = false;
-    Promise.all(loaded.data.chunks.filter((c) => c.windowId === current).map(decodeChunk))
-      .then((parts) => !stale && setEvents(parts.flat().sort((a, b) => a.timestamp - b.timestamp)))
-      .catch((e) => !stale && setFailed(message(e)));
+    setChunks(loaded.data.chunks);
+    (async () => {
+      for (let next = loaded.data.next; next && !stale; ) {
+        const page = await api.replay(pid, props.sessionId, next);
+        if (stale) return;
+        setChunks((c) => c.concat(page.chunks));
+        next = page.next;
+      }
+    })().catch((e) => !stale && setFailed(message(e)));
     return () => {
       stale = true;
     };
-  }, [loaded.state, current]);
+  }, [loaded.state]);
+
+  const windows = [...new Set(chunks.map((c) => c.windowId))];
+  const current = windowId ?? windows[0] ?? null;
+  const events = decodedEvents.window === current ? decodedEvents.list : [];
+  // Decode the current window's chunks as they arrive, in order, one batch
+  // after another; a window chosen anew starts again from nothing.
   useEffect(() => {
-    if (!events || events.length < 2 || !stage.current) return;
+    const d = decoded.current;
+    if (d.window !== current) {
+      d.window = current;
+      d.chunks = 0;
+      d.generation++;
+    }
+    if (!current) return;
+    const mine = chunks.filter((c) => c.windowId === current);
+    const fresh = mine.slice(d.chunks);
+    if (!fresh.length) return;
+    d.chunks = mine.length;
+    const generation = d.generation;
+    d.queue = d.queue
+      .then(() => Promise.all(fresh.map(decodeChunk)))
+      .then((parts) => {
+        if (d.generation !== generation) return;
+        const added = withoutInlineHandlers(parts.flat().sort((a, b) => a.timestamp - b.timestamp));
+        setDecodedEvents((ev) => ({ window: current, list: ev.window === current ? ev.list.concat(added) : added }));
+      })
+      .catch((e) => setFailed(message(e)));
+  }, [chunks, current]);
+
+  // The player: made once the window has two events, then given the
+  // others as they are decoded (rrweb's Replayer takes events while it
+  // plays); destroyed when another window is chosen.
+  useEffect(() => {
+    const r = player.current;
+    if (r) {
+      for (const e of events.slice(fed.current)) r.addEvent(e as never);
+      fed.current = events.length;
+    }
+  }, [events]);
+  const ready = events.length >= 2;
+  useEffect(() => {
+    if (!ready || !stage.current) return;
     stage.current.innerHTML = "";
     const box = stage.current;
     const r = new Replayer(events as never[], { root: box, skipInactive: true, showWarning: false, mouseTail: false });
     player.current = r;
+    fed.current = events.length;
     // The recorded page keeps its own width (a desktop's 1280 px, say);
     // the wrapper is scaled to the stage's width, whatever the window's,
     // and again whenever the stage changes size (the window is resized or
@@ -147,8 +252,9 @@ function Player(props: { product: Product; sessionId: string }) {
       window.removeEventListener("resize", fit);
       r.destroy();
       player.current = null;
+      fed.current = 0;
     };
-  }, [events]);
+  }, [ready, current]);
 
   if (loaded.state === "failed") {
     return (

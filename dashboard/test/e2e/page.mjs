@@ -1,6 +1,7 @@
 // The browser page of an e2e section, watched for what must not happen on
-// any dashboard page: a script error, or something the server's
-// Content-Security-Policy blocked.
+// any dashboard page: a script error, something the server's
+// Content-Security-Policy blocked, or a script a sandboxed frame refused
+// (the replay player's iframe runs no script, and is given none).
 import { join } from "node:path";
 
 /**
@@ -10,7 +11,10 @@ import { join } from "node:path";
  * the sections share: shot saves a full-page screenshot to the artifacts
  * folder, noSidewaysScroll fails if the page is wider than the viewport,
  * atPhoneWidth checks that at 390 px and screenshots it, and noPageErrors
- * fails with what the watch caught.
+ * fails with what the watch caught. A check must not evaluate() in the
+ * replay player's iframe: Playwright's script there is refused by the
+ * sandbox, with the same message, when rrweb rebuilds the frame's
+ * document; read it with textContent(), getAttribute() or inputValue().
  */
 export async function watchedPage(browser, h, viewport = { width: 1280, height: 900 }) {
   const context = await browser.newContext({ viewport, acceptDownloads: true });
@@ -19,7 +23,7 @@ export async function watchedPage(browser, h, viewport = { width: 1280, height: 
   const pageErrors = [];
   context.on("weberror", (e) => pageErrors.push(e.error().message));
   context.on("console", (m) => {
-    if (/Content Security Policy/i.test(m.text())) pageErrors.push(m.text());
+    if (/Content Security Policy|Blocked script execution|sandboxed/i.test(m.text())) pageErrors.push(m.text());
   });
   const page = await context.newPage();
   const shot = (name) => page.screenshot({ path: join(h.artifacts, `${name}.png`), fullPage: true });

@@ -1,181 +1,840 @@
-// Package replayfs keeps session replay chunks as files in the data
+// Package replayfs keeps session replay chunks in segment files in the data
 // directory: the embedded server's analytics.ReplayStore (docs/replay.md,
 // "Storage").
 //
-// The layout is one directory per product and session, one file per chunk:
+// Each product has a directory of segment files, appended to in turn:
 //
-//	DATA/replay/<product>/<session>/<window>.<index>.chunk
+//	DATA/replay/<product>/<seq>.seg
 //
-// A chunk file is one line of JSON metadata (the chunk without its data),
-// a newline, then the data as the SDK sent it (gzipped JSON, or JSON). It
-// is written to a temporary file, fsync'd, renamed into place, and the
-// directories above it fsync'd, so that a chunk is either whole or absent
-// after a crash, and durable once AppendReplayChunks returned. Session and
-// window ids are checked by analytics.ValidReplayID before they become
-// file names. The chunk files are not read back into memory to list
-// sessions: only their first line is.
+// A segment is a sequence of records (segment.go): a chunk (its metadata
+// as JSON, then its data as the SDK sent it) or a tombstone (every chunk of
+// a session before it is deleted). Chunks are appended to the product's
+// last segment and fdatasync'd before AppendReplayChunks returns; once a
+// segment passes Options.SegmentBytes the next one is started. So a
+// session costs no file, directory or inode of its own: a product's
+// sessions share a few segment files however many they are (one directory
+// and one file per chunk, before, ran a small disk out of inodes).
 //
-// Why files and not DuckDB: chunks are large, written once, read whole and
-// deleted by session; in DuckDB they would go through its write-ahead log
-// and checkpoints, which ingest's events already keep busy, and a deleted
+// The index, which chunks a session has and where each record is, lives in
+// memory and is rebuilt at Open by reading the segments' records (only the
+// headers of sealed segments; the last one whole, to cut off a record a
+// crash tore). It keeps each session's summary (analytics.ReplaySession),
+// so that a list reads no file, and about 16 bytes per chunk.
+//
+// Deleting a session appends a tombstone and drops it from the index; its
+// records stay until CompactReplays (the retention job, every round)
+// rewrites the segments that hold them without the deleted records
+// (compact.go). Directories of the layout before segments, one per
+// session with a file per chunk, are moved into segments at Open
+// (legacy.go).
+//
+// Why not DuckDB: chunks are large, written once, read whole and deleted by
+// session; in DuckDB they would go through its write-ahead log and
+// checkpoints, which ingest's events already keep busy, and a deleted
 // session's space would not be given back to the file system.
 package replayfs
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"strata/internal/analytics"
 )
 
-// Store is a directory of replay chunks. It is safe for concurrent use.
-type Store struct {
-	dir string
-	// mu serializes deletions against appends to the same tree, so that a
-	// session being deleted does not keep a chunk appended meanwhile in a
-	// directory that is then removed half-way.
-	mu sync.RWMutex
+// DefaultSegmentBytes is the size past which a product's segment is sealed
+// and the next one started. Compaction rewrites a segment at a time while
+// the product's appends wait, and merges small neighbours up to this size:
+// 32 MiB is a fraction of a second's work, and 320 files for 10 GB.
+const DefaultSegmentBytes = 32 << 20
+
+// maxSegmentBytes keeps record offsets within the index's 32 bits.
+const maxSegmentBytes = 1 << 30
+
+// Options tune a Store.
+type Options struct {
+	// SegmentBytes is the size past which a segment is sealed;
+	// DefaultSegmentBytes when 0.
+	SegmentBytes int64
+	// Log receives what Open repaired or moved, and compaction's
+	// progress; none when nil.
+	Log *slog.Logger
 }
 
-var _ analytics.ReplayStore = (*Store)(nil)
+// Store is a directory of products' replay segments. It is safe for
+// concurrent use.
+type Store struct {
+	dir          string
+	segmentBytes int64
+	log          *slog.Logger
 
-// Open returns the store rooted at dir (DATA/replay), creating it.
-func Open(dir string) (*Store, error) {
+	// mu guards products and closed.
+	mu       sync.Mutex
+	products map[int64]*product
+	closed   bool
+}
+
+var (
+	_ analytics.ReplayStore     = (*Store)(nil)
+	_ analytics.ReplayCompactor = (*Store)(nil)
+)
+
+// product is one product's segments and index.
+type product struct {
+	id    int64
+	dir   string
+	store *Store
+
+	// wmu serializes what writes the product's files (appends,
+	// tombstones, compaction), so that the index a writer checks (is the
+	// chunk stored already, is the session full) is the one it updates;
+	// it is taken before mu.
+	wmu sync.Mutex
+	// broken, when set, refuses writes: a failed write whose torn tail
+	// could not be cut off. Open cuts it off at the next start.
+	broken error
+
+	// mu guards everything below. Readers hold it while they read
+	// records, so that compaction does not close a segment under them.
+	mu sync.RWMutex
+	// segs are the product's segments by sequence number, order their
+	// numbers in order; active is the one appended to (the last), or nil
+	// when the next append starts one.
+	segs    map[uint32]*segment
+	order   []uint32
+	active  *segment
+	lastSeq uint32
+	// sessions is the index; tombs the deleted sessions whose records
+	// some segment still holds.
+	sessions map[string]*session
+	tombs    map[string]*tomb
+}
+
+// segment is one segment file.
+type segment struct {
+	seq uint32
+	f   *os.File
+	// size is the length of its whole records: where the next is
+	// appended. dead counts the bytes of records no longer needed
+	// (deleted chunks, tombstones whose chunks are gone), which
+	// compaction drops.
+	size int64
+	dead int64
+}
+
+// loc is where a record is: its segment, offset and length, and for a
+// chunk its index in its window.
+type loc struct {
+	seg, off, n, index uint32
+}
+
+// session is one session in the index: its summary and its chunks'
+// locations, by window in playing order, then by index.
+type session struct {
+	sum     analytics.ReplaySession
+	windows []*window
+	// byID finds a window once a session has many of them.
+	byID map[string]*window
+}
+
+// window is one window's chunks, by index.
+type window struct {
+	id     string
+	first  time.Time
+	chunks []loc
+}
+
+// tomb is a deleted session whose records are still in segments: where
+// its latest tombstone is, and the segments that hold the chunks it
+// deleted. Once compaction has rewritten those, the tombstone has nothing
+// left to delete and goes too.
+type tomb struct {
+	at      loc
+	pending []uint32
+}
+
+// Open opens the store rooted at dir (DATA/replay), creating it: it
+// finishes a compaction a crash interrupted, cuts a torn record off each
+// product's last segment, reads the segments into the index, and moves the
+// chunk files of the layout before segments into them.
+func Open(dir string, opt Options) (*Store, error) {
+	if opt.SegmentBytes <= 0 {
+		opt.SegmentBytes = DefaultSegmentBytes
+	}
+	if opt.SegmentBytes > maxSegmentBytes {
+		return nil, fmt.Errorf("replay segment size %d: at most %d", opt.SegmentBytes, maxSegmentBytes)
+	}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the replay directory: %w", err)
 	}
-	return &Store{dir: dir}, nil
-}
-
-// header is a chunk file's first line.
-type header struct {
-	Session    string    `json:"session"`
-	Window     string    `json:"window"`
-	Index      int       `json:"index"`
-	DistinctID string    `json:"distinct_id"`
-	First      time.Time `json:"first"`
-	Last       time.Time `json:"last"`
-	Encoding   string    `json:"encoding"`
-	Pages      int       `json:"pages"`
-	Clicks     int       `json:"clicks"`
-	Errors     int       `json:"errors"`
-	Bytes      int       `json:"bytes"`
-	Received   time.Time `json:"received"`
-}
-
-func (s *Store) productDir(productID int64) string {
-	return filepath.Join(s.dir, strconv.FormatInt(productID, 10))
-}
-
-func (s *Store) sessionDir(productID int64, sessionID string) (string, error) {
-	if !analytics.ValidReplayID(sessionID) {
-		return "", analytics.ErrNotFound
+	s := &Store{dir: dir, segmentBytes: opt.SegmentBytes, log: opt.Log, products: map[int64]*product{}}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading the replay directory: %w", err)
 	}
-	return filepath.Join(s.productDir(productID), sessionID), nil
+	for _, e := range entries {
+		id, err := strconv.ParseInt(e.Name(), 10, 64)
+		if err != nil || !e.IsDir() {
+			continue
+		}
+		p, err := s.openProduct(id)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.products[id] = p
+	}
+	for _, p := range s.products {
+		p.migrate()
+	}
+	return s, nil
 }
 
-// AppendReplayChunks writes each chunk not yet stored, durably.
-func (s *Store) AppendReplayChunks(ctx context.Context, chunks []analytics.ReplayChunk) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	dirs := map[string]bool{}
-	for _, c := range chunks {
-		if !analytics.ValidReplayID(c.SessionID) || !analytics.ValidReplayID(c.WindowID) || c.Index < 0 {
-			return fmt.Errorf("replay chunk %q/%q/%d: invalid id", c.SessionID, c.WindowID, c.Index)
-		}
-		dir, _ := s.sessionDir(c.ProductID, c.SessionID)
-		if err := mkdirSynced(dir); err != nil {
-			return err
-		}
-		name := filepath.Join(dir, fmt.Sprintf("%s.%010d.chunk", c.WindowID, c.Index))
-		if _, err := os.Stat(name); err == nil {
-			continue // a retry: the first copy stays
-		}
-		if err := writeChunk(dir, name, c); err != nil {
-			return err
-		}
-		dirs[dir] = true
+func (s *Store) newProduct(id int64) *product {
+	return &product{id: id, dir: filepath.Join(s.dir, strconv.FormatInt(id, 10)), store: s,
+		segs: map[uint32]*segment{}, sessions: map[string]*session{}, tombs: map[string]*tomb{}}
+}
+
+// segmentName is the file name of segment seq.
+func segmentName(seq uint32) string { return fmt.Sprintf("%08d.seg", seq) }
+
+func (p *product) path(name string) string { return filepath.Join(p.dir, name) }
+
+// openProduct reads one product's segments into its index.
+func (s *Store) openProduct(id int64) (*product, error) {
+	p := s.newProduct(id)
+	if err := p.recover(); err != nil {
+		return nil, err
 	}
-	for dir := range dirs {
-		if err := syncDir(dir); err != nil {
-			return err
+	entries, err := os.ReadDir(p.dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading replay product %d: %w", id, err)
+	}
+	var seqs []uint32
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasSuffix(name, ".tmp") {
+			// A compaction's output that was never renamed into place.
+			os.Remove(p.path(name))
+			continue
+		}
+		seq, err := strconv.ParseUint(strings.TrimSuffix(name, ".seg"), 10, 32)
+		if err == nil && strings.HasSuffix(name, ".seg") && !e.IsDir() {
+			seqs = append(seqs, uint32(seq))
+		}
+	}
+	slices.Sort(seqs)
+	for i, seq := range seqs {
+		if err := p.load(seq, i == len(seqs)-1); err != nil {
+			p.close()
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// load opens segment seq and puts its records into the index. The last
+// segment is read whole, every record's CRC checked, and a torn tail cut
+// off; the others only by their headers.
+func (p *product) load(seq uint32, last bool) error {
+	name := p.path(segmentName(seq))
+	f, err := os.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("opening replay segment: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("opening replay segment: %w", err)
+	}
+	seg := &segment{seq: seq, f: f, size: st.Size()}
+	p.segs[seq], p.order, p.lastSeq = seg, append(p.order, seq), seq
+	end, err := scanSegment(f, st.Size(), last, func(r record) error { return p.loadRecord(seg, r) })
+	if err != nil {
+		return fmt.Errorf("reading replay segment %s: %w", name, err)
+	}
+	if end < st.Size() {
+		if last {
+			// What a crash left of records never acknowledged.
+			if err := f.Truncate(end); err != nil {
+				return fmt.Errorf("cutting a torn record off replay segment %s: %w", name, err)
+			}
+			if err := syscall.Fdatasync(int(f.Fd())); err != nil {
+				return fmt.Errorf("syncing replay segment %s: %w", name, err)
+			}
+			p.store.log.Warn("cut a torn record off a replay segment", "segment", name, "offset", end, "bytes", st.Size()-end)
+			seg.size = end
+		} else {
+			// A sealed segment was synced whole: this is damage, not a
+			// crash. What follows it cannot be read; compaction drops it.
+			p.store.log.Error("replay segment is corrupt; the records after the offset are skipped", "segment", name,
+				"offset", end, "bytes", st.Size()-end)
+			seg.dead += st.Size() - end
+		}
+	}
+	if last && seg.size < p.store.segmentBytes {
+		p.active = seg
+	}
+	return nil
+}
+
+// loadRecord puts one record read at Open into the index.
+func (p *product) loadRecord(seg *segment, r record) error {
+	at := loc{seg: seg.seq, off: uint32(r.off), n: uint32(r.n)}
+	switch r.magic {
+	case magicChunk:
+		var h header
+		if err := json.Unmarshal(r.head, &h); err != nil || !analytics.ValidReplayID(h.Session) ||
+			!analytics.ValidReplayID(h.Window) || h.Index < 0 {
+			return errTorn
+		}
+		at.index = uint32(h.Index)
+		if !p.add(h.chunk(p.id), at) {
+			seg.dead += r.n // a second copy: the first stays
+		}
+	case magicTomb:
+		var h tombHeader
+		if err := json.Unmarshal(r.head, &h); err != nil {
+			return errTorn
+		}
+		p.kill(h.Session, at)
+	}
+	return nil
+}
+
+// add puts a chunk into the index at l, unless its window and index are
+// there already. The caller holds mu, or owns p alone.
+func (p *product) add(c analytics.ReplayChunk, l loc) bool {
+	s := p.sessions[c.SessionID]
+	if s == nil {
+		s = &session{}
+		p.sessions[c.SessionID] = s
+	}
+	w := s.window(c.WindowID)
+	if w != nil {
+		if _, found := w.find(l.index); found {
+			return false
+		}
+	}
+	switch {
+	case w == nil:
+		w = &window{id: c.WindowID, first: c.FirstTS}
+		s.insert(w)
+	case c.FirstTS.Before(w.first):
+		// A late chunk that starts the window earlier moves it.
+		s.remove(w)
+		w.first = c.FirstTS
+		s.insert(w)
+	}
+	i, _ := w.find(l.index)
+	w.chunks = slices.Insert(w.chunks, i, l)
+	s.sum.Add(c)
+	return true
+}
+
+// kill deletes session id from the index, for a tombstone at t, and keeps
+// the tombstone while segments hold the chunks it deleted. The caller
+// holds mu, or owns p alone.
+func (p *product) kill(id string, t loc) {
+	var pending []uint32
+	mark := func(seq uint32) {
+		if !slices.Contains(pending, seq) {
+			pending = append(pending, seq)
+		}
+	}
+	if old := p.tombs[id]; old != nil {
+		// The older tombstone deletes nothing this one does not.
+		for _, seq := range old.pending {
+			mark(seq)
+		}
+		p.segs[old.at.seg].dead += int64(old.at.n)
+	}
+	if s := p.sessions[id]; s != nil {
+		for _, w := range s.windows {
+			for _, l := range w.chunks {
+				mark(l.seg)
+				p.segs[l.seg].dead += int64(l.n)
+			}
+		}
+		delete(p.sessions, id)
+	}
+	if len(pending) == 0 {
+		p.segs[t.seg].dead += int64(t.n)
+		delete(p.tombs, id)
+		return
+	}
+	p.tombs[id] = &tomb{at: t, pending: pending}
+}
+
+// windowOrder is the playing order of windows: by first chunk, then id.
+func windowOrder(a, b *window) bool {
+	if !a.first.Equal(b.first) {
+		return a.first.Before(b.first)
+	}
+	return a.id < b.id
+}
+
+// manyWindows is how many windows a session has before they are found by
+// a map rather than one by one.
+const manyWindows = 16
+
+func (s *session) window(id string) *window {
+	if s.byID != nil {
+		return s.byID[id]
+	}
+	for _, w := range s.windows {
+		if w.id == id {
+			return w
 		}
 	}
 	return nil
 }
 
-// writeChunk writes c to a temporary file in dir, syncs it and renames it
-// to name.
-func writeChunk(dir, name string, c analytics.ReplayChunk) error {
-	h, err := json.Marshal(header{Session: c.SessionID, Window: c.WindowID, Index: c.Index, DistinctID: c.DistinctID,
-		First: c.FirstTS.UTC(), Last: c.LastTS.UTC(), Encoding: c.Encoding, Pages: c.Pages, Clicks: c.Clicks, Errors: c.Errors,
-		Bytes: len(c.Data), Received: c.ReceivedAt.UTC()})
+// position is where w is, or goes, in the playing order.
+func (s *session) position(w *window) int {
+	return sort.Search(len(s.windows), func(i int) bool { return !windowOrder(s.windows[i], w) })
+}
+
+func (s *session) insert(w *window) {
+	s.windows = slices.Insert(s.windows, s.position(w), w)
+	if s.byID != nil {
+		s.byID[w.id] = w
+	} else if len(s.windows) > manyWindows {
+		s.byID = make(map[string]*window, len(s.windows))
+		for _, x := range s.windows {
+			s.byID[x.id] = x
+		}
+	}
+}
+
+func (s *session) remove(w *window) {
+	if i := s.position(w); i < len(s.windows) && s.windows[i] == w {
+		s.windows = slices.Delete(s.windows, i, i+1)
+	}
+	if s.byID != nil {
+		delete(s.byID, w.id)
+	}
+}
+
+// find returns where chunk index is, or goes, in w.
+func (w *window) find(index uint32) (int, bool) {
+	i := sort.Search(len(w.chunks), func(i int) bool { return w.chunks[i].index >= index })
+	return i, i < len(w.chunks) && w.chunks[i].index == index
+}
+
+// lookup returns a product's state, or nil when it has none; with create,
+// it makes the product's directory.
+func (s *Store) lookup(id int64, create bool) (*product, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("the replay store is closed")
+	}
+	if p := s.products[id]; p != nil || !create {
+		return p, nil
+	}
+	p := s.newProduct(id)
+	if err := os.Mkdir(p.dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("creating a replay directory: %w", err)
+	}
+	if err := syncDir(s.dir); err != nil {
+		return nil, err
+	}
+	s.products[id] = p
+	return p, nil
+}
+
+// all returns every product, in order of id.
+func (s *Store) all() []*product {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*product, 0, len(s.products))
+	for _, p := range s.products {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+// AppendReplayChunks appends the chunks not yet stored, and within the cap,
+// to their products' segments, durably, product by product: each product's
+// chunks are one write and one fdatasync. A product's writers take turns
+// (product.wmu), so that a session's chunks are checked against the cap
+// one request after another and never overshoot it.
+func (s *Store) AppendReplayChunks(ctx context.Context, chunks []analytics.ReplayChunk, maxSessionBytes int64) ([]int, error) {
+	byProduct := map[int64][]int{}
+	var ids []int64
+	for i, c := range chunks {
+		if !analytics.ValidReplayID(c.SessionID) || !analytics.ValidReplayID(c.WindowID) || c.Index < 0 ||
+			c.Index > analytics.MaxReplayChunkIndex || len(c.Data) > analytics.MaxReplayChunkBytes {
+			return nil, fmt.Errorf("replay chunk %q/%q/%d: invalid id, index or size", c.SessionID, c.WindowID, c.Index)
+		}
+		if byProduct[c.ProductID] == nil {
+			ids = append(ids, c.ProductID)
+		}
+		byProduct[c.ProductID] = append(byProduct[c.ProductID], i)
+	}
+	var full []int
+	for _, id := range ids {
+		p, err := s.lookup(id, true)
+		if err != nil {
+			return nil, err
+		}
+		refused, err := p.append(chunks, byProduct[id], maxSessionBytes)
+		if err != nil {
+			return nil, err
+		}
+		full = append(full, refused...)
+	}
+	slices.Sort(full)
+	return full, nil
+}
+
+// append stores chunks[at...] of this product: see AppendReplayChunks.
+func (p *product) append(chunks []analytics.ReplayChunk, at []int, maxSessionBytes int64) ([]int, error) {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if p.broken != nil {
+		return nil, p.broken
+	}
+	// Which chunks to write: not stored yet (nor earlier in this batch),
+	// and within their session's cap. Only this writer changes the index
+	// until wmu is released.
+	var write, full []int
+	charged := map[string]int64{}
+	// A batch may hold the same chunk twice: the second follows the first.
+	first := map[batchKey]bool{} // whether the first was refused
+	p.mu.RLock()
+	for _, i := range at {
+		c := chunks[i]
+		s := p.sessions[c.SessionID]
+		if s != nil {
+			if w := s.window(c.WindowID); w != nil {
+				if _, found := w.find(uint32(c.Index)); found {
+					continue
+				}
+			}
+		}
+		k := batchKey{c.SessionID, c.WindowID, c.Index}
+		if refused, ok := first[k]; ok {
+			if refused {
+				full = append(full, i)
+			}
+			continue
+		}
+		charge := analytics.ReplayChunkCharge(len(c.Data))
+		var stored int64
+		if s != nil {
+			stored = s.sum.Bytes
+		}
+		refused := maxSessionBytes > 0 && stored+charged[c.SessionID]+charge > maxSessionBytes
+		first[k] = refused
+		if refused {
+			full = append(full, i)
+			continue
+		}
+		charged[c.SessionID] += charge
+		write = append(write, i)
+	}
+	p.mu.RUnlock()
+	if len(write) == 0 {
+		return full, nil
+	}
+	var buf []byte
+	ends := make([]int, len(write))
+	for j, i := range write {
+		var err error
+		if buf, err = appendChunk(buf, chunks[i]); err != nil {
+			return nil, err
+		}
+		ends[j] = len(buf)
+	}
+	seg, off, err := p.write(buf)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	start := 0
+	for j, i := range write {
+		c := chunks[i]
+		c.Size = len(c.Data)
+		p.add(c, loc{seg: seg.seq, off: uint32(off) + uint32(start), n: uint32(ends[j] - start), index: uint32(c.Index)})
+		start = ends[j]
+	}
+	p.grown(seg, off+int64(len(buf)))
+	p.mu.Unlock()
+	return full, nil
+}
+
+// batchKey names a chunk within one batch.
+type batchKey struct {
+	session, window string
+	index           int
+}
+
+// write appends buf to the active segment, starting one if none is, and
+// syncs it. On failure it cuts off what the write may have left, so that
+// the segment still ends with its last whole record; if that fails too,
+// the product takes no more writes until Open cuts the tail off. The
+// caller holds wmu.
+func (p *product) write(buf []byte) (*segment, int64, error) {
+	seg, err := p.start()
+	if err != nil {
+		return nil, 0, err
+	}
+	off := seg.size
+	if _, err := seg.f.WriteAt(buf, off); err != nil {
+		return nil, 0, p.fail(seg, off, fmt.Errorf("writing replay records: %w", err))
+	}
+	if err := syscall.Fdatasync(int(seg.f.Fd())); err != nil {
+		return nil, 0, p.fail(seg, off, fmt.Errorf("syncing replay records: %w", err))
+	}
+	return seg, off, nil
+}
+
+func (p *product) fail(seg *segment, off int64, err error) error {
+	if terr := seg.f.Truncate(off); terr != nil {
+		p.broken = fmt.Errorf("replay segment %s has a torn tail that could not be cut off (%w); it is cut off at the next start", segmentName(seg.seq), terr)
+		p.store.log.Error("replay writes stopped for the product", "product", p.id, "err", p.broken)
+	}
+	return err
+}
+
+// grown records that seg now ends at size, and seals it once it is past
+// the segment size: the next append starts a new one. The caller holds mu.
+func (p *product) grown(seg *segment, size int64) {
+	seg.size = size
+	if seg == p.active && size >= p.store.segmentBytes {
+		p.active = nil
+	}
+}
+
+// start returns the active segment, starting the next one when there is
+// none. The caller holds wmu.
+func (p *product) start() (*segment, error) {
+	if p.active != nil {
+		return p.active, nil
+	}
+	seq := p.lastSeq + 1
+	name := p.path(segmentName(seq))
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("starting a replay segment: %w", err)
+	}
+	if err := syncDir(p.dir); err != nil {
+		f.Close()
+		os.Remove(name)
+		return nil, err
+	}
+	seg := &segment{seq: seq, f: f}
+	p.mu.Lock()
+	p.segs[seq], p.order, p.active, p.lastSeq = seg, append(p.order, seq), seg, seq
+	p.mu.Unlock()
+	return seg, nil
+}
+
+// ListReplaySessions summarizes the product's sessions from the index.
+func (s *Store) ListReplaySessions(ctx context.Context, productID int64, f analytics.ReplayFilter) ([]analytics.ReplaySession, error) {
+	p, err := s.lookup(productID, false)
+	if err != nil || p == nil {
+		return []analytics.ReplaySession{}, err
+	}
+	p.mu.RLock()
+	out := make([]analytics.ReplaySession, 0, len(p.sessions))
+	for _, x := range p.sessions {
+		sum := x.sum
+		sum.DistinctIDs = slices.Clone(sum.DistinctIDs)
+		out = append(out, sum)
+	}
+	p.mu.RUnlock()
+	analytics.SortReplaySessions(out)
+	return analytics.FilterReplay(out, f), nil
+}
+
+// ReplaySession returns a session's summary from the index.
+func (s *Store) ReplaySession(ctx context.Context, productID int64, sessionID string) (analytics.ReplaySession, error) {
+	p, err := s.lookup(productID, false)
+	if err != nil {
+		return analytics.ReplaySession{}, err
+	}
+	if p != nil {
+		p.mu.RLock()
+		defer p.mu.RUnlock()
+		if x := p.sessions[sessionID]; x != nil {
+			sum := x.sum
+			sum.DistinctIDs = slices.Clone(sum.DistinctIDs)
+			return sum, nil
+		}
+	}
+	return analytics.ReplaySession{}, fmt.Errorf("replay session %q: %w", sessionID, analytics.ErrNotFound)
+}
+
+// ReadReplayChunks reads a page of a session's records from its segments.
+func (s *Store) ReadReplayChunks(ctx context.Context, productID int64, sessionID string, after analytics.ReplayCursor, maxBytes int) ([]analytics.ReplayChunk, bool, error) {
+	p, err := s.lookup(productID, false)
+	if err != nil || p == nil {
+		return nil, false, err
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	locs, more := p.page(sessionID, after, maxBytes)
+	out := make([]analytics.ReplayChunk, 0, len(locs))
+	for _, l := range locs {
+		c, err := p.read(l)
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, c)
+	}
+	return out, more, nil
+}
+
+// page finds the records of the next page of a session's chunks. It pages
+// by the records' lengths, which are over their data's. The caller holds
+// mu.
+func (p *product) page(sessionID string, after analytics.ReplayCursor, maxBytes int) ([]loc, bool) {
+	s := p.sessions[sessionID]
+	if s == nil {
+		return nil, false
+	}
+	wi, ci := 0, 0
+	if after.WindowID != "" {
+		w := s.window(after.WindowID)
+		if w == nil {
+			return nil, false
+		}
+		wi = s.position(w)
+		if after.Index >= 0 {
+			ci = sort.Search(len(w.chunks), func(i int) bool { return w.chunks[i].index > uint32(after.Index) })
+		}
+	}
+	var out []loc
+	total := 0
+	for ; wi < len(s.windows); wi, ci = wi+1, 0 {
+		for _, l := range s.windows[wi].chunks[ci:] {
+			if len(out) > 0 && (total+int(l.n) > maxBytes || len(out) == analytics.MaxReplayPageChunks) {
+				return out, true
+			}
+			out = append(out, l)
+			total += int(l.n)
+		}
+	}
+	return out, false
+}
+
+// read reads one chunk record whole and checks it. The caller holds mu.
+func (p *product) read(l loc) (analytics.ReplayChunk, error) {
+	seg := p.segs[l.seg]
+	buf := make([]byte, l.n)
+	if _, err := seg.f.ReadAt(buf, int64(l.off)); err != nil {
+		return analytics.ReplayChunk{}, fmt.Errorf("reading replay segment %s: %w", segmentName(l.seg), err)
+	}
+	head, data, err := parseRecord(buf)
+	if err != nil || string(buf[:4]) != magicChunk {
+		return analytics.ReplayChunk{}, fmt.Errorf("reading replay segment %s at %d: %w", segmentName(l.seg), l.off, errTorn)
+	}
+	var h header
+	if err := json.Unmarshal(head, &h); err != nil {
+		return analytics.ReplayChunk{}, fmt.Errorf("reading replay segment %s at %d: %w", segmentName(l.seg), l.off, err)
+	}
+	c := h.chunk(p.id)
+	c.Data = data
+	return c, nil
+}
+
+// DeleteReplaySession appends a tombstone of the session, durably, and
+// drops the session from the index. Its records are dropped from the
+// segments by CompactReplays.
+func (s *Store) DeleteReplaySession(ctx context.Context, productID int64, sessionID string) error {
+	notFound := fmt.Errorf("replay session %q: %w", sessionID, analytics.ErrNotFound)
+	p, err := s.lookup(productID, false)
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
+	if p == nil {
+		return notFound
+	}
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if p.broken != nil {
+		return p.broken
+	}
+	p.mu.RLock()
+	_, ok := p.sessions[sessionID]
+	p.mu.RUnlock()
+	if !ok {
+		return notFound
+	}
+	buf := appendTomb(nil, sessionID)
+	seg, off, err := p.write(buf)
 	if err != nil {
-		return fmt.Errorf("writing a replay chunk: %w", err)
+		return fmt.Errorf("deleting replay session %s: %w", sessionID, err)
 	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	w := bufio.NewWriterSize(f, 64<<10)
-	w.Write(h)
-	w.WriteByte('\n')
-	w.Write(c.Data)
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("writing a replay chunk: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("syncing a replay chunk: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("closing a replay chunk: %w", err)
-	}
-	if err := os.Rename(tmp, name); err != nil {
-		return fmt.Errorf("renaming a replay chunk: %w", err)
-	}
-	ok = true
+	p.mu.Lock()
+	p.kill(sessionID, loc{seg: seg.seq, off: uint32(off), n: uint32(len(buf))})
+	p.grown(seg, off+int64(len(buf)))
+	p.mu.Unlock()
 	return nil
 }
 
-// mkdirSynced creates dir and its product directory if missing, syncing
-// each parent that got a new entry.
-func mkdirSynced(dir string) error {
-	if _, err := os.Stat(dir); err == nil {
-		return nil
+// ReplayProducts lists the products that have sessions.
+func (s *Store) ReplayProducts(ctx context.Context) ([]int64, error) {
+	out := []int64{}
+	for _, p := range s.all() {
+		p.mu.RLock()
+		if len(p.sessions) > 0 {
+			out = append(out, p.id)
+		}
+		p.mu.RUnlock()
 	}
-	product := filepath.Dir(dir)
-	for _, d := range []string{product, dir} {
-		if _, err := os.Stat(d); err == nil {
-			continue
-		}
-		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("creating a replay directory: %w", err)
-		}
-		if err := syncDir(filepath.Dir(d)); err != nil {
-			return err
+	return out, nil
+}
+
+// Close closes the segment files. Calls after it fail.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	products := s.products
+	s.products = map[int64]*product{}
+	s.mu.Unlock()
+	var errs []error
+	for _, p := range products {
+		p.wmu.Lock()
+		p.mu.Lock()
+		errs = append(errs, p.close())
+		p.mu.Unlock()
+		p.wmu.Unlock()
+	}
+	return errors.Join(errs...)
+}
+
+func (p *product) close() error {
+	var errs []error
+	for _, seg := range p.segs {
+		if err := seg.f.Close(); err != nil {
+			errs = append(errs, err)
 		}
 	}
-	return nil
+	p.segs, p.order, p.active = map[uint32]*segment{}, nil, nil
+	if p.broken == nil {
+		p.broken = errors.New("the replay store is closed")
+	}
+	return errors.Join(errs...)
 }
 
 func syncDir(dir string) error {
@@ -188,135 +847,4 @@ func syncDir(dir string) error {
 		return fmt.Errorf("syncing %s: %w", dir, err)
 	}
 	return nil
-}
-
-// readChunk reads a chunk file: its header, and its data when withData.
-func readChunk(productID int64, name string, withData bool) (analytics.ReplayChunk, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return analytics.ReplayChunk{}, err
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 4<<10)
-	line, err := r.ReadBytes('\n')
-	if err != nil {
-		return analytics.ReplayChunk{}, fmt.Errorf("reading %s: %w", name, err)
-	}
-	var h header
-	if err := json.Unmarshal(line, &h); err != nil {
-		return analytics.ReplayChunk{}, fmt.Errorf("reading %s: %w", name, err)
-	}
-	c := analytics.ReplayChunk{ProductID: productID, SessionID: h.Session, WindowID: h.Window, Index: h.Index, DistinctID: h.DistinctID,
-		FirstTS: h.First, LastTS: h.Last, Encoding: h.Encoding, Pages: h.Pages, Clicks: h.Clicks, Errors: h.Errors, ReceivedAt: h.Received}
-	c.Size = h.Bytes
-	if withData {
-		c.Data = make([]byte, h.Bytes)
-		if _, err := io.ReadFull(r, c.Data); err != nil {
-			return c, fmt.Errorf("reading %s: %w", name, err)
-		}
-	}
-	return c, nil
-}
-
-// sessionChunks reads the chunk files of one session directory, with or
-// without their data.
-func sessionChunks(productID int64, dir string, withData bool) ([]analytics.ReplayChunk, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []analytics.ReplayChunk
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".chunk") {
-			continue
-		}
-		c, err := readChunk(productID, filepath.Join(dir, e.Name()), withData)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // deleted meanwhile
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, nil
-}
-
-// ListReplaySessions reads the headers of the product's chunks and
-// summarizes them.
-func (s *Store) ListReplaySessions(ctx context.Context, productID int64, f analytics.ReplayFilter) ([]analytics.ReplaySession, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	dirs, err := os.ReadDir(s.productDir(productID))
-	if errors.Is(err, fs.ErrNotExist) {
-		return []analytics.ReplaySession{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("listing replay sessions: %w", err)
-	}
-	var all []analytics.ReplayChunk
-	for _, d := range dirs {
-		if !d.IsDir() || !analytics.ValidReplayID(d.Name()) {
-			continue
-		}
-		chunks, err := sessionChunks(productID, filepath.Join(s.productDir(productID), d.Name()), false)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("listing replay sessions: %w", err)
-		}
-		all = append(all, chunks...)
-	}
-	return analytics.FilterReplay(analytics.SummarizeReplay(all), f), nil
-}
-
-// ReplayChunks reads a session's chunks with their data.
-func (s *Store) ReplayChunks(ctx context.Context, productID int64, sessionID string) ([]analytics.ReplayChunk, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	dir, err := s.sessionDir(productID, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	chunks, err := sessionChunks(productID, dir, true)
-	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(chunks) == 0) {
-		return nil, analytics.ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading replay session %s: %w", sessionID, err)
-	}
-	return analytics.OrderReplayChunks(chunks), nil
-}
-
-// DeleteReplaySession removes a session's directory.
-func (s *Store) DeleteReplaySession(ctx context.Context, productID int64, sessionID string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	dir, err := s.sessionDir(productID, sessionID)
-	if err != nil {
-		return err
-	}
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		return analytics.ErrNotFound
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("deleting replay session %s: %w", sessionID, err)
-	}
-	return syncDir(s.productDir(productID))
-}
-
-// ReplayProducts lists the product directories.
-func (s *Store) ReplayProducts(ctx context.Context) ([]int64, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	entries, err := os.ReadDir(s.dir)
-	if err != nil {
-		return nil, fmt.Errorf("listing replay products: %w", err)
-	}
-	var out []int64
-	for _, e := range entries {
-		if id, err := strconv.ParseInt(e.Name(), 10, 64); err == nil && e.IsDir() {
-			out = append(out, id)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out, nil
 }

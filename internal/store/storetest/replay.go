@@ -5,18 +5,71 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"strata/internal/analytics"
 )
 
-// RunReplay runs the replay store's conformance test: the files of the
-// embedded server (replayfs) and the table of the PostgreSQL metadata
+// RunReplay runs the replay store's conformance test: the segment files of
+// the embedded server (replayfs) and the table of the PostgreSQL metadata
 // store (and of DuckDB's, which runs the same statements) pass the same
 // cases. open must return an empty store and register its cleanup.
 func RunReplay(t *testing.T, open func(t *testing.T) analytics.ReplayStore) {
-	t.Run("Replay", func(t *testing.T) { testReplay(t, open(t)) })
+	for _, c := range replayCases {
+		t.Run(c.name, func(t *testing.T) { c.test(t, open(t)) })
+	}
+}
+
+// replayCases are the replay store's cases, each on a store of its own.
+var replayCases = []struct {
+	name string
+	test func(*testing.T, analytics.ReplayStore)
+}{
+	{"Replay", testReplay},
+	{"ReplayPages", testReplayPages},
+	{"ReplaySessionCap", testReplaySessionCap},
+	{"ReplayConcurrentCap", testReplayConcurrentCap},
+}
+
+// readReplay reads a session page by page, maxBytes a page, and checks
+// every page against the contract: at least one chunk while more follow,
+// no more than maxBytes of data unless it holds one chunk, no more than
+// MaxReplayPageChunks.
+func readReplay(t *testing.T, s analytics.ReplayStore, product int64, sid string, maxBytes int) ([]analytics.ReplayChunk, int) {
+	t.Helper()
+	var all []analytics.ReplayChunk
+	var cur analytics.ReplayCursor
+	pages := 0
+	for {
+		page, more, err := s.ReadReplayChunks(context.Background(), product, sid, cur, maxBytes)
+		if err != nil {
+			t.Fatalf("reading %s after %+v: %v", sid, cur, err)
+		}
+		pages++
+		data := 0
+		for _, c := range page {
+			data += len(c.Data)
+		}
+		if (more && len(page) == 0) || (len(page) > 1 && data > maxBytes) || len(page) > analytics.MaxReplayPageChunks {
+			t.Fatalf("page %d of %s: %d chunks, %d bytes of data, more %v (maxBytes %d)", pages, sid, len(page), data, more, maxBytes)
+		}
+		all = append(all, page...)
+		if !more {
+			return all, pages
+		}
+		last := page[len(page)-1]
+		cur = analytics.ReplayCursor{WindowID: last.WindowID, Index: last.Index}
+	}
+}
+
+// appendReplay appends chunks with no cap and fails the test on error.
+func appendReplay(t *testing.T, s analytics.ReplayStore, chunks ...analytics.ReplayChunk) {
+	t.Helper()
+	if full, err := s.AppendReplayChunks(context.Background(), chunks, 0); err != nil || len(full) != 0 {
+		t.Fatalf("appending %d chunks: refused %v, %v", len(chunks), full, err)
+	}
 }
 
 // replayChunk builds a chunk of session sid whose data is distinct per
@@ -46,20 +99,14 @@ func testReplay(t *testing.T, s analytics.ReplayStore) {
 		replayChunk(1, "s-b", "w3", 0, "user-2", base, 3600),
 		replayChunk(2, "s-a", "w9", 0, "other", base, 7200), // the same session id in another product
 	}
-	if err := s.AppendReplayChunks(ctx, a); err != nil {
-		t.Fatal(err)
-	}
+	appendReplay(t, s, a...)
 	// A retry of a chunk with other content keeps the first.
 	retry := replayChunk(1, "s-a", "w1", 1, "anon-1", base, 5)
 	retry.Data = []byte("changed")
-	if err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{retry}); err != nil {
-		t.Fatalf("a retried chunk: %v", err)
-	}
+	appendReplay(t, s, retry)
 	// Out of order: chunk 2 of w1 arrives after w2's.
 	late := replayChunk(1, "s-a", "w1", 2, "anon-1", base, 10)
-	if err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{late}); err != nil {
-		t.Fatal(err)
-	}
+	appendReplay(t, s, late)
 
 	list, err := s.ListReplaySessions(ctx, 1, analytics.ReplayFilter{})
 	if err != nil {
@@ -69,11 +116,23 @@ func testReplay(t *testing.T, s analytics.ReplayStore) {
 		t.Fatalf("sessions of product 1 = %+v, want s-b then s-a", list)
 	}
 	sa := list[1]
-	wantBytes := int64(len(a[0].Data) + len(a[1].Data) + len(a[2].Data) + len(late.Data))
+	wantBytes := int64(len(a[0].Data)+len(a[1].Data)+len(a[2].Data)+len(late.Data)) + 4*analytics.ReplayChunkOverhead
 	if !sa.Start.Equal(base) || !sa.End.Equal(base.Add(25*time.Second)) || sa.DistinctID != "user-1" ||
 		sa.Pages != 4 || sa.Clicks != 0+1+0+2 || sa.Errors != 1 || sa.Chunks != 4 || sa.Bytes != wantBytes ||
 		!sa.LastReceived.Equal(base.Add(26*time.Second)) {
 		t.Errorf("session s-a = %+v (want start %v, end +25s, user-1, 4 pages, 3 clicks, 1 error, 4 chunks, %d bytes)", sa, base, wantBytes)
+	}
+	// One session's summary is the list's row.
+	one, err := s.ReplaySession(ctx, 1, "s-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one.DistinctIDs, sa.DistinctIDs = nil, nil
+	if fmt.Sprint(one) != fmt.Sprint(sa) {
+		t.Errorf("ReplaySession(s-a) = %+v, want the list's %+v", one, sa)
+	}
+	if _, err := s.ReplaySession(ctx, 2, "s-b"); !errors.Is(err, analytics.ErrNotFound) {
+		t.Errorf("another product's session: %v, want ErrNotFound", err)
 	}
 
 	for _, c := range []struct {
@@ -101,10 +160,7 @@ func testReplay(t *testing.T, s analytics.ReplayStore) {
 		}
 	}
 
-	chunks, err := s.ReplayChunks(ctx, 1, "s-a")
-	if err != nil {
-		t.Fatal(err)
-	}
+	chunks, _ := readReplay(t, s, 1, "s-a", analytics.MaxReplayPageBytes)
 	var order []string
 	for _, c := range chunks {
 		order = append(order, fmt.Sprintf("%s.%d", c.WindowID, c.Index))
@@ -121,13 +177,16 @@ func testReplay(t *testing.T, s analytics.ReplayStore) {
 		}
 	}
 	// Tenant isolation: product 2's s-a is its own.
-	if other, err := s.ReplayChunks(ctx, 2, "s-a"); err != nil || len(other) != 1 || other[0].DistinctID != "other" {
-		t.Errorf("product 2's s-a = %+v, %v", other, err)
+	if other, _ := readReplay(t, s, 2, "s-a", analytics.MaxReplayPageBytes); len(other) != 1 || other[0].DistinctID != "other" {
+		t.Errorf("product 2's s-a = %+v", other)
 	}
-	if _, err := s.ReplayChunks(ctx, 3, "s-a"); !errors.Is(err, analytics.ErrNotFound) {
+	if _, err := s.ReplaySession(ctx, 3, "s-a"); !errors.Is(err, analytics.ErrNotFound) {
 		t.Errorf("a session of another product: %v, want ErrNotFound", err)
 	}
-	if _, err := s.ReplayChunks(ctx, 1, "nope"); !errors.Is(err, analytics.ErrNotFound) {
+	if got, _ := readReplay(t, s, 3, "s-a", analytics.MaxReplayPageBytes); len(got) != 0 {
+		t.Errorf("a session of another product reads %d chunks", len(got))
+	}
+	if _, err := s.ReplaySession(ctx, 1, "nope"); !errors.Is(err, analytics.ErrNotFound) {
 		t.Errorf("an unknown session: %v, want ErrNotFound", err)
 	}
 	if got, err := s.ReplayProducts(ctx); err != nil || fmt.Sprint(got) != "[1 2]" {
@@ -146,14 +205,200 @@ func testReplay(t *testing.T, s analytics.ReplayStore) {
 	if list, _ := s.ListReplaySessions(ctx, 1, analytics.ReplayFilter{}); len(list) != 1 || list[0].SessionID != "s-b" {
 		t.Errorf("after the delete: %+v", list)
 	}
-	if other, err := s.ReplayChunks(ctx, 2, "s-a"); err != nil || len(other) != 1 {
-		t.Errorf("deleting product 1's s-a touched product 2's: %v, %v", other, err)
+	if other, _ := readReplay(t, s, 2, "s-a", analytics.MaxReplayPageBytes); len(other) != 1 {
+		t.Errorf("deleting product 1's s-a touched product 2's: %v", other)
 	}
-	// A deleted session's id can be recorded again.
-	if err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{a[0]}); err != nil {
+	if _, err := s.ReplaySession(ctx, 1, "s-a"); !errors.Is(err, analytics.ErrNotFound) {
+		t.Errorf("a deleted session: %v, want ErrNotFound", err)
+	}
+	if got, _ := readReplay(t, s, 1, "s-a", analytics.MaxReplayPageBytes); len(got) != 0 {
+		t.Errorf("a deleted session reads %d chunks", len(got))
+	}
+	// A deleted session's id can be recorded again, the same chunks too.
+	appendReplay(t, s, a[0])
+	if got, _ := readReplay(t, s, 1, "s-a", analytics.MaxReplayPageBytes); len(got) != 1 || !bytes.Equal(got[0].Data, a[0].Data) {
+		t.Errorf("s-a recorded again: %d chunks", len(got))
+	}
+	if got, err := s.ReplaySession(ctx, 1, "s-a"); err != nil || got.Chunks != 1 || got.Bytes != analytics.ReplayChunkCharge(len(a[0].Data)) {
+		t.Errorf("s-a recorded again: %+v, %v", got, err)
+	}
+}
+
+// testReplayPages reads a session of several windows in pages of every
+// size, from one chunk a page to the whole session in one: the pages,
+// joined, are the session in playing order, whatever their size; a window
+// whose late chunk starts it earlier moves ahead; a cursor past the end,
+// of an unknown window or session, reads nothing.
+func testReplayPages(t *testing.T, s analytics.ReplayStore) {
+	ctx := context.Background()
+	base := time.Date(2026, 5, 2, 10, 0, 0, 0, time.UTC)
+	var all []analytics.ReplayChunk
+	for w, start := range map[string]int{"wa": 0, "wb": 100, "wc": 200} {
+		for i := 0; i < 7; i++ {
+			all = append(all, replayChunk(1, "long", w, i, "u", base, start+10*i))
+		}
+	}
+	appendReplay(t, s, all...)
+	// A late chunk of wc (its 7th) starts before wa: wc now plays first.
+	early := replayChunk(1, "long", "wc", 7, "u", base, -50)
+	appendReplay(t, s, early)
+	all = append(all, early)
+	want := []string{"wc.0", "wc.1", "wc.2", "wc.3", "wc.4", "wc.5", "wc.6", "wc.7"}
+	for _, w := range []string{"wa", "wb"} {
+		for i := 0; i < 7; i++ {
+			want = append(want, fmt.Sprintf("%s.%d", w, i))
+		}
+	}
+	data := map[string][]byte{}
+	for _, c := range all {
+		data[fmt.Sprintf("%s.%d", c.WindowID, c.Index)] = c.Data
+	}
+	for _, maxBytes := range []int{1, 200, 500, 1000, analytics.MaxReplayPageBytes} {
+		got, pages := readReplay(t, s, 1, "long", maxBytes)
+		var order []string
+		for _, c := range got {
+			k := fmt.Sprintf("%s.%d", c.WindowID, c.Index)
+			order = append(order, k)
+			if !bytes.Equal(c.Data, data[k]) || c.SessionID != "long" {
+				t.Errorf("maxBytes %d: chunk %s is not as stored", maxBytes, k)
+			}
+		}
+		if fmt.Sprint(order) != fmt.Sprint(want) {
+			t.Errorf("maxBytes %d: %v, want %v", maxBytes, order, want)
+		}
+		switch {
+		case maxBytes == 1 && pages != len(want):
+			t.Errorf("one chunk a page: %d pages, want %d", pages, len(want))
+		case maxBytes == analytics.MaxReplayPageBytes && pages != 1:
+			t.Errorf("the whole session in a page: %d pages", pages)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		pid  int64
+		sid  string
+		cur  analytics.ReplayCursor
+	}{
+		{"past the end", 1, "long", analytics.ReplayCursor{WindowID: "wb", Index: 6}},
+		{"an unknown window", 1, "long", analytics.ReplayCursor{WindowID: "nope", Index: 0}},
+		{"an unknown session", 1, "nope", analytics.ReplayCursor{}},
+		{"another product", 2, "long", analytics.ReplayCursor{}},
+	} {
+		if page, more, err := s.ReadReplayChunks(ctx, c.pid, c.sid, c.cur, analytics.MaxReplayPageBytes); err != nil || len(page) != 0 || more {
+			t.Errorf("%s: %d chunks, more %v, %v", c.name, len(page), more, err)
+		}
+	}
+	// After wa's last chunk comes wb's first.
+	page, more, err := s.ReadReplayChunks(ctx, 1, "long", analytics.ReplayCursor{WindowID: "wa", Index: 6}, 1)
+	if err != nil || len(page) != 1 || page[0].WindowID != "wb" || page[0].Index != 0 || !more {
+		t.Errorf("after wa.6: %+v, more %v, %v", page, more, err)
+	}
+}
+
+// sized is a chunk of session sid whose data is n bytes.
+func sized(product int64, sid, window string, index, n int) analytics.ReplayChunk {
+	c := replayChunk(product, sid, window, index, "u", time.Date(2026, 5, 3, 10, 0, 0, 0, time.UTC), index)
+	c.Data = bytes.Repeat([]byte{byte(index)}, n)
+	return c
+}
+
+// testReplaySessionCap fills a session to its cap: a chunk that would pass
+// it is refused, and only that one of its batch; a retry of a stored chunk
+// is still taken; another session is not held back; a deleted session
+// starts again from nothing.
+func testReplaySessionCap(t *testing.T, s analytics.ReplayStore) {
+	ctx := context.Background()
+	charge := analytics.ReplayChunkCharge(1000)
+	limit := 3 * charge
+	for i := 0; i < 2; i++ {
+		if full, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{sized(1, "capped", "w", i, 1000)}, limit); err != nil || len(full) != 0 {
+			t.Fatalf("chunk %d under the cap: refused %v, %v", i, full, err)
+		}
+	}
+	// A batch: the third chunk fits, the fourth and fifth do not, another
+	// session's chunk and a retry of chunk 0 are taken.
+	batch := []analytics.ReplayChunk{sized(1, "capped", "w", 2, 1000), sized(1, "capped", "w", 3, 1000), sized(1, "other", "w", 0, 1000),
+		sized(1, "capped", "w", 0, 1000), sized(1, "capped", "w2", 0, 10)}
+	full, err := s.AppendReplayChunks(ctx, batch, limit)
+	if err != nil || fmt.Sprint(full) != "[1 4]" {
+		t.Fatalf("a batch past the cap: refused %v, %v; want [1 4]", full, err)
+	}
+	got, err := s.ReplaySession(ctx, 1, "capped")
+	if err != nil || got.Chunks != 3 || got.Bytes != limit {
+		t.Errorf("the capped session: %+v, %v; want 3 chunks, %d bytes", got, err, limit)
+	}
+	if got, err := s.ReplaySession(ctx, 1, "other"); err != nil || got.Chunks != 1 {
+		t.Errorf("another session: %+v, %v", got, err)
+	}
+	// Full: a retry of a stored chunk is acknowledged, a new one is not;
+	// without a cap it is.
+	if full, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{sized(1, "capped", "w", 1, 1000)}, limit); err != nil || len(full) != 0 {
+		t.Errorf("a retry into a full session: refused %v, %v", full, err)
+	}
+	if full, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{sized(1, "capped", "w", 9, 1)}, limit); err != nil || fmt.Sprint(full) != "[0]" {
+		t.Errorf("a small chunk into a full session: refused %v, %v", full, err)
+	}
+	if full, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{sized(1, "capped", "w", 9, 1)}, 0); err != nil || len(full) != 0 {
+		t.Errorf("a chunk without a cap: refused %v, %v", full, err)
+	}
+	// A chunk over the cap on its own never fits.
+	if full, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{sized(1, "huge", "w", 0, 5000)}, limit); err != nil || fmt.Sprint(full) != "[0]" {
+		t.Errorf("a chunk over the cap: refused %v, %v", full, err)
+	}
+	if _, err := s.ReplaySession(ctx, 1, "huge"); !errors.Is(err, analytics.ErrNotFound) {
+		t.Errorf("the refused chunk's session exists: %v", err)
+	}
+	// Deleted, the session starts from nothing.
+	if err := s.DeleteReplaySession(ctx, 1, "capped"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.ReplayChunks(ctx, 1, "s-a"); err != nil || len(got) != 1 {
-		t.Errorf("s-a recorded again: %d chunks, %v", len(got), err)
+	for i := 0; i < 3; i++ {
+		if full, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{sized(1, "capped", "w", i, 1000)}, limit); err != nil || len(full) != 0 {
+			t.Errorf("chunk %d after the delete: refused %v, %v", i, full, err)
+		}
+	}
+}
+
+// testReplayConcurrentCap appends 32 chunks to one session from 8
+// goroutines at once under a cap of 10: exactly 10 are stored and the
+// other 22 refused, none twice. A call that fails (DuckDB refuses a
+// conflicting transaction rather than waiting; ingest would answer 503
+// and the client send it again) is sent again.
+func testReplayConcurrentCap(t *testing.T, s analytics.ReplayStore) {
+	ctx := context.Background()
+	const size, workers, each, fits = 2000, 8, 4, 10
+	limit := fits * analytics.ReplayChunkCharge(size)
+	var mu sync.Mutex
+	refused := 0
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				c := sized(1, "busy", fmt.Sprintf("w%d", w), i, size)
+				for try := 0; ; try++ {
+					full, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{c}, limit)
+					if err == nil {
+						mu.Lock()
+						refused += len(full)
+						mu.Unlock()
+						break
+					}
+					if try == 50 {
+						t.Errorf("chunk %d of w%d: %v", i, w, err)
+						return
+					}
+					time.Sleep(time.Duration(try+1) * time.Millisecond)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	got, err := s.ReplaySession(ctx, 1, "busy")
+	stored, _ := readReplay(t, s, 1, "busy", analytics.MaxReplayPageBytes)
+	if err != nil || got.Chunks != fits || got.Bytes != limit || len(stored) != fits || refused != workers*each-fits {
+		t.Errorf("the session: %+v, %v; %d chunks read, %d refused; want %d stored (%d bytes), %d refused",
+			got, err, len(stored), refused, fits, limit, workers*each-fits)
 	}
 }

@@ -67,7 +67,9 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("Alerts", func(t *testing.T) { testAlerts(t, open(t)) })
 	t.Run("Campaigns", func(t *testing.T) { testCampaigns(t, open(t)) })
 	t.Run("Groups", func(t *testing.T) { testGroups(t, open(t)) })
-	t.Run("Replay", func(t *testing.T) { testReplay(t, open(t)) })
+	for _, c := range replayCases {
+		t.Run(c.name, func(t *testing.T) { c.test(t, open(t)) })
+	}
 	t.Run("Users", func(t *testing.T) { testUsers(t, open(t)) })
 	t.Run("OwnerRace", func(t *testing.T) { testOwnerRace(t, open(t)) })
 }

@@ -21,7 +21,9 @@
 // share of one core over the visit, with and without the recorder (how
 // Sentry's replay benchmark reports it), and the recorder's time as a share of
 // the page's own. The chunks' upload happens in the network process and is
-// not counted; their gzip (CompressionStream) is.
+// not counted; their gzip (CompressionStream) is. It also prints what the
+// chunks weigh as the server stores them, per visit and per minute: what a
+// session of the page costs against --replay-max-session-bytes.
 //
 //   STRATA_BIN=../../bin/strata node bench/replay-cpu.mjs   (npm run bench:replay; make bench runs it)
 //   ROUNDS=3 TICKS=100 PAGES=store,ticker CHROMIUM=/usr/bin/chromium   (the defaults)
@@ -237,7 +239,12 @@ async function measure(browser, site, name, { replay, js, profile }) {
     if (js) await context.route("**/sdk/v1/replay.min.js", (r) => r.fulfill({ status: 200, contentType: "text/javascript; charset=utf-8", body: js }));
     const p = await context.newPage();
     let chunks = 0;
-    p.on("request", (r) => r.method() === "POST" && (r.postData() || "").includes("$snapshot") && chunks++);
+    let bytes = 0; // the chunks' data as stored: $snapshot_data, base64 decoded
+    p.on("request", (r) => {
+      if (r.method() !== "POST" || !(r.postData() || "").includes("$snapshot")) return;
+      chunks++;
+      bytes += Buffer.from(JSON.parse(r.postData()).batch[0].properties.$snapshot_data, "base64").length;
+    });
     const cdp = await context.newCDPSession(p);
     await cdp.send("Performance.enable", { timeDomain: "threadTicks" });
     const metrics = async () => Object.fromEntries((await cdp.send("Performance.getMetrics")).metrics.map((m) => [m.name, m.value]));
@@ -265,6 +272,7 @@ async function measure(browser, site, name, { replay, js, profile }) {
       wall: Date.now() - started,
       recorded,
       chunks,
+      bytes,
       cpuProfile,
     };
   } finally {
@@ -322,7 +330,7 @@ async function bench(browser, site, name, variants) {
     for (const [i, v] of variants.entries()) {
       const m = await measure(browser, site, name, v);
       runs[i].push(m);
-      console.log(`# ${name}, round ${round}, replay ${v.label}: task ${m.task.toFixed(0)} ms (start ${m.start.toFixed(0)} ms), script ${m.script.toFixed(0)} ms, ${m.chunks} chunks, ${m.wall} ms`);
+      console.log(`# ${name}, round ${round}, replay ${v.label}: task ${m.task.toFixed(0)} ms (start ${m.start.toFixed(0)} ms), script ${m.script.toFixed(0)} ms, ${m.chunks} chunks of ${(m.bytes / 1000).toFixed(0)} KB, ${m.wall} ms`);
     }
   }
   await check(`${name}: the recording runs loaded the recorder and sent chunks, the others neither`, async () => {
@@ -348,6 +356,12 @@ async function bench(browser, site, name, variants) {
   const share = (m) => (100 * m.task) / m.wall;
   const off = meds[0];
   console.log(`\n${name} (medians): the page uses ${share(off).toFixed(2)} % of one core without the recorder.`);
+  // What a session of this page weighs on the server (its --replay-max-session-bytes).
+  for (const [v, i] of on) {
+    const kb = median(runs[i].map((m) => m.bytes)) / 1000;
+    const perMinute = (kb * 60_000) / median(runs[i].map((m) => m.wall));
+    console.log(`- ${v.label}: ${kb.toFixed(0)} KB of chunk data for the visit, ${perMinute.toFixed(0)} KB a minute of it (${((perMinute * 60) / 1000).toFixed(1)} MB an hour).`);
+  }
   for (const [v, i] of on) {
     const m = meds[i];
     console.log(`- ${v.label}: ${share(m).toFixed(2)} % of a core, **${(share(m) - share(off)).toFixed(2)} points more**; the recorder's time is **${pct(m.task, off.task)}** of the page's own (${ms(m.task - off.task)}: the start ${ms(m.start - off.start)}, the visit ${ms(m.task - m.start - (off.task - off.start))}); JavaScript ${ms(m.script - off.script)} more (${pct(m.script, off.script)}). Each round's difference from its own run without the recorder, median: ${ms(median(runs[i].map((x, r) => x.task - runs[0][r].task)))} (${pct(median(runs[i].map((x, r) => x.task / runs[0][r].task)), 1)}), JavaScript ${ms(median(runs[i].map((x, r) => x.script - runs[0][r].script)))}.`);

@@ -51,6 +51,8 @@ export class Recorder implements ReplayRecorder {
   private lastTouch = 0;
   private idleTimer?: ReturnType<typeof setInterval>;
   private readonly cleanups: (() => void)[] = [];
+  /** The session the server refused more chunks of (replay_session_full): none is recorded or sent until the next. */
+  private full?: string;
 
   constructor(host: ReplayHost) {
     this.host = host;
@@ -79,10 +81,14 @@ export class Recorder implements ReplayRecorder {
 
   private readonly wake = () => this.resume();
 
-  /** resume starts recording (a full snapshot first) unless it runs. */
+  /** resume starts recording (a full snapshot first) unless it runs, or the session is full. */
   private resume(): void {
     this.lastActive = Date.now();
     if (this.stopRecording || document.visibilityState == "hidden") return;
+    if (this.full) {
+      this.touch();
+      if (this.session == this.full) return;
+    }
     this.listen(false);
     this.touch(true);
     this.stopRecording = record<RREvent>({
@@ -144,10 +150,31 @@ export class Recorder implements ReplayRecorder {
     for (const f of this.cleanups) f();
   }
 
+  /**
+   * sessionFull stops the recording of a session the server takes no more
+   * chunks of: it answered replay_session_full, the session being over the
+   * server's cap (docs/replay.md, "Limits"). Sending them again would be
+   * refused again, so none is; the input listeners wait for the next
+   * session, which is recorded from its start.
+   */
+  private sessionFull(id: string): void {
+    this.full = id;
+    if (id != this.session) return;
+    this.buffer = [];
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.stopRecording) {
+      this.stopRecording();
+      this.stopRecording = undefined;
+      this.listen(true);
+    }
+  }
+
   /** flush sends the buffer as the next chunk; `leaving` when the page is going away. */
   private flush(leaving?: boolean): void {
     clearTimeout(this.timer);
     this.timer = undefined;
+    if (this.session == this.full) this.buffer = [];
     if (!this.buffer.length) return;
     const events = this.buffer;
     this.buffer = [];
@@ -169,11 +196,15 @@ export class Recorder implements ReplayRecorder {
       if (leaving && body.length < KEEPALIVE_BYTES && navigator.sendBeacon && navigator.sendBeacon(url, body)) return;
       // A chunk the server could not take for now (a network error, 429 or
       // 5xx) is sent again, 1, 2 and 4 s later: a lost chunk is a hole in the
-      // recording, and chunk 0 holds the full snapshot the rest build on.
+      // recording, and chunk 0 holds the full snapshot the rest build on. A
+      // chunk it refused (202 with the chunk rejected, or 400) is not; when
+      // the reason is that the session is full, the session's recording stops.
       const post = (attempt: number): void => {
         const again = () => attempt < CHUNK_RETRIES && setTimeout(() => post(attempt + 1), 1000 * 2 ** attempt);
-        fetch(url, { method: "POST", headers: { "Content-Type": "text/plain" }, body, keepalive: body.length < KEEPALIVE_BYTES })
-          .then((r) => (r.status == 429 || r.status >= 500) && again(), again);
+        fetch(url, { method: "POST", headers: { "Content-Type": "text/plain" }, body, keepalive: body.length < KEEPALIVE_BYTES }).then((r) => {
+          if (r.status == 429 || r.status >= 500) again();
+          else r.text().then((t) => t.indexOf('"replay_session_full"') >= 0 && this.sessionFull(props.$session_id), () => {});
+        }, again);
       };
       post(0);
     };

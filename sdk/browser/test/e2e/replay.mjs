@@ -6,6 +6,7 @@
 // hold the recording but never the typed password, the typed value, the text of
 // the data-strata-mask element or the contents of the data-strata-block one.
 import { readdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 
@@ -29,6 +30,25 @@ export function replayPage(strataUrl, key) {
     <div id="blocked" data-strata-block style="width:200px;height:50px">${SECRETS.blocked}</div>
     <button id="go" onclick="strata.track('replay_clicked')">Go</button>
     </main></body></html>`;
+}
+
+/**
+ * segmentRecords reads the chunk records of a replay segment file
+ * (internal/store/replayfs/segment.go): magic "SRC1" (a tombstone is
+ * "SRT1"), the header's and the data's lengths (little-endian u32), the
+ * header as JSON, the data as sent, a CRC-32C.
+ */
+function segmentRecords(raw) {
+  const out = [];
+  for (let off = 0; off + 12 <= raw.length; ) {
+    const magic = raw.subarray(off, off + 4).toString("latin1");
+    const hl = raw.readUInt32LE(off + 4);
+    const dl = raw.readUInt32LE(off + 8);
+    const header = raw.subarray(off + 12, off + 12 + hl);
+    if (magic === "SRC1") out.push({ header: JSON.parse(header.toString("utf8")), data: raw.subarray(off + 12 + hl, off + 12 + hl + dl) });
+    off += 12 + hl + dl + 4;
+  }
+  return out;
 }
 
 /** decode returns a chunk's rrweb events as JSON text. */
@@ -112,18 +132,10 @@ export async function replay({ browser, check, site, api, call, dataDir }) {
   const fromAPI = chunks.map((c) => decode(c.encoding, Buffer.from(c.data, "base64"))).join("\n");
   const files = [];
   for (const product of readdirSync(join(dataDir, "replay"))) {
-    const dir = join(dataDir, "replay", product, sessionId);
-    let names = [];
-    try {
-      names = readdirSync(dir);
-    } catch {
-      continue;
-    }
-    for (const name of names) {
-      const raw = readFileSync(join(dir, name));
-      const nl = raw.indexOf(10);
-      const header = JSON.parse(raw.subarray(0, nl).toString("utf8"));
-      files.push({ header, text: decode(header.encoding, raw.subarray(nl + 1)) });
+    for (const name of readdirSync(join(dataDir, "replay", product)).filter((n) => n.endsWith(".seg"))) {
+      for (const r of segmentRecords(readFileSync(join(dataDir, "replay", product, name)))) {
+        if (r.header.session === sessionId) files.push({ header: r.header, text: decode(r.header.encoding, r.data) });
+      }
     }
   }
   const onDisk = files.map((f) => f.text).join("\n");
@@ -148,4 +160,86 @@ export async function replay({ browser, check, site, api, call, dataDir }) {
   }
   await context.close();
   return sessionId;
+}
+
+/**
+ * replayCap runs a server of its own whose sessions may store 64 KB
+ * (--replay-max-session-bytes), records a page that grows by 3 KB of text
+ * every half second, and checks that once the server answers a chunk with
+ * replay_session_full the recorder sends none of that session again (but
+ * for chunks already on their way), that the session is stored within the
+ * cap, and that a new session is recorded again.
+ */
+export async function replayCap({ browser, check, startStrata, createTenant }) {
+  const strata = await startStrata({ STRATA_REPLAY_MAX_SESSION_BYTES: "64KB" });
+  const { key, token } = createTenant(strata.dataDir);
+  const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Replay cap e2e</title>
+    <script src="${strata.url}/sdk/v1/sdk.min.js"></script>
+    <script>strata.init({ apiKey: ${JSON.stringify(key)}, replayEnabled: true })</script></head>
+    <body><main><h1>A page that grows</h1><div id="grow"></div></main></body></html>`;
+  const server = createServer((req, res) => res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" }).end(page));
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const siteUrl = `http://127.0.0.1:${server.address().port}`;
+  const context = await browser.newContext();
+  const sent = []; // every $snapshot request: its session and when it left
+  const full = []; // when an answer said replay_session_full, and for which session
+  context.on("request", (r) => {
+    if (!r.url().startsWith(strata.url + "/e") || !(r.postData() || "").includes("$snapshot")) return;
+    const session = JSON.parse(r.postData()).batch[0].properties.$session_id;
+    sent.push({ session, at: Date.now() });
+  });
+  context.on("response", async (r) => {
+    if (!r.url().startsWith(strata.url + "/e") || !(r.request().postData() || "").includes("$snapshot")) return;
+    const body = await r.text().catch(() => "");
+    if (body.includes("replay_session_full")) full.push({ session: JSON.parse(r.request().postData()).batch[0].properties.$session_id, at: Date.now() });
+  });
+  try {
+    const p = await context.newPage();
+    await p.goto(siteUrl + "/");
+    await p.waitForFunction(() => [...document.scripts].some((s) => s.src.endsWith("/sdk/v1/replay.min.js")), null, { timeout: 10000 });
+    const grow = () =>
+      p.evaluate(() => {
+        const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        const el = document.createElement("p");
+        el.textContent = Array.from({ length: 3000 }, () => letters[Math.floor(Math.random() * letters.length)]).join("");
+        document.getElementById("grow").append(el);
+      });
+    for (let i = 0; i < 80 && !full.length; i++) {
+      await grow();
+      await p.mouse.move(10 + (i % 50), 20);
+      await p.waitForTimeout(500);
+    }
+    // Still growing and moving for two more chunk periods.
+    for (let i = 0; i < 24; i++) {
+      await grow();
+      await p.mouse.move(60 - (i % 50), 40);
+      await p.waitForTimeout(500);
+    }
+    const sessionId = await p.evaluate(() => JSON.parse(localStorage.getItem("strata_session")).id);
+    await check("the server refuses a chunk past the session's cap with replay_session_full", async () => {
+      if (!full.length || full[0].session !== sessionId) throw new Error(`answers ${JSON.stringify(full)} for session ${sessionId}`);
+    });
+    await check("the recorder sends none of the full session's chunks after that answer", async () => {
+      const late = sent.filter((s) => s.session === sessionId && s.at > full[0].at + 100);
+      if (late.length) throw new Error(`${late.length} chunks sent after the answer, the last ${late[late.length - 1].at - full[0].at} ms after`);
+    });
+    await check("the session is stored within the cap", async () => {
+      const res = await fetch(`${strata.url}/api/v1/replays/${sessionId}`, { headers: { Authorization: "Bearer " + token } });
+      const s = (await res.json()).session;
+      if (res.status !== 200 || s.bytes > 64 * 1024 || s.chunks < 2) throw new Error(`${res.status} ${JSON.stringify(s)}`);
+    });
+    await check("a new session is recorded again", async () => {
+      await p.evaluate(() => localStorage.setItem("strata_session", JSON.stringify({ id: "expired", last: 0 })));
+      const before = sent.length;
+      for (let i = 0; i < 16; i++) {
+        await p.mouse.move(100 + i, 100);
+        await p.waitForTimeout(500);
+        if (sent.slice(before).some((s) => s.session !== sessionId)) return;
+      }
+      throw new Error(`no chunk of a new session sent; ${sent.length - before} requests since`);
+    });
+  } finally {
+    await context.close();
+    server.close();
+  }
 }

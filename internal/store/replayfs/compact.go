@@ -1,0 +1,358 @@
+package replayfs
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"syscall"
+)
+
+// Compaction gives deleted sessions' space back. A round, per product:
+//
+//  1. The segment being appended to is sealed if it holds deleted records,
+//     so that a deleted session leaves the disk within a round however
+//     slowly the product records.
+//  2. The sealed segments are walked in order and grouped into runs of
+//     consecutive segments whose live records fit in one segment. A run
+//     with deleted records, or of more than one segment, is rewritten as
+//     one file holding its live records, in order: the chunks the index
+//     points into it, and the tombstones that still delete chunks in
+//     segments before the run. The file takes the run's last number, so
+//     that every record keeps its place in the order Open reads them in.
+//
+// A run is written to <last>.seg.tmp and synced; when it replaces more
+// than one segment, a manifest (compact.json: the segments it replaces) is
+// written and synced before the rename, and removed once the others are
+// deleted, so that Open can finish a compaction a crash interrupted
+// (recover) and never reads both a run's old segments and their
+// replacement, in which a dropped tombstone would bring deleted chunks
+// back. A run left with nothing live is deleted, oldest segment first: a
+// tombstone always comes after the chunks it deletes, so a crash half-way
+// leaves no deleted chunk without its tombstone.
+//
+// A product's appends and deletes wait while its round runs (wmu): each
+// run is at most a segment's worth of copying.
+
+// manifestName is the file that names the segments a compaction replaces.
+const manifestName = "compact.json"
+
+// manifest is what a compaction of several segments writes before it
+// replaces them.
+type manifest struct {
+	Into   uint32   `json:"into"`
+	Remove []uint32 `json:"remove"`
+}
+
+// CompactReplays runs a compaction round over every product (above).
+func (s *Store) CompactReplays(ctx context.Context) error {
+	var errs []error
+	for _, p := range s.all() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := p.compact(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("compacting replay product %d: %w", p.id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (p *product) compact(ctx context.Context) error {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if p.broken != nil {
+		return p.broken
+	}
+	// A second pass takes what the first left dead: the tombstones whose
+	// chunks it dropped.
+	for pass := 0; pass < 2; pass++ {
+		p.mu.Lock()
+		if p.active != nil && p.active.dead > 0 {
+			p.active = nil
+		}
+		runs := p.runs()
+		p.mu.Unlock()
+		for _, run := range runs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := p.rewrite(run); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// runs groups the sealed segments into the runs to rewrite. The caller
+// holds mu.
+func (p *product) runs() [][]*segment {
+	var out [][]*segment
+	var cur []*segment
+	var live int64
+	dirty := false
+	flush := func() {
+		if len(cur) > 1 || dirty {
+			out = append(out, cur)
+		}
+		cur, live, dirty = nil, 0, false
+	}
+	for _, seq := range p.order {
+		seg := p.segs[seq]
+		if seg == p.active {
+			break
+		}
+		n := seg.size - seg.dead
+		if len(cur) > 0 && live+n > p.store.segmentBytes {
+			flush()
+		}
+		cur, live, dirty = append(cur, seg), live+n, dirty || seg.dead > 0
+	}
+	flush()
+	return out
+}
+
+// moved is a record a rewrite keeps, and where the index points at it.
+type moved struct {
+	at   *loc   // the index's loc of a chunk, or
+	tomb string // the session of a tombstone
+	off  int64  // its offset in the new file
+}
+
+// rewrite replaces a run of sealed segments by one file of their live
+// records. The caller holds wmu, so the index does not change meanwhile
+// (readers only read it).
+func (p *product) rewrite(run []*segment) error {
+	last := run[len(run)-1]
+	in := map[uint32]bool{}
+	for _, seg := range run {
+		in[seg.seq] = true
+	}
+	// Where the live records are: the chunks the index points into the
+	// run, and the tombstones that still delete chunks before it.
+	chunks := map[[2]uint32]*loc{}
+	for _, s := range p.sessions {
+		for _, w := range s.windows {
+			for i := range w.chunks {
+				if l := &w.chunks[i]; in[l.seg] {
+					chunks[[2]uint32{l.seg, l.off}] = l
+				}
+			}
+		}
+	}
+	tombs := map[[2]uint32]string{}
+	for id, t := range p.tombs {
+		if in[t.at.seg] && slices.ContainsFunc(t.pending, func(seq uint32) bool { return !in[seq] }) {
+			tombs[[2]uint32{t.at.seg, t.at.off}] = id
+		}
+	}
+
+	tmpName := p.path(segmentName(last.seq) + ".tmp")
+	tmp, err := os.OpenFile(tmpName, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("writing a compacted replay segment: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmpName)
+		}
+	}()
+	w := bufio.NewWriterSize(tmp, 1<<20)
+	var kept []moved
+	var size int64
+	for _, seg := range run {
+		_, err := scanSegment(seg.f, seg.size, false, func(r record) error {
+			key := [2]uint32{seg.seq, uint32(r.off)}
+			at, live := chunks[key]
+			session, tomb := tombs[key]
+			if !live && !tomb {
+				return nil
+			}
+			buf := make([]byte, r.n)
+			if _, err := seg.f.ReadAt(buf, r.off); err != nil {
+				return fmt.Errorf("reading replay segment %s: %w", segmentName(seg.seq), err)
+			}
+			if _, _, err := parseRecord(buf); err != nil {
+				// Not errTorn: scanSegment would take it for the end.
+				return fmt.Errorf("replay segment %s at %d: a live record fails its check", segmentName(seg.seq), r.off)
+			}
+			if _, err := w.Write(buf); err != nil {
+				return fmt.Errorf("writing a compacted replay segment: %w", err)
+			}
+			kept = append(kept, moved{at: at, tomb: session, off: size})
+			size += r.n
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("writing a compacted replay segment: %w", err)
+	}
+	if size == 0 {
+		tmp.Close()
+		os.Remove(tmpName)
+		ok = true
+		return p.drop(run)
+	}
+	if err := syscall.Fdatasync(int(tmp.Fd())); err != nil {
+		return fmt.Errorf("syncing a compacted replay segment: %w", err)
+	}
+	var remove []uint32
+	for _, seg := range run[:len(run)-1] {
+		remove = append(remove, seg.seq)
+	}
+	if len(remove) > 0 {
+		if err := p.writeManifest(manifest{Into: last.seq, Remove: remove}); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmpName, p.path(segmentName(last.seq))); err != nil {
+		return fmt.Errorf("renaming a compacted replay segment: %w", err)
+	}
+	ok = true
+	if err := syncDir(p.dir); err != nil {
+		return err
+	}
+
+	// The index now points into the new file.
+	p.mu.Lock()
+	for _, m := range kept {
+		if m.at != nil {
+			m.at.seg, m.at.off = last.seq, uint32(m.off)
+		} else {
+			p.tombs[m.tomb].at.seg, p.tombs[m.tomb].at.off = last.seq, uint32(m.off)
+		}
+	}
+	p.forget(run, in)
+	p.segs[last.seq] = &segment{seq: last.seq, f: tmp, size: size}
+	p.order = append(p.order, last.seq)
+	slices.Sort(p.order)
+	p.mu.Unlock()
+
+	err = p.removeFiles(remove)
+	if err == nil && len(remove) > 0 {
+		if rerr := os.Remove(p.path(manifestName)); rerr != nil {
+			err = fmt.Errorf("removing the replay compaction manifest: %w", rerr)
+		} else {
+			err = syncDir(p.dir)
+		}
+	}
+	if err != nil {
+		// The replaced segments, or the manifest that names them, are
+		// still there: only Open may read the directory again, after
+		// finishing the compaction. Until then the product takes no
+		// writes, so that no second compaction writes another manifest.
+		p.broken = fmt.Errorf("a replay compaction could not finish (%w); it is finished at the next start", err)
+		p.store.log.Error("replay writes stopped for the product", "product", p.id, "err", p.broken)
+		return err
+	}
+	p.store.log.Debug("compacted replay segments", "product", p.id, "segments", len(run), "into", segmentName(last.seq), "bytes", size)
+	return nil
+}
+
+// drop deletes a run that holds nothing live, oldest segment first.
+func (p *product) drop(run []*segment) error {
+	in := map[uint32]bool{}
+	var seqs []uint32
+	for _, seg := range run {
+		in[seg.seq] = true
+		seqs = append(seqs, seg.seq)
+	}
+	p.mu.Lock()
+	p.forget(run, in)
+	p.mu.Unlock()
+	return p.removeFiles(seqs)
+}
+
+// forget takes a rewritten run out of the segments' table and closes its
+// files, and takes its segments off every tombstone's pending list: a
+// tombstone with none left deletes nothing more, and is dead itself. The
+// caller holds mu.
+func (p *product) forget(run []*segment, in map[uint32]bool) {
+	for _, seg := range run {
+		seg.f.Close()
+		delete(p.segs, seg.seq)
+	}
+	p.order = slices.DeleteFunc(p.order, func(seq uint32) bool { return in[seq] })
+	for id, t := range p.tombs {
+		t.pending = slices.DeleteFunc(t.pending, func(seq uint32) bool { return in[seq] })
+		if len(t.pending) == 0 {
+			if seg := p.segs[t.at.seg]; seg != nil && !in[t.at.seg] {
+				seg.dead += int64(t.at.n)
+			}
+			delete(p.tombs, id)
+		}
+	}
+}
+
+// removeFiles deletes segments, in order, and syncs the directory.
+func (p *product) removeFiles(seqs []uint32) error {
+	for _, seq := range seqs {
+		if err := os.Remove(p.path(segmentName(seq))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing a compacted replay segment: %w", err)
+		}
+	}
+	return syncDir(p.dir)
+}
+
+// writeManifest writes m durably, by a temporary file renamed into place.
+func (p *product) writeManifest(m manifest) error {
+	b, _ := json.Marshal(m)
+	tmp := p.path(manifestName + ".tmp")
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("writing the replay compaction manifest: %w", err)
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, p.path(manifestName))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing the replay compaction manifest: %w", err)
+	}
+	return syncDir(p.dir)
+}
+
+// recover finishes or undoes a compaction a crash interrupted, before
+// Open reads the segments: when the compacted file was not renamed into
+// place yet, the old segments are whole and the manifest goes; when it
+// was, the segments it replaced are deleted.
+func (p *product) recover() error {
+	b, err := os.ReadFile(p.path(manifestName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the replay compaction manifest: %w", err)
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("reading the replay compaction manifest of product %d: %w", p.id, err)
+	}
+	if _, err := os.Stat(p.path(segmentName(m.Into) + ".tmp")); err == nil {
+		os.Remove(p.path(segmentName(m.Into) + ".tmp"))
+	} else if err := p.removeFiles(m.Remove); err != nil {
+		return err
+	}
+	if err := os.Remove(p.path(manifestName)); err != nil {
+		return fmt.Errorf("removing the replay compaction manifest: %w", err)
+	}
+	p.store.log.Info("finished an interrupted replay compaction", "product", p.id, "into", segmentName(m.Into))
+	return syncDir(p.dir)
+}
