@@ -38,7 +38,7 @@ func record(t *testing.T, s analytics.ReplayStore, product int64, sid string, st
 	c := analytics.ReplayChunk{ProductID: product, SessionID: sid, WindowID: "w", DistinctID: "u-" + sid,
 		FirstTS: start, LastTS: start.Add(time.Minute), Encoding: analytics.ReplayJSON, Data: make([]byte, size),
 		ReceivedAt: start.Add(time.Minute)}
-	if _, err := s.AppendReplayChunks(context.Background(), []analytics.ReplayChunk{c}, 0); err != nil {
+	if _, err := s.AppendReplayChunks(context.Background(), []analytics.ReplayChunk{c}, analytics.ReplayLimits{}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -99,7 +99,7 @@ func BenchmarkAppend(b *testing.B) {
 		b.SetBytes(benchChunkBytes)
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			if _, err := s.AppendReplayChunks(context.Background(), chunks[i:i+1], 0); err != nil {
+			if _, err := s.AppendReplayChunks(context.Background(), chunks[i:i+1], analytics.ReplayLimits{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -130,7 +130,7 @@ func BenchmarkRead(b *testing.B) {
 		}
 		defer s.Close()
 		for i := 0; i < len(chunks); i += 50 {
-			if _, err := s.AppendReplayChunks(context.Background(), chunks[i:i+50], 0); err != nil {
+			if _, err := s.AppendReplayChunks(context.Background(), chunks[i:i+50], analytics.ReplayLimits{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -199,7 +199,7 @@ func BenchmarkOpen(b *testing.B) {
 					n := i + j
 					batch[j] = chunk(1, fmt.Sprintf("s%04d", n%c.sessions), "w", n/c.sessions, c.bytes)
 				}
-				if _, err := s.AppendReplayChunks(context.Background(), batch, 0); err != nil {
+				if _, err := s.AppendReplayChunks(context.Background(), batch, analytics.ReplayLimits{}); err != nil {
 					b.Fatal(err)
 				}
 			}
