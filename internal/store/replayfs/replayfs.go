@@ -319,10 +319,17 @@ func (p *product) loadRecord(seg *segment, r record) error {
 
 // add puts a chunk into the index at l, unless its window and index are
 // there already. The caller holds mu, or owns p alone.
+//
+// The index keeps a copy of its own of each string it keeps, once: a
+// chunk's strings may be views of a larger buffer (ingest's distinct_id
+// is one of its event's bytes, data and all, which the index would
+// otherwise keep alive as long as the session), and a session's chunks
+// name the same user again and again.
 func (p *product) add(c analytics.ReplayChunk, l loc) bool {
 	s := p.sessions[c.SessionID]
 	if s == nil {
 		s = &session{}
+		c.SessionID = strings.Clone(c.SessionID)
 		p.sessions[c.SessionID] = s
 	}
 	w := s.window(c.WindowID)
@@ -331,9 +338,10 @@ func (p *product) add(c analytics.ReplayChunk, l loc) bool {
 			return false
 		}
 	}
+	c.DistinctID = s.user(c.DistinctID)
 	switch {
 	case w == nil:
-		w = &window{id: c.WindowID, first: c.FirstTS}
+		w = &window{id: strings.Clone(c.WindowID), first: c.FirstTS}
 		s.insert(w)
 	case c.FirstTS.Before(w.first):
 		// A late chunk that starts the window earlier moves it.
@@ -379,6 +387,17 @@ func (p *product) kill(id string, t loc) {
 		return
 	}
 	p.tombs[id] = &tomb{at: t, pending: pending}
+}
+
+// user returns the session's copy of distinct id, or a new one when no
+// chunk of the session named it yet.
+func (s *session) user(id string) string {
+	for _, d := range s.sum.DistinctIDs {
+		if d == id {
+			return d
+		}
+	}
+	return strings.Clone(id)
 }
 
 // windowOrder is the playing order of windows: by first chunk, then id.

@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"strata/internal/analytics"
 	"strata/internal/store/storetest"
@@ -666,5 +668,48 @@ func TestSessionsCap(t *testing.T) {
 	}
 	if list, _ := s.ListReplaySessions(context.Background(), 1, analytics.ReplayFilter{}); len(list) != 3 {
 		t.Errorf("%d sessions kept, want 3", len(list))
+	}
+}
+
+// TestIndexKeepsNoRequest appends sessions whose chunks' strings are views
+// of a large buffer, as ingest's are (its distinct_id is a view of its
+// event's bytes, the chunk's base64 among them): the index keeps copies
+// of the strings alone, so that the buffers are freed once the append
+// returns, and a session's user is kept once however many of its chunks
+// name it.
+func TestIndexKeepsNoRequest(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "replay"), 0)
+	const sessions, event = 200, 64 << 10
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	for i := 0; i < sessions; i++ {
+		var batch []analytics.ReplayChunk
+		for j := 0; j < 3; j++ {
+			// The request's event: its strings, then its data.
+			body := fmt.Sprintf("user-%04d|session-%04d|window-%d|", i, i, j) + strings.Repeat("A", event)
+			parts := strings.SplitN(body, "|", 4)
+			c := chunk(1, parts[1], parts[2], 0, 10)
+			c.DistinctID = parts[0]
+			batch = append(batch, c)
+		}
+		mustAppend(t, s, batch...)
+	}
+	grown := int64(heap()) - int64(before)
+	t.Logf("%d sessions of 3 chunks, each chunk's strings in a %d KB buffer: the heap grew by %d KB", sessions, event>>10, grown>>10)
+	if grown > 2<<20 {
+		t.Errorf("the index of %d sessions takes %d KB: it keeps the chunks' buffers", sessions, grown>>10)
+	}
+	p, _ := s.lookup(1, false)
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for id, x := range p.sessions {
+		if len(x.sum.DistinctIDs) != 1 || unsafe.StringData(x.sum.DistinctID) != unsafe.StringData(x.sum.DistinctIDs[0]) {
+			t.Fatalf("session %s keeps its user %q more than once: %q", id, x.sum.DistinctID, x.sum.DistinctIDs)
+		}
 	}
 }
