@@ -236,7 +236,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// Replay retention, like the alerts, runs on the lease holder of each
 	// round (docs/replay.md, "Retention").
 	a.replayJob = &replay.Job{Store: a.store.replays, Leases: a.store.meta, Node: nodeName(), Interval: cfg.ReplayInterval,
-		Retention: cfg.ReplayRetention, MaxBytes: int64(cfg.ReplayMaxBytes),
+		Retention: cfg.ReplayRetention, MaxBytes: int64(cfg.ReplayMaxBytes), MaxSessions: cfg.ReplayMaxSessions,
 		Now: time.Now, Log: log.With("component", "replay")}
 	// The HTTP server is fasthttp (docs/architecture.md): /e is served on
 	// it directly, every other path through net/http handlers.
