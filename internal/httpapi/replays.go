@@ -154,7 +154,12 @@ func (s *Server) handleListReplays(w http.ResponseWriter, r *http.Request) error
 			return err
 		}
 	}
-	list, err := s.Replays.ListReplaySessions(r.Context(), p.ProductID, f)
+	// A read that grows with what the product keeps (PostgreSQL reads
+	// every chunk's metadata; the segment store copies every session's
+	// summary before it sorts them): under the query admission.
+	list, err := readMeta(s, r, func(ctx context.Context) ([]analytics.ReplaySession, error) {
+		return s.Replays.ListReplaySessions(ctx, p.ProductID, f)
+	})
 	if err != nil {
 		return err
 	}
@@ -200,14 +205,24 @@ func (s *Server) handleGetReplay(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	session, err := s.Replays.ReplaySession(r.Context(), p.ProductID, id)
+	// The session's summary and the page, read under the query
+	// admission like the other metadata reads: a page holds up to
+	// MaxReplayPageBytes of chunk data, and PostgreSQL sums the session's
+	// rows. The page is written after the slot is given back.
+	var session analytics.ReplaySession
+	var page []analytics.ReplayChunk
+	var more bool
+	err = s.Queries.ReadMeta(r.Context(), func(ctx context.Context) error {
+		var err error
+		if session, err = s.Replays.ReplaySession(ctx, p.ProductID, id); err != nil {
+			return err
+		}
+		page, more, err = s.Replays.ReadReplayChunks(ctx, p.ProductID, id, after, analytics.MaxReplayPageBytes)
+		return err
+	})
 	if errors.Is(err, analytics.ErrNotFound) {
 		return errReplayNotFound
 	}
-	if err != nil {
-		return err
-	}
-	page, more, err := s.Replays.ReadReplayChunks(r.Context(), p.ProductID, id, after, analytics.MaxReplayPageBytes)
 	if err != nil {
 		return err
 	}
