@@ -230,13 +230,18 @@ func BenchmarkOpen(b *testing.B) {
 }
 
 // ingested is session n's one chunk, of size bytes of data, as ingest
-// hands it to the store: ids of the SDK's form (UUIDs), each decoded on
-// its own, and the distinct_id a view of the event's bytes (ingest's
-// parser keeps one copy of each event object, the chunk's base64 in it,
-// and its strings point into it).
-func ingested(n, size int) analytics.ReplayChunk {
-	c := chunk(1, fmt.Sprintf("%08x-7c1e-4b0a-9f3d-%012x", n, n), fmt.Sprintf("%08x-0d2f-4e6b-8a91-%012x", n, n), 0, size)
-	user := fmt.Sprintf("%08x-5b7d-4c2e-b1f0-%012x", n%1000, n%1000)
+// hands it to the store: ids of the SDK's form (UUIDs), or of 64
+// characters, the longest taken, each decoded on its own, and the
+// distinct_id a view of the event's bytes (ingest's parser keeps one copy
+// of each event object, the chunk's base64 in it, and its strings point
+// into it).
+func ingested(n, size int, long bool) analytics.ReplayChunk {
+	form := "%08x-7c1e-4b0a-9f3d-%012x"
+	if long {
+		form = "%08x-7c1e-4b0a-9f3d-%040x"
+	}
+	c := chunk(1, fmt.Sprintf(form, n, n), fmt.Sprintf(form, n+1<<30, n), 0, size)
+	user := fmt.Sprintf(form, n%1000+1<<31, n%1000)
 	event := `{"event_name":"$snapshot","distinct_id":"` + user + `","properties":{"$session_id":"` + c.SessionID +
 		`","$window_id":"` + c.WindowID + `","$chunk_index":0,"$snapshot_encoding":"gzip-json","$snapshot_data":"` +
 		base64.StdEncoding.EncodeToString(c.Data) + `"}}`
@@ -255,9 +260,11 @@ func BenchmarkIndex(b *testing.B) {
 	for _, c := range []struct {
 		name            string
 		sessions, bytes int
+		long            bool
 	}{
-		{"tiny", 20_000, 40},
-		{"20KB", 5_000, benchChunkBytes},
+		{"tiny", 20_000, 40, false},
+		{"tiny-64", 20_000, 40, true},
+		{"20KB", 5_000, benchChunkBytes, false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
@@ -271,7 +278,7 @@ func BenchmarkIndex(b *testing.B) {
 				for n := 0; n < c.sessions; n += 500 {
 					batch := make([]analytics.ReplayChunk, 500)
 					for j := range batch {
-						batch[j] = ingested(n+j, c.bytes)
+						batch[j] = ingested(n+j, c.bytes, c.long)
 					}
 					if _, err := s.AppendReplayChunks(context.Background(), batch, analytics.ReplayLimits{}); err != nil {
 						b.Fatal(err)
