@@ -199,11 +199,12 @@ func Default() Config {
 		Replay:              true,
 		ReplayRetention:     30 * 24 * time.Hour,
 		ReplayMaxBytes:      10 << 30,
-		// What the embedded store's index may hold per product, whatever
-		// floods it: about 30 MB at 100,000 sessions of one chunk
-		// (docs/replay.md, "Limits"). 10 GB (ReplayMaxBytes) of sessions of
-		// 100 KB, a minute of recording each, are as many, so that on real
-		// traffic the byte cap is reached first.
+		// What the embedded store's index may hold per product for its
+		// sessions, whatever floods it: about 55 MB at 500-550 bytes a
+		// session of one chunk (docs/replay.md, "Limits"). 10 GB
+		// (ReplayMaxBytes) of sessions of 100 KB, a minute of recording
+		// each, are as many, so that on real traffic the byte cap is
+		// reached first.
 		ReplayMaxSessions: 100_000,
 		// A recorded session sends a gzip'd chunk every 5 s: 6.7 MB an hour
 		// of the replay benchmark's storefront used without a pause, 8 MB
