@@ -405,3 +405,141 @@ func TestReplayCapAcrossNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayMaxSessions floods a product with sessions of one tiny chunk
+// each, a hundred times its --replay-max-sessions of 500, on the real
+// binary: once the product keeps 500 sessions, the chunks of new sessions
+// are refused per event (replay_quota_full) while the rest of their batch
+// is stored; the sessions kept still take chunks; another product records
+// as before; and the server's resident memory does not grow with the
+// sessions attempted: the 45,000 after the first 5,000 add less than
+// replayFloodBound (the build before the cap kept every one of them in
+// its index, and grew by tens of MB). Restarted with a retention round
+// every second, the product is brought a tenth under its cap and records
+// new sessions again.
+func TestReplayMaxSessions(t *testing.T) {
+	dir := t.TempDir()
+	const max = 500
+	s := startServer(t, dir, "--rate-limit", "1000000", "--replay-max-sessions", fmt.Sprint(max))
+	shop, blog := newTenant(t, s, "Shop"), newTenant(t, s, "Blog")
+	data := rrwebChunk(rand.New(rand.NewPCG(9, 10)), time.Now().UnixMilli(), 40)
+	// id names session n (its user, its window): as long as ids may be,
+	// as a flood would send them.
+	id := func(kind string, n int) string { return fmt.Sprintf("%s-%0*d", kind, 63-len(kind), n) }
+	// send posts sessions [from, to) of key's product, one chunk each, in
+	// batches of 500, and counts the chunks stored and refused as the
+	// product's.
+	send := func(key string, from, to int) (stored, quota int) {
+		t.Helper()
+		for b := from; b < to; b += 500 {
+			var batch []map[string]any
+			for n := b; n < min(b+500, to); n++ {
+				batch = append(batch, chunkEvent(id("user", n), id("session", n), id("window", n), 0, data))
+			}
+			r := postEvents(t, s, key, batch...)
+			var answer struct {
+				Accepted int `json:"accepted"`
+			}
+			json.Unmarshal(r.Body, &answer)
+			refused := strings.Count(string(r.Body), `"code":"replay_quota_full"`)
+			if (r.Status != 202 && r.Status != 400) || answer.Accepted+refused != len(batch) {
+				t.Fatalf("sessions %d to %d: %d %.300s", b, b+len(batch), r.Status, r.Body)
+			}
+			stored += answer.Accepted
+			quota += refused
+		}
+		return stored, quota
+	}
+	if stored, quota := send(shop.Live, 0, max); stored != max || quota != 0 {
+		t.Fatalf("%d sessions under the cap: %d stored, %d refused", max, stored, quota)
+	}
+	// A page view, a new session's chunk, a kept session's next chunk.
+	r := postEvents(t, s, shop.Live,
+		map[string]any{"event_name": "$pageview", "distinct_id": "ann"},
+		chunkEvent("ann", "one-too-many", "w", 0, data),
+		chunkEvent(id("user", 7), id("session", 7), id("window", 7), 1, data))
+	var answer struct {
+		Accepted int `json:"accepted"`
+		Rejected []struct {
+			Index   int    `json:"index"`
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"rejected"`
+	}
+	json.Unmarshal(r.Body, &answer)
+	if r.Status != 202 || answer.Accepted != 2 || len(answer.Rejected) != 1 || answer.Rejected[0].Index != 1 ||
+		answer.Rejected[0].Code != "replay_quota_full" || !strings.Contains(answer.Rejected[0].Message, "--replay-max-sessions") {
+		t.Errorf("a batch with a session past the cap: %d %s", r.Status, r.Body)
+	}
+	r = postEvents(t, s, shop.Live, chunkEvent("ann", "one-too-many", "w", 0, data))
+	if r.Status != 400 || r.ErrorCode(t) != "all_events_rejected" || !strings.Contains(string(r.Body), `"code":"replay_quota_full"`) {
+		t.Errorf("a new session's chunk alone: %d %s", r.Status, r.Body)
+	}
+
+	// The flood: the first 5,000 sessions past the cap, then 45,000 more.
+	if stored, quota := send(shop.Live, max, 5_000); stored != 0 || quota != 5_000-max {
+		t.Errorf("sessions to 5,000: %d stored, %d refused; want every one refused", stored, quota)
+	}
+	at5k := s.memory(t, "VmRSS")
+	if stored, quota := send(shop.Live, 5_000, 50_000); stored != 0 || quota != 45_000 {
+		t.Errorf("sessions to 50,000: %d stored, %d refused; want every one refused", stored, quota)
+	}
+	at50k := s.memory(t, "VmRSS")
+	t.Logf("resident memory after 5,000 sessions attempted %d MB, after 50,000 %d MB: %+d KB for 45,000 more",
+		at5k>>20, at50k>>20, (at50k-at5k)>>10)
+	if at50k-at5k > replayFloodBound {
+		t.Errorf("45,000 more sessions attempted raised the server's resident memory by %d MB, over %d MB", (at50k-at5k)>>20, replayFloodBound>>20)
+	}
+
+	// The sessions kept take chunks; another product starts sessions.
+	var next []map[string]any
+	for n := 0; n < 100; n++ {
+		next = append(next, chunkEvent(id("user", n), id("session", n), id("window", n), 2, data))
+	}
+	if r := postEvents(t, s, shop.Live, next...); r.Status != 202 || !strings.Contains(string(r.Body), `"accepted":100,"rejected":[]`) {
+		t.Errorf("chunks of kept sessions after the flood: %d %.300s", r.Status, r.Body)
+	}
+	if stored, quota := send(blog.Live, 0, 200); stored != 200 || quota != 0 {
+		t.Errorf("another product's 200 sessions: %d stored, %d refused", stored, quota)
+	}
+	list := func(tenant tenant) int {
+		r := do(t, "GET", s.URL+"/api/v1/replays?limit=1000", nil, map[string]string{"Authorization": "Bearer " + tenant.Token})
+		items, ok := r.JSON(t)["items"].([]any)
+		if r.Status != 200 || !ok {
+			t.Fatalf("the list: %d %.300s", r.Status, r.Body)
+		}
+		return len(items)
+	}
+	if n := list(shop); n != max {
+		t.Errorf("the product keeps %d sessions, want %d", n, max)
+	}
+	if n := list(blog); n != 200 {
+		t.Errorf("another product keeps %d sessions, want 200", n)
+	}
+	if got, _ := readSession(t, s, shop.Token, id("session", 7)); len(got) != 3 || !bytes.Equal(got[id("window", 7)+".1"], data) {
+		t.Errorf("a kept session holds %d chunks, want 3 as sent", len(got))
+	}
+
+	// A retention round brings the product a tenth under its cap, oldest
+	// first, and new sessions are recorded again.
+	s.Stop()
+	s = startServer(t, dir, "--replay-max-sessions", fmt.Sprint(max), "--replay-interval", "1s")
+	deadline := time.Now().Add(30 * time.Second)
+	for list(shop) > max-max/10 && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	if n := list(shop); n != max-max/10 {
+		t.Fatalf("after a retention round the product keeps %d sessions, want %d", n, max-max/10)
+	}
+	if r := postEvents(t, s, shop.Live, chunkEvent("ann", "after-the-round", "w", 0, data)); r.Status != 202 || !strings.Contains(string(r.Body), `"rejected":[]`) {
+		t.Errorf("a new session after the round: %d %s", r.Status, r.Body)
+	}
+	if n := list(blog); n != 200 {
+		t.Errorf("another product keeps %d sessions after the round, want 200", n)
+	}
+}
+
+// replayFloodBound is what 45,000 sessions refused as the product's may
+// add to the server's resident memory: nothing of theirs is kept, so it
+// is the collector's headroom over the garbage of the requests alone.
+const replayFloodBound = 16 << 20

@@ -173,6 +173,32 @@ type ReplayCursor struct {
 	Index    int
 }
 
+// ReplayLimits are the caps AppendReplayChunks holds new chunks to
+// (docs/replay.md, "Limits"); 0 is no cap.
+type ReplayLimits struct {
+	// SessionBytes is what one session may store, as its Bytes count it
+	// (--replay-max-session-bytes).
+	SessionBytes int64
+	// Sessions is how many sessions one product may keep
+	// (--replay-max-sessions). It bounds what the embedded store's index
+	// holds for a product, which a flood of sessions of one tiny chunk
+	// each would otherwise grow to gigabytes before the retention job's
+	// next round.
+	Sessions int
+}
+
+// ReplayRefused lists the chunks AppendReplayChunks did not store, by
+// their positions in its chunks, in order: SessionFull those that would
+// have taken their session past ReplayLimits.SessionBytes, ProductFull
+// those that would have started a session beyond ReplayLimits.Sessions.
+type ReplayRefused struct {
+	SessionFull []int
+	ProductFull []int
+}
+
+// Count is how many chunks were refused.
+func (r ReplayRefused) Count() int { return len(r.SessionFull) + len(r.ProductFull) }
+
 // ReplayStore keeps replay chunks. Embedded servers keep them in segment
 // files in the data directory, servers with a PostgreSQL metadata store in
 // a table of it (docs/replay.md, "Storage"). Every method is scoped to a
@@ -181,12 +207,15 @@ type ReplayStore interface {
 	// AppendReplayChunks stores chunks durably before it returns (the
 	// caller then acknowledges them). A chunk whose product, session,
 	// window and index are already stored is kept as it was: a retry is
-	// not an error, and is not refused by the cap. A new chunk that would
-	// take its session's Bytes past maxSessionBytes (0: no cap) is not
-	// stored: full lists the positions in chunks of those refused, in
-	// order, and the others are stored. Calls for one session at the same
-	// time never take it past the cap together (docs/replay.md, "Limits").
-	AppendReplayChunks(ctx context.Context, chunks []ReplayChunk, maxSessionBytes int64) (full []int, err error)
+	// not an error, and is not refused by a cap. A new chunk is not
+	// stored, and is listed in refused, when its product keeps
+	// limits.Sessions sessions and the chunk's is not one of them
+	// (ProductFull; chunks of the sessions it keeps are never refused so),
+	// or when it would take its session's Bytes past limits.SessionBytes
+	// (SessionFull); the others are stored. Calls at the same time never
+	// take a session or a product past a cap together (docs/replay.md,
+	// "Limits").
+	AppendReplayChunks(ctx context.Context, chunks []ReplayChunk, limits ReplayLimits) (refused ReplayRefused, err error)
 	// ListReplaySessions returns a product's sessions that f selects,
 	// latest start first.
 	ListReplaySessions(ctx context.Context, productID int64, f ReplayFilter) ([]ReplaySession, error)

@@ -189,8 +189,9 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Now:         time.Now,
 		Log:         log.With("component", "http"),
 
-		// What one recorded session may store (docs/replay.md, "Limits").
-		ReplayMaxSessionBytes: int64(cfg.ReplayMaxSessionBytes),
+		// What one recorded session may store, and how many sessions a
+		// product may keep (docs/replay.md, "Limits").
+		ReplayLimits: analytics.ReplayLimits{SessionBytes: int64(cfg.ReplayMaxSessionBytes), Sessions: cfg.ReplayMaxSessions},
 
 		// Query budgets are per credential and per node: unlike ingest's,
 		// they are not shared through the metadata store.
@@ -235,7 +236,8 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// Replay retention, like the alerts, runs on the lease holder of each
 	// round (docs/replay.md, "Retention").
 	a.replayJob = &replay.Job{Store: a.store.replays, Leases: a.store.meta, Node: nodeName(), Interval: cfg.ReplayInterval,
-		Retention: cfg.ReplayRetention, MaxBytes: int64(cfg.ReplayMaxBytes), Now: time.Now, Log: log.With("component", "replay")}
+		Retention: cfg.ReplayRetention, MaxBytes: int64(cfg.ReplayMaxBytes), MaxSessions: cfg.ReplayMaxSessions,
+		Now: time.Now, Log: log.With("component", "replay")}
 	// The HTTP server is fasthttp (docs/architecture.md): /e is served on
 	// it directly, every other path through net/http handlers.
 	a.httpSrv = &fasthttp.Server{

@@ -155,10 +155,15 @@ type Config struct {
 	// a job every ReplayInterval that deletes the oldest sessions first.
 	// ReplayMaxSessionBytes is how much one session may store (0: no
 	// cap): ingest refuses a chunk past it (replay_session_full).
+	// ReplayMaxSessions is how many sessions one product may keep (0: no
+	// cap): ingest refuses a chunk that would start one more
+	// (replay_quota_full), and the job keeps each product a tenth under
+	// it, so that recording goes on.
 	Replay                bool
 	ReplayRetention       time.Duration
 	ReplayMaxBytes        ByteSize
 	ReplayMaxSessionBytes ByteSize
+	ReplayMaxSessions     int
 	ReplayInterval        time.Duration
 	// AlertWebhookAllow lists the addresses alert webhooks may be
 	// delivered to although the webhook rules refuse them
@@ -194,6 +199,13 @@ func Default() Config {
 		Replay:              true,
 		ReplayRetention:     30 * 24 * time.Hour,
 		ReplayMaxBytes:      10 << 30,
+		// What the embedded store's index may hold per product for its
+		// sessions, whatever floods it: about 55 MB at 500-550 bytes a
+		// session of one chunk (docs/replay.md, "Limits"). 10 GB
+		// (ReplayMaxBytes) of sessions of 100 KB, a minute of recording
+		// each, are as many, so that on real traffic the byte cap is
+		// reached first.
+		ReplayMaxSessions: 100_000,
 		// A recorded session sends a gzip'd chunk every 5 s: 6.7 MB an hour
 		// of the replay benchmark's storefront used without a pause, 8 MB
 		// on its page that changes ten times a second (docs/replay.md,
@@ -412,6 +424,7 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	fs.Var(&c.ReplayMaxBytes, "replay-max-bytes", "what each product's recorded sessions may take together, e.g. 10GB; the oldest are deleted beyond it; 0: no cap (env STRATA_REPLAY_MAX_BYTES)")
 	envSize("STRATA_REPLAY_MAX_SESSION_BYTES", &c.ReplayMaxSessionBytes)
 	fs.Var(&c.ReplayMaxSessionBytes, "replay-max-session-bytes", "what one recorded session may store, e.g. 50MB (each chunk counts its data and 512 bytes); its later chunks are refused (replay_session_full); 0: no cap (env STRATA_REPLAY_MAX_SESSION_BYTES)")
+	fs.IntVar(&c.ReplayMaxSessions, "replay-max-sessions", envInt("STRATA_REPLAY_MAX_SESSIONS", c.ReplayMaxSessions), "how many recorded sessions each product may keep; a chunk that would start one more is refused (replay_quota_full), and the retention job deletes the oldest to keep a tenth of it free; 0: no cap (env STRATA_REPLAY_MAX_SESSIONS)")
 	fs.DurationVar(&c.ReplayInterval, "replay-interval", c.ReplayInterval, "how often the replay retention job runs")
 	fs.DurationVar(&c.ReadTimeout, "read-timeout", envDuration("STRATA_READ_TIMEOUT", c.ReadTimeout), "time a request's headers and body may take to arrive (env STRATA_READ_TIMEOUT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "graceful shutdown limit")
@@ -475,6 +488,9 @@ func (c Config) Validate() error {
 	}
 	if c.ReplayMaxSessionBytes != 0 && c.ReplayMaxSessionBytes < 64<<10 {
 		errs = append(errs, fmt.Errorf("replay-max-session-bytes %v: must be 0 (no cap) or at least 64KB", c.ReplayMaxSessionBytes))
+	}
+	if c.ReplayMaxSessions < 0 {
+		errs = append(errs, fmt.Errorf("replay-max-sessions %d: must be 0 (no cap) or more", c.ReplayMaxSessions))
 	}
 	if c.ReplayInterval < time.Second {
 		errs = append(errs, fmt.Errorf("replay-interval %v: must be at least 1s", c.ReplayInterval))

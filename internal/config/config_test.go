@@ -96,6 +96,18 @@ func TestLoad(t *testing.T) {
 	if c2, err = Load(nil, env(map[string]string{"STRATA_REPLAY_MAX_SESSION_BYTES": "2MB"})); err != nil || c2.ReplayMaxSessionBytes != 2<<20 {
 		t.Errorf("STRATA_REPLAY_MAX_SESSION_BYTES: %v, %v", c2.ReplayMaxSessionBytes, err)
 	}
+	if d := Default(); d.ReplayMaxSessions != 100_000 {
+		t.Errorf("default replay sessions cap %v; want 100,000", d.ReplayMaxSessions)
+	}
+	if c2, err = Load([]string{"--replay-max-sessions", "0"}, env(map[string]string{"STRATA_REPLAY_MAX_SESSIONS": "500"})); err != nil || c2.ReplayMaxSessions != 0 {
+		t.Errorf("--replay-max-sessions 0 over the env: %v, %v", c2.ReplayMaxSessions, err)
+	}
+	if c2, err = Load(nil, env(map[string]string{"STRATA_REPLAY_MAX_SESSIONS": "500"})); err != nil || c2.ReplayMaxSessions != 500 {
+		t.Errorf("STRATA_REPLAY_MAX_SESSIONS: %v, %v", c2.ReplayMaxSessions, err)
+	}
+	if _, err = Load([]string{"--replay-max-sessions", "-1"}, env(nil)); err == nil || !strings.Contains(err.Error(), "replay-max-sessions") {
+		t.Errorf("--replay-max-sessions -1: %v", err)
+	}
 	if c.ShutdownTimeout != 20*time.Second {
 		t.Errorf("shutdown timeout %v", c.ShutdownTimeout)
 	}

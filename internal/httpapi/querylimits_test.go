@@ -2,13 +2,16 @@ package httpapi
 
 import (
 	"context"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"strata/internal/analytics"
 	"strata/internal/query"
 	"strata/internal/ratelimit"
+	"strata/internal/store/replayfs"
 )
 
 // TestQueryRateLimitPerCredential checks that each credential has its own
@@ -84,5 +87,44 @@ func TestServerBusyOverHTTP(t *testing.T) {
 	release()
 	if r := d.do("POST", "/api/v1/query/trend?product=1", map[string]any{"series": []map[string]string{{"event": "a"}}}, nil); r.status != 200 {
 		t.Errorf("with the slot free: %d %v", r.status, r.body)
+	}
+}
+
+// TestReplayReadsTakeAdmission checks that the replay list and a session's
+// page are read under the query admission, like the other metadata reads
+// whose cost grows with what is stored: with every slot taken and no
+// queue, both are 503 server_busy with Retry-After; with the slot free,
+// both are answered.
+func TestReplayReadsTakeAdmission(t *testing.T) {
+	d := newDash(t)
+	d.setup()
+	replays, err := replayfs.Open(filepath.Join(t.TempDir(), "replay"), replayfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { replays.Close() })
+	d.api.Replays = replays
+	at := time.Now().UTC()
+	c := analytics.ReplayChunk{ProductID: 1, SessionID: "s1", WindowID: "w", DistinctID: "u", FirstTS: at, LastTS: at,
+		Encoding: analytics.ReplayJSON, Data: []byte(`[{"type":4,"timestamp":1}]`), ReceivedAt: at}
+	if _, err := replays.AppendReplayChunks(context.Background(), []analytics.ReplayChunk{c}, analytics.ReplayLimits{}); err != nil {
+		t.Fatal(err)
+	}
+	d.api.Queries.Admission = query.NewAdmission(1, 0, time.Second)
+	release, err := d.api.Queries.Admission.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{"/api/v1/replays?product=1", "/api/v1/replays/s1?product=1"}
+	for _, path := range paths {
+		if r := d.do("GET", path, nil, nil); r.status != 503 || r.code() != "server_busy" || r.header.Get("Retry-After") == "" {
+			t.Errorf("GET %s with every slot taken: %d %v; want 503 server_busy with Retry-After", path, r.status, r.body)
+		}
+	}
+	release()
+	for _, path := range paths {
+		if r := d.do("GET", path, nil, nil); r.status != 200 {
+			t.Errorf("GET %s with the slot free: %d %v", path, r.status, r.body)
+		}
 	}
 }

@@ -48,9 +48,10 @@ func sessionOf(s analytics.ReplaySession) replaySessionJSON {
 // store, synchronously: it returns once they are durable (the disk store
 // fdatasyncs its segment, PostgreSQL commits), so that 202 means durable
 // for chunks as for events. A chunk that would take its session past
-// ReplayMaxSessionBytes is not stored and comes back as a rejection of
-// its event (replay_session_full); the rest of the batch is not held back.
-// It returns the other events, for the writer.
+// ReplayLimits.SessionBytes, or start a session beyond
+// ReplayLimits.Sessions, is not stored and comes back as a rejection of
+// its event (replay_session_full, replay_quota_full); the rest of the
+// batch is not held back. It returns the other events, for the writer.
 func (s *Server) storeChunks(ctx context.Context, accepted []ingest.Pending) ([]ingest.Pending, []ingest.Rejection, error) {
 	// Most requests carry no chunk: they pass as they are, without a copy.
 	first := -1
@@ -79,16 +80,23 @@ func (s *Server) storeChunks(ctx context.Context, accepted []ingest.Pending) ([]
 			return nil, nil, err
 		}
 	}
-	full, err := s.Replays.AppendReplayChunks(ctx, chunks, s.ReplayMaxSessionBytes)
+	full, err := s.Replays.AppendReplayChunks(ctx, chunks, s.ReplayLimits)
 	if err != nil {
 		return nil, nil, &analytics.Error{Kind: analytics.KindUnavailable, Code: "storage_unavailable",
 			Message: "The replay chunks could not be stored; retry shortly.", RetryAfter: 5 * time.Second, Err: err}
 	}
-	var refused []ingest.Rejection
-	for _, i := range full {
+	refused := make([]ingest.Rejection, 0, full.Count())
+	for _, i := range full.SessionFull {
 		refused = append(refused, ingest.Rejection{Index: at[i], Code: ingest.RejectReplaySessionFull,
 			Message: fmt.Sprintf("This session's recording reached the server's limit of %d bytes (--replay-max-session-bytes); "+
-				"its later chunks are not stored. Do not send them again: a new session is recorded again.", s.ReplayMaxSessionBytes)})
+				"its later chunks are not stored. Do not send them again: a new session is recorded again.", s.ReplayLimits.SessionBytes)})
+	}
+	for _, i := range full.ProductFull {
+		refused = append(refused, ingest.Rejection{Index: at[i], Code: ingest.RejectReplayQuotaFull,
+			Message: fmt.Sprintf("This product keeps as many recorded sessions as the server allows (%d, --replay-max-sessions), "+
+				"so this new session is not recorded; the sessions kept still take chunks. Do not send this session's chunks again: "+
+				"the replay retention job makes room by deleting the oldest sessions (within --replay-interval), and a later session is recorded.",
+				s.ReplayLimits.Sessions)})
 	}
 	return events, refused, nil
 }
@@ -146,7 +154,12 @@ func (s *Server) handleListReplays(w http.ResponseWriter, r *http.Request) error
 			return err
 		}
 	}
-	list, err := s.Replays.ListReplaySessions(r.Context(), p.ProductID, f)
+	// A read that grows with what the product keeps (PostgreSQL reads
+	// every chunk's metadata; the segment store copies every session's
+	// summary before it sorts them): under the query admission.
+	list, err := readMeta(s, r, func(ctx context.Context) ([]analytics.ReplaySession, error) {
+		return s.Replays.ListReplaySessions(ctx, p.ProductID, f)
+	})
 	if err != nil {
 		return err
 	}
@@ -192,14 +205,24 @@ func (s *Server) handleGetReplay(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	session, err := s.Replays.ReplaySession(r.Context(), p.ProductID, id)
+	// The session's summary and the page, read under the query
+	// admission like the other metadata reads: a page holds up to
+	// MaxReplayPageBytes of chunk data, and PostgreSQL sums the session's
+	// rows. The page is written after the slot is given back.
+	var session analytics.ReplaySession
+	var page []analytics.ReplayChunk
+	var more bool
+	err = s.Queries.ReadMeta(r.Context(), func(ctx context.Context) error {
+		var err error
+		if session, err = s.Replays.ReplaySession(ctx, p.ProductID, id); err != nil {
+			return err
+		}
+		page, more, err = s.Replays.ReadReplayChunks(ctx, p.ProductID, id, after, analytics.MaxReplayPageBytes)
+		return err
+	})
 	if errors.Is(err, analytics.ErrNotFound) {
 		return errReplayNotFound
 	}
-	if err != nil {
-		return err
-	}
-	page, more, err := s.Replays.ReadReplayChunks(r.Context(), p.ProductID, id, after, analytics.MaxReplayPageBytes)
 	if err != nil {
 		return err
 	}

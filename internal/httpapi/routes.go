@@ -62,11 +62,12 @@ type Server struct {
 	// Replays keeps the recorded sessions' chunks (replays.go); Replay
 	// says whether SDKs may record (the SDK config's replay),
 	// ReplayAdmit, when set, whether the disk has room for chunks, and
-	// ReplayMaxSessionBytes how much one session may store (0: no cap).
-	Replays               analytics.ReplayStore
-	Replay                bool
-	ReplayAdmit           func() error
-	ReplayMaxSessionBytes int64
+	// ReplayLimits how much one session may store and how many sessions
+	// a product may keep (0: no cap).
+	Replays      analytics.ReplayStore
+	Replay       bool
+	ReplayAdmit  func() error
+	ReplayLimits analytics.ReplayLimits
 	// Alerts keeps the products' alert webhooks and the alerts sent;
 	// AlertSender makes the test delivery; PublicURL starts the
 	// dashboard links in alerts (alerts.go).

@@ -264,6 +264,7 @@ const (
 	RejectInvalidSnapshot    RejectReason = "invalid_snapshot"     // a $snapshot without its replay properties, or unreadable data
 	RejectSnapshotTooLarge   RejectReason = "snapshot_too_large"   // a $snapshot chunk over 1 MiB, or 32 MiB decompressed
 	RejectReplaySessionFull  RejectReason = "replay_session_full"  // a $snapshot chunk past its session's cap (the replay store decides)
+	RejectReplayQuotaFull    RejectReason = "replay_quota_full"    // a $snapshot chunk that would start a session beyond its product's cap (the replay store decides)
 )
 
 // RejectReasons lists every RejectReason, in the order of the API's table.
@@ -273,7 +274,7 @@ var RejectReasons = []RejectReason{
 	RejectInvalidFieldType, RejectFieldTooLong, RejectInvalidProperties, RejectPropertiesTooLarge,
 	RejectPropertiesTooDeep, RejectReservedProperty, RejectUnknownField, RejectInvalidUTF8,
 	RejectInvalidCharacter, RejectInvalidGroups, RejectInvalidSnapshot, RejectSnapshotTooLarge,
-	RejectReplaySessionFull,
+	RejectReplaySessionFull, RejectReplayQuotaFull,
 }
 
 func reject(reason RejectReason, format string, args ...any) *Rejection {

@@ -1,8 +1,9 @@
 // Package replay enforces what session replays may keep (docs/replay.md,
 // "Retention"): a job that deletes sessions past the retention period and,
-// per product, the oldest sessions beyond the size cap, then has the store
-// give the deleted sessions' space back. One node of a cluster runs each
-// round, by a lease (package lease).
+// per product, the oldest sessions beyond the size cap and beyond a tenth
+// under the cap on sessions, then has the store give the deleted sessions'
+// space back. One node of a cluster runs each round, by a lease (package
+// lease).
 package replay
 
 import (
@@ -33,8 +34,14 @@ type Job struct {
 	// together, as their Bytes count it (0: no cap).
 	Retention time.Duration
 	MaxBytes  int64
-	Now       func() time.Time
-	Log       *slog.Logger
+	// MaxSessions is how many sessions a product may keep (0: no cap),
+	// which ingest enforces by refusing chunks that would start more
+	// (analytics.ReplayLimits). A round deletes the oldest until a tenth
+	// of it is free, so that new sessions are recorded again: a product
+	// that starts fewer sessions a round than that is never refused one.
+	MaxSessions int
+	Now         func() time.Time
+	Log         *slog.Logger
 }
 
 // Run runs a round every Interval until ctx ends.
@@ -80,9 +87,9 @@ func (j *Job) Round(ctx context.Context) (int, error) {
 	return deleted, errors.Join(errs...)
 }
 
-// product applies both rules to one product's sessions: those whose last
+// product applies the rules to one product's sessions: those whose last
 // chunk came before now − Retention go, then the oldest (by start) until
-// the rest fit under MaxBytes.
+// the rest fit under MaxBytes and leave a tenth of MaxSessions free.
 func (j *Job) product(ctx context.Context, productID int64, now time.Time) (int, error) {
 	sessions, err := j.Store.ListReplaySessions(ctx, productID, analytics.ReplayFilter{})
 	if err != nil {
@@ -98,12 +105,17 @@ func (j *Job) product(ctx context.Context, productID int64, now time.Time) (int,
 	for _, s := range sessions {
 		total += s.Bytes
 	}
+	keep := len(sessions)
+	if j.MaxSessions > 0 {
+		keep = j.MaxSessions - max(1, j.MaxSessions/10)
+	}
 	cutoff := now.Add(-j.Retention)
 	deleted := 0
 	for _, s := range sessions {
 		expired := j.Retention > 0 && s.LastReceived.Before(cutoff)
 		over := j.MaxBytes > 0 && total > j.MaxBytes
-		if !expired && !over {
+		many := len(sessions)-deleted > keep
+		if !expired && !over && !many {
 			continue
 		}
 		if err := j.Store.DeleteReplaySession(ctx, productID, s.SessionID); err != nil && !errors.Is(err, analytics.ErrNotFound) {

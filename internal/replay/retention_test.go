@@ -38,7 +38,7 @@ func record(t *testing.T, s analytics.ReplayStore, product int64, sid string, st
 	c := analytics.ReplayChunk{ProductID: product, SessionID: sid, WindowID: "w", DistinctID: "u-" + sid,
 		FirstTS: start, LastTS: start.Add(time.Minute), Encoding: analytics.ReplayJSON, Data: make([]byte, size),
 		ReceivedAt: start.Add(time.Minute)}
-	if _, err := s.AppendReplayChunks(context.Background(), []analytics.ReplayChunk{c}, 0); err != nil {
+	if _, err := s.AppendReplayChunks(context.Background(), []analytics.ReplayChunk{c}, analytics.ReplayLimits{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -138,5 +138,73 @@ func TestRetention(t *testing.T) {
 	other.MaxBytes = 1
 	if n, err := other.Round(context.Background()); err != nil || n != 0 {
 		t.Errorf("a node without the lease deleted %d, %v", n, err)
+	}
+}
+
+// TestRetentionSessionsCap fills a product to its cap on sessions, which
+// then refuses a new one; a round deletes its oldest sessions until a
+// tenth of the cap is free, and the next new sessions are taken up to the
+// cap again. A product under the cap less a tenth keeps every session.
+func TestRetentionSessionsCap(t *testing.T) {
+	s, err := replayfs.Open(filepath.Join(t.TempDir(), "replay"), replayfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	clk := &clock{t0.Add(time.Hour)}
+	const max = 20
+	job := &Job{Store: s, Leases: &leases{}, Node: "a", Interval: time.Minute, Retention: 24 * time.Hour, MaxSessions: max, Now: clk.Now}
+	limits := analytics.ReplayLimits{Sessions: max}
+	start := func(product int64, sid string, at time.Time) analytics.ReplayRefused {
+		t.Helper()
+		c := analytics.ReplayChunk{ProductID: product, SessionID: sid, WindowID: "w", DistinctID: "u",
+			FirstTS: at, LastTS: at.Add(time.Second), Encoding: analytics.ReplayJSON, Data: []byte("[]"), ReceivedAt: at}
+		refused, err := s.AppendReplayChunks(context.Background(), []analytics.ReplayChunk{c}, limits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return refused
+	}
+	for i := 0; i < max; i++ {
+		if r := start(1, fmt.Sprintf("s%02d", i), t0.Add(time.Duration(i)*time.Minute)); r.Count() != 0 {
+			t.Fatalf("session %d under the cap: refused %+v", i, r)
+		}
+	}
+	for i := 0; i < max-max/10-1; i++ {
+		start(2, fmt.Sprintf("s%02d", i), t0.Add(time.Duration(i)*time.Minute))
+	}
+	if r := start(1, "late", t0.Add(time.Hour)); fmt.Sprint(r.ProductFull) != "[0]" {
+		t.Fatalf("a session past the cap: refused %+v; want it, as the product's", r)
+	}
+	if n, err := job.Round(context.Background()); err != nil || n != max/10 {
+		t.Fatalf("the round deleted %d, %v; want the %d oldest of product 1", n, err, max/10)
+	}
+	want := "["
+	for i := max - 1; i >= max/10; i-- {
+		want += fmt.Sprintf("s%02d ", i)
+	}
+	if got := ids(t, s, 1); got != want[:len(want)-1]+"]" {
+		t.Errorf("product 1 keeps %s", got)
+	}
+	if list, _ := s.ListReplaySessions(context.Background(), 2, analytics.ReplayFilter{}); len(list) != max-max/10-1 {
+		t.Errorf("product 2, under the cap less a tenth, keeps %d sessions", len(list))
+	}
+	// Room for a tenth of the cap again.
+	for i := 0; i < max/10; i++ {
+		if r := start(1, fmt.Sprintf("late%d", i), t0.Add(time.Hour)); r.Count() != 0 {
+			t.Errorf("new session %d after the round: refused %+v", i, r)
+		}
+	}
+	if r := start(1, "later", t0.Add(time.Hour)); len(r.ProductFull) != 1 {
+		t.Errorf("a session past the cap again: refused %+v", r)
+	}
+	// A cap of one leaves room for one.
+	job.MaxSessions, limits.Sessions = 1, 1
+	if n, err := job.Round(context.Background()); err != nil || n != 2*max-max/10-1 {
+		t.Errorf("a round under a cap of one deleted %d, %v; want every session", n, err)
+	}
+	if r := start(1, "only", t0.Add(time.Hour)); r.Count() != 0 {
+		t.Errorf("a session under a cap of one: refused %+v", r)
 	}
 }

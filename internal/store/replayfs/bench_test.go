@@ -3,12 +3,14 @@ package replayfs
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"strata/internal/analytics"
@@ -99,7 +101,7 @@ func BenchmarkAppend(b *testing.B) {
 		b.SetBytes(benchChunkBytes)
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			if _, err := s.AppendReplayChunks(context.Background(), chunks[i:i+1], 0); err != nil {
+			if _, err := s.AppendReplayChunks(context.Background(), chunks[i:i+1], analytics.ReplayLimits{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -130,7 +132,7 @@ func BenchmarkRead(b *testing.B) {
 		}
 		defer s.Close()
 		for i := 0; i < len(chunks); i += 50 {
-			if _, err := s.AppendReplayChunks(context.Background(), chunks[i:i+50], 0); err != nil {
+			if _, err := s.AppendReplayChunks(context.Background(), chunks[i:i+50], analytics.ReplayLimits{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -199,7 +201,7 @@ func BenchmarkOpen(b *testing.B) {
 					n := i + j
 					batch[j] = chunk(1, fmt.Sprintf("s%04d", n%c.sessions), "w", n/c.sessions, c.bytes)
 				}
-				if _, err := s.AppendReplayChunks(context.Background(), batch, 0); err != nil {
+				if _, err := s.AppendReplayChunks(context.Background(), batch, analytics.ReplayLimits{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -223,6 +225,70 @@ func BenchmarkOpen(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(c.chunks), "ns/chunk")
 			// What the index keeps, per chunk (its sessions' summaries included).
 			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(c.chunks), "index-B/chunk")
+		})
+	}
+}
+
+// ingested is session n's one chunk, of size bytes of data, as ingest
+// hands it to the store: ids of the SDK's form (UUIDs), or of 64
+// characters, the longest taken, each decoded on its own, and the
+// distinct_id a view of the event's bytes (ingest's parser keeps one copy
+// of each event object, the chunk's base64 in it, and its strings point
+// into it).
+func ingested(n, size int, long bool) analytics.ReplayChunk {
+	form := "%08x-7c1e-4b0a-9f3d-%012x"
+	if long {
+		form = "%08x-7c1e-4b0a-9f3d-%040x"
+	}
+	c := chunk(1, fmt.Sprintf(form, n, n), fmt.Sprintf(form, n+1<<30, n), 0, size)
+	user := fmt.Sprintf(form, n%1000+1<<31, n%1000)
+	event := `{"event_name":"$snapshot","distinct_id":"` + user + `","properties":{"$session_id":"` + c.SessionID +
+		`","$window_id":"` + c.WindowID + `","$chunk_index":0,"$snapshot_encoding":"gzip-json","$snapshot_data":"` +
+		base64.StdEncoding.EncodeToString(c.Data) + `"}}`
+	at := strings.Index(event, user)
+	c.DistinctID = event[at : at+len(user)]
+	return c
+}
+
+// BenchmarkIndex is what the index keeps per session as ingest fills it
+// (BenchmarkOpen: as Open rebuilds it): sessions of one chunk, 500 a call
+// as a full batch of the SDK brings them, of a tiny chunk (a flood) and of
+// a chunk of a busy page.
+//
+//	go test -run '^$' -bench Index -benchtime 1x ./internal/store/replayfs
+func BenchmarkIndex(b *testing.B) {
+	for _, c := range []struct {
+		name            string
+		sessions, bytes int
+		long            bool
+	}{
+		{"tiny", 20_000, 40, false},
+		{"tiny-64", 20_000, 40, true},
+		{"20KB", 5_000, benchChunkBytes, false},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				s, err := Open(b.TempDir(), Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				for n := 0; n < c.sessions; n += 500 {
+					batch := make([]analytics.ReplayChunk, 500)
+					for j := range batch {
+						batch[j] = ingested(n+j, c.bytes, c.long)
+					}
+					if _, err := s.AppendReplayChunks(context.Background(), batch, analytics.ReplayLimits{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(c.sessions), "index-B/session")
+				s.Close()
+			}
 		})
 	}
 }

@@ -62,7 +62,7 @@ func (p *product) migrateSession(id string) error {
 		for i := range at {
 			at[i] = i
 		}
-		if _, err := p.append(analytics.OrderReplayChunks(chunks), at, 0); err != nil {
+		if _, err := p.append(analytics.OrderReplayChunks(chunks), at, analytics.ReplayLimits{}); err != nil {
 			return err
 		}
 	}

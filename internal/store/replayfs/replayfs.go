@@ -319,10 +319,17 @@ func (p *product) loadRecord(seg *segment, r record) error {
 
 // add puts a chunk into the index at l, unless its window and index are
 // there already. The caller holds mu, or owns p alone.
+//
+// The index keeps a copy of its own of each string it keeps, once: a
+// chunk's strings may be views of a larger buffer (ingest's distinct_id
+// is one of its event's bytes, data and all, which the index would
+// otherwise keep alive as long as the session), and a session's chunks
+// name the same user again and again.
 func (p *product) add(c analytics.ReplayChunk, l loc) bool {
 	s := p.sessions[c.SessionID]
 	if s == nil {
 		s = &session{}
+		c.SessionID = strings.Clone(c.SessionID)
 		p.sessions[c.SessionID] = s
 	}
 	w := s.window(c.WindowID)
@@ -331,9 +338,10 @@ func (p *product) add(c analytics.ReplayChunk, l loc) bool {
 			return false
 		}
 	}
+	c.DistinctID = s.user(c.DistinctID)
 	switch {
 	case w == nil:
-		w = &window{id: c.WindowID, first: c.FirstTS}
+		w = &window{id: strings.Clone(c.WindowID), first: c.FirstTS}
 		s.insert(w)
 	case c.FirstTS.Before(w.first):
 		// A late chunk that starts the window earlier moves it.
@@ -379,6 +387,17 @@ func (p *product) kill(id string, t loc) {
 		return
 	}
 	p.tombs[id] = &tomb{at: t, pending: pending}
+}
+
+// user returns the session's copy of distinct id, or a new one when no
+// chunk of the session named it yet.
+func (s *session) user(id string) string {
+	for _, d := range s.sum.DistinctIDs {
+		if d == id {
+			return d
+		}
+	}
+	return strings.Clone(id)
 }
 
 // windowOrder is the playing order of windows: by first chunk, then id.
@@ -471,54 +490,78 @@ func (s *Store) all() []*product {
 	return out
 }
 
-// AppendReplayChunks appends the chunks not yet stored, and within the cap,
-// to their products' segments, durably, product by product: each product's
-// chunks are one write and one fdatasync. A product's writers take turns
-// (product.wmu), so that a session's chunks are checked against the cap
-// one request after another and never overshoot it.
-func (s *Store) AppendReplayChunks(ctx context.Context, chunks []analytics.ReplayChunk, maxSessionBytes int64) ([]int, error) {
+// AppendReplayChunks appends the chunks not yet stored, and within the
+// caps, to their products' segments, durably, product by product: each
+// product's chunks are one write and one fdatasync. A product's writers
+// take turns (product.wmu), so that chunks are checked against the caps
+// (how much their session holds, how many sessions the product keeps) one
+// request after another, and never overshoot them.
+func (s *Store) AppendReplayChunks(ctx context.Context, chunks []analytics.ReplayChunk, limits analytics.ReplayLimits) (analytics.ReplayRefused, error) {
+	var refused analytics.ReplayRefused
 	byProduct := map[int64][]int{}
 	var ids []int64
 	for i, c := range chunks {
 		if !analytics.ValidReplayID(c.SessionID) || !analytics.ValidReplayID(c.WindowID) || c.Index < 0 ||
 			c.Index > analytics.MaxReplayChunkIndex || len(c.Data) > analytics.MaxReplayChunkBytes {
-			return nil, fmt.Errorf("replay chunk %q/%q/%d: invalid id, index or size", c.SessionID, c.WindowID, c.Index)
+			return refused, fmt.Errorf("replay chunk %q/%q/%d: invalid id, index or size", c.SessionID, c.WindowID, c.Index)
 		}
 		if byProduct[c.ProductID] == nil {
 			ids = append(ids, c.ProductID)
 		}
 		byProduct[c.ProductID] = append(byProduct[c.ProductID], i)
 	}
-	var full []int
 	for _, id := range ids {
 		p, err := s.lookup(id, true)
 		if err != nil {
-			return nil, err
+			return analytics.ReplayRefused{}, err
 		}
-		refused, err := p.append(chunks, byProduct[id], maxSessionBytes)
+		r, err := p.append(chunks, byProduct[id], limits)
 		if err != nil {
-			return nil, err
+			return analytics.ReplayRefused{}, err
 		}
-		full = append(full, refused...)
+		refused.SessionFull = append(refused.SessionFull, r.SessionFull...)
+		refused.ProductFull = append(refused.ProductFull, r.ProductFull...)
 	}
-	slices.Sort(full)
-	return full, nil
+	slices.Sort(refused.SessionFull)
+	slices.Sort(refused.ProductFull)
+	return refused, nil
 }
 
+// verdict is what append decided for a chunk.
+type verdict int
+
+const (
+	take verdict = iota
+	sessionFull
+	productFull
+)
+
 // append stores chunks[at...] of this product: see AppendReplayChunks.
-func (p *product) append(chunks []analytics.ReplayChunk, at []int, maxSessionBytes int64) ([]int, error) {
+func (p *product) append(chunks []analytics.ReplayChunk, at []int, limits analytics.ReplayLimits) (analytics.ReplayRefused, error) {
+	var refused analytics.ReplayRefused
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
 	if p.broken != nil {
-		return nil, p.broken
+		return refused, p.broken
 	}
 	// Which chunks to write: not stored yet (nor earlier in this batch),
-	// and within their session's cap. Only this writer changes the index
-	// until wmu is released.
-	var write, full []int
+	// and within the caps. Only this writer changes the index until wmu
+	// is released.
+	var write []int
+	// What the batch's chunks taken so far add to their sessions; a
+	// session in it and not in the index is one the batch starts.
 	charged := map[string]int64{}
+	sessions := len(p.sessions)
 	// A batch may hold the same chunk twice: the second follows the first.
-	first := map[batchKey]bool{} // whether the first was refused
+	first := map[batchKey]verdict{}
+	refuse := func(v verdict, i int) {
+		switch v {
+		case sessionFull:
+			refused.SessionFull = append(refused.SessionFull, i)
+		case productFull:
+			refused.ProductFull = append(refused.ProductFull, i)
+		}
+	}
 	p.mu.RLock()
 	for _, i := range at {
 		c := chunks[i]
@@ -531,10 +574,8 @@ func (p *product) append(chunks []analytics.ReplayChunk, at []int, maxSessionByt
 			}
 		}
 		k := batchKey{c.SessionID, c.WindowID, c.Index}
-		if refused, ok := first[k]; ok {
-			if refused {
-				full = append(full, i)
-			}
+		if v, ok := first[k]; ok {
+			refuse(v, i)
 			continue
 		}
 		charge := analytics.ReplayChunkCharge(len(c.Data))
@@ -542,31 +583,41 @@ func (p *product) append(chunks []analytics.ReplayChunk, at []int, maxSessionByt
 		if s != nil {
 			stored = s.sum.Bytes
 		}
-		refused := maxSessionBytes > 0 && stored+charged[c.SessionID]+charge > maxSessionBytes
-		first[k] = refused
-		if refused {
-			full = append(full, i)
+		_, started := charged[c.SessionID]
+		v := take
+		switch {
+		case s == nil && !started && limits.Sessions > 0 && sessions >= limits.Sessions:
+			v = productFull
+		case limits.SessionBytes > 0 && stored+charged[c.SessionID]+charge > limits.SessionBytes:
+			v = sessionFull
+		}
+		first[k] = v
+		if v != take {
+			refuse(v, i)
 			continue
+		}
+		if s == nil && !started {
+			sessions++
 		}
 		charged[c.SessionID] += charge
 		write = append(write, i)
 	}
 	p.mu.RUnlock()
 	if len(write) == 0 {
-		return full, nil
+		return refused, nil
 	}
 	var buf []byte
 	ends := make([]int, len(write))
 	for j, i := range write {
 		var err error
 		if buf, err = appendChunk(buf, chunks[i]); err != nil {
-			return nil, err
+			return analytics.ReplayRefused{}, err
 		}
 		ends[j] = len(buf)
 	}
 	seg, off, err := p.write(buf)
 	if err != nil {
-		return nil, err
+		return analytics.ReplayRefused{}, err
 	}
 	p.mu.Lock()
 	start := 0
@@ -578,7 +629,7 @@ func (p *product) append(chunks []analytics.ReplayChunk, at []int, maxSessionByt
 	}
 	p.grown(seg, off+int64(len(buf)))
 	p.mu.Unlock()
-	return full, nil
+	return refused, nil
 }
 
 // batchKey names a chunk within one batch.

@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"strata/internal/analytics"
 	"strata/internal/store/storetest"
@@ -58,7 +60,7 @@ func chunk(product int64, sid, w string, index, n int) analytics.ReplayChunk {
 
 func mustAppend(t *testing.T, s *Store, chunks ...analytics.ReplayChunk) {
 	t.Helper()
-	if full, err := s.AppendReplayChunks(context.Background(), chunks, 0); err != nil || len(full) > 0 {
+	if full, err := s.AppendReplayChunks(context.Background(), chunks, analytics.ReplayLimits{}); err != nil || full.Count() > 0 {
 		t.Fatalf("appending: refused %v, %v", full, err)
 	}
 }
@@ -136,7 +138,7 @@ func TestLayout(t *testing.T) {
 		t.Errorf("the first record: %q", raw[:min(len(raw), 400)])
 	}
 	for _, c := range []analytics.ReplayChunk{{ProductID: 7, SessionID: "../x", WindowID: "w"}, {ProductID: 7, SessionID: "x", WindowID: "a/b"}} {
-		if _, err := s.AppendReplayChunks(context.Background(), []analytics.ReplayChunk{c}, 0); err == nil {
+		if _, err := s.AppendReplayChunks(context.Background(), []analytics.ReplayChunk{c}, analytics.ReplayLimits{}); err == nil {
 			t.Errorf("%q/%q was stored", c.SessionID, c.WindowID)
 		}
 	}
@@ -460,7 +462,7 @@ func TestFullDisk(t *testing.T) {
 	var failed error
 	for i := 0; i < 100 && failed == nil; i++ {
 		c := chunk(1, fmt.Sprintf("s%d", i%3), "w", i, 60_000)
-		if _, err := s.AppendReplayChunks(context.Background(), []analytics.ReplayChunk{c}, 0); err != nil {
+		if _, err := s.AppendReplayChunks(context.Background(), []analytics.ReplayChunk{c}, analytics.ReplayLimits{}); err != nil {
 			failed = err
 			break
 		}
@@ -603,5 +605,111 @@ func TestConcurrent(t *testing.T) {
 	s.Close()
 	if got := snapshot(t, open(t, dir, 32<<10), 1); got != want {
 		t.Errorf("reopened after the concurrent run:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestSessionsCap runs the cap on sessions across what the index is
+// rebuilt from: a product at its cap refuses a new session, after a
+// restart too (the index counts the sessions its segments hold); a
+// deleted session, whose records compaction has not dropped yet, no
+// longer counts, before a restart or after it; chunks of the sessions
+// kept are taken whatever the cap.
+func TestSessionsCap(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "replay")
+	s := open(t, dir, 4<<10)
+	limits := analytics.ReplayLimits{Sessions: 3}
+	try := func(s *Store, c analytics.ReplayChunk) string {
+		t.Helper()
+		r, err := s.AppendReplayChunks(context.Background(), []analytics.ReplayChunk{c}, limits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%v %v", r.SessionFull, r.ProductFull)
+	}
+	for i := 0; i < 3; i++ {
+		if got := try(s, chunk(1, fmt.Sprintf("s%d", i), "w", 0, 3000)); got != "[] []" {
+			t.Fatalf("session %d under the cap: refused %s", i, got)
+		}
+	}
+	if got := try(s, chunk(1, "s3", "w", 0, 10)); got != "[] [0]" {
+		t.Errorf("a fourth session: refused %s", got)
+	}
+	s.Close()
+	s = open(t, dir, 4<<10)
+	if got := try(s, chunk(1, "s3", "w", 0, 10)); got != "[] [0]" {
+		t.Errorf("a fourth session after a restart: refused %s", got)
+	}
+	if got := try(s, chunk(1, "s0", "w", 1, 3000)); got != "[] []" {
+		t.Errorf("a kept session's chunk after a restart: refused %s", got)
+	}
+	if err := s.DeleteReplaySession(context.Background(), 1, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := try(s, chunk(1, "s3", "w", 0, 10)); got != "[] []" {
+		t.Errorf("a session after a delete: refused %s", got)
+	}
+	if got := try(s, chunk(1, "s4", "w", 0, 10)); got != "[] [0]" {
+		t.Errorf("a session past the cap again: refused %s", got)
+	}
+	// Restarted before compaction: s1's records and tombstone are still in
+	// the segments, and s1 is not counted.
+	s.Close()
+	s = open(t, dir, 4<<10)
+	if got := try(s, chunk(1, "s4", "w", 0, 10)); got != "[] [0]" {
+		t.Errorf("a session past the cap after a restart: refused %s", got)
+	}
+	if err := s.DeleteReplaySession(context.Background(), 1, "s3"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = open(t, dir, 4<<10)
+	if got := try(s, chunk(1, "s4", "w", 0, 10)); got != "[] []" {
+		t.Errorf("a session after a delete and a restart: refused %s", got)
+	}
+	if list, _ := s.ListReplaySessions(context.Background(), 1, analytics.ReplayFilter{}); len(list) != 3 {
+		t.Errorf("%d sessions kept, want 3", len(list))
+	}
+}
+
+// TestIndexKeepsNoRequest appends sessions whose chunks' strings are views
+// of a large buffer, as ingest's are (its distinct_id is a view of its
+// event's bytes, the chunk's base64 among them): the index keeps copies
+// of the strings alone, so that the buffers are freed once the append
+// returns, and a session's user is kept once however many of its chunks
+// name it.
+func TestIndexKeepsNoRequest(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "replay"), 0)
+	const sessions, event = 200, 64 << 10
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	for i := 0; i < sessions; i++ {
+		var batch []analytics.ReplayChunk
+		for j := 0; j < 3; j++ {
+			// The request's event: its strings, then its data.
+			body := fmt.Sprintf("user-%04d|session-%04d|window-%d|", i, i, j) + strings.Repeat("A", event)
+			parts := strings.SplitN(body, "|", 4)
+			c := chunk(1, parts[1], parts[2], 0, 10)
+			c.DistinctID = parts[0]
+			batch = append(batch, c)
+		}
+		mustAppend(t, s, batch...)
+	}
+	grown := int64(heap()) - int64(before)
+	t.Logf("%d sessions of 3 chunks, each chunk's strings in a %d KB buffer: the heap grew by %d KB", sessions, event>>10, grown>>10)
+	if grown > 2<<20 {
+		t.Errorf("the index of %d sessions takes %d KB: it keeps the chunks' buffers", sessions, grown>>10)
+	}
+	p, _ := s.lookup(1, false)
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for id, x := range p.sessions {
+		if len(x.sum.DistinctIDs) != 1 || unsafe.StringData(x.sum.DistinctID) != unsafe.StringData(x.sum.DistinctIDs[0]) {
+			t.Fatalf("session %s keeps its user %q more than once: %q", id, x.sum.DistinctID, x.sum.DistinctIDs)
+		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"strata/internal/analytics"
 )
 
-// Session replay chunks (migrations 0019 and 0022, docs/replay.md): the
+// Session replay chunks (migrations 0019, 0022 and 0023, docs/replay.md): the
 // replay store of servers whose metadata is in PostgreSQL. DuckDB runs the
 // same statements in the conformance suite, but the embedded server keeps
 // its chunks in segment files (package replayfs).
@@ -35,10 +35,20 @@ func scanReplayChunk(productID int64) func(Scanner) (analytics.ReplayChunk, erro
 // The increment locks the session's row until the transaction ends, so
 // that concurrent requests, on this node or another, are counted one
 // after the other and the cap is never passed.
-func (s *Store) AppendReplayChunks(ctx context.Context, chunks []analytics.ReplayChunk, maxSessionBytes int64) ([]int, error) {
+//
+// A chunk that starts a session inserts the session's row first. Once
+// every chunk is in, a transaction that started sessions locks its
+// product's row of replay_products and counts the product's sessions,
+// its own among them; past limits.Sessions, the sessions it started last
+// go again, chunks and row, and their chunks are refused. The lock holds
+// until the commit, so that the next transaction that starts a session of
+// the product counts this one's: on any number of nodes, a product never
+// keeps more sessions than the cap.
+func (s *Store) AppendReplayChunks(ctx context.Context, chunks []analytics.ReplayChunk, limits analytics.ReplayLimits) (analytics.ReplayRefused, error) {
+	var refused analytics.ReplayRefused
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("storing replay chunks: %w", err)
+		return refused, fmt.Errorf("storing replay chunks: %w", err)
 	}
 	defer tx.Rollback()
 	// In one order of key in every transaction, so that two requests
@@ -61,14 +71,18 @@ func (s *Store) AppendReplayChunks(ctx context.Context, chunks []analytics.Repla
 		}
 		return x.Index < y.Index
 	})
-	var full []int
+	// The sessions this transaction started, by product in order, and
+	// the chunks acknowledged in each.
+	var started []*startedSession
+	byKey := map[startedKey]*startedSession{}
 	for _, i := range order {
 		c := chunks[i]
 		charge := analytics.ReplayChunkCharge(len(c.Data))
-		if maxSessionBytes > 0 && charge > maxSessionBytes {
-			full = append(full, i)
+		if limits.SessionBytes > 0 && charge > limits.SessionBytes {
+			refused.SessionFull = append(refused.SessionFull, i)
 			continue
 		}
+		key := startedKey{c.ProductID, c.SessionID}
 		res, err := tx.ExecContext(ctx,
 			`INSERT INTO replay_chunks (product_id, `+replayMetaColumns+`, data)
 			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
@@ -76,39 +90,121 @@ func (s *Store) AppendReplayChunks(ctx context.Context, chunks []analytics.Repla
 			c.ProductID, c.SessionID, c.WindowID, c.Index, c.DistinctID, c.FirstTS.UTC(), c.LastTS.UTC(), c.Encoding,
 			c.Pages, c.Clicks, c.Errors, len(c.Data), c.ReceivedAt.UTC(), c.Data)
 		if err != nil {
-			return nil, fmt.Errorf("storing replay chunks: %w", err)
+			return refused, fmt.Errorf("storing replay chunks: %w", err)
 		}
 		if n, err := res.RowsAffected(); err != nil {
-			return nil, fmt.Errorf("storing replay chunks: %w", err)
+			return refused, fmt.Errorf("storing replay chunks: %w", err)
 		} else if n == 0 {
-			continue // a retry: the first copy stays, charged once
+			// A retry: the first copy stays, charged once. Should it be
+			// of a session this transaction started, it shares its fate.
+			if st := byKey[key]; st != nil {
+				st.chunks = append(st.chunks, i)
+			}
+			continue
 		}
 		res, err = tx.ExecContext(ctx,
-			`INSERT INTO replay_sessions (product_id, session_id, bytes) VALUES ($1, $2, $3)
-			 ON CONFLICT (product_id, session_id) DO UPDATE SET bytes = replay_sessions.bytes + excluded.bytes
-			 WHERE $4 = 0 OR replay_sessions.bytes + excluded.bytes <= $4`,
-			c.ProductID, c.SessionID, charge, maxSessionBytes)
+			`INSERT INTO replay_sessions (product_id, session_id, bytes) VALUES ($1, $2, 0)
+			 ON CONFLICT (product_id, session_id) DO NOTHING`, c.ProductID, c.SessionID)
 		if err != nil {
-			return nil, fmt.Errorf("charging a replay chunk to its session: %w", err)
+			return refused, fmt.Errorf("charging a replay chunk to its session: %w", err)
 		}
 		if n, err := res.RowsAffected(); err != nil {
-			return nil, fmt.Errorf("charging a replay chunk to its session: %w", err)
+			return refused, fmt.Errorf("charging a replay chunk to its session: %w", err)
 		} else if n > 0 {
+			st := &startedSession{startedKey: key}
+			byKey[key] = st
+			started = append(started, st)
+		}
+		res, err = tx.ExecContext(ctx,
+			`UPDATE replay_sessions SET bytes = bytes + $3
+			 WHERE product_id = $1 AND session_id = $2 AND ($4 = 0 OR bytes + $3 <= $4)`,
+			c.ProductID, c.SessionID, charge, limits.SessionBytes)
+		if err != nil {
+			return refused, fmt.Errorf("charging a replay chunk to its session: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return refused, fmt.Errorf("charging a replay chunk to its session: %w", err)
+		} else if n > 0 {
+			if st := byKey[key]; st != nil {
+				st.chunks = append(st.chunks, i)
+			}
 			continue
 		}
 		// The session is full: the chunk goes again.
 		if _, err := tx.ExecContext(ctx,
 			`DELETE FROM replay_chunks WHERE product_id = $1 AND session_id = $2 AND window_id = $3 AND chunk_index = $4`,
 			c.ProductID, c.SessionID, c.WindowID, c.Index); err != nil {
-			return nil, fmt.Errorf("storing replay chunks: %w", err)
+			return refused, fmt.Errorf("storing replay chunks: %w", err)
 		}
-		full = append(full, i)
+		refused.SessionFull = append(refused.SessionFull, i)
+	}
+	if limits.Sessions > 0 {
+		for len(started) > 0 {
+			// The sessions of the first product left; started is in
+			// product order.
+			n := 1
+			for n < len(started) && started[n].product == started[0].product {
+				n++
+			}
+			over, err := s.productOver(ctx, tx, started[0].product, limits.Sessions)
+			if err != nil {
+				return refused, err
+			}
+			for j := n - 1; j >= 0 && over > 0; j, over = j-1, over-1 {
+				if err := s.unstart(ctx, tx, started[j]); err != nil {
+					return refused, err
+				}
+				refused.ProductFull = append(refused.ProductFull, started[j].chunks...)
+			}
+			started = started[n:]
+		}
 	}
 	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("storing replay chunks: %w", err)
+		return refused, fmt.Errorf("storing replay chunks: %w", err)
 	}
-	sort.Ints(full)
-	return full, nil
+	sort.Ints(refused.SessionFull)
+	sort.Ints(refused.ProductFull)
+	return refused, nil
+}
+
+// startedKey names a session; startedSession is one an append started,
+// with the positions of its chunks in the append's chunks.
+type startedKey struct {
+	product int64
+	session string
+}
+
+type startedSession struct {
+	startedKey
+	chunks []int
+}
+
+// productOver locks the product's row of replay_products, until the
+// transaction ends, and returns how many sessions it keeps beyond max, the
+// transaction's own counted.
+func (s *Store) productOver(ctx context.Context, tx *sql.Tx, productID int64, max int) (int, error) {
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO replay_products (product_id) VALUES ($1)
+		 ON CONFLICT (product_id) DO UPDATE SET product_id = excluded.product_id`, productID); err != nil {
+		return 0, fmt.Errorf("counting a product's replay sessions: %w", err)
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM replay_sessions WHERE product_id = $1`, productID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting a product's replay sessions: %w", err)
+	}
+	return n - max, nil
+}
+
+// unstart takes a session the transaction started out again: its chunks
+// and its row.
+func (s *Store) unstart(ctx context.Context, tx *sql.Tx, st *startedSession) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM replay_chunks WHERE product_id = $1 AND session_id = $2`, st.product, st.session); err != nil {
+		return fmt.Errorf("refusing a replay session: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM replay_sessions WHERE product_id = $1 AND session_id = $2`, st.product, st.session); err != nil {
+		return fmt.Errorf("refusing a replay session: %w", err)
+	}
+	return nil
 }
 
 // ListReplaySessions reads the metadata of the product's chunks (of the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -31,6 +32,8 @@ var replayCases = []struct {
 	{"ReplayPages", testReplayPages},
 	{"ReplaySessionCap", testReplaySessionCap},
 	{"ReplayConcurrentCap", testReplayConcurrentCap},
+	{"ReplaySessionsCap", testReplaySessionsCap},
+	{"ReplayConcurrentSessionsCap", testReplayConcurrentSessionsCap},
 }
 
 // readReplay reads a session page by page, maxBytes a page, and checks
@@ -67,8 +70,8 @@ func readReplay(t *testing.T, s analytics.ReplayStore, product int64, sid string
 // appendReplay appends chunks with no cap and fails the test on error.
 func appendReplay(t *testing.T, s analytics.ReplayStore, chunks ...analytics.ReplayChunk) {
 	t.Helper()
-	if full, err := s.AppendReplayChunks(context.Background(), chunks, 0); err != nil || len(full) != 0 {
-		t.Fatalf("appending %d chunks: refused %v, %v", len(chunks), full, err)
+	if refused, err := s.AppendReplayChunks(context.Background(), chunks, analytics.ReplayLimits{}); err != nil || refused.Count() != 0 {
+		t.Fatalf("appending %d chunks: refused %+v, %v", len(chunks), refused, err)
 	}
 }
 
@@ -311,7 +314,7 @@ func testReplaySessionCap(t *testing.T, s analytics.ReplayStore) {
 	charge := analytics.ReplayChunkCharge(1000)
 	limit := 3 * charge
 	for i := 0; i < 2; i++ {
-		if full, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{sized(1, "capped", "w", i, 1000)}, limit); err != nil || len(full) != 0 {
+		if full, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{sized(1, "capped", "w", i, 1000)}, analytics.ReplayLimits{SessionBytes: limit}); err != nil || full.Count() != 0 {
 			t.Fatalf("chunk %d under the cap: refused %v, %v", i, full, err)
 		}
 	}
@@ -319,8 +322,8 @@ func testReplaySessionCap(t *testing.T, s analytics.ReplayStore) {
 	// session's chunk and a retry of chunk 0 are taken.
 	batch := []analytics.ReplayChunk{sized(1, "capped", "w", 2, 1000), sized(1, "capped", "w", 3, 1000), sized(1, "other", "w", 0, 1000),
 		sized(1, "capped", "w", 0, 1000), sized(1, "capped", "w2", 0, 10)}
-	full, err := s.AppendReplayChunks(ctx, batch, limit)
-	if err != nil || fmt.Sprint(full) != "[1 4]" {
+	full, err := s.AppendReplayChunks(ctx, batch, analytics.ReplayLimits{SessionBytes: limit})
+	if err != nil || fmt.Sprint(full.SessionFull) != "[1 4]" || len(full.ProductFull) != 0 {
 		t.Fatalf("a batch past the cap: refused %v, %v; want [1 4]", full, err)
 	}
 	got, err := s.ReplaySession(ctx, 1, "capped")
@@ -332,17 +335,17 @@ func testReplaySessionCap(t *testing.T, s analytics.ReplayStore) {
 	}
 	// Full: a retry of a stored chunk is acknowledged, a new one is not;
 	// without a cap it is.
-	if full, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{sized(1, "capped", "w", 1, 1000)}, limit); err != nil || len(full) != 0 {
+	if full, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{sized(1, "capped", "w", 1, 1000)}, analytics.ReplayLimits{SessionBytes: limit}); err != nil || full.Count() != 0 {
 		t.Errorf("a retry into a full session: refused %v, %v", full, err)
 	}
-	if full, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{sized(1, "capped", "w", 9, 1)}, limit); err != nil || fmt.Sprint(full) != "[0]" {
+	if full, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{sized(1, "capped", "w", 9, 1)}, analytics.ReplayLimits{SessionBytes: limit}); err != nil || fmt.Sprint(full.SessionFull) != "[0]" {
 		t.Errorf("a small chunk into a full session: refused %v, %v", full, err)
 	}
-	if full, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{sized(1, "capped", "w", 9, 1)}, 0); err != nil || len(full) != 0 {
+	if full, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{sized(1, "capped", "w", 9, 1)}, analytics.ReplayLimits{}); err != nil || full.Count() != 0 {
 		t.Errorf("a chunk without a cap: refused %v, %v", full, err)
 	}
 	// A chunk over the cap on its own never fits.
-	if full, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{sized(1, "huge", "w", 0, 5000)}, limit); err != nil || fmt.Sprint(full) != "[0]" {
+	if full, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{sized(1, "huge", "w", 0, 5000)}, analytics.ReplayLimits{SessionBytes: limit}); err != nil || fmt.Sprint(full.SessionFull) != "[0]" {
 		t.Errorf("a chunk over the cap: refused %v, %v", full, err)
 	}
 	if _, err := s.ReplaySession(ctx, 1, "huge"); !errors.Is(err, analytics.ErrNotFound) {
@@ -353,7 +356,7 @@ func testReplaySessionCap(t *testing.T, s analytics.ReplayStore) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
-		if full, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{sized(1, "capped", "w", i, 1000)}, limit); err != nil || len(full) != 0 {
+		if full, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{sized(1, "capped", "w", i, 1000)}, analytics.ReplayLimits{SessionBytes: limit}); err != nil || full.Count() != 0 {
 			t.Errorf("chunk %d after the delete: refused %v, %v", i, full, err)
 		}
 	}
@@ -378,10 +381,10 @@ func testReplayConcurrentCap(t *testing.T, s analytics.ReplayStore) {
 			for i := 0; i < each; i++ {
 				c := sized(1, "busy", fmt.Sprintf("w%d", w), i, size)
 				for try := 0; ; try++ {
-					full, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{c}, limit)
+					full, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{c}, analytics.ReplayLimits{SessionBytes: limit})
 					if err == nil {
 						mu.Lock()
-						refused += len(full)
+						refused += len(full.SessionFull)
 						mu.Unlock()
 						break
 					}
@@ -400,5 +403,113 @@ func testReplayConcurrentCap(t *testing.T, s analytics.ReplayStore) {
 	if err != nil || got.Chunks != fits || got.Bytes != limit || len(stored) != fits || refused != workers*each-fits {
 		t.Errorf("the session: %+v, %v; %d chunks read, %d refused; want %d stored (%d bytes), %d refused",
 			got, err, len(stored), refused, fits, limit, workers*each-fits)
+	}
+}
+
+// testReplaySessionsCap fills a product to its cap on sessions: a chunk
+// that would start one more is refused (ProductFull), and only that
+// session's chunks of its batch, a second copy among them; the sessions
+// kept still take chunks, retries and new ones alike, under their own
+// cap; another product is not held back; a deleted session makes room
+// for one more, and no more.
+func testReplaySessionsCap(t *testing.T, s analytics.ReplayStore) {
+	ctx := context.Background()
+	limits := analytics.ReplayLimits{Sessions: 3, SessionBytes: 4 * analytics.ReplayChunkCharge(1000)}
+	add := func(what string, want string, chunks ...analytics.ReplayChunk) {
+		t.Helper()
+		refused, err := s.AppendReplayChunks(ctx, chunks, limits)
+		if got := fmt.Sprintf("session %v product %v", refused.SessionFull, refused.ProductFull); err != nil || got != want {
+			t.Errorf("%s: refused %s, %v; want %s", what, got, err, want)
+		}
+	}
+	none := "session [] product []"
+	add("two sessions", none, sized(1, "a", "w", 0, 1000), sized(1, "a", "w", 1, 1000), sized(1, "b", "w", 0, 1000))
+	// Room for one more: c starts, d does not (nor its second chunk, nor
+	// the copy of its first); a takes its chunk.
+	add("a batch past the cap", "session [] product [1 2 4]",
+		sized(1, "c", "w", 0, 1000), sized(1, "d", "w", 0, 1000), sized(1, "d", "w", 1, 1000), sized(1, "a", "w", 2, 1000),
+		sized(1, "d", "w", 0, 1000))
+	if _, err := s.ReplaySession(ctx, 1, "d"); !errors.Is(err, analytics.ErrNotFound) {
+		t.Errorf("the refused session exists: %v", err)
+	}
+	// Full: the sessions kept still take chunks, up to their own cap.
+	add("a retry, and a chunk of a kept session", none, sized(1, "c", "w", 0, 1000), sized(1, "b", "w2", 0, 1000))
+	add("a kept session past its own cap", "session [1] product []", sized(1, "a", "w", 3, 1000), sized(1, "a", "w", 4, 1000))
+	add("a new session", "session [] product [0]", sized(1, "e", "w", 0, 10))
+	// Another product has room of its own.
+	add("another product", none, sized(2, "d", "w", 0, 1000), sized(2, "e", "w", 0, 1000))
+	// A deleted session makes room for one.
+	if err := s.DeleteReplaySession(ctx, 1, "b"); err != nil {
+		t.Fatal(err)
+	}
+	add("after a delete", "session [] product [1]", sized(1, "e", "w", 0, 1000), sized(1, "f", "w", 0, 1000))
+	list, err := s.ListReplaySessions(ctx, 1, analytics.ReplayFilter{})
+	var ids []string
+	for _, x := range list {
+		ids = append(ids, x.SessionID)
+	}
+	slices.Sort(ids)
+	if err != nil || fmt.Sprint(ids) != "[a c e]" {
+		t.Errorf("product 1 keeps %v, %v; want [a c e]", ids, err)
+	}
+	if got, err := s.ReplaySession(ctx, 1, "a"); err != nil || got.Chunks != 4 {
+		t.Errorf("session a: %+v, %v; want 4 chunks", got, err)
+	}
+	// Without the cap, f starts.
+	if refused, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{sized(1, "f", "w", 0, 1000)}, analytics.ReplayLimits{}); err != nil || refused.Count() != 0 {
+		t.Errorf("a new session without a cap: refused %+v, %v", refused, err)
+	}
+}
+
+// testReplayConcurrentSessionsCap starts 32 sessions of one chunk from 8
+// goroutines at once, in a product whose cap is 10 and which holds 2
+// already, each goroutine also adding a chunk to those two: exactly 8
+// sessions start and 24 are refused, and every chunk of the two kept is
+// stored. A call that fails (DuckDB refuses a conflicting transaction
+// rather than waiting) is sent again, as ingest's client would.
+func testReplayConcurrentSessionsCap(t *testing.T, s analytics.ReplayStore) {
+	ctx := context.Background()
+	const workers, each, max = 8, 4, 10
+	limits := analytics.ReplayLimits{Sessions: max}
+	appendReplay(t, s, sized(1, "kept-0", "w", 0, 100), sized(1, "kept-1", "w", 0, 100))
+	var mu sync.Mutex
+	refused := 0
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				batch := []analytics.ReplayChunk{sized(1, fmt.Sprintf("new-%d-%d", w, i), "w", 0, 100),
+					sized(1, fmt.Sprintf("kept-%d", i%2), fmt.Sprintf("w%d", w), i, 100)}
+				for try := 0; ; try++ {
+					r, err := s.AppendReplayChunks(ctx, batch, limits)
+					if err == nil {
+						mu.Lock()
+						refused += len(r.ProductFull)
+						if len(r.SessionFull) > 0 || (len(r.ProductFull) > 0 && fmt.Sprint(r.ProductFull) != "[0]") {
+							t.Errorf("batch %d of worker %d: refused %+v; only its new session's chunk may be", i, w, r)
+						}
+						mu.Unlock()
+						break
+					}
+					if try == 100 {
+						t.Errorf("batch %d of worker %d: %v", i, w, err)
+						return
+					}
+					time.Sleep(time.Duration(try+1) * time.Millisecond)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	list, err := s.ListReplaySessions(ctx, 1, analytics.ReplayFilter{})
+	if err != nil || len(list) != max || refused != workers*each-(max-2) {
+		t.Errorf("%d sessions kept, %v; %d refused; want %d kept, %d refused", len(list), err, refused, max, workers*each-(max-2))
+	}
+	for k := 0; k < 2; k++ {
+		if got, err := s.ReplaySession(ctx, 1, fmt.Sprintf("kept-%d", k)); err != nil || got.Chunks != 1+workers*each/2 {
+			t.Errorf("kept-%d: %+v, %v; want %d chunks", k, got, err, 1+workers*each/2)
+		}
 	}
 }

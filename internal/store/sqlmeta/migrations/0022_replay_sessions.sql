@@ -2,8 +2,9 @@
 -- (--replay-max-session-bytes, docs/replay.md, "Limits"): its chunks' data
 -- and 512 bytes for each chunk's metadata (analytics.ReplayChunkOverhead).
 -- A chunk is stored only if a conditional increment of its session's row
--- succeeds (INSERT … ON CONFLICT DO UPDATE … WHERE bytes + charge <= cap),
--- in the transaction that inserts the chunk: PostgreSQL locks the row, so
+-- succeeds (UPDATE … WHERE bytes + charge <= cap, the row inserted first
+-- when the chunk starts the session; sqlmeta/replay.go), in the
+-- transaction that inserts the chunk: PostgreSQL locks the row, so
 -- that requests on several nodes at once cannot take a session past the
 -- cap together. Filled from the chunks already stored. PostgreSQL dialect,
 -- which DuckDB also runs (the table stays empty on embedded servers, whose

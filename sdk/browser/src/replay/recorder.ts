@@ -12,6 +12,9 @@ const CHUNK_RETRIES = 3;
 /** What the SDK sends by fetch with keepalive (the browsers' limit is 64 KiB for all in flight). */
 const KEEPALIVE_BYTES = 60000;
 
+/** An answer that refuses a chunk because its session, or its product's sessions, are full. */
+const FULL = /"replay_(session|quota)_full"/;
+
 /** The input that resumes a paused recording. */
 const WAKE_EVENTS = ["mousedown", "keydown", "scroll", "touchstart", "mousemove"];
 
@@ -51,7 +54,7 @@ export class Recorder implements ReplayRecorder {
   private lastTouch = 0;
   private idleTimer?: ReturnType<typeof setInterval>;
   private readonly cleanups: (() => void)[] = [];
-  /** The session the server refused more chunks of (replay_session_full): none is recorded or sent until the next. */
+  /** The session the server refused more chunks of (replay_session_full, replay_quota_full): none is recorded or sent until the next. */
   private full?: string;
 
   constructor(host: ReplayHost) {
@@ -153,9 +156,12 @@ export class Recorder implements ReplayRecorder {
   /**
    * sessionFull stops the recording of a session the server takes no more
    * chunks of: it answered replay_session_full, the session being over the
-   * server's cap (docs/replay.md, "Limits"). Sending them again would be
-   * refused again, so none is; the input listeners wait for the next
-   * session, which is recorded from its start.
+   * server's cap, or replay_quota_full, the product keeping as many
+   * sessions as the server allows and this one not among them
+   * (docs/replay.md, "Limits"). Sending them again would be refused again,
+   * so none is; the input listeners wait for the next session, which is
+   * recorded from its start (by then the server's retention job has made
+   * room in the product).
    */
   private sessionFull(id: string): void {
     this.full = id;
@@ -198,12 +204,13 @@ export class Recorder implements ReplayRecorder {
       // 5xx) is sent again, 1, 2 and 4 s later: a lost chunk is a hole in the
       // recording, and chunk 0 holds the full snapshot the rest build on. A
       // chunk it refused (202 with the chunk rejected, or 400) is not; when
-      // the reason is that the session is full, the session's recording stops.
+      // the reason is that the session, or the product's sessions, are full,
+      // the session's recording stops.
       const post = (attempt: number): void => {
         const again = () => attempt < CHUNK_RETRIES && setTimeout(() => post(attempt + 1), 1000 * 2 ** attempt);
         fetch(url, { method: "POST", headers: { "Content-Type": "text/plain" }, body, keepalive: body.length < KEEPALIVE_BYTES }).then((r) => {
           if (r.status == 429 || r.status >= 500) again();
-          else r.text().then((t) => t.indexOf('"replay_session_full"') >= 0 && this.sessionFull(props.$session_id), () => {});
+          else r.text().then((t) => FULL.test(t) && this.sessionFull(props.$session_id), () => {});
         }, again);
       };
       post(0);

@@ -243,3 +243,92 @@ export async function replayCap({ browser, check, startStrata, createTenant }) {
     server.close();
   }
 }
+
+/**
+ * replayQuota runs a server of its own whose products may keep one recorded
+ * session (--replay-max-sessions 1), fills that place with another session's
+ * chunk, and records a page: the server refuses the page's first chunk with
+ * replay_quota_full, after which the recorder sends none of that session (but
+ * for chunks already on their way); once the other session is deleted, the
+ * next session is recorded and stored.
+ */
+export async function replayQuota({ browser, check, startStrata, createTenant }) {
+  const strata = await startStrata({ STRATA_REPLAY_MAX_SESSIONS: "1" });
+  const { key, token } = createTenant(strata.dataDir);
+  const auth = { headers: { Authorization: "Bearer " + token } };
+  const data = Buffer.from(JSON.stringify([{ type: 4, data: { href: "https://elsewhere.example/" }, timestamp: Date.now() }])).toString("base64");
+  const held = await fetch(`${strata.url}/e`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-API-Key": key },
+    body: JSON.stringify({ batch: [{ event_name: "$snapshot", distinct_id: "someone", properties: {
+      $session_id: "held", $window_id: "w", $chunk_index: 0, $snapshot_encoding: "json", $snapshot_data: data } }] }),
+  });
+  const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Replay quota e2e</title>
+    <script src="${strata.url}/sdk/v1/sdk.min.js"></script>
+    <script>strata.init({ apiKey: ${JSON.stringify(key)}, replayEnabled: true })</script></head>
+    <body><main><h1>A product without room</h1><p id="moving">0</p></main></body></html>`;
+  const server = createServer((req, res) => res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" }).end(page));
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const siteUrl = `http://127.0.0.1:${server.address().port}`;
+  const context = await browser.newContext();
+  const sent = []; // every $snapshot request: its session and when it left
+  const answers = []; // every answer to one: its session, status, body and when it came
+  const sessionOf = (r) => JSON.parse(r.postData()).batch[0].properties.$session_id;
+  context.on("request", (r) => {
+    if (!r.url().startsWith(strata.url + "/e") || !(r.postData() || "").includes("$snapshot")) return;
+    sent.push({ session: sessionOf(r), at: Date.now() });
+  });
+  context.on("response", async (r) => {
+    if (!r.url().startsWith(strata.url + "/e") || !(r.request().postData() || "").includes("$snapshot")) return;
+    const body = await r.text().catch(() => "");
+    answers.push({ session: sessionOf(r.request()), status: r.status(), body, at: Date.now() });
+  });
+  try {
+    await check("another session takes the product's only place", async () => {
+      if (held.status !== 202) throw new Error(`${held.status} ${await held.text()}`);
+    });
+    const p = await context.newPage();
+    await p.goto(siteUrl + "/");
+    await p.waitForFunction(() => [...document.scripts].some((s) => s.src.endsWith("/sdk/v1/replay.min.js")), null, { timeout: 10000 });
+    const busy = async (n) => {
+      for (let i = 0; i < n; i++) {
+        await p.evaluate((i) => (document.getElementById("moving").textContent = String(i)), i);
+        await p.mouse.move(10 + (i % 50), 20 + (i % 7));
+        await p.waitForTimeout(500);
+      }
+    };
+    const quota = () => answers.find((a) => a.body.includes('"replay_quota_full"'));
+    for (let i = 0; i < 30 && !quota(); i++) await busy(1);
+    // Still changing the page and moving for two more chunk periods.
+    await busy(24);
+    const sessionId = await p.evaluate(() => JSON.parse(localStorage.getItem("strata_session")).id);
+    const refused = quota();
+    await check("the server refuses the page's chunk with replay_quota_full", async () => {
+      if (!refused || refused.session !== sessionId || refused.status !== 400) {
+        throw new Error(`answers ${JSON.stringify(answers.map(({ session, status, body }) => ({ session, status, body: body.slice(0, 200) })))} for session ${sessionId}`);
+      }
+    });
+    await check("the recorder sends none of the refused session's chunks after that answer", async () => {
+      const late = sent.filter((s) => s.session === sessionId && s.at > refused.at + 100);
+      if (late.length) throw new Error(`${late.length} chunks sent after the answer, the last ${late[late.length - 1].at - refused.at} ms after`);
+    });
+    await check("nothing of the refused session is stored", async () => {
+      const res = await fetch(`${strata.url}/api/v1/replays/${sessionId}`, auth);
+      if (res.status !== 404) throw new Error(`${res.status} ${await res.text()}`);
+    });
+    await check("once the other session is deleted, the next session is recorded and stored", async () => {
+      const del = await fetch(`${strata.url}/api/v1/replays/held`, { method: "DELETE", ...auth });
+      if (del.status !== 204) throw new Error(`deleting the other session: ${del.status}`);
+      await p.evaluate(() => localStorage.setItem("strata_session", JSON.stringify({ id: "expired", last: 0 })));
+      for (let i = 0; i < 30; i++) {
+        await busy(1);
+        const list = await (await fetch(`${strata.url}/api/v1/replays`, auth)).json();
+        if (list.items.some((s) => s.sessionId !== sessionId && s.sessionId !== "held")) return;
+      }
+      throw new Error(`no new session stored; answers since: ${JSON.stringify(answers.filter((a) => a.session !== sessionId).map((a) => a.status))}`);
+    });
+  } finally {
+    await context.close();
+    server.close();
+  }
+}

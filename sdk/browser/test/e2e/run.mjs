@@ -18,7 +18,7 @@ import { chromium } from "playwright-core";
 import { harness } from "../../../../e2e/browser/harness.mjs";
 import { experiments, expPage } from "./experiments.mjs";
 import { isPathRulePage, messages, messagesPage, pathRules } from "./messages.mjs";
-import { replay, replayCap, replayPage } from "./replay.mjs";
+import { replay, replayCap, replayPage, replayQuota } from "./replay.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = join(here, "..", "..");
@@ -84,6 +84,7 @@ async function main() {
   // Session replay (docs/replay.md); E2E_ONLY=replay runs this part alone.
   await replay({ browser, check, site, api, call: api.call, dataDir: strata.dataDir });
   await replayCap({ browser, check, startStrata, createTenant });
+  await replayQuota({ browser, check, startStrata, createTenant });
   if (process.env.E2E_ONLY === "replay") return;
 
   /** Counts that must hold at the end too, after the SDK had time to send duplicates. */
