@@ -96,12 +96,18 @@ const (
 	rrwebClick            = 2
 )
 
+// maxRRWebTimestamp is the last millisecond of the year 9999, the last a
+// chunk's events may carry: a later time cannot be written as RFC 3339,
+// which the replay stores and the API use, and was once taken here only
+// to fail the whole request when the chunk's header was written.
+const maxRRWebTimestamp = 253402300799999
+
 // readRRWeb decompresses c's data and reads its events one by one (never
 // more than analytics.MaxReplayChunkJSON bytes of them), filling c's times
 // and counts: a meta event is a page (a load or a navigation), a mouse
 // interaction of type click a click, a custom event tagged $exception an
 // error. The data must be a non-empty JSON array of objects with a
-// timestamp.
+// timestamp, a time in milliseconds from 1970 to the end of the year 9999.
 func readRRWeb(c *analytics.ReplayChunk) *Rejection {
 	var r io.Reader = bytes.NewReader(c.Data)
 	if c.Encoding == analytics.ReplayGzipJSON {
@@ -131,7 +137,7 @@ func readRRWeb(c *analytics.ReplayChunk) *Rejection {
 		if err := dec.Decode(&ev); err != nil {
 			return bad(err)
 		}
-		if ev.Timestamp <= 0 {
+		if ev.Timestamp <= 0 || ev.Timestamp > maxRRWebTimestamp {
 			return bad(nil)
 		}
 		t := time.UnixMilli(ev.Timestamp).UTC()

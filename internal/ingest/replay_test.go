@@ -79,6 +79,8 @@ func TestSnapshotChunks(t *testing.T) {
 		{"not an array", snapshot([]byte(`{"type":4}`), "json", nil), RejectInvalidSnapshot},
 		{"an empty array", snapshot([]byte(`[]`), "json", nil), RejectInvalidSnapshot},
 		{"an event without a timestamp", snapshot([]byte(`[{"type":4}]`), "json", nil), RejectInvalidSnapshot},
+		{"a time after the year 9999", snapshot([]byte(`[{"type":4,"timestamp":1700000000000},{"type":3,"timestamp":253402300800000}]`), "json", nil), RejectInvalidSnapshot},
+		{"a time of a billion years", snapshot([]byte(`[{"type":4,"timestamp":31536000000000000000}]`), "json", nil), RejectInvalidSnapshot},
 		{"over 1 MiB", snapshot(noise, "gzip-json", nil), RejectSnapshotTooLarge},
 		{"over 32 MiB decompressed", snapshot(bomb, "gzip-json", nil), RejectSnapshotTooLarge},
 	}
