@@ -79,14 +79,7 @@ func errInodesFull(free, floor uint64) error {
 
 // Admit returns nil when events may be committed to the database now: the
 // store is sound and the floor is free. It is the spool loaders' gate.
-func (g *storageGuard) Admit() error {
-	if g.store != nil {
-		if err := g.store.Broken(); err != nil {
-			return err
-		}
-	}
-	return g.aboveFloor()
-}
+func (g *storageGuard) Admit() error { return g.admit(false) }
 
 // AdmitIngest returns nil when events may be acknowledged now: the ingest
 // writer's Admit (its spool) and the replay chunks'. It is Admit, except
@@ -95,9 +88,11 @@ func (g *storageGuard) Admit() error {
 // has room, and the spool keeps what is acknowledged meanwhile, so that a
 // read that filled the buffer pool never makes ingest refuse events
 // (docs/security.md, "Reads never break writes").
-func (g *storageGuard) AdmitIngest() error {
+func (g *storageGuard) AdmitIngest() error { return g.admit(true) }
+
+func (g *storageGuard) admit(despiteMemory bool) error {
 	if g.store != nil {
-		if err := g.store.Broken(); err != nil && !duckdb.OutOfMemory(err) {
+		if err := g.store.Broken(); err != nil && !(despiteMemory && duckdb.OutOfMemory(err)) {
 			return err
 		}
 	}

@@ -108,9 +108,7 @@ func (s *Server) handleListCampaigns(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	stats, err := readMeta(s, r, func(ctx context.Context) (map[int64]analytics.CampaignStats, error) {
-		return s.Campaigns.CampaignStats(ctx, p.ProductID)
-	})
+	stats, err := s.campaignStats(r, p.ProductID)
 	if err != nil {
 		return err
 	}
@@ -128,9 +126,7 @@ func (s *Server) handleGetCampaign(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	stats, err := readMeta(s, r, func(ctx context.Context) (map[int64]analytics.CampaignStats, error) {
-		return s.Campaigns.CampaignStats(ctx, p.ProductID)
-	})
+	stats, err := s.campaignStats(r, p.ProductID)
 	if err != nil {
 		return err
 	}
@@ -194,9 +190,7 @@ func (s *Server) handleUpdateCampaign(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	s.FlagsChanged(p.ProductID) // the campaigns, and messagesEnabled
-	stats, err := readMeta(s, r, func(ctx context.Context) (map[int64]analytics.CampaignStats, error) {
-		return s.Campaigns.CampaignStats(ctx, p.ProductID)
-	})
+	stats, err := s.campaignStats(r, p.ProductID)
 	if err != nil {
 		return err
 	}
@@ -375,6 +369,14 @@ func (s *Server) handlePutMessageSettings(w http.ResponseWriter, r *http.Request
 	return nil
 }
 
+// campaignStats reads the product's campaign stats, an aggregate over
+// every user a campaign reached, under the query admission (readMeta).
+func (s *Server) campaignStats(r *http.Request, productID int64) (map[int64]analytics.CampaignStats, error) {
+	return readMeta(s, r, func(ctx context.Context) (map[int64]analytics.CampaignStats, error) {
+		return s.Campaigns.CampaignStats(ctx, productID)
+	})
+}
+
 // handleSurveyResults is GET /api/v1/campaigns/{id}/survey: the results
 // view, tallied from the responses a page at a time under the query
 // admission (messages.SurveyResults).
@@ -410,13 +412,18 @@ func (s *Server) handleSurveyCSV(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := csv.NewWriter(w)
 	out.UseCRLF = true
+	// The headers go once the first page is read, so that a failure to
+	// read it is still answered with its own status.
 	started := false
-	err = messages.EachSurveyPage(r.Context(), s.Campaigns, s.Queries.ReadMeta, p.ProductID, c.ID, func(page []analytics.SurveyResponse) error {
+	start := func() {
 		if !started {
 			s.startSurveyCSV(w, c)
 			out.Write(header)
 			started = true
 		}
+	}
+	err = messages.EachSurveyPage(r.Context(), s.Campaigns, s.Queries.ReadMeta, p.ProductID, c.ID, func(page []analytics.SurveyResponse) error {
+		start()
 		for _, resp := range page {
 			byQuestion := map[string]string{}
 			for _, a := range resp.Answers {
@@ -443,10 +450,7 @@ func (s *Server) handleSurveyCSV(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	if !started {
-		s.startSurveyCSV(w, c)
-		out.Write(header)
-	}
+	start()
 	out.Flush()
 	return out.Error()
 }

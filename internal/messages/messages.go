@@ -70,8 +70,8 @@ var ErrNotFound = analytics.Errorf(analytics.KindNotFound, "campaign_not_found",
 
 // Errors of a campaign that exists but does not take what was sent: a
 // draft has never been shown, so nothing about it can be tracked; only an
-// active campaign's survey takes answers (docs/messages.md, "What the SDK
-// may send"). A message already shown when its campaign was paused or
+// active campaign's survey takes answers (docs/messages.md, "The SDK
+// paths"). A message already shown when its campaign was paused or
 // archived may still be dismissed or completed, which records the user's
 // state, but its survey's answers are refused: the campaign's owner
 // stopped collecting them.
