@@ -3,6 +3,7 @@ package duckdb
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"time"
 
@@ -53,7 +54,8 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 // commit runs a commit of events unless the store is broken, and marks it
 // broken when the commit fails: once one commit failed, no other may follow
 // it on the same instance (recover.go). Any failure counts, as the events
-// table has no constraint that a sound commit could break.
+// table has no constraint that a sound commit could break, but the write
+// gate's refusal, which never reached DuckDB (writes.go).
 func (s *Store) commit(fn func() error) error {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
@@ -61,7 +63,9 @@ func (s *Store) commit(fn func() error) error {
 		return err
 	}
 	if err := fn(); err != nil {
-		s.pool.fail(err)
+		if !errors.As(err, new(refused)) {
+			s.pool.fail(err)
+		}
 		return err
 	}
 	return nil

@@ -28,8 +28,19 @@ func (p *pool) writable() error {
 	if p.gate == nil {
 		return nil
 	}
-	return p.gate()
+	if err := p.gate(); err != nil {
+		return refused{err}
+	}
+	return nil
 }
+
+// refused is the gate's refusal of a write, which never reached DuckDB: a
+// commit that meets it (the floor crossed between two of a replay's
+// statements, say) leaves the instance sound, unlike one DuckDB failed.
+type refused struct{ err error }
+
+func (r refused) Error() string { return r.err.Error() }
+func (r refused) Unwrap() error { return r.err }
 
 // mayRun returns the gate's refusal when query could write, and nil when
 // it only reads or writes may go ahead. Only DuckDB knows what a statement

@@ -119,6 +119,50 @@ func TestWriteGate(t *testing.T) {
 // TestOpenRefusesMigrationsWhenFull checks that a database that needs
 // migrations is not opened while the gate refuses, with an error that says
 // why, and that nothing was written to it.
+// TestWriteGateMidReplay crosses the floor between the statements of a
+// replay (AppendMissing stages the events, then inserts them): the refusal
+// never reached DuckDB, so it is answered as a refusal, the store stays
+// sound and its reads go on, and the replay succeeds once writes may go
+// ahead.
+func TestWriteGateMidReplay(t *testing.T) {
+	ctx := context.Background()
+	var calls atomic.Int64
+	refuseAfter := int64(1 << 62)
+	gate := func() error {
+		if calls.Add(1) > atomic.LoadInt64(&refuseAfter) {
+			return errTestFull
+		}
+		return nil
+	}
+	s, err := Open(ctx, t.TempDir(), Options{MemoryLimit: "256MB", Threads: 1, WriteGate: gate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	at := time.Now().UTC()
+	events := []analytics.Event{userEvent(1, "a", at), userEvent(1, "b", at.Add(time.Second))}
+	// The first gate of the replay allows it; the next statement is refused.
+	calls.Store(0)
+	atomic.StoreInt64(&refuseAfter, 1)
+	if err := s.AppendMissing(ctx, events); !errors.Is(err, errTestFull) {
+		t.Fatalf("a replay refused half-way: %v, want the gate's refusal", err)
+	}
+	atomic.StoreInt64(&refuseAfter, 1<<62)
+	if err := s.Broken(); err != nil {
+		t.Fatalf("the store is broken by a refusal that never reached DuckDB: %v", err)
+	}
+	if _, err := s.ListWorkspaces(ctx); err != nil {
+		t.Fatalf("a read after the refusal: %v", err)
+	}
+	if err := s.AppendMissing(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := s.DB().QueryRow(`SELECT count(*) FROM events`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("%d events stored (%v), want 2", n, err)
+	}
+}
+
 func TestOpenRefusesMigrationsWhenFull(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
