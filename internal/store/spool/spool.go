@@ -537,26 +537,24 @@ func (s *Store) load() {
 			s.mu.Unlock()
 			continue
 		}
-		if s.opt.Gate != nil {
-			if err := s.opt.Gate(); err != nil {
-				// Writing the store now could meet a full disk, which
-				// DuckDB does not always survive intact; the events are
-				// safe in the log. At a stop they stay there for the
-				// next start.
-				s.paused = err
-				s.cond.Broadcast() // a waiting Sync answers the refusal
-				if s.closed {
-					s.mu.Unlock()
-					return
-				}
-				t := time.AfterFunc(gateRetry, s.wake)
-				s.cond.Wait()
-				t.Stop()
+		if err := s.gate(); err != nil {
+			// Writing the store now could meet a full disk, which
+			// DuckDB does not always survive intact; the events are
+			// safe in the log. At a stop they stay there for the
+			// next start.
+			s.paused = err
+			s.cond.Broadcast() // a waiting Sync answers the refusal
+			if s.closed {
 				s.mu.Unlock()
-				continue
+				return
 			}
-			s.paused = nil
+			t := time.AfterFunc(gateRetry, s.wake)
+			s.cond.Wait()
+			t.Stop()
+			s.mu.Unlock()
+			continue
 		}
+		s.paused = nil
 		// Take records up to maxLoad events: one DuckDB transaction that
 		// large already amortises the commit (5,000 do), and larger ones
 		// only hold memory, decoded, in each loader.
@@ -575,13 +573,17 @@ func (s *Store) load() {
 		s.loading[start] = true
 		s.mu.Unlock()
 
+		// tried says whether a failed try may have stored some of the
+		// batch: a retry cannot tell whether the failed commit stored the
+		// events after all (the database may have written them and then
+		// failed), so it skips those the store already holds. A refusal
+		// for lack of room (storage_full) came before anything was
+		// written, and the next try stays on the plain append.
+		tried := false
 		for attempt := 0; ; attempt++ {
 			var err error
 			buf, events, err = s.readBatch(buf[:0], events[:0], batch)
-			// A retry cannot tell whether the failed commit stored the
-			// events after all (the database may have written them and
-			// then failed), so it skips those the store already holds.
-			if err == nil && attempt == 0 {
+			if err == nil && !tried {
 				err = s.inner.AppendEvents(context.Background(), events)
 			} else if err == nil {
 				err = s.inner.AppendMissing(context.Background(), events)
@@ -589,6 +591,7 @@ func (s *Store) load() {
 			if err == nil {
 				break
 			}
+			tried = tried || !analytics.IsStorageFull(err)
 			if refusal := s.gate(); refusal != nil {
 				// The disk filled after this batch was taken (the store
 				// refuses writes below the same floor): wait for room as

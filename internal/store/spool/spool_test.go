@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -710,6 +711,8 @@ type fillingStore struct {
 	fill func()
 	gate func() error
 	once sync.Once
+	// missing counts the calls of AppendMissing, the retry's slow path.
+	missing atomic.Int64
 }
 
 func (f *fillingStore) AppendEvents(ctx context.Context, events []analytics.Event) error {
@@ -721,6 +724,7 @@ func (f *fillingStore) AppendEvents(ctx context.Context, events []analytics.Even
 }
 
 func (f *fillingStore) AppendMissing(ctx context.Context, events []analytics.Event) error {
+	f.missing.Add(1)
 	if err := f.gate(); err != nil {
 		return err
 	}
@@ -730,12 +734,14 @@ func (f *fillingStore) AppendMissing(ctx context.Context, events []analytics.Eve
 // TestDiskFillsDuringLoad crosses the floor after a loader passed the gate
 // with a batch: the store refuses the batch, and a Sync must answer the
 // refusal rather than wait for room; once there is room the batch is
-// stored, once.
+// stored, once, by a plain append: a refusal for lack of room
+// (storage_full) comes before anything is written, so the retry need not
+// skip events already stored.
 func TestDiskFillsDuringLoad(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	st := openDuck(t, dir)
-	full := errors.New("disk nearly full")
+	full := analytics.Errorf(analytics.KindUnavailable, analytics.CodeStorageFull, "disk nearly full")
 	var mu sync.Mutex
 	refuse := false
 	setRefuse := func(v bool) { mu.Lock(); refuse = v; mu.Unlock() }
@@ -772,5 +778,8 @@ func TestDiskFillsDuringLoad(t *testing.T) {
 	}
 	if n := count(t, st, "filling"); n != 100 {
 		t.Errorf("%d events stored, want 100", n)
+	}
+	if n := inner.missing.Load(); n != 0 {
+		t.Errorf("the batch refused for lack of room was retried %d times through AppendMissing, want the plain append", n)
 	}
 }
