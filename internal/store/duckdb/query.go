@@ -188,7 +188,9 @@ func (a actor) present(alias string) string {
 // store recognises the condition; the engine decides what the client sees.
 func markOutOfMemory(err *error) {
 	var de *duckdb.Error
-	if *err != nil && errors.As(*err, &de) && de.Type == duckdb.ErrorTypeOutOfMemory {
+	// A read is marked by the connection already (recover.go); the query
+	// methods' own mark then adds nothing.
+	if *err != nil && errors.As(*err, &de) && de.Type == duckdb.ErrorTypeOutOfMemory && !errors.Is(*err, analytics.ErrOutOfMemory) {
 		*err = fmt.Errorf("%w: %w", analytics.ErrOutOfMemory, *err)
 	}
 }

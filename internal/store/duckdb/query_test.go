@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -146,6 +147,8 @@ func TestOutOfMemoryIsMarked(t *testing.T) {
 		err := run()
 		if !errors.Is(err, analytics.ErrOutOfMemory) {
 			t.Errorf("%s with a 1MB limit: %v; want it to wrap analytics.ErrOutOfMemory", name, err)
+		} else if n := strings.Count(err.Error(), analytics.ErrOutOfMemory.Error()); n != 1 {
+			t.Errorf("%s: marked %d times: %v", name, n, err)
 		}
 	}
 	// Any read through the store's connections is marked, the metadata
