@@ -29,12 +29,18 @@ type storageGuard struct {
 	dir        string
 	floor      uint64 // bytes
 	inodeFloor uint64
-	// store is set once the database is open, before anything serves.
-	store *duckdb.Store
-	log   *slog.Logger
+	// store is set once the database is open, before anything serves;
+	// spooled says whether the spool takes events in front of it
+	// (AdmitIngest).
+	store   *duckdb.Store
+	spooled bool
+	log     *slog.Logger
 
 	mu    sync.Mutex
 	short string // what the last check found short ("", "space" or "inodes"), to log each crossing once
+	// unread is whether the last reading of the free space failed, to
+	// log each failure once: aboveFloor runs for every database statement.
+	unread bool
 }
 
 func newStorageGuard(dir string, floor, inodeFloor uint64, log *slog.Logger) *storageGuard {
@@ -82,13 +88,15 @@ func errInodesFull(free, floor uint64) error {
 func (g *storageGuard) Admit() error { return g.admit(false) }
 
 // AdmitIngest returns nil when events may be acknowledged now: the ingest
-// writer's Admit (its spool) and the replay chunks'. It is Admit, except
-// that a store broken by a write that ran out of DuckDB's memory does not
-// refuse: that store is reopened within a second (recover) while the disk
-// has room, and the spool keeps what is acknowledged meanwhile, so that a
-// read that filled the buffer pool never makes ingest refuse events
-// (docs/security.md, "Reads never break writes").
-func (g *storageGuard) AdmitIngest() error { return g.admit(true) }
+// writer's Admit and the replay chunks'. With the spool in front of the
+// database it is Admit, except that a store broken by a write that ran out
+// of DuckDB's memory does not refuse: that store is reopened within a
+// second (recover) while the disk has room, and the spool keeps what is
+// acknowledged meanwhile, so that a read that filled the buffer pool never
+// makes ingest refuse events (docs/security.md, "Reads never break
+// writes"). Without the spool the events go to the database itself, and
+// it is Admit.
+func (g *storageGuard) AdmitIngest() error { return g.admit(g.spooled) }
 
 func (g *storageGuard) admit(despiteMemory bool) error {
 	if g.store != nil {
@@ -112,11 +120,17 @@ func (g *storageGuard) aboveFloor() error {
 	if err != nil {
 		// Unknown free space is not a reason to refuse events; a write
 		// that fails is caught by the store itself.
-		g.log.Warn("cannot read the data directory's free space", "err", err)
+		g.mu.Lock()
+		if !g.unread {
+			g.log.Warn("cannot read the data directory's free space; not refusing writes for it until it can be read", "err", err)
+		}
+		g.unread = true
+		g.mu.Unlock()
 		return nil
 	}
 	short, refusal := g.check(free)
 	g.mu.Lock()
+	g.unread = false
 	if short != g.short {
 		switch short {
 		case "space":

@@ -68,3 +68,29 @@ func TestGuardInodeFloor(t *testing.T) {
 		t.Errorf("once the files are deleted: %v", err)
 	}
 }
+
+// TestGuardUnreadableDisk checks that a data directory whose free space
+// cannot be read allows writes and says so once, not at every database
+// statement that asks, and again after a reading succeeded between.
+func TestGuardUnreadableDisk(t *testing.T) {
+	var logs strings.Builder
+	dir := t.TempDir()
+	g := newStorageGuard(dir+"/gone", 1<<20, 100, slog.New(slog.NewTextHandler(&logs, nil)))
+	for range 100 {
+		if err := g.aboveFloor(); err != nil {
+			t.Fatalf("an unreadable disk refused: %v", err)
+		}
+	}
+	if n := strings.Count(logs.String(), "cannot read the data directory's free space"); n != 1 {
+		t.Fatalf("%d warnings for 100 failed readings, want 1:\n%s", n, logs.String())
+	}
+	if err := os.Mkdir(dir+"/gone", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	g.aboveFloor()
+	os.Remove(dir + "/gone")
+	g.aboveFloor()
+	if n := strings.Count(logs.String(), "cannot read the data directory's free space"); n != 2 {
+		t.Errorf("%d warnings after the disk was read again and then lost, want 2", n)
+	}
+}

@@ -94,6 +94,7 @@ func openStorage(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *s
 		}
 		s.closers = append(s.closers, s.spool.Close)
 		s.events, s.queries, s.sync = s.spool, s.embedded, s.spool.Sync
+		s.guard.spooled = cfg.Spool
 		if !cfg.Spool {
 			s.events = s.embedded
 		}
