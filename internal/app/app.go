@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -40,6 +39,7 @@ import (
 	"strata/internal/query"
 	"strata/internal/ratelimit"
 	"strata/internal/replay"
+	"strata/internal/store/spool"
 )
 
 // App is a running Strata server.
@@ -278,7 +278,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	a.sockPath = filepath.Join(cfg.DataDir, admin.SocketName)
 	a.adminSrv = &http.Server{Handler: httpapi.AdminHandler(svc, log.With("component", "admin")),
 		ReadHeaderTimeout: 10 * time.Second}
-	if err := a.listenAdmin(); noSpace(err) {
+	if err := a.listenAdmin(); spool.NoSpace(err) {
 		// A socket is a file: with no inode free it cannot be made. The
 		// management commands wait for it; the server does not (Run
 		// tries again each second).
@@ -302,12 +302,6 @@ func (a *App) listenAdmin() error {
 	}
 	a.adminLn = ln
 	return nil
-}
-
-// noSpace reports whether err is a filesystem out of blocks or inodes, or
-// a quota reached.
-func noSpace(err error) bool {
-	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
 // tightenDataFiles takes the group's and others' permissions off the

@@ -179,7 +179,7 @@ func Open(ctx context.Context, inner Inner, opt Options) (*Store, error) {
 			"segments", len(s.left), "reason", deferred)
 	}
 	if err := s.startSegment(last + 1); err != nil {
-		if !noSpace(err) {
+		if !NoSpace(err) {
 			return nil, err
 		}
 		// write starts the segment after this one at the first append.
@@ -200,9 +200,9 @@ func Open(ctx context.Context, inner Inner, opt Options) (*Store, error) {
 	return s, nil
 }
 
-// noSpace reports whether err is a filesystem out of blocks or inodes, or
+// NoSpace reports whether err is a filesystem out of blocks or inodes, or
 // a quota reached.
-func noSpace(err error) bool {
+func NoSpace(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
