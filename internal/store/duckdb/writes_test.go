@@ -2,6 +2,7 @@ package duckdb
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -116,9 +117,6 @@ func TestWriteGate(t *testing.T) {
 	}
 }
 
-// TestOpenRefusesMigrationsWhenFull checks that a database that needs
-// migrations is not opened while the gate refuses, with an error that says
-// why, and that nothing was written to it.
 // TestWriteGateMidReplay crosses the floor between the statements of a
 // replay (AppendMissing stages the events, then inserts them): the refusal
 // never reached DuckDB, so it is answered as a refusal, the store stays
@@ -163,6 +161,9 @@ func TestWriteGateMidReplay(t *testing.T) {
 	}
 }
 
+// TestOpenRefusesMigrationsWhenFull checks that a database that needs
+// migrations is not opened while the gate refuses, with an error that says
+// why, and that nothing was written to it.
 func TestOpenRefusesMigrationsWhenFull(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -171,6 +172,17 @@ func TestOpenRefusesMigrationsWhenFull(t *testing.T) {
 	_, err := Open(ctx, dir, Options{MemoryLimit: "256MB", Threads: 1, WriteGate: floorGate(&full)})
 	if !errors.Is(err, errTestFull) || !strings.Contains(err.Error(), "migrations") {
 		t.Fatalf("Open of a new database while the gate refuses: %v; want the gate's error, naming the migrations", err)
+	}
+	// Nothing was written: the file, if DuckDB made one, holds no table.
+	raw, err := sql.Open("duckdb", filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables int
+	err = raw.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables`).Scan(&tables)
+	raw.Close()
+	if err != nil || tables != 0 {
+		t.Fatalf("after the refused Open the database holds %d tables (%v), want none", tables, err)
 	}
 	full.Store(false)
 	s, err := Open(ctx, dir, Options{MemoryLimit: "256MB", Threads: 1, WriteGate: floorGate(&full)})
