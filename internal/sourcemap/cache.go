@@ -12,12 +12,16 @@ type Key struct {
 	Release, URL string
 }
 
-// Cache keeps parsed maps in memory, the least recently used dropped
-// first once they hold more than Budget bytes (Map.Size, what they really
-// hold), for HitTTL each, and remembers for MissTTL that a key has no map,
-// or a map that failed to load, so that a release without maps costs the
-// store one lookup per key and interval rather than one per event, and a
-// map that does not parse is not read and parsed again for every event.
+// Cache keeps parsed maps in memory for HitTTL each, and remembers for
+// MissTTL that a key has no map, or a map that failed to load, so that a
+// release without maps costs the store one lookup per key and interval
+// rather than one per event, and a map that does not parse is not read and
+// parsed again for every event. Every entry, a map's or a miss's, is
+// charged to Budget (entryCost: a map's Size, what it really holds, and
+// for any entry its key and bookkeeping, about 400 bytes), and the least
+// recently used entries are dropped first once they hold more. Misses
+// count because the keys an event names are the public API key's to
+// choose: any $release, and fifty frames of two candidate URLs each.
 // An upload drops its key here (Forget), so it takes effect on this node
 // at once, and on the others within MissTTL (a new map) or HitTTL (a
 // replaced one).
@@ -48,6 +52,27 @@ type entry struct {
 	m      *Map  // nil: no map, or err
 	err    error // why the map could not be loaded
 	loaded time.Time
+	cost   int // entryCost, charged to used
+}
+
+// entryBytes is what an entry holds beside its strings and its map: the
+// entry, its list element, and its slot in byKey with its share of the
+// table, which does not shrink as entries are dropped. Measured at about
+// 290 bytes once the cache has turned over (TestCacheChargesMisses), 380
+// with the strings of a typical key; rounded up with room to spare.
+const entryBytes = 384
+
+// entryCost is what e holds: entryBytes, its key's strings, its error's
+// text and its map's Size.
+func entryCost(e *entry) int {
+	n := entryBytes + len(e.key.Release) + len(e.key.URL)
+	if e.err != nil {
+		n += len(e.err.Error())
+	}
+	if e.m != nil {
+		n += e.m.Size()
+	}
+	return n
 }
 
 // Get returns the map of k, loading it with load on a miss. load returns
@@ -70,13 +95,10 @@ func (c *Cache) Get(k Key, load func() (*Map, error)) (*Map, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := &entry{key: k, m: m, err: err, loaded: c.now()}
+	e.cost = entryCost(e)
+	c.evictUntil(c.Budget - e.cost)
 	c.byKey[k] = c.order.PushFront(e)
-	if m != nil {
-		c.used += m.Size()
-	}
-	for c.used > c.Budget && c.order.Len() > 1 {
-		c.remove(c.order.Back())
-	}
+	c.used += e.cost
 	return m, err
 }
 
@@ -114,25 +136,26 @@ func (c *Cache) Forget(k Key) {
 	}
 }
 
-// Reserve drops the least recently used maps until those left and a map of
-// size bytes fit in Budget. A load (Get's) calls it before parsing, so that
-// the maps cached and the one being parsed hold at most Budget together.
+// Reserve drops the least recently used entries until those left and a
+// map of size bytes fit in Budget. A load (Get's) calls it before parsing,
+// so that the entries cached and the map being parsed hold at most Budget
+// together.
 func (c *Cache) Reserve(size int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.order == nil {
-		return
-	}
-	for el := c.order.Back(); el != nil && c.used+size > c.Budget; {
-		prev := el.Prev()
-		if el.Value.(*entry).m != nil {
-			c.remove(el)
-		}
-		el = prev
+	c.evictUntil(c.Budget - size)
+}
+
+// evictUntil drops the least recently used entries, maps and misses
+// alike, until the rest hold at most limit bytes (none are left when limit
+// is below zero, for a map larger than Budget alone). c.mu is held.
+func (c *Cache) evictUntil(limit int) {
+	for c.used > limit && c.order != nil && c.order.Len() > 0 {
+		c.remove(c.order.Back())
 	}
 }
 
-// Used returns the bytes the cached maps hold.
+// Used returns the bytes the cached entries hold, as entryCost counts them.
 func (c *Cache) Used() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -142,9 +165,7 @@ func (c *Cache) Used() int {
 func (c *Cache) remove(el *list.Element) {
 	e := c.order.Remove(el).(*entry)
 	delete(c.byKey, e.key)
-	if e.m != nil {
-		c.used -= e.m.Size()
-	}
+	c.used -= e.cost
 }
 
 func (c *Cache) now() time.Time {

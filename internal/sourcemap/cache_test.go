@@ -1,6 +1,9 @@
 package sourcemap
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -9,9 +12,9 @@ import (
 func TestCacheBoundsMemoryAndForgetsMisses(t *testing.T) {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	// Each map here holds about 1,150 bytes (900 of them its source's
-	// text); the budget holds two.
+	// text), its entry about 1,540; the budget holds two.
 	text := []byte(`{"version":3,"sources":["a.js"],"mappings":"AAAA","names":[],"sourcesContent":["` + strings.Repeat("x", 900) + `"]}`)
-	c := &Cache{Budget: 2500, HitTTL: 10 * time.Minute, MissTTL: time.Minute, Now: func() time.Time { return now }}
+	c := &Cache{Budget: 3500, HitTTL: 10 * time.Minute, MissTTL: time.Minute, Now: func() time.Time { return now }}
 	loads := 0
 	load := func(have bool) func() (*Map, error) {
 		return func() (*Map, error) {
@@ -28,7 +31,7 @@ func TestCacheBoundsMemoryAndForgetsMisses(t *testing.T) {
 		}
 	}
 	// a, b loaded; a hit; c loaded and b, the least recently used, dropped.
-	if loads != 3 || c.Used() > 2500 {
+	if loads != 3 || c.Used() > c.Budget {
 		t.Errorf("%d loads, %d bytes held", loads, c.Used())
 	}
 	c.Get(Key{1, "1.0", "a"}, load(true))
@@ -69,5 +72,43 @@ func TestCacheBoundsMemoryAndForgetsMisses(t *testing.T) {
 	c.Get(miss, load(true))
 	if loads != 8 {
 		t.Error("a map outlived HitTTL")
+	}
+}
+
+// TestCacheChargesMisses misses 60,000 keys of random releases, as events
+// with a random $release would: every miss is charged to the budget, the
+// least recently used dropped, so that the cache holds at most Budget bytes
+// and a bounded number of entries; and what it holds, measured on the
+// heap, is not more than Used says (entryBytes is not too small).
+func TestCacheChargesMisses(t *testing.T) {
+	const budget = 8 << 20
+	c := &Cache{Budget: budget, HitTTL: time.Minute, MissTTL: time.Minute}
+	none := func() (*Map, error) { return nil, nil }
+	c.Get(Key{1, "warm", "up"}, none)
+	heap := func() uint64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	before := heap()
+	for i := range 60_000 {
+		release := fmt.Sprintf("%08x-%04x-release", rand.Uint32(), i%65536)
+		c.Get(Key{1, release, fmt.Sprintf("https://shop.example.com/assets/chunk-%d.min.js", i)}, none)
+	}
+	held := int(heap() - before)
+	t.Logf("%d misses kept, %d bytes on the heap (%d each); Used says %d", c.order.Len(), held, held/c.order.Len(), c.Used())
+	if held > c.Used() {
+		t.Errorf("the misses kept hold %d bytes, more than the %d bytes Used counts", held, c.Used())
+	}
+	most := budget / entryBytes
+	if c.Used() > budget || c.Used() < budget-1000 || c.order.Len() > most || len(c.byKey) != c.order.Len() {
+		t.Errorf("after 60,000 misses: %d bytes used of %d, %d entries (at most %d), %d keys", c.Used(), budget, c.order.Len(), most, len(c.byKey))
+	}
+	// The most recent misses are those kept.
+	loads := 0
+	c.Get(Key{1, "warm", "up"}, func() (*Map, error) { loads++; return nil, nil })
+	if loads != 1 {
+		t.Error("the oldest miss was not dropped")
 	}
 }

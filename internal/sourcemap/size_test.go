@@ -280,7 +280,9 @@ func TestCacheMakesRoomBeforeParsing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Cache{Budget: 2*one.Size() + 100, HitTTL: time.Minute, MissTTL: time.Minute}
+	// An entry of a map holds its Size and the entry's own bytes.
+	cost := entryCost(&entry{key: Key{1, "1.0", "a"}, m: one})
+	c := &Cache{Budget: 2*cost + 100, HitTTL: time.Minute, MissTTL: time.Minute}
 	heldAtParse := -1
 	load := func() (*Map, error) {
 		return ParseReserving(text, func(size int) {
@@ -296,8 +298,8 @@ func TestCacheMakesRoomBeforeParsing(t *testing.T) {
 			t.Errorf("loading %s: %d bytes held while parsing, over the budget of %d", url, heldAtParse, c.Budget)
 		}
 	}
-	if c.Used() != 2*one.Size() {
-		t.Errorf("%d bytes cached, want two maps' %d", c.Used(), 2*one.Size())
+	if c.Used() != 2*cost {
+		t.Errorf("%d bytes cached, want two maps' %d", c.Used(), 2*cost)
 	}
 	// a was dropped to make room for c; b is still there.
 	loads := 0
