@@ -168,6 +168,10 @@ type SourcemapStore interface {
 	// SourcemapContent returns the map and the minified file (nil when
 	// none was uploaded) of a release and URL, or ErrNotFound.
 	SourcemapContent(ctx context.Context, productID int64, release, url string) (mapText, minified []byte, err error)
+	// HasSourcemap reports whether a release and URL have a map, without
+	// reading it: what ingest asks first, since most of the files its
+	// frames name have none.
+	HasSourcemap(ctx context.Context, productID int64, release, url string) (bool, error)
 	// SourcemapText returns the map alone of a release and URL, or
 	// ErrNotFound: what ingest parses, without reading the minified file.
 	SourcemapText(ctx context.Context, productID int64, release, url string) ([]byte, error)

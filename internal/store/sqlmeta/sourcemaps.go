@@ -97,6 +97,18 @@ func (s *Store) SourcemapContent(ctx context.Context, productID int64, release, 
 	return []byte(mapText), min, nil
 }
 
+// HasSourcemap reports whether a release and URL have a map, without
+// reading it.
+func (s *Store) HasSourcemap(ctx context.Context, productID int64, release, url string) (bool, error) {
+	var has bool
+	err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM sourcemaps WHERE product_id = $1 AND release = $2 AND url = $3)`,
+		productID, release, url).Scan(&has)
+	if err != nil {
+		return false, fmt.Errorf("looking up a sourcemap: %w", err)
+	}
+	return has, nil
+}
+
 // SourcemapText returns the map of a release and URL.
 func (s *Store) SourcemapText(ctx context.Context, productID int64, release, url string) ([]byte, error) {
 	var mapText []byte

@@ -14,7 +14,8 @@ import (
 // testSourcemaps checks sourcemap storage: content round-trips (with and
 // without the minified file), an upload of the same product, release and
 // URL replaces the earlier one, lists are newest first and by release,
-// deletes are by release, and every method is scoped to its product.
+// deletes are by release, HasSourcemap answers what SourcemapText would
+// find, and every method is scoped to its product.
 func testSourcemaps(t *testing.T, s Meta) {
 	ctx := context.Background()
 	ws, _ := s.CreateWorkspace(ctx, "W")
@@ -50,6 +51,18 @@ func testSourcemaps(t *testing.T, s Meta) {
 	if _, min, err := s.SourcemapContent(ctx, a.ID, "1.4.3", app); err != nil || min != nil {
 		t.Errorf("an upload without the minified file: %q %v", min, err)
 	}
+	has := func(p int64, release, url string) bool {
+		t.Helper()
+		ok, err := s.HasSourcemap(ctx, p, release, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !has(a.ID, "1.4.2", app) || !has(a.ID, "1.4.3", app) || has(b.ID, "1.4.2", app) || has(a.ID, "1.4.2 ", app) ||
+		has(a.ID, "1.4.2", app+"?v=1") || has(a.ID, "1.4.4", app) {
+		t.Error("HasSourcemap differs from what is stored")
+	}
 	if _, _, err := s.SourcemapContent(ctx, a.ID, "1.4.2 ", app); !errors.Is(err, analytics.ErrNotFound) {
 		t.Errorf("a release that differs by a space: %v", err)
 	}
@@ -71,6 +84,9 @@ func testSourcemaps(t *testing.T, s Meta) {
 	}
 	if all, _ := s.ListSourcemaps(ctx, a.ID, ""); len(all) != 1 || all[0].Release != "1.4.3" {
 		t.Errorf("after the delete: %+v", all)
+	}
+	if has(a.ID, "1.4.2", app) || !has(a.ID, "1.4.3", app) {
+		t.Error("HasSourcemap after the delete of 1.4.2")
 	}
 }
 
