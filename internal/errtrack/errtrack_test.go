@@ -184,6 +184,47 @@ func TestEnrichTooComplexMap(t *testing.T) {
 	}
 }
 
+// TestEnrichAfterAStoreError enriches an event while the metadata store
+// fails (closed): its frame stays minified and says the map could not be
+// read; once the store answers again, the next event's frame resolves at
+// once, the error not kept for the 30 seconds a map that does not parse is.
+func TestEnrichAfterAStoreError(t *testing.T) {
+	ctx := context.Background()
+	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	down, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	down.Close()
+	ws, _ := st.CreateWorkspace(ctx, "W")
+	product, _ := st.CreateProduct(ctx, ws.ID, "P")
+	sm := analytics.Sourcemap{ProductID: product.ID, Release: "1.0.0", URL: appURL}
+	if err := st.PutSourcemap(ctx, &sm, []byte(`{"version":3,"sources":["app.ts"],"mappings":"AAAA"}`), nil, analytics.SourcemapQuota{}); err != nil {
+		t.Fatal(err)
+	}
+	p := NewProcessor(down, 1<<20)
+	enrich := func() enriched {
+		raw, _ := json.Marshal(map[string]any{"$exception_type": "Error", "$exception_message": "x", "$release": "1.0.0",
+			"$exception_stack": "Error: x\n    at f (" + appURL + ":1:1)"})
+		var e enriched
+		if err := json.Unmarshal(p.Enrich(ctx, product.ID, raw), &e); err != nil || len(e.Frames) != 1 {
+			t.Fatalf("%+v %v", e, err)
+		}
+		return e
+	}
+	if e := enrich(); e.Frames[0].Resolved || !strings.HasPrefix(e.Resolution, "the sourcemap of "+appURL+" could not be read: ") {
+		t.Errorf("while the store fails: %+v", e)
+	}
+	p.Store = st
+	if e := enrich(); !e.Frames[0].Resolved || e.Frames[0].File != "app.ts" || e.Resolution != "" {
+		t.Errorf("once the store answers again: %+v", e)
+	}
+}
+
 // TestUpload checks the upload's own checks on a real store: a map over
 // the parsed-size limit is 413 sourcemap_too_complex, one the parser
 // cannot read is 400 naming the file, an upload over the quota stores

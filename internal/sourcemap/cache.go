@@ -15,7 +15,7 @@ type Key struct {
 }
 
 // Cache keeps parsed maps in memory for HitTTL each, and remembers for
-// MissTTL that a key has no map, or a map that failed to load, so that a
+// MissTTL that a key has no map, or a map that does not parse, so that a
 // release without maps costs the store one lookup per key and interval
 // rather than one per event, and a map that does not parse is not read and
 // parsed again for every event. Every entry, a map's or a miss's, is
@@ -75,7 +75,7 @@ type Source interface {
 type entry struct {
 	key    Key
 	m      *Map  // nil: no map, or err
-	err    error // why the map could not be loaded
+	err    error // why the map does not parse
 	loaded time.Time
 	cost   int // entryCost, charged to used
 }
@@ -102,16 +102,21 @@ func entryCost(e *entry) int {
 
 // Get returns the map of k from src, nil and no error when k has none. On
 // a miss it asks src whether k has a map; one that does is read and parsed
-// in turn with other loads (the wait ends with ctx). An error is returned
-// again, without asking src, for MissTTL.
+// in turn with other loads (the wait ends with ctx). The error of a map
+// that does not parse is returned again, without asking src, for MissTTL;
+// src's own errors (a database briefly unreachable, ctx's end) are
+// returned and not kept, so that the next event asks again.
 func (c *Cache) Get(ctx context.Context, k Key, src Source) (*Map, error) {
 	e, ok, forgets := c.find(k)
 	if ok {
 		return e.m, e.err
 	}
 	has, err := src.HasMap(ctx, k)
-	if err != nil || !has {
-		return nil, c.add(k, nil, err, forgets)
+	if err != nil {
+		return nil, err
+	}
+	if !has {
+		return nil, c.add(k, nil, nil, forgets)
 	}
 	select {
 	case c.loading <- struct{}{}:
@@ -123,8 +128,11 @@ func (c *Cache) Get(ctx context.Context, k Key, src Source) (*Map, error) {
 		return e.m, e.err
 	}
 	text, err := src.MapText(ctx, k)
-	if err != nil || text == nil {
-		return nil, c.add(k, nil, err, forgets)
+	if err != nil {
+		return nil, err
+	}
+	if text == nil {
+		return nil, c.add(k, nil, nil, forgets)
 	}
 	parse := c.parse
 	if parse == nil {

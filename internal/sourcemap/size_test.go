@@ -424,3 +424,54 @@ func (u *uploading) HasMap(ctx context.Context, k Key) (bool, error) {
 	}
 	return has, err
 }
+
+// TestCacheDoesNotKeepStoreErrors fails the store's lookup, then its read,
+// once each, as a database briefly unreachable would: each error is
+// returned and not kept, so that the next caller asks again and finds the
+// map, where a map that does not parse is kept for MissTTL
+// (TestCacheRemembersFailedLoads).
+func TestCacheDoesNotKeepStoreErrors(t *testing.T) {
+	ctx := context.Background()
+	c := &Cache{Budget: 1 << 20, HitTTL: time.Minute, MissTTL: time.Minute}
+	src := &failing{store: &store{}}
+	for _, url := range []string{"a.js", "b.js"} {
+		src.put(Key{1, "1.0", url}, `{"version":3,"sources":["a.ts"],"mappings":"AAAA"}`)
+	}
+	src.lookupErr = errors.New("connection refused")
+	if m, err := c.Get(ctx, Key{1, "1.0", "a.js"}, src); m != nil || err == nil {
+		t.Fatalf("a failed lookup: %v %v", m, err)
+	}
+	if m, err := c.Get(ctx, Key{1, "1.0", "a.js"}, src); m == nil || err != nil {
+		t.Errorf("the lookup after one that failed: %v %v", m, err)
+	}
+	src.readErr = errors.New("connection reset")
+	if m, err := c.Get(ctx, Key{1, "1.0", "b.js"}, src); m != nil || err == nil {
+		t.Fatalf("a failed read: %v %v", m, err)
+	}
+	if m, err := c.Get(ctx, Key{1, "1.0", "b.js"}, src); m == nil || err != nil {
+		t.Errorf("the read after one that failed: %v %v", m, err)
+	}
+}
+
+// failing is a store whose next lookup, or next read, fails with the
+// error set.
+type failing struct {
+	*store
+	lookupErr, readErr error
+}
+
+func (f *failing) HasMap(ctx context.Context, k Key) (bool, error) {
+	if err := f.lookupErr; err != nil {
+		f.lookupErr = nil
+		return false, err
+	}
+	return f.store.HasMap(ctx, k)
+}
+
+func (f *failing) MapText(ctx context.Context, k Key) ([]byte, error) {
+	if err := f.readErr; err != nil {
+		f.readErr = nil
+		return nil, err
+	}
+	return f.store.MapText(ctx, k)
+}
