@@ -33,7 +33,7 @@ func BenchmarkEnrichMissesWhileParsing(b *testing.B) {
 	dense := []byte(`{"version":3,"sources":["a.js"],"names":[],"mappings":"A` + strings.Repeat(",A", 2_000_000) + `"}`)
 	for i := range 3 {
 		sm := analytics.Sourcemap{ProductID: product.ID, Release: "big", URL: fmt.Sprintf("https://shop.example.com/%d.js", i)}
-		if err := st.PutSourcemap(ctx, &sm, dense, nil, analytics.SourcemapQuota{}); err != nil {
+		if err := st.PutSourcemap(ctx, &sm, dense, nil, analytics.SourcemapAmount{}); err != nil {
 			b.Fatal(err)
 		}
 	}

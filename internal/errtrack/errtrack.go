@@ -58,7 +58,7 @@ type Frame struct {
 type Processor struct {
 	Store analytics.SourcemapStore
 	Maps  *sourcemap.Cache
-	Quota analytics.SourcemapQuota
+	Quota analytics.SourcemapAmount
 }
 
 // NewProcessor returns a processor whose cache holds at most budget bytes

@@ -83,7 +83,7 @@ func TestEnrich(t *testing.T) {
 	minifiedFingerprint := e.Fingerprint
 
 	sm := analytics.Sourcemap{ProductID: product.ID, Release: "1.0.0", URL: appURL}
-	if err := st.PutSourcemap(ctx, &sm, mapText, minified, analytics.SourcemapQuota{}); err != nil {
+	if err := st.PutSourcemap(ctx, &sm, mapText, minified, analytics.SourcemapAmount{}); err != nil {
 		t.Fatal(err)
 	}
 	p.Uploaded(product.ID, "1.0.0", appURL+"?v=3")
@@ -161,13 +161,13 @@ func TestEnrichTooComplexMap(t *testing.T) {
 	// from 7 MB of text.
 	dense := []byte(`{"version":3,"sources":["a.js"],"names":[],"mappings":"A` + strings.Repeat(",A", 3_500_000) + `"}`)
 	sm := analytics.Sourcemap{ProductID: product.ID, Release: "1.0.0", URL: "https://shop.example.com/dense.js"}
-	if err := st.PutSourcemap(ctx, &sm, dense, nil, analytics.SourcemapQuota{}); err != nil {
+	if err := st.PutSourcemap(ctx, &sm, dense, nil, analytics.SourcemapAmount{}); err != nil {
 		t.Fatal(err)
 	}
 	mapText, _ := os.ReadFile("../sourcemap/testdata/app.min.js.map")
 	minified, _ := os.ReadFile("../sourcemap/testdata/app.min.js")
 	sm = analytics.Sourcemap{ProductID: product.ID, Release: "1.0.0", URL: appURL}
-	if err := st.PutSourcemap(ctx, &sm, mapText, nil, analytics.SourcemapQuota{}); err != nil {
+	if err := st.PutSourcemap(ctx, &sm, mapText, nil, analytics.SourcemapAmount{}); err != nil {
 		t.Fatal(err)
 	}
 	p := NewProcessor(st, 1<<20)
@@ -203,7 +203,7 @@ func TestEnrichAfterAStoreError(t *testing.T) {
 	ws, _ := st.CreateWorkspace(ctx, "W")
 	product, _ := st.CreateProduct(ctx, ws.ID, "P")
 	sm := analytics.Sourcemap{ProductID: product.ID, Release: "1.0.0", URL: appURL}
-	if err := st.PutSourcemap(ctx, &sm, []byte(`{"version":3,"sources":["app.ts"],"mappings":"AAAA"}`), nil, analytics.SourcemapQuota{}); err != nil {
+	if err := st.PutSourcemap(ctx, &sm, []byte(`{"version":3,"sources":["app.ts"],"mappings":"AAAA"}`), nil, analytics.SourcemapAmount{}); err != nil {
 		t.Fatal(err)
 	}
 	p := NewProcessor(down, 1<<20)
@@ -239,7 +239,7 @@ func TestUpload(t *testing.T) {
 	ws, _ := st.CreateWorkspace(ctx, "W")
 	product, _ := st.CreateProduct(ctx, ws.ID, "P")
 	p := NewProcessor(st, 1<<20)
-	p.Quota = analytics.SourcemapQuota{Count: 1}
+	p.Quota = analytics.SourcemapAmount{Count: 1}
 	upload := func(url, mapText string) error {
 		sm := analytics.Sourcemap{ProductID: product.ID, Release: "1.0.0", URL: url}
 		return p.Upload(ctx, &sm, []byte(mapText), nil)
