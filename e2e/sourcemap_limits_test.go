@@ -180,7 +180,8 @@ func TestSourcemapUploadRate(t *testing.T) {
 		!strings.Contains(errorMessage(r), "Too many requests for this API key (at most 5 a minute, uploads and ingest together)") {
 		t.Errorf("the 6th upload: Retry-After %q, %s", r.Header.Get("Retry-After"), r.Body)
 	}
-	if r := postEvents(t, s, slow, ev("after_uploads", "u")); r.Status != 429 {
+	if r := postEvents(t, s, slow, ev("after_uploads", "u")); r.Status != 429 ||
+		!strings.Contains(errorMessage(r), "Too many requests for this API key (at most 5 a minute, uploads and ingest together)") {
 		t.Errorf("an event with the key whose uploads spent its budget: %d %s", r.Status, r.Body)
 	}
 

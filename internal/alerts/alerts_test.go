@@ -260,6 +260,26 @@ func TestDeliverRefusesAddresses(t *testing.T) {
 	}
 }
 
+// TestSenderPolicyIsTheClients: the policy the API checks webhook URLs
+// against (Sender.Policy) is the one the client connects by, refused and
+// allowed alike.
+func TestSenderPolicyIsTheClients(t *testing.T) {
+	rcv := newReceiver(t, 204)
+	port := rcv.URL[strings.LastIndexByte(rcv.URL, ':')+1:]
+	body := func(time.Time) []byte { return []byte("{}") }
+	allow := analytics.WebhookPolicy{Allow: []netip.Prefix{netip.MustParsePrefix("169.254.169.254/32")}}
+	for _, p := range []analytics.WebhookPolicy{{}, allow} {
+		s := newSender(p, &resolver{answers: [][]netip.Addr{addrs("127.0.0.1", "169.254.169.254")}})
+		s.Attempts = 1
+		hook := analytics.AlertWebhook{URL: "http://169.254.169.254/hook", SpikeFactor: 5, SpikeMin: 10}
+		checked := hook.Validate(s.Policy()) == nil
+		r, _ := s.Deliver(context.Background(), "http://hooks.example.test:"+port+"/hook", "sec", body, nil)
+		if checked != r.Delivered || checked != (len(p.Allow) > 0) {
+			t.Errorf("policy %v: the API's check says %v, the client delivered %v", p.Allow, checked, r.Delivered)
+		}
+	}
+}
+
 // TestDeliverDialsTheCheckedAddress: a name whose DNS answer changes
 // between calls (here to the metadata address after the first) is
 // resolved once per connection, and the connection is made to the

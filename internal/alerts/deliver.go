@@ -36,16 +36,20 @@ const (
 // the check is made on the receiver's own address.
 type Sender struct {
 	Client *http.Client
-	// Policy is the rule the client applies; the API checks webhook URLs
-	// against the same one when they are set.
-	Policy analytics.WebhookPolicy
 	// Attempts and Backoff: how many times a delivery is tried and the
 	// first wait between tries (analytics.MaxAlertAttempts, FirstBackoff
 	// when zero).
 	Attempts int
 	Backoff  time.Duration
 	Now      func() time.Time
+
+	// dialer makes Client's connections, and holds the policy.
+	dialer *dialer
 }
+
+// Policy returns the rule the client applies, the dialer's own, so that
+// the API checks webhook URLs against the same one when they are set.
+func (s *Sender) Policy() analytics.WebhookPolicy { return s.dialer.policy }
 
 // Resolver looks up a host name's addresses; net.DefaultResolver is one.
 type Resolver interface {
@@ -76,7 +80,7 @@ func newSender(p analytics.WebhookPolicy, r Resolver) *Sender {
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
-	}, Policy: p, Attempts: analytics.MaxAlertAttempts, Backoff: FirstBackoff, Now: time.Now}
+	}, Attempts: analytics.MaxAlertAttempts, Backoff: FirstBackoff, Now: time.Now, dialer: d}
 }
 
 // refusedError is the error of a delivery to an address the policy

@@ -52,25 +52,20 @@ func SourcemapTooComplex(size, limit int) *Error {
 		float64(size)/(1<<20), limit>>20)
 }
 
-// SourcemapUsage is what a product's stored sourcemaps take: uploads, and
-// bytes of their maps and minified files together.
-type SourcemapUsage struct {
-	Count int64 `json:"count"`
-	Bytes int64 `json:"bytes"`
-}
-
-// SourcemapQuota bounds what a product's sourcemaps may take; a zero
-// field lifts its bound.
-type SourcemapQuota struct {
+// SourcemapAmount is an amount of a product's sourcemaps: uploads, and
+// bytes of their maps and minified files together. It is both what they
+// take (SourcemapStore.SourcemapUsage) and the quota they may take, where
+// a zero field lifts its bound.
+type SourcemapAmount struct {
 	Count int64 `json:"count"`
 	Bytes int64 `json:"bytes"`
 }
 
 // Admit returns nil when an upload of size bytes (map and minified file)
-// fits in q beside used, what the product's other uploads take (not the
-// upload it replaces, which it frees), else 403 quota_exceeded with what
-// is used and how to free it.
-func (q SourcemapQuota) Admit(used SourcemapUsage, size int64) error {
+// fits in the quota q beside used, what the product's other uploads take
+// (not the upload it replaces, which it frees), else 403 quota_exceeded
+// with what is used and how to free it.
+func (q SourcemapAmount) Admit(used SourcemapAmount, size int64) error {
 	var over string
 	switch {
 	case q.Count > 0 && used.Count+1 > q.Count:
@@ -154,20 +149,24 @@ type SourcemapStore interface {
 	// PutSourcemap stores a map (and the minified file, or nil) for
 	// sm's product, release and URL, replacing an earlier upload of the
 	// same three, and fills in sm's ID, Size, Minified and CreatedAt.
-	// The upload must fit in quota (SourcemapQuota.Admit, whose error it
+	// The upload must fit in quota (SourcemapAmount.Admit, whose error it
 	// returns, storing nothing): the product's usage is read and the
 	// upload stored in one transaction, and the uploads of one product
 	// take turns, on one node and across nodes sharing a store, so that
 	// uploads made at once cannot pass the quota together.
-	PutSourcemap(ctx context.Context, sm *Sourcemap, mapText, minified []byte, quota SourcemapQuota) error
+	PutSourcemap(ctx context.Context, sm *Sourcemap, mapText, minified []byte, quota SourcemapAmount) error
 	// SourcemapUsage returns what a product's sourcemaps take.
-	SourcemapUsage(ctx context.Context, productID int64) (SourcemapUsage, error)
+	SourcemapUsage(ctx context.Context, productID int64) (SourcemapAmount, error)
 	// ListSourcemaps returns a product's uploads, of one release when
 	// release is not "", newest first, without their content.
 	ListSourcemaps(ctx context.Context, productID int64, release string) ([]Sourcemap, error)
 	// SourcemapContent returns the map and the minified file (nil when
 	// none was uploaded) of a release and URL, or ErrNotFound.
 	SourcemapContent(ctx context.Context, productID int64, release, url string) (mapText, minified []byte, err error)
+	// HasSourcemap reports whether a release and URL have a map, without
+	// reading it: what ingest asks first, since most of the files its
+	// frames name have none.
+	HasSourcemap(ctx context.Context, productID int64, release, url string) (bool, error)
 	// SourcemapText returns the map alone of a release and URL, or
 	// ErrNotFound: what ingest parses, without reading the minified file.
 	SourcemapText(ctx context.Context, productID int64, release, url string) ([]byte, error)

@@ -10,20 +10,20 @@ import (
 // admitted, one past it is refused with what is used, and the refusal
 // carries the figures.
 func TestSourcemapQuotaAdmit(t *testing.T) {
-	q := SourcemapQuota{Count: 3, Bytes: 1000}
+	q := SourcemapAmount{Count: 3, Bytes: 1000}
 	for _, c := range []struct {
 		name  string
-		quota SourcemapQuota
-		used  SourcemapUsage
+		quota SourcemapAmount
+		used  SourcemapAmount
 		size  int64
 		says  string // "" when admitted
 	}{
-		{"no bounds", SourcemapQuota{}, SourcemapUsage{Count: 1e6, Bytes: 1e12}, 1e7, ""},
-		{"the last upload", q, SourcemapUsage{Count: 2, Bytes: 500}, 500, ""},
-		{"one upload too many", q, SourcemapUsage{Count: 3, Bytes: 0}, 1, "it keeps 3 uploads, the most it may"},
-		{"one", SourcemapQuota{Count: 1}, SourcemapUsage{Count: 1}, 1, "it keeps 1 upload, the most it may"},
-		{"one byte too many", q, SourcemapUsage{Count: 1, Bytes: 500}, 501, "its uploads take 500 bytes of the 1000 bytes it may, and this one is 501 bytes"},
-		{"in MB", SourcemapQuota{Bytes: 1 << 30}, SourcemapUsage{Bytes: 1000 << 20}, 30 << 20, "its uploads take 1000.0 MB of the 1.0 GB it may, and this one is 30.0 MB"},
+		{"no bounds", SourcemapAmount{}, SourcemapAmount{Count: 1e6, Bytes: 1e12}, 1e7, ""},
+		{"the last upload", q, SourcemapAmount{Count: 2, Bytes: 500}, 500, ""},
+		{"one upload too many", q, SourcemapAmount{Count: 3, Bytes: 0}, 1, "it keeps 3 uploads, the most it may"},
+		{"one", SourcemapAmount{Count: 1}, SourcemapAmount{Count: 1}, 1, "it keeps 1 upload, the most it may"},
+		{"one byte too many", q, SourcemapAmount{Count: 1, Bytes: 500}, 501, "its uploads take 500 bytes of the 1000 bytes it may, and this one is 501 bytes"},
+		{"in MB", SourcemapAmount{Bytes: 1 << 30}, SourcemapAmount{Bytes: 1000 << 20}, 30 << 20, "its uploads take 1000.0 MB of the 1.0 GB it may, and this one is 30.0 MB"},
 	} {
 		err := c.quota.Admit(c.used, c.size)
 		if c.says == "" {

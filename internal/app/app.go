@@ -159,7 +159,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// Sourcemap uploads are stored within each product's quota, and
 	// parsed at ingest into a cache of sourcemapCacheBytes (docs/errors.md).
 	exceptions := errtrack.NewProcessor(a.store.meta, sourcemapCacheBytes)
-	exceptions.Quota = analytics.SourcemapQuota{Count: int64(cfg.SourcemapQuotaCount), Bytes: int64(cfg.SourcemapQuotaBytes)}
+	exceptions.Quota = analytics.SourcemapAmount{Count: int64(cfg.SourcemapQuotaCount), Bytes: int64(cfg.SourcemapQuotaBytes)}
 	engine := &query.Engine{Store: a.store.queries, Sync: a.store.sync, Now: time.Now,
 		Admission: query.NewAdmission(cfg.QueryConcurrency, cfg.QueryQueue, cfg.QueryWait)}
 	api := &httpapi.Server{

@@ -353,6 +353,12 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 		}
 		return def
 	}
+	// fail keeps the first variable that did not parse.
+	fail := func(err error) {
+		if envErr == nil {
+			envErr = err
+		}
+	}
 	envInt := func(name string, def int) int {
 		v, ok := lookup(name)
 		if !ok || v == "" {
@@ -360,7 +366,7 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			envErr = fmt.Errorf("%s: %q is not a whole number", name, v)
+			fail(fmt.Errorf("%s: %q is not a whole number", name, v))
 		}
 		return n
 	}
@@ -371,9 +377,19 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 		}
 		d, err := time.ParseDuration(v)
 		if err != nil {
-			envErr = fmt.Errorf("%s: %q is not a duration such as 10s", name, v)
+			fail(fmt.Errorf("%s: %q is not a duration such as 10s", name, v))
 		}
 		return d
+	}
+	// envValue sets into, a flag's value (a size, a list of prefixes),
+	// from the variable name when it is set, before the flag is defined
+	// with it as its default: the flag, when given, sets it again.
+	envValue := func(name string, into flag.Value) {
+		if v, ok := lookup(name); ok && v != "" {
+			if err := into.Set(v); err != nil {
+				fail(fmt.Errorf("%s: %w", name, err))
+			}
+		}
 	}
 	fs.StringVar(&c.Addr, "addr", env("STRATA_ADDR", c.Addr), "HTTP listen address (env STRATA_ADDR)")
 	fs.StringVar(&c.DataDir, "data", env("STRATA_DATA", c.DataDir), "data directory (env STRATA_DATA)")
@@ -389,11 +405,7 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	fs.IntVar(&c.QueryQueue, "query-queue", envInt("STRATA_QUERY_QUEUE", c.QueryQueue), "queries that may wait for a slot; more are refused with 503 (env STRATA_QUERY_QUEUE)")
 	fs.DurationVar(&c.SampleRatioInterval, "srm-interval", envDuration("STRATA_SRM_INTERVAL", c.SampleRatioInterval), "how often running experiments get the sample-ratio check (env STRATA_SRM_INTERVAL)")
 	fs.DurationVar(&c.AlertInterval, "alert-interval", envDuration("STRATA_ALERT_INTERVAL", c.AlertInterval), "how often the error alert job looks for new and spiking error groups (env STRATA_ALERT_INTERVAL)")
-	if v, ok := lookup("STRATA_ALERT_WEBHOOK_ALLOW"); ok && v != "" {
-		if err := c.AlertWebhookAllow.Set(v); err != nil {
-			envErr = fmt.Errorf("STRATA_ALERT_WEBHOOK_ALLOW: %w", err)
-		}
-	}
+	envValue("STRATA_ALERT_WEBHOOK_ALLOW", &c.AlertWebhookAllow)
 	fs.Var(&c.AlertWebhookAllow, "alert-webhook-allow", "comma-separated addresses or CIDR prefixes alert webhooks may be delivered to although they are refused by default (link-local, cloud metadata services such as 100.100.100.200); empty: none (env STRATA_ALERT_WEBHOOK_ALLOW)")
 	fs.StringVar(&c.PublicURL, "public-url", env("STRATA_PUBLIC_URL", ""), "the dashboard's public address, e.g. https://analytics.example.com, which links in alerts start with (env STRATA_PUBLIC_URL)")
 	fs.DurationVar(&c.QueryWait, "query-wait", envDuration("STRATA_QUERY_WAIT", c.QueryWait), "longest a query waits for a slot before 503 (env STRATA_QUERY_WAIT)")
@@ -404,25 +416,18 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	fs.IntVar(&c.DedupCapacity, "dedup-capacity", c.DedupCapacity, "uuids remembered for deduplication")
 	fs.StringVar(&c.DuckDBMemoryLimit, "duckdb-memory", env("STRATA_DUCKDB_MEMORY", c.DuckDBMemoryLimit), "DuckDB buffer pool, shared by cached data, unflushed rows and queries; not the process's size (env STRATA_DUCKDB_MEMORY)")
 	fs.StringVar(&c.DuckDBCheckpoint, "duckdb-checkpoint", env("STRATA_DUCKDB_CHECKPOINT", c.DuckDBCheckpoint), "DuckDB WAL size that triggers a checkpoint (env STRATA_DUCKDB_CHECKPOINT)")
-	envSize := func(name string, into *ByteSize) {
-		if v, ok := lookup(name); ok && v != "" {
-			if err := into.Set(v); err != nil {
-				envErr = fmt.Errorf("%s: %w", name, err)
-			}
-		}
-	}
-	envSize("STRATA_MAX_BODY_MEMORY", &c.MaxBodyMemory)
+	envValue("STRATA_MAX_BODY_MEMORY", &c.MaxBodyMemory)
 	fs.Var(&c.MaxBodyMemory, "max-body-memory", "memory all request bodies in flight may hold together, e.g. 64MB (env STRATA_MAX_BODY_MEMORY)")
-	envSize("STRATA_MIN_FREE_DISK", &c.MinFreeDisk)
+	envValue("STRATA_MIN_FREE_DISK", &c.MinFreeDisk)
 	fs.Var(&c.MinFreeDisk, "min-free-disk", "free space the data directory must keep; below it ingest answers 503 storage_full; 0 turns the check off (env STRATA_MIN_FREE_DISK)")
 	fs.IntVar(&c.MinFreeInodes, "min-free-inodes", envInt("STRATA_MIN_FREE_INODES", c.MinFreeInodes), "free inodes the data directory's filesystem must keep; below it ingest answers 503 storage_full; 0 turns the check off (env STRATA_MIN_FREE_INODES)")
-	envSize("STRATA_SOURCEMAP_QUOTA_BYTES", &c.SourcemapQuotaBytes)
+	envValue("STRATA_SOURCEMAP_QUOTA_BYTES", &c.SourcemapQuotaBytes)
 	fs.Var(&c.SourcemapQuotaBytes, "sourcemap-quota-bytes", "what each product's sourcemaps and minified files may take together, e.g. 1GB; 0: no cap (env STRATA_SOURCEMAP_QUOTA_BYTES)")
 	fs.BoolVar(&c.Replay, "replay", env("STRATA_REPLAY", "true") != "false", "let browser SDKs record sessions (replayEnabled); false refuses $snapshot events (env STRATA_REPLAY)")
 	fs.DurationVar(&c.ReplayRetention, "replay-retention", envDuration("STRATA_REPLAY_RETENTION", c.ReplayRetention), "how long a recorded session is kept after its last chunk (env STRATA_REPLAY_RETENTION)")
-	envSize("STRATA_REPLAY_MAX_BYTES", &c.ReplayMaxBytes)
+	envValue("STRATA_REPLAY_MAX_BYTES", &c.ReplayMaxBytes)
 	fs.Var(&c.ReplayMaxBytes, "replay-max-bytes", "what each product's recorded sessions may take together, e.g. 10GB; the oldest are deleted beyond it; 0: no cap (env STRATA_REPLAY_MAX_BYTES)")
-	envSize("STRATA_REPLAY_MAX_SESSION_BYTES", &c.ReplayMaxSessionBytes)
+	envValue("STRATA_REPLAY_MAX_SESSION_BYTES", &c.ReplayMaxSessionBytes)
 	fs.Var(&c.ReplayMaxSessionBytes, "replay-max-session-bytes", "what one recorded session may store, e.g. 50MB (each chunk counts its data and 512 bytes); its later chunks are refused (replay_session_full); 0: no cap (env STRATA_REPLAY_MAX_SESSION_BYTES)")
 	fs.IntVar(&c.ReplayMaxSessions, "replay-max-sessions", envInt("STRATA_REPLAY_MAX_SESSIONS", c.ReplayMaxSessions), "how many recorded sessions each product may keep; a chunk that would start one more is refused (replay_quota_full), and the retention job deletes the oldest to keep a tenth of it free; 0: no cap (env STRATA_REPLAY_MAX_SESSIONS)")
 	fs.DurationVar(&c.ReplayInterval, "replay-interval", c.ReplayInterval, "how often the replay retention job runs")

@@ -270,7 +270,21 @@ func TestAlertWebhookAllow(t *testing.T) {
 	if _, err := Load([]string{"--alert-webhook-allow", "metadata.internal"}, env(nil)); err == nil {
 		t.Error("a host name accepted")
 	}
-	if _, err := Load(nil, env(map[string]string{"STRATA_ALERT_WEBHOOK_ALLOW": "10.0.0.0/33"})); err == nil {
-		t.Error("a bad prefix in the environment accepted")
+	if _, err := Load(nil, env(map[string]string{"STRATA_ALERT_WEBHOOK_ALLOW": "10.0.0.0/33"})); err == nil || !strings.HasPrefix(err.Error(), "STRATA_ALERT_WEBHOOK_ALLOW: ") {
+		t.Errorf("a bad prefix in the environment: %v", err)
+	}
+}
+
+// TestLoadNamesTheFirstBadVariable sets three variables that do not parse,
+// a number, a size and a list of prefixes: the error names the first of
+// them, as the flags list them, and not the last.
+func TestLoadNamesTheFirstBadVariable(t *testing.T) {
+	_, err := Load(nil, env(map[string]string{"STRATA_RATE_LIMIT": "many", "STRATA_ALERT_WEBHOOK_ALLOW": "10.0.0.0/33", "STRATA_MAX_BODY_MEMORY": "lots"}))
+	if err == nil || !strings.HasPrefix(err.Error(), "STRATA_RATE_LIMIT: ") {
+		t.Errorf("three bad variables: %v; want STRATA_RATE_LIMIT's error", err)
+	}
+	_, err = Load(nil, env(map[string]string{"STRATA_ALERT_WEBHOOK_ALLOW": "10.0.0.0/33", "STRATA_MAX_BODY_MEMORY": "lots"}))
+	if err == nil || !strings.HasPrefix(err.Error(), "STRATA_ALERT_WEBHOOK_ALLOW: ") {
+		t.Errorf("two bad variables: %v; want STRATA_ALERT_WEBHOOK_ALLOW's error", err)
 	}
 }

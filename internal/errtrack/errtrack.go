@@ -31,6 +31,12 @@ const (
 // maxFrames bounds the frames stored with an event.
 const maxFrames = 50
 
+// mapsTimeout bounds the time one event waits for its frames' maps: the
+// store's lookups and reads, and its turn behind the maps other events
+// are parsing. A frame whose map is not there by then stays minified,
+// and $exception_resolution says why; ingest goes on with the event.
+const mapsTimeout = 5 * time.Second
+
 // Frame is one stored frame: de-minified when Resolved.
 type Frame struct {
 	Function string `json:"function"`
@@ -52,7 +58,7 @@ type Frame struct {
 type Processor struct {
 	Store analytics.SourcemapStore
 	Maps  *sourcemap.Cache
-	Quota analytics.SourcemapQuota
+	Quota analytics.SourcemapAmount
 }
 
 // NewProcessor returns a processor whose cache holds at most budget bytes
@@ -117,6 +123,8 @@ func (p *Processor) Enrich(ctx context.Context, product int64, props json.RawMes
 	}
 	frames := make([]Frame, len(parsed))
 	var reasons []string
+	ctx, cancel := context.WithTimeout(ctx, mapsTimeout)
+	defer cancel()
 	for i, f := range parsed {
 		frames[i] = Frame{Function: f.Function, File: f.URL, Line: f.Line, Column: f.Column, InApp: inApp(f)}
 		if !frames[i].InApp || f.URL == "" || f.Line == 0 {
@@ -171,22 +179,27 @@ func (p *Processor) Enrich(ctx context.Context, product int64, props json.RawMes
 // query and fragment.
 func (p *Processor) mapOf(ctx context.Context, product int64, release, url string) (*sourcemap.Map, error) {
 	for _, u := range candidates(url) {
-		m, err := p.Maps.Get(sourcemap.Key{Product: product, Release: release, URL: u}, func() (*sourcemap.Map, error) {
-			text, err := p.Store.SourcemapText(ctx, product, release, u)
-			if errors.Is(err, analytics.ErrNotFound) {
-				return nil, nil
-			}
-			if err != nil {
-				return nil, err
-			}
-			// The cache makes room for the map before it is parsed.
-			return sourcemap.ParseReserving(text, p.Maps.Reserve)
-		})
+		m, err := p.Maps.Get(ctx, sourcemap.Key{Product: product, Release: release, URL: u}, source{p.Store})
 		if err != nil || m != nil {
 			return m, err
 		}
 	}
 	return nil, nil
+}
+
+// source is the store as the cache of parsed maps reads it.
+type source struct{ store analytics.SourcemapStore }
+
+func (s source) HasMap(ctx context.Context, k sourcemap.Key) (bool, error) {
+	return s.store.HasSourcemap(ctx, k.Product, k.Release, k.URL)
+}
+
+func (s source) MapText(ctx context.Context, k sourcemap.Key) ([]byte, error) {
+	text, err := s.store.SourcemapText(ctx, k.Product, k.Release, k.URL)
+	if errors.Is(err, analytics.ErrNotFound) {
+		return nil, nil
+	}
+	return text, err
 }
 
 // Declarations enclosingFunction recognises, in the original source: a

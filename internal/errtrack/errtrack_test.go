@@ -83,7 +83,7 @@ func TestEnrich(t *testing.T) {
 	minifiedFingerprint := e.Fingerprint
 
 	sm := analytics.Sourcemap{ProductID: product.ID, Release: "1.0.0", URL: appURL}
-	if err := st.PutSourcemap(ctx, &sm, mapText, minified, analytics.SourcemapQuota{}); err != nil {
+	if err := st.PutSourcemap(ctx, &sm, mapText, minified, analytics.SourcemapAmount{}); err != nil {
 		t.Fatal(err)
 	}
 	p.Uploaded(product.ID, "1.0.0", appURL+"?v=3")
@@ -161,13 +161,13 @@ func TestEnrichTooComplexMap(t *testing.T) {
 	// from 7 MB of text.
 	dense := []byte(`{"version":3,"sources":["a.js"],"names":[],"mappings":"A` + strings.Repeat(",A", 3_500_000) + `"}`)
 	sm := analytics.Sourcemap{ProductID: product.ID, Release: "1.0.0", URL: "https://shop.example.com/dense.js"}
-	if err := st.PutSourcemap(ctx, &sm, dense, nil, analytics.SourcemapQuota{}); err != nil {
+	if err := st.PutSourcemap(ctx, &sm, dense, nil, analytics.SourcemapAmount{}); err != nil {
 		t.Fatal(err)
 	}
 	mapText, _ := os.ReadFile("../sourcemap/testdata/app.min.js.map")
 	minified, _ := os.ReadFile("../sourcemap/testdata/app.min.js")
 	sm = analytics.Sourcemap{ProductID: product.ID, Release: "1.0.0", URL: appURL}
-	if err := st.PutSourcemap(ctx, &sm, mapText, nil, analytics.SourcemapQuota{}); err != nil {
+	if err := st.PutSourcemap(ctx, &sm, mapText, nil, analytics.SourcemapAmount{}); err != nil {
 		t.Fatal(err)
 	}
 	p := NewProcessor(st, 1<<20)
@@ -181,6 +181,47 @@ func TestEnrichTooComplexMap(t *testing.T) {
 	want := "the sourcemap of https://shop.example.com/dense.js (release 1.0.0) is not used: its parsed form would take 66.8 MB, over the limit of 64 MB; upload a smaller map"
 	if len(e.Frames) != 4 || !e.Frames[0].Resolved || e.Frames[3].Resolved || e.Frames[3].File != "https://shop.example.com/dense.js" || e.Resolution != want {
 		t.Errorf("frames %+v, resolution %q", e.Frames, e.Resolution)
+	}
+}
+
+// TestEnrichAfterAStoreError enriches an event while the metadata store
+// fails (closed): its frame stays minified and says the map could not be
+// read; once the store answers again, the next event's frame resolves at
+// once, the error not kept for the 30 seconds a map that does not parse is.
+func TestEnrichAfterAStoreError(t *testing.T) {
+	ctx := context.Background()
+	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	down, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	down.Close()
+	ws, _ := st.CreateWorkspace(ctx, "W")
+	product, _ := st.CreateProduct(ctx, ws.ID, "P")
+	sm := analytics.Sourcemap{ProductID: product.ID, Release: "1.0.0", URL: appURL}
+	if err := st.PutSourcemap(ctx, &sm, []byte(`{"version":3,"sources":["app.ts"],"mappings":"AAAA"}`), nil, analytics.SourcemapAmount{}); err != nil {
+		t.Fatal(err)
+	}
+	p := NewProcessor(down, 1<<20)
+	enrich := func() enriched {
+		raw, _ := json.Marshal(map[string]any{"$exception_type": "Error", "$exception_message": "x", "$release": "1.0.0",
+			"$exception_stack": "Error: x\n    at f (" + appURL + ":1:1)"})
+		var e enriched
+		if err := json.Unmarshal(p.Enrich(ctx, product.ID, raw), &e); err != nil || len(e.Frames) != 1 {
+			t.Fatalf("%+v %v", e, err)
+		}
+		return e
+	}
+	if e := enrich(); e.Frames[0].Resolved || !strings.HasPrefix(e.Resolution, "the sourcemap of "+appURL+" could not be read: ") {
+		t.Errorf("while the store fails: %+v", e)
+	}
+	p.Store = st
+	if e := enrich(); !e.Frames[0].Resolved || e.Frames[0].File != "app.ts" || e.Resolution != "" {
+		t.Errorf("once the store answers again: %+v", e)
 	}
 }
 
@@ -198,7 +239,7 @@ func TestUpload(t *testing.T) {
 	ws, _ := st.CreateWorkspace(ctx, "W")
 	product, _ := st.CreateProduct(ctx, ws.ID, "P")
 	p := NewProcessor(st, 1<<20)
-	p.Quota = analytics.SourcemapQuota{Count: 1}
+	p.Quota = analytics.SourcemapAmount{Count: 1}
 	upload := func(url, mapText string) error {
 		sm := analytics.Sourcemap{ProductID: product.ID, Release: "1.0.0", URL: url}
 		return p.Upload(ctx, &sm, []byte(mapText), nil)

@@ -103,7 +103,7 @@ func (s *Server) handlePutAlertWebhook(w http.ResponseWriter, r *http.Request) e
 		if req.SpikeMin != nil {
 			hook.SpikeMin = *req.SpikeMin
 		}
-		if err := hook.Validate(s.AlertSender.Policy); err != nil {
+		if err := hook.Validate(s.AlertSender.Policy()); err != nil {
 			return err
 		}
 		if req.RotateSecret && !create {

@@ -139,14 +139,22 @@ func (s *Server) admit(ctx context.Context, origin []byte, plain string) (analyt
 	if err := testKeyOrigin(key.Env, origin); err != nil {
 		return key, err
 	}
-	limit := key.RateLimit
+	return key, s.allowKey(key.ID, key.RateLimit)
+}
+
+// allowKey takes one request from an API key's bucket, which its events
+// and its sourcemap uploads share, across nodes: ownLimit a minute (the
+// key's own rate limit), or the server's default when that is 0. Over it,
+// 429 rate_limited with Retry-After.
+func (s *Server) allowKey(keyID int64, ownLimit int) error {
+	limit := ownLimit
 	if limit == 0 {
 		limit = s.DefaultRateLimit
 	}
-	if ok, wait := s.Limiter.Allow(key.ID, limit); !ok {
-		return key, rateLimited(wait, "Too many requests for this API key")
+	if ok, wait := s.Limiter.Allow(keyID, limit); !ok {
+		return rateLimited(wait, "Too many requests for this API key (at most %d a minute, uploads and ingest together)", limit)
 	}
-	return key, nil
+	return nil
 }
 
 // ingestBody reads the body of POST /e under the server's body budget and

@@ -58,14 +58,8 @@ func (s *Server) admitUpload(ctx *fasthttp.RequestCtx) error {
 			return rateLimited(wait, "Too many sourcemap uploads with this credential (at most %d a minute)", s.SourcemapRateLimit)
 		}
 	}
-	if p.KeyID != 0 && s.Limiter != nil {
-		limit := p.KeyRateLimit
-		if limit == 0 {
-			limit = s.DefaultRateLimit
-		}
-		if ok, wait := s.Limiter.Allow(p.KeyID, limit); !ok {
-			return rateLimited(wait, "Too many requests for this API key (at most %d a minute, uploads and ingest together)", limit)
-		}
+	if p.KeyID != 0 {
+		return s.allowKey(p.KeyID, p.KeyRateLimit)
 	}
 	return nil
 }

@@ -38,17 +38,3 @@ func (c *chunked[T]) at(i int) *T { return &c.chunks[i>>chunkShift][i&chunkMask]
 func chunkedBytes(n, size int) int {
 	return n*size + (n+chunkMask)>>chunkShift*sliceBytes
 }
-
-// run is the elements [from, to) of a chunked slice, for sorting.
-type run[T any] struct {
-	c        *chunked[T]
-	from, to int
-	less     func(a, b *T) bool
-}
-
-func (r run[T]) Len() int           { return r.to - r.from }
-func (r run[T]) Less(i, j int) bool { return r.less(r.c.at(r.from+i), r.c.at(r.from+j)) }
-func (r run[T]) Swap(i, j int) {
-	a, b := r.c.at(r.from+i), r.c.at(r.from+j)
-	*a, *b = *b, *a
-}

@@ -1,6 +1,7 @@
 package sourcemap
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -214,30 +215,35 @@ func TestLookupAgainstSegments(t *testing.T) {
 	}
 }
 
-// TestCacheLoadsOneMapAtATime misses many keys from many goroutines at
-// once: loads never overlap, so that the memory of maps being parsed is
-// one map's, and callers missing one key together load it once.
+// TestCacheLoadsOneMapAtATime misses many keys that have maps from many
+// goroutines at once: loads (reads and parses) never overlap, so that the
+// memory of maps being parsed is one map's, and callers missing one key
+// together load it once. Misses of keys without a map do not take turns
+// (TestCacheMissesDoNotWait).
 func TestCacheLoadsOneMapAtATime(t *testing.T) {
 	c := &Cache{Budget: 1 << 20, HitTTL: time.Minute, MissTTL: time.Minute}
-	var running, most, loads atomic.Int32
+	var running, most atomic.Int32
+	src := &store{read: func(Key) {
+		n := running.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(5 * time.Millisecond)
+		running.Add(-1)
+	}}
+	for i := range 4 {
+		src.put(Key{1, "1.0", fmt.Sprint(i)}, `{"version":3,"sources":["a.js"],"mappings":"AAAA"}`)
+	}
 	var wg sync.WaitGroup
 	for i := range 32 {
 		wg.Go(func() {
-			k := Key{1, "1.0", fmt.Sprint(i % 4)}
-			c.Get(k, func() (*Map, error) {
-				loads.Add(1)
-				n := running.Add(1)
-				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-				}
-				time.Sleep(5 * time.Millisecond)
-				running.Add(-1)
-				return Parse([]byte(`{"version":3,"sources":["a.js"],"mappings":"AAAA"}`))
-			})
+			if m, err := c.Get(context.Background(), Key{1, "1.0", fmt.Sprint(i % 4)}, src); m == nil || err != nil {
+				t.Errorf("%d: %v %v", i%4, m, err)
+			}
 		})
 	}
 	wg.Wait()
-	if most.Load() != 1 || loads.Load() != 4 {
-		t.Errorf("%d loads at once at most, %d loads of 4 keys", most.Load(), loads.Load())
+	if _, loads := src.counts(); most.Load() != 1 || loads != 4 {
+		t.Errorf("%d loads at once at most, %d loads of 4 keys", most.Load(), loads)
 	}
 }
 
@@ -245,28 +251,27 @@ func TestCacheLoadsOneMapAtATime(t *testing.T) {
 // map over MaxSize stored before the limit, a broken one) is not loaded
 // again for every event, but again after MissTTL or Forget.
 func TestCacheRemembersFailedLoads(t *testing.T) {
+	ctx := context.Background()
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	c := &Cache{Budget: 1 << 20, HitTTL: time.Minute, MissTTL: 30 * time.Second, Now: func() time.Time { return now }}
 	k := Key{1, "1.0", "app.js"}
-	loads := 0
-	load := func() (*Map, error) {
-		loads++
-		return Parse([]byte(`{"version":3,"sources":[],"mappings":"AAAA"}`))
-	}
+	src := &store{}
+	src.put(k, `{"version":3,"sources":[],"mappings":"AAAA"}`)
+	loads := func() int { _, n := src.counts(); return n }
 	for range 3 {
-		if m, err := c.Get(k, load); m != nil || err == nil || !strings.Contains(err.Error(), "names source 0 of 0") {
+		if m, err := c.Get(ctx, k, src); m != nil || err == nil || !strings.Contains(err.Error(), "names source 0 of 0") {
 			t.Fatalf("a broken map: %v %v", m, err)
 		}
 	}
-	if loads != 1 {
-		t.Errorf("a broken map loaded %d times within MissTTL", loads)
+	if loads() != 1 {
+		t.Errorf("a broken map loaded %d times within MissTTL", loads())
 	}
 	now = now.Add(31 * time.Second)
-	c.Get(k, load)
+	c.Get(ctx, k, src)
 	c.Forget(k)
-	c.Get(k, load)
-	if loads != 3 {
-		t.Errorf("%d loads: MissTTL or Forget did not load the map again", loads)
+	c.Get(ctx, k, src)
+	if loads() != 3 {
+		t.Errorf("%d loads: MissTTL or Forget did not load the map again", loads())
 	}
 }
 
@@ -275,36 +280,198 @@ func TestCacheRemembersFailedLoads(t *testing.T) {
 // map is dropped before the third is allocated, so that the maps cached
 // and the one being parsed never hold more than the budget.
 func TestCacheMakesRoomBeforeParsing(t *testing.T) {
-	text := []byte(`{"version":3,"sources":["a.js"],"mappings":"AAAA","names":[],"sourcesContent":["` + strings.Repeat("x", 900) + `"]}`)
-	one, err := Parse(text)
+	ctx := context.Background()
+	text := `{"version":3,"sources":["a.js"],"mappings":"AAAA","names":[],"sourcesContent":["` + strings.Repeat("x", 900) + `"]}`
+	one, err := Parse([]byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Cache{Budget: 2*one.Size() + 100, HitTTL: time.Minute, MissTTL: time.Minute}
+	// An entry of a map holds its Size and the entry's own bytes.
+	cost := entryCost(&entry{key: Key{1, "1.0", "a"}, m: one})
+	c := &Cache{Budget: 2*cost + 100, HitTTL: time.Minute, MissTTL: time.Minute}
 	heldAtParse := -1
-	load := func() (*Map, error) {
+	c.parse = func(text []byte, reserve func(int)) (*Map, error) {
 		return ParseReserving(text, func(size int) {
-			c.Reserve(size)
+			reserve(size)
 			heldAtParse = c.Used() + size
 		})
 	}
+	src := &store{}
 	for _, url := range []string{"a", "b", "c"} {
-		if _, err := c.Get(Key{1, "1.0", url}, load); err != nil {
+		src.put(Key{1, "1.0", url}, text)
+	}
+	for _, url := range []string{"a", "b", "c"} {
+		heldAtParse = -1
+		if _, err := c.Get(ctx, Key{1, "1.0", url}, src); err != nil {
 			t.Fatal(err)
 		}
-		if heldAtParse > c.Budget {
+		if heldAtParse < 0 || heldAtParse > c.Budget {
 			t.Errorf("loading %s: %d bytes held while parsing, over the budget of %d", url, heldAtParse, c.Budget)
 		}
 	}
-	if c.Used() != 2*one.Size() {
-		t.Errorf("%d bytes cached, want two maps' %d", c.Used(), 2*one.Size())
+	if c.Used() != 2*cost {
+		t.Errorf("%d bytes cached, want two maps' %d", c.Used(), 2*cost)
 	}
 	// a was dropped to make room for c; b is still there.
-	loads := 0
-	counted := func() (*Map, error) { loads++; return Parse(text) }
-	c.Get(Key{1, "1.0", "b"}, counted)
-	c.Get(Key{1, "1.0", "a"}, counted)
-	if loads != 1 {
-		t.Errorf("%d loads of a and b, want 1 (a)", loads)
+	_, before := src.counts()
+	c.Get(ctx, Key{1, "1.0", "b"}, src)
+	c.Get(ctx, Key{1, "1.0", "a"}, src)
+	if _, after := src.counts(); after-before != 1 {
+		t.Errorf("%d loads of a and b, want 1 (a)", after-before)
 	}
+}
+
+// TestCacheMissesDoNotWait misses 200 keys without maps, from 8
+// goroutines, while a map is being loaded (its read held up until they
+// are done): the misses are answered and remembered without waiting for
+// that load, which alone takes turns; a caller of another map waits,
+// until its context ends.
+func TestCacheMissesDoNotWait(t *testing.T) {
+	c := &Cache{Budget: 1 << 20, HitTTL: time.Minute, MissTTL: time.Minute}
+	const text = `{"version":3,"sources":["a.js"],"mappings":"AAAA"}`
+	big, other := Key{1, "1.0", "big.js"}, Key{1, "1.0", "other.js"}
+	reading, release := make(chan struct{}), make(chan struct{})
+	src := &store{read: func(k Key) {
+		if k == big {
+			close(reading)
+			<-release
+		}
+	}}
+	src.put(big, text)
+	src.put(other, text)
+	loaded := make(chan error, 1)
+	go func() {
+		m, err := c.Get(context.Background(), big, src)
+		if m == nil && err == nil {
+			err = errors.New("no map")
+		}
+		loaded <- err
+	}()
+	<-reading
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Go(func() {
+				for i := range 25 {
+					k := Key{1, fmt.Sprintf("r%d", g), fmt.Sprintf("https://cdn.example.com/%d.js", i)}
+					if m, err := c.Get(context.Background(), k, src); m != nil || err != nil {
+						t.Errorf("a key without a map: %v %v", m, err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		close(release)
+		t.Fatal("misses of keys without maps waited for the map being loaded")
+	}
+	lookups, _ := src.counts()
+	c.Get(context.Background(), Key{1, "r3", "https://cdn.example.com/7.js"}, src)
+	if again, _ := src.counts(); lookups != 201 || again != lookups {
+		t.Errorf("%d lookups for 200 misses and the load, %d after asking one again: the misses were not remembered", lookups, again)
+	}
+	// A map that exists waits for its turn, no longer than its context.
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if m, err := c.Get(ctx, other, src); m != nil || !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 2*time.Second {
+		t.Errorf("a load waiting behind another, its context ended: %v %v after %v", m, err, time.Since(start))
+	}
+	close(release)
+	if err := <-loaded; err != nil {
+		t.Errorf("the map being loaded: %v", err)
+	}
+	if m, err := c.Get(context.Background(), other, src); m == nil || err != nil {
+		t.Errorf("the map that waited, asked again: %v %v", m, err)
+	}
+}
+
+// TestCacheForgetDuringLookup uploads a map while a lookup that found none
+// is in progress: the lookup's answer, from before the upload, is not
+// cached, so that the upload takes effect at once on this node.
+func TestCacheForgetDuringLookup(t *testing.T) {
+	c := &Cache{Budget: 1 << 20, HitTTL: time.Minute, MissTTL: time.Minute}
+	k := Key{1, "1.0", "app.js"}
+	src := &uploading{store: &store{}, c: c, k: k}
+	if m, err := c.Get(context.Background(), k, src); m != nil || err != nil {
+		t.Fatalf("the lookup before the upload: %v %v", m, err)
+	}
+	if m, err := c.Get(context.Background(), k, src); m == nil || err != nil {
+		t.Errorf("after the upload: %v %v", m, err)
+	}
+}
+
+// uploading is a store on which k's map is uploaded, and Forget called,
+// while the first lookup of k is answered.
+type uploading struct {
+	*store
+	c        *Cache
+	k        Key
+	uploaded bool
+}
+
+func (u *uploading) HasMap(ctx context.Context, k Key) (bool, error) {
+	has, err := u.store.HasMap(ctx, k)
+	if k == u.k && !u.uploaded {
+		u.uploaded = true
+		u.store.put(k, `{"version":3,"sources":["a.js"],"mappings":"AAAA"}`)
+		u.c.Forget(k)
+	}
+	return has, err
+}
+
+// TestCacheDoesNotKeepStoreErrors fails the store's lookup, then its read,
+// once each, as a database briefly unreachable would: each error is
+// returned and not kept, so that the next caller asks again and finds the
+// map, where a map that does not parse is kept for MissTTL
+// (TestCacheRemembersFailedLoads).
+func TestCacheDoesNotKeepStoreErrors(t *testing.T) {
+	ctx := context.Background()
+	c := &Cache{Budget: 1 << 20, HitTTL: time.Minute, MissTTL: time.Minute}
+	src := &failing{store: &store{}}
+	for _, url := range []string{"a.js", "b.js"} {
+		src.put(Key{1, "1.0", url}, `{"version":3,"sources":["a.ts"],"mappings":"AAAA"}`)
+	}
+	src.lookupErr = errors.New("connection refused")
+	if m, err := c.Get(ctx, Key{1, "1.0", "a.js"}, src); m != nil || err == nil {
+		t.Fatalf("a failed lookup: %v %v", m, err)
+	}
+	if m, err := c.Get(ctx, Key{1, "1.0", "a.js"}, src); m == nil || err != nil {
+		t.Errorf("the lookup after one that failed: %v %v", m, err)
+	}
+	src.readErr = errors.New("connection reset")
+	if m, err := c.Get(ctx, Key{1, "1.0", "b.js"}, src); m != nil || err == nil {
+		t.Fatalf("a failed read: %v %v", m, err)
+	}
+	if m, err := c.Get(ctx, Key{1, "1.0", "b.js"}, src); m == nil || err != nil {
+		t.Errorf("the read after one that failed: %v %v", m, err)
+	}
+}
+
+// failing is a store whose next lookup, or next read, fails with the
+// error set.
+type failing struct {
+	*store
+	lookupErr, readErr error
+}
+
+func (f *failing) HasMap(ctx context.Context, k Key) (bool, error) {
+	if err := f.lookupErr; err != nil {
+		f.lookupErr = nil
+		return false, err
+	}
+	return f.store.HasMap(ctx, k)
+}
+
+func (f *failing) MapText(ctx context.Context, k Key) ([]byte, error) {
+	if err := f.readErr; err != nil {
+		f.readErr = nil
+		return nil, err
+	}
+	return f.store.MapText(ctx, k)
 }

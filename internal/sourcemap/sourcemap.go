@@ -112,16 +112,32 @@ func decodeJSON(text []byte) (*rawMap, error) {
 // less than text itself. A map over MaxSize is a *TooComplexError. A map
 // Measure accepts may still fail Parse, on a mapping that does not decode.
 func Measure(text []byte) (int, error) {
+	m, err := measure(text)
+	return m.size, err
+}
+
+// measured is a map's JSON, the count of its mappings' lines and segments,
+// and the size its parsed form will take (cost).
+type measured struct {
+	raw                   *rawMap
+	lines, segments, size int
+}
+
+// measure reads a map's JSON and counts what its parsed form will hold,
+// for Measure and ParseReserving alike. A map over MaxSize is a
+// *TooComplexError, with its size in measured too.
+func measure(text []byte) (measured, error) {
 	raw, err := decodeJSON(text)
 	if err != nil {
-		return 0, err
+		return measured{}, err
 	}
-	lines, segments := count(raw.Mappings)
-	size := raw.cost(lines, segments)
-	if size > MaxSize {
-		return size, &TooComplexError{Size: size}
+	m := measured{raw: raw}
+	m.lines, m.segments = count(raw.Mappings)
+	m.size = raw.cost(m.lines, m.segments)
+	if m.size > MaxSize {
+		return m, &TooComplexError{Size: m.size}
 	}
-	return size, nil
+	return m, nil
 }
 
 // Parse reads a version 3 source map. Index maps (with sections) are
@@ -134,15 +150,11 @@ func Parse(text []byte) (*Map, error) { return ParseReserving(text, nil) }
 // cache makes room for the map (Cache.Reserve) rather than hold it beside
 // a full budget.
 func ParseReserving(text []byte, reserve func(size int)) (*Map, error) {
-	raw, err := decodeJSON(text)
+	mt, err := measure(text)
 	if err != nil {
 		return nil, err
 	}
-	lines, segments := count(raw.Mappings)
-	size := raw.cost(lines, segments)
-	if size > MaxSize {
-		return nil, &TooComplexError{Size: size}
-	}
+	raw, size := mt.raw, mt.size
 	if reserve != nil {
 		reserve(size)
 	}
@@ -155,7 +167,7 @@ func ParseReserving(text []byte, reserve func(size int)) (*Map, error) {
 			m.sources[i] = root + s
 		}
 	}
-	if err := m.decode(raw.Mappings, lines, segments); err != nil {
+	if err := m.decode(raw.Mappings, mt.lines, mt.segments); err != nil {
 		return nil, err
 	}
 	m.starts = make([][]int32, len(m.sourcesContent))

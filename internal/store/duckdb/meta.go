@@ -22,7 +22,7 @@ type scanner = sqlmeta.Scanner
 // and out, and glibc keeps such freed buffers, so that maps uploaded and
 // parsed grew the process by hundreds of megabytes it did not use
 // (docs/errors.md, "Limits of a map").
-func (s *Store) PutSourcemap(ctx context.Context, sm *analytics.Sourcemap, mapText, minified []byte, quota analytics.SourcemapQuota) error {
+func (s *Store) PutSourcemap(ctx context.Context, sm *analytics.Sourcemap, mapText, minified []byte, quota analytics.SourcemapAmount) error {
 	err := s.Store.PutSourcemap(ctx, sm, mapText, minified, quota)
 	if len(mapText)+len(minified) >= largeText {
 		releaseMemory()

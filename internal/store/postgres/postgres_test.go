@@ -199,7 +199,7 @@ func TestSourcemapQuotaAcrossNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	quota := analytics.SourcemapQuota{Count: 5}
+	quota := analytics.SourcemapAmount{Count: 5}
 	for round := range 5 {
 		release := fmt.Sprint(round)
 		var wg sync.WaitGroup

@@ -19,7 +19,7 @@ var _ analytics.SourcemapStore = (*Store)(nil)
 // PostgreSQL, and would conflict on DuckDB, where the product's lock
 // stripe makes it wait first), then reads the product's usage without the
 // upload it replaces, and stores nothing when quota refuses it.
-func (s *Store) PutSourcemap(ctx context.Context, sm *analytics.Sourcemap, mapText, minified []byte, quota analytics.SourcemapQuota) error {
+func (s *Store) PutSourcemap(ctx context.Context, sm *analytics.Sourcemap, mapText, minified []byte, quota analytics.SourcemapAmount) error {
 	sm.Size, sm.Minified, sm.CreatedAt = int64(len(mapText)), minified != nil, s.stamp()
 	var min any
 	if minified != nil {
@@ -34,7 +34,7 @@ func (s *Store) PutSourcemap(ctx context.Context, sm *analytics.Sourcemap, mapTe
 			 ON CONFLICT (product_id) DO UPDATE SET writes = sourcemap_locks.writes + 1`, sm.ProductID); err != nil {
 			return err
 		}
-		var others analytics.SourcemapUsage
+		var others analytics.SourcemapAmount
 		if err := tx.QueryRowContext(ctx,
 			`SELECT count(*), coalesce(sum(size + minified_size), 0) FROM sourcemaps
 			 WHERE product_id = $1 AND NOT (release = $2 AND url = $3)`,
@@ -56,8 +56,8 @@ func (s *Store) PutSourcemap(ctx context.Context, sm *analytics.Sourcemap, mapTe
 }
 
 // SourcemapUsage returns what a product's sourcemaps take.
-func (s *Store) SourcemapUsage(ctx context.Context, productID int64) (analytics.SourcemapUsage, error) {
-	var u analytics.SourcemapUsage
+func (s *Store) SourcemapUsage(ctx context.Context, productID int64) (analytics.SourcemapAmount, error) {
+	var u analytics.SourcemapAmount
 	err := s.db.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(size + minified_size), 0) FROM sourcemaps WHERE product_id = $1`,
 		productID).Scan(&u.Count, &u.Bytes)
 	if err != nil {
@@ -95,6 +95,18 @@ func (s *Store) SourcemapContent(ctx context.Context, productID int64, release, 
 		min = []byte(minified.String)
 	}
 	return []byte(mapText), min, nil
+}
+
+// HasSourcemap reports whether a release and URL have a map, without
+// reading it.
+func (s *Store) HasSourcemap(ctx context.Context, productID int64, release, url string) (bool, error) {
+	var has bool
+	err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM sourcemaps WHERE product_id = $1 AND release = $2 AND url = $3)`,
+		productID, release, url).Scan(&has)
+	if err != nil {
+		return false, fmt.Errorf("looking up a sourcemap: %w", err)
+	}
+	return has, nil
 }
 
 // SourcemapText returns the map of a release and URL.

@@ -14,7 +14,8 @@ import (
 // testSourcemaps checks sourcemap storage: content round-trips (with and
 // without the minified file), an upload of the same product, release and
 // URL replaces the earlier one, lists are newest first and by release,
-// deletes are by release, and every method is scoped to its product.
+// deletes are by release, HasSourcemap answers what SourcemapText would
+// find, and every method is scoped to its product.
 func testSourcemaps(t *testing.T, s Meta) {
 	ctx := context.Background()
 	ws, _ := s.CreateWorkspace(ctx, "W")
@@ -23,7 +24,7 @@ func testSourcemaps(t *testing.T, s Meta) {
 	put := func(p int64, release, url, mapText string, minified []byte) analytics.Sourcemap {
 		t.Helper()
 		sm := analytics.Sourcemap{ProductID: p, Release: release, URL: url}
-		if err := s.PutSourcemap(ctx, &sm, []byte(mapText), minified, analytics.SourcemapQuota{}); err != nil {
+		if err := s.PutSourcemap(ctx, &sm, []byte(mapText), minified, analytics.SourcemapAmount{}); err != nil {
 			t.Fatal(err)
 		}
 		return sm
@@ -50,6 +51,18 @@ func testSourcemaps(t *testing.T, s Meta) {
 	if _, min, err := s.SourcemapContent(ctx, a.ID, "1.4.3", app); err != nil || min != nil {
 		t.Errorf("an upload without the minified file: %q %v", min, err)
 	}
+	has := func(p int64, release, url string) bool {
+		t.Helper()
+		ok, err := s.HasSourcemap(ctx, p, release, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !has(a.ID, "1.4.2", app) || !has(a.ID, "1.4.3", app) || has(b.ID, "1.4.2", app) || has(a.ID, "1.4.2 ", app) ||
+		has(a.ID, "1.4.2", app+"?v=1") || has(a.ID, "1.4.4", app) {
+		t.Error("HasSourcemap differs from what is stored")
+	}
 	if _, _, err := s.SourcemapContent(ctx, a.ID, "1.4.2 ", app); !errors.Is(err, analytics.ErrNotFound) {
 		t.Errorf("a release that differs by a space: %v", err)
 	}
@@ -72,6 +85,9 @@ func testSourcemaps(t *testing.T, s Meta) {
 	if all, _ := s.ListSourcemaps(ctx, a.ID, ""); len(all) != 1 || all[0].Release != "1.4.3" {
 		t.Errorf("after the delete: %+v", all)
 	}
+	if has(a.ID, "1.4.2", app) || !has(a.ID, "1.4.3", app) {
+		t.Error("HasSourcemap after the delete of 1.4.2")
+	}
 }
 
 // testSourcemapQuota checks a product's usage and quota: usage counts the
@@ -85,7 +101,7 @@ func testSourcemapQuota(t *testing.T, s Meta) {
 	ws, _ := s.CreateWorkspace(ctx, "W")
 	a, _ := s.CreateProduct(ctx, ws.ID, "A")
 	b, _ := s.CreateProduct(ctx, ws.ID, "B")
-	quota := analytics.SourcemapQuota{Count: 3, Bytes: 1000}
+	quota := analytics.SourcemapAmount{Count: 3, Bytes: 1000}
 	put := func(p int64, release, url string, mapBytes, minifiedBytes int) error {
 		t.Helper()
 		mapText := `{"version":3,"mappings":"` + strings.Repeat("A", mapBytes-27) + `"}`
@@ -96,7 +112,7 @@ func testSourcemapQuota(t *testing.T, s Meta) {
 		sm := analytics.Sourcemap{ProductID: p, Release: release, URL: url}
 		return s.PutSourcemap(ctx, &sm, []byte(mapText), minified, quota)
 	}
-	usage := func(p int64) analytics.SourcemapUsage {
+	usage := func(p int64) analytics.SourcemapAmount {
 		t.Helper()
 		u, err := s.SourcemapUsage(ctx, p)
 		if err != nil {
@@ -110,7 +126,7 @@ func testSourcemapQuota(t *testing.T, s Meta) {
 			t.Errorf("want quota_exceeded saying %q, got %v", what, err)
 		}
 	}
-	if u := usage(a.ID); u != (analytics.SourcemapUsage{}) {
+	if u := usage(a.ID); u != (analytics.SourcemapAmount{}) {
 		t.Errorf("usage of a product without uploads: %+v", u)
 	}
 	if err := put(a.ID, "1.0", "a.js", 300, 100); err != nil {
@@ -119,7 +135,7 @@ func testSourcemapQuota(t *testing.T, s Meta) {
 	if err := put(a.ID, "1.0", "b.js", 200, 0); err != nil {
 		t.Fatal(err)
 	}
-	if u := usage(a.ID); u != (analytics.SourcemapUsage{Count: 2, Bytes: 600}) {
+	if u := usage(a.ID); u != (analytics.SourcemapAmount{Count: 2, Bytes: 600}) {
 		t.Errorf("usage after two uploads: %+v", u)
 	}
 	exceeded(put(a.ID, "1.0", "c.js", 300, 200), "take 600 bytes of the 1000 bytes it may, and this one is 500 bytes")
@@ -132,7 +148,7 @@ func testSourcemapQuota(t *testing.T, s Meta) {
 		t.Fatal(err)
 	}
 	exceeded(put(a.ID, "2.0", "d.js", 30, 0), "it keeps 3 uploads")
-	if u := usage(a.ID); u != (analytics.SourcemapUsage{Count: 3, Bytes: 1000}) {
+	if u := usage(a.ID); u != (analytics.SourcemapAmount{Count: 3, Bytes: 1000}) {
 		t.Errorf("usage at the quota: %+v", u)
 	}
 	// Another product has its own quota.
@@ -142,12 +158,12 @@ func testSourcemapQuota(t *testing.T, s Meta) {
 	if n, err := s.DeleteSourcemaps(ctx, a.ID, "1.0"); err != nil || n != 2 {
 		t.Fatalf("delete: %d %v", n, err)
 	}
-	if u := usage(a.ID); u != (analytics.SourcemapUsage{Count: 1, Bytes: 100}) {
+	if u := usage(a.ID); u != (analytics.SourcemapAmount{Count: 1, Bytes: 100}) {
 		t.Errorf("usage after deleting a release: %+v", u)
 	}
 
 	// Twelve uploads at once into room for three: three are stored.
-	quota = analytics.SourcemapQuota{Count: 3}
+	quota = analytics.SourcemapAmount{Count: 3}
 	c, _ := s.CreateProduct(ctx, ws.ID, "C")
 	var wg sync.WaitGroup
 	errs := make([]error, 12)

@@ -100,11 +100,19 @@ function parse(p: string): [emit: () => void, size: number, prog: Inst[]] {
     return fail();
   };
 
-  /** cls reads a class after its `[`: ranges, single characters and class escapes, maybe negated. */
+  /**
+   * cls reads a class after its `[`: ranges, single characters and class
+   * escapes, maybe negated. It is compiled to a table of the 128 ASCII units
+   * and one answer for every unit past ASCII (which only \D and \W hold),
+   * so that testing a unit takes one step however many items the class has:
+   * the program's size, which bounds the time per path character, counts a
+   * class as 1.
+   */
   const cls = (): Unit => {
     const neg = p[j] == "^";
     if (neg) j++;
-    const tests: Unit[] = [];
+    const ascii = new Uint8Array(128);
+    let high = false;
     const item = (): Unit | number => {
       const c = p[j++] || "";
       if (c == "\\") return esc();
@@ -118,11 +126,15 @@ function parse(p: string): [emit: () => void, size: number, prog: Inst[]] {
         j++;
         const hi = item();
         if (typeof hi != "number" || hi < lo) fail();
-        tests.push((c) => c >= lo && c <= (hi as number));
-      } else tests.push(typeof lo == "number" ? (c) => c == lo : lo);
+        ascii.fill(1, lo, (hi as number) + 1);
+      } else if (typeof lo == "number") ascii[lo] = 1;
+      else {
+        for (let c = 0; c < 128; c++) if (lo(c)) ascii[c] = 1;
+        high ||= lo(128);
+      }
     } while (p[j] != "]");
     j++;
-    return (c) => tests.some((t) => t(c)) != neg;
+    return (c) => (c < 128 ? ascii[c] == 1 : high) != neg;
   };
 
   /** atom reads one atom, and whether a quantifier may follow it. */
