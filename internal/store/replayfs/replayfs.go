@@ -97,10 +97,14 @@ type product struct {
 	dir   string
 	store *Store
 
+	// cmu is held by the product's compaction round, which takes wmu a
+	// run at a time (compact.go): one round at a time, since a round's
+	// runs rely on what it found live at the start of its pass.
+	cmu sync.Mutex
 	// wmu serializes what writes the product's files (appends,
-	// tombstones, compaction), so that the index a writer checks (is the
-	// chunk stored already, is the session full) is the one it updates;
-	// it is taken before mu.
+	// tombstones, a compaction's run), so that the index a writer checks
+	// (is the chunk stored already, is the session full) is the one it
+	// updates; it is taken before mu.
 	wmu sync.Mutex
 	// broken, when set, refuses writes: a failed write whose torn tail
 	// could not be cut off. Open cuts it off at the next start.

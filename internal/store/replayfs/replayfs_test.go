@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -322,7 +323,7 @@ func TestTombstoneOutlivesItsChunks(t *testing.T) {
 	p, _ := s.lookup(1, false)
 	p.wmu.Lock()
 	p.segs[2].dead++ // so that it is worth rewriting alone
-	err := p.rewrite([]*segment{p.segs[2]})
+	err := p.rewrite([]*segment{p.segs[2]}, p.live())
 	p.wmu.Unlock()
 	if err != nil {
 		t.Fatal(err)
@@ -711,5 +712,89 @@ func TestIndexKeepsNoRequest(t *testing.T) {
 		if len(x.sum.DistinctIDs) != 1 || unsafe.StringData(x.sum.DistinctID) != unsafe.StringData(x.sum.DistinctIDs[0]) {
 			t.Fatalf("session %s keeps its user %q more than once: %q", id, x.sum.DistinctID, x.sum.DistinctIDs)
 		}
+	}
+}
+
+// runWatch is a log handler that reports each run a compaction rewrote
+// (the "compacted replay segments" line) on runs, without blocking.
+type runWatch struct{ runs chan struct{} }
+
+func (h runWatch) Enabled(context.Context, slog.Level) bool { return true }
+func (h runWatch) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == "compacted replay segments" {
+		select {
+		case h.runs <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+func (h runWatch) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h runWatch) WithGroup(string) slog.Handler      { return h }
+
+// TestAppendDuringCompaction starts an append once a compaction round of
+// many runs has rewritten its first: the append returns while the round
+// is still rewriting the next runs (docs/replay.md, "Storage": an append
+// waits at most a run's copying), not once the round is over; and what the
+// product holds afterwards reads as it should.
+func TestAppendDuringCompaction(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "replay")
+	watch := runWatch{runs: make(chan struct{}, 1000)}
+	s, err := Open(dir, Options{SegmentBytes: 64 << 10, Log: slog.New(watch)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ctx := context.Background()
+	// 150 segments of two sessions each, one of them deleted: every
+	// segment is a run of its own (two segments' live records do not fit
+	// in one).
+	const sessions = 300
+	for i := 0; i < sessions; i++ {
+		mustAppend(t, s, chunk(1, fmt.Sprintf("s%03d", i), "w", 0, 33<<10))
+	}
+	for i := 0; i < sessions; i += 2 {
+		if err := s.DeleteReplaySession(ctx, 1, fmt.Sprintf("s%03d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := snapshot(t, s, 1)
+	roundDone := make(chan error, 1)
+	start := time.Now()
+	go func() { roundDone <- s.CompactReplays(ctx) }()
+	<-watch.runs
+	began := time.Now()
+	mustAppend(t, s, chunk(1, "during", "w", 0, 100))
+	appended := time.Since(began)
+	var still bool
+	select {
+	case err := <-roundDone:
+		if err != nil {
+			t.Fatal(err)
+		}
+	default:
+		still = true
+		if err := <-roundDone; err != nil {
+			t.Fatal(err)
+		}
+	}
+	round := time.Since(start)
+	t.Logf("an append during a round of %d runs (%v) took %v", sessions/2, round, appended)
+	if !still {
+		t.Errorf("the append took %v and returned after the round (%v) had ended: it waited for the whole round", appended, round)
+	}
+	page, _, err := s.ReadReplayChunks(ctx, 1, "during", analytics.ReplayCursor{}, 1<<20)
+	if err != nil || len(page) != 1 || len(page[0].Data) != 100 {
+		t.Fatalf("the chunk appended during the round: %d chunks, %v", len(page), err)
+	}
+	if err := s.DeleteReplaySession(ctx, 1, "during"); err != nil {
+		t.Fatal(err)
+	}
+	if got := snapshot(t, s, 1); got != want {
+		t.Fatalf("compacted:\n%s\nwant:\n%s", got, want)
+	}
+	s.Close()
+	if got := snapshot(t, open(t, dir, 64<<10), 1); got != want {
+		t.Fatalf("compacted and reopened:\n%s\nwant:\n%s", got, want)
 	}
 }
