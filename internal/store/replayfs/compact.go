@@ -276,7 +276,8 @@ func (p *product) rewrite(run []*segment, live liveRecords) error {
 	var kept []moved
 	var size int64
 	for _, seg := range run {
-		_, err := scanSegment(seg.f, seg.size, false, func(r record) error {
+		src := segmentReader(seg.f)
+		_, err := scanSegment(src, seg.size, false, func(r record) error {
 			key := [2]uint32{seg.seq, uint32(r.off)}
 			at, live := chunks[key]
 			session, tomb := tombs[key]
@@ -284,7 +285,7 @@ func (p *product) rewrite(run []*segment, live liveRecords) error {
 				return nil
 			}
 			buf := make([]byte, r.n)
-			if _, err := seg.f.ReadAt(buf, r.off); err != nil {
+			if _, err := src.ReadAt(buf, r.off); err != nil {
 				return fmt.Errorf("reading replay segment %s: %w", segmentName(seg.seq), err)
 			}
 			if _, _, err := parseRecord(buf); err != nil {
@@ -304,6 +305,13 @@ func (p *product) rewrite(run []*segment, live liveRecords) error {
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("writing a compacted replay segment: %w", err)
+	}
+	if len(kept) != len(chunks)+len(tombs) {
+		// A live record the index points at is not where it says: the
+		// file lost it (or the index is wrong). Replacing the run would
+		// lose it for good; it stays as it is, and its reads fail alone.
+		return fmt.Errorf("compacting replay segments %s to %s: %d of their %d live records found; the segments are left as they are",
+			segmentName(run[0].seq), segmentName(last.seq), len(kept), len(chunks)+len(tombs))
 	}
 	if size == 0 {
 		tmp.Close()

@@ -268,9 +268,16 @@ func (p *product) load(seq uint32, last bool) error {
 	}
 	seg := &segment{seq: seq, f: f, size: st.Size()}
 	p.segs[seq], p.order, p.lastSeq = seg, append(p.order, seq), seq
-	end, err := scanSegment(f, st.Size(), last, func(r record) error { return p.loadRecord(seg, r) })
+	end, err := scanSegment(segmentReader(f), st.Size(), last, func(r record) error { return p.loadRecord(seg, r) })
 	if err != nil {
-		return fmt.Errorf("reading replay segment %s: %w", name, err)
+		// The disk failed to read what it holds: not a torn tail, which
+		// only a read that works can tell from acknowledged records. The
+		// records read so far are in the index; the product takes no
+		// writes and no compaction, so that its files stay as they are
+		// until a start reads them whole.
+		p.broken = fmt.Errorf("replay segment %s could not be read (%w); the product takes no replay writes until a start reads it", name, err)
+		p.store.log.Error("replay writes stopped for the product", "product", p.id, "err", p.broken)
+		return nil
 	}
 	if end < st.Size() {
 		if last {
@@ -795,8 +802,13 @@ func (p *product) page(sessionID string, after analytics.ReplayCursor, maxBytes 
 // read reads one chunk record whole and checks it. The caller holds mu.
 func (p *product) read(l loc) (analytics.ReplayChunk, error) {
 	seg := p.segs[l.seg]
+	if seg == nil {
+		// Never, unless the index and the segments disagree: an error to
+		// the reader rather than a crash of the server.
+		return analytics.ReplayChunk{}, fmt.Errorf("reading replay segment %s: the segment is not open", segmentName(l.seg))
+	}
 	buf := make([]byte, l.n)
-	if _, err := seg.f.ReadAt(buf, int64(l.off)); err != nil {
+	if _, err := segmentReader(seg.f).ReadAt(buf, int64(l.off)); err != nil {
 		return analytics.ReplayChunk{}, fmt.Errorf("reading replay segment %s: %w", segmentName(l.seg), err)
 	}
 	head, data, err := parseRecord(buf)

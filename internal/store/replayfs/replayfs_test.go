@@ -8,10 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -796,5 +799,254 @@ func TestAppendDuringCompaction(t *testing.T) {
 	s.Close()
 	if got := snapshot(t, open(t, dir, 64<<10), 1); got != want {
 		t.Fatalf("compacted and reopened:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// failReads makes every read of the segment file named name fail with
+// EIO from offset from on, as a bad sector does, until the test ends.
+func failReads(t *testing.T, name string, from int64) {
+	t.Helper()
+	old := segmentReader
+	segmentReader = func(f *os.File) io.ReaderAt {
+		if filepath.Base(f.Name()) != name {
+			return f
+		}
+		return failingReader{f, from}
+	}
+	t.Cleanup(func() { segmentReader = old })
+}
+
+type failingReader struct {
+	f    *os.File
+	from int64
+}
+
+func (r failingReader) ReadAt(b []byte, off int64) (int, error) {
+	if off+int64(len(b)) <= r.from {
+		return r.f.ReadAt(b, off)
+	}
+	n := 0
+	if off < r.from {
+		n, _ = r.f.ReadAt(b[:r.from-off], off)
+	}
+	return n, &fs.PathError{Op: "read", Path: r.f.Name(), Err: syscall.EIO}
+}
+
+// mergedRun builds a product whose compaction merges several segments
+// into one, and returns the first run it would rewrite, with the store
+// and its directory.
+func mergedRun(t *testing.T) (*Store, string, []*segment) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "replay")
+	s := open(t, dir, 16<<10)
+	for i := 0; i < 24; i++ {
+		sid := fmt.Sprintf("s%02d", i)
+		mustAppend(t, s, chunk(1, sid, "w", 0, 3000), chunk(1, sid, "w", 1, 3000))
+	}
+	for i := 0; i < 24; i++ {
+		if i%3 != 0 {
+			if err := s.DeleteReplaySession(context.Background(), 1, fmt.Sprintf("s%02d", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	p, _ := s.lookup(1, false)
+	p.wmu.Lock()
+	run := p.firstRun(0, p.lastSeq-1)
+	p.wmu.Unlock()
+	if len(run) < 2 {
+		t.Fatalf("the first run is %d segments; want a merge", len(run))
+	}
+	return s, dir, run
+}
+
+// lastLive returns the session and the offset of the last live chunk of
+// segment seq.
+func lastLive(t *testing.T, s *Store, seq uint32) (string, uint32) {
+	t.Helper()
+	p, _ := s.lookup(1, false)
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	sid, off, found := "", uint32(0), false
+	for id, x := range p.sessions {
+		for _, w := range x.windows {
+			for _, l := range w.chunks {
+				if l.seg == seq && (!found || l.off > off) {
+					sid, off, found = id, l.off, true
+				}
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("segment %d holds no live chunk", seq)
+	}
+	return sid, off
+}
+
+// readAll reads a session whole, and turns a panic into an error.
+func readAll(s *Store, sid string) (chunks int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panicked: %v", r)
+		}
+	}()
+	var cur analytics.ReplayCursor
+	for {
+		page, more, err := s.ReadReplayChunks(context.Background(), 1, sid, cur, 1<<20)
+		if err != nil {
+			return chunks, err
+		}
+		chunks += len(page)
+		if !more {
+			return chunks, nil
+		}
+		cur = analytics.ReplayCursor{WindowID: page[len(page)-1].WindowID, Index: page[len(page)-1].Index}
+	}
+}
+
+// TestCompactionLostRecord damages a segment of a run to be merged
+// behind the index's back, as a failing disk could: shortened at a record
+// boundary (its last live record gone), or that record's magic changed (the
+// scan takes it for the end). The compaction fails rather than merge the
+// run without the record, no segment is removed, the lost chunk reads as
+// an error (not a panic), and every other session reads whole.
+func TestCompactionLostRecord(t *testing.T) {
+	for name, damage := range map[string]func(t *testing.T, file string, off uint32){
+		"shortened": func(t *testing.T, file string, off uint32) {
+			if err := os.Truncate(file, int64(off)); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"overwritten": func(t *testing.T, file string, off uint32) {
+			f, err := os.OpenFile(file, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.WriteAt([]byte("XXXX"), int64(off)); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, dir, run := mergedRun(t)
+			ctx := context.Background()
+			victim, off := lastLive(t, s, run[0].seq)
+			names, _ := files(t, filepath.Join(dir, "1"))
+			damage(t, filepath.Join(dir, "1", segmentName(run[0].seq)), off)
+			if err := s.CompactReplays(ctx); err == nil {
+				t.Errorf("compacting a run whose segment lost a live record succeeded")
+			}
+			if after, _ := files(t, filepath.Join(dir, "1")); !slices.Contains(after, segmentName(run[0].seq)) {
+				t.Errorf("the damaged segment was removed: %v, was %v", after, names)
+			}
+			if _, err := readAll(s, victim); err == nil || strings.Contains(err.Error(), "panicked") {
+				t.Errorf("reading the session whose chunk is lost: %v; want an error", err)
+			}
+			list, _ := s.ListReplaySessions(ctx, 1, analytics.ReplayFilter{})
+			if len(list) != 8 {
+				t.Errorf("%d sessions listed, want 8", len(list))
+			}
+			for _, x := range list {
+				if x.SessionID == victim {
+					continue
+				}
+				if n, err := readAll(s, x.SessionID); err != nil || n != 2 {
+					t.Errorf("session %s: %d chunks, %v; want 2", x.SessionID, n, err)
+				}
+			}
+		})
+	}
+}
+
+// TestCompactionReadError fails the reads of a segment of a run to be
+// merged from its last live record on (EIO): the compaction fails and
+// changes no file, and once the disk reads again every session reads as
+// before, and the next round compacts.
+func TestCompactionReadError(t *testing.T) {
+	s, dir, run := mergedRun(t)
+	ctx := context.Background()
+	want := snapshot(t, s, 1)
+	_, off := lastLive(t, s, run[0].seq)
+	pdir := filepath.Join(dir, "1")
+	names, size := files(t, pdir)
+	t.Run("failing", func(t *testing.T) {
+		failReads(t, segmentName(run[0].seq), int64(off))
+		if err := s.CompactReplays(ctx); !errors.Is(err, syscall.EIO) {
+			t.Errorf("compacting while a segment fails to read: %v; want EIO", err)
+		}
+	})
+	if after, n := files(t, pdir); fmt.Sprint(after) != fmt.Sprint(names) || n != size {
+		t.Errorf("a failed compaction left %v (%d bytes), was %v (%d bytes)", after, n, names, size)
+	}
+	if got := snapshot(t, s, 1); got != want {
+		t.Fatalf("after the failed compaction:\n%s\nwant:\n%s", got, want)
+	}
+	if err := s.CompactReplays(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, n := files(t, pdir); n >= size {
+		t.Errorf("compacted to %d bytes, was %d", n, size)
+	}
+	if got := snapshot(t, s, 1); got != want {
+		t.Fatalf("compacted:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestOpenReadError fails the reads of the last segment at Open from a
+// record on (EIO), which the build before took for a torn tail and cut
+// off: the segment is left whole, the chunks before it read, the product
+// takes no writes (nor compaction) until a start reads it whole, and the
+// next start with a sound disk has every chunk.
+func TestOpenReadError(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "replay")
+	s := open(t, dir, 0)
+	for i := 0; i < 10; i++ {
+		mustAppend(t, s, chunk(1, fmt.Sprintf("s%d", i), "w", 0, 2000))
+	}
+	want := snapshot(t, s, 1)
+	p, _ := s.lookup(1, false)
+	_, off := lastLive(t, s, p.lastSeq)
+	s.Close()
+	seg := filepath.Join(dir, "1", segmentName(1))
+	before, _ := os.Stat(seg)
+	t.Run("failing", func(t *testing.T) {
+		failReads(t, segmentName(1), int64(off)+20)
+		s := open(t, dir, 0)
+		if after, _ := os.Stat(seg); after.Size() != before.Size() {
+			t.Errorf("the segment is %d bytes after the failed read, was %d: acknowledged records were cut off", after.Size(), before.Size())
+		}
+		if n, err := readAll(s, "s0"); err != nil || n != 1 {
+			t.Errorf("a chunk before the failing read: %d, %v", n, err)
+		}
+		if _, err := s.AppendReplayChunks(context.Background(), []analytics.ReplayChunk{chunk(1, "new", "w", 0, 10)}, analytics.ReplayLimits{}); err == nil {
+			t.Errorf("an append to a product whose segment failed to read was taken")
+		}
+		if err := s.CompactReplays(context.Background()); err == nil {
+			t.Errorf("a compaction of a product whose segment failed to read ran")
+		}
+		s.Close()
+	})
+	if after, _ := os.Stat(seg); after.Size() != before.Size() {
+		t.Errorf("the segment is %d bytes, was %d", after.Size(), before.Size())
+	}
+	if got := snapshot(t, open(t, dir, 0), 1); got != want {
+		t.Fatalf("reopened on a sound disk:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestReadMissingSegment takes a segment out of the product's table while
+// the index still points into it (the state a compaction that lost a live
+// record left in the build before): a read of its chunks is an error, not a
+// panic that would take the server down.
+func TestReadMissingSegment(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "replay"), 0)
+	mustAppend(t, s, chunk(1, "gone", "w", 0, 100))
+	p, _ := s.lookup(1, false)
+	p.mu.Lock()
+	delete(p.segs, 1)
+	p.mu.Unlock()
+	if _, err := readAll(s, "gone"); err == nil || strings.Contains(err.Error(), "panicked") {
+		t.Errorf("reading a chunk whose segment is gone: %v; want an error", err)
 	}
 }
