@@ -39,6 +39,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -268,7 +269,19 @@ func (p *product) load(seq uint32, last bool) error {
 	}
 	seg := &segment{seq: seq, f: f, size: st.Size()}
 	p.segs[seq], p.order, p.lastSeq = seg, append(p.order, seq), seq
-	end, err := scanSegment(segmentReader(f), st.Size(), last, func(r record) error { return p.loadRecord(seg, r) })
+	src := segmentReader(f)
+	skipped := 0
+	end, err := scanSegment(src, st.Size(), last, func(r record) error {
+		skip, err := p.loadRecord(src, seg, r)
+		if skip && err == nil {
+			skipped++
+		}
+		return err
+	})
+	if skipped > 0 {
+		p.store.log.Warn("skipped replay records whose header is not a chunk's or a tombstone's; compaction drops them",
+			"segment", name, "records", skipped)
+	}
 	if err != nil {
 		// The disk failed to read what it holds: not a torn tail, which
 		// only a read that works can tell from acknowledged records. The
@@ -304,15 +317,19 @@ func (p *product) load(seq uint32, last bool) error {
 	return nil
 }
 
-// loadRecord puts one record read at Open into the index.
-func (p *product) loadRecord(seg *segment, r record) error {
+// loadRecord puts one record read at Open into the index. A record that
+// frames and whose CRC is good but whose header the index does not take
+// (it does not parse, or names an id or index ingest refuses) is no torn
+// end: it is counted dead, for compaction to drop, and skipped, and the
+// records after it are read. It reports whether it skipped the record.
+func (p *product) loadRecord(src io.ReaderAt, seg *segment, r record) (bool, error) {
 	at := loc{seg: seg.seq, off: uint32(r.off), n: uint32(r.n)}
 	switch r.magic {
 	case magicChunk:
 		var h header
 		if err := json.Unmarshal(r.head, &h); err != nil || !analytics.ValidReplayID(h.Session) ||
-			!analytics.ValidReplayID(h.Window) || h.Index < 0 {
-			return errTorn
+			!analytics.ValidReplayID(h.Window) || h.Index < 0 || h.Index > analytics.MaxReplayChunkIndex {
+			return true, p.skip(src, seg, r)
 		}
 		at.index = uint32(h.Index)
 		if !p.add(h.chunk(p.id), at) {
@@ -320,11 +337,28 @@ func (p *product) loadRecord(seg *segment, r record) error {
 		}
 	case magicTomb:
 		var h tombHeader
-		if err := json.Unmarshal(r.head, &h); err != nil {
-			return errTorn
+		if err := json.Unmarshal(r.head, &h); err != nil || !analytics.ValidReplayID(h.Session) {
+			return true, p.skip(src, seg, r)
 		}
 		p.kill(h.Session, at)
 	}
+	return false, nil
+}
+
+// skip counts a record whose header the index does not take as dead,
+// once its CRC shows that it is whole (a sealed segment's records are read
+// by their headers alone); errTorn when it is not, which ends the scan.
+func (p *product) skip(src io.ReaderAt, seg *segment, r record) error {
+	if r.data == nil {
+		buf := make([]byte, r.n)
+		if _, err := src.ReadAt(buf, r.off); err != nil {
+			return fmt.Errorf("reading the record at %d: %w", r.off, err)
+		}
+		if _, _, err := parseRecord(buf); err != nil {
+			return err
+		}
+	}
+	seg.dead += r.n
 	return nil
 }
 

@@ -1050,3 +1050,89 @@ func TestReadMissingSegment(t *testing.T) {
 		t.Errorf("reading a chunk whose segment is gone: %v; want an error", err)
 	}
 }
+
+// TestRejectedRecord puts records that frame and whose CRC is good but
+// that the index does not take (a session id that is no file name, a
+// negative index) in the middle of a segment, and a chunk larger than
+// ingest takes (an ingest limit, not the file format's): Open skips the
+// first two as dead and reads on, in the last segment (which the build
+// before cut there, acknowledged records and all) and in a sealed one (whose
+// rest it counted dead, for the next compaction to delete); compaction
+// drops them, and every good record is kept across reopens and compaction.
+func TestRejectedRecord(t *testing.T) {
+	negative := headerOf(chunk(1, "negative", "w", 0, 10))
+	negative.Index = -1
+	h, _ := json.Marshal(negative)
+	rejected := appendRecord(nil, magicChunk, []byte(`{"session":"../x","window":"w","index":0}`), []byte("bad id"))
+	rejected = appendRecord(rejected, magicChunk, h, make([]byte, 10))
+	raw, _ := appendChunk(nil, chunk(1, "before", "w", 0, 100))
+	raw = append(raw, rejected...)
+	raw, _ = appendChunk(raw, chunk(1, "big", "w", 0, analytics.MaxReplayChunkBytes+1))
+	raw, _ = appendChunk(raw, chunk(1, "after", "w", 0, 100))
+	next, _ := appendChunk(nil, chunk(1, "next", "w", 0, 100))
+	for _, c := range []struct {
+		name string
+		segs [][]byte
+		want string
+	}{
+		{"in the last segment", [][]byte{raw}, "[after before big]"},
+		{"in a sealed segment", [][]byte{raw, next}, "[after before big next]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "replay")
+			os.MkdirAll(filepath.Join(dir, "1"), 0o700)
+			for i, b := range c.segs {
+				os.WriteFile(filepath.Join(dir, "1", segmentName(uint32(i+1))), b, 0o600)
+			}
+			check := func(s *Store, when string) {
+				t.Helper()
+				if got := ids(t, s); got != c.want {
+					t.Errorf("%s: sessions %s, want %s", when, got, c.want)
+				}
+				for sid, n := range map[string]int{"before": 100, "big": analytics.MaxReplayChunkBytes + 1, "after": 100} {
+					page, _, err := s.ReadReplayChunks(context.Background(), 1, sid, analytics.ReplayCursor{}, 4<<20)
+					if err != nil || len(page) != 1 || len(page[0].Data) != n {
+						t.Errorf("%s: session %s: %d chunks, %v", when, sid, len(page), err)
+					}
+				}
+			}
+			s := open(t, dir, 4<<10)
+			check(s, "opened")
+			if size := must(os.Stat(filepath.Join(dir, "1", segmentName(1)))).Size(); size != int64(len(raw)) {
+				t.Errorf("segment 1 is %d bytes after Open, was %d", size, len(raw))
+			}
+			p, _ := s.lookup(1, false)
+			if dead := p.segs[1].dead; dead != int64(len(rejected)) {
+				t.Errorf("segment 1 counts %d bytes dead; want the two rejected records', %d", dead, len(rejected))
+			}
+			s.Close()
+			s = open(t, dir, 4<<10)
+			if err := s.CompactReplays(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			check(s, "compacted")
+			for _, n := range must(files(t, filepath.Join(dir, "1"))) {
+				if b, _ := os.ReadFile(filepath.Join(dir, "1", n)); bytes.Contains(b, []byte("bad id")) || bytes.Contains(b, []byte(`"negative"`)) {
+					t.Errorf("%s still holds a rejected record after compaction", n)
+				}
+			}
+			s.Close()
+			check(open(t, dir, 4<<10), "compacted and reopened")
+		})
+	}
+}
+
+// ids lists a product's sessions by id.
+func ids(t *testing.T, s *Store) string {
+	t.Helper()
+	list, err := s.ListReplaySessions(context.Background(), 1, analytics.ReplayFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, x := range list {
+		out = append(out, x.SessionID)
+	}
+	slices.Sort(out)
+	return fmt.Sprint(out)
+}

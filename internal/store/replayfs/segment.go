@@ -176,7 +176,7 @@ func scanSegment(f io.ReaderAt, size int64, verify bool, fn func(record) error) 
 		m := string(head[:4])
 		hl, dl := int64(binary.LittleEndian.Uint32(head[4:8])), int64(binary.LittleEndian.Uint32(head[8:12]))
 		n := recordHead + hl + dl + recordTail
-		if (m != magicChunk && m != magicTomb) || hl > maxHeaderBytes || dl > analytics.MaxReplayChunkBytes || off+n > size {
+		if (m != magicChunk && m != magicTomb) || hl > maxHeaderBytes || n > maxSegmentBytes || off+n > size {
 			return off, nil
 		}
 		rec := record{magic: m, off: off, n: n}
