@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -33,6 +34,7 @@ var replayCases = []struct {
 	{"ReplaySessionCap", testReplaySessionCap},
 	{"ReplayConcurrentCap", testReplayConcurrentCap},
 	{"ReplaySessionsCap", testReplaySessionsCap},
+	{"ReplaySessionsCount", testReplaySessionsCount},
 	{"ReplayConcurrentSessionsCap", testReplayConcurrentSessionsCap},
 }
 
@@ -461,6 +463,57 @@ func testReplaySessionsCap(t *testing.T, s analytics.ReplayStore) {
 	}
 }
 
+// testReplaySessionsCount checks that what a product is counted to keep
+// follows its sessions through everything that adds or removes one, by
+// what the cap on sessions then lets in: sessions started without a cap
+// count when one is set; a session deleted and recorded again, over and
+// over, takes one place each time; sessions of a batch that the cap
+// refused again take none; a retry of a kept session's chunk starts
+// nothing.
+func testReplaySessionsCount(t *testing.T, s analytics.ReplayStore) {
+	ctx := context.Background()
+	limits := analytics.ReplayLimits{Sessions: 3}
+	add := func(what string, want string, chunks ...analytics.ReplayChunk) {
+		t.Helper()
+		refused, err := s.AppendReplayChunks(ctx, chunks, limits)
+		if got := fmt.Sprintf("product %v", refused.ProductFull); err != nil || got != want || len(refused.SessionFull) > 0 {
+			t.Fatalf("%s: refused %+v, %v; want %s", what, refused, err, want)
+		}
+	}
+	del := func(sid string) {
+		t.Helper()
+		if err := s.DeleteReplaySession(ctx, 1, sid); err != nil {
+			t.Fatalf("deleting %s: %v", sid, err)
+		}
+	}
+	appendReplay(t, s, sized(1, "a", "w", 0, 100), sized(1, "b", "w", 0, 100), sized(1, "c", "w", 0, 100))
+	add("a fourth session after three without a cap", "product [0]", sized(1, "d", "w", 0, 100))
+	for round := 0; round < 3; round++ {
+		del("a")
+		add(fmt.Sprintf("round %d: d in a's place", round), "product [1]", sized(1, "d", "w", round, 100), sized(1, "e", "w", 0, 100))
+		del("d")
+		add(fmt.Sprintf("round %d: a again in d's place", round), "product [1]", sized(1, "a", "w", 0, 100), sized(1, "e", "w", 0, 100))
+	}
+	// Room for one, a batch of two new sessions: one kept, one refused,
+	// and only the one counted.
+	del("b")
+	add("two new sessions with room for one", "product [1]", sized(1, "x", "w", 0, 100), sized(1, "y", "w", 0, 100))
+	add("a retry of the kept one, and another new session", "product [1]", sized(1, "x", "w", 0, 100), sized(1, "z", "w", 0, 100))
+	del("x")
+	del("c")
+	add("two new sessions with room for two", "product []", sized(1, "y", "w", 0, 100), sized(1, "z", "w", 0, 100))
+	add("one more", "product [0]", sized(1, "b", "w", 0, 100))
+	list, err := s.ListReplaySessions(ctx, 1, analytics.ReplayFilter{})
+	var ids []string
+	for _, x := range list {
+		ids = append(ids, x.SessionID)
+	}
+	slices.Sort(ids)
+	if err != nil || fmt.Sprint(ids) != "[a y z]" {
+		t.Errorf("product 1 keeps %v, %v; want [a y z]", ids, err)
+	}
+}
+
 // testReplayConcurrentSessionsCap starts 32 sessions of one chunk from 8
 // goroutines at once, in a product whose cap is 10 and which holds 2
 // already, each goroutine also adding a chunk to those two: exactly 8
@@ -510,6 +563,61 @@ func testReplayConcurrentSessionsCap(t *testing.T, s analytics.ReplayStore) {
 	for k := 0; k < 2; k++ {
 		if got, err := s.ReplaySession(ctx, 1, fmt.Sprintf("kept-%d", k)); err != nil || got.Chunks != 1+workers*each/2 {
 			t.Errorf("kept-%d: %+v, %v; want %d chunks", k, got, err, 1+workers*each/2)
+		}
+	}
+}
+
+// SeedReplaySessions fills replay_sessions as a database migrated up to
+// migration 0023 holds it: product 1 keeps three sessions and has its row
+// of replay_products (an append under the cap on sessions started one),
+// product 2 keeps two and has none (its sessions were started without the
+// cap). CheckReplaySessionsBackfill then checks, once the store is opened
+// with every migration, that migration 0024 counted them.
+func SeedReplaySessions(t *testing.T, db *sql.DB) {
+	t.Helper()
+	for _, q := range []string{
+		`INSERT INTO replay_sessions (product_id, session_id, bytes) VALUES (1, 'a', 600), (1, 'b', 600), (1, 'c', 600), (2, 'a', 600), (2, 'b', 600)`,
+		`INSERT INTO replay_products (product_id) VALUES (1)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// CheckReplaySessionsBackfill checks what SeedReplaySessions seeded once
+// migration 0024 ran: each product's count, and the cap on sessions
+// holding to it.
+func CheckReplaySessionsBackfill(t *testing.T, db *sql.DB, s analytics.ReplayStore) {
+	t.Helper()
+	var got []string
+	rows, err := db.Query(`SELECT product_id, sessions FROM replay_products ORDER BY product_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p, n int64
+		if err := rows.Scan(&p, &n); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%d:%d", p, n))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[1:3 2:2]" {
+		t.Errorf("products' counts of sessions after the migration: %v, want [1:3 2:2]", got)
+	}
+	limits := analytics.ReplayLimits{Sessions: 4}
+	for _, c := range []struct {
+		product int64
+		want    string
+	}{{1, "[1 2]"}, {2, "[2]"}} {
+		batch := []analytics.ReplayChunk{sized(c.product, "new-1", "w", 0, 100), sized(c.product, "new-2", "w", 0, 100), sized(c.product, "new-3", "w", 0, 100)}
+		r, err := s.AppendReplayChunks(context.Background(), batch, limits)
+		if err != nil || fmt.Sprint(r.ProductFull) != c.want {
+			t.Errorf("three new sessions of product %d under a cap of 4: refused %v, %v; want %s", c.product, r.ProductFull, err, c.want)
 		}
 	}
 }
