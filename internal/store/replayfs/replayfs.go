@@ -19,7 +19,7 @@
 // memory and is rebuilt at Open by reading the segments' records (only the
 // headers of sealed segments; the last one whole, to cut off a record a
 // crash tore). It keeps each session's summary (analytics.ReplaySession),
-// so that a list reads no file, and about 16 bytes per chunk.
+// so that a list reads no file, and about 20 bytes per chunk.
 //
 // Deleting a session appends a tombstone and drops it from the index; its
 // records stay until CompactReplays (the retention job, every round)
@@ -140,9 +140,10 @@ type segment struct {
 }
 
 // loc is where a record is: its segment, offset and length, and for a
-// chunk its index in its window.
+// chunk its index in its window and its data's length, which a read pages
+// by (analytics.PageReplayChunks).
 type loc struct {
-	seg, off, n, index uint32
+	seg, off, n, index, size uint32
 }
 
 // session is one session in the index: its summary and its chunks'
@@ -332,6 +333,7 @@ func (p *product) loadRecord(src io.ReaderAt, seg *segment, r record) (bool, err
 			return true, p.skip(src, seg, r)
 		}
 		at.index = uint32(h.Index)
+		at.size = uint32(r.n - recordHead - int64(len(r.head)) - recordTail)
 		if !p.add(h.chunk(p.id), at) {
 			seg.dead += r.n // a second copy: the first stays
 		}
@@ -669,7 +671,7 @@ func (p *product) append(chunks []analytics.ReplayChunk, at []int, limits analyt
 	for j, i := range write {
 		c := chunks[i]
 		c.Size = len(c.Data)
-		p.add(c, loc{seg: seg.seq, off: uint32(off) + uint32(start), n: uint32(ends[j] - start), index: uint32(c.Index)})
+		p.add(c, loc{seg: seg.seq, off: uint32(off) + uint32(start), n: uint32(ends[j] - start), index: uint32(c.Index), size: uint32(c.Size)})
 		start = ends[j]
 	}
 	p.grown(seg, off+int64(len(buf)))
@@ -800,9 +802,10 @@ func (s *Store) ReadReplayChunks(ctx context.Context, productID int64, sessionID
 	return out, more, nil
 }
 
-// page finds the records of the next page of a session's chunks. It pages
-// by the records' lengths, which are over their data's. The caller holds
-// mu.
+// page finds the records of the next page of a session's chunks: those
+// after the cursor, at most one more than a page holds, cut by the rule
+// both stores page by (analytics.PageReplayChunks), on their data's
+// lengths. The caller holds mu.
 func (p *product) page(sessionID string, after analytics.ReplayCursor, maxBytes int) ([]loc, bool) {
 	s := p.sessions[sessionID]
 	if s == nil {
@@ -815,22 +818,17 @@ func (p *product) page(sessionID string, after analytics.ReplayCursor, maxBytes 
 			return nil, false
 		}
 		wi = s.position(w)
-		if after.Index >= 0 {
-			ci = sort.Search(len(w.chunks), func(i int) bool { return w.chunks[i].index > uint32(after.Index) })
-		}
+		// Compared as ints, as the SQL store compares them: a cursor's
+		// index below 0 is before the window's first chunk.
+		ci = sort.Search(len(w.chunks), func(i int) bool { return int64(w.chunks[i].index) > int64(after.Index) })
 	}
-	var out []loc
-	total := 0
-	for ; wi < len(s.windows); wi, ci = wi+1, 0 {
-		for _, l := range s.windows[wi].chunks[ci:] {
-			if len(out) > 0 && (total+int(l.n) > maxBytes || len(out) == analytics.MaxReplayPageChunks) {
-				return out, true
-			}
-			out = append(out, l)
-			total += int(l.n)
-		}
+	var next []loc
+	for ; wi < len(s.windows) && len(next) <= analytics.MaxReplayPageChunks; wi, ci = wi+1, 0 {
+		chunks := s.windows[wi].chunks[ci:]
+		next = append(next, chunks[:min(len(chunks), analytics.MaxReplayPageChunks+1-len(next))]...)
 	}
-	return out, false
+	n := analytics.PageReplayChunks(func(i int) int { return int(next[i].size) }, len(next), maxBytes)
+	return next[:n], len(next) > n
 }
 
 // read reads one chunk record whole and checks it. The caller holds mu.

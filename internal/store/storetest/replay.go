@@ -41,12 +41,17 @@ var replayCases = []struct {
 // readReplay reads a session page by page, maxBytes a page, and checks
 // every page against the contract: at least one chunk while more follow,
 // no more than maxBytes of data unless it holds one chunk, no more than
-// MaxReplayPageChunks.
+// MaxReplayPageChunks; and as full as the rule lets it be
+// (analytics.PageReplayChunks): a page followed by another holds
+// MaxReplayPageChunks, or the next page's first chunk would have taken it
+// past maxBytes of data. A store that paged by another measure (its
+// records' lengths, say) would cut pages short.
 func readReplay(t *testing.T, s analytics.ReplayStore, product int64, sid string, maxBytes int) ([]analytics.ReplayChunk, int) {
 	t.Helper()
 	var all []analytics.ReplayChunk
 	var cur analytics.ReplayCursor
 	pages := 0
+	prevData, prevChunks := 0, 0
 	for {
 		page, more, err := s.ReadReplayChunks(context.Background(), product, sid, cur, maxBytes)
 		if err != nil {
@@ -60,6 +65,11 @@ func readReplay(t *testing.T, s analytics.ReplayStore, product int64, sid string
 		if (more && len(page) == 0) || (len(page) > 1 && data > maxBytes) || len(page) > analytics.MaxReplayPageChunks {
 			t.Fatalf("page %d of %s: %d chunks, %d bytes of data, more %v (maxBytes %d)", pages, sid, len(page), data, more, maxBytes)
 		}
+		if pages > 1 && len(page) > 0 && prevChunks < analytics.MaxReplayPageChunks && prevData+len(page[0].Data) <= maxBytes {
+			t.Fatalf("page %d of %s: %d chunks, %d bytes of data, but the next chunk (%d bytes) fits within maxBytes %d",
+				pages-1, sid, prevChunks, prevData, len(page[0].Data), maxBytes)
+		}
+		prevData, prevChunks = data, len(page)
 		all = append(all, page...)
 		if !more {
 			return all, pages
