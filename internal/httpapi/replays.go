@@ -320,12 +320,15 @@ func (s *Server) handleDeleteUserReplays(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	deleted := 0
-	for _, x := range list {
-		if err := s.Replays.DeleteReplaySession(r.Context(), p.ProductID, x.SessionID); err != nil && !errors.Is(err, analytics.ErrNotFound) {
-			return err
-		}
-		deleted++
+	ids := make([]string, len(list))
+	for i, x := range list {
+		ids[i] = x.SessionID
+	}
+	// At once: one write of the tombstones on the embedded store, one
+	// transaction on PostgreSQL, however many sessions the user has.
+	deleted, err := s.Replays.DeleteReplaySessions(r.Context(), p.ProductID, ids)
+	if err != nil {
+		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"deleted": deleted})
 	return nil

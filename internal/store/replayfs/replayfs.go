@@ -891,6 +891,51 @@ func (s *Store) DeleteReplaySession(ctx context.Context, productID int64, sessio
 	return nil
 }
 
+// DeleteReplaySessions appends a tombstone of each of the sessions the
+// product has among ids, in one write and one fdatasync, and drops them
+// from the index.
+func (s *Store) DeleteReplaySessions(ctx context.Context, productID int64, ids []string) (int, error) {
+	p, err := s.lookup(productID, false)
+	if err != nil || p == nil {
+		return 0, err
+	}
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if p.broken != nil {
+		return 0, p.broken
+	}
+	var buf []byte
+	var found []string
+	ends := []int{}
+	seen := make(map[string]bool, len(ids))
+	p.mu.RLock()
+	for _, id := range ids {
+		if _, ok := p.sessions[id]; ok && !seen[id] {
+			seen[id] = true
+			buf = appendTomb(buf, id)
+			found = append(found, id)
+			ends = append(ends, len(buf))
+		}
+	}
+	p.mu.RUnlock()
+	if len(found) == 0 {
+		return 0, nil
+	}
+	seg, off, err := p.write(buf)
+	if err != nil {
+		return 0, fmt.Errorf("deleting %d replay sessions: %w", len(found), err)
+	}
+	p.mu.Lock()
+	start := 0
+	for i, id := range found {
+		p.kill(id, loc{seg: seg.seq, off: uint32(off) + uint32(start), n: uint32(ends[i] - start)})
+		start = ends[i]
+	}
+	p.grown(seg, off+int64(len(buf)))
+	p.mu.Unlock()
+	return len(found), nil
+}
+
 // ReplayProducts lists the products that have sessions.
 func (s *Store) ReplayProducts(ctx context.Context) ([]int64, error) {
 	out := []int64{}

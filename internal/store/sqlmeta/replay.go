@@ -4,7 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"strata/internal/analytics"
 )
@@ -365,6 +368,62 @@ func (s *Store) DeleteReplaySession(ctx context.Context, productID int64, sessio
 		return fmt.Errorf("deleting a replay session: %w", err)
 	}
 	return nil
+}
+
+// deleteBatch is how many sessions one statement of DeleteReplaySessions
+// names, each a parameter: well within PostgreSQL's 65,535 parameters.
+const deleteBatch = 5000
+
+// DeleteReplaySessions deletes the product's sessions among ids, chunks
+// and rows, in one transaction of a statement per table for each 5,000
+// ids, and takes them off the product's count of sessions, whose row is
+// locked last, as DeleteReplaySession does.
+func (s *Store) DeleteReplaySessions(ctx context.Context, productID int64, ids []string) (int, error) {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("deleting replay sessions: %w", err)
+	}
+	defer tx.Rollback()
+	deleted := 0
+	for len(ids) > 0 {
+		batch := ids[:min(len(ids), deleteBatch)]
+		ids = ids[len(batch):]
+		args := make([]any, 0, len(batch)+1)
+		args = append(args, productID)
+		var in strings.Builder
+		for i, id := range batch {
+			if i > 0 {
+				in.WriteString(", ")
+			}
+			args = append(args, id)
+			in.WriteString("$" + strconv.Itoa(len(args)))
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM replay_chunks WHERE product_id = $1 AND session_id IN (`+in.String()+`)`, args...); err != nil {
+			return 0, fmt.Errorf("deleting replay sessions: %w", err)
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM replay_sessions WHERE product_id = $1 AND session_id IN (`+in.String()+`)`, args...)
+		if err != nil {
+			return 0, fmt.Errorf("deleting replay sessions: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return 0, fmt.Errorf("deleting replay sessions: %w", err)
+		}
+		deleted += int(n)
+	}
+	if deleted > 0 {
+		if _, err := s.addProductSessions(ctx, tx, productID, -deleted); err != nil {
+			return 0, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("deleting replay sessions: %w", err)
+	}
+	return deleted, nil
 }
 
 // ReplayProducts returns the products with chunks.

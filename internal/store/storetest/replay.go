@@ -35,6 +35,7 @@ var replayCases = []struct {
 	{"ReplayConcurrentCap", testReplayConcurrentCap},
 	{"ReplaySessionsCap", testReplaySessionsCap},
 	{"ReplaySessionsCount", testReplaySessionsCount},
+	{"ReplayDeleteMany", testReplayDeleteMany},
 	{"ReplayConcurrentSessionsCap", testReplayConcurrentSessionsCap},
 }
 
@@ -521,6 +522,63 @@ func testReplaySessionsCount(t *testing.T, s analytics.ReplayStore) {
 	slices.Sort(ids)
 	if err != nil || fmt.Sprint(ids) != "[a y z]" {
 		t.Errorf("product 1 keeps %v, %v; want [a y z]", ids, err)
+	}
+}
+
+// testReplayDeleteMany deletes sessions at once: those of the product
+// among the ids go, chunks and all, and are counted; an unknown id, an id
+// named twice, another product's session and an empty list are skipped;
+// the other sessions, and the other product's of the same id, are kept;
+// the sessions deleted make room under the cap on sessions, as many as
+// were deleted; a deleted id can be recorded again.
+func testReplayDeleteMany(t *testing.T, s analytics.ReplayStore) {
+	ctx := context.Background()
+	for i := 0; i < 6; i++ {
+		appendReplay(t, s, sized(1, fmt.Sprintf("s%d", i), "w", 0, 100), sized(1, fmt.Sprintf("s%d", i), "w", 1, 100))
+	}
+	appendReplay(t, s, sized(2, "s1", "w", 0, 100), sized(2, "only-2", "w", 0, 100))
+	if n, err := s.DeleteReplaySessions(ctx, 1, nil); err != nil || n != 0 {
+		t.Errorf("deleting no session: %d, %v", n, err)
+	}
+	n, err := s.DeleteReplaySessions(ctx, 1, []string{"s1", "s3", "nope", "s1", "only-2", "s4"})
+	if err != nil || n != 3 {
+		t.Fatalf("deleting s1, s3 and s4 among others: %d deleted, %v; want 3", n, err)
+	}
+	list, err := s.ListReplaySessions(ctx, 1, analytics.ReplayFilter{})
+	var ids []string
+	for _, x := range list {
+		ids = append(ids, x.SessionID)
+	}
+	slices.Sort(ids)
+	if err != nil || fmt.Sprint(ids) != "[s0 s2 s5]" {
+		t.Errorf("product 1 keeps %v, %v; want [s0 s2 s5]", ids, err)
+	}
+	for _, sid := range []string{"s1", "s3", "s4"} {
+		if got, _ := readReplay(t, s, 1, sid, analytics.MaxReplayPageBytes); len(got) != 0 {
+			t.Errorf("deleted session %s reads %d chunks", sid, len(got))
+		}
+		if err := s.DeleteReplaySession(ctx, 1, sid); !errors.Is(err, analytics.ErrNotFound) {
+			t.Errorf("deleting %s again: %v, want ErrNotFound", sid, err)
+		}
+	}
+	for _, sid := range []string{"s1", "only-2"} {
+		if got, _ := readReplay(t, s, 2, sid, analytics.MaxReplayPageBytes); len(got) != 1 {
+			t.Errorf("product 2's %s reads %d chunks after product 1's were deleted", sid, len(got))
+		}
+	}
+	if n, err := s.DeleteReplaySessions(ctx, 1, []string{"s1", "s3"}); err != nil || n != 0 {
+		t.Errorf("deleting the same sessions again: %d, %v; want 0", n, err)
+	}
+	// Three sessions kept and room for three more under a cap of six (the
+	// batch in the order of its ids, so that every store refuses the
+	// last).
+	limits := analytics.ReplayLimits{Sessions: 6}
+	batch := []analytics.ReplayChunk{sized(1, "s1", "w", 0, 100), sized(1, "t1", "w", 0, 100), sized(1, "t2", "w", 0, 100), sized(1, "t3", "w", 0, 100)}
+	if r, err := s.AppendReplayChunks(ctx, batch, limits); err != nil || fmt.Sprint(r.ProductFull) != "[3]" {
+		t.Errorf("four new sessions with room for three: refused %+v, %v; want [3]", r, err)
+	}
+	if got, _ := readReplay(t, s, 1, "s1", analytics.MaxReplayPageBytes); len(got) != 1 {
+		t.Errorf("s1 recorded again reads %d chunks, want 1", len(got))
 	}
 }
 
