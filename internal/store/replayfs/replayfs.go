@@ -107,8 +107,10 @@ type product struct {
 	// (is the chunk stored already, is the session full) is the one it
 	// updates; it is taken before mu.
 	wmu sync.Mutex
-	// broken, when set, refuses writes: a failed write whose torn tail
-	// could not be cut off. Open cuts it off at the next start.
+	// broken, when set, refuses writes and compaction: a failed write
+	// whose torn tail could not be cut off (Open cuts it off at the next
+	// start), a compaction that could not finish (Open finishes it), or a
+	// segment Open could not read (the next start reads it again).
 	broken error
 
 	// mu guards everything below. Readers hold it while they read
@@ -906,7 +908,7 @@ func (s *Store) DeleteReplaySessions(ctx context.Context, productID int64, ids [
 	}
 	var buf []byte
 	var found []string
-	ends := []int{}
+	var ends []int
 	seen := make(map[string]bool, len(ids))
 	p.mu.RLock()
 	for _, id := range ids {
