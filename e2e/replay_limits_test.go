@@ -1,15 +1,20 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -543,3 +548,88 @@ func TestReplayMaxSessions(t *testing.T) {
 // add to the server's resident memory: nothing of theirs is kept, so it
 // is the collector's headroom over the garbage of the requests alone.
 const replayFloodBound = 16 << 20
+
+// TestReplayPageStreamed reads a page of 300 small chunks over a raw
+// connection, to see how the server frames it: the response is streamed
+// (chunked), holds every chunk as sent, and comes in frames of the
+// handler's buffer, not a frame (a flush through the adaptor's pipe, and
+// a write to the connection) per replay chunk, which defeated the buffer.
+func TestReplayPageStreamed(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir, "--rate-limit", "1000000")
+	a := newTenant(t, s, "Shop")
+	rnd := rand.New(rand.NewPCG(5, 6))
+	const n = 300
+	sent := map[string][]byte{}
+	var batch []map[string]any
+	for i := 0; i < n; i++ {
+		data := rrwebChunk(rnd, time.Now().UnixMilli()+int64(i)*5000, 100)
+		sent[fmt.Sprintf("w.%d", i)] = data
+		batch = append(batch, chunkEvent("u", "small", "w", i, data))
+		if len(batch) == 100 {
+			if r := postEvents(t, s, a.Live, batch...); r.Status != 202 || !strings.Contains(string(r.Body), `"rejected":[]`) {
+				t.Fatalf("storing chunks up to %d: %d %.300s", i, r.Status, r.Body)
+			}
+			batch = nil
+		}
+	}
+	host := strings.TrimPrefix(s.URL, "http://")
+	conn, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(30 * time.Second))
+	fmt.Fprintf(conn, "GET /api/v1/replays/small HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n", host, a.Token)
+	r := bufio.NewReader(conn)
+	var head []string
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the response's head: %v (%q)", err, head)
+		}
+		if line = strings.TrimRight(line, "\r\n"); line == "" {
+			break
+		}
+		head = append(head, line)
+	}
+	if len(head) == 0 || !strings.HasPrefix(head[0], "HTTP/1.1 200") || !slices.ContainsFunc(head, func(h string) bool {
+		return strings.EqualFold(h, "Transfer-Encoding: chunked")
+	}) {
+		t.Fatalf("the response's head: %q; want 200, chunked", head)
+	}
+	var body []byte
+	frames := 0
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading frame %d: %v", frames+1, err)
+		}
+		size, err := strconv.ParseInt(strings.TrimRight(line, "\r\n"), 16, 64)
+		if err != nil {
+			t.Fatalf("frame %d: size line %q", frames+1, line)
+		}
+		if size == 0 {
+			break
+		}
+		frame := make([]byte, size+2)
+		if _, err := io.ReadFull(r, frame); err != nil || string(frame[size:]) != "\r\n" {
+			t.Fatalf("frame %d of %d bytes: %v", frames+1, size, err)
+		}
+		body = append(body, frame[:size]...)
+		frames++
+	}
+	var p replayPage
+	if err := json.Unmarshal(body, &p); err != nil || len(p.Chunks) != n || p.Next != nil {
+		t.Fatalf("the page: %d chunks, next %v, %v", len(p.Chunks), p.Next, err)
+	}
+	for _, c := range p.Chunks {
+		if k := fmt.Sprintf("%s.%d", c.WindowID, c.Index); !bytes.Equal(c.Data, sent[k]) {
+			t.Errorf("chunk %s is not as sent", k)
+		}
+	}
+	t.Logf("a page of %d chunks, %d bytes, came in %d frames", n, len(body), frames)
+	if frames > n/4 {
+		t.Errorf("a page of %d chunks (%d bytes) came in %d frames: about one a chunk, not one a buffer", n, len(body), frames)
+	}
+}

@@ -236,6 +236,14 @@ type ReplayStore interface {
 	// DeleteReplaySession deletes a session's chunks; ErrNotFound when
 	// the product has no such session.
 	DeleteReplaySession(ctx context.Context, productID int64, sessionID string) error
+	// DeleteReplaySessions deletes the chunks of the product's sessions
+	// among sessionIDs at once (the retention job's deletions, a user's
+	// privacy request), as durably as one DeleteReplaySession but in one
+	// write (the embedded store: one write and one sync of every
+	// tombstone; PostgreSQL: one transaction), and returns how many it
+	// deleted. An id the product has no session of, or named twice, is
+	// skipped, not an error.
+	DeleteReplaySessions(ctx context.Context, productID int64, sessionIDs []string) (int, error)
 	// ReplayProducts returns the products that have chunks, for the
 	// retention job.
 	ReplayProducts(ctx context.Context) ([]int64, error)

@@ -178,6 +178,12 @@ type Config struct {
 	PublicURL string
 }
 
+// MinReplayMaxSessions is the least --replay-max-sessions other than 0
+// (no cap): the retention job frees a tenth of the cap, at least one
+// session, when a product reaches it, and a cap under 10 would have it
+// delete every session kept, the one being recorded too.
+const MinReplayMaxSessions = 10
+
 // Default returns the configuration `make run` uses.
 func Default() Config {
 	return Config{
@@ -429,7 +435,7 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	fs.Var(&c.ReplayMaxBytes, "replay-max-bytes", "what each product's recorded sessions may take together, e.g. 10GB; the oldest are deleted beyond it; 0: no cap (env STRATA_REPLAY_MAX_BYTES)")
 	envValue("STRATA_REPLAY_MAX_SESSION_BYTES", &c.ReplayMaxSessionBytes)
 	fs.Var(&c.ReplayMaxSessionBytes, "replay-max-session-bytes", "what one recorded session may store, e.g. 50MB (each chunk counts its data and 512 bytes); its later chunks are refused (replay_session_full); 0: no cap (env STRATA_REPLAY_MAX_SESSION_BYTES)")
-	fs.IntVar(&c.ReplayMaxSessions, "replay-max-sessions", envInt("STRATA_REPLAY_MAX_SESSIONS", c.ReplayMaxSessions), "how many recorded sessions each product may keep; a chunk that would start one more is refused (replay_quota_full), and the retention job deletes the oldest to keep a tenth of it free; 0: no cap (env STRATA_REPLAY_MAX_SESSIONS)")
+	fs.IntVar(&c.ReplayMaxSessions, "replay-max-sessions", envInt("STRATA_REPLAY_MAX_SESSIONS", c.ReplayMaxSessions), "how many recorded sessions each product may keep; a chunk that would start one more is refused (replay_quota_full), and the retention job deletes the oldest to keep a tenth of it free; 0: no cap, else at least 10 (env STRATA_REPLAY_MAX_SESSIONS)")
 	fs.DurationVar(&c.ReplayInterval, "replay-interval", c.ReplayInterval, "how often the replay retention job runs")
 	fs.DurationVar(&c.ReadTimeout, "read-timeout", envDuration("STRATA_READ_TIMEOUT", c.ReadTimeout), "time a request's headers and body may take to arrive (env STRATA_READ_TIMEOUT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "graceful shutdown limit")
@@ -494,8 +500,11 @@ func (c Config) Validate() error {
 	if c.ReplayMaxSessionBytes != 0 && c.ReplayMaxSessionBytes < 64<<10 {
 		errs = append(errs, fmt.Errorf("replay-max-session-bytes %v: must be 0 (no cap) or at least 64KB", c.ReplayMaxSessionBytes))
 	}
-	if c.ReplayMaxSessions < 0 {
-		errs = append(errs, fmt.Errorf("replay-max-sessions %d: must be 0 (no cap) or more", c.ReplayMaxSessions))
+	if c.ReplayMaxSessions < 0 || (c.ReplayMaxSessions > 0 && c.ReplayMaxSessions < MinReplayMaxSessions) {
+		// The retention job deletes a tenth of the cap (at least one
+		// session) when a product reaches it: under 10, that is every
+		// session kept, the one being recorded among them.
+		errs = append(errs, fmt.Errorf("replay-max-sessions %d: must be 0 (no cap) or at least %d", c.ReplayMaxSessions, MinReplayMaxSessions))
 	}
 	if c.ReplayInterval < time.Second {
 		errs = append(errs, fmt.Errorf("replay-interval %v: must be at least 1s", c.ReplayInterval))

@@ -108,6 +108,9 @@ func TestLoad(t *testing.T) {
 	if _, err = Load([]string{"--replay-max-sessions", "-1"}, env(nil)); err == nil || !strings.Contains(err.Error(), "replay-max-sessions") {
 		t.Errorf("--replay-max-sessions -1: %v", err)
 	}
+	if c2, err = Load([]string{"--replay-max-sessions", "10"}, env(nil)); err != nil || c2.ReplayMaxSessions != 10 {
+		t.Errorf("--replay-max-sessions 10, the least: %v, %v", c2.ReplayMaxSessions, err)
+	}
 	if c.ShutdownTimeout != 20*time.Second {
 		t.Errorf("shutdown timeout %v", c.ShutdownTimeout)
 	}
@@ -142,6 +145,8 @@ func TestLoadRejects(t *testing.T) {
 		{nil, map[string]string{"STRATA_MIN_FREE_INODES": "some"}, "STRATA_MIN_FREE_INODES"},
 		{[]string{"--replay-max-session-bytes", "1KB"}, nil, "replay-max-session-bytes"},
 		{nil, map[string]string{"STRATA_REPLAY_MAX_SESSION_BYTES": "big"}, "STRATA_REPLAY_MAX_SESSION_BYTES"},
+		{[]string{"--replay-max-sessions", "1"}, nil, "replay-max-sessions 1: must be 0 (no cap) or at least 10"},
+		{nil, map[string]string{"STRATA_REPLAY_MAX_SESSIONS": "9"}, "replay-max-sessions 9"},
 		{[]string{"--read-timeout", "0s"}, nil, "read-timeout"},
 		{nil, map[string]string{"STRATA_READ_TIMEOUT": "soon"}, "STRATA_READ_TIMEOUT"},
 		{[]string{"--query-concurrency", "0"}, nil, "query-concurrency"},

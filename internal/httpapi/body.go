@@ -5,12 +5,14 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
 
 	"strata/internal/analytics"
 )
@@ -236,15 +238,19 @@ func readError(err error) error {
 var errAPIBodyTooLarge = analytics.Errorf(analytics.KindTooLarge, "body_too_large",
 	"The request body is over 1 MB (%d bytes); the API's bodies are small JSON objects.", maxAPIBody)
 
-// serveAdapted serves a request through the net/http route table. The
-// adaptor hands the handler ctx.PostBody(), which on a streamed request
-// would read the whole stream with no limit, so the body is read here
-// first, under the budget and maxAPIBody (maxSourcemapBody for a sourcemap
-// upload, maxGroupBody for a group's properties), and given to the request as its
-// raw body. It is released once the handler has returned: no net/http
-// handler here flushes or hijacks, so the adaptor has run it to the end by
-// then.
-func (s *Server) serveAdapted(ctx *fasthttp.RequestCtx, next fasthttp.RequestHandler) {
+// serveAdapted serves a request through the net/http route table, h, by
+// fasthttpadaptor. The adaptor hands the handler ctx.PostBody(), which on
+// a streamed request would read the whole stream with no limit, so the
+// body is read here first, under the budget and maxAPIBody
+// (maxSourcemapBody for a sourcemap upload, maxGroupBody for a group's
+// properties), and given to the request as its raw body. It is released
+// once both this function and the handler have returned, whichever is
+// last: a handler that flushes (the survey CSV export, a replay page) has
+// the adaptor stream its response and return while the handler still
+// runs, with the request, and so the body, still its own; given back then,
+// the buffer could be another request's while this one reads it, and the
+// budget would not count it.
+func (s *Server) serveAdapted(ctx *fasthttp.RequestCtx, h http.Handler) {
 	limit, tooLarge, public := maxAPIBody, errAPIBodyTooLarge, false
 	if string(ctx.Path()) == sourcemapsPath && ctx.IsPost() {
 		if err := s.admitUpload(ctx); err != nil {
@@ -265,9 +271,23 @@ func (s *Server) serveAdapted(ctx *fasthttp.RequestCtx, next fasthttp.RequestHan
 		writeFastError(ctx, s.Log, err)
 		return
 	}
-	defer b.release()
+	// Held by this function and, once it starts, by the handler; the
+	// adaptor returns only after the handler started, if it ever does (it
+	// waits for the handler's flush or its end).
+	var holders atomic.Int32
+	holders.Store(1)
+	done := func() {
+		if holders.Add(-1) == 0 {
+			b.release()
+		}
+	}
+	defer done()
 	// Even an empty body is set raw: it takes the stream off the request,
 	// so that nothing reads it again (fasthttp drains what is left).
 	ctx.Request.SetBodyRaw(b.buf)
-	next(ctx)
+	fasthttpadaptor.NewFastHTTPHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		holders.Add(1)
+		defer done()
+		h.ServeHTTP(w, r)
+	}))(ctx)
 }

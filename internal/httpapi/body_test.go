@@ -5,9 +5,13 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
+
+	"github.com/valyala/fasthttp"
 
 	"strata/internal/analytics"
 )
@@ -126,3 +130,85 @@ func TestBodyPoolKeepsNoLargeBuffers(t *testing.T) {
 		t.Errorf("a %d-byte buffer went back to the pool", cap(b.buf))
 	}
 }
+
+// TestAdaptedBodyOutlivesTheAdaptor serves a request with a body through
+// serveAdapted to a net/http handler that flushes (as the survey export and
+// a replay page do), after which the adaptor streams the response and
+// returns while the handler still runs: the body stays reserved, and its
+// buffer the request's own, until the handler returns, even while another
+// request's body is read meanwhile; then the budget has it all back. A
+// handler that does not flush, and a request the adaptor never hands to the
+// handler, give it back when serveAdapted returns.
+func TestAdaptedBodyOutlivesTheAdaptor(t *testing.T) {
+	budget := NewBodyBudget(1<<20, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := &Server{Bodies: budget, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	request := func(uri string, b []byte) *fasthttp.RequestCtx {
+		var req fasthttp.Request
+		req.Header.SetMethod("POST")
+		req.SetRequestURI(uri)
+		var ctx fasthttp.RequestCtx
+		ctx.Init(&req, nil, quietLogger{})
+		ctx.Request.SetBodyStream(bytes.NewReader(b), len(b))
+		return &ctx
+	}
+	sent := bytes.Repeat([]byte("a"), 300<<10)
+	proceed, got := make(chan struct{}), make(chan []byte, 1)
+	returned := make(chan struct{})
+	ctx := request("/stream", sent)
+	s.serveAdapted(ctx, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(returned)
+		w.Write([]byte("head"))
+		w.(http.Flusher).Flush()
+		<-proceed
+		b, _ := io.ReadAll(r.Body)
+		got <- b
+		w.Write([]byte("tail"))
+	}))
+	// The adaptor has returned; the handler waits, with its request.
+	if n := budget.InUse(); n < int64(len(sent)) {
+		t.Errorf("%d bytes reserved while the handler still runs with its %d-byte body", n, len(sent))
+	}
+	other, err := readBody(bytes.NewReader(bytes.Repeat([]byte("b"), len(sent))), len(sent), maxAPIBody, budget, errTestTooLarge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.release()
+	drained := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(ctx.Response.BodyStream())
+		drained <- b
+	}()
+	close(proceed)
+	if b := <-got; !bytes.Equal(b, sent) {
+		t.Errorf("the handler read a body of %d bytes, %.20q…; want its own %d", len(b), b, len(sent))
+	}
+	if b := <-drained; string(b) != "headtail" {
+		t.Errorf("the streamed response: %q", b)
+	}
+	<-returned
+	deadline := time.Now().Add(5 * time.Second)
+	for budget.InUse() != 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := budget.InUse(); n != 0 {
+		t.Errorf("%d bytes still reserved after the handler returned", n)
+	}
+
+	s.serveAdapted(request("/buffered", sent), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(w, r.Body)
+	}))
+	if n := budget.InUse(); n != 0 {
+		t.Errorf("%d bytes still reserved after a handler that does not flush", n)
+	}
+	s.serveAdapted(request("/%zz", sent), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("the handler ran for a request the adaptor cannot convert")
+	}))
+	if n := budget.InUse(); n != 0 {
+		t.Errorf("%d bytes still reserved after a request the handler never saw", n)
+	}
+}
+
+// quietLogger is a fasthttp.Logger that drops what it is given.
+type quietLogger struct{}
+
+func (quietLogger) Printf(string, ...any) {}

@@ -251,12 +251,15 @@ type replayChunkMeta struct {
 }
 
 // writeReplayPage writes a ReplayDetail a chunk at a time, each chunk's
-// data base64-encoded straight into the response and flushed, so that
-// the response is streamed to the client (fasthttpadaptor streams once a
-// handler flushes) rather than held whole beside the page. The status is
-// sent: a failed write has no one left to tell.
+// data base64-encoded straight into the response, so that the response is
+// streamed to the client rather than held whole beside the page. It
+// flushes once, after the session and the cursor: fasthttpadaptor streams
+// a response once its handler flushes (before, it holds the whole body),
+// and every write after that goes down the stream, so the chunks then fill
+// the 32 KiB buffer, which goes out when full (a flush a chunk sent a
+// frame, and a write, a chunk). The status is sent: a failed write has no
+// one left to tell.
 func writeReplayPage(w http.ResponseWriter, session replaySessionJSON, next *string, page []analytics.ReplayChunk) {
-	flush := http.NewResponseController(w).Flush
 	out := bufio.NewWriterSize(w, 32<<10)
 	head, _ := json.Marshal(struct {
 		Session replaySessionJSON `json:"session"`
@@ -264,6 +267,9 @@ func writeReplayPage(w http.ResponseWriter, session replaySessionJSON, next *str
 	}{session, next})
 	out.Write(head[:len(head)-1])
 	out.WriteString(`,"chunks":[`)
+	if out.Flush() == nil {
+		http.NewResponseController(w).Flush()
+	}
 	for i, c := range page {
 		if i > 0 {
 			out.WriteByte(',')
@@ -276,9 +282,6 @@ func writeReplayPage(w http.ResponseWriter, session replaySessionJSON, next *str
 		enc.Write(c.Data)
 		enc.Close()
 		out.WriteString(`"}`)
-		if out.Flush() == nil {
-			flush()
-		}
 	}
 	out.WriteString("]}\n")
 	out.Flush()
@@ -320,12 +323,15 @@ func (s *Server) handleDeleteUserReplays(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	deleted := 0
-	for _, x := range list {
-		if err := s.Replays.DeleteReplaySession(r.Context(), p.ProductID, x.SessionID); err != nil && !errors.Is(err, analytics.ErrNotFound) {
-			return err
-		}
-		deleted++
+	ids := make([]string, len(list))
+	for i, x := range list {
+		ids[i] = x.SessionID
+	}
+	// At once: one write of the tombstones on the embedded store, one
+	// transaction on PostgreSQL, however many sessions the user has.
+	deleted, err := s.Replays.DeleteReplaySessions(r.Context(), p.ProductID, ids)
+	if err != nil {
+		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"deleted": deleted})
 	return nil

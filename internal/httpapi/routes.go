@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
-	"github.com/valyala/fasthttp/fasthttpadaptor"
 
 	"strata/internal/admin"
 	"strata/internal/alerts"
@@ -130,7 +129,7 @@ func (s *Server) Handler() fasthttp.RequestHandler {
 	fast.handle("OPTIONS /e", fastPreflight("POST, OPTIONS"))
 	fast.handle("GET /api/v1/messages/active", s.handleActiveMessages)
 	fast.handle("OPTIONS /api/v1/messages/active", fastPreflight("GET, OPTIONS"))
-	rest := fasthttpadaptor.NewFastHTTPHandler(detachContext(s.routes()))
+	rest := detachContext(s.routes())
 	hosts := newHostSet(s.AllowedHosts)
 	return func(ctx *fasthttp.RequestCtx) {
 		if hosts != nil && !hosts.allows(ctx.Host()) {

@@ -89,7 +89,10 @@ func (j *Job) Round(ctx context.Context) (int, error) {
 
 // product applies the rules to one product's sessions: those whose last
 // chunk came before now − Retention go, then the oldest (by start) until
-// the rest fit under MaxBytes and leave a tenth of MaxSessions free.
+// the rest fit under MaxBytes and leave a tenth of MaxSessions free. They
+// are deleted at once (DeleteReplaySessions): a round that deletes
+// thousands of a product's sessions makes one write of their tombstones
+// and one sync on the embedded store, not one each.
 func (j *Job) product(ctx context.Context, productID int64, now time.Time) (int, error) {
 	sessions, err := j.Store.ListReplaySessions(ctx, productID, analytics.ReplayFilter{})
 	if err != nil {
@@ -110,19 +113,19 @@ func (j *Job) product(ctx context.Context, productID int64, now time.Time) (int,
 		keep = j.MaxSessions - max(1, j.MaxSessions/10)
 	}
 	cutoff := now.Add(-j.Retention)
-	deleted := 0
+	var doomed []string
 	for _, s := range sessions {
 		expired := j.Retention > 0 && s.LastReceived.Before(cutoff)
 		over := j.MaxBytes > 0 && total > j.MaxBytes
-		many := len(sessions)-deleted > keep
+		many := len(sessions)-len(doomed) > keep
 		if !expired && !over && !many {
 			continue
 		}
-		if err := j.Store.DeleteReplaySession(ctx, productID, s.SessionID); err != nil && !errors.Is(err, analytics.ErrNotFound) {
-			return deleted, err
-		}
+		doomed = append(doomed, s.SessionID)
 		total -= s.Bytes
-		deleted++
 	}
-	return deleted, nil
+	if len(doomed) == 0 {
+		return 0, nil
+	}
+	return j.Store.DeleteReplaySessions(ctx, productID, doomed)
 }

@@ -208,3 +208,75 @@ func TestRetentionSessionsCap(t *testing.T) {
 		t.Errorf("a session under a cap of one: refused %+v", r)
 	}
 }
+
+// counting passes every call to the store it wraps, counting the
+// deletions by kind.
+type counting struct {
+	analytics.ReplayStore
+	one, many int
+}
+
+func (c *counting) DeleteReplaySession(ctx context.Context, productID int64, sessionID string) error {
+	c.one++
+	return c.ReplayStore.DeleteReplaySession(ctx, productID, sessionID)
+}
+
+func (c *counting) DeleteReplaySessions(ctx context.Context, productID int64, ids []string) (int, error) {
+	c.many++
+	return c.ReplayStore.DeleteReplaySessions(ctx, productID, ids)
+}
+
+func (c *counting) CompactReplays(ctx context.Context) error {
+	return c.ReplayStore.(analytics.ReplayCompactor).CompactReplays(ctx)
+}
+
+// TestRetentionDeletesAtOnce runs a round on the disk store that deletes
+// a tenth of a product at its cap of 5,000 sessions and every session of
+// another product that expired: each product's sessions go in one call of
+// the store (one write of their tombstones and one sync), not one call,
+// write and sync a session, and exactly the sessions the rules name go.
+func TestRetentionDeletesAtOnce(t *testing.T) {
+	s, err := replayfs.Open(filepath.Join(t.TempDir(), "replay"), replayfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	const max, expired = 5000, 300
+	var batch []analytics.ReplayChunk
+	for i := 0; i < max; i++ {
+		at := t0.Add(time.Duration(i) * time.Second)
+		batch = append(batch, analytics.ReplayChunk{ProductID: 1, SessionID: fmt.Sprintf("s%04d", i), WindowID: "w", DistinctID: "u",
+			FirstTS: at, LastTS: at, Encoding: analytics.ReplayJSON, Data: []byte("[]"), ReceivedAt: t0.Add(48 * time.Hour)})
+		if i < expired {
+			old := batch[len(batch)-1]
+			old.ProductID, old.ReceivedAt = 2, t0
+			batch = append(batch, old)
+		}
+		if len(batch) >= 500 || i == max-1 {
+			if r, err := s.AppendReplayChunks(context.Background(), batch, analytics.ReplayLimits{}); err != nil || r.Count() > 0 {
+				t.Fatalf("refused %+v, %v", r, err)
+			}
+			batch = batch[:0]
+		}
+	}
+	store := &counting{ReplayStore: s}
+	clk := &clock{t0.Add(49 * time.Hour)}
+	job := &Job{Store: store, Leases: &leases{}, Node: "a", Interval: time.Minute, Retention: 24 * time.Hour, MaxSessions: max, Now: clk.Now}
+	began := time.Now()
+	n, err := job.Round(context.Background())
+	t.Logf("a round deleting %d sessions of two products took %v", n, time.Since(began))
+	if err != nil || n != max/10+expired {
+		t.Fatalf("the round deleted %d, %v; want %d", n, err, max/10+expired)
+	}
+	if store.one != 0 || store.many != 2 {
+		t.Errorf("the round deleted by %d calls of a session and %d of many; want one call a product", store.one, store.many)
+	}
+	list, _ := s.ListReplaySessions(context.Background(), 1, analytics.ReplayFilter{})
+	if len(list) != max-max/10 || list[len(list)-1].SessionID != fmt.Sprintf("s%04d", max/10) {
+		t.Errorf("product 1 keeps %d sessions, the oldest %s; want %d from s%04d", len(list), list[len(list)-1].SessionID, max-max/10, max/10)
+	}
+	if got := ids(t, s, 2); got != "[]" {
+		t.Errorf("product 2 keeps %s", got)
+	}
+}

@@ -2,10 +2,14 @@ package duckdb
 
 import (
 	"context"
+	"database/sql"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"strata/internal/analytics"
+	"strata/internal/store/migrate"
 
 	"strata/internal/store/storetest"
 )
@@ -69,4 +73,32 @@ func TestCheckpointIfIdle(t *testing.T) {
 	if did, _ := s.CheckpointIfIdle(ctx, time.Second); did {
 		t.Error("checkpointed again with nothing new")
 	}
+}
+
+// TestReplaySessionsBackfill applies the migrations before 0024 to a
+// database, stores sessions in it as those left them, and opens it: the
+// migration counts each product's sessions, and the cap holds to them.
+func TestReplaySessionsBackfill(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	all, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := slices.DeleteFunc(all, func(m migrate.Migration) bool { return m.Version >= 24 })
+	db, err := sql.Open("duckdb", filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrate.Apply(ctx, db, before, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	storetest.SeedReplaySessions(t, db)
+	db.Close()
+	s, err := Open(ctx, dir, Options{MemoryLimit: "256MB", Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	storetest.CheckReplaySessionsBackfill(t, s.DB(), s)
 }

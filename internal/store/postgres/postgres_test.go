@@ -3,10 +3,14 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"strata/internal/analytics"
 	"strata/internal/store/migrate"
@@ -229,4 +233,76 @@ func TestSourcemapQuotaAcrossNodes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestReplaySessionStartCost starts sessions one append at a time in a
+// product that keeps 100,000 sessions and in an empty one, under a cap on
+// sessions neither reaches: an append that starts a session costs the same
+// in both, since it reads the product's count from the row it locks
+// (migration 0024) rather than counting the product's sessions under that
+// lock, which the build before did (it took several times as long in the
+// large product, and held every other node's new sessions of the product
+// meanwhile).
+func TestReplaySessionStartCost(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, pgtest.Start(t))
+	db := s.DB()
+	for _, q := range []string{
+		`INSERT INTO replay_sessions (product_id, session_id, bytes) SELECT 1, 'bulk-' || g, 512 FROM generate_series(1, 100000) g`,
+		`INSERT INTO replay_products (product_id) VALUES (1)`,
+		// The counting read's best case: an index-only scan.
+		`VACUUM ANALYZE replay_sessions`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	limits := analytics.ReplayLimits{Sessions: 1_000_000}
+	start := func(product int64, i int) time.Duration {
+		c := analytics.ReplayChunk{ProductID: product, SessionID: fmt.Sprintf("new-%d", i), WindowID: "w", DistinctID: "u",
+			FirstTS: time.Now(), LastTS: time.Now(), Encoding: analytics.ReplayJSON, Data: []byte("[]"), ReceivedAt: time.Now()}
+		began := time.Now()
+		if r, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{c}, limits); err != nil || r.Count() > 0 {
+			t.Fatalf("starting a session of product %d: refused %+v, %v", product, r, err)
+		}
+		return time.Since(began)
+	}
+	const n = 41
+	var large, small []time.Duration
+	for i := 0; i < n; i++ {
+		large = append(large, start(1, i))
+		small = append(small, start(2, i))
+	}
+	slices.Sort(large)
+	slices.Sort(small)
+	l, m := large[n/2], small[n/2]
+	t.Logf("median append that starts a session: %v in a product of 100,000 sessions, %v in an empty one", l, m)
+	if l > 2*m+time.Millisecond {
+		t.Errorf("starting a session takes %v in a product of 100,000 sessions, %v in an empty one: it grows with the sessions", l, m)
+	}
+}
+
+// TestReplaySessionsBackfill applies the migrations before 0024 to a
+// database, stores sessions in it as those left them, and opens it: the
+// migration counts each product's sessions, and the cap holds to them.
+func TestReplaySessionsBackfill(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Start(t)
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := sqlmeta.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := slices.DeleteFunc(slices.Clone(all), func(m migrate.Migration) bool { return m.Version >= 24 })
+	db := stdlib.OpenDB(*cfg)
+	if _, err := migrate.Apply(ctx, db, before, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	storetest.SeedReplaySessions(t, db)
+	db.Close()
+	s := open(t, url)
+	storetest.CheckReplaySessionsBackfill(t, s.DB(), s)
 }

@@ -35,8 +35,14 @@ import (
 // tombstone always comes after the chunks it deletes, so a crash half-way
 // leaves no deleted chunk without its tombstone.
 //
-// A product's appends and deletes wait while its round runs (wmu): each
-// run is at most a segment's worth of copying.
+// A round takes the product's writer turn (wmu) for one run at a time:
+// the turn is taken, the runs are worked out again from the segments as
+// they are then, the first one not done yet is rewritten, and the turn is
+// given back. So a product's appends and deletes wait at most one run's
+// copying (a segment's worth), not the round. Which records are live is
+// found once a pass (live), not by walking the index for every run, and
+// checked against the index as it is when the run is rewritten: appends
+// and deletes between runs change it.
 
 // manifestName is the file that names the segments a compaction replaces.
 const manifestName = "compact.json"
@@ -63,57 +69,149 @@ func (s *Store) CompactReplays(ctx context.Context) error {
 }
 
 func (p *product) compact(ctx context.Context) error {
-	p.wmu.Lock()
-	defer p.wmu.Unlock()
-	if p.broken != nil {
-		return p.broken
-	}
+	p.cmu.Lock()
+	defer p.cmu.Unlock()
 	// A second pass takes what the first left dead: the tombstones whose
 	// chunks it dropped.
 	for pass := 0; pass < 2; pass++ {
-		p.mu.Lock()
-		if p.active != nil && p.active.dead > 0 {
-			p.active = nil
+		upto, err := p.seal()
+		if err != nil {
+			return err
 		}
-		runs := p.runs()
-		p.mu.Unlock()
-		for _, run := range runs {
+		live := p.live()
+		// Each run ends at the segment its compacted file takes the
+		// number of; the next run starts after it.
+		var from uint32
+		for {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := p.rewrite(run); err != nil {
+			next, err := p.compactRun(from, upto, live)
+			if err != nil {
 				return err
 			}
+			if next == 0 {
+				break
+			}
+			from = next
 		}
 	}
 	return nil
 }
 
-// runs groups the sealed segments into the runs to rewrite. The caller
-// holds mu.
-func (p *product) runs() [][]*segment {
-	var out [][]*segment
+// seal starts a pass: it seals the segment being appended to if it holds
+// deleted records, and returns the number of the last sealed segment. The
+// pass leaves the segments sealed after it for the next one.
+func (p *product) seal() (uint32, error) {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if p.broken != nil {
+		return 0, p.broken
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.active != nil && p.active.dead > 0 {
+		p.active = nil
+	}
+	var upto uint32
+	for _, seq := range p.order {
+		if p.segs[seq] == p.active {
+			break
+		}
+		upto = seq
+	}
+	return upto, nil
+}
+
+// compactRun rewrites the first run of the sealed segments numbered from
+// after from up to upto, under the product's writer turn, and returns the
+// number of its last segment; 0 when no run is left.
+func (p *product) compactRun(from, upto uint32, live liveRecords) (uint32, error) {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if p.broken != nil {
+		return 0, p.broken
+	}
+	run := p.firstRun(from, upto)
+	if run == nil {
+		return 0, nil
+	}
+	return run[len(run)-1].seq, p.rewrite(run, live)
+}
+
+// firstRun groups the sealed segments numbered after from, up to upto,
+// into runs and returns the first one to rewrite (above); nil when none
+// is. The caller holds wmu, under which the segments' table and sizes
+// change only by the caller.
+func (p *product) firstRun(from, upto uint32) []*segment {
 	var cur []*segment
 	var live int64
 	dirty := false
-	flush := func() {
-		if len(cur) > 1 || dirty {
-			out = append(out, cur)
-		}
-		cur, live, dirty = nil, 0, false
-	}
 	for _, seq := range p.order {
 		seg := p.segs[seq]
-		if seg == p.active {
+		if seq <= from {
+			continue
+		}
+		if seq > upto || seg == p.active {
 			break
 		}
 		n := seg.size - seg.dead
 		if len(cur) > 0 && live+n > p.store.segmentBytes {
-			flush()
+			if len(cur) > 1 || dirty {
+				return cur
+			}
+			cur, live, dirty = nil, 0, false
 		}
 		cur, live, dirty = append(cur, seg), live+n, dirty || seg.dead > 0
 	}
-	flush()
+	if len(cur) > 1 || dirty {
+		return cur
+	}
+	return nil
+}
+
+// liveRecords is where a pass finds the live records of a segment: the
+// windows with chunks in it (and their sessions), and the tombstones in
+// it. It is a hint, found once a pass: a run checks each against the
+// index as it is then (rewrite).
+type liveRecords struct {
+	windows map[uint32][]liveWindow
+	tombs   map[uint32][]liveTomb
+}
+
+type liveWindow struct {
+	s *session
+	w *window
+}
+
+type liveTomb struct {
+	id string
+	t  *tomb
+}
+
+// live finds, for each segment, the windows that have chunks in it and
+// the tombstones it holds, reading the index once.
+func (p *product) live() liveRecords {
+	out := liveRecords{windows: map[uint32][]liveWindow{}, tombs: map[uint32][]liveTomb{}}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for _, s := range p.sessions {
+		for _, w := range s.windows {
+			var last uint32
+			for i, l := range w.chunks {
+				// A window's chunks are mostly in one segment or a few,
+				// one after the other: a segment is listed once for each
+				// stretch of them, and a run takes each window once.
+				if i == 0 || l.seg != last {
+					out.windows[l.seg] = append(out.windows[l.seg], liveWindow{s, w})
+					last = l.seg
+				}
+			}
+		}
+	}
+	for id, t := range p.tombs {
+		out.tombs[t.at.seg] = append(out.tombs[t.at.seg], liveTomb{id, t})
+	}
 	return out
 }
 
@@ -125,30 +223,40 @@ type moved struct {
 }
 
 // rewrite replaces a run of sealed segments by one file of their live
-// records. The caller holds wmu, so the index does not change meanwhile
-// (readers only read it).
-func (p *product) rewrite(run []*segment) error {
+// records, which live locates. The caller holds wmu, so the index does not
+// change meanwhile (readers only read it).
+func (p *product) rewrite(run []*segment, live liveRecords) error {
 	last := run[len(run)-1]
 	in := map[uint32]bool{}
 	for _, seg := range run {
 		in[seg.seq] = true
 	}
 	// Where the live records are: the chunks the index points into the
-	// run, and the tombstones that still delete chunks before it.
+	// run, and the tombstones that still delete chunks before it. A
+	// session deleted since live was found is no longer the index's, and
+	// a tombstone no longer needed no longer in it.
 	chunks := map[[2]uint32]*loc{}
-	for _, s := range p.sessions {
-		for _, w := range s.windows {
-			for i := range w.chunks {
-				if l := &w.chunks[i]; in[l.seg] {
+	seen := map[*window]bool{}
+	for _, seg := range run {
+		for _, lw := range live.windows[seg.seq] {
+			if seen[lw.w] || p.sessions[lw.s.sum.SessionID] != lw.s {
+				continue
+			}
+			seen[lw.w] = true
+			for i := range lw.w.chunks {
+				if l := &lw.w.chunks[i]; in[l.seg] {
 					chunks[[2]uint32{l.seg, l.off}] = l
 				}
 			}
 		}
 	}
 	tombs := map[[2]uint32]string{}
-	for id, t := range p.tombs {
-		if in[t.at.seg] && slices.ContainsFunc(t.pending, func(seq uint32) bool { return !in[seq] }) {
-			tombs[[2]uint32{t.at.seg, t.at.off}] = id
+	for _, seg := range run {
+		for _, lt := range live.tombs[seg.seq] {
+			t := lt.t
+			if p.tombs[lt.id] == t && in[t.at.seg] && slices.ContainsFunc(t.pending, func(seq uint32) bool { return !in[seq] }) {
+				tombs[[2]uint32{t.at.seg, t.at.off}] = lt.id
+			}
 		}
 	}
 
@@ -168,7 +276,8 @@ func (p *product) rewrite(run []*segment) error {
 	var kept []moved
 	var size int64
 	for _, seg := range run {
-		_, err := scanSegment(seg.f, seg.size, false, func(r record) error {
+		src := segmentReader(seg.f)
+		_, err := scanSegment(src, seg.size, false, func(r record) error {
 			key := [2]uint32{seg.seq, uint32(r.off)}
 			at, live := chunks[key]
 			session, tomb := tombs[key]
@@ -176,7 +285,7 @@ func (p *product) rewrite(run []*segment) error {
 				return nil
 			}
 			buf := make([]byte, r.n)
-			if _, err := seg.f.ReadAt(buf, r.off); err != nil {
+			if _, err := src.ReadAt(buf, r.off); err != nil {
 				return fmt.Errorf("reading replay segment %s: %w", segmentName(seg.seq), err)
 			}
 			if _, _, err := parseRecord(buf); err != nil {
@@ -196,6 +305,13 @@ func (p *product) rewrite(run []*segment) error {
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("writing a compacted replay segment: %w", err)
+	}
+	if len(kept) != len(chunks)+len(tombs) {
+		// A live record the index points at is not where it says: the
+		// file lost it (or the index is wrong). Replacing the run would
+		// lose it for good; it stays as it is, and its reads fail alone.
+		return fmt.Errorf("compacting replay segments %s to %s: %d of their %d live records found; the segments are left as they are",
+			segmentName(run[0].seq), segmentName(last.seq), len(kept), len(chunks)+len(tombs))
 	}
 	if size == 0 {
 		tmp.Close()

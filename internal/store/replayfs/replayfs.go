@@ -19,7 +19,7 @@
 // memory and is rebuilt at Open by reading the segments' records (only the
 // headers of sealed segments; the last one whole, to cut off a record a
 // crash tore). It keeps each session's summary (analytics.ReplaySession),
-// so that a list reads no file, and about 16 bytes per chunk.
+// so that a list reads no file, and about 20 bytes per chunk.
 //
 // Deleting a session appends a tombstone and drops it from the index; its
 // records stay until CompactReplays (the retention job, every round)
@@ -39,6 +39,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -97,13 +98,19 @@ type product struct {
 	dir   string
 	store *Store
 
+	// cmu is held by the product's compaction round, which takes wmu a
+	// run at a time (compact.go): one round at a time, since a round's
+	// runs rely on what it found live at the start of its pass.
+	cmu sync.Mutex
 	// wmu serializes what writes the product's files (appends,
-	// tombstones, compaction), so that the index a writer checks (is the
-	// chunk stored already, is the session full) is the one it updates;
-	// it is taken before mu.
+	// tombstones, a compaction's run), so that the index a writer checks
+	// (is the chunk stored already, is the session full) is the one it
+	// updates; it is taken before mu.
 	wmu sync.Mutex
-	// broken, when set, refuses writes: a failed write whose torn tail
-	// could not be cut off. Open cuts it off at the next start.
+	// broken, when set, refuses writes and compaction: a failed write
+	// whose torn tail could not be cut off (Open cuts it off at the next
+	// start), a compaction that could not finish (Open finishes it), or a
+	// segment Open could not read (the next start reads it again).
 	broken error
 
 	// mu guards everything below. Readers hold it while they read
@@ -135,9 +142,10 @@ type segment struct {
 }
 
 // loc is where a record is: its segment, offset and length, and for a
-// chunk its index in its window.
+// chunk its index in its window and its data's length, which a read pages
+// by (analytics.PageReplayChunks).
 type loc struct {
-	seg, off, n, index uint32
+	seg, off, n, index, size uint32
 }
 
 // session is one session in the index: its summary and its chunks'
@@ -264,9 +272,28 @@ func (p *product) load(seq uint32, last bool) error {
 	}
 	seg := &segment{seq: seq, f: f, size: st.Size()}
 	p.segs[seq], p.order, p.lastSeq = seg, append(p.order, seq), seq
-	end, err := scanSegment(f, st.Size(), last, func(r record) error { return p.loadRecord(seg, r) })
+	src := segmentReader(f)
+	skipped := 0
+	end, err := scanSegment(src, st.Size(), last, func(r record) error {
+		skip, err := p.loadRecord(src, seg, r)
+		if skip && err == nil {
+			skipped++
+		}
+		return err
+	})
+	if skipped > 0 {
+		p.store.log.Warn("skipped replay records whose header is not a chunk's or a tombstone's; compaction drops them",
+			"segment", name, "records", skipped)
+	}
 	if err != nil {
-		return fmt.Errorf("reading replay segment %s: %w", name, err)
+		// The disk failed to read what it holds: not a torn tail, which
+		// only a read that works can tell from acknowledged records. The
+		// records read so far are in the index; the product takes no
+		// writes and no compaction, so that its files stay as they are
+		// until a start reads them whole.
+		p.broken = fmt.Errorf("replay segment %s could not be read (%w); the product takes no replay writes until a start reads it", name, err)
+		p.store.log.Error("replay writes stopped for the product", "product", p.id, "err", p.broken)
+		return nil
 	}
 	if end < st.Size() {
 		if last {
@@ -293,27 +320,49 @@ func (p *product) load(seq uint32, last bool) error {
 	return nil
 }
 
-// loadRecord puts one record read at Open into the index.
-func (p *product) loadRecord(seg *segment, r record) error {
+// loadRecord puts one record read at Open into the index. A record that
+// frames and whose CRC is good but whose header the index does not take
+// (it does not parse, or names an id or index ingest refuses) is no torn
+// end: it is counted dead, for compaction to drop, and skipped, and the
+// records after it are read. It reports whether it skipped the record.
+func (p *product) loadRecord(src io.ReaderAt, seg *segment, r record) (bool, error) {
 	at := loc{seg: seg.seq, off: uint32(r.off), n: uint32(r.n)}
 	switch r.magic {
 	case magicChunk:
 		var h header
 		if err := json.Unmarshal(r.head, &h); err != nil || !analytics.ValidReplayID(h.Session) ||
-			!analytics.ValidReplayID(h.Window) || h.Index < 0 {
-			return errTorn
+			!analytics.ValidReplayID(h.Window) || h.Index < 0 || h.Index > analytics.MaxReplayChunkIndex {
+			return true, p.skip(src, seg, r)
 		}
 		at.index = uint32(h.Index)
+		at.size = uint32(r.n - recordHead - int64(len(r.head)) - recordTail)
 		if !p.add(h.chunk(p.id), at) {
 			seg.dead += r.n // a second copy: the first stays
 		}
 	case magicTomb:
 		var h tombHeader
-		if err := json.Unmarshal(r.head, &h); err != nil {
-			return errTorn
+		if err := json.Unmarshal(r.head, &h); err != nil || !analytics.ValidReplayID(h.Session) {
+			return true, p.skip(src, seg, r)
 		}
 		p.kill(h.Session, at)
 	}
+	return false, nil
+}
+
+// skip counts a record whose header the index does not take as dead,
+// once its CRC shows that it is whole (a sealed segment's records are read
+// by their headers alone); errTorn when it is not, which ends the scan.
+func (p *product) skip(src io.ReaderAt, seg *segment, r record) error {
+	if r.data == nil {
+		buf := make([]byte, r.n)
+		if _, err := src.ReadAt(buf, r.off); err != nil {
+			return fmt.Errorf("reading the record at %d: %w", r.off, err)
+		}
+		if _, _, err := parseRecord(buf); err != nil {
+			return err
+		}
+	}
+	seg.dead += r.n
 	return nil
 }
 
@@ -624,7 +673,7 @@ func (p *product) append(chunks []analytics.ReplayChunk, at []int, limits analyt
 	for j, i := range write {
 		c := chunks[i]
 		c.Size = len(c.Data)
-		p.add(c, loc{seg: seg.seq, off: uint32(off) + uint32(start), n: uint32(ends[j] - start), index: uint32(c.Index)})
+		p.add(c, loc{seg: seg.seq, off: uint32(off) + uint32(start), n: uint32(ends[j] - start), index: uint32(c.Index), size: uint32(c.Size)})
 		start = ends[j]
 	}
 	p.grown(seg, off+int64(len(buf)))
@@ -755,9 +804,10 @@ func (s *Store) ReadReplayChunks(ctx context.Context, productID int64, sessionID
 	return out, more, nil
 }
 
-// page finds the records of the next page of a session's chunks. It pages
-// by the records' lengths, which are over their data's. The caller holds
-// mu.
+// page finds the records of the next page of a session's chunks: those
+// after the cursor, at most one more than a page holds, cut by the rule
+// both stores page by (analytics.PageReplayChunks), on their data's
+// lengths. The caller holds mu.
 func (p *product) page(sessionID string, after analytics.ReplayCursor, maxBytes int) ([]loc, bool) {
 	s := p.sessions[sessionID]
 	if s == nil {
@@ -770,29 +820,29 @@ func (p *product) page(sessionID string, after analytics.ReplayCursor, maxBytes 
 			return nil, false
 		}
 		wi = s.position(w)
-		if after.Index >= 0 {
-			ci = sort.Search(len(w.chunks), func(i int) bool { return w.chunks[i].index > uint32(after.Index) })
-		}
+		// Compared as ints, as the SQL store compares them: a cursor's
+		// index below 0 is before the window's first chunk.
+		ci = sort.Search(len(w.chunks), func(i int) bool { return int64(w.chunks[i].index) > int64(after.Index) })
 	}
-	var out []loc
-	total := 0
-	for ; wi < len(s.windows); wi, ci = wi+1, 0 {
-		for _, l := range s.windows[wi].chunks[ci:] {
-			if len(out) > 0 && (total+int(l.n) > maxBytes || len(out) == analytics.MaxReplayPageChunks) {
-				return out, true
-			}
-			out = append(out, l)
-			total += int(l.n)
-		}
+	var next []loc
+	for ; wi < len(s.windows) && len(next) <= analytics.MaxReplayPageChunks; wi, ci = wi+1, 0 {
+		chunks := s.windows[wi].chunks[ci:]
+		next = append(next, chunks[:min(len(chunks), analytics.MaxReplayPageChunks+1-len(next))]...)
 	}
-	return out, false
+	n := analytics.PageReplayChunks(func(i int) int { return int(next[i].size) }, len(next), maxBytes)
+	return next[:n], len(next) > n
 }
 
 // read reads one chunk record whole and checks it. The caller holds mu.
 func (p *product) read(l loc) (analytics.ReplayChunk, error) {
 	seg := p.segs[l.seg]
+	if seg == nil {
+		// Never, unless the index and the segments disagree: an error to
+		// the reader rather than a crash of the server.
+		return analytics.ReplayChunk{}, fmt.Errorf("reading replay segment %s: the segment is not open", segmentName(l.seg))
+	}
 	buf := make([]byte, l.n)
-	if _, err := seg.f.ReadAt(buf, int64(l.off)); err != nil {
+	if _, err := segmentReader(seg.f).ReadAt(buf, int64(l.off)); err != nil {
 		return analytics.ReplayChunk{}, fmt.Errorf("reading replay segment %s: %w", segmentName(l.seg), err)
 	}
 	head, data, err := parseRecord(buf)
@@ -841,6 +891,51 @@ func (s *Store) DeleteReplaySession(ctx context.Context, productID int64, sessio
 	p.grown(seg, off+int64(len(buf)))
 	p.mu.Unlock()
 	return nil
+}
+
+// DeleteReplaySessions appends a tombstone of each of the sessions the
+// product has among ids, in one write and one fdatasync, and drops them
+// from the index.
+func (s *Store) DeleteReplaySessions(ctx context.Context, productID int64, ids []string) (int, error) {
+	p, err := s.lookup(productID, false)
+	if err != nil || p == nil {
+		return 0, err
+	}
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if p.broken != nil {
+		return 0, p.broken
+	}
+	var buf []byte
+	var found []string
+	var ends []int
+	seen := make(map[string]bool, len(ids))
+	p.mu.RLock()
+	for _, id := range ids {
+		if _, ok := p.sessions[id]; ok && !seen[id] {
+			seen[id] = true
+			buf = appendTomb(buf, id)
+			found = append(found, id)
+			ends = append(ends, len(buf))
+		}
+	}
+	p.mu.RUnlock()
+	if len(found) == 0 {
+		return 0, nil
+	}
+	seg, off, err := p.write(buf)
+	if err != nil {
+		return 0, fmt.Errorf("deleting %d replay sessions: %w", len(found), err)
+	}
+	p.mu.Lock()
+	start := 0
+	for i, id := range found {
+		p.kill(id, loc{seg: seg.seq, off: uint32(off) + uint32(start), n: uint32(ends[i] - start)})
+		start = ends[i]
+	}
+	p.grown(seg, off+int64(len(buf)))
+	p.mu.Unlock()
+	return len(found), nil
 }
 
 // ReplayProducts lists the products that have sessions.

@@ -8,9 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -322,7 +326,7 @@ func TestTombstoneOutlivesItsChunks(t *testing.T) {
 	p, _ := s.lookup(1, false)
 	p.wmu.Lock()
 	p.segs[2].dead++ // so that it is worth rewriting alone
-	err := p.rewrite([]*segment{p.segs[2]})
+	err := p.rewrite([]*segment{p.segs[2]}, p.live())
 	p.wmu.Unlock()
 	if err != nil {
 		t.Fatal(err)
@@ -712,4 +716,423 @@ func TestIndexKeepsNoRequest(t *testing.T) {
 			t.Fatalf("session %s keeps its user %q more than once: %q", id, x.sum.DistinctID, x.sum.DistinctIDs)
 		}
 	}
+}
+
+// runWatch is a log handler that reports each run a compaction rewrote
+// (the "compacted replay segments" line) on runs, without blocking.
+type runWatch struct{ runs chan struct{} }
+
+func (h runWatch) Enabled(context.Context, slog.Level) bool { return true }
+func (h runWatch) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == "compacted replay segments" {
+		select {
+		case h.runs <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+func (h runWatch) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h runWatch) WithGroup(string) slog.Handler      { return h }
+
+// TestAppendDuringCompaction starts an append once a compaction round of
+// many runs has rewritten its first: the append returns while the round
+// is still rewriting the next runs (docs/replay.md, "Storage": an append
+// waits at most a run's copying), not once the round is over; and what the
+// product holds afterwards reads as it should.
+func TestAppendDuringCompaction(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "replay")
+	watch := runWatch{runs: make(chan struct{}, 1000)}
+	s, err := Open(dir, Options{SegmentBytes: 64 << 10, Log: slog.New(watch)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ctx := context.Background()
+	// 150 segments of two sessions each, one of them deleted: every
+	// segment is a run of its own (two segments' live records do not fit
+	// in one).
+	const sessions = 300
+	for i := 0; i < sessions; i++ {
+		mustAppend(t, s, chunk(1, fmt.Sprintf("s%03d", i), "w", 0, 33<<10))
+	}
+	for i := 0; i < sessions; i += 2 {
+		if err := s.DeleteReplaySession(ctx, 1, fmt.Sprintf("s%03d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := snapshot(t, s, 1)
+	roundDone := make(chan error, 1)
+	start := time.Now()
+	go func() { roundDone <- s.CompactReplays(ctx) }()
+	<-watch.runs
+	began := time.Now()
+	mustAppend(t, s, chunk(1, "during", "w", 0, 100))
+	appended := time.Since(began)
+	var still bool
+	select {
+	case err := <-roundDone:
+		if err != nil {
+			t.Fatal(err)
+		}
+	default:
+		still = true
+		if err := <-roundDone; err != nil {
+			t.Fatal(err)
+		}
+	}
+	round := time.Since(start)
+	t.Logf("an append during a round of %d runs (%v) took %v", sessions/2, round, appended)
+	if !still {
+		t.Errorf("the append took %v and returned after the round (%v) had ended: it waited for the whole round", appended, round)
+	}
+	page, _, err := s.ReadReplayChunks(ctx, 1, "during", analytics.ReplayCursor{}, 1<<20)
+	if err != nil || len(page) != 1 || len(page[0].Data) != 100 {
+		t.Fatalf("the chunk appended during the round: %d chunks, %v", len(page), err)
+	}
+	if err := s.DeleteReplaySession(ctx, 1, "during"); err != nil {
+		t.Fatal(err)
+	}
+	if got := snapshot(t, s, 1); got != want {
+		t.Fatalf("compacted:\n%s\nwant:\n%s", got, want)
+	}
+	s.Close()
+	if got := snapshot(t, open(t, dir, 64<<10), 1); got != want {
+		t.Fatalf("compacted and reopened:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// failReads makes every read of the segment file named name fail with
+// EIO from offset from on, as a bad sector does, until the test ends.
+func failReads(t *testing.T, name string, from int64) {
+	t.Helper()
+	old := segmentReader
+	segmentReader = func(f *os.File) io.ReaderAt {
+		if filepath.Base(f.Name()) != name {
+			return f
+		}
+		return failingReader{f, from}
+	}
+	t.Cleanup(func() { segmentReader = old })
+}
+
+type failingReader struct {
+	f    *os.File
+	from int64
+}
+
+func (r failingReader) ReadAt(b []byte, off int64) (int, error) {
+	if off+int64(len(b)) <= r.from {
+		return r.f.ReadAt(b, off)
+	}
+	n := 0
+	if off < r.from {
+		n, _ = r.f.ReadAt(b[:r.from-off], off)
+	}
+	return n, &fs.PathError{Op: "read", Path: r.f.Name(), Err: syscall.EIO}
+}
+
+// mergedRun builds a product whose compaction merges several segments
+// into one, and returns the first run it would rewrite, with the store
+// and its directory.
+func mergedRun(t *testing.T) (*Store, string, []*segment) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "replay")
+	s := open(t, dir, 16<<10)
+	for i := 0; i < 24; i++ {
+		sid := fmt.Sprintf("s%02d", i)
+		mustAppend(t, s, chunk(1, sid, "w", 0, 3000), chunk(1, sid, "w", 1, 3000))
+	}
+	for i := 0; i < 24; i++ {
+		if i%3 != 0 {
+			if err := s.DeleteReplaySession(context.Background(), 1, fmt.Sprintf("s%02d", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	p, _ := s.lookup(1, false)
+	p.wmu.Lock()
+	run := p.firstRun(0, p.lastSeq-1)
+	p.wmu.Unlock()
+	if len(run) < 2 {
+		t.Fatalf("the first run is %d segments; want a merge", len(run))
+	}
+	return s, dir, run
+}
+
+// lastLive returns the session and the offset of the last live chunk of
+// segment seq.
+func lastLive(t *testing.T, s *Store, seq uint32) (string, uint32) {
+	t.Helper()
+	p, _ := s.lookup(1, false)
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	sid, off, found := "", uint32(0), false
+	for id, x := range p.sessions {
+		for _, w := range x.windows {
+			for _, l := range w.chunks {
+				if l.seg == seq && (!found || l.off > off) {
+					sid, off, found = id, l.off, true
+				}
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("segment %d holds no live chunk", seq)
+	}
+	return sid, off
+}
+
+// readAll reads a session whole, and turns a panic into an error.
+func readAll(s *Store, sid string) (chunks int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panicked: %v", r)
+		}
+	}()
+	var cur analytics.ReplayCursor
+	for {
+		page, more, err := s.ReadReplayChunks(context.Background(), 1, sid, cur, 1<<20)
+		if err != nil {
+			return chunks, err
+		}
+		chunks += len(page)
+		if !more {
+			return chunks, nil
+		}
+		cur = analytics.ReplayCursor{WindowID: page[len(page)-1].WindowID, Index: page[len(page)-1].Index}
+	}
+}
+
+// TestCompactionLostRecord damages a segment of a run to be merged
+// behind the index's back, as a failing disk could: shortened at a record
+// boundary (its last live record gone), or that record's magic changed (the
+// scan takes it for the end). The compaction fails rather than merge the
+// run without the record, no segment is removed, the lost chunk reads as
+// an error (not a panic), and every other session reads whole.
+func TestCompactionLostRecord(t *testing.T) {
+	for name, damage := range map[string]func(t *testing.T, file string, off uint32){
+		"shortened": func(t *testing.T, file string, off uint32) {
+			if err := os.Truncate(file, int64(off)); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"overwritten": func(t *testing.T, file string, off uint32) {
+			f, err := os.OpenFile(file, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.WriteAt([]byte("XXXX"), int64(off)); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, dir, run := mergedRun(t)
+			ctx := context.Background()
+			victim, off := lastLive(t, s, run[0].seq)
+			names, _ := files(t, filepath.Join(dir, "1"))
+			damage(t, filepath.Join(dir, "1", segmentName(run[0].seq)), off)
+			if err := s.CompactReplays(ctx); err == nil {
+				t.Errorf("compacting a run whose segment lost a live record succeeded")
+			}
+			if after, _ := files(t, filepath.Join(dir, "1")); !slices.Contains(after, segmentName(run[0].seq)) {
+				t.Errorf("the damaged segment was removed: %v, was %v", after, names)
+			}
+			if _, err := readAll(s, victim); err == nil || strings.Contains(err.Error(), "panicked") {
+				t.Errorf("reading the session whose chunk is lost: %v; want an error", err)
+			}
+			list, _ := s.ListReplaySessions(ctx, 1, analytics.ReplayFilter{})
+			if len(list) != 8 {
+				t.Errorf("%d sessions listed, want 8", len(list))
+			}
+			for _, x := range list {
+				if x.SessionID == victim {
+					continue
+				}
+				if n, err := readAll(s, x.SessionID); err != nil || n != 2 {
+					t.Errorf("session %s: %d chunks, %v; want 2", x.SessionID, n, err)
+				}
+			}
+		})
+	}
+}
+
+// TestCompactionReadError fails the reads of a segment of a run to be
+// merged from its last live record on (EIO): the compaction fails and
+// changes no file, and once the disk reads again every session reads as
+// before, and the next round compacts.
+func TestCompactionReadError(t *testing.T) {
+	s, dir, run := mergedRun(t)
+	ctx := context.Background()
+	want := snapshot(t, s, 1)
+	_, off := lastLive(t, s, run[0].seq)
+	pdir := filepath.Join(dir, "1")
+	names, size := files(t, pdir)
+	t.Run("failing", func(t *testing.T) {
+		failReads(t, segmentName(run[0].seq), int64(off))
+		if err := s.CompactReplays(ctx); !errors.Is(err, syscall.EIO) {
+			t.Errorf("compacting while a segment fails to read: %v; want EIO", err)
+		}
+	})
+	if after, n := files(t, pdir); fmt.Sprint(after) != fmt.Sprint(names) || n != size {
+		t.Errorf("a failed compaction left %v (%d bytes), was %v (%d bytes)", after, n, names, size)
+	}
+	if got := snapshot(t, s, 1); got != want {
+		t.Fatalf("after the failed compaction:\n%s\nwant:\n%s", got, want)
+	}
+	if err := s.CompactReplays(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, n := files(t, pdir); n >= size {
+		t.Errorf("compacted to %d bytes, was %d", n, size)
+	}
+	if got := snapshot(t, s, 1); got != want {
+		t.Fatalf("compacted:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestOpenReadError fails the reads of the last segment at Open from a
+// record on (EIO), which the build before took for a torn tail and cut
+// off: the segment is left whole, the chunks before it read, the product
+// takes no writes (nor compaction) until a start reads it whole, and the
+// next start with a sound disk has every chunk.
+func TestOpenReadError(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "replay")
+	s := open(t, dir, 0)
+	for i := 0; i < 10; i++ {
+		mustAppend(t, s, chunk(1, fmt.Sprintf("s%d", i), "w", 0, 2000))
+	}
+	want := snapshot(t, s, 1)
+	p, _ := s.lookup(1, false)
+	_, off := lastLive(t, s, p.lastSeq)
+	s.Close()
+	seg := filepath.Join(dir, "1", segmentName(1))
+	before, _ := os.Stat(seg)
+	t.Run("failing", func(t *testing.T) {
+		failReads(t, segmentName(1), int64(off)+20)
+		s := open(t, dir, 0)
+		if after, _ := os.Stat(seg); after.Size() != before.Size() {
+			t.Errorf("the segment is %d bytes after the failed read, was %d: acknowledged records were cut off", after.Size(), before.Size())
+		}
+		if n, err := readAll(s, "s0"); err != nil || n != 1 {
+			t.Errorf("a chunk before the failing read: %d, %v", n, err)
+		}
+		if _, err := s.AppendReplayChunks(context.Background(), []analytics.ReplayChunk{chunk(1, "new", "w", 0, 10)}, analytics.ReplayLimits{}); err == nil {
+			t.Errorf("an append to a product whose segment failed to read was taken")
+		}
+		if err := s.CompactReplays(context.Background()); err == nil {
+			t.Errorf("a compaction of a product whose segment failed to read ran")
+		}
+		s.Close()
+	})
+	if after, _ := os.Stat(seg); after.Size() != before.Size() {
+		t.Errorf("the segment is %d bytes, was %d", after.Size(), before.Size())
+	}
+	if got := snapshot(t, open(t, dir, 0), 1); got != want {
+		t.Fatalf("reopened on a sound disk:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestReadMissingSegment takes a segment out of the product's table while
+// the index still points into it (the state a compaction that lost a live
+// record left in the build before): a read of its chunks is an error, not a
+// panic that would take the server down.
+func TestReadMissingSegment(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "replay"), 0)
+	mustAppend(t, s, chunk(1, "gone", "w", 0, 100))
+	p, _ := s.lookup(1, false)
+	p.mu.Lock()
+	delete(p.segs, 1)
+	p.mu.Unlock()
+	if _, err := readAll(s, "gone"); err == nil || strings.Contains(err.Error(), "panicked") {
+		t.Errorf("reading a chunk whose segment is gone: %v; want an error", err)
+	}
+}
+
+// TestRejectedRecord puts records that frame and whose CRC is good but
+// that the index does not take (a session id that is no file name, a
+// negative index) in the middle of a segment, and a chunk larger than
+// ingest takes (an ingest limit, not the file format's): Open skips the
+// first two as dead and reads on, in the last segment (which the build
+// before cut there, acknowledged records and all) and in a sealed one (whose
+// rest it counted dead, for the next compaction to delete); compaction
+// drops them, and every good record is kept across reopens and compaction.
+func TestRejectedRecord(t *testing.T) {
+	negative := headerOf(chunk(1, "negative", "w", 0, 10))
+	negative.Index = -1
+	h, _ := json.Marshal(negative)
+	rejected := appendRecord(nil, magicChunk, []byte(`{"session":"../x","window":"w","index":0}`), []byte("bad id"))
+	rejected = appendRecord(rejected, magicChunk, h, make([]byte, 10))
+	raw, _ := appendChunk(nil, chunk(1, "before", "w", 0, 100))
+	raw = append(raw, rejected...)
+	raw, _ = appendChunk(raw, chunk(1, "big", "w", 0, analytics.MaxReplayChunkBytes+1))
+	raw, _ = appendChunk(raw, chunk(1, "after", "w", 0, 100))
+	next, _ := appendChunk(nil, chunk(1, "next", "w", 0, 100))
+	for _, c := range []struct {
+		name string
+		segs [][]byte
+		want string
+	}{
+		{"in the last segment", [][]byte{raw}, "[after before big]"},
+		{"in a sealed segment", [][]byte{raw, next}, "[after before big next]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "replay")
+			os.MkdirAll(filepath.Join(dir, "1"), 0o700)
+			for i, b := range c.segs {
+				os.WriteFile(filepath.Join(dir, "1", segmentName(uint32(i+1))), b, 0o600)
+			}
+			check := func(s *Store, when string) {
+				t.Helper()
+				if got := ids(t, s); got != c.want {
+					t.Errorf("%s: sessions %s, want %s", when, got, c.want)
+				}
+				for sid, n := range map[string]int{"before": 100, "big": analytics.MaxReplayChunkBytes + 1, "after": 100} {
+					page, _, err := s.ReadReplayChunks(context.Background(), 1, sid, analytics.ReplayCursor{}, 4<<20)
+					if err != nil || len(page) != 1 || len(page[0].Data) != n {
+						t.Errorf("%s: session %s: %d chunks, %v", when, sid, len(page), err)
+					}
+				}
+			}
+			s := open(t, dir, 4<<10)
+			check(s, "opened")
+			if size := must(os.Stat(filepath.Join(dir, "1", segmentName(1)))).Size(); size != int64(len(raw)) {
+				t.Errorf("segment 1 is %d bytes after Open, was %d", size, len(raw))
+			}
+			p, _ := s.lookup(1, false)
+			if dead := p.segs[1].dead; dead != int64(len(rejected)) {
+				t.Errorf("segment 1 counts %d bytes dead; want the two rejected records', %d", dead, len(rejected))
+			}
+			s.Close()
+			s = open(t, dir, 4<<10)
+			if err := s.CompactReplays(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			check(s, "compacted")
+			for _, n := range must(files(t, filepath.Join(dir, "1"))) {
+				if b, _ := os.ReadFile(filepath.Join(dir, "1", n)); bytes.Contains(b, []byte("bad id")) || bytes.Contains(b, []byte(`"negative"`)) {
+					t.Errorf("%s still holds a rejected record after compaction", n)
+				}
+			}
+			s.Close()
+			check(open(t, dir, 4<<10), "compacted and reopened")
+		})
+	}
+}
+
+// ids lists a product's sessions by id.
+func ids(t *testing.T, s *Store) string {
+	t.Helper()
+	list, err := s.ListReplaySessions(context.Background(), 1, analytics.ReplayFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, x := range list {
+		out = append(out, x.SessionID)
+	}
+	slices.Sort(out)
+	return fmt.Sprint(out)
 }

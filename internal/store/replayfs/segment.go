@@ -41,6 +41,10 @@ const (
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
+// segmentReader is what a segment file's records are read through: the
+// file. The tests of a failing disk make it fail, as a bad sector does.
+var segmentReader = func(f *os.File) io.ReaderAt { return f }
+
 // header is a chunk record's metadata: the chunk without its data. Its
 // JSON is also the first line of a chunk file of the directory layout
 // before segments (legacy.go).
@@ -138,9 +142,14 @@ func parseRecord(b []byte) (head, data []byte, err error) {
 // verify, every record is read whole and its CRC checked (the segment a
 // crash may have torn); without, only each record's head and header are
 // read and the data skipped (a sealed segment, written whole and synced).
-// It returns the offset after the last good record, which is the file's
-// size unless the rest is torn.
-func scanSegment(f *os.File, size int64, verify bool, fn func(record) error) (int64, error) {
+// It returns the offset after the last good record, which is size unless
+// the rest is torn: too short for a record's head, a record that does not
+// frame (an unknown magic, a length past the file or past what a segment
+// holds), or one whose CRC fails. A read that fails within size (the file
+// has that many bytes) is not a torn record but the disk's error, which
+// is returned: what follows may be acknowledged records, which only a
+// read that works can tell.
+func scanSegment(f io.ReaderAt, size int64, verify bool, fn func(record) error) (int64, error) {
 	// Reading headers alone, a small buffer: a read of the file is about
 	// one record's header, the data between them skipped.
 	buffer := 256 << 10
@@ -151,14 +160,23 @@ func scanSegment(f *os.File, size int64, verify bool, fn func(record) error) (in
 	var off int64
 	var head [recordHead]byte
 	var buf []byte
+	fail := func(err error) (int64, error) {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("the file ends before its size, %d bytes: %w", size, io.ErrUnexpectedEOF)
+		}
+		return off, fmt.Errorf("reading the record at %d: %w", off, err)
+	}
 	for off < size {
-		if _, err := io.ReadFull(r, head[:]); err != nil {
+		if size-off < recordHead {
 			return off, nil // a torn head
+		}
+		if _, err := io.ReadFull(r, head[:]); err != nil {
+			return fail(err)
 		}
 		m := string(head[:4])
 		hl, dl := int64(binary.LittleEndian.Uint32(head[4:8])), int64(binary.LittleEndian.Uint32(head[8:12]))
 		n := recordHead + hl + dl + recordTail
-		if (m != magicChunk && m != magicTomb) || hl > maxHeaderBytes || dl > analytics.MaxReplayChunkBytes || off+n > size {
+		if (m != magicChunk && m != magicTomb) || hl > maxHeaderBytes || n > maxSegmentBytes || off+n > size {
 			return off, nil
 		}
 		rec := record{magic: m, off: off, n: n}
@@ -166,7 +184,7 @@ func scanSegment(f *os.File, size int64, verify bool, fn func(record) error) (in
 			buf = append(buf[:0], head[:]...)
 			buf = append(buf, make([]byte, n-recordHead)...)
 			if _, err := io.ReadFull(r, buf[recordHead:]); err != nil {
-				return off, nil
+				return fail(err)
 			}
 			h, d, err := parseRecord(buf)
 			if err != nil {
@@ -176,7 +194,7 @@ func scanSegment(f *os.File, size int64, verify bool, fn func(record) error) (in
 		} else {
 			rec.head = make([]byte, hl)
 			if _, err := io.ReadFull(r, rec.head); err != nil {
-				return off, nil
+				return fail(err)
 			}
 			// The data is skipped, not read: what is buffered is
 			// dropped, past it the reader starts again at the next

@@ -4,12 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"strata/internal/analytics"
 )
 
-// Session replay chunks (migrations 0019, 0022 and 0023, docs/replay.md): the
+// Session replay chunks (migrations 0019, 0022, 0023 and 0024, docs/replay.md): the
 // replay store of servers whose metadata is in PostgreSQL. DuckDB runs the
 // same statements in the conformance suite, but the embedded server keeps
 // its chunks in segment files (package replayfs).
@@ -37,13 +40,15 @@ func scanReplayChunk(productID int64) func(Scanner) (analytics.ReplayChunk, erro
 // after the other and the cap is never passed.
 //
 // A chunk that starts a session inserts the session's row first. Once
-// every chunk is in, a transaction that started sessions locks its
-// product's row of replay_products and counts the product's sessions,
-// its own among them; past limits.Sessions, the sessions it started last
-// go again, chunks and row, and their chunks are refused. The lock holds
-// until the commit, so that the next transaction that starts a session of
-// the product counts this one's: on any number of nodes, a product never
-// keeps more sessions than the cap.
+// every chunk is in, a transaction that started sessions adds them to its
+// product's count of sessions (replay_products.sessions, migration 0024),
+// which locks the product's row and returns the count, its own sessions
+// among them; past limits.Sessions, the sessions it started last go again,
+// chunks and row, and come off the count, and their chunks are refused.
+// The lock holds until the commit, so that the next transaction that
+// starts a session of the product counts this one's: on any number of
+// nodes, a product never keeps more sessions than the cap. The count is
+// kept whatever the cap (0 too), so that it is right when a cap is set.
 func (s *Store) AppendReplayChunks(ctx context.Context, chunks []analytics.ReplayChunk, limits analytics.ReplayLimits) (analytics.ReplayRefused, error) {
 	var refused analytics.ReplayRefused
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -138,26 +143,34 @@ func (s *Store) AppendReplayChunks(ctx context.Context, chunks []analytics.Repla
 		}
 		refused.SessionFull = append(refused.SessionFull, i)
 	}
-	if limits.Sessions > 0 {
-		for len(started) > 0 {
-			// The sessions of the first product left; started is in
-			// product order.
-			n := 1
-			for n < len(started) && started[n].product == started[0].product {
-				n++
-			}
-			over, err := s.productOver(ctx, tx, started[0].product, limits.Sessions)
-			if err != nil {
+	for len(started) > 0 {
+		// The sessions of the first product left; started is in product
+		// order.
+		n := 1
+		for n < len(started) && started[n].product == started[0].product {
+			n++
+		}
+		product := started[0].product
+		count, err := s.addProductSessions(ctx, tx, product, n)
+		if err != nil {
+			return refused, err
+		}
+		over := 0
+		if limits.Sessions > 0 {
+			over = min(n, count-limits.Sessions)
+		}
+		for j := n - 1; j >= n-over; j-- {
+			if err := s.unstart(ctx, tx, started[j]); err != nil {
 				return refused, err
 			}
-			for j := n - 1; j >= 0 && over > 0; j, over = j-1, over-1 {
-				if err := s.unstart(ctx, tx, started[j]); err != nil {
-					return refused, err
-				}
-				refused.ProductFull = append(refused.ProductFull, started[j].chunks...)
-			}
-			started = started[n:]
+			refused.ProductFull = append(refused.ProductFull, started[j].chunks...)
 		}
+		if over > 0 {
+			if _, err := s.addProductSessions(ctx, tx, product, -over); err != nil {
+				return refused, err
+			}
+		}
+		started = started[n:]
 	}
 	if err := tx.Commit(); err != nil {
 		return refused, fmt.Errorf("storing replay chunks: %w", err)
@@ -179,20 +192,21 @@ type startedSession struct {
 	chunks []int
 }
 
-// productOver locks the product's row of replay_products, until the
-// transaction ends, and returns how many sessions it keeps beyond max, the
-// transaction's own counted.
-func (s *Store) productOver(ctx context.Context, tx *sql.Tx, productID int64, max int) (int, error) {
+// addProductSessions adds n (negative: takes off -n) to the product's
+// count of sessions, locking its row until the transaction ends, and
+// returns the count. The row is inserted when the product has none.
+func (s *Store) addProductSessions(ctx context.Context, tx *sql.Tx, productID int64, n int) (int, error) {
 	if _, err := tx.ExecContext(ctx,
-		`INSERT INTO replay_products (product_id) VALUES ($1)
-		 ON CONFLICT (product_id) DO UPDATE SET product_id = excluded.product_id`, productID); err != nil {
+		`INSERT INTO replay_products (product_id, sessions) VALUES ($1, 0) ON CONFLICT (product_id) DO NOTHING`, productID); err != nil {
 		return 0, fmt.Errorf("counting a product's replay sessions: %w", err)
 	}
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM replay_sessions WHERE product_id = $1`, productID).Scan(&n); err != nil {
+	var count int
+	if err := tx.QueryRowContext(ctx,
+		`UPDATE replay_products SET sessions = sessions + $2 WHERE product_id = $1 RETURNING sessions`,
+		productID, n).Scan(&count); err != nil {
 		return 0, fmt.Errorf("counting a product's replay sessions: %w", err)
 	}
-	return n - max, nil
+	return count, nil
 }
 
 // unstart takes a session the transaction started out again: its chunks
@@ -322,7 +336,10 @@ func (s *Store) replayData(ctx context.Context, productID int64, sessionID strin
 	return out, nil
 }
 
-// DeleteReplaySession deletes a session's chunks and its row.
+// DeleteReplaySession deletes a session's chunks and its row, and takes it
+// off its product's count of sessions. The product's row is locked last,
+// after the session's, as an append locks them, so that the two cannot
+// wait for each other.
 func (s *Store) DeleteReplaySession(ctx context.Context, productID int64, sessionID string) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -336,13 +353,77 @@ func (s *Store) DeleteReplaySession(ctx context.Context, productID int64, sessio
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
 		return fmt.Errorf("replay session %q: %w", sessionID, analytics.ErrNotFound)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM replay_sessions WHERE product_id = $1 AND session_id = $2`, productID, sessionID); err != nil {
+	res, err = tx.ExecContext(ctx, `DELETE FROM replay_sessions WHERE product_id = $1 AND session_id = $2`, productID, sessionID)
+	if err != nil {
 		return fmt.Errorf("deleting a replay session: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("deleting a replay session: %w", err)
+	} else if n > 0 {
+		if _, err := s.addProductSessions(ctx, tx, productID, -int(n)); err != nil {
+			return err
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("deleting a replay session: %w", err)
 	}
 	return nil
+}
+
+// deleteBatch is how many sessions one statement of DeleteReplaySessions
+// names, each a parameter: well within PostgreSQL's 65,535 parameters.
+const deleteBatch = 5000
+
+// DeleteReplaySessions deletes the product's sessions among ids, chunks
+// and rows, in one transaction of a statement per table for each 5,000
+// ids, and takes them off the product's count of sessions, whose row is
+// locked last, as DeleteReplaySession does.
+func (s *Store) DeleteReplaySessions(ctx context.Context, productID int64, ids []string) (int, error) {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("deleting replay sessions: %w", err)
+	}
+	defer tx.Rollback()
+	deleted := 0
+	for len(ids) > 0 {
+		batch := ids[:min(len(ids), deleteBatch)]
+		ids = ids[len(batch):]
+		args := make([]any, 0, len(batch)+1)
+		args = append(args, productID)
+		var in strings.Builder
+		for i, id := range batch {
+			if i > 0 {
+				in.WriteString(", ")
+			}
+			args = append(args, id)
+			in.WriteString("$" + strconv.Itoa(len(args)))
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM replay_chunks WHERE product_id = $1 AND session_id IN (`+in.String()+`)`, args...); err != nil {
+			return 0, fmt.Errorf("deleting replay sessions: %w", err)
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM replay_sessions WHERE product_id = $1 AND session_id IN (`+in.String()+`)`, args...)
+		if err != nil {
+			return 0, fmt.Errorf("deleting replay sessions: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return 0, fmt.Errorf("deleting replay sessions: %w", err)
+		}
+		deleted += int(n)
+	}
+	if deleted > 0 {
+		if _, err := s.addProductSessions(ctx, tx, productID, -deleted); err != nil {
+			return 0, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("deleting replay sessions: %w", err)
+	}
+	return deleted, nil
 }
 
 // ReplayProducts returns the products with chunks.

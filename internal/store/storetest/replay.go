@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -33,18 +34,25 @@ var replayCases = []struct {
 	{"ReplaySessionCap", testReplaySessionCap},
 	{"ReplayConcurrentCap", testReplayConcurrentCap},
 	{"ReplaySessionsCap", testReplaySessionsCap},
+	{"ReplaySessionsCount", testReplaySessionsCount},
+	{"ReplayDeleteMany", testReplayDeleteMany},
 	{"ReplayConcurrentSessionsCap", testReplayConcurrentSessionsCap},
 }
 
 // readReplay reads a session page by page, maxBytes a page, and checks
 // every page against the contract: at least one chunk while more follow,
 // no more than maxBytes of data unless it holds one chunk, no more than
-// MaxReplayPageChunks.
+// MaxReplayPageChunks; and as full as the rule lets it be
+// (analytics.PageReplayChunks): a page followed by another holds
+// MaxReplayPageChunks, or the next page's first chunk would have taken it
+// past maxBytes of data. A store that paged by another measure (its
+// records' lengths, say) would cut pages short.
 func readReplay(t *testing.T, s analytics.ReplayStore, product int64, sid string, maxBytes int) ([]analytics.ReplayChunk, int) {
 	t.Helper()
 	var all []analytics.ReplayChunk
 	var cur analytics.ReplayCursor
 	pages := 0
+	prevData, prevChunks := 0, 0
 	for {
 		page, more, err := s.ReadReplayChunks(context.Background(), product, sid, cur, maxBytes)
 		if err != nil {
@@ -58,6 +66,11 @@ func readReplay(t *testing.T, s analytics.ReplayStore, product int64, sid string
 		if (more && len(page) == 0) || (len(page) > 1 && data > maxBytes) || len(page) > analytics.MaxReplayPageChunks {
 			t.Fatalf("page %d of %s: %d chunks, %d bytes of data, more %v (maxBytes %d)", pages, sid, len(page), data, more, maxBytes)
 		}
+		if pages > 1 && len(page) > 0 && prevChunks < analytics.MaxReplayPageChunks && prevData+len(page[0].Data) <= maxBytes {
+			t.Fatalf("page %d of %s: %d chunks, %d bytes of data, but the next chunk (%d bytes) fits within maxBytes %d",
+				pages-1, sid, prevChunks, prevData, len(page[0].Data), maxBytes)
+		}
+		prevData, prevChunks = data, len(page)
 		all = append(all, page...)
 		if !more {
 			return all, pages
@@ -461,6 +474,114 @@ func testReplaySessionsCap(t *testing.T, s analytics.ReplayStore) {
 	}
 }
 
+// testReplaySessionsCount checks that what a product is counted to keep
+// follows its sessions through everything that adds or removes one, by
+// what the cap on sessions then lets in: sessions started without a cap
+// count when one is set; a session deleted and recorded again, over and
+// over, takes one place each time; sessions of a batch that the cap
+// refused again take none; a retry of a kept session's chunk starts
+// nothing.
+func testReplaySessionsCount(t *testing.T, s analytics.ReplayStore) {
+	ctx := context.Background()
+	limits := analytics.ReplayLimits{Sessions: 3}
+	add := func(what string, want string, chunks ...analytics.ReplayChunk) {
+		t.Helper()
+		refused, err := s.AppendReplayChunks(ctx, chunks, limits)
+		if got := fmt.Sprintf("product %v", refused.ProductFull); err != nil || got != want || len(refused.SessionFull) > 0 {
+			t.Fatalf("%s: refused %+v, %v; want %s", what, refused, err, want)
+		}
+	}
+	del := func(sid string) {
+		t.Helper()
+		if err := s.DeleteReplaySession(ctx, 1, sid); err != nil {
+			t.Fatalf("deleting %s: %v", sid, err)
+		}
+	}
+	appendReplay(t, s, sized(1, "a", "w", 0, 100), sized(1, "b", "w", 0, 100), sized(1, "c", "w", 0, 100))
+	add("a fourth session after three without a cap", "product [0]", sized(1, "d", "w", 0, 100))
+	for round := 0; round < 3; round++ {
+		del("a")
+		add(fmt.Sprintf("round %d: d in a's place", round), "product [1]", sized(1, "d", "w", round, 100), sized(1, "e", "w", 0, 100))
+		del("d")
+		add(fmt.Sprintf("round %d: a again in d's place", round), "product [1]", sized(1, "a", "w", 0, 100), sized(1, "e", "w", 0, 100))
+	}
+	// Room for one, a batch of two new sessions: one kept, one refused,
+	// and only the one counted.
+	del("b")
+	add("two new sessions with room for one", "product [1]", sized(1, "x", "w", 0, 100), sized(1, "y", "w", 0, 100))
+	add("a retry of the kept one, and another new session", "product [1]", sized(1, "x", "w", 0, 100), sized(1, "z", "w", 0, 100))
+	del("x")
+	del("c")
+	add("two new sessions with room for two", "product []", sized(1, "y", "w", 0, 100), sized(1, "z", "w", 0, 100))
+	add("one more", "product [0]", sized(1, "b", "w", 0, 100))
+	list, err := s.ListReplaySessions(ctx, 1, analytics.ReplayFilter{})
+	var ids []string
+	for _, x := range list {
+		ids = append(ids, x.SessionID)
+	}
+	slices.Sort(ids)
+	if err != nil || fmt.Sprint(ids) != "[a y z]" {
+		t.Errorf("product 1 keeps %v, %v; want [a y z]", ids, err)
+	}
+}
+
+// testReplayDeleteMany deletes sessions at once: those of the product
+// among the ids go, chunks and all, and are counted; an unknown id, an id
+// named twice, another product's session and an empty list are skipped;
+// the other sessions, and the other product's of the same id, are kept;
+// the sessions deleted make room under the cap on sessions, as many as
+// were deleted; a deleted id can be recorded again.
+func testReplayDeleteMany(t *testing.T, s analytics.ReplayStore) {
+	ctx := context.Background()
+	for i := 0; i < 6; i++ {
+		appendReplay(t, s, sized(1, fmt.Sprintf("s%d", i), "w", 0, 100), sized(1, fmt.Sprintf("s%d", i), "w", 1, 100))
+	}
+	appendReplay(t, s, sized(2, "s1", "w", 0, 100), sized(2, "only-2", "w", 0, 100))
+	if n, err := s.DeleteReplaySessions(ctx, 1, nil); err != nil || n != 0 {
+		t.Errorf("deleting no session: %d, %v", n, err)
+	}
+	n, err := s.DeleteReplaySessions(ctx, 1, []string{"s1", "s3", "nope", "s1", "only-2", "s4"})
+	if err != nil || n != 3 {
+		t.Fatalf("deleting s1, s3 and s4 among others: %d deleted, %v; want 3", n, err)
+	}
+	list, err := s.ListReplaySessions(ctx, 1, analytics.ReplayFilter{})
+	var ids []string
+	for _, x := range list {
+		ids = append(ids, x.SessionID)
+	}
+	slices.Sort(ids)
+	if err != nil || fmt.Sprint(ids) != "[s0 s2 s5]" {
+		t.Errorf("product 1 keeps %v, %v; want [s0 s2 s5]", ids, err)
+	}
+	for _, sid := range []string{"s1", "s3", "s4"} {
+		if got, _ := readReplay(t, s, 1, sid, analytics.MaxReplayPageBytes); len(got) != 0 {
+			t.Errorf("deleted session %s reads %d chunks", sid, len(got))
+		}
+		if err := s.DeleteReplaySession(ctx, 1, sid); !errors.Is(err, analytics.ErrNotFound) {
+			t.Errorf("deleting %s again: %v, want ErrNotFound", sid, err)
+		}
+	}
+	for _, sid := range []string{"s1", "only-2"} {
+		if got, _ := readReplay(t, s, 2, sid, analytics.MaxReplayPageBytes); len(got) != 1 {
+			t.Errorf("product 2's %s reads %d chunks after product 1's were deleted", sid, len(got))
+		}
+	}
+	if n, err := s.DeleteReplaySessions(ctx, 1, []string{"s1", "s3"}); err != nil || n != 0 {
+		t.Errorf("deleting the same sessions again: %d, %v; want 0", n, err)
+	}
+	// Three sessions kept and room for three more under a cap of six (the
+	// batch in the order of its ids, so that every store refuses the
+	// last).
+	limits := analytics.ReplayLimits{Sessions: 6}
+	batch := []analytics.ReplayChunk{sized(1, "s1", "w", 0, 100), sized(1, "t1", "w", 0, 100), sized(1, "t2", "w", 0, 100), sized(1, "t3", "w", 0, 100)}
+	if r, err := s.AppendReplayChunks(ctx, batch, limits); err != nil || fmt.Sprint(r.ProductFull) != "[3]" {
+		t.Errorf("four new sessions with room for three: refused %+v, %v; want [3]", r, err)
+	}
+	if got, _ := readReplay(t, s, 1, "s1", analytics.MaxReplayPageBytes); len(got) != 1 {
+		t.Errorf("s1 recorded again reads %d chunks, want 1", len(got))
+	}
+}
+
 // testReplayConcurrentSessionsCap starts 32 sessions of one chunk from 8
 // goroutines at once, in a product whose cap is 10 and which holds 2
 // already, each goroutine also adding a chunk to those two: exactly 8
@@ -510,6 +631,61 @@ func testReplayConcurrentSessionsCap(t *testing.T, s analytics.ReplayStore) {
 	for k := 0; k < 2; k++ {
 		if got, err := s.ReplaySession(ctx, 1, fmt.Sprintf("kept-%d", k)); err != nil || got.Chunks != 1+workers*each/2 {
 			t.Errorf("kept-%d: %+v, %v; want %d chunks", k, got, err, 1+workers*each/2)
+		}
+	}
+}
+
+// SeedReplaySessions fills replay_sessions as a database migrated up to
+// migration 0023 holds it: product 1 keeps three sessions and has its row
+// of replay_products (an append under the cap on sessions started one),
+// product 2 keeps two and has none (its sessions were started without the
+// cap). CheckReplaySessionsBackfill then checks, once the store is opened
+// with every migration, that migration 0024 counted them.
+func SeedReplaySessions(t *testing.T, db *sql.DB) {
+	t.Helper()
+	for _, q := range []string{
+		`INSERT INTO replay_sessions (product_id, session_id, bytes) VALUES (1, 'a', 600), (1, 'b', 600), (1, 'c', 600), (2, 'a', 600), (2, 'b', 600)`,
+		`INSERT INTO replay_products (product_id) VALUES (1)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// CheckReplaySessionsBackfill checks what SeedReplaySessions seeded once
+// migration 0024 ran: each product's count, and the cap on sessions
+// holding to it.
+func CheckReplaySessionsBackfill(t *testing.T, db *sql.DB, s analytics.ReplayStore) {
+	t.Helper()
+	var got []string
+	rows, err := db.Query(`SELECT product_id, sessions FROM replay_products ORDER BY product_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p, n int64
+		if err := rows.Scan(&p, &n); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%d:%d", p, n))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[1:3 2:2]" {
+		t.Errorf("products' counts of sessions after the migration: %v, want [1:3 2:2]", got)
+	}
+	limits := analytics.ReplayLimits{Sessions: 4}
+	for _, c := range []struct {
+		product int64
+		want    string
+	}{{1, "[1 2]"}, {2, "[2]"}} {
+		batch := []analytics.ReplayChunk{sized(c.product, "new-1", "w", 0, 100), sized(c.product, "new-2", "w", 0, 100), sized(c.product, "new-3", "w", 0, 100)}
+		r, err := s.AppendReplayChunks(context.Background(), batch, limits)
+		if err != nil || fmt.Sprint(r.ProductFull) != c.want {
+			t.Errorf("three new sessions of product %d under a cap of 4: refused %v, %v; want %s", c.product, r.ProductFull, err, c.want)
 		}
 	}
 }

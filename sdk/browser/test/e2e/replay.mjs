@@ -245,23 +245,25 @@ export async function replayCap({ browser, check, startStrata, createTenant }) {
 }
 
 /**
- * replayQuota runs a server of its own whose products may keep one recorded
- * session (--replay-max-sessions 1), fills that place with another session's
- * chunk, and records a page: the server refuses the page's first chunk with
- * replay_quota_full, after which the recorder sends none of that session (but
- * for chunks already on their way); once the other session is deleted, the
- * next session is recorded and stored.
+ * replayQuota runs a server of its own whose products may keep ten recorded
+ * sessions (--replay-max-sessions 10, the least a cap may be), fills those
+ * places with other sessions' chunks, and records a page: the server refuses
+ * the page's first chunk with replay_quota_full, after which the recorder
+ * sends none of that session (but for chunks already on their way); once one
+ * of the other sessions is deleted, the next session is recorded and stored.
  */
 export async function replayQuota({ browser, check, startStrata, createTenant }) {
-  const strata = await startStrata({ STRATA_REPLAY_MAX_SESSIONS: "1" });
+  const places = 10;
+  const strata = await startStrata({ STRATA_REPLAY_MAX_SESSIONS: String(places) });
   const { key, token } = createTenant(strata.dataDir);
   const auth = { headers: { Authorization: "Bearer " + token } };
   const data = Buffer.from(JSON.stringify([{ type: 4, data: { href: "https://elsewhere.example/" }, timestamp: Date.now() }])).toString("base64");
+  const heldIds = Array.from({ length: places }, (_, i) => `held-${i}`);
   const held = await fetch(`${strata.url}/e`, {
     method: "POST",
     headers: { "Content-Type": "application/json", "X-API-Key": key },
-    body: JSON.stringify({ batch: [{ event_name: "$snapshot", distinct_id: "someone", properties: {
-      $session_id: "held", $window_id: "w", $chunk_index: 0, $snapshot_encoding: "json", $snapshot_data: data } }] }),
+    body: JSON.stringify({ batch: heldIds.map((id) => ({ event_name: "$snapshot", distinct_id: "someone", properties: {
+      $session_id: id, $window_id: "w", $chunk_index: 0, $snapshot_encoding: "json", $snapshot_data: data } })) }),
   });
   const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Replay quota e2e</title>
     <script src="${strata.url}/sdk/v1/sdk.min.js"></script>
@@ -284,8 +286,9 @@ export async function replayQuota({ browser, check, startStrata, createTenant })
     answers.push({ session: sessionOf(r.request()), status: r.status(), body, at: Date.now() });
   });
   try {
-    await check("another session takes the product's only place", async () => {
-      if (held.status !== 202) throw new Error(`${held.status} ${await held.text()}`);
+    await check("other sessions take every place of the product", async () => {
+      const body = await held.text();
+      if (held.status !== 202 || JSON.parse(body).rejected?.length) throw new Error(`${held.status} ${body}`);
     });
     const p = await context.newPage();
     await p.goto(siteUrl + "/");
@@ -316,14 +319,14 @@ export async function replayQuota({ browser, check, startStrata, createTenant })
       const res = await fetch(`${strata.url}/api/v1/replays/${sessionId}`, auth);
       if (res.status !== 404) throw new Error(`${res.status} ${await res.text()}`);
     });
-    await check("once the other session is deleted, the next session is recorded and stored", async () => {
-      const del = await fetch(`${strata.url}/api/v1/replays/held`, { method: "DELETE", ...auth });
-      if (del.status !== 204) throw new Error(`deleting the other session: ${del.status}`);
+    await check("once one of the other sessions is deleted, the next session is recorded and stored", async () => {
+      const del = await fetch(`${strata.url}/api/v1/replays/${heldIds[0]}`, { method: "DELETE", ...auth });
+      if (del.status !== 204) throw new Error(`deleting another session: ${del.status}`);
       await p.evaluate(() => localStorage.setItem("strata_session", JSON.stringify({ id: "expired", last: 0 })));
       for (let i = 0; i < 30; i++) {
         await busy(1);
         const list = await (await fetch(`${strata.url}/api/v1/replays`, auth)).json();
-        if (list.items.some((s) => s.sessionId !== sessionId && s.sessionId !== "held")) return;
+        if (list.items.some((s) => s.sessionId !== sessionId && !heldIds.includes(s.sessionId))) return;
       }
       throw new Error(`no new session stored; answers since: ${JSON.stringify(answers.filter((a) => a.session !== sessionId).map((a) => a.status))}`);
     });
