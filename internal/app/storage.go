@@ -79,6 +79,9 @@ func openStorage(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *s
 		if err != nil {
 			return nil, err
 		}
+		// Said once at start, since the default depends on the machine
+		// (config.DuckDBMemoryFor).
+		log.Info("duckdb buffer pool", "memory", cfg.DuckDBMemoryLimit, "from", cfg.DescribeDuckDBMemory())
 		s.meta = s.embedded
 		s.guard.store = s.embedded
 	}

@@ -96,7 +96,8 @@ type Config struct {
 	// DuckDBMemoryLimit caps the embedded database's buffer pool
 	// (STRATA_DUCKDB_MEMORY): cached blocks, rows not yet checkpointed and
 	// queries' working memory. The process uses more than this; what, and
-	// the peak with the defaults, is in docs/security.md.
+	// the peak with the defaults, is in docs/security.md. The default is
+	// sized from the machine's memory (DuckDBMemoryFor, memory.go).
 	DuckDBMemoryLimit string
 	// DuckDBCheckpoint is the WAL size that triggers a DuckDB checkpoint
 	// (STRATA_DUCKDB_CHECKPOINT).
@@ -223,7 +224,7 @@ func Default() Config {
 		DedupCapacity:         4_000_000,
 		CommitLinger:          0,
 		Spool:                 true,
-		DuckDBMemoryLimit:     "192MB",
+		DuckDBMemoryLimit:     machineDuckDBMemory(),
 		DuckDBCheckpoint:      "128MB",
 		MaxBodyMemory:         64 << 20,
 		MinFreeDisk:           256 << 20,
@@ -420,7 +421,7 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	fs.BoolVar(&c.Spool, "spool", env("STRATA_SPOOL", "true") != "false", "commit ingest to a write-ahead spool in front of DuckDB (env STRATA_SPOOL)")
 	fs.DurationVar(&c.CommitLinger, "commit-linger", c.CommitLinger, "how long a small commit group waits for more requests")
 	fs.IntVar(&c.DedupCapacity, "dedup-capacity", c.DedupCapacity, "uuids remembered for deduplication")
-	fs.StringVar(&c.DuckDBMemoryLimit, "duckdb-memory", env("STRATA_DUCKDB_MEMORY", c.DuckDBMemoryLimit), "DuckDB buffer pool, shared by cached data, unflushed rows and queries; not the process's size (env STRATA_DUCKDB_MEMORY)")
+	fs.StringVar(&c.DuckDBMemoryLimit, "duckdb-memory", env("STRATA_DUCKDB_MEMORY", c.DuckDBMemoryLimit), "DuckDB buffer pool, shared by cached data, unflushed rows and queries; not the process's size; default a quarter of the machine's memory (or cgroup limit) less 1GB, between 192MB and 16GB (env STRATA_DUCKDB_MEMORY)")
 	fs.StringVar(&c.DuckDBCheckpoint, "duckdb-checkpoint", env("STRATA_DUCKDB_CHECKPOINT", c.DuckDBCheckpoint), "DuckDB WAL size that triggers a checkpoint (env STRATA_DUCKDB_CHECKPOINT)")
 	envValue("STRATA_MAX_BODY_MEMORY", &c.MaxBodyMemory)
 	fs.Var(&c.MaxBodyMemory, "max-body-memory", "memory all request bodies in flight may hold together, e.g. 64MB (env STRATA_MAX_BODY_MEMORY)")
