@@ -1,7 +1,9 @@
-WITH x AS (SELECT uid, min(t) AS t0, min(v) AS v, count(DISTINCT v) AS n
+WITH x AS (SELECT uid, min(t) AS t0, min(v) AS v, count(*) AS n
+  FROM (SELECT uid, v, min(t) AS t
   FROM (SELECT uid, epoch_us(ts) AS t, coalesce(json_extract_string(properties, $1), '') AS v
   FROM events
   WHERE product_id = $2 AND env = $3 AND ts >= $4 AND ts < $5 AND NOT is_bot AND eid = $6 AND coalesce(TRY_CAST(json_extract_string(properties, $7) AS DOUBLE) = $8, false))
+  GROUP BY uid, v)
   GROUP BY uid), m0 AS (SELECT e.uid, min(epoch_us(e.ts)) AS t
   FROM events e
   JOIN x ON e.uid = x.uid
