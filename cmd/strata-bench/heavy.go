@@ -146,7 +146,7 @@ func burst(srv *server, tokens []string, path string, body any, n int) burstResu
 //
 // With ingestConns above zero, that many connections post 500-event
 // batches at full speed during every burst, as a busy site would.
-func runHeavyBench(bin string, srvArgs []string, nEvents, users, conc, rounds, ingestConns int, keep bool, reuse string) error {
+func runHeavyBench(bin string, nEvents, users, conc, rounds, ingestConns int, keep bool, reuse string) error {
 	dataDir := reuse
 	if reuse == "" {
 		dir, cleanup, err := benchDataDir("strata-heavy-", keep)
@@ -168,7 +168,7 @@ func runHeavyBench(bin string, srvArgs []string, nEvents, users, conc, rounds, i
 	start := day.Truncate(24*time.Hour).AddDate(0, 0, -days)
 	from, to := start.Format("2006-01-02"), start.AddDate(0, 0, days-1).Format("2006-01-02")
 
-	srv, err := startServer(bin, dataDir, srvArgs...)
+	srv, err := startServer(bin, dataDir)
 	if err != nil {
 		return err
 	}
@@ -184,7 +184,7 @@ func runHeavyBench(bin string, srvArgs []string, nEvents, users, conc, rounds, i
 		}
 	}
 	fmt.Printf("heavy-query benchmark: %d events, %d users, %s to %s; server flags %q; ingest %.0f events/s\n",
-		nEvents, users, from, to, strings.Join(srvArgs, " "), rate)
+		nEvents, users, from, to, strings.Join(serverArgs, " "), rate)
 	// One token per ten queries, so that a per-credential rate limit does
 	// not decide the outcome: this measures the node, not one client.
 	var tokens []string

@@ -65,6 +65,7 @@ func main() {
 		hData    = flag.String("heavy-data", "", "query this data directory, loaded by an earlier heavy run with -query-keep, instead of loading a new one")
 	)
 	flag.Parse()
+	serverArgs = strings.Fields(*srvArgs)
 	if *bareAddr != "" {
 		if err := serveBare(*bareAddr); err != nil {
 			fmt.Fprintln(os.Stderr, "strata-bench:", err)
@@ -79,13 +80,13 @@ func main() {
 		return
 	}
 	if *suite == "ingest" || *suite == "all" {
-		if err := run(*bin, strings.Fields(*srvArgs), *duration, *conns, *single, *batch, *ceilingN); err != nil {
+		if err := run(*bin, *duration, *conns, *single, *batch, *ceilingN); err != nil {
 			fmt.Fprintln(os.Stderr, "strata-bench:", err)
 			os.Exit(1)
 		}
 	}
 	if *suite == "heavy" {
-		if err := runHeavyBench(*bin, strings.Fields(*srvArgs), *hEvents, *hUsers, *hConc, *hRounds, *hIngest, *qKeep, *hData); err != nil {
+		if err := runHeavyBench(*bin, *hEvents, *hUsers, *hConc, *hRounds, *hIngest, *qKeep, *hData); err != nil {
 			fmt.Fprintln(os.Stderr, "strata-bench:", err)
 			os.Exit(1)
 		}
@@ -142,7 +143,7 @@ type figures struct {
 	rssMB                                int64
 }
 
-func run(bin string, srvArgs []string, duration time.Duration, conns, singleConns, batch, ceilingN int) error {
+func run(bin string, duration time.Duration, conns, singleConns, batch, ceilingN int) error {
 	dir, err := os.MkdirTemp("", "strata-bench-")
 	if err != nil {
 		return err
@@ -153,10 +154,10 @@ func run(bin string, srvArgs []string, duration time.Duration, conns, singleConn
 		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, time.Now().UTC().Format(time.RFC3339), duration)
 
 	modes := []mode{
-		{"spool (default)", srvArgs},
+		{"spool (default)", nil},
 		// A DuckDB commit has a fixed cost of about a millisecond, which a
 		// 2 ms linger amortises (docs/ingest.md).
-		{"direct DuckDB commit (--spool=false --commit-linger 2ms)", append([]string{"--spool=false", "--commit-linger", "2ms"}, srvArgs...)},
+		{"direct DuckDB commit (--spool=false --commit-linger 2ms)", []string{"--spool=false", "--commit-linger", "2ms"}},
 	}
 	results := make([]figures, len(modes))
 	for i, m := range modes {
@@ -564,10 +565,26 @@ type server struct {
 	checkpoints chan struct{}
 }
 
+// serverArgs are the flags of -server-args. Every suite's servers get them
+// (startServer), after the suite's own, so that they win: the queries
+// suite can then be run with another --duckdb-memory, say.
+var serverArgs []string
+
+// serveArgs is the command line of a benchmark's server: the benchmark's
+// fixed flags, the suite's extra ones, then -server-args.
+func serveArgs(dataDir string, extra []string) []string {
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--data", dataDir,
+		"--log-format", "json", "--rate-limit", "100000000", "--log-level", "info"}
+	args = append(args, extra...)
+	return append(args, serverArgs...)
+}
+
+// startServer starts bin serving dataDir with serveArgs and waits until it
+// listens. It prints the settings the server reports at start that decide
+// what the benchmarks measure (DuckDB's pool), so that a run shows what
+// -server-args changed.
 func startServer(bin, dataDir string, extraArgs ...string) (*server, error) {
-	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dataDir,
-		"--log-format", "json", "--rate-limit", "100000000", "--log-level", "info"}, extraArgs...)
-	cmd := exec.Command(bin, args...)
+	cmd := exec.Command(bin, serveArgs(dataDir, extraArgs)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -592,6 +609,9 @@ func startServer(bin, dataDir string, extraArgs ...string) (*server, error) {
 				case s.checkpoints <- struct{}{}:
 				default:
 				}
+			}
+			if m["msg"] == "duckdb buffer pool" {
+				fmt.Printf("server %s: duckdb buffer pool %v (%v)\n", filepath.Base(bin), m["memory"], m["from"])
 			}
 			if m["msg"] == "listening" {
 				s.url = "http://" + m["addr"].(string)
