@@ -49,8 +49,11 @@ func main() {
 		target   = flag.String("url", "", "load an already running server at this URL (with -key) and only that; for profiling")
 		key      = flag.String("key", "", "API key for -url")
 		suite    = flag.String("suite", "all", "which benchmarks to run: ingest, requests, queries, flags, messages, middleware, errors, all, or heavy (not part of all)")
-		qEvents  = flag.Int("query-events", 10_000_000, "events for the query benchmark")
-		qUsers   = flag.Int("query-users", 500_000, "users for the query benchmark")
+		qEvents  = flag.String("query-events", "10000000,50000000", "events for the query benchmark, a comma-separated list of sizes each run in turn")
+		qUsers   = flag.String("query-users", "", "users for each size of -query-events, comma-separated; empty: one per 20 events")
+		qOld     = flag.String("strata-old", "", "the previous build's strata binary: the queries suite times it on the same data, side by side")
+		qData    = flag.String("query-data", "", "keep the queries suite's data directories under this directory (one per size, named by its event count) and query them again on later runs of the same day instead of loading")
+		qPlain   = flag.Bool("query-plain", true, "also time the hand-written SQL funnel in process (the queries suite)")
 		qDays    = flag.Int("query-days", 30, "days the query benchmark's events span")
 		qRuns    = flag.Int("query-runs", 7, "timed runs of each query (the median is reported)")
 		qKeep    = flag.Bool("query-keep", false, "keep the query benchmark's data directory for inspection")
@@ -92,7 +95,7 @@ func main() {
 		}
 	}
 	if *suite == "flags" || *suite == "all" {
-		if err := runFlagsBench(*bin, *fPart, *qEvents, *qUsers, *qRuns, *qKeep); err != nil {
+		if err := runFlagsBench(*bin, *fPart, 10_000_000, 500_000, *qRuns, *qKeep); err != nil {
 			fmt.Fprintln(os.Stderr, "strata-bench:", err)
 			os.Exit(1)
 		}
@@ -116,13 +119,13 @@ func main() {
 		}
 	}
 	if *suite == "errors" || *suite == "all" {
-		if err := runErrorsBench(*bin, *qEvents, *qUsers, *qRuns, 10*time.Second, *qKeep); err != nil {
+		if err := runErrorsBench(*bin, 10_000_000, 500_000, *qRuns, 10*time.Second, *qKeep); err != nil {
 			fmt.Fprintln(os.Stderr, "strata-bench:", err)
 			os.Exit(1)
 		}
 	}
 	if *suite == "queries" || *suite == "all" {
-		if err := runQueryBench(*bin, *qEvents, *qUsers, *qDays, *qRuns, *qKeep, *qCH); err != nil {
+		if err := runQuerySizes(*bin, *qOld, *qData, *qEvents, *qUsers, *qDays, *qRuns, *qKeep, *qCH, *qPlain); err != nil {
 			fmt.Fprintln(os.Stderr, "strata-bench:", err)
 			os.Exit(1)
 		}
@@ -691,4 +694,50 @@ func (s *server) stop() {
 		s.cmd.Process.Kill()
 		<-s.done
 	}
+}
+
+// runQuerySizes runs the query benchmark at each size of the
+// comma-separated lists events and users (one user per 20 events when
+// users is empty), then prints every query's figures at every size.
+func runQuerySizes(bin, oldBin, dataRoot, events, users string, days, runs int, keep, withClickHouse, plain bool) error {
+	var sizes, userCounts []int
+	for _, f := range strings.Split(events, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("-query-events: %q is not a number of events", f)
+		}
+		sizes = append(sizes, n)
+	}
+	for i, f := range strings.Split(users, ",") {
+		if users == "" {
+			break
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 || i >= len(sizes) {
+			return fmt.Errorf("-query-users: %q is not a number of users for a size of -query-events", f)
+		}
+		userCounts = append(userCounts, n)
+	}
+	var queries []benchQuery
+	var all [][]backendResult
+	for i, n := range sizes {
+		u := n / 20
+		if i < len(userCounts) {
+			u = userCounts[i]
+		}
+		dir, reuse := "", false
+		if dataRoot != "" {
+			dir = filepath.Join(dataRoot, strconv.Itoa(n))
+			_, err := os.Stat(filepath.Join(dir, duckdb.FileName))
+			reuse = err == nil
+		}
+		fmt.Printf("\n## Queries over %d events of %d users\n\n", n, u)
+		q, res, err := runQueryBench(bin, oldBin, dir, reuse, n, u, days, runs, keep, withClickHouse, plain)
+		if err != nil {
+			return fmt.Errorf("%d events: %w", n, err)
+		}
+		queries, all = q, append(all, res)
+	}
+	printQuerySizes(sizes, queries, all)
+	return nil
 }

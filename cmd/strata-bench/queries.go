@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -264,16 +265,34 @@ func alternate(runs int, a, b func() error) (time.Duration, time.Duration, error
 	return ta[len(ta)/2], tb[len(tb)/2], nil
 }
 
-// backendResult is one storage backend's figures in the query benchmark.
+// backendResult is one storage backend's (or build's) figures in the
+// query benchmark.
 type backendResult struct {
 	name    string
 	ingest  float64 // events/s through POST /e
 	times   []time.Duration
 	rss     []int64
 	answers [][]byte
+	// errs holds, for each query, why it got no answer ("" when it did):
+	// a build that answers 503 query_too_large is reported, not aborted.
+	errs []string
+}
+
+// cell is query i's figure for the table: its median and peak RSS, or
+// the start of its error.
+func (r backendResult) cell(i int) string {
+	if r.errs[i] != "" {
+		e := r.errs[i]
+		if len(e) > 40 {
+			e = e[:40]
+		}
+		return fmt.Sprintf("%-26s", "failed: "+e)
+	}
+	return fmt.Sprintf("%12s %6d MB", ms(r.times[i]), r.rss[i]>>20)
 }
 
 // timeQueries creates a token for product 1 and times every query on srv.
+// A query that fails is recorded in r.errs and the next one is timed.
 func timeQueries(bin, dataDir string, srv *server, queries []benchQuery, runs int, r *backendResult) error {
 	tok, err := token(bin, dataDir)
 	if err != nil {
@@ -281,10 +300,14 @@ func timeQueries(bin, dataDir string, srv *server, queries []benchQuery, runs in
 	}
 	for _, q := range queries {
 		med, rss, answer, err := timeQuery(srv, tok, q, runs)
+		failed := ""
 		if err != nil {
-			return err
+			failed = err.Error()
+			if _, after, ok := strings.Cut(failed, q.name+": "); ok {
+				failed = after
+			}
 		}
-		r.times, r.rss, r.answers = append(r.times, med), append(r.rss, rss), append(r.answers, answer)
+		r.times, r.rss, r.answers, r.errs = append(r.times, med), append(r.rss, rss), append(r.answers, answer), append(r.errs, failed)
 	}
 	return nil
 }
@@ -292,19 +315,35 @@ func timeQueries(bin, dataDir string, srv *server, queries []benchQuery, runs in
 // runQueryBench is the whole query benchmark: the same events through the
 // embedded store and, when ClickHouse is installed, through a ClickHouse
 // server, with every query timed on both and the answers compared.
-func runQueryBench(bin string, nEvents, users, days, runs int, keep, withClickHouse bool) error {
-	dataDir, cleanup, err := benchDataDir("strata-qbench-", keep)
-	if err != nil {
-		return err
+//
+// With oldBin, the previous build is started on the same data directory
+// after the embedded run and the same queries are timed on it, side by
+// side. With a dataDir (-query-data), the events are loaded there and
+// kept; with reuse, dataDir holds them already, loaded by an earlier run
+// on the same UTC day (the dates of the queries follow from the day), and
+// is queried without loading.
+func runQueryBench(bin, oldBin, dataDir string, reuse bool, nEvents, users, days, runs int, keep, withClickHouse, plain bool) ([]benchQuery, []backendResult, error) {
+	if dataDir == "" {
+		dir, cleanup, err := benchDataDir("strata-qbench-", keep)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer cleanup()
+		dataDir = dir
 	}
-	defer cleanup()
 	start := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -days)
 	from, to := start, start.AddDate(0, 0, days-1)
 
-	genStart := time.Now()
-	events := generateEvents(nEvents, users, days, start)
-	fmt.Printf("query benchmark: %d events, %d users, %d days (%s to %s), generated in %s\n",
-		len(events), users, days, from.Format("2006-01-02"), to.Format("2006-01-02"), time.Since(genStart).Round(time.Millisecond))
+	var events []queryEvent
+	if !reuse {
+		genStart := time.Now()
+		events = generateEvents(nEvents, users, days, start)
+		fmt.Printf("query benchmark: %d events, %d users, %d days (%s to %s), generated in %s\n",
+			len(events), users, days, from.Format("2006-01-02"), to.Format("2006-01-02"), time.Since(genStart).Round(time.Millisecond))
+	} else {
+		fmt.Printf("query benchmark: %d events, %d users, %d days (%s to %s), loaded earlier in %s\n",
+			nEvents, users, days, from.Format("2006-01-02"), to.Format("2006-01-02"), dataDir)
+	}
 
 	dates := map[string]any{"dateFrom": from.Format("2006-01-02"), "dateTo": to.Format("2006-01-02")}
 	with := func(m map[string]any) map[string]any {
@@ -331,47 +370,76 @@ func runQueryBench(bin string, nEvents, users, days, runs int, keep, withClickHo
 		{"weekly retention signup → purchase", "POST", "/api/v1/query/retention",
 			with(map[string]any{"startEvent": "signup", "returnEvent": "purchase", "period": "week"})},
 		{"AI bots panel", "GET", "/api/v1/query/bots?dateFrom=" + from.Format("2006-01-02") + "&dateTo=" + to.Format("2006-01-02"), nil},
+		// There are no exceptions in these events: this times the scan
+		// that finds none, the errors suite times the groups themselves.
+		{"error groups, 30 days (GET /api/v1/errors)", "GET", "/api/v1/errors?dateFrom=" + from.Format("2006-01-02"), nil},
+		{"a user's events (GET /api/v1/users/{id}/events)", "GET", "/api/v1/users/user_4242/events", nil},
 	}
+	// The bots panel is the one query run to settle the server below.
+	settleQuery := queries[7:8]
 
 	// Embedded: DuckDB behind the spool.
 	embedded := backendResult{name: "embedded"}
 	srv, err := startServer(bin, dataDir)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	defer srv.stop()
-	if embedded.ingest, err = ingestEvents(srv, events, 500, 8); err != nil {
-		return err
+	if !reuse {
+		if embedded.ingest, err = ingestEvents(srv, events, 500, 8); err != nil {
+			return nil, nil, err
+		}
+		fmt.Printf("embedded: ingest through POST /e: %.0f events/s\n", embedded.ingest)
 	}
-	fmt.Printf("embedded: ingest through POST /e: %.0f events/s\n", embedded.ingest)
 	// Let the server settle as it would between a load and a dashboard
 	// visit: the first query waits for the spool to load everything, and
 	// the server checkpoints once ingest has been quiet for two seconds.
 	settle := time.Now()
-	if err := timeQueries(bin, dataDir, srv, queries[len(queries)-1:], 1, &backendResult{}); err != nil {
-		return err
+	if err := timeQueries(bin, dataDir, srv, settleQuery, 1, &backendResult{}); err != nil {
+		return nil, nil, err
 	}
-	select {
-	case <-srv.checkpoints:
-	case <-time.After(2 * time.Minute):
-		fmt.Println("(no idle checkpoint within 2 minutes)")
+	if !reuse {
+		select {
+		case <-srv.checkpoints:
+		case <-time.After(2 * time.Minute):
+			fmt.Println("(no idle checkpoint within 2 minutes)")
+		}
 	}
 	fmt.Printf("embedded: settled in %s (spool loaded, idle checkpoint done)\n", time.Since(settle).Round(time.Millisecond))
 	if err := timeQueries(bin, dataDir, srv, queries, runs, &embedded); err != nil {
-		return err
+		return nil, nil, err
 	}
 	srv.stop()
 	results := []backendResult{embedded}
+	if oldBin != "" {
+		// The previous build on the same data, one after the other: the
+		// figures are ratios on a machine that others may share.
+		old := backendResult{name: "old build"}
+		osrv, err := startServer(oldBin, dataDir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the old build: %w", err)
+		}
+		if err := timeQueries(oldBin, dataDir, osrv, settleQuery, 1, &backendResult{}); err != nil {
+			osrv.stop()
+			return nil, nil, err
+		}
+		err = timeQueries(oldBin, dataDir, osrv, queries, runs, &old)
+		osrv.stop()
+		if err != nil {
+			return nil, nil, fmt.Errorf("the old build: %w", err)
+		}
+		results = append(results, old)
+	}
 
 	var ch *clickHouseRun
-	if withClickHouse {
+	if withClickHouse && events != nil {
 		if ch, err = startClickHouse(); err != nil {
 			fmt.Println("ClickHouse part skipped:", err)
 		} else {
 			defer ch.stop()
 			r, err := ch.bench(bin, filepath.Join(filepath.Dir(dataDir), "ch-node"), events, queries, runs)
 			if err != nil {
-				return fmt.Errorf("ClickHouse: %w", err)
+				return nil, nil, fmt.Errorf("ClickHouse: %w", err)
 			}
 			results = append(results, r)
 		}
@@ -383,34 +451,44 @@ func runQueryBench(bin string, nEvents, users, days, runs int, keep, withClickHo
 		fmt.Printf(" %12s %9s", r.name, "peak RSS")
 	}
 	fmt.Println()
-	fmt.Printf("%-52s", "ingest through POST /e (events/s)")
-	for _, r := range results {
-		fmt.Printf(" %12.0f %9s", r.ingest, "")
+	if !reuse {
+		fmt.Printf("%-52s", "ingest through POST /e (events/s)")
+		for _, r := range results {
+			fmt.Printf(" %12.0f %9s", r.ingest, "")
+		}
+		fmt.Println()
 	}
-	fmt.Println()
 	for i, q := range queries {
 		fmt.Printf("%-52s", q.name)
 		for _, r := range results {
-			fmt.Printf(" %12s %6d MB", ms(r.times[i]), r.rss[i]>>20)
+			fmt.Printf(" %s", r.cell(i))
 		}
 		if len(results) > 1 {
-			if bytes.Equal(results[0].answers[i], results[1].answers[i]) {
+			switch {
+			case slices.ContainsFunc(results, func(r backendResult) bool { return r.errs[i] != "" }):
+			case bytes.Equal(results[0].answers[i], results[1].answers[i]):
 				fmt.Print("  same answer")
-			} else {
+			default:
 				fmt.Print("  ANSWERS DIFFER")
 			}
 		}
 		fmt.Println()
 	}
 	for i := range queries {
-		if len(results) > 1 && !bytes.Equal(results[0].answers[i], results[1].answers[i]) {
-			return fmt.Errorf("%s: embedded answered %s, ClickHouse %s", queries[i].name, results[0].answers[i], results[1].answers[i])
+		if embedded.errs[i] != "" {
+			return nil, nil, fmt.Errorf("%s: %s", queries[i].name, embedded.errs[i])
 		}
+		if len(results) > 1 && results[1].errs[i] == "" && !bytes.Equal(results[0].answers[i], results[1].answers[i]) {
+			return nil, nil, fmt.Errorf("%s: %s answered %s, %s %s", queries[i].name, results[0].name, results[0].answers[i], results[1].name, results[1].answers[i])
+		}
+	}
+	if !plain {
+		return queries, results, nil
 	}
 
 	pair, err := compareFunnels(dataDir, from, to.AddDate(0, 0, 1), runs)
 	if err != nil {
-		return fmt.Errorf("comparing funnels: %w", err)
+		return nil, nil, fmt.Errorf("comparing funnels: %w", err)
 	}
 	fmt.Printf("\nin-process, alternating (median of %d each):\n", runs)
 	fmt.Printf("%-52s %12s\n", "strata funnel (query engine + DuckDB store)", ms(pair.strata))
@@ -419,12 +497,12 @@ func runQueryBench(bin string, nEvents, users, days, runs int, keep, withClickHo
 		float64(pair.strata)/float64(pair.plain), float64(embedded.times[0])/float64(pair.plain))
 	fmt.Printf("counts: strata %v, plain SQL %v; over HTTP strata answered %s\n", pair.strataCounts, pair.plainCounts, embedded.answers[0])
 	if pair.strataCounts != pair.plainCounts {
-		return fmt.Errorf("the funnels disagree: strata %v, plain SQL %v", pair.strataCounts, pair.plainCounts)
+		return nil, nil, fmt.Errorf("the funnels disagree: strata %v, plain SQL %v", pair.strataCounts, pair.plainCounts)
 	}
 	if ch != nil {
 		wp, err := ch.compareWindowFunnel(from, to.AddDate(0, 0, 1), runs)
 		if err != nil {
-			return fmt.Errorf("comparing ClickHouse funnels: %w", err)
+			return nil, nil, fmt.Errorf("comparing ClickHouse funnels: %w", err)
 		}
 		fmt.Printf("\nClickHouse, in-process, alternating (median of %d each):\n", runs)
 		fmt.Printf("%-52s %12s  %v\n", "strata funnel (query engine + ClickHouse store)", ms(wp.strata), wp.strataCounts)
@@ -432,7 +510,7 @@ func runQueryBench(bin string, nEvents, users, days, runs int, keep, withClickHo
 		fmt.Printf("strata funnel / windowFunnel = %.2f (windowFunnel answers a looser question: see docs/benchmarks.md)\n",
 			float64(wp.strata)/float64(wp.plain))
 	}
-	return nil
+	return queries, results, nil
 }
 
 // benchDataDir makes a data directory for a benchmark's server under a new
@@ -448,4 +526,31 @@ func benchDataDir(prefix string, keep bool) (string, func(), error) {
 		return filepath.Join(dir, "data"), func() {}, nil
 	}
 	return filepath.Join(dir, "data"), func() { os.RemoveAll(dir) }, nil
+}
+
+// printQuerySizes prints every query's figures at each size side by side,
+// with the new build's time over the old one's, so that the growth of
+// each query's cost with the data shows in one table.
+func printQuerySizes(sizes []int, queries []benchQuery, runs [][]backendResult) {
+	fmt.Printf("\n| query | events | new build | peak RSS | old build | peak RSS | new / old |\n|---|---|---|---|---|---|---|\n")
+	for i, q := range queries {
+		for k, n := range sizes {
+			res := runs[k]
+			newCell := func(r backendResult) (string, string) {
+				if r.errs[i] != "" {
+					return "failed: " + r.errs[i], ""
+				}
+				return ms(r.times[i]), fmt.Sprintf("%d MB", r.rss[i]>>20)
+			}
+			t, rss := newCell(res[0])
+			ot, orss, ratio := "", "", ""
+			if len(res) > 1 && res[1].name == "old build" {
+				ot, orss = newCell(res[1])
+				if res[0].errs[i] == "" && res[1].errs[i] == "" {
+					ratio = fmt.Sprintf("%.2f", float64(res[0].times[i])/float64(res[1].times[i]))
+				}
+			}
+			fmt.Printf("| %s | %d M | %s | %s | %s | %s | %s |\n", q.name, n/1_000_000, t, rss, ot, orss, ratio)
+		}
+	}
 }
