@@ -137,6 +137,11 @@ func Open(ctx context.Context, dataDir string, opt Options) (*Store, error) {
 		opt.CheckpointThreshold = "128MB"
 	}
 	q.Set("checkpoint_threshold", opt.CheckpointThreshold)
+	// Joins, aggregates and sorts that outgrow the pool spill here. It is
+	// DuckDB's default for a database file, named so that it never moves
+	// off the data directory's filesystem, whose free space the storage
+	// guard watches (--min-free-disk; docs/queries.md, "Memory").
+	q.Set("temp_directory", path+".tmp")
 	// Group by dense user ids with an array rather than a hash table up to
 	// 2^20 ids (DuckDB's default stops at 2^12); see migration 0004.
 	q.Set("perfect_ht_threshold", "20")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -172,5 +173,24 @@ func TestQueriesInASmallPool(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
+	}
+}
+
+// TestSpillsUnderTheDataDirectory checks where DuckDB spills what outgrows
+// its pool: beside the database file, on the filesystem whose free space
+// the storage guard watches.
+func TestSpillsUnderTheDataDirectory(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(context.Background(), dir, Options{MemoryLimit: "64MB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var temp string
+	if err := s.DB().QueryRow("SELECT current_setting('temp_directory')").Scan(&temp); err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, FileName) + ".tmp"; temp != want {
+		t.Errorf("temp_directory %q, want %q", temp, want)
 	}
 }
