@@ -139,10 +139,13 @@ fuzz:
 
 ## bench: ingest and storage benchmarks against a real server, what the
 ## Node SDK's Express middleware adds to a request, and what the session
-## replay recorder adds to a page's CPU in headless Chromium (not part of test)
+## replay recorder adds to a page's CPU in headless Chromium (not part of test).
+## BENCH_OLD=path/to/previous/strata times the queries on that build too, side
+## by side on the same data (at 10 M and 50 M events).
+BENCH_OLD ?=
 bench: build $(NODE_SDK)/node_modules/.package-lock.json $(SDK)/node_modules/.package-lock.json
 	./scripts/install-bench-tools.sh
-	$(GO) run ./cmd/strata-bench -strata $(BIN)
+	$(GO) run ./cmd/strata-bench -strata $(BIN) $(if $(BENCH_OLD),-strata-old $(BENCH_OLD))
 	cd $(NODE_SDK) && npm run bench
 	cd $(SDK) && STRATA_BIN=$(CURDIR)/$(BIN) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) npm run bench:replay
 
