@@ -306,6 +306,13 @@ func timeQueries(bin, dataDir string, srv *server, queries []benchQuery, runs in
 			if _, after, ok := strings.Cut(failed, q.name+": "); ok {
 				failed = after
 			}
+			// "503 {"error":{"code":…}}" is told by its status and code.
+			if status, body, ok := strings.Cut(failed, " "); ok {
+				var e struct{ Error struct{ Code string } }
+				if json.Unmarshal([]byte(body), &e) == nil && e.Error.Code != "" {
+					failed = status + " " + e.Error.Code
+				}
+			}
 		}
 		r.times, r.rss, r.answers, r.errs = append(r.times, med), append(r.rss, rss), append(r.answers, answer), append(r.errs, failed)
 	}
