@@ -305,13 +305,13 @@ const bitmapBudget = 32 << 20
 // each of at most groups groups. With dense ids the users of a group are
 // bits in a bitmap as wide as the product's user count (plus headroom for
 // users numbered while the query starts), which is several times faster
-// than hashing; when the bitmaps would be too large it is "", and the
-// caller counts by hashing (trendSeries). The bounds are integers the store computed, never
+// than hashing; when the bitmaps would be too large it is a plain
+// count(DISTINCT). The bounds are integers the store computed, never
 // request text.
 func (s *Store) uniqueUsers(product int64, groups int, bitmap bool) string {
 	hi := uint64(s.userCount(product)) + 1<<16
 	if !bitmap || uint64(groups)*hi/8 > bitmapBudget {
-		return ""
+		return "count(DISTINCT uid)"
 	}
 	return "bit_count(bitstring_agg(uid, 0, " + strconv.FormatUint(hi, 10) + "))"
 }
@@ -409,27 +409,19 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 	if err != nil {
 		return nil, err
 	}
-	// Unique actors are counted by bitmaps (agg) or by hashing (distinct
-	// names the actor's column). A hashed count is written as a DISTINCT
-	// of the group's columns and the actor, then a count(*) per group: two
-	// plain hash aggregates, which DuckDB spills to disk when its pool is
-	// full, where count(DISTINCT …) per group keeps a distinct state for
-	// every group and ran out of a 32 MB pool on an hourly month by URL of
-	// 1.2 M users (scale_test.go). Breakdown values are ranked the same
-	// way.
-	agg, distinct := "count(*)", ""
+	agg := "count(*)"
+	rankAgg := agg
 	switch {
 	case series.UniqueUsers && q.AggregateBy != "":
 		// Group keys are text, outside the dense ids' bitmaps.
-		distinct = act.col()
+		agg, rankAgg = "count(DISTINCT g)", "count(DISTINCT g)"
 	case series.UniqueUsers:
 		groups := len(q.Interval.Buckets(q.From, q.To))
 		if q.Breakdown != nil {
 			groups *= q.BreakdownLimit + 1
 		}
-		if agg = s.uniqueUsers(q.ProductID, groups, bitmap); agg == "" {
-			agg, distinct = "count(*)", "uid"
-		}
+		agg = s.uniqueUsers(q.ProductID, groups, bitmap)
+		rankAgg = "count(DISTINCT uid)"
 	}
 	breakdown := "''"
 	if q.Breakdown != nil {
@@ -446,25 +438,12 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 	}
 	b.Write(")")
 	if q.Breakdown == nil {
-		if distinct == "" {
-			b.Write(" SELECT bucket, 0, '', ", agg, " FROM base GROUP BY bucket")
-		} else {
-			b.Write(" SELECT bucket, 0, '', count(*) FROM (SELECT DISTINCT bucket, ", distinct, " FROM base) GROUP BY bucket")
-		}
+		b.Write(" SELECT bucket, 0, '', ", agg, " FROM base GROUP BY bucket")
 	} else {
-		rankFrom := "base"
-		if series.UniqueUsers {
-			rankFrom = "(SELECT DISTINCT v, " + act.col() + " FROM base)"
-		}
-		b.Write(", top AS (SELECT v, row_number() OVER (ORDER BY count(*) DESC, v) AS rank FROM ", rankFrom, " GROUP BY v",
-			" ORDER BY rank LIMIT ", b.arg(q.BreakdownLimit), ")")
-		cols := "bucket, coalesce(top.rank, 0) AS r, CASE WHEN top.rank IS NULL THEN '' ELSE base.v END AS bv"
-		if distinct == "" {
-			b.Write(" SELECT ", cols, ", ", agg, " FROM base LEFT JOIN top USING (v) GROUP BY bucket, r, bv")
-		} else {
-			b.Write(" SELECT bucket, r, bv, count(*) FROM (SELECT DISTINCT ", cols, ", ", distinct,
-				" FROM base LEFT JOIN top USING (v)) GROUP BY bucket, r, bv")
-		}
+		b.Write(", top AS (SELECT v, row_number() OVER (ORDER BY ", rankAgg, " DESC, v) AS rank FROM base GROUP BY v",
+			" ORDER BY rank LIMIT ", b.arg(q.BreakdownLimit), ")",
+			" SELECT bucket, coalesce(top.rank, 0) AS r, CASE WHEN top.rank IS NULL THEN '' ELSE base.v END AS bv, ", agg,
+			" FROM base LEFT JOIN top USING (v) GROUP BY bucket, r, bv")
 	}
 	rows, err := s.query(ctx, &b)
 	if err != nil {
@@ -584,8 +563,8 @@ func (s *Store) ExperimentCounts(ctx context.Context, q analytics.ExperimentQuer
 	// The variants a user named are counted by grouping by user and variant
 	// first, then by user: two plain hash aggregates, which DuckDB spills
 	// to disk when its pool is full, rather than count(DISTINCT v) per
-	// user, whose distinct state for every exposed user ran out of a 48 MB
-	// pool at 1.2 M users (scale_test.go).
+	// user, whose distinct state for every exposed user ran out of a 40 MB
+	// pool with 400,000 of them (TestQueriesInASmallPool).
 	b.Write("WITH x AS (SELECT uid, min(t) AS t0, min(v) AS v, count(*) AS n FROM (SELECT uid, v, min(t) AS t FROM (SELECT uid, epoch_us(ts) AS t, ",
 		"coalesce(json_extract_string(properties, ", b.arg("/variant"), "), '') AS v FROM events WHERE ")
 	b.scope("", q.EventRange, q.From, q.To)
