@@ -69,6 +69,13 @@ func main() {
 	)
 	flag.Parse()
 	serverArgs = strings.Fields(*srvArgs)
+	sizes, userCounts, err := querySizes(*qEvents, *qUsers)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "strata-bench:", err)
+		os.Exit(2)
+	}
+	// The flags and errors suites load the first size only.
+	firstEvents, firstUsers := sizes[0], userCounts[0]
 	if *bareAddr != "" {
 		if err := serveBare(*bareAddr); err != nil {
 			fmt.Fprintln(os.Stderr, "strata-bench:", err)
@@ -95,7 +102,7 @@ func main() {
 		}
 	}
 	if *suite == "flags" || *suite == "all" {
-		if err := runFlagsBench(*bin, *fPart, 10_000_000, 500_000, *qRuns, *qKeep); err != nil {
+		if err := runFlagsBench(*bin, *fPart, firstEvents, firstUsers, *qRuns, *qKeep); err != nil {
 			fmt.Fprintln(os.Stderr, "strata-bench:", err)
 			os.Exit(1)
 		}
@@ -119,13 +126,13 @@ func main() {
 		}
 	}
 	if *suite == "errors" || *suite == "all" {
-		if err := runErrorsBench(*bin, 10_000_000, 500_000, *qRuns, 10*time.Second, *qKeep); err != nil {
+		if err := runErrorsBench(*bin, firstEvents, firstUsers, *qRuns, 10*time.Second, *qKeep); err != nil {
 			fmt.Fprintln(os.Stderr, "strata-bench:", err)
 			os.Exit(1)
 		}
 	}
 	if *suite == "queries" || *suite == "all" {
-		if err := runQuerySizes(*bin, *qOld, *qData, *qEvents, *qUsers, *qDays, *qRuns, *qKeep, *qCH, *qPlain); err != nil {
+		if err := runQuerySizes(*bin, *qOld, *qData, sizes, userCounts, *qDays, *qRuns, *qKeep, *qCH, *qPlain); err != nil {
 			fmt.Fprintln(os.Stderr, "strata-bench:", err)
 			os.Exit(1)
 		}
@@ -696,35 +703,43 @@ func (s *server) stop() {
 	}
 }
 
-// runQuerySizes runs the query benchmark at each size of the
-// comma-separated lists events and users (one user per 20 events when
-// users is empty), then prints every query's figures at every size.
-func runQuerySizes(bin, oldBin, dataRoot, events, users string, days, runs int, keep, withClickHouse, plain bool) error {
-	var sizes, userCounts []int
+// querySizes reads -query-events and -query-users: comma-separated lists
+// of events and of users for each size (one user per 20 events where
+// users gives none).
+func querySizes(events, users string) (sizes, userCounts []int, err error) {
 	for _, f := range strings.Split(events, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n <= 0 {
-			return fmt.Errorf("-query-events: %q is not a number of events", f)
+			return nil, nil, fmt.Errorf("-query-events: %q is not a number of events", f)
 		}
 		sizes = append(sizes, n)
 	}
-	for i, f := range strings.Split(users, ",") {
-		if users == "" {
-			break
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 || i >= len(sizes) {
-			return fmt.Errorf("-query-users: %q is not a number of users for a size of -query-events", f)
-		}
-		userCounts = append(userCounts, n)
+	var given []string
+	if users != "" {
+		given = strings.Split(users, ",")
 	}
+	if len(given) > len(sizes) {
+		return nil, nil, fmt.Errorf("-query-users: %d counts for %d sizes of -query-events", len(given), len(sizes))
+	}
+	for i, n := range sizes {
+		u := n / 20
+		if i < len(given) {
+			if u, err = strconv.Atoi(strings.TrimSpace(given[i])); err != nil || u <= 0 {
+				return nil, nil, fmt.Errorf("-query-users: %q is not a number of users", given[i])
+			}
+		}
+		userCounts = append(userCounts, u)
+	}
+	return sizes, userCounts, nil
+}
+
+// runQuerySizes runs the query benchmark at each size (events, with
+// userCounts users), then prints every query's figures at every size.
+func runQuerySizes(bin, oldBin, dataRoot string, sizes, userCounts []int, days, runs int, keep, withClickHouse, plain bool) error {
 	var queries []benchQuery
 	var all [][]backendResult
 	for i, n := range sizes {
-		u := n / 20
-		if i < len(userCounts) {
-			u = userCounts[i]
-		}
+		u := userCounts[i]
 		dir, reuse := "", false
 		if dataRoot != "" {
 			dir = filepath.Join(dataRoot, strconv.Itoa(n))

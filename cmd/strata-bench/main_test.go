@@ -27,3 +27,21 @@ func TestServeArgsCarryServerArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestQuerySizes checks how -query-events and -query-users are read: one
+// user per 20 events unless given, a count for each size at most.
+func TestQuerySizes(t *testing.T) {
+	sizes, users, err := querySizes("10000000,50000000", "")
+	if err != nil || !slices.Equal(sizes, []int{10_000_000, 50_000_000}) || !slices.Equal(users, []int{500_000, 2_500_000}) {
+		t.Errorf("defaults: %v %v %v", sizes, users, err)
+	}
+	sizes, users, err = querySizes("1000000, 2000000", "7000")
+	if err != nil || !slices.Equal(sizes, []int{1_000_000, 2_000_000}) || !slices.Equal(users, []int{7000, 100_000}) {
+		t.Errorf("one count given: %v %v %v", sizes, users, err)
+	}
+	for _, bad := range [][2]string{{"", ""}, {"10M", ""}, {"100", "1,2"}, {"100", "x"}, {"-5", ""}} {
+		if _, _, err := querySizes(bad[0], bad[1]); err == nil {
+			t.Errorf("%q %q: no error", bad[0], bad[1])
+		}
+	}
+}
