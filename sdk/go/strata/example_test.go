@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"os"
 
-	"strata/sdk/go/strata"
+	"github.com/strata-analytics/strata/sdk/go/strata"
 )
 
 // A Go web server reports the page fetches of AI bots: the middleware

@@ -3,8 +3,8 @@
 // middleware that reports the page fetches of AI bots, which run no
 // JavaScript and so are never seen by the browser SDK.
 //
-// The middleware classifies each request's User-Agent against the same
-// allowlist the server uses (internal/enrich/bots): a human request costs
+// The middleware classifies each request's User-Agent against a copy of
+// the allowlist the server uses (internal/enrich/bots): a human request costs
 // that classification and nothing else. A bot's fetch is queued as a
 // $pageview carrying the bot's user agent, which ingest stores as
 // $bot_pageview (a client may not send that name itself), and the
@@ -32,8 +32,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"strata/internal/enrich/bots"
 )
 
 // Bot is what ClassifyBot tells of an AI bot.
@@ -48,16 +46,12 @@ type Bot struct {
 // Strata's ingest classifies it, and whether there is one. Any input,
 // empty or enormous, is answered; none panics.
 func ClassifyBot(userAgent string) (Bot, bool) {
-	b, ok := bots.Default().Classify(userAgent)
-	if !ok {
-		return Bot{}, false
-	}
-	return Bot{Name: b.Name, Operator: b.Operator, Category: b.Category, CategoryLabel: bots.CategoryLabel(b.Category)}, true
+	return table().classify(userAgent)
 }
 
 // IsAIBot reports whether userAgent is an AI bot's.
 func IsAIBot(userAgent string) bool {
-	_, ok := bots.Default().Classify(userAgent)
+	_, ok := table().classify(userAgent)
 	return ok
 }
 
@@ -444,7 +438,7 @@ func newUUID() string {
 func (c *Client) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ua := r.UserAgent(); ua != "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-			if _, ok := bots.Default().Classify(ua); ok {
+			if _, ok := table().classify(ua); ok {
 				c.Capture(Event{Name: "$pageview", DistinctID: c.opt.BotDistinctID, URL: requestURL(r),
 					Referrer: r.Referer(), UserAgent: ua, Properties: map[string]any{"$server_captured": "true"}})
 			}

@@ -16,10 +16,11 @@ import (
 	"time"
 )
 
-// TestClassifyBotTable runs the server's own classification cases
-// (internal/enrich/bots/testdata): the SDK answers as ingest does.
+// TestClassifyBotTable runs the server's own classification cases (a copy
+// of internal/enrich/bots/testdata, checked by the server module's
+// internal/sdkgo tests): the SDK answers as ingest does.
 func TestClassifyBotTable(t *testing.T) {
-	f, err := os.Open("../../../internal/enrich/bots/testdata/user_agents.tsv")
+	f, err := os.Open("testdata/user_agents.tsv")
 	if err != nil {
 		t.Fatal(err)
 	}
