@@ -29,6 +29,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,6 +93,18 @@ type Options struct {
 	// BotDistinctID is the distinct_id of the bots' page views (default
 	// "$server_bot"): a bot is not a user.
 	BotDistinctID string
+
+	// ConfigTimeout bounds one read of the flag configuration
+	// (default 5 s); until the first read succeeds, Variant answers
+	// control.
+	ConfigTimeout time.Duration
+	// VariantCacheSize bounds the (flag, user) answers Variant reuses for
+	// VariantTTL (default 10,000); past it the least recently used is
+	// forgotten and evaluated again when asked, which costs a hash.
+	VariantCacheSize int
+	// DisableExposures stops Variant from sending $exposure events
+	// (experiments then count no one).
+	DisableExposures bool
 }
 
 // Client sends events to Strata in the background. It is safe for
@@ -109,6 +122,14 @@ type Client struct {
 	failed  atomic.Int64
 	// sleep waits between retries; tests shorten it.
 	sleep func(ctx context.Context, d time.Duration) error
+
+	// flagMu guards fs, the flags' configuration and caches (flags.go);
+	// configReads counts the requests for the configuration.
+	flagMu      sync.Mutex
+	fs          flagState
+	configReads atomic.Int64
+	// now is the clock of the flags' caches; tests move it.
+	now func() time.Time
 }
 
 // wireEvent is an event as /e takes it.
@@ -143,8 +164,16 @@ func New(opt Options) *Client {
 	if opt.BotDistinctID == "" {
 		opt.BotDistinctID = "$server_bot"
 	}
+	if opt.ConfigTimeout <= 0 {
+		opt.ConfigTimeout = 5 * time.Second
+	}
+	if opt.VariantCacheSize <= 0 {
+		opt.VariantCacheSize = 10_000
+	}
+	opt.Host = strings.TrimRight(opt.Host, "/")
 	c := &Client{opt: opt, queue: ring{buf: make([]wireEvent, opt.MaxQueue)},
-		wake: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{}), sleep: sleepCtx}
+		wake: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{}), sleep: sleepCtx,
+		fs: flagState{variants: newLRU(opt.VariantCacheSize), exposed: newLRU(maxExposed)}, now: time.Now}
 	go c.run()
 	return c
 }
