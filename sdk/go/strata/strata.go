@@ -1,10 +1,19 @@
-// Package strata is Strata's SDK for Go web servers: a small client that
-// sends events to a Strata server's ingest (POST /e), and net/http
-// middleware that reports the page fetches of AI bots, which run no
-// JavaScript and so are never seen by the browser SDK.
+// Package strata is Strata's SDK for Go servers: a small client that
+// sends events to a Strata server's ingest (POST /e), evaluates the
+// product's feature flags and experiments locally (Client.Variant, from
+// GET /api/v1/config; flags.go), and net/http middleware that reports the
+// page fetches of AI bots, which run no JavaScript and so are never seen
+// by the browser SDK.
 //
-// The middleware classifies each request's User-Agent against a copy of
-// the allowlist the server uses (internal/enrich/bots): a human request costs
+// The package is a module of its own that imports the standard library
+// alone, so that a Go program using it pulls none of the server's
+// dependencies; it carries copies of what it shares with the server (the
+// AI-bot allowlist, and for its tests the classification cases and the
+// assignment vectors), which the server module's tests hold to the
+// originals.
+//
+// The middleware classifies each request's User-Agent against that copy
+// of the server's allowlist (internal/enrich/bots): a human request costs
 // that classification and nothing else. A bot's fetch is queued as a
 // $pageview carrying the bot's user agent, which ingest stores as
 // $bot_pageview (a client may not send that name itself), and the
