@@ -119,10 +119,14 @@ type Options struct {
 // Client sends events to Strata in the background. It is safe for
 // concurrent use; Close it to send what is queued.
 type Client struct {
-	opt     Options
-	mu      sync.Mutex
-	queue   ring
-	wake    chan struct{}
+	opt   Options
+	mu    sync.Mutex
+	queue ring
+	wake  chan struct{}
+	// turn is held by whoever takes and sends a batch, the background
+	// sender or Flush, so that Flush returns only once every event queued
+	// before it was sent, the batch under way included.
+	turn    chan struct{}
 	done    chan struct{}
 	stopped chan struct{}
 	closing atomic.Bool
@@ -181,7 +185,7 @@ func New(opt Options) *Client {
 	}
 	opt.Host = strings.TrimRight(opt.Host, "/")
 	c := &Client{opt: opt, queue: ring{buf: make([]wireEvent, opt.MaxQueue)},
-		wake: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{}), sleep: sleepCtx,
+		wake: make(chan struct{}, 1), turn: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{}), sleep: sleepCtx,
 		fs: flagState{variants: newLRU(opt.VariantCacheSize), exposed: newLRU(maxExposed)}, now: time.Now}
 	go c.run()
 	return c
@@ -229,11 +233,21 @@ func (c *Client) poke() {
 // or ctx ended.
 func (c *Client) Flush(ctx context.Context) error {
 	for {
+		// The turn waits for a batch the background sender is sending:
+		// events queued before the call may be in it.
+		select {
+		case c.turn <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 		batch := c.take()
 		if len(batch) == 0 {
+			<-c.turn
 			return nil
 		}
-		if err := c.send(ctx, batch); err != nil {
+		err := c.send(ctx, batch)
+		<-c.turn
+		if err != nil {
 			return err
 		}
 	}
@@ -263,8 +277,14 @@ func (c *Client) run() {
 		case <-c.wake:
 		}
 		for {
+			select {
+			case c.turn <- struct{}{}:
+			case <-c.done:
+				return
+			}
 			batch := c.take()
 			if len(batch) == 0 {
+				<-c.turn
 				break
 			}
 			ctx, cancel := context.WithCancel(context.Background())
@@ -279,8 +299,10 @@ func (c *Client) run() {
 			cancel()
 			if err != nil && errors.Is(err, context.Canceled) {
 				c.requeue(batch)
+				<-c.turn
 				return
 			}
+			<-c.turn
 		}
 	}
 }

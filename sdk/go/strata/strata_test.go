@@ -260,3 +260,30 @@ func TestRing(t *testing.T) {
 		t.Error("pop from an empty ring")
 	}
 }
+
+// TestFlushWaitsForBatchUnderWay: Flush returns once every event queued
+// before it was sent, including a batch the background sender had taken
+// and was still sending (the build before returned while it was).
+func TestFlushWaitsForBatchUnderWay(t *testing.T) {
+	stub := &ingestStub{}
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if requests.Add(1) == 1 { // the background sender's batch is slow
+			time.Sleep(300 * time.Millisecond)
+		}
+		stub.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	c, _ := newTestClient(t, srv.URL, Options{FlushInterval: time.Hour, BatchSize: 10})
+	for i := range 10 {
+		c.Capture(Event{Name: "e", DistinctID: "u", Properties: map[string]any{"i": i}})
+	}
+	time.Sleep(50 * time.Millisecond) // the full batch is under way
+	c.Capture(Event{Name: "e", DistinctID: "u", Properties: map[string]any{"i": 10}})
+	if err := c.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(stub.events()); n != 11 {
+		t.Fatalf("Flush returned with %d of 11 events sent", n)
+	}
+}
