@@ -107,7 +107,9 @@ func (c *Client) Variant(ctx context.Context, flagKey, distinctID string) string
 		c.fs.variants.put(key, v)
 		c.flagMu.Unlock()
 	}
-	if v.exposed != "" && !c.opt.DisableExposures {
+	// An event needs a distinct_id: ingest would refuse an exposure of no
+	// one.
+	if v.exposed != "" && distinctID != "" && !c.opt.DisableExposures {
 		c.expose(flagKey, distinctID, v)
 	}
 	return v.variant

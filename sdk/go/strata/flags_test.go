@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -216,8 +218,8 @@ func TestVariantExposures(t *testing.T) {
 			t.Fatalf("%s: Variant %s, the rule says %s", id, got[id], arm)
 		}
 	}
-	if c.Variant(ctx, "onoff", "user_1") != "on" || c.Variant(ctx, "missing", "user_1") != "control" {
-		t.Fatal("an on/off flag or a missing flag answered wrong")
+	if c.Variant(ctx, "onoff", "user_1") != "on" || c.Variant(ctx, "missing", "user_1") != "control" || c.Variant(ctx, "onoff", "") != "on" {
+		t.Fatal("an on/off flag, a missing flag or an empty id answered wrong")
 	}
 	c.Flush(ctx)
 	exposed := map[string]string{}
@@ -396,6 +398,46 @@ func TestVariantStrataDown(t *testing.T) {
 	if v := back.Variant(ctx, "f", "y2"); v != "on" || back.LoadFlags(ctx) == nil {
 		t.Fatalf("after a failed read: %s, or LoadFlags said nothing", v)
 	}
+}
+
+// TestConfigTooLarge: an answer over 4 MiB is refused, not held.
+func TestConfigTooLarge(t *testing.T) {
+	big := configOf(`{"key":"f","enabled":true,"rollout":100,"variants":[],"experiment":null,"description":"` + strings.Repeat("x", maxConfigBytes) + `"}`)
+	srv := newFlagServer(t, big)
+	c, _ := newTestClient(t, srv.URL, Options{FlushInterval: time.Hour})
+	if v := c.Variant(context.Background(), "f", "u"); v != "control" {
+		t.Fatalf("a %d-byte configuration was used: %s", len(big), v)
+	}
+	if err := c.LoadFlags(context.Background()); err == nil || !strings.Contains(err.Error(), "over 4194304 bytes") {
+		t.Fatalf("LoadFlags: %v", err)
+	}
+	srv.setConfig(big[:0:0])
+	srv.setConfig(configOf(`{"key":"f","enabled":true,"rollout":100,"variants":[],"experiment":null}`))
+	if err := c.LoadFlags(context.Background()); err != nil || c.Variant(context.Background(), "f", "u") != "on" {
+		t.Fatalf("a small configuration after a big one: %v", err)
+	}
+}
+
+// BenchmarkVariant is what a call costs once the configuration and the
+// user's answer are in memory (the common case), and for a new user each
+// time (an evaluation, a cache entry and an exposure queued).
+func BenchmarkVariant(b *testing.B) {
+	srv := newFlagServer(&testing.T{}, configOf(experimentFlag))
+	defer srv.Close()
+	c := New(Options{APIKey: "k", Host: srv.URL, FlushInterval: time.Hour, MaxQueue: 1000})
+	defer c.Close(context.Background())
+	ctx := context.Background()
+	c.Variant(ctx, "exp", "u")
+	b.Run("cached", func(b *testing.B) {
+		for range b.N {
+			c.Variant(ctx, "exp", "u")
+		}
+	})
+	b.Run("new-user", func(b *testing.B) {
+		for i := range b.N {
+			c.Variant(ctx, "exp", "n"+strconv.Itoa(i))
+		}
+	})
 }
 
 // TestCacheBounds: the answers and exposures a client remembers stay
