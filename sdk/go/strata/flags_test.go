@@ -112,7 +112,7 @@ type flagServer struct {
 	lastKey atomic.Value
 }
 
-func newFlagServer(t *testing.T, config []byte) *flagServer {
+func newFlagServer(t testing.TB, config []byte) *flagServer {
 	s := &flagServer{}
 	s.setConfig(config)
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -422,8 +422,7 @@ func TestConfigTooLarge(t *testing.T) {
 // user's answer are in memory (the common case), and for a new user each
 // time (an evaluation, a cache entry and an exposure queued).
 func BenchmarkVariant(b *testing.B) {
-	srv := newFlagServer(&testing.T{}, configOf(experimentFlag))
-	defer srv.Close()
+	srv := newFlagServer(b, configOf(experimentFlag))
 	c := New(Options{APIKey: "k", Host: srv.URL, FlushInterval: time.Hour, MaxQueue: 1000})
 	defer c.Close(context.Background())
 	ctx := context.Background()
