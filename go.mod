@@ -10,6 +10,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/mileusna/useragent v1.3.5
+	github.com/strata-analytics/strata/sdk/go v0.0.0
 	github.com/valyala/fasthttp v1.78.0
 	golang.org/x/crypto v0.58.0
 )
@@ -51,3 +52,8 @@ require (
 	golang.org/x/tools v0.51.0 // indirect
 	golang.org/x/xerrors v0.0.0-20240903120638-7835f813f4da // indirect
 )
+
+// The Go SDK is its own module (sdk/go/go.mod), so that a Go program that
+// imports it pulls none of the server's dependencies; the server's e2e
+// tests and benchmarks use the copy in this repository.
+replace github.com/strata-analytics/strata/sdk/go => ./sdk/go
