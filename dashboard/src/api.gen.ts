@@ -520,6 +520,11 @@ export interface components {
             holdout: number;
             /**
              * Format: int64
+             * @description Users whose exposure said `excluded` (outside the flag's rollout); like the holdout, in no arm.
+             */
+            excluded: number;
+            /**
+             * Format: int64
              * @description Users exposed to more than one arm
              */
             multipleArms: number;
