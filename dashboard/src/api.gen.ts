@@ -520,6 +520,11 @@ export interface components {
             holdout: number;
             /**
              * Format: int64
+             * @description Users whose exposure said `excluded` (outside the flag's rollout); like the holdout, in no arm.
+             */
+            excluded: number;
+            /**
+             * Format: int64
              * @description Users exposed to more than one arm
              */
             multipleArms: number;
@@ -686,7 +691,7 @@ export interface components {
         };
         /** Flag arm */
         FlagVariant: {
-            /** @description A slug, distinct among the flag's arms. */
+            /** @description A slug, distinct among the flag's arms; not `holdout` or `excluded`, which name the users in no arm. */
             key: string;
             /** @description The arm's share in percent, at most two decimals; a flag's weights sum to 100. */
             weight: number;

@@ -50,7 +50,7 @@ export interface components {
             flag: string;
             /** Format: int64 */
             experiment_id: number | null;
-            /** @description The arm, or `holdout`. */
+            /** @description The arm; `holdout` for a user in the experiment's holdout, `excluded` for a user outside the flag's rollout. */
             variant: string;
         };
         MessageTrack: {

@@ -1,4 +1,4 @@
-import { assign, type Assignment } from "./assign.js";
+import { assign, exposed, type Assignment } from "./assign.js";
 import { getJSON, set } from "./storage.js";
 import type { Flags, FlagConfig, Properties, RemoteConfig } from "./types.js";
 
@@ -60,8 +60,9 @@ export class FlagClient implements Flags {
       if (!a || !v.flag) return "control";
       const exp = v.flag.experiment;
       const experimentId = exp && exp.status == "running" && exp.id != null ? exp.id : null;
-      this.expose(flagKey, id, experimentId, a.holdout ? "holdout" : a.variant);
-      if (experimentId != null && !a.holdout) {
+      this.expose(flagKey, id, experimentId, exposed(a));
+      // Holdout users and users outside the rollout are not in the experiment.
+      if (experimentId != null && !a.holdout && !a.excluded) {
         this.c.experiment = { experiment_id: experimentId, variant: a.variant };
       }
       return a.variant;
