@@ -17,10 +17,10 @@ describe("replay timeline", () => {
       { type: 5, timestamp: t + 3000, data: { tag: "$exception", payload: { message: "boom" } } },
     ]);
     expect(got).toEqual([
-      { kind: "page", offset: 0, label: "https://shop.example/" },
-      { kind: "click", offset: 1000, label: "Click" },
-      { kind: "event", offset: 2000, label: "signup" },
-      { kind: "error", offset: 3000, label: "boom" },
+      { kind: "page", offset: 0, label: "https://shop.example/", shows: 6 },
+      { kind: "click", offset: 1000, label: "Click", shows: 1001 },
+      { kind: "event", offset: 2000, label: "signup", shows: 2001 },
+      { kind: "error", offset: 3000, label: "boom", shows: 3001 },
     ]);
     expect(marks([])).toEqual([]);
   });

@@ -14,11 +14,18 @@ import { duration, userHref } from "./Replays";
 
 export type { RREvent };
 
-/** A mark on the timeline: a page view, a click, an event the SDK captured, or an error. */
+/**
+ * A mark on the timeline: a page view, a click, an event the SDK captured,
+ * or an error, at its offset from the session's start. `shows` is where a
+ * seek to it lands so that what it marks is on screen: rrweb applies, when
+ * it seeks, the events before the time asked, not at it, and a page view
+ * (rrweb's meta event) is drawn by the full snapshot that follows it.
+ */
 export interface Mark {
   kind: "page" | "click" | "event" | "error";
   offset: number;
   label: string;
+  shows: number;
 }
 
 /** legend names each kind of mark, in the order of the legend under the timeline. */
@@ -99,14 +106,21 @@ export function withoutInlineHandlers<T extends { type: number; data: unknown }>
  * first event's time when not given).
  */
 export function marks(events: RREvent[], start = events.length ? events[0].timestamp : 0): Mark[] {
-  if (!events.length) return [];
   const out: Mark[] = [];
+  // The page view whose full snapshot has not come yet.
+  let page: Mark | null = null;
   for (const e of events) {
     const offset = e.timestamp - start;
-    if (e.type === 4) out.push({ kind: "page", offset, label: e.data.href ?? "Page" });
-    else if (e.type === 3 && e.data.source === 2 && e.data.type === 2) out.push({ kind: "click", offset, label: "Click" });
-    else if (e.type === 5 && e.data.tag === "$exception") out.push({ kind: "error", offset, label: e.data.payload?.message || "Error" });
-    else if (e.type === 5 && e.data.tag && e.data.tag !== "$pageview" && e.data.tag !== "$click") out.push({ kind: "event", offset, label: e.data.tag });
+    const mark = (kind: Mark["kind"], label: string) => out.push({ kind, offset, label, shows: offset + 1 });
+    if (e.type === 4) {
+      mark("page", e.data.href ?? "Page");
+      page = out[out.length - 1];
+    } else if (e.type === 2 && page) {
+      page.shows = offset + 1;
+      page = null;
+    } else if (e.type === 3 && e.data.source === 2 && e.data.type === 2) mark("click", "Click");
+    else if (e.type === 5 && e.data.tag === "$exception") mark("error", e.data.payload?.message || "Error");
+    else if (e.type === 5 && e.data.tag && e.data.tag !== "$pageview" && e.data.tag !== "$click") mark("event", e.data.tag);
   }
   return out;
 }
@@ -472,7 +486,7 @@ function Player(props: { product: Product; sessionId: string; at?: number }) {
               </button>
             ))}
           </span>
-          <label class="replay-skip">
+          <label class="checkbox replay-skip">
             <input type="checkbox" checked={skipInactive} onChange={(e) => changeSkip(e.currentTarget.checked)} /> Skip inactivity
           </label>
           <span class="replay-status" role="status" data-testid="replay-status">
@@ -482,7 +496,7 @@ function Player(props: { product: Product; sessionId: string; at?: number }) {
         <ol class="replay-timeline" data-testid="replay-timeline" aria-label="Timeline">
           {timeline.map((m, i) => (
             <li key={i} class={`mark ${m.kind}`} style={{ left: `${total ? Math.min(100, (100 * m.offset) / total) : 0}%` }}>
-              <button type="button" title={`${m.label} at ${clock(m.offset)}`} onClick={() => seek(m.offset)}>
+              <button type="button" title={`${m.label} at ${clock(m.offset)}`} onClick={() => seek(m.shows)}>
                 <span class="visually-hidden">
                   {m.kind}: {m.label}
                 </span>
