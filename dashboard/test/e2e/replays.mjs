@@ -195,6 +195,7 @@ export async function replayPages(browser, h) {
   });
   await longReplay(page, h, strata.url, productId, key, call);
   await threePages(page, h, strata.url, productId, key, call, shot, atPhoneWidth);
+  await twoTabs(page, h, strata.url, productId, key, call);
   await h.check("the Replays pages ran without script errors or blocked content", async () => {
     noPageErrors();
   });
@@ -335,45 +336,127 @@ async function longReplay(page, h, strataUrl, productId, key, call) {
  */
 const THREE = { session: "three-pages-e2e", user: "three-user-e2e", total: 62_000, error: 30_000, message: "replay-moment-error", pad: 900_000 };
 
-/** threeChunks returns the session's chunks: [windowId, JSON array of rrweb events]. */
-function threeChunks(t0) {
+/**
+ * made returns builders of rrweb events at offsets from t0: a page load (a
+ * meta event and a full snapshot whose heading is `heading`), pointer moves
+ * every 2 s from `from` to `to`, and a paragraph added to the body, with id
+ * and text `content`.
+ */
+function made(t0) {
   const text = (id, textContent) => ({ type: 3, id, textContent });
   const el = (id, tagName, attributes, childNodes = []) => ({ type: 2, id, tagName, attributes, childNodes });
-  const snapshot = (n, at) => [
-    { type: 4, timestamp: t0 + at, data: { href: `https://shop.example/step-${n}`, width: 1280, height: 720 } },
-    {
-      type: 2,
-      timestamp: t0 + at + 5,
-      data: {
-        node: { type: 0, id: 1, childNodes: [{ type: 1, id: 2, name: "html", publicId: "", systemId: "" }, el(3, "html", { lang: "en" }, [el(4, "head", {}), el(5, "body", {}, [el(6, "h1", {}, [text(7, `Step ${n} of three`)])])])] },
-        initialOffset: { left: 0, top: 0 },
+  return {
+    load: (heading, at, href = "https://shop.example/") => [
+      { type: 4, timestamp: t0 + at, data: { href, width: 1280, height: 720 } },
+      {
+        type: 2,
+        timestamp: t0 + at + 5,
+        data: {
+          node: { type: 0, id: 1, childNodes: [{ type: 1, id: 2, name: "html", publicId: "", systemId: "" }, el(3, "html", { lang: "en" }, [el(4, "head", {}), el(5, "body", {}, [el(6, "h1", {}, [text(7, heading)])])])] },
+          initialOffset: { left: 0, top: 0 },
+        },
       },
+    ],
+    moves: (from, to) => {
+      const out = [];
+      for (let at = from; at <= to; at += 2000) out.push({ type: 3, timestamp: t0 + at, data: { source: 1, positions: [{ x: 10 + (at % 300), y: 40, id: 6, timeOffset: 0 }] } });
+      return out;
     },
-  ];
-  const moves = (from, to) => {
-    const out = [];
-    for (let at = from; at <= to; at += 2000) out.push({ type: 3, timestamp: t0 + at, data: { source: 1, positions: [{ x: 10 + (at % 300), y: 40, id: 6, timeOffset: 0 }] } });
-    return out;
+    add: (at, id, content) => ({
+      type: 3,
+      timestamp: t0 + at,
+      data: { source: 0, texts: [], removes: [], attributes: [], adds: [{ parentId: 5, nextId: null, node: el(id, "p", { id: content }) }, { parentId: id, nextId: null, node: text(id + 1, content) }] },
+    }),
+    // Padding: an SDK event the timeline does not mark, of `bytes` characters.
+    pad: (at, bytes) => ({ type: 5, timestamp: t0 + at, data: { tag: "$pageview", payload: { pad: "x".repeat(bytes) } } }),
   };
-  const add = (at, id, textId, content) => ({
-    type: 3,
-    timestamp: t0 + at,
-    data: { source: 0, texts: [], removes: [], attributes: [], adds: [{ parentId: 5, nextId: null, node: el(id, "p", { id: content }) }, { parentId: id, nextId: null, node: text(textId, content) }] },
-  });
-  // Padding: SDK events the timeline does not mark, 900 KB each.
-  const pads = [1, 2, 3, 4, 5].map((i) => [{ type: 5, timestamp: t0 + 100 * i, data: { tag: "$pageview", payload: { pad: "x".repeat(THREE.pad) } } }]);
-  const byTime = (events) => events.sort((a, b) => a.timestamp - b.timestamp);
-  const w2 = byTime([...moves(22_000, 40_000), add(THREE.error - 500, 20, 21, "before-error"), { type: 5, timestamp: t0 + THREE.error, data: { tag: "$exception", payload: { message: THREE.message } } }, add(THREE.error + 3000, 22, 23, "after-error"), { type: 3, timestamp: t0 + 41_000, data: { source: 1, positions: [{ x: 5, y: 5, id: 6, timeOffset: 0 }] } }]);
-  const w3 = byTime([...moves(43_000, 59_000), add(61_000, 24, 25, "the-end"), { type: 3, timestamp: t0 + THREE.total, data: { source: 1, positions: [{ x: 5, y: 5, id: 6, timeOffset: 0 }] } }]);
+}
+
+/** byTime sorts rrweb events by time. */
+const byTime = (events) => events.sort((a, b) => a.timestamp - b.timestamp);
+
+/** threeChunks returns the session's chunks: [windowId, JSON array of rrweb events]. */
+function threeChunks(t0) {
+  const { load, moves, add, pad } = made(t0);
+  const w2 = byTime([...moves(22_000, 40_000), add(THREE.error - 500, 20, "before-error"), { type: 5, timestamp: t0 + THREE.error, data: { tag: "$exception", payload: { message: THREE.message } } }, add(THREE.error + 3000, 22, "after-error"), { type: 3, timestamp: t0 + 41_000, data: { source: 1, positions: [{ x: 5, y: 5, id: 6, timeOffset: 0 }] } }]);
+  const w3 = byTime([...moves(43_000, 59_000), add(61_000, 24, "the-end"), { type: 3, timestamp: t0 + THREE.total, data: { source: 1, positions: [{ x: 5, y: 5, id: 6, timeOffset: 0 }] } }]);
   return [
-    ["three-w1", snapshot(1, 0)],
-    ...pads.map((p) => ["three-w1", p]),
-    ["three-w1", [...moves(1000, 20_000)]],
-    ["three-w2", snapshot(2, 21_000)],
+    ["three-w1", load("Step 1 of three", 0, "https://shop.example/step-1")],
+    ...[1, 2, 3, 4, 5].map((i) => ["three-w1", [pad(100 * i, THREE.pad)]]),
+    ["three-w1", moves(1000, 20_000)],
+    ["three-w2", load("Step 2 of three", 21_000, "https://shop.example/step-2")],
     ["three-w2", w2],
-    ["three-w3", snapshot(3, 42_000)],
+    ["three-w3", load("Step 3 of three", 42_000, "https://shop.example/step-3")],
     ["three-w3", w3],
   ].map(([w, events]) => [w, JSON.stringify(events)]);
+}
+
+/**
+ * Two tabs of one session open at once: tab A loads at 0 s, tab B at 8 s
+ * (A is hidden, so its recorder pauses), A is shown again at 14 s with a
+ * full snapshot, and the session ends at 20 s. A's last chunks are padded
+ * past the API's 4 MiB page, so that B, whose first chunk comes after A's,
+ * arrives in the second page, after the player has started on A.
+ */
+const TABS = { session: "two-tabs-e2e", user: "two-tabs-user-e2e", pad: 900_000 };
+
+/** tabsChunks returns the two tabs' chunks: [windowId, JSON array of rrweb events]. */
+function tabsChunks(t0) {
+  const { load, moves, add, pad } = made(t0);
+  return [
+    ["tab-a", byTime([...load("Tab A", 0), ...moves(1000, 7000), add(10_000, 30, "a-while-hidden"), ...load("Tab A, shown again", 14_000), ...moves(15_000, 19_000)])],
+    ...[1, 2, 3, 4, 5].map((i) => ["tab-a", [pad(19_000 + 100 * i, TABS.pad)]]),
+    ["tab-b", byTime([...load("Tab B", 8000), ...moves(9000, 13_000), { type: 3, timestamp: t0 + 20_000, data: { source: 1, positions: [{ x: 5, y: 5, id: 6, timeOffset: 0 }] } }])],
+  ].map(([w, events]) => [w, JSON.stringify(events)]);
+}
+
+/**
+ * twoTabs sends the two tabs' session and plays it at 8×: the tabs show in
+ * the order the user saw them (A, B, A again) though B's events arrive
+ * after all of A's, and the player ends on A with the session's length.
+ */
+async function twoTabs(page, h, strataUrl, productId, key, call) {
+  const t0 = Date.now() - 5 * 60_000;
+  await h.check("a session of two tabs open at once is stored, the second tab in the API's second page", async () => {
+    const index = {};
+    for (const [w, data] of tabsChunks(t0)) {
+      index[w] = (index[w] ?? -1) + 1;
+      const res = await fetch(`${strataUrl}/e`, { method: "POST", headers: { "Content-Type": "application/json", "X-API-Key": key }, body: JSON.stringify({ batch: [{ event_name: "$snapshot", distinct_id: TABS.user, properties: {
+        $session_id: TABS.session, $window_id: w, $chunk_index: index[w], $snapshot_encoding: "json", $snapshot_data: Buffer.from(data).toString("base64") } }] }) });
+      if (res.status !== 202) throw new Error(`${res.status} ${await res.text()}`);
+    }
+    const r = await call("GET", `/api/v1/replays/${TABS.session}?product=${productId}`);
+    if (r.status !== 200 || r.body.next === null || r.body.chunks.some((c) => c.windowId !== "tab-a")) throw new Error(`the first page: ${r.status}, windows ${r.body.chunks?.map((c) => c.windowId)}`);
+  });
+  const frame = page.frameLocator("[data-testid=replay-stage] iframe");
+  const toggle = page.getByTestId("replay-toggle");
+  await page.goto(`${strataUrl}/replays/${TABS.session}?product=${productId}`);
+  await h.check("two tabs open at once play in the order they were shown, A, B, then A again, to the end", async () => {
+    await page.getByRole("heading", { name: TABS.user, exact: true }).waitFor();
+    await page.getByRole("group", { name: "Speed" }).getByRole("button", { name: "8×" }).click();
+    const seen = [];
+    for (const until = Date.now() + 20_000; Date.now() < until; ) {
+      const text = await frame.locator("h1").textContent({ timeout: 2000 }).catch(() => "");
+      if (text && seen.at(-1) !== text) seen.push(text);
+      if ((await toggle.textContent()) === "Play again") break;
+      await page.waitForTimeout(100);
+    }
+    if (seen.join() !== "Tab A,Tab B,Tab A, shown again") throw new Error(`headings seen: ${seen.join(" → ")}`);
+    if ((await toggle.textContent()) !== "Play again") throw new Error(`the player did not end: ${await toggle.textContent()}`);
+    const [elapsed, total] = [await page.getByTestId("replay-elapsed").textContent(), await page.getByTestId("replay-total").textContent()];
+    if (elapsed !== "0:20" || total !== "0:20") throw new Error(`elapsed ${elapsed} / ${total}, want 0:20 / 0:20`);
+  });
+  await h.check("at 12 s tab B is on screen without what tab A changed while hidden", async () => {
+    // The seek bar moved as a user drags it: its value set, then an input event.
+    await page.getByTestId("replay-seek").evaluate((el) => {
+      el.value = "12000";
+      el.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+    await page.waitForFunction(() => document.querySelector("[data-testid=replay-elapsed]")?.textContent === "0:12");
+    const text = await frame.locator("h1").textContent();
+    if (text !== "Tab B") throw new Error(`at 12 s the page is ${text}`);
+    if ((await frame.locator("#a-while-hidden").count()) !== 0) throw new Error("tab A's change while hidden shows on tab B's page");
+  });
 }
 
 /**
