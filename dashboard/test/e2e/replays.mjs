@@ -394,26 +394,29 @@ function threeChunks(t0) {
 /**
  * Two tabs of one session open at once: tab A loads at 0 s, tab B at 8 s
  * (A is hidden, so its recorder pauses), A is shown again at 14 s with a
- * full snapshot, and the session ends at 20 s. A's last chunks are padded
+ * full snapshot, the pointer moves on it until 25 s and once more at 60 s,
+ * the session's end (35 s without input between). A's last chunks are padded
  * past the API's 4 MiB page, so that B, whose first chunk comes after A's,
  * arrives in the second page, after the player has started on A.
  */
-const TABS = { session: "two-tabs-e2e", user: "two-tabs-user-e2e", pad: 900_000 };
+const TABS = { session: "two-tabs-e2e", user: "two-tabs-user-e2e", pad: 900_000, total: 60_000 };
 
 /** tabsChunks returns the two tabs' chunks: [windowId, JSON array of rrweb events]. */
 function tabsChunks(t0) {
   const { load, moves, add, pad } = made(t0);
   return [
-    ["tab-a", byTime([...load("Tab A", 0), ...moves(1000, 7000), add(10_000, 30, "a-while-hidden"), ...load("Tab A, shown again", 14_000), ...moves(15_000, 19_000)])],
-    ...[1, 2, 3, 4, 5].map((i) => ["tab-a", [pad(19_000 + 100 * i, TABS.pad)]]),
-    ["tab-b", byTime([...load("Tab B", 8000), ...moves(9000, 13_000), { type: 3, timestamp: t0 + 20_000, data: { source: 1, positions: [{ x: 5, y: 5, id: 6, timeOffset: 0 }] } }])],
+    ["tab-a", byTime([...load("Tab A", 0), ...moves(1000, 7000), add(10_000, 30, "a-while-hidden"), ...load("Tab A, shown again", 14_000), ...moves(15_000, 25_000), ...moves(TABS.total, TABS.total)])],
+    ...[1, 2, 3, 4, 5].map((i) => ["tab-a", [pad(25_000 + 100 * i, TABS.pad)]]),
+    ["tab-b", byTime([...load("Tab B", 8000), ...moves(9000, 13_000)])],
   ].map(([w, events]) => [w, JSON.stringify(events)]);
 }
 
 /**
- * twoTabs sends the two tabs' session and plays it at 8×: the tabs show in
- * the order the user saw them (A, B, A again) though B's events arrive
- * after all of A's, and the player ends on A with the session's length.
+ * twoTabs sends the two tabs' session and plays it: at 8× until tab A is
+ * shown again, then at 2×: the tabs show in the order the user saw them
+ * (A, B, A again) though B's events arrive after all of A's, the 35 s
+ * without input are skipped and the player says so, and it ends on A with
+ * the session's length.
  */
 async function twoTabs(page, h, strataUrl, productId, key, call) {
   const t0 = Date.now() - 5 * 60_000;
@@ -430,21 +433,29 @@ async function twoTabs(page, h, strataUrl, productId, key, call) {
   });
   const frame = page.frameLocator("[data-testid=replay-stage] iframe");
   const toggle = page.getByTestId("replay-toggle");
+  const speed = (v) => page.getByRole("group", { name: "Speed" }).getByRole("button", { name: v }).click();
   await page.goto(`${strataUrl}/replays/${TABS.session}?product=${productId}`);
-  await h.check("two tabs open at once play in the order they were shown, A, B, then A again, to the end", async () => {
+  await h.check("two tabs open at once play in the order they were shown, A, B, then A again, inactivity skipped, to the end", async () => {
     await page.getByRole("heading", { name: TABS.user, exact: true }).waitFor();
-    await page.getByRole("group", { name: "Speed" }).getByRole("button", { name: "8×" }).click();
+    await speed("8×");
     const seen = [];
-    for (const until = Date.now() + 20_000; Date.now() < until; ) {
+    let skipped = false;
+    for (const until = Date.now() + 30_000; Date.now() < until; ) {
       const text = await frame.locator("h1").textContent({ timeout: 2000 }).catch(() => "");
-      if (text && seen.at(-1) !== text) seen.push(text);
+      if (text && seen.at(-1) !== text) {
+        seen.push(text);
+        // Slower once A is back, so that the stretch without input is skipped (at 8× it is under rrweb's 10 s × 8).
+        if (text === "Tab A, shown again") await speed("2×");
+      }
+      if ((await page.getByTestId("replay-status").textContent()) === "Skipping inactivity…") skipped = true;
       if ((await toggle.textContent()) === "Play again") break;
       await page.waitForTimeout(100);
     }
     if (seen.join() !== "Tab A,Tab B,Tab A, shown again") throw new Error(`headings seen: ${seen.join(" → ")}`);
+    if (!skipped) throw new Error("the player never said it skipped inactivity");
     if ((await toggle.textContent()) !== "Play again") throw new Error(`the player did not end: ${await toggle.textContent()}`);
     const [elapsed, total] = [await page.getByTestId("replay-elapsed").textContent(), await page.getByTestId("replay-total").textContent()];
-    if (elapsed !== "0:20" || total !== "0:20") throw new Error(`elapsed ${elapsed} / ${total}, want 0:20 / 0:20`);
+    if (elapsed !== "1:00" || total !== "1:00") throw new Error(`elapsed ${elapsed} / ${total}, want 1:00 / 1:00`);
   });
   await h.check("at 12 s tab B is on screen without what tab A changed while hidden", async () => {
     // The seek bar moved as a user drags it: its value set, then an input event.
