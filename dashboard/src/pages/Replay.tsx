@@ -196,8 +196,9 @@ function Player(props: { product: Product; sessionId: string; at?: number }) {
   const [speed, setSpeed] = useState<number>(1);
   const [skipInactive, setSkipInactive] = useState(true);
   const [skipping, setSkipping] = useState(false);
-  // Bumped when events are merged, so that the timeline is drawn again.
-  const [, setMerged] = useState(0);
+  // The timeline's marks, read again when a page's events are merged
+  // (not at each render: the elapsed time renders five times a second).
+  const [timeline, setTimeline] = useState<Mark[]>([]);
   const list = `/replays?product=${pid}`;
 
   const session = loaded.state === "done" ? loaded.data.session : null;
@@ -300,7 +301,7 @@ function Player(props: { product: Product; sessionId: string; at?: number }) {
         setElapsed(now.current.total);
       }
     }
-    setMerged((n) => n + 1);
+    setTimeline(marks(m.merged.playable, now.current.origin));
   };
 
   // Read the session page by page, each page's chunks decoded and merged
@@ -401,7 +402,6 @@ function Player(props: { product: Product; sessionId: string; at?: number }) {
   }
   if (loaded.state !== "done") return <Skeleton rows={6} label="Loading the replay…" />;
   const s = loaded.data.session;
-  const timeline = marks(machine.current.merged.playable, origin);
   const remove = () =>
     run("delete", async () => {
       await api.deleteReplay(pid, props.sessionId);
