@@ -12,6 +12,7 @@ import { AuthForm } from "./pages/AuthForm";
 import { ErrorGroupPage } from "./pages/ErrorGroup";
 import { Errors } from "./pages/Errors";
 import { ReplayPage } from "./pages/Replay";
+import { parseMoment } from "./replay";
 import { Replays } from "./pages/Replays";
 import { FindUser, PersonPage } from "./pages/Person";
 import { Acquisition } from "./pages/Acquisition";
@@ -263,7 +264,7 @@ function Page(props: {
   if (path === "/replays") return <Replays product={props.product} range={props.range} user={search.get("distinct_id") ?? ""} />;
   if (path.startsWith("/replays/")) {
     const id = groupFingerprint(path.replace("/replays/", "/errors/"));
-    return id ? <ReplayPage product={props.product} sessionId={id} /> : <NotFound home={home} />;
+    return id ? <ReplayPage product={props.product} sessionId={id} at={parseMoment(search.get("t"))} /> : <NotFound home={home} />;
   }
   if (path === "/users") return <FindUser product={props.product} env={props.env} />;
   if (path.startsWith("/users/")) {

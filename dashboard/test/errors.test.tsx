@@ -291,6 +291,14 @@ describe("error group page", () => {
     expect([...occurrences].map((o) => o.querySelector("details")?.open)).toEqual([true, false]);
   });
 
+  it("links an occurrence of a recorded session to its replay at the error's moment", async () => {
+    const time = "2026-11-23T10:04:00.250Z";
+    fakeFetch({ [`GET /api/v1/errors/${checkoutFp}`]: { body: detail({ occurrences: [occurrence({ time, sessionId: "sess-1" })] }) } });
+    const root = await mount(<ErrorGroupPage product={product} fingerprint={checkoutFp} range={range} env="live" />);
+    const watch = byText(root.querySelector("[data-testid=occurrence]")!, "a", "Watch the session")!;
+    expect(watch.getAttribute("href")).toBe(`/replays/sess-1?product=3&t=${Date.parse(time)}`);
+  });
+
   it("shows de-minified frames with file:line:column and the source line, and minified ones with why, once", async () => {
     fakeFetch({ [`GET /api/v1/errors/${checkoutFp}`]: { body: detail() } });
     const root = await mount(<ErrorGroupPage product={product} fingerprint={checkoutFp} range={range} env="live" />);

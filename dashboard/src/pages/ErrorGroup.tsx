@@ -271,7 +271,9 @@ function Occurrence(props: { occurrence: ErrorOccurrence; index: number; product
           <div>
             <dt>Replay</dt>
             <dd>
-              <Link href={`${replayHref(props.productId, o.sessionId)}`} reload>Watch the session</Link>
+              <Link href={replayHref(props.productId, o.sessionId, o.time)} reload title="Opens the replay just before this error">
+                Watch the session
+              </Link>
             </dd>
           </div>
         )}

@@ -16,9 +16,17 @@ export function duration(ms: number): string {
   return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
 }
 
-/** replayHref is the player page of a session. */
-export function replayHref(productId: number, sessionId: string): string {
-  return `/replays/${encodeURIComponent(sessionId)}?product=${productId}`;
+/**
+ * replayHref is the player page of a session; `at`, an event's time (an
+ * ISO string or milliseconds since 1970), opens it at that moment as `t`,
+ * in milliseconds since 1970 (docs/replay.md, "Links to a moment"). An
+ * absolute time, not an offset, so that the player can tell when the pages
+ * of chunks it has read reach it.
+ */
+export function replayHref(productId: number, sessionId: string, at?: string | number): string {
+  const base = `/replays/${encodeURIComponent(sessionId)}?product=${productId}`;
+  const t = typeof at === "string" ? Date.parse(at) : at;
+  return t !== undefined && Number.isFinite(t) && t >= 0 ? `${base}&t=${Math.round(t)}` : base;
 }
 
 /** userHref is a user's page (src/pages/Person.tsx): a distinct_id, escaped, since it may hold any character. */
