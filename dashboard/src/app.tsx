@@ -260,7 +260,7 @@ function Page(props: {
   if (item?.[1] === "experiments") return <ExperimentPage product={props.product} id={Number(item[2])} />;
   if (item?.[1] === "messages") return <CampaignPage product={props.product} id={Number(item[2])} />;
   if (path === "/api-reference") return <ApiReference />;
-  if (path === "/replays") return <Replays product={props.product} range={props.range} user={search.get("distinct_id") ?? ""} />;
+  if (path === "/replays") return <Replays product={props.product} range={props.range} />;
   if (path.startsWith("/replays/")) {
     const id = groupFingerprint(path.replace("/replays/", "/errors/"));
     return id ? <ReplayPage product={props.product} sessionId={id} /> : <NotFound home={home} />;
