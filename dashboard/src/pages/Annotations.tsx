@@ -4,7 +4,7 @@ import { annotationColors } from "../charts/colors";
 import { AnnotationForm } from "../components/AnnotationForm";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
-import { capitalise, when } from "../format";
+import { capitalise, plural, when } from "../format";
 import { useAction, useLoad } from "../load";
 import { positiveInt, setQuery, useQueryState } from "../router";
 import type { Annotation, AnnotationPage, Product, SavedQuery } from "../types";
@@ -62,7 +62,7 @@ function AnnotationsPage(props: { product: Product }) {
       // The last row of a page gone: step back a page.
       if (items.length === confirm.ids.length && page > 1) setPage(page - 1, { replace: true });
       else reload();
-      return `Deleted ${deleted} annotation${deleted === 1 ? "" : "s"}.`;
+      return `Deleted ${plural(deleted, "annotation")}.`;
     });
     setConfirm(null);
   };
@@ -183,7 +183,7 @@ function AnnotationsPage(props: { product: Product }) {
               Previous
             </button>
             <span>
-              Page {page} of {pages} · {total} annotation{total === 1 ? "" : "s"}
+              Page {page} of {pages} · {plural(total, "annotation")}
             </span>
             <button type="button" class="button secondary small" disabled={page >= pages} onClick={() => setPage(page + 1)}>
               Next
