@@ -110,7 +110,7 @@ function AnnotationsPage(props: { product: Product }) {
             type="button"
             class="button danger"
             disabled={selected.size === 0}
-            onClick={() => setConfirm({ ids: [...selected], label: `${selected.size} annotation${selected.size === 1 ? "" : "s"}` })}
+            onClick={() => setConfirm({ ids: [...selected], label: plural(selected.size, "annotation") })}
           >
             Delete selected ({selected.size})
           </button>
