@@ -445,6 +445,13 @@ export interface components {
          * @description The answer of `GET /api/v1/query/events`.
          */
         EventNamesResult: {
+            /**
+             * @description Whether the product has ever received a (human) event in `env`, on any day: `true`
+             *     whenever `events` is not empty. With `events` empty it tells a range without events
+             *     (`true`) from a product that never received one (`false`), which the dashboard
+             *     answers with how to install the SDK. Looking costs one row, however much is stored.
+             */
+            productHasEvents: boolean;
             /** @description The names, most events first, ties by name; `[]` when none. */
             events: {
                 /** @description The event name as sent. */

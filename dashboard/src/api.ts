@@ -142,8 +142,12 @@ export const api = {
   saveQuery: (p: number, kind: QueryKind, name: string, definition: unknown) =>
     request<SavedQuery>("POST", scoped("/api/v1/queries", p), { kind, name, definition }),
   deleteQuery: (p: number, id: number) => request<void>("DELETE", scoped(`/api/v1/queries/${enc(id)}`, p)),
-  /** runSaved runs a saved query on the data env picks (saved queries belong to the product, not to an env). */
-  runSaved: <T>(p: number, id: number, env?: DataEnv) => request<T>("POST", scoped(`/api/v1/queries/${enc(id)}/run`, p, { env: envParam(env) })),
+  /**
+   * runSaved runs a saved query on the data env picks (saved queries belong
+   * to the product, not to an env), over the days picked on screen when given.
+   */
+  runSaved: <T>(p: number, id: number, env?: DataEnv, d?: Days) =>
+    request<T>("POST", scoped(`/api/v1/queries/${enc(id)}/run`, p, { env: envParam(env), dateFrom: d?.from, dateTo: d?.to })),
 
   annotations: (p: number, opts: { page?: number; pageSize?: number; queryId?: number; from?: string; to?: string } = {}) =>
     request<AnnotationPage>("GET", scoped("/api/v1/annotations", p, opts)),

@@ -246,6 +246,11 @@ type QueryStore interface {
 	// EventNames returns the scope's event names, most events first, ties
 	// by name.
 	EventNames(ctx context.Context, q EventNamesQuery) ([]EventCount, error)
+	// HasEvents reports whether the scope's product has ever received a
+	// human event in the scope's environment, on any day (From and To are
+	// not read). It stops at the first event found, so it costs little
+	// however much is stored.
+	HasEvents(ctx context.Context, scope EventRange) (bool, error)
 	// ExperimentCounts returns the non-zero cells of an experiment's
 	// exposures and conversions.
 	ExperimentCounts(ctx context.Context, q ExperimentQuery) ([]ExperimentRow, error)

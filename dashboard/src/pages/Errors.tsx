@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api } from "../api";
 import { Sparkline } from "../charts/Sparkline";
 import { num } from "../charts/time";
@@ -9,6 +9,7 @@ import { searchWithEnv } from "../dataEnv";
 import { bytes, capitalise, when } from "../format";
 import { useAction, useLoad, type Load } from "../load";
 import { during, searchWithRange, type DateRange } from "../range";
+import { oneOf, setQuery, useQueryState } from "../router";
 import type { DataEnv, ErrorGroup, ErrorGroupList, ErrorStatus, List, Product, Sourcemap } from "../types";
 
 /** The statuses the list filters on, in the order the filter offers them. */
@@ -59,10 +60,13 @@ export function Errors(props: { product: Product | null; range: DateRange; env: 
 function ErrorList(props: { product: Product; range: DateRange; env: DataEnv }) {
   const pid = props.product.id;
   const { from, to } = props.range;
-  const [status, setStatus] = useState<ErrorStatus>("open");
-  // The release typed in the filter, and the one the list was asked for.
-  const [draft, setDraft] = useState("");
-  const [release, setRelease] = useState("");
+  // The filters the list was asked for live in the URL (?status=,
+  // ?release=), so that a link opens the same list; the release being
+  // typed is the form's until applied.
+  const [status, setStatus] = useQueryState<ErrorStatus>("status", "open", oneOf(errorStatuses));
+  const [release, setRelease] = useQueryState("release", "");
+  const [draft, setDraft] = useState(release);
+  useEffect(() => setDraft(release), [release]);
   const [maps, reloadMaps] = useLoad(() => api.sourcemaps(pid), [pid]);
   const [groups, retry] = useLoad<ErrorGroupList>(
     () => api.errorGroups(pid, { from, to, release: release || undefined, status }, props.env),
@@ -77,9 +81,8 @@ function ErrorList(props: { product: Product; range: DateRange; env: DataEnv }) 
     setRelease(draft.trim());
   };
   const reset = () => {
-    setStatus("open");
     setDraft("");
-    setRelease("");
+    setQuery({ status: null, release: null });
   };
 
   return (

@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api } from "../api";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { Link } from "../components/Link";
@@ -6,6 +6,7 @@ import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { when } from "../format";
 import { useAction, useLoad } from "../load";
 import type { DateRange } from "../range";
+import { useQueryState } from "../router";
 import type { Product, ReplaySession } from "../types";
 
 /** duration writes a session's length as 1 h 2 min, 3 min 4 s or 5 s. */
@@ -40,15 +41,18 @@ export function userHref(productId: number, distinctId: string): string {
  * player and each user their page (their events and replays); a user's
  * sessions can all be deleted at once (a privacy request).
  */
-export function Replays(props: { product: Product | null; range: DateRange; user?: string }) {
+export function Replays(props: { product: Product | null; range: DateRange }) {
   if (!props.product) return <NoProduct />;
-  return <ReplayList key={props.product.id} product={props.product} range={props.range} user={props.user ?? ""} />;
+  return <ReplayList key={props.product.id} product={props.product} range={props.range} />;
 }
 
-function ReplayList(props: { product: Product; range: DateRange; user: string }) {
+function ReplayList(props: { product: Product; range: DateRange }) {
   const pid = props.product.id;
-  const [user, setUser] = useState(props.user);
-  const [typed, setTyped] = useState(props.user);
+  // The user shown is the URL's ?distinct_id= (a user's page links here
+  // with it); the box holds what is being typed until Show.
+  const [user, setUser] = useQueryState("distinct_id", "");
+  const [typed, setTyped] = useState(user);
+  useEffect(() => setTyped(user), [user]);
   const [confirm, setConfirm] = useState(false);
   const { busy, notice, run } = useAction<"delete">();
   const [loaded, reload] = useLoad(() => api.replays(pid, { distinctId: user, from: props.range.from, to: props.range.to }), [

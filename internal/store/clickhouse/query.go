@@ -477,6 +477,21 @@ func (s *Store) EventNames(ctx context.Context, q analytics.EventNamesQuery) (_ 
 	})
 }
 
+// HasEvents looks for one human event of the product and environment, on
+// any day; LIMIT 1 lets ClickHouse stop reading at the first granule that
+// holds one.
+func (s *Store) HasEvents(ctx context.Context, scope analytics.EventRange) (_ bool, err error) {
+	defer markOutOfMemory(&err)
+	var b builder
+	b.Write("SELECT toUInt8(1) FROM ", s.table, " WHERE product_id = ", b.arg(scope.ProductID), " AND env = ", b.arg(string(scope.Env)),
+		" AND is_bot = 0 LIMIT 1")
+	rows, err := queryAll(ctx, s, "looking for an event", &b, func(r driver.Rows) (n uint8, err error) {
+		err = r.Scan(&n)
+		return n, err
+	})
+	return len(rows) > 0, err
+}
+
 // dayMicros is one UTC day in microseconds.
 const dayMicros = 86400000000
 

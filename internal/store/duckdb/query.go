@@ -543,6 +543,20 @@ func (s *Store) EventNames(ctx context.Context, q analytics.EventNamesQuery) (_ 
 	})
 }
 
+// HasEvents looks for one human event of the product and environment, on
+// any day; LIMIT 1 lets DuckDB stop at the first row it finds.
+func (s *Store) HasEvents(ctx context.Context, scope analytics.EventRange) (_ bool, err error) {
+	defer markOutOfMemory(&err)
+	var b builder
+	b.Write("SELECT 1 FROM events WHERE product_id = ", b.arg(scope.ProductID), " AND env = ", b.arg(string(scope.Env)),
+		" AND NOT is_bot LIMIT 1")
+	rows, err := queryAll(ctx, s, "looking for an event", &b, func(r scanner) (n int, err error) {
+		err = r.Scan(&n)
+		return n, err
+	})
+	return len(rows) > 0, err
+}
+
 // dayMicros is one UTC day in microseconds.
 const dayMicros = 86400000000
 
