@@ -345,7 +345,20 @@ func PrintFlags(w io.Writer, lookup func(string) (string, bool)) {
 	fs, _, _ := flagSet(&c, lookup)
 	fs.SetOutput(w)
 	fs.PrintDefaults()
+	io.WriteString(w, envSwitches)
 }
+
+// envSwitches is the help's footer: the settings read only from the
+// environment, which no flag above names. NEXT_PUBLIC_FEATURE_ERROR_TRACKING
+// keeps the name the product spec gives it (a dashboard build switch there);
+// here the server reads it when it starts.
+const envSwitches = `
+Environment switches (no flag):
+  NEXT_PUBLIC_FEATURE_ERROR_TRACKING=true
+    	error tracking on: the dashboard's Errors pages (/errors), and "errorTracking": true
+    	in GET /api/v1/config, which turns error capture on in browser SDKs whose init
+    	leaves errorTracking unset (docs/errors.md, "Turning it on"); any other value: off
+`
 
 // flagSet defines the flags of `strata serve` on c, each defaulting from
 // c or its STRATA_… variable. hosts receives --allowed-hosts, which Load
