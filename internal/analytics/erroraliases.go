@@ -2,6 +2,8 @@ package analytics
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -48,4 +50,27 @@ type ErrorAliasStore interface {
 func ErrorAliasesFull(max int) error {
 	return Errorf(KindForbidden, "error_aliases_full",
 		"This product has %d merged error groups, the most the server keeps (--error-alias-limit): no more groups can be merged. Ask the operator to raise the limit.", max)
+}
+
+// AliasMembers returns the fingerprints whose events count in the group of
+// fingerprint, sorted: fingerprint itself unless it is an alias, and the
+// fingerprints merged into it.
+func AliasMembers(aliases map[string]string, fingerprint string) []string {
+	var out []string
+	if _, ok := aliases[fingerprint]; !ok {
+		out = append(out, fingerprint)
+	}
+	for fp, into := range aliases {
+		if into == fingerprint {
+			out = append(out, fp)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// SortedAliases returns the aliases' fingerprints in order, so that a
+// statement built from them is the same each time.
+func SortedAliases(aliases map[string]string) []string {
+	return slices.Sorted(maps.Keys(aliases))
 }

@@ -231,7 +231,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// The error alert job, like the check, runs on the lease holder of
 	// each round; it reads through the engine (read-your-writes, an
 	// admission slot) and never touches ingest.
-	a.alerts = &alerts.Job{Store: a.store.meta, Counter: engine, Sender: alertSender, Node: nodeName(), Interval: cfg.AlertInterval,
+	a.alerts = &alerts.Job{Store: a.store.meta, Counter: engine, Aliases: a.store.meta, Sender: alertSender, Node: nodeName(), Interval: cfg.AlertInterval,
 		Env: analytics.EnvLive, BaseURL: cfg.PublicURL, Log: log.With("component", "alerts"), Now: time.Now}
 	// Replay retention, like the alerts, runs on the lease holder of each
 	// round (docs/replay.md, "Retention").
