@@ -59,6 +59,16 @@ type Processor struct {
 	Store analytics.SourcemapStore
 	Maps  *sourcemap.Cache
 	Quota analytics.SourcemapAmount
+	// Aliases and Groups keep a bug in one group when a sourcemap
+	// arrives after its first errors (aliases.go); nil: no aliases.
+	// AliasLimit caps each product's aliases (0: no cap).
+	Aliases    analytics.ErrorAliasStore
+	Groups     GroupFinder
+	AliasLimit int
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+
+	cache aliasCache
 }
 
 // NewProcessor returns a processor whose cache holds at most budget bytes
@@ -171,11 +181,18 @@ func (p *Processor) Enrich(ctx context.Context, product int64, props json.RawMes
 	}
 	if text(PropFingerprint) == "" {
 		resolved := make([]stacktrace.Frame, len(frames))
+		anyResolved := false
 		for i, f := range frames {
 			resolved[i] = parsed[i]
 			resolved[i].Function, resolved[i].URL = f.Function, f.File
+			anyResolved = anyResolved || f.Resolved
 		}
-		out[PropFingerprint] = stacktrace.Fingerprint(errType, message, resolved, stacktrace.SDKFrame)
+		fp, raw := stacktrace.Fingerprint(errType, message, resolved, stacktrace.SDKFrame), ""
+		if anyResolved {
+			// The group the bug had before its map was uploaded.
+			raw = stacktrace.Fingerprint(errType, message, parsed, stacktrace.SDKFrame)
+		}
+		out[PropFingerprint] = p.groupOf(ctx, product, fp, raw)
 	}
 	return merge(props, out)
 }
