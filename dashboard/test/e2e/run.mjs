@@ -21,8 +21,8 @@
 // the Replays pages (sessions recorded by the SDK, the list, the player,
 // deleting a user's replays) and a user's page (their events and replays,
 // the links to the player, the player at 390 px and its coloured marks);
-// E2E_ONLY=replays, E2E_ONLY=users or E2E_ONLY=replays,users runs those
-// parts alone.
+// E2E_ONLY=replays, E2E_ONLY=users, E2E_ONLY=errors or E2E_ONLY=replays,users
+// runs those parts alone.
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
 //
@@ -70,7 +70,7 @@ async function main() {
   // E2E_ONLY=replays,users runs those parts alone (any of them, in that order).
   const only = (process.env.E2E_ONLY ?? "").split(",").filter(Boolean);
   if (only.length) {
-    const parts = { replays: replayPages, users: userPages };
+    const parts = { replays: replayPages, users: userPages, errors: errorPages };
     const unknown = only.filter((p) => !parts[p]);
     if (unknown.length) throw new Error(`E2E_ONLY names no part ${unknown.join(", ")}; the parts are ${Object.keys(parts).join(", ")}`);
     for (const [name, part] of Object.entries(parts)) if (only.includes(name)) await part(browser, h);
