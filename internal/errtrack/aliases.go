@@ -126,6 +126,15 @@ func (p *Processor) groupOf(ctx context.Context, product int64, fp, raw string) 
 	if group, ok := aliases[raw]; ok {
 		raw = group
 	}
+	// Minified frames tell bugs apart less well than original ones (one
+	// file, the minifier's short names, no lines), so that several bugs
+	// may share the raw group. Only the first de-minified fingerprint is
+	// kept in it; the others, told apart now, start groups of their own.
+	for _, group := range aliases {
+		if group == raw {
+			return p.decide(key, fp)
+		}
+	}
 	rawExists, err := p.hasGroup(ctx, product, raw, aliases)
 	if err != nil {
 		return fp
@@ -149,6 +158,11 @@ func (p *Processor) groupOf(ctx context.Context, product int64, fp, raw string) 
 			p.cache.mu.Unlock()
 		}
 	}
+	return p.decide(key, into)
+}
+
+// decide remembers the group of a de-minified fingerprint, and returns it.
+func (p *Processor) decide(key decisionKey, into string) string {
 	p.cache.mu.Lock()
 	if p.cache.decided == nil || len(p.cache.decided) >= maxDecisions {
 		p.cache.decided = map[decisionKey]string{}
