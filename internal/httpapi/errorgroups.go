@@ -286,11 +286,15 @@ const maxMergedGroups = 50
 // is charged to the credential's query budget, as it reads the events,
 // and records who merged (created_by) with each alias.
 func (s *Server) handleMergeErrorGroups(w http.ResponseWriter, r *http.Request) error {
-	sc, err := s.readScope(r)
+	// readScope's steps, keeping the principal, who is recorded.
+	p, err := s.principal(r)
 	if err != nil {
 		return err
 	}
-	p, err := s.principal(r)
+	if err := s.allowQuery(p); err != nil {
+		return err
+	}
+	sc, err := scopeOf(r, p)
 	if err != nil {
 		return err
 	}
