@@ -191,3 +191,54 @@ func TestMergeErrorGroups(t *testing.T) {
 		t.Errorf("a merge over the limit changed the groups: %+v", g)
 	}
 }
+
+// TestErrorGroupsOnTwoNodes runs both ways groups become one on two nodes
+// over one ClickHouse and one PostgreSQL: a minified error through node a,
+// the release's map uploaded through a, the same error through node b,
+// de-minified there, lands in the first group; a group merged through b is
+// read merged through a.
+func TestErrorGroupsOnTwoNodes(t *testing.T) {
+	a, b := startNodes(t)
+	ten := newTenant(t, a, "Shop")
+	minified, _ := os.ReadFile("../internal/sourcemap/testdata/app.min.js")
+	mapText, _ := os.ReadFile("../internal/sourcemap/testdata/app.min.js.map")
+	const app = "https://shop.example.com/assets/app.min.js"
+	col := strings.Index(string(minified), `"marker-checkout"`) + 1
+	exception := func(id, stack string) map[string]any {
+		return map[string]any{"event_name": "$exception", "distinct_id": id, "properties": map[string]any{
+			"$exception_type": "RangeError", "$exception_message": "marker-checkout", "$release": "2.0.0", "$exception_stack": stack}}
+	}
+	checkout := "RangeError: marker-checkout\n    at u (" + app + ":1:" + strconv.Itoa(col) + ")"
+	if r := postEvents(t, a, ten.Live, exception("before", checkout)); r.Status != 202 {
+		t.Fatalf("ingest: %d %s", r.Status, r.Body)
+	}
+	first := waitGroups(t, a, ten.Token, 20*time.Second, func(g []errorGroupWire) bool { return len(g) == 1 })[0].Fingerprint
+	body, ctype := sourcemapForm(t, [][2]string{{"release", "2.0.0"}, {"url", app}, {"file", string(mapText)}})
+	if r := do(t, "POST", a.URL+"/api/v1/sourcemaps", body, map[string]string{"Content-Type": ctype, "Authorization": "Bearer " + ten.Live}); r.Status != 201 {
+		t.Fatalf("upload: %d %s", r.Status, r.Body)
+	}
+	if r := postEvents(t, b, ten.Live, exception("after", checkout)); r.Status != 202 {
+		t.Fatalf("ingest through b: %d %s", r.Status, r.Body)
+	}
+	groups := waitGroups(t, b, ten.Token, 20*time.Second, func(g []errorGroupWire) bool { return len(g) > 1 || g[0].Events == 2 })
+	if len(groups) != 1 || groups[0].Fingerprint != first {
+		t.Fatalf("through b after the map: %+v, want the one group %s", groups, first)
+	}
+
+	// Another bug through a, merged through b, read through a.
+	other := "RangeError: marker-checkout\n    at render (https://shop.example.com/assets/view.js:10:5)"
+	if r := postEvents(t, a, ten.Live, exception("other", other)); r.Status != 202 {
+		t.Fatalf("ingest: %d %s", r.Status, r.Body)
+	}
+	groups = waitGroups(t, b, ten.Token, 20*time.Second, func(g []errorGroupWire) bool { return len(g) == 2 })
+	second := groups[0].Fingerprint
+	if second == first {
+		second = groups[1].Fingerprint
+	}
+	if res := annCall(t, b, ten.Token, "POST", "/api/v1/errors/merge", map[string]any{"into": first, "groups": []string{second}}); res.Status != 200 {
+		t.Fatalf("merge through b: %d %s", res.Status, res.Body)
+	}
+	if g := listGroups(t, a, ten.Token); len(g) != 1 || g[0].Fingerprint != first || g[0].Events != 3 {
+		t.Errorf("through a after the merge: %+v", g)
+	}
+}
