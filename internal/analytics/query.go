@@ -330,6 +330,10 @@ type ErrorGroupsQuery struct {
 	// first (the last seven of the range).
 	Days  []time.Time
 	Limit int
+	// Aliases are the product's merged groups (ErrorAliasStore): an event
+	// whose fingerprint is a key counts in the group of its value, and
+	// Fingerprint selects the events that count in its group.
+	Aliases map[string]string
 }
 
 // ErrorGroupRow is one group: its type and message are those of its
@@ -348,6 +352,9 @@ type ErrorOccurrencesQuery struct {
 	EventRange
 	Fingerprint string
 	Limit       int
+	// Aliases, as in ErrorGroupsQuery: the group's events are those of
+	// Fingerprint and of the fingerprints merged into it.
+	Aliases map[string]string
 }
 
 // ErrorOccurrence is one event of a group, newest first: of events at the
@@ -398,6 +405,9 @@ type ErrorActivityQuery struct {
 	Recent    time.Time
 	MinRecent int64
 	FirstOnly bool
+	// Aliases, as in ErrorGroupsQuery: a merged group's events count in
+	// the group it was merged into.
+	Aliases map[string]string
 }
 
 // ErrorActivityRow is one group's activity: its events and distinct users

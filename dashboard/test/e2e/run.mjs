@@ -23,8 +23,8 @@
 // the links to the player, the player at 390 px and its coloured marks);
 // the state of the query and list pages in their URLs, the saved funnel
 // over the range on screen and annotation times in UTC (urls.mjs);
-// E2E_ONLY=experiments, E2E_ONLY=replays, E2E_ONLY=users, E2E_ONLY=urls or
-// E2E_ONLY=replays,users runs those parts alone.
+// E2E_ONLY=experiments, E2E_ONLY=replays, E2E_ONLY=users, E2E_ONLY=errors,
+// E2E_ONLY=urls or E2E_ONLY=replays,users runs those parts alone.
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
 //
@@ -73,7 +73,7 @@ async function main() {
   // E2E_ONLY=replays,users,urls runs those parts alone (any of them, in that order).
   const only = (process.env.E2E_ONLY ?? "").split(",").filter(Boolean);
   if (only.length) {
-    const parts = { experiments: flagsAndExperiments, replays: replayPages, users: userPages, urls: urlPages };
+    const parts = { experiments: flagsAndExperiments, replays: replayPages, users: userPages, errors: errorPages, urls: urlPages };
     const unknown = only.filter((p) => !parts[p]);
     if (unknown.length) throw new Error(`E2E_ONLY names no part ${unknown.join(", ")}; the parts are ${Object.keys(parts).join(", ")}`);
     for (const [name, part] of Object.entries(parts)) if (only.includes(name)) await part(browser, h);

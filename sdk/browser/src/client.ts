@@ -76,12 +76,20 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
     const pagehide = () => this.flush();
     document.addEventListener("visibilitychange", hidden);
     addEventListener("pagehide", pagehide);
-    if (options.errorTracking) {
-      // Before the queue's destroy: stopping hands the held errors to the queue.
+    let stopped = false;
+    const trackErrors = () => {
+      if (stopped) return;
       const [flush, stop] = errorTracking((props, time, url) => this.capture("$exception", props, undefined, time, url));
       this.flushErrors = flush;
-      this.stop.push(stop);
-    }
+      // Before the queue's destroy: stopping hands the held errors to the queue.
+      this.stop.unshift(stop);
+    };
+    this.stop.push(() => (stopped = true));
+    if (options.errorTracking) trackErrors();
+    // Left unset, the server decides: its errorTracking switch, in the config
+    // (README.md, "Error tracking"). Errors before the answer are not seen.
+    else if (options.errorTracking == null)
+      void this.flagClient.config(this.distinctId()).then((c) => c && c.errorTracking && trackErrors());
     this.stop.push(
       () => document.removeEventListener("visibilitychange", hidden),
       () => removeEventListener("pagehide", pagehide),

@@ -23,7 +23,9 @@ export interface StrataOptions {
   replaySampleRate?: number;
   /**
    * Send uncaught errors and unhandled promise rejections as `$exception` events
-   * (README.md, "Error tracking"). Default false.
+   * (README.md, "Error tracking"). Left unset, the server decides: on when
+   * `GET /api/v1/config` answers `errorTracking: true` (the server's
+   * NEXT_PUBLIC_FEATURE_ERROR_TRACKING), from its answer on; false keeps it off.
    */
   errorTracking?: boolean;
   /**
