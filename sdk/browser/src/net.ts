@@ -43,10 +43,10 @@ let warned = false;
  * addScript adds `<script async src="{host}/sdk/v1/{name}.min.js">` to the page and
  * reports whether it could. Where the browser has Trusted Types, the URL goes
  * through the policy "strata", created once, which converts only the URLs of
- * the SDK's own scripts. When the page's CSP requires Trusted Types for
- * scripts and its `trusted-types` directive does not allow "strata", the
- * script is not added, with one console warning per page that says what to
- * add: the SDK then sends events only, without messages or replay.
+ * the SDK's own scripts. When the page's `trusted-types` directive does not
+ * allow "strata" (the browser then reports one violation of it), the script
+ * is not added, with one console warning per page that says what to add: the
+ * SDK then sends events only, without messages or replay.
  */
 export function addScript(host: string, name: string, nonce?: string): boolean {
   const url = host + "/sdk/v1/" + name + ".min.js";
@@ -62,24 +62,31 @@ export function addScript(host: string, name: string, nonce?: string): boolean {
           },
         });
       } catch {
-        // The page's trusted-types directive does not allow the name (or a
-        // second copy of the SDK made it): a plain URL still works where
-        // Trusted Types are not required for scripts.
+        // Only a page's trusted-types directive makes createPolicy throw (its
+        // list lacks "strata", or has it without 'allow-duplicates' and
+        // another copy of the SDK made it). Such a page requires Trusted
+        // Types for scripts too: a plain URL would be refused, with a second
+        // violation report, so none is tried.
         policy = null;
       }
     }
+    if (policy === null) return off();
     const s = document.createElement("script");
     s.async = true;
     if (nonce) s.nonce = nonce;
-    // Under require-trusted-types-for 'script' a plain string throws here.
     s.src = (policy ? policy.createScriptURL(url) : url) as string;
     (document.head || document.documentElement).appendChild(s);
     return true;
   } catch {
-    if (!warned) {
-      warned = true;
-      console.warn("strata: messages and replay are off: the page's CSP does not allow the Trusted Types policy (add trusted-types strata)");
-    }
-    return false;
+    return off();
   }
+}
+
+/** off warns once per page that messages and replay cannot load, and returns false. */
+function off(): false {
+  if (!warned) {
+    warned = true;
+    console.warn("strata: messages and replay are off: the page's CSP does not allow the Trusted Types policy (add trusted-types strata)");
+  }
+  return false;
 }
