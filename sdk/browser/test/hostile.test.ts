@@ -1,6 +1,6 @@
 // The SDK on pages it does not control (README.md, "Content Security
-// Policy" and "Pages that change the built-ins"): a fetch wrapper that
-// throws, Trusted Types, and built-ins changed by the page. Nothing of the
+// Policy"): a fetch wrapper that throws, Trusted Types, and built-ins
+// changed by the page. Nothing of the
 // SDK's may reach the page as an error or an unhandled rejection, and the
 // events must still go out as the server reads them.
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from "vitest";
