@@ -1,0 +1,230 @@
+package e2e
+
+// Every answer the suite gets from a strata server is checked against
+// api/openapi.yaml, so that the server, the document's examples and the
+// clients generated from the document cannot drift apart: a test that
+// receives a body its operation's schema rejects, a status the operation
+// does not list, or a JSON answer from a path the document does not describe
+// fails, naming the operation, the status and the schema's complaint.
+//
+// The check sits in the transport of httpClient (and of the other clients
+// the suite sends with), so every helper that sends through them is checked
+// without calling anything. A request made with do() carries its test, which
+// the failure is reported to; one made by other code is reported to the test
+// that started the server it was sent to (see strataServers).
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+)
+
+// contract is api/openapi.yaml, loaded and routed once per test binary.
+var contract = sync.OnceValues(func() (*contractChecker, error) {
+	return loadContract(filepath.Join("..", "api", "openapi.yaml"))
+})
+
+// contractChecker validates responses against one OpenAPI document.
+type contractChecker struct {
+	doc    *openapi3.T
+	router routers.Router
+	// anyPath are the answers any path may give (info.description): 404
+	// not_found for what is not served and 421 unknown_host for a Host the
+	// server does not serve.
+	anyPath map[int]*openapi3.SchemaRef
+}
+
+// loadContract reads and validates the document at path and builds its
+// router.
+func loadContract(path string) (*contractChecker, error) {
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("loading %s: %w", path, err)
+	}
+	if err := doc.Validate(loader.Context); err != nil {
+		return nil, fmt.Errorf("validating %s: %w", path, err)
+	}
+	// The document names the default listen address as its server; the
+	// suite's servers listen on random loopback ports, so routes match on
+	// the path alone.
+	doc.Servers = nil
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		return nil, fmt.Errorf("routing %s: %w", path, err)
+	}
+	c := &contractChecker{doc: doc, router: router, anyPath: map[int]*openapi3.SchemaRef{}}
+	if r := doc.Components.Responses["NotFound"]; r != nil && r.Value != nil {
+		if mt := r.Value.Content.Get("application/json"); mt != nil {
+			c.anyPath[http.StatusNotFound] = mt.Schema
+		}
+	}
+	if s := doc.Components.Schemas["UnknownHostError"]; s != nil {
+		c.anyPath[http.StatusMisdirectedRequest] = s
+	}
+	if len(c.anyPath) != 2 {
+		return nil, fmt.Errorf("%s: no NotFound response or UnknownHostError schema in its components", path)
+	}
+	return c, nil
+}
+
+// isJSON reports whether a Content-Type header names JSON.
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mt == "application/json" || len(mt) > 5 && mt[len(mt)-5:] == "+json")
+}
+
+// check validates one response to req. It returns nil when the document
+// allows the response, or an error naming the operation, the status and
+// what does not match.
+func (c *contractChecker) check(req *http.Request, status int, header http.Header, body []byte) error {
+	ctx := context.Background()
+	route, params, err := c.router.FindRoute(req)
+	if err != nil {
+		// A path or method the document does not describe: the server must
+		// say so (404, or 405 on /e) or refuse the Host (421); any other
+		// JSON answer means a route the document is missing. Other bodies
+		// (the dashboard's pages and assets) are outside the contract.
+		schema := c.anyPath[status]
+		switch {
+		case schema != nil && isJSON(header.Get("Content-Type")):
+			if err := c.visit(schema, body); err != nil {
+				return fmt.Errorf("%s %s (not in the document) answered %d: %w", req.Method, req.URL.Path, status, err)
+			}
+			return nil
+		case schema != nil || status == http.StatusMethodNotAllowed || !isJSON(header.Get("Content-Type")):
+			return nil
+		}
+		return fmt.Errorf("%s %s answered %d with JSON, but the document describes no such operation (%v)",
+			req.Method, req.URL.Path, status, err)
+	}
+	name := route.Operation.OperationID
+	if name == "" {
+		name = req.Method + " " + route.Path
+	}
+	if route.Operation.Responses.Status(status) == nil && route.Operation.Responses.Default() == nil {
+		// 404 and 421 may come from any path, even a described one (an
+		// unknown id, a Host outside --allowed-hosts).
+		if schema := c.anyPath[status]; schema != nil {
+			if err := c.visit(schema, body); err != nil {
+				return fmt.Errorf("operation %s answered %d: %w", name, status, err)
+			}
+			return nil
+		}
+		return fmt.Errorf("operation %s answered %d, a status the document does not list for it", name, status)
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
+		Status:                 status,
+		Header:                 header,
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	}
+	// Bodies other than JSON (the SDK's scripts, the document itself) are
+	// checked for their Content-Type and headers only.
+	if !isJSON(header.Get("Content-Type")) {
+		in.Options.ExcludeResponseBody = true
+		resp := route.Operation.Responses.Status(status)
+		if resp == nil {
+			resp = route.Operation.Responses.Default()
+		}
+		if ct := header.Get("Content-Type"); len(resp.Value.Content) > 0 && len(body) > 0 && resp.Value.Content.Get(ct) == nil {
+			return fmt.Errorf("operation %s answered %d with Content-Type %q, which the document does not list", name, status, ct)
+		}
+	}
+	in.SetBodyBytes(body)
+	if err := openapi3filter.ValidateResponse(ctx, in); err != nil {
+		return fmt.Errorf("operation %s answered %d: %w", name, status, err)
+	}
+	return nil
+}
+
+// visit validates a JSON body against schema with the document's dialect.
+func (c *contractChecker) visit(schema *openapi3.SchemaRef, body []byte) error {
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return fmt.Errorf("the body is not JSON: %w", err)
+	}
+	return schema.Value.VisitJSON(v, openapi3.EnableJSONSchema2020(), openapi3.MultiErrors(), openapi3.VisitAsResponse())
+}
+
+// strataServers maps the host:port of each server the suite started to
+// the test that started it, so that a response whose request carries no
+// test is still reported to one.
+var strataServers sync.Map // host → testing.TB
+
+// testKey is the context key under which do() puts the test a request
+// belongs to.
+type testKey struct{}
+
+// withTest returns req carrying t, to which a contract failure is reported.
+func withTest(req *http.Request, t testing.TB) *http.Request {
+	return req.WithContext(context.WithValue(req.Context(), testKey{}, t))
+}
+
+// contractTransport checks every response from a server of the suite
+// against the document and reports a mismatch to the test that sent the
+// request (or started the server). The body is read whole and handed on
+// unchanged.
+type contractTransport struct{ base http.RoundTripper }
+
+func (ct contractTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := ct.base.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	owner, ok := strataServers.Load(req.URL.Host)
+	if !ok {
+		return resp, nil
+	}
+	t, _ := req.Context().Value(testKey{}).(testing.TB)
+	if t == nil {
+		t = owner.(testing.TB)
+	}
+	body, readErr := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var rest io.Reader = bytes.NewReader(body)
+	if readErr != nil {
+		// A body cut short is the test's business: hand on what arrived,
+		// then the same error.
+		rest = io.MultiReader(rest, errReader{readErr})
+		resp.Body = io.NopCloser(rest)
+		return resp, nil
+	}
+	resp.Body = io.NopCloser(rest)
+	c, err := contract()
+	if err != nil {
+		t.Errorf("the API contract: %v", err)
+		return resp, nil
+	}
+	if err := c.check(contractRequest(req), resp.StatusCode, resp.Header, body); err != nil {
+		t.Errorf("the response does not match api/openapi.yaml: %v", err)
+	}
+	return resp, nil
+}
+
+// contractRequest returns req as the router should see it: with its body
+// (already sent) left out.
+func contractRequest(req *http.Request) *http.Request {
+	r := req.Clone(context.Background())
+	r.Body = http.NoBody
+	r.URL = &url.URL{Scheme: "http", Host: req.URL.Host, Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: req.URL.RawQuery}
+	return r
+}
+
+// errReader returns its error on every read.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
