@@ -44,6 +44,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	fmt.Fprintln(os.Stderr, &contractStats)
 	chtest.StopAll()
 	os.RemoveAll(dir)
 	os.Exit(code)

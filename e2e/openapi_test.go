@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -209,10 +210,38 @@ func (ct contractTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		t.Errorf("the API contract: %v", err)
 		return resp, nil
 	}
-	if err := c.check(contractRequest(req), resp.StatusCode, resp.Header, body); err != nil {
+	start := time.Now()
+	err = c.check(contractRequest(req), resp.StatusCode, resp.Header, body)
+	contractStats.add(time.Since(start))
+	if err != nil {
 		t.Errorf("the response does not match api/openapi.yaml: %v", err)
 	}
 	return resp, nil
+}
+
+// contractStats counts the responses checked and the time the checks took,
+// which TestMain prints: the cost the check adds to the suite.
+var contractStats checkStats
+
+// checkStats is a count and a total duration, safe for concurrent use.
+type checkStats struct {
+	mu    sync.Mutex
+	n     int
+	spent time.Duration
+}
+
+func (s *checkStats) add(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	s.spent += d
+}
+
+// String says how many responses were checked and how long that took.
+func (s *checkStats) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fmt.Sprintf("api/openapi.yaml: %d responses checked in %v", s.n, s.spent.Round(time.Millisecond))
 }
 
 // contractRequest returns req as the router should see it: with its body
