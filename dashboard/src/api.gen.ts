@@ -671,9 +671,13 @@ export interface components {
             changes: {
                 field: string;
                 /** @description The value before; null for a created flag. */
-                from: unknown;
+                from: string | number | boolean | {
+                    [key: string]: unknown;
+                } | unknown[] | null;
                 /** @description The value after; null for a deleted flag. */
-                to: unknown;
+                to: string | number | boolean | {
+                    [key: string]: unknown;
+                } | unknown[] | null;
             }[];
             /** Format: date-time */
             at: string;
