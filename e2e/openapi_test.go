@@ -43,8 +43,9 @@ type contractChecker struct {
 	doc    *openapi3.T
 	router routers.Router
 	// anyPath are the answers any path may give (info.description): 404
-	// not_found for what is not served and 421 unknown_host for a Host the
-	// server does not serve.
+	// not_found for what is not served, 408 request_timeout for a request
+	// that did not arrive in time, 421 unknown_host for a Host the server
+	// does not serve and 431 headers_too_large.
 	anyPath map[int]*openapi3.SchemaRef
 }
 
@@ -73,11 +74,17 @@ func loadContract(path string) (*contractChecker, error) {
 			c.anyPath[http.StatusNotFound] = mt.Schema
 		}
 	}
-	if s := doc.Components.Schemas["UnknownHostError"]; s != nil {
-		c.anyPath[http.StatusMisdirectedRequest] = s
+	for status, name := range map[int]string{
+		http.StatusRequestTimeout:              "RequestTimeoutError",
+		http.StatusMisdirectedRequest:          "UnknownHostError",
+		http.StatusRequestHeaderFieldsTooLarge: "HeadersTooLargeError",
+	} {
+		if s := doc.Components.Schemas[name]; s != nil {
+			c.anyPath[status] = s
+		}
 	}
-	if len(c.anyPath) != 2 {
-		return nil, fmt.Errorf("%s: no NotFound response or UnknownHostError schema in its components", path)
+	if len(c.anyPath) != 4 {
+		return nil, fmt.Errorf("%s: its components lack one of NotFound, RequestTimeoutError, UnknownHostError and HeadersTooLargeError", path)
 	}
 	return c, nil
 }
@@ -117,8 +124,9 @@ func (c *contractChecker) check(req *http.Request, status int, header http.Heade
 		name = req.Method + " " + route.Path
 	}
 	if route.Operation.Responses.Status(status) == nil && route.Operation.Responses.Default() == nil {
-		// 404 and 421 may come from any path, even a described one (an
-		// unknown id, a Host outside --allowed-hosts).
+		// 404, 408, 421 and 431 may come from any path, even a described
+		// one (an unknown id, a Host outside --allowed-hosts, headers too
+		// large to read).
 		if schema := c.anyPath[status]; schema != nil {
 			if err := c.visit(schema, body); err != nil {
 				return fmt.Errorf("operation %s answered %d: %w", name, status, err)
