@@ -45,6 +45,10 @@ func TestContractCheckBites(t *testing.T) {
 			`{"error":{"code":"not_found","message":"There is nothing at this path."}}`, nil},
 		{"404 with another code", "GET", "/api/v1/no-such-thing", 404, json,
 			`{"error":{"code":"gone","message":"x"}}`, []string{"404", "not_found"}},
+		{"431 headers_too_large on a described path", "POST", "/e", 431, json,
+			`{"error":{"code":"headers_too_large","message":"The request line and headers are over 16 KB."}}`, nil},
+		{"431 with another code", "POST", "/e", 431, json,
+			`{"error":{"code":"too_big","message":"x"}}`, []string{"431", "headers_too_large"}},
 		{"the dashboard's HTML", "GET", "/some/dashboard/page", 200, http.Header{"Content-Type": {"text/html"}}, "<html>", nil},
 	}
 	for _, tc := range cases {
