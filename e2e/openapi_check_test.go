@@ -38,7 +38,7 @@ func TestContractCheckBites(t *testing.T) {
 		{"a status the operation does not list", "GET", "/api/v1/version", 418, json, `{}`,
 			[]string{"getVersion", "418", "does not list"}},
 		{"an error code outside the operation's enum", "POST", "/e", 400, json,
-			`{"error":{"code":"no_such_code","message":"x"}}`, []string{"ingestEvents", "400", "no_such_code"}},
+			`{"error":{"code":"no_such_code","message":"x"}}`, []string{"ingestEvents", "400", "/error/code", "must be one of"}},
 		{"a JSON answer from an undocumented path", "GET", "/api/v1/no-such-thing", 200, json, `{}`,
 			[]string{"/api/v1/no-such-thing", "describes no such operation"}},
 		{"404 not_found from an undocumented path", "GET", "/api/v1/no-such-thing", 404, json,
@@ -49,6 +49,12 @@ func TestContractCheckBites(t *testing.T) {
 			`{"error":{"code":"headers_too_large","message":"The request line and headers are over 16 KB."}}`, nil},
 		{"431 with another code", "POST", "/e", 431, json,
 			`{"error":{"code":"too_big","message":"x"}}`, []string{"431", "headers_too_large"}},
+		{"null where the schema allows it", "GET", "/api/v1/flags/7/changes", 200, json,
+			`{"items":[{"id":1,"flagId":7,"flagKey":"k","action":"created","actor":"a@example.com","at":"2026-11-27T10:00:00Z",` +
+				`"changes":[{"field":"enabled","from":null,"to":true}]}]}`, nil},
+		{"a date-time that is not one", "GET", "/api/v1/flags/7/changes", 200, json,
+			`{"items":[{"id":1,"flagId":7,"flagKey":"k","action":"created","actor":"a@example.com","at":"yesterday",` +
+				`"changes":[{"field":"enabled","from":null,"to":true}]}]}`, []string{"listFlagChanges", "/items/0/at", "date-time"}},
 		{"the dashboard's HTML", "GET", "/some/dashboard/page", 200, http.Header{"Content-Type": {"text/html"}}, "<html>", nil},
 	}
 	for _, tc := range cases {
