@@ -671,13 +671,9 @@ export interface components {
             changes: {
                 field: string;
                 /** @description The value before; null for a created flag. */
-                from: string | number | boolean | {
-                    [key: string]: unknown;
-                } | unknown[] | null;
+                from: unknown;
                 /** @description The value after; null for a deleted flag. */
-                to: string | number | boolean | {
-                    [key: string]: unknown;
-                } | unknown[] | null;
+                to: unknown;
             }[];
             /** Format: date-time */
             at: string;
