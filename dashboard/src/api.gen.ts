@@ -543,7 +543,7 @@ export interface components {
             excluded: number;
             /**
              * Format: int64
-             * @description Users exposed to more than one arm
+             * @description Users exposed to more than one arm, left out of every arm.
              */
             multipleArms: number;
             /** @description Exposed users every arm needs before the results are read. */
@@ -1005,9 +1005,9 @@ export interface components {
                 variant: string;
                 /** Format: int64 */
                 exposed: number;
-                /** @description Share of the exposed users */
+                /** @description Share of the exposed users, 0–1. */
                 observed: number;
-                /** @description Share the weights call for */
+                /** @description Share the weights call for, 0–1. */
                 expected: number;
             }[];
         };
