@@ -13,7 +13,7 @@ WP      := plugins/wordpress
 WP_VERSION := $(shell sed -n 's/^ \* Version: *\([0-9][0-9.]*\).*/\1/p' $(WP)/strata-analytics.php)
 WP_ZIP  := dist/strata-analytics-$(WP_VERSION).zip
 
-.PHONY: all build run test test-go test-sdk test-node test-dashboard test-wordpress wordpress-deps wordpress-bots wordpress-zip fuzz vet bench deps clean
+.PHONY: all build run test test-api test-go test-sdk test-node test-dashboard test-wordpress wordpress-deps wordpress-bots wordpress-zip fuzz vet bench deps clean
 
 all: build
 
@@ -57,14 +57,28 @@ deps:
 	./scripts/install-wordpress-deps.sh
 
 ## test: the whole suite, including a short fuzz run of the envelope parser
-test: deps vet test-go test-sdk test-node test-dashboard test-wordpress fuzz
+test: deps vet test-api test-go test-sdk test-node test-dashboard test-wordpress fuzz
 
 vet:
 	$(GO) vet ./...
+	cd sdk/go && $(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || (gofmt -l . ; echo "gofmt: files above need formatting"; exit 1)
 
+# The API contract's lint tool, installed exactly as locked.
+api/node_modules/.package-lock.json: api/package-lock.json
+	cd api && npm ci --no-audit --no-fund
+
+## test-api: lint api/openapi.yaml with Redocly's recommended rules
+## (api/redocly.yaml): any error, and any example that does not match its
+## schema, fails
+test-api: api/node_modules/.package-lock.json
+	cd api && npm run lint
+
+# sdk/go is its own module (docs/flags.md, "Server-side evaluation in
+# Go"): ./... from the root does not reach it.
 test-go:
 	$(GO) test -count=1 -timeout 25m ./...
+	cd sdk/go && $(GO) test -count=1 ./...
 	$(GO) test -count=1 -race ./internal/auth/... ./internal/ratelimit/... ./internal/enrich/... ./internal/ingest/... ./internal/messages/...
 
 # The dashboard's npm packages, and the built app the binary embeds (also

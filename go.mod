@@ -6,10 +6,13 @@ require (
 	github.com/ClickHouse/clickhouse-go/v2 v2.50.0
 	github.com/duckdb/duckdb-go-bindings v0.10500.0
 	github.com/duckdb/duckdb-go/v2 v2.10500.0
+	github.com/getkin/kin-openapi v0.153.0
 	github.com/goccy/go-json v0.10.5
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/mileusna/useragent v1.3.5
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/strata-analytics/strata/sdk/go v0.0.0
 	github.com/valyala/fasthttp v1.78.0
 	golang.org/x/crypto v0.58.0
 )
@@ -26,8 +29,11 @@ require (
 	github.com/duckdb/duckdb-go-bindings/lib/windows-amd64 v0.10500.0 // indirect
 	github.com/go-faster/city v1.0.1 // indirect
 	github.com/go-faster/errors v0.7.1 // indirect
+	github.com/go-openapi/jsonpointer v0.22.5 // indirect
+	github.com/go-openapi/swag/jsonname v0.25.5 // indirect
 	github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
 	github.com/google/flatbuffers v25.12.19+incompatible // indirect
+	github.com/gorilla/mux v1.8.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
@@ -42,6 +48,7 @@ require (
 	github.com/zeebo/xxh3 v1.1.0 // indirect
 	go.opentelemetry.io/otel v1.47.0 // indirect
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
+	go.yaml.in/yaml/v4 v4.0.0 // indirect
 	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
 	golang.org/x/mod v0.41.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
@@ -51,3 +58,8 @@ require (
 	golang.org/x/tools v0.51.0 // indirect
 	golang.org/x/xerrors v0.0.0-20240903120638-7835f813f4da // indirect
 )
+
+// The Go SDK is its own module (sdk/go/go.mod), so that a Go program that
+// imports it pulls none of the server's dependencies; the server's e2e
+// tests and benchmarks use the copy in this repository.
+replace github.com/strata-analytics/strata/sdk/go => ./sdk/go

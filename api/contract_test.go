@@ -32,6 +32,7 @@ var codeSources = []string{
 	"../internal/httpapi",
 	"../internal/auth",
 	"../internal/query",
+	"../internal/messages",     // campaign_not_active on the SDK's message and survey paths
 	"../internal/app",          // storage_full, /readyz
 	"../internal/store/duckdb", // storage_unavailable while a failed write is recovered from
 }

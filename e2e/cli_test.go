@@ -254,6 +254,11 @@ func TestCLIHelp(t *testing.T) {
 			t.Errorf("serve --help lists -%s %d times; want once", flag, n)
 		}
 	}
+	// The switch the spec names, read from the environment only, is how
+	// error tracking is turned on: the help must say so.
+	if !strings.Contains(out, "\n  NEXT_PUBLIC_FEATURE_ERROR_TRACKING=true\n") || !strings.Contains(out, "/errors") {
+		t.Errorf("serve --help does not name NEXT_PUBLIC_FEATURE_ERROR_TRACKING and what it turns on:\n%s", out)
+	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("serve --help created its data directory (%v)", err)
 	}

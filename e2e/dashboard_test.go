@@ -134,6 +134,9 @@ func TestDashboardPages(t *testing.T) {
 		if r := do(t, "GET", s.URL+"/api/v1/dashboard/config", nil, nil); !strings.Contains(string(r.Body), `"errorTracking":false`) {
 			t.Errorf("config: %s", r.Body)
 		}
+		if r := do(t, "GET", s.URL+"/api/v1/config?api_key="+s.BootstrapKey+"&distinct_id=u1", nil, nil); r.Status != 200 || !strings.Contains(string(r.Body), `"errorTracking":false`) {
+			t.Errorf("the SDK's config with the switch off: %d %s", r.Status, r.Body)
+		}
 		if r := do(t, "GET", s.URL+"/api/v1/nothing", nil, html); r.Status != 404 || r.ErrorCode(t) != "not_found" {
 			t.Errorf("an unknown /api path: %d %s", r.Status, r.Body)
 		}
@@ -146,6 +149,12 @@ func TestDashboardPages(t *testing.T) {
 		}
 		if r := do(t, "GET", s.URL+"/api/v1/dashboard/config", nil, nil); !strings.Contains(string(r.Body), `"errorTracking":true`) {
 			t.Errorf("config: %s", r.Body)
+		}
+		// The SDK's configuration says what the server has on: the same
+		// switch, which browser SDKs whose init leaves errorTracking unset
+		// follow (docs/errors.md, "Turning it on").
+		if r := do(t, "GET", s.URL+"/api/v1/config?api_key="+s.BootstrapKey+"&distinct_id=u1", nil, nil); r.Status != 200 || !strings.Contains(string(r.Body), `"errorTracking":true`) {
+			t.Errorf("the SDK's config with the switch on: %d %s", r.Status, r.Body)
 		}
 	})
 }

@@ -44,6 +44,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	fmt.Fprintln(os.Stderr, &contractStats)
 	chtest.StopAll()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -137,6 +138,8 @@ func startServer(t *testing.T, dataDir string, args ...string) *server {
 	select {
 	case addr := <-ready:
 		s.URL = "http://" + addr
+		strataServers.Store(addr, t)
+		t.Cleanup(func() { strataServers.Delete(addr) })
 	case <-s.exited:
 		t.Fatalf("strata exited before listening:\n%s", s.Logs())
 	case <-time.After(60 * time.Second):
@@ -262,9 +265,12 @@ func (r response) ErrorCode(t *testing.T) string {
 	return code
 }
 
-var httpClient = &http.Client{Timeout: 30 * time.Second}
+// httpClient checks every answer from a server of the suite against
+// api/openapi.yaml (e2e/openapi_test.go).
+var httpClient = &http.Client{Timeout: 30 * time.Second, Transport: contractTransport{http.DefaultTransport}}
 
-// do sends one request.
+// do sends one request; a response that does not match api/openapi.yaml
+// fails t.
 func do(t testing.TB, method, url string, body []byte, header map[string]string) response {
 	t.Helper()
 	req, err := http.NewRequest(method, url, bytes.NewReader(body))
@@ -274,7 +280,7 @@ func do(t testing.TB, method, url string, body []byte, header map[string]string)
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	resp, err := httpClient.Do(req)
+	resp, err := httpClient.Do(withTest(req, t))
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}

@@ -74,7 +74,7 @@ func generateHeavy(n, users, days int) ([]heavyEvent, time.Time) {
 // connections.
 func loadHeavy(t *testing.T, s *server, key string, events []heavyEvent) {
 	t.Helper()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}, Timeout: time.Minute}
+	client := &http.Client{Transport: contractTransport{&http.Transport{MaxIdleConnsPerHost: 8}}, Timeout: time.Minute}
 	agents := []string{
 		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
 		"Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0",

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"strata/sdk/go/strata"
+	"github.com/strata-analytics/strata/sdk/go/strata"
 )
 
 // The user agents the middleware tests send: three AI bots as they

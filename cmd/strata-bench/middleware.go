@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"strata/sdk/go/strata"
+	"github.com/strata-analytics/strata/sdk/go/strata"
 )
 
 // The Go middleware benchmark of issue 23: what sdk/go/strata's

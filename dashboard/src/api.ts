@@ -3,7 +3,7 @@
 // server checks on every change.
 import type {
   Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, BuildInfo, Campaign, CampaignList, CampaignWrite, CredentialStatus, DashboardConfig, DataEnv, ErrorGroupDetail,
-  ErrorGroupList, ErrorGroupStatus, ErrorStatus, EventNames, Experiment, ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList,
+  ErrorGroupList, ErrorGroupMerge, ErrorGroupMerged, ErrorGroupStatus, ErrorStatus, EventNames, Experiment, ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList,
   FlagList, FlagWrite, FunnelRequest, FunnelResult, GroupList, KeyCreated, KeyEnv, List, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult,
   MessageSettings, ReplayDetail, ReplayList, SavedQuery, Session, Sourcemap, SurveyResults, TokenCreated, TrendRequest, TrendResult, UserEventsResult,
 } from "./types";
@@ -142,8 +142,12 @@ export const api = {
   saveQuery: (p: number, kind: QueryKind, name: string, definition: unknown) =>
     request<SavedQuery>("POST", scoped("/api/v1/queries", p), { kind, name, definition }),
   deleteQuery: (p: number, id: number) => request<void>("DELETE", scoped(`/api/v1/queries/${enc(id)}`, p)),
-  /** runSaved runs a saved query on the data env picks (saved queries belong to the product, not to an env). */
-  runSaved: <T>(p: number, id: number, env?: DataEnv) => request<T>("POST", scoped(`/api/v1/queries/${enc(id)}/run`, p, { env: envParam(env) })),
+  /**
+   * runSaved runs a saved query on the data env picks (saved queries belong
+   * to the product, not to an env), over the days picked on screen when given.
+   */
+  runSaved: <T>(p: number, id: number, env?: DataEnv, d?: Days) =>
+    request<T>("POST", scoped(`/api/v1/queries/${enc(id)}/run`, p, { env: envParam(env), dateFrom: d?.from, dateTo: d?.to })),
 
   annotations: (p: number, opts: { page?: number; pageSize?: number; queryId?: number; from?: string; to?: string } = {}) =>
     request<AnnotationPage>("GET", scoped("/api/v1/annotations", p, opts)),
@@ -184,6 +188,9 @@ export const api = {
   /** setErrorStatus resolves (in release, else the latest release the group was seen in), ignores or reopens a group. */
   setErrorStatus: (p: number, fingerprint: string, status: ErrorStatus, release?: string) =>
     request<ErrorGroupStatus>("PUT", scoped(`/api/v1/errors/${enc(fingerprint)}/status`, p), release ? { status, release } : { status }),
+  /** mergeErrorGroups makes groups count in into's group (docs/errors.md, "Merging groups"); each must have an event in the range. */
+  mergeErrorGroups: (p: number, body: ErrorGroupMerge, d: Days, env?: DataEnv) =>
+    request<ErrorGroupMerged>("POST", scoped("/api/v1/errors/merge", p, { dateFrom: d.from, dateTo: d.to, env: envParam(env) }), body),
   /** sourcemaps lists the product's uploads, newest first. */
   sourcemaps: (p: number) => request<List<Sourcemap>>("GET", scoped("/api/v1/sourcemaps", p)),
   replays: (p: number, opts: { distinctId?: string; from?: string; to?: string }) =>

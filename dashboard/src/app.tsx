@@ -12,6 +12,7 @@ import { AuthForm } from "./pages/AuthForm";
 import { ErrorGroupPage } from "./pages/ErrorGroup";
 import { Errors } from "./pages/Errors";
 import { ReplayPage } from "./pages/Replay";
+import { parseMoment } from "./replay";
 import { Replays } from "./pages/Replays";
 import { FindUser, PersonPage } from "./pages/Person";
 import { Acquisition } from "./pages/Acquisition";
@@ -145,10 +146,12 @@ function Shell(props: { config: DashboardConfig; user: User; onLogout: () => voi
   const setRange = (r: DateRange) => navigate(`${loc.path}?${searchWithRange(loc.search, r)}`);
   const env = envFromSearch(loc.search);
   const setEnv = (e: DataEnv) => navigate(`${loc.path}?${searchWithEnv(loc.search, e)}`);
+  // Another product keeps the shared parameters only: a page's own state
+  // (a saved query, a release, a user) names things of this product.
   const productHref = (id: number) => {
     const s = new URLSearchParams(loc.search);
     s.set("product", String(id));
-    return `${productPath(loc.path, id)}?${s}`;
+    return withParams(productPath(loc.path, id), s);
   };
   const switchProduct = (id: number) => navigate(productHref(id));
   const replaceProduct = (p: Product) => setProducts((list) => (list ?? []).map((x) => (x.id === p.id ? p : x)));
@@ -260,10 +263,10 @@ function Page(props: {
   if (item?.[1] === "experiments") return <ExperimentPage product={props.product} id={Number(item[2])} />;
   if (item?.[1] === "messages") return <CampaignPage product={props.product} id={Number(item[2])} />;
   if (path === "/api-reference") return <ApiReference />;
-  if (path === "/replays") return <Replays product={props.product} range={props.range} user={search.get("distinct_id") ?? ""} />;
+  if (path === "/replays") return <Replays product={props.product} range={props.range} />;
   if (path.startsWith("/replays/")) {
     const id = groupFingerprint(path.replace("/replays/", "/errors/"));
-    return id ? <ReplayPage product={props.product} sessionId={id} /> : <NotFound home={home} />;
+    return id ? <ReplayPage product={props.product} sessionId={id} at={parseMoment(search.get("t"))} /> : <NotFound home={home} />;
   }
   if (path === "/users") return <FindUser product={props.product} env={props.env} />;
   if (path.startsWith("/users/")) {

@@ -1,6 +1,8 @@
 // Formatting for people. Dates are shown in UTC, as the query API counts
 // days in UTC, with the time where it matters.
 
+import { num } from "./charts/time";
+
 const dateTime = new Intl.DateTimeFormat("en-GB", {
   year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZone: "UTC",
 });
@@ -15,6 +17,15 @@ export function when(iso: string | null | undefined, fallback = "Never"): string
 /** snippet is the script tag that installs the browser SDK with a key. */
 export function snippet(origin: string, key: string): string {
   return `<script src="${origin}/sdk/v1/sdk.min.js"></script><script>strata.init({apiKey: ${JSON.stringify(key)}})</script>`;
+}
+
+/**
+ * plural writes a count with its noun, singular for exactly one: "1
+ * detractor", "2 detractors", "1,204 users" (the number as num writes it). nouns is the plural when it is
+ * not the noun plus "s" ("1 reply", "2 replies").
+ */
+export function plural(n: number, noun: string, nouns = `${noun}s`): string {
+  return `${num(n)} ${n === 1 ? noun : nouns}`;
 }
 
 /** capitalise upper-cases the first letter. */

@@ -118,3 +118,11 @@ export function during(range: DateRange): string {
   if (range.key !== "custom") return `in the ${describe(range).toLowerCase()}`;
   return range.from === range.to ? `on ${range.from}` : `from ${range.from} to ${range.to}`;
 }
+
+/**
+ * span is a range's days as the end of a sentence, whatever the preset:
+ * "on 2026-11-26" or "between 2026-11-01 and 2026-11-26".
+ */
+export function span(range: DateRange): string {
+  return range.from === range.to ? `on ${range.from}` : `between ${range.from} and ${range.to}`;
+}

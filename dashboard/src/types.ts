@@ -88,6 +88,8 @@ export type UserEvent = Schemas["UserEvent"];
 export type UserEventsResult = Schemas["UserEventsResult"];
 export type ErrorFrame = Schemas["ErrorFrame"];
 export type ErrorGroupStatus = Schemas["ErrorGroupStatus"];
+export type ErrorGroupMerge = Schemas["ErrorGroupMerge"];
+export type ErrorGroupMerged = Schemas["ErrorGroupMerged"];
 /** One sourcemap upload of a release (without its content). */
 export type Sourcemap = Schemas["Sourcemap"];
 

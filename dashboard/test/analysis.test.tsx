@@ -95,6 +95,8 @@ describe("funnel builder", () => {
     expect([...root.querySelectorAll(".funnel-table thead th")].map((e) => e.textContent)).toContain("Groups (company)");
 
     fakeFetch({ "GET /api/v1/query/events": events, "GET /api/v1/queries": { body: { items: [] } }, "POST /api/v1/query/funnel": funnel([1, 0]) });
+    // A fresh page: the funnel run above named its count in the URL.
+    history.replaceState(null, "", "/funnels");
     const bare = await mount(<Funnels product={{ ...product, id: 4 }} range={range} env="live" />);
     const options = [...(bare.querySelector("select[name=aggregateBy]") as HTMLSelectElement).options].map((o) => o.textContent);
     expect(options).toEqual(["Users"]);

@@ -160,7 +160,7 @@ describe("the reference model of api/openapi.yaml", () => {
 
     const codes = (status: string) => funnel.responses.find((r) => r.status === status)?.codes;
     expect(codes("401")).toEqual(["missing_credentials", "invalid_credentials", "test_key_not_allowed"]);
-    expect(codes("403")).toEqual(["key_not_allowed", "key_disabled", "token_disabled"]);
+    expect(codes("403")).toEqual(["key_not_allowed", "key_disabled", "token_disabled", "bad_origin"]);
     expect(codes("400")).toContain("invalid_request");
     expect(funnel.responses.map((r) => r.status)).toEqual(["200", "400", "401", "403", "408", "413", "429", "500", "503"]);
   });

@@ -3,7 +3,8 @@
 // Regressed badge), the filters and the page's range and env as query
 // parameters, the empty states, a group's page (de-minified frames with
 // their source line, minified ones with why, once per occurrence, and the
-// raw stack), its status changes, the releases' sourcemaps and their
+// raw stack), its status changes, the merge of selected groups (asked
+// first, into the group picked), the releases' sourcemaps and their
 // delete, asked first; and the routes.
 import { render } from "preact";
 import { act } from "preact/test-utils";
@@ -90,10 +91,10 @@ describe("errors list", () => {
     const root = await mount(<Errors product={product} range={range} env="live" />);
     expect(root.querySelector("h1")?.textContent).toBe("Errors");
     const table = root.querySelector("table[aria-label='Error groups']")!;
-    expect(cells(table.querySelector("thead tr"))).toEqual(["Type", "Message", "Events", "Users", "Last seen", "First seen", "Last 7 days"]);
+    expect(cells(table.querySelector("thead tr"))).toEqual(["Select", "Type", "Message", "Events", "Users", "Last seen", "First seen", "Last 7 days"]);
     const rows = table.querySelectorAll("[data-testid=error-row]");
     expect(rows).toHaveLength(2);
-    expect(cells(rows[0])).toEqual(["RangeError", "marker-checkout", "1,234", "3", "23 Nov 2026, 10:04 UTC", "20 Nov 2026, 08:00 UTC", expect.stringMatching(/^Events per day/)]);
+    expect(cells(rows[0])).toEqual(["", "RangeError", "marker-checkout", "1,234", "3", "23 Nov 2026, 10:04 UTC", "20 Nov 2026, 08:00 UTC", expect.stringMatching(/^Events per day/)]);
 
     const link = rows[1].querySelector<HTMLAnchorElement>(".error-message a")!;
     expect(link.textContent).toBe(longMessage);
@@ -116,7 +117,7 @@ describe("errors list", () => {
     const rows = root.querySelectorAll("[data-testid=error-row]");
     expect(rows[0].querySelector("[data-testid=regressed]")).toBeNull();
     expect(rows[1].querySelector("[data-testid=regressed]")?.textContent).toBe("Regressed");
-    expect(cells(rows[1])[0]).toBe("TypeError Regressed");
+    expect(cells(rows[1])[1]).toBe("TypeError Regressed");
   });
 
   it("asks for the page's range and env, open groups by default, then the status and release picked", async () => {
@@ -258,6 +259,60 @@ describe("releases", () => {
     expect([...root.querySelectorAll("[data-testid=release]")].map((r) => r.getAttribute("aria-label"))).toEqual(["Release 1.9.0"]);
   });
 
+  it("merges the selected groups into the one picked, only after the confirmation, then lists the groups again", async () => {
+    let list = [...groups, group({ fingerprint: "c".repeat(64), type: "Error", message: "third", events: 1 })];
+    const calls = fakeFetch({
+      ...routes(),
+      "GET /api/v1/errors": () => ({ body: { from: range.from, to: range.to, groups: list } }),
+      "POST /api/v1/errors/merge": (c) => {
+        const body = c.body as { into: string; groups: string[] };
+        list = list.filter((g) => !body.groups.includes(g.fingerprint));
+        return { body: { into: body.into, merged: body.groups } };
+      },
+    });
+    const root = await mount(<Errors product={product} range={range} env="test" />);
+    const merges = () => calls.filter((c) => c.method === "POST");
+    const button = () => byText(root, "button", `Merge… (${root.querySelectorAll("[data-testid=error-row] input:checked").length})`)!;
+    expect(button().hasAttribute("disabled")).toBe(true);
+    const box = (i: number) => root.querySelectorAll<HTMLInputElement>("[data-testid=error-row] input[type=checkbox]")[i];
+    expect(box(0).getAttribute("aria-label")).toBe("Select marker-checkout");
+    await click(box(0));
+    expect(button().hasAttribute("disabled")).toBe(true);
+    await click(box(1));
+    expect(button().textContent).toBe("Merge… (2)");
+    expect(button().hasAttribute("disabled")).toBe(false);
+
+    await click(button());
+    let dialog = root.querySelector("[role=alertdialog]")!;
+    expect(dialog.querySelector("h2")?.textContent).toBe("Merge 2 error groups?");
+    const radios = [...dialog.querySelectorAll<HTMLInputElement>("input[type=radio]")];
+    expect(radios.map((r) => r.checked)).toEqual([true, false]);
+    await click(byText(dialog, "button", "Cancel"));
+    expect(merges()).toHaveLength(0);
+
+    // The second group is the one kept this time.
+    await click(button());
+    dialog = root.querySelector("[role=alertdialog]")!;
+    await click(dialog.querySelectorAll<HTMLInputElement>("input[type=radio]")[1]);
+    await click(byText(dialog, "button", "Merge groups"));
+    expect(merges()).toHaveLength(1);
+    expect(Object.fromEntries(merges()[0].query)).toEqual({ product: "3", dateFrom: "2026-11-01", dateTo: "2026-11-23", env: "test" });
+    expect(merges()[0].body).toEqual({ into: loadFp, groups: [checkoutFp] });
+    expect(root.querySelector("[role=alertdialog]")).toBeNull();
+    expect(root.querySelector(".ok[role=status]")?.textContent).toBe(`Merged 1 group into “${longMessage}”.`);
+    expect(root.querySelectorAll("[data-testid=error-row]")).toHaveLength(2);
+    expect(root.querySelectorAll("[data-testid=error-row] input:checked")).toHaveLength(0);
+  });
+
+  it("shows a refused merge's message", async () => {
+    fakeFetch({ ...routes(), "POST /api/v1/errors/merge": { status: 403, body: { error: { code: "error_aliases_full", message: "This product has 1000 merged error groups." } } } });
+    const root = await mount(<Errors product={product} range={range} env="live" />);
+    for (const b of root.querySelectorAll("[data-testid=error-row] input[type=checkbox]")) await click(b);
+    await click(byText(root, "button", "Merge… (2)"));
+    await click(byText(root.querySelector("[role=alertdialog]")!, "button", "Merge groups"));
+    expect(root.querySelector("[role=alert]")?.textContent).toContain("This product has 1000 merged error groups.");
+  });
+
   it("shows a failed delete's message", async () => {
     fakeFetch({ ...routes(), "DELETE /api/v1/sourcemaps": { status: 500, body: { error: { code: "internal", message: "The store failed." } } } });
     const root = await mount(<Errors product={product} range={range} env="live" />);
@@ -289,6 +344,14 @@ describe("error group page", () => {
     expect(occurrences[0].querySelector(".facts dd a")?.getAttribute("href")).toBe("/users/u1?product=3");
     // The newest occurrence's stack is open, the others folded.
     expect([...occurrences].map((o) => o.querySelector("details")?.open)).toEqual([true, false]);
+  });
+
+  it("links an occurrence of a recorded session to its replay at the error's moment", async () => {
+    const time = "2026-11-23T10:04:00.250Z";
+    fakeFetch({ [`GET /api/v1/errors/${checkoutFp}`]: { body: detail({ occurrences: [occurrence({ time, sessionId: "sess-1" })] }) } });
+    const root = await mount(<ErrorGroupPage product={product} fingerprint={checkoutFp} range={range} env="live" />);
+    const watch = byText(root.querySelector("[data-testid=occurrence]")!, "a", "Watch the session")!;
+    expect(watch.getAttribute("href")).toBe(`/replays/sess-1?product=3&t=${Date.parse(time)}`);
   });
 
   it("shows de-minified frames with file:line:column and the source line, and minified ones with why, once", async () => {

@@ -33,7 +33,7 @@ const results = (over: Partial<ExperimentResults> = {}): ExperimentResults => ({
   experimentId: 7, flagKey: "pricing_copy_test", status: "running", pauseReason: "",
   from: "2026-11-22T00:00:00Z", to: "2026-11-24T12:00:00Z",
   arms: [{ variant: "control", weight: 50, exposed: 1000 }, { variant: "treatment", weight: 50, exposed: 1000 }],
-  holdout: 112, multipleArms: 3, minExposedPerArm: 100, enoughData: true, recommendedPerArm: 14_745,
+  holdout: 112, excluded: 40, multipleArms: 3, minExposedPerArm: 100, enoughData: true, recommendedPerArm: 14_745,
   metrics: [
     {
       event: "signup", label: "signup", primary: true,
@@ -313,7 +313,7 @@ describe("experiment results", () => {
     expect(secondary[1].querySelector(".uplift")?.classList.contains("better")).toBe(true);
     expect(primary[1].querySelector(".uplift")?.classList.contains("better")).toBe(false);
     expect(root.querySelector("[data-testid=left-out]")?.textContent).toBe(
-      "Left out of every arm: 112 holdout users and 3 users exposed to more than one arm.",
+      "Left out of every arm: 112 holdout users, 40 users outside the flag's rollout and 3 users exposed to more than one arm.",
     );
     expect(root.querySelector("[data-testid=too-early]")).toBeNull();
     // The chart's numbers, as a table: the cumulative rate per day and arm.
@@ -392,8 +392,9 @@ describe("experiment results", () => {
     expect(root.querySelectorAll("table[aria-label^='Results:']")).toHaveLength(2);
     const select = root.querySelector<HTMLSelectElement>("section[aria-labelledby=winner-title] select")!;
     expect([...select.options].map((o) => o.value)).toEqual(["control", "treatment"]);
-    select.value = "treatment";
-    select.dispatchEvent(new Event("change", { bubbles: true }));
+    // Treatment leads (12.5 % against 10 %): it is preselected.
+    expect(select.value).toBe("treatment");
+    expect(root.querySelector("[data-testid=arms]")?.textContent).toBe("control 50% · treatment 50%");
     await click(byText(root, "button", "Apply winner"));
     let dialog = root.querySelector("[role=alertdialog]")!;
     expect(dialog.querySelector("h2")?.textContent).toBe("Apply treatment to every user?");
@@ -410,6 +411,72 @@ describe("experiment results", () => {
     expect(root.querySelector("[data-testid=winner]")?.textContent).toBe(" · treatment applied to every user");
     expect(root.querySelector("section[aria-labelledby=winner-title]")).toBeNull();
     expect(byText(root, "button", "Pause")).toBeUndefined();
+    // The header shows the arms the flag has now, not the 50/50 it ran with.
+    const arms = root.querySelector("[data-testid=arms]")!;
+    expect(arms.previousElementSibling?.textContent).toBe("Final arms");
+    expect(arms.textContent).toBe("control 0% · treatment 100%");
+  });
+
+  it("shows a completed experiment's final arms when the page is opened later", async () => {
+    fakeFetch({
+      "GET /api/v1/experiments/7": { body: experiment({ status: "completed", winner: "control" }) },
+      "GET /api/v1/flags/5": { body: flag() },
+      "GET /api/v1/experiments/7/results": { body: results({ status: "completed" }) },
+    });
+    const root = await mount(<ExperimentPage product={product} id={7} />);
+    expect(root.querySelector("[data-testid=arms]")?.textContent).toBe("control 100% · treatment 0%");
+  });
+
+  it("warns before applying a result that is not significant or whose sample is small, and still applies it", async () => {
+    const calls = fakeFetch({
+      "GET /api/v1/experiments/7": { body: experiment() },
+      "GET /api/v1/flags/5": { body: flag() },
+      // Treatment leads at p = 0.0821 with 1,000 users an arm, below the recommended 14,745.
+      "GET /api/v1/experiments/7/results": { body: results() },
+      "POST /api/v1/experiments/7/apply-winner": (c) => ({ body: experiment({ status: "completed", winner: (c.body as { variant: string }).variant }) }),
+    });
+    const root = await mount(<ExperimentPage product={product} id={7} />);
+    await click(byText(root, "button", "Apply winner"));
+    const dialog = root.querySelector("[role=alertdialog]")!;
+    const warning = dialog.querySelector("[data-testid=apply-warning]")!;
+    expect([...warning.querySelectorAll("p")].map((p) => p.textContent)).toEqual([
+      "Not significant: treatment against control on signup has p = 0.082 (5% is the usual bar); the difference may be chance.",
+      "Small sample: control has 1,000 and treatment has 1,000 exposed users, below the recommended 14,745 per arm.",
+      "You can still apply it.",
+    ]);
+    await click(byText(dialog, "button", "Apply treatment"));
+    expect(calls.filter((c) => c.path.endsWith("/apply-winner")).map((c) => c.body)).toEqual([{ variant: "treatment" }]);
+  });
+
+  it("applies without a warning when the leader is significant and every arm has the recommended sample", async () => {
+    const big = results({ arms: [{ variant: "control", weight: 50, exposed: 20_000 }, { variant: "treatment", weight: 50, exposed: 20_000 }] });
+    big.metrics[0].arms[1].pValue = 0.0004;
+    fakeFetch({
+      "GET /api/v1/experiments/7": { body: experiment() },
+      "GET /api/v1/flags/5": { body: flag() },
+      "GET /api/v1/experiments/7/results": { body: big },
+    });
+    const root = await mount(<ExperimentPage product={product} id={7} />);
+    await click(byText(root, "button", "Apply winner"));
+    expect(root.querySelector("[role=alertdialog]")?.querySelector("h2")?.textContent).toBe("Apply treatment to every user?");
+    expect(root.querySelector("[data-testid=apply-warning]")).toBeNull();
+  });
+
+  it("preselects control when no arm beats it, and says keeping it is not a finding", async () => {
+    const worse = results();
+    worse.metrics[0].arms[1] = { ...worse.metrics[0].arms[1], converted: 90, rate: 0.09, pValue: 0.45 };
+    fakeFetch({
+      "GET /api/v1/experiments/7": { body: experiment() },
+      "GET /api/v1/flags/5": { body: flag() },
+      "GET /api/v1/experiments/7/results": { body: worse },
+    });
+    const root = await mount(<ExperimentPage product={product} id={7} />);
+    const select = root.querySelector<HTMLSelectElement>("section[aria-labelledby=winner-title] select")!;
+    expect(select.value).toBe("control");
+    await click(byText(root, "button", "Apply winner"));
+    expect(root.querySelector("[data-testid=apply-warning] p")?.textContent).toBe(
+      "Not significant: no arm differs from control on signup at p < 0.05, so keeping control is not a finding either.",
+    );
   });
 });
 

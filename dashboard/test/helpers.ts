@@ -4,11 +4,24 @@ import { render, type VNode } from "preact";
 import { act } from "preact/test-utils";
 import { vi } from "vitest";
 
-/** mount renders vnode into a fresh element of the document. */
+/** mounted is the tree the last mount drew: unmounted by the next. */
+let mounted: HTMLElement | null = null;
+
+/**
+ * mount renders vnode into a fresh element of the document, unmounting the
+ * previous tree first: pages listen to the URL, and a tree left mounted
+ * would go on fetching when a later test changes it.
+ */
 export async function mount(vnode: VNode): Promise<HTMLElement> {
+  if (mounted) {
+    const old = mounted;
+    mounted = null;
+    await act(() => render(null, old));
+  }
   document.body.innerHTML = "";
   const root = document.createElement("div");
   document.body.append(root);
+  mounted = root;
   await act(() => render(vnode, root));
   await settle();
   return root;

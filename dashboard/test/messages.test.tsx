@@ -220,7 +220,7 @@ describe("a campaign's page", () => {
   const results = {
     experimentId: 5, flagKey: "message_welcome_tour", status: "running", pauseReason: "", from: "2026-11-22T00:00:00Z", to: "2026-11-24T00:00:00Z",
     arms: [{ variant: "control", weight: 50, exposed: 10 }, { variant: "variant_b", weight: 50, exposed: 12 }],
-    holdout: 0, multipleArms: 0, minExposedPerArm: 100, enoughData: false, recommendedPerArm: null, timeline: [], sampleRatio: null,
+    holdout: 0, excluded: 0, multipleArms: 0, minExposedPerArm: 100, enoughData: false, recommendedPerArm: null, timeline: [], sampleRatio: null,
     metrics: [{
       event: "message_cta_click", label: "message_cta_click", primary: true,
       arms: [

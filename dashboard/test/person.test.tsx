@@ -75,7 +75,7 @@ describe("a user's page", () => {
       ["23 Nov 2026, 10:57 UTC", "added_to_cart", "—", "—", ""],
     ]);
     const replay = byText(root.querySelector("[data-testid=user-events]")!, "a", "Replay")!;
-    expect(replay.getAttribute("href")).toBe("/replays/rec-1?product=3");
+    expect(replay.getAttribute("href")).toBe(`/replays/rec-1?product=3&t=${Date.parse("2026-11-23T10:58:00Z")}`);
     // A link to the player loads its page anew (docs/replay.md, "The player"): no in-app click handler.
     const clicked = new MouseEvent("click", { bubbles: true, cancelable: true });
     replay.dispatchEvent(clicked);

@@ -68,6 +68,10 @@ type Counter interface {
 type Job struct {
 	Store   Store
 	Counter Counter
+	// Aliases are the merged error groups (docs/errors.md, "One bug, one
+	// group"), read for each product: a merged group's events count in the
+	// group it was merged into, so that it alerts as that group. nil: none.
+	Aliases analytics.ErrorAliasStore
 	Sender  *Sender
 	Node    string // this node's name in the lease
 	// Interval is how often a round runs (--alert-interval).
@@ -149,11 +153,18 @@ type claim struct {
 func (j *Job) find(ctx context.Context, w analytics.AlertWebhook, now time.Time) ([]claim, error) {
 	var out []claim
 	var errs []error
+	var aliases map[string]string
+	if j.Aliases != nil {
+		var err error
+		if aliases, err = j.Aliases.ErrorAliases(ctx, w.ProductID); err != nil {
+			return nil, err
+		}
+	}
 	// New groups: a first event in the window, none in the week before it.
 	recent := now.Add(-j.newWindow())
 	rows, err := j.Counter.ErrorActivity(ctx, analytics.ErrorActivityQuery{
 		EventRange: analytics.EventRange{ProductID: w.ProductID, Env: j.Env, From: recent.Add(-HistoryHours * time.Hour), To: now},
-		Recent:     recent, MinRecent: 1, FirstOnly: true})
+		Recent:     recent, MinRecent: 1, FirstOnly: true, Aliases: aliases})
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -170,7 +181,7 @@ func (j *Job) find(ctx context.Context, w analytics.AlertWebhook, now time.Time)
 	hour := now.UTC().Truncate(time.Hour).Add(-time.Hour)
 	rows, err = j.Counter.ErrorActivity(ctx, analytics.ErrorActivityQuery{
 		EventRange: analytics.EventRange{ProductID: w.ProductID, Env: j.Env, From: hour.Add(-HistoryHours * time.Hour), To: hour.Add(time.Hour)},
-		Recent:     hour, MinRecent: w.SpikeMin})
+		Recent:     hour, MinRecent: w.SpikeMin, Aliases: aliases})
 	if err != nil {
 		errs = append(errs, err)
 	}

@@ -30,6 +30,7 @@ func TestCampaignValidateShares(t *testing.T) {
 		{"audience three decimals", func(c *Campaign) { c.Audience.Percentage = 0.125 }, "audience.percentage: must be"},
 		{"duplicate variant", func(c *Campaign) { c.Variants[1].Key = "control" }, `variants[1].key: "control" is already a variant of this campaign`},
 		{"malformed variant key", func(c *Campaign) { c.Variants[0].Key = "Control!" }, "variants[0].key: must be"},
+		{"variant named excluded", func(c *Campaign) { c.Variants[1].Key = "excluded" }, `variants[1].key: "excluded" names the users who are in no arm`},
 		{"weight three decimals", func(c *Campaign) { c.Variants[0].Weight = 33.333 }, "variants[0].weight: must be a percentage from 0 to 100"},
 		{"negative weight", func(c *Campaign) { c.Variants[1].Weight = -1; c.Variants[0].Weight = 101 }, "variants[0].weight: must be"},
 		{"weights sum to 99.99", func(c *Campaign) { c.Variants[1].Weight = 66.66 }, "variants: the weights must sum to 100, not 99.99"},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -73,12 +74,21 @@ func validPercent(field string, x float64, max int) error {
 	return nil
 }
 
-// validArm checks an arm's key (a slug, not one of seen, which it joins)
-// and weight, and returns the weight in basis points; of says whose arm
-// a repeated key already is ("an arm of this flag").
+// ReservedVariants are the variants an $exposure names for a user who is
+// in no arm: the experiment's holdout, and a user outside the flag's
+// rollout. No arm may take these keys, or its users would be counted with
+// the users who are not in the experiment.
+var ReservedVariants = []string{"holdout", "excluded"}
+
+// validArm checks an arm's key (a slug, not reserved, not one of seen,
+// which it joins) and weight, and returns the weight in basis points; of
+// says whose arm a repeated key already is ("an arm of this flag").
 func validArm(field, key string, weight float64, seen map[string]bool, of string) (int, error) {
 	if err := validSlug(field+".key", key); err != nil {
 		return 0, err
+	}
+	if slices.Contains(ReservedVariants, key) {
+		return 0, InvalidField(field+".key", "%q names the users who are in no arm (the holdout, or users outside the rollout); give the arm another key", key)
 	}
 	if seen[key] {
 		return 0, InvalidField(field+".key", "%q is already %s", key, of)

@@ -53,6 +53,8 @@ func TestFlagValidate(t *testing.T) {
 		{"weights sum to 100.01", func(f *Flag) { f.Variants[1].Weight = 50.01 }, "variants: the weights must sum to 100, not 100.01"},
 		{"duplicate arm", func(f *Flag) { f.Variants[1].Key = "control" }, `variants[1].key: "control" is already an arm`},
 		{"malformed arm key", func(f *Flag) { f.Variants[0].Key = "Control!" }, "variants[0].key: must be"},
+		{"arm named holdout", func(f *Flag) { f.Variants[1].Key = "holdout" }, `variants[1].key: "holdout" names the users who are in no arm`},
+		{"arm named excluded", func(f *Flag) { f.Variants[0].Key = "excluded" }, `variants[0].key: "excluded" names the users who are in no arm`},
 		{"negative weight", func(f *Flag) { f.Variants[0].Weight = -10; f.Variants[1].Weight = 110 }, "variants[0].weight: must be"},
 		{"payload not JSON", func(f *Flag) { f.Variants[0].Payload = json.RawMessage(`{`) }, "variants[0].payload: must be JSON"},
 		{"payload too large", func(f *Flag) { f.Variants[0].Payload = json.RawMessage(`"` + strings.Repeat("p", 4096) + `"`) }, "variants[0].payload: must be at most 4096 bytes"},

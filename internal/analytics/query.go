@@ -246,6 +246,11 @@ type QueryStore interface {
 	// EventNames returns the scope's event names, most events first, ties
 	// by name.
 	EventNames(ctx context.Context, q EventNamesQuery) ([]EventCount, error)
+	// HasEvents reports whether the scope's product has ever received a
+	// human event in the scope's environment, on any day (From and To are
+	// not read). It stops at the first event found, so it costs little
+	// however much is stored.
+	HasEvents(ctx context.Context, scope EventRange) (bool, error)
 	// ExperimentCounts returns the non-zero cells of an experiment's
 	// exposures and conversions.
 	ExperimentCounts(ctx context.Context, q ExperimentQuery) ([]ExperimentRow, error)
@@ -325,6 +330,10 @@ type ErrorGroupsQuery struct {
 	// first (the last seven of the range).
 	Days  []time.Time
 	Limit int
+	// Aliases are the product's merged groups (ErrorAliasStore): an event
+	// whose fingerprint is a key counts in the group of its value, and
+	// Fingerprint selects the events that count in its group.
+	Aliases map[string]string
 }
 
 // ErrorGroupRow is one group: its type and message are those of its
@@ -343,6 +352,9 @@ type ErrorOccurrencesQuery struct {
 	EventRange
 	Fingerprint string
 	Limit       int
+	// Aliases, as in ErrorGroupsQuery: the group's events are those of
+	// Fingerprint and of the fingerprints merged into it.
+	Aliases map[string]string
 }
 
 // ErrorOccurrence is one event of a group, newest first: of events at the
@@ -393,6 +405,9 @@ type ErrorActivityQuery struct {
 	Recent    time.Time
 	MinRecent int64
 	FirstOnly bool
+	// Aliases, as in ErrorGroupsQuery: a merged group's events count in
+	// the group it was merged into.
+	Aliases map[string]string
 }
 
 // ErrorActivityRow is one group's activity: its events and distinct users

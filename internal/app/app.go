@@ -160,6 +160,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// parsed at ingest into a cache of sourcemapCacheBytes (docs/errors.md).
 	exceptions := errtrack.NewProcessor(a.store.meta, sourcemapCacheBytes)
 	exceptions.Quota = analytics.SourcemapAmount{Count: int64(cfg.SourcemapQuotaCount), Bytes: int64(cfg.SourcemapQuotaBytes)}
+	exceptions.Aliases, exceptions.Groups, exceptions.AliasLimit = a.store.meta, a.store.queries, cfg.ErrorAliasLimit
 	engine := &query.Engine{Store: a.store.queries, Sync: a.store.sync, Now: time.Now,
 		Admission: query.NewAdmission(cfg.QueryConcurrency, cfg.QueryQueue, cfg.QueryWait)}
 	api := &httpapi.Server{
@@ -168,26 +169,28 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		DefaultRateLimit: cfg.RateLimitPerMinute,
 		Pipeline: &ingest.Pipeline{UA: ua.NewParser(50000, bots.Default()),
 			Exceptions: exceptions},
-		Writer:      a.wr,
-		Queries:     engine,
-		Saved:       a.store.meta,
-		Flags:       a.store.meta,
-		Experiments: a.store.meta,
-		Campaigns:   a.store.meta,
-		Sourcemaps:  a.store.meta,
-		ErrorGroups: a.store.meta,
-		Groups:      a.store.meta,
-		Replays:     a.store.replays,
-		Replay:      cfg.Replay,
-		ReplayAdmit: a.store.guard.AdmitIngest,
-		Alerts:      a.store.meta,
-		AlertSender: alertSender,
-		PublicURL:   cfg.PublicURL,
-		Bodies:      httpapi.NewBodyBudget(int64(cfg.MaxBodyMemory), log.With("component", "http")),
-		Ready:       a.readiness,
-		Build:       buildinfo.Read(),
-		Now:         time.Now,
-		Log:         log.With("component", "http"),
+		Writer:          a.wr,
+		Queries:         engine,
+		Saved:           a.store.meta,
+		Flags:           a.store.meta,
+		Experiments:     a.store.meta,
+		Campaigns:       a.store.meta,
+		Sourcemaps:      a.store.meta,
+		ErrorGroups:     a.store.meta,
+		ErrorAliases:    a.store.meta,
+		ErrorAliasLimit: cfg.ErrorAliasLimit,
+		Groups:          a.store.meta,
+		Replays:         a.store.replays,
+		Replay:          cfg.Replay,
+		ReplayAdmit:     a.store.guard.AdmitIngest,
+		Alerts:          a.store.meta,
+		AlertSender:     alertSender,
+		PublicURL:       cfg.PublicURL,
+		Bodies:          httpapi.NewBodyBudget(int64(cfg.MaxBodyMemory), log.With("component", "http")),
+		Ready:           a.readiness,
+		Build:           buildinfo.Read(),
+		Now:             time.Now,
+		Log:             log.With("component", "http"),
 
 		// What one recorded session may store, and how many sessions a
 		// product may keep (docs/replay.md, "Limits").
@@ -231,7 +234,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// The error alert job, like the check, runs on the lease holder of
 	// each round; it reads through the engine (read-your-writes, an
 	// admission slot) and never touches ingest.
-	a.alerts = &alerts.Job{Store: a.store.meta, Counter: engine, Sender: alertSender, Node: nodeName(), Interval: cfg.AlertInterval,
+	a.alerts = &alerts.Job{Store: a.store.meta, Counter: engine, Aliases: a.store.meta, Sender: alertSender, Node: nodeName(), Interval: cfg.AlertInterval,
 		Env: analytics.EnvLive, BaseURL: cfg.PublicURL, Log: log.With("component", "alerts"), Now: time.Now}
 	// Replay retention, like the alerts, runs on the lease holder of each
 	// round (docs/replay.md, "Retention").

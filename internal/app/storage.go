@@ -27,6 +27,7 @@ type metaStore interface {
 	analytics.LeaseStore
 	analytics.SourcemapStore
 	analytics.ErrorGroupStore
+	analytics.ErrorAliasStore
 	analytics.AlertStore
 	analytics.CampaignStore
 	analytics.GroupStore

@@ -60,6 +60,12 @@ type Config struct {
 	// STRATA_SOURCEMAP_QUOTA_BYTES). Zero lifts the bound.
 	SourcemapQuotaCount int
 	SourcemapQuotaBytes ByteSize
+	// ErrorAliasLimit is how many aliases of error groups each product
+	// may keep: groups merged by hand, and de-minified fingerprints kept
+	// in the group their bug had before its sourcemap arrived
+	// (STRATA_ERROR_ALIAS_LIMIT; docs/errors.md, "One bug, one group").
+	// Every list of groups reads them all. Zero lifts the bound.
+	ErrorAliasLimit int
 	// QueryConcurrency is how many queries may read events at once on this
 	// node (STRATA_QUERY_CONCURRENCY). DuckDB spreads each query over every
 	// core, so more at once answers none sooner and only adds their memory
@@ -196,6 +202,7 @@ func Default() Config {
 		AnnotationRateLimit: 60,
 		SourcemapRateLimit:  60,
 		SourcemapQuotaCount: 1000,
+		ErrorAliasLimit:     1000,
 		SourcemapQuotaBytes: 1 << 30,
 		QueryConcurrency:    runtime.NumCPU(),
 		QueryQueue:          64,
@@ -346,7 +353,20 @@ func PrintFlags(w io.Writer, lookup func(string) (string, bool)) {
 	fs, _, _ := flagSet(&c, lookup)
 	fs.SetOutput(w)
 	fs.PrintDefaults()
+	io.WriteString(w, envSwitches)
 }
+
+// envSwitches is the help's footer: the settings read only from the
+// environment, which no flag above names. NEXT_PUBLIC_FEATURE_ERROR_TRACKING
+// keeps the name the product spec gives it (a dashboard build switch there);
+// here the server reads it when it starts.
+const envSwitches = `
+Environment switches (no flag):
+  NEXT_PUBLIC_FEATURE_ERROR_TRACKING=true
+    	error tracking on: the dashboard's Errors pages (/errors), and "errorTracking": true
+    	in GET /api/v1/config, which turns error capture on in browser SDKs whose init
+    	leaves errorTracking unset (docs/errors.md, "Turning it on"); any other value: off
+`
 
 // flagSet defines the flags of `strata serve` on c, each defaulting from
 // c or its STRATA_… variable. hosts receives --allowed-hosts, which Load
@@ -407,6 +427,7 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	fs.IntVar(&c.RateLimitPerMinute, "rate-limit", envInt("STRATA_RATE_LIMIT", c.RateLimitPerMinute), "default ingest requests per key per minute (env STRATA_RATE_LIMIT)")
 	fs.IntVar(&c.AnnotationRateLimit, "annotation-rate-limit", envInt("STRATA_ANNOTATION_RATE_LIMIT", c.AnnotationRateLimit), "annotation writes per minute per credential, and per workspace for its keys and tokens (env STRATA_ANNOTATION_RATE_LIMIT)")
 	fs.IntVar(&c.SourcemapRateLimit, "sourcemap-rate-limit", envInt("STRATA_SOURCEMAP_RATE_LIMIT", c.SourcemapRateLimit), "sourcemap uploads per minute per credential, on each node (env STRATA_SOURCEMAP_RATE_LIMIT)")
+	fs.IntVar(&c.ErrorAliasLimit, "error-alias-limit", envInt("STRATA_ERROR_ALIAS_LIMIT", c.ErrorAliasLimit), "aliases of error groups each product may keep (groups merged into others by hand or when a sourcemap arrived after the errors); past it merges are refused (error_aliases_full); 0: no cap (env STRATA_ERROR_ALIAS_LIMIT)")
 	fs.IntVar(&c.SourcemapQuotaCount, "sourcemap-quota-count", envInt("STRATA_SOURCEMAP_QUOTA_COUNT", c.SourcemapQuotaCount), "sourcemap uploads each product may keep; 0: no cap (env STRATA_SOURCEMAP_QUOTA_COUNT)")
 	fs.IntVar(&c.QueryConcurrency, "query-concurrency", envInt("STRATA_QUERY_CONCURRENCY", c.QueryConcurrency), "queries that may read events at once (env STRATA_QUERY_CONCURRENCY)")
 	fs.IntVar(&c.QueryQueue, "query-queue", envInt("STRATA_QUERY_QUEUE", c.QueryQueue), "queries that may wait for a slot; more are refused with 503 (env STRATA_QUERY_QUEUE)")
@@ -470,6 +491,9 @@ func (c Config) Validate() error {
 	}
 	if c.SourcemapRateLimit < 1 {
 		errs = append(errs, errors.New("sourcemap-rate-limit must be at least 1"))
+	}
+	if c.ErrorAliasLimit < 0 {
+		errs = append(errs, errors.New("error-alias-limit must not be negative (0: no cap)"))
 	}
 	if c.SourcemapQuotaCount < 0 {
 		errs = append(errs, errors.New("sourcemap-quota-count must not be negative (0: no cap)"))

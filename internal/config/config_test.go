@@ -41,6 +41,19 @@ func TestLoad(t *testing.T) {
 	if err != nil || c.AnnotationRateLimit != 30 {
 		t.Fatalf("STRATA_ANNOTATION_RATE_LIMIT: %+v, %v", c, err)
 	}
+	if d := Default(); d.ErrorAliasLimit != 1000 {
+		t.Errorf("error alias limit %d, want the default 1000", d.ErrorAliasLimit)
+	}
+	c, err = Load([]string{"--error-alias-limit", "5"}, env(map[string]string{"STRATA_ERROR_ALIAS_LIMIT": "30"}))
+	if err != nil || c.ErrorAliasLimit != 5 {
+		t.Fatalf("--error-alias-limit over the env: %+v, %v", c, err)
+	}
+	if c, err = Load(nil, env(map[string]string{"STRATA_ERROR_ALIAS_LIMIT": "30"})); err != nil || c.ErrorAliasLimit != 30 {
+		t.Fatalf("STRATA_ERROR_ALIAS_LIMIT: %+v, %v", c, err)
+	}
+	if _, err := Load([]string{"--error-alias-limit", "-1"}, env(nil)); err == nil {
+		t.Error("a negative --error-alias-limit was taken")
+	}
 	if d := Default(); d.SourcemapRateLimit != 60 || d.SourcemapQuotaCount != 1000 || d.SourcemapQuotaBytes != 1<<30 {
 		t.Errorf("sourcemap defaults: %d a minute, %d uploads, %v", d.SourcemapRateLimit, d.SourcemapQuotaCount, d.SourcemapQuotaBytes)
 	}

@@ -59,6 +59,16 @@ type Processor struct {
 	Store analytics.SourcemapStore
 	Maps  *sourcemap.Cache
 	Quota analytics.SourcemapAmount
+	// Aliases and Groups keep a bug in one group when a sourcemap
+	// arrives after its first errors (aliases.go); nil: no aliases.
+	// AliasLimit caps each product's aliases (0: no cap).
+	Aliases    analytics.ErrorAliasStore
+	Groups     GroupFinder
+	AliasLimit int
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+
+	cache aliasCache
 }
 
 // NewProcessor returns a processor whose cache holds at most budget bytes
@@ -131,7 +141,9 @@ func (p *Processor) Enrich(ctx context.Context, product int64, props json.RawMes
 			continue
 		}
 		if release == "" {
-			reasons = appendOnce(reasons, "no $release on the event, so no sourcemap applies")
+			if minifiedFile(parsed, f.URL) {
+				reasons = appendOnce(reasons, "no $release on the event, so no sourcemap applies")
+			}
 			continue
 		}
 		m, err := p.mapOf(ctx, product, release, f.URL)
@@ -145,7 +157,11 @@ func (p *Processor) Enrich(ctx context.Context, product int64, props json.RawMes
 		case err != nil:
 			reasons = appendOnce(reasons, "the sourcemap of "+f.URL+" could not be read: "+err.Error())
 		case m == nil:
-			reasons = appendOnce(reasons, fmt.Sprintf("no sourcemap for release %s and %s", release, f.URL))
+			// Only a minified file lacks a map: the page's own inline
+			// script, or a script served as written, reads as it is.
+			if minifiedFile(parsed, f.URL) {
+				reasons = appendOnce(reasons, fmt.Sprintf("no sourcemap for release %s and %s", release, f.URL))
+			}
 		default:
 			if pos, ok := m.Lookup(f.Line, f.Column); ok {
 				fr := &frames[i]
@@ -165,11 +181,18 @@ func (p *Processor) Enrich(ctx context.Context, product int64, props json.RawMes
 	}
 	if text(PropFingerprint) == "" {
 		resolved := make([]stacktrace.Frame, len(frames))
+		anyResolved := false
 		for i, f := range frames {
 			resolved[i] = parsed[i]
 			resolved[i].Function, resolved[i].URL = f.Function, f.File
+			anyResolved = anyResolved || f.Resolved
 		}
-		out[PropFingerprint] = stacktrace.Fingerprint(errType, message, resolved, stacktrace.SDKFrame)
+		fp, raw := stacktrace.Fingerprint(errType, message, resolved, stacktrace.SDKFrame), ""
+		if anyResolved {
+			// The group the bug had before its map was uploaded.
+			raw = stacktrace.Fingerprint(errType, message, parsed, stacktrace.SDKFrame)
+		}
+		out[PropFingerprint] = p.groupOf(ctx, product, fp, raw)
 	}
 	return merge(props, out)
 }
@@ -239,6 +262,39 @@ func enclosingFunction(m *sourcemap.Map, source string, line int) string {
 		depth = 0
 	}
 	return ""
+}
+
+// minifiedColumn is the column past which a frame's file reads as
+// minified: minifiers write a bundle on one line, or a few very long ones,
+// and code written by hand rarely runs this far to the right.
+const minifiedColumn = 250
+
+// minifiedFile reports whether the file at url, as the stack's frames show
+// it, looks minified, and so is what a missing sourcemap leaves unreadable
+// (docs/errors.md, "Why frames stayed minified"). A file is minified when
+// its name says so (app.min.js) or when it is a script (.js, .mjs, .cjs)
+// and a frame of the stack in it is past minifiedColumn. Anything else is
+// not: a frame of the page itself (an inline <script>, whose URL is the
+// page's, such as /checkout or /index.html) or of a script served as it
+// was written.
+func minifiedFile(frames []stacktrace.Frame, url string) bool {
+	name := stacktrace.Path(url)
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	if strings.Contains(name, ".min.") {
+		return true
+	}
+	ext := name[strings.LastIndexByte(name, '.')+1:]
+	if !strings.Contains(name, ".") || (ext != "js" && ext != "mjs" && ext != "cjs") {
+		return false
+	}
+	for _, f := range frames {
+		if f.URL == url && f.Column > minifiedColumn {
+			return true
+		}
+	}
+	return false
 }
 
 // candidates are the URLs a frame's file may have been uploaded under.

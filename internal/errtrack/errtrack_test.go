@@ -275,3 +275,50 @@ func TestUpload(t *testing.T) {
 		t.Errorf("usage %+v after a refused upload", u)
 	}
 }
+
+// TestResolutionNamesOnlyMinifiedFiles checks the note on frames that
+// stayed minified: it names the minified file without a map, never the
+// page's own inline script (whose frames carry the page's URL) nor a
+// script served as written, and an event whose frames are all readable
+// has no note, with a release or without one.
+func TestResolutionNamesOnlyMinifiedFiles(t *testing.T) {
+	ctx := context.Background()
+	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ws, _ := st.CreateWorkspace(ctx, "W")
+	product, _ := st.CreateProduct(ctx, ws.ID, "P")
+	p := NewProcessor(st, 1<<20)
+	resolution := func(release, stack string) string {
+		t.Helper()
+		raw, _ := json.Marshal(map[string]any{"$exception_type": "TypeError", "$exception_message": "x", "$release": release, "$exception_stack": stack})
+		var e enriched
+		if err := json.Unmarshal(p.Enrich(ctx, product.ID, raw), &e); err != nil {
+			t.Fatal(err)
+		}
+		return e.Resolution
+	}
+	const (
+		inline   = "    at checkout (https://shop.example.com/checkout?step=2:41:13)\n"
+		html     = "    at onclick (https://shop.example.com/index.html:12:9)\n"
+		plain    = "    at sum (https://shop.example.com/assets/cart.js:14:21)\n"
+		hashed   = "    at e (https://shop.example.com/assets/app.3f9c1a.js:1:48213)\n"
+		minified = "    at t (https://shop.example.com/assets/vendor.min.js:1:120)\n"
+	)
+	cases := []struct {
+		release, stack, want string
+	}{
+		{"1.0.0", "TypeError: x\n" + inline + html + plain, ""},
+		{"", "TypeError: x\n" + inline + plain, ""},
+		{"1.0.0", "TypeError: x\n" + inline + minified + plain, "no sourcemap for release 1.0.0 and https://shop.example.com/assets/vendor.min.js"},
+		{"1.0.0", "TypeError: x\n" + hashed + inline, "no sourcemap for release 1.0.0 and https://shop.example.com/assets/app.3f9c1a.js"},
+		{"", "TypeError: x\n" + inline + minified, "no $release on the event, so no sourcemap applies"},
+	}
+	for _, c := range cases {
+		if got := resolution(c.release, c.stack); got != c.want {
+			t.Errorf("release %q, stack\n%s: resolution %q, want %q", c.release, c.stack, got, c.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"strata/internal/analytics"
+	"strata/internal/flags"
 )
 
 // Results is an experiment's results page: ExperimentResults in
@@ -17,6 +18,7 @@ type Results struct {
 	To                time.Time                  `json:"to"`
 	Arms              []ArmExposure              `json:"arms"`
 	Holdout           int64                      `json:"holdout"`
+	Excluded          int64                      `json:"excluded"`
 	MultipleArms      int64                      `json:"multipleArms"`
 	MinExposedPerArm  int                        `json:"minExposedPerArm"`
 	EnoughData        bool                       `json:"enoughData"`
@@ -65,9 +67,14 @@ type TimelinePoint struct {
 	Rate      float64 `json:"rate"`
 }
 
-// Holdout is the variant the SDKs name in the $exposure of a user kept
-// out of the experiment.
-const Holdout = "holdout"
+// The variants the SDKs name in the $exposure of a user who is not in the
+// experiment: Holdout for a user kept out of it, Excluded for a user
+// outside the flag's rollout (docs/experiments.md). Neither counts in an
+// arm, in the results or in the sample-ratio check.
+const (
+	Holdout  = flags.ExposeHoldout
+	Excluded = flags.ExposeExcluded
+)
 
 // detectableLift is the relative change RecommendedPerArm is sized for.
 const detectableLift = 0.1
@@ -141,6 +148,11 @@ func Analyse(e analytics.Experiment, f analytics.Flag, rows []analytics.Experime
 		case row.Variant == Holdout:
 			if row.Metric < 0 {
 				r.Holdout += row.Users
+			}
+			continue
+		case row.Variant == Excluded:
+			if row.Metric < 0 {
+				r.Excluded += row.Users
 			}
 			continue
 		}

@@ -10,7 +10,8 @@ import (
 func day(d int) time.Time { return time.Date(2026, 11, d, 0, 0, 0, 0, time.UTC) }
 
 // TestAnalyse builds the results of counts written by hand: two arms over
-// three days, the holdout and mixed users apart, a variant the flag does
+// three days, the holdout, the users outside the rollout (excluded) and
+// mixed users apart, a variant the flag does
 // not have ignored, and a secondary metric.
 func TestAnalyse(t *testing.T) {
 	f := analytics.Flag{Key: "pricing", Variants: []analytics.FlagVariant{{Key: "control", Weight: 50}, {Key: "treatment", Weight: 50}}}
@@ -20,6 +21,8 @@ func TestAnalyse(t *testing.T) {
 		{Metric: -1, Variant: "control", Day: day(22), Users: 400},
 		{Metric: -1, Variant: "treatment", Day: day(20), Users: 1000},
 		{Metric: -1, Variant: "holdout", Day: day(20), Users: 111},
+		{Metric: -1, Variant: "excluded", Day: day(21), Users: 222},
+		{Metric: 0, Variant: "excluded", Day: day(22), Users: 20},
 		{Metric: -1, Mixed: true, Day: day(21), Users: 9},
 		{Metric: -1, Variant: "stale_arm", Day: day(21), Users: 50},
 		{Metric: 0, Variant: "control", Day: day(21), Users: 60},
@@ -29,7 +32,7 @@ func TestAnalyse(t *testing.T) {
 		{Metric: 1, Variant: "treatment", Day: day(22), Users: 10},
 	}
 	r := Analyse(e, f, rows, day(20), day(22).Add(12*time.Hour))
-	if r.Holdout != 111 || r.MultipleArms != 9 || r.Arms[0].Exposed != 1000 || r.Arms[1].Exposed != 1000 || !r.EnoughData {
+	if r.Holdout != 111 || r.Excluded != 222 || r.MultipleArms != 9 || r.Arms[0].Exposed != 1000 || r.Arms[1].Exposed != 1000 || !r.EnoughData {
 		t.Fatalf("exposures: %+v", r)
 	}
 	p := r.Metrics[0]

@@ -3,10 +3,12 @@ package experiment
 import (
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 	"time"
 
 	"strata/internal/analytics"
+	"strata/internal/flags"
 )
 
 var fifty = analytics.Flag{Key: "f", Variants: []analytics.FlagVariant{{Key: "control", Weight: 50}, {Key: "treatment", Weight: 50}}}
@@ -74,5 +76,79 @@ func TestFalsePauseRate(t *testing.T) {
 	// percent. Three standard errors around the larger simulation's 3.3 %.
 	if se := math.Sqrt(0.033 * 0.967 / experiments); math.Abs(rate-0.033) > 3*se {
 		t.Errorf("false-pause rate %.2f %%, want 3.3 %% ± %.1f", 100*rate, 300*se)
+	}
+}
+
+// TestFalsePauseRatePartialRollout repeats TestFalsePauseRate for flags
+// rolled out to 10, 50 and 80 % with a 10 % holdout: each user is drawn
+// through the real assignment (flags.Assign), exposed as the SDKs expose
+// them (Assignment.Exposed: the arm, holdout or excluded), and the check
+// counts the exposures it is given, as the checker does. Healthy partial
+// rollouts must pause no more often than full ones (docs/experiments.md,
+// "False pauses"). The same users exposed as the SDKs did before
+// (control for a user outside the rollout) pause every experiment.
+func TestFalsePauseRatePartialRollout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulation")
+	}
+	const experiments, checks, perCheck = 400, 30 * 24 * 12, 3
+	now := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	r := rand.New(rand.NewPCG(20261127, 35))
+	total, totalPaused := 0, 0
+	for _, rollout := range []float64{10, 50, 80} {
+		paused, oldPaused, inArms := 0, 0, int64(0)
+		for e := range experiments {
+			f := &flags.Flag{Key: "exp_" + strconv.Itoa(e), Enabled: true, Rollout: rollout,
+				Variants:   []flags.Variant{{Key: "control", Weight: 50}, {Key: "treatment", Weight: 50}},
+				Experiment: &flags.Experiment{ID: int64(e), Status: "running", Holdout: 0.1}}
+			exposed, old := map[string]int64{}, map[string]int64{}
+			done, oldDone := false, false
+			id := make([]byte, 0, 24)
+			for range checks {
+				for range perCheck {
+					id = strconv.AppendUint(append(id[:0], 'u'), r.Uint64(), 36)
+					a, _ := flags.Assign(f, string(id))
+					exposed[a.Exposed()]++
+					if !a.Holdout {
+						old[a.Variant]++ // the old SDKs: control for a user outside the rollout
+					}
+				}
+				if !done {
+					if c, ok := SampleRatioCheck(fifty, exposed, now); ok && c.Mismatch {
+						done = true
+						paused++
+					}
+				}
+				if !oldDone {
+					if c, ok := SampleRatioCheck(fifty, old, now); ok && c.Mismatch {
+						oldDone = true
+						oldPaused++
+					}
+				}
+				if done && oldDone {
+					break
+				}
+			}
+			inArms += exposed["control"] + exposed["treatment"]
+		}
+		rate := float64(paused) / experiments
+		t.Logf("rollout %v %%, holdout 10 %%: %d of %d healthy experiments paused (%.1f %%) over 8,640 checks, %d users in the arms each on average; exposed as the old SDKs did, %d paused",
+			rollout, paused, experiments, 100*rate, inArms/experiments, oldPaused)
+		// At most the documented rate, 3.3 %, and three standard errors
+		// of one rollout's experiments. Fewer users a check than a full
+		// rollout's give fewer distinct looks, so the rate may be lower.
+		if se := math.Sqrt(0.033 * 0.967 / experiments); rate > 0.033+3*se {
+			t.Errorf("rollout %v %%: false-pause rate %.2f %%, want at most 3.3 %% + %.1f", rollout, 100*rate, 300*se)
+		}
+		if oldPaused < experiments*9/10 {
+			t.Errorf("rollout %v %%: the old exposures paused only %d of %d experiments", rollout, oldPaused, experiments)
+		}
+		total += experiments
+		totalPaused += paused
+	}
+	rate := float64(totalPaused) / float64(total)
+	t.Logf("all partial rollouts: %d of %d paused (%.2f %%)", totalPaused, total, 100*rate)
+	if se := math.Sqrt(0.033 * 0.967 / float64(total)); rate > 0.033+3*se {
+		t.Errorf("false-pause rate %.2f %%, want at most 3.3 %% + %.1f", 100*rate, 300*se)
 	}
 }

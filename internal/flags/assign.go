@@ -43,6 +43,30 @@ type Assignment struct {
 	// Holdout marks a user in the experiment's holdout (Variant is then
 	// control): such a user's exposure counts for no arm.
 	Holdout bool
+	// Excluded marks a user outside the flag's rollout (Variant is then
+	// control). Like a holdout user, such a user is not in the experiment:
+	// the exposure says "excluded" and counts for no arm, so that a partial
+	// rollout never swells control (docs/experiments.md).
+	Excluded bool
+}
+
+// The variants an exposure names for a user who is in no arm. No arm may
+// have these keys (analytics.ReservedVariant).
+const (
+	ExposeHoldout  = "holdout"
+	ExposeExcluded = "excluded"
+)
+
+// Exposed is the variant the user's $exposure names: the arm, or holdout or
+// excluded for a user who is in no arm.
+func (a Assignment) Exposed() string {
+	switch {
+	case a.Holdout:
+		return ExposeHoldout
+	case a.Excluded:
+		return ExposeExcluded
+	}
+	return a.Variant
 }
 
 // Assign puts the user id in an arm of f. It reports false when f is
@@ -60,7 +84,7 @@ func Assign(f *Flag, id string) (Assignment, bool) {
 		return Assignment{Variant: "control", Holdout: true}, true
 	}
 	if Bucket("rollout", f.Key, id) >= basisPoints(f.Rollout*100) {
-		return Assignment{Variant: "control"}, true
+		return Assignment{Variant: "control", Excluded: true}, true
 	}
 	if len(f.Variants) == 0 {
 		return Assignment{Variant: "on"}, true

@@ -3,6 +3,7 @@ package flags
 import (
 	"encoding/json"
 	"os"
+	"strconv"
 	"testing"
 )
 
@@ -104,5 +105,43 @@ func TestAssign(t *testing.T) {
 		if a, _ := Assign(f, string(rune(i))); a.Holdout {
 			t.Fatal("a completed experiment still holds users out")
 		}
+	}
+}
+
+// TestAssignExcluded checks that a user outside the rollout is marked
+// excluded, gets control, and exposes "excluded"; a user inside it exposes
+// the arm, and a holdout user "holdout" whatever the rollout.
+func TestAssignExcluded(t *testing.T) {
+	f := &Flag{Key: "half", Enabled: true, Rollout: 50, Variants: []Variant{{"control", 50}, {"treatment", 50}},
+		Experiment: &Experiment{ID: 3, Status: "running", Holdout: 0.1}}
+	counts := map[string]int{}
+	for i := range 4000 {
+		id := "user_" + strconv.Itoa(i)
+		a, ok := Assign(f, id)
+		if !ok {
+			t.Fatal("an enabled flag assigned nobody")
+		}
+		outside := Bucket("rollout", f.Key, id) >= 5000
+		held := Bucket("holdout", f.Key, id) < 1000
+		switch {
+		case held:
+			if !a.Holdout || a.Excluded || a.Exposed() != "holdout" {
+				t.Fatalf("holdout user %s: %+v exposes %q", id, a, a.Exposed())
+			}
+		case outside:
+			if !a.Excluded || a.Variant != "control" || a.Exposed() != "excluded" {
+				t.Fatalf("user %s outside the rollout: %+v exposes %q", id, a, a.Exposed())
+			}
+		default:
+			if a.Excluded || a.Holdout || a.Exposed() != a.Variant {
+				t.Fatalf("user %s inside the rollout: %+v exposes %q", id, a, a.Exposed())
+			}
+		}
+		counts[a.Exposed()]++
+	}
+	// Inside the rollout the arms split evenly; control is not swollen by
+	// the users outside it.
+	if c, tr := counts["control"], counts["treatment"]; c < 800 || tr < 800 || c > 1000 || tr > 1000 {
+		t.Errorf("exposures %v, want about 900 per arm", counts)
 	}
 }

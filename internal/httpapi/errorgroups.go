@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -62,7 +63,7 @@ type occurrenceJSON struct {
 // groupOf shapes a group row with its status. A resolved group with an
 // event of another release after it was resolved is open again: a
 // regression.
-func (s *Server) groupOf(ctx context.Context, sc analytics.EventRange, row analytics.ErrorGroupRow, days []time.Time, st analytics.ErrorGroupStatus) (errorGroupJSON, error) {
+func (s *Server) groupOf(ctx context.Context, sc analytics.EventRange, aliases map[string]string, row analytics.ErrorGroupRow, days []time.Time, st analytics.ErrorGroupStatus) (errorGroupJSON, error) {
 	g := errorGroupJSON{Fingerprint: row.Fingerprint, Type: row.Type, Message: truncateText(row.Message, maxGroupMessage), Events: row.Events,
 		Users: row.Users, FirstSeen: row.FirstSeen, LastSeen: row.LastSeen, Daily: make([]dayCount, len(days)), Status: analytics.ErrorOpen}
 	for i, d := range days {
@@ -74,7 +75,7 @@ func (s *Server) groupOf(ctx context.Context, sc analytics.EventRange, row analy
 	if g.Status == analytics.ErrorResolved && st.ChangedAt != nil && row.LastSeen.After(*st.ChangedAt) {
 		since := sc
 		since.From = *st.ChangedAt
-		occ, err := s.Queries.RunErrorOccurrences(ctx, analytics.ErrorOccurrencesQuery{EventRange: since, Fingerprint: row.Fingerprint, Limit: query.MaxOccurrences})
+		occ, err := s.Queries.RunErrorOccurrences(ctx, analytics.ErrorOccurrencesQuery{EventRange: since, Fingerprint: row.Fingerprint, Limit: query.MaxOccurrences, Aliases: aliases})
 		if err != nil {
 			return g, err
 		}
@@ -103,6 +104,9 @@ func (s *Server) handleListErrorGroups(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
+	if q.Aliases, err = s.errorAliases(r.Context(), sc.ProductID); err != nil {
+		return err
+	}
 	rows, err := s.Queries.RunErrorGroups(r.Context(), q)
 	if err != nil {
 		return err
@@ -113,7 +117,7 @@ func (s *Server) handleListErrorGroups(w http.ResponseWriter, r *http.Request) e
 	}
 	groups := []errorGroupJSON{}
 	for _, row := range rows {
-		g, err := s.groupOf(r.Context(), q.EventRange, row, q.Days, statuses[row.Fingerprint])
+		g, err := s.groupOf(r.Context(), q.EventRange, q.Aliases, row, q.Days, statuses[row.Fingerprint])
 		if err != nil {
 			return err
 		}
@@ -142,7 +146,11 @@ func (s *Server) handleGetErrorGroup(w http.ResponseWriter, r *http.Request) err
 			return err
 		}
 	}
-	q.Fingerprint, q.Limit = r.PathValue("fingerprint"), 1
+	if q.Aliases, err = s.errorAliases(r.Context(), sc.ProductID); err != nil {
+		return err
+	}
+	// A group merged into another is read as that one.
+	q.Fingerprint, q.Limit = groupFingerprint(q.Aliases, r.PathValue("fingerprint")), 1
 	rows, err := s.Queries.RunErrorGroups(r.Context(), q)
 	if err != nil {
 		return err
@@ -154,11 +162,11 @@ func (s *Server) handleGetErrorGroup(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	g, err := s.groupOf(r.Context(), q.EventRange, rows[0], q.Days, statuses[q.Fingerprint])
+	g, err := s.groupOf(r.Context(), q.EventRange, q.Aliases, rows[0], q.Days, statuses[q.Fingerprint])
 	if err != nil {
 		return err
 	}
-	occ, err := s.Queries.RunErrorOccurrences(r.Context(), analytics.ErrorOccurrencesQuery{EventRange: q.EventRange, Fingerprint: q.Fingerprint, Limit: limit})
+	occ, err := s.Queries.RunErrorOccurrences(r.Context(), analytics.ErrorOccurrencesQuery{EventRange: q.EventRange, Fingerprint: q.Fingerprint, Limit: limit, Aliases: q.Aliases})
 	if err != nil {
 		return err
 	}
@@ -214,6 +222,12 @@ func (s *Server) handleSetErrorGroupStatus(w http.ResponseWriter, r *http.Reques
 	if utf8.RuneCountInString(st.Fingerprint) > 200 {
 		return errGroupNotFound
 	}
+	aliases, err := s.errorAliases(r.Context(), p.ProductID)
+	if err != nil {
+		return err
+	}
+	// A group merged into another: the status is that group's.
+	st.Fingerprint = groupFingerprint(aliases, st.Fingerprint)
 	if st.Status == analytics.ErrorResolved {
 		if req.Release != nil {
 			if n := utf8.RuneCountInString(*req.Release); n > 200 {
@@ -226,7 +240,7 @@ func (s *Server) handleSetErrorGroupStatus(w http.ResponseWriter, r *http.Reques
 				return err
 			}
 			sc.From, sc.To = s.Now().AddDate(0, 0, -30), s.Now()
-			occ, err := s.Queries.RunErrorOccurrences(r.Context(), analytics.ErrorOccurrencesQuery{EventRange: sc, Fingerprint: st.Fingerprint, Limit: 1})
+			occ, err := s.Queries.RunErrorOccurrences(r.Context(), analytics.ErrorOccurrencesQuery{EventRange: sc, Fingerprint: st.Fingerprint, Limit: 1, Aliases: aliases})
 			if err != nil {
 				return err
 			}
@@ -239,6 +253,109 @@ func (s *Server) handleSetErrorGroupStatus(w http.ResponseWriter, r *http.Reques
 		return err
 	}
 	writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
+// errorAliases returns a product's merged groups, none without a store.
+func (s *Server) errorAliases(ctx context.Context, productID int64) (map[string]string, error) {
+	if s.ErrorAliases == nil {
+		return nil, nil
+	}
+	return s.ErrorAliases.ErrorAliases(ctx, productID)
+}
+
+// groupFingerprint is the group fp's events count in: the one it was
+// merged into, or fp.
+func groupFingerprint(aliases map[string]string, fp string) string {
+	if into, ok := aliases[fp]; ok {
+		return into
+	}
+	return fp
+}
+
+// maxMergedGroups bounds the groups one merge names: each is looked up in
+// the events before anything is recorded.
+const maxMergedGroups = 50
+
+// handleMergeErrorGroups is POST /api/v1/errors/merge: {into, groups}
+// makes each of groups an alias of into (docs/errors.md, "Merging
+// groups"), so that their events, past and future, count in into's group.
+// Every fingerprint must name a group of the principal's product with an
+// event in the range (dateFrom, dateTo, as the list's): a fingerprint of
+// another product's group is 404, as one that does not exist. The merge
+// is charged to the credential's query budget, as it reads the events,
+// and records who merged (created_by) with each alias.
+func (s *Server) handleMergeErrorGroups(w http.ResponseWriter, r *http.Request) error {
+	// readScope's steps, keeping the principal, who is recorded.
+	p, err := s.principal(r)
+	if err != nil {
+		return err
+	}
+	if err := s.allowQuery(p); err != nil {
+		return err
+	}
+	sc, err := scopeOf(r, p)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Into   *string  `json:"into"`
+		Groups []string `json:"groups"`
+	}
+	if err := readJSON(w, r, &req); err != nil {
+		return err
+	}
+	if req.Into == nil || *req.Into == "" || utf8.RuneCountInString(*req.Into) > 200 {
+		return analytics.InvalidField("into", "must be the fingerprint of a group, 1 to 200 characters")
+	}
+	if len(req.Groups) == 0 || len(req.Groups) > maxMergedGroups {
+		return analytics.InvalidField("groups", "must name 1 to %d groups to merge", maxMergedGroups)
+	}
+	for _, g := range req.Groups {
+		if g == "" || utf8.RuneCountInString(g) > 200 {
+			return analytics.InvalidField("groups", "must be fingerprints of groups, 1 to 200 characters each")
+		}
+	}
+	if s.ErrorAliases == nil {
+		return analytics.Errorf(analytics.KindUnavailable, "unavailable", "This server keeps no merged error groups.")
+	}
+	qs := r.URL.Query()
+	q, err := query.ParseErrorGroups(qs.Get("dateFrom"), qs.Get("dateTo"), "", "", sc, s.Now())
+	if err != nil {
+		return err
+	}
+	if q.Aliases, err = s.errorAliases(r.Context(), sc.ProductID); err != nil {
+		return err
+	}
+	// The tenant check: every group has events of this product. A
+	// fingerprint already merged stands for its group.
+	q.Limit = 1
+	groups := make([]string, 0, len(req.Groups))
+	for _, g := range req.Groups {
+		if g := groupFingerprint(q.Aliases, g); !slices.Contains(groups, g) {
+			groups = append(groups, g)
+		}
+	}
+	for _, fp := range append([]string{*req.Into}, req.Groups...) {
+		q.Fingerprint = groupFingerprint(q.Aliases, fp)
+		rows, err := s.Queries.RunErrorGroups(r.Context(), q)
+		if err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return analytics.Errorf(analytics.KindNotFound, "error_group_not_found",
+				"No event of the error group %s is in this product over the range: merge only groups the Errors page lists.", truncateText(fp, 80))
+		}
+	}
+	into, err := s.ErrorAliases.MergeErrorGroups(r.Context(), sc.ProductID, *req.Into, groups, p.Describe(), s.ErrorAliasLimit)
+	if err != nil {
+		return err
+	}
+	if s.Pipeline != nil && s.Pipeline.Exceptions != nil {
+		s.Pipeline.Exceptions.Forget(sc.ProductID)
+	}
+	merged := slices.DeleteFunc(groups, func(g string) bool { return g == into })
+	writeJSON(w, http.StatusOK, map[string]any{"into": into, "merged": merged})
 	return nil
 }
 

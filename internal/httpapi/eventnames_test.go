@@ -27,14 +27,20 @@ func TestEventNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := d.do("GET", "/api/v1/query/events?product=1", nil, nil)
-	if r.status != 200 || toJSON(r.body) != `{"events":[{"count":2,"name":"page_viewed"},{"count":1,"name":"signed_up"}]}` {
+	if r.status != 200 || toJSON(r.body) != `{"events":[{"count":2,"name":"page_viewed"},{"count":1,"name":"signed_up"}],"productHasEvents":true}` {
 		t.Errorf("events: %d %s", r.status, toJSON(r.body))
 	}
-	if r := d.do("GET", "/api/v1/query/events?product=1&limit=1", nil, nil); r.status != 200 || toJSON(r.body) != `{"events":[{"count":2,"name":"page_viewed"}]}` {
+	if r := d.do("GET", "/api/v1/query/events?product=1&limit=1", nil, nil); r.status != 200 || toJSON(r.body) != `{"events":[{"count":2,"name":"page_viewed"}],"productHasEvents":true}` {
 		t.Errorf("limit=1: %d %s", r.status, toJSON(r.body))
 	}
-	if r := d.do("GET", "/api/v1/query/events?product=1&env=test", nil, nil); r.status != 200 || toJSON(r.body) != `{"events":[]}` {
+	if r := d.do("GET", "/api/v1/query/events?product=1&env=test", nil, nil); r.status != 200 || toJSON(r.body) != `{"events":[],"productHasEvents":false}` {
 		t.Errorf("env=test: %d %s", r.status, toJSON(r.body))
+	}
+	// A range without events of a product that has some says so, so that
+	// the dashboard does not show it how to install the SDK.
+	if r := d.do("GET", "/api/v1/query/events?product=1&dateFrom=2020-01-01&dateTo=2020-01-31", nil, nil); r.status != 200 ||
+		toJSON(r.body) != `{"events":[],"productHasEvents":true}` {
+		t.Errorf("an empty range: %d %s", r.status, toJSON(r.body))
 	}
 	for _, q := range []string{"limit=0", "limit=1001", "limit=05", "dateFrom=2026-13-01"} {
 		if r := d.do("GET", "/api/v1/query/events?product=1&"+q, nil, nil); r.status != 400 || r.code() != "invalid_request" {

@@ -396,8 +396,9 @@ func (s *Server) handleDeleteSaved(w http.ResponseWriter, r *http.Request) error
 }
 
 // handleRunSaved is POST /api/v1/queries/{id}/run: it runs the stored
-// definition as its endpoint would (dates left out mean the last 30 days as
-// of now) and answers with that endpoint's result.
+// definition as its endpoint would, over the URL's dateFrom and dateTo when
+// given (else the definition's dates, or the last 30 days as of now), and
+// answers with that endpoint's result.
 func (s *Server) handleRunSaved(w http.ResponseWriter, r *http.Request) error {
 	sc, err := s.readScope(r)
 	if err != nil {
@@ -411,7 +412,8 @@ func (s *Server) handleRunSaved(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return savedLookup(err)
 	}
-	run, err := s.Queries.Prepare(q.Kind, sc, q.Definition)
+	qs := r.URL.Query()
+	run, err := s.Queries.PrepareSaved(q.Kind, sc, q.Definition, qs.Get("dateFrom"), qs.Get("dateTo"))
 	if err != nil {
 		return err
 	}

@@ -55,6 +55,10 @@ type Server struct {
 	SourcemapLimiter   *ratelimit.Limiter
 	SourcemapRateLimit int
 	ErrorGroups        analytics.ErrorGroupStore
+	// ErrorAliases keeps the merged error groups (errorgroups.go,
+	// handleMergeErrorGroups), at most ErrorAliasLimit a product.
+	ErrorAliases    analytics.ErrorAliasStore
+	ErrorAliasLimit int
 	// Groups keeps the products' group profiles, which the SDK sends
 	// (groups.go).
 	Groups analytics.GroupStore
@@ -236,6 +240,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /api/v1/errors", h(s.handleListErrorGroups))
 	mux.Handle("GET /api/v1/errors/{fingerprint}", h(s.handleGetErrorGroup))
 	mux.Handle("PUT /api/v1/errors/{fingerprint}/status", h(s.handleSetErrorGroupStatus))
+	mux.Handle("POST /api/v1/errors/merge", h(s.handleMergeErrorGroups))
 	mux.Handle("GET /api/v1/annotations/export.csv", h(s.handleExportAnnotations))
 	mux.Handle("POST /api/v1/annotations/bulk-delete", h(s.handleBulkDeleteAnnotations))
 	mux.Handle("DELETE /api/v1/annotations/{id}", h(s.handleDeleteAnnotation))

@@ -105,7 +105,7 @@ func (s *Server) loadSDKConfig(ctx context.Context, productID int64) (configEntr
 	if err != nil {
 		return e, err
 	}
-	cfg := sdkConfig{Flags: list, Replay: s.Replay}
+	cfg := sdkConfig{Flags: list, Replay: s.Replay, ErrorTracking: s.ErrorTracking}
 	if cfg.MessagesEnabled, err = s.messagesEnabled(ctx, productID); err != nil {
 		return e, err
 	}

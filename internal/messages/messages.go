@@ -389,8 +389,9 @@ func (c *compiled) remaining(st analytics.MessageState, today int) int {
 
 // variant is the user's variant: the flag's assignment when the campaign
 // has several, else its only one. A user the flag does not assign (it is
-// off, or gone), a holdout user, or an arm the campaign lacks sees the
-// first variant; a holdout user's exposure says holdout.
+// off, or gone), a holdout user, a user outside the flag's rollout, or an
+// arm the campaign lacks sees the first variant; a holdout user's exposure
+// says holdout and an outside user's excluded, so neither counts in an arm.
 func (c *compiled) variant(f *flags.Flag, distinctID string) (variant, *Exposure) {
 	first := c.variants[0]
 	if len(c.variants) == 1 || f == nil {
@@ -400,13 +401,12 @@ func (c *compiled) variant(f *flags.Flag, distinctID string) (variant, *Exposure
 	if !ok {
 		return first, nil
 	}
-	exposure := &Exposure{Flag: f.Key, Variant: a.Variant}
+	exposure := &Exposure{Flag: f.Key, Variant: a.Exposed()}
 	if f.Experiment != nil && f.Experiment.Status == string(analytics.ExperimentRunning) {
 		id := f.Experiment.ID
 		exposure.ExperimentID = &id
 	}
-	if a.Holdout {
-		exposure.Variant = "holdout"
+	if a.Holdout || a.Excluded {
 		return first, exposure
 	}
 	for _, v := range c.variants {

@@ -203,13 +203,15 @@ func TestNodes(t *testing.T) {
 
 // TestVariantsAndHoldout: with a running experiment each user sees the
 // flag's arm; a holdout user sees the first variant and is exposed as
-// holdout; the flag turned off shows the first variant without exposure.
+// holdout, a user outside the flag's rollout (60 %) the first variant
+// exposed as excluded; the flag turned off shows the first variant
+// without exposure.
 func TestVariantsAndHoldout(t *testing.T) {
 	f := newFixture(t)
 	steps := []analytics.Step{{Kind: "modal", Title: "Hi", BodyFormat: "text"}}
 	c := f.campaign(t, analytics.Campaign{Name: "AB", FlagKey: "message_ab", Variants: []analytics.CampaignVariant{
 		{Key: "control", Weight: 50, Steps: steps}, {Key: "bold", Weight: 50, Steps: steps}}})
-	flag := &flags.Flag{Key: "message_ab", Enabled: true, Rollout: 100,
+	flag := &flags.Flag{Key: "message_ab", Enabled: true, Rollout: 60,
 		Variants:   []flags.Variant{{Key: "control", Weight: 50}, {Key: "bold", Weight: 50}},
 		Experiment: &flags.Experiment{ID: 9, Status: "running", Holdout: 0.2}}
 	f.flags["message_ab"] = flag
@@ -228,13 +230,18 @@ func TestVariantsAndHoldout(t *testing.T) {
 				t.Errorf("holdout user %s: variant %q exposure %q", id, m.Variant, m.Exposure.Variant)
 			}
 			counts["holdout"]++
+		case flags.Bucket("rollout", "message_ab", id) >= 6000:
+			if m.Variant != "control" || m.Exposure.Variant != "excluded" {
+				t.Errorf("user %s outside the rollout: variant %q exposure %q", id, m.Variant, m.Exposure.Variant)
+			}
+			counts["excluded"]++
 		case m.Variant != a.Variant || m.Exposure.Variant != a.Variant:
 			t.Errorf("%s: variant %q exposure %q, the flag assigns %q", id, m.Variant, m.Exposure.Variant, a.Variant)
 		default:
 			counts[a.Variant]++
 		}
 	}
-	if counts["holdout"] < 30 || counts["control"] < 60 || counts["bold"] < 60 {
+	if counts["holdout"] < 30 || counts["excluded"] < 60 || counts["control"] < 40 || counts["bold"] < 40 {
 		t.Errorf("split %v", counts)
 	}
 	flag.Enabled = false

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"sort"
 	"time"
@@ -60,6 +61,40 @@ func (e *Engine) Prepare(kind analytics.QueryKind, scope analytics.EventRange, b
 		return func(ctx context.Context) (any, error) { return e.RunRetention(ctx, q) }, err
 	}
 	return nil, ErrUnknownKind
+}
+
+// PrepareSaved is Prepare for a saved definition run over the dates the
+// caller picked: a dateFrom or dateTo given here replaces the definition's
+// own, as a saved report in other analytics tools runs over the range on
+// screen. With neither given the definition runs as stored (its own dates,
+// else the last 30 days as of now). The dates are checked as the
+// endpoint's body would check them.
+func (e *Engine) PrepareSaved(kind analytics.QueryKind, scope analytics.EventRange, definition []byte, dateFrom, dateTo string) (func(context.Context) (any, error), error) {
+	if dateFrom == "" && dateTo == "" {
+		return e.Prepare(kind, scope, definition)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(definition, &fields); err != nil {
+		return nil, fmt.Errorf("reading the saved definition: %w", err)
+	}
+	if fields == nil {
+		fields = map[string]json.RawMessage{}
+	}
+	// Both ends are replaced together: a saved dateTo kept beside a picked
+	// dateFrom would make a range nobody picked.
+	delete(fields, "dateFrom")
+	delete(fields, "dateTo")
+	for name, v := range map[string]string{"dateFrom": dateFrom, "dateTo": dateTo} {
+		if v != "" {
+			raw, _ := json.Marshal(v)
+			fields[name] = raw
+		}
+	}
+	body, err := json.Marshal(fields)
+	if err != nil {
+		return nil, fmt.Errorf("writing the saved definition with the picked dates: %w", err)
+	}
+	return e.Prepare(kind, scope, body)
 }
 
 // read runs one read of the store: it waits for acknowledged events to be
@@ -392,6 +427,10 @@ type EventName struct {
 // EventNamesResult is the answer of GET /query/events.
 type EventNamesResult struct {
 	Events []EventName `json:"events"`
+	// ProductHasEvents tells a range without events from a product that
+	// never received one: the dashboard says "nothing in this range" to
+	// the first and shows how to install the SDK to the second.
+	ProductHasEvents bool `json:"productHasEvents"`
 }
 
 // EventNames validates the query string and lists the event names seen in
@@ -402,14 +441,21 @@ func (e *Engine) EventNames(ctx context.Context, scope analytics.EventRange, dat
 		return EventNamesResult{}, err
 	}
 	var names []analytics.EventCount
+	var has bool
 	err = e.read(ctx, func(ctx context.Context) (err error) {
 		names, err = e.Store.EventNames(ctx, q)
+		if err != nil || len(names) > 0 {
+			return err
+		}
+		// Only an empty range needs the second, cheap look: a range with
+		// names already says the product has events.
+		has, err = e.Store.HasEvents(ctx, q.EventRange)
 		return err
 	})
 	if err != nil {
 		return EventNamesResult{}, err
 	}
-	res := EventNamesResult{Events: make([]EventName, len(names))}
+	res := EventNamesResult{Events: make([]EventName, len(names)), ProductHasEvents: has || len(names) > 0}
 	for i, n := range names {
 		res.Events[i] = EventName(n)
 	}

@@ -25,6 +25,9 @@ func (s stubStore) Bots(context.Context, analytics.BotsQuery) ([]analytics.BotAc
 func (s stubStore) EventNames(context.Context, analytics.EventNamesQuery) ([]analytics.EventCount, error) {
 	return nil, s.err
 }
+func (s stubStore) HasEvents(context.Context, analytics.EventRange) (bool, error) {
+	return false, s.err
+}
 func (s stubStore) ExperimentCounts(context.Context, analytics.ExperimentQuery) ([]analytics.ExperimentRow, error) {
 	return nil, s.err
 }

@@ -6,16 +6,24 @@ import type { Annotation, AnnotationColor, SavedQuery } from "../types";
 
 export const maxLabel = 120;
 
-/** toLocalInput writes an instant as a datetime-local value in the browser's time zone. */
-export function toLocalInput(t: number): string {
-  const d = new Date(t);
-  const p = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+/**
+ * toUTCInput writes an instant as a datetime-local value in UTC: the zone
+ * the charts count in and the annotations table shows, so that a time
+ * typed is shown back the same whatever the browser's zone.
+ */
+export function toUTCInput(t: number): string {
+  return new Date(t).toISOString().slice(0, 16);
+}
+
+/** fromUTCInput reads a datetime-local value as UTC, or null when it is not a time. */
+export function fromUTCInput(v: string): Date | null {
+  const t = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(v) ? new Date(`${v}Z`) : null;
+  return t && !Number.isNaN(t.getTime()) ? t : null;
 }
 
 /**
- * AnnotationForm creates an annotation: date and time (in the browser's
- * time zone, sent as UTC), label with a live count up to 120 characters,
+ * AnnotationForm creates an annotation: date and time (in UTC, as the
+ * charts and the annotations table show them, and labelled so), label with a live count up to 120 characters,
  * description, one of six colours, and the scope: every chart of the
  * workspace, or one saved query's chart.
  */
@@ -30,7 +38,7 @@ export function AnnotationForm(props: {
   idPrefix?: string;
 }) {
   const id = props.idPrefix ?? "ann";
-  const [date, setDate] = useState(toLocalInput(props.initialDate ?? Date.now()));
+  const [date, setDate] = useState(toUTCInput(props.initialDate ?? Date.now()));
   const [label, setLabel] = useState("");
   const [description, setDescription] = useState("");
   const [color, setColor] = useState<AnnotationColor>("emerald");
@@ -43,8 +51,8 @@ export function AnnotationForm(props: {
   const submit = async (e: Event) => {
     e.preventDefault();
     setError(null);
-    const t = new Date(date);
-    if (!date || Number.isNaN(t.getTime())) return setError("Enter a date and time.");
+    const t = fromUTCInput(date);
+    if (!t) return setError("Enter a date and time (UTC).");
     if (!label.trim()) return setError("Enter a label.");
     if (count > maxLabel) return setError(`The label is ${count} characters; at most ${maxLabel} are allowed.`);
     if (scope === "query" && !queryId) return setError("Pick the saved query this annotation belongs to.");
@@ -72,7 +80,7 @@ export function AnnotationForm(props: {
     <form class="annotation-form" onSubmit={submit} aria-label="New annotation">
       <div class="form-row">
         <label>
-          Date and time
+          Date and time (UTC)
           <input type="datetime-local" name="date" required value={date} onInput={(e) => setDate(e.currentTarget.value)} />
         </label>
         <label class="grow">

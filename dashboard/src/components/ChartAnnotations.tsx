@@ -2,7 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api } from "../api";
 import { annotationColors } from "../charts/colors";
 import { bucketTime } from "../charts/time";
-import { when } from "../format";
+import { plural, when } from "../format";
 import type { Annotation, SavedQuery } from "../types";
 import { AnnotationForm } from "./AnnotationForm";
 
@@ -158,7 +158,7 @@ export function PeriodMarker(props: { annotations: Annotation[] }) {
       type="button"
       class="period-marker"
       data-testid="period-annotations"
-      aria-label={`${n === 1 ? "1 annotation" : `${n} annotations`}: ${props.annotations.map((a) => `${a.label}, ${when(a.date)}`).join("; ")}`}
+      aria-label={`${plural(n, "annotation")}: ${props.annotations.map((a) => `${a.label}, ${when(a.date)}`).join("; ")}`}
       onMouseEnter={place}
       onFocus={place}
     >

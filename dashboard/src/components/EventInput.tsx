@@ -1,29 +1,39 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, type Days } from "../api";
-import type { DataEnv } from "../types";
+import { plural } from "../format";
+import type { DataEnv, EventNames } from "../types";
 
 /**
- * useEventNames loads the event names the product received in the range,
- * most frequent first (GET /api/v1/query/events), from live data or, with
- * env "test", from test keys: the suggestions of the builders, and how
- * pages tell "no events yet". null while loading or when the call failed
- * (the builders then work without suggestions).
+ * useEventNamesResult loads the event names the product received in the
+ * range, most frequent first (GET /api/v1/query/events), from live data
+ * or, with env "test", from test keys, with whether the product ever
+ * received an event: how pages tell a range without events from a product
+ * that has none yet. null while loading or when the call failed.
  */
-export function useEventNames(product: number | null, days: Days, env: DataEnv = "live"): { name: string; count: number }[] | null {
-  const [names, setNames] = useState<{ name: string; count: number }[] | null>(null);
+export function useEventNamesResult(product: number | null, days: Days, env: DataEnv = "live"): EventNames | null {
+  const [result, setResult] = useState<EventNames | null>(null);
   useEffect(() => {
     if (product === null) return;
     let live = true;
-    setNames(null);
+    setResult(null);
     api.eventNames(product, days, env).then(
-      (r) => live && setNames(r.events),
-      () => live && setNames(null),
+      (r) => live && setResult(r),
+      () => live && setResult(null),
     );
     return () => {
       live = false;
     };
   }, [product, days.from, days.to, env]);
-  return names;
+  return result;
+}
+
+/**
+ * useEventNames is the names of useEventNamesResult: the suggestions of
+ * the builders. null while loading or when the call failed (the builders
+ * then work without suggestions).
+ */
+export function useEventNames(product: number | null, days: Days, env: DataEnv = "live"): { name: string; count: number }[] | null {
+  return useEventNamesResult(product, days, env)?.events ?? null;
 }
 
 /** EventList is the shared <datalist> of event names the inputs suggest from. */
@@ -32,7 +42,7 @@ export function EventList(props: { id: string; names: { name: string; count: num
     <datalist id={props.id}>
       {(props.names ?? []).map((n) => (
         <option key={n.name} value={n.name}>
-          {n.count} events
+          {plural(n.count, "event")}
         </option>
       ))}
     </datalist>

@@ -135,28 +135,3 @@ export function useSavedQueries(product: number, kind: QueryKind) {
   }, [product]);
   return { saved, setSaved, savedError: error };
 }
-
-/** QuerySource is what a builder page shows: its builder's request, or a saved query. seq changes on every run. */
-export type QuerySource<R> = { kind: "builder"; request: R; seq: number } | { kind: "saved"; query: SavedQuery; seq: number };
-
-/**
- * useQuerySource holds a builder page's QuerySource: runBuilder shows a
- * request over the picked days, showSaved a saved query, and a new range
- * re-runs the builder's request over it.
- */
-export function useQuerySource<R extends { dateFrom?: string | null; dateTo?: string | null }>(initial: R, days: { from: string; to: string }) {
-  const over = (req: R): R => ({ ...req, dateFrom: days.from, dateTo: days.to });
-  const [source, setSource] = useState<QuerySource<R>>({ kind: "builder", request: over(initial), seq: 0 });
-  useEffect(() => {
-    setSource((s) =>
-      s.kind === "builder" && (s.request.dateFrom !== days.from || s.request.dateTo !== days.to)
-        ? { ...s, request: over(s.request), seq: s.seq + 1 }
-        : s,
-    );
-  }, [days.from, days.to]);
-  return {
-    source,
-    runBuilder: (req: R) => setSource((s) => ({ kind: "builder", request: over(req), seq: s.seq + 1 })),
-    showSaved: (q: SavedQuery) => setSource((s) => ({ kind: "saved", query: q, seq: s.seq + 1 })),
-  };
-}

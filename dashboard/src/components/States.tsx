@@ -1,7 +1,8 @@
 import type { ComponentChildren } from "preact";
 import { snippet } from "../format";
 import type { NoticeText } from "../load";
-import type { DataEnv, Product } from "../types";
+import { during, presetRange, searchWithRange, span, type DateRange } from "../range";
+import type { DataEnv, EventNames, Product } from "../types";
 import { Link } from "./Link";
 
 /** Skeleton is the loading state of a chart or table: grey blocks, announced to screen readers. */
@@ -45,8 +46,8 @@ export function ErrorState(props: { message: string; onRetry?: () => void }) {
 }
 
 /**
- * NoEvents is the empty state of a chart page whose product has no events
- * in the range: how to send the first one, with the script tag. With env
+ * NoEvents is the empty state of a chart page whose product has never
+ * received an event: how to send the first one, with the script tag. With env
  * "test" it speaks of test events, sent with a test key from a local page
  * or a server.
  */
@@ -58,7 +59,7 @@ export function NoEvents(props: { product: Product; env?: DataEnv; children?: Co
       <h2>{test ? "No test events yet" : "No events yet"}</h2>
       {props.children ?? (
         <p>
-          Nothing was received {test ? "from test keys " : ""}for {props.product.name} in this date range.
+          Nothing was ever received {test ? "from test keys " : ""}for {props.product.name}.
         </p>
       )}
       {test ? (
@@ -81,6 +82,50 @@ export function NoEvents(props: { product: Product; env?: DataEnv; children?: Co
         </Link>
       </p>
     </div>
+  );
+}
+
+/**
+ * NoEventsInRange is the empty state of a chart page whose product has
+ * events, but none in the range: it names the days and offers a wider
+ * range; installing the SDK is not the answer there.
+ */
+export function NoEventsInRange(props: { product: Product; range: DateRange; env?: DataEnv }) {
+  const test = props.env === "test" ? "test " : "";
+  const widest = presetRange("365d");
+  const wider =
+    typeof location !== "undefined" && props.range.key !== "365d"
+      ? `${location.pathname}?${searchWithRange(new URLSearchParams(location.search), widest)}`
+      : null;
+  return (
+    <div class="empty-state" data-testid="empty-range">
+      <h2>
+        No {test}events {span(props.range)}
+      </h2>
+      <p>
+        {props.product.name} has {test}events on other days, but none {during(props.range)}. Widen the date range in the top bar to see them.
+      </p>
+      {wider ? (
+        <p>
+          <Link class="button secondary" href={wider}>
+            Show the last 365 days
+          </Link>
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+/**
+ * NoData is the empty state of a chart page with nothing in its range:
+ * how to send the first event when the product has never received one
+ * (names.productHasEvents), else that the range is empty.
+ */
+export function NoData(props: { product: Product; range: DateRange; env?: DataEnv; names: EventNames }) {
+  return props.names.productHasEvents ? (
+    <NoEventsInRange product={props.product} range={props.range} env={props.env} />
+  ) : (
+    <NoEvents product={props.product} env={props.env} />
   );
 }
 

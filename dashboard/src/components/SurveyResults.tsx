@@ -1,5 +1,5 @@
 import { num } from "../charts/time";
-import { percent } from "../format";
+import { percent, plural } from "../format";
 import type { SurveyQuestionResult } from "../types";
 
 /** npsText writes an NPS score, signed and rounded: +42, −8, 0. */
@@ -27,7 +27,7 @@ export function SurveyQuestion(props: { result: SurveyQuestionResult }) {
       </h3>
       <p class="survey-facts">
         <span data-testid="answers">
-          {num(r.answers)} answer{r.answers === 1 ? "" : "s"}
+          {plural(r.answers, "answer")}
         </span>
         {r.nps ? (
           <>
@@ -35,7 +35,7 @@ export function SurveyQuestion(props: { result: SurveyQuestionResult }) {
               NPS {npsText(r.nps.score)}
             </span>
             <span class="hint">
-              {num(r.nps.promoters)} promoters (9–10) · {num(r.nps.passives)} passives (7–8) · {num(r.nps.detractors)} detractors (0–6)
+              {plural(r.nps.promoters, "promoter")} (9–10) · {plural(r.nps.passives, "passive")} (7–8) · {plural(r.nps.detractors, "detractor")} (0–6)
             </span>
           </>
         ) : null}

@@ -4,7 +4,7 @@ import { num } from "../charts/time";
 import { ErrorState, NoProduct, Skeleton } from "../components/States";
 import { when } from "../format";
 import { useLoad } from "../load";
-import { describe, type DateRange } from "../range";
+import { during, type DateRange } from "../range";
 import type { BotsResult, DataEnv, Product } from "../types";
 
 /** The two kinds of AI bot, as the panel names them. */
@@ -83,7 +83,7 @@ function BotsPanel(props: { product: Product; range: DateRange; env: DataEnv }) 
             <h2 id="bots-title">AI bot activity</h2>
             {bots.data.bots.length === 0 ? (
               <div class="empty-state" data-testid="no-bots">
-                <p>No AI bot fetched this product's pages in {describe(props.range).toLowerCase()}.</p>
+                <p>No AI bot fetched this product's pages {during(props.range)}.</p>
                 <p class="muted">
                   Page views whose user agent is a known AI crawler or assistant (GPTBot, ClaudeBot, ChatGPT-User…) are counted here
                   instead of as visitors. The script tag sends them by itself; a server can <code>POST /e</code> with the visitor's user

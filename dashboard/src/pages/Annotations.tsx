@@ -4,8 +4,9 @@ import { annotationColors } from "../charts/colors";
 import { AnnotationForm } from "../components/AnnotationForm";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
-import { capitalise, when } from "../format";
+import { capitalise, plural, when } from "../format";
 import { useAction, useLoad } from "../load";
+import { positiveInt, setQuery, useQueryState } from "../router";
 import type { Annotation, AnnotationPage, Product, SavedQuery } from "../types";
 
 export const pageSize = 20;
@@ -23,8 +24,11 @@ export function Annotations(props: { product: Product | null }) {
 
 function AnnotationsPage(props: { product: Product }) {
   const pid = props.product.id;
-  const [page, setPage] = useState(1);
-  const [queryId, setQueryId] = useState<number | undefined>(undefined);
+  // The page number and the saved query filter live in the URL (?page=,
+  // ?query=), so that a link opens the same rows and back steps back.
+  const [page, setPage] = useQueryState("page", 1, positiveInt);
+  const [queryFilter] = useQueryState<number | null>("query", null, positiveInt);
+  const queryId = queryFilter ?? undefined;
   const [saved, setSaved] = useState<SavedQuery[]>([]);
   const [selected, setSelected] = useState<Set<number>>(new Set());
   const [confirm, setConfirm] = useState<{ ids: number[]; label: string } | null>(null);
@@ -56,9 +60,9 @@ function AnnotationsPage(props: { product: Product }) {
       else deleted = (await api.bulkDeleteAnnotations(pid, confirm.ids)).deleted;
       setSelected(new Set());
       // The last row of a page gone: step back a page.
-      if (items.length === confirm.ids.length && page > 1) setPage(page - 1);
+      if (items.length === confirm.ids.length && page > 1) setPage(page - 1, { replace: true });
       else reload();
-      return `Deleted ${deleted} annotation${deleted === 1 ? "" : "s"}.`;
+      return `Deleted ${plural(deleted, "annotation")}.`;
     });
     setConfirm(null);
   };
@@ -90,8 +94,7 @@ function AnnotationsPage(props: { product: Product }) {
             value={queryId === undefined ? "" : String(queryId)}
             onChange={(e) => {
               const v = e.currentTarget.value;
-              setQueryId(v ? Number(v) : undefined);
-              setPage(1);
+              setQuery({ query: v || null, page: null });
             }}
           >
             <option value="">Workspace annotations</option>
@@ -107,7 +110,7 @@ function AnnotationsPage(props: { product: Product }) {
             type="button"
             class="button danger"
             disabled={selected.size === 0}
-            onClick={() => setConfirm({ ids: [...selected], label: `${selected.size} annotation${selected.size === 1 ? "" : "s"}` })}
+            onClick={() => setConfirm({ ids: [...selected], label: plural(selected.size, "annotation") })}
           >
             Delete selected ({selected.size})
           </button>
@@ -135,7 +138,7 @@ function AnnotationsPage(props: { product: Product }) {
                   <th scope="col" class="check">
                     <input type="checkbox" aria-label="Select all on this page" checked={allChecked} onChange={toggleAll} />
                   </th>
-                  <th scope="col">Date</th>
+                  <th scope="col">Date (UTC)</th>
                   <th scope="col">Label</th>
                   <th scope="col">Shown on</th>
                   <th scope="col">Created by</th>
@@ -180,7 +183,7 @@ function AnnotationsPage(props: { product: Product }) {
               Previous
             </button>
             <span>
-              Page {page} of {pages} · {total} annotation{total === 1 ? "" : "s"}
+              Page {page} of {pages} · {plural(total, "annotation")}
             </span>
             <button type="button" class="button secondary small" disabled={page >= pages} onClick={() => setPage(page + 1)}>
               Next

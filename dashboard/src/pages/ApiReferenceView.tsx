@@ -2,6 +2,7 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { api, message } from "../api";
 import { Markdown } from "../components/Markdown";
 import { ErrorState, Skeleton } from "../components/States";
+import { plural } from "../format";
 import { parseSpec, type Content, type Field, type Operation, type Parameter, type Response, type SchemaView, type Spec } from "../openapi";
 import type { BuildInfo } from "../types";
 import "./api-reference.css";
@@ -102,7 +103,7 @@ export function ApiReferenceView() {
           <input type="search" placeholder="path, method or summary" value={filter} onInput={(e) => setFilter((e.currentTarget as HTMLInputElement).value)} />
         </label>
         <span class="muted" aria-live="polite">
-          {count === 1 ? "1 operation" : `${count} operations`}
+          {plural(count, "operation")}
         </span>
       </div>
       <nav class="api-tags" aria-label="API sections">

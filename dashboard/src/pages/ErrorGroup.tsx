@@ -4,7 +4,7 @@ import { num } from "../charts/time";
 import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { searchWithEnv } from "../dataEnv";
-import { when } from "../format";
+import { plural, when } from "../format";
 import { useAction, useLoad } from "../load";
 import { during, searchWithRange, type DateRange } from "../range";
 import type { DataEnv, ErrorFrame, ErrorGroup, ErrorGroupDetail, ErrorOccurrence, ErrorStatus, Product } from "../types";
@@ -183,7 +183,7 @@ function GroupView(props: { product: Product; fingerprint: string; range: DateRa
 
 /** occurrencesText says which occurrences are shown: all of them, or the latest (the API sends at most 50). */
 function occurrencesText(shown: number, events: number): string {
-  if (shown < events) return `The ${num(shown)} latest of ${num(events)} occurrences`;
+  if (shown < events) return `The ${num(shown)} latest of ${plural(events, "occurrence")}`;
   return shown === 1 ? "The only occurrence" : `All ${num(shown)} occurrences`;
 }
 
@@ -271,14 +271,16 @@ function Occurrence(props: { occurrence: ErrorOccurrence; index: number; product
           <div>
             <dt>Replay</dt>
             <dd>
-              <Link href={`${replayHref(props.productId, o.sessionId)}`} reload>Watch the session</Link>
+              <Link href={replayHref(props.productId, o.sessionId, o.time)} reload title="Opens the replay just before this error">
+                Watch the session
+              </Link>
             </dd>
           </div>
         )}
       </dl>
       <details open={props.index === 0}>
         <summary>
-          Stack: {o.frames.length} {o.frames.length === 1 ? "frame" : "frames"}
+          Stack: {plural(o.frames.length, "frame")}
         </summary>
         <Frames occurrence={o} id={`occurrence-${props.index}`} />
       </details>

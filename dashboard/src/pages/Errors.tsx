@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api } from "../api";
 import { Sparkline } from "../charts/Sparkline";
 import { num } from "../charts/time";
@@ -9,6 +9,7 @@ import { searchWithEnv } from "../dataEnv";
 import { bytes, capitalise, when } from "../format";
 import { useAction, useLoad, type Load } from "../load";
 import { during, searchWithRange, type DateRange } from "../range";
+import { oneOf, setQuery, useQueryState } from "../router";
 import type { DataEnv, ErrorGroup, ErrorGroupList, ErrorStatus, List, Product, Sourcemap } from "../types";
 
 /** The statuses the list filters on, in the order the filter offers them. */
@@ -47,9 +48,11 @@ export function RegressedBadge() {
  * Errors lists the product's error groups over the page's date range, of
  * live data or of test keys' (env): type, message, events, users, last
  * and first seen and the last seven days as bars, filtered by status
- * (open by default) and release. Below, the releases' sourcemap uploads,
- * each release deleted after a confirmation. A group's own page shows its
- * occurrences and stacks.
+ * (open by default) and release. Groups selected in the table can be
+ * merged into one, after a confirmation that names the group they merge
+ * into. Below, the releases' sourcemap uploads, each release deleted
+ * after a confirmation. A group's own page shows its occurrences and
+ * stacks.
  */
 export function Errors(props: { product: Product | null; range: DateRange; env: DataEnv }) {
   if (!props.product) return <NoProduct />;
@@ -59,10 +62,13 @@ export function Errors(props: { product: Product | null; range: DateRange; env: 
 function ErrorList(props: { product: Product; range: DateRange; env: DataEnv }) {
   const pid = props.product.id;
   const { from, to } = props.range;
-  const [status, setStatus] = useState<ErrorStatus>("open");
-  // The release typed in the filter, and the one the list was asked for.
-  const [draft, setDraft] = useState("");
-  const [release, setRelease] = useState("");
+  // The filters the list was asked for live in the URL (?status=,
+  // ?release=), so that a link opens the same list; the release being
+  // typed is the form's until applied.
+  const [status, setStatus] = useQueryState<ErrorStatus>("status", "open", oneOf(errorStatuses));
+  const [release, setRelease] = useQueryState("release", "");
+  const [draft, setDraft] = useState(release);
+  useEffect(() => setDraft(release), [release]);
   const [maps, reloadMaps] = useLoad(() => api.sourcemaps(pid), [pid]);
   const [groups, retry] = useLoad<ErrorGroupList>(
     () => api.errorGroups(pid, { from, to, release: release || undefined, status }, props.env),
@@ -77,9 +83,8 @@ function ErrorList(props: { product: Product; range: DateRange; env: DataEnv }) 
     setRelease(draft.trim());
   };
   const reset = () => {
-    setStatus("open");
     setDraft("");
-    setRelease("");
+    setQuery({ status: null, release: null });
   };
 
   return (
@@ -143,7 +148,7 @@ function ErrorList(props: { product: Product; range: DateRange; env: DataEnv }) 
         )
       ) : null}
       {shown && shown.groups.length > 0 ? (
-        <GroupsTable groups={shown.groups} product={pid} range={props.range} env={props.env} busy={groups.state === "loading"} />
+        <MergeableGroups groups={shown.groups} product={pid} range={props.range} env={props.env} busy={groups.state === "loading"} onMerged={retry} />
       ) : null}
 
       <Releases product={pid} uploads={maps} onDeleted={reloadMaps} onRetry={reloadMaps} />
@@ -152,32 +157,131 @@ function ErrorList(props: { product: Product; range: DateRange; env: DataEnv }) 
 }
 
 /**
- * GroupsTable is the list of groups, most events first as the API sends
- * them. A long message is cut to one line; the whole of it is in the
- * cell's text (read by screen readers) and its title (shown on hover).
+ * MergeableGroups is the groups' table with a selection and "Merge…": at
+ * least two selected groups are merged, after a confirmation, into the
+ * one picked there (the one with most events to start with), through
+ * POST /api/v1/errors/merge; their events then count in it, past and
+ * future. The selection is dropped when the list changes.
  */
-function GroupsTable(props: { groups: ErrorGroup[]; product: number; range: DateRange; env: DataEnv; busy: boolean }) {
+function MergeableGroups(props: { groups: ErrorGroup[]; product: number; range: DateRange; env: DataEnv; busy: boolean; onMerged: () => void }) {
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const [into, setInto] = useState<string | null>(null);
+  const { busy, notice, run } = useAction<"merge">();
+  useEffect(() => setSelected(new Set()), [props.groups]);
+  const chosen = props.groups.filter((g) => selected.has(g.fingerprint));
+  const toggle = (fp: string) =>
+    setSelected((s) => {
+      const next = new Set(s);
+      if (next.has(fp)) next.delete(fp);
+      else next.add(fp);
+      return next;
+    });
+  const merge = async () => {
+    const target = chosen.find((g) => g.fingerprint === into);
+    if (!target) return;
+    await run("merge", async () => {
+      const groups = chosen.filter((g) => g !== target).map((g) => g.fingerprint);
+      const { from, to } = props.range;
+      await api.mergeErrorGroups(props.product, { into: target.fingerprint, groups }, { from, to }, props.env);
+      props.onMerged();
+      return `Merged ${groups.length} ${groups.length === 1 ? "group" : "groups"} into “${target.message || target.type || "Error"}”.`;
+    });
+    setInto(null);
+  };
+  return (
+    <>
+      <div class="table-actions">
+        <button type="button" class="button secondary" disabled={chosen.length < 2} onClick={() => setInto(chosen[0].fingerprint)}>
+          Merge… ({chosen.length})
+        </button>
+        <span class="hint">Select two or more groups of one bug to merge them.</span>
+      </div>
+      <Notice notice={notice} />
+      <GroupsTable groups={props.groups} product={props.product} range={props.range} env={props.env} busy={props.busy} selected={selected} onToggle={toggle} />
+      {into !== null && chosen.length >= 2 ? (
+        <ConfirmDialog
+          title={`Merge ${chosen.length} error groups?`}
+          confirmLabel="Merge groups"
+          busy={busy !== null}
+          onConfirm={merge}
+          onCancel={() => setInto(null)}
+        >
+          <p>Their events, those received and those to come, will count in one group. Keep the group of:</p>
+          <fieldset class="merge-into">
+            <legend class="visually-hidden">The group to merge into</legend>
+            {chosen.map((g) => (
+              <label key={g.fingerprint} class="radio-row">
+                <input type="radio" name="merge-into" checked={into === g.fingerprint} onChange={() => setInto(g.fingerprint)} />
+                <span>
+                  <code>{g.type || "Error"}</code> {g.message || "(no message)"} <span class="muted">
+                    ({num(g.events)} {g.events === 1 ? "event" : "events"})
+                  </span>
+                </span>
+              </label>
+            ))}
+          </fieldset>
+          <p class="muted">Its status stays; the others' statuses are no longer used. A merge is not undone from the dashboard.</p>
+        </ConfirmDialog>
+      ) : null}
+    </>
+  );
+}
+
+/**
+ * GroupsTable is the list of groups, most events first as the API sends
+ * them, each with a box to select it. A long message is cut to one line
+ * that takes the width the other columns leave (so that the table fits
+ * its box at every width; on a phone the seen columns and users give way);
+ * the whole of it is in the cell's text (read by screen readers) and its
+ * title (shown on hover).
+ */
+function GroupsTable(props: {
+  groups: ErrorGroup[];
+  product: number;
+  range: DateRange;
+  env: DataEnv;
+  busy: boolean;
+  selected: ReadonlySet<string>;
+  onToggle: (fingerprint: string) => void;
+}) {
   return (
     <div class={`table-scroll${props.busy ? " busy" : ""}`}>
       <table class="table error-groups" aria-label="Error groups">
         <thead>
           <tr>
+            <th scope="col" class="check">
+              <span class="visually-hidden">Select</span>
+            </th>
             <th scope="col">Type</th>
             <th scope="col">Message</th>
             <th scope="col" class="num">
               Events
             </th>
-            <th scope="col" class="num">
+            <th scope="col" class="num users">
               Users
             </th>
-            <th scope="col">Last seen</th>
-            <th scope="col">First seen</th>
-            <th scope="col">Last 7 days</th>
+            <th scope="col" class="seen">
+              Last seen
+            </th>
+            <th scope="col" class="seen">
+              First seen
+            </th>
+            <th scope="col" class="nowrap">
+              Last 7 days
+            </th>
           </tr>
         </thead>
         <tbody>
           {props.groups.map((g) => (
             <tr key={g.fingerprint} data-testid="error-row">
+              <td class="check">
+                <input
+                  type="checkbox"
+                  aria-label={`Select ${g.message || g.type || "Error"}`}
+                  checked={props.selected.has(g.fingerprint)}
+                  onChange={() => props.onToggle(g.fingerprint)}
+                />
+              </td>
               <td class="error-type">
                 <code>{g.type || "Error"}</code>
                 {g.regressed ? (
@@ -193,9 +297,9 @@ function GroupsTable(props: { groups: ErrorGroup[]; product: number; range: Date
                 </Link>
               </td>
               <td class="num">{num(g.events)}</td>
-              <td class="num">{num(g.users)}</td>
-              <td class="nowrap">{when(g.lastSeen)}</td>
-              <td class="nowrap">{when(g.firstSeen)}</td>
+              <td class="num users">{num(g.users)}</td>
+              <td class="nowrap seen">{when(g.lastSeen)}</td>
+              <td class="nowrap seen">{when(g.firstSeen)}</td>
               <td>
                 <Sparkline days={g.daily} label="Events per day" />
               </td>

@@ -7,7 +7,7 @@ import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { chance, percent, points, pValue, relative, when } from "../format";
 import { useAction, useLoad } from "../load";
-import type { ArmResult, Experiment, ExperimentResults, Flag, MetricResult, Product, SampleRatioCheck } from "../types";
+import type { ArmResult, Experiment, ExperimentResults, Flag, FlagVariant, MetricResult, Product, SampleRatioCheck } from "../types";
 import { ExperimentForm, actionsFor, metricLabel } from "./Experiments";
 import { StatusPill, armsText } from "./Flags";
 
@@ -15,7 +15,10 @@ import { StatusPill, armsText } from "./Flags";
  * ExperimentPage is one experiment: its settings and status changes, the
  * sample-ratio banner when the check paused it, its results (each arm's
  * conversion rate over time, a table per metric with the uplift against
- * control), and applying the winner, which asks first.
+ * control), and applying the winner, which preselects the arm that leads
+ * and asks first, warning when the result is not significant or the sample
+ * is small. Once completed, the header shows the arms the flag has now (the
+ * winner at 100 %), not the weights the experiment ran with.
  */
 export function ExperimentPage(props: { product: Product | null; id: number }) {
   if (!props.product) return <NoProduct />;
@@ -67,8 +70,18 @@ function ExperimentView(props: { product: Product; id: number }) {
       updated(out);
       return `${label}: the experiment is ${out.status}.`;
     });
-  const arms = flag?.variants.map((v) => v.key) ?? (results.state === "done" ? results.data.arms.map((a) => a.variant) : []);
-  const chosen = winner || arms[0] || "";
+  const read = results.state === "done" ? results.data : null;
+  const arms = flag?.variants.map((v) => v.key) ?? (read ? read.arms.map((a) => a.variant) : []);
+  // The arm that leads is preselected once the results are read.
+  const chosen = winner || (read ? leader(read) : "") || arms[0] || "";
+  const warnings = read ? applyWarnings(read, chosen) : [];
+  // A completed experiment's flag gives its winner to every user.
+  const shownArms: FlagVariant[] | null =
+    e.status === "completed" && e.winner && flag
+      ? flag.variants.map((v) => ({ ...v, weight: v.key === e.winner ? 100 : 0 }))
+      : flag
+        ? flag.variants
+        : null;
   const apply = async () => {
     await action.run("apply", async () => {
       const out = await api.applyWinner(pid, e.id, chosen);
@@ -116,10 +129,10 @@ function ExperimentView(props: { product: Product; id: number }) {
             </Link>
           </dd>
         </div>
-        {flag ? (
+        {shownArms ? (
           <div>
-            <dt>Arms</dt>
-            <dd>{armsText(flag.variants)}</dd>
+            <dt>{e.status === "completed" && e.winner ? "Final arms" : "Arms"}</dt>
+            <dd data-testid="arms">{armsText(shownArms)}</dd>
           </div>
         ) : null}
         <div>
@@ -219,6 +232,14 @@ function ExperimentView(props: { product: Product; id: number }) {
 
       {confirming ? (
         <ConfirmDialog title={`Apply ${chosen} to every user?`} confirmLabel={`Apply ${chosen}`} busy={busy} onConfirm={apply} onCancel={() => setConfirming(false)}>
+          {warnings.length > 0 ? (
+            <div class="guidance" role="status" data-testid="apply-warning">
+              {warnings.map((w) => (
+                <p key={w}>{w}</p>
+              ))}
+              <p>You can still apply it.</p>
+            </div>
+          ) : null}
           <p>
             The flag <code>{e.flagKey}</code> goes to every user (rollout 100%, enabled) with <strong>{chosen}</strong> at weight 100 and every
             other arm at 0, and the experiment is completed, so its holdout no longer applies. This cannot be undone.
@@ -229,6 +250,53 @@ function ExperimentView(props: { product: Product; id: number }) {
   );
 }
 
+/**
+ * leader is the arm with the highest conversion rate on the primary metric:
+ * control (the first arm) unless another arm's rate beats it.
+ */
+export function leader(r: ExperimentResults): string {
+  const arms = r.metrics[0]?.arms ?? [];
+  let best = arms[0];
+  for (const a of arms.slice(1)) {
+    if (best && a.exposed > 0 && a.rate > best.rate) best = a;
+  }
+  return best?.variant ?? r.arms[0]?.variant ?? "";
+}
+
+/**
+ * applyWarnings says why applying `chosen` now may be premature: the
+ * difference from control on the primary metric is not significant
+ * (p ≥ 0.05, or no arm differs from control when control is chosen), or
+ * some arm has fewer exposed users than the results recommend (the
+ * recommended sample, else the minimum every arm needs).
+ */
+export function applyWarnings(r: ExperimentResults, chosen: string): string[] {
+  const out: string[] = [];
+  const primary = r.metrics[0];
+  const control = r.arms[0]?.variant ?? "";
+  if (primary) {
+    const significant = (a: ArmResult) => a.pValue !== null && a.pValue < 0.05;
+    if (chosen === control) {
+      if (!primary.arms.slice(1).some(significant)) {
+        out.push(`Not significant: no arm differs from ${control} on ${primary.label} at p < 0.05, so keeping ${control} is not a finding either.`);
+      }
+    } else {
+      const arm = primary.arms.find((a) => a.variant === chosen);
+      if (arm && !significant(arm)) {
+        const p = arm.pValue === null ? "no p-value yet" : `p = ${pValue(arm.pValue)}`;
+        out.push(`Not significant: ${chosen} against ${control} on ${primary.label} has ${p} (5% is the usual bar); the difference may be chance.`);
+      }
+    }
+  }
+  const target = r.recommendedPerArm ?? r.minExposedPerArm;
+  const short = r.arms.filter((a) => a.exposed < target);
+  if (short.length > 0) {
+    const what = r.recommendedPerArm !== null ? `the recommended ${num(target)}` : `the minimum of ${num(target)}`;
+    out.push(`Small sample: ${andList(short.map((a) => `${a.variant} has ${num(a.exposed)}`))} exposed users, below ${what} per arm.`);
+  }
+  return out;
+}
+
 /** andList joins words as "a, b and c". */
 function andList(words: string[]): string {
   return words.length <= 1 ? words.join("") : `${words.slice(0, -1).join(", ")} and ${words[words.length - 1]}`;
@@ -236,8 +304,8 @@ function andList(words: string[]): string {
 
 /**
  * ResultsView shows an experiment's results: guidance while some arm has
- * too few exposed users, who was left out (holdout, users exposed to more
- * than one arm), each arm's cumulative conversion rate per UTC day on the
+ * too few exposed users, who was left out (holdout, users outside the
+ * rollout, users exposed to more than one arm), each arm's cumulative conversion rate per UTC day on the
  * primary metric, and a table per metric.
  */
 export function ResultsView(props: { results: ExperimentResults }) {
@@ -275,8 +343,9 @@ export function ResultsView(props: { results: ExperimentResults }) {
         ))}
       </ul>
       <p class="hint" data-testid="left-out">
-        Left out of every arm: {num(r.holdout)} holdout user{r.holdout === 1 ? "" : "s"} and {num(r.multipleArms)} user
-        {r.multipleArms === 1 ? "" : "s"} exposed to more than one arm.
+        Left out of every arm: {num(r.holdout)} holdout user{r.holdout === 1 ? "" : "s"}, {num(r.excluded)} user
+        {r.excluded === 1 ? "" : "s"} outside the flag's rollout and {num(r.multipleArms)} user{r.multipleArms === 1 ? "" : "s"} exposed to more
+        than one arm.
       </p>
 
       <h3 class="sub">Conversion rate over time</h3>

@@ -1,33 +1,66 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api } from "../api";
 import { num } from "../charts/time";
 import { AnnotationStrip, useChartAnnotations } from "../components/ChartAnnotations";
 import { CountSelect, useGroupTypes } from "../components/CountSelect";
-import { EventInput, EventList, useEventNames } from "../components/EventInput";
-import { SaveQueryForm, SavedList, useQuerySource, useSavedQueries } from "../components/SavedList";
-import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States";
+import { EventInput, EventList, useEventNamesResult } from "../components/EventInput";
+import { SaveQueryForm, SavedList, useSavedQueries } from "../components/SavedList";
+import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
+import { plural } from "../format";
 import { useLoad } from "../load";
-import { describe as describeRange, presetRange, type DateRange } from "../range";
+import { describe as describeRange, type DateRange } from "../range";
+import { positiveInt, setQuery, useLocation, useQueryState, type QueryPatch } from "../router";
 import { funnelSteps, placeholderSteps, windowHours as windowLimits } from "../limits.gen";
 import type { DataEnv, FunnelRequest, FunnelResult, Product, SavedQuery } from "../types";
 
 export const maxSteps = funnelSteps.max;
 
-/** What the result on screen came from: the builder over the picked range, or a saved funnel. */
-
 /** funnelDefinition reads a saved funnel's steps, window and what it counts. */
-function funnelDefinition(q: SavedQuery): { steps: string[]; windowHours: number; aggregateBy: string } {
+function funnelDefinition(q: SavedQuery): FunnelDraft {
   const d = (q.definition ?? {}) as { steps?: string[]; windowHours?: number; aggregateBy?: string | null };
   return { steps: d.steps ?? [...placeholderSteps], windowHours: d.windowHours ?? windowLimits.default, aggregateBy: d.aggregateBy ?? "" };
+}
+
+/** FunnelDraft is what the builder sets: the query a link names. */
+export interface FunnelDraft {
+  steps: string[];
+  windowHours: number;
+  aggregateBy: string;
+}
+
+/**
+ * funnelFromSearch reads the funnel a URL names (docs/dashboard.md, "State
+ * in the URL"): ?step= once per step in order, ?window= in hours, ?count=
+ * the group type; the placeholder funnel for what is absent or invalid.
+ */
+export function funnelFromSearch(search: URLSearchParams): FunnelDraft {
+  const steps = search.getAll("step");
+  const w = Number(search.get("window"));
+  return {
+    steps: steps.length >= 2 && steps.length <= maxSteps ? steps : [...placeholderSteps],
+    windowHours: Number.isInteger(w) && w >= windowLimits.min && w <= windowLimits.max ? w : windowLimits.default,
+    aggregateBy: search.get("count") ?? "",
+  };
+}
+
+/** funnelSearch is the query-string patch naming a funnel, defaults left out. */
+export function funnelSearch(d: FunnelDraft | null): QueryPatch {
+  return {
+    step: d?.steps ?? null,
+    window: d && d.windowHours !== windowLimits.default ? String(d.windowHours) : null,
+    count: d?.aggregateBy || null,
+  };
 }
 
 /**
  * Funnels builds a funnel (steps with suggestions from the product's event
  * names, add/remove/reorder, window), runs it over the picked range, draws
  * the steps as horizontal bars with counts and conversion, and keeps saved
- * funnels to run again. A timeline strip above the bars marks the range's
- * annotations (a saved funnel's own included). env picks live data or the
- * events of test keys.
+ * funnels to run again, over the picked range too. The funnel run, or the
+ * saved funnel (?saved=), is in the URL, so that a link opens the same
+ * result and back returns to the previous one. A timeline strip above the
+ * bars marks the range's annotations (a saved funnel's own included). env
+ * picks live data or the events of test keys.
  */
 export function Funnels(props: { product: Product | null; range: DateRange; env: DataEnv }) {
   if (!props.product) return <NoProduct />;
@@ -37,27 +70,45 @@ export function Funnels(props: { product: Product | null; range: DateRange; env:
 function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv }) {
   const pid = props.product.id;
   const days = { from: props.range.from, to: props.range.to };
-  const [steps, setSteps] = useState<string[]>([...placeholderSteps]);
-  const [windowHours, setWindowHours] = useState(String(windowLimits.default));
-  const [aggregateBy, setAggregateBy] = useState("");
+  const loc = useLocation();
+  const [savedId] = useQueryState<number | null>("saved", null, positiveInt);
+  const { saved, setSaved, savedError } = useSavedQueries(pid, "funnel");
+  const savedQuery = savedId === null ? null : saved?.find((q) => q.id === savedId) ?? null;
+  // The funnel on screen: the URL's, or the saved one it names.
+  const shownDraft = savedQuery ? funnelDefinition(savedQuery) : funnelFromSearch(loc.search);
+
+  const [steps, setSteps] = useState<string[]>(shownDraft.steps);
+  const [windowHours, setWindowHours] = useState(String(shownDraft.windowHours));
+  const [aggregateBy, setAggregateBy] = useState(shownDraft.aggregateBy);
+  // A new URL (a link, back or forward, a saved funnel loaded) puts its
+  // funnel back in the builder.
+  const shownKey = JSON.stringify(shownDraft);
+  useEffect(() => {
+    setSteps(shownDraft.steps);
+    setWindowHours(String(shownDraft.windowHours));
+    setAggregateBy(shownDraft.aggregateBy);
+  }, [shownKey]);
   const groupTypes = useGroupTypes(pid);
   const [formError, setFormError] = useState<string | null>(null);
-  const { source, runBuilder, showSaved } = useQuerySource<FunnelRequest>({ steps: [...placeholderSteps], windowHours: windowLimits.default }, days);
-  const names = useEventNames(pid, days, props.env);
+  const [runs, setRuns] = useState(0);
+  const names = useEventNamesResult(pid, days, props.env);
 
-  const { saved, setSaved, savedError } = useSavedQueries(pid, "funnel");
-
+  const request: FunnelRequest = {
+    steps: shownDraft.steps,
+    windowHours: shownDraft.windowHours,
+    aggregateBy: shownDraft.aggregateBy || undefined,
+    dateFrom: days.from,
+    dateTo: days.to,
+  };
+  const waiting = savedId !== null && savedQuery === null;
   const [result, retry] = useLoad<FunnelResult>(
-    () => (source.kind === "builder" ? api.funnel(pid, source.request, props.env) : api.runSaved<FunnelResult>(pid, source.query.id, props.env)),
-    [pid, source.seq, source.kind, props.env],
+    waiting ? null : () => (savedQuery ? api.runSaved<FunnelResult>(pid, savedQuery.id, props.env, days) : api.funnel(pid, request, props.env)),
+    [pid, savedId ?? JSON.stringify(shownDraft), waiting, days.from, days.to, props.env, runs],
   );
 
-  // The annotations of the range the result on screen covers: the builder's
-  // dates, or the last 30 days a saved funnel runs over; a saved funnel adds
-  // its own (query-scoped) annotations to the workspace's.
-  const span =
-    source.kind === "builder" ? { from: source.request.dateFrom ?? days.from, to: source.request.dateTo ?? days.to } : presetRange("30d");
-  const [annotations] = useChartAnnotations(pid, span.from, span.to, source.kind === "saved" ? source.query.id : null);
+  // The annotations of the range on screen; a saved funnel adds its own
+  // (query-scoped) annotations to the workspace's.
+  const [annotations] = useChartAnnotations(pid, days.from, days.to, savedQuery ? savedQuery.id : null);
 
   const validate = (): FunnelRequest | null => {
     const clean = steps.map((s) => s.trim());
@@ -76,15 +127,14 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
   const run = (e?: Event) => {
     e?.preventDefault();
     const req = validate();
-    if (req) runBuilder(req);
+    if (!req) return;
+    setRuns((n) => n + 1);
+    setQuery({ saved: null, ...funnelSearch({ steps: req.steps, windowHours: req.windowHours ?? windowLimits.default, aggregateBy: req.aggregateBy ?? "" }) });
   };
   const runSaved = (q: SavedQuery) => {
-    const d = funnelDefinition(q);
-    setSteps(d.steps);
-    setWindowHours(String(d.windowHours));
-    setAggregateBy(d.aggregateBy);
     setFormError(null);
-    showSaved(q);
+    setRuns((n) => n + 1);
+    setQuery({ saved: String(q.id), ...funnelSearch(null) });
   };
 
   const setStep = (i: number, v: string) => setSteps((s) => s.map((x, j) => (j === i ? v : x)));
@@ -96,14 +146,14 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
     });
 
   const shown = result.state === "done" ? result.data : result.state === "loading" ? result.previous : undefined;
-  const noEvents = names !== null && names.length === 0;
+  const noEvents = names !== null && names.events.length === 0;
   return (
     <section class="page">
       <h1>Funnels</h1>
       <div class="two-col">
         <div class="col-main">
           <form class="card builder" onSubmit={run} aria-label="Funnel builder">
-            <EventList id="funnel-events" names={names} />
+            <EventList id="funnel-events" names={names?.events ?? null} />
             <h2>Steps</h2>
             <ol class="steps">
               {steps.map((s, i) => (
@@ -169,24 +219,23 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
 
           <section class="card" aria-labelledby="funnel-result-title">
             <h2 id="funnel-result-title">
-              {source.kind === "saved" ? source.query.name : "Result"}
-              <span class="hint heading-hint">
-                {source.kind === "saved" ? "Saved funnel · last 30 days" : describeRange(props.range)}
+              {savedQuery ? savedQuery.name : "Result"}
+              <span class="hint heading-hint" data-testid="funnel-range">
+                {savedQuery ? `Saved funnel · ${describeRange(props.range)}` : describeRange(props.range)}
               </span>
             </h2>
+            {savedId !== null && saved !== null && savedQuery === null ? (
+              <ErrorState message={`There is no saved funnel ${savedId} in this product: it was deleted, or the link is for another product.`} />
+            ) : null}
             {result.state === "failed" ? <ErrorState message={result.error} onRetry={retry} /> : null}
             {result.state === "loading" && !shown ? <Skeleton rows={3} label="Running the funnel…" /> : null}
             {shown ? (
-              noEvents && shown.steps.every((s) => s.count === 0) ? (
-                <NoEvents product={props.product} env={props.env} />
+              names && noEvents && shown.steps.every((s) => s.count === 0) ? (
+                <NoData product={props.product} range={props.range} env={props.env} names={names} />
               ) : (
                 <>
-                  <AnnotationStrip from={span.from} to={span.to} annotations={annotations} />
-                  <FunnelBars
-                    result={shown}
-                    busy={result.state === "loading"}
-                    counts={(source.kind === "builder" ? source.request.aggregateBy : funnelDefinition(source.query).aggregateBy) || undefined}
-                  />
+                  <AnnotationStrip from={days.from} to={days.to} annotations={annotations} />
+                  <FunnelBars result={shown} busy={result.state === "loading"} counts={shownDraft.aggregateBy || undefined} />
                 </>
               )
             ) : null}
@@ -195,11 +244,11 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
           <SaveQueryForm
             product={pid}
             kind="funnel"
-            // Saved without dates: a saved funnel runs over the last 30 days as of each run.
+            // Saved without dates: a saved funnel runs over the range on screen.
             build={validate}
             onSaved={(q) => {
               setSaved((list) => [q, ...(list ?? [])]);
-              showSaved(q);
+              runSaved(q);
             }}
           />
         </div>
@@ -208,7 +257,7 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
             product={pid}
             items={saved}
             error={savedError}
-            current={source.kind === "saved" ? source.query.id : null}
+            current={savedQuery ? savedQuery.id : null}
             kindLabel="funnel"
             describe={(q) => funnelDefinition(q).steps.join(" → ")}
             onRun={runSaved}
@@ -279,7 +328,8 @@ export function FunnelBars(props: { result: FunnelResult; busy?: boolean; counts
         </table>
       </div>
       <p class="hint">
-        Overall conversion: <strong>{first ? Math.round((last.count / first) * 1000) / 10 : 0}%</strong> of {num(first)} users.
+        Overall conversion: <strong>{first ? Math.round((last.count / first) * 1000) / 10 : 0}%</strong> of{" "}
+        {props.counts ? plural(first, "group") : plural(first, "user")}.
       </p>
     </div>
   );

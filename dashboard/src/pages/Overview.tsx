@@ -4,8 +4,8 @@ import { bucketTime, num } from "../charts/time";
 import { TimeChart } from "../charts/TimeChart";
 import { BreakdownCard, totals, type BreakdownProps } from "../components/BreakdownCard";
 import { AnnotateDialog, useChartAnnotations } from "../components/ChartAnnotations";
-import { useEventNames } from "../components/EventInput";
-import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States";
+import { useEventNamesResult } from "../components/EventInput";
+import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
 import { useLoad } from "../load";
 import { describe, type DateRange } from "../range";
 import type { DataEnv, Interval, Product, TrendResult } from "../types";
@@ -55,7 +55,7 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv 
   const { from, to } = props.range;
   const { env } = props;
   const interval = rangeInterval(props.range);
-  const names = useEventNames(pid, { from, to }, env);
+  const names = useEventNamesResult(pid, { from, to }, env);
   const [series, retry] = useLoad<TrendResult>(
     () =>
       api.trend(
@@ -83,18 +83,12 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv 
   const [annotations, addAnnotation] = useChartAnnotations(pid, from, to, null);
   const [picked, setPicked] = useState<number | null>(null);
 
-  const noEvents = names !== null && names.length === 0;
+  const noEvents = names !== null && names.events.length === 0;
   const pageviews = series.state === "done" ? series.data.series[1]?.data.reduce((n, p) => n + p.value, 0) ?? 0 : null;
   return (
     <section class="page">
       <h1>Overview</h1>
-      {noEvents && pageviews === 0 ? (
-        <NoEvents product={props.product} env={env}>
-          <p>
-            {props.product.name} received no {env === "test" ? "test " : ""}events in {describe(props.range).toLowerCase()}.
-          </p>
-        </NoEvents>
-      ) : null}
+      {names && noEvents && pageviews === 0 ? <NoData product={props.product} range={props.range} env={env} names={names} /> : null}
       <div class="stats">
         <div class="stat card">
           <span class="stat-label">Visitors</span>

@@ -212,7 +212,7 @@ function Person(props: { product: Product; distinctId: string; env: DataEnv }) {
                       <td>{platform(e)}</td>
                       <td>
                         {session ? (
-                          <Link href={replayHref(pid, session)} reload title={`Play session ${session}`}>
+                          <Link href={replayHref(pid, session, e.timestamp)} reload title={`Play session ${session} from this event`}>
                             Replay
                           </Link>
                         ) : null}

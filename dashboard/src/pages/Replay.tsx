@@ -8,21 +8,24 @@ import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { when } from "../format";
 import { useAction, useLoad } from "../load";
 import { navigate } from "../router";
+import { LEAD_MS, MergedSession, SPEEDS, clock, momentOffset, type RREvent, type WindowEvent } from "../replay";
 import type { Product, ReplayChunk, ReplayDetail } from "../types";
 import { duration, userHref } from "./Replays";
 
-/** An rrweb event, as much of it as the timeline reads. */
-export interface RREvent {
-  type: number;
-  timestamp: number;
-  data: { source?: number; type?: number; tag?: string; href?: string; payload?: { message?: string } };
-}
+export type { RREvent };
 
-/** A mark on the timeline: a page view, a click, an event the SDK captured, or an error. */
+/**
+ * A mark on the timeline: a page view, a click, an event the SDK captured,
+ * or an error, at its offset from the session's start. `shows` is where a
+ * seek to it lands so that what it marks is on screen: rrweb applies, when
+ * it seeks, the events before the time asked, not at it, and a page view
+ * (rrweb's meta event) is drawn by the full snapshot that follows it.
+ */
 export interface Mark {
   kind: "page" | "click" | "event" | "error";
   offset: number;
   label: string;
+  shows: number;
 }
 
 /** legend names each kind of mark, in the order of the legend under the timeline. */
@@ -97,17 +100,27 @@ export function withoutInlineHandlers<T extends { type: number; data: unknown }>
   return events;
 }
 
-/** marks reads the timeline's marks from a window's events (docs/replay.md, "The player"). */
-export function marks(events: RREvent[]): Mark[] {
-  if (!events.length) return [];
-  const start = events[0].timestamp;
+/**
+ * marks reads the timeline's marks from a session's events (docs/replay.md,
+ * "The player"), at their offsets from start (the session's start; the
+ * first event's time when not given).
+ */
+export function marks(events: RREvent[], start = events.length ? events[0].timestamp : 0): Mark[] {
   const out: Mark[] = [];
+  // The page view whose full snapshot has not come yet.
+  let page: Mark | null = null;
   for (const e of events) {
     const offset = e.timestamp - start;
-    if (e.type === 4) out.push({ kind: "page", offset, label: e.data.href ?? "Page" });
-    else if (e.type === 3 && e.data.source === 2 && e.data.type === 2) out.push({ kind: "click", offset, label: "Click" });
-    else if (e.type === 5 && e.data.tag === "$exception") out.push({ kind: "error", offset, label: e.data.payload?.message || "Error" });
-    else if (e.type === 5 && e.data.tag && e.data.tag !== "$pageview" && e.data.tag !== "$click") out.push({ kind: "event", offset, label: e.data.tag });
+    const mark = (kind: Mark["kind"], label: string) => out.push({ kind, offset, label, shows: offset + 1 });
+    if (e.type === 4) {
+      mark("page", e.data.href ?? "Page");
+      page = out[out.length - 1];
+    } else if (e.type === 2 && page) {
+      page.shows = offset + 1;
+      page = null;
+    } else if (e.type === 3 && e.data.source === 2 && e.data.type === 2) mark("click", "Click");
+    else if (e.type === 5 && e.data.tag === "$exception") mark("error", e.data.payload?.message || "Error");
+    else if (e.type === 5 && e.data.tag && e.data.tag !== "$pageview" && e.data.tag !== "$click") mark("event", e.data.tag);
   }
   return out;
 }
@@ -133,104 +146,105 @@ function frameSize(frame: HTMLIFrameElement): { width: number; height: number } 
 }
 
 /**
- * ReplayPage plays a recorded session with rrweb's Replayer, inactivity
- * skipped, above a timeline of its page views, clicks, captured events and
- * errors (each seeks there); a session of several tabs plays one at a time.
+ * ReplayPage plays a recorded session as one recording, every page load
+ * (window) in time order (src/replay.ts, MergedSession), with rrweb's
+ * Replayer: one play/pause control, speeds, the session's elapsed and total
+ * time, a seek bar, inactivity skipped, above a timeline of its page views,
+ * clicks, captured events and errors (each seeks there). `at`, a link's
+ * moment (milliseconds since 1970), starts it LEAD_MS before that moment.
  */
-export function ReplayPage(props: { product: Product | null; sessionId: string }) {
+export function ReplayPage(props: { product: Product | null; sessionId: string; at?: number }) {
   if (!props.product) return <NoProduct />;
-  return <Player key={`${props.product.id}/${props.sessionId}`} product={props.product} sessionId={props.sessionId} />;
+  return <Player key={`${props.product.id}/${props.sessionId}/${props.at ?? ""}`} product={props.product} sessionId={props.sessionId} at={props.at} />;
 }
 
-function Player(props: { product: Product; sessionId: string }) {
+/** Where playback is: before the player can start, playing, paused, or at the end of the session. */
+type Status = "loading" | "playing" | "paused" | "ended";
+
+/**
+ * The player's imperative side, kept across renders: the merged session,
+ * the Replayer playing it, and what the page reading knows.
+ */
+interface Machine {
+  merged: MergedSession;
+  replayer: Replayer | null;
+  /** True once the last page of chunks was read. */
+  done: boolean;
+  /** True while playback reached the end of the pages read so far and waits for the next. */
+  waiting: boolean;
+  /** Stops and removes the Replayer and what watches its size. */
+  teardown: () => void;
+  /** The status last shown, for the code that runs outside a render. */
+  status: Status;
+}
+
+function Player(props: { product: Product; sessionId: string; at?: number }) {
   const pid = props.product.id;
   const [loaded, reload] = useLoad<ReplayDetail>(() => api.replay(pid, props.sessionId), [pid, props.sessionId]);
-  // Every chunk loaded so far, in playing order: the first page's, then
-  // the next pages', read one after the other while the first plays.
-  const [chunks, setChunks] = useState<ReplayChunk[]>([]);
-  const [windowId, setWindowId] = useState<string | null>(null);
-  // A window's events decoded so far (the current window's, or none yet),
-  // and how many of its chunks they are.
-  const [decodedEvents, setDecodedEvents] = useState<{ window: string | null; list: RREvent[] }>({ window: null, list: [] });
-  const decoded = useRef({ window: null as string | null, chunks: 0, generation: 0, queue: Promise.resolve() });
   const [failed, setFailed] = useState("");
   const [confirm, setConfirm] = useState(false);
   const { busy, notice, run } = useAction<"delete">();
   const stage = useRef<HTMLDivElement>(null);
-  const player = useRef<Replayer | null>(null);
-  // How many of the window's events the player was given.
-  const fed = useRef(0);
+  const machine = useRef<Machine>({ merged: new MergedSession(), replayer: null, done: false, waiting: false, teardown: () => {}, status: "loading" });
+  const [status, showStatus] = useState<Status>("loading");
+  const setStatus = (st: Status) => {
+    machine.current.status = st;
+    showStatus(st);
+  };
+  // The playing position, as an offset from the session's start.
+  const [elapsed, setElapsed] = useState(0);
+  const [speed, setSpeed] = useState<number>(1);
+  const [skipInactive, setSkipInactive] = useState(true);
+  const [skipping, setSkipping] = useState(false);
+  // The timeline's marks, read again when a page's events are merged
+  // (not at each render: the elapsed time renders five times a second).
+  const [timeline, setTimeline] = useState<Mark[]>([]);
   const list = `/replays?product=${pid}`;
 
-  useEffect(() => {
-    if (loaded.state !== "done") return;
-    let stale = false;
-    setChunks(loaded.data.chunks);
-    (async () => {
-      for (let next = loaded.data.next; next && !stale; ) {
-        const page = await api.replay(pid, props.sessionId, next);
-        if (stale) return;
-        setChunks((c) => c.concat(page.chunks));
-        next = page.next;
-      }
-    })().catch((e) => !stale && setFailed(message(e)));
-    return () => {
-      stale = true;
-    };
-  }, [loaded.state]);
+  const session = loaded.state === "done" ? loaded.data.session : null;
+  const origin = session ? Date.parse(session.start) : 0;
+  const total = session ? Math.max(0, session.durationMs) : 0;
+  // What the imperative code below reads: the values of the latest render.
+  const now = useRef({ origin, total, speed, skipInactive });
+  now.current = { origin, total, speed, skipInactive };
 
-  const windows = [...new Set(chunks.map((c) => c.windowId))];
-  const current = windowId ?? windows[0] ?? null;
-  const events = decodedEvents.window === current ? decodedEvents.list : [];
-  // Decode the current window's chunks as they arrive, in order, one batch
-  // after another; a window chosen anew starts again from nothing.
-  useEffect(() => {
-    const d = decoded.current;
-    if (d.window !== current) {
-      d.window = current;
-      d.chunks = 0;
-      d.generation++;
-    }
-    if (!current) return;
-    const mine = chunks.filter((c) => c.windowId === current);
-    const fresh = mine.slice(d.chunks);
-    if (!fresh.length) return;
-    d.chunks = mine.length;
-    const generation = d.generation;
-    d.queue = d.queue
-      .then(() => Promise.all(fresh.map(decodeChunk)))
-      .then((parts) => {
-        if (d.generation !== generation) return;
-        const added = withoutInlineHandlers(parts.flat().sort((a, b) => a.timestamp - b.timestamp));
-        setDecodedEvents((ev) => ({ window: current, list: ev.window === current ? ev.list.concat(added) : added }));
-      })
-      .catch((e) => setFailed(message(e)));
-  }, [chunks, current]);
+  /** offsetOf is where r plays, as an offset from the session's start. */
+  const offsetOf = (r: Replayer) => r.getMetaData().startTime + r.getCurrentTime() - now.current.origin;
 
-  // The player: made once the window has two events, then given the
-  // others as they are decoded (rrweb's Replayer takes events while it
-  // plays); destroyed when another window is chosen.
-  useEffect(() => {
-    const r = player.current;
-    if (r) {
-      for (const e of events.slice(fed.current)) r.addEvent(e as never);
-      fed.current = events.length;
-    }
-  }, [events]);
-  const ready = events.length >= 2;
-  useEffect(() => {
-    if (!ready || !stage.current) return;
-    stage.current.innerHTML = "";
+  /**
+   * mount makes a Replayer of every playable event merged so far and
+   * starts it at offset (from the session's start), playing or paused:
+   * at first, and again when events arrive that go before those it has.
+   */
+  const mount = (offset: number, play: boolean) => {
+    const m = machine.current;
     const box = stage.current;
-    const r = new Replayer(events as never[], { root: box, skipInactive: true, showWarning: false, mouseTail: false });
-    player.current = r;
-    fed.current = events.length;
+    const events = m.merged.playable;
+    if (!box || events.length < 2) return;
+    m.teardown();
+    box.innerHTML = "";
+    const { speed, skipInactive, origin, total } = now.current;
+    const r = new Replayer(events as never[], { root: box, skipInactive, speed, showWarning: false, mouseTail: false });
+    m.replayer = r;
+    m.waiting = false;
+    // The end of what was read: the end of the session once every page is
+    // in, else a pause until the next page's events are added.
+    r.on("finish", () => {
+      if (m.replayer !== r) return;
+      if (m.done) {
+        setStatus("ended");
+        setElapsed(total);
+      } else m.waiting = true;
+    });
+    r.on("skip-start", () => m.replayer === r && setSkipping(true));
+    r.on("skip-end", () => m.replayer === r && setSkipping(false));
     // The recorded page keeps its own width (a desktop's 1280 px, say);
     // the wrapper is scaled to the stage's width, whatever the window's,
     // and again whenever the stage changes size (the window is resized or
     // turned, the sidebar folds) or the recording's viewport does (rrweb's
-    // resize). The stage's own width does not depend on the wrapper, which
-    // is positioned absolutely, so setting its height cannot loop.
+    // resize, at each page load too). The stage's own width does not
+    // depend on the wrapper, which is positioned absolutely, so setting
+    // its height cannot loop.
     const fit = () => {
       const frame = r.iframe;
       if (!frame) return;
@@ -242,19 +256,139 @@ function Player(props: { product: Product; sessionId: string }) {
       box.style.height = `${Math.ceil(size.height * scale) + box.offsetHeight - box.clientHeight}px`;
     };
     r.on("resize", fit);
-    r.play();
+    const at = Math.max(0, offset - (events[0].timestamp - origin));
+    if (play) r.play(at);
+    else r.pause(at);
+    setStatus(play ? "playing" : "paused");
+    setElapsed(Math.min(total, Math.max(0, offset)));
     fit();
     const observer = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(fit);
     observer?.observe(box);
     window.addEventListener("resize", fit);
-    return () => {
+    m.teardown = () => {
       observer?.disconnect();
       window.removeEventListener("resize", fit);
       r.destroy();
-      player.current = null;
-      fed.current = 0;
+      if (m.replayer === r) m.replayer = null;
     };
-  }, [ready, current]);
+  };
+
+  /**
+   * feed merges a page's events and hands the player what changed: the
+   * events after those it has are added to it as it plays (and playback
+   * that waited at the end of the pages read goes on); events that go
+   * before them (windows overlapping in time) make a new player at the
+   * same position. The first player is made once there is something to
+   * play and, for a link's moment, once the pages read reach it.
+   */
+  const feed = (batch: WindowEvent[], last: boolean) => {
+    const m = machine.current;
+    const { rebuilt, added } = m.merged.add(batch);
+    m.done = last;
+    const r = m.replayer;
+    if (!r) {
+      const reached = props.at === undefined || m.merged.last >= props.at || last;
+      if (reached) mount(momentOffset(props.at, now.current.origin, now.current.total), true);
+    } else if (rebuilt) {
+      mount(offsetOf(r), m.status === "playing");
+    } else {
+      for (const e of added) r.addEvent(e as never);
+      if (m.waiting && added.length) {
+        m.waiting = false;
+        r.play(r.getCurrentTime());
+      } else if (m.waiting && last) {
+        setStatus("ended");
+        setElapsed(now.current.total);
+      }
+    }
+    setTimeline(marks(m.merged.playable, now.current.origin));
+  };
+
+  // Read the session page by page, each page's chunks decoded and merged
+  // before the next is asked for, so that the player starts on the first
+  // page and what it holds is the events, not the pages' base64.
+  useEffect(() => {
+    if (loaded.state !== "done") return;
+    let stale = false;
+    (async () => {
+      for (let page = loaded.data; ; ) {
+        const parts = await Promise.all(page.chunks.map(async (c) => ({ windowId: c.windowId, events: withoutInlineHandlers(await decodeChunk(c)) })));
+        if (stale) return;
+        feed(
+          parts.flatMap((p) => p.events.map((event) => ({ windowId: p.windowId, event }))),
+          !page.next,
+        );
+        if (!page.next) return;
+        page = await api.replay(pid, props.sessionId, page.next);
+        if (stale) return;
+      }
+    })().catch((e) => !stale && setFailed(message(e)));
+    return () => {
+      stale = true;
+    };
+  }, [loaded.state]);
+
+  useEffect(() => () => machine.current.teardown(), []);
+
+  // The elapsed time follows the player while it plays.
+  useEffect(() => {
+    if (status !== "playing") return;
+    const timer = setInterval(() => {
+      const r = machine.current.replayer;
+      if (r) setElapsed(Math.min(now.current.total, Math.max(0, offsetOf(r))));
+    }, 200);
+    return () => clearInterval(timer);
+  }, [status]);
+
+  /** toggle plays or pauses; at the end, it plays the session again from its start. */
+  const toggle = () => {
+    const m = machine.current;
+    const r = m.replayer;
+    if (!r) return;
+    if (status === "playing") {
+      r.pause();
+      m.waiting = false;
+      setStatus("paused");
+      setElapsed(Math.min(total, Math.max(0, offsetOf(r))));
+    } else if (status === "ended") {
+      seek(0, true);
+    } else {
+      r.play(r.getCurrentTime());
+      setStatus("playing");
+    }
+  };
+
+  /** seek moves to offset (from the session's start), playing on if it played. */
+  const seek = (offset: number, play = status === "playing") => {
+    const r = machine.current.replayer;
+    if (!r) return;
+    const at = Math.max(0, offset - (r.getMetaData().startTime - origin));
+    machine.current.waiting = false;
+    if (play) r.play(at);
+    else r.pause(at);
+    setStatus(play ? "playing" : "paused");
+    setElapsed(Math.min(total, Math.max(0, offset)));
+  };
+
+  const changeSpeed = (v: number) => {
+    setSpeed(v);
+    machine.current.replayer?.setConfig({ speed: v });
+  };
+  const changeSkip = (on: boolean) => {
+    setSkipInactive(on);
+    machine.current.replayer?.setConfig({ skipInactive: on });
+    if (!on) setSkipping(false);
+  };
+
+  // Space plays or pauses while the player has the focus, unless a
+  // control that takes the space itself has it (a button, a checkbox).
+  const onKey = (e: KeyboardEvent) => {
+    if (e.key !== " ") return;
+    const target = e.target as HTMLElement | null;
+    if (target?.closest("button, a, select, textarea, input:not([type=range])")) return;
+    e.preventDefault();
+    toggle();
+  };
 
   if (loaded.state === "failed") {
     return (
@@ -268,13 +402,12 @@ function Player(props: { product: Product; sessionId: string }) {
   }
   if (loaded.state !== "done") return <Skeleton rows={6} label="Loading the replay…" />;
   const s = loaded.data.session;
-  const timeline = events ? marks(events) : [];
-  const total = events && events.length ? events[events.length - 1].timestamp - events[0].timestamp : 0;
   const remove = () =>
     run("delete", async () => {
       await api.deleteReplay(pid, props.sessionId);
       navigate(list);
     });
+  const ready = status !== "loading";
   return (
     <section class="page replay">
       <p class="crumbs">
@@ -288,12 +421,6 @@ function Player(props: { product: Product; sessionId: string }) {
           </Link>
         </h1>
         <div class="actions">
-          <button type="button" class="button secondary" onClick={() => player.current?.pause()}>
-            Pause
-          </button>
-          <button type="button" class="button secondary" onClick={() => player.current?.play(player.current.getCurrentTime())}>
-            Play
-          </button>
           <button type="button" class="button danger" onClick={() => setConfirm(true)}>
             Delete…
           </button>
@@ -324,31 +451,60 @@ function Player(props: { product: Product; sessionId: string }) {
           <dd>{s.errors}</dd>
         </div>
       </dl>
-      {windows.length > 1 && (
-        <label>
-          Tab{" "}
-          <select value={current ?? ""} onChange={(e) => setWindowId(e.currentTarget.value)}>
-            {windows.map((w, i) => (
-              <option key={w} value={w}>
-                Tab {i + 1}
-              </option>
-            ))}
-          </select>
-        </label>
+      {props.at !== undefined && (
+        <p class="hint" data-testid="replay-moment">
+          Opened at the moment you followed, from {LEAD_MS / 1000} s before it.
+        </p>
       )}
       {failed && <ErrorState message={failed} />}
-      <div class="replay-stage card" ref={stage} data-testid="replay-stage" />
-      <ol class="replay-timeline" data-testid="replay-timeline" aria-label="Timeline">
-        {timeline.map((m, i) => (
-          <li key={i} class={`mark ${m.kind}`} style={{ left: `${total ? (100 * m.offset) / total : 0}%` }}>
-            <button type="button" title={`${m.label} at ${duration(m.offset)}`} onClick={() => player.current?.play(m.offset)}>
-              <span class="visually-hidden">
-                {m.kind}: {m.label}
-              </span>
-            </button>
-          </li>
-        ))}
-      </ol>
+      {/* The player takes the focus (a click on it, or Tab) so that space plays and pauses it. */}
+      <div class="replay-player" tabIndex={0} onKeyDown={onKey} role="group" aria-label="Player: space plays or pauses" data-testid="replay-player">
+        <div class="replay-stage card" ref={stage} data-testid="replay-stage" />
+        <div class="replay-controls" data-testid="replay-controls">
+          <button type="button" class="button" onClick={toggle} disabled={!ready} data-testid="replay-toggle">
+            {status === "playing" ? "Pause" : status === "ended" ? "Play again" : "Play"}
+          </button>
+          <span class="replay-time" data-testid="replay-time">
+            <span data-testid="replay-elapsed">{clock(elapsed)}</span> / <span data-testid="replay-total">{clock(total)}</span>
+          </span>
+          <input
+            type="range"
+            class="replay-seek"
+            aria-label="Position in the session"
+            min={0}
+            max={total}
+            step={100}
+            value={elapsed}
+            disabled={!ready}
+            onInput={(e) => seek(Number(e.currentTarget.value))}
+            data-testid="replay-seek"
+          />
+          <span class="replay-speeds" role="group" aria-label="Speed">
+            {SPEEDS.map((v) => (
+              <button key={v} type="button" class="button secondary" aria-pressed={speed === v} onClick={() => changeSpeed(v)}>
+                {v}×
+              </button>
+            ))}
+          </span>
+          <label class="checkbox replay-skip">
+            <input type="checkbox" checked={skipInactive} onChange={(e) => changeSkip(e.currentTarget.checked)} /> Skip inactivity
+          </label>
+          <span class="replay-status" role="status" data-testid="replay-status">
+            {status === "loading" ? "Loading…" : skipping ? "Skipping inactivity…" : ""}
+          </span>
+        </div>
+        <ol class="replay-timeline" data-testid="replay-timeline" aria-label="Timeline">
+          {timeline.map((m, i) => (
+            <li key={i} class={`mark ${m.kind}`} style={{ left: `${total ? Math.min(100, (100 * m.offset) / total) : 0}%` }}>
+              <button type="button" title={`${m.label} at ${clock(m.offset)}`} onClick={() => seek(m.shows)}>
+                <span class="visually-hidden">
+                  {m.kind}: {m.label}
+                </span>
+              </button>
+            </li>
+          ))}
+        </ol>
+      </div>
       <ul class="replay-legend" aria-label="Legend" data-testid="replay-legend">
         {legend.map(([kind, label]) => (
           <li key={kind} class={`mark ${kind}`}>

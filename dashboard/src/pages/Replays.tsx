@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api } from "../api";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { Link } from "../components/Link";
@@ -6,6 +6,7 @@ import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { when } from "../format";
 import { useAction, useLoad } from "../load";
 import type { DateRange } from "../range";
+import { useQueryState } from "../router";
 import type { Product, ReplaySession } from "../types";
 
 /** duration writes a session's length as 1 h 2 min, 3 min 4 s or 5 s. */
@@ -16,9 +17,17 @@ export function duration(ms: number): string {
   return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
 }
 
-/** replayHref is the player page of a session. */
-export function replayHref(productId: number, sessionId: string): string {
-  return `/replays/${encodeURIComponent(sessionId)}?product=${productId}`;
+/**
+ * replayHref is the player page of a session; `at`, an event's time (an
+ * ISO string or milliseconds since 1970), opens it at that moment as `t`,
+ * in milliseconds since 1970 (docs/replay.md, "Links to a moment"). An
+ * absolute time, not an offset, so that the player can tell when the pages
+ * of chunks it has read reach it.
+ */
+export function replayHref(productId: number, sessionId: string, at?: string | number): string {
+  const base = `/replays/${encodeURIComponent(sessionId)}?product=${productId}`;
+  const t = typeof at === "string" ? Date.parse(at) : at;
+  return t !== undefined && Number.isFinite(t) && t >= 0 ? `${base}&t=${Math.round(t)}` : base;
 }
 
 /** userHref is a user's page (src/pages/Person.tsx): a distinct_id, escaped, since it may hold any character. */
@@ -32,15 +41,18 @@ export function userHref(productId: number, distinctId: string): string {
  * player and each user their page (their events and replays); a user's
  * sessions can all be deleted at once (a privacy request).
  */
-export function Replays(props: { product: Product | null; range: DateRange; user?: string }) {
+export function Replays(props: { product: Product | null; range: DateRange }) {
   if (!props.product) return <NoProduct />;
-  return <ReplayList key={props.product.id} product={props.product} range={props.range} user={props.user ?? ""} />;
+  return <ReplayList key={props.product.id} product={props.product} range={props.range} />;
 }
 
-function ReplayList(props: { product: Product; range: DateRange; user: string }) {
+function ReplayList(props: { product: Product; range: DateRange }) {
   const pid = props.product.id;
-  const [user, setUser] = useState(props.user);
-  const [typed, setTyped] = useState(props.user);
+  // The user shown is the URL's ?distinct_id= (a user's page links here
+  // with it); the box holds what is being typed until Show.
+  const [user, setUser] = useQueryState("distinct_id", "");
+  const [typed, setTyped] = useState(user);
+  useEffect(() => setTyped(user), [user]);
   const [confirm, setConfirm] = useState(false);
   const { busy, notice, run } = useAction<"delete">();
   const [loaded, reload] = useLoad(() => api.replays(pid, { distinctId: user, from: props.range.from, to: props.range.to }), [

@@ -1,14 +1,17 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api } from "../api";
 import { bucketTime, bucketTitle, nextBucket, num } from "../charts/time";
 import { annotationsBetween, PeriodMarker, useChartAnnotations } from "../components/ChartAnnotations";
-import { EventInput, EventList, useEventNames } from "../components/EventInput";
-import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States";
+import { EventInput, EventList, useEventNamesResult } from "../components/EventInput";
+import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
+import { plural } from "../format";
 import { useLoad } from "../load";
 import type { DateRange } from "../range";
+import { oneOf, setQuery, useQueryState } from "../router";
 import type { Annotation, DataEnv, Product, RetentionRequest, RetentionResult } from "../types";
 
 type Period = "day" | "week" | "month";
+const periods: readonly Period[] = ["day", "week", "month"];
 
 /**
  * Retention shows the cohort triangle as a heat map: each cell is the share
@@ -25,15 +28,27 @@ export function Retention(props: { product: Product | null; range: DateRange; en
 function RetentionPage(props: { product: Product; range: DateRange; env: DataEnv }) {
   const pid = props.product.id;
   const days = { from: props.range.from, to: props.range.to };
-  const names = useEventNames(pid, days, props.env);
-  const [start, setStart] = useState("$pageview");
-  const [ret, setRet] = useState("");
-  const [period, setPeriod] = useState<Period>("week");
-  const [req, setReq] = useState<RetentionRequest>({ startEvent: "$pageview", period: "week" });
+  const names = useEventNamesResult(pid, days, props.env);
+  // The query shown is the URL's (?start=, ?return=, ?period=), so that a
+  // link opens the same cohorts; the form holds what is being typed.
+  const [shownStart] = useQueryState("start", "$pageview");
+  const [shownReturn] = useQueryState("return", "");
+  const [shownPeriod] = useQueryState<Period>("period", "week", oneOf(periods));
+  const req: RetentionRequest = { startEvent: shownStart, returnEvent: shownReturn || undefined, period: shownPeriod };
+  const [start, setStart] = useState(shownStart);
+  const [ret, setRet] = useState(shownReturn);
+  const [period, setPeriod] = useState<Period>(shownPeriod);
+  // Back, forward or a link put the URL's query back in the form.
+  useEffect(() => {
+    setStart(shownStart);
+    setRet(shownReturn);
+    setPeriod(shownPeriod);
+  }, [shownStart, shownReturn, shownPeriod]);
   const [error, setError] = useState<string | null>(null);
+  const [runs, setRuns] = useState(0);
   const [result, retry] = useLoad<RetentionResult>(
     () => api.retention(pid, { ...req, dateFrom: days.from, dateTo: days.to }, props.env),
-    [pid, JSON.stringify(req), days.from, days.to, props.env],
+    [pid, JSON.stringify(req), days.from, days.to, props.env, runs],
   );
   // Cohort periods can start before the picked range (a week starts on its
   // Monday), so the annotations are fetched over the cohorts' own span.
@@ -48,14 +63,15 @@ function RetentionPage(props: { product: Product; range: DateRange; env: DataEnv
     e.preventDefault();
     if (!start.trim()) return setError("Enter the start event.");
     setError(null);
-    setReq({ startEvent: start.trim(), returnEvent: ret.trim() || undefined, period });
+    setRuns((n) => n + 1);
+    setQuery({ start: start.trim() === "$pageview" ? null : start.trim(), return: ret.trim() || null, period: period === "week" ? null : period });
   };
-  const noEvents = names !== null && names.length === 0;
+  const noEvents = names !== null && names.events.length === 0;
   return (
     <section class="page">
       <h1>Retention</h1>
       <form class="card inline-form" onSubmit={run} aria-label="Retention query">
-        <EventList id="retention-events" names={names} />
+        <EventList id="retention-events" names={names?.events ?? null} />
         <label>
           Start event
           <EventInput label="Start event" value={start} list="retention-events" onChange={setStart} />
@@ -86,8 +102,8 @@ function RetentionPage(props: { product: Product; range: DateRange; env: DataEnv
         {result.state === "loading" ? <Skeleton rows={6} label="Computing cohorts…" /> : null}
         {result.state === "failed" ? <ErrorState message={result.error} onRetry={retry} /> : null}
         {result.state === "done" ? (
-          noEvents ? (
-            <NoEvents product={props.product} env={props.env} />
+          names && noEvents ? (
+            <NoData product={props.product} range={props.range} env={props.env} names={names} />
           ) : (
             <CohortTable result={result.data} annotations={annotations} />
           )
@@ -139,7 +155,7 @@ export function CohortTable(props: { result: RetentionResult; annotations?: Anno
                     key={k}
                     class="heat"
                     style={{ background: `rgb(2 132 199 / ${(0.08 + share * 0.85).toFixed(3)})`, color: share > 0.5 ? "#fff" : undefined }}
-                    title={`${num(c.values[k])} of ${num(c.size)} users`}
+                    title={`${num(c.values[k])} of ${plural(c.size, "user")}`}
                   >
                     {c.size ? `${Math.round(share * 1000) / 10}%` : "—"}
                   </td>

@@ -1,14 +1,15 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api } from "../api";
 import { bucketTime } from "../charts/time";
 import { TimeChart } from "../charts/TimeChart";
 import { AnnotateDialog, useChartAnnotations } from "../components/ChartAnnotations";
 import { CountSelect, useGroupTypes } from "../components/CountSelect";
-import { EventInput, EventList, useEventNames } from "../components/EventInput";
-import { SaveQueryForm, SavedList, useQuerySource, useSavedQueries } from "../components/SavedList";
-import { ErrorState, NoEvents, NoProduct, Skeleton } from "../components/States";
+import { EventInput, EventList, useEventNamesResult } from "../components/EventInput";
+import { SaveQueryForm, SavedList, useSavedQueries } from "../components/SavedList";
+import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
 import { useLoad } from "../load";
 import { describe as describeRange, type DateRange } from "../range";
+import { oneOf, positiveInt, setQuery, useLocation, useQueryState, type QueryPatch } from "../router";
 import type { DataEnv, FilterRequest, Interval, Operator, Product, SavedQuery, TrendMath, TrendRequest, TrendResult } from "../types";
 
 /** The operators of docs/queries.md, as people read them. */
@@ -64,11 +65,105 @@ function trendDefinition(q: SavedQuery): TrendRequest {
   return (q.definition ?? { series: [] }) as unknown as TrendRequest;
 }
 
+/** TrendDraft is what the builder sets: the query a link names. */
+export interface TrendDraft {
+  series: SeriesDraft[];
+  filters: FilterDraft[];
+  breakdown: string;
+  breakdownLimit: string;
+  interval: Interval;
+  aggregateBy: string;
+}
+
+const intervals: readonly Interval[] = ["hour", "day", "week", "month"];
+const maths: readonly TrendMath[] = ["total", "unique_users"];
+const defaultTrend: TrendDraft = {
+  series: [{ event: "$pageview", math: "total" }],
+  filters: [],
+  breakdown: "",
+  breakdownLimit: "10",
+  interval: "day",
+  aggregateBy: "",
+};
+
+/**
+ * trendFromSearch reads the trend a URL names (docs/dashboard.md, "State
+ * in the URL"): ?event= once per series, ?math= once per series when one
+ * counts unique users, ?filter=property:operator:value once per filter,
+ * ?breakdown=, ?limit=, ?interval=, ?count=. What is absent or invalid
+ * takes the builder's default.
+ */
+export function trendFromSearch(search: URLSearchParams): TrendDraft {
+  const events = search.getAll("event");
+  const math = search.getAll("math");
+  const filters: FilterDraft[] = [];
+  for (const f of search.getAll("filter")) {
+    // The operator is the first ":name:" (or final ":name") that names
+    // one: a property rarely holds one, a value (a URL) often has colons.
+    const m = new RegExp(`^(.+?):(${operators.map((o) => o.value).join("|")})(?::(.*))?$`, "s").exec(f);
+    if (m) filters.push({ property: m[1], operator: m[2] as Operator, value: m[3] ?? "" });
+  }
+  const iv = search.get("interval") as Interval | null;
+  const limit = search.get("limit");
+  return {
+    series: events.length
+      ? events.slice(0, 10).map((event, i) => ({ event, math: maths.includes(math[i] as TrendMath) ? (math[i] as TrendMath) : "total" }))
+      : defaultTrend.series,
+    filters: filters.slice(0, 20),
+    breakdown: search.get("breakdown") ?? "",
+    breakdownLimit: limit && /^[1-9]\d?$|^100$/.test(limit) ? limit : defaultTrend.breakdownLimit,
+    interval: iv && intervals.includes(iv) ? iv : defaultTrend.interval,
+    aggregateBy: search.get("count") ?? "",
+  };
+}
+
+/** trendSearch is the query-string patch naming a trend, defaults left out. */
+export function trendSearch(d: TrendDraft | null): QueryPatch {
+  if (!d) return { event: null, math: null, filter: null, breakdown: null, limit: null, interval: null, count: null };
+  const unique = d.series.some((s) => s.math !== "total");
+  return {
+    event: d.series.map((s) => s.event),
+    math: unique ? d.series.map((s) => s.math) : null,
+    filter: d.filters.map((f) => (f.operator === "is_set" || f.operator === "is_not_set" ? `${f.property}:${f.operator}` : `${f.property}:${f.operator}:${f.value}`)),
+    breakdown: d.breakdown || null,
+    limit: d.breakdown && d.breakdownLimit !== defaultTrend.breakdownLimit ? d.breakdownLimit : null,
+    interval: d.interval !== defaultTrend.interval ? d.interval : null,
+    count: d.aggregateBy || null,
+  };
+}
+
+/** trendDraft reads a trend request (a saved definition) into the builder's fields. */
+function trendDraft(d: TrendRequest): TrendDraft {
+  return {
+    series: d.series.map((s) => ({ event: s.event, math: s.math ?? "total" })),
+    filters: (d.filters ?? []).map((f) => ({ property: f.property, operator: f.operator, value: f.value === undefined ? "" : String(f.value) })),
+    breakdown: d.breakdown ?? "",
+    breakdownLimit: String(d.breakdownLimit ?? 10),
+    interval: d.interval ?? "day",
+    aggregateBy: d.aggregateBy ?? "",
+  };
+}
+
+/** trendRequest is a drafted trend as the API takes it. */
+function trendRequest(d: TrendDraft): TrendRequest {
+  return {
+    series: d.series.map((s) => ({ event: s.event.trim(), math: s.math })),
+    interval: d.interval,
+    filters: d.filters.length ? d.filters.map(filterRequest) : undefined,
+    breakdown: d.breakdown.trim() || undefined,
+    breakdownLimit: d.breakdown.trim() ? Number(d.breakdownLimit) : undefined,
+    aggregateBy: d.aggregateBy || undefined,
+  };
+}
+
 /**
  * Trends charts events over time: series (total or unique users), property
  * filters, one breakdown with a limit, the interval, as lines or bars, with
  * the annotations as markers; clicking the chart adds an annotation there.
- * env picks live data or the events of test keys.
+ * The trend run, or the saved trend (?saved=), and the chart type are in
+ * the URL, so that a link opens the same chart and back returns to the
+ * previous one; a saved trend runs over the picked range. env picks live
+ * data or the events of test keys.
  */
 export function Trends(props: { product: Product | null; range: DateRange; env: DataEnv }) {
   if (!props.product) return <NoProduct />;
@@ -78,60 +173,70 @@ export function Trends(props: { product: Product | null; range: DateRange; env: 
 function TrendBuilder(props: { product: Product; range: DateRange; env: DataEnv }) {
   const pid = props.product.id;
   const days = { from: props.range.from, to: props.range.to };
-  const [series, setSeries] = useState<SeriesDraft[]>([{ event: "$pageview", math: "total" }]);
-  const [filters, setFilters] = useState<FilterDraft[]>([]);
-  const [breakdown, setBreakdown] = useState("");
-  const [breakdownLimit, setBreakdownLimit] = useState("10");
-  const [interval, setInterval] = useState<Interval>("day");
-  const [chartKind, setChartKind] = useState<"line" | "bar">("line");
-  const [aggregateBy, setAggregateBy] = useState("");
+  const loc = useLocation();
+  const [savedId] = useQueryState<number | null>("saved", null, positiveInt);
+  const [chartKind, setChartKind] = useQueryState<"line" | "bar">("chart", "line", oneOf(["line", "bar"] as const));
+  const { saved, setSaved, savedError } = useSavedQueries(pid, "trend");
+  const savedQuery = savedId === null ? null : saved?.find((q) => q.id === savedId) ?? null;
+  // The trend on screen: the URL's, or the saved one it names.
+  const shownDraft = savedQuery ? trendDraft(trendDefinition(savedQuery)) : trendFromSearch(loc.search);
+  const shownKey = JSON.stringify(shownDraft);
+
+  const [series, setSeries] = useState<SeriesDraft[]>(shownDraft.series);
+  const [filters, setFilters] = useState<FilterDraft[]>(shownDraft.filters);
+  const [breakdown, setBreakdown] = useState(shownDraft.breakdown);
+  const [breakdownLimit, setBreakdownLimit] = useState(shownDraft.breakdownLimit);
+  const [interval, setInterval] = useState<Interval>(shownDraft.interval);
+  const [aggregateBy, setAggregateBy] = useState(shownDraft.aggregateBy);
+  // A new URL (a link, back or forward, a saved trend loaded) puts its
+  // trend back in the builder.
+  useEffect(() => {
+    setSeries(shownDraft.series);
+    setFilters(shownDraft.filters);
+    setBreakdown(shownDraft.breakdown);
+    setBreakdownLimit(shownDraft.breakdownLimit);
+    setInterval(shownDraft.interval);
+    setAggregateBy(shownDraft.aggregateBy);
+  }, [shownKey]);
   const groupTypes = useGroupTypes(pid);
   const [formError, setFormError] = useState<string | null>(null);
-  const build = (): TrendRequest => ({
-    series: series.map((s) => ({ event: s.event.trim(), math: s.math })),
-    interval,
-    filters: filters.length ? filters.map(filterRequest) : undefined,
-    breakdown: breakdown.trim() || undefined,
-    breakdownLimit: breakdown.trim() ? Number(breakdownLimit) : undefined,
-    aggregateBy: aggregateBy || undefined,
-  });
-  const { source, runBuilder, showSaved } = useQuerySource<TrendRequest>(build(), days);
-  const names = useEventNames(pid, days, props.env);
+  const [runs, setRuns] = useState(0);
+  const draft = (): TrendDraft => ({ series, filters, breakdown: breakdown.trim(), breakdownLimit, interval, aggregateBy });
+  const build = (): TrendRequest => trendRequest(draft());
+  const names = useEventNamesResult(pid, days, props.env);
 
-  const { saved, setSaved, savedError } = useSavedQueries(pid, "trend");
-
+  const waiting = savedId !== null && savedQuery === null;
   const [result, retry] = useLoad<TrendResult>(
-    () => (source.kind === "builder" ? api.trend(pid, source.request, props.env) : api.runSaved<TrendResult>(pid, source.query.id, props.env)),
-    [pid, source.seq, source.kind, props.env],
+    waiting
+      ? null
+      : () =>
+          savedQuery
+            ? api.runSaved<TrendResult>(pid, savedQuery.id, props.env, days)
+            : api.trend(pid, { ...trendRequest(shownDraft), dateFrom: days.from, dateTo: days.to }, props.env),
+    [pid, savedId ?? shownKey, waiting, days.from, days.to, props.env, runs],
   );
-  const savedId = source.kind === "saved" ? source.query.id : null;
-  const shownInterval: Interval = (source.kind === "saved" ? trendDefinition(source.query).interval : source.request.interval) ?? "day";
+  const shownInterval: Interval = shownDraft.interval;
   const shown = result.state === "done" ? result.data : result.state === "loading" ? result.previous : undefined;
   const buckets = shown?.series[0]?.data.map((p) => p.date) ?? [];
-  const annFrom = buckets[0]?.slice(0, 10) ?? days.from;
-  const annTo = buckets.length ? new Date(bucketTime(buckets[buckets.length - 1])).toISOString().slice(0, 10) : days.to;
-  const [annotations, addAnnotation] = useChartAnnotations(pid, source.kind === "saved" ? annFrom : days.from, source.kind === "saved" ? annTo : days.to, savedId);
+  const [annotations, addAnnotation] = useChartAnnotations(pid, days.from, days.to, savedQuery ? savedQuery.id : null);
   const [picked, setPicked] = useState<number | null>(null);
 
   const run = (e?: Event) => {
     e?.preventDefault();
     const err = checkTrend(series, filters, breakdownLimit);
     setFormError(err);
-    if (!err) runBuilder(build());
+    if (err) return;
+    setRuns((n) => n + 1);
+    setQuery({ saved: null, ...trendSearch(draft()) });
   };
   const runSaved = (q: SavedQuery) => {
-    const d = trendDefinition(q);
-    setSeries(d.series.map((s) => ({ event: s.event, math: s.math ?? "total" })));
-    setFilters((d.filters ?? []).map((f) => ({ property: f.property, operator: f.operator, value: f.value === undefined ? "" : String(f.value) })));
-    setBreakdown(d.breakdown ?? "");
-    setBreakdownLimit(String(d.breakdownLimit ?? 10));
-    setInterval(d.interval ?? "day");
-    setAggregateBy(d.aggregateBy ?? "");
-    showSaved(q);
+    setFormError(null);
+    setRuns((n) => n + 1);
+    setQuery({ saved: String(q.id), ...trendSearch(null) });
   };
   const setS = (i: number, patch: Partial<SeriesDraft>) => setSeries((l) => l.map((s, j) => (j === i ? { ...s, ...patch } : s)));
   const setF = (i: number, patch: Partial<FilterDraft>) => setFilters((l) => l.map((f, j) => (j === i ? { ...f, ...patch } : f)));
-  const noEvents = names !== null && names.length === 0;
+  const noEvents = names !== null && names.events.length === 0;
   const empty = shown ? shown.series.every((l) => l.data.every((p) => p.value === 0)) : false;
 
   return (
@@ -140,7 +245,7 @@ function TrendBuilder(props: { product: Product; range: DateRange; env: DataEnv 
       <div class="two-col">
         <div class="col-main">
           <form class="card builder" onSubmit={run} aria-label="Trend builder">
-            <EventList id="trend-events" names={names} />
+            <EventList id="trend-events" names={names?.events ?? null} />
             <datalist id="trend-properties">
               {columns.map((c) => (
                 <option key={c} value={c} />
@@ -264,8 +369,10 @@ function TrendBuilder(props: { product: Product; range: DateRange; env: DataEnv 
           <section class="card" aria-labelledby="trend-result-title">
             <div class="section-head tight">
               <h2 id="trend-result-title">
-                {source.kind === "saved" ? source.query.name : "Chart"}
-                <span class="hint heading-hint">{source.kind === "saved" ? "Saved trend · last 30 days" : describeRange(props.range)}</span>
+                {savedQuery ? savedQuery.name : "Chart"}
+                <span class="hint heading-hint" data-testid="trend-range">
+                  {savedQuery ? `Saved trend · ${describeRange(props.range)}` : describeRange(props.range)}
+                </span>
               </h2>
               <div class="segmented" role="group" aria-label="Chart type">
                 <button type="button" aria-pressed={chartKind === "line"} onClick={() => setChartKind("line")}>
@@ -276,9 +383,12 @@ function TrendBuilder(props: { product: Product; range: DateRange; env: DataEnv 
                 </button>
               </div>
             </div>
+            {savedId !== null && saved !== null && savedQuery === null ? (
+              <ErrorState message={`There is no saved trend ${savedId} in this product: it was deleted, or the link is for another product.`} />
+            ) : null}
             {result.state === "failed" ? <ErrorState message={result.error} onRetry={retry} /> : null}
             {result.state === "loading" && !shown ? <Skeleton rows={5} label="Running the trend…" /> : null}
-            {shown && empty && noEvents ? <NoEvents product={props.product} env={props.env} /> : null}
+            {shown && names && empty && noEvents ? <NoData product={props.product} range={props.range} env={props.env} names={names} /> : null}
             {shown && !(empty && noEvents) ? (
               <>
                 {shown.series.length === 0 ? <p class="empty">No event matched these series in this range.</p> : null}
@@ -311,7 +421,7 @@ function TrendBuilder(props: { product: Product; range: DateRange; env: DataEnv 
             }}
             onSaved={(q) => {
               setSaved((l) => [q, ...(l ?? [])]);
-              showSaved(q);
+              runSaved(q);
             }}
           />
         </div>

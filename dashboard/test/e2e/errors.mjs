@@ -9,8 +9,13 @@
 // one, the checkout group's page its de-minified frame "checkout" at
 // app.ts:22 with the source line, and resolving it must take it off the
 // open list. A release's sourcemaps are deleted after the confirmation.
-// Screenshots errors.png, error-group.png and, at 390 px without sideways
-// scrolling, errors-phone.png and error-group-phone.png.
+// The load bug's stack also passes through the page's own inline script,
+// which lacks no map: the note on minified frames names only app.min.js.
+// Two groups selected in the table are merged, after the confirmation,
+// into the one picked there. The groups' table fits its box at 1280 and
+// 390 px (its right edge within its container's, nothing to scroll).
+// Screenshots errors.png, error-group.png, errors-merge.png, errors-long.png and, at 390 px
+// without sideways scrolling, errors-phone.png and error-group-phone.png.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setUpOwner } from "./owner.mjs";
@@ -47,7 +52,10 @@ export async function errorPages(browser, h) {
   // V8 stacks thrown at the markers of the build (1-based columns), called
   // from the position of another marker, as a browser would write them.
   const col = (marker) => minified.indexOf(`"${marker}"`) + 1;
-  const v8 = (type, message, at, caller) => `${type}: ${message}\n    at u (${app}:1:${col(at)})\n    at ${app}:1:${col(caller)}`;
+  // The page's own inline script, in the page's URL: not minified.
+  const inline = "https://shop.example.com/checkout";
+  const v8 = (type, message, at, caller, page) =>
+    `${type}: ${message}\n    at u (${app}:1:${col(at)})\n    at ${app}:1:${col(caller)}` + (page ? `\n    at onclick (${inline}:12:9)` : "");
   const agents = {
     chrome: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/148.0.0.0 Safari/537.36",
     edge: "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/148.0.0.0 Safari/537.36 Edg/148.0.0.0",
@@ -64,7 +72,7 @@ export async function errorPages(browser, h) {
   }
   const now = Date.now();
   const minute = Math.min(60_000, Math.floor((now % 86_400_000) / 45));
-  const exception = (id, agent, minutesAgo, release, type, message, caller) => ({
+  const exception = (id, agent, minutesAgo, release, type, message, caller, page = false) => ({
     event_name: "$exception",
     distinct_id: id,
     url: "https://shop.example.com/checkout",
@@ -72,11 +80,11 @@ export async function errorPages(browser, h) {
     timestamp: new Date(now - minutesAgo * minute).toISOString(),
     properties: {
       $exception_type: type, $exception_message: message, $exception_source: "onerror", $release: release,
-      $exception_stack: v8(type, message, message, caller),
+      $exception_stack: v8(type, message, message, caller, page),
     },
   });
   const checkout = (id, agent, minutesAgo) => exception(id, agent, minutesAgo, "2.0.0", "RangeError", "marker-checkout", "marker-add");
-  const load = (id, agent, minutesAgo) => exception(id, agent, minutesAgo, "1.9.0", "TypeError", "marker-load", "marker-reduce");
+  const load = (id, agent, minutesAgo) => exception(id, agent, minutesAgo, "1.9.0", "TypeError", "marker-load", "marker-reduce", true);
   // The checkout bug: 4 events of 3 users; the load bug: 2 events of 2 users.
   const batch = [checkout("u1", "chrome", 40), checkout("u2", "edge", 30), checkout("u1", "chrome", 20), checkout("u3", "android", 10), load("u4", "chrome", 25), load("u1", "chrome", 15)];
   const res = await fetch(strata.url + "/e", { method: "POST", headers: { "Content-Type": "application/json", "X-API-Key": key }, body: JSON.stringify({ batch }) });
@@ -93,7 +101,16 @@ export async function errorPages(browser, h) {
     page
       .getByRole("table", { name: "Error groups", exact: true })
       .locator("tbody tr")
-      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].slice(0, 4).map((td) => td.textContent.trim())));
+      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].slice(1, 5).map((td) => td.textContent.trim())));
+  // The groups' table within its box: its right edge not past the box's,
+  // and nothing to scroll sideways in it.
+  const tableFits = async () => {
+    const m = await page.getByRole("table", { name: "Error groups", exact: true }).evaluate((t) => {
+      const box = t.parentElement;
+      return { table: t.getBoundingClientRect().right, box: box.getBoundingClientRect().right, scroll: box.scrollWidth, client: box.clientWidth };
+    });
+    if (m.table > m.box + 0.5 || m.scroll > m.client) throw new Error(`the table overflows its box: ${JSON.stringify(m)}`);
+  };
   await page.locator("nav.sidebar").getByRole("link", { name: "Errors" }).click();
   await page.getByRole("heading", { name: "Errors", exact: true }).waitFor();
   await h.check("the Errors table shows the two groups with the events and users sent, most events first", async () => {
@@ -109,6 +126,7 @@ export async function errorPages(browser, h) {
     if (releases.join() !== "Release 2.0.0,Release 1.0.0") throw new Error(releases.join());
     await page.getByRole("table", { name: "Sourcemaps of release 2.0.0" }).getByText(app).waitFor();
   });
+  await h.check("at 1280 px the groups' table fits its box, the last 7 days included", tableFits);
   await shot("errors");
 
   await h.check("the release filter keeps the groups of one release", async () => {
@@ -193,14 +211,60 @@ export async function errorPages(browser, h) {
     const first = page.getByTestId("occurrence").first();
     const text = await first.getByTestId("resolution").textContent();
     if (!text.includes(`no sourcemap for release 1.9.0 and ${app}`)) throw new Error(text);
+    // The page's inline script lacks no map: the note does not name it.
+    if (text.includes(inline)) throw new Error(`the note blames the page's inline script: ${text}`);
+    const frames = await first.getByTestId("frame").count();
+    if (frames !== 3) throw new Error(`${frames} frames, want the inline script's too`);
     const loc = await first.getByTestId("frame").first().locator(".frame-location").textContent();
     if (loc !== `${app}:1:${col("marker-load")}`) throw new Error(loc);
   });
 
+  // A third bug, thrown at marker-add in release 2.0.0, to merge into the load bug.
+  // Its message is long, as real ones are: the table must still fit.
+  const add = exception("u5", "chrome", 5, "2.0.0", "TypeError", "marker-add", "marker-reduce");
+  const long = "marker-add: Cannot read properties of undefined (reading 'total') while the cart of a returning customer was being totalled for the checkout page";
+  add.properties.$exception_message = long;
+  const sent = await fetch(strata.url + "/e", { method: "POST", headers: { "Content-Type": "application/json", "X-API-Key": key }, body: JSON.stringify({ batch: [add] }) });
+  if (sent.status !== 202) throw new Error(`ingest: ${sent.status} ${await sent.text()}`);
+  for (let i = 0; ; i++) {
+    const groups = await page.evaluate(async (pid) => (await (await fetch(`/api/v1/errors?product=${pid}`)).json()).groups, productId);
+    if (groups?.length === 3) break;
+    if (i === 50) throw new Error(`the API lists ${JSON.stringify(groups)}`);
+    await sleep(200);
+  }
   await page.locator(".crumbs").getByRole("link", { name: "Errors" }).click();
   await page.getByRole("table", { name: "Error groups", exact: true }).waitFor();
+  await page.waitForFunction(() => document.querySelectorAll("[data-testid=error-row]").length === 2);
+  await h.check("two selected groups merge into the one picked, after the confirmation", async () => {
+    const merge = () => page.getByRole("button", { name: /^Merge… \(\d\)$/ });
+    const loadHref = await page.getByRole("link", { name: "marker-load" }).getAttribute("href");
+    if (!(await merge().isDisabled())) throw new Error("Merge… is enabled with nothing selected");
+    await page.getByRole("checkbox", { name: `Select ${long}` }).check();
+    await page.getByRole("checkbox", { name: "Select marker-load" }).check();
+    await merge().click();
+    const dialog = page.getByRole("alertdialog", { name: "Merge 2 error groups?" });
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    if ((await page.getByRole("alertdialog").count()) !== 0) throw new Error("the dialog stayed open");
+    await merge().click();
+    await dialog.getByRole("radio", { name: /marker-load/ }).check();
+    await shot("errors-merge");
+    await dialog.getByRole("button", { name: "Merge groups" }).click();
+    await page.getByText("Merged 1 group into “marker-load”.").waitFor();
+    await page.waitForFunction(() => document.querySelectorAll("[data-testid=error-row]").length === 1);
+    await page.getByRole("link", { name: long }).waitFor();
+    // One group, the load bug's (its link), with the three events of
+    // both and their three users; its message is its latest event's.
+    const got = JSON.stringify(await rows());
+    if (got !== JSON.stringify([["TypeError", long, "3", "3"]])) throw new Error(`after the merge: ${got}`);
+    const href = await page.getByTestId("error-row").locator(".error-message a").getAttribute("href");
+    if (href !== loadHref) throw new Error(`the merged group links to ${href}, not the load group's ${loadHref}`);
+  });
+  await h.check("at 1280 px the table fits its box with a long message, which is cut", tableFits);
+  await shot("errors-long");
+
   await page.setViewportSize({ width: 390, height: 800 });
   await h.check("at 390 px the Errors page does not push the page sideways", noSidewaysScroll);
+  await h.check("at 390 px the groups' table fits its box", tableFits);
   await shot("errors-phone");
   await h.check("the Errors pages ran without script errors or blocked content", async () => {
     noPageErrors();

@@ -33,7 +33,8 @@ const OTHER = "other-user-e2e";
  * artifacts folder.
  */
 export async function replayPages(browser, h) {
-  const strata = await h.startStrata({});
+  // Error tracking on, for the error's "Watch the session" (threePages).
+  const strata = await h.startStrata({ NEXT_PUBLIC_FEATURE_ERROR_TRACKING: "true" });
   const { page, shot, atPhoneWidth, noPageErrors } = await watchedPage(browser, h);
   // The dashboard's own API, with the session cookie.
   const call = (method, path) =>
@@ -193,6 +194,8 @@ export async function replayPages(browser, h) {
     await page.getByTestId("replays").getByRole("link", { name: OTHER, exact: true }).waitFor();
   });
   await longReplay(page, h, strata.url, productId, key, call);
+  await threePages(page, h, strata.url, productId, key, call, shot, atPhoneWidth);
+  await twoTabs(page, h, strata.url, productId, key, call);
   await h.check("the Replays pages ran without script errors or blocked content", async () => {
     noPageErrors();
   });
@@ -319,6 +322,267 @@ async function longReplay(page, h, strataUrl, productId, key, call) {
     if (late[0] !== "Added later" || late[1] !== null || press[0] !== null || !press[1].split(" ").includes("pressed") || body !== null) {
       throw new Error(`the replayed page: #late ${JSON.stringify(late)}, #press ${JSON.stringify(press)}, body onload or h1 onclick ${body}`);
     }
+  });
+}
+
+/**
+ * A session of three page loads (windows), made by hand: each page's
+ * heading names it, the pointer moves every 2 s (so that nothing is
+ * skipped as inactive), the first page's chunks are padded past the API's
+ * 4 MiB page (so that the second page load arrives in a later page of
+ * chunks), the second adds #before-error 500 ms before an `$exception` at
+ * 30 s and #after-error 3 s after it, and the third adds #the-end just
+ * before its last event, at 62 s.
+ */
+const THREE = { session: "three-pages-e2e", user: "three-user-e2e", total: 62_000, error: 30_000, message: "replay-moment-error", pad: 900_000 };
+
+/**
+ * made returns builders of rrweb events at offsets from t0: a page load (a
+ * meta event and a full snapshot whose heading is `heading`), pointer moves
+ * every 2 s from `from` to `to`, and a paragraph added to the body, with id
+ * and text `content`.
+ */
+function made(t0) {
+  const text = (id, textContent) => ({ type: 3, id, textContent });
+  const el = (id, tagName, attributes, childNodes = []) => ({ type: 2, id, tagName, attributes, childNodes });
+  return {
+    load: (heading, at, href = "https://shop.example/") => [
+      { type: 4, timestamp: t0 + at, data: { href, width: 1280, height: 720 } },
+      {
+        type: 2,
+        timestamp: t0 + at + 5,
+        data: {
+          node: { type: 0, id: 1, childNodes: [{ type: 1, id: 2, name: "html", publicId: "", systemId: "" }, el(3, "html", { lang: "en" }, [el(4, "head", {}), el(5, "body", {}, [el(6, "h1", {}, [text(7, heading)])])])] },
+          initialOffset: { left: 0, top: 0 },
+        },
+      },
+    ],
+    moves: (from, to) => {
+      const out = [];
+      for (let at = from; at <= to; at += 2000) out.push({ type: 3, timestamp: t0 + at, data: { source: 1, positions: [{ x: 10 + (at % 300), y: 40, id: 6, timeOffset: 0 }] } });
+      return out;
+    },
+    add: (at, id, content) => ({
+      type: 3,
+      timestamp: t0 + at,
+      data: { source: 0, texts: [], removes: [], attributes: [], adds: [{ parentId: 5, nextId: null, node: el(id, "p", { id: content }) }, { parentId: id, nextId: null, node: text(id + 1, content) }] },
+    }),
+    // Padding: an SDK event the timeline does not mark, of `bytes` characters.
+    pad: (at, bytes) => ({ type: 5, timestamp: t0 + at, data: { tag: "$pageview", payload: { pad: "x".repeat(bytes) } } }),
+  };
+}
+
+/** byTime sorts rrweb events by time. */
+const byTime = (events) => events.sort((a, b) => a.timestamp - b.timestamp);
+
+/** threeChunks returns the session's chunks: [windowId, JSON array of rrweb events]. */
+function threeChunks(t0) {
+  const { load, moves, add, pad } = made(t0);
+  const w2 = byTime([...moves(22_000, 40_000), add(THREE.error - 500, 20, "before-error"), { type: 5, timestamp: t0 + THREE.error, data: { tag: "$exception", payload: { message: THREE.message } } }, add(THREE.error + 3000, 22, "after-error"), { type: 3, timestamp: t0 + 41_000, data: { source: 1, positions: [{ x: 5, y: 5, id: 6, timeOffset: 0 }] } }]);
+  const w3 = byTime([...moves(43_000, 59_000), add(61_000, 24, "the-end"), { type: 3, timestamp: t0 + THREE.total, data: { source: 1, positions: [{ x: 5, y: 5, id: 6, timeOffset: 0 }] } }]);
+  return [
+    ["three-w1", load("Step 1 of three", 0, "https://shop.example/step-1")],
+    ...[1, 2, 3, 4, 5].map((i) => ["three-w1", [pad(100 * i, THREE.pad)]]),
+    ["three-w1", moves(1000, 20_000)],
+    ["three-w2", load("Step 2 of three", 21_000, "https://shop.example/step-2")],
+    ["three-w2", w2],
+    ["three-w3", load("Step 3 of three", 42_000, "https://shop.example/step-3")],
+    ["three-w3", w3],
+  ].map(([w, events]) => [w, JSON.stringify(events)]);
+}
+
+/**
+ * Two tabs of one session open at once: tab A loads at 0 s, tab B at 8 s
+ * (A is hidden, so its recorder pauses), A is shown again at 14 s with a
+ * full snapshot, the pointer moves on it until 25 s and once more at 60 s,
+ * the session's end (35 s without input between). A's last chunks are padded
+ * past the API's 4 MiB page, so that B, whose first chunk comes after A's,
+ * arrives in the second page, after the player has started on A.
+ */
+const TABS = { session: "two-tabs-e2e", user: "two-tabs-user-e2e", pad: 900_000, total: 60_000 };
+
+/** tabsChunks returns the two tabs' chunks: [windowId, JSON array of rrweb events]. */
+function tabsChunks(t0) {
+  const { load, moves, add, pad } = made(t0);
+  return [
+    ["tab-a", byTime([...load("Tab A", 0), ...moves(1000, 7000), add(10_000, 30, "a-while-hidden"), ...load("Tab A, shown again", 14_000), ...moves(15_000, 25_000), ...moves(TABS.total, TABS.total)])],
+    ...[1, 2, 3, 4, 5].map((i) => ["tab-a", [pad(25_000 + 100 * i, TABS.pad)]]),
+    ["tab-b", byTime([...load("Tab B", 8000), ...moves(9000, 13_000)])],
+  ].map(([w, events]) => [w, JSON.stringify(events)]);
+}
+
+/**
+ * twoTabs sends the two tabs' session and plays it: at 8× until tab A is
+ * shown again, then at 2×: the tabs show in the order the user saw them
+ * (A, B, A again) though B's events arrive after all of A's, the 35 s
+ * without input are skipped and the player says so, and it ends on A with
+ * the session's length.
+ */
+async function twoTabs(page, h, strataUrl, productId, key, call) {
+  const t0 = Date.now() - 5 * 60_000;
+  await h.check("a session of two tabs open at once is stored, the second tab in the API's second page", async () => {
+    const index = {};
+    for (const [w, data] of tabsChunks(t0)) {
+      index[w] = (index[w] ?? -1) + 1;
+      const res = await fetch(`${strataUrl}/e`, { method: "POST", headers: { "Content-Type": "application/json", "X-API-Key": key }, body: JSON.stringify({ batch: [{ event_name: "$snapshot", distinct_id: TABS.user, properties: {
+        $session_id: TABS.session, $window_id: w, $chunk_index: index[w], $snapshot_encoding: "json", $snapshot_data: Buffer.from(data).toString("base64") } }] }) });
+      if (res.status !== 202) throw new Error(`${res.status} ${await res.text()}`);
+    }
+    const r = await call("GET", `/api/v1/replays/${TABS.session}?product=${productId}`);
+    if (r.status !== 200 || r.body.next === null || r.body.chunks.some((c) => c.windowId !== "tab-a")) throw new Error(`the first page: ${r.status}, windows ${r.body.chunks?.map((c) => c.windowId)}`);
+  });
+  const frame = page.frameLocator("[data-testid=replay-stage] iframe");
+  const toggle = page.getByTestId("replay-toggle");
+  const speed = (v) => page.getByRole("group", { name: "Speed" }).getByRole("button", { name: v }).click();
+  await page.goto(`${strataUrl}/replays/${TABS.session}?product=${productId}`);
+  await h.check("two tabs open at once play in the order they were shown, A, B, then A again, inactivity skipped, to the end", async () => {
+    await page.getByRole("heading", { name: TABS.user, exact: true }).waitFor();
+    await speed("8×");
+    const seen = [];
+    let skipped = false;
+    for (const until = Date.now() + 30_000; Date.now() < until; ) {
+      const text = await frame.locator("h1").textContent({ timeout: 2000 }).catch(() => "");
+      if (text && seen.at(-1) !== text) {
+        seen.push(text);
+        // Slower once A is back, so that the stretch without input is skipped (at 8× it is under rrweb's 10 s × 8).
+        if (text === "Tab A, shown again") await speed("2×");
+      }
+      if ((await page.getByTestId("replay-status").textContent()) === "Skipping inactivity…") skipped = true;
+      if ((await toggle.textContent()) === "Play again") break;
+      await page.waitForTimeout(100);
+    }
+    if (seen.join() !== "Tab A,Tab B,Tab A, shown again") throw new Error(`headings seen: ${seen.join(" → ")}`);
+    if (!skipped) throw new Error("the player never said it skipped inactivity");
+    if ((await toggle.textContent()) !== "Play again") throw new Error(`the player did not end: ${await toggle.textContent()}`);
+    const [elapsed, total] = [await page.getByTestId("replay-elapsed").textContent(), await page.getByTestId("replay-total").textContent()];
+    if (elapsed !== "1:00" || total !== "1:00") throw new Error(`elapsed ${elapsed} / ${total}, want 1:00 / 1:00`);
+  });
+  await h.check("at 12 s tab B is on screen without what tab A changed while hidden", async () => {
+    // The seek bar moved as a user drags it: its value set, then an input event.
+    await page.getByTestId("replay-seek").evaluate((el) => {
+      el.value = "12000";
+      el.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+    await page.waitForFunction(() => document.querySelector("[data-testid=replay-elapsed]")?.textContent === "0:12");
+    const text = await frame.locator("h1").textContent();
+    if (text !== "Tab B") throw new Error(`at 12 s the page is ${text}`);
+    if ((await frame.locator("#a-while-hidden").count()) !== 0) throw new Error("tab A's change while hidden shows on tab B's page");
+  });
+}
+
+/**
+ * threePages sends the three-page session and an error of it, then plays
+ * it: through the three page loads to the end without a click, at the
+ * speeds chosen, with the session's elapsed and total time; space pauses
+ * and plays; and the error's "Watch the session" opens the player at the
+ * error's moment. Screenshots replay-session.png and, at 390 px,
+ * replay-session-phone.png, of the player paused on the second page.
+ */
+async function threePages(page, h, strataUrl, productId, key, call, shot, atPhoneWidth) {
+  const t0 = Date.now() - 10 * 60_000;
+  const send = async (batch) => {
+    const res = await fetch(`${strataUrl}/e`, { method: "POST", headers: { "Content-Type": "application/json", "X-API-Key": key }, body: JSON.stringify({ batch }) });
+    const body = await res.text();
+    if (res.status !== 202 || !body.includes('"rejected":[]')) throw new Error(`${res.status} ${body}`);
+  };
+  await h.check("a session of three page loads, and an error in its second, are stored", async () => {
+    const index = {};
+    for (const [w, data] of threeChunks(t0)) {
+      index[w] = (index[w] ?? -1) + 1;
+      await send([{ event_name: "$snapshot", distinct_id: THREE.user, properties: {
+        $session_id: THREE.session, $window_id: w, $chunk_index: index[w], $snapshot_encoding: "json", $snapshot_data: Buffer.from(data).toString("base64") } }]);
+    }
+    await send([{ event_name: "$exception", distinct_id: THREE.user, url: "https://shop.example/step-2", timestamp: new Date(t0 + THREE.error).toISOString(), properties: {
+      $session_id: THREE.session, $exception_type: "Error", $exception_message: THREE.message, $exception_source: "onerror",
+      $exception_stack: `Error: ${THREE.message}\n    at pay (https://shop.example/app.js:1:10)` } }]);
+    const r = await call("GET", `/api/v1/replays/${THREE.session}?product=${productId}`);
+    if (r.status !== 200 || r.body.next === null || r.body.chunks.some((c) => c.windowId !== "three-w1")) throw new Error(`the first page: ${r.status}, next ${r.body.next}, windows ${r.body.chunks?.map((c) => c.windowId)}`);
+    if (r.body.session.durationMs !== THREE.total) throw new Error(`duration ${r.body.session.durationMs}`);
+  });
+
+  const frame = page.frameLocator("[data-testid=replay-stage] iframe");
+  const toggle = page.getByTestId("replay-toggle");
+  const position = async () => Number(await page.getByTestId("replay-seek").inputValue());
+  const heading = () => frame.locator("h1").textContent({ timeout: 2000 }).catch(() => "");
+  await page.goto(`${strataUrl}/replays/${THREE.session}?product=${productId}`);
+  await h.check("the player plays at once, with the session's whole length as its total", async () => {
+    await page.getByRole("heading", { name: THREE.user, exact: true }).waitFor();
+    await page.waitForFunction(() => document.querySelector("[data-testid=replay-toggle]")?.textContent === "Pause");
+    const total = await page.getByTestId("replay-total").textContent();
+    if (total !== "1:02") throw new Error(`total ${total}, want 1:02`);
+    if ((await page.getByTestId("replay-seek").getAttribute("max")) !== String(THREE.total)) throw new Error("the seek bar does not span the session");
+    if ((await page.getByRole("group", { name: "Speed" }).getByRole("button", { name: "1×" }).getAttribute("aria-pressed")) !== "true") throw new Error("1× is not the speed");
+  });
+  await h.check("at 1× the elapsed time follows the clock, at 8× eight times as fast", async () => {
+    const a = await position();
+    await page.waitForTimeout(2000);
+    const b = await position();
+    if (b - a < 1000 || b - a > 3500) throw new Error(`at 1× 2 s of the clock played ${b - a} ms`);
+    await page.getByRole("group", { name: "Speed" }).getByRole("button", { name: "8×" }).click();
+    const c = await position();
+    await page.waitForTimeout(1000);
+    const d = await position();
+    if (d - c < 5000) throw new Error(`at 8× 1 s of the clock played ${d - c} ms`);
+  });
+  await h.check("it plays through the three page loads in order, to the end of the third, without a click", async () => {
+    const seen = [];
+    for (const until = Date.now() + 20_000; Date.now() < until; ) {
+      const text = await heading();
+      if (text && seen.at(-1) !== text) seen.push(text);
+      if ((await toggle.textContent()) === "Play again") break;
+      await page.waitForTimeout(100);
+    }
+    if (seen.join() !== "Step 1 of three,Step 2 of three,Step 3 of three") throw new Error(`headings seen: ${seen.join(" → ")}`);
+    if ((await toggle.textContent()) !== "Play again") throw new Error(`the player did not end: ${await toggle.textContent()}`);
+    await frame.locator("#the-end").waitFor();
+    const [elapsed, total] = [await page.getByTestId("replay-elapsed").textContent(), await page.getByTestId("replay-total").textContent()];
+    if (elapsed !== "1:02" || total !== "1:02") throw new Error(`elapsed ${elapsed} / ${total}, want 1:02 / 1:02`);
+    const pages = await page.getByTestId("replay-timeline").locator("li.mark.page").count();
+    if (pages !== 3) throw new Error(`${pages} page marks, want 3`);
+  });
+  await h.check("a page mark seeks to that page load, paused; space plays and pauses while the player has the focus", async () => {
+    await page.getByTestId("replay-timeline").locator("li.mark.page").nth(1).getByRole("button").click();
+    await page.waitForFunction(() => document.querySelector("[data-testid=replay-toggle]")?.textContent === "Play");
+    if ((await heading()) !== "Step 2 of three") throw new Error(`the page mark shows ${await heading()}`);
+    const at = await position();
+    if (Math.abs(at - 21_000) > 100) throw new Error(`the page mark seeked to ${at} ms, want 21000`);
+    await page.getByRole("group", { name: "Speed" }).getByRole("button", { name: "1×" }).click();
+    await page.getByTestId("replay-player").focus();
+    await page.keyboard.press("Space");
+    await page.waitForFunction(() => document.querySelector("[data-testid=replay-toggle]")?.textContent === "Pause");
+    await page.waitForTimeout(1200);
+    await page.keyboard.press("Space");
+    await page.waitForFunction(() => document.querySelector("[data-testid=replay-toggle]")?.textContent === "Play");
+    const played = (await position()) - at;
+    if (played < 700 || played > 4000) throw new Error(`played ${played} ms between two presses of space`);
+    if ((await page.getByTestId("replay-elapsed").textContent()) !== "0:22") throw new Error(`elapsed ${await page.getByTestId("replay-elapsed").textContent()}`);
+  });
+  await shot("replay-session");
+  await atPhoneWidth("the player paused mid-session", "replay-session-phone");
+
+  await h.check("the error's Watch the session opens the player at the error's moment, on the state of that moment", async () => {
+    let fingerprint = "";
+    for (let i = 0; !fingerprint; i++) {
+      const groups = (await call("GET", `/api/v1/errors?product=${productId}`)).body.groups ?? [];
+      fingerprint = groups.find((g) => g.message === THREE.message)?.fingerprint ?? "";
+      if (i === 50) throw new Error(`no group of the error: ${JSON.stringify(groups)}`);
+      if (!fingerprint) await page.waitForTimeout(200);
+    }
+    await page.goto(`${strataUrl}/errors/${fingerprint}?product=${productId}`);
+    const watch = page.getByTestId("occurrence").first().getByRole("link", { name: "Watch the session" });
+    const href = await watch.getAttribute("href");
+    if (href !== `/replays/${THREE.session}?product=${productId}&t=${t0 + THREE.error}`) throw new Error(`the link is ${href}`);
+    await watch.click();
+    await page.getByTestId("replay-moment").waitFor();
+    await page.waitForFunction(() => document.querySelector("[data-testid=replay-toggle]")?.textContent === "Pause");
+    // It starts 2 s before the error, plays to it: the element added 500 ms before the error shows, on the second page.
+    const start = await position();
+    if (start < THREE.error - 2500 || start > THREE.error) throw new Error(`started at ${start} ms, want about ${THREE.error - 2000}`);
+    await frame.locator("#before-error").waitFor();
+    const at = await position();
+    if (Math.abs(at - THREE.error) > 2500) throw new Error(`the element shows at ${at} ms, want about ${THREE.error}`);
+    if ((await heading()) !== "Step 2 of three") throw new Error(`the page is ${await heading()}`);
+    if ((await frame.locator("#after-error").count()) !== 0 && at < THREE.error + 3000) throw new Error("the state after the error shows already");
   });
 }
 

@@ -21,8 +21,10 @@
 // the Replays pages (sessions recorded by the SDK, the list, the player,
 // deleting a user's replays) and a user's page (their events and replays,
 // the links to the player, the player at 390 px and its coloured marks);
-// E2E_ONLY=replays, E2E_ONLY=users or E2E_ONLY=replays,users runs those
-// parts alone.
+// the state of the query and list pages in their URLs, the saved funnel
+// over the range on screen and annotation times in UTC (urls.mjs);
+// E2E_ONLY=experiments, E2E_ONLY=replays, E2E_ONLY=users, E2E_ONLY=errors,
+// E2E_ONLY=urls or E2E_ONLY=replays,users runs those parts alone.
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
 //
@@ -42,6 +44,7 @@ import { messagePages } from "./messages.mjs";
 import { realBrowserErrors } from "./real-errors.mjs";
 import { replayPages } from "./replays.mjs";
 import { userPages } from "./users.mjs";
+import { urlPages } from "./urls.mjs";
 import { setUpOwner } from "./owner.mjs";
 import { noSideScroll, watchedPage } from "./page.mjs";
 import { sourcePages } from "./sources.mjs";
@@ -67,10 +70,10 @@ async function main() {
   mkdirSync(ARTIFACTS, { recursive: true });
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   cleanups.push(() => browser.close());
-  // E2E_ONLY=replays,users runs those parts alone (any of them, in that order).
+  // E2E_ONLY=replays,users,urls runs those parts alone (any of them, in that order).
   const only = (process.env.E2E_ONLY ?? "").split(",").filter(Boolean);
   if (only.length) {
-    const parts = { replays: replayPages, users: userPages };
+    const parts = { experiments: flagsAndExperiments, replays: replayPages, users: userPages, errors: errorPages, urls: urlPages };
     const unknown = only.filter((p) => !parts[p]);
     if (unknown.length) throw new Error(`E2E_ONLY names no part ${unknown.join(", ")}; the parts are ${Object.keys(parts).join(", ")}`);
     for (const [name, part] of Object.entries(parts)) if (only.includes(name)) await part(browser, h);
@@ -86,6 +89,7 @@ async function main() {
   await messagePages(browser, h);
   await replayPages(browser, h);
   await userPages(browser, h);
+  await urlPages(browser, h);
 }
 
 /** The main run, on a server started without the error-tracking flag. */
@@ -1134,7 +1138,7 @@ async function flagsAndExperiments(browser) {
   const exposure = (id, variant, experiment = experimentId, flag = flagKey) => ({
     event_name: "$exposure", distinct_id: id, properties: { flag, experiment_id: experiment, variant },
   });
-  const want = { exposed: { control: 0, treatment: 0 }, purchase: { control: 0, treatment: 0 }, cart: { control: 0, treatment: 0 }, holdout: 0, mixed: 0 };
+  const want = { exposed: { control: 0, treatment: 0 }, purchase: { control: 0, treatment: 0 }, cart: { control: 0, treatment: 0 }, holdout: 0, excluded: 0, mixed: 0 };
   const before = [], exposures = [], after = [];
   for (let i = 0; i < 5; i++) {
     before.push({ event_name: "purchase", distinct_id: `early_${i}` });
@@ -1161,6 +1165,12 @@ async function flagsAndExperiments(browser) {
     after.push({ event_name: "purchase", distinct_id: `held_${i}` });
     want.holdout++;
   }
+  // Users outside the flag's rollout: the SDK exposes them as excluded.
+  for (let i = 0; i < 7; i++) {
+    exposures.push(exposure(`outside_${i}`, "excluded"));
+    after.push({ event_name: "purchase", distinct_id: `outside_${i}` });
+    want.excluded++;
+  }
   for (let i = 0; i < 2; i++) {
     exposures.push(exposure(`both_${i}`, "control"), exposure(`both_${i}`, "treatment"));
     after.push({ event_name: "purchase", distinct_id: `both_${i}` });
@@ -1176,12 +1186,12 @@ async function flagsAndExperiments(browser) {
       served = await api("GET", `/api/v1/experiments/${experimentId}/results?product=${productId}`);
       if (served.status !== 200) throw new Error(`results: ${served.status} ${JSON.stringify(served.body)}`);
       const arms = served.body.arms.map((a) => a.exposed).join();
-      if (arms === `${want.exposed.control},${want.exposed.treatment}` && served.body.holdout === want.holdout) break;
+      if (arms === `${want.exposed.control},${want.exposed.treatment}` && served.body.holdout === want.holdout && served.body.excluded === want.excluded) break;
       await sleep(250);
     }
     const r = served.body;
-    const got = { exposed: r.arms.map((a) => a.exposed), purchase: r.metrics[0].arms.map((a) => a.converted), cart: r.metrics[1].arms.map((a) => a.converted), holdout: r.holdout, mixed: r.multipleArms };
-    const wanted = { exposed: [want.exposed.control, want.exposed.treatment], purchase: [want.purchase.control, want.purchase.treatment], cart: [want.cart.control, want.cart.treatment], holdout: want.holdout, mixed: want.mixed };
+    const got = { exposed: r.arms.map((a) => a.exposed), purchase: r.metrics[0].arms.map((a) => a.converted), cart: r.metrics[1].arms.map((a) => a.converted), holdout: r.holdout, excluded: r.excluded, mixed: r.multipleArms };
+    const wanted = { exposed: [want.exposed.control, want.exposed.treatment], purchase: [want.purchase.control, want.purchase.treatment], cart: [want.cart.control, want.cart.treatment], holdout: want.holdout, excluded: want.excluded, mixed: want.mixed };
     if (JSON.stringify(got) !== JSON.stringify(wanted)) throw new Error(`API ${JSON.stringify(got)}, want ${JSON.stringify(wanted)}`);
   });
 
@@ -1213,7 +1223,7 @@ async function flagsAndExperiments(browser) {
     const rate = `${((want.purchase.treatment / want.exposed.treatment) * 100).toFixed(1)}%`;
     if (treatment[2] !== rate || !/^[+\u2212]\d+\.\d pp \(/.test(treatment[3]) || !/^(\d\.\d{3}|< 0\.001)$/.test(treatment[5])) throw new Error(treatment.join(" | "));
     const left = await page.getByTestId("left-out").textContent();
-    if (!left.includes(`${want.holdout} holdout users and ${want.mixed} users exposed to more than one arm`)) throw new Error(left);
+    if (!left.includes(`${want.holdout} holdout users, ${want.excluded} users outside the flag's rollout and ${want.mixed} users exposed to more than one arm`)) throw new Error(left);
     if ((await page.getByTestId("too-early").count()) !== 0) throw new Error("too early with over 100 users an arm");
     const drawn = await page.locator(".chart-box canvas").evaluate((c) => c.width > 0 && c.height > 0);
     if (!drawn) throw new Error("the rate chart is empty");
@@ -1239,16 +1249,55 @@ async function flagsAndExperiments(browser) {
   });
   await page.goBack();
   await page.getByRole("heading", { name: "E2E pricing test" }).waitFor();
-  await page.getByLabel("Winning arm").selectOption("treatment");
+  await check("the winning arm preselected is the one that leads, treatment; the header shows the weights it runs with", async () => {
+    // Treatment converts 40 % against control's 24 %; the choice follows the results once read.
+    await page.getByRole("table", { name: /^Results: / }).first().waitFor();
+    await page.getByTestId("arms").filter({ hasText: "control 50% · treatment 50%" }).waitFor();
+    const chosen = await page.getByLabel("Winning arm").inputValue();
+    if (chosen !== "treatment") throw new Error(`preselected ${chosen}`);
+  });
   await page.getByRole("button", { name: "Apply winner" }).click();
-  await check("applying the winner asks first, then completes the experiment", async () => {
+  await check("the dialog warns that the arms are below the recommended sample, and says nothing of significance (p < 0.01)", async () => {
+    const warning = page.getByRole("alertdialog").getByTestId("apply-warning");
+    await warning.waitFor();
+    const text = await warning.textContent();
+    const recommended = served.body.recommendedPerArm;
+    if (!text.includes(`Small sample: control has ${want.exposed.control} and treatment has ${want.exposed.treatment} exposed users, below the recommended ${recommended.toLocaleString("en-US")} per arm.`)) throw new Error(text);
+    if (text.includes("Not significant")) throw new Error(text);
+  });
+  await shot("experiment-apply-warning");
+  await page.setViewportSize({ width: 390, height: 844 });
+  await check("at 390 px the warning and both buttons of the dialog are on screen", async () => {
+    await noSideScroll(page);
+    for (const name of ["Cancel", "Apply treatment"]) {
+      const box = await page.getByRole("alertdialog").getByRole("button", { name }).boundingBox();
+      if (!box || box.x < 0 || box.x + box.width > 390) throw new Error(`${name}: ${JSON.stringify(box)}`);
+    }
+  });
+  await shot("experiment-apply-warning-phone");
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await check("applying the winner anyway completes the experiment, and the header shows the final arms", async () => {
     await page.getByRole("alertdialog").getByRole("heading", { name: "Apply treatment to every user?" }).waitFor();
     await page.getByRole("alertdialog").getByRole("button", { name: "Apply treatment" }).click();
     await page.getByTestId("experiment-status").filter({ hasText: "Completed" }).waitFor();
     await page.getByTestId("winner").filter({ hasText: "treatment applied to every user" }).waitFor();
     const flag = (await api("GET", `/api/v1/flags?product=${productId}`)).body.items.find((f) => f.key === flagKey);
     if (flag.rollout !== 100 || !flag.enabled || flag.variants.map((v) => v.weight).join() !== "0,100") throw new Error(JSON.stringify(flag));
+    await page.getByTestId("arms").filter({ hasText: "control 0% · treatment 100%" }).waitFor();
+    // And so it stays when the page is opened again.
+    await page.reload();
+    await page.getByTestId("arms").filter({ hasText: "control 0% · treatment 100%" }).waitFor();
+    const label = await page.getByTestId("arms").evaluate((d) => d.previousElementSibling.textContent);
+    if (label !== "Final arms") throw new Error(label);
   });
+  await shot("experiment-completed");
+  await page.setViewportSize({ width: 390, height: 844 });
+  await check("at 390 px the completed experiment's header fits", async () => {
+    await noSideScroll(page);
+    await page.getByTestId("arms").filter({ hasText: "control 0% · treatment 100%" }).waitFor();
+  });
+  await shot("experiment-completed-phone");
+  await page.setViewportSize({ width: 1280, height: 800 });
 
   // 3. A skewed split: the check pauses the experiment, the page says so.
   await page.locator("nav.sidebar").getByRole("link", { name: "Experiments" }).click();

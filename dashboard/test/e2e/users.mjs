@@ -93,7 +93,8 @@ export async function userPages(browser, h) {
     );
     if (rows.length !== 100) throw new Error(`${rows.length} rows`);
     all.slice(0, 100).forEach((e, i) => {
-      const want = e.sessionId === sessionId ? `/replays/${sessionId}?product=${productId}` : "";
+      // A Replay link opens the player at the event's moment (docs/replay.md, "Links to a moment").
+      const want = e.sessionId === sessionId ? `/replays/${sessionId}?product=${productId}&t=${Date.parse(e.timestamp)}` : "";
       if (rows[i].name !== e.name || rows[i].time !== e.timestamp || rows[i].replay !== want) throw new Error(`row ${i} ${JSON.stringify(rows[i])}, want ${e.name} ${e.timestamp} ${want}`);
     });
     const linked = rows.filter((r) => r.replay).length;

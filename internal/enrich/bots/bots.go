@@ -5,7 +5,10 @@
 // testdata/user_agents.tsv in its tests; the WordPress plugin's PHP table
 // is generated from it (plugins/wordpress/bin/generate-bots.php), and
 // plugins/wordpress/test/crosscheck checks that the plugin's matching
-// answers as this one does. So all classify the same way.
+// answers as this one does; the Go SDK, a module of its own, embeds a copy
+// (sdk/go/strata/ai_bots.json, copied by its go generate), which
+// internal/sdkgo holds to this file and to this package's answers. So all
+// classify the same way.
 //
 // Matching is by whole product tokens, never loose substrings: "GPTBot/1.2"
 // is GPTBot, but "NotGPTBot/1.0" or a URL ending in /gptbot is not.

@@ -22,8 +22,9 @@ type ErrorActivity struct {
 // events in [from, recent), its first event, and the type and message of
 // its latest event (as ErrorGroups picks it). It keeps the groups with at
 // least minRecent recent events and, with firstOnly, none in the history;
-// they come ordered by fingerprint.
-func ErrorActivities(events []Event, from, recent, to time.Time, minRecent int64, firstOnly bool) []ErrorActivity {
+// they come ordered by fingerprint. An event whose fingerprint is a key of
+// aliases counts in the group of its value.
+func ErrorActivities(events []Event, from, recent, to time.Time, minRecent int64, firstOnly bool, aliases map[string]string) []ErrorActivity {
 	type acc struct {
 		g      ErrorActivity
 		users  map[string]bool
@@ -34,7 +35,7 @@ func ErrorActivities(events []Event, from, recent, to time.Time, minRecent int64
 		if e.Test || e.Bot || e.Name != "$exception" || e.Time.Before(from) || !e.Time.Before(to) {
 			continue
 		}
-		fp, _ := propertyValue(e, "properties.$exception_fingerprint")
+		fp := groupOf(e, aliases)
 		a := groups[fp]
 		if a == nil {
 			a = &acc{g: ErrorActivity{Fingerprint: fp, FirstSeen: e.Time}, users: map[string]bool{}, latest: e}
@@ -74,6 +75,8 @@ type ActivityDataset struct {
 	From, Recent, To time.Time
 	MinRecent        int64
 	FirstOnly        bool
+	// Aliases merge groups: none, a new group into an old one, or two.
+	Aliases map[string]string
 }
 
 // GenerateErrorActivity returns a reproducible random dataset for the
@@ -126,5 +129,6 @@ func GenerateErrorActivity(seed int64) ActivityDataset {
 	add("n3", ds.To)
 	add("a1", ds.From)
 	add("n4", ds.To.Add(-time.Microsecond))
+	ds.Aliases = []map[string]string{nil, {"n2": "b2"}, {"n1": "a1", "n3": "n4"}}[r.IntN(3)]
 	return ds
 }

@@ -22,8 +22,10 @@ type ErrorGroup struct {
 // A group's type and message are those of its latest event; of events of
 // equal times, the one whose type, then message, is greatest. Daily counts
 // the group's events on each day that starts at days[i]. Groups come most
-// events first, ties by fingerprint, at most limit of them.
-func ErrorGroups(events []Event, release string, from, to time.Time, days []time.Time, limit int) []ErrorGroup {
+// events first, ties by fingerprint, at most limit of them. An event
+// whose fingerprint is a key of aliases counts in the group of its value
+// (analytics.ErrorGroupsQuery.Aliases).
+func ErrorGroups(events []Event, release string, from, to time.Time, days []time.Time, limit int, aliases map[string]string) []ErrorGroup {
 	type acc struct {
 		g      ErrorGroup
 		users  map[string]bool
@@ -37,7 +39,7 @@ func ErrorGroups(events []Event, release string, from, to time.Time, days []time
 		if release != "" && !passes(e, Filter{Property: "properties.$release", Operator: "eq", Value: release}) {
 			continue
 		}
-		fp, _ := propertyValue(e, "properties.$exception_fingerprint")
+		fp := groupOf(e, aliases)
 		a := groups[fp]
 		if a == nil {
 			a = &acc{g: ErrorGroup{Fingerprint: fp, FirstSeen: e.Time, LastSeen: e.Time, Daily: make([]int64, len(days))}, users: map[string]bool{}, latest: e}
@@ -79,6 +81,16 @@ func ErrorGroups(events []Event, release string, from, to time.Time, days []time
 	return out
 }
 
+// groupOf is the group an exception counts in: its fingerprint's text
+// form ("" when unset), or the group aliases merge it into.
+func groupOf(e Event, aliases map[string]string) string {
+	fp, _ := propertyValue(e, "properties.$exception_fingerprint")
+	if into, ok := aliases[fp]; ok {
+		return into
+	}
+	return fp
+}
+
 // later reports whether e is a later event than cur, as ErrorGroups
 // orders them.
 func later(e, cur Event) bool {
@@ -101,6 +113,9 @@ type ErrorDataset struct {
 	From, To time.Time
 	Release  string
 	Days     []time.Time
+	// Aliases merge groups: none, or some of the fingerprints into
+	// others, into one without events of its own too.
+	Aliases map[string]string
 }
 
 // GenerateErrors returns a reproducible random dataset of exceptions for
@@ -140,20 +155,22 @@ func GenerateErrors(seed int64) ErrorDataset {
 		}
 		ds.Events = append(ds.Events, e)
 	}
+	ds.Aliases = []map[string]string{nil, {"b2": "a1"}, {"b2": "a1", "e5": "a1", "d4": "z9"}, {"c3": "d4"}}[r.IntN(4)]
 	return ds
 }
 
 // ErrorOccurrences returns the live, non-bot "$exception" events with a
 // time in [from, to) whose $exception_fingerprint is fingerprint: newest
 // first, of equal times by distinct_id, then by the properties' text as
-// text(e) gives it, at most limit of them.
-func ErrorOccurrences(events []Event, fingerprint string, from, to time.Time, limit int, text func(Event) string) []Event {
+// text(e) gives it, at most limit of them. With aliases, the events are
+// those that count in fingerprint's group (ErrorGroups).
+func ErrorOccurrences(events []Event, fingerprint string, from, to time.Time, limit int, text func(Event) string, aliases map[string]string) []Event {
 	var out []Event
 	for _, e := range events {
 		if e.Test || e.Bot || e.Name != "$exception" || e.Time.Before(from) || !e.Time.Before(to) {
 			continue
 		}
-		if fp, ok := propertyValue(e, "properties.$exception_fingerprint"); ok && fp == fingerprint {
+		if _, ok := propertyValue(e, "properties.$exception_fingerprint"); ok && groupOf(e, aliases) == fingerprint {
 			out = append(out, e)
 		}
 	}

@@ -134,7 +134,8 @@ type ExperimentDataset struct {
 
 // GenerateExperiment returns a reproducible random experiment dataset for
 // the seed: exposures of the experiment and of another one, users who saw
-// two arms, holdout users, exposures without a variant, conversions named
+// two arms, holdout users, users outside the rollout (excluded),
+// exposures without a variant, conversions named
 // and by converted = 1 (as a number, as text, and as values that are not
 // 1), events before the exposure, bot and test events, and events outside
 // the range.
@@ -153,7 +154,7 @@ func GenerateExperiment(seed int64) ExperimentDataset {
 		d := time.Duration(r.Int64N(int64(span+48*time.Hour))) - 24*time.Hour
 		return ds.From.Add(d.Truncate(time.Minute))
 	}
-	variants := []string{"control", "treatment", "b", "holdout"}
+	variants := []string{"control", "treatment", "b", "holdout", "excluded"}
 	for u := range 30 + r.IntN(120) {
 		id := "user_" + strconv.Itoa(u)
 		if u%7 == 0 {

@@ -477,6 +477,21 @@ func (s *Store) EventNames(ctx context.Context, q analytics.EventNamesQuery) (_ 
 	})
 }
 
+// HasEvents looks for one human event of the product and environment, on
+// any day; LIMIT 1 lets ClickHouse stop reading at the first granule that
+// holds one.
+func (s *Store) HasEvents(ctx context.Context, scope analytics.EventRange) (_ bool, err error) {
+	defer markOutOfMemory(&err)
+	var b builder
+	b.Write("SELECT toUInt8(1) FROM ", s.table, " WHERE product_id = ", b.arg(scope.ProductID), " AND env = ", b.arg(string(scope.Env)),
+		" AND is_bot = 0 LIMIT 1")
+	rows, err := queryAll(ctx, s, "looking for an event", &b, func(r driver.Rows) (n uint8, err error) {
+		err = r.Scan(&n)
+		return n, err
+	})
+	return len(rows) > 0, err
+}
+
 // dayMicros is one UTC day in microseconds.
 const dayMicros = 86400000000
 
@@ -567,6 +582,61 @@ func (s *Store) ExperimentCounts(ctx context.Context, q analytics.ExperimentQuer
 // time first: the max of it names a group's latest event.
 const latestKeyOffset = 1000000000000000000
 
+// aliased returns the group key of an event: its $exception_fingerprint,
+// or the group it was merged into (the query's Aliases, docs/errors.md,
+// "One bug, one group"), by transform, which 18.16 has. Each `?` is bound
+// as it is written, in the statement's order. Without aliases, the
+// fingerprint as it is, so that the statement stays the one it was.
+func (b *builder) aliased(aliases map[string]string) string {
+	fp := func() string { return b.text(analytics.Property{Key: "$exception_fingerprint"}) }
+	if len(aliases) == 0 {
+		return fp()
+	}
+	keys := analytics.SortedAliases(aliases)
+	var sb strings.Builder
+	sb.WriteString("transform(" + fp() + ", [")
+	for i, k := range keys {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(b.arg(k))
+	}
+	sb.WriteString("], [")
+	for i, k := range keys {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(b.arg(aliases[k]))
+	}
+	sb.WriteString("], " + fp() + ")")
+	return sb.String()
+}
+
+// groupFilter writes the condition that an event counts in the group of
+// fingerprint: its $exception_fingerprint is one of the group's members
+// (analytics.AliasMembers), 0 when it has none.
+func (b *builder) groupFilter(fingerprint string, aliases map[string]string) error {
+	members := analytics.AliasMembers(aliases, fingerprint)
+	switch len(members) {
+	case 0:
+		b.Write("0")
+		return nil
+	case 1:
+		return b.filter(analytics.Filter{Property: analytics.Property{Key: "$exception_fingerprint"}, Operator: analytics.OpEq, Value: members[0]})
+	}
+	b.Write("(")
+	for i, fp := range members {
+		if i > 0 {
+			b.Write(" OR ")
+		}
+		if err := b.filter(analytics.Filter{Property: analytics.Property{Key: "$exception_fingerprint"}, Operator: analytics.OpEq, Value: fp}); err != nil {
+			return err
+		}
+	}
+	b.Write(")")
+	return nil
+}
+
 // ErrorGroups groups the scope's $exception events by their
 // $exception_fingerprint, in one GROUP BY: counts, unique users, first and
 // last seen, the latest type and message, and a count for each of the
@@ -575,7 +645,7 @@ func (s *Store) ErrorGroups(ctx context.Context, q analytics.ErrorGroupsQuery) (
 	defer markOutOfMemory(&err)
 	var b builder
 	prop := func(key string) string { return b.text(analytics.Property{Key: key}) }
-	b.Write("SELECT ", prop("$exception_fingerprint"), " AS fp, max(concat(toString(ts + ", strconv.Itoa(latestKeyOffset), "), '|', ",
+	b.Write("SELECT ", b.aliased(q.Aliases), " AS fp, max(concat(toString(ts + ", strconv.Itoa(latestKeyOffset), "), '|', ",
 		prop("$exception_type"), ", '\\x1f', ", prop("$exception_message"), ")), count() AS n, uniqExact(user_id), min(ts), max(ts)")
 	for i := range q.Days {
 		b.Write(", countIf(ts >= ", b.arg(q.Days[i].UnixMicro()), " AND ts < ", b.arg(q.Days[i].AddDate(0, 0, 1).UnixMicro()), ")")
@@ -591,7 +661,7 @@ func (s *Store) ErrorGroups(ctx context.Context, q analytics.ErrorGroupsQuery) (
 	}
 	if q.Fingerprint != "" {
 		b.Write(" AND ")
-		if err := b.filter(analytics.Filter{Property: analytics.Property{Key: "$exception_fingerprint"}, Operator: analytics.OpEq, Value: q.Fingerprint}); err != nil {
+		if err := b.groupFilter(q.Fingerprint, q.Aliases); err != nil {
 			return nil, err
 		}
 	}
@@ -626,7 +696,7 @@ func (s *Store) ErrorOccurrences(ctx context.Context, q analytics.ErrorOccurrenc
 	b.Write("SELECT ts, distinct_id, browser, os, url, properties FROM ", s.table, " WHERE ")
 	b.scope(q.EventRange, q.From, q.To)
 	b.Write(" AND is_bot = 0 AND event = ", b.arg(analytics.ExceptionEvent), " AND ")
-	if err := b.filter(analytics.Filter{Property: analytics.Property{Key: "$exception_fingerprint"}, Operator: analytics.OpEq, Value: q.Fingerprint}); err != nil {
+	if err := b.groupFilter(q.Fingerprint, q.Aliases); err != nil {
 		return nil, err
 	}
 	b.Write(" ORDER BY ts DESC, distinct_id, properties LIMIT ", b.arg(q.Limit))
@@ -680,7 +750,7 @@ func (s *Store) ErrorActivity(ctx context.Context, q analytics.ErrorActivityQuer
 	var b builder
 	prop := func(key string) string { return b.text(analytics.Property{Key: key}) }
 	recent := q.Recent.UnixMicro()
-	b.Write("SELECT ", prop("$exception_fingerprint"), " AS fp, max(concat(toString(ts + ", strconv.Itoa(latestKeyOffset), "), '|', ",
+	b.Write("SELECT ", b.aliased(q.Aliases), " AS fp, max(concat(toString(ts + ", strconv.Itoa(latestKeyOffset), "), '|', ",
 		prop("$exception_type"), ", '\\x1f', ", prop("$exception_message"), ")), countIf(ts >= ", b.arg(recent),
 		"), uniqExactIf(user_id, ts >= ", b.arg(recent), "), countIf(ts < ", b.arg(recent), "), min(ts)")
 	b.Write(" FROM ", s.table, " WHERE ")

@@ -55,7 +55,7 @@ func testErrorGroups(t *testing.T, s Events) {
 			t.Fatal(err)
 		}
 		rows, err := s.ErrorGroups(ctx, analytics.ErrorGroupsQuery{EventRange: analytics.EventRange{ProductID: p.ID, Env: analytics.EnvLive,
-			From: ds.From, To: ds.To}, Release: ds.Release, Days: ds.Days, Limit: 4})
+			From: ds.From, To: ds.To}, Release: ds.Release, Days: ds.Days, Limit: 4, Aliases: ds.Aliases})
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -63,22 +63,22 @@ func testErrorGroups(t *testing.T, s Events) {
 		for i, r := range rows {
 			got[i] = querytest.ErrorGroup(r)
 		}
-		want := querytest.ErrorGroups(ds.Events, ds.Release, ds.From, ds.To, ds.Days, 4)
+		want := querytest.ErrorGroups(ds.Events, ds.Release, ds.From, ds.To, ds.Days, 4, ds.Aliases)
 		if len(want) == 0 {
 			t.Fatalf("seed %d: the dataset has no group", seed)
 		}
 		if !reflect.DeepEqual(got, want) {
-			t.Errorf("seed %d release %q:\n got %+v\nwant %+v", seed, ds.Release, got, want)
+			t.Errorf("seed %d release %q aliases %v:\n got %+v\nwant %+v", seed, ds.Release, ds.Aliases, got, want)
 		}
 
 		// The first group's latest occurrences.
 		text := func(e querytest.Event) string { b, _ := json.Marshal(e.Properties); return string(b) }
 		occ, err := s.ErrorOccurrences(ctx, analytics.ErrorOccurrencesQuery{EventRange: analytics.EventRange{ProductID: p.ID, Env: analytics.EnvLive,
-			From: ds.From, To: ds.To}, Fingerprint: want[0].Fingerprint, Limit: 7})
+			From: ds.From, To: ds.To}, Fingerprint: want[0].Fingerprint, Limit: 7, Aliases: ds.Aliases})
 		if err != nil {
 			t.Fatalf("seed %d occurrences: %v", seed, err)
 		}
-		wantOcc := querytest.ErrorOccurrences(ds.Events, want[0].Fingerprint, ds.From, ds.To, 7, text)
+		wantOcc := querytest.ErrorOccurrences(ds.Events, want[0].Fingerprint, ds.From, ds.To, 7, text, ds.Aliases)
 		if len(occ) != len(wantOcc) {
 			t.Fatalf("seed %d: %d occurrences, want %d", seed, len(occ), len(wantOcc))
 		}
@@ -105,7 +105,7 @@ func testErrorActivity(t *testing.T, s Events) {
 		}
 		for _, first := range []bool{ds.FirstOnly, !ds.FirstOnly} {
 			rows, err := s.ErrorActivity(ctx, analytics.ErrorActivityQuery{EventRange: analytics.EventRange{ProductID: p.ID, Env: analytics.EnvLive,
-				From: ds.From, To: ds.To}, Recent: ds.Recent, MinRecent: ds.MinRecent, FirstOnly: first})
+				From: ds.From, To: ds.To}, Recent: ds.Recent, MinRecent: ds.MinRecent, FirstOnly: first, Aliases: ds.Aliases})
 			if err != nil {
 				t.Fatalf("seed %d: %v", seed, err)
 			}
@@ -113,12 +113,12 @@ func testErrorActivity(t *testing.T, s Events) {
 			for i, r := range rows {
 				got[i] = querytest.ErrorActivity(r)
 			}
-			want := querytest.ErrorActivities(ds.Events, ds.From, ds.Recent, ds.To, ds.MinRecent, first)
+			want := querytest.ErrorActivities(ds.Events, ds.From, ds.Recent, ds.To, ds.MinRecent, first, ds.Aliases)
 			if len(want) == 0 && !first {
 				t.Fatalf("seed %d: the dataset has no recent group", seed)
 			}
 			if !reflect.DeepEqual(got, want) {
-				t.Errorf("seed %d min %d first-only %v:\n got %+v\nwant %+v", seed, ds.MinRecent, first, got, want)
+				t.Errorf("seed %d min %d first-only %v aliases %v:\n got %+v\nwant %+v", seed, ds.MinRecent, first, ds.Aliases, got, want)
 			}
 		}
 	}

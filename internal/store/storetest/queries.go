@@ -298,6 +298,26 @@ func testEventNames(t *testing.T, s Events) {
 	if got, err := s.EventNames(ctx, analytics.EventNamesQuery{EventRange: scope, Limit: 10}); err != nil || len(got) != 0 {
 		t.Errorf("EventNames of a product without events = %+v, %v", got, err)
 	}
+	// HasEvents reads every day, not the scope's range, and counts human
+	// events only (product 4 has nothing but AI-bot hits).
+	bots := []analytics.Event{{UUID: [16]byte{0xb0, 0xe7}, ProductID: 4, Env: analytics.EnvLive, Timestamp: day, ReceivedAt: day,
+		Name: "$bot_pageview", DistinctID: "b", UserID: 1, Properties: []byte("{}"), IsBot: true, BotName: "GPTBot", BotCategory: "ai_crawler"}}
+	if err := s.AppendEvents(ctx, bots); err != nil {
+		t.Fatal(err)
+	}
+	past := analytics.EventRange{From: day.AddDate(-1, 0, 0), To: day.AddDate(-1, 0, 1)}
+	for _, c := range []struct {
+		product int64
+		env     analytics.Env
+		want    bool
+	}{{1, analytics.EnvLive, true}, {1, analytics.EnvTest, true}, {2, analytics.EnvLive, true}, {2, analytics.EnvTest, false},
+		{3, analytics.EnvLive, false}, {4, analytics.EnvLive, false}} {
+		r := past
+		r.ProductID, r.Env = c.product, c.env
+		if got, err := s.HasEvents(ctx, r); err != nil || got != c.want {
+			t.Errorf("HasEvents(product %d, %s) = %v, %v, want %v", c.product, c.env, got, err, c.want)
+		}
+	}
 }
 
 // filterRequests turns reference filters into filters as a client sends

@@ -27,6 +27,7 @@ type Meta interface {
 	analytics.LeaseStore
 	analytics.SourcemapStore
 	analytics.ErrorGroupStore
+	analytics.ErrorAliasStore
 	analytics.AlertStore
 	analytics.CampaignStore
 	analytics.GroupStore
@@ -64,6 +65,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("Sourcemaps", func(t *testing.T) { testSourcemaps(t, open(t)) })
 	t.Run("SourcemapQuota", func(t *testing.T) { testSourcemapQuota(t, open(t)) })
 	t.Run("ErrorGroupStatuses", func(t *testing.T) { testErrorGroupStatuses(t, open(t)) })
+	t.Run("ErrorAliases", func(t *testing.T) { testErrorAliases(t, open(t)) })
 	t.Run("Alerts", func(t *testing.T) { testAlerts(t, open(t)) })
 	t.Run("Campaigns", func(t *testing.T) { testCampaigns(t, open(t)) })
 	t.Run("Groups", func(t *testing.T) { testGroups(t, open(t)) })

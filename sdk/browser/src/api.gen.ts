@@ -50,7 +50,7 @@ export interface components {
             flag: string;
             /** Format: int64 */
             experiment_id: number | null;
-            /** @description The arm, or `holdout`. */
+            /** @description The arm; `holdout` for a user in the experiment's holdout, `excluded` for a user outside the flag's rollout. */
             variant: string;
         };
         MessageTrack: {
@@ -69,6 +69,7 @@ export interface components {
         SdkConfig: {
             flags: components["schemas"]["SdkFlag"][];
             messagesEnabled: boolean;
+            /** @description Whether the server has error tracking on (`NEXT_PUBLIC_FEATURE_ERROR_TRACKING=true`); the browser SDK captures errors when it is, unless the page's `init` set `errorTracking` itself (docs/errors.md, "Turning it on"). */
             errorTracking: boolean;
             /** @description Whether the server takes session recordings (`--replay`); the SDK records only when the page also set `replayEnabled` (docs/replay.md). */
             replay: boolean;

@@ -7,6 +7,17 @@ export interface Assignment {
   variant: string;
   /** The user is in the experiment's holdout (variant is then "control"). */
   holdout: boolean;
+  /**
+   * The user is outside the flag's rollout (variant is then "control"). Like a
+   * holdout user, such a user is not in the experiment: the exposure says
+   * "excluded" and no experiment properties follow, so control is not swollen.
+   */
+  excluded: boolean;
+}
+
+/** exposed is the variant a user's `$exposure` names: the arm, or holdout or excluded. */
+export function exposed(a: Assignment): string {
+  return a.holdout ? "holdout" : a.excluded ? "excluded" : a.variant;
 }
 
 /**
@@ -21,12 +32,12 @@ export function assign(flag: FlagConfig | undefined, id: string): Assignment | u
   if (!flag || !flag.enabled) return;
   const key = flag.key;
   const exp = flag.experiment;
-  const result = (variant: string, holdout = false): Assignment => ({ variant, holdout });
+  const result = (variant: string, holdout = false, excluded = false): Assignment => ({ variant, holdout, excluded });
   if (exp && exp.status == "paused") return result("control");
   if (exp && exp.status == "running" && bucket("holdout", key, id) < Math.round(exp.holdout * 10000)) {
     return result("control", true);
   }
-  if (bucket("rollout", key, id) >= Math.round(flag.rollout * 100)) return result("control");
+  if (bucket("rollout", key, id) >= Math.round(flag.rollout * 100)) return result("control", false, true);
   const variants = flag.variants || [];
   if (!variants.length) return result("on");
   const b = bucket("variant", key, id);

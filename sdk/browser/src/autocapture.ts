@@ -39,11 +39,20 @@ export function autocapture(capture: Capture, onNavigate: () => void): () => voi
     }
     capture("$form_submit", props);
   };
+  // A page's odd element or patched DOM method must not make a listener of
+  // the SDK throw: the error would be reported as the page's.
+  const safe = (fn: (ev: Event) => void) => (ev: Event) => {
+    try {
+      fn(ev);
+    } catch {
+      // Never throw into the page.
+    }
+  };
   const listeners: [EventTarget, string, (ev: Event) => void][] = [
-    [document, "click", click],
-    [document, "submit", submit],
-    [window, NAVIGATE, onNavigate],
-    [window, "popstate", onNavigate],
+    [document, "click", safe(click)],
+    [document, "submit", safe(submit)],
+    [window, NAVIGATE, safe(onNavigate)],
+    [window, "popstate", safe(onNavigate)],
   ];
   for (const [t, type, fn] of listeners) t.addEventListener(type, fn, true);
   return () => {

@@ -1,6 +1,8 @@
 import { autocapture } from "./autocapture.js";
 import { errorTracking, manual } from "./errors.js";
 import { FlagClient, type FlagHost } from "./flags.js";
+import { stringify } from "./json.js";
+import { addScript, request } from "./net.js";
 import { Queue } from "./queue.js";
 import { sampled, sessionId } from "./session.js";
 import { forget, getJSON, persist, recall, set } from "./storage.js";
@@ -30,6 +32,8 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
   private readonly flagClient: FlagClient;
   readonly host: string;
   readonly key: string;
+  /** The page's CSP nonce (the `nonce` option), for what the SDK adds to the page. */
+  readonly nonce?: string;
   /** Set by flags.getVariant and attached to every later tracked event. */
   experiment?: FlagHost["experiment"];
   private readonly options: StrataOptions;
@@ -60,6 +64,7 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
     this.options = options;
     this.host = (options.apiHost || location.origin).replace(/\/+$/, "");
     this.key = options.apiKey;
+    this.nonce = options.nonce;
     this.anonId = recall(ANON_KEY) || "";
     if (!this.anonId) persist(ANON_KEY, (this.anonId = uuid()));
     this.userId = recall(USER_KEY);
@@ -76,12 +81,20 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
     const pagehide = () => this.flush();
     document.addEventListener("visibilitychange", hidden);
     addEventListener("pagehide", pagehide);
-    if (options.errorTracking) {
-      // Before the queue's destroy: stopping hands the held errors to the queue.
+    let stopped = false;
+    const trackErrors = () => {
+      if (stopped) return;
       const [flush, stop] = errorTracking((props, time, url) => this.capture("$exception", props, undefined, time, url));
       this.flushErrors = flush;
-      this.stop.push(stop);
-    }
+      // Before the queue's destroy: stopping hands the held errors to the queue.
+      this.stop.unshift(stop);
+    };
+    this.stop.push(() => (stopped = true));
+    if (options.errorTracking) trackErrors();
+    // Left unset, the server decides: its errorTracking switch, in the config
+    // (README.md, "Error tracking"). Errors before the answer are not seen.
+    else if (options.errorTracking == null)
+      void this.flagClient.config(this.distinctId()).then((c) => c && c.errorTracking && trackErrors());
     this.stop.push(
       () => document.removeEventListener("visibilitychange", hidden),
       () => removeEventListener("pagehide", pagehide),
@@ -123,7 +136,7 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
       if (userId == this.userId && !traits) return;
       this.userId = userId;
       persist(USER_KEY, userId);
-      if (traits) set("localStorage", TRAITS_KEY, JSON.stringify(traits));
+      if (traits) set("localStorage", TRAITS_KEY, stringify(traits));
       this.flagClient.reset();
       this.capture("$identify", { ...traits, $anon_distinct_id: this.anonId }, true);
       if (this.messages) this.messages.identified();
@@ -147,12 +160,12 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
         console.warn("strata: group() ignored: bad type or key, or more than 5 types", type, key);
         return;
       }
-      persist(GROUPS_KEY, JSON.stringify((this.groups = groups)));
+      persist(GROUPS_KEY, stringify((this.groups = groups)));
       // text/plain keeps the request simple: no CORS preflight.
-      fetch(`${this.host}/api/v1/groups/${type}/${encodeURIComponent(key)}?api_key=${encodeURIComponent(this.key)}`, {
+      request(`${this.host}/api/v1/groups/${type}/${encodeURIComponent(key)}?api_key=${encodeURIComponent(this.key)}`, {
         method: "POST",
         headers: { "Content-Type": "text/plain" },
-        body: JSON.stringify({ properties: properties || {} }),
+        body: stringify({ properties: properties || {} }),
         keepalive: true,
       }).catch(() => {});
     } catch {
@@ -192,7 +205,13 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
 
   /** destroy removes listeners and timers; queued events stay in localStorage. */
   destroy(): void {
-    for (const f of this.stop) f();
+    for (const f of this.stop) {
+      try {
+        f();
+      } catch {
+        // Never throw into the page; stop the rest.
+      }
+    }
   }
 
   /** distinctId is the identified user id, else the anonymous id. */
@@ -243,7 +262,7 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
       if (this.referrer) e.referrer = this.referrer;
       // A copy through JSON keeps later mutations of `properties` out, and drops an
       // event that could never be sent (a cycle, a BigInt) here rather than later.
-      this.queue.push(JSON.parse(JSON.stringify(e)));
+      this.queue.push(JSON.parse(stringify(e)));
       if (this.replay) this.replay.event(eventName, e.properties);
       if (this.messages) this.messages.event(eventName, e.properties, url);
       else if (this.early && this.early.length < EARLY_EVENTS) this.early.push([eventName, e.properties, url]);
@@ -258,11 +277,12 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
    * replayed to it.
    */
   private loadMessages(): void {
-    this.load("messages", (create) => {
+    const loading = this.load("messages", (create) => {
       const r = (this.messages = create(this));
       for (const e of this.early || []) r.event(...e);
       this.early = undefined;
     });
+    if (!loading) this.early = undefined;
   }
 
   /** sessionId is the session's id, counting the call as activity (ReplayHost). */
@@ -272,14 +292,18 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
 
   /**
    * load adds the script `/sdk/v1/<name>.min.js` (async, from the API's origin) and the
-   * hook `window.__strata<Name>` it registers with.
+   * hook `window.__strata<Name>` it registers with. It reports whether the script
+   * could be added, which a page's Trusted Types may forbid (net.ts, addScript),
+   * and never throws: it runs in the config's promise, where a throw would be
+   * an unhandled rejection of the page's.
    */
-  private load<K extends "messages" | "replay">(name: K, register: K extends "messages" ? Window["__strataMessages"] : Window["__strataReplay"]): void {
-    (window as unknown as Record<string, unknown>)["__strata" + name[0].toUpperCase() + name.slice(1)] = register;
-    const s = document.createElement("script");
-    s.async = true;
-    s.src = this.host + "/sdk/v1/" + name + ".min.js";
-    document.head.appendChild(s);
+  private load<K extends "messages" | "replay">(name: K, register: K extends "messages" ? Window["__strataMessages"] : Window["__strataReplay"]): boolean {
+    try {
+      (window as unknown as Record<string, unknown>)["__strata" + name[0].toUpperCase() + name.slice(1)] = register;
+    } catch {
+      return false;
+    }
+    return addScript(this.host, name, this.nonce);
   }
 
   /** pageview sends `$pageview` when the page (ignoring the hash) changed. */

@@ -1,3 +1,4 @@
+import { stringify } from "./json.js";
 import type { Properties } from "./types.js";
 
 /** `$exception_message` is cut to this many characters (a non-Error's JSON or String() form too). */
@@ -109,7 +110,7 @@ export function describe(v: unknown, source: string, fallback?: string): Propert
 /** text is a string as it is, else its JSON, else String(). */
 function text(v: unknown): string {
   try {
-    return typeof v == "string" ? v : JSON.stringify(v) || String(v);
+    return typeof v == "string" ? v : stringify(v) || String(v);
   } catch {
     try {
       return String(v);
@@ -126,7 +127,7 @@ function text(v: unknown): string {
  */
 export function manual(properties?: Properties): Properties {
   const p: Properties = { $exception_source: "manual", ...properties };
-  for (const k in p) if (k.startsWith("$exception_") && typeof p[k] == "string") p[k] = scrub(p[k] as string);
+  for (const k of Object.keys(p)) if (k.startsWith("$exception_") && typeof p[k] == "string") p[k] = scrub(p[k] as string);
   return p;
 }
 

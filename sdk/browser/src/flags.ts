@@ -1,4 +1,6 @@
-import { assign, type Assignment } from "./assign.js";
+import { assign, exposed, type Assignment } from "./assign.js";
+import { stringify } from "./json.js";
+import { request } from "./net.js";
 import { getJSON, set } from "./storage.js";
 import type { Flags, FlagConfig, Properties, RemoteConfig } from "./types.js";
 
@@ -60,8 +62,9 @@ export class FlagClient implements Flags {
       if (!a || !v.flag) return "control";
       const exp = v.flag.experiment;
       const experimentId = exp && exp.status == "running" && exp.id != null ? exp.id : null;
-      this.expose(flagKey, id, experimentId, a.holdout ? "holdout" : a.variant);
-      if (experimentId != null && !a.holdout) {
+      this.expose(flagKey, id, experimentId, exposed(a));
+      // Holdout users and users outside the rollout are not in the experiment.
+      if (experimentId != null && !a.holdout && !a.excluded) {
         this.c.experiment = { experiment_id: experimentId, variant: a.variant };
       }
       return a.variant;
@@ -80,7 +83,7 @@ export class FlagClient implements Flags {
     const mark = flag + "\n" + id;
     if (this.exposed.includes(mark)) return;
     this.exposed.push(mark);
-    set("sessionStorage", EXPOSED_KEY, JSON.stringify(this.exposed));
+    set("sessionStorage", EXPOSED_KEY, stringify(this.exposed));
     this.c.capture("$exposure", { flag, experiment_id: experimentId, variant }, true);
   }
 
@@ -90,11 +93,11 @@ export class FlagClient implements Flags {
     if (cached && cached.id == id && Date.now() - cached.at < CONFIG_TTL) return cached.config;
     const url =
       this.c.host + "/api/v1/config?api_key=" + encodeURIComponent(this.c.key) + "&distinct_id=" + encodeURIComponent(id);
-    return (this.pending[id] ??= fetch(url)
+    return (this.pending[id] ??= request(url)
       .then((r) => (r.ok ? (r.json() as Promise<RemoteConfig>) : undefined))
       .then((config) => {
         if (!config || !Array.isArray(config.flags)) return undefined;
-        set("sessionStorage", CONFIG_KEY, JSON.stringify({ at: Date.now(), id, config }));
+        set("sessionStorage", CONFIG_KEY, stringify({ at: Date.now(), id, config }));
         return config;
       })
       .catch(() => undefined)

@@ -20,8 +20,11 @@ declare global {
 // currentScript is only set while this file runs, so read it now.
 const script = document.currentScript as HTMLScriptElement | null;
 let origin = location.origin;
+// A page that allows scripts by nonce gave this tag one; the scripts the SDK adds need it too.
+let nonce: string | undefined;
 try {
   if (script?.src) origin = new URL(script.src).origin;
+  nonce = (script && script.nonce) || undefined;
 } catch {
   // Keep the page's origin.
 }
@@ -30,7 +33,8 @@ try {
 if (!window.strata) {
   window.strata = {
     ...strata,
-    init: (options: StrataOptions) => strata.init({ ...options, apiHost: (options && options.apiHost) || origin }),
+    init: (options: StrataOptions) =>
+      strata.init({ ...options, apiHost: (options && options.apiHost) || origin, nonce: (options && options.nonce) || nonce }),
   };
   const key = script?.getAttribute("data-api-key");
   if (key) window.strata.init({ apiKey: key });

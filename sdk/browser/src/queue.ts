@@ -1,3 +1,5 @@
+import { stringify } from "./json.js";
+import { beacon, request } from "./net.js";
 import { getJSON, set } from "./storage.js";
 import type { WireEvent } from "./types.js";
 
@@ -81,13 +83,8 @@ export class Queue {
     if (navigator.onLine === false) return;
     while (this.events.length) {
       const batch = this.take(BEACON_BYTES);
-      let sent = false;
-      try {
-        sent = navigator.sendBeacon(this.url, this.body(batch));
-      } catch {
-        // No beacon support, or a bad URL: fall back to fetch.
-      }
-      if (!sent) void this.post(batch, true);
+      // No beacon support, a bad URL or a page's wrapper that throws: fetch instead.
+      if (!beacon(this.url, this.body(batch))) void this.post(batch, true);
     }
     this.write(); // now: the page may be going away
   }
@@ -107,8 +104,12 @@ export class Queue {
   private schedule(): void {
     this.idleTimer ??= setTimeout(() => {
       this.idleTimer = undefined;
-      if (typeof requestIdleCallback == "function") requestIdleCallback(() => this.send(), { timeout: FLUSH_DELAY });
-      else this.send();
+      try {
+        requestIdleCallback(() => this.send(), { timeout: FLUSH_DELAY });
+      } catch {
+        // Missing, or a page's wrapper that throws.
+        this.send();
+      }
     }, FLUSH_DELAY);
   }
 
@@ -134,7 +135,7 @@ export class Queue {
     let status = 0;
     let wait = NaN;
     try {
-      const res = await fetch(this.url, {
+      const res = await request(this.url, {
         method: "POST",
         headers: { "Content-Type": "text/plain" },
         body,
@@ -176,7 +177,7 @@ export class Queue {
     let size = 0;
     let n = 0;
     while (n < this.events.length && n < MAX_BATCH) {
-      size += utf8Length(JSON.stringify(this.events[n])) + 1;
+      size += utf8Length(stringify(this.events[n])) + 1;
       if (n && size > bytes - 200) break;
       n++;
     }
@@ -184,7 +185,7 @@ export class Queue {
   }
 
   private body(batch: WireEvent[]): string {
-    return JSON.stringify({ api_key: this.key, sent_at: new Date().toISOString(), batch });
+    return stringify({ api_key: this.key, sent_at: new Date().toISOString(), batch });
   }
 
   /**
@@ -207,7 +208,7 @@ export class Queue {
     const stored = getJSON<WireEvent[]>("localStorage", QUEUE_KEY);
     const others = Array.isArray(stored) ? stored.filter((e) => !this.mine.has(e.uuid)) : [];
     let all = others.concat(own).slice(-MAX_QUEUED);
-    while (!set("localStorage", QUEUE_KEY, JSON.stringify(all)) && all.length) {
+    while (!set("localStorage", QUEUE_KEY, stringify(all)) && all.length) {
       all = all.slice(all.length >> 1 || 1);
     }
     this.mine = new Set(own.map((e) => e.uuid));

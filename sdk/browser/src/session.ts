@@ -1,4 +1,5 @@
 import { murmur3 } from "./hash.js";
+import { stringify } from "./json.js";
 import { getJSON, set } from "./storage.js";
 import { uuid } from "./uuid.js";
 
@@ -16,7 +17,7 @@ export function sessionId(now = Date.now()): string {
   let s = getJSON<{ id: string; last: number }>("localStorage", SESSION_KEY);
   if (!s || typeof s.id != "string" || !(now - s.last < SESSION_IDLE_MS)) s = { id: uuid(), last: now };
   s.last = now;
-  set("localStorage", SESSION_KEY, JSON.stringify(s));
+  set("localStorage", SESSION_KEY, stringify(s));
   return s.id;
 }
 

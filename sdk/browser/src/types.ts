@@ -23,7 +23,9 @@ export interface StrataOptions {
   replaySampleRate?: number;
   /**
    * Send uncaught errors and unhandled promise rejections as `$exception` events
-   * (README.md, "Error tracking"). Default false.
+   * (README.md, "Error tracking"). Left unset, the server decides: on when
+   * `GET /api/v1/config` answers `errorTracking: true` (the server's
+   * NEXT_PUBLIC_FEATURE_ERROR_TRACKING), from its answer on; false keeps it off.
    */
   errorTracking?: boolean;
   /**
@@ -37,6 +39,14 @@ export interface StrataOptions {
    * (`/sdk/v1/messages.min.js`). Default true.
    */
   messages?: boolean;
+  /**
+   * The nonce of the page's Content-Security-Policy, for pages that allow
+   * scripts (and styles) by nonce: it is set on the scripts the SDK adds (the
+   * message renderer, the recorder), and on the renderer's `<style>` in
+   * browsers without constructable stylesheets. The script tag build defaults
+   * to the nonce of its own tag (README.md, "Content Security Policy").
+   */
+  nonce?: string;
 }
 
 /** Free-form event properties; they must survive `JSON.stringify`. */
@@ -93,6 +103,8 @@ export interface MessageHost {
   /** The API's base URL, without a trailing slash, and the product's API key. */
   readonly host: string;
   readonly key: string;
+  /** The page's CSP nonce (the `nonce` option), for the renderer's style element where it needs one. */
+  readonly nonce?: string;
   /** distinctId is the identified user id, else the anonymous id. */
   distinctId(): string;
   /** identified reports whether identify() was called (in this or an earlier page load). */

@@ -62,7 +62,7 @@ describe("assign", () => {
 
   it("does not hold out after the experiment completed (winner applied)", () => {
     const flag = flagsByKey.get("winner_applied")!;
-    for (let i = 0; i < 200; i++) expect(assign(flag, "u" + i)).toEqual({ variant: "treatment", holdout: false });
+    for (let i = 0; i < 200; i++) expect(assign(flag, "u" + i)).toEqual({ variant: "treatment", holdout: false, excluded: false });
   });
 
   it("uses whole basis points, so float noise cannot move a user", () => {
@@ -75,7 +75,7 @@ describe("assign", () => {
       variants: [],
       experiment: { id: 1, status: "running", holdout: 0.07 },
     };
-    expect(assign(flag, id)).toEqual({ variant: "on", holdout: false });
+    expect(assign(flag, id)).toEqual({ variant: "on", holdout: false, excluded: false });
   });
 });
 

@@ -54,10 +54,45 @@ afterEach(() => {
 });
 
 describe("error tracking", () => {
-  it("is off by default", async () => {
-    start();
+  it("is off when the site says false, whatever the server has on", async () => {
+    net.answers.push(new Response(JSON.stringify({ flags: [], messagesEnabled: false, errorTracking: true, replay: false })));
+    start({ errorTracking: false });
+    await vi.advanceTimersByTimeAsync(10);
     throwFromClick(new Error("not tracked"));
     reject(new Error("not tracked either"));
+    expect(await sent()).toEqual([]);
+    expect(net.fetches.filter((c) => c.url.includes("/api/v1/config"))).toEqual([]);
+  });
+
+  it("follows the server's errorTracking when the site leaves it unset", async () => {
+    net.answers.push(new Response(JSON.stringify({ flags: [], messagesEnabled: false, errorTracking: true, replay: false })));
+    start({ errorTracking: undefined });
+    await vi.advanceTimersByTimeAsync(10);
+    expect(net.fetches[0].url).toContain("/api/v1/config?api_key=");
+    throwFromClick(caught(chargeCard));
+    const [e, ...more] = await sent();
+    expect(more).toEqual([]);
+    expect(e.properties.$exception_type).toBe("TypeError");
+    expect(e.properties.$exception_source).toBe("onerror");
+  });
+
+  it("stays off when the site leaves it unset and the server has it off", async () => {
+    net.answers.push(new Response(JSON.stringify({ flags: [], messagesEnabled: false, errorTracking: false, replay: false })));
+    start({ errorTracking: undefined });
+    await vi.advanceTimersByTimeAsync(10);
+    throwFromClick(new Error("not tracked"));
+    expect(await sent()).toEqual([]);
+  });
+
+  it("does not start after destroy when the config answers late", async () => {
+    let answer!: (r: Response) => void;
+    net.answers.push(() => new Promise<Response>((resolve) => (answer = resolve)));
+    const s = start({ errorTracking: undefined });
+    await vi.advanceTimersByTimeAsync(10);
+    s.destroy();
+    answer(new Response(JSON.stringify({ flags: [], messagesEnabled: false, errorTracking: true, replay: false })));
+    await vi.advanceTimersByTimeAsync(10);
+    throwFromClick(new Error("after destroy"));
     expect(await sent()).toEqual([]);
   });
 

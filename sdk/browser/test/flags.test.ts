@@ -24,10 +24,10 @@ const TREATED = "usér-ß";
 /** …and this one is in its 10 % holdout (holdout bucket below 1000). */
 const HELD = Array.from({ length: 100 }, (_, i) => "h" + i).find((id) => bucket("holdout", pricing.key, id) < 1000)!;
 
-function serve(config: RemoteConfig = { flags: [pricing, onboarding] }) {
+function serve(config: RemoteConfig = { flags: [pricing, onboarding] }, requests = 50) {
   const answer = (url: string) =>
     url.includes("/api/v1/config") ? new Response(JSON.stringify(config)) : new Response("{}", { status: 202 });
-  net.answers = Array.from({ length: 50 }, () => answer);
+  net.answers = Array.from({ length: requests }, () => answer);
 }
 
 function configFetches() {
@@ -171,6 +171,71 @@ describe("exposure", () => {
     const done = events.find((e) => e.event_name == "checkout_completed")!;
     expect(done.properties).not.toHaveProperty("experiment_id");
     expect(done.properties).not.toHaveProperty("variant");
+  });
+});
+
+describe("users outside the rollout", () => {
+  // Rollout 50: the users whose rollout bucket is 5000 or more are not in the experiment.
+  const half: FlagConfig = { ...pricing, rollout: 50 };
+  const ids = Array.from({ length: 400 }, (_, i) => "r" + i);
+  const inHoldout = (id: string) => bucket("holdout", half.key, id) < 1000;
+  const OUTSIDE = ids.find((id) => !inHoldout(id) && bucket("rollout", half.key, id) >= 5000)!;
+  const INSIDE = ids.find((id) => !inHoldout(id) && bucket("rollout", half.key, id) < 5000)!;
+
+  it("get control, are exposed as excluded, and carry no experiment properties", async () => {
+    vi.useFakeTimers();
+    serve({ flags: [half] });
+    const s = start();
+    s.identify(OUTSIDE);
+    expect(await s.flags.getVariant(half.key)).toBe("control");
+    s.track("checkout_completed", { converted: 1 });
+    const events = await sent();
+    const exposures = events.filter((e) => e.event_name == "$exposure");
+    expect(exposures.map((e) => e.properties)).toEqual([
+      expect.objectContaining({ flag: half.key, experiment_id: "exp_42", variant: "excluded" }),
+    ]);
+    const done = events.find((e) => e.event_name == "checkout_completed")!;
+    expect(done.properties).not.toHaveProperty("experiment_id");
+    expect(done.properties).not.toHaveProperty("variant");
+  });
+
+  it("are exposed as excluded without an experiment too, while users inside get their arm", async () => {
+    vi.useFakeTimers();
+    serve({ flags: [{ ...half, experiment: null }] });
+    const s = start();
+    s.identify(OUTSIDE);
+    expect(await s.flags.getVariant(half.key)).toBe("control");
+    s.identify(INSIDE);
+    const arm = await s.flags.getVariant(half.key);
+    const exposures = (await sent()).filter((e) => e.event_name == "$exposure");
+    expect(exposures.map((e) => [e.distinct_id, (e.properties as { variant: string }).variant])).toEqual([
+      [OUTSIDE, "excluded"],
+      [INSIDE, arm],
+    ]);
+    expect(["control", "treatment"]).toContain(arm);
+  });
+
+  it("never count as control: of 400 users at rollout 50, control and treatment are exposed about equally", async () => {
+    vi.useFakeTimers();
+    // One config request per user and a few batches.
+    serve({ flags: [half] }, 500);
+    const s = start();
+    const answers = new Map<string, string>();
+    for (const id of ids) {
+      s.identify(id);
+      answers.set(id, await s.flags.getVariant(half.key));
+    }
+    const exposures = (await sent()).filter((e) => e.event_name == "$exposure");
+    const count: Record<string, number> = {};
+    for (const e of exposures) {
+      const v = (e.properties as { variant: string }).variant;
+      count[v] = (count[v] ?? 0) + 1;
+      // Whatever the exposure says, getVariant answered the arm, or control outside the experiment.
+      expect(answers.get(e.distinct_id as string)).toBe(v == "holdout" || v == "excluded" ? "control" : v);
+    }
+    expect(exposures).toHaveLength(400);
+    expect(count.excluded).toBeGreaterThan(140);
+    expect(Math.abs(count.control - count.treatment)).toBeLessThan(50);
   });
 });
 

@@ -74,7 +74,8 @@ const instances: Strata[] = [];
 export function start(options: Partial<StrataOptions> = {}): Strata {
   // The message renderer is off unless a test turns it on: its config request
   // at start would be one more fetch in every other test.
-  const s = new Strata({ apiKey: KEY, apiHost: HOST, autocapture: false, messages: false, ...options });
+  // So is error tracking, which follows the config when left unset.
+  const s = new Strata({ apiKey: KEY, apiHost: HOST, autocapture: false, messages: false, errorTracking: false, ...options });
   instances.push(s);
   return s;
 }

@@ -595,10 +595,27 @@ describe("steps", () => {
     expect(host.hasAttribute("data-strata-no-capture")).toBe(true);
     expect((host as HTMLElement).style.zIndex).toBe("2147483647");
     expect((host as HTMLElement).style.getPropertyPriority("z-index")).toBe("important");
-    const css = root()!.querySelector("style")!.textContent!;
-    expect(css).toContain(":host{all:initial}");
-    expect(css).toMatch(/@media \(prefers-reduced-motion:reduce\)\{[^}]*animation:none!important;transition:none!important/);
+    // A constructed stylesheet, which a page's style-src cannot block, and no <style>, which it can.
+    expect(root()!.querySelector("style")).toBeNull();
+    const sheets = root()!.adoptedStyleSheets;
+    expect(sheets).toHaveLength(1);
+    const css = Array.from(sheets[0].cssRules, (r) => r.cssText).join("\n");
+    expect(css).toContain(":host { all: initial; }");
+    expect(css).toMatch(/@media \(prefers-reduced-motion:reduce\) \{[^}]*animation: none !important; transition: none !important;/);
     expect(document.querySelector(".box")).toBeNull(); // the page cannot select it
+  });
+
+  it("falls back to a <style> with the page's nonce where constructable stylesheets are missing", async () => {
+    vi.stubGlobal("CSSStyleSheet", undefined);
+    server.lists["*"] = [campaign()];
+    const h = new FakeHost();
+    (h as { nonce?: string }).nonce = "n0nce";
+    const { r } = page(h);
+    await fire(r);
+    const style = root()!.querySelector("style")!;
+    expect(style.nonce).toBe("n0nce");
+    expect(style.textContent).toContain(":host{all:initial}");
+    expect(root()!.adoptedStyleSheets).toHaveLength(0);
   });
 });
 

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"os"
 
-	"strata/sdk/go/strata"
+	"github.com/strata-analytics/strata/sdk/go/strata"
 )
 
 // A Go web server reports the page fetches of AI bots: the middleware
@@ -27,6 +27,30 @@ func Example() {
 
 	// Events of your own, from anywhere in the server:
 	client.Capture(strata.Event{Name: "invoice_paid", DistinctID: "user_42", Properties: map[string]any{"plan": "pro"}})
+}
+
+// A Go server runs an experiment: Variant evaluates the flag here, from
+// the product's configuration read once and kept for 5 minutes, and queues
+// the user's $exposure the first time, which the experiment's results
+// count. (Compiled, not run: it would ask strata.example.com.)
+func ExampleClient_Variant() {
+	client := strata.New(strata.Options{APIKey: os.Getenv("STRATA_API_KEY"), Host: "https://strata.example.com"})
+	defer client.Close(context.Background())
+	// Optional: read the flags at start-up, so that the first request does
+	// not wait for them.
+	if err := client.LoadFlags(context.Background()); err != nil {
+		fmt.Println("flags: every user gets control until Strata answers:", err)
+	}
+
+	http.HandleFunc("/checkout", func(w http.ResponseWriter, r *http.Request) {
+		userID := r.Header.Get("X-User-ID")
+		switch client.Variant(r.Context(), "checkout_flow", userID) {
+		case "treatment":
+			fmt.Fprintln(w, "the new checkout")
+		default: // "control": also for users outside the experiment
+			fmt.Fprintln(w, "the checkout")
+		}
+	})
 }
 
 // ClassifyBot tells an AI bot's user agent as Strata's ingest does.

@@ -1,10 +1,19 @@
-// Package strata is Strata's SDK for Go web servers: a small client that
-// sends events to a Strata server's ingest (POST /e), and net/http
-// middleware that reports the page fetches of AI bots, which run no
-// JavaScript and so are never seen by the browser SDK.
+// Package strata is Strata's SDK for Go servers: a small client that
+// sends events to a Strata server's ingest (POST /e), evaluates the
+// product's feature flags and experiments locally (Client.Variant, from
+// GET /api/v1/config; flags.go), and net/http middleware that reports the
+// page fetches of AI bots, which run no JavaScript and so are never seen
+// by the browser SDK.
 //
-// The middleware classifies each request's User-Agent against the same
-// allowlist the server uses (internal/enrich/bots): a human request costs
+// The package is a module of its own that imports the standard library
+// alone, so that a Go program using it pulls none of the server's
+// dependencies; it carries copies of what it shares with the server (the
+// AI-bot allowlist, and for its tests the classification cases and the
+// assignment vectors), which the server module's tests hold to the
+// originals.
+//
+// The middleware classifies each request's User-Agent against that copy
+// of the server's allowlist (internal/enrich/bots): a human request costs
 // that classification and nothing else. A bot's fetch is queued as a
 // $pageview carrying the bot's user agent, which ingest stores as
 // $bot_pageview (a client may not send that name itself), and the
@@ -29,11 +38,10 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"strata/internal/enrich/bots"
 )
 
 // Bot is what ClassifyBot tells of an AI bot.
@@ -48,16 +56,12 @@ type Bot struct {
 // Strata's ingest classifies it, and whether there is one. Any input,
 // empty or enormous, is answered; none panics.
 func ClassifyBot(userAgent string) (Bot, bool) {
-	b, ok := bots.Default().Classify(userAgent)
-	if !ok {
-		return Bot{}, false
-	}
-	return Bot{Name: b.Name, Operator: b.Operator, Category: b.Category, CategoryLabel: bots.CategoryLabel(b.Category)}, true
+	return table().classify(userAgent)
 }
 
 // IsAIBot reports whether userAgent is an AI bot's.
 func IsAIBot(userAgent string) bool {
-	_, ok := bots.Default().Classify(userAgent)
+	_, ok := table().classify(userAgent)
 	return ok
 }
 
@@ -98,15 +102,31 @@ type Options struct {
 	// BotDistinctID is the distinct_id of the bots' page views (default
 	// "$server_bot"): a bot is not a user.
 	BotDistinctID string
+
+	// ConfigTimeout bounds one read of the flag configuration
+	// (default 5 s); until the first read succeeds, Variant answers
+	// control.
+	ConfigTimeout time.Duration
+	// VariantCacheSize bounds the (flag, user) answers Variant reuses for
+	// VariantTTL (default 10,000); past it the least recently used is
+	// forgotten and evaluated again when asked, which costs a hash.
+	VariantCacheSize int
+	// DisableExposures stops Variant from sending $exposure events
+	// (experiments then count no one).
+	DisableExposures bool
 }
 
 // Client sends events to Strata in the background. It is safe for
 // concurrent use; Close it to send what is queued.
 type Client struct {
-	opt     Options
-	mu      sync.Mutex
-	queue   ring
-	wake    chan struct{}
+	opt   Options
+	mu    sync.Mutex
+	queue ring
+	wake  chan struct{}
+	// turn is held by whoever takes and sends a batch, the background
+	// sender or Flush, so that Flush returns only once every event queued
+	// before it was sent, the batch under way included.
+	turn    chan struct{}
 	done    chan struct{}
 	stopped chan struct{}
 	closing atomic.Bool
@@ -115,6 +135,14 @@ type Client struct {
 	failed  atomic.Int64
 	// sleep waits between retries; tests shorten it.
 	sleep func(ctx context.Context, d time.Duration) error
+
+	// flagMu guards fs, the flags' configuration and caches (flags.go);
+	// configReads counts the requests for the configuration.
+	flagMu      sync.Mutex
+	fs          flagState
+	configReads atomic.Int64
+	// now is the clock of the flags' caches; tests move it.
+	now func() time.Time
 }
 
 // wireEvent is an event as /e takes it.
@@ -149,8 +177,16 @@ func New(opt Options) *Client {
 	if opt.BotDistinctID == "" {
 		opt.BotDistinctID = "$server_bot"
 	}
+	if opt.ConfigTimeout <= 0 {
+		opt.ConfigTimeout = 5 * time.Second
+	}
+	if opt.VariantCacheSize <= 0 {
+		opt.VariantCacheSize = 10_000
+	}
+	opt.Host = strings.TrimRight(opt.Host, "/")
 	c := &Client{opt: opt, queue: ring{buf: make([]wireEvent, opt.MaxQueue)},
-		wake: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{}), sleep: sleepCtx}
+		wake: make(chan struct{}, 1), turn: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{}), sleep: sleepCtx,
+		fs: flagState{variants: newLRU(opt.VariantCacheSize), exposed: newLRU(maxExposed)}, now: time.Now}
 	go c.run()
 	return c
 }
@@ -197,11 +233,21 @@ func (c *Client) poke() {
 // or ctx ended.
 func (c *Client) Flush(ctx context.Context) error {
 	for {
+		// The turn waits for a batch the background sender is sending:
+		// events queued before the call may be in it.
+		select {
+		case c.turn <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 		batch := c.take()
 		if len(batch) == 0 {
+			<-c.turn
 			return nil
 		}
-		if err := c.send(ctx, batch); err != nil {
+		err := c.send(ctx, batch)
+		<-c.turn
+		if err != nil {
 			return err
 		}
 	}
@@ -231,8 +277,14 @@ func (c *Client) run() {
 		case <-c.wake:
 		}
 		for {
+			select {
+			case c.turn <- struct{}{}:
+			case <-c.done:
+				return
+			}
 			batch := c.take()
 			if len(batch) == 0 {
+				<-c.turn
 				break
 			}
 			ctx, cancel := context.WithCancel(context.Background())
@@ -247,8 +299,10 @@ func (c *Client) run() {
 			cancel()
 			if err != nil && errors.Is(err, context.Canceled) {
 				c.requeue(batch)
+				<-c.turn
 				return
 			}
+			<-c.turn
 		}
 	}
 }
@@ -444,7 +498,7 @@ func newUUID() string {
 func (c *Client) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ua := r.UserAgent(); ua != "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-			if _, ok := bots.Default().Classify(ua); ok {
+			if _, ok := table().classify(ua); ok {
 				c.Capture(Event{Name: "$pageview", DistinctID: c.opt.BotDistinctID, URL: requestURL(r),
 					Referrer: r.Referer(), UserAgent: ua, Properties: map[string]any{"$server_captured": "true"}})
 			}

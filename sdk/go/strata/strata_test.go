@@ -16,10 +16,11 @@ import (
 	"time"
 )
 
-// TestClassifyBotTable runs the server's own classification cases
-// (internal/enrich/bots/testdata): the SDK answers as ingest does.
+// TestClassifyBotTable runs the server's own classification cases (a copy
+// of internal/enrich/bots/testdata, checked by the server module's
+// internal/sdkgo tests): the SDK answers as ingest does.
 func TestClassifyBotTable(t *testing.T) {
-	f, err := os.Open("../../../internal/enrich/bots/testdata/user_agents.tsv")
+	f, err := os.Open("testdata/user_agents.tsv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,5 +258,32 @@ func TestRing(t *testing.T) {
 	}
 	if r.pop(1) != nil {
 		t.Error("pop from an empty ring")
+	}
+}
+
+// TestFlushWaitsForBatchUnderWay: Flush returns once every event queued
+// before it was sent, including a batch the background sender had taken
+// and was still sending (the build before returned while it was).
+func TestFlushWaitsForBatchUnderWay(t *testing.T) {
+	stub := &ingestStub{}
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if requests.Add(1) == 1 { // the background sender's batch is slow
+			time.Sleep(300 * time.Millisecond)
+		}
+		stub.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	c, _ := newTestClient(t, srv.URL, Options{FlushInterval: time.Hour, BatchSize: 10})
+	for i := range 10 {
+		c.Capture(Event{Name: "e", DistinctID: "u", Properties: map[string]any{"i": i}})
+	}
+	time.Sleep(50 * time.Millisecond) // the full batch is under way
+	c.Capture(Event{Name: "e", DistinctID: "u", Properties: map[string]any{"i": 10}})
+	if err := c.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(stub.events()); n != 11 {
+		t.Fatalf("Flush returned with %d of 11 events sent", n)
 	}
 }

@@ -203,6 +203,7 @@ export interface components {
         SdkConfig: {
             flags: components["schemas"]["SdkFlag"][];
             messagesEnabled: boolean;
+            /** @description Whether the server has error tracking on (`NEXT_PUBLIC_FEATURE_ERROR_TRACKING=true`); the browser SDK captures errors when it is, unless the page's `init` set `errorTracking` itself (docs/errors.md, "Turning it on"). */
             errorTracking: boolean;
             /** @description Whether the server takes session recordings (`--replay`); the SDK records only when the page also set `replayEnabled` (docs/replay.md). */
             replay: boolean;

@@ -1,4 +1,5 @@
 import { classifyBot, type BotInfo } from "./bots.js";
+import { exposed } from "./assign.js";
 import { FlagPoller } from "./flags.js";
 import { Queue, utf8Length, type Queued } from "./queue.js";
 import {
@@ -276,7 +277,7 @@ export class Strata {
         this.capture({
           event: "$exposure",
           distinctId: String(distinctId),
-          properties: { flag: flagKey, experiment_id: experimentId, variant: assignment.holdout ? "holdout" : assignment.variant },
+          properties: { flag: flagKey, experiment_id: experimentId, variant: exposed(assignment) },
         });
       }
     }

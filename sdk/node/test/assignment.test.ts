@@ -49,7 +49,7 @@ describe("assign", () => {
     // 0.07 * 10000 is 700.0000000000001 in floating point; bucket 700 is not held out.
     const id = Array.from({ length: 100000 }, (_, i) => "b" + i).find((x) => bucket("holdout", "f", x) == 700)!;
     const flag: FlagConfig = { key: "f", enabled: true, rollout: 100, variants: [], experiment: { id: 1, status: "running", holdout: 0.07 } };
-    expect(assign(flag, id)).toEqual({ variant: "on", holdout: false });
+    expect(assign(flag, id)).toEqual({ variant: "on", holdout: false, excluded: false });
   });
 });
 

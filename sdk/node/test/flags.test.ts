@@ -3,6 +3,7 @@
 // configuration answers control.
 import { afterEach, describe, expect, it } from "vitest";
 import { Strata } from "../src/client";
+import { bucket } from "../src/hash";
 import type { RemoteConfig } from "../src/types";
 import { closedPort, fakeServer, waitUntil, type FakeServer } from "./helpers";
 
@@ -77,6 +78,35 @@ describe("getVariant", () => {
       else expect(p.variant).toBe(variants.get(e.distinct_id as string));
     }
     expect(exposures.some((e) => (e.properties as { variant: string }).variant === "holdout")).toBe(true);
+  });
+
+  it("exposes users outside the rollout as excluded, never as control", async () => {
+    const half = config.flags.find((f) => f.key === "exp")!;
+    const saved = half.rollout;
+    half.rollout = 50;
+    try {
+      const { server, client } = await setup();
+      const ids = Array.from({ length: 400 }, (_, i) => "r" + i);
+      const answers = new Map<string, string>();
+      for (const id of ids) answers.set(id, await client.getVariant("exp", id));
+      await client.flush();
+      const exposures = server.events().filter((e) => e.event_name === "$exposure");
+      expect(exposures).toHaveLength(400);
+      const count: Record<string, number> = {};
+      for (const e of exposures) {
+        const id = e.distinct_id as string;
+        const v = (e.properties as { variant: string }).variant;
+        count[v] = (count[v] ?? 0) + 1;
+        const held = bucket("holdout", "exp", id) < 2500;
+        const outside = bucket("rollout", "exp", id) >= 5000;
+        expect(v, id).toBe(held ? "holdout" : outside ? "excluded" : answers.get(id));
+        if (v === "holdout" || v === "excluded") expect(answers.get(id)).toBe("control");
+      }
+      expect(count.excluded).toBeGreaterThan(110);
+      expect(Math.abs(count.control - count.treatment)).toBeLessThan(50);
+    } finally {
+      half.rollout = saved;
+    }
   });
 
   it("answers control when the configuration cannot be read", async () => {

@@ -3,6 +3,8 @@
  * on this path, watches the events the SDK captures for their triggers, and
  * shows one flow at a time (docs/messages.md).
  */
+import { stringify } from "../json.js";
+import { request } from "../net.js";
 import { getJSON, set } from "../storage.js";
 import type { MessageHost, MessageRenderer } from "../types.js";
 import { safeURL } from "./markdown.js";
@@ -75,14 +77,18 @@ export class Renderer implements MessageRenderer {
     } catch {
       return;
     }
-    void this.list(path).then((list) => {
-      for (const c of list) {
-        if (c.trigger && c.trigger.event == eventName && pathMatches(c.pathRegex, path) && !this.waiting(c.id)) {
-          this.queue.push(c);
+    void this.list(path)
+      .then((list) => {
+        for (const c of list) {
+          if (c.trigger && c.trigger.event == eventName && pathMatches(c.pathRegex, path) && !this.waiting(c.id)) {
+            this.queue.push(c);
+          }
         }
-      }
-      this.next();
-    });
+        this.next();
+      })
+      .catch(() => {
+        // Never an unhandled rejection of the page's.
+      });
   }
 
   identified(): void {
@@ -109,7 +115,7 @@ export class Renderer implements MessageRenderer {
     if (Date.now() - (this.failed[path] || -Infinity) < RETRY_AFTER) return Promise.resolve([]);
     let traits = "";
     try {
-      traits = JSON.stringify(this.h.traits());
+      traits = stringify(this.h.traits());
     } catch {
       // Traits that cannot be sent are not sent.
     }
@@ -121,7 +127,7 @@ export class Renderer implements MessageRenderer {
       "&identified=" + (this.h.identified() ? 1 : 0) +
       (traits.length <= MAX_TRAITS && traits != "{}" ? "&traits=" + encodeURIComponent(traits) : "");
     const pending = this.pending;
-    return (pending[path] ??= fetch(url)
+    return (pending[path] ??= request(url)
       .then((r) => (r.ok ? (r.json() as Promise<ActiveList>) : undefined))
       .then((body) => {
         const messages = body && Array.isArray(body.messages) ? body.messages : [];
@@ -165,7 +171,7 @@ export class Renderer implements MessageRenderer {
       const first = this.step(c, -1, 1);
       if (first < 0) continue;
       try {
-        const f: Flow = (this.flow = { c, mount: mount(), index: first, answers: {}, returnTo: document.activeElement });
+        const f: Flow = (this.flow = { c, mount: mount(this.h.nonce), index: first, answers: {}, returnTo: document.activeElement });
         this.render(f, first);
       } catch {
         this.close();
@@ -289,7 +295,7 @@ export class Renderer implements MessageRenderer {
   private remember(id: number): void {
     const done = getJSON<string[]>("localStorage", DONE_KEY) || [];
     done.push(this.h.distinctId() + "\n" + id);
-    set("localStorage", DONE_KEY, JSON.stringify(done.slice(-MAX_DONE)));
+    set("localStorage", DONE_KEY, stringify(done.slice(-MAX_DONE)));
     for (const e of Object.values(this.cache.lists)) e.messages = e.messages.filter((m) => m.id != id);
     this.queue = this.queue.filter((q) => q.id != id);
     this.save();
@@ -301,7 +307,7 @@ export class Renderer implements MessageRenderer {
   }
 
   private save(): void {
-    set("sessionStorage", CACHE_KEY, JSON.stringify(this.cache));
+    set("sessionStorage", CACHE_KEY, stringify(this.cache));
   }
 }
 
@@ -326,10 +332,10 @@ export function anchor(s: Step): Element | null {
  */
 function post(h: MessageHost, path: string, body: unknown): void {
   try {
-    void fetch(h.host + path + "?api_key=" + encodeURIComponent(h.key), {
+    void request(h.host + path + "?api_key=" + encodeURIComponent(h.key), {
       method: "POST",
       headers: { "Content-Type": "text/plain" },
-      body: JSON.stringify(body),
+      body: stringify(body),
       keepalive: true,
     }).catch(() => undefined);
   } catch {

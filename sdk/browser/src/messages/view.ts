@@ -40,16 +40,32 @@ export interface Mount {
   remove(): void;
 }
 
-/** mount appends the host element to <body> and returns its shadow root. */
-export function mount(): Mount {
+/**
+ * mount appends the host element to <body> and returns its shadow root. The
+ * styles are a constructed stylesheet adopted by the root: a page's
+ * Content-Security-Policy governs `<style>` elements (style-src without
+ * 'unsafe-inline' blocks them) but not the CSSOM, so the message keeps its
+ * styles under any CSP. Browsers without constructable stylesheets (before
+ * Safari 16.4, Firefox 101) get a `<style>` with the page's nonce, if given.
+ */
+export function mount(nonce?: string): Mount {
   const host = document.createElement(HOST_TAG);
   host.setAttribute("data-strata-no-capture", "");
   // Inline and important: a page rule for every element (* {display: none}) loses.
   host.style.cssText = "all:initial!important;display:block!important;position:fixed!important;top:0!important;left:0!important;width:0!important;height:0!important;z-index:2147483647!important";
   const root = host.attachShadow({ mode: "open" });
-  const style = el("style");
-  style.textContent = CSS;
-  root.append(style);
+  try {
+    // Engines shipped the constructor and adoptedStyleSheets together: where
+    // they are missing, the constructor throws.
+    const sheet = new CSSStyleSheet();
+    sheet.replaceSync(CSS);
+    root.adoptedStyleSheets = [sheet];
+  } catch {
+    const style = el("style");
+    if (nonce) style.nonce = nonce;
+    style.textContent = CSS;
+    root.append(style);
+  }
   document.body.append(host);
   return { root, remove: () => host.remove() };
 }
@@ -64,8 +80,16 @@ export function mount(): Mount {
 export function show(root: ShadowRoot, step: Step, nav: Nav, act: Actions, answer?: AnswerValue, anchor?: Element | null): () => void {
   const stops: (() => void)[] = [];
   const listen = (t: EventTarget, type: string, fn: (e: Event) => void, opts: boolean | AddEventListenerOptions = true) => {
-    t.addEventListener(type, fn, opts);
-    stops.push(() => t.removeEventListener(type, fn, opts));
+    // What a button starts (a CTA's navigation, a request) must not throw into the page.
+    const safe = (e: Event) => {
+      try {
+        fn(e);
+      } catch {
+        // Never throw into the page.
+      }
+    };
+    t.addEventListener(type, safe, opts);
+    stops.push(() => t.removeEventListener(type, safe, opts));
   };
   const modal = step.kind == "modal" || step.kind == "survey";
   // A survey is a modal asking a question: both get the modal's place and size.

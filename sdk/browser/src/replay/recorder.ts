@@ -1,4 +1,6 @@
 import { record } from "rrweb";
+import { stringify } from "../json.js";
+import { beacon, request } from "../net.js";
 import type { Properties, ReplayHost, ReplayRecorder } from "../types.js";
 import { uuid } from "../uuid.js";
 
@@ -60,11 +62,11 @@ export class Recorder implements ReplayRecorder {
   constructor(host: ReplayHost) {
     this.host = host;
     this.session = host.sessionId();
-    const visibility = () => (document.visibilityState == "hidden" ? this.pause() : this.resume());
+    const visibility = safe(() => (document.visibilityState == "hidden" ? this.pause() : this.resume()));
     document.addEventListener("visibilitychange", visibility);
-    addEventListener("pagehide", () => this.flush(true));
+    addEventListener("pagehide", safe(() => this.flush(true)));
     this.cleanups.push(() => document.removeEventListener("visibilitychange", visibility), () => this.listen(false));
-    this.idleTimer = setInterval(() => Date.now() - this.lastActive > IDLE_MS && this.pause(), 10000);
+    this.idleTimer = setInterval(safe(() => Date.now() - this.lastActive > IDLE_MS && this.pause()), 10000);
     if (document.visibilityState == "hidden") this.listen(true);
     else this.resume();
   }
@@ -82,7 +84,7 @@ export class Recorder implements ReplayRecorder {
     }
   }
 
-  private readonly wake = () => this.resume();
+  private readonly wake = safe(() => this.resume());
 
   /** resume starts recording (a full snapshot first) unless it runs, or the session is full. */
   private resume(): void {
@@ -133,7 +135,7 @@ export class Recorder implements ReplayRecorder {
     }
     this.buffer.push(e);
     if (this.buffer.length >= CHUNK_EVENTS) this.flush();
-    else if (!this.timer) this.timer = setTimeout(() => this.flush(), CHUNK_MS);
+    else if (!this.timer) this.timer = setTimeout(safe(() => this.flush()), CHUNK_MS);
   }
 
   /** event marks an SDK event in the recording as an rrweb custom event tagged with its name. */
@@ -148,9 +150,8 @@ export class Recorder implements ReplayRecorder {
   }
 
   stop(): void {
-    this.pause();
     clearInterval(this.idleTimer);
-    for (const f of this.cleanups) f();
+    for (const f of [() => this.pause(), ...this.cleanups]) safe(f)();
   }
 
   /**
@@ -185,13 +186,13 @@ export class Recorder implements ReplayRecorder {
     const events = this.buffer;
     this.buffer = [];
     const props = { $session_id: this.session, $window_id: this.window, $chunk_index: this.index++ };
-    const bytes = new TextEncoder().encode(JSON.stringify(events));
+    const bytes = new TextEncoder().encode(stringify(events));
     const last = new Date(events[events.length - 1].timestamp).toISOString();
     const send = (data: string, encoding: string) => {
       // The chunk's data goes in by concatenation rather than through a second
       // JSON.stringify, which would copy (and scan) the largest string again:
       // base64 needs no escaping, and the head ends with the properties' "}}]}".
-      const head = JSON.stringify({
+      const head = stringify({
         api_key: this.host.key,
         sent_at: new Date().toISOString(),
         batch: [{ uuid: uuid(), event_name: "$snapshot", distinct_id: this.host.distinctId(), timestamp: last, url: location.href,
@@ -199,7 +200,7 @@ export class Recorder implements ReplayRecorder {
       });
       const body = head.slice(0, -4) + ',"$snapshot_data":"' + data + '"}}]}';
       const url = this.host.host + "/e";
-      if (leaving && body.length < KEEPALIVE_BYTES && navigator.sendBeacon && navigator.sendBeacon(url, body)) return;
+      if (leaving && body.length < KEEPALIVE_BYTES && beacon(url, body)) return;
       // A chunk the server could not take for now (a network error, 429 or
       // 5xx) is sent again, 1, 2 and 4 s later: a lost chunk is a hole in the
       // recording, and chunk 0 holds the full snapshot the rest build on. A
@@ -208,10 +209,14 @@ export class Recorder implements ReplayRecorder {
       // the session's recording stops.
       const post = (attempt: number): void => {
         const again = () => attempt < CHUNK_RETRIES && setTimeout(() => post(attempt + 1), 1000 * 2 ** attempt);
-        fetch(url, { method: "POST", headers: { "Content-Type": "text/plain" }, body, keepalive: body.length < KEEPALIVE_BYTES }).then((r) => {
-          if (r.status == 429 || r.status >= 500) again();
-          else r.text().then((t) => FULL.test(t) && this.sessionFull(props.$session_id), () => {});
-        }, again);
+        request(url, { method: "POST", headers: { "Content-Type": "text/plain" }, body, keepalive: body.length < KEEPALIVE_BYTES })
+          .then((r) => {
+            if (r.status == 429 || r.status >= 500) again();
+            else r.text().then((t) => FULL.test(t) && this.sessionFull(props.$session_id), () => {});
+          }, again)
+          .catch(() => {
+            // Never an unhandled rejection of the page's.
+          });
       };
       post(0);
     };
@@ -224,6 +229,21 @@ export class Recorder implements ReplayRecorder {
       .then((gz) => send(base64(gz), "gzip-json"))
       .catch(() => send(base64(bytes), "json"));
   }
+}
+
+/**
+ * safe wraps a listener or timer of the recorder's: what it throws (rrweb on
+ * a page it cannot record, a page's patched built-in) stays in the SDK
+ * rather than being reported as the page's error.
+ */
+function safe(f: () => unknown): () => void {
+  return () => {
+    try {
+      f();
+    } catch {
+      // Never throw into the page.
+    }
+  };
 }
 
 /**

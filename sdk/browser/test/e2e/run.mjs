@@ -16,6 +16,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { harness } from "../../../../e2e/browser/harness.mjs";
+import { csp } from "./csp.mjs";
 import { experiments, expPage } from "./experiments.mjs";
 import { isPathRulePage, messages, messagesPage, pathRules } from "./messages.mjs";
 import { replay, replayCap, replayPage, replayQuota } from "./replay.mjs";
@@ -76,10 +77,13 @@ async function main() {
   context.on("weberror", (e) => pageErrors.push(e.error().message));
   const page = await context.newPage();
 
-  // E2E_ONLY=errors and E2E_ONLY=paths run error tracking, or the message
-  // path rules that freeze RegExp, alone.
+  // E2E_ONLY=errors, E2E_ONLY=paths and E2E_ONLY=csp run error tracking, the
+  // message path rules that freeze RegExp, or the strict pages, alone.
   if (process.env.E2E_ONLY === "errors") return errorTracking({ browser, site, api, strataUrl: strata.url });
   if (process.env.E2E_ONLY === "paths") return pathRules({ browser, check, site, call: api.call });
+  // Pages with strict CSPs, Trusted Types, a throwing fetch, changed built-ins.
+  const cspArgs = { browser, check, api, call: api.call, strataUrl: strata.url, key, artifacts: ARTIFACTS, cleanups };
+  if (process.env.E2E_ONLY === "csp") return csp(cspArgs);
 
   // Session replay (docs/replay.md); E2E_ONLY=replay runs this part alone.
   await replay({ browser, check, site, api, call: api.call, dataDir: strata.dataDir });
@@ -248,6 +252,8 @@ async function main() {
   await messages({ browser, check, site, api, call: api.call, strataUrl: strata.url, key, artifacts: ARTIFACTS });
   // Path rules that backtrack catastrophically in RegExp (docs/messages.md).
   await pathRules({ browser, check, site, call: api.call });
+  // 9. The SDK on pages as real sites build them (README.md, "Content Security Policy").
+  await csp(cspArgs);
 }
 
 /**
