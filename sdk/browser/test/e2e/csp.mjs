@@ -107,7 +107,9 @@ export async function csp({ browser, check, api, call, strataUrl, key, artifacts
     context.on("weberror", (e) => pageErrors.push(e.error().message));
     context.on("console", (m) => (m.type() == "error" || m.type() == "warning") && consoleLines.push(m.type() + ": " + m.text()));
     context.on("response", async (r) => {
-      if (r.url().startsWith(strataUrl + "/e") && r.request().method() === "POST") answers.push({ status: r.status(), body: await r.text().catch(() => "") });
+      // The answer is recorded at once and its body when read, so that a
+      // check made as soon as the server has the events still sees it.
+      if (r.url().startsWith(strataUrl + "/e") && r.request().method() === "POST") answers.push({ status: r.status(), body: r.text().catch(() => "") });
     });
     const p = await context.newPage();
     await p.goto(site + path);
@@ -237,7 +239,10 @@ export async function csp({ browser, check, api, call, strataUrl, key, artifacts
       if (n !== 1) throw new Error(`${n} csp_order events with their properties intact`);
     });
     await check(`${what}: every batch was accepted, none refused as invalid_envelope`, async () => {
-      const bad = answers.filter((a) => a.status != 202 || a.body.includes('"rejected":[{'));
+      // The server may hold the events before the page has seen its answer.
+      for (let waited = 0; !answers.length && waited < 10_000; waited += 100) await p.waitForTimeout(100);
+      const seenAnswers = await Promise.all(answers.map(async (a) => ({ status: a.status, body: await a.body })));
+      const bad = seenAnswers.filter((a) => a.status != 202 || a.body.includes('"rejected":[{'));
       if (!answers.length || bad.length) throw new Error(JSON.stringify(bad.length ? bad : "no answer"));
     });
     await check(`${what}: no error or unhandled rejection in the page`, async () => clean(await seen()));
