@@ -363,6 +363,8 @@ export interface components {
             column?: number;
             in_app: boolean;
             resolved: boolean;
+            /** @description An app frame that stayed unresolved in a file that looks minified (its name has `.min.`, or a frame of it is past column 250), which a sourcemap would make readable; false for an inline script's or a hand-written file's frame. Missing on events stored before it was recorded. */
+            minified?: boolean;
             source_line?: string;
         };
         ErrorGroup: {

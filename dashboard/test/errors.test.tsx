@@ -11,7 +11,7 @@ import { act } from "preact/test-utils";
 import { afterEach, describe, expect, it } from "vitest";
 import { App } from "../src/app";
 import { activeItem, navItems } from "../src/components/nav";
-import { ErrorGroupPage, frameLocation } from "../src/pages/ErrorGroup";
+import { ErrorGroupPage, frameLocation, stayedMinified } from "../src/pages/ErrorGroup";
 import { Errors, byRelease, groupHref } from "../src/pages/Errors";
 import { presetRange, type DateRange } from "../src/range";
 import type { ErrorGroup, ErrorGroupDetail, ErrorOccurrence, Product, Sourcemap } from "../src/types";
@@ -376,6 +376,29 @@ describe("error group page", () => {
     expect(oldest.querySelectorAll("[data-testid=resolution]")).toHaveLength(1);
     expect(oldest.querySelector("[data-testid=resolution]")?.textContent).toBe(`Some frames stay minified: no sourcemap for release 1.9.0 and ${app}.`);
     expect(frameLocation({ file: "x.js", line: 3 })).toBe("x.js:3");
+  });
+
+  it("tags as minified only the frames the server marks so, and every unresolved one of older events", async () => {
+    const page = "https://shop.example.com/checkout?step=2";
+    fakeFetch({
+      [`GET /api/v1/errors/${checkoutFp}`]: {
+        body: detail({
+          occurrences: [
+            occurrence({
+              frames: [
+                { function: "checkout", file: page, line: 41, column: 13, in_app: true, resolved: false, minified: false },
+                { function: "t", file: app, line: 1, column: 583, in_app: true, resolved: false, minified: true },
+              ],
+            }),
+          ],
+        }),
+      },
+    });
+    const root = await mount(<ErrorGroupPage product={product} fingerprint={checkoutFp} range={range} env="live" />);
+    const frames = root.querySelectorAll("[data-testid=frame]");
+    expect([...frames].map((f) => f.querySelector(".tag")?.textContent ?? null)).toEqual([null, "minified"]);
+    expect(stayedMinified({ function: "u", file: app, in_app: true, resolved: false })).toBe(true);
+    expect(stayedMinified({ function: "u", file: app, in_app: true, resolved: true })).toBe(false);
   });
 
   it("shows and hides the raw stack of an occurrence", async () => {

@@ -47,6 +47,12 @@ type Frame struct {
 	// fingerprint skips.
 	InApp    bool `json:"in_app"`
 	Resolved bool `json:"resolved"`
+	// Minified marks an app frame that stayed unresolved in a file that
+	// looks minified (minifiedFile), the frames a missing map leaves
+	// unreadable; an inline script's or a hand-written file's frame reads
+	// as it is and is not. Always written, so that a reader can tell the
+	// frames of events stored before it existed (no key).
+	Minified bool `json:"minified"`
 	// SourceLine is the original line, when the map carries the source.
 	SourceLine string `json:"source_line,omitempty"`
 }
@@ -174,6 +180,9 @@ func (p *Processor) Enrich(ctx context.Context, product int64, props json.RawMes
 				reasons = appendOnce(reasons, fmt.Sprintf("the sourcemap of %s (release %s) maps nothing at line %d, column %d", f.URL, release, f.Line, f.Column))
 			}
 		}
+	}
+	for i, f := range parsed {
+		frames[i].Minified = frames[i].InApp && !frames[i].Resolved && f.URL != "" && minifiedFile(parsed, f.URL)
 	}
 	out := map[string]any{PropFrames: frames}
 	if len(reasons) > 0 {

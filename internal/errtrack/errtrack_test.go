@@ -3,6 +3,7 @@ package errtrack
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -319,6 +320,47 @@ func TestResolutionNamesOnlyMinifiedFiles(t *testing.T) {
 	for _, c := range cases {
 		if got := resolution(c.release, c.stack); got != c.want {
 			t.Errorf("release %q, stack\n%s: resolution %q, want %q", c.release, c.stack, got, c.want)
+		}
+	}
+}
+
+// TestFramesMarkedMinifiedOnlyInMinifiedFiles: the group page tags a frame
+// "minified" from its minified flag, so only the frames a missing map
+// leaves unreadable carry it, never the page's inline script or a script
+// served as it was written (issue 35, item 4).
+func TestFramesMarkedMinifiedOnlyInMinifiedFiles(t *testing.T) {
+	ctx := context.Background()
+	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ws, _ := st.CreateWorkspace(ctx, "W")
+	product, _ := st.CreateProduct(ctx, ws.ID, "P")
+	p := NewProcessor(st, 1<<20)
+	stack := "TypeError: x\n" +
+		"    at checkout (https://shop.example.com/checkout?step=2:41:13)\n" +
+		"    at sum (https://shop.example.com/assets/cart.js:14:21)\n" +
+		"    at e (https://shop.example.com/assets/app.3f9c1a.js:1:48213)\n" +
+		"    at t (https://shop.example.com/assets/vendor.min.js:1:120)\n"
+	for _, release := range []string{"1.0.0", ""} {
+		raw, _ := json.Marshal(map[string]any{"$exception_type": "TypeError", "$exception_message": "x", "$release": release, "$exception_stack": stack})
+		var e struct {
+			Frames []map[string]any `json:"$exception_frames"`
+		}
+		if err := json.Unmarshal(p.Enrich(ctx, product.ID, raw), &e); err != nil {
+			t.Fatal(err)
+		}
+		var got []bool
+		for _, f := range e.Frames {
+			m, ok := f["minified"].(bool)
+			if !ok {
+				t.Fatalf("release %q: frame %v has no minified flag", release, f)
+			}
+			got = append(got, m)
+		}
+		if want := []bool{false, false, true, true}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("release %q: minified flags %v, want %v (inline, cart.js, app.3f9c1a.js, vendor.min.js)", release, got, want)
 		}
 	}
 }

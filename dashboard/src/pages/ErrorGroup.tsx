@@ -289,6 +289,16 @@ function Occurrence(props: { occurrence: ErrorOccurrence; index: number; product
 }
 
 /**
+ * stayedMinified says whether a frame is one a sourcemap would make
+ * readable: the server marks those (`minified`), so that an inline
+ * script's or a hand-written file's frame is not called minified. Events
+ * stored before the mark existed have none: every unresolved frame then.
+ */
+export function stayedMinified(f: ErrorFrame): boolean {
+  return f.minified ?? !f.resolved;
+}
+
+/**
  * Frames lists an occurrence's frames, top first. A de-minified frame
  * shows its original function, file:line:column and source line; a frame
  * that stayed minified shows where it is in the minified file, and the
@@ -313,7 +323,7 @@ function Frames(props: { occurrence: ErrorOccurrence; id: string }) {
             <div class="frame-head">
               <code class="frame-function">{f.function || "(anonymous)"}</code>
               <span class="frame-location">{frameLocation(f)}</span>
-              {!f.in_app ? <span class="tag">not app code</span> : !f.resolved ? <span class="tag">minified</span> : null}
+              {!f.in_app ? <span class="tag">not app code</span> : stayedMinified(f) ? <span class="tag">minified</span> : null}
             </div>
             {f.resolved && f.source_line ? (
               <pre class="source-line" aria-label={`Line ${f.line ?? ""} of ${f.file}`}>

@@ -217,6 +217,9 @@ export async function errorPages(browser, h) {
     if (frames !== 3) throw new Error(`${frames} frames, want the inline script's too`);
     const loc = await first.getByTestId("frame").first().locator(".frame-location").textContent();
     if (loc !== `${app}:1:${col("marker-load")}`) throw new Error(loc);
+    // Nor is its frame tagged minified: only the bundle's two are.
+    const tags = await first.getByTestId("frame").evaluateAll((fs) => fs.map((f) => f.querySelector(".tag")?.textContent ?? null));
+    if (JSON.stringify(tags) !== JSON.stringify(["minified", "minified", null])) throw new Error(`frame tags ${JSON.stringify(tags)}`);
   });
 
   // A third bug, thrown at marker-add in release 2.0.0, to merge into the load bug.
