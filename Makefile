@@ -146,10 +146,15 @@ test-wordpress: wordpress-deps build $(SDK)/node_modules/.package-lock.json $(WP
 	STRATA_BIN=$(CURDIR)/$(BIN) PLUGIN_ZIP=$(CURDIR)/$(WP_ZIP) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) node $(WP)/test/e2e/run.mjs
 
 ## fuzz: run the envelope, URL-path and whitespace fuzzers briefly on top of their seed corpora
+# Budgets are counts of runs, not durations: with a duration, Go's fuzzing
+# coordinator can report "context deadline exceeded" as a failure when the
+# time runs out while a worker is still busy (go.dev/issue/75804), which a
+# loaded CI machine hit. Each count is about what a quiet 2-core machine
+# runs in 5-10 s; minimising a new input is bounded by -fuzzminimizetime.
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzProcess$$' -fuzztime 15s ./internal/ingest
-	$(GO) test -run '^$$' -fuzz '^FuzzURLPath$$' -fuzztime 10s ./internal/ingest
-	$(GO) test -run '^$$' -fuzz '^FuzzSqueezeSpace$$' -fuzztime 10s ./internal/ingest
+	$(GO) test -run '^$$' -fuzz '^FuzzProcess$$' -fuzztime 200000x -fuzzminimizetime 5s ./internal/ingest
+	$(GO) test -run '^$$' -fuzz '^FuzzURLPath$$' -fuzztime 300000x -fuzzminimizetime 5s ./internal/ingest
+	$(GO) test -run '^$$' -fuzz '^FuzzSqueezeSpace$$' -fuzztime 150000x -fuzzminimizetime 5s ./internal/ingest
 
 ## bench: ingest and storage benchmarks against a real server, what the
 ## Node SDK's Express middleware adds to a request, and what the session
