@@ -34,9 +34,12 @@ export interface BreakdownProps {
  * range, for $pageview: page views or visitors per value, most first, the
  * rest as "Other". With `detail`, each value opens a second table below it,
  * the top values of `detail` among that value's page views (a source's
- * full referrers).
+ * full referrers). The value opened is the card's own, or, with onOpen,
+ * the page's (open), so that a page can keep it in its URL.
  */
-export function BreakdownCard(props: { product: number; from: string; to: string; env: DataEnv } & BreakdownProps) {
+export function BreakdownCard(
+  props: { product: number; from: string; to: string; env: DataEnv; open?: string | null; onOpen?: (value: string | null) => void } & BreakdownProps,
+) {
   const measure = props.measure ?? "total";
   const filters = props.filters ?? [];
   const [r, retry] = useLoad<TrendResult>(
@@ -56,7 +59,9 @@ export function BreakdownCard(props: { product: number; from: string; to: string
       ),
     [props.product, props.from, props.to, props.env, props.property, measure, JSON.stringify(filters)],
   );
-  const [open, setOpen] = useState<string | null>(null);
+  const [own, setOwn] = useState<string | null>(null);
+  const open = props.onOpen ? (props.open ?? null) : own;
+  const setOpen = props.onOpen ?? setOwn;
   const rows = r.state === "done" ? totals(r.data) : [];
   const max = rows.reduce((m, x) => Math.max(m, x.value), 0);
   const label = (x: { label: string; other: boolean }) => (x.other ? "Other" : props.label ? props.label(x.label) : x.label);

@@ -5,6 +5,7 @@ import { ErrorState, NoProduct, Skeleton } from "../components/States";
 import { when } from "../format";
 import { useLoad } from "../load";
 import { during, type DateRange } from "../range";
+import { useQueryState } from "../router";
 import type { BotsResult, DataEnv, Product } from "../types";
 
 /** The two kinds of AI bot, as the panel names them. */
@@ -49,18 +50,35 @@ const sources: BreakdownProps[] = [
  * Acquisition shows where visitors came from (channels, sources and UTM
  * tags, from trends of $pageview broken down by the columns ingest fills
  * in), then the AI bot activity panel and the pages AI bots fetched most;
- * of live data or of test keys' (env).
+ * of live data or of test keys' (env). The channel and the source opened
+ * are in the URL (?channel=, ?source=, docs/dashboard.md), each a new
+ * history entry.
  */
 export function Acquisition(props: { product: Product | null; range: DateRange; env: DataEnv }) {
+  const drill = {
+    channel: useQueryState("channel", ""),
+    source: useQueryState("source", ""),
+  };
   if (!props.product) return <NoProduct />;
   const { from, to } = props.range;
   return (
     <section class="page">
       <h1>Acquisition</h1>
       <div class="grid-2">
-        {sources.map((b) => (
-          <BreakdownCard key={`${props.product!.id}/${b.property}`} product={props.product!.id} from={from} to={to} env={props.env} {...b} />
-        ))}
+        {sources.map((b) => {
+          const opened = b.property === "channel" || b.property === "source" ? drill[b.property] : null;
+          return (
+            <BreakdownCard
+              key={`${props.product!.id}/${b.property}`}
+              product={props.product!.id}
+              from={from}
+              to={to}
+              env={props.env}
+              {...b}
+              {...(opened ? { open: opened[0] || null, onOpen: (v: string | null) => opened[1](v ?? "") } : {})}
+            />
+          );
+        })}
       </div>
       <BotsPanel key={props.product.id} product={props.product} range={props.range} env={props.env} />
     </section>

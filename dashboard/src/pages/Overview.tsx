@@ -8,6 +8,7 @@ import { useEventNamesResult } from "../components/EventInput";
 import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
 import { useLoad } from "../load";
 import { describe, type DateRange } from "../range";
+import { useQueryState } from "../router";
 import type { DataEnv, Interval, Product, TrendResult } from "../types";
 
 const pageview = "$pageview";
@@ -55,6 +56,8 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv 
   const { from, to } = props.range;
   const { env } = props;
   const interval = rangeInterval(props.range);
+  // The source whose referrers are open, in the URL like Acquisition's.
+  const [source, setSource] = useQueryState("source", "");
   const names = useEventNamesResult(pid, { from, to }, env);
   const [series, retry] = useLoad<TrendResult>(
     () =>
@@ -129,7 +132,15 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv 
       </section>
       <div class="grid-2">
         {breakdowns.map((b) => (
-          <BreakdownCard key={b.property} product={pid} from={from} to={to} env={env} {...b} />
+          <BreakdownCard
+            key={b.property}
+            product={pid}
+            from={from}
+            to={to}
+            env={env}
+            {...b}
+            {...(b.detail ? { open: source || null, onOpen: (v: string | null) => setSource(v ?? "") } : {})}
+          />
         ))}
       </div>
       {picked !== null ? (

@@ -1,15 +1,34 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, message } from "../api";
 import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Skeleton } from "../components/States";
 import { when } from "../format";
 import { useLoad } from "../load";
-import { navigate } from "../router";
-import type { DataEnv, Product, UserEvent } from "../types";
+import { navigate, positiveInt, setQuery, useQueryState } from "../router";
+import type { DataEnv, Product, UserEvent, UserEventsResult } from "../types";
 import { SessionsTable, replayHref, userHref } from "./Replays";
 
 /** EVENT_PAGE is how many of a user's events a page of the table loads. */
 export const EVENT_PAGE = 100;
+
+/**
+ * MAX_PAGES is how many pages of events one view holds (?pages=, at most
+ * 1,000 events). It bounds what a link can make the page fetch: a longer
+ * ?pages= is read as MAX_PAGES, and "Load older" past it starts a new view
+ * at the older events (?before=) instead of growing this one.
+ */
+export const MAX_PAGES = 10;
+
+/** pagesParam reads ?pages=: a whole number from 1, MAX_PAGES when larger. */
+export function pagesParam(values: string[]): number | null {
+  const n = positiveInt(values);
+  return n === null ? null : Math.min(n, MAX_PAGES);
+}
+
+/** cursorParam reads ?before=: a time the API can take as before, else null (the newest events). */
+export function cursorParam(values: string[]): string | null {
+  return values.length && !Number.isNaN(Date.parse(values[0])) ? values[0] : null;
+}
 
 /** seen is the first and last time among loaded events (newest first, as the API gives them), or null when none. */
 export function seen(events: readonly UserEvent[]): { first: string; last: string } | null {
@@ -50,7 +69,9 @@ export function platform(e: Pick<UserEvent, "browser" | "os">): string {
  * the Replays list, an error's occurrence, or by typing the id.
  */
 export function FindUser(props: { product: Product | null; env: DataEnv }) {
-  const [typed, setTyped] = useState("");
+  // What is typed stays in the URL (replacing the entry, as any typing
+  // does), so that back from the user's page finds it in the box.
+  const [typed, setTyped] = useQueryState("distinct_id", "");
   if (!props.product) return <NoProduct />;
   const pid = props.product.id;
   return (
@@ -68,7 +89,7 @@ export function FindUser(props: { product: Product | null; env: DataEnv }) {
         }}
       >
         <label>
-          Find a user <input type="search" name="distinct_id" value={typed} placeholder="distinct_id" required onInput={(e) => setTyped(e.currentTarget.value)} />
+          Find a user <input type="search" name="distinct_id" value={typed} placeholder="distinct_id" required onInput={(e) => setTyped(e.currentTarget.value, { replace: true })} />
         </label>
         <button type="submit" class="button">
           Open
@@ -97,39 +118,81 @@ export function PersonPage(props: { product: Product | null; distinctId: string;
   return <Person key={`${props.product.id}/${props.distinctId}/${props.env}`} product={props.product} distinctId={props.distinctId} env={props.env} />;
 }
 
+/** The pages of a user's events loaded for one view, and whether the next is being fetched or failed. */
+interface EventPages {
+  pages: UserEventsResult[];
+  error: string | null;
+  retry: () => void;
+}
+
+/**
+ * useEventPages loads the first `want` pages of a user's events, newest
+ * first from `before` (the newest event when null), one after another,
+ * each from the previous page's nextBefore. Pages are kept for the view
+ * (the user, env and before), so that back to fewer pages and forward
+ * again fetch nothing, and a page asked for twice is fetched once.
+ */
+function useEventPages(pid: number, id: string, env: DataEnv, before: string | null, want: number): EventPages {
+  const key = JSON.stringify([pid, id, env, before]);
+  const cache = useRef<{ key: string; pages: UserEventsResult[]; pending: Promise<UserEventsResult>[] }>({ key, pages: [], pending: [] });
+  const [, rendered] = useState(0);
+  const [error, setError] = useState<string | null>(null);
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    if (cache.current.key !== key) cache.current = { key, pages: [], pending: [] };
+    const c = cache.current;
+    let live = true;
+    setError(null);
+    void (async () => {
+      for (let i = c.pages.length; i < want; i++) {
+        const prev = c.pages[i - 1];
+        if (prev && !prev.nextBefore) return;
+        c.pending[i] ??= api.userEvents(pid, id, { env, limit: EVENT_PAGE, before: prev ? prev.nextBefore! : (before ?? undefined) });
+        try {
+          c.pages[i] = await c.pending[i];
+        } catch (err) {
+          delete c.pending[i];
+          if (live) setError(message(err));
+          return;
+        }
+        if (!live) return;
+        rendered((n) => n + 1);
+      }
+    })();
+    return () => void (live = false);
+  }, [key, want, tick]);
+  const pages = cache.current.key === key ? cache.current.pages.slice(0, want) : [];
+  return { pages, error, retry: () => setTick((t) => t + 1) };
+}
+
 function Person(props: { product: Product; distinctId: string; env: DataEnv }) {
   const pid = props.product.id;
   const id = props.distinctId;
   // Every session of the user, whatever the date range: the page is about the person.
   const [replays, reloadReplays] = useLoad(() => api.replays(pid, { distinctId: id }), [pid, id]);
-  const [first, reloadEvents] = useLoad(() => api.userEvents(pid, id, { env: props.env, limit: EVENT_PAGE }), [pid, id, props.env]);
-  const [events, setEvents] = useState<UserEvent[]>([]);
-  const [next, setNext] = useState<string | null>(null);
-  const [more, setMore] = useState<{ busy?: boolean; error?: string }>({});
-  useEffect(() => {
-    if (first.state !== "done") return;
-    setEvents(first.data.events);
-    setNext(first.data.nextBefore);
-    setMore({});
-  }, [first]);
+  // The view is in the URL: ?pages=N pages from the newest event, or from
+  // ?before= once a view has grown to MAX_PAGES (docs/dashboard.md).
+  const [before] = useQueryState<string | null>("before", null, cursorParam, (v) => (v ? [v] : []));
+  const [want] = useQueryState("pages", 1, pagesParam);
+  const loaded = useEventPages(pid, id, props.env, before, want);
+  const events = loaded.pages.reduce<UserEvent[]>((list, page) => appendPage(list, page.events), []);
+  const last = loaded.pages.at(-1);
+  const next = last ? last.nextBefore : null;
+  // The pages the URL asks for that are still on their way.
+  const busy = !loaded.error && loaded.pages.length < want && (!last || !!last.nextBefore);
+  const first = loaded.pages.length ? ("done" as const) : loaded.error ? ("failed" as const) : ("loading" as const);
 
-  const loadOlder = async () => {
-    if (!next || more.busy) return;
-    setMore({ busy: true });
-    try {
-      const page = await api.userEvents(pid, id, { env: props.env, limit: EVENT_PAGE, before: next });
-      setEvents((list) => appendPage(list, page.events));
-      setNext(page.nextBefore);
-      setMore({});
-    } catch (err) {
-      setMore({ error: message(err) });
-    }
+  const loadOlder = () => {
+    if (!next || busy) return;
+    // A new history entry, so that back returns to the view before it.
+    if (want < MAX_PAGES) setQuery({ pages: String(want + 1) });
+    else setQuery({ before: next, pages: null });
   };
 
   const sessions = replays.state === "done" ? replays.data.items : [];
   const recorded = new Set(sessions.map((s) => s.sessionId));
   const span = seen(events);
-  const eventsLoaded = first.state === "done";
+  const eventsLoaded = first === "done";
   return (
     <section class="page person">
       <p class="crumbs">
@@ -140,7 +203,7 @@ function Person(props: { product: Product; distinctId: string; env: DataEnv }) {
       </div>
       <dl class="facts compact" data-testid="person-facts">
         <div>
-          <dt>Last seen</dt>
+          <dt>{before ? "Last seen (of the events shown)" : "Last seen"}</dt>
           <dd>{eventsLoaded ? span ? <time dateTime={span.last}>{when(span.last)}</time> : "—" : "…"}</dd>
         </div>
         <div>
@@ -148,7 +211,7 @@ function Person(props: { product: Product; distinctId: string; env: DataEnv }) {
           <dd>{eventsLoaded ? span ? <time dateTime={span.first}>{when(span.first)}</time> : "—" : "…"}</dd>
         </div>
         <div>
-          <dt>Events</dt>
+          <dt>{before ? "Events shown" : "Events"}</dt>
           <dd>{eventsLoaded ? `${events.length}${next ? "+" : ""}` : "…"}</dd>
         </div>
         <div>
@@ -171,9 +234,17 @@ function Person(props: { product: Product; distinctId: string; env: DataEnv }) {
       )}
 
       <h2>Events</h2>
-      {first.state === "failed" ? (
-        <ErrorState message={first.error} onRetry={reloadEvents} />
-      ) : first.state !== "done" ? (
+      {before ? (
+        <p class="hint" data-testid="events-from">
+          Events before <time dateTime={before}>{when(before)}</time>.{" "}
+          <button type="button" class="link-button" onClick={() => setQuery({ before: null, pages: null })}>
+            Show the newest events
+          </button>
+        </p>
+      ) : null}
+      {first === "failed" ? (
+        <ErrorState message={loaded.error!} onRetry={loaded.retry} />
+      ) : first !== "done" ? (
         <Skeleton rows={5} label="Loading the user's events…" />
       ) : events.length === 0 ? (
         <div class="empty-state" data-testid="no-user-events">
@@ -223,16 +294,20 @@ function Person(props: { product: Product; distinctId: string; env: DataEnv }) {
               </tbody>
             </table>
           </div>
-          {more.error && <ErrorState message={more.error} onRetry={loadOlder} />}
-          {next ? (
+          {loaded.error && <ErrorState message={loaded.error} onRetry={loaded.retry} />}
+          {loaded.error ? null : next ? (
             <p>
-              <button type="button" class="button secondary" onClick={loadOlder} disabled={more.busy}>
-                {more.busy ? "Loading…" : "Load older"}
+              <button type="button" class="button secondary" onClick={loadOlder} disabled={busy}>
+                {busy ? "Loading…" : "Load older"}
               </button>
             </p>
           ) : (
             <p class="hint" data-testid="events-end">
-              {events.length === 1 ? "This is the user's only event." : `These are all ${events.length} of the user's events.`}
+              {before
+                ? "There is no older event."
+                : events.length === 1
+                  ? "This is the user's only event."
+                  : `These are all ${events.length} of the user's events.`}
             </p>
           )}
         </>
