@@ -24,7 +24,9 @@
 // the state of the query and list pages in their URLs, the saved funnel
 // over the range on screen and annotation times in UTC (urls.mjs);
 // E2E_ONLY=experiments, E2E_ONLY=replays, E2E_ONLY=users, E2E_ONLY=errors,
-// E2E_ONLY=urls or E2E_ONLY=replays,users runs those parts alone.
+// a user's page after "Load older" and the Acquisition and Overview
+// drill-downs in their URLs (url-views.mjs);
+// E2E_ONLY=urls, E2E_ONLY=urlviews or E2E_ONLY=replays,users runs those parts alone.
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
 //
@@ -45,6 +47,7 @@ import { realBrowserErrors } from "./real-errors.mjs";
 import { replayPages } from "./replays.mjs";
 import { userPages } from "./users.mjs";
 import { urlPages } from "./urls.mjs";
+import { urlViewPages } from "./url-views.mjs";
 import { setUpOwner } from "./owner.mjs";
 import { noSideScroll, watchedPage } from "./page.mjs";
 import { sourcePages } from "./sources.mjs";
@@ -70,10 +73,10 @@ async function main() {
   mkdirSync(ARTIFACTS, { recursive: true });
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   cleanups.push(() => browser.close());
-  // E2E_ONLY=replays,users,urls runs those parts alone (any of them, in that order).
+  // E2E_ONLY=replays,users,urls,urlviews runs those parts alone (any of them, in that order).
   const only = (process.env.E2E_ONLY ?? "").split(",").filter(Boolean);
   if (only.length) {
-    const parts = { experiments: flagsAndExperiments, replays: replayPages, users: userPages, errors: errorPages, urls: urlPages };
+    const parts = { experiments: flagsAndExperiments, replays: replayPages, users: userPages, errors: errorPages, urls: urlPages, urlviews: urlViewPages };
     const unknown = only.filter((p) => !parts[p]);
     if (unknown.length) throw new Error(`E2E_ONLY names no part ${unknown.join(", ")}; the parts are ${Object.keys(parts).join(", ")}`);
     for (const [name, part] of Object.entries(parts)) if (only.includes(name)) await part(browser, h);
@@ -90,6 +93,7 @@ async function main() {
   await replayPages(browser, h);
   await userPages(browser, h);
   await urlPages(browser, h);
+  await urlViewPages(browser, h);
 }
 
 /** The main run, on a server started without the error-tracking flag. */
