@@ -8,10 +8,10 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { App } from "../src/app";
 import { activeItem, navItems } from "../src/components/nav";
-import { appendPage, FindUser, PersonPage, platform, recordedSession, seen } from "../src/pages/Person";
+import { appendPage, cursorParam, FindUser, MAX_PAGES, pagesParam, PersonPage, platform, recordedSession, seen } from "../src/pages/Person";
 import { Replays, userHref } from "../src/pages/Replays";
 import type { Product, ReplaySession, UserEvent, UserEventsResult } from "../src/types";
-import { byText, click, fakeFetch, mount, submit, type } from "./helpers";
+import { byText, click, fakeFetch, mount, settle, submit, type } from "./helpers";
 
 const product: Product = { id: 3, workspaceId: 1, name: "Web shop", createdAt: "2026-11-01T09:00:00Z" };
 const user = "ann/ü 1";
@@ -50,7 +50,10 @@ const olderPage: UserEventsResult = {
   nextBefore: null,
 };
 
-afterEach(() => vi.unstubAllGlobals());
+afterEach(() => {
+  vi.unstubAllGlobals();
+  history.replaceState(null, "", "/");
+});
 
 const rows = (root: HTMLElement) =>
   [...root.querySelectorAll("[data-testid=user-events] tbody tr")].map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim()));
@@ -105,12 +108,43 @@ describe("a user's page", () => {
     const older = calls.filter((c) => c.path === eventsPath);
     expect(older).toHaveLength(2);
     expect(Object.fromEntries(older[1].query)).toEqual({ product: "3", limit: "100", before: "2026-11-23T10:57:00Z", env: "test" });
+    // The view is in the URL, a new entry: a reload or a link loads both pages.
+    expect(new URLSearchParams(location.search).get("pages")).toBe("2");
     expect(rows(root).map((r) => r[1])).toEqual(["checkout", "added_to_cart", "signed_up"]);
     // An older event of a recorded session links to it too.
     expect(rows(root)[2][4]).toBe("Replay");
     expect(byText(root, "button", "Load older")).toBeUndefined();
     expect(root.querySelector("[data-testid=events-end]")?.textContent).toBe("These are all 3 of the user's events.");
     expect(facts(root)).toMatchObject({ "First seen": "23 Nov 2026, 10:50 UTC", Events: "3" });
+  });
+
+  it("loads the pages a link asks for, at most MAX_PAGES, then starts a view at ?before= the oldest shown", async () => {
+    // Page k (from 0) holds one event and always has an older page.
+    const cursor = (k: number) => new Date(Date.UTC(2026, 10, 23, 10) - (k + 1) * 3_600_000).toISOString();
+    const pageAt = (before: string | null): UserEventsResult => {
+      const k = before === null ? 0 : Math.round((Date.UTC(2026, 10, 23, 10) - Date.parse(before)) / 3_600_000);
+      return { distinctId: user, events: [event(k, { name: `e${k}`, timestamp: new Date(Date.UTC(2026, 10, 23, 10) - k * 3_600_000 - 60_000).toISOString() })], nextBefore: cursor(k) };
+    };
+    const calls = fakeFetch({
+      [`GET ${eventsPath}`]: (c) => ({ body: pageAt(c.query.get("before")) }),
+      "GET /api/v1/replays": { body: { items: [] } },
+    });
+    history.replaceState(null, "", `/users/x?product=3&pages=25`);
+    const root = await mount(<PersonPage product={product} distinctId={user} env="live" />);
+    await settle();
+    await settle();
+    const asked = () => calls.filter((c) => c.path === eventsPath).map((c) => c.query.get("before"));
+    // One after another, each from the previous page's nextBefore, and no more than MAX_PAGES.
+    expect(asked()).toEqual([null, ...Array.from({ length: MAX_PAGES - 1 }, (_, k) => cursor(k))]);
+    expect(rows(root).map((r) => r[1])).toEqual(Array.from({ length: MAX_PAGES }, (_, k) => `e${k}`));
+    await click(byText(root, "button", "Load older"));
+    await settle();
+    const search = new URLSearchParams(location.search);
+    expect([search.get("before"), search.get("pages")]).toEqual([cursor(MAX_PAGES - 1), null]);
+    expect(asked().at(-1)).toBe(cursor(MAX_PAGES - 1));
+    expect(rows(root).map((r) => r[1])).toEqual([`e${MAX_PAGES}`]);
+    expect(root.querySelector("[data-testid=events-from]")?.textContent).toContain("Show the newest events");
+    expect(facts(root)).toMatchObject({ "Last seen (of the events shown)": expect.any(String), "Events shown": "1+" });
   });
 
   it("says when the user has no event and no replay, and shows a failure with Try again", async () => {
@@ -133,6 +167,18 @@ describe("a user's page", () => {
     await type(root.querySelector("input[type=search]"), `  ${user} `);
     await submit(root.querySelector("form[role=search]"));
     expect(location.pathname + location.search).toBe("/users/ann%2F%C3%BC%201?product=3&env=test");
+  });
+
+  it("keeps what is typed in the search box in the URL, replacing the entry", async () => {
+    history.replaceState(null, "", "/users?product=3");
+    const entries = history.length;
+    const root = await mount(<FindUser product={product} env="live" />);
+    await type(root.querySelector("input[type=search]"), "bob");
+    expect(location.search).toBe("?product=3&distinct_id=bob");
+    expect(history.length).toBe(entries);
+    // Back from the user's page: the box shows what the URL holds.
+    const again = await mount(<FindUser product={product} env="live" />);
+    expect(again.querySelector<HTMLInputElement>("input[type=search]")?.value).toBe("bob");
   });
 });
 
@@ -202,6 +248,11 @@ describe("helpers", () => {
     expect(recordedSession(event(1, { sessionId: "rec-1" }), recorded)).toBe("rec-1");
     expect(recordedSession(event(1, { sessionId: "other" }), recorded)).toBeNull();
     expect(recordedSession(event(1), recorded)).toBeNull();
+  });
+
+  it("reads ?pages= up to MAX_PAGES and ?before= only as a time", () => {
+    expect([pagesParam([]), pagesParam(["0"]), pagesParam(["3"]), pagesParam(["999"]), pagesParam(["x"])]).toEqual([null, null, 3, MAX_PAGES, null]);
+    expect([cursorParam([]), cursorParam(["2026-11-23T10:57:00.123456Z"]), cursorParam(["soon"])]).toEqual([null, "2026-11-23T10:57:00.123456Z", null]);
   });
 
   it("writes browser and OS", () => {

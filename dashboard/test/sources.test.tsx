@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { BreakdownCard } from "../src/components/BreakdownCard";
 import { Acquisition } from "../src/pages/Acquisition";
 import type { TrendResult } from "../src/types";
@@ -19,6 +19,8 @@ function breakdown(values: Record<string, number>): TrendResult {
     })),
   } as TrendResult;
 }
+
+afterEach(() => history.replaceState(null, "", "/"));
 
 describe("sources", () => {
   it("lists the top sources without same-site visits, and opens a source's full referrers", async () => {
@@ -65,5 +67,30 @@ describe("sources", () => {
     expect(root.querySelector("table[aria-label='Channels'] th.num")?.textContent).toBe("Visitors");
     expect(root.textContent).toContain("No page view carried utm_campaign in this range.");
     expect(root.querySelector("#bots-title")?.textContent).toBe("AI bot activity");
+  });
+
+  it("opens the channel and source the URL names on Acquisition, and writes the one clicked as a new entry", async () => {
+    history.replaceState(null, "", "/acquisition?product=1&channel=search&source=Google");
+    const entries = history.length;
+    const calls = fakeFetch({
+      "POST /api/v1/query/trend": (call) => {
+        const by = (call.body as { breakdown: string }).breakdown;
+        return { body: by === "channel" ? breakdown({ ai: 4, search: 9 }) : by === "source" ? breakdown({ Google: 9, ChatGPT: 4 }) : breakdown({}) };
+      },
+      "GET /api/v1/query/bots": { body: { bots: [], topPages: [] } },
+    });
+    const root = await mount(<Acquisition product={product} range={range} env="live" />);
+    await settle();
+    const expanded = () => [...root.querySelectorAll("button[aria-expanded=true]")].map((b) => b.textContent);
+    expect(expanded()).toEqual(["Search", "Google"]);
+    const details = calls.filter((c) => c.path === "/api/v1/query/trend").map((c) => (c.body as { filters: { property: string; value?: string }[] }).filters.at(-1));
+    expect(details).toContainEqual({ property: "channel", operator: "eq", value: "search" });
+    expect(details).toContainEqual({ property: "source", operator: "eq", value: "Google" });
+    await click([...root.querySelectorAll("button")].find((b) => b.textContent === "AI assistants")!);
+    expect(new URLSearchParams(location.search).get("channel")).toBe("ai");
+    expect(history.length).toBe(entries + 1);
+    await click([...root.querySelectorAll("button")].find((b) => b.textContent === "Google")!);
+    expect(new URLSearchParams(location.search).has("source")).toBe(false);
+    expect(expanded()).toEqual(["AI assistants"]);
   });
 });
