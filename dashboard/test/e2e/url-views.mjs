@@ -7,7 +7,7 @@
 // asking for 50 pages fetches 10, and "Load older" past them starts a new
 // view at the older events (?before=). The Users search box keeps what is
 // typed, so that back from a user finds it. Screenshots at 1280 and 390 px:
-// url-person-*.png, url-acquisition*.png.
+// url-person-paged*.png, url-person-before*.png, url-acquisition*.png.
 import { setUpOwner } from "./owner.mjs";
 import { watchedPage } from "./page.mjs";
 
@@ -140,6 +140,8 @@ export async function urlViewPages(browser, h) {
     await page.getByTestId("events-from").waitFor();
   });
   const olderUrl = here();
+  await shot("url-person-before");
+  await atPhoneWidth("a user's page of older events", "url-person-before-phone");
   await page.getByRole("button", { name: "Load older" }).click();
   await h.check("Load older in that view reaches the user's first event", async () => {
     same(await rowsOf(page, 150), newest(150, 1000), "the older view's two pages");
