@@ -41,14 +41,25 @@ func (c *clickHouseRun) stop() { c.server.Stop() }
 // bench ingests events through a Strata node on ClickHouse and times the
 // queries. Before timing, the table's parts are merged (OPTIMIZE … FINAL),
 // as ClickHouse's background merges would have done a while after a load.
-func (c *clickHouseRun) bench(bin, dataDir string, events []queryEvent, queries []benchQuery, runs int) (backendResult, error) {
+func (c *clickHouseRun) bench(bin, dataDir string, events []queryEvent, expID int64, from, to time.Time, queries []benchQuery, runs int) (backendResult, error) {
 	r := backendResult{name: "ClickHouse"}
 	srv, err := startServer(bin, dataDir, "--events", c.server.URL(benchDatabase, ""))
 	if err != nil {
 		return r, err
 	}
 	defer srv.stop()
-	if r.ingest, err = ingestEvents(srv, events, 500, 8); err != nil {
+	// The experiment's results are read by the same path on both nodes:
+	// each new node's first experiment has the same id.
+	tok, err := token(bin, dataDir)
+	if err != nil {
+		return r, err
+	}
+	if id, err := benchExperiment(srv, tok, from, to); err != nil {
+		return r, err
+	} else if id != expID {
+		return r, fmt.Errorf("the ClickHouse node's experiment is %d, the embedded one's %d", id, expID)
+	}
+	if r.ingest, err = ingestEvents(srv, events, expID, 500, 8); err != nil {
 		return r, err
 	}
 	fmt.Printf("ClickHouse: ingest through POST /e: %.0f events/s\n", r.ingest)

@@ -176,7 +176,7 @@ func runHeavyBench(bin string, nEvents, users, conc, rounds, ingestConns int, ke
 	rate := 0.0
 	if reuse == "" {
 		events := generateEvents(nEvents, users, days, start)
-		if rate, err = ingestEvents(srv, events, 500, 8); err != nil {
+		if rate, err = ingestEvents(srv, events, 0, 500, 8); err != nil {
 			return err
 		}
 		if err := os.WriteFile(filepath.Join(dataDir, "heavy-loaded"), nil, 0o600); err != nil {

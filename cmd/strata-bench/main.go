@@ -66,6 +66,10 @@ func main() {
 		fPart    = flag.String("flags-part", "all", "which part of the flags benchmark to run: config, results or all")
 		bareAddr = flag.String("bare-addr", "", "serve the bare fasthttp handler of the requests benchmark on this address, and nothing else (used by that benchmark)")
 		hData    = flag.String("heavy-data", "", "query this data directory, loaded by an earlier heavy run with -query-keep, instead of loading a new one")
+		hPart    = flag.String("heavy-part", "all", "which part of the heavy suite to run: bursts (concurrent heavy queries), queries (the query benchmark at -heavy-query-events, loaded in process) or all")
+		hqEvents = flag.Int("heavy-query-events", 100_000_000, "events for the heavy suite's query benchmark")
+		hqUsers  = flag.Int("heavy-query-users", 5_000_000, "users for the heavy suite's query benchmark")
+		qLoad    = flag.String("query-load", "http", "how the queries suite loads its events: http (through POST /e, timed) or direct (in process, through the ingest pipeline, minutes for 100 M events; no ClickHouse part)")
 	)
 	flag.Parse()
 	serverArgs = strings.Fields(*srvArgs)
@@ -95,8 +99,24 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	if *suite == "heavy" {
+	if *qLoad != "http" && *qLoad != "direct" {
+		fmt.Fprintf(os.Stderr, "strata-bench: -query-load %q: want http or direct\n", *qLoad)
+		os.Exit(2)
+	}
+	qb := queryBench{bin: *bin, oldBin: *qOld, days: *qDays, runs: *qRuns, keep: *qKeep,
+		clickHouse: *qCH, plain: *qPlain, direct: *qLoad == "direct"}
+	if *suite == "heavy" && (*hPart == "bursts" || *hPart == "all") {
 		if err := runHeavyBench(*bin, *hEvents, *hUsers, *hConc, *hRounds, *hIngest, *qKeep, *hData); err != nil {
+			fmt.Fprintln(os.Stderr, "strata-bench:", err)
+			os.Exit(1)
+		}
+	}
+	if *suite == "heavy" && (*hPart == "queries" || *hPart == "all") {
+		// 100 M events through POST /e take the better part of an hour on
+		// two cores: the heavy suite loads them in process.
+		heavy := qb
+		heavy.direct, heavy.clickHouse = true, false
+		if err := runQuerySizes(heavy, *qData, []int{*hqEvents}, []int{*hqUsers}); err != nil {
 			fmt.Fprintln(os.Stderr, "strata-bench:", err)
 			os.Exit(1)
 		}
@@ -132,7 +152,7 @@ func main() {
 		}
 	}
 	if *suite == "queries" || *suite == "all" {
-		if err := runQuerySizes(*bin, *qOld, *qData, sizes, userCounts, *qDays, *qRuns, *qKeep, *qCH, *qPlain); err != nil {
+		if err := runQuerySizes(qb, *qData, sizes, userCounts); err != nil {
 			fmt.Fprintln(os.Stderr, "strata-bench:", err)
 			os.Exit(1)
 		}
@@ -733,9 +753,9 @@ func querySizes(events, users string) (sizes, userCounts []int, err error) {
 	return sizes, userCounts, nil
 }
 
-// runQuerySizes runs the query benchmark at each size (events, with
+// runQuerySizes runs the query benchmark o at each size (events, with
 // userCounts users), then prints every query's figures at every size.
-func runQuerySizes(bin, oldBin, dataRoot string, sizes, userCounts []int, days, runs int, keep, withClickHouse, plain bool) error {
+func runQuerySizes(o queryBench, dataRoot string, sizes, userCounts []int) error {
 	var queries []benchQuery
 	var all [][]backendResult
 	for i, n := range sizes {
@@ -747,7 +767,9 @@ func runQuerySizes(bin, oldBin, dataRoot string, sizes, userCounts []int, days, 
 			reuse = err == nil
 		}
 		fmt.Printf("\n## Queries over %d events of %d users\n\n", n, u)
-		q, res, err := runQueryBench(bin, oldBin, dir, reuse, n, u, days, runs, keep, withClickHouse, plain)
+		run := o
+		run.dataDir, run.reuse, run.events, run.users = dir, reuse, n, u
+		q, res, err := runQueryBench(run)
 		if err != nil {
 			return fmt.Errorf("%d events: %w", n, err)
 		}

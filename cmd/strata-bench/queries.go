@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -20,6 +21,9 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/config"
+	"strata/internal/enrich/bots"
+	"strata/internal/enrich/ua"
+	"strata/internal/ingest"
 	"strata/internal/query"
 	"strata/internal/store/duckdb"
 )
@@ -32,7 +36,30 @@ import (
 type queryEvent struct {
 	ts   int64 // µs since the epoch
 	user int32
-	name uint8
+	name uint8 // an index into benchNames, or exposureName
+}
+
+// exposureName marks the $exposure of the benchmark's experiment: every
+// fourth user's first event is one, with the variant variantOf gives, so
+// that the experiment's results are timed over the same data as the other
+// queries (benchExperiment).
+const exposureName = 255
+
+// benchHoldout is the experiment's holdout percentage, and variantOf the
+// arm a user is exposed to: a tenth held out, the rest halved, by a
+// multiplicative hash of the user so that any build or backend sees the
+// same split.
+const benchHoldout = 10
+
+func variantOf(user int32) string {
+	h := uint32(user) * 2654435761
+	switch {
+	case h%100 < benchHoldout:
+		return "holdout"
+	case (h>>16)%2 == 0:
+		return "control"
+	}
+	return "treatment"
 }
 
 var benchNames = []string{"page_viewed", "button_clicked", "form_submitted", "search", "signup", "purchase", "logout"}
@@ -68,17 +95,46 @@ func generateEvents(n, users, days int, start time.Time) []queryEvent {
 				t += r.Int64N(20 * int64(time.Minute/time.Microsecond))
 			}
 			w := r.IntN(total)
-			name := sort.SearchInts(cum, w+1)
-			out = append(out, queryEvent{ts: base + t%span, user: int32(u), name: uint8(name)})
+			name := uint8(sort.SearchInts(cum, w+1))
+			if i == 0 && u%4 == 1 {
+				name = exposureName
+			}
+			out = append(out, queryEvent{ts: base + t%span, user: int32(u), name: name})
 		}
 	}
 	slices.SortFunc(out, func(a, b queryEvent) int { return int(a.ts - b.ts) })
 	return out
 }
 
+// writeBatch writes events as the body of one POST /e, the experiment's
+// exposures naming experimentID.
+func writeBatch(b *bytes.Buffer, events []queryEvent, experimentID int64) {
+	b.WriteString(`{"batch":[`)
+	for i, e := range events {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		agent := agents[int(e.user)%4]
+		ts := time.UnixMicro(e.ts).UTC().Format(time.RFC3339Nano)
+		page := pages[int(e.ts)%len(pages)]
+		switch {
+		case e.user%100 == 99: // one user in a hundred is an AI crawler
+			fmt.Fprintf(b, `{"event_name":"$pageview","distinct_id":"user_%d","timestamp":%q,"user_agent":%q,"url":"https://shop.example.com%s"}`,
+				e.user, ts, agents[4], page)
+		case e.name == exposureName:
+			fmt.Fprintf(b, `{"event_name":"$exposure","distinct_id":"user_%d","timestamp":%q,"user_agent":%q,"url":"https://shop.example.com%s","properties":{"flag":"checkout_test","experiment_id":%d,"variant":%q}}`,
+				e.user, ts, agent, page, experimentID, variantOf(e.user))
+		default:
+			fmt.Fprintf(b, `{"event_name":%q,"distinct_id":"user_%d","timestamp":%q,"user_agent":%q,"url":"https://shop.example.com%s","properties":{"plan":%q}}`,
+				benchNames[e.name], e.user, ts, agent, page, []string{"free", "pro", "team"}[e.user%3])
+		}
+	}
+	b.WriteString("]}")
+}
+
 // ingestEvents posts the events in batches over conns connections and
 // returns the rate.
-func ingestEvents(srv *server, events []queryEvent, batch, conns int) (float64, error) {
+func ingestEvents(srv *server, events []queryEvent, experimentID int64, batch, conns int) (float64, error) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns}, Timeout: 60 * time.Second}
 	var next atomic.Int64
 	var failed atomic.Int64
@@ -96,20 +152,7 @@ func ingestEvents(srv *server, events []queryEvent, batch, conns int) (float64, 
 				}
 				hi := min(lo+batch, len(events))
 				b.Reset()
-				b.WriteString(`{"batch":[`)
-				for i, e := range events[lo:hi] {
-					if i > 0 {
-						b.WriteByte(',')
-					}
-					name, agent := benchNames[e.name], agents[int(e.user)%4]
-					if e.user%100 == 99 { // one user in a hundred is an AI crawler
-						name, agent = "$pageview", agents[4]
-					}
-					fmt.Fprintf(&b, `{"event_name":%q,"distinct_id":"user_%d","timestamp":%q,"user_agent":%q,"url":"https://shop.example.com%s","properties":{"plan":%q}}`,
-						name, e.user, time.UnixMicro(e.ts).UTC().Format(time.RFC3339Nano),
-						agent, pages[int(e.ts)%len(pages)], []string{"free", "pro", "team"}[e.user%3])
-				}
-				b.WriteString("]}")
+				writeBatch(&b, events[lo:hi], experimentID)
 				for attempt := 0; ; attempt++ {
 					if post(client, srv, b.Bytes()) {
 						break
@@ -319,6 +362,25 @@ func timeQueries(bin, dataDir string, srv *server, queries []benchQuery, runs in
 	return nil
 }
 
+// queryBench is one run of the query benchmark at one size.
+type queryBench struct {
+	bin, oldBin string
+	// dataDir holds the events (a new temporary directory when empty);
+	// with reuse it holds them already, loaded by an earlier run on the
+	// same UTC day (the dates of the queries follow from the day).
+	dataDir             string
+	reuse               bool
+	events, users, days int
+	runs                int
+	keep, clickHouse    bool
+	plain               bool
+	// direct loads the events into the database file in process, through
+	// the ingest pipeline but not over HTTP (directLoad): the way to load
+	// 100 M events in minutes rather than an hour. The ClickHouse part
+	// needs events over HTTP and is left out.
+	direct bool
+}
+
 // runQueryBench is the whole query benchmark: the same events through the
 // embedded store and, when ClickHouse is installed, through a ClickHouse
 // server, with every query timed on both and the answers compared.
@@ -326,12 +388,12 @@ func timeQueries(bin, dataDir string, srv *server, queries []benchQuery, runs in
 // With oldBin, the previous build is started on the same data directory
 // after the embedded run and the same queries are timed on it, side by
 // side. With a dataDir (-query-data), the events are loaded there and
-// kept; with reuse, dataDir holds them already, loaded by an earlier run
-// on the same UTC day (the dates of the queries follow from the day), and
-// is queried without loading.
-func runQueryBench(bin, oldBin, dataDir string, reuse bool, nEvents, users, days, runs int, keep, withClickHouse, plain bool) ([]benchQuery, []backendResult, error) {
+// kept; with reuse, dataDir holds them already and is queried without
+// loading.
+func runQueryBench(o queryBench) ([]benchQuery, []backendResult, error) {
+	bin, dataDir, reuse, days, runs := o.bin, o.dataDir, o.reuse, o.days, o.runs
 	if dataDir == "" {
-		dir, cleanup, err := benchDataDir("strata-qbench-", keep)
+		dir, cleanup, err := benchDataDir("strata-qbench-", o.keep)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -344,56 +406,50 @@ func runQueryBench(bin, oldBin, dataDir string, reuse bool, nEvents, users, days
 	var events []queryEvent
 	if !reuse {
 		genStart := time.Now()
-		events = generateEvents(nEvents, users, days, start)
+		events = generateEvents(o.events, o.users, days, start)
 		fmt.Printf("query benchmark: %d events, %d users, %d days (%s to %s), generated in %s\n",
-			len(events), users, days, from.Format("2006-01-02"), to.Format("2006-01-02"), time.Since(genStart).Round(time.Millisecond))
+			len(events), o.users, days, from.Format("2006-01-02"), to.Format("2006-01-02"), time.Since(genStart).Round(time.Millisecond))
 	} else {
 		fmt.Printf("query benchmark: %d events, %d users, %d days (%s to %s), loaded earlier in %s\n",
-			nEvents, users, days, from.Format("2006-01-02"), to.Format("2006-01-02"), dataDir)
+			o.events, o.users, days, from.Format("2006-01-02"), to.Format("2006-01-02"), dataDir)
 	}
 
-	dates := map[string]any{"dateFrom": from.Format("2006-01-02"), "dateTo": to.Format("2006-01-02")}
-	with := func(m map[string]any) map[string]any {
-		for k, v := range dates {
-			m[k] = v
-		}
-		return m
+	// The first start makes the product (and, on a new directory, the
+	// experiment whose exposures the events carry).
+	srv, err := startServer(bin, dataDir)
+	if err != nil {
+		return nil, nil, err
 	}
-	funnel := benchQuery{"3-step funnel (24 h window)", "POST", "/api/v1/query/funnel",
-		with(map[string]any{"steps": []string{"page_viewed", "button_clicked", "form_submitted"}, "windowHours": 24})}
-	queries := []benchQuery{
-		funnel,
-		{"daily unique users, 30 days (page_viewed, 40%)", "POST", "/api/v1/query/trend",
-			with(map[string]any{"series": []map[string]any{{"event": "page_viewed", "math": "unique_users"}}, "interval": "day"})},
-		{"daily unique users, 30 days (button_clicked, 20%)", "POST", "/api/v1/query/trend",
-			with(map[string]any{"series": []map[string]any{{"event": "button_clicked", "math": "unique_users"}}, "interval": "day"})},
-		{"daily unique users, 30 days (search, 10%)", "POST", "/api/v1/query/trend",
-			with(map[string]any{"series": []map[string]any{{"event": "search", "math": "unique_users"}}, "interval": "day"})},
-		{"daily events by browser (top 5 + other)", "POST", "/api/v1/query/trend",
-			with(map[string]any{"series": []map[string]any{{"event": "page_viewed"}}, "interval": "day", "breakdown": "browser", "breakdownLimit": 5})},
-		{"daily events, filter properties.plan = pro", "POST", "/api/v1/query/trend",
-			with(map[string]any{"series": []map[string]any{{"event": "purchase"}}, "interval": "day",
-				"filters": []map[string]any{{"property": "properties.plan", "operator": "eq", "value": "pro"}}})},
-		{"weekly retention signup → purchase", "POST", "/api/v1/query/retention",
-			with(map[string]any{"startEvent": "signup", "returnEvent": "purchase", "period": "week"})},
-		{"AI bots panel", "GET", "/api/v1/query/bots?dateFrom=" + from.Format("2006-01-02") + "&dateTo=" + to.Format("2006-01-02"), nil},
-		// There are no exceptions in these events: this times the scan
-		// that finds none, the errors suite times the groups themselves.
-		{"error groups, 30 days (GET /api/v1/errors)", "GET", "/api/v1/errors?dateFrom=" + from.Format("2006-01-02"), nil},
-		{"a user's events (GET /api/v1/users/{id}/events)", "GET", "/api/v1/users/user_4242/events", nil},
+	defer func() { srv.stop() }()
+	tok, err := token(bin, dataDir)
+	if err != nil {
+		return nil, nil, err
 	}
+	expID, err := benchExperiment(srv, tok, from, to)
+	if err != nil {
+		return nil, nil, err
+	}
+
+	queries := benchQueries(from, to, expID)
 	// The bots panel is the one query run to settle the server below.
 	settleQuery := queries[7:8]
 
 	// Embedded: DuckDB behind the spool.
 	embedded := backendResult{name: "embedded"}
-	srv, err := startServer(bin, dataDir)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer srv.stop()
-	if !reuse {
-		if embedded.ingest, err = ingestEvents(srv, events, 500, 8); err != nil {
+	switch {
+	case reuse:
+	case o.direct:
+		srv.stop()
+		rate, err := directLoad(dataDir, events, expID)
+		if err != nil {
+			return nil, nil, err
+		}
+		fmt.Printf("embedded: loaded in process through the ingest pipeline: %.0f events/s\n", rate)
+		if srv, err = startServer(bin, dataDir); err != nil {
+			return nil, nil, err
+		}
+	default:
+		if embedded.ingest, err = ingestEvents(srv, events, expID, 500, 8); err != nil {
 			return nil, nil, err
 		}
 		fmt.Printf("embedded: ingest through POST /e: %.0f events/s\n", embedded.ingest)
@@ -405,7 +461,7 @@ func runQueryBench(bin, oldBin, dataDir string, reuse bool, nEvents, users, days
 	if err := timeQueries(bin, dataDir, srv, settleQuery, 1, &backendResult{}); err != nil {
 		return nil, nil, err
 	}
-	if !reuse {
+	if !reuse && !o.direct {
 		select {
 		case <-srv.checkpoints:
 		case <-time.After(2 * time.Minute):
@@ -418,7 +474,7 @@ func runQueryBench(bin, oldBin, dataDir string, reuse bool, nEvents, users, days
 	}
 	srv.stop()
 	results := []backendResult{embedded}
-	if oldBin != "" {
+	if oldBin := o.oldBin; oldBin != "" {
 		// The previous build on the same data, one after the other: the
 		// figures are ratios on a machine that others may share.
 		old := backendResult{name: "old build"}
@@ -439,12 +495,12 @@ func runQueryBench(bin, oldBin, dataDir string, reuse bool, nEvents, users, days
 	}
 
 	var ch *clickHouseRun
-	if withClickHouse && events != nil {
+	if o.clickHouse && events != nil && !o.direct {
 		if ch, err = startClickHouse(); err != nil {
 			fmt.Println("ClickHouse part skipped:", err)
 		} else {
 			defer ch.stop()
-			r, err := ch.bench(bin, filepath.Join(filepath.Dir(dataDir), "ch-node"), events, queries, runs)
+			r, err := ch.bench(bin, filepath.Join(filepath.Dir(dataDir), "ch-node"), events, expID, from, to, queries, runs)
 			if err != nil {
 				return nil, nil, fmt.Errorf("ClickHouse: %w", err)
 			}
@@ -458,7 +514,7 @@ func runQueryBench(bin, oldBin, dataDir string, reuse bool, nEvents, users, days
 		fmt.Printf(" %12s %9s", r.name, "peak RSS")
 	}
 	fmt.Println()
-	if !reuse {
+	if !reuse && !o.direct {
 		fmt.Printf("%-52s", "ingest through POST /e (events/s)")
 		for _, r := range results {
 			fmt.Printf(" %12.0f %9s", r.ingest, "")
@@ -489,7 +545,7 @@ func runQueryBench(bin, oldBin, dataDir string, reuse bool, nEvents, users, days
 			return nil, nil, fmt.Errorf("%s: %s answered %s, %s %s", queries[i].name, results[0].name, results[0].answers[i], results[1].name, results[1].answers[i])
 		}
 	}
-	if !plain {
+	if !o.plain {
 		return queries, results, nil
 	}
 
@@ -557,7 +613,147 @@ func printQuerySizes(sizes []int, queries []benchQuery, runs [][]backendResult) 
 					ratio = fmt.Sprintf("%.2f", float64(res[0].times[i])/float64(res[1].times[i]))
 				}
 			}
-			fmt.Printf("| %s | %d M | %s | %s | %s | %s | %s |\n", q.name, n/1_000_000, t, rss, ot, orss, ratio)
+			fmt.Printf("| %s | %g M | %s | %s | %s | %s | %s |\n", q.name, float64(n)/1e6, t, rss, ot, orss, ratio)
 		}
+	}
+}
+
+// benchExperiment returns the id of the benchmark's experiment on srv's
+// product, creating and starting it on a new directory: two arms of the
+// flag checkout_test with a holdout, purchase the primary metric, signup
+// the secondary one, over the days of the events (so that its results
+// cover a fixed range, and two runs' answers can be compared).
+func benchExperiment(srv *server, tok string, from, to time.Time) (int64, error) {
+	const name = "Checkout test"
+	var list struct {
+		Items []struct {
+			ID   int64
+			Name string
+		}
+	}
+	if err := apiCall(srv, tok, "GET", "/api/v1/experiments", nil, &list); err != nil {
+		return 0, err
+	}
+	for _, e := range list.Items {
+		if e.Name == name {
+			return e.ID, nil
+		}
+	}
+	var e struct{ ID int64 }
+	err := apiCall(srv, tok, "POST", "/api/v1/experiments", map[string]any{
+		"name": name, "holdout": benchHoldout, "primaryEvent": "purchase", "secondaryEvents": []string{"signup"},
+		"startDate": from.Format("2006-01-02"), "endDate": to.Format("2006-01-02"),
+		"variants": []map[string]any{{"key": "control", "weight": 50}, {"key": "treatment", "weight": 50}},
+	}, &e)
+	if err != nil {
+		return 0, err
+	}
+	return e.ID, apiCall(srv, tok, "POST", "/api/v1/experiments/"+strconv.FormatInt(e.ID, 10)+"/start", nil, nil)
+}
+
+// directLoad stores events in dataDir's database in process: each batch is
+// the body writeBatch makes for POST /e, parsed and enriched by the ingest
+// pipeline the server runs (the same user-agent parsing, bot detection and
+// sources), and appended to the store in commits of loadBatch, on as many
+// goroutines as there are cores. What it leaves out of the server's path is
+// HTTP, the spool and the deduplication window, which the ingest suite
+// measures. The server must not be running. It returns events per second.
+func directLoad(dataDir string, events []queryEvent, experimentID int64) (float64, error) {
+	ctx := context.Background()
+	st, err := duckdb.Open(ctx, dataDir, duckdb.Options{MemoryLimit: config.Default().DuckDBMemoryLimit, Appenders: runtime.NumCPU()})
+	if err != nil {
+		return 0, err
+	}
+	pipe := &ingest.Pipeline{UA: ua.NewParser(50000, bots.Default())}
+	start := time.Now()
+	var next atomic.Int64
+	errs := make(chan error, runtime.NumCPU())
+	for range runtime.NumCPU() {
+		go func() {
+			errs <- func() error {
+				for {
+					lo := int(next.Add(loadBatch)) - loadBatch
+					if lo >= len(events) {
+						return nil
+					}
+					hi := min(lo+loadBatch, len(events))
+					out := make([]analytics.Event, 0, hi-lo)
+					for k := lo; k < hi; k += 500 {
+						// A new buffer for each batch: the accepted events
+						// may point into the body they came from.
+						var b bytes.Buffer
+						writeBatch(&b, events[k:min(k+500, hi)], experimentID)
+						env, err := ingest.ParseEnvelope(b.Bytes())
+						if err != nil {
+							return err
+						}
+						accepted, rejected := pipe.Process(env, ingest.Request{Product: 1, Env: analytics.EnvLive, ReceivedAt: time.Now()})
+						if len(rejected) > 0 {
+							return fmt.Errorf("the pipeline rejected an event: %+v", rejected[0])
+						}
+						for _, p := range accepted {
+							out = append(out, p.Event)
+						}
+						ingest.Release(accepted)
+					}
+					if err := st.AppendEvents(ctx, out); err != nil {
+						return err
+					}
+				}
+			}()
+		}()
+	}
+	var failed error
+	for range runtime.NumCPU() {
+		if err := <-errs; err != nil && failed == nil {
+			failed = err
+			next.Store(int64(len(events))) // the others stop at their next batch
+		}
+	}
+	if err := st.Close(); err != nil && failed == nil {
+		failed = err
+	}
+	if failed != nil {
+		return 0, fmt.Errorf("loading in process: %w", failed)
+	}
+	return float64(len(events)) / time.Since(start).Seconds(), nil
+}
+
+// benchQueries are the queries the benchmark times over the days from to
+// to, the experiment's results those of expID. The bots panel must stay
+// the eighth: it settles the server before the timing.
+func benchQueries(from, to time.Time, expID int64) []benchQuery {
+	dates := map[string]any{"dateFrom": from.Format("2006-01-02"), "dateTo": to.Format("2006-01-02")}
+	with := func(m map[string]any) map[string]any {
+		for k, v := range dates {
+			m[k] = v
+		}
+		return m
+	}
+	funnel := benchQuery{"3-step funnel (24 h window)", "POST", "/api/v1/query/funnel",
+		with(map[string]any{"steps": []string{"page_viewed", "button_clicked", "form_submitted"}, "windowHours": 24})}
+	return []benchQuery{
+		funnel,
+		{"daily unique users, 30 days (page_viewed, 40%)", "POST", "/api/v1/query/trend",
+			with(map[string]any{"series": []map[string]any{{"event": "page_viewed", "math": "unique_users"}}, "interval": "day"})},
+		{"daily unique users, 30 days (button_clicked, 20%)", "POST", "/api/v1/query/trend",
+			with(map[string]any{"series": []map[string]any{{"event": "button_clicked", "math": "unique_users"}}, "interval": "day"})},
+		{"daily unique users, 30 days (search, 10%)", "POST", "/api/v1/query/trend",
+			with(map[string]any{"series": []map[string]any{{"event": "search", "math": "unique_users"}}, "interval": "day"})},
+		{"daily events by browser (top 5 + other)", "POST", "/api/v1/query/trend",
+			with(map[string]any{"series": []map[string]any{{"event": "page_viewed"}}, "interval": "day", "breakdown": "browser", "breakdownLimit": 5})},
+		{"daily events, filter properties.plan = pro", "POST", "/api/v1/query/trend",
+			with(map[string]any{"series": []map[string]any{{"event": "purchase"}}, "interval": "day",
+				"filters": []map[string]any{{"property": "properties.plan", "operator": "eq", "value": "pro"}}})},
+		{"weekly retention signup → purchase", "POST", "/api/v1/query/retention",
+			with(map[string]any{"startEvent": "signup", "returnEvent": "purchase", "period": "week"})},
+		{"AI bots panel", "GET", "/api/v1/query/bots?dateFrom=" + from.Format("2006-01-02") + "&dateTo=" + to.Format("2006-01-02"), nil},
+		// There are no exceptions in these events: this times the scan
+		// that finds none, the errors suite times the groups themselves.
+		{"error groups, 30 days (GET /api/v1/errors)", "GET", "/api/v1/errors?dateFrom=" + from.Format("2006-01-02"), nil},
+		{"a user's events (GET /api/v1/users/{id}/events)", "GET", "/api/v1/users/user_4242/events", nil},
+		// A quarter of the users exposed, a tenth of them held out; the
+		// primary metric is purchase, the secondary signup.
+		{"experiment results (2 arms, 2 metrics)", "GET", "/api/v1/experiments/" + strconv.FormatInt(expID, 10) + "/results", nil},
 	}
 }

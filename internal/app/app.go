@@ -437,6 +437,8 @@ loop:
 			// A failed write broke the embedded database: reopen it once
 			// the disk has room.
 			a.store.guard.recover(ctx)
+			// Spilled files may grow by what is free above the floor.
+			a.store.guard.limitSpill(ctx)
 			// Ingest has been quiet for a while: fold the log into the
 			// file so that queries read compressed rows with zone maps.
 			// It runs here, between other chores, so that it never

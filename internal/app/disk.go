@@ -181,3 +181,22 @@ func (g *storageGuard) recover(ctx context.Context) {
 		g.log.Info("database reopened; storage recovered", "took", time.Since(start).Round(time.Millisecond))
 	}
 }
+
+// limitSpill bounds the embedded database's temporary files to what they
+// hold plus what is free above the floor, so that a query that spills
+// cannot take the room kept for events: it fails alone, 503
+// query_too_large (internal/store/duckdb, spill.go). It runs at start and
+// every second from the server's chore loop; without a floor, DuckDB's own
+// bound stands.
+func (g *storageGuard) limitSpill(ctx context.Context) {
+	if g.store == nil || g.floor == 0 {
+		return
+	}
+	free, err := readFree(g.dir)
+	if err != nil {
+		return // aboveFloor logs the unreadable disk
+	}
+	if err := g.store.LimitSpill(ctx, free.bytes, g.floor); err != nil {
+		g.log.Debug("bounding the temporary files failed", "err", err)
+	}
+}

@@ -1,7 +1,9 @@
 package app
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -9,6 +11,7 @@ import (
 	"testing"
 
 	"strata/internal/analytics"
+	"strata/internal/store/duckdb"
 	"strata/internal/testdisk"
 )
 
@@ -92,5 +95,47 @@ func TestGuardUnreadableDisk(t *testing.T) {
 	g.aboveFloor()
 	if n := strings.Count(logs.String(), "cannot read the data directory's free space"); n != 2 {
 		t.Errorf("%d warnings after the disk was read again and then lost, want 2", n)
+	}
+}
+
+// TestGuardLimitsSpill checks the bound the guard gives the embedded
+// database's temporary files on a real small disk: what is free above the
+// floor (none are spilled yet), and nothing without a floor, where
+// DuckDB's own bound stands.
+func TestGuardLimitsSpill(t *testing.T) {
+	ctx := context.Background()
+	dir := testdisk.Mount(t, "size=64m")
+	st, err := duckdb.Open(ctx, dir, duckdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	limit := func() string {
+		var v string
+		if err := st.DB().QueryRowContext(ctx, "SELECT current_setting('max_temp_directory_size')").Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	unset := limit()
+	off := newStorageGuard(dir, 0, 0, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	off.store = st
+	off.limitSpill(ctx)
+	if got := limit(); got != unset {
+		t.Errorf("without a floor the bound became %q; DuckDB's was %q", got, unset)
+	}
+
+	g := newStorageGuard(dir, 16<<20, 0, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	g.store = st
+	g.limitSpill(ctx)
+	free, err := readFree(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// DuckDB shows the bound in binary units with one decimal.
+	want := float64(free.bytes-16<<20) / (1 << 20)
+	var got float64
+	if _, err := fmt.Sscanf(limit(), "%f MiB", &got); err != nil || got < want-1 || got > want+1 {
+		t.Errorf("the bound is %q; want about %.1f MiB (free %d MiB less the 16 MiB floor)", limit(), want, free.bytes>>20)
 	}
 }

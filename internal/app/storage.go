@@ -85,6 +85,7 @@ func openStorage(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *s
 		log.Info("duckdb buffer pool", "memory", cfg.DuckDBMemoryLimit, "from", cfg.DescribeDuckDBMemory())
 		s.meta = s.embedded
 		s.guard.store = s.embedded
+		s.guard.limitSpill(ctx)
 	}
 	if cfg.EventsURL == "" {
 		// A spool left by an unclean stop is replayed even when the spool

@@ -59,14 +59,17 @@ func (c *conn) mayRun(query string) error {
 		return refusal
 	}
 	defer st.Close()
-	if t, err := st.(*duckdb.Stmt).StatementType(); err == nil && readOnly(t) {
+	if t, err := st.(*duckdb.Stmt).StatementType(); err == nil && (readOnly(t) || t == duckdb.STATEMENT_TYPE_SET) {
+		// A SET changes a setting of the instance, which is never written
+		// to the file; the bound on spilled files (spill.go) must be
+		// lowered precisely while the disk is short.
 		return nil
 	}
 	return refusal
 }
 
-// readOnly reports whether statements of type t never write. CHECKPOINT
-// and the settings are PRAGMA and SET statements, so only queries count.
+// readOnly reports whether statements of type t never write. CHECKPOINT is
+// a PRAGMA statement, so only queries count.
 func readOnly(t duckdb.StmtType) bool {
 	return t == duckdb.STATEMENT_TYPE_SELECT || t == duckdb.STATEMENT_TYPE_EXPLAIN
 }

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestDirectLoadAnswersAsIngest loads the same events into two data
+// directories, one through POST /e of a running server and one in process
+// (directLoad, what the heavy suite uses for 100 M events), and asks both
+// servers every query of the benchmark: the answers must be the same, so
+// that figures measured over directly loaded data hold for ingested data.
+// The experiment's results are among them, so the exposures must be there
+// too.
+func TestDirectLoadAnswersAsIngest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two servers")
+	}
+	bin := filepath.Join(t.TempDir(), "strata")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/strata")
+	build.Dir = "../.."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building strata: %v\n%s", err, out)
+	}
+	const days = 30
+	start := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -days)
+	from, to := start, start.AddDate(0, 0, days-1)
+	events := generateEvents(40_000, 2_000, days, start)
+
+	answers := func(direct bool) [][]byte {
+		dataDir := filepath.Join(t.TempDir(), "data")
+		srv, err := startServer(bin, dataDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { srv.stop() }()
+		tok, err := token(bin, dataDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		expID, err := benchExperiment(srv, tok, from, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if direct {
+			srv.stop()
+			if _, err := directLoad(dataDir, events, expID); err != nil {
+				t.Fatal(err)
+			}
+			if srv, err = startServer(bin, dataDir); err != nil {
+				t.Fatal(err)
+			}
+		} else if _, err := ingestEvents(srv, events, expID, 500, 4); err != nil {
+			t.Fatal(err)
+		}
+		var out [][]byte
+		for _, q := range benchQueries(from, to, expID) {
+			_, _, answer, err := timeQuery(srv, tok, q, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, answer)
+		}
+		return out
+	}
+	ingested, loaded := answers(false), answers(true)
+	for i, q := range benchQueries(from, to, 1) {
+		if !bytes.Equal(ingested[i], loaded[i]) {
+			t.Errorf("%s: through POST /e %s\nloaded in process %s", q.name, ingested[i], loaded[i])
+		}
+	}
+	// The data must exercise what the queries read: bots, browsers and
+	// both arms of the experiment.
+	var res struct {
+		Arms []struct {
+			Variant string
+			Exposed int64
+		}
+		Holdout int64
+	}
+	if err := json.Unmarshal(loaded[len(loaded)-1], &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Arms) != 2 || res.Arms[0].Exposed < 100 || res.Arms[1].Exposed < 100 || res.Holdout < 20 {
+		t.Errorf("experiment results over too few exposures: %s", loaded[len(loaded)-1])
+	}
+	if !bytes.Contains(loaded[7], []byte("GPTBot")) {
+		t.Errorf("no AI bot in the bots panel: %s", loaded[7])
+	}
+}
