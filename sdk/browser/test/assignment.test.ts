@@ -1,13 +1,14 @@
 // Every vector of test/assignment.json (a copy of the project's shared vectors,
 // which the Go server and the Node SDK reproduce too), checked at each layer:
-// the hash, the bucket, the pure assignment and getVariant end to end.
+// the hash, the bucket, the pure assignment (sdk/shared/, which the Node SDK
+// builds from too) and getVariant end to end.
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it, vi } from "vitest";
-import { assign } from "../src/assign";
+import { assign } from "../../shared/assign";
 import { FlagClient } from "../src/flags";
-import { bucket, murmur3 } from "../src/hash";
+import { bucket, murmur3 } from "../../shared/hash";
 import type { FlagConfig, RemoteConfig } from "../src/types";
 import "./helpers";
 

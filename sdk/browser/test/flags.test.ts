@@ -2,7 +2,7 @@
 // properties on later events.
 import { describe, expect, it, vi } from "vitest";
 import { CONFIG_TTL, VARIANT_TTL } from "../src/flags";
-import { bucket } from "../src/hash";
+import { bucket } from "../../shared/hash";
 import { FLUSH_DELAY } from "../src/queue";
 import type { FlagConfig, RemoteConfig } from "../src/types";
 import { HOST, KEY, net, reload, start, status } from "./helpers";

@@ -1,15 +1,15 @@
 // Every vector of the project's shared assignment vectors
 // (sdk/browser/test/assignment.json, which the Go server and the browser SDK
 // reproduce too), read in place so there is one copy: the hash, the bucket,
-// the pure assignment, and getVariant end to end through a fake
-// GET /api/v1/config.
+// the pure assignment (sdk/shared/, which both TypeScript SDKs build from),
+// and getVariant end to end through a fake GET /api/v1/config.
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assign } from "../src/assign";
+import { assign } from "../../shared/assign";
 import { Strata } from "../src/client";
-import { bucket, murmur3 } from "../src/hash";
+import { bucket, murmur3 } from "../../shared/hash";
 import type { FlagConfig, RemoteConfig } from "../src/types";
 import { fakeServer, type FakeServer } from "./helpers";
 

@@ -3,7 +3,7 @@
 // configuration answers control.
 import { afterEach, describe, expect, it } from "vitest";
 import { Strata } from "../src/client";
-import { bucket } from "../src/hash";
+import { bucket } from "../../shared/hash";
 import type { RemoteConfig } from "../src/types";
 import { closedPort, fakeServer, waitUntil, type FakeServer } from "./helpers";
 
