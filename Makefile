@@ -34,9 +34,10 @@ $(API_TS): api/openapi.yaml $(DASH)/scripts/api-types.mjs $(DASH)/node_modules/.
 
 # The browser SDK the binary embeds, and its message renderer (a second
 # script it loads when a product has active messages), rebuilt when their
-# sources change. The built files are committed too, so that `go build`
-# works without npm.
-$(SDK_JS): $(SDK)/node_modules/.package-lock.json $(API_TS) $(wildcard $(SDK)/src/*.ts $(SDK)/src/messages/*.ts $(SDK)/src/replay/*.ts) $(wildcard $(SDK)/scripts/*.mjs)
+# sources change, sdk/shared/ (the assignment code both SDKs build from)
+# included. The built files are committed too, so that `go build` works
+# without npm.
+$(SDK_JS): $(SDK)/node_modules/.package-lock.json $(API_TS) $(wildcard $(SDK)/src/*.ts $(SDK)/src/messages/*.ts $(SDK)/src/replay/*.ts) $(wildcard $(SDK)/scripts/*.mjs sdk/shared/*.ts sdk/shared/*.mjs)
 	cd $(SDK) && npm run build
 	cp $(SDK)/dist/sdk.min.js $(SDK)/dist/sdk.min.js.map $(SDK)/dist/messages.min.js $(SDK)/dist/messages.min.js.map $(SDK)/dist/replay.min.js $(SDK)/dist/replay.min.js.map internal/httpapi/sdkjs/
 

@@ -1,4 +1,4 @@
-import { assign, exposed, type Assignment } from "./assign.js";
+import { assign, exposed, type Assignment } from "../../shared/assign.js";
 import { stringify } from "./json.js";
 import { request } from "./net.js";
 import { getJSON, set } from "./storage.js";

@@ -1,4 +1,4 @@
-import { murmur3 } from "./hash.js";
+import { murmur3 } from "../../shared/hash.js";
 import { stringify } from "./json.js";
 import { getJSON, set } from "./storage.js";
 import { uuid } from "./uuid.js";

@@ -1,8 +1,8 @@
 // flags.getVariant: the config request, both caches, exposure and the experiment
 // properties on later events.
 import { describe, expect, it, vi } from "vitest";
+import { bucket } from "../../shared/hash";
 import { CONFIG_TTL, VARIANT_TTL } from "../src/flags";
-import { bucket } from "../src/hash";
 import { FLUSH_DELAY } from "../src/queue";
 import type { FlagConfig, RemoteConfig } from "../src/types";
 import { HOST, KEY, net, reload, start, status } from "./helpers";

@@ -2,14 +2,15 @@
 // dependency) and type declarations for both (.d.ts for import, .d.cts for
 // require). It first regenerates src/bots.gen.ts from the server's
 // allowlist, so a build always classifies as the server it ships beside.
-import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+// The assignment code comes from ../shared/ (its README.md), bundled in like
+// src/.
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { emitDeclarations } from "../../shared/declarations.mjs";
 import { allowlistPath, outputPath, render } from "./gen-bots.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const types = root + "dist/types/";
 
 const generated = render(readFileSync(allowlistPath, "utf8"));
 if (readFileSync(outputPath, "utf8") !== generated) {
@@ -31,11 +32,5 @@ for (const format of ["esm", "cjs"]) {
   });
 }
 
-execFileSync(process.execPath, [root + "node_modules/typescript/bin/tsc", "-p", root], { stdio: "inherit" });
-for (const name of readdirSync(types)) {
-  if (!name.endsWith(".d.ts")) continue;
-  // A .d.cts file that imports "./x.cjs" gets the types of "./x.d.cts".
-  const cts = readFileSync(types + name, "utf8").replace(/(from\s+|import\()"(\.\/[\w.-]+)\.js"/g, '$1"$2.cjs"');
-  writeFileSync(types + name.replace(/\.d\.ts$/, ".d.cts"), cts);
-}
+emitDeclarations(root);
 console.log("built dist/");

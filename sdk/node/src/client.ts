@@ -1,5 +1,5 @@
+import { exposed } from "../../shared/assign.js";
 import { classifyBot, type BotInfo } from "./bots.js";
-import { exposed } from "./assign.js";
 import { FlagPoller } from "./flags.js";
 import { Queue, utf8Length, type Queued } from "./queue.js";
 import {

@@ -1,4 +1,4 @@
-import { assign, type Assignment } from "./assign.js";
+import { assign, type Assignment } from "../../shared/assign.js";
 import { StrataError, type FlagConfig, type RemoteConfig } from "./types.js";
 
 /** After a failed read, getVariant asks again at most this often until one succeeds. */

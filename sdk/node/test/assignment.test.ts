@@ -1,57 +1,25 @@
 // Every vector of the project's shared assignment vectors
-// (sdk/browser/test/assignment.json, which the Go server and the browser SDK
-// reproduce too), read in place so there is one copy: the hash, the bucket,
-// the pure assignment, and getVariant end to end through a fake
-// GET /api/v1/config.
+// (sdk/browser/test/assignment.json, which the Go server and SDK and the
+// browser SDK reproduce too), read in place so there is one copy, through
+// getVariant end to end with a fake GET /api/v1/config. The hash, the bucket
+// and the pure assignment are sdk/shared/'s, which the browser SDK builds from
+// too; its own test, ../../shared/assignment.test.ts, runs in this package's
+// suite (vitest.config.ts).
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assign } from "../src/assign";
 import { Strata } from "../src/client";
-import { bucket, murmur3 } from "../src/hash";
 import type { FlagConfig, RemoteConfig } from "../src/types";
 import { fakeServer, type FakeServer } from "./helpers";
 
 interface Vectors {
-  hash: { input: string; murmur3_32: number }[];
-  bucket: { salt: string; flagKey: string; distinctId: string; bucket: number }[];
   assign: { flag: string; distinctId: string; variant: string }[];
   flags: FlagConfig[];
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
 const vectors: Vectors = JSON.parse(readFileSync(join(here, "..", "..", "browser", "test", "assignment.json"), "utf8"));
-const flagsByKey = new Map(vectors.flags.map((f) => [f.key, f]));
-
-describe("murmur3_32", () => {
-  it.each(vectors.hash)("hashes $input", ({ input, murmur3_32 }) => {
-    expect(murmur3(input)).toBe(murmur3_32);
-  });
-});
-
-describe("bucket", () => {
-  it.each(vectors.bucket)("$salt:$flagKey:$distinctId is $bucket", (v) => {
-    expect(bucket(v.salt, v.flagKey, v.distinctId)).toBe(v.bucket);
-  });
-});
-
-describe("assign", () => {
-  it.each(vectors.assign)("$flag for $distinctId is $variant", (v) => {
-    expect(assign(flagsByKey.get(v.flag), v.distinctId)?.variant ?? "control").toBe(v.variant);
-  });
-
-  it("covers every flag of the vectors", () => {
-    expect(new Set(vectors.assign.map((v) => v.flag))).toEqual(new Set(flagsByKey.keys()));
-  });
-
-  it("uses whole basis points, so float noise cannot move a user", () => {
-    // 0.07 * 10000 is 700.0000000000001 in floating point; bucket 700 is not held out.
-    const id = Array.from({ length: 100000 }, (_, i) => "b" + i).find((x) => bucket("holdout", "f", x) == 700)!;
-    const flag: FlagConfig = { key: "f", enabled: true, rollout: 100, variants: [], experiment: { id: 1, status: "running", holdout: 0.07 } };
-    expect(assign(flag, id)).toEqual({ variant: "on", holdout: false, excluded: false });
-  });
-});
 
 describe("getVariant reproduces every vector", () => {
   let server: FakeServer;

@@ -2,8 +2,8 @@
 // its ETag, exposures are sent once per user and flag, and an unreadable
 // configuration answers control.
 import { afterEach, describe, expect, it } from "vitest";
+import { bucket } from "../../shared/hash";
 import { Strata } from "../src/client";
-import { bucket } from "../src/hash";
 import type { RemoteConfig } from "../src/types";
 import { closedPort, fakeServer, waitUntil, type FakeServer } from "./helpers";
 

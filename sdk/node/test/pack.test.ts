@@ -6,7 +6,7 @@
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { expect, it } from "vitest";
 import { VERSION } from "../src/version";
@@ -30,6 +30,15 @@ it("packs, installs, requires and imports", async () => {
       expect(files).toContain(f);
     }
     expect(files.filter((f) => !f.startsWith("dist/") && f !== "package.json" && f !== "README.md")).toEqual([]);
+
+    // Every declaration's relative imports name a declaration that ships:
+    // those of ../shared/ (which the package builds from) are in the tarball.
+    for (const f of files.filter((f) => /\.d\.c?ts$/.test(f))) {
+      for (const [, spec] of readFileSync(join(pkg, f), "utf8").matchAll(/(?:from\s+|import\()"(\.{1,2}\/[^"]+)"/g)) {
+        const target = join(dirname(f), spec).replace(/\.js$/, ".d.ts").replace(/\.cjs$/, ".d.cts");
+        expect(files, `${f} imports ${spec}`).toContain(target);
+      }
+    }
 
     const project = join(dir, "app");
     await run("mkdir", [project]);

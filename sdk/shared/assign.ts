@@ -1,5 +1,22 @@
 import { bucket } from "./hash.js";
-import type { FlagConfig } from "./types.js";
+
+/**
+ * AssignableFlag is what assignment reads of one flag of `GET /api/v1/config`
+ * (`SdkFlag` in api/openapi.yaml). Each SDK passes its own `FlagConfig`, which
+ * it generates from that contract; naming only these fields here keeps this
+ * file free of either package's generated types, and the compiler still
+ * checks at each call that the contract's flag provides them.
+ */
+export interface AssignableFlag {
+  key: string;
+  enabled: boolean;
+  /** Percentage of users in the flag, 0–100. */
+  rollout: number;
+  /** The arms in order; weights are percentages. */
+  variants: readonly { key: string; weight: number }[];
+  /** Fraction of users held out, 0–1, while the experiment runs. */
+  experiment: { status: string; holdout: number } | null;
+}
 
 /** The outcome of assigning one user to one flag. */
 export interface Assignment {
@@ -28,7 +45,7 @@ export function exposed(a: Assignment): string {
  * compared with a bucket, so that 33.33 % is 3333 and not 3332.9999999999995:
  * float noise must never decide a user's arm differently from the Go server.
  */
-export function assign(flag: FlagConfig | undefined, id: string): Assignment | undefined {
+export function assign(flag: AssignableFlag | undefined, id: string): Assignment | undefined {
   if (!flag || !flag.enabled) return;
   const key = flag.key;
   const exp = flag.experiment;

@@ -1,11 +1,13 @@
 /**
  * MurmurHash3, x86 32-bit variant, seed 0, over the UTF-8 bytes of `s`.
  *
- * Variant assignment must agree byte for byte with the Go server and the browser SDK
- * (docs/flags.md, "Buckets"), so this follows the
- * reference implementation exactly; test/assignment.json pins the results.
- * It is synchronous and about 300 bytes minified, which is why the design picked
- * it over SHA-256 (crypto.subtle is async and absent on insecure origins).
+ * Variant assignment must agree byte for byte with the Go server and SDK
+ * (docs/flags.md, "Buckets"), so this follows the reference implementation
+ * exactly; sdk/browser/test/assignment.json pins the results, and both
+ * TypeScript SDKs build this one file (README.md here). It is synchronous and
+ * about 300 bytes minified, which is why the design picked it over SHA-256
+ * (crypto.subtle is async and absent on insecure origins); the browser SDK also
+ * uses it for session sampling.
  */
 export function murmur3(s: string): number {
   const b = new TextEncoder().encode(s);
