@@ -50,6 +50,7 @@ const occurrence = (over: Partial<ErrorOccurrence> = {}): ErrorOccurrence => ({
 
 const detail = (over: Partial<ErrorGroupDetail> = {}): ErrorGroupDetail => ({
   group: group(),
+  merged: [],
   occurrences: [
     // Older first here: the page shows the newest first whatever the order.
     occurrence({
