@@ -399,8 +399,8 @@ func (s *Server) handleUnmergeErrorGroups(w http.ResponseWriter, r *http.Request
 }
 
 // maxMergedDescribed bounds the merged fingerprints a group's page
-// describes with their own type, message and events: each is one query of
-// the events.
+// describes with their own type, message and events: they are read in one
+// scan of the events, whose statement names each.
 const maxMergedDescribed = 20
 
 // mergedGroupJSON is MergedErrorGroup in api/openapi.yaml.
@@ -416,28 +416,34 @@ type mergedGroupJSON struct {
 
 // mergedGroups lists the fingerprints merged into q.Fingerprint's group,
 // newest first; the first maxMergedDescribed with their own events in
-// q's range (type, message and count, as if unmerged).
+// q's range (type, message and count, as if unmerged), read in one query.
 func (s *Server) mergedGroups(ctx context.Context, q analytics.ErrorGroupsQuery) ([]mergedGroupJSON, error) {
 	out := []mergedGroupJSON{}
 	if s.ErrorAliases == nil {
 		return out, nil
 	}
 	aliases, err := s.ErrorAliases.MergedErrorGroups(ctx, q.ProductID, q.Fingerprint)
+	if err != nil || len(aliases) == 0 {
+		return out, err
+	}
+	own := q
+	own.Fingerprint, own.Aliases = "", nil
+	for _, a := range aliases[:min(len(aliases), maxMergedDescribed)] {
+		own.Fingerprints = append(own.Fingerprints, a.Fingerprint)
+	}
+	own.Limit = len(own.Fingerprints)
+	rows, err := s.Queries.RunErrorGroups(ctx, own)
 	if err != nil {
 		return nil, err
 	}
-	for i, a := range aliases {
+	described := make(map[string]analytics.ErrorGroupRow, len(rows))
+	for _, r := range rows {
+		described[r.Fingerprint] = r
+	}
+	for _, a := range aliases {
 		m := mergedGroupJSON{Fingerprint: a.Fingerprint, Reason: a.Reason, MergedAt: a.CreatedAt, MergedBy: a.CreatedBy}
-		if i < maxMergedDescribed {
-			own := q
-			own.Fingerprint, own.Aliases, own.Limit = a.Fingerprint, nil, 1
-			rows, err := s.Queries.RunErrorGroups(ctx, own)
-			if err != nil {
-				return nil, err
-			}
-			if len(rows) > 0 {
-				m.Type, m.Message, m.Events = rows[0].Type, truncateText(rows[0].Message, maxGroupMessage), rows[0].Events
-			}
+		if r, ok := described[a.Fingerprint]; ok {
+			m.Type, m.Message, m.Events = r.Type, truncateText(r.Message, maxGroupMessage), r.Events
 		}
 		out = append(out, m)
 	}
