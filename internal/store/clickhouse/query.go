@@ -629,16 +629,16 @@ func (b *builder) anyFingerprint(members []string) error {
 	case 1:
 		return b.filter(analytics.Filter{Property: analytics.Property{Key: "$exception_fingerprint"}, Operator: analytics.OpEq, Value: members[0]})
 	}
-	b.Write("(")
+	// One IN list, as on DuckDB: the property is read once per event.
+	p := analytics.Property{Key: "$exception_fingerprint"}
+	b.Write("(", b.isSet(p), " AND ", b.text(p), " IN (")
 	for i, fp := range members {
 		if i > 0 {
-			b.Write(" OR ")
+			b.Write(", ")
 		}
-		if err := b.filter(analytics.Filter{Property: analytics.Property{Key: "$exception_fingerprint"}, Operator: analytics.OpEq, Value: fp}); err != nil {
-			return err
-		}
+		b.Write(b.arg(fp))
 	}
-	b.Write(")")
+	b.Write("))")
 	return nil
 }
 

@@ -796,16 +796,22 @@ func (b *builder) anyFingerprint(members []string) error {
 	case 1:
 		return b.filter(analytics.Filter{Property: analytics.Property{Key: "$exception_fingerprint"}, Operator: analytics.OpEq, Value: members[0]})
 	}
-	b.Write("(")
+	// One IN list: the property is read from the JSON once per event,
+	// where an OR of equalities read it once per member (the page of a
+	// group of 21 members over 200,000 exceptions took 2.9 s that way,
+	// 7.8 s with its members described; docs/errors.md, "Unmerging").
+	x, err := b.property(analytics.Property{Key: "$exception_fingerprint"})
+	if err != nil {
+		return err
+	}
+	b.Write("coalesce(", x, " IN (")
 	for i, fp := range members {
 		if i > 0 {
-			b.Write(" OR ")
+			b.Write(", ")
 		}
-		if err := b.filter(analytics.Filter{Property: analytics.Property{Key: "$exception_fingerprint"}, Operator: analytics.OpEq, Value: fp}); err != nil {
-			return err
-		}
+		b.Write(b.arg(fp))
 	}
-	b.Write(")")
+	b.Write("), false)")
 	return nil
 }
 
