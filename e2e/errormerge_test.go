@@ -196,7 +196,7 @@ func TestMergeErrorGroups(t *testing.T) {
 // over one ClickHouse and one PostgreSQL: a minified error through node a,
 // the release's map uploaded through a, the same error through node b,
 // de-minified there, lands in the first group; a group merged through b is
-// read merged through a.
+// read merged through a, and unmerged through a is read apart through b.
 func TestErrorGroupsOnTwoNodes(t *testing.T) {
 	a, b := startNodes(t)
 	ten := newTenant(t, a, "Shop")
@@ -240,5 +240,16 @@ func TestErrorGroupsOnTwoNodes(t *testing.T) {
 	}
 	if g := listGroups(t, a, ten.Token); len(g) != 1 || g[0].Fingerprint != first || g[0].Events != 3 {
 		t.Errorf("through a after the merge: %+v", g)
+	}
+	// Unmerged through a, read through b: the two groups again, and the
+	// de-minified fingerprint ingest aliased is still in the first.
+	if res := annCall(t, a, ten.Token, "POST", "/api/v1/errors/unmerge", map[string]any{"groups": []string{second}}); res.Status != 200 {
+		t.Fatalf("unmerge through a: %d %s", res.Status, res.Body)
+	}
+	if g := byFingerprint(listGroups(t, b, ten.Token)); len(g) != 2 || g[first].Events != 2 || g[second].Events != 1 {
+		t.Errorf("through b after the unmerge: %+v", g)
+	}
+	if d := groupDetail(t, b, ten.Token, first); len(d.Merged) != 1 || d.Merged[0].Reason != "sourcemap" || d.Merged[0].Events != 1 {
+		t.Errorf("the first group's merged fingerprints through b: %+v", d.Merged)
 	}
 }

@@ -219,8 +219,61 @@ func benchErrorGroups(bin, dataDir string, nEvents, users, runs int) error {
 		total += g.Events
 	}
 	fmt.Printf("%d groups listed (the top 100), %d of the exceptions in them\n", len(res.Groups), total)
+
+	// The largest group's page, alone and with 20 groups merged into it
+	// (each described with its own events: one query each), and the
+	// merge and unmerge themselves, timed once each.
+	since := "?dateFrom=" + start.Format(time.DateOnly)
+	page := benchQuery{"the largest group's page (GET /api/v1/errors/fp0000)", "GET", "/api/v1/errors/fp0000" + since, nil}
+	alone, _, _, err := timeQuery(srv, tok, page, runs)
+	if err != nil {
+		return err
+	}
+	var merged []string
+	for i := 1; i <= 20; i++ {
+		merged = append(merged, fmt.Sprintf("fp%04d", i))
+	}
+	mergeTime, err := timeOnce(srv, tok, benchQuery{"merge", "POST", "/api/v1/errors/merge" + since, map[string]any{"into": "fp0000", "groups": merged}})
+	if err != nil {
+		return err
+	}
+	withMerged, _, answer, err := timeQuery(srv, tok, page, runs)
+	if err != nil {
+		return err
+	}
+	var detail struct{ Merged []struct{ Events int64 } }
+	json.Unmarshal(answer, &detail)
+	unmergeTime, err := timeOnce(srv, tok, benchQuery{"unmerge", "POST", "/api/v1/errors/unmerge", map[string]any{"groups": merged}})
+	if err != nil {
+		return err
+	}
+
 	fmt.Printf("\n| measure | target | result |\n|---|---|---|\n")
 	fmt.Printf("| %s over %d M events, %d M exceptions, median of %d over HTTP | ≤ 300 ms | %s (peak RSS %d MB) |\n",
 		q.name, nEvents/1_000_000, exceptions/1_000_000, runs, ms(med), rss>>20)
+	fmt.Printf("| %s, median of %d | | %s |\n", page.name, runs, ms(alone))
+	fmt.Printf("| the same page with %d groups merged into it, each described, median of %d | | %s |\n", len(detail.Merged), runs, ms(withMerged))
+	fmt.Printf("| merging those %d groups (POST /api/v1/errors/merge, one request) | | %s |\n", len(merged), ms(mergeTime))
+	fmt.Printf("| unmerging them (POST /api/v1/errors/unmerge, one request) | | %s |\n", ms(unmergeTime))
 	return nil
+}
+
+// timeOnce sends q once, for a write that cannot be repeated, and returns
+// how long it took.
+func timeOnce(srv *server, token string, q benchQuery) (time.Duration, error) {
+	body, _ := json.Marshal(q.body)
+	req, _ := http.NewRequest(q.method, srv.url+q.path, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	start := time.Now()
+	resp, err := (&http.Client{Timeout: 5 * time.Minute}).Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	took := time.Since(start)
+	if resp.StatusCode != 200 {
+		return 0, fmt.Errorf("%s: %d %s", q.name, resp.StatusCode, out)
+	}
+	return took, nil
 }

@@ -30,7 +30,7 @@ const dashboardSchemas = [
   "TrendRequest", "TrendResult", "RetentionRequest", "RetentionResult", "BotsResult", "EventNamesResult",
   "QueryKind", "SavedQuery", "AnnotationColor", "AnnotationCreate", "AnnotationPage",
   "Flag", "FlagWrite", "FlagList", "FlagChangeList", "GroupList", "Experiment", "ExperimentList", "ExperimentWrite", "ExperimentResults",
-  "ErrorGroupList", "ErrorGroupDetail", "ErrorGroupStatus", "ErrorGroupMerge", "ErrorGroupMerged", "Sourcemap",
+  "ErrorGroupList", "ErrorGroupDetail", "ErrorGroupStatus", "ErrorGroupMerge", "ErrorGroupMerged", "ErrorGroupUnmerged", "Sourcemap",
   "Campaign", "CampaignWrite", "CampaignList", "CampaignStep", "SurveyQuestion", "MessageSettings", "SurveyResults",
   "BuildInfo", "ReplayList", "ReplayDetail", "ReplaysDeleted", "UserEventsResult",
 ];

@@ -3,7 +3,7 @@
 // server checks on every change.
 import type {
   Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, BuildInfo, Campaign, CampaignList, CampaignWrite, CredentialStatus, DashboardConfig, DataEnv, ErrorGroupDetail,
-  ErrorGroupList, ErrorGroupMerge, ErrorGroupMerged, ErrorGroupStatus, ErrorStatus, EventNames, Experiment, ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList,
+  ErrorGroupList, ErrorGroupMerge, ErrorGroupMerged, ErrorGroupStatus, ErrorGroupUnmerged, ErrorStatus, EventNames, Experiment, ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList,
   FlagList, FlagWrite, FunnelRequest, FunnelResult, GroupList, KeyCreated, KeyEnv, List, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult,
   MessageSettings, ReplayDetail, ReplayList, SavedQuery, Session, Sourcemap, SurveyResults, TokenCreated, TrendRequest, TrendResult, UserEventsResult,
 } from "./types";
@@ -191,6 +191,9 @@ export const api = {
   /** mergeErrorGroups makes groups count in into's group (docs/errors.md, "Merging groups"); each must have an event in the range. */
   mergeErrorGroups: (p: number, body: ErrorGroupMerge, d: Days, env?: DataEnv) =>
     request<ErrorGroupMerged>("POST", scoped("/api/v1/errors/merge", p, { dateFrom: d.from, dateTo: d.to, env: envParam(env) }), body),
+  /** unmergeErrorGroups takes fingerprints out of the groups they were merged into (docs/errors.md, "Unmerging"). */
+  unmergeErrorGroups: (p: number, groups: string[]) =>
+    request<ErrorGroupUnmerged>("POST", scoped("/api/v1/errors/unmerge", p), { groups }),
   /** sourcemaps lists the product's uploads, newest first. */
   sourcemaps: (p: number) => request<List<Sourcemap>>("GET", scoped("/api/v1/sourcemaps", p)),
   replays: (p: number, opts: { distinctId?: string; from?: string; to?: string }) =>

@@ -90,6 +90,8 @@ export type ErrorFrame = Schemas["ErrorFrame"];
 export type ErrorGroupStatus = Schemas["ErrorGroupStatus"];
 export type ErrorGroupMerge = Schemas["ErrorGroupMerge"];
 export type ErrorGroupMerged = Schemas["ErrorGroupMerged"];
+export type ErrorGroupUnmerged = Schemas["ErrorGroupUnmerged"];
+export type MergedErrorGroup = Schemas["MergedErrorGroup"];
 /** One sourcemap upload of a release (without its content). */
 export type Sourcemap = Schemas["Sourcemap"];
 

@@ -4,7 +4,8 @@
 // parameters, the empty states, a group's page (de-minified frames with
 // their source line, minified ones with why, once per occurrence, and the
 // raw stack), its status changes, the merge of selected groups (asked
-// first, into the group picked), the releases' sourcemaps and their
+// first, into the group picked), a group's merged groups and their
+// unmerge (asked first), the releases' sourcemaps and their
 // delete, asked first; and the routes.
 import { render } from "preact";
 import { act } from "preact/test-utils";
@@ -50,6 +51,7 @@ const occurrence = (over: Partial<ErrorOccurrence> = {}): ErrorOccurrence => ({
 
 const detail = (over: Partial<ErrorGroupDetail> = {}): ErrorGroupDetail => ({
   group: group(),
+  merged: [],
   occurrences: [
     // Older first here: the page shows the newest first whatever the order.
     occurrence({
@@ -324,6 +326,53 @@ describe("releases", () => {
 });
 
 describe("error group page", () => {
+  it("lists the merged groups and unmerges one only after the confirmation, then reads the group again", async () => {
+    const merged = [
+      { fingerprint: loadFp, reason: "merge" as const, mergedAt: "2026-11-22T09:30:00Z", mergedBy: "ada@example.com", type: "TypeError", message: "marker-load", events: 2 },
+      { fingerprint: "d".repeat(64), reason: "sourcemap" as const, mergedAt: "2026-11-21T09:30:00Z", mergedBy: "ingest", type: "", message: "", events: 0 },
+    ];
+    let current = detail({ group: group({ events: 1236 }), merged });
+    const calls = fakeFetch({
+      [`GET /api/v1/errors/${checkoutFp}`]: () => ({ body: current }),
+      "POST /api/v1/errors/unmerge": (c) => {
+        const fps = (c.body as { groups: string[] }).groups;
+        current = detail({ group: group({ events: 1234 }), merged: merged.filter((m) => !fps.includes(m.fingerprint)) });
+        return { body: { unmerged: fps.map((fingerprint) => ({ fingerprint, into: checkoutFp, reason: "merge", createdAt: "2026-11-22T09:30:00Z", createdBy: "ada@example.com" })) } };
+      },
+    });
+    const root = await mount(<ErrorGroupPage product={product} fingerprint={checkoutFp} range={range} env="live" />);
+    const table = root.querySelector("table[aria-label='Merged groups']")!;
+    expect(cells(table.querySelector("thead tr"))).toEqual(["Error", "Events", "Merged", "Actions"]);
+    const rows = () => [...root.querySelectorAll("[data-testid=merged-group]")].map((r) => cells(r));
+    expect(rows()).toEqual([
+      [`TypeError marker-load${loadFp}`, "2", "By ada@example.com22 Nov 2026, 09:30 UTC", "Unmerge"],
+      [expect.stringMatching(/^\(no event .*\)d{64}$/), "0", "By ingest, for a late sourcemap21 Nov 2026, 09:30 UTC", "Unmerge"],
+    ]);
+    const unmerges = () => calls.filter((c) => c.method === "POST");
+    await click(root.querySelector<HTMLButtonElement>("button[aria-label='Unmerge marker-load']")!);
+    let dialog = root.querySelector("[role=alertdialog]")!;
+    expect(dialog.querySelector("h2")?.textContent).toBe("Unmerge this group?");
+    await click(byText(dialog, "button", "Cancel"));
+    expect(unmerges()).toHaveLength(0);
+    await click(root.querySelector<HTMLButtonElement>("button[aria-label='Unmerge marker-load']")!);
+    dialog = root.querySelector("[role=alertdialog]")!;
+    await click(byText(dialog, "button", "Unmerge"));
+    await settle();
+    expect(unmerges()).toHaveLength(1);
+    expect(unmerges()[0].path).toBe("/api/v1/errors/unmerge");
+    expect(unmerges()[0].body).toEqual({ groups: [loadFp] });
+    expect(root.querySelector("[role=alertdialog]")).toBeNull();
+    expect(root.querySelector(".ok[role=status]")?.textContent).toBe("Unmerged “marker-load”: it is its own group again, on the Errors page.");
+    expect(rows()).toHaveLength(1);
+    expect(root.querySelector(".facts")?.textContent).toContain("1,234");
+  });
+
+  it("shows no merged groups when none were merged", async () => {
+    fakeFetch({ [`GET /api/v1/errors/${checkoutFp}`]: { body: detail() } });
+    const root = await mount(<ErrorGroupPage product={product} fingerprint={checkoutFp} range={range} env="live" />);
+    expect(root.querySelector("table[aria-label='Merged groups']")).toBeNull();
+  });
+
   it("shows the group and its occurrences newest first, with who, where and which release", async () => {
     const calls = fakeFetch({ [`GET /api/v1/errors/${checkoutFp}`]: { body: detail() } });
     const root = await mount(<ErrorGroupPage product={product} fingerprint={checkoutFp} range={range} env="test" />);

@@ -44,12 +44,31 @@ type ErrorAliasStore interface {
 	// the group they were merged into. Over max aliases (max > 0), nothing
 	// is recorded and the answer is ErrorAliasesFull.
 	MergeErrorGroups(ctx context.Context, productID int64, into string, groups []string, by string, max int) (string, error)
+	// MergedErrorGroups returns the aliases of the fingerprints merged
+	// into the group into (by a person or by ingest), newest first.
+	MergedErrorGroups(ctx context.Context, productID int64, into string) ([]ErrorAlias, error)
+	// UnmergeErrorGroups deletes the aliases of fingerprints, in one
+	// transaction, and returns them as they were, so that each one's
+	// events count in its own group again. A fingerprint that is not an
+	// alias of the product (another product's included) gets
+	// ErrorGroupNotMerged, and nothing is deleted.
+	UnmergeErrorGroups(ctx context.Context, productID int64, fingerprints []string) ([]ErrorAlias, error)
 }
 
 // ErrorAliasesFull is the refusal of an alias past a product's cap.
 func ErrorAliasesFull(max int) error {
 	return Errorf(KindForbidden, "error_aliases_full",
 		"This product has %d merged error groups, the most the server keeps (--error-alias-limit): no more groups can be merged. Ask the operator to raise the limit.", max)
+}
+
+// ErrorGroupNotMerged is the refusal to unmerge a fingerprint that is not
+// merged into another group of the product.
+func ErrorGroupNotMerged(fingerprint string) error {
+	if r := []rune(fingerprint); len(r) > 80 {
+		fingerprint = string(r[:79]) + "…"
+	}
+	return Errorf(KindNotFound, "error_group_not_found",
+		"The error group %s is not merged into another group of this product: unmerge only the groups a group's page lists under \"Merged groups\".", fingerprint)
 }
 
 // AliasMembers returns the fingerprints whose events count in the group of

@@ -334,6 +334,11 @@ type ErrorGroupsQuery struct {
 	// whose fingerprint is a key counts in the group of its value, and
 	// Fingerprint selects the events that count in its group.
 	Aliases map[string]string
+	// Fingerprints, when Fingerprint is "", keeps only the events whose
+	// own fingerprint is one of them, in one scan: a group's page
+	// describes the fingerprints merged into it so (with no Aliases, each
+	// is its own group).
+	Fingerprints []string
 }
 
 // ErrorGroupRow is one group: its type and message are those of its

@@ -14,9 +14,11 @@ import (
 // when an event's frames resolved, it also computes the fingerprint of its
 // raw frames, and when a group of that fingerprint exists and none of the
 // de-minified one, it records the de-minified one as an alias of the raw
-// one (analytics.ErrorAliasStore) and stores the event in the raw group.
-// Events of a fingerprint that has an alias (recorded so, or by a merge)
-// are stored in its group.
+// one (analytics.ErrorAliasStore), so that the event counts in the raw
+// group. Every event is stored with its own fingerprint, also one that has
+// an alias (recorded so, or by a merge): the queries map it to its group,
+// and an unmerge, which deletes the alias, gives all of its events back to
+// its own group.
 
 // GroupFinder tells whether a product has live $exception events of a
 // fingerprint: the event store, read directly (ingest must not wait for
@@ -96,7 +98,8 @@ func (p *Processor) aliasesOf(ctx context.Context, product int64) (map[string]st
 	return aliases, nil
 }
 
-// groupOf returns the group an event of fingerprint fp is stored in. raw
+// groupOf returns the group an event of fingerprint fp counts in, and
+// records the alias of a de-minified fingerprint when it should. raw
 // is the fingerprint of its raw frames when some of its frames were
 // de-minified, else "". Any failure of the stores leaves fp as it is: an
 // error is never refused for its group, and queries apply aliases

@@ -201,7 +201,12 @@ func (p *Processor) Enrich(ctx context.Context, product int64, props json.RawMes
 			// The group the bug had before its map was uploaded.
 			raw = stacktrace.Fingerprint(errType, message, parsed, stacktrace.SDKFrame)
 		}
-		out[PropFingerprint] = p.groupOf(ctx, product, fp, raw)
+		// The event keeps its own fingerprint, also when it has an
+		// alias (one recorded now or before): queries apply aliases, so
+		// it counts in the alias's group, and when the alias is deleted
+		// (an unmerge) it counts in its own again, these events too.
+		p.groupOf(ctx, product, fp, raw)
+		out[PropFingerprint] = fp
 	}
 	return merge(props, out)
 }

@@ -174,7 +174,11 @@ func (s *Server) handleGetErrorGroup(w http.ResponseWriter, r *http.Request) err
 	for i, o := range occ {
 		out[i] = occurrenceOf(o)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"group": g, "occurrences": out})
+	merged, err := s.mergedGroups(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"group": g, "occurrences": out, "merged": merged})
 	return nil
 }
 
@@ -357,6 +361,93 @@ func (s *Server) handleMergeErrorGroups(w http.ResponseWriter, r *http.Request) 
 	merged := slices.DeleteFunc(groups, func(g string) bool { return g == into })
 	writeJSON(w, http.StatusOK, map[string]any{"into": into, "merged": merged})
 	return nil
+}
+
+// handleUnmergeErrorGroups is POST /api/v1/errors/unmerge: {groups}
+// takes each fingerprint out of the group it was merged into
+// (errtrack.Unmerge, docs/errors.md, "Unmerging"). The credentials, budget
+// and refusals are the merge's: a query token or the dashboard, charged
+// to its query budget; a fingerprint that is not an alias of the
+// principal's product is 404 and nothing is unmerged. The answer is the
+// aliases deleted, as they were.
+func (s *Server) handleUnmergeErrorGroups(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.principal(r)
+	if err != nil {
+		return err
+	}
+	if err := s.allowQuery(p); err != nil {
+		return err
+	}
+	var req struct {
+		Groups []string `json:"groups"`
+	}
+	if err := readJSON(w, r, &req); err != nil {
+		return err
+	}
+	if s.ErrorAliases == nil {
+		return analytics.Errorf(analytics.KindUnavailable, "unavailable", "This server keeps no merged error groups.")
+	}
+	unmerged, err := errtrack.Unmerge(r.Context(), s.ErrorAliases, p.ProductID, req.Groups)
+	if err != nil {
+		return err
+	}
+	if s.Pipeline != nil && s.Pipeline.Exceptions != nil {
+		s.Pipeline.Exceptions.Forget(p.ProductID)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"unmerged": unmerged})
+	return nil
+}
+
+// maxMergedDescribed bounds the merged fingerprints a group's page
+// describes with their own type, message and events: they are read in one
+// scan of the events, whose statement names each.
+const maxMergedDescribed = 20
+
+// mergedGroupJSON is MergedErrorGroup in api/openapi.yaml.
+type mergedGroupJSON struct {
+	Fingerprint string    `json:"fingerprint"`
+	Reason      string    `json:"reason"`
+	MergedAt    time.Time `json:"mergedAt"`
+	MergedBy    string    `json:"mergedBy"`
+	Type        string    `json:"type"`
+	Message     string    `json:"message"`
+	Events      int64     `json:"events"`
+}
+
+// mergedGroups lists the fingerprints merged into q.Fingerprint's group,
+// newest first; the first maxMergedDescribed with their own events in
+// q's range (type, message and count, as if unmerged), read in one query.
+func (s *Server) mergedGroups(ctx context.Context, q analytics.ErrorGroupsQuery) ([]mergedGroupJSON, error) {
+	out := []mergedGroupJSON{}
+	if s.ErrorAliases == nil {
+		return out, nil
+	}
+	aliases, err := s.ErrorAliases.MergedErrorGroups(ctx, q.ProductID, q.Fingerprint)
+	if err != nil || len(aliases) == 0 {
+		return out, err
+	}
+	own := q
+	own.Fingerprint, own.Aliases = "", nil
+	for _, a := range aliases[:min(len(aliases), maxMergedDescribed)] {
+		own.Fingerprints = append(own.Fingerprints, a.Fingerprint)
+	}
+	own.Limit = len(own.Fingerprints)
+	rows, err := s.Queries.RunErrorGroups(ctx, own)
+	if err != nil {
+		return nil, err
+	}
+	described := make(map[string]analytics.ErrorGroupRow, len(rows))
+	for _, r := range rows {
+		described[r.Fingerprint] = r
+	}
+	for _, a := range aliases {
+		m := mergedGroupJSON{Fingerprint: a.Fingerprint, Reason: a.Reason, MergedAt: a.CreatedAt, MergedBy: a.CreatedBy}
+		if r, ok := described[a.Fingerprint]; ok {
+			m.Type, m.Message, m.Events = r.Type, truncateText(r.Message, maxGroupMessage), r.Events
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // truncateText cuts s to at most n characters.

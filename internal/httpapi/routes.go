@@ -241,6 +241,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /api/v1/errors/{fingerprint}", h(s.handleGetErrorGroup))
 	mux.Handle("PUT /api/v1/errors/{fingerprint}/status", h(s.handleSetErrorGroupStatus))
 	mux.Handle("POST /api/v1/errors/merge", h(s.handleMergeErrorGroups))
+	mux.Handle("POST /api/v1/errors/unmerge", h(s.handleUnmergeErrorGroups))
 	mux.Handle("GET /api/v1/annotations/export.csv", h(s.handleExportAnnotations))
 	mux.Handle("POST /api/v1/annotations/bulk-delete", h(s.handleBulkDeleteAnnotations))
 	mux.Handle("DELETE /api/v1/annotations/{id}", h(s.handleDeleteAnnotation))

@@ -2,12 +2,13 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api } from "../api";
 import { num } from "../charts/time";
 import { Link } from "../components/Link";
+import { ConfirmDialog } from "../components/ConfirmDialog";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { searchWithEnv } from "../dataEnv";
 import { plural, when } from "../format";
 import { useAction, useLoad } from "../load";
 import { during, searchWithRange, type DateRange } from "../range";
-import type { DataEnv, ErrorFrame, ErrorGroup, ErrorGroupDetail, ErrorOccurrence, ErrorStatus, Product } from "../types";
+import type { DataEnv, ErrorFrame, ErrorGroup, ErrorGroupDetail, ErrorOccurrence, ErrorStatus, MergedErrorGroup, Product } from "../types";
 import { ErrorStatusPill, RegressedBadge } from "./Errors";
 import { replayHref, userHref } from "./Replays";
 
@@ -31,7 +32,8 @@ export function frameLocation(f: Pick<ErrorFrame, "file" | "line" | "column">): 
  * message, counts and status, with Resolve (in a release, asked for) /
  * Ignore / Reopen, then its latest occurrences, newest first, each with
  * its frames: de-minified ones with the source line, minified ones with
- * why they stayed so, and the raw stack on request.
+ * why they stayed so, and the raw stack on request. The fingerprints
+ * merged into it are listed under "Merged groups", each with Unmerge.
  */
 export function ErrorGroupPage(props: { product: Product | null; fingerprint: string; range: DateRange; env: DataEnv }) {
   if (!props.product) return <NoProduct />;
@@ -167,6 +169,18 @@ function GroupView(props: { product: Product; fingerprint: string; range: DateRa
       ) : null}
       <Notice notice={action.notice} />
 
+      {loaded.data.merged.length > 0 ? (
+        <MergedGroups
+          merged={loaded.data.merged}
+          product={pid}
+          range={props.range}
+          onUnmerged={(text) => {
+            action.setNotice({ ok: text });
+            reload();
+          }}
+        />
+      ) : null}
+
       <h2 class="sub">Latest occurrences</h2>
       <p class="hint">
         {occurrencesText(newest.length, group.events)} {during(props.range)}
@@ -179,6 +193,111 @@ function GroupView(props: { product: Product; fingerprint: string; range: DateRa
       </ol>
     </section>
   );
+}
+
+/**
+ * MergedGroups lists the fingerprints merged into the group, newest first:
+ * by a person on the Errors page, or by ingest when a release's sourcemap
+ * arrived after its first errors. Unmerge, after a confirmation, takes
+ * one out through POST /api/v1/errors/unmerge: its events, all of them,
+ * count in its own group again, which is back on the Errors page with the
+ * status it had before, and this group's counts drop by them. The page
+ * says what was unmerged (onUnmerged), as this list goes with the last
+ * merged group.
+ */
+function MergedGroups(props: { merged: MergedErrorGroup[]; product: number; range: DateRange; onUnmerged: (text: string) => void }) {
+  const [confirm, setConfirm] = useState<MergedErrorGroup | null>(null);
+  const { busy, notice, run } = useAction<string>();
+  const unmerge = async () => {
+    const m = confirm;
+    if (!m) return;
+    await run(m.fingerprint, async () => {
+      await api.unmergeErrorGroups(props.product, [m.fingerprint]);
+      props.onUnmerged(`Unmerged “${describeMerged(m)}”: it is its own group again, on the Errors page.`);
+    });
+    setConfirm(null);
+  };
+  return (
+    <>
+      <h2 class="sub">Merged groups</h2>
+      <p class="hint">
+        {props.merged.length === 1 ? "One fingerprint counts" : `${num(props.merged.length)} fingerprints count`} in this group. Their own events{" "}
+        {during(props.range)} are counted above too.
+      </p>
+      <Notice notice={notice} />
+      <div class="table-scroll">
+        <table class="table merged-groups" aria-label="Merged groups">
+          <thead>
+            <tr>
+              <th scope="col">Error</th>
+              <th scope="col" class="num">
+                Events
+              </th>
+              <th scope="col" class="merged-by">
+                Merged
+              </th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.merged.map((m) => (
+              <tr key={m.fingerprint} data-testid="merged-group">
+                <td class="error-message">
+                  <span class="merged-error" title={m.message || undefined}>
+                    {m.type ? <code>{m.type}</code> : null} {m.message || <span class="muted">(no event {during(props.range)})</span>}
+                  </span>
+                  <code class="merged-fingerprint" title={m.fingerprint}>
+                    {m.fingerprint}
+                  </code>
+                </td>
+                <td class="num">{num(m.events)}</td>
+                <td class="merged-by">
+                  {m.reason === "sourcemap" ? "By ingest, for a late sourcemap" : `By ${m.mergedBy}`}
+                  <div class="hint">{when(m.mergedAt)}</div>
+                </td>
+                <td class="row-actions">
+                  <div>
+                    <button
+                      type="button"
+                      class="button secondary small"
+                      disabled={busy !== null}
+                      aria-label={`Unmerge ${describeMerged(m)}`}
+                      onClick={() => setConfirm(m)}
+                    >
+                      Unmerge
+                    </button>
+                  </div>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {confirm ? (
+        <ConfirmDialog title="Unmerge this group?" confirmLabel="Unmerge" busy={busy !== null} onConfirm={unmerge} onCancel={() => setConfirm(null)}>
+          <p>
+            <code>{confirm.type || "Error"}</code> {confirm.message || "(no message)"}
+          </p>
+          <p>
+            Its events, those received and those to come, will count in its own group again, with the status it had before
+            the merge; this group loses them.
+          </p>
+          {confirm.reason === "sourcemap" ? (
+            <p class="muted">
+              Ingest merged it when the release's sourcemap arrived after its first, minified errors. Unmerged, it stays apart.
+            </p>
+          ) : null}
+        </ConfirmDialog>
+      ) : null}
+    </>
+  );
+}
+
+/** describeMerged names a merged fingerprint by its message, else by its start. */
+function describeMerged(m: MergedErrorGroup): string {
+  return m.message || m.type || `${m.fingerprint.slice(0, 12)}…`;
 }
 
 /** occurrencesText says which occurrences are shown: all of them, or the latest (the API sends at most 50). */

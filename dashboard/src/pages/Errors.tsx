@@ -220,7 +220,7 @@ function MergeableGroups(props: { groups: ErrorGroup[]; product: number; range: 
               </label>
             ))}
           </fieldset>
-          <p class="muted">Its status stays; the others' statuses are no longer used. A merge is not undone from the dashboard.</p>
+          <p class="muted">Its status stays; the others' statuses are no longer used. It can be undone on the kept group's page, under “Merged groups”.</p>
         </ConfirmDialog>
       ) : null}
     </>

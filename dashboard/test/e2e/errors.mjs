@@ -13,9 +13,13 @@
 // which lacks no map: the note on minified frames names only app.min.js.
 // Two groups selected in the table are merged, after the confirmation,
 // into the one picked there. The groups' table fits its box at 1280 and
-// 390 px (its right edge within its container's, nothing to scroll).
-// Screenshots errors.png, error-group.png, errors-merge.png, errors-long.png and, at 390 px
-// without sideways scrolling, errors-phone.png and error-group-phone.png.
+// 390 px (its right edge within its container's, nothing to scroll). The
+// kept group's page lists the merged one under "Merged groups"; Unmerge,
+// after the confirmation, takes its events out of the group's count and
+// puts it back on the list.
+// Screenshots errors.png, error-group.png, errors-merge.png, errors-long.png,
+// error-group-merged.png, error-group-unmerge.png and, at 390 px without sideways
+// scrolling, errors-phone.png, error-group-phone.png and error-group-merged-phone.png.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setUpOwner } from "./owner.mjs";
@@ -269,6 +273,45 @@ export async function errorPages(browser, h) {
   await h.check("at 390 px the Errors page does not push the page sideways", noSidewaysScroll);
   await h.check("at 390 px the groups' table fits its box", tableFits);
   await shot("errors-phone");
+
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const events = () => page.locator(".facts > div").filter({ has: page.locator("dt", { hasText: /^Events$/ }) }).locator("dd").textContent();
+  await h.check("the kept group's page lists the merged group, who merged it and its own events", async () => {
+    await page.getByRole("link", { name: long }).click();
+    await page.getByRole("table", { name: "Merged groups" }).waitFor();
+    if ((await events()) !== "3") throw new Error(`the merged group counts ${await events()} events`);
+    const merged = await page.getByTestId("merged-group").evaluateAll((trs) => trs.map((tr) => [...tr.cells].slice(0, 3).map((td) => td.innerText.trim())));
+    if (merged.length !== 1 || !merged[0][0].includes(long) || merged[0][1] !== "1" || !merged[0][2].startsWith("By owner@example.com")) {
+      throw new Error(`merged groups ${JSON.stringify(merged)}`);
+    }
+  });
+  await shot("error-group-merged");
+  await page.setViewportSize({ width: 390, height: 800 });
+  await h.check("at 390 px the merged groups do not push the page sideways, and Unmerge is on screen", async () => {
+    await noSidewaysScroll();
+    const box = await page.getByRole("button", { name: `Unmerge ${long}` }).boundingBox();
+    if (!box || box.x < 0 || box.x + box.width > 390) throw new Error(`Unmerge at ${JSON.stringify(box)}`);
+  });
+  await shot("error-group-merged-phone");
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await h.check("Unmerge asks first, then the group loses the merged events and the list has both groups again", async () => {
+    const unmerge = page.getByRole("button", { name: `Unmerge ${long}` });
+    await unmerge.click();
+    const dialog = page.getByRole("alertdialog", { name: "Unmerge this group?" });
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    if ((await page.getByRole("alertdialog").count()) !== 0) throw new Error("the dialog stayed open");
+    await unmerge.click();
+    await shot("error-group-unmerge");
+    await dialog.getByRole("button", { name: "Unmerge", exact: true }).click();
+    await page.getByText(`Unmerged “${long}”: it is its own group again, on the Errors page.`).waitFor();
+    await page.waitForFunction(() => document.querySelectorAll("[data-testid=merged-group]").length === 0);
+    if ((await events()) !== "2") throw new Error(`after the unmerge the group counts ${await events()} events`);
+    await page.locator(".crumbs").getByRole("link", { name: "Errors" }).click();
+    await page.waitForFunction(() => document.querySelectorAll("[data-testid=error-row]").length === 2);
+    const got = JSON.stringify(await rows());
+    if (got !== JSON.stringify([["TypeError", "marker-load", "2", "2"], ["TypeError", long, "1", "1"]])) throw new Error(`after the unmerge: ${got}`);
+  });
+
   await h.check("the Errors pages ran without script errors or blocked content", async () => {
     noPageErrors();
   });

@@ -616,7 +616,12 @@ func (b *builder) aliased(aliases map[string]string) string {
 // fingerprint: its $exception_fingerprint is one of the group's members
 // (analytics.AliasMembers), 0 when it has none.
 func (b *builder) groupFilter(fingerprint string, aliases map[string]string) error {
-	members := analytics.AliasMembers(aliases, fingerprint)
+	return b.anyFingerprint(analytics.AliasMembers(aliases, fingerprint))
+}
+
+// anyFingerprint writes the condition that an event's own
+// $exception_fingerprint is one of members, 0 when there is none.
+func (b *builder) anyFingerprint(members []string) error {
 	switch len(members) {
 	case 0:
 		b.Write("0")
@@ -624,16 +629,16 @@ func (b *builder) groupFilter(fingerprint string, aliases map[string]string) err
 	case 1:
 		return b.filter(analytics.Filter{Property: analytics.Property{Key: "$exception_fingerprint"}, Operator: analytics.OpEq, Value: members[0]})
 	}
-	b.Write("(")
+	// One IN list, as on DuckDB: the property is read once per event.
+	p := analytics.Property{Key: "$exception_fingerprint"}
+	b.Write("(", b.isSet(p), " AND ", b.text(p), " IN (")
 	for i, fp := range members {
 		if i > 0 {
-			b.Write(" OR ")
+			b.Write(", ")
 		}
-		if err := b.filter(analytics.Filter{Property: analytics.Property{Key: "$exception_fingerprint"}, Operator: analytics.OpEq, Value: fp}); err != nil {
-			return err
-		}
+		b.Write(b.arg(fp))
 	}
-	b.Write(")")
+	b.Write("))")
 	return nil
 }
 
@@ -662,6 +667,11 @@ func (s *Store) ErrorGroups(ctx context.Context, q analytics.ErrorGroupsQuery) (
 	if q.Fingerprint != "" {
 		b.Write(" AND ")
 		if err := b.groupFilter(q.Fingerprint, q.Aliases); err != nil {
+			return nil, err
+		}
+	} else if len(q.Fingerprints) > 0 {
+		b.Write(" AND ")
+		if err := b.anyFingerprint(q.Fingerprints); err != nil {
 			return nil, err
 		}
 	}

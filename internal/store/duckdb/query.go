@@ -641,6 +641,11 @@ func (s *Store) ErrorGroups(ctx context.Context, q analytics.ErrorGroupsQuery) (
 		if err := b.groupFilter(q.Fingerprint, q.Aliases); err != nil {
 			return nil, err
 		}
+	} else if len(q.Fingerprints) > 0 {
+		b.Write(" AND ")
+		if err := b.anyFingerprint(q.Fingerprints); err != nil {
+			return nil, err
+		}
 	}
 	fp, join := b.aliased("coalesce(p[1], '')", q.Aliases)
 	b.Write("), g AS (SELECT ", fp, " AS fp, max({'t': ts, 'ty': coalesce(p[2], ''), 'm': coalesce(p[3], '')}) AS latest,",
@@ -778,7 +783,12 @@ func (b *builder) aliased(fp string, aliases map[string]string) (key, join strin
 // fingerprint: its $exception_fingerprint is one of the group's members
 // (analytics.AliasMembers), false when it has none.
 func (b *builder) groupFilter(fingerprint string, aliases map[string]string) error {
-	members := analytics.AliasMembers(aliases, fingerprint)
+	return b.anyFingerprint(analytics.AliasMembers(aliases, fingerprint))
+}
+
+// anyFingerprint writes the condition that an event's own
+// $exception_fingerprint is one of members, false when there is none.
+func (b *builder) anyFingerprint(members []string) error {
 	switch len(members) {
 	case 0:
 		b.Write("false")
@@ -786,16 +796,22 @@ func (b *builder) groupFilter(fingerprint string, aliases map[string]string) err
 	case 1:
 		return b.filter(analytics.Filter{Property: analytics.Property{Key: "$exception_fingerprint"}, Operator: analytics.OpEq, Value: members[0]})
 	}
-	b.Write("(")
+	// One IN list: the property is read from the JSON once per event,
+	// where an OR of equalities read it once per member (the page of a
+	// group of 21 members over 200,000 exceptions took 2.9 s that way,
+	// 7.8 s with its members described; docs/errors.md, "Unmerging").
+	x, err := b.property(analytics.Property{Key: "$exception_fingerprint"})
+	if err != nil {
+		return err
+	}
+	b.Write("coalesce(", x, " IN (")
 	for i, fp := range members {
 		if i > 0 {
-			b.Write(" OR ")
+			b.Write(", ")
 		}
-		if err := b.filter(analytics.Filter{Property: analytics.Property{Key: "$exception_fingerprint"}, Operator: analytics.OpEq, Value: fp}); err != nil {
-			return err
-		}
+		b.Write(b.arg(fp))
 	}
-	b.Write(")")
+	b.Write("), false)")
 	return nil
 }
 

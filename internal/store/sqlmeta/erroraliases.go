@@ -151,3 +151,52 @@ func aliasTarget(ctx context.Context, tx *sql.Tx, productID int64, fingerprint s
 	}
 	return "", err
 }
+
+// MergedErrorGroups returns the aliases whose events count in the group
+// of into, newest first.
+func (s *Store) MergedErrorGroups(ctx context.Context, productID int64, into string) ([]analytics.ErrorAlias, error) {
+	return QueryAll(ctx, s.db, "listing merged error groups", func(r Scanner) (analytics.ErrorAlias, error) {
+		var a analytics.ErrorAlias
+		err := r.Scan(&a.Fingerprint, &a.Into, &a.Reason, &a.CreatedAt, &a.CreatedBy)
+		a.CreatedAt = utc(a.CreatedAt)
+		return a, err
+	}, `SELECT fingerprint, into_fingerprint, reason, created_at, created_by FROM error_aliases
+		WHERE product_id = $1 AND into_fingerprint = $2 ORDER BY created_at DESC, fingerprint`, productID, into)
+}
+
+// UnmergeErrorGroups deletes the aliases of fingerprints in one
+// transaction and returns them as they were; a fingerprint that is not an
+// alias of the product rolls the whole back.
+func (s *Store) UnmergeErrorGroups(ctx context.Context, productID int64, fingerprints []string) ([]analytics.ErrorAlias, error) {
+	var out []analytics.ErrorAlias
+	err := s.inTx(ctx, "unmerging error groups", func(tx *sql.Tx) error {
+		for _, fp := range fingerprints {
+			if slices.ContainsFunc(out, func(a analytics.ErrorAlias) bool { return a.Fingerprint == fp }) {
+				continue
+			}
+			a := analytics.ErrorAlias{Fingerprint: fp}
+			err := tx.QueryRowContext(ctx, `SELECT into_fingerprint, reason, created_at, created_by FROM error_aliases
+				WHERE product_id = $1 AND fingerprint = $2`, productID, fp).Scan(&a.Into, &a.Reason, &a.CreatedAt, &a.CreatedBy)
+			if errors.Is(err, sql.ErrNoRows) {
+				return analytics.ErrorGroupNotMerged(fp)
+			}
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM error_aliases WHERE product_id = $1 AND fingerprint = $2`, productID, fp); err != nil {
+				return err
+			}
+			a.CreatedAt = utc(a.CreatedAt)
+			out = append(out, a)
+		}
+		return nil
+	})
+	if err != nil {
+		var refused *analytics.Error
+		if errors.As(err, &refused) {
+			return nil, refused
+		}
+		return nil, err
+	}
+	return out, nil
+}

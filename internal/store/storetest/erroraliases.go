@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
 	"sync"
 	"testing"
 
@@ -13,8 +14,10 @@ import (
 // testErrorAliases checks the aliases of error groups: the first alias of
 // a fingerprint is kept (also when two are recorded at once), an alias of
 // an alias is followed, a merge moves the merged groups' aliases along,
-// the cap refuses past it with nothing recorded, and products do not see
-// each other's.
+// the cap refuses past it with nothing recorded, products do not see
+// each other's, a group lists what was merged into it, and an unmerge
+// deletes only the product's aliases it names, or nothing when one of
+// them is not an alias.
 func testErrorAliases(t *testing.T, s Meta) {
 	ctx := context.Background()
 	ws, _ := s.CreateWorkspace(ctx, "W")
@@ -99,5 +102,65 @@ func testErrorAliases(t *testing.T, s Meta) {
 	}
 	if m := aliases(b.ID); len(m) != 0 {
 		t.Errorf("another product sees %v", m)
+	}
+
+	// The groups merged into g3, newest first, as recorded.
+	merged, err := s.MergedErrorGroups(ctx, a.ID, "g3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fps []string
+	for _, m := range merged {
+		fps = append(fps, m.Fingerprint)
+		if m.Into != "g3" || m.CreatedAt.IsZero() || (m.Fingerprint == "g4" && (m.Reason != analytics.AliasMerge || m.CreatedBy != "user 1")) ||
+			(m.Fingerprint == "minified" && (m.Reason != analytics.AliasSourcemap || m.CreatedBy != "ingest")) {
+			t.Errorf("merged into g3: %+v", m)
+		}
+	}
+	slices.Sort(fps)
+	if want := []string{"deminified2", "g2", "g4", "minified", "raw"}; !slices.Equal(fps, want) {
+		t.Errorf("merged into g3: %v, want %v", fps, want)
+	}
+	if len(merged) > 0 && merged[0].CreatedAt.Before(merged[len(merged)-1].CreatedAt) {
+		t.Errorf("merged groups not newest first: %+v", merged)
+	}
+
+	// Another product's alias of the same fingerprint is not touched.
+	if _, err := s.MergeErrorGroups(ctx, b.ID, "g3", []string{"raw", "bonly"}, "user 2", 10); err != nil {
+		t.Fatal(err)
+	}
+	// Unmerging raw (a merge) and minified (ingest's): both go, with
+	// what they were; the aliases a merge moved along (deminified2,
+	// raw's before) stay in g3.
+	got, err := s.UnmergeErrorGroups(ctx, a.ID, []string{"raw", "minified", "raw"})
+	if err != nil || len(got) != 2 || got[0].Fingerprint != "raw" || got[0].Into != "g3" || got[0].Reason != analytics.AliasMerge ||
+		got[1].Fingerprint != "minified" || got[1].Reason != analytics.AliasSourcemap || got[1].CreatedBy != "ingest" {
+		t.Fatalf("unmerge: %+v %v", got, err)
+	}
+	want = maps.Clone(before)
+	delete(want, "raw")
+	delete(want, "minified")
+	if got := aliases(a.ID); !maps.Equal(got, want) {
+		t.Errorf("after the unmerge: %v, want %v", got, want)
+	}
+	// Not an alias (no more, never, or the group itself): not found, and
+	// nothing of the others named with it is deleted.
+	for _, fps := range [][]string{{"raw"}, {"g2", "nothing"}, {"g3"}, {"bonly"}} {
+		_, err := s.UnmergeErrorGroups(ctx, a.ID, fps)
+		if !errors.As(err, &e) || e.Code != "error_group_not_found" || e.Kind != analytics.KindNotFound {
+			t.Errorf("unmerge %v: %v", fps, err)
+		}
+	}
+	if got := aliases(a.ID); !maps.Equal(got, want) {
+		t.Errorf("refused unmerges changed the aliases: %v, want %v", got, want)
+	}
+	// Product B's alias is B's: A cannot unmerge it, and A's unmerge did
+	// not touch it.
+	if m := aliases(b.ID); !maps.Equal(m, map[string]string{"raw": "g3", "bonly": "g3"}) {
+		t.Errorf("product B's aliases: %v", m)
+	}
+	// An unmerged fingerprint can be merged again.
+	if _, err := s.MergeErrorGroups(ctx, a.ID, "g3", []string{"raw"}, "user 1", 0); err != nil || aliases(a.ID)["raw"] != "g3" {
+		t.Errorf("merging an unmerged group again: %v %v", err, aliases(a.ID))
 	}
 }

@@ -71,6 +71,36 @@ func testErrorGroups(t *testing.T, s Events) {
 			t.Errorf("seed %d release %q aliases %v:\n got %+v\nwant %+v", seed, ds.Release, ds.Aliases, got, want)
 		}
 
+		// Some fingerprints, each its own group (no aliases), in one
+		// query: the reference's groups of those, in its order.
+		all := querytest.ErrorGroups(ds.Events, ds.Release, ds.From, ds.To, ds.Days, 1000, nil)
+		var some []string
+		want = nil
+		// (Not the group of events without a fingerprint, "": a merge
+		// names groups by a fingerprint.)
+		for i, g := range all {
+			if i%2 == int(seed%2) && g.Fingerprint != "" {
+				some = append(some, g.Fingerprint)
+				want = append(want, g)
+			}
+		}
+		some = append(some, "no-such-fingerprint")
+		rows, err = s.ErrorGroups(ctx, analytics.ErrorGroupsQuery{EventRange: analytics.EventRange{ProductID: p.ID, Env: analytics.EnvLive,
+			From: ds.From, To: ds.To}, Release: ds.Release, Days: ds.Days, Limit: len(some), Fingerprints: some})
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		got = make([]querytest.ErrorGroup, len(rows))
+		for i, r := range rows {
+			got[i] = querytest.ErrorGroup(r)
+		}
+		if len(want) == 0 {
+			want = []querytest.ErrorGroup{}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("seed %d release %q fingerprints %v:\n got %+v\nwant %+v", seed, ds.Release, some, got, want)
+		}
+
 		// The first group's latest occurrences.
 		text := func(e querytest.Event) string { b, _ := json.Marshal(e.Properties); return string(b) }
 		occ, err := s.ErrorOccurrences(ctx, analytics.ErrorOccurrencesQuery{EventRange: analytics.EventRange{ProductID: p.ID, Env: analytics.EnvLive,
