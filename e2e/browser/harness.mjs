@@ -182,14 +182,21 @@ export function harness({ strataBin, deadlineMs, name }) {
     console.log(ok ? "ok - every response matched api/openapi.yaml" : `not ok - ${found.length} responses do not match api/openapi.yaml (listed above)`);
   }
 
-  async function cleanup() {
-    for (const f of cleanups.splice(0).reverse()) {
-      try {
-        await f();
-      } catch (e) {
-        console.log("# cleanup:", e.message);
+  // One clean-up a run: when the deadline's and main's ends overlap, the
+  // second waits for the first, so that the exit cuts nothing short (the
+  // proxies' report above all).
+  let cleaning = null;
+  function cleanup() {
+    cleaning ??= (async () => {
+      for (const f of cleanups.splice(0).reverse()) {
+        try {
+          await f();
+        } catch (e) {
+          console.log("# cleanup:", e.message);
+        }
       }
-    }
+    })();
+    return cleaning;
   }
 
   async function run(main) {
