@@ -148,6 +148,23 @@ func IsJSON(contentType string) bool {
 // allows the response, or an error naming the operation, the status and
 // what does not match.
 func (c *Checker) Check(req *http.Request, status int, header http.Header, body []byte) error {
+	_, err := c.Inspect(req, status, header, body)
+	return err
+}
+
+// Result says what Inspect held a response to.
+type Result struct {
+	// Operation is the id of the operation the request routed to, or ""
+	// when the document describes no operation at its path and method.
+	Operation string
+	// Schema is true when a JSON body was validated against a schema.
+	Schema bool
+}
+
+// Inspect is Check, and also says what the response was checked against,
+// for the counts the proxy reports.
+func (c *Checker) Inspect(req *http.Request, status int, header http.Header, body []byte) (Result, error) {
+	var res Result
 	jsonBody := IsJSON(header.Get("Content-Type"))
 	route, params, err := c.router.FindRoute(req)
 	if err != nil {
@@ -159,20 +176,22 @@ func (c *Checker) Check(req *http.Request, status int, header http.Header, body 
 		ptr, ok := c.anyPath[status]
 		switch {
 		case ok && jsonBody:
+			res.Schema = true
 			if err := c.validate(ptr, body); err != nil {
-				return fmt.Errorf("%s %s (not in the document) answered %d: %w", req.Method, req.URL.Path, status, err)
+				return res, fmt.Errorf("%s %s (not in the document) answered %d: %w", req.Method, req.URL.Path, status, err)
 			}
-			return nil
+			return res, nil
 		case ok || status == http.StatusMethodNotAllowed || !jsonBody:
-			return nil
+			return res, nil
 		}
-		return fmt.Errorf("%s %s answered %d with JSON, but the document describes no such operation (%v)",
+		return res, fmt.Errorf("%s %s answered %d with JSON, but the document describes no such operation (%v)",
 			req.Method, req.URL.Path, status, err)
 	}
 	name := route.Operation.OperationID
 	if name == "" {
 		name = req.Method + " " + route.Path
 	}
+	res.Operation = name
 	key := strconv.Itoa(status)
 	resp := route.Operation.Responses.Value(key)
 	if resp == nil {
@@ -180,12 +199,13 @@ func (c *Checker) Check(req *http.Request, status int, header http.Header, body 
 		// one (an unknown id, a Host outside --allowed-hosts, headers too
 		// large to read).
 		if ptr, ok := c.anyPath[status]; ok {
+			res.Schema = true
 			if err := c.validate(ptr, body); err != nil {
-				return fmt.Errorf("operation %s answered %d: %w", name, status, err)
+				return res, fmt.Errorf("operation %s answered %d: %w", name, status, err)
 			}
-			return nil
+			return res, nil
 		}
-		return fmt.Errorf("operation %s answered %d, a status the document does not list for it", name, status)
+		return res, fmt.Errorf("operation %s answered %d, a status the document does not list for it", name, status)
 	}
 	// The status and the headers, by kin-openapi; the body below.
 	in := &openapi3filter.ResponseValidationInput{
@@ -195,29 +215,30 @@ func (c *Checker) Check(req *http.Request, status int, header http.Header, body 
 		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true, ExcludeResponseBody: true},
 	}
 	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
-		return fmt.Errorf("operation %s answered %d: %w", name, status, err)
+		return res, fmt.Errorf("operation %s answered %d: %w", name, status, err)
 	}
 	content := resp.Value.Content
 	if len(content) == 0 || len(body) == 0 && req.Method == http.MethodHead {
-		return nil
+		return res, nil
 	}
 	ct := header.Get("Content-Type")
 	if content.Get(ct) == nil {
-		return fmt.Errorf("operation %s answered %d with Content-Type %q, which the document does not list", name, status, ct)
+		return res, fmt.Errorf("operation %s answered %d with Content-Type %q, which the document does not list", name, status, ct)
 	}
 	// Bodies other than JSON (the SDK's scripts, the document itself) are
 	// checked for their Content-Type only.
 	if !jsonBody || content["application/json"] == nil || content["application/json"].Schema == nil {
-		return nil
+		return res, nil
 	}
 	base := "/paths/" + pointerEscape.Replace(route.Path) + "/" + strings.ToLower(req.Method) + "/responses/" + key
 	if resp.Ref != "" {
 		base = strings.TrimPrefix(resp.Ref, "#")
 	}
+	res.Schema = true
 	if err := c.validate(base+"/content/application~1json/schema", body); err != nil {
-		return fmt.Errorf("operation %s answered %d: %w", name, status, err)
+		return res, fmt.Errorf("operation %s answered %d: %w", name, status, err)
 	}
-	return nil
+	return res, nil
 }
 
 // Request returns req as the router should see it: with its body

@@ -42,8 +42,21 @@ type Proxy struct {
 	report  func(Violation)
 	rp      *httputil.ReverseProxy
 
-	checked   atomic.Int64 // responses checked
-	unchecked atomic.Int64 // JSON responses cut short or over MaxCheckedBody
+	counts struct {
+		checked, described, schema, unchecked atomic.Int64
+	}
+}
+
+// Counts are the figures a proxy reports when it stops.
+type Counts struct {
+	// Checked responses, of which Described came from an operation of the
+	// document (the rest are the dashboard's pages and assets, and answers
+	// to paths the document leaves out), and Schema had a JSON body
+	// validated against a schema.
+	Checked, Described, Schema int64
+	// Unchecked are JSON responses passed on without a check because
+	// their body was cut short or over MaxCheckedBody.
+	Unchecked int64
 }
 
 // NewProxy returns a proxy to target (scheme and host) that checks
@@ -82,11 +95,14 @@ func NewProxy(target *url.URL, c *Checker, report func(Violation)) *Proxy {
 // ServeHTTP passes the request to the server and its response back.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.rp.ServeHTTP(w, r) }
 
-// Counts returns how many responses were checked, and how many JSON
-// responses were passed on without a check because their body was cut
-// short or over MaxCheckedBody.
-func (p *Proxy) Counts() (checked, unchecked int64) {
-	return p.checked.Load(), p.unchecked.Load()
+// Counts returns how many responses the proxy checked so far, and how.
+func (p *Proxy) Counts() Counts {
+	return Counts{
+		Checked:   p.counts.checked.Load(),
+		Described: p.counts.described.Load(),
+		Schema:    p.counts.schema.Load(),
+		Unchecked: p.counts.unchecked.Load(),
+	}
 }
 
 // check runs as the response arrives: a body that is not JSON (or the
@@ -100,18 +116,18 @@ func (p *Proxy) check(resp *http.Response) error {
 	}
 	resp.Body = &teeBody{rc: resp.Body, done: func(body []byte, complete bool) {
 		if !complete {
-			p.unchecked.Add(1)
+			p.counts.unchecked.Add(1)
 			return
 		}
 		if resp.Header.Get("Content-Encoding") == "gzip" {
 			plain, err := gunzip(body)
 			if err != nil {
-				p.checked.Add(1)
+				p.counts.checked.Add(1)
 				p.report(Violation{req.Method, req.URL.Path, resp.StatusCode, "the gzipped body does not decompress: " + err.Error()})
 				return
 			}
 			if plain == nil {
-				p.unchecked.Add(1)
+				p.counts.unchecked.Add(1)
 				return
 			}
 			body = plain
@@ -123,8 +139,15 @@ func (p *Proxy) check(resp *http.Response) error {
 
 // finish checks one whole response and reports it if it does not match.
 func (p *Proxy) finish(req *http.Request, status int, header http.Header, body []byte) {
-	p.checked.Add(1)
-	if err := p.checker.Check(req, status, header, body); err != nil {
+	res, err := p.checker.Inspect(req, status, header, body)
+	p.counts.checked.Add(1)
+	if res.Operation != "" {
+		p.counts.described.Add(1)
+	}
+	if res.Schema {
+		p.counts.schema.Add(1)
+	}
+	if err != nil {
 		p.report(Violation{req.Method, req.URL.Path, status, err.Error()})
 	}
 }

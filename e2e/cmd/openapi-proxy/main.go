@@ -9,8 +9,10 @@
 // standard output once it does. Each response the document does not allow
 // is appended to FILE as one JSON line (method, path, status, error), so
 // that the suite can fail listing them. On SIGTERM or SIGINT it lets the
-// requests under way finish, prints "checked N responses, V violations, U
-// not checked" and exits 0.
+// requests under way finish, prints how many responses it checked (and of
+// them, how many from operations of the document and how many JSON bodies
+// against a schema), the violations and the responses not checked, and
+// exits 0.
 package main
 
 import (
@@ -102,7 +104,8 @@ func run() error {
 		// connection) are cut: their responses were passed on already.
 		srv.Close()
 	}
-	checked, unchecked := proxy.Counts()
-	fmt.Printf("checked %d responses, %d violations, %d not checked\n", checked, violations.Load(), unchecked)
+	n := proxy.Counts()
+	fmt.Printf("checked %d responses (%d from operations of the document, %d JSON bodies against their schema), %d violations, %d not checked\n",
+		n.Checked, n.Described, n.Schema, violations.Load(), n.Unchecked)
 	return nil
 }
