@@ -4,9 +4,10 @@
 // clean-up that stops every process started by its own PID. Node builtins
 // only, so each package imports it by path.
 //
-// Every server is reached through its own e2e/cmd/openapi-proxy, which
-// checks each response against api/openapi.yaml with the Go suite's checker
-// (e2e/openapicheck): `url` is the proxy's address. At the end the run
+// Every server is reached through e2e/cmd/openapi-proxy (one process a
+// run, a port of its own for each server), which checks each response
+// against api/openapi.yaml with the Go suite's checker (e2e/openapicheck):
+// `url` is the proxy's address. At the end the run
 // fails, listing them, if any response did not match. OPENAPI_PROXY names a
 // built proxy (the Makefile builds bin/openapi-proxy); without it the
 // harness builds one with `go build`.
@@ -29,7 +30,10 @@ export function harness({ strataBin, deadlineMs, name }) {
   const cleanups = [];
   const results = [];
   // The proxies' violation files and closing lines, read once all stopped.
-  const contract = { dir: "", files: [], summaries: [], proxyBin: "" };
+  // The run's openapi-proxy: its directory and violations file, the
+  // commands waiting for an answer (by server address), and what it
+  // reported when each front closed.
+  const contract = { ready: null, closed: false, dir: "", file: "", waiting: new Map(), summaries: [], cpu: "" };
 
   async function check(what, fn) {
     try {
@@ -52,6 +56,8 @@ export function harness({ strataBin, deadlineMs, name }) {
    * clients do while it is gone.
    */
   async function startStrata(env = {}) {
+    // The proxy loads the document while the server starts.
+    proxyProcess().catch(() => {});
     const dataDir = mkdtempSync(join(tmpdir(), `strata-${name}-e2e-`));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
     const child = spawn(strataBin, ["serve", "--addr", "127.0.0.1:0", "--data", dataDir, "--log-format", "json"], {
@@ -106,73 +112,94 @@ export function harness({ strataBin, deadlineMs, name }) {
   }
 
   /**
-   * startProxy starts an openapi-proxy in front of the server at target
-   * and resolves to `{url, stop}`; its violations go to a file of their own
-   * in contract.dir.
+   * proxyProcess starts the run's openapi-proxy, once, and resolves when it
+   * reads commands. Its last clean-up (first in, so last out, after every
+   * server stopped) ends its input, waits until it has written all it
+   * found, then records the check.
    */
-  async function startProxy(target) {
-    if (!contract.dir) {
+  function proxyProcess() {
+    contract.ready ??= new Promise((resolve, reject) => {
       contract.dir = mkdtempSync(join(tmpdir(), `strata-${name}-openapi-`));
-      // First in, so last out: every proxy has stopped, and written all it
-      // found, when the files are read.
-      cleanups.unshift(() => {
+      contract.file = join(contract.dir, "violations.jsonl");
+      const bin = proxyBinary();
+      const child = spawn(bin, ["--spec", join(repo, "api", "openapi.yaml"), "--violations", contract.file], {
+        stdio: ["pipe", "pipe", "inherit"],
+      });
+      // "close", not "exit": every line it wrote has been read by then.
+      const closed = new Promise((r) => child.once("close", r));
+      cleanups.unshift(async () => {
+        if (child.exitCode === null && child.signalCode === null) {
+          child.stdin.end();
+          const t = setTimeout(() => child.exitCode === null && process.kill(child.pid, "SIGTERM"), 30_000);
+          await closed;
+          clearTimeout(t);
+        }
         checkContract();
         rmSync(contract.dir, { recursive: true, force: true });
       });
-    }
-    const bin = proxyBinary();
-    const file = join(contract.dir, `violations-${contract.files.length}.jsonl`);
-    contract.files.push(file);
-    const child = spawn(bin, ["--target", target, "--spec", join(repo, "api", "openapi.yaml"), "--violations", file], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    const exited = new Promise((r) => child.once("exit", r));
-    const stop = async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      process.kill(child.pid, "SIGTERM");
-      const t = setTimeout(() => child.exitCode === null && process.kill(child.pid, "SIGKILL"), 30_000);
-      await exited;
-      clearTimeout(t);
-    };
-    cleanups.push(stop);
-    const url = await new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("openapi-proxy did not listen within 60 s")), 60_000);
       createInterface({ input: child.stdout }).on("line", (line) => {
-        const m = /^listening (http:\/\/\S+)$/.exec(line);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]);
-        } else {
-          contract.summaries.push(`${target}: ${line}`);
+        const [word, target, ...rest] = line.split(" ");
+        const waiting = contract.waiting.get(target);
+        if (word === "ready") resolve(child);
+        else if (word === "cpu") contract.cpu = target;
+        else if (word === "listening" || word === "stopped") {
+          if (word === "stopped") contract.summaries.push(`${target}: ${rest.join(" ")}`);
+          contract.waiting.delete(target);
+          waiting?.resolve(rest[0]);
+        } else if (word === "error") {
+          contract.waiting.delete(target);
+          waiting?.reject(new Error(`openapi-proxy: ${rest.join(" ")}`));
         }
       });
-      exited.then((code) => reject(new Error(`openapi-proxy exited (${code}) before listening`)));
+      closed.then((code) => {
+        contract.closed = true;
+        reject(new Error(`openapi-proxy exited (${code}) before it was ready`));
+        for (const w of contract.waiting.values()) w.reject(new Error(`openapi-proxy exited (${code})`));
+      });
     });
-    return { url, stop };
+    return contract.ready;
   }
 
-  /** proxyBinary returns OPENAPI_PROXY, or a proxy built once with `go build`. */
-  function proxyBinary() {
-    if (process.env.OPENAPI_PROXY) return process.env.OPENAPI_PROXY;
-    if (!contract.proxyBin) {
-      const bin = join(contract.dir, "openapi-proxy");
-      execFileSync("go", ["build", "-o", bin, "./e2e/cmd/openapi-proxy"], { cwd: repo, stdio: ["ignore", "inherit", "inherit"] });
-      contract.proxyBin = bin;
-    }
-    return contract.proxyBin;
+  /** command sends the proxy one command about target and resolves to its answer. */
+  async function command(word, target) {
+    const child = await proxyProcess();
+    // A front asked to stop after the run's end is closed already.
+    if (contract.closed) return "";
+    return new Promise((resolve, reject) => {
+      contract.waiting.set(target, { resolve, reject });
+      child.stdin.write(`${word} ${target}\n`);
+    });
   }
 
   /**
-   * checkContract, once every proxy stopped, records one check: every
+   * startProxy puts the run's proxy in front of the server at target and
+   * resolves to `{url, stop}`; `stop()` closes that front only.
+   */
+  async function startProxy(target) {
+    const url = await command("proxy", target);
+    let stopped = null;
+    const stop = () => (stopped ??= command("stop", target));
+    return { url, stop };
+  }
+
+  /** proxyBinary returns OPENAPI_PROXY, or a proxy built with `go build`. */
+  function proxyBinary() {
+    if (process.env.OPENAPI_PROXY) return process.env.OPENAPI_PROXY;
+    const bin = join(contract.dir, "openapi-proxy");
+    execFileSync("go", ["build", "-o", bin, "./e2e/cmd/openapi-proxy"], { cwd: repo, stdio: ["ignore", "inherit", "inherit"] });
+    return bin;
+  }
+
+  /**
+   * checkContract, once the proxy stopped, records one check: every
    * response matched api/openapi.yaml, or the list of those that did not.
    */
   function checkContract() {
-    if (!contract.files.length) return;
     for (const line of contract.summaries) console.log(`# openapi-proxy ${line}`);
+    if (contract.cpu) console.log(`# openapi-proxy used ${contract.cpu} of CPU`);
     const found = [];
-    for (const file of contract.files) {
-      if (!existsSync(file)) continue;
-      for (const line of readFileSync(file, "utf8").split("\n")) {
+    if (existsSync(contract.file)) {
+      for (const line of readFileSync(contract.file, "utf8").split("\n")) {
         if (line) found.push(JSON.parse(line));
       }
     }
