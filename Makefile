@@ -26,7 +26,8 @@ build: $(SDK_JS) $(DASH_JS)
 	$(GO) build -o $(BIN) ./cmd/strata
 
 ## openapi-proxy: compile the proxy that checks the Node suites' responses
-## against api/openapi.yaml into bin/ (docs/api.md, "The contract in the tests")
+## against api/openapi.yaml into bin/ (docs/architecture.md, "The contract and
+## what keeps it true")
 openapi-proxy:
 	$(GO) build -o $(PROXY) ./e2e/cmd/openapi-proxy
 
