@@ -1,5 +1,5 @@
-// The harness the end-to-end scripts share (sdk/browser, sdk/node and
-// dashboard, each `test/e2e/run.mjs`): TAP-like checks, a real
+// The harness the end-to-end scripts share (sdk/browser, sdk/node,
+// dashboard and plugins/wordpress, each `test/e2e/run.mjs`): TAP-like checks, a real
 // `strata serve` on a free loopback port with a fresh data directory, and
 // clean-up that stops every process started by its own PID. Node builtins
 // only, so each package imports it by path.
@@ -7,10 +7,10 @@
 // Every server is reached through e2e/cmd/openapi-proxy (one process a
 // run, a port of its own for each server), which checks each response
 // against api/openapi.yaml with the Go suite's checker (e2e/openapicheck):
-// `url` is the proxy's address. At the end the run
-// fails, listing them, if any response did not match. OPENAPI_PROXY names a
-// built proxy (the Makefile builds bin/openapi-proxy); without it the
-// harness builds one with `go build`.
+// `url` is the proxy's address. At the end the run fails, listing them, if
+// any response did not match. OPENAPI_PROXY names a built proxy (the
+// Makefile builds bin/openapi-proxy); without it the harness builds one
+// with `go build`.
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -29,7 +29,6 @@ const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export function harness({ strataBin, deadlineMs, name }) {
   const cleanups = [];
   const results = [];
-  // The proxies' violation files and closing lines, read once all stopped.
   // The run's openapi-proxy: its directory and violations file, the
   // commands waiting for an answer (by server address), and what it
   // reported when each front closed.
@@ -48,12 +47,14 @@ export function harness({ strataBin, deadlineMs, name }) {
 
   /**
    * startStrata runs `strata serve` with env added to this process's and
-   * resolves, once it listens, to `{url, dataDir, setupToken, setupUrl}`:
+   * resolves, once it listens, to `{url, serverUrl, dataDir, setupToken,
+   * setupUrl}`: `url` is the openapi-proxy's port in front of the server,
+   * which every client should use, `serverUrl` the server's own address;
    * the last two are the first-run setup token and the address carrying it
-   * that the server logs while the dashboard has no owner (before
-   * "listening"), or "" when it logged none. `stop()` ends the server
-   * (SIGTERM, by its PID) and resolves once it exited, for tests of what
-   * clients do while it is gone.
+   * (on the proxy's port) that the server logs while the dashboard has no
+   * owner (before "listening"), or "" when it logged none. `stop()` ends
+   * the server (SIGTERM, by its PID) and closes its proxy port, and
+   * resolves once both are gone, for tests of what clients do meanwhile.
    */
   async function startStrata(env = {}) {
     // The proxy loads the document while the server starts.
