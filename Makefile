@@ -1,6 +1,9 @@
 # Strata's only entry points: CI calls `make test`; people call `make run`.
 GO      ?= go
 BIN     := bin/strata
+# The reverse proxy the Node suites reach every server through, checking
+# each response against api/openapi.yaml (e2e/browser/harness.mjs).
+PROXY   := bin/openapi-proxy
 GOFLAGS ?=
 SDK     := sdk/browser
 NODE_SDK := sdk/node
@@ -13,7 +16,7 @@ WP      := plugins/wordpress
 WP_VERSION := $(shell sed -n 's/^ \* Version: *\([0-9][0-9.]*\).*/\1/p' $(WP)/strata-analytics.php)
 WP_ZIP  := dist/strata-analytics-$(WP_VERSION).zip
 
-.PHONY: all build run test test-api test-go test-sdk test-node test-dashboard test-wordpress wordpress-deps wordpress-bots wordpress-zip fuzz vet bench deps clean
+.PHONY: all build openapi-proxy run test test-api test-go test-sdk test-node test-dashboard test-wordpress wordpress-deps wordpress-bots wordpress-zip fuzz vet bench deps clean
 
 all: build
 
@@ -21,6 +24,12 @@ all: build
 ## dashboard it serves
 build: $(SDK_JS) $(DASH_JS)
 	$(GO) build -o $(BIN) ./cmd/strata
+
+## openapi-proxy: compile the proxy that checks the Node suites' responses
+## against api/openapi.yaml into bin/ (docs/architecture.md, "The contract and
+## what keeps it true")
+openapi-proxy:
+	$(GO) build -o $(PROXY) ./e2e/cmd/openapi-proxy
 
 # The SDK's npm packages, installed exactly as locked.
 $(SDK)/node_modules/.package-lock.json: $(SDK)/package-lock.json
@@ -92,9 +101,9 @@ $(DASH_JS): $(DASH)/node_modules/.package-lock.json $(API_TS) $(DASH)/index.html
 
 ## test-sdk: the browser SDK's unit tests, then its end-to-end tests in
 ## Debian's headless Chromium against the real server
-test-sdk: build
+test-sdk: build openapi-proxy
 	cd $(SDK) && npm test
-	cd $(SDK) && STRATA_BIN=$(CURDIR)/$(BIN) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) npm run e2e
+	cd $(SDK) && STRATA_BIN=$(CURDIR)/$(BIN) OPENAPI_PROXY=$(CURDIR)/$(PROXY) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) npm run e2e
 
 # The Node SDK's npm packages, installed exactly as locked.
 $(NODE_SDK)/node_modules/.package-lock.json: $(NODE_SDK)/package-lock.json
@@ -103,16 +112,16 @@ $(NODE_SDK)/node_modules/.package-lock.json: $(NODE_SDK)/package-lock.json
 ## test-node: the Node SDK's unit tests (the classifier against the server's
 ## table, the assignment vectors, retries, the packed tarball), then its
 ## end-to-end tests: Express and Fetch API middleware against the real server
-test-node: build $(NODE_SDK)/node_modules/.package-lock.json
+test-node: build openapi-proxy $(NODE_SDK)/node_modules/.package-lock.json
 	cd $(NODE_SDK) && npm test
-	cd $(NODE_SDK) && STRATA_BIN=$(CURDIR)/$(BIN) npm run e2e
+	cd $(NODE_SDK) && STRATA_BIN=$(CURDIR)/$(BIN) OPENAPI_PROXY=$(CURDIR)/$(PROXY) npm run e2e
 
 ## test-dashboard: the dashboard's component tests, then its end-to-end tests
 ## in headless Chromium against the real server (screenshots in
 ## dashboard/test/artifacts/)
-test-dashboard: build
+test-dashboard: build openapi-proxy
 	cd $(DASH) && npm test
-	cd $(DASH) && STRATA_BIN=$(CURDIR)/$(BIN) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) npm run e2e
+	cd $(DASH) && STRATA_BIN=$(CURDIR)/$(BIN) OPENAPI_PROXY=$(CURDIR)/$(PROXY) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) npm run e2e
 
 ## wordpress-deps: install what the WordPress plugin's tests need: PHP,
 ## PHPUnit, WordPress, MariaDB and zip (Debian packages)
@@ -141,10 +150,10 @@ $(WP_ZIP): $(WP)/strata-analytics.php $(WP)/uninstall.php $(WP)/readme.txt $(wil
 ## classifier against the server's on generated user agents, then its
 ## end-to-end test: its zip installed in a throwaway WordPress on MariaDB,
 ## AI-bot and browser visits counted by the real server
-test-wordpress: wordpress-deps build $(SDK)/node_modules/.package-lock.json $(WP_ZIP)
+test-wordpress: wordpress-deps build openapi-proxy $(SDK)/node_modules/.package-lock.json $(WP_ZIP)
 	$(WP)/test/unit.sh
 	STRATA_REQUIRE_PHP=1 $(GO) test -count=1 ./$(WP)/...
-	STRATA_BIN=$(CURDIR)/$(BIN) PLUGIN_ZIP=$(CURDIR)/$(WP_ZIP) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) node $(WP)/test/e2e/run.mjs
+	STRATA_BIN=$(CURDIR)/$(BIN) OPENAPI_PROXY=$(CURDIR)/$(PROXY) PLUGIN_ZIP=$(CURDIR)/$(WP_ZIP) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) node $(WP)/test/e2e/run.mjs
 
 ## fuzz: run the envelope, URL-path and whitespace fuzzers briefly on top of their seed corpora
 # Budgets are counts of runs, not durations: with a duration, Go's fuzzing
