@@ -253,6 +253,14 @@ var ErrDuplicate = errors.New("already exists")
 // FlagStore keeps the flags of products and their audit trail. Every
 // method is scoped to one product: a flag of another product is
 // ErrNotFound to it. Every write records its change in the same
+
+// ErrFlagNotFound and ErrFlagKeyTaken are the answers for a flag id the
+// product does not have and for a key it has already.
+var (
+	ErrFlagNotFound = Errorf(KindNotFound, "flag_not_found", "There is no flag with this id in this product.")
+	ErrFlagKeyTaken = Errorf(KindConflict, "flag_key_taken", "This product already has a flag with this key; pick another key.")
+)
+
 // transaction, so the trail holds exactly what was stored.
 type FlagStore interface {
 	// CreateFlag stores f (ProductID and the validated fields set), fills

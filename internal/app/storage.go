@@ -32,6 +32,7 @@ type metaStore interface {
 	analytics.CampaignStore
 	analytics.GroupStore
 	analytics.ReplayStore
+	analytics.Transactor
 }
 
 // storage is what a server stores into, chosen by configuration: by

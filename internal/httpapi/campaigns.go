@@ -20,9 +20,6 @@ import (
 // never CORS-open). The rules on a campaign's fields are
 // analytics.Campaign.Validate's; docs/messages.md explains them.
 
-var errTooManyActive = analytics.Errorf(analytics.KindConflict, "too_many_active_campaigns",
-	"The product has %d active campaigns, the most it may have; pause or archive one first.", analytics.MaxActiveCampaigns)
-
 // campaignRequest is the body of POST /campaigns and PUT /campaigns/{id}.
 // Pointers tell a field that was left out from an empty one.
 type campaignRequest struct {
@@ -148,13 +145,7 @@ func (s *Server) handleCreateCampaign(w http.ResponseWriter, r *http.Request) er
 	if err := req.apply(&c); err != nil {
 		return err
 	}
-	if err := s.checkActivation(r.Context(), &c, ""); err != nil {
-		return err
-	}
-	if err := s.linkExperiment(r.Context(), p, &c); err != nil {
-		return err
-	}
-	if err := s.Campaigns.CreateCampaign(r.Context(), &c); err != nil {
+	if err := s.CampaignOps.Create(r.Context(), p.Describe(), &c); err != nil {
 		return err
 	}
 	s.FlagsChanged(p.ProductID) // the campaigns, and messagesEnabled
@@ -177,16 +168,7 @@ func (s *Server) handleUpdateCampaign(w http.ResponseWriter, r *http.Request) er
 	if err := req.apply(&c); err != nil {
 		return err
 	}
-	if before == analytics.CampaignArchived && c.Status != analytics.CampaignArchived && c.Status != analytics.CampaignDraft {
-		return analytics.Errorf(analytics.KindConflict, "invalid_transition", "An archived campaign can only go back to draft, not to %s.", c.Status)
-	}
-	if err := s.checkActivation(r.Context(), &c, before); err != nil {
-		return err
-	}
-	if err := s.linkExperiment(r.Context(), p, &c); err != nil {
-		return err
-	}
-	if err := s.Campaigns.UpdateCampaign(r.Context(), &c); err != nil {
+	if err := s.CampaignOps.Update(r.Context(), p.Describe(), &c, before); err != nil {
 		return err
 	}
 	s.FlagsChanged(p.ProductID) // the campaigns, and messagesEnabled
@@ -211,125 +193,6 @@ func (s *Server) handleDeleteCampaign(w http.ResponseWriter, r *http.Request) er
 	s.FlagsChanged(p.ProductID) // the campaigns, and messagesEnabled
 	w.WriteHeader(http.StatusNoContent)
 	return nil
-}
-
-// checkActivation holds a product to MaxActiveCampaigns when c becomes
-// active.
-func (s *Server) checkActivation(ctx context.Context, c *analytics.Campaign, before analytics.CampaignStatus) error {
-	if c.Status != analytics.CampaignActive || before == analytics.CampaignActive {
-		return nil
-	}
-	list, err := s.Campaigns.ListCampaigns(ctx, c.ProductID)
-	if err != nil {
-		return err
-	}
-	n := 0
-	for _, x := range list {
-		if x.Status == analytics.CampaignActive && x.ID != c.ID {
-			n++
-		}
-	}
-	if n >= analytics.MaxActiveCampaigns {
-		return errTooManyActive
-	}
-	return nil
-}
-
-// linkExperiment keeps a campaign's experiment in step with its variants
-// (docs/messages.md, "A/B variants"): with 2 or more, the first time it
-// creates the experiment and its flag (arms named and weighted as the
-// variants, primary metric message_cta_click); later it updates the flag's
-// arms when they changed, which a running experiment refuses. With one
-// variant the campaign keeps no experiment. An active campaign starts its
-// draft experiment.
-func (s *Server) linkExperiment(ctx context.Context, p auth.Principal, c *analytics.Campaign) error {
-	if len(c.Variants) < 2 {
-		c.ExperimentID, c.FlagKey = nil, ""
-		return nil
-	}
-	arms := make([]analytics.FlagVariant, len(c.Variants))
-	for i, v := range c.Variants {
-		arms[i] = analytics.FlagVariant{Key: v.Key, Weight: v.Weight}
-	}
-	var e analytics.Experiment
-	var err error
-	if c.ExperimentID != nil {
-		if e, err = s.Experiments.Experiment(ctx, p.ProductID, *c.ExperimentID); err != nil && !errors.Is(err, analytics.ErrNotFound) {
-			return err
-		}
-	}
-	if e.ID == 0 {
-		if e, err = s.createCampaignExperiment(ctx, p, c, arms); err != nil {
-			return err
-		}
-	} else {
-		f, err := s.Flags.Flag(ctx, p.ProductID, e.FlagID)
-		if err != nil {
-			return flagStoreError(err)
-		}
-		if !analytics.SameSplit(f.Variants, arms) && e.Status != analytics.ExperimentCompleted {
-			if e.Status == analytics.ExperimentRunning {
-				return analytics.Errorf(analytics.KindConflict, "experiment_running",
-					"The campaign's experiment is running, so its variants and weights cannot change; pause it first.")
-			}
-			f.Variants = arms
-			if err := f.Validate(); err != nil {
-				return err
-			}
-			if err := s.Flags.UpdateFlag(ctx, &f, p.Describe()); err != nil {
-				return err
-			}
-		}
-	}
-	c.ExperimentID, c.FlagKey = &e.ID, e.FlagKey
-	if c.Status == analytics.CampaignActive && e.Status == analytics.ExperimentDraft {
-		now := s.Now().UTC()
-		e.Status, e.StartedAt = analytics.ExperimentRunning, &now
-		if err := s.Experiments.UpdateExperiment(ctx, &e); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// createCampaignExperiment creates a campaign's experiment and its flag,
-// whose key is message_ and the campaign's slug, numbered when taken.
-func (s *Server) createCampaignExperiment(ctx context.Context, p auth.Principal, c *analytics.Campaign, arms []analytics.FlagVariant) (analytics.Experiment, error) {
-	name := []rune("Message: " + c.Name)
-	if len(name) > analytics.MaxFlagName {
-		name = name[:analytics.MaxFlagName]
-	}
-	base := analytics.Slug("message " + c.Name)
-	if len(base) > analytics.MaxFlagKey-4 {
-		base = strings.TrimRight(base[:analytics.MaxFlagKey-4], "_")
-	}
-	f := analytics.Flag{ProductID: p.ProductID, Name: string(name), Description: "The variants of a message campaign.",
-		Enabled: true, Rollout: 100, Variants: arms}
-	for n := 1; ; n++ {
-		f.Key = base
-		if n > 1 {
-			f.Key = base + "_" + strconv.Itoa(n)
-		}
-		if err := f.Validate(); err != nil {
-			return analytics.Experiment{}, err
-		}
-		err := s.Flags.CreateFlag(ctx, &f, p.Describe())
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, analytics.ErrDuplicate) || n == 50 {
-			return analytics.Experiment{}, err
-		}
-	}
-	e := analytics.Experiment{ProductID: p.ProductID, FlagID: f.ID, Name: string(name), PrimaryEvent: analytics.MessageCTAClick,
-		SecondaryEvents: []string{analytics.MessageComplete}}
-	if err := e.Validate(); err != nil {
-		return e, err
-	}
-	if err := s.Experiments.CreateExperiment(ctx, &e); err != nil {
-		return e, err
-	}
-	return e, nil
 }
 
 // handleGetMessageSettings is GET /api/v1/messages/settings.

@@ -17,10 +17,7 @@ import (
 // its life is draft → running ⇄ paused → completed (docs/flags.md,
 // "Experiments").
 
-var (
-	errExperimentNotFound = analytics.Errorf(analytics.KindNotFound, "experiment_not_found", "There is no experiment with this id in this product.")
-	errFlagHasExperiment  = analytics.Errorf(analytics.KindConflict, "experiment_exists", "This flag already has an experiment that is not completed; complete it first.")
-)
+var errExperimentNotFound = experiment.ErrNotFound
 
 // experimentRequest is the body of POST /experiments and PUT
 // /experiments/{id}. Pointers tell a field that was left out.
@@ -124,37 +121,8 @@ func (s *Server) handleCreateExperiment(w http.ResponseWriter, r *http.Request) 
 	if err := req.apply(&e); err != nil {
 		return err
 	}
-	var f analytics.Flag
-	if req.FlagID != nil {
-		if req.Variants != nil {
-			return analytics.InvalidField("variants", "are the flag's: change them on the flag, or leave flagId out to create a new flag")
-		}
-		if f, err = s.Flags.Flag(r.Context(), p.ProductID, *req.FlagID); err != nil {
-			return flagStoreError(err)
-		}
-	} else {
-		f = analytics.Flag{ProductID: p.ProductID, Key: analytics.Slug(e.Name), Name: e.Name, Enabled: true, Rollout: 100, Variants: req.Variants}
-		if f.Variants == nil {
-			f.Variants = []analytics.FlagVariant{{Key: "control", Weight: 50}, {Key: "treatment", Weight: 50}}
-		}
-		if err := f.Validate(); err != nil {
-			return err
-		}
-	}
-	if err := analytics.CheckArms(&f); err != nil {
+	if err := s.ExperimentOps.Create(r.Context(), p.Describe(), &e, req.FlagID, req.Variants); err != nil {
 		return err
-	}
-	if f.ID == 0 {
-		if err := s.Flags.CreateFlag(r.Context(), &f, p.Describe()); err != nil {
-			return flagStoreError(err)
-		}
-	}
-	e.FlagID = f.ID
-	if err := s.Experiments.CreateExperiment(r.Context(), &e); err != nil {
-		if errors.Is(err, analytics.ErrDuplicate) {
-			return errFlagHasExperiment
-		}
-		return flagStoreError(err)
 	}
 	s.FlagsChanged(p.ProductID)
 	writeJSON(w, http.StatusCreated, e)
@@ -194,7 +162,11 @@ func (s *Server) handleGetExperiment(w http.ResponseWriter, r *http.Request) err
 // metrics and dates. The holdout of a running experiment cannot change:
 // it would move users between the holdout and the arms mid-test.
 func (s *Server) handleUpdateExperiment(w http.ResponseWriter, r *http.Request) error {
-	p, e, err := s.experimentTarget(r)
+	p, err := s.principal(r)
+	if err != nil {
+		return err
+	}
+	id, err := experimentID(r)
 	if err != nil {
 		return err
 	}
@@ -202,24 +174,16 @@ func (s *Server) handleUpdateExperiment(w http.ResponseWriter, r *http.Request) 
 	if err := readJSON(w, r, &req); err != nil {
 		return err
 	}
-	if req.FlagID != nil && *req.FlagID != e.FlagID {
-		return analytics.InvalidField("flagId", "cannot change: an experiment stays on its flag")
-	}
-	if req.Variants != nil {
-		return analytics.InvalidField("variants", "are the flag's: change them on the flag")
-	}
-	holdout := e.Holdout
-	if err := req.apply(&e); err != nil {
-		return err
-	}
-	if e.Status == analytics.ExperimentRunning && e.Holdout != holdout {
-		return analytics.Errorf(analytics.KindConflict, "experiment_running",
-			"The experiment is running, so its holdout cannot change; pause it first.")
-	}
-	if e.Status == analytics.ExperimentCompleted {
-		return analytics.Errorf(analytics.KindConflict, "experiment_completed", "The experiment is completed and can no longer change.")
-	}
-	if err := s.Experiments.UpdateExperiment(r.Context(), &e); err != nil {
+	e, err := s.ExperimentOps.Update(r.Context(), p.ProductID, id, func(e *analytics.Experiment) error {
+		if req.FlagID != nil && *req.FlagID != e.FlagID {
+			return analytics.InvalidField("flagId", "cannot change: an experiment stays on its flag")
+		}
+		if req.Variants != nil {
+			return analytics.InvalidField("variants", "are the flag's: change them on the flag")
+		}
+		return req.apply(e)
+	})
+	if err != nil {
 		return err
 	}
 	s.FlagsChanged(p.ProductID)
@@ -227,44 +191,20 @@ func (s *Server) handleUpdateExperiment(w http.ResponseWriter, r *http.Request) 
 	return nil
 }
 
-// transitions are the status changes an action may make, from each state.
-var transitions = map[string]map[analytics.ExperimentStatus]analytics.ExperimentStatus{
-	"start":  {analytics.ExperimentDraft: analytics.ExperimentRunning},
-	"pause":  {analytics.ExperimentRunning: analytics.ExperimentPaused},
-	"resume": {analytics.ExperimentPaused: analytics.ExperimentRunning},
-}
-
 // experimentAction serves POST /api/v1/experiments/{id}/start, /pause and
-// /resume: a status change that is not allowed from the current state is
-// 409 invalid_transition.
+// /resume (experiment.Service.Act).
 func (s *Server) experimentAction(action string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		p, e, err := s.experimentTarget(r)
+		p, err := s.principal(r)
 		if err != nil {
 			return err
 		}
-		next, ok := transitions[action][e.Status]
-		if !ok {
-			return analytics.Errorf(analytics.KindConflict, "invalid_transition", "A %s experiment cannot %s.", e.Status, action)
+		id, err := experimentID(r)
+		if err != nil {
+			return err
 		}
-		if action == "start" {
-			f, err := s.Flags.Flag(r.Context(), p.ProductID, e.FlagID)
-			if err != nil {
-				return flagStoreError(err)
-			}
-			if err := analytics.CheckArms(&f); err != nil {
-				return err
-			}
-		}
-		e.Status, e.PauseReason = next, ""
-		if next == analytics.ExperimentPaused {
-			e.PauseReason = analytics.PauseManual
-		}
-		if e.StartedAt == nil && next == analytics.ExperimentRunning {
-			now := s.Now().UTC()
-			e.StartedAt = &now
-		}
-		if err := s.Experiments.UpdateExperiment(r.Context(), &e); err != nil {
+		e, err := s.ExperimentOps.Act(r.Context(), p.ProductID, id, action)
+		if err != nil {
 			return err
 		}
 		s.FlagsChanged(p.ProductID)
@@ -278,7 +218,11 @@ func (s *Server) experimentAction(action string) handlerFunc {
 // winner's weight 100 and the others' 0, audited as a flag change, and the
 // experiment is completed, so its holdout no longer applies.
 func (s *Server) handleApplyWinner(w http.ResponseWriter, r *http.Request) error {
-	p, e, err := s.experimentTarget(r)
+	p, err := s.principal(r)
+	if err != nil {
+		return err
+	}
+	id, err := experimentID(r)
 	if err != nil {
 		return err
 	}
@@ -288,52 +232,13 @@ func (s *Server) handleApplyWinner(w http.ResponseWriter, r *http.Request) error
 	if err := readJSON(w, r, &req); err != nil {
 		return err
 	}
-	if e.Status != analytics.ExperimentRunning && e.Status != analytics.ExperimentPaused {
-		return analytics.Errorf(analytics.KindConflict, "invalid_transition", "A %s experiment has no winner to apply; start it first.", e.Status)
-	}
-	f, err := s.Flags.Flag(r.Context(), p.ProductID, e.FlagID)
-	if err := flagStoreError(err); err != nil {
-		return err
-	}
-	if req.Variant == nil {
-		return analytics.InvalidField("variant", "is required: the key of the winning arm")
-	}
-	found := false
-	for i := range f.Variants {
-		f.Variants[i].Weight = 0
-		if f.Variants[i].Key == *req.Variant {
-			f.Variants[i].Weight, found = 100, true
-		}
-	}
-	if !found {
-		return analytics.InvalidField("variant", "must be an arm of the flag %q, not %q", f.Key, *req.Variant)
-	}
-	f.Rollout, f.Enabled = 100, true
-	if err := s.Flags.UpdateFlag(r.Context(), &f, p.Describe()); err != nil {
-		return err
-	}
-	e.Status, e.Winner, e.PauseReason = analytics.ExperimentCompleted, *req.Variant, ""
-	if err := s.Experiments.UpdateExperiment(r.Context(), &e); err != nil {
+	e, err := s.ExperimentOps.ApplyWinner(r.Context(), p.Describe(), p.ProductID, id, req.Variant)
+	if err != nil {
 		return err
 	}
 	s.FlagsChanged(p.ProductID)
 	writeJSON(w, http.StatusOK, e)
 	return nil
-}
-
-// runningExperiment reports whether a flag's arms are under a running
-// experiment, so that its arms and weights must not change.
-func (s *Server) runningExperiment(ctx context.Context, productID, flagID int64) (bool, error) {
-	list, err := s.Experiments.ListExperiments(ctx, productID)
-	if err != nil {
-		return false, err
-	}
-	for _, e := range list {
-		if e.FlagID == flagID && e.Status == analytics.ExperimentRunning {
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
 // handleExperimentResults is GET /api/v1/experiments/{id}/results: exposed

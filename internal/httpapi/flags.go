@@ -8,6 +8,7 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/auth"
+	"strata/internal/experiment"
 )
 
 // The flag API: /api/v1/flags, for a query token or a dashboard session of
@@ -15,8 +16,8 @@ import (
 // flag's fields are analytics.Flag.Validate's; docs/flags.md explains them.
 
 var (
-	errFlagNotFound = analytics.Errorf(analytics.KindNotFound, "flag_not_found", "There is no flag with this id in this product.")
-	errFlagKeyTaken = analytics.Errorf(analytics.KindConflict, "flag_key_taken", "This product already has a flag with this key; pick another key.")
+	errFlagNotFound = analytics.ErrFlagNotFound
+	errFlagKeyTaken = analytics.ErrFlagKeyTaken
 )
 
 // flagRequest is the body of POST /flags and PUT /flags/{id}. Pointers
@@ -232,7 +233,7 @@ func (s *Server) handleFlagChanges(w http.ResponseWriter, r *http.Request) error
 // are under a running experiment: changing them would mix users of two
 // splits in one result (docs/flags.md, "Experiments").
 func (s *Server) refuseWhileRunning(r *http.Request, productID, flagID int64, what string) error {
-	running, err := s.runningExperiment(r.Context(), productID, flagID)
+	running, err := experiment.FlagUnderTest(r.Context(), s.Experiments, productID, flagID)
 	if err != nil || !running {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"strata/internal/analytics"
 	"strata/internal/auth"
 	"strata/internal/buildinfo"
+	"strata/internal/experiment"
 	"strata/internal/ingest"
 	"strata/internal/messages"
 	"strata/internal/query"
@@ -39,11 +40,17 @@ type Server struct {
 	// the SDK configuration built from them (sdkconfig.go).
 	Flags       analytics.FlagStore
 	Experiments analytics.ExperimentStore
-	configs     configCache
-	// Campaigns keeps the products' message campaigns (campaigns.go);
-	// Messages answers the SDK's message paths from memory (messages.go).
-	Campaigns analytics.CampaignStore
-	Messages  *messages.Engine
+	// ExperimentOps changes experiments, with their flags when a change
+	// writes both (experiments.go).
+	ExperimentOps *experiment.Service
+	configs       configCache
+	// Campaigns keeps the products' message campaigns (campaigns.go),
+	// which CampaignOps creates and changes with their flags and
+	// experiments; Messages answers the SDK's message paths from memory
+	// (messages.go).
+	Campaigns   analytics.CampaignStore
+	CampaignOps *messages.Campaigns
+	Messages    *messages.Engine
 	// Sourcemaps keeps the releases' sourcemaps (sourcemaps.go), which
 	// uploads store through Pipeline.Exceptions, and ErrorGroups what
 	// people decided about error groups (errorgroups.go).

@@ -32,7 +32,7 @@ func scanWebhook(row Scanner) (analytics.AlertWebhook, error) {
 
 // AlertWebhook returns a product's webhook.
 func (s *Store) AlertWebhook(ctx context.Context, productID int64) (analytics.AlertWebhook, error) {
-	w, err := scanWebhook(s.db.QueryRowContext(ctx, `SELECT `+webhookCols+` FROM alert_webhooks WHERE product_id = $1`, productID))
+	w, err := scanWebhook(s.conn().QueryRowContext(ctx, `SELECT `+webhookCols+` FROM alert_webhooks WHERE product_id = $1`, productID))
 	if err != nil {
 		return w, notFound(err, fmt.Sprintf("alert webhook of product %d", productID))
 	}
@@ -45,7 +45,7 @@ func (s *Store) AlertWebhook(ctx context.Context, productID int64) (analytics.Al
 func (s *Store) CreateAlertWebhook(ctx context.Context, w *analytics.AlertWebhook) error {
 	w.CreatedAt = s.stamp()
 	w.UpdatedAt = w.CreatedAt
-	res, err := s.db.ExecContext(ctx,
+	res, err := s.conn().ExecContext(ctx,
 		`INSERT INTO alert_webhooks (`+webhookCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (product_id) DO NOTHING`,
 		w.ProductID, w.URL, w.Enabled, int64(analytics.BasisPoints(w.SpikeFactor)), w.SpikeMin, w.Secret, w.CreatedAt, w.UpdatedAt)
 	if err != nil {
@@ -62,7 +62,7 @@ func (s *Store) CreateAlertWebhook(ctx context.Context, w *analytics.AlertWebhoo
 // UpdateAlertWebhook stores w's fields.
 func (s *Store) UpdateAlertWebhook(ctx context.Context, w *analytics.AlertWebhook) error {
 	w.UpdatedAt = s.stamp()
-	res, err := s.db.ExecContext(ctx,
+	res, err := s.conn().ExecContext(ctx,
 		`UPDATE alert_webhooks SET url = $2, enabled = $3, spike_factor = $4, spike_min = $5, secret = $6, updated_at = $7 WHERE product_id = $1`,
 		w.ProductID, w.URL, w.Enabled, int64(analytics.BasisPoints(w.SpikeFactor)), w.SpikeMin, w.Secret, w.UpdatedAt)
 	return affected(res, err, fmt.Sprintf("alert webhook of product %d", w.ProductID))
@@ -70,7 +70,7 @@ func (s *Store) UpdateAlertWebhook(ctx context.Context, w *analytics.AlertWebhoo
 
 // DeleteAlertWebhook deletes a product's webhook; its alerts stay.
 func (s *Store) DeleteAlertWebhook(ctx context.Context, productID int64) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM alert_webhooks WHERE product_id = $1`, productID)
+	res, err := s.conn().ExecContext(ctx, `DELETE FROM alert_webhooks WHERE product_id = $1`, productID)
 	return affected(res, err, fmt.Sprintf("alert webhook of product %d", productID))
 }
 
@@ -91,7 +91,7 @@ func affected(res sql.Result, err error, what string) error {
 
 // EnabledAlertWebhooks returns every product's enabled webhook, by product.
 func (s *Store) EnabledAlertWebhooks(ctx context.Context) ([]analytics.AlertWebhook, error) {
-	return QueryAll(ctx, s.db, "listing alert webhooks", scanWebhook,
+	return QueryAll(ctx, s.conn(), "listing alert webhooks", scanWebhook,
 		`SELECT `+webhookCols+` FROM alert_webhooks WHERE enabled ORDER BY product_id`)
 }
 
@@ -104,7 +104,7 @@ func (s *Store) ClaimAlert(ctx context.Context, a *analytics.Alert) (bool, error
 		hour = a.Hour.UTC()
 	}
 	a.CreatedAt, a.Status, a.Attempts, a.LastError, a.DeliveredAt = s.stamp(), analytics.AlertPending, 0, "", nil
-	err := s.db.QueryRowContext(ctx,
+	err := s.conn().QueryRowContext(ctx,
 		`INSERT INTO error_alerts (product_id, fingerprint, kind, hour, payload, status, attempts, last_error, created_at)
 		 VALUES ($1, $2, $3, $4, $5, $6, 0, '', $7)
 		 ON CONFLICT (product_id, fingerprint, kind, hour) DO NOTHING RETURNING id`,
@@ -124,7 +124,7 @@ func (s *Store) RecordAlertAttempt(ctx context.Context, a *analytics.Alert) erro
 	if a.DeliveredAt != nil {
 		delivered = a.DeliveredAt.UTC().Truncate(time.Microsecond)
 	}
-	res, err := s.db.ExecContext(ctx,
+	res, err := s.conn().ExecContext(ctx,
 		`UPDATE error_alerts SET status = $2, attempts = $3, delivered_at = $4, last_error = $5 WHERE id = $1`,
 		a.ID, a.Status, a.Attempts, delivered, a.LastError)
 	return affected(res, err, fmt.Sprintf("alert %d", a.ID))
@@ -132,7 +132,7 @@ func (s *Store) RecordAlertAttempt(ctx context.Context, a *analytics.Alert) erro
 
 // ListAlerts returns a product's latest alerts, newest first.
 func (s *Store) ListAlerts(ctx context.Context, productID int64, limit int) ([]analytics.Alert, error) {
-	return QueryAll(ctx, s.db, "listing alerts", func(row Scanner) (analytics.Alert, error) {
+	return QueryAll(ctx, s.conn(), "listing alerts", func(row Scanner) (analytics.Alert, error) {
 		var a analytics.Alert
 		var kind, payload string
 		var hour time.Time

@@ -61,7 +61,7 @@ const annotationOrder = ` ORDER BY marked_at DESC, id DESC`
 func (s *Store) CreateAnnotation(ctx context.Context, a *analytics.Annotation) error {
 	a.Date = a.Date.UTC().Truncate(time.Microsecond)
 	a.CreatedAt = s.stamp()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("creating annotation: %w", err)
 	}
@@ -99,11 +99,11 @@ func (s *Store) CreateAnnotation(ctx context.Context, a *analytics.Annotation) e
 func (s *Store) ListAnnotations(ctx context.Context, f analytics.AnnotationFilter, offset, limit int) ([]analytics.Annotation, int, error) {
 	where, args := annotationWhere(f)
 	var total int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM annotations WHERE `+where, args...).Scan(&total); err != nil {
+	if err := s.conn().QueryRowContext(ctx, `SELECT count(*) FROM annotations WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("counting annotations: %w", err)
 	}
 	n := len(args)
-	page, err := QueryAll(ctx, s.db, "listing annotations", scanAnnotation,
+	page, err := QueryAll(ctx, s.conn(), "listing annotations", scanAnnotation,
 		`SELECT `+annotationColumns+` FROM annotations WHERE `+where+annotationOrder+
 			fmt.Sprintf(` LIMIT $%d OFFSET $%d`, n+1, n+2),
 		append(args, limit, offset)...)
@@ -117,7 +117,7 @@ func (s *Store) ListAnnotations(ctx context.Context, f analytics.AnnotationFilte
 // rows.
 func (s *Store) EachAnnotation(ctx context.Context, f analytics.AnnotationFilter, fn func(analytics.Annotation) error) error {
 	where, args := annotationWhere(f)
-	rows, err := s.db.QueryContext(ctx, `SELECT `+annotationColumns+` FROM annotations WHERE `+where+annotationOrder, args...)
+	rows, err := s.conn().QueryContext(ctx, `SELECT `+annotationColumns+` FROM annotations WHERE `+where+annotationOrder, args...)
 	if err != nil {
 		return fmt.Errorf("reading annotations: %w", err)
 	}
@@ -140,7 +140,7 @@ func (s *Store) EachAnnotation(ctx context.Context, f analytics.AnnotationFilter
 // DeleteAnnotation removes one annotation of a workspace, or returns
 // ErrNotFound.
 func (s *Store) DeleteAnnotation(ctx context.Context, workspaceID, id int64) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM annotations WHERE workspace_id = $1 AND id = $2`, workspaceID, id)
+	res, err := s.conn().ExecContext(ctx, `DELETE FROM annotations WHERE workspace_id = $1 AND id = $2`, workspaceID, id)
 	if err != nil {
 		return fmt.Errorf("deleting annotation: %w", err)
 	}
@@ -168,7 +168,7 @@ func (s *Store) DeleteAnnotations(ctx context.Context, workspaceID int64, ids []
 		args = append(args, id)
 		fmt.Fprintf(&in, "$%d", len(args))
 	}
-	res, err := s.db.ExecContext(ctx, `DELETE FROM annotations WHERE workspace_id = $1 AND id IN (`+in.String()+`)`, args...)
+	res, err := s.conn().ExecContext(ctx, `DELETE FROM annotations WHERE workspace_id = $1 AND id IN (`+in.String()+`)`, args...)
 	if err != nil {
 		return 0, fmt.Errorf("deleting annotations: %w", err)
 	}

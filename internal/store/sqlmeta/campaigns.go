@@ -60,7 +60,7 @@ func (s *Store) CreateCampaign(ctx context.Context, c *analytics.Campaign) error
 	}
 	c.CreatedAt = s.stamp()
 	c.UpdatedAt = c.CreatedAt
-	err = s.db.QueryRowContext(ctx,
+	err = s.conn().QueryRowContext(ctx,
 		`INSERT INTO campaigns (product_id, name, status, experiment_id, flag_key, definition, created_at, updated_at)
 		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
 		c.ProductID, c.Name, string(c.Status), c.ExperimentID, c.FlagKey, def, c.CreatedAt, c.UpdatedAt).Scan(&c.ID)
@@ -72,7 +72,7 @@ func (s *Store) CreateCampaign(ctx context.Context, c *analytics.Campaign) error
 
 // Campaign returns one campaign of a product, or ErrNotFound.
 func (s *Store) Campaign(ctx context.Context, productID, id int64) (analytics.Campaign, error) {
-	c, err := scanCampaign(s.db.QueryRowContext(ctx,
+	c, err := scanCampaign(s.conn().QueryRowContext(ctx,
 		`SELECT `+campaignColumns+` FROM campaigns WHERE product_id = $1 AND id = $2`, productID, id))
 	if err != nil {
 		return c, notFound(err, fmt.Sprintf("campaign %d", id))
@@ -82,7 +82,7 @@ func (s *Store) Campaign(ctx context.Context, productID, id int64) (analytics.Ca
 
 // ListCampaigns returns a product's campaigns, oldest first.
 func (s *Store) ListCampaigns(ctx context.Context, productID int64) ([]analytics.Campaign, error) {
-	return QueryAll(ctx, s.db, "listing campaigns", scanCampaign,
+	return QueryAll(ctx, s.conn(), "listing campaigns", scanCampaign,
 		`SELECT `+campaignColumns+` FROM campaigns WHERE product_id = $1 ORDER BY id`, productID)
 }
 
@@ -94,7 +94,7 @@ func (s *Store) UpdateCampaign(ctx context.Context, c *analytics.Campaign) error
 		return fmt.Errorf("updating campaign: %w", err)
 	}
 	c.UpdatedAt = s.stamp()
-	res, err := s.db.ExecContext(ctx,
+	res, err := s.conn().ExecContext(ctx,
 		`UPDATE campaigns SET name = $1, status = $2, experiment_id = $3, flag_key = $4, definition = $5, updated_at = $6
 		 WHERE product_id = $7 AND id = $8`,
 		c.Name, string(c.Status), c.ExperimentID, c.FlagKey, def, c.UpdatedAt, c.ProductID, c.ID)
@@ -139,7 +139,7 @@ func affectedOne(res sql.Result, err error, what string) error {
 // that never set it has it off.
 func (s *Store) AutoRender(ctx context.Context, productID int64) (bool, error) {
 	var on bool
-	err := s.db.QueryRowContext(ctx, `SELECT auto_render FROM message_settings WHERE product_id = $1`, productID).Scan(&on)
+	err := s.conn().QueryRowContext(ctx, `SELECT auto_render FROM message_settings WHERE product_id = $1`, productID).Scan(&on)
 	if err == sql.ErrNoRows {
 		return false, nil
 	}
@@ -151,7 +151,7 @@ func (s *Store) AutoRender(ctx context.Context, productID int64) (bool, error) {
 
 // SetAutoRender sets a product's auto-render messages setting.
 func (s *Store) SetAutoRender(ctx context.Context, productID int64, on bool) error {
-	_, err := s.db.ExecContext(ctx,
+	_, err := s.conn().ExecContext(ctx,
 		`INSERT INTO message_settings (product_id, auto_render, updated_at) VALUES ($1, $2, $3)
 		 ON CONFLICT (product_id) DO UPDATE SET auto_render = EXCLUDED.auto_render, updated_at = EXCLUDED.updated_at`,
 		productID, on, s.stamp())
@@ -263,7 +263,7 @@ func (s *Store) CampaignStats(ctx context.Context, productID int64) (map[int64]a
 		outcome string
 		users   int
 	}
-	rows, err := QueryAll(ctx, s.db, "counting campaign outcomes", func(r Scanner) (row, error) {
+	rows, err := QueryAll(ctx, s.conn(), "counting campaign outcomes", func(r Scanner) (row, error) {
 		var x row
 		err := r.Scan(&x.id, &x.outcome, &x.users)
 		return x, err
@@ -297,7 +297,7 @@ func (s *Store) AddSurveyResponse(ctx context.Context, productID int64, r *analy
 		return fmt.Errorf("storing survey response: %w", err)
 	}
 	r.At = s.stamp()
-	err = s.db.QueryRowContext(ctx,
+	err = s.conn().QueryRowContext(ctx,
 		`INSERT INTO survey_responses (product_id, campaign_id, distinct_id, variant, answers, created_at)
 		 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
 		productID, r.CampaignID, r.DistinctID, r.Variant, string(b), r.At).Scan(&r.ID)
@@ -316,7 +316,7 @@ func (s *Store) AddSurveyResponse(ctx context.Context, productID int64, r *analy
 // 0.1 s this way); here each page reads its own rows' answers.
 func (s *Store) SurveyResponses(ctx context.Context, productID, campaignID, afterID int64, limit int) ([]analytics.SurveyResponse, error) {
 	var lo, hi sql.NullInt64
-	err := s.db.QueryRowContext(ctx, `SELECT min(id), max(id) FROM (
+	err := s.conn().QueryRowContext(ctx, `SELECT min(id), max(id) FROM (
 			SELECT id FROM survey_responses WHERE product_id = $1 AND campaign_id = $2 AND id > $3 ORDER BY id LIMIT $4) AS page`,
 		productID, campaignID, afterID, limit).Scan(&lo, &hi)
 	if err != nil {
@@ -325,7 +325,7 @@ func (s *Store) SurveyResponses(ctx context.Context, productID, campaignID, afte
 	if !lo.Valid {
 		return nil, nil
 	}
-	return QueryAll(ctx, s.db, "reading survey responses", func(row Scanner) (analytics.SurveyResponse, error) {
+	return QueryAll(ctx, s.conn(), "reading survey responses", func(row Scanner) (analytics.SurveyResponse, error) {
 		var r analytics.SurveyResponse
 		var answers string
 		if err := row.Scan(&r.ID, &r.CampaignID, &r.DistinctID, &r.Variant, &answers, &r.At); err != nil {

@@ -32,7 +32,7 @@ func scanKey(row Scanner) (analytics.APIKey, error) {
 func (s *Store) CreateAPIKey(ctx context.Context, k *analytics.APIKey) error {
 	k.Status = analytics.KeyActive
 	k.CreatedAt = s.stamp()
-	err := s.db.QueryRowContext(ctx,
+	err := s.conn().QueryRowContext(ctx,
 		`INSERT INTO api_keys (product_id, hash, prefix, env, status, rate_limit, created_at)
 		 VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
 		k.ProductID, k.Hash, k.Prefix, string(k.Env), string(k.Status), k.RateLimit, k.CreatedAt).Scan(&k.ID)
@@ -44,7 +44,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, k *analytics.APIKey) error {
 
 // APIKeyByHash returns the key with the given SHA-256.
 func (s *Store) APIKeyByHash(ctx context.Context, hash []byte) (analytics.APIKey, error) {
-	k, err := scanKey(s.db.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = $1`, hash))
+	k, err := scanKey(s.conn().QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = $1`, hash))
 	if err != nil {
 		return k, notFound(err, "api key")
 	}
@@ -53,7 +53,7 @@ func (s *Store) APIKeyByHash(ctx context.Context, hash []byte) (analytics.APIKey
 
 // APIKey returns the key with the given ID.
 func (s *Store) APIKey(ctx context.Context, id int64) (analytics.APIKey, error) {
-	k, err := scanKey(s.db.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1`, id))
+	k, err := scanKey(s.conn().QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1`, id))
 	if err != nil {
 		return k, notFound(err, fmt.Sprintf("api key %d", id))
 	}
@@ -62,7 +62,7 @@ func (s *Store) APIKey(ctx context.Context, id int64) (analytics.APIKey, error) 
 
 // ListAPIKeys returns a product's keys, oldest first.
 func (s *Store) ListAPIKeys(ctx context.Context, productID int64) ([]analytics.APIKey, error) {
-	return QueryAll(ctx, s.db, "listing api keys", scanKey,
+	return QueryAll(ctx, s.conn(), "listing api keys", scanKey,
 		`SELECT `+keyColumns+` FROM api_keys WHERE product_id = $1 ORDER BY id`, productID)
 }
 
@@ -90,7 +90,7 @@ func (s *Store) touch(ctx context.Context, what, update string, lastUsed map[int
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("touching %ss: %w", what, err)
 	}
@@ -120,7 +120,7 @@ func (s *Store) AddUsage(ctx context.Context, scope string, deltas map[int64]int
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("recording %s usage: %w", scope, err)
 	}
@@ -161,7 +161,7 @@ func scanToken(row Scanner) (analytics.QueryToken, error) {
 func (s *Store) CreateQueryToken(ctx context.Context, t *analytics.QueryToken) error {
 	t.Status = analytics.KeyActive
 	t.CreatedAt = s.stamp()
-	err := s.db.QueryRowContext(ctx,
+	err := s.conn().QueryRowContext(ctx,
 		`INSERT INTO query_tokens (product_id, hash, prefix, status, created_at)
 		 VALUES ($1, $2, $3, $4, $5) RETURNING id`,
 		t.ProductID, t.Hash, t.Prefix, string(t.Status), t.CreatedAt).Scan(&t.ID)
@@ -173,7 +173,7 @@ func (s *Store) CreateQueryToken(ctx context.Context, t *analytics.QueryToken) e
 
 // QueryTokenByHash returns the token with the given SHA-256.
 func (s *Store) QueryTokenByHash(ctx context.Context, hash []byte) (analytics.QueryToken, error) {
-	t, err := scanToken(s.db.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM query_tokens WHERE hash = $1`, hash))
+	t, err := scanToken(s.conn().QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM query_tokens WHERE hash = $1`, hash))
 	if err != nil {
 		return t, notFound(err, "query token")
 	}
@@ -182,7 +182,7 @@ func (s *Store) QueryTokenByHash(ctx context.Context, hash []byte) (analytics.Qu
 
 // ListQueryTokens returns a product's tokens, oldest first.
 func (s *Store) ListQueryTokens(ctx context.Context, productID int64) ([]analytics.QueryToken, error) {
-	return QueryAll(ctx, s.db, "listing query tokens", scanToken,
+	return QueryAll(ctx, s.conn(), "listing query tokens", scanToken,
 		`SELECT `+tokenColumns+` FROM query_tokens WHERE product_id = $1 ORDER BY id`, productID)
 }
 
@@ -195,7 +195,7 @@ func (s *Store) SetQueryTokenStatus(ctx context.Context, id int64, status analyt
 // of the two credential tables, named by the callers above, never caller
 // input.
 func (s *Store) setStatus(ctx context.Context, table string, id int64, status analytics.KeyStatus) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE `+table+` SET status = $1 WHERE id = $2`, string(status), id)
+	res, err := s.conn().ExecContext(ctx, `UPDATE `+table+` SET status = $1 WHERE id = $2`, string(status), id)
 	if err != nil {
 		return fmt.Errorf("updating %s %d: %w", table, id, err)
 	}

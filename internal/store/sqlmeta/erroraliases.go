@@ -17,7 +17,7 @@ var _ analytics.ErrorAliasStore = (*Store)(nil)
 
 // ErrorAliases returns a product's aliases, fingerprint → group.
 func (s *Store) ErrorAliases(ctx context.Context, productID int64) (map[string]string, error) {
-	rows, err := QueryAll(ctx, s.db, "listing error aliases", func(r Scanner) ([2]string, error) {
+	rows, err := QueryAll(ctx, s.conn(), "listing error aliases", func(r Scanner) ([2]string, error) {
 		var a [2]string
 		return a, r.Scan(&a[0], &a[1])
 	}, `SELECT fingerprint, into_fingerprint FROM error_aliases WHERE product_id = $1`, productID)
@@ -79,7 +79,7 @@ func (s *Store) AddErrorAlias(ctx context.Context, productID int64, a analytics.
 	}
 	// Another node's alias may have won the key: read what is stored.
 	var stored string
-	err = s.db.QueryRowContext(ctx, `SELECT into_fingerprint FROM error_aliases WHERE product_id = $1 AND fingerprint = $2`,
+	err = s.conn().QueryRowContext(ctx, `SELECT into_fingerprint FROM error_aliases WHERE product_id = $1 AND fingerprint = $2`,
 		productID, a.Fingerprint).Scan(&stored)
 	switch {
 	case err == nil:

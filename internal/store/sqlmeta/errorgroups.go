@@ -14,7 +14,7 @@ var _ analytics.ErrorGroupStore = (*Store)(nil)
 
 // ErrorGroupStatuses returns a product's recorded statuses.
 func (s *Store) ErrorGroupStatuses(ctx context.Context, productID int64) (map[string]analytics.ErrorGroupStatus, error) {
-	list, err := QueryAll(ctx, s.db, "listing error group statuses", func(r Scanner) (analytics.ErrorGroupStatus, error) {
+	list, err := QueryAll(ctx, s.conn(), "listing error group statuses", func(r Scanner) (analytics.ErrorGroupStatus, error) {
 		var st analytics.ErrorGroupStatus
 		var at sql.NullTime
 		err := r.Scan(&st.Fingerprint, &st.Status, &st.ResolvedRelease, &at, &st.ChangedBy)
@@ -40,7 +40,7 @@ func (s *Store) ErrorGroupStatuses(ctx context.Context, productID int64) (map[st
 func (s *Store) SetErrorGroupStatus(ctx context.Context, productID int64, st *analytics.ErrorGroupStatus) error {
 	now := s.stamp()
 	st.ChangedAt = &now
-	_, err := s.db.ExecContext(ctx,
+	_, err := s.conn().ExecContext(ctx,
 		`INSERT INTO error_groups (product_id, fingerprint, status, resolved_release, changed_at, changed_by)
 		 VALUES ($1, $2, $3, $4, $5, $6)
 		 ON CONFLICT (product_id, fingerprint) DO UPDATE SET status = excluded.status,

@@ -109,7 +109,7 @@ func eventsJSON(events []string) (string, error) {
 
 // Experiment returns one experiment of a product, or ErrNotFound.
 func (s *Store) Experiment(ctx context.Context, productID, id int64) (analytics.Experiment, error) {
-	e, err := scanExperiment(s.db.QueryRowContext(ctx,
+	e, err := scanExperiment(s.conn().QueryRowContext(ctx,
 		`SELECT `+experimentColumns+experimentFrom+` WHERE e.product_id = $1 AND e.id = $2`, productID, id))
 	if err != nil {
 		return e, notFound(err, fmt.Sprintf("experiment %d", id))
@@ -119,7 +119,7 @@ func (s *Store) Experiment(ctx context.Context, productID, id int64) (analytics.
 
 // ListExperiments returns a product's experiments, oldest first.
 func (s *Store) ListExperiments(ctx context.Context, productID int64) ([]analytics.Experiment, error) {
-	return QueryAll(ctx, s.db, "listing experiments", scanExperiment,
+	return QueryAll(ctx, s.conn(), "listing experiments", scanExperiment,
 		`SELECT `+experimentColumns+experimentFrom+` WHERE e.product_id = $1 ORDER BY e.id`, productID)
 }
 
@@ -130,7 +130,7 @@ func (s *Store) UpdateExperiment(ctx context.Context, e *analytics.Experiment) e
 		return fmt.Errorf("updating experiment: %w", err)
 	}
 	e.UpdatedAt = s.stamp()
-	res, err := s.db.ExecContext(ctx,
+	res, err := s.conn().ExecContext(ctx,
 		`UPDATE experiments SET name = $1, holdout_bp = $2, primary_event = $3, secondary_events = $4, start_date = $5,
 		   end_date = $6, status = $7, pause_reason = $8, winner = $9, started_at = $10, updated_at = $11
 		 WHERE product_id = $12 AND id = $13`,
@@ -148,7 +148,7 @@ func (s *Store) UpdateExperiment(ctx context.Context, e *analytics.Experiment) e
 // RunningExperiments returns the running experiments of every product,
 // oldest first: what the sample-ratio check looks at.
 func (s *Store) RunningExperiments(ctx context.Context) ([]analytics.Experiment, error) {
-	return QueryAll(ctx, s.db, "listing running experiments", scanExperiment,
+	return QueryAll(ctx, s.conn(), "listing running experiments", scanExperiment,
 		`SELECT `+experimentColumns+experimentFrom+` WHERE e.status = $1 ORDER BY e.id`, string(analytics.ExperimentRunning))
 }
 
@@ -162,14 +162,14 @@ func (s *Store) RecordSampleRatio(ctx context.Context, productID, id int64, chec
 		return false, fmt.Errorf("recording sample ratio: %w", err)
 	}
 	now := s.stamp()
-	if _, err := s.db.ExecContext(ctx, `UPDATE experiments SET sample_ratio = $1 WHERE product_id = $2 AND id = $3`,
+	if _, err := s.conn().ExecContext(ctx, `UPDATE experiments SET sample_ratio = $1 WHERE product_id = $2 AND id = $3`,
 		string(text), productID, id); err != nil {
 		return false, fmt.Errorf("recording sample ratio of experiment %d: %w", id, err)
 	}
 	if !pause {
 		return false, nil
 	}
-	res, err := s.db.ExecContext(ctx,
+	res, err := s.conn().ExecContext(ctx,
 		`UPDATE experiments SET status = $1, pause_reason = $2, updated_at = $3 WHERE product_id = $4 AND id = $5 AND status = $6`,
 		string(analytics.ExperimentPaused), analytics.PauseSampleRatio, now, productID, id, string(analytics.ExperimentRunning))
 	if err != nil {

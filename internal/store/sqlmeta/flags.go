@@ -73,7 +73,7 @@ func (s *Store) CreateFlag(ctx context.Context, f *analytics.Flag, actor string)
 
 // Flag returns one flag of a product, or ErrNotFound.
 func (s *Store) Flag(ctx context.Context, productID, id int64) (analytics.Flag, error) {
-	f, err := scanFlag(s.db.QueryRowContext(ctx,
+	f, err := scanFlag(s.conn().QueryRowContext(ctx,
 		`SELECT `+flagColumns+` FROM flags WHERE product_id = $1 AND id = $2`, productID, id))
 	if err != nil {
 		return f, notFound(err, fmt.Sprintf("flag %d", id))
@@ -83,7 +83,7 @@ func (s *Store) Flag(ctx context.Context, productID, id int64) (analytics.Flag, 
 
 // ListFlags returns a product's flags, oldest first.
 func (s *Store) ListFlags(ctx context.Context, productID int64) ([]analytics.Flag, error) {
-	return QueryAll(ctx, s.db, "listing flags", scanFlag,
+	return QueryAll(ctx, s.conn(), "listing flags", scanFlag,
 		`SELECT `+flagColumns+` FROM flags WHERE product_id = $1 ORDER BY id`, productID)
 }
 
@@ -157,7 +157,7 @@ func (s *Store) FlagChanges(ctx context.Context, productID, flagID int64) ([]ana
 		query, args = `SELECT id, product_id, flag_id, flag_key, action, actor, changes, changed_at FROM flag_changes
 		WHERE product_id = $1 AND flag_id = $2 ORDER BY id DESC`, []any{productID, flagID}
 	}
-	return QueryAll(ctx, s.db, "reading flag changes", func(row Scanner) (analytics.FlagChange, error) {
+	return QueryAll(ctx, s.conn(), "reading flag changes", func(row Scanner) (analytics.FlagChange, error) {
 		var c analytics.FlagChange
 		var changes string
 		if err := row.Scan(&c.ID, &c.ProductID, &c.FlagID, &c.FlagKey, &c.Action, &c.Actor, &changes, &c.At); err != nil {
@@ -172,12 +172,12 @@ func (s *Store) FlagChanges(ctx context.Context, productID, flagID int64) ([]ana
 // in errors. An error that is already an ErrNotFound or ErrDuplicate keeps
 // its meaning through the wrapping.
 func (s *Store) inTx(ctx context.Context, what string, fn func(*sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer tx.Rollback()
-	if err := fn(tx); err != nil {
+	if err := fn(tx.Tx); err != nil {
 		if errors.Is(err, analytics.ErrNotFound) || errors.Is(err, analytics.ErrDuplicate) {
 			return err
 		}

@@ -32,7 +32,7 @@ func scanGroup(productID int64) func(Scanner) (analytics.Group, error) {
 
 // Group returns one group of a product, or ErrNotFound.
 func (s *Store) Group(ctx context.Context, productID int64, groupType, key string) (analytics.Group, error) {
-	g, err := scanGroup(productID)(s.db.QueryRowContext(ctx,
+	g, err := scanGroup(productID)(s.conn().QueryRowContext(ctx,
 		`SELECT `+groupColumns+` FROM groups WHERE product_id = $1 AND group_type = $2 AND group_key = $3`,
 		productID, groupType, key))
 	if err != nil {
@@ -43,14 +43,14 @@ func (s *Store) Group(ctx context.Context, productID int64, groupType, key strin
 
 // ListGroups returns a product's groups, most recently updated first.
 func (s *Store) ListGroups(ctx context.Context, productID int64, groupType string, limit int) ([]analytics.Group, error) {
-	return QueryAll(ctx, s.db, "listing groups", scanGroup(productID),
+	return QueryAll(ctx, s.conn(), "listing groups", scanGroup(productID),
 		`SELECT `+groupColumns+` FROM groups WHERE product_id = $1 AND ($2 = '' OR group_type = $2)
 		 ORDER BY updated_at DESC, group_type, group_key LIMIT $3`, productID, groupType, limit)
 }
 
 // GroupTypes returns the types a product has groups of.
 func (s *Store) GroupTypes(ctx context.Context, productID int64) ([]string, error) {
-	return QueryAll(ctx, s.db, "listing group types", func(r Scanner) (t string, err error) {
+	return QueryAll(ctx, s.conn(), "listing group types", func(r Scanner) (t string, err error) {
 		err = r.Scan(&t)
 		return t, err
 	}, `SELECT DISTINCT group_type FROM groups WHERE product_id = $1 ORDER BY group_type`, productID)
@@ -92,7 +92,7 @@ func (s *Store) UpsertGroup(ctx context.Context, productID int64, groupType, key
 			if err != nil {
 				return old, err
 			}
-			res, err := s.db.ExecContext(ctx,
+			res, err := s.conn().ExecContext(ctx,
 				`INSERT INTO groups (product_id, group_type, group_key, properties, created_at, updated_at)
 				 VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (product_id, group_type, group_key) DO NOTHING`,
 				productID, groupType, key, merged, now)
@@ -107,7 +107,7 @@ func (s *Store) UpsertGroup(ctx context.Context, productID int64, groupType, key
 			if err != nil {
 				return old, err
 			}
-			res, err := s.db.ExecContext(ctx,
+			res, err := s.conn().ExecContext(ctx,
 				`UPDATE groups SET properties = $4, updated_at = $5
 				 WHERE product_id = $1 AND group_type = $2 AND group_key = $3 AND properties = $6`,
 				productID, groupType, key, merged, now, string(old.Properties))

@@ -13,7 +13,7 @@ import (
 // CreateWorkspace inserts a workspace.
 func (s *Store) CreateWorkspace(ctx context.Context, name string) (analytics.Workspace, error) {
 	w := analytics.Workspace{Name: name, CreatedAt: s.stamp()}
-	err := s.db.QueryRowContext(ctx,
+	err := s.conn().QueryRowContext(ctx,
 		`INSERT INTO workspaces (name, created_at) VALUES ($1, $2) RETURNING id`,
 		w.Name, w.CreatedAt).Scan(&w.ID)
 	if err != nil {
@@ -24,7 +24,7 @@ func (s *Store) CreateWorkspace(ctx context.Context, name string) (analytics.Wor
 
 // ListWorkspaces returns every workspace, oldest first.
 func (s *Store) ListWorkspaces(ctx context.Context) ([]analytics.Workspace, error) {
-	return QueryAll(ctx, s.db, "listing workspaces", func(r Scanner) (w analytics.Workspace, err error) {
+	return QueryAll(ctx, s.conn(), "listing workspaces", func(r Scanner) (w analytics.Workspace, err error) {
 		err = r.Scan(&w.ID, &w.Name, &w.CreatedAt)
 		return w, err
 	}, `SELECT id, name, created_at FROM workspaces ORDER BY id`)
@@ -33,7 +33,7 @@ func (s *Store) ListWorkspaces(ctx context.Context) ([]analytics.Workspace, erro
 // CreateProduct inserts a product into a workspace.
 func (s *Store) CreateProduct(ctx context.Context, workspaceID int64, name string) (analytics.Product, error) {
 	p := analytics.Product{WorkspaceID: workspaceID, Name: name, CreatedAt: s.stamp()}
-	err := s.db.QueryRowContext(ctx,
+	err := s.conn().QueryRowContext(ctx,
 		`INSERT INTO products (workspace_id, name, created_at) VALUES ($1, $2, $3) RETURNING id`,
 		p.WorkspaceID, p.Name, p.CreatedAt).Scan(&p.ID)
 	if err != nil {
@@ -45,7 +45,7 @@ func (s *Store) CreateProduct(ctx context.Context, workspaceID int64, name strin
 // Product returns one product.
 func (s *Store) Product(ctx context.Context, id int64) (analytics.Product, error) {
 	var p analytics.Product
-	err := s.db.QueryRowContext(ctx,
+	err := s.conn().QueryRowContext(ctx,
 		`SELECT id, workspace_id, name, created_at FROM products WHERE id = $1`, id).
 		Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.CreatedAt)
 	if err != nil {
@@ -56,7 +56,7 @@ func (s *Store) Product(ctx context.Context, id int64) (analytics.Product, error
 
 // ListProducts returns the products of a workspace, oldest first.
 func (s *Store) ListProducts(ctx context.Context, workspaceID int64) ([]analytics.Product, error) {
-	return QueryAll(ctx, s.db, "listing products", func(r Scanner) (p analytics.Product, err error) {
+	return QueryAll(ctx, s.conn(), "listing products", func(r Scanner) (p analytics.Product, err error) {
 		err = r.Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.CreatedAt)
 		return p, err
 	}, `SELECT id, workspace_id, name, created_at FROM products WHERE workspace_id = $1 ORDER BY id`, workspaceID)
@@ -64,7 +64,7 @@ func (s *Store) ListProducts(ctx context.Context, workspaceID int64) ([]analytic
 
 // RenameProduct changes a product's name, or returns ErrNotFound.
 func (s *Store) RenameProduct(ctx context.Context, id int64, name string) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE products SET name = $1 WHERE id = $2`, name, id)
+	res, err := s.conn().ExecContext(ctx, `UPDATE products SET name = $1 WHERE id = $2`, name, id)
 	if err != nil {
 		return fmt.Errorf("renaming product %d: %w", id, err)
 	}

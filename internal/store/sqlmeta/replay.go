@@ -51,7 +51,7 @@ func scanReplayChunk(productID int64) func(Scanner) (analytics.ReplayChunk, erro
 // kept whatever the cap (0 too), so that it is right when a cap is set.
 func (s *Store) AppendReplayChunks(ctx context.Context, chunks []analytics.ReplayChunk, limits analytics.ReplayLimits) (analytics.ReplayRefused, error) {
 	var refused analytics.ReplayRefused
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return refused, fmt.Errorf("storing replay chunks: %w", err)
 	}
@@ -151,7 +151,7 @@ func (s *Store) AppendReplayChunks(ctx context.Context, chunks []analytics.Repla
 			n++
 		}
 		product := started[0].product
-		count, err := s.addProductSessions(ctx, tx, product, n)
+		count, err := s.addProductSessions(ctx, tx.Tx, product, n)
 		if err != nil {
 			return refused, err
 		}
@@ -160,13 +160,13 @@ func (s *Store) AppendReplayChunks(ctx context.Context, chunks []analytics.Repla
 			over = min(n, count-limits.Sessions)
 		}
 		for j := n - 1; j >= n-over; j-- {
-			if err := s.unstart(ctx, tx, started[j]); err != nil {
+			if err := s.unstart(ctx, tx.Tx, started[j]); err != nil {
 				return refused, err
 			}
 			refused.ProductFull = append(refused.ProductFull, started[j].chunks...)
 		}
 		if over > 0 {
-			if _, err := s.addProductSessions(ctx, tx, product, -over); err != nil {
+			if _, err := s.addProductSessions(ctx, tx.Tx, product, -over); err != nil {
 				return refused, err
 			}
 		}
@@ -224,7 +224,7 @@ func (s *Store) unstart(ctx context.Context, tx *sql.Tx, st *startedSession) err
 // ListReplaySessions reads the metadata of the product's chunks (of the
 // user's sessions only, when the filter names one) and summarizes them.
 func (s *Store) ListReplaySessions(ctx context.Context, productID int64, f analytics.ReplayFilter) ([]analytics.ReplaySession, error) {
-	chunks, err := QueryAll(ctx, s.db, "listing replay sessions", scanReplayChunk(productID),
+	chunks, err := QueryAll(ctx, s.conn(), "listing replay sessions", scanReplayChunk(productID),
 		`SELECT `+replayMetaColumns+` FROM replay_chunks WHERE product_id = $1
 		 AND ($2 = '' OR session_id IN (SELECT session_id FROM replay_chunks WHERE product_id = $1 AND distinct_id = $2))`,
 		productID, f.DistinctID)
@@ -241,7 +241,7 @@ func (s *Store) ReplaySession(ctx context.Context, productID int64, sessionID st
 	var start, end, received sql.NullTime
 	var user sql.NullString
 	var size int64
-	err := s.db.QueryRowContext(ctx,
+	err := s.conn().QueryRowContext(ctx,
 		`SELECT count(*), min(first_ts), max(last_ts), CAST(coalesce(sum(pages), 0) AS BIGINT),
 		 CAST(coalesce(sum(clicks), 0) AS BIGINT), CAST(coalesce(sum(errors), 0) AS BIGINT),
 		 CAST(coalesce(sum(size), 0) AS BIGINT), max(received_at),
@@ -266,7 +266,7 @@ func (s *Store) ReplaySession(ctx context.Context, productID int64, sessionID st
 // at most one more than a page holds; then the data of those the page
 // takes, window by window, a row at a time.
 func (s *Store) ReadReplayChunks(ctx context.Context, productID int64, sessionID string, after analytics.ReplayCursor, maxBytes int) ([]analytics.ReplayChunk, bool, error) {
-	next, err := QueryAll(ctx, s.db, "reading a replay session", scanReplayChunk(productID),
+	next, err := QueryAll(ctx, s.conn(), "reading a replay session", scanReplayChunk(productID),
 		`WITH w AS (
 			SELECT window_id, min(first_ts) AS w_first FROM replay_chunks
 			WHERE product_id = $1 AND session_id = $2 GROUP BY window_id
@@ -304,7 +304,7 @@ func (s *Store) ReadReplayChunks(ctx context.Context, productID int64, sessionID
 // replayData fills in the data of chunks, which are of one window, by
 // index; a chunk deleted meanwhile is left out.
 func (s *Store) replayData(ctx context.Context, productID int64, sessionID string, chunks []analytics.ReplayChunk) ([]analytics.ReplayChunk, error) {
-	rows, err := s.db.QueryContext(ctx,
+	rows, err := s.conn().QueryContext(ctx,
 		`SELECT chunk_index, data FROM replay_chunks
 		 WHERE product_id = $1 AND session_id = $2 AND window_id = $3 AND chunk_index >= $4 AND chunk_index <= $5
 		 ORDER BY chunk_index`,
@@ -341,7 +341,7 @@ func (s *Store) replayData(ctx context.Context, productID int64, sessionID strin
 // after the session's, as an append locks them, so that the two cannot
 // wait for each other.
 func (s *Store) DeleteReplaySession(ctx context.Context, productID int64, sessionID string) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("deleting a replay session: %w", err)
 	}
@@ -360,7 +360,7 @@ func (s *Store) DeleteReplaySession(ctx context.Context, productID int64, sessio
 	if n, err := res.RowsAffected(); err != nil {
 		return fmt.Errorf("deleting a replay session: %w", err)
 	} else if n > 0 {
-		if _, err := s.addProductSessions(ctx, tx, productID, -int(n)); err != nil {
+		if _, err := s.addProductSessions(ctx, tx.Tx, productID, -int(n)); err != nil {
 			return err
 		}
 	}
@@ -383,7 +383,7 @@ func (s *Store) DeleteReplaySessions(ctx context.Context, productID int64, ids [
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("deleting replay sessions: %w", err)
 	}
@@ -416,7 +416,7 @@ func (s *Store) DeleteReplaySessions(ctx context.Context, productID int64, ids [
 		deleted += int(n)
 	}
 	if deleted > 0 {
-		if _, err := s.addProductSessions(ctx, tx, productID, -deleted); err != nil {
+		if _, err := s.addProductSessions(ctx, tx.Tx, productID, -deleted); err != nil {
 			return 0, err
 		}
 	}
@@ -428,7 +428,7 @@ func (s *Store) DeleteReplaySessions(ctx context.Context, productID int64, ids [
 
 // ReplayProducts returns the products with chunks.
 func (s *Store) ReplayProducts(ctx context.Context) ([]int64, error) {
-	return QueryAll(ctx, s.db, "listing replay products", func(r Scanner) (id int64, err error) {
+	return QueryAll(ctx, s.conn(), "listing replay products", func(r Scanner) (id int64, err error) {
 		err = r.Scan(&id)
 		return id, err
 	}, `SELECT DISTINCT product_id FROM replay_chunks ORDER BY product_id`)

@@ -25,7 +25,7 @@ const savedQueryColumns = `id, product_id, kind, name, definition, created_at, u
 func (s *Store) CreateSavedQuery(ctx context.Context, q *analytics.SavedQuery) error {
 	q.CreatedAt = s.stamp()
 	q.UpdatedAt = q.CreatedAt
-	err := s.db.QueryRowContext(ctx,
+	err := s.conn().QueryRowContext(ctx,
 		`INSERT INTO saved_queries (product_id, kind, name, definition, created_at, updated_at)
 		 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
 		q.ProductID, string(q.Kind), q.Name, string(q.Definition), q.CreatedAt, q.UpdatedAt).Scan(&q.ID)
@@ -37,7 +37,7 @@ func (s *Store) CreateSavedQuery(ctx context.Context, q *analytics.SavedQuery) e
 
 // SavedQuery returns one saved query of a product, or ErrNotFound.
 func (s *Store) SavedQuery(ctx context.Context, productID, id int64) (analytics.SavedQuery, error) {
-	q, err := scanSavedQuery(s.db.QueryRowContext(ctx,
+	q, err := scanSavedQuery(s.conn().QueryRowContext(ctx,
 		`SELECT `+savedQueryColumns+` FROM saved_queries WHERE product_id = $1 AND id = $2`, productID, id))
 	if err != nil {
 		return q, notFound(err, "reading saved query")
@@ -47,7 +47,7 @@ func (s *Store) SavedQuery(ctx context.Context, productID, id int64) (analytics.
 
 // ListSavedQueries returns a product's saved queries, newest first.
 func (s *Store) ListSavedQueries(ctx context.Context, productID int64) ([]analytics.SavedQuery, error) {
-	return QueryAll(ctx, s.db, "listing saved queries", scanSavedQuery,
+	return QueryAll(ctx, s.conn(), "listing saved queries", scanSavedQuery,
 		`SELECT `+savedQueryColumns+` FROM saved_queries WHERE product_id = $1 ORDER BY id DESC`, productID)
 }
 
@@ -55,7 +55,7 @@ func (s *Store) ListSavedQueries(ctx context.Context, productID int64) ([]analyt
 // query and sets its UpdatedAt, or returns ErrNotFound.
 func (s *Store) UpdateSavedQuery(ctx context.Context, q *analytics.SavedQuery) error {
 	q.UpdatedAt = s.stamp()
-	res, err := s.db.ExecContext(ctx,
+	res, err := s.conn().ExecContext(ctx,
 		`UPDATE saved_queries SET name = $1, definition = $2, updated_at = $3 WHERE product_id = $4 AND id = $5`,
 		q.Name, string(q.Definition), q.UpdatedAt, q.ProductID, q.ID)
 	if err != nil {
@@ -71,7 +71,7 @@ func (s *Store) UpdateSavedQuery(ctx context.Context, q *analytics.SavedQuery) e
 // scoped to it, in one transaction, or returns ErrNotFound. Saved query ids
 // are unique across products, so query_id alone names its annotations.
 func (s *Store) DeleteSavedQuery(ctx context.Context, productID, id int64) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("deleting saved query: %w", err)
 	}

@@ -58,7 +58,7 @@ func (s *Store) PutSourcemap(ctx context.Context, sm *analytics.Sourcemap, mapTe
 // SourcemapUsage returns what a product's sourcemaps take.
 func (s *Store) SourcemapUsage(ctx context.Context, productID int64) (analytics.SourcemapAmount, error) {
 	var u analytics.SourcemapAmount
-	err := s.db.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(size + minified_size), 0) FROM sourcemaps WHERE product_id = $1`,
+	err := s.conn().QueryRowContext(ctx, `SELECT count(*), coalesce(sum(size + minified_size), 0) FROM sourcemaps WHERE product_id = $1`,
 		productID).Scan(&u.Count, &u.Bytes)
 	if err != nil {
 		return u, fmt.Errorf("reading sourcemap usage: %w", err)
@@ -76,16 +76,16 @@ func scanSourcemap(row Scanner) (analytics.Sourcemap, error) {
 func (s *Store) ListSourcemaps(ctx context.Context, productID int64, release string) ([]analytics.Sourcemap, error) {
 	const cols = `SELECT id, product_id, release, url, size, minified IS NOT NULL, created_at FROM sourcemaps WHERE product_id = $1`
 	if release == "" {
-		return QueryAll(ctx, s.db, "listing sourcemaps", scanSourcemap, cols+` ORDER BY id DESC`, productID)
+		return QueryAll(ctx, s.conn(), "listing sourcemaps", scanSourcemap, cols+` ORDER BY id DESC`, productID)
 	}
-	return QueryAll(ctx, s.db, "listing sourcemaps", scanSourcemap, cols+` AND release = $2 ORDER BY id DESC`, productID, release)
+	return QueryAll(ctx, s.conn(), "listing sourcemaps", scanSourcemap, cols+` AND release = $2 ORDER BY id DESC`, productID, release)
 }
 
 // SourcemapContent returns the map and minified file of a release and URL.
 func (s *Store) SourcemapContent(ctx context.Context, productID int64, release, url string) ([]byte, []byte, error) {
 	var mapText string
 	var minified sql.NullString
-	err := s.db.QueryRowContext(ctx, `SELECT map, minified FROM sourcemaps WHERE product_id = $1 AND release = $2 AND url = $3`,
+	err := s.conn().QueryRowContext(ctx, `SELECT map, minified FROM sourcemaps WHERE product_id = $1 AND release = $2 AND url = $3`,
 		productID, release, url).Scan(&mapText, &minified)
 	if err != nil {
 		return nil, nil, notFound(err, fmt.Sprintf("sourcemap of %s for %s", release, url))
@@ -101,7 +101,7 @@ func (s *Store) SourcemapContent(ctx context.Context, productID int64, release, 
 // reading it.
 func (s *Store) HasSourcemap(ctx context.Context, productID int64, release, url string) (bool, error) {
 	var has bool
-	err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM sourcemaps WHERE product_id = $1 AND release = $2 AND url = $3)`,
+	err := s.conn().QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM sourcemaps WHERE product_id = $1 AND release = $2 AND url = $3)`,
 		productID, release, url).Scan(&has)
 	if err != nil {
 		return false, fmt.Errorf("looking up a sourcemap: %w", err)
@@ -112,7 +112,7 @@ func (s *Store) HasSourcemap(ctx context.Context, productID int64, release, url 
 // SourcemapText returns the map of a release and URL.
 func (s *Store) SourcemapText(ctx context.Context, productID int64, release, url string) ([]byte, error) {
 	var mapText []byte
-	err := s.db.QueryRowContext(ctx, `SELECT map FROM sourcemaps WHERE product_id = $1 AND release = $2 AND url = $3`,
+	err := s.conn().QueryRowContext(ctx, `SELECT map FROM sourcemaps WHERE product_id = $1 AND release = $2 AND url = $3`,
 		productID, release, url).Scan(&mapText)
 	if err != nil {
 		return nil, notFound(err, fmt.Sprintf("sourcemap of %s for %s", release, url))
@@ -122,7 +122,7 @@ func (s *Store) SourcemapText(ctx context.Context, productID int64, release, url
 
 // DeleteSourcemaps deletes a release's uploads.
 func (s *Store) DeleteSourcemaps(ctx context.Context, productID int64, release string) (int64, error) {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM sourcemaps WHERE product_id = $1 AND release = $2`, productID, release)
+	res, err := s.conn().ExecContext(ctx, `DELETE FROM sourcemaps WHERE product_id = $1 AND release = $2`, productID, release)
 	if err != nil {
 		return 0, fmt.Errorf("deleting sourcemaps: %w", err)
 	}

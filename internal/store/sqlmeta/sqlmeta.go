@@ -37,9 +37,17 @@ import (
 // of its own besides the handle and the clock; the backend that creates it
 // closes the handle.
 type Store struct {
-	db  *sql.DB
+	db *sql.DB
+	// tx is the transaction every statement runs in when InTx scoped the
+	// store to one, nil otherwise (conn, begin).
+	tx  *sql.Tx
 	now func() time.Time
 
+	// shared is what a store and the stores InTx scopes from it share.
+	*shared
+}
+
+type shared struct {
 	// stmts are the statements prepared once for the hot paths (prepared).
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
@@ -47,6 +55,79 @@ type Store struct {
 	// uploads are the turns of sourcemap uploads in this process, a
 	// product's by its id modulo their number (PutSourcemap).
 	uploads [16]sync.Mutex
+}
+
+// Querier is what *sql.DB and *sql.Tx share: a statement runs on either.
+type Querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// conn is where s's statements run: its transaction when it has one.
+func (s *Store) conn() Querier {
+	if s.tx != nil {
+		return s.tx
+	}
+	return s.db
+}
+
+// txn is the transaction a method writes in: its own, or, in a store that
+// InTx scoped, that one, which it joins. A joined transaction is committed
+// or rolled back by InTx alone, as the whole change it belongs to.
+type txn struct {
+	*sql.Tx
+	joined bool
+}
+
+func (t txn) Commit() error {
+	if t.joined {
+		return nil
+	}
+	return t.Tx.Commit()
+}
+
+func (t txn) Rollback() error {
+	if t.joined {
+		return nil
+	}
+	return t.Tx.Rollback()
+}
+
+// begin starts the transaction of one method (txn).
+func (s *Store) begin(ctx context.Context) (txn, error) {
+	if s.tx != nil {
+		return txn{Tx: s.tx, joined: true}, nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	return txn{Tx: tx}, err
+}
+
+// InTx runs fn with a store whose every statement runs in one transaction,
+// committed when fn returns nil and rolled back when it returns an error
+// or panics: a change that writes several entities (a campaign with its
+// flag and experiment, a winner applied with the flag's change) is made
+// whole or not at all (docs/architecture.md, "One transaction per
+// change"). The methods that make a transaction of their own join it. A
+// statement that fails inside it fails the whole transaction, on
+// PostgreSQL as on DuckDB, so fn returns on the first error rather than
+// trying another write (a flag key that is taken, say) in the same one.
+func (s *Store) InTx(ctx context.Context, fn func(analytics.MetaTx) error) error {
+	if s.tx != nil {
+		return fn(s)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("starting a transaction: %w", err)
+	}
+	defer tx.Rollback()
+	if err := fn(&Store{db: s.db, tx: tx, now: s.now, shared: s.shared}); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("committing a change: %w", err)
+	}
+	return nil
 }
 
 var (
@@ -61,7 +142,7 @@ func New(db *sql.DB, now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{db: db, now: now}
+	return &Store{db: db, now: now, shared: &shared{}}
 }
 
 // prepared returns query prepared on s's handle, preparing it the first
@@ -71,17 +152,21 @@ func New(db *sql.DB, now func() time.Time) *Store {
 func (s *Store) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if st, ok := s.stmts[query]; ok {
-		return st, nil
+	st, ok := s.stmts[query]
+	if !ok {
+		var err error
+		if st, err = s.db.PrepareContext(ctx, query); err != nil {
+			return nil, err
+		}
+		if s.stmts == nil {
+			s.stmts = map[string]*sql.Stmt{}
+		}
+		s.stmts[query] = st
 	}
-	st, err := s.db.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
+	if s.tx != nil {
+		// The statement as part of the transaction, closed with it.
+		return s.tx.StmtContext(ctx, st), nil
 	}
-	if s.stmts == nil {
-		s.stmts = map[string]*sql.Stmt{}
-	}
-	s.stmts[query] = st
 	return st, nil
 }
 
@@ -95,7 +180,7 @@ type Scanner interface{ Scan(...any) error }
 
 // QueryAll runs a query and scans every row with scan; what names the
 // operation in errors.
-func QueryAll[T any](ctx context.Context, db *sql.DB, what string, scan func(Scanner) (T, error), query string, args ...any) ([]T, error) {
+func QueryAll[T any](ctx context.Context, db Querier, what string, scan func(Scanner) (T, error), query string, args ...any) ([]T, error) {
 	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)

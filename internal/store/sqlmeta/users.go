@@ -46,7 +46,7 @@ func (s *Store) CreateOwner(ctx context.Context, u *analytics.User) error {
 }
 
 func (s *Store) createOwner(ctx context.Context, u *analytics.User) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("creating owner: %w", err)
 	}
@@ -74,7 +74,7 @@ func (s *Store) createOwner(ctx context.Context, u *analytics.User) error {
 // HasUsers reports whether first-run setup is done.
 func (s *Store) HasUsers(ctx context.Context) (bool, error) {
 	var n int64
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM dashboard_users`).Scan(&n); err != nil {
+	if err := s.conn().QueryRowContext(ctx, `SELECT count(*) FROM dashboard_users`).Scan(&n); err != nil {
 		return false, fmt.Errorf("counting users: %w", err)
 	}
 	return n > 0, nil
@@ -90,7 +90,7 @@ func scanUser(r Scanner) (analytics.User, error) {
 
 // UserByEmail returns the user with the given email.
 func (s *Store) UserByEmail(ctx context.Context, email string) (analytics.User, error) {
-	u, err := scanUser(s.db.QueryRowContext(ctx, `SELECT `+userColumns+` FROM dashboard_users WHERE email = $1`, email))
+	u, err := scanUser(s.conn().QueryRowContext(ctx, `SELECT `+userColumns+` FROM dashboard_users WHERE email = $1`, email))
 	if err != nil {
 		return u, notFound(err, "user by email")
 	}
@@ -99,7 +99,7 @@ func (s *Store) UserByEmail(ctx context.Context, email string) (analytics.User, 
 
 // User returns one user.
 func (s *Store) User(ctx context.Context, id int64) (analytics.User, error) {
-	u, err := scanUser(s.db.QueryRowContext(ctx, `SELECT `+userColumns+` FROM dashboard_users WHERE id = $1`, id))
+	u, err := scanUser(s.conn().QueryRowContext(ctx, `SELECT `+userColumns+` FROM dashboard_users WHERE id = $1`, id))
 	if err != nil {
 		return u, notFound(err, fmt.Sprintf("user %d", id))
 	}
@@ -108,7 +108,7 @@ func (s *Store) User(ctx context.Context, id int64) (analytics.User, error) {
 
 // UserWorkspaces returns the workspaces a user belongs to, in ID order.
 func (s *Store) UserWorkspaces(ctx context.Context, userID int64) ([]int64, error) {
-	return QueryAll(ctx, s.db, "listing a user's workspaces", func(r Scanner) (id int64, err error) {
+	return QueryAll(ctx, s.conn(), "listing a user's workspaces", func(r Scanner) (id int64, err error) {
 		err = r.Scan(&id)
 		return id, err
 	}, `SELECT workspace_id FROM workspace_members WHERE user_id = $1 ORDER BY workspace_id`, userID)
@@ -116,7 +116,7 @@ func (s *Store) UserWorkspaces(ctx context.Context, userID int64) ([]int64, erro
 
 // CreateSession stores a session.
 func (s *Store) CreateSession(ctx context.Context, sess analytics.Session) error {
-	if _, err := s.db.ExecContext(ctx,
+	if _, err := s.conn().ExecContext(ctx,
 		`INSERT INTO dashboard_sessions (token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)`,
 		sess.TokenHash, sess.UserID, utc(sess.CreatedAt), utc(sess.ExpiresAt)); err != nil {
 		return fmt.Errorf("creating session: %w", err)
@@ -127,7 +127,7 @@ func (s *Store) CreateSession(ctx context.Context, sess analytics.Session) error
 // SessionByHash returns the session with the given token hash.
 func (s *Store) SessionByHash(ctx context.Context, hash []byte) (analytics.Session, error) {
 	var sess analytics.Session
-	err := s.db.QueryRowContext(ctx,
+	err := s.conn().QueryRowContext(ctx,
 		`SELECT token_hash, user_id, created_at, expires_at FROM dashboard_sessions WHERE token_hash = $1`, hash).
 		Scan(&sess.TokenHash, &sess.UserID, &sess.CreatedAt, &sess.ExpiresAt)
 	if err != nil {
@@ -138,7 +138,7 @@ func (s *Store) SessionByHash(ctx context.Context, hash []byte) (analytics.Sessi
 
 // ExtendSession moves a session's expiry.
 func (s *Store) ExtendSession(ctx context.Context, hash []byte, expiresAt time.Time) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE dashboard_sessions SET expires_at = $1 WHERE token_hash = $2`, utc(expiresAt), hash)
+	res, err := s.conn().ExecContext(ctx, `UPDATE dashboard_sessions SET expires_at = $1 WHERE token_hash = $2`, utc(expiresAt), hash)
 	if err != nil {
 		return fmt.Errorf("extending session: %w", err)
 	}
@@ -150,7 +150,7 @@ func (s *Store) ExtendSession(ctx context.Context, hash []byte, expiresAt time.T
 
 // DeleteSession removes a session, if it exists.
 func (s *Store) DeleteSession(ctx context.Context, hash []byte) error {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM dashboard_sessions WHERE token_hash = $1`, hash); err != nil {
+	if _, err := s.conn().ExecContext(ctx, `DELETE FROM dashboard_sessions WHERE token_hash = $1`, hash); err != nil {
 		return fmt.Errorf("deleting session: %w", err)
 	}
 	return nil
@@ -158,7 +158,7 @@ func (s *Store) DeleteSession(ctx context.Context, hash []byte) error {
 
 // DeleteExpiredSessions removes the sessions that expired before t.
 func (s *Store) DeleteExpiredSessions(ctx context.Context, t time.Time) (int, error) {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM dashboard_sessions WHERE expires_at < $1`, utc(t))
+	res, err := s.conn().ExecContext(ctx, `DELETE FROM dashboard_sessions WHERE expires_at < $1`, utc(t))
 	if err != nil {
 		return 0, fmt.Errorf("deleting expired sessions: %w", err)
 	}

@@ -32,6 +32,7 @@ type Meta interface {
 	analytics.CampaignStore
 	analytics.GroupStore
 	analytics.ReplayStore
+	analytics.Transactor
 }
 
 // Events is the event half of storage and the queries over it (DuckDB
@@ -68,6 +69,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("ErrorAliases", func(t *testing.T) { testErrorAliases(t, open(t)) })
 	t.Run("Alerts", func(t *testing.T) { testAlerts(t, open(t)) })
 	t.Run("Campaigns", func(t *testing.T) { testCampaigns(t, open(t)) })
+	t.Run("Transactions", func(t *testing.T) { testTransactions(t, open(t)) })
 	t.Run("Groups", func(t *testing.T) { testGroups(t, open(t)) })
 	for _, c := range replayCases {
 		t.Run(c.name, func(t *testing.T) { c.test(t, open(t)) })
