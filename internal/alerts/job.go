@@ -58,6 +58,12 @@ type Counter interface {
 	ErrorActivity(ctx context.Context, q analytics.ErrorActivityQuery) ([]analytics.ErrorActivityRow, error)
 }
 
+// Aliases reads a product's merged error groups: fingerprint → the group
+// it counts in.
+type Aliases interface {
+	ErrorAliases(ctx context.Context, productID int64) (map[string]string, error)
+}
+
 // Job sends the error alerts of every product with an enabled webhook
 // every Interval, on one node at a time: each round first takes (or
 // renews) the lease "error_alerts" for twice the interval, and a node that
@@ -70,8 +76,10 @@ type Job struct {
 	Counter Counter
 	// Aliases are the merged error groups (docs/errors.md, "One bug, one
 	// group"), read for each product: a merged group's events count in the
-	// group it was merged into, so that it alerts as that group. nil: none.
-	Aliases analytics.ErrorAliasStore
+	// group it was merged into, so that it alerts as that group, as the
+	// Errors page counts it (errtrack.Groups, which the server passes).
+	// nil: none.
+	Aliases Aliases
 	Sender  *Sender
 	Node    string // this node's name in the lease
 	// Interval is how often a round runs (--alert-interval).

@@ -163,36 +163,39 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	exceptions.Aliases, exceptions.Groups, exceptions.AliasLimit = a.store.meta, a.store.queries, cfg.ErrorAliasLimit
 	engine := &query.Engine{Store: a.store.queries, Sync: a.store.sync, Now: time.Now,
 		Admission: query.NewAdmission(cfg.QueryConcurrency, cfg.QueryQueue, cfg.QueryWait)}
+	// The error groups' operations, which the API and the alerts job
+	// share; a merge or an unmerge made here makes ingest's alias cache
+	// forget the product.
+	errorGroups := &errtrack.Groups{Events: engine, Statuses: a.store.meta, Aliases: a.store.meta,
+		AliasLimit: cfg.ErrorAliasLimit, Cache: exceptions, Now: time.Now}
 	api := &httpapi.Server{
 		Keys:             a.keys,
 		Limiter:          a.limiter,
 		DefaultRateLimit: cfg.RateLimitPerMinute,
 		Pipeline: &ingest.Pipeline{UA: ua.NewParser(50000, bots.Default()),
 			Exceptions: exceptions},
-		Writer:          a.wr,
-		Queries:         engine,
-		Saved:           a.store.meta,
-		Flags:           a.store.meta,
-		Experiments:     a.store.meta,
-		ExperimentOps:   &experiment.Service{Store: a.store.meta, Now: time.Now},
-		Campaigns:       a.store.meta,
-		CampaignOps:     &messages.Campaigns{Store: a.store.meta, Now: time.Now},
-		Sourcemaps:      a.store.meta,
-		ErrorGroups:     a.store.meta,
-		ErrorAliases:    a.store.meta,
-		ErrorAliasLimit: cfg.ErrorAliasLimit,
-		Groups:          a.store.meta,
-		Replays:         a.store.replays,
-		Replay:          cfg.Replay,
-		ReplayAdmit:     a.store.guard.AdmitIngest,
-		Alerts:          a.store.meta,
-		AlertSender:     alertSender,
-		PublicURL:       cfg.PublicURL,
-		Bodies:          httpapi.NewBodyBudget(int64(cfg.MaxBodyMemory), log.With("component", "http")),
-		Ready:           a.readiness,
-		Build:           buildinfo.Read(),
-		Now:             time.Now,
-		Log:             log.With("component", "http"),
+		Writer:        a.wr,
+		Queries:       engine,
+		Saved:         a.store.meta,
+		Flags:         a.store.meta,
+		Experiments:   a.store.meta,
+		ExperimentOps: &experiment.Service{Store: a.store.meta, Now: time.Now},
+		Campaigns:     a.store.meta,
+		CampaignOps:   &messages.Campaigns{Store: a.store.meta, Now: time.Now},
+		Sourcemaps:    a.store.meta,
+		ErrorGroupOps: errorGroups,
+		Groups:        a.store.meta,
+		Replays:       a.store.replays,
+		Replay:        cfg.Replay,
+		ReplayAdmit:   a.store.guard.AdmitIngest,
+		Alerts:        a.store.meta,
+		AlertSender:   alertSender,
+		PublicURL:     cfg.PublicURL,
+		Bodies:        httpapi.NewBodyBudget(int64(cfg.MaxBodyMemory), log.With("component", "http")),
+		Ready:         a.readiness,
+		Build:         buildinfo.Read(),
+		Now:           time.Now,
+		Log:           log.With("component", "http"),
 
 		// What one recorded session may store, and how many sessions a
 		// product may keep (docs/replay.md, "Limits").
@@ -236,7 +239,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// The error alert job, like the check, runs on the lease holder of
 	// each round; it reads through the engine (read-your-writes, an
 	// admission slot) and never touches ingest.
-	a.alerts = &alerts.Job{Store: a.store.meta, Counter: engine, Aliases: a.store.meta, Sender: alertSender, Node: nodeName(), Interval: cfg.AlertInterval,
+	a.alerts = &alerts.Job{Store: a.store.meta, Counter: engine, Aliases: errorGroups, Sender: alertSender, Node: nodeName(), Interval: cfg.AlertInterval,
 		Env: analytics.EnvLive, BaseURL: cfg.PublicURL, Log: log.With("component", "alerts"), Now: time.Now}
 	// Replay retention, like the alerts, runs on the lease holder of each
 	// round (docs/replay.md, "Retention").

@@ -19,6 +19,7 @@ import (
 	"strata/internal/analytics"
 	"strata/internal/auth"
 	"strata/internal/buildinfo"
+	"strata/internal/errtrack"
 	"strata/internal/experiment"
 	"strata/internal/ingest"
 	"strata/internal/messages"
@@ -52,8 +53,7 @@ type Server struct {
 	CampaignOps *messages.Campaigns
 	Messages    *messages.Engine
 	// Sourcemaps keeps the releases' sourcemaps (sourcemaps.go), which
-	// uploads store through Pipeline.Exceptions, and ErrorGroups what
-	// people decided about error groups (errorgroups.go).
+	// uploads store through Pipeline.Exceptions.
 	// SourcemapLimiter holds the upload budgets, one bucket per
 	// credential, of SourcemapRateLimit uploads a minute on this node; an
 	// API key's uploads take from its ingest bucket (Limiter) too
@@ -61,11 +61,9 @@ type Server struct {
 	Sourcemaps         analytics.SourcemapStore
 	SourcemapLimiter   *ratelimit.Limiter
 	SourcemapRateLimit int
-	ErrorGroups        analytics.ErrorGroupStore
-	// ErrorAliases keeps the merged error groups (errorgroups.go,
-	// handleMergeErrorGroups), at most ErrorAliasLimit a product.
-	ErrorAliases    analytics.ErrorAliasStore
-	ErrorAliasLimit int
+	// ErrorGroupOps assembles the error groups, sets their statuses, and
+	// merges and unmerges them (errorgroups.go).
+	ErrorGroupOps *errtrack.Groups
 	// Groups keeps the products' group profiles, which the SDK sends
 	// (groups.go).
 	Groups analytics.GroupStore
