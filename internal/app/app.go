@@ -184,7 +184,6 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Groups:          a.store.meta,
 		Replays:         a.store.replays,
 		Replay:          cfg.Replay,
-		ReplayAdmit:     a.store.guard.AdmitIngest,
 		Alerts:          a.store.meta,
 		AlertSender:     alertSender,
 		PublicURL:       cfg.PublicURL,
@@ -194,9 +193,11 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Now:             time.Now,
 		Log:             log.With("component", "http"),
 
-		// What one recorded session may store, and how many sessions a
-		// product may keep (docs/replay.md, "Limits").
-		ReplayLimits: analytics.ReplayLimits{SessionBytes: int64(cfg.ReplayMaxSessionBytes), Sessions: cfg.ReplayMaxSessions},
+		// Chunks are stored within what one recorded session may store
+		// and how many sessions a product may keep (docs/replay.md,
+		// "Limits"), while the disk has room.
+		ReplayOps: &replay.Service{Store: a.store.replays, Admit: a.store.guard.AdmitIngest,
+			Limits: analytics.ReplayLimits{SessionBytes: int64(cfg.ReplayMaxSessionBytes), Sessions: cfg.ReplayMaxSessions}},
 
 		// Query budgets are per credential and per node: unlike ingest's,
 		// they are not shared through the metadata store.
