@@ -177,6 +177,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		ExperimentOps:   &experiment.Service{Store: a.store.meta, Now: time.Now},
 		Campaigns:       a.store.meta,
 		CampaignOps:     &messages.Campaigns{Store: a.store.meta, Now: time.Now},
+		SurveyOps:       &messages.Surveys{Store: a.store.meta, Read: engine.ReadMeta},
 		Sourcemaps:      a.store.meta,
 		ErrorGroups:     a.store.meta,
 		ErrorAliases:    a.store.meta,

@@ -52,6 +52,9 @@ type Server struct {
 	Campaigns   analytics.CampaignStore
 	CampaignOps *messages.Campaigns
 	Messages    *messages.Engine
+	// SurveyOps reads a campaign's survey responses a page at a time,
+	// under the query admission, for the results and the export.
+	SurveyOps *messages.Surveys
 	// Sourcemaps keeps the releases' sourcemaps (sourcemaps.go), which
 	// uploads store through Pipeline.Exceptions, and ErrorGroups what
 	// people decided about error groups (errorgroups.go).
