@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"strata/internal/analytics"
-	"strata/internal/store/duckdb"
 )
 
 // TestSurveys reads a survey of more than two pages of responses through
@@ -18,13 +17,7 @@ import (
 // of the admission stops the reading and is returned.
 func TestSurveys(t *testing.T) {
 	ctx := context.Background()
-	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ws, _ := st.CreateWorkspace(ctx, "W")
-	p, _ := st.CreateProduct(ctx, ws.ID, "P")
+	st, p := openProduct(t)
 	c := analytics.Campaign{ProductID: p.ID, Name: "Survey", Status: analytics.CampaignActive,
 		Trigger: analytics.Trigger{Event: "$pageview"}, Cap: analytics.FrequencyCap{Kind: analytics.CapOnce, Count: 1},
 		Variants: []analytics.CampaignVariant{{Key: "control", Weight: 100, Steps: []analytics.Step{
@@ -60,7 +53,7 @@ func TestSurveys(t *testing.T) {
 	}}
 	var last int64
 	seen := 0
-	err = s.EachPage(ctx, c, func(page []analytics.SurveyResponse) error {
+	err := s.EachPage(ctx, c, func(page []analytics.SurveyResponse) error {
 		if inRead {
 			t.Error("a page was handed on inside its read")
 		}
