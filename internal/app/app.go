@@ -182,12 +182,12 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		ExperimentOps: &experiment.Service{Store: a.store.meta, Now: time.Now},
 		Campaigns:     a.store.meta,
 		CampaignOps:   &messages.Campaigns{Store: a.store.meta, Now: time.Now},
+		SurveyOps:     &messages.Surveys{Store: a.store.meta, Read: engine.ReadMeta},
 		Sourcemaps:    a.store.meta,
 		ErrorGroupOps: errorGroups,
 		Groups:        a.store.meta,
 		Replays:       a.store.replays,
 		Replay:        cfg.Replay,
-		ReplayAdmit:   a.store.guard.AdmitIngest,
 		Alerts:        a.store.meta,
 		AlertSender:   alertSender,
 		PublicURL:     cfg.PublicURL,
@@ -197,9 +197,11 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Now:           time.Now,
 		Log:           log.With("component", "http"),
 
-		// What one recorded session may store, and how many sessions a
-		// product may keep (docs/replay.md, "Limits").
-		ReplayLimits: analytics.ReplayLimits{SessionBytes: int64(cfg.ReplayMaxSessionBytes), Sessions: cfg.ReplayMaxSessions},
+		// Chunks are stored within what one recorded session may store
+		// and how many sessions a product may keep (docs/replay.md,
+		// "Limits"), while the disk has room.
+		ReplayOps: &replay.Service{Store: a.store.replays, Admit: a.store.guard.AdmitIngest,
+			Limits: analytics.ReplayLimits{SessionBytes: int64(cfg.ReplayMaxSessionBytes), Sessions: cfg.ReplayMaxSessions}},
 
 		// Query budgets are per credential and per node: unlike ingest's,
 		// they are not shared through the metadata store.

@@ -242,13 +242,13 @@ func (s *Server) campaignStats(r *http.Request, productID int64) (map[int64]anal
 
 // handleSurveyResults is GET /api/v1/campaigns/{id}/survey: the results
 // view, tallied from the responses a page at a time under the query
-// admission (messages.SurveyResults).
+// admission (messages.Surveys.Results).
 func (s *Server) handleSurveyResults(w http.ResponseWriter, r *http.Request) error {
 	_, c, err := s.campaignTarget(r)
 	if err != nil {
 		return err
 	}
-	responses, questions, err := messages.SurveyResults(r.Context(), s.Campaigns, s.Queries.ReadMeta, c)
+	responses, questions, err := s.SurveyOps.Results(r.Context(), c)
 	if err != nil {
 		return err
 	}
@@ -264,7 +264,7 @@ func (s *Server) handleSurveyResults(w http.ResponseWriter, r *http.Request) err
 // the first page cannot change the status any more; it cuts the body
 // short, which the client sees as a failed download.
 func (s *Server) handleSurveyCSV(w http.ResponseWriter, r *http.Request) error {
-	p, c, err := s.campaignTarget(r)
+	_, c, err := s.campaignTarget(r)
 	if err != nil {
 		return err
 	}
@@ -285,7 +285,7 @@ func (s *Server) handleSurveyCSV(w http.ResponseWriter, r *http.Request) error {
 			started = true
 		}
 	}
-	err = messages.EachSurveyPage(r.Context(), s.Campaigns, s.Queries.ReadMeta, p.ProductID, c.ID, func(page []analytics.SurveyResponse) error {
+	err = s.SurveyOps.EachPage(r.Context(), c, func(page []analytics.SurveyResponse) error {
 		start()
 		for _, resp := range page {
 			byQuestion := map[string]string{}

@@ -17,6 +17,7 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/ingest"
+	"strata/internal/replay"
 )
 
 // ingestResponse is the 202 body of POST /e.
@@ -79,7 +80,7 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx) error {
 	// has answered, the response is written).
 	defer ingest.Release(accepted)
 	if !s.Replay {
-		accepted, rejected = replayDisabled(accepted, rejected)
+		accepted, rejected = replay.RefuseChunks(accepted, rejected)
 	}
 	if len(accepted) == 0 {
 		return allRejected(rejected)
@@ -87,7 +88,7 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx) error {
 	// Replay chunks go to the replay store, durably, before the events
 	// are committed (docs/replay.md, "Storage"); those past their
 	// session's cap are rejected.
-	events, full, err := s.storeChunks(rctx, accepted)
+	events, full, err := s.ReplayOps.StoreChunks(rctx, accepted)
 	if err != nil {
 		return err
 	}

@@ -6,24 +6,22 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"strata/internal/analytics"
-	"strata/internal/ingest"
 	"strata/internal/query"
+	"strata/internal/replay"
 )
 
 // Session replay (docs/replay.md): ingest hands the chunks of $snapshot
-// events to the replay store (storeChunks); the dashboard lists a
-// product's sessions, reads one to play it, and deletes one or every
-// session of a user (a privacy request). Query token or dashboard session
-// only; an API key is 403 like on every read.
-
-var errReplayNotFound = analytics.Errorf(analytics.KindNotFound, "replay_not_found", "This product has no recorded session with this id.")
+// events to the replay service (replay.Service.StoreChunks); the
+// dashboard lists a product's sessions, reads one to play it, and deletes
+// one or every session of a user (a privacy request) through the same
+// service. Query token or dashboard session only; an API key is 403 like
+// on every read.
 
 // replaySessionJSON is ReplaySession in api/openapi.yaml.
 type replaySessionJSON struct {
@@ -42,77 +40,6 @@ type replaySessionJSON struct {
 func sessionOf(s analytics.ReplaySession) replaySessionJSON {
 	return replaySessionJSON{SessionID: s.SessionID, DistinctID: s.DistinctID, Start: s.Start, End: s.End,
 		DurationMs: s.End.Sub(s.Start).Milliseconds(), Pages: s.Pages, Clicks: s.Clicks, Errors: s.Errors, Chunks: s.Chunks, Bytes: s.Bytes}
-}
-
-// storeChunks writes the replay chunks among accepted events to the replay
-// store, synchronously: it returns once they are durable (the disk store
-// fdatasyncs its segment, PostgreSQL commits), so that 202 means durable
-// for chunks as for events. A chunk that would take its session past
-// ReplayLimits.SessionBytes, or start a session beyond
-// ReplayLimits.Sessions, is not stored and comes back as a rejection of
-// its event (replay_session_full, replay_quota_full); the rest of the
-// batch is not held back. It returns the other events, for the writer.
-func (s *Server) storeChunks(ctx context.Context, accepted []ingest.Pending) ([]ingest.Pending, []ingest.Rejection, error) {
-	// Most requests carry no chunk: they pass as they are, without a copy.
-	first := -1
-	for i := range accepted {
-		if accepted[i].Chunk != nil {
-			first = i
-			break
-		}
-	}
-	if first < 0 {
-		return accepted, nil, nil
-	}
-	var chunks []analytics.ReplayChunk
-	var at []int // each chunk's event's index in the batch
-	events := append(make([]ingest.Pending, 0, len(accepted)), accepted[:first]...)
-	for _, p := range accepted[first:] {
-		if p.Chunk != nil {
-			chunks = append(chunks, *p.Chunk)
-			at = append(at, p.Index)
-		} else {
-			events = append(events, p)
-		}
-	}
-	if s.ReplayAdmit != nil {
-		if err := s.ReplayAdmit(); err != nil {
-			return nil, nil, err
-		}
-	}
-	full, err := s.Replays.AppendReplayChunks(ctx, chunks, s.ReplayLimits)
-	if err != nil {
-		return nil, nil, &analytics.Error{Kind: analytics.KindUnavailable, Code: "storage_unavailable",
-			Message: "The replay chunks could not be stored; retry shortly.", RetryAfter: 5 * time.Second, Err: err}
-	}
-	refused := make([]ingest.Rejection, 0, full.Count())
-	for _, i := range full.SessionFull {
-		refused = append(refused, ingest.Rejection{Index: at[i], Code: ingest.RejectReplaySessionFull,
-			Message: fmt.Sprintf("This session's recording reached the server's limit of %d bytes (--replay-max-session-bytes); "+
-				"its later chunks are not stored. Do not send them again: a new session is recorded again.", s.ReplayLimits.SessionBytes)})
-	}
-	for _, i := range full.ProductFull {
-		refused = append(refused, ingest.Rejection{Index: at[i], Code: ingest.RejectReplayQuotaFull,
-			Message: fmt.Sprintf("This product keeps as many recorded sessions as the server allows (%d, --replay-max-sessions), "+
-				"so this new session is not recorded; the sessions kept still take chunks. Do not send this session's chunks again: "+
-				"the replay retention job makes room by deleting the oldest sessions (within --replay-interval), and a later session is recorded.",
-				s.ReplayLimits.Sessions)})
-	}
-	return events, refused, nil
-}
-
-// replayDisabled refuses the chunks of a server started with --replay=false.
-func replayDisabled(accepted []ingest.Pending, rejected []ingest.Rejection) ([]ingest.Pending, []ingest.Rejection) {
-	kept := accepted[:0]
-	for _, p := range accepted {
-		if p.Chunk == nil {
-			kept = append(kept, p)
-			continue
-		}
-		rejected = append(rejected, ingest.Rejection{Index: p.Index, Code: ingest.RejectInvalidSnapshot,
-			Message: "Session replay is turned off on this server (--replay=false)."})
-	}
-	return kept, rejected
 }
 
 // parseReplayTime reads a dateFrom or dateTo parameter: a date (dateTo
@@ -199,7 +126,7 @@ func (s *Server) handleGetReplay(w http.ResponseWriter, r *http.Request) error {
 	}
 	id := r.PathValue("sessionId")
 	if !analytics.ValidReplayID(id) {
-		return errReplayNotFound
+		return replay.ErrNotFound
 	}
 	after, err := replayCursor(r.URL.Query().Get("cursor"))
 	if err != nil {
@@ -221,7 +148,7 @@ func (s *Server) handleGetReplay(w http.ResponseWriter, r *http.Request) error {
 		return err
 	})
 	if errors.Is(err, analytics.ErrNotFound) {
-		return errReplayNotFound
+		return replay.ErrNotFound
 	}
 	if err != nil {
 		return err
@@ -293,14 +220,7 @@ func (s *Server) handleDeleteReplay(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	id := r.PathValue("sessionId")
-	if !analytics.ValidReplayID(id) {
-		return errReplayNotFound
-	}
-	if err := s.Replays.DeleteReplaySession(r.Context(), p.ProductID, id); err != nil {
-		if errors.Is(err, analytics.ErrNotFound) {
-			return errReplayNotFound
-		}
+	if err := s.ReplayOps.Delete(r.Context(), p.ProductID, r.PathValue("sessionId")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -315,21 +235,7 @@ func (s *Server) handleDeleteUserReplays(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	user := r.URL.Query().Get("distinct_id")
-	if user == "" {
-		return analytics.InvalidField("distinct_id", "is required: the user whose sessions to delete")
-	}
-	list, err := s.Replays.ListReplaySessions(r.Context(), p.ProductID, analytics.ReplayFilter{DistinctID: user})
-	if err != nil {
-		return err
-	}
-	ids := make([]string, len(list))
-	for i, x := range list {
-		ids[i] = x.SessionID
-	}
-	// At once: one write of the tombstones on the embedded store, one
-	// transaction on PostgreSQL, however many sessions the user has.
-	deleted, err := s.Replays.DeleteReplaySessions(r.Context(), p.ProductID, ids)
+	deleted, err := s.ReplayOps.DeleteUser(r.Context(), p.ProductID, r.URL.Query().Get("distinct_id"))
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ import (
 	"strata/internal/messages"
 	"strata/internal/query"
 	"strata/internal/ratelimit"
+	"strata/internal/replay"
 )
 
 // Server holds what the handlers need. Every field is set by the app
@@ -52,6 +53,9 @@ type Server struct {
 	Campaigns   analytics.CampaignStore
 	CampaignOps *messages.Campaigns
 	Messages    *messages.Engine
+	// SurveyOps reads a campaign's survey responses a page at a time,
+	// under the query admission, for the results and the export.
+	SurveyOps *messages.Surveys
 	// Sourcemaps keeps the releases' sourcemaps (sourcemaps.go), which
 	// uploads store through Pipeline.Exceptions.
 	// SourcemapLimiter holds the upload budgets, one bucket per
@@ -67,15 +71,13 @@ type Server struct {
 	// Groups keeps the products' group profiles, which the SDK sends
 	// (groups.go).
 	Groups analytics.GroupStore
-	// Replays keeps the recorded sessions' chunks (replays.go); Replay
-	// says whether SDKs may record (the SDK config's replay),
-	// ReplayAdmit, when set, whether the disk has room for chunks, and
-	// ReplayLimits how much one session may store and how many sessions
-	// a product may keep (0: no cap).
-	Replays      analytics.ReplayStore
-	Replay       bool
-	ReplayAdmit  func() error
-	ReplayLimits analytics.ReplayLimits
+	// Replays keeps the recorded sessions' chunks, which the replay
+	// handlers read (replays.go); ReplayOps stores them at ingest and
+	// deletes sessions, under the caps and the disk's admission; Replay
+	// says whether SDKs may record (the SDK config's replay).
+	Replays   analytics.ReplayStore
+	ReplayOps *replay.Service
+	Replay    bool
 	// Alerts keeps the products' alert webhooks and the alerts sent;
 	// AlertSender makes the test delivery; PublicURL starts the
 	// dashboard links in alerts (alerts.go).

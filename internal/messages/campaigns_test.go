@@ -25,6 +25,27 @@ func (f failingCampaigns) InTx(ctx context.Context, fn func(analytics.MetaTx) er
 	return f.Store.InTx(ctx, func(tx analytics.MetaTx) error { return fn(failingTx{tx}) })
 }
 
+// openProduct opens a DuckDB store in a fresh directory, closed when the
+// test ends, with one product in one workspace.
+func openProduct(t *testing.T) (*duckdb.Store, analytics.Product) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ws, err := st.CreateWorkspace(ctx, "W")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := st.CreateProduct(ctx, ws.ID, "P")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, p
+}
+
 func abTest(productID int64, name string, status analytics.CampaignStatus) analytics.Campaign {
 	return analytics.Campaign{ProductID: productID, Name: name, Status: status,
 		Trigger: analytics.Trigger{Event: "$pageview"}, Cap: analytics.FrequencyCap{Kind: analytics.CapOnce, Count: 1},
@@ -42,13 +63,7 @@ func abTest(productID int64, name string, status analytics.CampaignStatus) analy
 // fails leaves the flag's arms as they were.
 func TestCampaignChangesAreWhole(t *testing.T) {
 	ctx := context.Background()
-	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ws, _ := st.CreateWorkspace(ctx, "W")
-	p, _ := st.CreateProduct(ctx, ws.ID, "P")
+	st, p := openProduct(t)
 	count := func() (flags, experiments, campaigns int) {
 		fl, err1 := st.ListFlags(ctx, p.ID)
 		ex, err2 := st.ListExperiments(ctx, p.ID)

@@ -50,16 +50,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	ws, _ := st.CreateWorkspace(ctx, "W")
-	p, err := st.CreateProduct(ctx, ws.ID, "P")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, p := openProduct(t)
 	if err := st.SetAutoRender(ctx, p.ID, true); err != nil {
 		t.Fatal(err)
 	}

@@ -10,13 +10,25 @@ import (
 // (query.Engine.ReadMeta); nil runs it at once.
 type ReadFunc func(ctx context.Context, f func(context.Context) error) error
 
-// EachSurveyPage calls fn with each page of a campaign's responses,
-// oldest first, read from store analytics.SurveyPageSize at a time. Each
-// page is one read under read, so that a slot of the admission is held
-// while the store reads a page, never while fn writes it to a slow client.
-// What it holds at once is one page, whatever the survey's size.
-func EachSurveyPage(ctx context.Context, store analytics.CampaignStore, read ReadFunc, productID, campaignID int64,
-	fn func([]analytics.SurveyResponse) error) error {
+// Surveys are the reads of a campaign's survey responses, below every
+// door that reads them (the results view and the CSV export of the HTTP
+// API today; the CLI calls the same). A survey may hold any number of
+// responses, so they are read a page at a time, each page under Read, and
+// what a call holds at once is one page, whatever the survey's size.
+type Surveys struct {
+	Store analytics.CampaignStore
+	// Read runs each page's read under the query admission; nil reads at
+	// once.
+	Read ReadFunc
+}
+
+// EachPage calls fn with each page of campaign c's responses, oldest
+// first, read analytics.SurveyPageSize at a time. Each page is one read
+// under Read, so that a slot of the admission is held while the store
+// reads a page, never while fn writes it to a slow client. An error of fn
+// stops the reading and is returned.
+func (s *Surveys) EachPage(ctx context.Context, c analytics.Campaign, fn func([]analytics.SurveyResponse) error) error {
+	read := s.Read
 	if read == nil {
 		read = func(ctx context.Context, f func(context.Context) error) error { return f(ctx) }
 	}
@@ -25,7 +37,7 @@ func EachSurveyPage(ctx context.Context, store analytics.CampaignStore, read Rea
 		var page []analytics.SurveyResponse
 		err := read(ctx, func(ctx context.Context) error {
 			var err error
-			page, err = store.SurveyResponses(ctx, productID, campaignID, after, analytics.SurveyPageSize)
+			page, err = s.Store.SurveyResponses(ctx, c.ProductID, c.ID, after, analytics.SurveyPageSize)
 			return err
 		})
 		if err != nil || len(page) == 0 {
@@ -41,12 +53,12 @@ func EachSurveyPage(ctx context.Context, store analytics.CampaignStore, read Rea
 	}
 }
 
-// SurveyResults tallies a campaign's responses into the results view: how
-// many there are and each question's counts, score and latest text
-// answers, read a page at a time.
-func SurveyResults(ctx context.Context, store analytics.CampaignStore, read ReadFunc, c analytics.Campaign) (int, []analytics.SurveyQuestionResult, error) {
+// Results tallies campaign c's responses into the results view: how many
+// there are and each question's counts, score and latest text answers,
+// folded in a page at a time (analytics.SurveyTally).
+func (s *Surveys) Results(ctx context.Context, c analytics.Campaign) (int, []analytics.SurveyQuestionResult, error) {
 	t := analytics.NewSurveyTally(c)
-	err := EachSurveyPage(ctx, store, read, c.ProductID, c.ID, func(page []analytics.SurveyResponse) error {
+	err := s.EachPage(ctx, c, func(page []analytics.SurveyResponse) error {
 		for _, r := range page {
 			t.Add(r)
 		}
