@@ -179,6 +179,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Saved:         a.store.meta,
 		Flags:         a.store.meta,
 		Experiments:   a.store.meta,
+		FlagOps:       &experiment.Flags{Store: a.store.meta},
 		ExperimentOps: &experiment.Service{Store: a.store.meta, Now: time.Now},
 		Campaigns:     a.store.meta,
 		CampaignOps:   &messages.Campaigns{Store: a.store.meta, Now: time.Now},

@@ -247,9 +247,9 @@ func (s *Service) PauseForSampleRatio(ctx context.Context, productID, id int64, 
 	return paused && err == nil, err
 }
 
-// FlagUnderTest reports whether a flag's arms are under a running
+// flagUnderTest reports whether a flag's arms are under a running
 // experiment, so that its arms and weights must not change.
-func FlagUnderTest(ctx context.Context, store analytics.ExperimentStore, productID, flagID int64) (bool, error) {
+func flagUnderTest(ctx context.Context, store analytics.ExperimentStore, productID, flagID int64) (bool, error) {
 	list, err := store.ListExperiments(ctx, productID)
 	if err != nil {
 		return false, err

@@ -41,6 +41,9 @@ type Server struct {
 	// the SDK configuration built from them (sdkconfig.go).
 	Flags       analytics.FlagStore
 	Experiments analytics.ExperimentStore
+	// FlagOps creates, changes and deletes flags, under the rules of the
+	// experiments on them.
+	FlagOps *experiment.Flags
 	// ExperimentOps changes experiments, with their flags when a change
 	// writes both (experiments.go).
 	ExperimentOps *experiment.Service
