@@ -17,6 +17,7 @@ import (
 	"strata/internal/admin"
 	"strata/internal/alerts"
 	"strata/internal/analytics"
+	"strata/internal/annotations"
 	"strata/internal/auth"
 	"strata/internal/buildinfo"
 	"strata/internal/errtrack"
@@ -90,9 +91,10 @@ type Server struct {
 	QueryLimiter   *ratelimit.Limiter
 	QueryRateLimit int
 	// Products resolves a credential's product to its workspace, and
-	// Annotations keeps that workspace's chart annotations.
-	Products    ProductStore
-	Annotations analytics.AnnotationStore
+	// AnnotationOps runs the operations on that workspace's chart
+	// annotations.
+	Products      ProductStore
+	AnnotationOps *annotations.Service
 	// AnnotationLimiter holds the workspaces' shared annotation write
 	// budgets, one bucket per workspace id, which the API credentials'
 	// writes are charged to; AnnotationCredentialLimiter holds one bucket
