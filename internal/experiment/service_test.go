@@ -92,13 +92,7 @@ func TestChangesWithTheirFlag(t *testing.T) {
 // is no error.
 func TestPauseForSampleRatio(t *testing.T) {
 	ctx := context.Background()
-	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ws, _ := st.CreateWorkspace(ctx, "W")
-	p, _ := st.CreateProduct(ctx, ws.ID, "P")
+	st, p := productStore(t)
 	svc := &Service{Store: st}
 	running := func(name string) analytics.Experiment {
 		t.Helper()
