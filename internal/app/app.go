@@ -25,6 +25,7 @@ import (
 	"strata/internal/admin"
 	"strata/internal/alerts"
 	"strata/internal/analytics"
+	"strata/internal/annotations"
 	"strata/internal/auth"
 	"strata/internal/buildinfo"
 	"strata/internal/config"
@@ -179,6 +180,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Saved:         a.store.meta,
 		Flags:         a.store.meta,
 		Experiments:   a.store.meta,
+		FlagOps:       &experiment.Flags{Store: a.store.meta},
 		ExperimentOps: &experiment.Service{Store: a.store.meta, Now: time.Now},
 		Campaigns:     a.store.meta,
 		CampaignOps:   &messages.Campaigns{Store: a.store.meta, Now: time.Now},
@@ -212,7 +214,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		// with a shared metadata store like ingest's (Run), and per
 		// credential, kept by each node.
 		Products:                    a.store.meta,
-		Annotations:                 a.store.meta,
+		AnnotationOps:               &annotations.Service{Store: a.store.meta},
 		AnnotationLimiter:           a.annotationLimiter,
 		AnnotationCredentialLimiter: ratelimit.New(time.Now),
 		AnnotationRateLimit:         cfg.AnnotationRateLimit,

@@ -223,9 +223,33 @@ func (s *Service) ApplyWinner(ctx context.Context, actor string, productID, id i
 	return e, err
 }
 
-// FlagUnderTest reports whether a flag's arms are under a running
+// PauseForSampleRatio records check as the latest sample-ratio check of
+// the product's experiment id and, when the check is a mismatch, pauses it
+// for that reason (analytics.PauseSampleRatio), reading and writing in one
+// transaction: the pause is the one Act makes, so it happens only to an
+// experiment that is running, and a pause, resume or completion made
+// meanwhile is never undone (the store's write is conditional too). It
+// reports whether it paused the experiment. An experiment deleted since
+// the check began has nothing to record and is no error.
+func (s *Service) PauseForSampleRatio(ctx context.Context, productID, id int64, check analytics.SampleRatio) (paused bool, err error) {
+	err = s.Store.InTx(ctx, func(tx analytics.MetaTx) error {
+		e, err := read(ctx, tx, productID, id)
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		_, pausable := transitions["pause"][e.Status]
+		paused, err = tx.RecordSampleRatio(ctx, productID, id, check, check.Mismatch && pausable)
+		return err
+	})
+	return paused && err == nil, err
+}
+
+// flagUnderTest reports whether a flag's arms are under a running
 // experiment, so that its arms and weights must not change.
-func FlagUnderTest(ctx context.Context, store analytics.ExperimentStore, productID, flagID int64) (bool, error) {
+func flagUnderTest(ctx context.Context, store analytics.ExperimentStore, productID, flagID int64) (bool, error) {
 	list, err := store.ListExperiments(ctx, productID)
 	if err != nil {
 		return false, err

@@ -83,3 +83,83 @@ func TestChangesWithTheirFlag(t *testing.T) {
 		t.Error("a completed experiment was paused")
 	}
 }
+
+// TestPauseForSampleRatio runs the sample-ratio job's operation on a real
+// DuckDB store: a check that matches is recorded and pauses nothing; a
+// mismatch pauses a running experiment for that reason; an experiment
+// already paused by hand stays paused by hand (the check is still
+// recorded); a completed one is never reopened; an experiment that is gone
+// is no error.
+func TestPauseForSampleRatio(t *testing.T) {
+	ctx := context.Background()
+	st, p := productStore(t)
+	svc := &Service{Store: st}
+	running := func(name string) analytics.Experiment {
+		t.Helper()
+		e := analytics.Experiment{ProductID: p.ID, Name: name, SecondaryEvents: []string{}}
+		if err := svc.Create(ctx, "test", &e, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		e, err := svc.Act(ctx, p.ID, e.ID, "start")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	check := func(mismatch bool) analytics.SampleRatio {
+		pv := 0.5
+		if mismatch {
+			pv = 0.00001
+		}
+		return analytics.SampleRatio{PValue: pv, Mismatch: mismatch, Arms: []analytics.SampleRatioArm{}}
+	}
+	state := func(e analytics.Experiment) analytics.Experiment {
+		t.Helper()
+		got, err := st.Experiment(ctx, p.ID, e.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+
+	e := running("Matches")
+	if paused, err := svc.PauseForSampleRatio(ctx, p.ID, e.ID, check(false)); err != nil || paused {
+		t.Fatalf("a matching check: paused %v, %v", paused, err)
+	}
+	if got := state(e); got.Status != analytics.ExperimentRunning || got.SampleRatio == nil || got.SampleRatio.PValue != 0.5 {
+		t.Errorf("after a matching check: %s, check %+v", got.Status, got.SampleRatio)
+	}
+	if paused, err := svc.PauseForSampleRatio(ctx, p.ID, e.ID, check(true)); err != nil || !paused {
+		t.Fatalf("a mismatch: paused %v, %v", paused, err)
+	}
+	if got := state(e); got.Status != analytics.ExperimentPaused || got.PauseReason != analytics.PauseSampleRatio || !got.SampleRatio.Mismatch {
+		t.Errorf("after a mismatch: %s (%q), check %+v", got.Status, got.PauseReason, got.SampleRatio)
+	}
+
+	byHand := running("By hand")
+	if _, err := svc.Act(ctx, p.ID, byHand.ID, "pause"); err != nil {
+		t.Fatal(err)
+	}
+	if paused, err := svc.PauseForSampleRatio(ctx, p.ID, byHand.ID, check(true)); err != nil || paused {
+		t.Fatalf("a mismatch on a paused experiment: paused %v, %v", paused, err)
+	}
+	if got := state(byHand); got.Status != analytics.ExperimentPaused || got.PauseReason != analytics.PauseManual || got.SampleRatio == nil {
+		t.Errorf("a paused experiment after a mismatch: %s (%q), check %+v", got.Status, got.PauseReason, got.SampleRatio)
+	}
+
+	done := running("Done")
+	winner := "control"
+	if _, err := svc.ApplyWinner(ctx, "test", p.ID, done.ID, &winner); err != nil {
+		t.Fatal(err)
+	}
+	if paused, err := svc.PauseForSampleRatio(ctx, p.ID, done.ID, check(true)); err != nil || paused {
+		t.Fatalf("a mismatch on a completed experiment: paused %v, %v", paused, err)
+	}
+	if got := state(done); got.Status != analytics.ExperimentCompleted {
+		t.Errorf("a completed experiment after a mismatch: %s", got.Status)
+	}
+
+	if paused, err := svc.PauseForSampleRatio(ctx, p.ID, done.ID+100, check(true)); err != nil || paused {
+		t.Errorf("a mismatch on a missing experiment: paused %v, %v", paused, err)
+	}
+}

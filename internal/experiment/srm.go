@@ -58,10 +58,12 @@ type Counter interface {
 	RunExperiment(ctx context.Context, q analytics.ExperimentQuery) ([]analytics.ExperimentRow, error)
 }
 
-// Store is what the checker reads and writes of the metadata store.
+// Store is what the checker reads of the metadata store; it pauses an
+// experiment through the Service, in one of the store's transactions.
 type Store interface {
 	analytics.ExperimentStore
 	analytics.LeaseStore
+	analytics.Transactor
 	Flag(ctx context.Context, productID, id int64) (analytics.Flag, error)
 }
 
@@ -143,7 +145,10 @@ func (c *Checker) check(ctx context.Context, e analytics.Experiment, now time.Ti
 	if !ok {
 		return nil
 	}
-	paused, err := c.Store.RecordSampleRatio(ctx, e.ProductID, e.ID, check, check.Mismatch)
+	// The pause is the experiment service's, the same operation as the
+	// API's, so that the rules of a status change live in one place.
+	ops := &Service{Store: c.Store, Now: c.Now}
+	paused, err := ops.PauseForSampleRatio(ctx, e.ProductID, e.ID, check)
 	if err != nil {
 		return err
 	}

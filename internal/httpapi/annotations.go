@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -11,11 +10,15 @@ import (
 	"time"
 
 	"strata/internal/analytics"
+	"strata/internal/annotations"
 	"strata/internal/jsontext"
 )
 
-// The annotation API: chart markers kept per workspace. The rules decided
-// here (colours, createdBy, the write limit, CSV escaping, scopes) are
+// The annotation API: chart markers kept per workspace. What is decided
+// here is the transport's: who the caller is (createdBy, the workspace),
+// what a write costs them (the write limit), the wire forms (JSON, the
+// date's text, the query parameters, the CSV export and its escaping);
+// the operations and their rules are annotations.Service's. Both are
 // explained in docs/annotations.md.
 
 // ProductStore finds a product, so that a credential, which belongs to one
@@ -24,16 +27,7 @@ type ProductStore interface {
 	Product(ctx context.Context, id int64) (analytics.Product, error)
 }
 
-// Limits of the annotation API.
-const (
-	defaultAnnotationPage = 20 // the dashboard's page (docs/annotations.md)
-	maxAnnotationPageSize = 100
-	maxAnnotationPage     = 1_000_000 // keeps the offset far from overflowing
-	maxBulkDelete         = 1000
-)
-
-var errAnnotationNotFound = analytics.Errorf(analytics.KindNotFound, "annotation_not_found",
-	"There is no annotation with this id in this workspace.")
+var errAnnotationNotFound = annotations.ErrNotFound
 
 // annotationCaller is who an annotation request acts for: a workspace, the
 // description of the credential recorded as createdBy, and the write
@@ -114,9 +108,9 @@ type annotationRequest struct {
 	QueryID     *int64  `json:"queryId"`
 }
 
-// parseAnnotation reads a create body into an annotation and validates it
-// (analytics.Annotation.Validate). What is left here is the wire: the JSON
-// and the date's text form, whose faults are reported before the rules'.
+// parseAnnotation reads a create body into an annotation: the JSON and the
+// date's text form, whose faults are reported before the rules'
+// (annotations.Service.Create).
 func parseAnnotation(body []byte) (analytics.Annotation, error) {
 	var req annotationRequest
 	var a analytics.Annotation
@@ -135,7 +129,7 @@ func parseAnnotation(body []byte) (analytics.Annotation, error) {
 	a.Scope = analytics.AnnotationScope(deref(req.Scope))
 	a.QueryID = req.QueryID
 	a.Description = deref(req.Description)
-	return a, a.Validate()
+	return a, nil
 }
 
 // deref is *p, or "" for a field left out.
@@ -157,10 +151,7 @@ func (s *Server) handleCreateAnnotation(w http.ResponseWriter, r *http.Request) 
 		return err
 	}
 	a.WorkspaceID, a.CreatedBy = c.workspaceID, c.createdBy
-	if err := s.Annotations.CreateAnnotation(r.Context(), &a); err != nil {
-		if errors.Is(err, analytics.ErrNotFound) {
-			return analytics.InvalidField("queryId", "there is no saved query %d in this workspace", *a.QueryID)
-		}
+	if err := s.AnnotationOps.Create(r.Context(), &a); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, a)
@@ -225,25 +216,17 @@ func positiveParam(r *http.Request, name string, def, max int) (int, error) {
 	return n, nil
 }
 
-// annotationPage is the answer of GET /annotations.
-type annotationPage struct {
-	Items    []analytics.Annotation `json:"items"`
-	Page     int                    `json:"page"`
-	PageSize int                    `json:"pageSize"`
-	Total    int                    `json:"total"`
-}
-
 // handleListAnnotations is GET /api/v1/annotations.
 func (s *Server) handleListAnnotations(w http.ResponseWriter, r *http.Request) error {
 	c, err := s.annotationCaller(r)
 	if err != nil {
 		return err
 	}
-	page, err := positiveParam(r, "page", 1, maxAnnotationPage)
+	page, err := positiveParam(r, "page", 1, annotations.MaxPage)
 	if err != nil {
 		return err
 	}
-	size, err := positiveParam(r, "pageSize", defaultAnnotationPage, maxAnnotationPageSize)
+	size, err := positiveParam(r, "pageSize", annotations.DefaultPageSize, annotations.MaxPageSize)
 	if err != nil {
 		return err
 	}
@@ -251,25 +234,18 @@ func (s *Server) handleListAnnotations(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	var items []analytics.Annotation
-	var total int
-	err = s.Queries.ReadMeta(r.Context(), func(ctx context.Context) error {
-		var err error
-		items, total, err = s.Annotations.ListAnnotations(ctx, f, (page-1)*size, size)
-		return err
+	list, err := readMeta(s, r, func(ctx context.Context) (annotations.Page, error) {
+		return s.AnnotationOps.List(ctx, f, page, size)
 	})
 	if err != nil {
 		return err
 	}
-	if items == nil {
-		items = []analytics.Annotation{}
-	}
-	writeJSON(w, http.StatusOK, annotationPage{Items: items, Page: page, PageSize: size, Total: total})
+	writeJSON(w, http.StatusOK, list)
 	return nil
 }
 
-// handleDeleteAnnotation is DELETE /api/v1/annotations/{id}. Deletion is
-// immediate: there is no soft delete and no undo.
+// handleDeleteAnnotation is DELETE /api/v1/annotations/{id}
+// (annotations.Service.Delete).
 func (s *Server) handleDeleteAnnotation(w http.ResponseWriter, r *http.Request) error {
 	c, err := s.annotationCaller(r)
 	if err != nil {
@@ -282,20 +258,15 @@ func (s *Server) handleDeleteAnnotation(w http.ResponseWriter, r *http.Request) 
 	if err := s.allowAnnotationWrite(c); err != nil {
 		return err
 	}
-	if err := s.Annotations.DeleteAnnotation(r.Context(), c.workspaceID, id); err != nil {
-		if errors.Is(err, analytics.ErrNotFound) {
-			return errAnnotationNotFound
-		}
+	if err := s.AnnotationOps.Delete(r.Context(), c.workspaceID, id); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-// handleBulkDeleteAnnotations is POST /api/v1/annotations/bulk-delete. Ids
-// that are unknown or belong to another workspace are skipped silently, so
-// the answer's count is all a caller learns and it says nothing about other
-// workspaces.
+// handleBulkDeleteAnnotations is POST /api/v1/annotations/bulk-delete
+// (annotations.Service.DeleteMany).
 func (s *Server) handleBulkDeleteAnnotations(w http.ResponseWriter, r *http.Request) error {
 	c, body, err := s.annotationWrite(w, r)
 	if err != nil {
@@ -307,18 +278,7 @@ func (s *Server) handleBulkDeleteAnnotations(w http.ResponseWriter, r *http.Requ
 	if err := jsontext.Decode(body, &req); err != nil {
 		return err
 	}
-	if req.IDs == nil {
-		return analytics.InvalidField("ids", "is required")
-	}
-	if n := len(req.IDs); n < 1 || n > maxBulkDelete {
-		return analytics.InvalidField("ids", "must list 1 to %d ids, not %d", maxBulkDelete, n)
-	}
-	for i, id := range req.IDs {
-		if id < 1 {
-			return analytics.InvalidField(fmt.Sprintf("ids[%d]", i), "must be a positive integer, not %d", id)
-		}
-	}
-	n, err := s.Annotations.DeleteAnnotations(r.Context(), c.workspaceID, req.IDs)
+	n, err := s.AnnotationOps.DeleteMany(r.Context(), c.workspaceID, req.IDs)
 	if err != nil {
 		return err
 	}
@@ -387,7 +347,7 @@ func (s *Server) handleExportAnnotations(w http.ResponseWriter, r *http.Request)
 	out.UseCRLF = true
 	out.Write(csvColumns)
 	err = s.Queries.ReadMeta(r.Context(), func(ctx context.Context) error {
-		return s.Annotations.EachAnnotation(ctx, f, func(a analytics.Annotation) error {
+		return s.AnnotationOps.Each(ctx, f, func(a analytics.Annotation) error {
 			return out.Write(csvRow(a))
 		})
 	})

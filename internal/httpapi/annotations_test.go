@@ -1,11 +1,13 @@
 package httpapi
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"strata/internal/analytics"
+	"strata/internal/annotations"
 )
 
 func TestParseAnnotation(t *testing.T) {
@@ -48,9 +50,19 @@ func TestParseAnnotation(t *testing.T) {
 		{"description too long", `{"label":"x","date":"2026-11-20T14:05:00Z","color":"sky","scope":"workspace","description":"` + strings.Repeat("d", 2001) + `"}`, "description:"},
 		{"description NUL", `{"label":"x","date":"2026-11-20T14:05:00Z","color":"sky","scope":"workspace","description":"a\u0000b"}`, "description:"},
 	}
+	// A body is decoded here and its rules are the service's, which checks
+	// them before it touches its store: a create with no store reaches the
+	// answer a rule gives, and one that passed every rule would panic.
+	create := func(body []byte) error {
+		a, err := parseAnnotation(body)
+		if err != nil {
+			return err
+		}
+		return (&annotations.Service{}).Create(context.Background(), &a)
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := parseAnnotation([]byte(c.body))
+			err := create([]byte(c.body))
 			e := analytics.AsError(err)
 			if err == nil || e.Kind != analytics.KindInvalid || e.Code != "invalid_request" || !strings.Contains(e.Message, c.field) {
 				t.Errorf("error %v; want invalid_request naming %q", err, c.field)

@@ -21,7 +21,8 @@ var (
 )
 
 // flagRequest is the body of POST /flags and PUT /flags/{id}. Pointers
-// tell a field that was left out from an empty one.
+// tell a field that was left out from an empty one; what a field left out
+// means is experiment.Flags's.
 type flagRequest struct {
 	Key         *string                 `json:"key"`
 	Name        *string                 `json:"name"`
@@ -29,43 +30,6 @@ type flagRequest struct {
 	Enabled     *bool                   `json:"enabled"`
 	Rollout     *float64                `json:"rollout"`
 	Variants    []analytics.FlagVariant `json:"variants"`
-}
-
-// apply sets f's fields from the request. On a new flag a field left out
-// takes its default: the key is made from the name, a flag starts disabled
-// with a rollout of 100 %, and without arms. On an existing one a field
-// left out keeps its value, and the key may be repeated but not changed.
-func (req *flagRequest) apply(f *analytics.Flag) error {
-	if req.Key != nil {
-		if f.ID != 0 && *req.Key != f.Key {
-			return analytics.InvalidField("key", "cannot change once the flag exists (it is %q): code and recorded exposures name the flag by it", f.Key)
-		}
-		f.Key = *req.Key
-	}
-	if req.Name != nil {
-		f.Name = *req.Name
-	}
-	if f.ID == 0 && req.Key == nil {
-		f.Key = analytics.Slug(f.Name)
-	}
-	if req.Description != nil {
-		f.Description = *req.Description
-	}
-	if req.Enabled != nil {
-		f.Enabled = *req.Enabled
-	}
-	if req.Rollout != nil {
-		f.Rollout = *req.Rollout
-	} else if f.ID == 0 {
-		f.Rollout = 100
-	}
-	if req.Variants != nil {
-		f.Variants = req.Variants
-	}
-	if f.Variants == nil {
-		f.Variants = []analytics.FlagVariant{} // [] on the wire, never null
-	}
-	return f.Validate()
 }
 
 // flagID reads the {id} of a flag path; anything but a positive integer
@@ -106,27 +70,19 @@ func flagStoreError(err error) error {
 	return err
 }
 
-// readFlag decodes a flag body onto f and validates the result.
-func readFlag(w http.ResponseWriter, r *http.Request, f *analytics.Flag) error {
-	var req flagRequest
-	if err := readJSON(w, r, &req); err != nil {
-		return err
-	}
-	return req.apply(f)
-}
-
 // handleCreateFlag is POST /api/v1/flags.
 func (s *Server) handleCreateFlag(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.principal(r)
 	if err != nil {
 		return err
 	}
-	f := analytics.Flag{ProductID: p.ProductID}
-	if err := readFlag(w, r, &f); err != nil {
+	var req flagRequest
+	if err := readJSON(w, r, &req); err != nil {
 		return err
 	}
-	if err := s.Flags.CreateFlag(r.Context(), &f, p.Describe()); err != nil {
-		return flagStoreError(err)
+	f, err := s.FlagOps.Create(r.Context(), p.Describe(), p.ProductID, experiment.FlagFields(req))
+	if err != nil {
+		return err
 	}
 	s.FlagsChanged(p.ProductID)
 	writeJSON(w, http.StatusCreated, f)
@@ -163,21 +119,26 @@ func (s *Server) handleGetFlag(w http.ResponseWriter, r *http.Request) error {
 // handleUpdateFlag is PUT /api/v1/flags/{id}: the fields sent replace the
 // flag's; those left out keep their values.
 func (s *Server) handleUpdateFlag(w http.ResponseWriter, r *http.Request) error {
-	p, f, err := s.flagTarget(r)
+	p, err := s.principal(r)
 	if err != nil {
 		return err
 	}
-	arms := f.Variants // readFlag replaces the slice, never edits it
-	if err := readFlag(w, r, &f); err != nil {
+	id, err := flagID(r)
+	if err != nil {
 		return err
 	}
-	if !analytics.SameSplit(arms, f.Variants) {
-		if err := s.refuseWhileRunning(r, p.ProductID, f.ID, "changing its arms or weights"); err != nil {
-			return err
+	var req flagRequest
+	if err := readJSON(w, r, &req); err != nil {
+		// A flag the product does not have is answered 404 before its
+		// body is judged, whatever the body.
+		if _, err := s.Flags.Flag(r.Context(), p.ProductID, id); err != nil {
+			return flagStoreError(err)
 		}
+		return err
 	}
-	if err := s.Flags.UpdateFlag(r.Context(), &f, p.Describe()); err != nil {
-		return flagStoreError(err)
+	f, err := s.FlagOps.Update(r.Context(), p.Describe(), p.ProductID, id, experiment.FlagFields(req))
+	if err != nil {
+		return err
 	}
 	s.FlagsChanged(p.ProductID)
 	writeJSON(w, http.StatusOK, f)
@@ -194,11 +155,8 @@ func (s *Server) handleDeleteFlag(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if err := s.refuseWhileRunning(r, p.ProductID, id, "deleting the flag"); err != nil {
+	if err := s.FlagOps.Delete(r.Context(), p.Describe(), p.ProductID, id); err != nil {
 		return err
-	}
-	if err := s.Flags.DeleteFlag(r.Context(), p.ProductID, id, p.Describe()); err != nil {
-		return flagStoreError(err)
 	}
 	s.FlagsChanged(p.ProductID)
 	w.WriteHeader(http.StatusNoContent)
@@ -227,16 +185,4 @@ func (s *Server) handleFlagChanges(w http.ResponseWriter, r *http.Request) error
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"items": changes})
 	return nil
-}
-
-// refuseWhileRunning answers 409 experiment_running when the flag's arms
-// are under a running experiment: changing them would mix users of two
-// splits in one result (docs/flags.md, "Experiments").
-func (s *Server) refuseWhileRunning(r *http.Request, productID, flagID int64, what string) error {
-	running, err := experiment.FlagUnderTest(r.Context(), s.Experiments, productID, flagID)
-	if err != nil || !running {
-		return err
-	}
-	return analytics.Errorf(analytics.KindConflict, "experiment_running",
-		"The flag's experiment is running: pause it (or apply a winner) before %s.", what)
 }

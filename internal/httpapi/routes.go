@@ -17,6 +17,7 @@ import (
 	"strata/internal/admin"
 	"strata/internal/alerts"
 	"strata/internal/analytics"
+	"strata/internal/annotations"
 	"strata/internal/auth"
 	"strata/internal/buildinfo"
 	"strata/internal/errtrack"
@@ -42,6 +43,9 @@ type Server struct {
 	// the SDK configuration built from them (sdkconfig.go).
 	Flags       analytics.FlagStore
 	Experiments analytics.ExperimentStore
+	// FlagOps creates, changes and deletes flags, under the rules of the
+	// experiments on them.
+	FlagOps *experiment.Flags
 	// ExperimentOps changes experiments, with their flags when a change
 	// writes both (experiments.go).
 	ExperimentOps *experiment.Service
@@ -89,9 +93,10 @@ type Server struct {
 	QueryLimiter   *ratelimit.Limiter
 	QueryRateLimit int
 	// Products resolves a credential's product to its workspace, and
-	// Annotations keeps that workspace's chart annotations.
-	Products    ProductStore
-	Annotations analytics.AnnotationStore
+	// AnnotationOps runs the operations on that workspace's chart
+	// annotations.
+	Products      ProductStore
+	AnnotationOps *annotations.Service
 	// AnnotationLimiter holds the workspaces' shared annotation write
 	// budgets, one bucket per workspace id, which the API credentials'
 	// writes are charged to; AnnotationCredentialLimiter holds one bucket

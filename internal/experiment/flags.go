@@ -1,0 +1,131 @@
+package experiment
+
+import (
+	"context"
+
+	"strata/internal/analytics"
+)
+
+// Flags holds the operations that change feature flags, below every door
+// that changes them (the HTTP API today; the CLI and the importer call the
+// same). It lives beside the experiment service rather than in package
+// flags, which evaluates flags the way the SDKs do and has no store: the
+// rule a flag's change must obey beyond its own fields is an experiment's
+// (its arms cannot change while an experiment on it runs), and package
+// experiment already imports package flags for the assignment.
+type Flags struct {
+	Store analytics.Transactor
+}
+
+// FlagFields are the fields a create or an update of a flag sets; nil
+// leaves a field out.
+type FlagFields struct {
+	Key         *string
+	Name        *string
+	Description *string
+	Enabled     *bool
+	Rollout     *float64
+	Variants    []analytics.FlagVariant
+}
+
+// apply sets f's fields from c. On a new flag a field left out takes its
+// default: the key is made from the name, a flag starts disabled with a
+// rollout of 100 %, and without arms. On an existing one a field left out
+// keeps its value, and the key may be repeated but not changed.
+func (c *FlagFields) apply(f *analytics.Flag) error {
+	if c.Key != nil {
+		if f.ID != 0 && *c.Key != f.Key {
+			return analytics.InvalidField("key", "cannot change once the flag exists (it is %q): code and recorded exposures name the flag by it", f.Key)
+		}
+		f.Key = *c.Key
+	}
+	if c.Name != nil {
+		f.Name = *c.Name
+	}
+	if f.ID == 0 && c.Key == nil {
+		f.Key = analytics.Slug(f.Name)
+	}
+	if c.Description != nil {
+		f.Description = *c.Description
+	}
+	if c.Enabled != nil {
+		f.Enabled = *c.Enabled
+	}
+	if c.Rollout != nil {
+		f.Rollout = *c.Rollout
+	} else if f.ID == 0 {
+		f.Rollout = 100
+	}
+	if c.Variants != nil {
+		f.Variants = c.Variants
+	}
+	if f.Variants == nil {
+		f.Variants = []analytics.FlagVariant{} // [] on the wire, never null
+	}
+	return f.Validate()
+}
+
+// Create stores a new flag of the product with fields (defaults for those
+// left out, docs/flags.md), as actor's change: 400 for a field the rules
+// refuse, 409 flag_key_taken for a key the product already has.
+func (s *Flags) Create(ctx context.Context, actor string, productID int64, fields FlagFields) (analytics.Flag, error) {
+	f := analytics.Flag{ProductID: productID}
+	if err := fields.apply(&f); err != nil {
+		return f, err
+	}
+	err := s.Store.InTx(ctx, func(tx analytics.MetaTx) error {
+		return flagError(tx.CreateFlag(ctx, &f, actor))
+	})
+	return f, err
+}
+
+// Update changes the product's flag id by fields, as actor's change: the
+// fields sent replace the flag's, those left out keep their values. A
+// change of its arms or weights is 409 experiment_running while an
+// experiment on the flag runs. The flag, the experiments and the write
+// are read and made in one transaction, so an experiment started meanwhile
+// cannot miss the change.
+func (s *Flags) Update(ctx context.Context, actor string, productID, id int64, fields FlagFields) (analytics.Flag, error) {
+	var f analytics.Flag
+	err := s.Store.InTx(ctx, func(tx analytics.MetaTx) error {
+		var err error
+		if f, err = tx.Flag(ctx, productID, id); err != nil {
+			return flagError(err)
+		}
+		arms := f.Variants // apply replaces the slice, never edits it
+		if err := fields.apply(&f); err != nil {
+			return err
+		}
+		if !analytics.SameSplit(arms, f.Variants) {
+			if err := refuseWhileRunning(ctx, tx, productID, id, "changing its arms or weights"); err != nil {
+				return err
+			}
+		}
+		return flagError(tx.UpdateFlag(ctx, &f, actor))
+	})
+	return f, err
+}
+
+// Delete deletes the product's flag id, as actor's change; its history
+// outlives it. A flag under a running experiment is 409
+// experiment_running, one the product does not have 404 flag_not_found.
+func (s *Flags) Delete(ctx context.Context, actor string, productID, id int64) error {
+	return s.Store.InTx(ctx, func(tx analytics.MetaTx) error {
+		if err := refuseWhileRunning(ctx, tx, productID, id, "deleting the flag"); err != nil {
+			return err
+		}
+		return flagError(tx.DeleteFlag(ctx, productID, id, actor))
+	})
+}
+
+// refuseWhileRunning answers 409 experiment_running when the flag's arms
+// are under a running experiment: changing them would mix users of two
+// splits in one result (docs/flags.md, "Experiments").
+func refuseWhileRunning(ctx context.Context, store analytics.ExperimentStore, productID, flagID int64, what string) error {
+	running, err := flagUnderTest(ctx, store, productID, flagID)
+	if err != nil || !running {
+		return err
+	}
+	return analytics.Errorf(analytics.KindConflict, "experiment_running",
+		"The flag's experiment is running: pause it (or apply a winner) before %s.", what)
+}
