@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"strata/internal/analytics"
-	"strata/internal/store/duckdb"
+	"strata/internal/store/duckdb/duckdbtest"
 )
 
 // TestOperations runs the annotation operations on a real DuckDB store
@@ -19,11 +19,7 @@ import (
 // and counts only what it removed.
 func TestOperations(t *testing.T) {
 	ctx := context.Background()
-	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := duckdbtest.Open(t)
 	mine, _ := st.CreateWorkspace(ctx, "Mine")
 	theirs, _ := st.CreateWorkspace(ctx, "Theirs")
 	svc := &Service{Store: st}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"strata/internal/analytics"
-	"strata/internal/store/duckdb"
+	"strata/internal/store/duckdb/duckdbtest"
 )
 
 // TestSourcemapAfterErrorsAliases runs the processor with aliases on a real
@@ -21,11 +21,7 @@ import (
 // recorded and events keep their own group.
 func TestSourcemapAfterErrorsAliases(t *testing.T) {
 	ctx := context.Background()
-	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := duckdbtest.Open(t)
 	ws, _ := st.CreateWorkspace(ctx, "W")
 	minified, _ := os.ReadFile("../sourcemap/testdata/app.min.js")
 	mapText, _ := os.ReadFile("../sourcemap/testdata/app.min.js.map")

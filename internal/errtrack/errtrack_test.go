@@ -11,6 +11,7 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/store/duckdb"
+	"strata/internal/store/duckdb/duckdbtest"
 )
 
 const appURL = "https://shop.example.com/assets/app.min.js"
@@ -46,13 +47,7 @@ type enriched struct {
 // bug, differs between bugs, and a client's own fingerprint wins.
 func TestEnrich(t *testing.T) {
 	ctx := context.Background()
-	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ws, _ := st.CreateWorkspace(ctx, "W")
-	product, _ := st.CreateProduct(ctx, ws.ID, "P")
+	st, product := duckdbtest.Product(t)
 	minified, _ := os.ReadFile("../sourcemap/testdata/app.min.js")
 	mapText, _ := os.ReadFile("../sourcemap/testdata/app.min.js.map")
 	p := NewProcessor(st, 1<<20)
@@ -151,13 +146,7 @@ func TestEnrichAnyStack(t *testing.T) {
 // map of the same release under the limit still resolves.
 func TestEnrichTooComplexMap(t *testing.T) {
 	ctx := context.Background()
-	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ws, _ := st.CreateWorkspace(ctx, "W")
-	product, _ := st.CreateProduct(ctx, ws.ID, "P")
+	st, product := duckdbtest.Product(t)
 	// 3.5 million one-field segments: 70,000,000 bytes (66.8 MB) parsed,
 	// from 7 MB of text.
 	dense := []byte(`{"version":3,"sources":["a.js"],"names":[],"mappings":"A` + strings.Repeat(",A", 3_500_000) + `"}`)
@@ -232,13 +221,7 @@ func TestEnrichAfterAStoreError(t *testing.T) {
 // nothing, and an upload takes effect at once on this node.
 func TestUpload(t *testing.T) {
 	ctx := context.Background()
-	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ws, _ := st.CreateWorkspace(ctx, "W")
-	product, _ := st.CreateProduct(ctx, ws.ID, "P")
+	st, product := duckdbtest.Product(t)
 	p := NewProcessor(st, 1<<20)
 	p.Quota = analytics.SourcemapAmount{Count: 1}
 	upload := func(url, mapText string) error {
@@ -284,13 +267,7 @@ func TestUpload(t *testing.T) {
 // has no note, with a release or without one.
 func TestResolutionNamesOnlyMinifiedFiles(t *testing.T) {
 	ctx := context.Background()
-	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ws, _ := st.CreateWorkspace(ctx, "W")
-	product, _ := st.CreateProduct(ctx, ws.ID, "P")
+	st, product := duckdbtest.Product(t)
 	p := NewProcessor(st, 1<<20)
 	resolution := func(release, stack string) string {
 		t.Helper()
@@ -330,13 +307,7 @@ func TestResolutionNamesOnlyMinifiedFiles(t *testing.T) {
 // served as it was written (issue 35, item 4).
 func TestFramesMarkedMinifiedOnlyInMinifiedFiles(t *testing.T) {
 	ctx := context.Background()
-	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ws, _ := st.CreateWorkspace(ctx, "W")
-	product, _ := st.CreateProduct(ctx, ws.ID, "P")
+	st, product := duckdbtest.Product(t)
 	p := NewProcessor(st, 1<<20)
 	stack := "TypeError: x\n" +
 		"    at checkout (https://shop.example.com/checkout?step=2:41:13)\n" +

@@ -9,7 +9,7 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/query"
-	"strata/internal/store/duckdb"
+	"strata/internal/store/duckdb/duckdbtest"
 )
 
 // TestGroupsService runs the error groups' operations on a real DuckDB
@@ -22,11 +22,7 @@ import (
 // unmerge gives the fingerprint back and forgets the cache again.
 func TestGroupsService(t *testing.T) {
 	ctx := context.Background()
-	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := duckdbtest.Open(t)
 	ws, _ := st.CreateWorkspace(ctx, "W")
 	pa, _ := st.CreateProduct(ctx, ws.ID, "A")
 	pb, _ := st.CreateProduct(ctx, ws.ID, "B")

@@ -12,7 +12,7 @@ import (
 	"strata/internal/experiment"
 	"strata/internal/ingest"
 	"strata/internal/query"
-	"strata/internal/store/duckdb"
+	"strata/internal/store/duckdb/duckdbtest"
 )
 
 // TestCheckerOneNodeAtATime runs two nodes' checkers on one real store
@@ -21,13 +21,7 @@ import (
 // expired, then takes over.
 func TestCheckerOneNodeAtATime(t *testing.T) {
 	ctx := context.Background()
-	s, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	ws, _ := s.CreateWorkspace(ctx, "W")
-	p, _ := s.CreateProduct(ctx, ws.ID, "P")
+	s, p := duckdbtest.Product(t)
 	now := time.Now().UTC().Truncate(time.Second)
 	skewed := func(name string) analytics.Experiment {
 		t.Helper()

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"strata/internal/analytics"
-	"strata/internal/store/duckdb"
+	"strata/internal/store/duckdb/duckdbtest"
 )
 
 // code is the API code of an analytics error, or "" for another error.
@@ -18,34 +18,13 @@ func code(err error) string {
 	return ""
 }
 
-// productStore opens a real DuckDB store, closed when the test ends, with
-// one product in one workspace.
-func productStore(t *testing.T) (*duckdb.Store, analytics.Product) {
-	t.Helper()
-	ctx := context.Background()
-	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	ws, err := st.CreateWorkspace(ctx, "W")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := st.CreateProduct(ctx, ws.ID, "P")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st, p
-}
-
 // TestFlagRules runs the flag operations on a real DuckDB store: a new
 // flag's defaults, the key that cannot be taken twice nor changed, and the
 // arms that cannot change, nor the flag go, while an experiment on it runs
 // (a change of anything else can), each refusal leaving the flag as it was.
 func TestFlagRules(t *testing.T) {
 	ctx := context.Background()
-	st, p := productStore(t)
+	st, p := duckdbtest.Product(t)
 	flags, experiments := &Flags{Store: st}, &Service{Store: st}
 	str := func(s string) *string { return &s }
 

@@ -7,6 +7,7 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/store/duckdb"
+	"strata/internal/store/duckdb/duckdbtest"
 )
 
 // failingStore is a real store whose transactions fail at the last write
@@ -32,13 +33,7 @@ func (f failingStore) InTx(ctx context.Context, fn func(analytics.MetaTx) error)
 // were and the experiment running. Then both succeed.
 func TestChangesWithTheirFlag(t *testing.T) {
 	ctx := context.Background()
-	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ws, _ := st.CreateWorkspace(ctx, "W")
-	p, _ := st.CreateProduct(ctx, ws.ID, "P")
+	st, p := duckdbtest.Product(t)
 	failing, ok := &Service{Store: failingStore{st}}, &Service{Store: st}
 
 	e := analytics.Experiment{ProductID: p.ID, Name: "Checkout copy", SecondaryEvents: []string{}}
@@ -92,7 +87,7 @@ func TestChangesWithTheirFlag(t *testing.T) {
 // is no error.
 func TestPauseForSampleRatio(t *testing.T) {
 	ctx := context.Background()
-	st, p := productStore(t)
+	st, p := duckdbtest.Product(t)
 	svc := &Service{Store: st}
 	running := func(name string) analytics.Experiment {
 		t.Helper()

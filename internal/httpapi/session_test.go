@@ -18,6 +18,7 @@ import (
 	"strata/internal/auth"
 	"strata/internal/query"
 	"strata/internal/store/duckdb"
+	"strata/internal/store/duckdb/duckdbtest"
 )
 
 // dash is a test server with the dashboard's API on a real DuckDB store,
@@ -39,11 +40,7 @@ type dash struct {
 func newDash(t *testing.T) *dash {
 	t.Helper()
 	ctx := context.Background()
-	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := duckdbtest.Open(t)
 	keys := auth.NewKeyring(st, time.Minute, time.Now)
 	svc := &admin.Service{Meta: st, OnChange: keys.Invalidate}
 	key, _, err := svc.Bootstrap(ctx)

@@ -7,6 +7,7 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/store/duckdb"
+	"strata/internal/store/duckdb/duckdbtest"
 )
 
 // failingCampaigns is a real store whose transactions fail at the last
@@ -23,27 +24,6 @@ func (failingTx) UpdateCampaign(context.Context, *analytics.Campaign) error { re
 
 func (f failingCampaigns) InTx(ctx context.Context, fn func(analytics.MetaTx) error) error {
 	return f.Store.InTx(ctx, func(tx analytics.MetaTx) error { return fn(failingTx{tx}) })
-}
-
-// openProduct opens a DuckDB store in a fresh directory, closed when the
-// test ends, with one product in one workspace.
-func openProduct(t *testing.T) (*duckdb.Store, analytics.Product) {
-	t.Helper()
-	ctx := context.Background()
-	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	ws, err := st.CreateWorkspace(ctx, "W")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := st.CreateProduct(ctx, ws.ID, "P")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st, p
 }
 
 func abTest(productID int64, name string, status analytics.CampaignStatus) analytics.Campaign {
@@ -63,7 +43,7 @@ func abTest(productID int64, name string, status analytics.CampaignStatus) analy
 // fails leaves the flag's arms as they were.
 func TestCampaignChangesAreWhole(t *testing.T) {
 	ctx := context.Background()
-	st, p := openProduct(t)
+	st, p := duckdbtest.Product(t)
 	count := func() (flags, experiments, campaigns int) {
 		fl, err1 := st.ListFlags(ctx, p.ID)
 		ex, err2 := st.ListExperiments(ctx, p.ID)

@@ -11,6 +11,7 @@ import (
 	"strata/internal/analytics"
 	"strata/internal/flags"
 	"strata/internal/store/duckdb"
+	"strata/internal/store/duckdb/duckdbtest"
 )
 
 // clock is the tests' time, moved by hand.
@@ -50,7 +51,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	st, p := openProduct(t)
+	st, p := duckdbtest.Product(t)
 	if err := st.SetAutoRender(ctx, p.ID, true); err != nil {
 		t.Fatal(err)
 	}

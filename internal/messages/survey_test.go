@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"strata/internal/analytics"
+	"strata/internal/store/duckdb/duckdbtest"
 )
 
 // TestSurveys reads a survey of more than two pages of responses through
@@ -17,7 +18,7 @@ import (
 // of the admission stops the reading and is returned.
 func TestSurveys(t *testing.T) {
 	ctx := context.Background()
-	st, p := openProduct(t)
+	st, p := duckdbtest.Product(t)
 	c := analytics.Campaign{ProductID: p.ID, Name: "Survey", Status: analytics.CampaignActive,
 		Trigger: analytics.Trigger{Event: "$pageview"}, Cap: analytics.FrequencyCap{Kind: analytics.CapOnce, Count: 1},
 		Variants: []analytics.CampaignVariant{{Key: "control", Weight: 100, Steps: []analytics.Step{
