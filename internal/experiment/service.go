@@ -140,9 +140,6 @@ var transitions = map[string]map[analytics.ExperimentStatus]analytics.Experiment
 	"resume": {analytics.ExperimentPaused: analytics.ExperimentRunning},
 }
 
-// Actions are the status changes Act takes.
-var Actions = []string{"start", "pause", "resume"}
-
 // Act changes the status of the product's experiment id by action (start,
 // pause or resume): a change that is not allowed from the current state is
 // 409 invalid_transition, and a start needs the flag's arms to be 2 to 4.

@@ -10,11 +10,8 @@ import (
 	"strata/internal/store/duckdb/duckdbtest"
 )
 
-// failingStore is a real store whose transactions fail at the last write
-// of an experiment change, the experiment itself, as a failing disk would
-// after the flag was written.
-type failingStore struct{ *duckdb.Store }
-
+// failingTx fails the last write of an experiment change, the experiment
+// itself, as a failing disk would after the flag was written.
 type failingTx struct{ analytics.MetaTx }
 
 var errDisk = errors.New("the disk failed")
@@ -22,8 +19,9 @@ var errDisk = errors.New("the disk failed")
 func (failingTx) CreateExperiment(context.Context, *analytics.Experiment) error { return errDisk }
 func (failingTx) UpdateExperiment(context.Context, *analytics.Experiment) error { return errDisk }
 
-func (f failingStore) InTx(ctx context.Context, fn func(analytics.MetaTx) error) error {
-	return f.Store.InTx(ctx, func(tx analytics.MetaTx) error { return fn(failingTx{tx}) })
+// failingStore is st with every transaction's experiment writes failing.
+func failingStore(st *duckdb.Store) duckdbtest.TxWrapped {
+	return duckdbtest.TxWrapped{Store: st, Wrap: func(tx analytics.MetaTx) analytics.MetaTx { return failingTx{tx} }}
 }
 
 // TestChangesWithTheirFlag runs the changes that write an experiment and
@@ -34,7 +32,7 @@ func (f failingStore) InTx(ctx context.Context, fn func(analytics.MetaTx) error)
 func TestChangesWithTheirFlag(t *testing.T) {
 	ctx := context.Background()
 	st, p := duckdbtest.Product(t)
-	failing, ok := &Service{Store: failingStore{st}}, &Service{Store: st}
+	failing, ok := &Service{Store: failingStore(st)}, &Service{Store: st}
 
 	e := analytics.Experiment{ProductID: p.ID, Name: "Checkout copy", SecondaryEvents: []string{}}
 	if err := failing.Create(ctx, "test", &e, nil, nil); !errors.Is(err, errDisk) {

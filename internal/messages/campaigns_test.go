@@ -6,25 +6,18 @@ import (
 	"testing"
 
 	"strata/internal/analytics"
-	"strata/internal/store/duckdb"
 	"strata/internal/store/duckdb/duckdbtest"
 )
 
-// failingCampaigns is a real store whose transactions fail at the last
-// write of a campaign change, the campaign itself, as a failing disk would
-// after the flag and the experiment were written.
-type failingCampaigns struct{ *duckdb.Store }
-
+// failingTx fails the last write of a campaign change, the campaign
+// itself, as a failing disk would after the flag and the experiment were
+// written.
 type failingTx struct{ analytics.MetaTx }
 
 var errDisk = errors.New("the disk failed")
 
 func (failingTx) CreateCampaign(context.Context, *analytics.Campaign) error { return errDisk }
 func (failingTx) UpdateCampaign(context.Context, *analytics.Campaign) error { return errDisk }
-
-func (f failingCampaigns) InTx(ctx context.Context, fn func(analytics.MetaTx) error) error {
-	return f.Store.InTx(ctx, func(tx analytics.MetaTx) error { return fn(failingTx{tx}) })
-}
 
 func abTest(productID int64, name string, status analytics.CampaignStatus) analytics.Campaign {
 	return analytics.Campaign{ProductID: productID, Name: name, Status: status,
@@ -54,7 +47,7 @@ func TestCampaignChangesAreWhole(t *testing.T) {
 		return len(fl), len(ex), len(ca)
 	}
 
-	failing := &Campaigns{Store: failingCampaigns{st}}
+	failing := &Campaigns{Store: duckdbtest.TxWrapped{Store: st, Wrap: func(tx analytics.MetaTx) analytics.MetaTx { return failingTx{tx} }}}
 	c := abTest(p.ID, "Welcome", analytics.CampaignActive)
 	if err := failing.Create(ctx, "test", &c); !errors.Is(err, errDisk) {
 		t.Fatalf("create with a failing disk: %v", err)

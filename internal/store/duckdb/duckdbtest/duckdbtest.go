@@ -44,3 +44,16 @@ func NewProduct(t testing.TB, st *duckdb.Store, name string) analytics.Product {
 	}
 	return p
 }
+
+// TxWrapped is a store whose transactions hand each change Wrap(tx) in
+// place of tx: a test wraps the transaction to make one of a change's
+// writes fail, as a failing disk would, and checks what is left.
+type TxWrapped struct {
+	*duckdb.Store
+	Wrap func(analytics.MetaTx) analytics.MetaTx
+}
+
+// InTx runs fn in one of the store's transactions, through Wrap.
+func (s TxWrapped) InTx(ctx context.Context, fn func(analytics.MetaTx) error) error {
+	return s.Store.InTx(ctx, func(tx analytics.MetaTx) error { return fn(s.Wrap(tx)) })
+}
