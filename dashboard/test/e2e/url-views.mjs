@@ -183,19 +183,22 @@ export async function urlViewPages(browser, h) {
       .getByRole("table", { name, exact: true })
       .locator("tbody tr")
       .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent.trim()).join(" ")));
+  const rowsBecome = async (pg, name, want) => {
+    let got = [];
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline; await pg.waitForTimeout(100)) {
+      got = await detailRows(pg, name);
+      if (got.join() === want) return;
+    }
+    throw new Error(`${name}: ${got}`);
+  };
   const acquisitionShows = async (pg, want) => {
     await pg.getByRole("heading", { name: "Acquisition" }).waitFor();
     await pg.getByRole("table", { name: "Channels", exact: true }).waitFor();
     await pg.getByRole("table", { name: "Sources", exact: true }).waitFor();
     await pg.waitForFunction((want) => [...document.querySelectorAll("button[aria-expanded=true]")].map((b) => b.textContent).join("|") === want, want);
-    if (want.includes("Search")) {
-      const got = await detailRows(pg, "Source of Search");
-      if (got.join() !== "Google 3") throw new Error(`Source of Search: ${got}`);
-    }
-    if (want.includes("ChatGPT")) {
-      const got = await detailRows(pg, "Referrer of ChatGPT");
-      if (got.join() !== "https://chatgpt.com/ 2") throw new Error(`Referrer of ChatGPT: ${got}`);
-    }
+    // A drill-down table appears before its rows arrive: wait for the rows.
+    if (want.includes("Search")) await rowsBecome(pg, "Source of Search", "Google 3");
+    if (want.includes("ChatGPT")) await rowsBecome(pg, "Referrer of ChatGPT", "https://chatgpt.com/ 2");
     return opened(pg);
   };
   await page.goto(`${base}/acquisition?${p}&range=7d`);
