@@ -19,6 +19,7 @@ import (
 	"strata/internal/analytics"
 	"strata/internal/buildinfo"
 	"strata/internal/enrich/bots"
+	"strata/internal/experiment"
 	"strata/internal/httpapi"
 	"strata/internal/store/duckdb"
 )
@@ -224,7 +225,9 @@ func serveAdminSocket(t *testing.T, dir string) *requestLog {
 		t.Fatal(err)
 	}
 	log := &requestLog{}
-	h := httpapi.AdminHandler(&admin.Service{Meta: st}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svc := &admin.Service{Meta: st, Flags: &experiment.Flags{Store: st}, Experiments: &experiment.Service{Store: st},
+		FlagsChanged: func(productID int64) { log.add(fmt.Sprintf("flags changed %d", productID)) }}
+	h := httpapi.AdminHandler(svc, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		log.add(r.Method + " " + r.URL.Path)
 		h.ServeHTTP(w, r)

@@ -106,6 +106,51 @@ func AdminHandler(svc *admin.Service, log *slog.Logger) http.Handler {
 		writeJSON(w, http.StatusOK, tokens)
 		return nil
 	}))
+	// The flag and experiment commands: the same services as the HTTP
+	// API's (admin.Service calls them), whose changes the server serves
+	// at once (FlagsChanged).
+	mux.Handle("GET /flags", h(func(w http.ResponseWriter, r *http.Request) error {
+		id, err := productParam(r)
+		if err != nil {
+			return err
+		}
+		list, err := svc.ListFlags(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, list)
+		return nil
+	}))
+	mux.Handle("GET /experiments", h(func(w http.ResponseWriter, r *http.Request) error {
+		id, err := productParam(r)
+		if err != nil {
+			return err
+		}
+		list, err := svc.ListExperiments(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, list)
+		return nil
+	}))
+	mux.Handle("POST /experiments/{action}", h(func(w http.ResponseWriter, r *http.Request) error {
+		var in admin.ExperimentRequest
+		if err := decodeJSON(r, &in); err != nil {
+			return err
+		}
+		var e analytics.Experiment
+		var err error
+		if action := r.PathValue("action"); action == "apply-winner" {
+			e, err = svc.ApplyWinner(r.Context(), in.ProductID, in.ID, in.Variant)
+		} else {
+			e, err = svc.ActExperiment(r.Context(), in.ProductID, in.ID, action)
+		}
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, e)
+		return nil
+	}))
 	return mux
 }
 
