@@ -152,13 +152,14 @@ func (s *Service) DeleteUser(ctx context.Context, productID int64, distinctID st
 	for i, x := range list {
 		ids[i] = x.SessionID
 	}
-	return deleteSessions(ctx, s.Store, productID, ids)
+	return s.DeleteSessions(ctx, productID, ids)
 }
 
-// deleteSessions deletes the product's sessions ids at once, as the API's
+// DeleteSessions deletes the product's sessions ids at once, as the API's
 // privacy request and the retention job both do: one write of the
 // tombstones and one sync on the embedded store, one transaction on
-// PostgreSQL, however many sessions there are.
-func deleteSessions(ctx context.Context, store analytics.ReplayStore, productID int64, ids []string) (int, error) {
-	return store.DeleteReplaySessions(ctx, productID, ids)
+// PostgreSQL, however many sessions there are. It returns how many it
+// deleted.
+func (s *Service) DeleteSessions(ctx context.Context, productID int64, ids []string) (int, error) {
+	return s.Store.DeleteReplaySessions(ctx, productID, ids)
 }
