@@ -34,6 +34,11 @@ func (s *Service) ListExperiments(ctx context.Context, productID int64) ([]analy
 // ActExperiment starts, pauses or resumes the product's experiment id
 // (experiment.Service.Act), and has the server serve the change at once.
 func (s *Service) ActExperiment(ctx context.Context, productID, id int64, action string) (analytics.Experiment, error) {
+	switch action {
+	case "start", "pause", "resume":
+	default:
+		return analytics.Experiment{}, analytics.Errorf(analytics.KindInvalid, "invalid_request", "An experiment's action is start, pause or resume, not %q.", action)
+	}
 	if err := s.productExists(ctx, productID); err != nil {
 		return analytics.Experiment{}, err
 	}

@@ -467,82 +467,59 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func printProducts(w io.Writer, products []analytics.Product, asJSON bool) error {
+// printList prints a list: as JSON with asJSON ([] when it is empty),
+// otherwise as a table, header then one row a line.
+func printList[T any](w io.Writer, list []T, asJSON bool, header string, row func(T) string) error {
 	if asJSON {
-		if products == nil {
-			products = []analytics.Product{}
+		if list == nil {
+			list = []T{}
 		}
-		return json.NewEncoder(w).Encode(products)
+		return json.NewEncoder(w).Encode(list)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tWORKSPACE\tCREATED")
-	for _, p := range products {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", p.ID, p.Name, p.WorkspaceID, p.CreatedAt.UTC().Format(time.RFC3339))
+	fmt.Fprintln(tw, header)
+	for _, x := range list {
+		fmt.Fprintln(tw, row(x))
 	}
 	return tw.Flush()
 }
 
-func printKeys(w io.Writer, keys []analytics.APIKey, asJSON bool) error {
-	if asJSON {
-		if keys == nil {
-			keys = []analytics.APIKey{}
-		}
-		return json.NewEncoder(w).Encode(keys)
+// stamp prints a time, or when for a time that never was.
+func stamp(t *time.Time, when string) string {
+	if t == nil {
+		return when
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPREFIX\tENV\tSTATUS\tRATE LIMIT\tCREATED\tLAST USED")
-	for _, k := range keys {
-		limit, used := "default", "never"
+	return t.UTC().Format(time.RFC3339)
+}
+
+func printProducts(w io.Writer, products []analytics.Product, asJSON bool) error {
+	return printList(w, products, asJSON, "ID\tNAME\tWORKSPACE\tCREATED", func(p analytics.Product) string {
+		return fmt.Sprintf("%d\t%s\t%d\t%s", p.ID, p.Name, p.WorkspaceID, stamp(&p.CreatedAt, ""))
+	})
+}
+
+func printKeys(w io.Writer, keys []analytics.APIKey, asJSON bool) error {
+	return printList(w, keys, asJSON, "ID\tPREFIX\tENV\tSTATUS\tRATE LIMIT\tCREATED\tLAST USED", func(k analytics.APIKey) string {
+		limit := "default"
 		if k.RateLimit > 0 {
 			limit = strconv.Itoa(k.RateLimit) + "/min"
 		}
-		if k.LastUsedAt != nil {
-			used = k.LastUsedAt.UTC().Format(time.RFC3339)
-		}
-		fmt.Fprintf(tw, "%d\t%s…\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Prefix, k.Env, k.Status, limit,
-			k.CreatedAt.UTC().Format(time.RFC3339), used)
-	}
-	return tw.Flush()
+		return fmt.Sprintf("%d\t%s…\t%s\t%s\t%s\t%s\t%s", k.ID, k.Prefix, k.Env, k.Status, limit,
+			stamp(&k.CreatedAt, ""), stamp(k.LastUsedAt, "never"))
+	})
 }
 
 // printTokens lists query tokens by id and prefix: only their hashes are
 // stored, so there is no secret to print.
 func printTokens(w io.Writer, tokens []analytics.QueryToken, asJSON bool) error {
-	if asJSON {
-		if tokens == nil {
-			tokens = []analytics.QueryToken{}
-		}
-		return json.NewEncoder(w).Encode(tokens)
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPREFIX\tSTATUS\tCREATED\tLAST USED")
-	for _, t := range tokens {
-		used := "never"
-		if t.LastUsedAt != nil {
-			used = t.LastUsedAt.UTC().Format(time.RFC3339)
-		}
-		fmt.Fprintf(tw, "%d\t%s…\t%s\t%s\t%s\n", t.ID, t.Prefix, t.Status, t.CreatedAt.UTC().Format(time.RFC3339), used)
-	}
-	return tw.Flush()
+	return printList(w, tokens, asJSON, "ID\tPREFIX\tSTATUS\tCREATED\tLAST USED", func(t analytics.QueryToken) string {
+		return fmt.Sprintf("%d\t%s…\t%s\t%s\t%s", t.ID, t.Prefix, t.Status, stamp(&t.CreatedAt, ""), stamp(t.LastUsedAt, "never"))
+	})
 }
 
-func lookupOr(lookup func(string) (string, bool), name, def string) string {
-	if v, ok := lookup(name); ok && strings.TrimSpace(v) != "" {
-		return v
-	}
-	return def
-}
-
+// printFlags lists flags with their arms as key=weight.
 func printFlags(w io.Writer, list []analytics.Flag, asJSON bool) error {
-	if asJSON {
-		if list == nil {
-			list = []analytics.Flag{}
-		}
-		return json.NewEncoder(w).Encode(list)
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tKEY\tENABLED\tROLLOUT\tVARIANTS\tNAME")
-	for _, f := range list {
+	return printList(w, list, asJSON, "ID\tKEY\tENABLED\tROLLOUT\tVARIANTS\tNAME", func(f analytics.Flag) string {
 		arms := make([]string, len(f.Variants))
 		for i, v := range f.Variants {
 			arms[i] = v.Key + "=" + strconv.FormatFloat(v.Weight, 'f', -1, 64)
@@ -551,29 +528,23 @@ func printFlags(w io.Writer, list []analytics.Flag, asJSON bool) error {
 		if variants == "" {
 			variants = "-"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%t\t%s%%\t%s\t%s\n", f.ID, f.Key, f.Enabled, strconv.FormatFloat(f.Rollout, 'f', -1, 64), variants, f.Name)
-	}
-	return tw.Flush()
+		return fmt.Sprintf("%d\t%s\t%t\t%s%%\t%s\t%s", f.ID, f.Key, f.Enabled, strconv.FormatFloat(f.Rollout, 'f', -1, 64), variants, f.Name)
+	})
 }
 
 func printExperiments(w io.Writer, list []analytics.Experiment, asJSON bool) error {
-	if asJSON {
-		if list == nil {
-			list = []analytics.Experiment{}
-		}
-		return json.NewEncoder(w).Encode(list)
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tFLAG\tSTATUS\tWINNER\tSTARTED\tNAME")
-	for _, e := range list {
-		started, winner := "never", e.Winner
-		if e.StartedAt != nil {
-			started = e.StartedAt.UTC().Format(time.RFC3339)
-		}
+	return printList(w, list, asJSON, "ID\tFLAG\tSTATUS\tWINNER\tSTARTED\tNAME", func(e analytics.Experiment) string {
+		winner := e.Winner
 		if winner == "" {
 			winner = "-"
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\n", e.ID, e.FlagID, e.Status, winner, started, e.Name)
+		return fmt.Sprintf("%d\t%d\t%s\t%s\t%s\t%s", e.ID, e.FlagID, e.Status, winner, stamp(e.StartedAt, "never"), e.Name)
+	})
+}
+
+func lookupOr(lookup func(string) (string, bool), name, def string) string {
+	if v, ok := lookup(name); ok && strings.TrimSpace(v) != "" {
+		return v
 	}
-	return tw.Flush()
+	return def
 }

@@ -34,6 +34,19 @@ func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	return o.String(), e.String(), code
 }
 
+// runIn returns a function that runs a command on the data directory dir
+// and returns what it printed, failing the test unless it exits 0.
+func runIn(t *testing.T, dir string) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
+		out, errOut, code := run(t, append(args, "--data", dir)...)
+		if code != 0 {
+			t.Fatalf("strata %s: exit %d: %s", strings.Join(args, " "), code, errOut)
+		}
+		return out
+	}
+}
+
 func TestVersion(t *testing.T) {
 	want := "strata " + buildinfo.Read().String() + "\n"
 	for _, args := range [][]string{{"version"}, {"--version"}} {
@@ -115,14 +128,7 @@ func TestUnknownCommandTouchesNothing(t *testing.T) {
 // the same, and never a token's secret.
 func TestListCommands(t *testing.T) {
 	dir := t.TempDir()
-	cli := func(args ...string) string {
-		t.Helper()
-		out, errOut, code := run(t, append(args, "--data", dir)...)
-		if code != 0 {
-			t.Fatalf("strata %s: exit %d: %s", strings.Join(args, " "), code, errOut)
-		}
-		return out
-	}
+	cli := runIn(t, dir)
 	cli("products", "create", "--name", "Web shop")
 	tok := strings.TrimSpace(cli("tokens", "create", "--product", "2"))
 	cli("tokens", "create", "--product", "2")

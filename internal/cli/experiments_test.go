@@ -47,14 +47,7 @@ func TestExperimentCommands(t *testing.T) {
 	dir := t.TempDir()
 	ids := seedExperiments(t, dir, "Direct test", "Socket test")
 
-	cli := func(args ...string) string {
-		t.Helper()
-		out, errOut, code := run(t, append(args, "--data", dir)...)
-		if code != 0 {
-			t.Fatalf("strata %s: exit %d: %s", strings.Join(args, " "), code, errOut)
-		}
-		return out
-	}
+	cli := runIn(t, dir)
 	fails := func(code int, message string, args ...string) {
 		t.Helper()
 		out, errOut, got := run(t, append(args, "--data", dir)...)
