@@ -7,9 +7,9 @@ import (
 	"strata/internal/flags"
 )
 
-// Flags holds the operations that change feature flags, below every door
-// that changes them (the HTTP API today; the CLI and the importer call the
-// same). It lives beside the experiment service rather than in package
+// Flags holds the operations on feature flags and their reads, below every
+// door that reaches them (the HTTP API and its SDK configuration, the CLI;
+// later the importer). It lives beside the experiment service rather than in package
 // flags, which evaluates flags the way the SDKs do and has no store: the
 // rule a flag's change must obey beyond its own fields is an experiment's
 // (its arms cannot change while an experiment on it runs), and package

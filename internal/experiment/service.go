@@ -8,9 +8,9 @@ import (
 	"strata/internal/analytics"
 )
 
-// Service holds the operations that change experiments, below every door
-// that changes them (the HTTP API today; the CLI and the jobs call the
-// same): their rules live here, and a change that writes the flag too (an
+// Service holds the operations on experiments, below every door that
+// reaches them (the HTTP API, the CLI's experiment commands, the
+// sample-ratio job's pause): their rules live here, and a change that writes the flag too (an
 // experiment created with its flag, a winner applied) writes both in one
 // metadata transaction.
 type Service struct {

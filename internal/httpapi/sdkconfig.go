@@ -125,8 +125,9 @@ func (s *Server) loadSDKConfig(ctx context.Context, productID int64) (configEntr
 	return e, nil
 }
 
-// FlagsByKey is the product's flags as the SDKs evaluate them, by key, for the message engine, whose campaigns'
-// variants are their flags' assignments.
+// FlagsByKey is the product's flags as the SDKs evaluate them, by key,
+// for the message engine, whose campaigns' variants are their flags'
+// assignments.
 func (s *Server) FlagsByKey(ctx context.Context, productID int64) (map[string]*flags.Flag, error) {
 	list, err := s.FlagOps.ForSDK(ctx, productID)
 	if err != nil {
