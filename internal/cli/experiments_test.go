@@ -10,6 +10,8 @@ import (
 	"strata/internal/analytics"
 	"strata/internal/experiment"
 	"strata/internal/store/duckdb"
+	"strata/internal/store/postgres"
+	"strata/internal/store/postgres/pgtest"
 )
 
 // seedExperiments makes dir a data directory with products 1 and 2 and, in
@@ -193,5 +195,43 @@ func TestExperimentUsage(t *testing.T) {
 		if !strings.Contains(usage, "  "+line) {
 			t.Errorf("the usage does not list %q", line)
 		}
+	}
+}
+
+// TestExperimentCommandsOnPostgreSQL runs the commands with --meta on a
+// real PostgreSQL, the metadata a cluster of nodes shares: the change is
+// the service's there too, and the winner is cli's in the flag's history.
+func TestExperimentCommandsOnPostgreSQL(t *testing.T) {
+	meta := pgtest.Start(t)
+	dir := t.TempDir()
+	cli := runIn(t, dir)
+	cli("flags", "list", "--product", "1", "--meta", meta) // sets up workspace and product 1
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	e := analytics.Experiment{ProductID: 1, Name: "Shared", PrimaryEvent: "signup", SecondaryEvents: []string{}}
+	if err := (&experiment.Service{Store: st}).Create(ctx, "test", &e, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	id := strconv.FormatInt(e.ID, 10)
+	cli("experiments", "start", id, "--product", "1", "--meta", meta)
+	if _, errOut, code := run(t, "experiments", "resume", id, "--product", "1", "--meta", meta, "--data", dir); code != 1 ||
+		!strings.Contains(errOut, "A running experiment cannot resume.") {
+		t.Errorf("resume of a running experiment: exit %d, %q", code, errOut)
+	}
+	cli("experiments", "apply-winner", id, "--product", "1", "--variant", "control", "--meta", meta)
+	got, err := st.Experiment(ctx, 1, e.ID)
+	if err != nil || got.Status != analytics.ExperimentCompleted || got.Winner != "control" {
+		t.Errorf("the experiment in PostgreSQL: %+v %v", got, err)
+	}
+	changes, err := st.FlagChanges(ctx, 1, e.FlagID)
+	if err != nil || len(changes) != 2 || changes[0].Actor != "cli" {
+		t.Errorf("the flag's history in PostgreSQL: %+v %v", changes, err)
+	}
+	if out := cli("flags", "list", "--product", "1", "--meta", meta); !strings.Contains(out, "control=100 treatment=0") {
+		t.Errorf("flags list --meta:\n%s", out)
 	}
 }
