@@ -28,6 +28,7 @@ type Meta interface {
 	analytics.SourcemapStore
 	analytics.ErrorGroupStore
 	analytics.ErrorAliasStore
+	analytics.SharedLinkStore
 	analytics.AlertStore
 	analytics.CampaignStore
 	analytics.GroupStore
@@ -67,6 +68,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("SourcemapQuota", func(t *testing.T) { testSourcemapQuota(t, open(t)) })
 	t.Run("ErrorGroupStatuses", func(t *testing.T) { testErrorGroupStatuses(t, open(t)) })
 	t.Run("ErrorAliases", func(t *testing.T) { testErrorAliases(t, open(t)) })
+	t.Run("SharedLinks", func(t *testing.T) { testSharedLinks(t, open(t)) })
 	t.Run("Alerts", func(t *testing.T) { testAlerts(t, open(t)) })
 	t.Run("Campaigns", func(t *testing.T) { testCampaigns(t, open(t)) })
 	t.Run("Transactions", func(t *testing.T) { testTransactions(t, open(t)) })
