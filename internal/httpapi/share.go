@@ -207,10 +207,11 @@ func shareHeaders(w http.ResponseWriter) {
 // shareInfo is the answer of GET /share/{secret}/api/v1/share: what the
 // shared view shows before it reads anything.
 type shareInfo struct {
-	Name        string            `json:"name"`
-	Product     analytics.Product `json:"product"`
-	HasPassword bool              `json:"hasPassword"`
-	Unlocked    bool              `json:"unlocked"`
+	Name        string `json:"name"`
+	ProductID   int64  `json:"productId"`
+	ProductName string `json:"productName"`
+	HasPassword bool   `json:"hasPassword"`
+	Unlocked    bool   `json:"unlocked"`
 }
 
 // handleShareAPI serves every path under /share/{secret}/api/: the link's
@@ -241,7 +242,7 @@ func (s *Server) handleShareAPI(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		info := shareInfo{Name: link.Name, Product: analytics.Product{ID: prod.ID, Name: prod.Name}, HasPassword: link.HasPassword}
+		info := shareInfo{Name: link.Name, ProductID: prod.ID, ProductName: prod.Name, HasPassword: link.HasPassword}
 		info.Unlocked = s.SharedLinks.Admit(link, shareGrant(r)) == nil
 		writeJSON(w, http.StatusOK, info)
 		return nil
