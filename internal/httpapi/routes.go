@@ -337,7 +337,7 @@ func (s *Server) routes() http.Handler {
 	// The public view of a shared link, and the only paths that take its
 	// secret (share.go).
 	mux.Handle("GET /share/{secret}", h(s.handleSharePage))
-	mux.Handle("/share/{secret}/api/", h(s.handleShareAPI))
+	mux.Handle("/share/{secret}/", h(s.handleShareAPI))
 
 	mux.Handle("GET /healthz", h(s.handleHealth))
 	mux.Handle("GET /readyz", h(s.handleReady))

@@ -175,24 +175,37 @@ func (s *Server) handleSharePage(w http.ResponseWriter, r *http.Request) error {
 	if s.Pages == nil {
 		return errNotFound
 	}
-	shareHeaders(w)
 	page := r.Clone(r.Context())
 	page.URL = &url.URL{Path: "/"}
-	if status == http.StatusOK {
-		s.Pages.ServePage(w, page)
-		return nil
-	}
-	s.Pages.ServePage(&statusWriter{ResponseWriter: w, status: status}, page)
+	page.Header.Del("If-None-Match")
+	page.Header.Del("If-Modified-Since")
+	s.Pages.ServePage(&sharePageWriter{ResponseWriter: w, status: status}, page)
 	return nil
 }
 
-// statusWriter answers with status instead of the one written.
-type statusWriter struct {
+// sharePageWriter serves the dashboard's page with the share headers,
+// which replace the page's own caching and referrer headers, and with
+// status instead of the one written.
+type sharePageWriter struct {
 	http.ResponseWriter
-	status int
+	status      int
+	wroteHeader bool
 }
 
-func (w *statusWriter) WriteHeader(int) { w.ResponseWriter.WriteHeader(w.status) }
+func (w *sharePageWriter) WriteHeader(int) {
+	if w.wroteHeader {
+		return
+	}
+	w.wroteHeader = true
+	shareHeaders(w.ResponseWriter)
+	w.Header().Del("ETag")
+	w.ResponseWriter.WriteHeader(w.status)
+}
+
+func (w *sharePageWriter) Write(b []byte) (int, error) {
+	w.WriteHeader(w.status)
+	return w.ResponseWriter.Write(b)
+}
 
 // shareHeaders are the headers of every answer under /share: never cached
 // (a revoked link must stop at once), never indexed, and the secret in the
@@ -214,7 +227,7 @@ type shareInfo struct {
 	Unlocked    bool   `json:"unlocked"`
 }
 
-// handleShareAPI serves every path under /share/{secret}/api/: the link's
+// handleShareAPI serves every path under /share/{secret}/: the link's
 // own two (its description, and the password check), and the allowlisted
 // reads of shareRoutes, which it calls with the link's principal and
 // nothing else of the request's credentials. Anything else is 403
