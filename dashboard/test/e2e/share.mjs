@@ -69,9 +69,11 @@ export async function sharePages(browser, h) {
   });
   await h.check("the shared view has no navigation, no product switcher, no editing, and says it is shared", async () => {
     await v.getByTestId("shared-label").filter({ hasText: "Shared view" }).waitFor();
-    for (const sel of ["nav.sidebar", ".switcher", "a[href^='/settings']"]) {
+    for (const sel of ["nav.sidebar", ".env-switch", "a[href^='/settings']"]) {
       if ((await v.locator(sel).count()) !== 0) throw new Error(`the shared view has ${sel}`);
     }
+    if ((await v.getByLabel("Product", { exact: true }).count()) !== 0) throw new Error("the shared view has a product switcher");
+    if ((await v.getByRole("link").count()) !== 0) throw new Error(`the shared view has links: ${await v.getByRole("link").allTextContents()}`);
     if ((await v.getByText("Click a point on the chart").count()) !== 0) throw new Error("the shared view offers to annotate");
     if ((await visitor.context.cookies()).some((c) => c.name === "strata_session")) throw new Error("the visitor has a session");
   });
