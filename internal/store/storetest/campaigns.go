@@ -18,9 +18,8 @@ import (
 // with it.
 func testCampaigns(t *testing.T, s Meta) {
 	ctx := context.Background()
-	ws, _ := s.CreateWorkspace(ctx, "W")
-	a, _ := s.CreateProduct(ctx, ws.ID, "A")
-	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+	ps := products(ctx, t, s, "A", "B")
+	a, b := ps[0], ps[1]
 
 	exp := int64(7)
 	c := analytics.Campaign{ProductID: a.ID, Name: "Welcome tour ✨", Status: analytics.CampaignActive,

@@ -20,9 +20,8 @@ import (
 // them is not an alias.
 func testErrorAliases(t *testing.T, s Meta) {
 	ctx := context.Background()
-	ws, _ := s.CreateWorkspace(ctx, "W")
-	a, _ := s.CreateProduct(ctx, ws.ID, "A")
-	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+	ps := products(ctx, t, s, "A", "B")
+	a, b := ps[0], ps[1]
 	aliases := func(p int64) map[string]string {
 		t.Helper()
 		m, err := s.ErrorAliases(ctx, p)

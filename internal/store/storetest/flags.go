@@ -17,9 +17,8 @@ import (
 // changed nothing.
 func testFlags(t *testing.T, s Meta) {
 	ctx := context.Background()
-	ws, _ := s.CreateWorkspace(ctx, "W")
-	a, _ := s.CreateProduct(ctx, ws.ID, "A")
-	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+	ps := products(ctx, t, s, "A", "B")
+	a, b := ps[0], ps[1]
 
 	f := analytics.Flag{ProductID: a.ID, Key: "pricing_copy_test", Name: "Pricing copy test", Description: "Which headline sells",
 		Enabled: true, Rollout: 12.34, Variants: []analytics.FlagVariant{
@@ -121,9 +120,8 @@ func testFlags(t *testing.T, s Meta) {
 // product.
 func testExperiments(t *testing.T, s Meta) {
 	ctx := context.Background()
-	ws, _ := s.CreateWorkspace(ctx, "W")
-	a, _ := s.CreateProduct(ctx, ws.ID, "A")
-	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+	ps := products(ctx, t, s, "A", "B")
+	a, b := ps[0], ps[1]
 	f := analytics.Flag{ProductID: a.ID, Key: "pricing_copy_test", Name: "Pricing copy test", Rollout: 100,
 		Variants: []analytics.FlagVariant{{Key: "control", Weight: 50}, {Key: "treatment", Weight: 50}}}
 	if err := s.CreateFlag(ctx, &f, "x"); err != nil {

@@ -17,9 +17,8 @@ import (
 // another's groups, even under the same type and key.
 func testGroups(t *testing.T, s Meta) {
 	ctx := context.Background()
-	ws, _ := s.CreateWorkspace(ctx, "W")
-	a, _ := s.CreateProduct(ctx, ws.ID, "A")
-	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+	ps := products(ctx, t, s, "A", "B")
+	a, b := ps[0], ps[1]
 
 	props := func(g analytics.Group) map[string]any {
 		var m map[string]any

@@ -17,9 +17,8 @@ import (
 // testSavedQueries checks saved query storage, scoped by product.
 func testSavedQueries(t *testing.T, s Meta) {
 	ctx := context.Background()
-	ws, _ := s.CreateWorkspace(ctx, "W")
-	a, _ := s.CreateProduct(ctx, ws.ID, "A")
-	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+	ps := products(ctx, t, s, "A", "B")
+	a, b := ps[0], ps[1]
 	q := analytics.SavedQuery{ProductID: a.ID, Kind: analytics.QueryFunnel, Name: "Signup",
 		Definition: json.RawMessage(`{"steps":["a","b"]}`)}
 	if err := s.CreateSavedQuery(ctx, &q); err != nil || q.ID == 0 || q.CreatedAt.IsZero() {

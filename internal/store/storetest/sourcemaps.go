@@ -18,9 +18,8 @@ import (
 // find, and every method is scoped to its product.
 func testSourcemaps(t *testing.T, s Meta) {
 	ctx := context.Background()
-	ws, _ := s.CreateWorkspace(ctx, "W")
-	a, _ := s.CreateProduct(ctx, ws.ID, "A")
-	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+	ps := products(ctx, t, s, "A", "B")
+	a, b := ps[0], ps[1]
 	put := func(p int64, release, url, mapText string, minified []byte) analytics.Sourcemap {
 		t.Helper()
 		sm := analytics.Sourcemap{ProductID: p, Release: release, URL: url}
@@ -98,9 +97,8 @@ func testSourcemaps(t *testing.T, s Meta) {
 // quota together.
 func testSourcemapQuota(t *testing.T, s Meta) {
 	ctx := context.Background()
-	ws, _ := s.CreateWorkspace(ctx, "W")
-	a, _ := s.CreateProduct(ctx, ws.ID, "A")
-	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+	ps := products(ctx, t, s, "A", "B", "C")
+	a, b, c := ps[0], ps[1], ps[2]
 	quota := analytics.SourcemapAmount{Count: 3, Bytes: 1000}
 	put := func(p int64, release, url string, mapBytes, minifiedBytes int) error {
 		t.Helper()
@@ -164,7 +162,6 @@ func testSourcemapQuota(t *testing.T, s Meta) {
 
 	// Twelve uploads at once into room for three: three are stored.
 	quota = analytics.SourcemapAmount{Count: 3}
-	c, _ := s.CreateProduct(ctx, ws.ID, "C")
 	var wg sync.WaitGroup
 	errs := make([]error, 12)
 	for i := range errs {
@@ -188,9 +185,8 @@ func testSourcemapQuota(t *testing.T, s Meta) {
 // replaced in place, and per product.
 func testErrorGroupStatuses(t *testing.T, s Meta) {
 	ctx := context.Background()
-	ws, _ := s.CreateWorkspace(ctx, "W")
-	a, _ := s.CreateProduct(ctx, ws.ID, "A")
-	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+	ps := products(ctx, t, s, "A", "B")
+	a, b := ps[0], ps[1]
 	st := analytics.ErrorGroupStatus{Fingerprint: "f1", Status: analytics.ErrorResolved, ResolvedRelease: "1.4.2", ChangedBy: "token 3"}
 	if err := s.SetErrorGroupStatus(ctx, a.ID, &st); err != nil || st.ChangedAt == nil {
 		t.Fatalf("set: %v %+v", err, st)

@@ -93,6 +93,24 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("UserEvents", func(t *testing.T) { testUserEvents(t, open(t)) })
 }
 
+// products creates a workspace and in it one product a name, in order:
+// the setup of the metadata tests, which each check that every method is
+// scoped to its product. It stops the test if the store refuses either.
+func products(ctx context.Context, t *testing.T, s Meta, names ...string) []analytics.Product {
+	t.Helper()
+	ws, err := s.CreateWorkspace(ctx, "W")
+	if err != nil {
+		t.Fatalf("create workspace: %v", err)
+	}
+	out := make([]analytics.Product, len(names))
+	for i, name := range names {
+		if out[i], err = s.CreateProduct(ctx, ws.ID, name); err != nil {
+			t.Fatalf("create product %q: %v", name, err)
+		}
+	}
+	return out
+}
+
 func testMeta(t *testing.T, s Meta) {
 	ctx := context.Background()
 	ws, err := s.CreateWorkspace(ctx, "Default")

@@ -16,8 +16,7 @@ import (
 // goes on working. Inside, reads see the change's own writes.
 func testTransactions(t *testing.T, s Meta) {
 	ctx := context.Background()
-	ws, _ := s.CreateWorkspace(ctx, "W")
-	p, _ := s.CreateProduct(ctx, ws.ID, "P")
+	p := products(ctx, t, s, "P")[0]
 	arms := []analytics.FlagVariant{{Key: "control", Weight: 50}, {Key: "treatment", Weight: 50}}
 	// change writes a flag, its experiment and a campaign naming both, then
 	// returns what last says.
