@@ -16,8 +16,7 @@ import (
 // alert is claimed once per product, fingerprint, kind and hour, even by
 // claims racing on many connections; attempts are recorded; lists are
 // newest first; and every method is scoped to its product.
-func testAlerts(t *testing.T, s Meta) {
-	ctx := context.Background()
+func testAlerts(ctx context.Context, t *testing.T, s Meta) {
 	ps := products(ctx, t, s, "A", "B", "C")
 	a, b, c := ps[0], ps[1], ps[2]
 

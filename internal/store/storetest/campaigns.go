@@ -16,10 +16,7 @@ import (
 // replaced by a later one and read back per user, outcome counts, survey
 // responses, and that deleting a campaign takes its states and responses
 // with it.
-func testCampaigns(t *testing.T, s Meta) {
-	ctx := context.Background()
-	ps := products(ctx, t, s, "A", "B")
-	a, b := ps[0], ps[1]
+func testCampaigns(ctx context.Context, t *testing.T, s Meta, a, b analytics.Product) {
 
 	exp := int64(7)
 	c := analytics.Campaign{ProductID: a.ID, Name: "Welcome tour ✨", Status: analytics.CampaignActive,
