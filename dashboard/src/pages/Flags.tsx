@@ -5,6 +5,7 @@ import { ConfirmDialog } from "../components/ConfirmDialog";
 import { FieldError, errorsFrom, fieldId, focusFirst, invalid, type FieldErrors } from "../components/Fields";
 import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
+import { RowActions, Table } from "../components/Table";
 import { capitalise, when } from "../format";
 import { useAction, useLoad } from "../load";
 import { navigate } from "../router";
@@ -126,80 +127,74 @@ function FlagList(props: { product: Product }) {
         </div>
       ) : null}
       {shown && shown.flags.length > 0 ? (
-        <div class="table-scroll">
-          <table class="table" aria-label="Flags">
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col">Name</th>
-                <th scope="col">Enabled</th>
-                <th scope="col" class="num">
-                  Rollout
-                </th>
-                <th scope="col">Arms</th>
-                <th scope="col">Experiment</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+        <Table
+          label="Flags"
+          actions
+          head={
+            <>
+              <th scope="col">Key</th>
+              <th scope="col">Name</th>
+              <th scope="col">Enabled</th>
+              <th scope="col" class="num">
+                Rollout
+              </th>
+              <th scope="col">Arms</th>
+              <th scope="col">Experiment</th>
+            </>
+          }
+        >
+          {shown.flags.map((f) => {
+            const exp = openExperiment(shown.experiments, f.id);
+            return (
+              <tr key={f.id} data-testid="flag-row">
+                <td>
+                  <Link href={`/flags/${f.id}?product=${pid}`}>
+                    <code>{f.key}</code>
+                  </Link>
+                </td>
+                <td>{f.name}</td>
+                <td>
+                  <label class="toggle">
+                    <input
+                      type="checkbox"
+                      role="switch"
+                      aria-label={`Enabled: ${f.key}`}
+                      checked={f.enabled}
+                      disabled={busy === f.id}
+                      onChange={() => void toggle(f)}
+                    />
+                    <span aria-hidden="true">{f.enabled ? "On" : "Off"}</span>
+                  </label>
+                </td>
+                <td class="num">{f.rollout}%</td>
+                <td class="arms-cell">{armsText(f.variants)}</td>
+                <td>
+                  {exp ? (
+                    <Link href={`/experiments/${exp.id}?product=${pid}`}>
+                      <StatusPill experiment={exp} />
+                    </Link>
+                  ) : (
+                    <span class="muted">—</span>
+                  )}
+                </td>
+                <RowActions>
+                  <Link class="button secondary small" href={`/flags/${f.id}?product=${pid}`}>
+                    Edit<span class="visually-hidden"> {f.key}</span>
+                  </Link>
+                  <button
+                    type="button"
+                    class="button danger small"
+                    aria-label={`Delete ${f.key}`}
+                    disabled={busy === f.id}
+                    onClick={() => setDeleting(f)}
+                  >
+                    Delete
+                  </button>
+                </RowActions>
               </tr>
-            </thead>
-            <tbody>
-              {shown.flags.map((f) => {
-                const exp = openExperiment(shown.experiments, f.id);
-                return (
-                  <tr key={f.id} data-testid="flag-row">
-                    <td>
-                      <Link href={`/flags/${f.id}?product=${pid}`}>
-                        <code>{f.key}</code>
-                      </Link>
-                    </td>
-                    <td>{f.name}</td>
-                    <td>
-                      <label class="toggle">
-                        <input
-                          type="checkbox"
-                          role="switch"
-                          aria-label={`Enabled: ${f.key}`}
-                          checked={f.enabled}
-                          disabled={busy === f.id}
-                          onChange={() => void toggle(f)}
-                        />
-                        <span aria-hidden="true">{f.enabled ? "On" : "Off"}</span>
-                      </label>
-                    </td>
-                    <td class="num">{f.rollout}%</td>
-                    <td class="arms-cell">{armsText(f.variants)}</td>
-                    <td>
-                      {exp ? (
-                        <Link href={`/experiments/${exp.id}?product=${pid}`}>
-                          <StatusPill experiment={exp} />
-                        </Link>
-                      ) : (
-                        <span class="muted">—</span>
-                      )}
-                    </td>
-                    <td class="row-actions">
-                      <div>
-                        <Link class="button secondary small" href={`/flags/${f.id}?product=${pid}`}>
-                          Edit<span class="visually-hidden"> {f.key}</span>
-                        </Link>
-                        <button
-                          type="button"
-                          class="button danger small"
-                          aria-label={`Delete ${f.key}`}
-                          disabled={busy === f.id}
-                          onClick={() => setDeleting(f)}
-                        >
-                          Delete
-                        </button>
-                      </div>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </Table>
       ) : null}
       {deleting ? (
         <ConfirmDialog
