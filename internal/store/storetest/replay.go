@@ -375,6 +375,18 @@ func testReplaySessionCap(t *testing.T, s analytics.ReplayStore) {
 	}
 }
 
+// keptSessions is the ids of product 1's sessions, sorted, as fmt prints
+// them.
+func keptSessions(ctx context.Context, s analytics.ReplayStore) (string, error) {
+	list, err := s.ListReplaySessions(ctx, 1, analytics.ReplayFilter{})
+	var ids []string
+	for _, x := range list {
+		ids = append(ids, x.SessionID)
+	}
+	slices.Sort(ids)
+	return fmt.Sprint(ids), err
+}
+
 // concurrently runs work(w) for each of workers goroutines at once, and
 // waits for them all.
 func concurrently(workers int, work func(w int)) {
@@ -468,13 +480,7 @@ func testReplaySessionsCap(t *testing.T, s analytics.ReplayStore) {
 		t.Fatal(err)
 	}
 	add("after a delete", "session [] product [1]", sized(1, "e", "w", 0, 1000), sized(1, "f", "w", 0, 1000))
-	list, err := s.ListReplaySessions(ctx, 1, analytics.ReplayFilter{})
-	var ids []string
-	for _, x := range list {
-		ids = append(ids, x.SessionID)
-	}
-	slices.Sort(ids)
-	if err != nil || fmt.Sprint(ids) != "[a c e]" {
+	if ids, err := keptSessions(ctx, s); err != nil || ids != "[a c e]" {
 		t.Errorf("product 1 keeps %v, %v; want [a c e]", ids, err)
 	}
 	if got, err := s.ReplaySession(ctx, 1, "a"); err != nil || got.Chunks != 4 {
@@ -526,13 +532,7 @@ func testReplaySessionsCount(t *testing.T, s analytics.ReplayStore) {
 	del("c")
 	add("two new sessions with room for two", "product []", sized(1, "y", "w", 0, 100), sized(1, "z", "w", 0, 100))
 	add("one more", "product [0]", sized(1, "b", "w", 0, 100))
-	list, err := s.ListReplaySessions(ctx, 1, analytics.ReplayFilter{})
-	var ids []string
-	for _, x := range list {
-		ids = append(ids, x.SessionID)
-	}
-	slices.Sort(ids)
-	if err != nil || fmt.Sprint(ids) != "[a y z]" {
+	if ids, err := keptSessions(ctx, s); err != nil || ids != "[a y z]" {
 		t.Errorf("product 1 keeps %v, %v; want [a y z]", ids, err)
 	}
 }
@@ -556,13 +556,7 @@ func testReplayDeleteMany(t *testing.T, s analytics.ReplayStore) {
 	if err != nil || n != 3 {
 		t.Fatalf("deleting s1, s3 and s4 among others: %d deleted, %v; want 3", n, err)
 	}
-	list, err := s.ListReplaySessions(ctx, 1, analytics.ReplayFilter{})
-	var ids []string
-	for _, x := range list {
-		ids = append(ids, x.SessionID)
-	}
-	slices.Sort(ids)
-	if err != nil || fmt.Sprint(ids) != "[s0 s2 s5]" {
+	if ids, err := keptSessions(ctx, s); err != nil || ids != "[s0 s2 s5]" {
 		t.Errorf("product 1 keeps %v, %v; want [s0 s2 s5]", ids, err)
 	}
 	for _, sid := range []string{"s1", "s3", "s4"} {
