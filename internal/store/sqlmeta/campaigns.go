@@ -72,12 +72,8 @@ func (s *Store) CreateCampaign(ctx context.Context, c *analytics.Campaign) error
 
 // Campaign returns one campaign of a product, or ErrNotFound.
 func (s *Store) Campaign(ctx context.Context, productID, id int64) (analytics.Campaign, error) {
-	c, err := scanCampaign(s.conn().QueryRowContext(ctx,
-		`SELECT `+campaignColumns+` FROM campaigns WHERE product_id = $1 AND id = $2`, productID, id))
-	if err != nil {
-		return c, notFound(err, fmt.Sprintf("campaign %d", id))
-	}
-	return c, nil
+	return queryOne(ctx, s.conn(), fmt.Sprintf("campaign %d", id), scanCampaign,
+		`SELECT `+campaignColumns+` FROM campaigns WHERE product_id = $1 AND id = $2`, productID, id)
 }
 
 // ListCampaigns returns a product's campaigns, oldest first.
