@@ -5,6 +5,7 @@ import { num } from "../charts/time";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
+import { Table } from "../components/Table";
 import { chance, percent, points, pValue, relative, when } from "../format";
 import { useAction, useLoad } from "../load";
 import type { ArmResult, Experiment, ExperimentResults, Flag, FlagVariant, MetricResult, Product, SampleRatioCheck } from "../types";
@@ -400,56 +401,55 @@ export function MetricTable(props: { metric: MetricResult; control: string; reli
       <h3 class="sub">
         {m.label} <span class="badge">{m.primary ? "Primary" : "Secondary"}</span>
       </h3>
-      <div class="table-scroll">
-        <table class="table compact" aria-label={`Results: ${m.label}`}>
-          <thead>
-            <tr>
-              <th scope="col">Arm</th>
-              <th scope="col" class="num">
-                Exposed
+      <Table
+        label={`Results: ${m.label}`}
+        class="table compact"
+        head={
+          <>
+            <th scope="col">Arm</th>
+            <th scope="col" class="num">
+              Exposed
+            </th>
+            <th scope="col" class="num">
+              Converted
+            </th>
+            <th scope="col" class="num">
+              Rate
+            </th>
+            <th scope="col" class="num">
+              Absolute uplift <span class="ci">95% CI</span>
+            </th>
+            <th scope="col" class="num">
+              Relative uplift <span class="ci">95% CI</span>
+            </th>
+            <th scope="col" class="num">
+              p-value
+            </th>
+            <th scope="col" class="num">
+              Chance to beat control
+            </th>
+          </>
+        }
+      >
+        {m.arms.map((a) => {
+          const control = a.variant === props.control;
+          return (
+            <tr key={a.variant} data-testid="arm-result" data-variant={a.variant}>
+              <th scope="row">
+                {a.variant}
+                {control && a.variant !== "control" ? <span class="hint"> (control)</span> : null}
               </th>
-              <th scope="col" class="num">
-                Converted
-              </th>
-              <th scope="col" class="num">
-                Rate
-              </th>
-              <th scope="col" class="num">
-                Absolute uplift <span class="ci">95% CI</span>
-              </th>
-              <th scope="col" class="num">
-                Relative uplift <span class="ci">95% CI</span>
-              </th>
-              <th scope="col" class="num">
-                p-value
-              </th>
-              <th scope="col" class="num">
-                Chance to beat control
-              </th>
+              <td class="num">{num(a.exposed)}</td>
+              <td class="num">{num(a.converted)}</td>
+              <td class="num">{percent(a.rate)}</td>
+              <td class="num">{control ? "—" : <Comparison value={a.absoluteUplift} write={points} good={props.reliable} />}</td>
+              <td class="num">{control ? "—" : <Comparison value={a.relativeUplift} write={relative} good={props.reliable} />}</td>
+              <td class="num">{control || a.pValue === null ? "—" : pValue(a.pValue)}</td>
+              <td class="num">{control || a.chanceToBeatControl === null ? "—" : chance(a.chanceToBeatControl)}</td>
             </tr>
-          </thead>
-          <tbody>
-            {m.arms.map((a) => {
-              const control = a.variant === props.control;
-              return (
-                <tr key={a.variant} data-testid="arm-result" data-variant={a.variant}>
-                  <th scope="row">
-                    {a.variant}
-                    {control && a.variant !== "control" ? <span class="hint"> (control)</span> : null}
-                  </th>
-                  <td class="num">{num(a.exposed)}</td>
-                  <td class="num">{num(a.converted)}</td>
-                  <td class="num">{percent(a.rate)}</td>
-                  <td class="num">{control ? "—" : <Comparison value={a.absoluteUplift} write={points} good={props.reliable} />}</td>
-                  <td class="num">{control ? "—" : <Comparison value={a.relativeUplift} write={relative} good={props.reliable} />}</td>
-                  <td class="num">{control || a.pValue === null ? "—" : pValue(a.pValue)}</td>
-                  <td class="num">{control || a.chanceToBeatControl === null ? "—" : chance(a.chanceToBeatControl)}</td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </div>
+          );
+        })}
+      </Table>
     </section>
   );
 }
@@ -471,34 +471,33 @@ export function SrmBanner(props: { check: SampleRatioCheck | null }) {
         some pages, a redirect, a crash) before resuming.
       </p>
       {c ? (
-        <div class="table-scroll">
-          <table class="table compact" aria-label="Sample ratio: observed and expected split">
-            <thead>
-              <tr>
-                <th scope="col">Arm</th>
-                <th scope="col" class="num">
-                  Exposed
-                </th>
-                <th scope="col" class="num">
-                  Observed
-                </th>
-                <th scope="col" class="num">
-                  Expected
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {c.arms.map((a) => (
-                <tr key={a.variant} data-testid="srm-arm" data-variant={a.variant}>
-                  <th scope="row">{a.variant}</th>
-                  <td class="num">{num(a.exposed)}</td>
-                  <td class="num">{percent(a.observed)}</td>
-                  <td class="num">{percent(a.expected)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          label="Sample ratio: observed and expected split"
+          class="table compact"
+          head={
+            <>
+              <th scope="col">Arm</th>
+              <th scope="col" class="num">
+                Exposed
+              </th>
+              <th scope="col" class="num">
+                Observed
+              </th>
+              <th scope="col" class="num">
+                Expected
+              </th>
+            </>
+          }
+        >
+          {c.arms.map((a) => (
+            <tr key={a.variant} data-testid="srm-arm" data-variant={a.variant}>
+              <th scope="row">{a.variant}</th>
+              <td class="num">{num(a.exposed)}</td>
+              <td class="num">{percent(a.observed)}</td>
+              <td class="num">{percent(a.expected)}</td>
+            </tr>
+          ))}
+        </Table>
       ) : null}
     </div>
   );

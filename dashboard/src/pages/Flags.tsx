@@ -488,26 +488,25 @@ export function AuditTrail(props: { changes: FlagChange[] }) {
             <span class="muted"> · {when(c.at)}</span>
           </p>
           {c.changes.length > 0 ? (
-            <div class="table-scroll">
-              <table class="table compact" aria-label={`${capitalise(c.action)} ${when(c.at)}`}>
-                <thead>
-                  <tr>
-                    <th scope="col">Field</th>
-                    <th scope="col">Before</th>
-                    <th scope="col">After</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {c.changes.map((d) => (
-                    <tr key={d.field}>
-                      <th scope="row">{d.field}</th>
-                      <td class="before">{fieldValue(d.field, d.from)}</td>
-                      <td class="after">{fieldValue(d.field, d.to)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table
+              label={`${capitalise(c.action)} ${when(c.at)}`}
+              class="table compact"
+              head={
+                <>
+                  <th scope="col">Field</th>
+                  <th scope="col">Before</th>
+                  <th scope="col">After</th>
+                </>
+              }
+            >
+              {c.changes.map((d) => (
+                <tr key={d.field}>
+                  <th scope="row">{d.field}</th>
+                  <td class="before">{fieldValue(d.field, d.from)}</td>
+                  <td class="after">{fieldValue(d.field, d.to)}</td>
+                </tr>
+              ))}
+            </Table>
           ) : null}
         </li>
       ))}
