@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api } from "../api";
 import { num } from "../charts/time";
+import { Crumb, ItemHead } from "../components/ItemHead";
 import { Link } from "../components/Link";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
@@ -61,9 +62,7 @@ function GroupView(props: { product: Product; fingerprint: string; range: DateRa
   if (loaded.state === "failed" || !loaded.data) {
     return (
       <section class="page">
-        <p class="crumbs">
-          <Link href={list}>Errors</Link>
-        </p>
+        <Crumb href={list}>Errors</Crumb>
         <h1>Error</h1>
         {loaded.state === "failed" ? (
           <ErrorState message={loaded.error} onRetry={reload} />
@@ -100,31 +99,34 @@ function GroupView(props: { product: Product; fingerprint: string; range: DateRa
 
   return (
     <section class="page">
-      <p class="crumbs">
-        <Link href={list}>Errors</Link>
-      </p>
-      <div class="section-head tight">
-        <h1>
-          <code>{group.type || "Error"}</code>
-        </h1>
-        <div class="actions">
-          {changes
-            .filter((c) => c.status !== status.status)
-            .map((c) => (
-              <button
-                key={c.status}
-                ref={c.status === "resolved" ? resolveButton : undefined}
-                type="button"
-                class={`button${c.status === "resolved" ? "" : " secondary"}`}
-                disabled={busy}
-                aria-expanded={c.status === "resolved" ? (resolving ? "true" : "false") : undefined}
-                onClick={() => (c.status === "resolved" ? setResolving(true) : void change(c.status))}
-              >
-                {c.label}
-              </button>
-            ))}
-        </div>
-      </div>
+      <ItemHead
+        list={list}
+        listLabel="Errors"
+        title={
+          <>
+            <code>{group.type || "Error"}</code>
+          </>
+        }
+        actions={
+          <>
+            {changes
+              .filter((c) => c.status !== status.status)
+              .map((c) => (
+                <button
+                  key={c.status}
+                  ref={c.status === "resolved" ? resolveButton : undefined}
+                  type="button"
+                  class={`button${c.status === "resolved" ? "" : " secondary"}`}
+                  disabled={busy}
+                  aria-expanded={c.status === "resolved" ? (resolving ? "true" : "false") : undefined}
+                  onClick={() => (c.status === "resolved" ? setResolving(true) : void change(c.status))}
+                >
+                  {c.label}
+                </button>
+              ))}
+          </>
+        }
+      />
       <p class="error-full-message" data-testid="error-message">
         {group.message || "(no message)"}
       </p>

@@ -3,6 +3,7 @@ import { api, type ExperimentAction } from "../api";
 import { TimeChart } from "../charts/TimeChart";
 import { num } from "../charts/time";
 import { ConfirmDialog } from "../components/ConfirmDialog";
+import { Crumb, ItemHead } from "../components/ItemHead";
 import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { Table } from "../components/Table";
@@ -53,9 +54,7 @@ function ExperimentView(props: { product: Product; id: number }) {
   if (loaded.state === "failed" || !e) {
     return (
       <section class="page">
-        <p class="crumbs">
-          <Link href={list}>Experiments</Link>
-        </p>
+        <Crumb href={list}>Experiments</Crumb>
         <ErrorState message={loaded.state === "failed" ? loaded.error : "The experiment could not be read."} onRetry={reload} />
       </section>
     );
@@ -96,24 +95,25 @@ function ExperimentView(props: { product: Product; id: number }) {
 
   return (
     <section class="page">
-      <p class="crumbs">
-        <Link href={list}>Experiments</Link>
-      </p>
-      <div class="section-head tight">
-        <h1>{e.name}</h1>
-        <div class="actions">
-          {actionsFor[e.status].map((a) => (
-            <button key={a.action} type="button" class={`button${a.action === "pause" ? " secondary" : ""}`} disabled={busy} onClick={() => void act(a.action, a.label)}>
-              {a.label}
-            </button>
-          ))}
-          {e.status !== "completed" && !editing ? (
-            <button type="button" class="button secondary" onClick={() => setEditing(true)}>
-              Edit
-            </button>
-          ) : null}
-        </div>
-      </div>
+      <ItemHead
+        list={list}
+        listLabel="Experiments"
+        title={e.name}
+        actions={
+          <>
+            {actionsFor[e.status].map((a) => (
+              <button key={a.action} type="button" class={`button${a.action === "pause" ? " secondary" : ""}`} disabled={busy} onClick={() => void act(a.action, a.label)}>
+                {a.label}
+              </button>
+            ))}
+            {e.status !== "completed" && !editing ? (
+              <button type="button" class="button secondary" onClick={() => setEditing(true)}>
+                Edit
+              </button>
+            ) : null}
+          </>
+        }
+      />
       <dl class="facts">
         <div>
           <dt>Status</dt>

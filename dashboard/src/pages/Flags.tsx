@@ -3,6 +3,7 @@ import { api, message } from "../api";
 import { ArmsEditor, armDrafts, readArms, type ArmDraft } from "../components/ArmsEditor";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { FieldError, errorsFrom, fieldId, focusFirst, invalid, type FieldErrors } from "../components/Fields";
+import { Crumb } from "../components/ItemHead";
 import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { RowActions, Table } from "../components/Table";
@@ -253,9 +254,7 @@ function FlagView(props: { product: Product; id: number }) {
   if (flag.state === "failed") {
     return (
       <section class="page">
-        <p class="crumbs">
-          <Link href={list}>Flags</Link>
-        </p>
+        <Crumb href={list}>Flags</Crumb>
         <ErrorState message={flag.error} onRetry={reloadFlag} />
       </section>
     );
@@ -265,9 +264,7 @@ function FlagView(props: { product: Product; id: number }) {
   const exp = flag.data.experiment;
   return (
     <section class="page">
-      <p class="crumbs">
-        <Link href={list}>Flags</Link>
-      </p>
+      <Crumb href={list}>Flags</Crumb>
       <div class="section-head tight">
         <h1>{f.name}</h1>
         <button type="button" class="button danger" onClick={() => setDeleting(true)}>

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, message } from "../api";
 import { ConfirmDialog } from "../components/ConfirmDialog";
-import { Link } from "../components/Link";
+import { Crumb } from "../components/ItemHead";
 import { SecretReveal } from "../components/SecretReveal";
 import { RowActions, Table } from "../components/Table";
 import { capitalise, when } from "../format";
@@ -74,9 +74,7 @@ export function ProductSettings(props: { product: Product; origin: string; onRen
 
   return (
     <section class="page">
-      <p class="crumbs">
-        <Link href={`/settings/products?product=${product.id}`}>Settings → Products</Link>
-      </p>
+      <Crumb href={`/settings/products?product=${product.id}`}>Settings → Products</Crumb>
       <h1>{product.name}</h1>
       <RenameForm product={product} onRenamed={props.onRenamed} />
       {error ? (
