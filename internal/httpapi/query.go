@@ -185,6 +185,26 @@ func (s *Server) queryHandler(kind analytics.QueryKind) handlerFunc {
 	}
 }
 
+// handleSessions is POST /api/v1/query/sessions: visits, bounce rate,
+// visit duration, and entry and exit pages (docs/queries.md, "Sessions").
+// It is read and budgeted as the trend endpoint is.
+func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) error {
+	sc, err := s.readScope(r)
+	if err != nil {
+		return err
+	}
+	body, err := readQueryBody(w, r)
+	if err != nil {
+		return err
+	}
+	res, err := s.Queries.Sessions(r.Context(), sc, body)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
 // handleBots is GET /api/v1/query/bots.
 func (s *Server) handleBots(w http.ResponseWriter, r *http.Request) error {
 	return s.serveRange(w, r, func(ctx context.Context, sc analytics.EventRange, from, to, limit string) (any, error) {

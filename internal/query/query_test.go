@@ -81,6 +81,7 @@ func TestOutOfMemoryIsQueryTooLarge(t *testing.T) {
 		"bots":        func() error { _, err := e.Bots(ctx, sc, "", "", ""); return err },
 		"event names": func() error { _, err := e.EventNames(ctx, sc, "", "", ""); return err },
 		"user events": func() error { _, err := e.UserEvents(ctx, sc, "u1", "", ""); return err },
+		"sessions":    func() error { _, err := e.Sessions(ctx, sc, []byte(`{}`)); return err },
 	}
 	for name, run := range runs {
 		var ae *analytics.Error
