@@ -1,7 +1,8 @@
 // Package query is Strata's query engine: it validates funnel, trend,
-// retention and AI-bot requests, asks an analytics.QueryStore for the
-// aggregates, and shapes the answers the API returns (conversion
-// percentages, zero-filled buckets, ordered breakdowns, cohort triangles).
+// retention, sessions and AI-bot requests, asks an analytics.QueryStore for
+// the aggregates, and shapes the answers the API returns (conversion
+// percentages, zero-filled buckets, ordered breakdowns, cohort triangles,
+// bounce rates).
 // It holds no SQL, so every backend answers through the same rules.
 package query
 
