@@ -604,6 +604,9 @@ func printQuerySizes(sizes []int, queries []benchQuery, runs [][]backendResult) 
 		for k, n := range sizes {
 			res := runs[k]
 			newCell := func(r backendResult) (string, string) {
+				if r.errs[i] == "404 not_found" {
+					return "—", "" // a build older than the query's endpoint
+				}
 				if r.errs[i] != "" {
 					return "failed: " + r.errs[i], ""
 				}
