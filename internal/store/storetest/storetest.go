@@ -91,6 +91,8 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("ErrorGroups", func(t *testing.T) { testErrorGroups(t, open(t)) })
 	t.Run("ErrorActivity", func(t *testing.T) { testErrorActivity(t, open(t)) })
 	t.Run("UserEvents", func(t *testing.T) { testUserEvents(t, open(t)) })
+	t.Run("Sessions", func(t *testing.T) { testSessions(t, open(t)) })
+	t.Run("SessionCases", func(t *testing.T) { testSessionCases(t, open(t)) })
 }
 
 func testMeta(t *testing.T, s Meta) {
