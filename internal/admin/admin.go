@@ -1,5 +1,6 @@
-// Package admin holds the management operations behind the CLI (and later
-// the dashboard): products, API keys and query tokens. The same operations
+// Package admin holds the management operations behind the CLI (and the
+// dashboard's settings): products, API keys and query tokens, and the
+// CLI's flag and experiment commands, which call the experiment services. The same operations
 // run either directly on a store, when no server holds the data directory,
 // or through the running server's admin socket, because the embedded
 // database admits one process at a time. The socket is a Unix socket in the
@@ -16,6 +17,7 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/auth"
+	"strata/internal/experiment"
 )
 
 // SocketName is the admin socket's file name inside the data directory.
@@ -41,6 +43,19 @@ type Admin interface {
 	// ListTokens lists a product's query tokens. Only their hashes are
 	// stored, so a listed token carries its prefix, never its secret.
 	ListTokens(ctx context.Context, productID int64) ([]analytics.QueryToken, error)
+
+	// ListFlags lists a product's feature flags, oldest first.
+	ListFlags(ctx context.Context, productID int64) ([]analytics.Flag, error)
+	// ListExperiments lists a product's experiments, oldest first.
+	ListExperiments(ctx context.Context, productID int64) ([]analytics.Experiment, error)
+	// ActExperiment starts, pauses or resumes (action) one of a product's
+	// experiments, under the rules of experiment.Service.Act; another
+	// product's experiment is experiment.ErrNotFound.
+	ActExperiment(ctx context.Context, productID, id int64, action string) (analytics.Experiment, error)
+	// ApplyWinner completes one of a product's experiments with the arm
+	// variant as its winner (experiment.Service.ApplyWinner), recorded in
+	// the flag's history as Actor's change.
+	ApplyWinner(ctx context.Context, productID, id int64, variant string) (analytics.Experiment, error)
 }
 
 // Service implements Admin on a metadata store.
@@ -49,6 +64,13 @@ type Service struct {
 	// OnChange, when set, is called after a credential changed, so that the
 	// server's caches drop what they knew.
 	OnChange func()
+	// Flags and Experiments are the flag and experiment services, the
+	// same the HTTP API calls. FlagsChanged, when set, is called after
+	// one of a product's flags or experiments changed, so that the
+	// server's SDK configuration and message engine drop what they knew.
+	Flags        *experiment.Flags
+	Experiments  *experiment.Service
+	FlagsChanged func(productID int64)
 }
 
 var _ Admin = (*Service)(nil)

@@ -66,6 +66,14 @@ type (
 	CreateTokenRequest struct {
 		ProductID int64 `json:"productId"`
 	}
+	// ExperimentRequest is the body of POST /experiments/{action}: start,
+	// pause, resume or apply-winner (with Variant) experiment ID of the
+	// product.
+	ExperimentRequest struct {
+		ProductID int64  `json:"productId"`
+		ID        int64  `json:"id"`
+		Variant   string `json:"variant,omitempty"`
+	}
 )
 
 // CreateProduct implements Admin.
@@ -115,6 +123,34 @@ func (c *Client) ListTokens(ctx context.Context, productID int64) ([]analytics.Q
 	var tokens []analytics.QueryToken
 	err := c.do(ctx, http.MethodGet, "/tokens?product="+url.QueryEscape(strconv.FormatInt(productID, 10)), nil, &tokens)
 	return tokens, err
+}
+
+// ListFlags implements Admin.
+func (c *Client) ListFlags(ctx context.Context, productID int64) ([]analytics.Flag, error) {
+	var list []analytics.Flag
+	err := c.do(ctx, http.MethodGet, "/flags?product="+strconv.FormatInt(productID, 10), nil, &list)
+	return list, err
+}
+
+// ListExperiments implements Admin.
+func (c *Client) ListExperiments(ctx context.Context, productID int64) ([]analytics.Experiment, error) {
+	var list []analytics.Experiment
+	err := c.do(ctx, http.MethodGet, "/experiments?product="+strconv.FormatInt(productID, 10), nil, &list)
+	return list, err
+}
+
+// ActExperiment implements Admin.
+func (c *Client) ActExperiment(ctx context.Context, productID, id int64, action string) (analytics.Experiment, error) {
+	var e analytics.Experiment
+	err := c.do(ctx, http.MethodPost, "/experiments/"+url.PathEscape(action), ExperimentRequest{ProductID: productID, ID: id}, &e)
+	return e, err
+}
+
+// ApplyWinner implements Admin.
+func (c *Client) ApplyWinner(ctx context.Context, productID, id int64, variant string) (analytics.Experiment, error) {
+	var e analytics.Experiment
+	err := c.do(ctx, http.MethodPost, "/experiments/apply-winner", ExperimentRequest{ProductID: productID, ID: id, Variant: variant}, &e)
+	return e, err
 }
 
 // do sends one request and decodes the answer, turning an error body back

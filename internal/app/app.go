@@ -169,6 +169,10 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// forget the product.
 	errorGroups := &errtrack.Groups{Events: engine, Statuses: a.store.meta, Aliases: a.store.meta,
 		AliasLimit: cfg.ErrorAliasLimit, Cache: exceptions, Now: time.Now}
+	// The flag and experiment services, which the API and the CLI's
+	// commands through the admin socket share.
+	svc.Flags = &experiment.Flags{Store: a.store.meta}
+	svc.Experiments = &experiment.Service{Store: a.store.meta, Now: time.Now}
 	api := &httpapi.Server{
 		Keys:             a.keys,
 		Limiter:          a.limiter,
@@ -178,17 +182,13 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Writer:        a.wr,
 		Queries:       engine,
 		Saved:         a.store.meta,
-		Flags:         a.store.meta,
-		Experiments:   a.store.meta,
-		FlagOps:       &experiment.Flags{Store: a.store.meta},
-		ExperimentOps: &experiment.Service{Store: a.store.meta, Now: time.Now},
-		Campaigns:     a.store.meta,
+		FlagOps:       svc.Flags,
+		ExperimentOps: svc.Experiments,
 		CampaignOps:   &messages.Campaigns{Store: a.store.meta, Now: time.Now},
 		SurveyOps:     &messages.Surveys{Store: a.store.meta, Read: engine.ReadMeta},
 		Sourcemaps:    a.store.meta,
 		ErrorGroupOps: errorGroups,
 		Groups:        a.store.meta,
-		Replays:       a.store.replays,
 		Replay:        cfg.Replay,
 		Alerts:        a.store.meta,
 		AlertSender:   alertSender,
@@ -232,6 +232,9 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		ErrorTracking: cfg.ErrorTracking,
 		AllowedHosts:  cfg.AllowedHosts,
 	}
+	// A change the CLI makes through the socket is served at once, as the
+	// API's are.
+	svc.FlagsChanged = api.FlagsChanged
 	// In-app messages are answered from memory (docs/messages.md); a
 	// campaign's variant is its flag's assignment.
 	api.Messages = messages.New(a.store.meta, api.FlagsByKey, 0, time.Now, log.With("component", "messages"))

@@ -1,6 +1,6 @@
 // Package cli is the strata command line: `serve` runs the server,
 // `version` prints the build, and the management commands (products, keys,
-// tokens) work whether or not a server holds the data directory, by going
+// tokens, flags, experiments) work whether or not a server holds the data directory, by going
 // through its admin socket when one answers and opening the store directly
 // otherwise.
 package cli
@@ -24,6 +24,7 @@ import (
 	"strata/internal/buildinfo"
 	"strata/internal/config"
 	"strata/internal/enrich/bots"
+	"strata/internal/experiment"
 	"strata/internal/store/duckdb"
 	"strata/internal/store/postgres"
 )
@@ -48,13 +49,18 @@ commands:
   keys disable|enable|revoke KEY                   change a key's status (KEY is the key or its id)
   tokens create --product ID                       create a query token; prints only the token
   tokens list --product ID [--json]                list a product's query tokens (prefixes, never secrets)
+  flags list --product ID [--json]                 list a product's feature flags
+  experiments list --product ID [--json]           list a product's experiments
+  experiments start|pause|resume ID --product ID   change an experiment's status
+  experiments apply-winner ID --product ID --variant KEY
+                                                   complete an experiment: its flag gives every user KEY
   bots list [--json]                               the AI-bot allowlist this build classifies with, and its version
   version                                          print the version, commit and Go version (or --version)
   help                                             print this text (or -h, --help)
 
 Every command takes --data DIR (env STRATA_DATA, default ./data). The
-products, keys and tokens commands take --meta URL (env STRATA_META_URL) to
-manage the PostgreSQL metadata a cluster of nodes shares.
+products, keys, tokens, flags and experiments commands take --meta URL (env
+STRATA_META_URL) to manage the PostgreSQL metadata a cluster of nodes shares.
 `
 
 // Main runs one command and returns the process exit code.
@@ -68,7 +74,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 	switch args[0] {
 	case "serve":
 		err = serve(ctx, args[1:], env)
-	case "products", "keys", "tokens":
+	case "products", "keys", "tokens", "flags", "experiments":
 		err = manage(ctx, args, env)
 	case "version", "--version":
 		err = version(args[1:], env)
@@ -195,15 +201,19 @@ func listBots(args []string, env Env) error {
 	return tw.Flush()
 }
 
-// manageCommands are the products, keys and tokens commands, known before
-// the data directory is opened, so that a mistyped one touches nothing.
+// manageCommands are the products, keys, tokens, flags and experiments
+// commands, known before the data directory is opened, so that a mistyped
+// one touches nothing.
 var manageCommands = map[string]bool{
 	"products create": true, "products list": true,
 	"keys create": true, "keys list": true, "keys disable": true, "keys enable": true, "keys revoke": true,
 	"tokens create": true, "tokens list": true,
+	"flags list":       true,
+	"experiments list": true, "experiments start": true, "experiments pause": true, "experiments resume": true,
+	"experiments apply-winner": true,
 }
 
-// manage runs a products, keys or tokens command.
+// manage runs a products, keys, tokens, flags or experiments command.
 func manage(ctx context.Context, args []string, env Env) error {
 	if len(args) < 2 {
 		return usageError{args[0] + " needs a subcommand"}
@@ -225,6 +235,7 @@ func manage(ctx context.Context, args []string, env Env) error {
 	test := fs.Bool("test", false, "create a test key")
 	rateLimit := fs.Int("rate-limit", 0, "requests per minute for this key (0: server default)")
 	asJSON := fs.Bool("json", false, "print JSON")
+	variant := fs.String("variant", "", "the winning arm's key")
 	positional, err := parseInterspersed(fs, args[2:])
 	if errors.Is(err, flag.ErrHelp) {
 		return err
@@ -237,6 +248,28 @@ func manage(ctx context.Context, args []string, env Env) error {
 			return usageError{cmd + " needs --product ID"}
 		}
 		return nil
+	}
+	// The flag and experiment commands' product and experiment are
+	// checked before anything is opened.
+	var experimentID int64
+	switch cmd {
+	case "flags list", "experiments list":
+		if err := needProduct(); err != nil {
+			return err
+		}
+	case "experiments start", "experiments pause", "experiments resume", "experiments apply-winner":
+		if len(positional) != 1 {
+			return usageError{cmd + " needs exactly one experiment ID"}
+		}
+		if experimentID, err = strconv.ParseInt(positional[0], 10, 64); err != nil {
+			return usageError{cmd + " needs an experiment ID, a number, not " + strconv.Quote(positional[0])}
+		}
+		if err := needProduct(); err != nil {
+			return err
+		}
+		if cmd == "experiments apply-winner" && *variant == "" {
+			return usageError{cmd + " needs --variant KEY, the winning arm"}
+		}
 	}
 
 	adm, closeAdm, err := openAdmin(ctx, *dataDir, *metaURL, env)
@@ -315,6 +348,32 @@ func manage(ctx context.Context, args []string, env Env) error {
 			return err
 		}
 		return printTokens(env.Stdout, tokens, *asJSON)
+	case "flags list":
+		list, err := adm.ListFlags(ctx, *product)
+		if err != nil {
+			return err
+		}
+		return printFlags(env.Stdout, list, *asJSON)
+	case "experiments list":
+		list, err := adm.ListExperiments(ctx, *product)
+		if err != nil {
+			return err
+		}
+		return printExperiments(env.Stdout, list, *asJSON)
+	case "experiments start", "experiments pause", "experiments resume":
+		e, err := adm.ActExperiment(ctx, *product, experimentID, args[1])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "experiment %d (%s) is now %s\n", e.ID, e.Name, e.Status)
+		return nil
+	case "experiments apply-winner":
+		e, err := adm.ApplyWinner(ctx, *product, experimentID, *variant)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "experiment %d (%s) is now %s; its flag gives every user %s\n", e.ID, e.Name, e.Status, e.Winner)
+		return nil
 	}
 	return usageError{"unknown command " + strconv.Quote(cmd)}
 }
@@ -326,6 +385,7 @@ func manage(ctx context.Context, args []string, env Env) error {
 func openAdmin(ctx context.Context, dataDir, metaURL string, env Env) (admin.Admin, func(), error) {
 	var store interface {
 		analytics.MetaStore
+		experiment.Meta
 		Close() error
 	}
 	if metaURL != "" {
@@ -344,7 +404,7 @@ func openAdmin(ctx context.Context, dataDir, metaURL string, env Env) (admin.Adm
 		}
 		store = db
 	}
-	svc := &admin.Service{Meta: store}
+	svc := &admin.Service{Meta: store, Flags: &experiment.Flags{Store: store}, Experiments: &experiment.Service{Store: store}}
 	key, p, err := svc.Bootstrap(ctx)
 	if err != nil {
 		store.Close()
@@ -407,63 +467,79 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func printProducts(w io.Writer, products []analytics.Product, asJSON bool) error {
+// printList prints a list: as JSON with asJSON ([] when it is empty),
+// otherwise as a table, header then one row a line.
+func printList[T any](w io.Writer, list []T, asJSON bool, header string, row func(T) string) error {
 	if asJSON {
-		if products == nil {
-			products = []analytics.Product{}
+		if list == nil {
+			list = []T{}
 		}
-		return json.NewEncoder(w).Encode(products)
+		return json.NewEncoder(w).Encode(list)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tWORKSPACE\tCREATED")
-	for _, p := range products {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", p.ID, p.Name, p.WorkspaceID, p.CreatedAt.UTC().Format(time.RFC3339))
+	fmt.Fprintln(tw, header)
+	for _, x := range list {
+		fmt.Fprintln(tw, row(x))
 	}
 	return tw.Flush()
 }
 
-func printKeys(w io.Writer, keys []analytics.APIKey, asJSON bool) error {
-	if asJSON {
-		if keys == nil {
-			keys = []analytics.APIKey{}
-		}
-		return json.NewEncoder(w).Encode(keys)
+// stamp prints a time, or when for a time that never was.
+func stamp(t *time.Time, when string) string {
+	if t == nil {
+		return when
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPREFIX\tENV\tSTATUS\tRATE LIMIT\tCREATED\tLAST USED")
-	for _, k := range keys {
-		limit, used := "default", "never"
+	return t.UTC().Format(time.RFC3339)
+}
+
+func printProducts(w io.Writer, products []analytics.Product, asJSON bool) error {
+	return printList(w, products, asJSON, "ID\tNAME\tWORKSPACE\tCREATED", func(p analytics.Product) string {
+		return fmt.Sprintf("%d\t%s\t%d\t%s", p.ID, p.Name, p.WorkspaceID, stamp(&p.CreatedAt, ""))
+	})
+}
+
+func printKeys(w io.Writer, keys []analytics.APIKey, asJSON bool) error {
+	return printList(w, keys, asJSON, "ID\tPREFIX\tENV\tSTATUS\tRATE LIMIT\tCREATED\tLAST USED", func(k analytics.APIKey) string {
+		limit := "default"
 		if k.RateLimit > 0 {
 			limit = strconv.Itoa(k.RateLimit) + "/min"
 		}
-		if k.LastUsedAt != nil {
-			used = k.LastUsedAt.UTC().Format(time.RFC3339)
-		}
-		fmt.Fprintf(tw, "%d\t%s…\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Prefix, k.Env, k.Status, limit,
-			k.CreatedAt.UTC().Format(time.RFC3339), used)
-	}
-	return tw.Flush()
+		return fmt.Sprintf("%d\t%s…\t%s\t%s\t%s\t%s\t%s", k.ID, k.Prefix, k.Env, k.Status, limit,
+			stamp(&k.CreatedAt, ""), stamp(k.LastUsedAt, "never"))
+	})
 }
 
 // printTokens lists query tokens by id and prefix: only their hashes are
 // stored, so there is no secret to print.
 func printTokens(w io.Writer, tokens []analytics.QueryToken, asJSON bool) error {
-	if asJSON {
-		if tokens == nil {
-			tokens = []analytics.QueryToken{}
+	return printList(w, tokens, asJSON, "ID\tPREFIX\tSTATUS\tCREATED\tLAST USED", func(t analytics.QueryToken) string {
+		return fmt.Sprintf("%d\t%s…\t%s\t%s\t%s", t.ID, t.Prefix, t.Status, stamp(&t.CreatedAt, ""), stamp(t.LastUsedAt, "never"))
+	})
+}
+
+// printFlags lists flags with their arms as key=weight.
+func printFlags(w io.Writer, list []analytics.Flag, asJSON bool) error {
+	return printList(w, list, asJSON, "ID\tKEY\tENABLED\tROLLOUT\tVARIANTS\tNAME", func(f analytics.Flag) string {
+		arms := make([]string, len(f.Variants))
+		for i, v := range f.Variants {
+			arms[i] = v.Key + "=" + strconv.FormatFloat(v.Weight, 'f', -1, 64)
 		}
-		return json.NewEncoder(w).Encode(tokens)
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPREFIX\tSTATUS\tCREATED\tLAST USED")
-	for _, t := range tokens {
-		used := "never"
-		if t.LastUsedAt != nil {
-			used = t.LastUsedAt.UTC().Format(time.RFC3339)
+		variants := strings.Join(arms, " ")
+		if variants == "" {
+			variants = "-"
 		}
-		fmt.Fprintf(tw, "%d\t%s…\t%s\t%s\t%s\n", t.ID, t.Prefix, t.Status, t.CreatedAt.UTC().Format(time.RFC3339), used)
-	}
-	return tw.Flush()
+		return fmt.Sprintf("%d\t%s\t%t\t%s%%\t%s\t%s", f.ID, f.Key, f.Enabled, strconv.FormatFloat(f.Rollout, 'f', -1, 64), variants, f.Name)
+	})
+}
+
+func printExperiments(w io.Writer, list []analytics.Experiment, asJSON bool) error {
+	return printList(w, list, asJSON, "ID\tFLAG\tSTATUS\tWINNER\tSTARTED\tNAME", func(e analytics.Experiment) string {
+		winner := e.Winner
+		if winner == "" {
+			winner = "-"
+		}
+		return fmt.Sprintf("%d\t%d\t%s\t%s\t%s\t%s", e.ID, e.FlagID, e.Status, winner, stamp(e.StartedAt, "never"), e.Name)
+	})
 }
 
 func lookupOr(lookup func(string) (string, bool), name, def string) string {

@@ -19,6 +19,7 @@ import (
 	"strata/internal/analytics"
 	"strata/internal/buildinfo"
 	"strata/internal/enrich/bots"
+	"strata/internal/experiment"
 	"strata/internal/httpapi"
 	"strata/internal/store/duckdb"
 )
@@ -31,6 +32,19 @@ func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	env := Env{Stdout: &o, Stderr: &e, Lookup: func(string) (string, bool) { return "", false }}
 	code = Main(context.Background(), args, env)
 	return o.String(), e.String(), code
+}
+
+// runIn returns a function that runs a command on the data directory dir
+// and returns what it printed, failing the test unless it exits 0.
+func runIn(t *testing.T, dir string) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
+		out, errOut, code := run(t, append(args, "--data", dir)...)
+		if code != 0 {
+			t.Fatalf("strata %s: exit %d: %s", strings.Join(args, " "), code, errOut)
+		}
+		return out
+	}
 }
 
 func TestVersion(t *testing.T) {
@@ -114,14 +128,7 @@ func TestUnknownCommandTouchesNothing(t *testing.T) {
 // the same, and never a token's secret.
 func TestListCommands(t *testing.T) {
 	dir := t.TempDir()
-	cli := func(args ...string) string {
-		t.Helper()
-		out, errOut, code := run(t, append(args, "--data", dir)...)
-		if code != 0 {
-			t.Fatalf("strata %s: exit %d: %s", strings.Join(args, " "), code, errOut)
-		}
-		return out
-	}
+	cli := runIn(t, dir)
 	cli("products", "create", "--name", "Web shop")
 	tok := strings.TrimSpace(cli("tokens", "create", "--product", "2"))
 	cli("tokens", "create", "--product", "2")
@@ -224,7 +231,9 @@ func serveAdminSocket(t *testing.T, dir string) *requestLog {
 		t.Fatal(err)
 	}
 	log := &requestLog{}
-	h := httpapi.AdminHandler(&admin.Service{Meta: st}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svc := &admin.Service{Meta: st, Flags: &experiment.Flags{Store: st}, Experiments: &experiment.Service{Store: st},
+		FlagsChanged: func(productID int64) { log.add(fmt.Sprintf("flags changed %d", productID)) }}
+	h := httpapi.AdminHandler(svc, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		log.add(r.Method + " " + r.URL.Path)
 		h.ServeHTTP(w, r)

@@ -4,17 +4,18 @@ import (
 	"context"
 
 	"strata/internal/analytics"
+	"strata/internal/flags"
 )
 
-// Flags holds the operations that change feature flags, below every door
-// that changes them (the HTTP API today; the CLI and the importer call the
-// same). It lives beside the experiment service rather than in package
+// Flags holds the operations on feature flags and their reads, below every
+// door that reaches them (the HTTP API and its SDK configuration, the CLI;
+// later the importer). It lives beside the experiment service rather than in package
 // flags, which evaluates flags the way the SDKs do and has no store: the
 // rule a flag's change must obey beyond its own fields is an experiment's
 // (its arms cannot change while an experiment on it runs), and package
 // experiment already imports package flags for the assignment.
 type Flags struct {
-	Store analytics.Transactor
+	Store Meta
 }
 
 // FlagFields are the fields a create or an update of a flag sets; nil
@@ -63,6 +64,28 @@ func (c *FlagFields) apply(f *analytics.Flag) error {
 		f.Variants = []analytics.FlagVariant{} // [] on the wire, never null
 	}
 	return f.Validate()
+}
+
+// Get returns the product's flag id, or analytics.ErrFlagNotFound.
+func (s *Flags) Get(ctx context.Context, productID, id int64) (analytics.Flag, error) {
+	f, err := s.Store.Flag(ctx, productID, id)
+	return f, flagError(err)
+}
+
+// List returns the product's flags, oldest first.
+func (s *Flags) List(ctx context.Context, productID int64) ([]analytics.Flag, error) {
+	return s.Store.ListFlags(ctx, productID)
+}
+
+// Changes returns the trail of the product's flag id, newest first; it
+// outlives the flag. A flag the product never had has none, and is
+// analytics.ErrFlagNotFound.
+func (s *Flags) Changes(ctx context.Context, productID, id int64) ([]analytics.FlagChange, error) {
+	changes, err := s.Store.FlagChanges(ctx, productID, id)
+	if err == nil && len(changes) == 0 {
+		return nil, analytics.ErrFlagNotFound
+	}
+	return changes, err
 }
 
 // Create stores a new flag of the product with fields (defaults for those
@@ -128,4 +151,38 @@ func refuseWhileRunning(ctx context.Context, store analytics.ExperimentStore, pr
 	}
 	return analytics.Errorf(analytics.KindConflict, "experiment_running",
 		"The flag's experiment is running: pause it (or apply a winner) before %s.", what)
+}
+
+// ForSDK returns the product's flags as the SDKs evaluate them (package
+// flags), each with its experiment: its open one, else its latest
+// completed one, whose holdout no longer applies. The SDK configuration
+// and the message engine read them.
+func (s *Flags) ForSDK(ctx context.Context, productID int64) ([]flags.Flag, error) {
+	list, err := s.Store.ListFlags(ctx, productID)
+	if err != nil {
+		return nil, err
+	}
+	exps, err := s.Store.ListExperiments(ctx, productID)
+	if err != nil {
+		return nil, err
+	}
+	// The list is oldest first, so a later completed experiment replaces
+	// an earlier one, and an open one is never replaced.
+	byFlag := map[int64]*flags.Experiment{}
+	for _, x := range exps {
+		if cur, ok := byFlag[x.FlagID]; ok && cur.Status != string(analytics.ExperimentCompleted) {
+			continue
+		}
+		byFlag[x.FlagID] = &flags.Experiment{ID: x.ID, Status: string(x.Status), Holdout: x.Holdout / 100}
+	}
+	out := make([]flags.Flag, 0, len(list))
+	for _, f := range list {
+		sf := flags.Flag{Key: f.Key, Enabled: f.Enabled, Rollout: f.Rollout, Variants: make([]flags.Variant, 0, len(f.Variants)),
+			Experiment: byFlag[f.ID]}
+		for _, v := range f.Variants {
+			sf.Variants = append(sf.Variants, flags.Variant{Key: v.Key, Weight: v.Weight})
+		}
+		out = append(out, sf)
+	}
+	return out, nil
 }

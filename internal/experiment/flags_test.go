@@ -86,3 +86,81 @@ func TestFlagRules(t *testing.T) {
 		t.Errorf("a second delete: %v", err)
 	}
 }
+
+// TestFlagReads checks the reads the API, the SDK configuration and the
+// CLI share: a flag of another product or that never existed is
+// flag_not_found, and so is its trail; the trail outlives the flag; and
+// the SDK's view gives a flag its open experiment over a completed one,
+// else its latest completed one.
+func TestFlagReads(t *testing.T) {
+	ctx := context.Background()
+	st, p := duckdbtest.Product(t)
+	flags, experiments := &Flags{Store: st}, &Service{Store: st}
+	other, err := st.CreateProduct(ctx, p.WorkspaceID, "Other")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	first := analytics.Experiment{ProductID: p.ID, Name: "Checkout", SecondaryEvents: []string{}}
+	if err := experiments.Create(ctx, "test", &first, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := experiments.Act(ctx, p.ID, first.ID, "start"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := experiments.ApplyWinner(ctx, "test", p.ID, first.ID, new("treatment")); err != nil {
+		t.Fatal(err)
+	}
+	sdk := func() map[string]int64 {
+		t.Helper()
+		list, err := flags.ForSDK(ctx, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int64{}
+		for _, f := range list {
+			if f.Experiment == nil || len(f.Variants) != 2 {
+				t.Fatalf("the SDK's flag %+v", f)
+			}
+			out[f.Key+" "+f.Experiment.Status] = f.Experiment.ID
+		}
+		return out
+	}
+	if got := sdk(); len(got) != 1 || got["checkout completed"] != first.ID {
+		t.Errorf("a flag with a completed experiment: %v", got)
+	}
+	second := analytics.Experiment{ProductID: p.ID, Name: "Checkout again", SecondaryEvents: []string{}}
+	if err := experiments.Create(ctx, "test", &second, &first.FlagID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := sdk(); len(got) != 1 || got["checkout draft"] != second.ID {
+		t.Errorf("a flag with a draft after a completed experiment: %v", got)
+	}
+
+	if f, err := flags.Get(ctx, p.ID, first.FlagID); err != nil || f.Key != "checkout" {
+		t.Errorf("Get: %+v %v", f, err)
+	}
+	for _, c := range []struct {
+		name          string
+		product, flag int64
+	}{{"another product's", other.ID, first.FlagID}, {"a missing", p.ID, first.FlagID + 100}} {
+		if _, err := flags.Get(ctx, c.product, c.flag); !errors.Is(err, analytics.ErrFlagNotFound) {
+			t.Errorf("Get of %s flag: %v", c.name, err)
+		}
+		if _, err := flags.Changes(ctx, c.product, c.flag); !errors.Is(err, analytics.ErrFlagNotFound) {
+			t.Errorf("Changes of %s flag: %v", c.name, err)
+		}
+	}
+	if list, err := experiments.List(ctx, other.ID); err != nil || len(list) != 0 {
+		t.Errorf("another product's experiments: %+v %v", list, err)
+	}
+	if _, err := experiments.Get(ctx, other.ID, first.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Get of another product's experiment: %v", err)
+	}
+	if err := flags.Delete(ctx, "test", p.ID, first.FlagID); err != nil {
+		t.Fatal(err)
+	}
+	if changes, err := flags.Changes(ctx, p.ID, first.FlagID); err != nil || len(changes) != 3 || changes[0].Action != "deleted" {
+		t.Errorf("the trail of a deleted flag: %+v %v", changes, err)
+	}
+}

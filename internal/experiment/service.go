@@ -8,15 +8,24 @@ import (
 	"strata/internal/analytics"
 )
 
-// Service holds the operations that change experiments, below every door
-// that changes them (the HTTP API today; the CLI and the jobs call the
-// same): their rules live here, and a change that writes the flag too (an
+// Service holds the operations on experiments, below every door that
+// reaches them (the HTTP API, the CLI's experiment commands, the
+// sample-ratio job's pause): their rules live here, and a change that writes the flag too (an
 // experiment created with its flag, a winner applied) writes both in one
 // metadata transaction.
 type Service struct {
-	Store analytics.Transactor
+	Store Meta
 	// Now is the clock of an experiment's start; nil means time.Now.
 	Now func() time.Time
+}
+
+// Meta is what the flag and experiment operations read and write
+// through: the metadata store, whose transactions hold a change that
+// writes several entities.
+type Meta interface {
+	analytics.FlagStore
+	analytics.ExperimentStore
+	analytics.Transactor
 }
 
 var (
@@ -51,6 +60,20 @@ func read(ctx context.Context, tx analytics.MetaTx, productID, id int64) (analyt
 		return e, ErrNotFound
 	}
 	return e, err
+}
+
+// Get returns the product's experiment id, or ErrNotFound.
+func (s *Service) Get(ctx context.Context, productID, id int64) (analytics.Experiment, error) {
+	e, err := s.Store.Experiment(ctx, productID, id)
+	if errors.Is(err, analytics.ErrNotFound) {
+		return e, ErrNotFound
+	}
+	return e, err
+}
+
+// List returns the product's experiments, oldest first.
+func (s *Service) List(ctx context.Context, productID int64) ([]analytics.Experiment, error) {
+	return s.Store.ListExperiments(ctx, productID)
 }
 
 // Create stores e (ProductID and its validated fields set) as a draft. With

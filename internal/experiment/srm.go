@@ -61,10 +61,8 @@ type Counter interface {
 // Store is what the checker reads of the metadata store; it pauses an
 // experiment through the Service, in one of the store's transactions.
 type Store interface {
-	analytics.ExperimentStore
+	Meta
 	analytics.LeaseStore
-	analytics.Transactor
-	Flag(ctx context.Context, productID, id int64) (analytics.Flag, error)
 }
 
 // Checker runs the sample-ratio check of every running experiment every

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -52,21 +53,7 @@ func AdminHandler(svc *admin.Service, log *slog.Logger) http.Handler {
 		writeJSON(w, http.StatusCreated, admin.SecretResponse[analytics.APIKey]{Secret: secret, Record: k})
 		return nil
 	}))
-	mux.Handle("GET /keys", h(func(w http.ResponseWriter, r *http.Request) error {
-		id, err := productParam(r)
-		if err != nil {
-			return err
-		}
-		keys, err := svc.ListKeys(r.Context(), id)
-		if err != nil {
-			return err
-		}
-		if keys == nil {
-			keys = []analytics.APIKey{}
-		}
-		writeJSON(w, http.StatusOK, keys)
-		return nil
-	}))
+	mux.Handle("GET /keys", h(productList(svc.ListKeys)))
 	mux.Handle("POST /keys/status", h(func(w http.ResponseWriter, r *http.Request) error {
 		var in admin.KeyStatusRequest
 		if err := decodeJSON(r, &in); err != nil {
@@ -91,22 +78,51 @@ func AdminHandler(svc *admin.Service, log *slog.Logger) http.Handler {
 		writeJSON(w, http.StatusCreated, admin.SecretResponse[analytics.QueryToken]{Secret: secret, Record: t})
 		return nil
 	}))
-	mux.Handle("GET /tokens", h(func(w http.ResponseWriter, r *http.Request) error {
+	mux.Handle("GET /tokens", h(productList(svc.ListTokens)))
+	// The flag and experiment commands: the same services as the HTTP
+	// API's (admin.Service calls them), whose changes the server serves
+	// at once (FlagsChanged).
+	mux.Handle("GET /flags", h(productList(svc.ListFlags)))
+	mux.Handle("GET /experiments", h(productList(svc.ListExperiments)))
+	mux.Handle("POST /experiments/{action}", h(func(w http.ResponseWriter, r *http.Request) error {
+		var in admin.ExperimentRequest
+		if err := decodeJSON(r, &in); err != nil {
+			return err
+		}
+		var e analytics.Experiment
+		var err error
+		if action := r.PathValue("action"); action == "apply-winner" {
+			e, err = svc.ApplyWinner(r.Context(), in.ProductID, in.ID, in.Variant)
+		} else {
+			e, err = svc.ActExperiment(r.Context(), in.ProductID, in.ID, action)
+		}
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, e)
+		return nil
+	}))
+	return mux
+}
+
+// productList serves a list of one product's records, named by the query
+// parameter product; an empty list is [], never null.
+func productList[T any](list func(ctx context.Context, productID int64) ([]T, error)) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := productParam(r)
 		if err != nil {
 			return err
 		}
-		tokens, err := svc.ListTokens(r.Context(), id)
+		items, err := list(r.Context(), id)
 		if err != nil {
 			return err
 		}
-		if tokens == nil {
-			tokens = []analytics.QueryToken{}
+		if items == nil {
+			items = []T{}
 		}
-		writeJSON(w, http.StatusOK, tokens)
+		writeJSON(w, http.StatusOK, items)
 		return nil
-	}))
-	return mux
+	}
 }
 
 // productParam reads the product id of an admin-socket list request, the

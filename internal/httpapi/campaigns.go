@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -12,7 +11,6 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/auth"
-	"strata/internal/messages"
 )
 
 // The campaign API: /api/v1/campaigns and /api/v1/messages/settings, for a
@@ -85,10 +83,7 @@ func (s *Server) campaignTarget(r *http.Request) (auth.Principal, analytics.Camp
 	if err != nil {
 		return p, analytics.Campaign{}, err
 	}
-	c, err := s.Campaigns.Campaign(r.Context(), p.ProductID, id)
-	if errors.Is(err, analytics.ErrNotFound) {
-		return p, c, messages.ErrNotFound
-	}
+	c, err := s.CampaignOps.Get(r.Context(), p.ProductID, id)
 	return p, c, err
 }
 
@@ -100,7 +95,7 @@ func (s *Server) handleListCampaigns(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	list, err := readMeta(s, r, func(ctx context.Context) ([]analytics.Campaign, error) {
-		return s.Campaigns.ListCampaigns(ctx, p.ProductID)
+		return s.CampaignOps.List(ctx, p.ProductID)
 	})
 	if err != nil {
 		return err
@@ -187,7 +182,7 @@ func (s *Server) handleDeleteCampaign(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	if err := s.Campaigns.DeleteCampaign(r.Context(), p.ProductID, c.ID); err != nil {
+	if err := s.CampaignOps.Delete(r.Context(), p.ProductID, c.ID); err != nil {
 		return err
 	}
 	s.FlagsChanged(p.ProductID) // the campaigns, and messagesEnabled
@@ -201,7 +196,7 @@ func (s *Server) handleGetMessageSettings(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	on, err := s.Campaigns.AutoRender(r.Context(), p.ProductID)
+	on, err := s.CampaignOps.AutoRender(r.Context(), p.ProductID)
 	if err != nil {
 		return err
 	}
@@ -224,7 +219,7 @@ func (s *Server) handlePutMessageSettings(w http.ResponseWriter, r *http.Request
 	if req.AutoRender == nil {
 		return analytics.InvalidField("autoRender", "is required: true or false")
 	}
-	if err := s.Campaigns.SetAutoRender(r.Context(), p.ProductID, *req.AutoRender); err != nil {
+	if err := s.CampaignOps.SetAutoRender(r.Context(), p.ProductID, *req.AutoRender); err != nil {
 		return err
 	}
 	s.FlagsChanged(p.ProductID) // the campaigns, and messagesEnabled
@@ -236,7 +231,7 @@ func (s *Server) handlePutMessageSettings(w http.ResponseWriter, r *http.Request
 // every user a campaign reached, under the query admission (readMeta).
 func (s *Server) campaignStats(r *http.Request, productID int64) (map[int64]analytics.CampaignStats, error) {
 	return readMeta(s, r, func(ctx context.Context) (map[int64]analytics.CampaignStats, error) {
-		return s.Campaigns.CampaignStats(ctx, productID)
+		return s.CampaignOps.Stats(ctx, productID)
 	})
 }
 

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -96,11 +95,7 @@ func (s *Server) experimentOf(r *http.Request, productID int64) (analytics.Exper
 	if err != nil {
 		return analytics.Experiment{}, err
 	}
-	e, err := s.Experiments.Experiment(r.Context(), productID, id)
-	if errors.Is(err, analytics.ErrNotFound) {
-		return e, errExperimentNotFound
-	}
-	return e, err
+	return s.ExperimentOps.Get(r.Context(), productID, id)
 }
 
 // handleCreateExperiment is POST /api/v1/experiments. Without flagId it
@@ -136,7 +131,7 @@ func (s *Server) handleListExperiments(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	list, err := readMeta(s, r, func(ctx context.Context) ([]analytics.Experiment, error) {
-		return s.Experiments.ListExperiments(ctx, p.ProductID)
+		return s.ExperimentOps.List(ctx, p.ProductID)
 	})
 	if err != nil {
 		return err
@@ -254,8 +249,8 @@ func (s *Server) handleExperimentResults(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	f, err := s.Flags.Flag(r.Context(), sc.ProductID, e.FlagID)
-	if err := flagStoreError(err); err != nil {
+	f, err := s.FlagOps.Get(r.Context(), sc.ProductID, e.FlagID)
+	if err != nil {
 		return err
 	}
 	sc.From, sc.To = experiment.Range(e, s.Now())

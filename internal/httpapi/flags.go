@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -15,10 +14,7 @@ import (
 // the flag's product (never an API key, never CORS-open). The rules on a
 // flag's fields are analytics.Flag.Validate's; docs/flags.md explains them.
 
-var (
-	errFlagNotFound = analytics.ErrFlagNotFound
-	errFlagKeyTaken = analytics.ErrFlagKeyTaken
-)
+var errFlagNotFound = analytics.ErrFlagNotFound
 
 // flagRequest is the body of POST /flags and PUT /flags/{id}. Pointers
 // tell a field that was left out from an empty one; what a field left out
@@ -53,21 +49,8 @@ func (s *Server) flagTarget(r *http.Request) (auth.Principal, analytics.Flag, er
 	if err != nil {
 		return p, analytics.Flag{}, err
 	}
-	f, err := s.Flags.Flag(r.Context(), p.ProductID, id)
-	return p, f, flagStoreError(err)
-}
-
-// flagStoreError translates the store's misses into the API's answers.
-func flagStoreError(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, analytics.ErrNotFound):
-		return errFlagNotFound
-	case errors.Is(err, analytics.ErrDuplicate):
-		return errFlagKeyTaken
-	}
-	return err
+	f, err := s.FlagOps.Get(r.Context(), p.ProductID, id)
+	return p, f, err
 }
 
 // handleCreateFlag is POST /api/v1/flags.
@@ -95,7 +78,7 @@ func (s *Server) handleListFlags(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := readMeta(s, r, func(ctx context.Context) ([]analytics.Flag, error) { return s.Flags.ListFlags(ctx, p.ProductID) })
+	list, err := readMeta(s, r, func(ctx context.Context) ([]analytics.Flag, error) { return s.FlagOps.List(ctx, p.ProductID) })
 	if err != nil {
 		return err
 	}
@@ -131,8 +114,8 @@ func (s *Server) handleUpdateFlag(w http.ResponseWriter, r *http.Request) error 
 	if err := readJSON(w, r, &req); err != nil {
 		// A flag the product does not have is answered 404 before its
 		// body is judged, whatever the body.
-		if _, err := s.Flags.Flag(r.Context(), p.ProductID, id); err != nil {
-			return flagStoreError(err)
+		if _, err := s.FlagOps.Get(r.Context(), p.ProductID, id); err != nil {
+			return err
 		}
 		return err
 	}
@@ -175,13 +158,10 @@ func (s *Server) handleFlagChanges(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	changes, err := readMeta(s, r, func(ctx context.Context) ([]analytics.FlagChange, error) {
-		return s.Flags.FlagChanges(ctx, p.ProductID, id)
+		return s.FlagOps.Changes(ctx, p.ProductID, id)
 	})
 	if err != nil {
 		return err
-	}
-	if len(changes) == 0 {
-		return errFlagNotFound // a flag that never existed in this product has no trail
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"items": changes})
 	return nil

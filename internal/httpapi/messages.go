@@ -234,7 +234,7 @@ func (s *Server) handleSurveyResponse(w http.ResponseWriter, r *http.Request) er
 	if err := s.Writer.Write(r.Context(), []ingest.Pending{{Event: ev}}); err != nil {
 		return err
 	}
-	if err := s.Campaigns.AddSurveyResponse(r.Context(), key.ProductID, &resp); err != nil {
+	if err := s.SurveyOps.Add(r.Context(), key.ProductID, &resp); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusAccepted, struct{}{})

@@ -11,6 +11,7 @@ import (
 	"strata/internal/analytics"
 	"strata/internal/query"
 	"strata/internal/ratelimit"
+	"strata/internal/replay"
 	"strata/internal/store/replayfs"
 )
 
@@ -103,7 +104,7 @@ func TestReplayReadsTakeAdmission(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { replays.Close() })
-	d.api.Replays = replays
+	d.api.ReplayOps = &replay.Service{Store: replays}
 	at := time.Now().UTC()
 	c := analytics.ReplayChunk{ProductID: 1, SessionID: "s1", WindowID: "w", DistinctID: "u", FirstTS: at, LastTS: at,
 		Encoding: analytics.ReplayJSON, Data: []byte(`[{"type":4,"timestamp":1}]`), ReceivedAt: at}

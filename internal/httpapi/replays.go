@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -85,7 +84,7 @@ func (s *Server) handleListReplays(w http.ResponseWriter, r *http.Request) error
 	// every chunk's metadata; the segment store copies every session's
 	// summary before it sorts them): under the query admission.
 	list, err := readMeta(s, r, func(ctx context.Context) ([]analytics.ReplaySession, error) {
-		return s.Replays.ListReplaySessions(ctx, p.ProductID, f)
+		return s.ReplayOps.List(ctx, p.ProductID, f)
 	})
 	if err != nil {
 		return err
@@ -141,15 +140,9 @@ func (s *Server) handleGetReplay(w http.ResponseWriter, r *http.Request) error {
 	var more bool
 	err = s.Queries.ReadMeta(r.Context(), func(ctx context.Context) error {
 		var err error
-		if session, err = s.Replays.ReplaySession(ctx, p.ProductID, id); err != nil {
-			return err
-		}
-		page, more, err = s.Replays.ReadReplayChunks(ctx, p.ProductID, id, after, analytics.MaxReplayPageBytes)
+		session, page, more, err = s.ReplayOps.Page(ctx, p.ProductID, id, after)
 		return err
 	})
-	if errors.Is(err, analytics.ErrNotFound) {
-		return replay.ErrNotFound
-	}
 	if err != nil {
 		return err
 	}

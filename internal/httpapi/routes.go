@@ -39,26 +39,21 @@ type Server struct {
 	Writer           *ingest.Writer
 	Queries          *query.Engine
 	Saved            analytics.SavedQueryStore
-	// Flags keeps the products' feature flags (flags.go); configs holds
-	// the SDK configuration built from them (sdkconfig.go).
-	Flags       analytics.FlagStore
-	Experiments analytics.ExperimentStore
-	// FlagOps creates, changes and deletes flags, under the rules of the
-	// experiments on them.
+	// FlagOps reads, creates, changes and deletes flags, under the rules
+	// of the experiments on them (flags.go); configs holds the SDK
+	// configuration built from them (sdkconfig.go).
 	FlagOps *experiment.Flags
-	// ExperimentOps changes experiments, with their flags when a change
-	// writes both (experiments.go).
+	// ExperimentOps reads and changes experiments, with their flags when
+	// a change writes both (experiments.go).
 	ExperimentOps *experiment.Service
 	configs       configCache
-	// Campaigns keeps the products' message campaigns (campaigns.go),
-	// which CampaignOps creates and changes with their flags and
-	// experiments; Messages answers the SDK's message paths from memory
-	// (messages.go).
-	Campaigns   analytics.CampaignStore
+	// CampaignOps reads the products' message campaigns (campaigns.go),
+	// and creates and changes them with their flags and experiments;
+	// Messages answers the SDK's message paths from memory (messages.go).
 	CampaignOps *messages.Campaigns
 	Messages    *messages.Engine
-	// SurveyOps reads a campaign's survey responses a page at a time,
-	// under the query admission, for the results and the export.
+	// SurveyOps stores survey responses and reads a campaign's a page at
+	// a time, under the query admission, for the results and the export.
 	SurveyOps *messages.Surveys
 	// Sourcemaps keeps the releases' sourcemaps (sourcemaps.go), which
 	// uploads store through Pipeline.Exceptions.
@@ -75,11 +70,10 @@ type Server struct {
 	// Groups keeps the products' group profiles, which the SDK sends
 	// (groups.go).
 	Groups analytics.GroupStore
-	// Replays keeps the recorded sessions' chunks, which the replay
-	// handlers read (replays.go); ReplayOps stores them at ingest and
-	// deletes sessions, under the caps and the disk's admission; Replay
-	// says whether SDKs may record (the SDK config's replay).
-	Replays   analytics.ReplayStore
+	// ReplayOps stores the recorded sessions' chunks at ingest, under the
+	// caps and the disk's admission, and reads and deletes sessions
+	// (replays.go); Replay says whether SDKs may record (the SDK config's
+	// replay).
 	ReplayOps *replay.Service
 	Replay    bool
 	// Alerts keeps the products' alert webhooks and the alerts sent;
@@ -237,6 +231,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("POST /api/v1/query/retention", h(s.queryHandler(analytics.QueryRetention)))
 	mux.Handle("GET /api/v1/query/bots", h(s.handleBots))
 	mux.Handle("GET /api/v1/query/events", h(s.handleEventNames))
+	mux.Handle("POST /api/v1/query/sessions", h(s.handleSessions))
 	mux.Handle("GET /api/v1/queries", h(s.handleListSaved))
 	mux.Handle("POST /api/v1/queries", h(s.handleCreateSaved))
 	mux.Handle("GET /api/v1/queries/{id}", h(s.handleGetSaved))

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"strata/internal/analytics"
 	"strata/internal/flags"
 )
 
@@ -101,12 +100,12 @@ func (s *Server) loadSDKConfig(ctx context.Context, productID int64) (configEntr
 	s.configs.mu.Unlock()
 	now := s.Now()
 	var e configEntry
-	list, err := s.sdkFlags(ctx, productID)
+	list, err := s.FlagOps.ForSDK(ctx, productID)
 	if err != nil {
 		return e, err
 	}
 	cfg := sdkConfig{Flags: list, Replay: s.Replay, ErrorTracking: s.ErrorTracking}
-	if cfg.MessagesEnabled, err = s.messagesEnabled(ctx, productID); err != nil {
+	if cfg.MessagesEnabled, err = s.CampaignOps.Enabled(ctx, productID); err != nil {
 		return e, err
 	}
 	body, err := json.Marshal(cfg)
@@ -126,42 +125,11 @@ func (s *Server) loadSDKConfig(ctx context.Context, productID int64) (configEntr
 	return e, nil
 }
 
-// sdkFlags reads a product's flags and experiments as the SDKs evaluate
-// them.
-func (s *Server) sdkFlags(ctx context.Context, productID int64) ([]flags.Flag, error) {
-	list, err := s.Flags.ListFlags(ctx, productID)
-	if err != nil {
-		return nil, err
-	}
-	exps, err := s.Experiments.ListExperiments(ctx, productID)
-	if err != nil {
-		return nil, err
-	}
-	// A flag's experiment is its open one, else its latest completed one
-	// (whose holdout no longer applies); the list is oldest first.
-	byFlag := map[int64]*flags.Experiment{}
-	for _, x := range exps {
-		if cur, ok := byFlag[x.FlagID]; ok && cur.Status != string(analytics.ExperimentCompleted) {
-			continue
-		}
-		byFlag[x.FlagID] = &flags.Experiment{ID: x.ID, Status: string(x.Status), Holdout: x.Holdout / 100}
-	}
-	out := make([]flags.Flag, 0, len(list))
-	for _, f := range list {
-		sf := flags.Flag{Key: f.Key, Enabled: f.Enabled, Rollout: f.Rollout, Variants: make([]flags.Variant, 0, len(f.Variants)),
-			Experiment: byFlag[f.ID]}
-		for _, v := range f.Variants {
-			sf.Variants = append(sf.Variants, flags.Variant{Key: v.Key, Weight: v.Weight})
-		}
-		out = append(out, sf)
-	}
-	return out, nil
-}
-
-// FlagsByKey is sdkFlags by key, for the message engine, whose campaigns'
-// variants are their flags' assignments.
+// FlagsByKey is the product's flags as the SDKs evaluate them, by key,
+// for the message engine, whose campaigns' variants are their flags'
+// assignments.
 func (s *Server) FlagsByKey(ctx context.Context, productID int64) (map[string]*flags.Flag, error) {
-	list, err := s.sdkFlags(ctx, productID)
+	list, err := s.FlagOps.ForSDK(ctx, productID)
 	if err != nil {
 		return nil, err
 	}
@@ -170,26 +138,6 @@ func (s *Server) FlagsByKey(ctx context.Context, productID int64) (map[string]*f
 		out[list[i].Key] = &list[i]
 	}
 	return out, nil
-}
-
-// messagesEnabled reports whether the SDK should load its message
-// renderer: the product's auto-render setting is on and a campaign is
-// active.
-func (s *Server) messagesEnabled(ctx context.Context, productID int64) (bool, error) {
-	on, err := s.Campaigns.AutoRender(ctx, productID)
-	if err != nil || !on {
-		return false, err
-	}
-	list, err := s.Campaigns.ListCampaigns(ctx, productID)
-	if err != nil {
-		return false, err
-	}
-	for _, c := range list {
-		if c.Status == analytics.CampaignActive {
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
 // handleSDKConfig answers the SDK's configuration request for the product

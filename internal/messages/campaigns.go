@@ -47,6 +47,61 @@ const flagKeyTries = 50
 // meanwhile is tried again.
 const txRetries = 3
 
+// Get returns the product's campaign id, or ErrNotFound.
+func (s *Campaigns) Get(ctx context.Context, productID, id int64) (analytics.Campaign, error) {
+	c, err := s.Store.Campaign(ctx, productID, id)
+	if errors.Is(err, analytics.ErrNotFound) {
+		return c, ErrNotFound
+	}
+	return c, err
+}
+
+// List returns the product's campaigns, oldest first.
+func (s *Campaigns) List(ctx context.Context, productID int64) ([]analytics.Campaign, error) {
+	return s.Store.ListCampaigns(ctx, productID)
+}
+
+// Stats counts each of the product's campaigns' users by outcome, by
+// campaign id: an aggregate over every user a campaign reached.
+func (s *Campaigns) Stats(ctx context.Context, productID int64) (map[int64]analytics.CampaignStats, error) {
+	return s.Store.CampaignStats(ctx, productID)
+}
+
+// Delete deletes the product's campaign id with its users' states and its
+// survey responses; its experiment stays.
+func (s *Campaigns) Delete(ctx context.Context, productID, id int64) error {
+	return s.Store.DeleteCampaign(ctx, productID, id)
+}
+
+// AutoRender reports the product's auto-render setting (off until set).
+func (s *Campaigns) AutoRender(ctx context.Context, productID int64) (bool, error) {
+	return s.Store.AutoRender(ctx, productID)
+}
+
+// SetAutoRender sets the product's auto-render setting.
+func (s *Campaigns) SetAutoRender(ctx context.Context, productID int64, on bool) error {
+	return s.Store.SetAutoRender(ctx, productID, on)
+}
+
+// Enabled reports whether the SDK should load its message renderer: the
+// product's auto-render setting is on and one of its campaigns is active.
+func (s *Campaigns) Enabled(ctx context.Context, productID int64) (bool, error) {
+	on, err := s.Store.AutoRender(ctx, productID)
+	if err != nil || !on {
+		return false, err
+	}
+	list, err := s.Store.ListCampaigns(ctx, productID)
+	if err != nil {
+		return false, err
+	}
+	for _, c := range list {
+		if c.Status == analytics.CampaignActive {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // Create stores c (ProductID and the validated fields set), with its flag
 // and experiment when it has variants, as actor did it.
 func (s *Campaigns) Create(ctx context.Context, actor string, c *analytics.Campaign) error {

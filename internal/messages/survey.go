@@ -69,3 +69,11 @@ func (s *Surveys) Results(ctx context.Context, c analytics.Campaign) (int, []ana
 	}
 	return t.Responses(), t.Results(), nil
 }
+
+// Add stores a response to a campaign of the product and fills in its ID.
+// The caller has checked the response against the campaign's questions
+// and written its $survey_response event first: a response stored without
+// its event could not be counted in analyses.
+func (s *Surveys) Add(ctx context.Context, productID int64, r *analytics.SurveyResponse) error {
+	return s.Store.AddSurveyResponse(ctx, productID, r)
+}

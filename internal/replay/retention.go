@@ -90,11 +90,14 @@ func (j *Job) Round(ctx context.Context) (int, error) {
 // product applies the rules to one product's sessions: those whose last
 // chunk came before now − Retention go, then the oldest (by start) until
 // the rest fit under MaxBytes and leave a tenth of MaxSessions free. They
-// are deleted at once (deleteSessions, as the API deletes a user's): a
+// are deleted at once (Service.DeleteSessions, as the API deletes a user's): a
 // round that deletes thousands of a product's sessions makes one write of
 // their tombstones and one sync on the embedded store, not one each.
 func (j *Job) product(ctx context.Context, productID int64, now time.Time) (int, error) {
-	sessions, err := j.Store.ListReplaySessions(ctx, productID, analytics.ReplayFilter{})
+	// The sessions are read and deleted through the service, as the API
+	// reads and deletes them.
+	ops := &Service{Store: j.Store}
+	sessions, err := ops.List(ctx, productID, analytics.ReplayFilter{})
 	if err != nil {
 		return 0, err
 	}
@@ -127,5 +130,5 @@ func (j *Job) product(ctx context.Context, productID int64, now time.Time) (int,
 	if len(doomed) == 0 {
 		return 0, nil
 	}
-	return deleteSessions(ctx, j.Store, productID, doomed)
+	return ops.DeleteSessions(ctx, productID, doomed)
 }

@@ -101,6 +101,30 @@ func RefuseChunks(accepted []ingest.Pending, rejected []ingest.Rejection) ([]ing
 	return kept, rejected
 }
 
+// List returns the product's sessions that f selects, latest start first.
+// The read grows with what the product keeps, so the API runs it under
+// the query admission.
+func (s *Service) List(ctx context.Context, productID int64, f analytics.ReplayFilter) ([]analytics.ReplaySession, error) {
+	return s.Store.ListReplaySessions(ctx, productID, f)
+}
+
+// Page returns the summary of the product's session sessionID and a page
+// of its chunks after the cursor, at most analytics.MaxReplayPageBytes of
+// chunk data whatever the session's size; more reports whether chunks
+// follow. ErrNotFound when the product has no such session.
+func (s *Service) Page(ctx context.Context, productID int64, sessionID string, after analytics.ReplayCursor) (session analytics.ReplaySession, page []analytics.ReplayChunk, more bool, err error) {
+	if !analytics.ValidReplayID(sessionID) {
+		return session, nil, false, ErrNotFound
+	}
+	if session, err = s.Store.ReplaySession(ctx, productID, sessionID); err == nil {
+		page, more, err = s.Store.ReadReplayChunks(ctx, productID, sessionID, after, analytics.MaxReplayPageBytes)
+	}
+	if errors.Is(err, analytics.ErrNotFound) {
+		return session, nil, false, ErrNotFound
+	}
+	return session, page, more, err
+}
+
 // Delete deletes one of the product's sessions; ErrNotFound when the
 // product has no session sessionID.
 func (s *Service) Delete(ctx context.Context, productID int64, sessionID string) error {
@@ -128,13 +152,14 @@ func (s *Service) DeleteUser(ctx context.Context, productID int64, distinctID st
 	for i, x := range list {
 		ids[i] = x.SessionID
 	}
-	return deleteSessions(ctx, s.Store, productID, ids)
+	return s.DeleteSessions(ctx, productID, ids)
 }
 
-// deleteSessions deletes the product's sessions ids at once, as the API's
+// DeleteSessions deletes the product's sessions ids at once, as the API's
 // privacy request and the retention job both do: one write of the
 // tombstones and one sync on the embedded store, one transaction on
-// PostgreSQL, however many sessions there are.
-func deleteSessions(ctx context.Context, store analytics.ReplayStore, productID int64, ids []string) (int, error) {
-	return store.DeleteReplaySessions(ctx, productID, ids)
+// PostgreSQL, however many sessions there are. It returns how many it
+// deleted.
+func (s *Service) DeleteSessions(ctx context.Context, productID int64, ids []string) (int, error) {
+	return s.Store.DeleteReplaySessions(ctx, productID, ids)
 }

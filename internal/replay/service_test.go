@@ -197,3 +197,36 @@ func TestDeleteUser(t *testing.T) {
 		t.Errorf("DeleteUser(carol): %d, %v; want 0", n, err)
 	}
 }
+
+// TestPage checks the read the API pages a session with: the summary and
+// the chunks after the cursor; another product's session, a session never
+// recorded and an id that is not one are ErrNotFound.
+func TestPage(t *testing.T) {
+	st := openStore(t)
+	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	s := &Service{Store: st}
+	ctx := context.Background()
+	var chunks []analytics.ReplayChunk
+	for i := range 3 {
+		chunks = append(chunks, analytics.ReplayChunk{ProductID: 1, SessionID: "s1", WindowID: "w", Index: i,
+			DistinctID: "alice", FirstTS: at, LastTS: at, Encoding: analytics.ReplayJSON, Data: []byte("[]"), ReceivedAt: at})
+	}
+	if _, err := st.AppendReplayChunks(ctx, chunks, analytics.ReplayLimits{}); err != nil {
+		t.Fatal(err)
+	}
+	session, page, more, err := s.Page(ctx, 1, "s1", analytics.ReplayCursor{WindowID: "w", Index: 0})
+	if err != nil || session.SessionID != "s1" || len(page) != 2 || page[0].Index != 1 || page[1].Index != 2 || more {
+		t.Errorf("Page after chunk 0: %+v %+v %v %v", session, page, more, err)
+	}
+	for _, c := range []struct {
+		product int64
+		id      string
+	}{{2, "s1"}, {1, "s2"}, {1, "not an id!"}} {
+		if _, page, _, err := s.Page(ctx, c.product, c.id, analytics.ReplayCursor{}); !errors.Is(err, ErrNotFound) || page != nil {
+			t.Errorf("Page(%d, %q): %v %v; want ErrNotFound", c.product, c.id, page, err)
+		}
+	}
+	if list, err := s.List(ctx, 2, analytics.ReplayFilter{}); err != nil || len(list) != 0 {
+		t.Errorf("List of another product: %+v %v", list, err)
+	}
+}

@@ -107,6 +107,8 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("ErrorGroups", events(testErrorGroups))
 	t.Run("ErrorActivity", events(testErrorActivity))
 	t.Run("UserEvents", events(testUserEvents))
+	t.Run("Sessions", events(testSessions))
+	t.Run("SessionCases", events(testSessionCases))
 }
 
 // products creates a workspace and in it one product a name, in order:
