@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sort"
 	"time"
 )
 
@@ -230,6 +231,83 @@ type EventCount struct {
 	Count int64
 }
 
+// Visits (docs/queries.md, "Sessions"): a visit is a run of one user's
+// human events that share a session id (the SessionIDProperty, or none)
+// in which no two consecutive events are SessionGap or more apart. A visit
+// belongs to the range and to the bucket holding its first event; its
+// events after the range's end still count, up to SessionLookahead past
+// it. Events from SessionGap before the range are read only to tell
+// whether a visit started before the range, which leaves it out.
+const (
+	SessionGap       = 30 * time.Minute
+	SessionLookahead = 24 * time.Hour
+	// PageviewEvent is the event of a page view.
+	PageviewEvent = "$pageview"
+)
+
+// NonInteractiveEvents are the events the SDK sends on its own, which do
+// not make a visit a non-bounce: a bounce is a visit with at most one page
+// view and no event outside these and $pageview.
+var NonInteractiveEvents = []string{"$identify", "$exposure"}
+
+// SessionsQuery asks for the visits that start in the range: totals, a
+// series by Interval, and the Limit most frequent entry and exit pages.
+// With Filters, a visit counts when at least one of its events passes
+// every filter.
+type SessionsQuery struct {
+	EventRange
+	Filters  []Filter
+	Interval Interval
+	Limit    int
+}
+
+// SessionStats are sums over a set of visits: the engine derives the
+// rates and means from them, so that every store answers in integers.
+// DurationMicros sums each visit's last event time minus its first.
+type SessionStats struct {
+	Visits, Bounces, Pageviews int64
+	DurationMicros             int64
+}
+
+// SessionBucket is one non-empty bucket of the visits series.
+type SessionBucket struct {
+	Bucket time.Time
+	SessionStats
+}
+
+// SessionPage is one entry or exit page: the path of a visit's first (or
+// last) page view, with the visits entering (or leaving) by it. Visits
+// without a page view have neither.
+type SessionPage struct {
+	Path string
+	SessionStats
+}
+
+// SessionsAnswer is a store's answer to a SessionsQuery. Visitors counts
+// the distinct users of the visits. Buckets holds only non-empty buckets;
+// Entry and Exit hold at most Limit pages each, most visits first, ties
+// by path.
+type SessionsAnswer struct {
+	Totals      SessionStats
+	Visitors    int64
+	Buckets     []SessionBucket
+	Entry, Exit []SessionPage
+}
+
+// Sort puts the buckets in time order and the pages most visits first,
+// ties by path: a store may gather its rows in any order.
+func (a *SessionsAnswer) Sort() {
+	sort.Slice(a.Buckets, func(i, j int) bool { return a.Buckets[i].Bucket.Before(a.Buckets[j].Bucket) })
+	for _, pages := range [][]SessionPage{a.Entry, a.Exit} {
+		sort.Slice(pages, func(i, j int) bool {
+			if pages[i].Visits != pages[j].Visits {
+				return pages[i].Visits > pages[j].Visits
+			}
+			return pages[i].Path < pages[j].Path
+		})
+	}
+}
+
 // QueryStore answers the query engine. Every method reads only the scope's
 // product and environment. A query that fails because the store ran out of
 // memory for it returns an error wrapping ErrOutOfMemory, so that the engine
@@ -266,6 +344,9 @@ type QueryStore interface {
 	// UserEvents returns one user's latest events, newest first, of equal
 	// times by uuid, at most Limit of them.
 	UserEvents(ctx context.Context, q UserEventsQuery) ([]UserEvent, error)
+	// Sessions returns the visits that start in the range
+	// (SessionsQuery, and docs/queries.md, "Sessions").
+	Sessions(ctx context.Context, q SessionsQuery) (SessionsAnswer, error)
 }
 
 // ErrOutOfMemory is wrapped by a QueryStore's error when the store could not

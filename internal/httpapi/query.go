@@ -168,29 +168,18 @@ func readLimitedBody(w http.ResponseWriter, r *http.Request, limit int64, tooLar
 // query's request.
 func (s *Server) queryHandler(kind analytics.QueryKind) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		sc, err := s.readScope(r)
-		if err != nil {
-			return err
-		}
-		body, err := readQueryBody(w, r)
-		if err != nil {
-			return err
-		}
-		if _, ok := sharePrincipal(r); ok {
-			if err := s.checkShared(kind, sc, body); err != nil {
-				return err
+		return s.serveBody(w, r, func(ctx context.Context, sc analytics.EventRange, body []byte) (any, error) {
+			if _, ok := sharePrincipal(r); ok {
+				if err := s.checkShared(kind, sc, body); err != nil {
+					return nil, err
+				}
 			}
-		}
-		run, err := s.Queries.Prepare(kind, sc, body)
-		if err != nil {
-			return err
-		}
-		res, err := run(r.Context())
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusOK, res)
-		return nil
+			run, err := s.Queries.Prepare(kind, sc, body)
+			if err != nil {
+				return nil, err
+			}
+			return run(ctx)
+		})
 	}
 }
 
@@ -212,6 +201,35 @@ func (s *Server) checkShared(kind analytics.QueryKind, sc analytics.EventRange, 
 		return sharing.CheckRetention(q)
 	}
 	return errNotShared
+}
+
+// serveBody serves a POST query whose body is the request, over the
+// caller's product: the budget is taken before the body is read.
+func (s *Server) serveBody(w http.ResponseWriter, r *http.Request,
+	run func(ctx context.Context, sc analytics.EventRange, body []byte) (any, error)) error {
+	sc, err := s.readScope(r)
+	if err != nil {
+		return err
+	}
+	body, err := readQueryBody(w, r)
+	if err != nil {
+		return err
+	}
+	res, err := run(r.Context(), sc, body)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// handleSessions is POST /api/v1/query/sessions: visits, bounce rate,
+// visit duration, and entry and exit pages (docs/queries.md, "Sessions").
+// It is read and budgeted as the trend endpoint is.
+func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) error {
+	return s.serveBody(w, r, func(ctx context.Context, sc analytics.EventRange, body []byte) (any, error) {
+		return s.Queries.Sessions(ctx, sc, body)
+	})
 }
 
 // handleBots is GET /api/v1/query/bots.

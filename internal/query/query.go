@@ -1,7 +1,8 @@
 // Package query is Strata's query engine: it validates funnel, trend,
-// retention and AI-bot requests, asks an analytics.QueryStore for the
-// aggregates, and shapes the answers the API returns (conversion
-// percentages, zero-filled buckets, ordered breakdowns, cohort triangles).
+// retention, sessions and AI-bot requests, asks an analytics.QueryStore for
+// the aggregates, and shapes the answers the API returns (conversion
+// percentages, zero-filled buckets, ordered breakdowns, cohort triangles,
+// bounce rates).
 // It holds no SQL, so every backend answers through the same rules.
 package query
 
@@ -585,6 +586,101 @@ func (e *Engine) UserEvents(ctx context.Context, scope analytics.EventRange, dis
 			ev.SessionID = &r.SessionID
 		}
 		res.Events[i] = ev
+	}
+	return res, nil
+}
+
+// SessionTotals are the visits of a sessions answer summed over the range
+// (docs/queries.md, "Sessions"). BounceRate is the share of visits that
+// bounced, in percent to one decimal; VisitDuration the mean visit's
+// duration in seconds, to one decimal; PagesPerVisit the mean visit's page
+// views, to two decimals. Each is 0 without visits.
+type SessionTotals struct {
+	Visits        int64   `json:"visits"`
+	Visitors      int64   `json:"visitors"`
+	Pageviews     int64   `json:"pageviews"`
+	BounceRate    float64 `json:"bounceRate"`
+	VisitDuration float64 `json:"visitDuration"`
+	PagesPerVisit float64 `json:"pagesPerVisit"`
+}
+
+// SessionPoint is one bucket of the visits series, by the visits' start.
+type SessionPoint struct {
+	Date       string  `json:"date"`
+	Visits     int64   `json:"visits"`
+	BounceRate float64 `json:"bounceRate"`
+}
+
+// EntryPage is one page visits entered by, with their bounce rate.
+type EntryPage struct {
+	Path       string  `json:"path"`
+	Visits     int64   `json:"visits"`
+	BounceRate float64 `json:"bounceRate"`
+}
+
+// ExitPage is one page visits left by.
+type ExitPage struct {
+	Path   string `json:"path"`
+	Visits int64  `json:"visits"`
+}
+
+// SessionsResult is the answer of POST /query/sessions.
+type SessionsResult struct {
+	Interval   analytics.Interval `json:"interval"`
+	Totals     SessionTotals      `json:"totals"`
+	Series     []SessionPoint     `json:"series"`
+	EntryPages []EntryPage        `json:"entryPages"`
+	ExitPages  []ExitPage         `json:"exitPages"`
+}
+
+// Sessions validates a sessions request body and answers it, as a read of
+// the store like every query.
+func (e *Engine) Sessions(ctx context.Context, scope analytics.EventRange, body []byte) (SessionsResult, error) {
+	q, err := ParseSessions(body, scope, e.now())
+	if err != nil {
+		return SessionsResult{}, err
+	}
+	return e.RunSessions(ctx, q)
+}
+
+// RunSessions computes a validated sessions query: the store's sums become
+// rates and means, and every bucket of the range gets a point, empty ones
+// included.
+func (e *Engine) RunSessions(ctx context.Context, q analytics.SessionsQuery) (SessionsResult, error) {
+	var a analytics.SessionsAnswer
+	err := e.read(ctx, func(ctx context.Context) (err error) {
+		a, err = e.Store.Sessions(ctx, q)
+		return err
+	})
+	if err != nil {
+		return SessionsResult{}, err
+	}
+	t := a.Totals
+	res := SessionsResult{Interval: q.Interval,
+		Totals: SessionTotals{Visits: t.Visits, Visitors: a.Visitors, Pageviews: t.Pageviews,
+			BounceRate: ConversionPct(t.Bounces, t.Visits)},
+		EntryPages: make([]EntryPage, len(a.Entry)), ExitPages: make([]ExitPage, len(a.Exit))}
+	if t.Visits > 0 {
+		res.Totals.VisitDuration = math.Round(float64(t.DurationMicros)/1e5/float64(t.Visits)) / 10
+		res.Totals.PagesPerVisit = math.Round(100*float64(t.Pageviews)/float64(t.Visits)) / 100
+	}
+	starts := q.Interval.Buckets(q.From, q.To)
+	index := positions(starts)
+	res.Series = make([]SessionPoint, len(starts))
+	for i, b := range starts {
+		res.Series[i].Date = formatBucket(q.Interval, b)
+	}
+	for _, b := range a.Buckets {
+		if i, ok := index[b.Bucket]; ok {
+			res.Series[i].Visits = b.Visits
+			res.Series[i].BounceRate = ConversionPct(b.Bounces, b.Visits)
+		}
+	}
+	for i, p := range a.Entry {
+		res.EntryPages[i] = EntryPage{Path: p.Path, Visits: p.Visits, BounceRate: ConversionPct(p.Bounces, p.Visits)}
+	}
+	for i, p := range a.Exit {
+		res.ExitPages[i] = ExitPage{Path: p.Path, Visits: p.Visits}
 	}
 	return res, nil
 }

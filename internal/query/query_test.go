@@ -43,6 +43,9 @@ func (s stubStore) ErrorActivity(context.Context, analytics.ErrorActivityQuery) 
 func (s stubStore) UserEvents(context.Context, analytics.UserEventsQuery) ([]analytics.UserEvent, error) {
 	return nil, s.err
 }
+func (s stubStore) Sessions(context.Context, analytics.SessionsQuery) (analytics.SessionsAnswer, error) {
+	return analytics.SessionsAnswer{}, s.err
+}
 
 // TestOutOfMemoryIsQueryTooLarge checks the engine's one mapping: a store
 // that ran out of memory is a 503 query_too_large with advice and a
@@ -78,6 +81,7 @@ func TestOutOfMemoryIsQueryTooLarge(t *testing.T) {
 		"bots":        func() error { _, err := e.Bots(ctx, sc, "", "", ""); return err },
 		"event names": func() error { _, err := e.EventNames(ctx, sc, "", "", ""); return err },
 		"user events": func() error { _, err := e.UserEvents(ctx, sc, "u1", "", ""); return err },
+		"sessions":    func() error { _, err := e.Sessions(ctx, sc, []byte(`{}`)); return err },
 	}
 	for name, run := range runs {
 		var ae *analytics.Error

@@ -34,6 +34,8 @@ const (
 	MaxTopPages        = 100
 	DefaultEventNames  = 100
 	MaxEventNames      = 1000
+	DefaultPages       = 10
+	MaxPages           = 100
 )
 
 // PlaceholderSteps are the steps a new funnel starts from.
@@ -84,6 +86,15 @@ type RetentionRequest struct {
 	DateFrom    string `json:"dateFrom,omitempty"`
 	DateTo      string `json:"dateTo,omitempty"`
 	Period      string `json:"period,omitempty"`
+}
+
+// SessionsRequest is the body of POST /api/v1/query/sessions.
+type SessionsRequest struct {
+	DateFrom string          `json:"dateFrom,omitempty"`
+	DateTo   string          `json:"dateTo,omitempty"`
+	Interval string          `json:"interval,omitempty"`
+	Filters  []FilterRequest `json:"filters,omitempty"`
+	Limit    int             `json:"limit,omitempty"`
 }
 
 // dateRange turns optional dateFrom/dateTo strings into the half-open range
@@ -212,14 +223,8 @@ func ParseTrend(body []byte, scope analytics.EventRange, now time.Time) (analyti
 func (req TrendRequest) Query(scope analytics.EventRange, now time.Time) (analytics.TrendQuery, error) {
 	q := analytics.TrendQuery{EventRange: scope}
 	var err error
-	if q.From, q.To, err = dateRange(req.DateFrom, req.DateTo, now); err != nil {
+	if q.From, q.To, q.Interval, err = bucketedRange(req.DateFrom, req.DateTo, req.Interval, now); err != nil {
 		return q, err
-	}
-	if q.Interval, err = interval("interval", req.Interval, analytics.Day, true); err != nil {
-		return q, err
-	}
-	if n := len(q.Interval.Buckets(q.From, q.To)); n > MaxBuckets {
-		return q, analytics.InvalidField("interval", "%s buckets over this range make %d points; at most %d are allowed", q.Interval, n, MaxBuckets)
 	}
 	if len(req.Series) == 0 || len(req.Series) > MaxSeries {
 		return q, analytics.InvalidField("series", "must hold 1 to %d series, not %d", MaxSeries, len(req.Series))
@@ -265,6 +270,52 @@ func (req TrendRequest) Query(scope analytics.EventRange, now time.Time) (analyt
 		return q, err
 	}
 	return q, nil
+}
+
+// ParseSessions validates a sessions request body into a store query.
+func ParseSessions(body []byte, scope analytics.EventRange, now time.Time) (analytics.SessionsQuery, error) {
+	var req SessionsRequest
+	if err := jsontext.Decode(body, &req); err != nil {
+		return analytics.SessionsQuery{}, err
+	}
+	return req.Query(scope, now)
+}
+
+// Query validates the request into a store query for scope: the range and
+// interval as a trend takes them, the trend's filters, and how many entry
+// and exit pages to list.
+func (req SessionsRequest) Query(scope analytics.EventRange, now time.Time) (analytics.SessionsQuery, error) {
+	q := analytics.SessionsQuery{EventRange: scope, Limit: DefaultPages}
+	var err error
+	if q.From, q.To, q.Interval, err = bucketedRange(req.DateFrom, req.DateTo, req.Interval, now); err != nil {
+		return q, err
+	}
+	if q.Filters, err = filters("filters", req.Filters); err != nil {
+		return q, err
+	}
+	if req.Limit != 0 {
+		q.Limit = req.Limit
+	}
+	if q.Limit < 1 || q.Limit > MaxPages {
+		return q, analytics.InvalidField("limit", "must be from 1 to %d, not %d", MaxPages, req.Limit)
+	}
+	return q, nil
+}
+
+// bucketedRange reads the dates and the interval of a query charted by
+// bucket (a trend, the sessions series): the interval defaults to day, and
+// the range may make at most MaxBuckets buckets.
+func bucketedRange(fromText, toText, iv string, now time.Time) (from, to time.Time, in analytics.Interval, err error) {
+	if from, to, err = dateRange(fromText, toText, now); err != nil {
+		return
+	}
+	if in, err = interval("interval", iv, analytics.Day, true); err != nil {
+		return
+	}
+	if n := len(in.Buckets(from, to)); n > MaxBuckets {
+		err = analytics.InvalidField("interval", "%s buckets over this range make %d points; at most %d are allowed", in, n, MaxBuckets)
+	}
+	return
 }
 
 // aggregateBy reads the optional group type a trend or funnel counts

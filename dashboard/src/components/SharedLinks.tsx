@@ -2,6 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, message } from "../api";
 import { ConfirmDialog } from "./ConfirmDialog";
 import { CopyButton } from "./CopyButton";
+import { RowActions, Table } from "./Table";
 import { when } from "../format";
 import type { SharedLink } from "../types";
 
@@ -118,40 +119,34 @@ export function SharedLinks(props: { productId: number }) {
       ) : links.length === 0 ? (
         <p class="empty">No shared links yet.</p>
       ) : (
-        <div class="table-scroll">
-          <table class="table" aria-label="Shared links">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Link</th>
-                <th>Password</th>
-                <th>Created</th>
-                <th>
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {links.map((l) => (
-                <tr key={l.id} data-testid="shared-link-row">
-                  <td>{l.name}</td>
-                  <td>
-                    <code>{l.prefix}…</code>
-                  </td>
-                  <td>{l.hasPassword ? "Yes" : "No"}</td>
-                  <td>{when(l.createdAt)}</td>
-                  <td class="row-actions">
-                    <div>
-                      <button type="button" class="button small danger" disabled={busy} onClick={() => setRevoking(l)}>
-                        Revoke
-                      </button>
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          label="Shared links"
+          actions
+          head={
+            <>
+              <th>Name</th>
+              <th>Link</th>
+              <th>Password</th>
+              <th>Created</th>
+            </>
+          }
+        >
+          {links.map((l) => (
+            <tr key={l.id} data-testid="shared-link-row">
+              <td>{l.name}</td>
+              <td>
+                <code>{l.prefix}…</code>
+              </td>
+              <td>{l.hasPassword ? "Yes" : "No"}</td>
+              <td>{when(l.createdAt)}</td>
+              <RowActions>
+                <button type="button" class="button small danger" disabled={busy} onClick={() => setRevoking(l)}>
+                  Revoke
+                </button>
+              </RowActions>
+            </tr>
+          ))}
+        </Table>
       )}
       {revoking ? (
         <ConfirmDialog

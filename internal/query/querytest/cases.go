@@ -353,3 +353,109 @@ func GroupCases() GroupCase {
 		TrendEvent: "page_viewed", TrendTotal: []int64{4, 1}, TrendUsers: []int64{4, 2}, TrendGroups: []int64{2, 1},
 	}
 }
+
+// SessionCase is a small sessions query whose answer was worked out by
+// hand; Want holds literal numbers, never computed by calling Sessions.
+type SessionCase struct {
+	Name     string
+	Events   []Event
+	From, To time.Time
+	Interval string
+	Limit    int
+	Want     SessionsResult
+}
+
+// pv returns a live page view of path, with $session_id sid when not "".
+func pv(user, path string, t time.Time, sid string) Event {
+	e := Event{DistinctID: user, Name: "$pageview", Time: t, Path: path}
+	if sid != "" {
+		e.Properties = map[string]any{"$session_id": sid}
+	}
+	return e
+}
+
+// stats is SessionStats in one line: visits, bounces, page views and the
+// summed duration.
+func stats(visits, bounces, pageviews int64, duration time.Duration) SessionStats {
+	return SessionStats{Visits: visits, Bounces: bounces, Pageviews: pageviews, DurationMicros: duration.Microseconds()}
+}
+
+// SessionCases returns the hand-checked sessions cases. Each case's
+// comment explains, visit by visit, why Want is what it is.
+func SessionCases() []SessionCase {
+	return []SessionCase{
+		{
+			// u1: one page view: a bounce of 0 s entering and leaving by
+			// /a. u2: / then /pricing 5 minutes later: 2 page views, not a
+			// bounce, 300 s, entering by / and leaving by /pricing. u3: /a
+			// at 10:00 and /b at 10:31: 31 minutes apart, so two visits,
+			// each a bounce. → 4 visits of 3 users, 3 bounces, 5 page
+			// views, 300 s in all; entry / 1, /a 2, /b 1 (ties by path).
+			Name: "a bounce, a non-bounce, and a 31-minute gap splitting a visit",
+			Events: []Event{
+				pv("u1", "/a", at(2, 10, 0), ""),
+				pv("u2", "/", at(2, 10, 0), ""),
+				pv("u2", "/pricing", at(2, 10, 5), ""),
+				pv("u3", "/a", at(2, 10, 0), ""),
+				pv("u3", "/b", at(2, 10, 31), ""),
+			},
+			From: at(2, 0, 0), To: at(2, 0, 0), Interval: "day", Limit: 10,
+			Want: SessionsResult{
+				Totals: stats(4, 3, 5, 5*time.Minute), Visitors: 3,
+				Buckets: []SessionBucket{{Date: at(2, 0, 0), SessionStats: stats(4, 3, 5, 5*time.Minute)}},
+				Entry:   []SessionPage{{"/a", stats(2, 2, 2, 0)}, {"/", stats(1, 0, 2, 5*time.Minute)}, {"/b", stats(1, 1, 1, 0)}},
+				Exit:    []SessionPage{{"/a", stats(2, 2, 2, 0)}, {"/b", stats(1, 1, 1, 0)}, {"/pricing", stats(1, 0, 2, 5*time.Minute)}},
+			},
+		},
+		{
+			// Range March 2. u1: 23:50 /x and 00:10 on March 3 /y: one
+			// visit of 20 minutes that starts on March 2 and so belongs to
+			// it whole, leaving by /y. u2: 23:45 on March 1 and 00:05 on
+			// March 2, 20 minutes apart: the visit started before the
+			// range and is not counted. u3: 00:05 on March 3: after the
+			// range. → 1 visit, 0 bounces, 2 page views, 1200 s.
+			Name: "a visit across midnight belongs to the day it starts",
+			Events: []Event{
+				pv("u1", "/x", at(2, 23, 50), ""),
+				pv("u1", "/y", at(3, 0, 10), ""),
+				pv("u2", "/p", at(1, 23, 45), ""),
+				pv("u2", "/q", at(2, 0, 5), ""),
+				pv("u3", "/z", at(3, 0, 5), ""),
+			},
+			From: at(2, 0, 0), To: at(2, 0, 0), Interval: "hour", Limit: 10,
+			Want: SessionsResult{
+				Totals: stats(1, 0, 2, 20*time.Minute), Visitors: 1,
+				Buckets: []SessionBucket{{Date: at(2, 23, 0), SessionStats: stats(1, 0, 2, 20*time.Minute)}},
+				Entry:   []SessionPage{{"/x", stats(1, 0, 2, 20*time.Minute)}},
+				Exit:    []SessionPage{{"/y", stats(1, 0, 2, 20*time.Minute)}},
+			},
+		},
+		{
+			// u1: a page view and $identify 1 minute later in session s1:
+			// $identify is not an interaction, so a bounce of 60 s. u2: a
+			// page view and a signup in s2: an interaction, not a bounce,
+			// 120 s. u2 again: a page view 40 minutes after the signup,
+			// still s2: 30 minutes or more apart, so a second visit (a
+			// bounce). u3: a signup alone, no page view: a visit with no
+			// entry or exit page, and not a bounce. → 4 visits of 3 users,
+			// 2 bounces, 3 page views, 180 s; only page views name pages, so
+			// u2's first visit leaves by /.
+			Name: "$session_id visits, non-interactive events, and a visit without a page view",
+			Events: []Event{
+				pv("u1", "/", at(4, 9, 0), "s1"),
+				{DistinctID: "u1", Name: "$identify", Time: at(4, 9, 1), Properties: map[string]any{"$session_id": "s1"}},
+				pv("u2", "/", at(4, 9, 0), "s2"),
+				{DistinctID: "u2", Name: "signup", Time: at(4, 9, 2), Path: "/signup", Properties: map[string]any{"$session_id": "s2"}},
+				pv("u2", "/docs", at(4, 9, 42), "s2"),
+				{DistinctID: "u3", Name: "signup", Time: at(4, 9, 0), Path: "/signup"},
+			},
+			From: at(4, 0, 0), To: at(4, 0, 0), Interval: "day", Limit: 1,
+			Want: SessionsResult{
+				Totals: stats(4, 2, 3, 3*time.Minute), Visitors: 3,
+				Buckets: []SessionBucket{{Date: at(4, 0, 0), SessionStats: stats(4, 2, 3, 3*time.Minute)}},
+				Entry:   []SessionPage{{"/", stats(2, 1, 2, 3*time.Minute)}},
+				Exit:    []SessionPage{{"/", stats(2, 1, 2, 3*time.Minute)}},
+			},
+		},
+	}
+}

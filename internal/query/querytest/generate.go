@@ -306,3 +306,78 @@ func namesOK(name string) bool {
 	}
 	return !strings.HasPrefix(name, "$") && !strings.HasPrefix(name, "message_")
 }
+
+// SessionDataset is a random set of visits and one sessions query over it.
+type SessionDataset struct {
+	Events []Event
+	// From and To are the first and last day of the range.
+	From, To time.Time
+	Interval string
+	Filters  []Filter
+	Limit    int
+}
+
+// sessionNames are the event names visits are made of: mostly page views,
+// the SDK's non-interactive events, and interactions.
+var sessionNames = []string{"$pageview", "$pageview", "$pageview", "$pageview", "$identify", "$exposure", "signup", "button_clicked"}
+
+// sessionGaps are the gaps between a visit's consecutive events, chosen to
+// sit on both sides of the 30-minute rule.
+var sessionGaps = []time.Duration{0, time.Microsecond, time.Minute, 10 * time.Minute, 29*time.Minute + 59*time.Second,
+	30 * time.Minute, 30*time.Minute + time.Microsecond, 31 * time.Minute, 2 * time.Hour}
+
+// GenerateSessions returns a reproducible random dataset for the sessions
+// query: runs of events per user, with and without $session_id (a session
+// id now and then reused after a long gap, or shared by two users), gaps
+// around 30 minutes, runs that start just before the range, around
+// midnight, just before its end and within a day after it, and the usual
+// share of bot and test events.
+func GenerateSessions(seed int64) SessionDataset {
+	r := rand.New(rand.NewPCG(uint64(seed), 1))
+	base := firstBase.AddDate(0, 0, r.IntN(61))
+	ds := SessionDataset{From: base, To: base.AddDate(0, 0, r.IntN(4)),
+		Interval: []string{"day", "hour", "week", "month"}[r.IntN(4)], Limit: 1 + r.IntN(4)}
+	for range r.IntN(3) {
+		ds.Filters = append(ds.Filters, randomFilter(r))
+	}
+	end := ds.To.AddDate(0, 0, 1)
+	// Where runs start: around the range's edges and its midnights, or
+	// anywhere from a day before it to a day after.
+	starts := []time.Time{ds.From, ds.From.Add(-sessionGap), end, end.Add(sessionLookahead), ds.From.AddDate(0, 0, 1)}
+	users := []string{"ユーザー7", "émilie", "user_2", "user_3", "user_4", "user_5"}[:2+r.IntN(5)]
+	nRuns := 3 + r.IntN(25)
+	for i := range nRuns {
+		user := users[r.IntN(len(users))]
+		var t time.Time
+		if r.IntN(2) == 0 {
+			t = starts[r.IntN(len(starts))].Add(time.Duration(r.IntN(121)-60) * time.Minute)
+		} else {
+			t = ds.From.AddDate(0, 0, -1).Add(time.Duration(r.Int64N(int64(end.Sub(ds.From) + 2*day))))
+		}
+		t = t.Truncate(time.Microsecond)
+		sid := ""
+		switch r.IntN(4) {
+		case 0: // none: the 30-minute rule alone makes the visits
+		case 1:
+			sid = fmt.Sprintf("s%d", r.IntN(3)) // reused by other runs and users
+		default:
+			sid = fmt.Sprintf("run-%d-%d", seed, i)
+		}
+		for range 1 + r.IntN(6) {
+			e := randomEvent(r, users, sessionNames)
+			e.DistinctID, e.Name, e.Time = user, pick(r, sessionNames), t
+			if e.Bot && r.IntN(2) == 0 {
+				e.Name = "$bot_pageview"
+			}
+			if sid != "" && r.IntN(10) != 0 {
+				if e.Properties == nil {
+					e.Properties = map[string]any{}
+				}
+				e.Properties["$session_id"] = sid
+			}
+			ds.Events = append(ds.Events, e)
+			t = t.Add(sessionGaps[r.IntN(len(sessionGaps))])
+		}
+	}
+	return ds
+}

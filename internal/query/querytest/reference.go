@@ -636,3 +636,181 @@ func ByGroup(events []Event, groupType string) []Event {
 	}
 	return out
 }
+
+// ---------------------------------------------------------------------------
+// Sessions
+// ---------------------------------------------------------------------------
+
+// The session rules of docs/queries.md, "Sessions", written out again here
+// rather than imported, so that the reference does not lean on the code it
+// checks.
+const (
+	sessionGap       = 30 * time.Minute
+	sessionLookahead = 24 * time.Hour
+)
+
+// SessionStats are sums over a set of visits.
+type SessionStats struct {
+	Visits, Bounces, Pageviews int64
+	// DurationMicros sums each visit's last event time minus its first.
+	DurationMicros int64
+}
+
+// SessionBucket is one non-empty bucket of visits, by their start.
+type SessionBucket struct {
+	Date time.Time
+	SessionStats
+}
+
+// SessionPage is one entry or exit page and its visits.
+type SessionPage struct {
+	Path string
+	SessionStats
+}
+
+// SessionsResult is the reference's answer to a sessions query.
+type SessionsResult struct {
+	Totals   SessionStats
+	Visitors int64
+	// Buckets holds the non-empty buckets, in order.
+	Buckets []SessionBucket
+	// Entry and Exit hold at most limit pages, most visits first, ties by
+	// path.
+	Entry, Exit []SessionPage
+}
+
+// visit is one visit the reference built.
+type visit struct {
+	user   string
+	events []Event // by time, then path
+}
+
+// Sessions computes the visits that start between the first instant of
+// from and the end of the day to, one by one:
+//
+//  1. It reads the environment's events that are not bots, from 30
+//     minutes before from to 24 hours after the range's end.
+//  2. It groups them by user and session id (the property $session_id in
+//     its text form; "" for events without one), orders each group by time,
+//     then path, and cuts it wherever two consecutive events are 30
+//     minutes or more apart: each piece is a visit.
+//  3. It keeps the visits whose first event is inside the range and, with
+//     filters, at least one of whose events passes every filter.
+//  4. A visit is a bounce when it has at most one $pageview and no event
+//     other than $pageview, $identify and $exposure. Its duration is its
+//     last event's time minus its first's; its entry page is the path of
+//     its first $pageview, its exit page the path of its last.
+func Sessions(events []Event, test bool, filters []Filter, from, to time.Time, interval string, limit int) SessionsResult {
+	end := to.Add(day)
+	groups := map[[2]string][]Event{}
+	for _, e := range events {
+		if e.Test != test || e.Bot || e.Time.Before(from.Add(-sessionGap)) || !e.Time.Before(end.Add(sessionLookahead)) {
+			continue
+		}
+		sid, _ := propertyValue(e, "properties.$session_id")
+		k := [2]string{e.DistinctID, sid}
+		groups[k] = append(groups[k], e)
+	}
+	var visits []visit
+	for k, evs := range groups {
+		slices.SortFunc(evs, func(a, b Event) int {
+			if c := a.Time.Compare(b.Time); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Path, b.Path)
+		})
+		start := 0
+		for i := 1; i <= len(evs); i++ {
+			if i == len(evs) || evs[i].Time.Sub(evs[i-1].Time) >= sessionGap {
+				visits = append(visits, visit{user: k[0], events: evs[start:i]})
+				start = i
+			}
+		}
+	}
+
+	var res SessionsResult
+	users := map[string]bool{}
+	buckets := map[time.Time]*SessionStats{}
+	entry, exit := map[string]*SessionStats{}, map[string]*SessionStats{}
+	add := func(m map[string]*SessionStats, path string, s SessionStats) {
+		if m[path] == nil {
+			m[path] = &SessionStats{}
+		}
+		m[path].add(s)
+	}
+	for _, v := range visits {
+		first, last := v.events[0], v.events[len(v.events)-1]
+		if first.Time.Before(from) || !first.Time.Before(end) {
+			continue
+		}
+		matched := false
+		for _, e := range v.events {
+			matched = matched || passesAll(e, filters)
+		}
+		if !matched {
+			continue
+		}
+		s := SessionStats{Visits: 1, DurationMicros: last.Time.Sub(first.Time).Microseconds()}
+		interactive := false
+		var pages []string
+		for _, e := range v.events {
+			switch e.Name {
+			case "$pageview":
+				s.Pageviews++
+				pages = append(pages, e.Path)
+			case "$identify", "$exposure":
+			default:
+				interactive = true
+			}
+		}
+		if s.Pageviews <= 1 && !interactive {
+			s.Bounces = 1
+		}
+		res.Totals.add(s)
+		users[v.user] = true
+		b := bucketStart(first.Time, interval)
+		if buckets[b] == nil {
+			buckets[b] = &SessionStats{}
+		}
+		buckets[b].add(s)
+		if len(pages) > 0 {
+			add(entry, pages[0], s)
+			add(exit, pages[len(pages)-1], s)
+		}
+	}
+	res.Visitors = int64(len(users))
+	for b, s := range buckets {
+		res.Buckets = append(res.Buckets, SessionBucket{Date: b, SessionStats: *s})
+	}
+	slices.SortFunc(res.Buckets, func(a, b SessionBucket) int { return a.Date.Compare(b.Date) })
+	res.Entry, res.Exit = topPages(entry, limit), topPages(exit, limit)
+	return res
+}
+
+func (s *SessionStats) add(o SessionStats) {
+	s.Visits += o.Visits
+	s.Bounces += o.Bounces
+	s.Pageviews += o.Pageviews
+	s.DurationMicros += o.DurationMicros
+}
+
+// topPages returns the limit pages of most visits, ties by path.
+func topPages(m map[string]*SessionStats, limit int) []SessionPage {
+	var out []SessionPage
+	for p, s := range m {
+		out = append(out, SessionPage{Path: p, SessionStats: *s})
+	}
+	slices.SortFunc(out, func(a, b SessionPage) int {
+		if a.Visits != b.Visits {
+			if a.Visits > b.Visits {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}

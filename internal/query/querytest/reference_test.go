@@ -716,3 +716,46 @@ func TestGenerateShape(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionCases checks the reference on the hand-counted sessions cases.
+func TestSessionCases(t *testing.T) {
+	for _, c := range SessionCases() {
+		t.Run(c.Name, func(t *testing.T) {
+			got := Sessions(c.Events, false, nil, c.From, c.To, c.Interval, c.Limit)
+			if !reflect.DeepEqual(got, c.Want) {
+				t.Errorf("Sessions =\n %+v\nwant\n %+v", got, c.Want)
+			}
+		})
+	}
+}
+
+// TestGenerateSessions checks that the generated datasets reach the edges
+// the sessions rules are about: a split at exactly 30 minutes, visits
+// starting before the range and visits after its end, and bounces and
+// non-bounces.
+func TestGenerateSessions(t *testing.T) {
+	var splits, before, bounces, nonBounces int
+	for seed := int64(1); seed <= 40; seed++ {
+		ds := GenerateSessions(seed)
+		if !reflect.DeepEqual(ds, GenerateSessions(seed)) {
+			t.Fatalf("seed %d: not reproducible", seed)
+		}
+		for _, a := range ds.Events {
+			for _, b := range ds.Events {
+				if a.DistinctID == b.DistinctID && b.Time.Sub(a.Time) == 30*time.Minute {
+					splits++
+				}
+			}
+			if a.Time.Before(ds.From) && !a.Time.Before(ds.From.Add(-30*time.Minute)) {
+				before++
+			}
+		}
+		r := Sessions(ds.Events, false, nil, ds.From, ds.To, ds.Interval, ds.Limit)
+		bounces += int(r.Totals.Bounces)
+		nonBounces += int(r.Totals.Visits - r.Totals.Bounces)
+	}
+	if splits == 0 || before == 0 || bounces == 0 || nonBounces == 0 {
+		t.Errorf("the datasets miss an edge: %d gaps of exactly 30 minutes, %d events in the look-back, %d bounces, %d non-bounces",
+			splits, before, bounces, nonBounces)
+	}
+}

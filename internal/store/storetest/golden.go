@@ -154,6 +154,14 @@ func GoldenSQL(t *testing.T, s Events, trace *[]Statement) {
 				Env: analytics.EnvLive, From: day, To: day.Add(169 * time.Hour)}, Recent: day.Add(168 * time.Hour), MinRecent: 10, FirstOnly: true})
 			return err
 		}},
+		{"sessions_day", func() error {
+			_, err := s.Sessions(ctx, analytics.SessionsQuery{EventRange: scope, Interval: analytics.Day, Limit: 10})
+			return err
+		}},
+		{"sessions_filters_hour", func() error {
+			_, err := s.Sessions(ctx, analytics.SessionsQuery{EventRange: scope, Interval: analytics.Hour, Limit: 5, Filters: every[:2]})
+			return err
+		}},
 		{"user_events", func() error {
 			_, err := s.UserEvents(ctx, analytics.UserEventsQuery{ProductID: 1, Env: analytics.EnvLive, DistinctID: "u1",
 				Before: day.Add(2 * time.Hour), Limit: 101})

@@ -1,0 +1,106 @@
+package duckdb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"strata/internal/analytics"
+)
+
+// Sessions builds the visits of docs/queries.md, "Sessions", in one
+// statement. Window functions number each user's visits per session id:
+// an event starts a visit when it is the first of its user and session id
+// in the read window, or SessionGap or more after the one before (ordered
+// by time, then path, as entry and exit pages are). The visits are
+// materialised once and aggregated four ways: totals, buckets, and the
+// top entry and exit pages, each a row set told apart by its first column.
+//
+// The events read run from SessionGap before the range, enough to tell a
+// visit that started before it (there is then an event less than
+// SessionGap before its first one in the range), to SessionLookahead past
+// its end, where visits that started in it end.
+func (s *Store) Sessions(ctx context.Context, q analytics.SessionsQuery) (_ analytics.SessionsAnswer, err error) {
+	defer markOutOfMemory(&err)
+	if err := s.dictionaries(ctx); err != nil {
+		return analytics.SessionsAnswer{}, err
+	}
+	var b builder
+	session, err := b.property(analytics.Property{Key: analytics.SessionIDProperty})
+	if err != nil {
+		return analytics.SessionsAnswer{}, err
+	}
+	b.Write("WITH e AS (SELECT uid, coalesce(", session, ", '') AS sid, ts, coalesce(path, '') AS path,",
+		" CASE WHEN eid = ", b.arg(s.eventID(analytics.PageviewEvent)), " THEN 0 WHEN eid IN (")
+	for i, name := range analytics.NonInteractiveEvents {
+		if i > 0 {
+			b.Write(", ")
+		}
+		b.Write(b.arg(s.eventID(name)))
+	}
+	b.Write(") THEN 1 ELSE 2 END AS kind, ")
+	if len(q.Filters) == 0 {
+		b.Write("true")
+	}
+	for i, f := range q.Filters {
+		if i > 0 {
+			b.Write(" AND ")
+		}
+		if err := b.filter(f); err != nil {
+			return analytics.SessionsAnswer{}, err
+		}
+	}
+	b.Write(" AS m FROM events WHERE ")
+	b.scope("", q.EventRange, q.From.Add(-analytics.SessionGap), q.To.Add(analytics.SessionLookahead))
+	b.Write(" AND NOT is_bot)",
+		", g AS (SELECT *, CASE WHEN epoch_us(ts) - epoch_us(lag(ts) OVER w) < ", b.arg(analytics.SessionGap.Microseconds()),
+		" THEN 0 ELSE 1 END AS new FROM e WINDOW w AS (PARTITION BY uid, sid ORDER BY ts, path))",
+		", n AS (SELECT *, sum(new) OVER (PARTITION BY uid, sid ORDER BY ts, path ROWS UNBOUNDED PRECEDING) AS vn FROM g)",
+		// A visit's entry page is its first page view's path, of equal
+		// times the least path; its exit page the last's, the greatest.
+		", v AS MATERIALIZED (SELECT uid, min(ts) AS start, epoch_us(max(ts)) - epoch_us(min(ts)) AS dur,",
+		" count(*) FILTER (WHERE kind = 0) AS pv,",
+		" (count(*) FILTER (WHERE kind = 0) <= 1 AND count(*) FILTER (WHERE kind = 2) = 0)::BIGINT AS bounce,",
+		" arg_min(path, (ts, path)) FILTER (WHERE kind = 0) AS entry, arg_max(path, (ts, path)) FILTER (WHERE kind = 0) AS exit",
+		" FROM n GROUP BY uid, sid, vn HAVING min(ts) >= ", b.arg(q.From.UTC()), " AND min(ts) < ", b.arg(q.To.UTC()), " AND bool_or(m))")
+	stats := "count(*), sum(bounce)::BIGINT, sum(pv)::BIGINT, sum(dur)::BIGINT"
+	b.Write(" SELECT 0 AS part, NULL::TIMESTAMP, '', ", stats, ", count(DISTINCT uid) FROM v",
+		" UNION ALL SELECT 1, date_trunc('", truncSQL[q.Interval], "', start) AS bucket, '', ", stats, ", 0 FROM v GROUP BY bucket")
+	for part, col := range []string{"entry", "exit"} {
+		b.Printf(" UNION ALL (SELECT %d, NULL::TIMESTAMP, %s, %s, 0 FROM v WHERE %s IS NOT NULL GROUP BY %s ORDER BY count(*) DESC, %s LIMIT %s)",
+			part+2, col, stats, col, col, col, b.arg(q.Limit))
+	}
+	rows, err := s.query(ctx, &b)
+	if err != nil {
+		return analytics.SessionsAnswer{}, fmt.Errorf("computing sessions: %w", err)
+	}
+	defer rows.Close()
+	var res analytics.SessionsAnswer
+	for rows.Next() {
+		var part int
+		var bucket sql.NullTime
+		var path string
+		var st analytics.SessionStats
+		var visitors int64
+		var bounces, pv, dur sql.NullInt64 // NULL when no visit
+		if err := rows.Scan(&part, &bucket, &path, &st.Visits, &bounces, &pv, &dur, &visitors); err != nil {
+			return analytics.SessionsAnswer{}, fmt.Errorf("computing sessions: %w", err)
+		}
+		st.Bounces, st.Pageviews, st.DurationMicros = bounces.Int64, pv.Int64, dur.Int64
+		switch part {
+		case 0:
+			res.Totals, res.Visitors = st, visitors
+		case 1:
+			res.Buckets = append(res.Buckets, analytics.SessionBucket{Bucket: bucket.Time.UTC(), SessionStats: st})
+		case 2:
+			res.Entry = append(res.Entry, analytics.SessionPage{Path: path, SessionStats: st})
+		case 3:
+			res.Exit = append(res.Exit, analytics.SessionPage{Path: path, SessionStats: st})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return analytics.SessionsAnswer{}, fmt.Errorf("computing sessions: %w", err)
+	}
+	res.Sort()
+	return res, nil
+}

@@ -1,0 +1,42 @@
+WITH e AS (SELECT uid, coalesce(json_extract_string(properties, $1), '') AS sid, ts, coalesce(path, '') AS path, CASE WHEN eid = $2 THEN 0 WHEN eid IN ($3, $4) THEN 1 ELSE 2 END AS kind, coalesce(path = $5, false) AND coalesce(TRY_CAST(json_extract_string(properties, $6) AS DOUBLE) = $7, false) AS m
+  FROM events
+  WHERE product_id = $8 AND env = $9 AND ts >= $10 AND ts < $11 AND NOT is_bot), g AS (SELECT *, CASE WHEN epoch_us(ts) - epoch_us(lag(ts) OVER w) < $12 THEN 0 ELSE 1 END AS new
+  FROM e WINDOW w AS (PARTITION BY uid, sid
+  ORDER BY ts, path)), n AS (SELECT *, sum(new) OVER (PARTITION BY uid, sid
+  ORDER BY ts, path ROWS UNBOUNDED PRECEDING) AS vn
+  FROM g), v AS MATERIALIZED (SELECT uid, min(ts) AS start, epoch_us(max(ts)) - epoch_us(min(ts)) AS dur, count(*) FILTER (WHERE kind = 0) AS pv, (count(*) FILTER (WHERE kind = 0) <= 1 AND count(*) FILTER (WHERE kind = 2) = 0)::BIGINT AS bounce, arg_min(path, (ts, path)) FILTER (WHERE kind = 0) AS entry, arg_max(path, (ts, path)) FILTER (WHERE kind = 0) AS exit
+  FROM n
+  GROUP BY uid, sid, vn
+  HAVING min(ts) >= $13 AND min(ts) < $14 AND bool_or(m)) SELECT 0 AS part, NULL::TIMESTAMP, '', count(*), sum(bounce)::BIGINT, sum(pv)::BIGINT, sum(dur)::BIGINT, count(DISTINCT uid)
+  FROM v
+  UNION ALL SELECT 1, date_trunc('hour', start) AS bucket, '', count(*), sum(bounce)::BIGINT, sum(pv)::BIGINT, sum(dur)::BIGINT, 0
+  FROM v
+  GROUP BY bucket
+  UNION ALL (SELECT 2, NULL::TIMESTAMP, entry, count(*), sum(bounce)::BIGINT, sum(pv)::BIGINT, sum(dur)::BIGINT, 0
+  FROM v
+  WHERE entry IS NOT NULL
+  GROUP BY entry
+  ORDER BY count(*) DESC, entry
+  LIMIT $15)
+  UNION ALL (SELECT 3, NULL::TIMESTAMP, exit, count(*), sum(bounce)::BIGINT, sum(pv)::BIGINT, sum(dur)::BIGINT, 0
+  FROM v
+  WHERE exit IS NOT NULL
+  GROUP BY exit
+  ORDER BY count(*) DESC, exit
+  LIMIT $16);
+-- 1: string /$session_id
+-- 2: uint32 0
+-- 3: uint32 4294967295
+-- 4: uint32 4294967295
+-- 5: string /pricing
+-- 6: string /seats
+-- 7: float64 3
+-- 8: int64 1
+-- 9: string live
+-- 10: time.Time 2026-11-01 23:30:00 +0000 UTC
+-- 11: time.Time 2026-11-10 00:00:00 +0000 UTC
+-- 12: int64 1800000000
+-- 13: time.Time 2026-11-02 00:00:00 +0000 UTC
+-- 14: time.Time 2026-11-09 00:00:00 +0000 UTC
+-- 15: int 5
+-- 16: int 5
