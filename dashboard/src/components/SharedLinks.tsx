@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
-import { api, message } from "../api";
+import { api } from "../api";
+import { useAction, useLoad } from "../load";
 import { ConfirmDialog } from "./ConfirmDialog";
 import { CopyButton } from "./CopyButton";
 import { RowActions, Table } from "./Table";
@@ -13,54 +14,29 @@ import type { SharedLink } from "../types";
  * server keeps only a hash of its secret; revoking asks first.
  */
 export function SharedLinks(props: { productId: number }) {
-  const [links, setLinks] = useState<SharedLink[] | null>(null);
+  const [links, reload] = useLoad(() => api.sharedLinks(props.productId).then((r) => r.items), [props.productId]);
   const [name, setName] = useState("");
   const [password, setPassword] = useState("");
   const [created, setCreated] = useState<string | null>(null);
   const [revoking, setRevoking] = useState<SharedLink | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const { busy, notice, run } = useAction<string>();
+  useEffect(() => setCreated(null), [props.productId]);
 
-  const load = async () => {
-    try {
-      setLinks((await api.sharedLinks(props.productId)).items);
-    } catch (err) {
-      setError(message(err));
-    }
-  };
-  useEffect(() => {
-    setLinks(null);
-    setCreated(null);
-    setError(null);
-    void load();
-  }, [props.productId]);
-
-  const run = async (fn: () => Promise<void>) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await fn();
-    } catch (err) {
-      setError(message(err));
-    } finally {
-      setBusy(false);
-    }
-  };
   const create = (e: Event) => {
     e.preventDefault();
-    void run(async () => {
+    void run("create", async () => {
       const r = await api.createSharedLink(props.productId, name.trim(), password);
       setCreated(r.url);
       setName("");
       setPassword("");
-      await load();
+      reload();
     });
   };
   const revoke = (l: SharedLink) =>
-    run(async () => {
+    run("revoke", async () => {
       await api.revokeSharedLink(props.productId, l.id);
       setRevoking(null);
-      await load();
+      reload();
     });
 
   return (
@@ -89,13 +65,13 @@ export function SharedLinks(props: { productId: number }) {
             onInput={(e) => setPassword((e.currentTarget as HTMLInputElement).value)}
           />
         </label>
-        <button type="submit" class="button" disabled={busy || name.trim() === ""}>
+        <button type="submit" class="button" disabled={busy !== null || name.trim() === ""}>
           Create shared link
         </button>
       </form>
-      {error ? (
+      {notice.error ? (
         <p class="form-error" role="alert">
-          {error}
+          {notice.error}
         </p>
       ) : null}
       {created ? (
@@ -114,9 +90,13 @@ export function SharedLinks(props: { productId: number }) {
           </button>
         </div>
       ) : null}
-      {links === null ? (
+      {links.state === "failed" ? (
+        <p class="form-error" role="alert">
+          {links.error}
+        </p>
+      ) : links.state !== "done" ? (
         <p class="muted">Loading…</p>
-      ) : links.length === 0 ? (
+      ) : links.data.length === 0 ? (
         <p class="empty">No shared links yet.</p>
       ) : (
         <Table
@@ -131,7 +111,7 @@ export function SharedLinks(props: { productId: number }) {
             </>
           }
         >
-          {links.map((l) => (
+          {links.data.map((l) => (
             <tr key={l.id} data-testid="shared-link-row">
               <td>{l.name}</td>
               <td>
@@ -140,7 +120,7 @@ export function SharedLinks(props: { productId: number }) {
               <td>{l.hasPassword ? "Yes" : "No"}</td>
               <td>{when(l.createdAt)}</td>
               <RowActions>
-                <button type="button" class="button small danger" disabled={busy} onClick={() => setRevoking(l)}>
+                <button type="button" class="button small danger" disabled={busy !== null} onClick={() => setRevoking(l)}>
                   Revoke
                 </button>
               </RowActions>
@@ -152,7 +132,7 @@ export function SharedLinks(props: { productId: number }) {
         <ConfirmDialog
           title={`Revoke the shared link “${revoking.name}”?`}
           confirmLabel="Revoke link"
-          busy={busy}
+          busy={busy !== null}
           onConfirm={() => revoke(revoking)}
           onCancel={() => setRevoking(null)}
         >
