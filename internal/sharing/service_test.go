@@ -2,7 +2,6 @@ package sharing
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -20,19 +19,11 @@ import (
 // expires, not another link, and not once tampered with.
 func TestOperations(t *testing.T) {
 	ctx := context.Background()
-	st := duckdbtest.Open(t)
-	ws, _ := st.CreateWorkspace(ctx, "W")
-	a, _ := st.CreateProduct(ctx, ws.ID, "A")
-	b, _ := st.CreateProduct(ctx, ws.ID, "B")
+	st, a := duckdbtest.Product(t)
+	b := duckdbtest.NewProduct(t, st, "B")
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	svc := &Service{Store: st, Max: 3, Now: func() time.Time { return now }}
-	code := func(err error) string {
-		var e *analytics.Error
-		if errors.As(err, &e) {
-			return e.Code
-		}
-		return ""
-	}
+	code := func(err error) string { return analytics.AsError(err).Code }
 
 	for _, bad := range []struct{ name, password string }{{"", ""}, {"  ", ""}, {strings.Repeat("n", MaxNameLen+1), ""}, {"ok", "short"}} {
 		if _, err := svc.Create(ctx, a.ID, bad.name, bad.password, "test"); code(err) != "invalid_request" {
@@ -164,8 +155,7 @@ func TestPolicy(t *testing.T) {
 		`{"series":[{"event":"$pageview","filters":[{"property":"url","operator":"is_set"}]}]}`,
 		`{"series":[{"event":"$pageview"}],"aggregateBy":"company"}`,
 	} {
-		var e *analytics.Error
-		if err := trend(bad); !errors.As(err, &e) || e.Code != "not_shared" {
+		if err := trend(bad); analytics.AsError(err).Code != "not_shared" {
 			t.Errorf("%s: %v, want not_shared", bad, err)
 		}
 	}

@@ -15,11 +15,7 @@ import (
 // revoked link is still found by its hash with its revoked time (so that
 // it answers "revoked"), and the cap counts only links that are not
 // revoked, refusing past it with nothing stored.
-func testSharedLinks(t *testing.T, s Meta) {
-	ctx := context.Background()
-	ws, _ := s.CreateWorkspace(ctx, "W")
-	a, _ := s.CreateProduct(ctx, ws.ID, "A")
-	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+func testSharedLinks(ctx context.Context, t *testing.T, s Meta, a, b analytics.Product) {
 	create := func(p int64, name, hash, password string, max int) (analytics.SharedLink, error) {
 		l := analytics.SharedLink{ProductID: p, Name: name, Hash: []byte(hash), Prefix: "st_share_" + hash[:4],
 			PasswordHash: password, CreatedBy: "user 1"}
@@ -38,7 +34,7 @@ func testSharedLinks(t *testing.T, s Meta) {
 		t.Fatal(err)
 	}
 	// The cap: a third link of A is refused, and nothing is stored.
-	if _, err := create(a.ID, "Third", "hash-three-00000", "", 2); !conflict(err) {
+	if _, err := create(a.ID, "Third", "hash-three-00000", "", 2); analytics.AsError(err).Kind != analytics.KindConflict {
 		t.Fatalf("a link past the cap: %v, want a conflict", err)
 	}
 	if _, err := s.SharedLinkByHash(ctx, []byte("hash-three-00000")); !errors.Is(err, analytics.ErrNotFound) {
@@ -82,10 +78,4 @@ func testSharedLinks(t *testing.T, s Meta) {
 	if list, _ := s.SharedLinks(ctx, b.ID); len(list) != 1 || list[0].Name != "B's" || !bytes.Equal(list[0].Hash, []byte("hash-b-000000000")) {
 		t.Errorf("B's links: %+v", list)
 	}
-}
-
-// conflict reports whether err is an analytics error of KindConflict.
-func conflict(err error) bool {
-	var e *analytics.Error
-	return errors.As(err, &e) && e.Kind == analytics.KindConflict
 }
