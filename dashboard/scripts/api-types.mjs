@@ -33,6 +33,7 @@ const dashboardSchemas = [
   "ErrorGroupList", "ErrorGroupDetail", "ErrorGroupStatus", "ErrorGroupMerge", "ErrorGroupMerged", "ErrorGroupUnmerged", "Sourcemap",
   "Campaign", "CampaignWrite", "CampaignList", "CampaignStep", "SurveyQuestion", "MessageSettings", "SurveyResults",
   "BuildInfo", "ReplayList", "ReplayDetail", "ReplaysDeleted", "UserEventsResult",
+  "SharedLink", "SharedLinkList", "SharedLinkCreated", "ShareInfo",
 ];
 const sdkSchemas = ["SdkConfig", "ActiveMessages", "MessageTrack", "SurveyRespond"];
 const nodeSdkSchemas = ["SdkConfig", "IngestRequest", "IngestResult"];

@@ -5,7 +5,8 @@ import type {
   Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, BuildInfo, Campaign, CampaignList, CampaignWrite, CredentialStatus, DashboardConfig, DataEnv, ErrorGroupDetail,
   ErrorGroupList, ErrorGroupMerge, ErrorGroupMerged, ErrorGroupStatus, ErrorGroupUnmerged, ErrorStatus, EventNames, Experiment, ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList,
   FlagList, FlagWrite, FunnelRequest, FunnelResult, GroupList, KeyCreated, KeyEnv, List, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult,
-  MessageSettings, ReplayDetail, ReplayList, SavedQuery, Session, Sourcemap, SurveyResults, TokenCreated, TrendRequest, TrendResult, UserEventsResult,
+  MessageSettings, ReplayDetail, ReplayList, SavedQuery, Session, ShareInfo, SharedLink, SharedLinkCreated, Sourcemap, SurveyResults, TokenCreated,
+  TrendRequest, TrendResult, UserEventsResult,
 } from "./types";
 
 /** ApiError is an error answer: the HTTP status and the body's code and message. */
@@ -33,10 +34,23 @@ export function setSignedOutHandler(fn: Listener | null): void {
   onSignedOut = fn;
 }
 
+/**
+ * apiBase prefixes every /api path: "" in the dashboard, and in a shared
+ * link's read-only view "/share/{secret}", under which the server answers
+ * the Overview's reads for the link's product and nothing else
+ * (docs/dashboard.md, "Shared links").
+ */
+let apiBase = "";
+
+/** setApiBase sends every later call under base (see apiBase). */
+export function setApiBase(base: string): void {
+  apiBase = base;
+}
+
 async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
   let res: Response;
   try {
-    res = await fetch(path, {
+    res = await fetch(path.startsWith("/api/") ? apiBase + path : path, {
       method,
       credentials: "same-origin",
       headers: body === undefined ? { Accept: "application/json" } : { Accept: "application/json", "Content-Type": "application/json" },
@@ -111,6 +125,15 @@ export const api = {
     }
   },
   logout: () => request<void>("DELETE", "/api/v1/session"),
+
+  sharedLinks: (productId: number) => request<List<SharedLink>>("GET", `/api/v1/products/${enc(productId)}/shared-links`),
+  createSharedLink: (productId: number, name: string, password: string) =>
+    request<SharedLinkCreated>("POST", `/api/v1/products/${enc(productId)}/shared-links`, password ? { name, password } : { name }),
+  revokeSharedLink: (productId: number, id: number) =>
+    request<void>("DELETE", `/api/v1/products/${enc(productId)}/shared-links/${enc(id)}`),
+  /** shareInfo and unlockShare are the shared view's own calls (under setApiBase). */
+  shareInfo: () => request<ShareInfo>("GET", "/api/v1/share"),
+  unlockShare: (password: string) => request<void>("POST", "/api/v1/share/unlock", { password }),
 
   products: () => request<List<Product>>("GET", "/api/v1/products"),
   product: (id: number) => request<Product>("GET", `/api/v1/products/${enc(id)}`),

@@ -29,6 +29,7 @@ import { Retention } from "./pages/Retention";
 import { Trends } from "./pages/Trends";
 import { ProductSettings } from "./pages/ProductSettings";
 import { Products } from "./pages/Products";
+import { SharedView, sharedSecret } from "./pages/SharedView";
 import { rangeFromSearch, searchWithRange, type DateRange } from "./range";
 import { navigate, sharedParams, useLocation, withParams, type Loc } from "./router";
 import { takeSetupToken } from "./setupToken";
@@ -54,9 +55,15 @@ type Boot = { state: "loading" } | { state: "failed"; error: string } | { state:
 /**
  * App is the whole dashboard: first-run setup on a fresh server, sign-in,
  * then the signed-in shell. A call that finds the session gone brings the
- * sign-in form back, on the same URL.
+ * sign-in form back, on the same URL. A shared link's address
+ * (/share/{secret}) is the read-only shared view instead, with no sign-in.
  */
 export function App() {
+  const secret = sharedSecret(location.pathname);
+  return secret ? <SharedView secret={secret} /> : <Dashboard />;
+}
+
+function Dashboard() {
   const [boot, setBoot] = useState<Boot>({ state: "loading" });
   // Taken from the URL once, before any page reads the location, whether
   // or not setup is still needed: the address bar must not keep it.

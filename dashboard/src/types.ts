@@ -25,6 +25,10 @@ export type ApiKey = Schemas["ApiKeyRecord"];
 export type QueryToken = Schemas["QueryTokenRecord"];
 export type KeyCreated = Schemas["KeyCreated"];
 export type TokenCreated = Schemas["TokenCreated"];
+/** A read-only public link to a product's Overview, and its answers. */
+export type SharedLink = Schemas["SharedLink"];
+export type SharedLinkCreated = Schemas["SharedLinkCreated"];
+export type ShareInfo = Schemas["ShareInfo"];
 /** The answer of every list endpoint of the settings and saved queries. */
 export interface List<T> {
   items: T[];

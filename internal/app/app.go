@@ -40,6 +40,7 @@ import (
 	"strata/internal/query"
 	"strata/internal/ratelimit"
 	"strata/internal/replay"
+	"strata/internal/sharing"
 	"strata/internal/store/spool"
 )
 
@@ -218,6 +219,15 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		AnnotationLimiter:           a.annotationLimiter,
 		AnnotationCredentialLimiter: ratelimit.New(time.Now),
 		AnnotationRateLimit:         cfg.AnnotationRateLimit,
+
+		// Shared links: the public view's budgets, per link and per
+		// client address, on each node (docs/dashboard.md, "Shared
+		// links").
+		SharedLinks: &sharing.Service{Store: a.store.meta, Max: cfg.SharedLinkLimit, Now: time.Now},
+		Share: httpapi.ShareLimits{
+			Reads: ratelimit.New(time.Now), ReadAddrs: ratelimit.New(time.Now), ReadsPerMinute: cfg.ShareRateLimit,
+			Passwords: ratelimit.New(time.Now), PasswordAddrs: ratelimit.New(time.Now), PasswordsPerMinute: cfg.SharePasswordRateLimit,
+		},
 
 		// Sourcemap upload budgets: per credential on each node, and an
 		// API key's uploads in its ingest budget, shared like ingest's.

@@ -28,6 +28,7 @@ type metaStore interface {
 	analytics.SourcemapStore
 	analytics.ErrorGroupStore
 	analytics.ErrorAliasStore
+	analytics.SharedLinkStore
 	analytics.AlertStore
 	analytics.CampaignStore
 	analytics.GroupStore

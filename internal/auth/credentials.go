@@ -17,9 +17,11 @@ const (
 	LivePrefix  = "st_live_"
 	TestPrefix  = "st_test_"
 	TokenPrefix = "st_tok_"
+	SharePrefix = "st_share_"
 
 	keyRandomLen   = 32
 	tokenRandomLen = 40
+	shareRandomLen = 32
 	// shownLen is how many random characters the stored prefix keeps:
 	// enough to tell keys apart in a list, far too few to guess the rest.
 	shownLen = 4
@@ -46,6 +48,15 @@ func NewAPIKey(env analytics.Env) Secret {
 
 // NewQueryToken generates a query token.
 func NewQueryToken() Secret { return newSecret(TokenPrefix, tokenRandomLen) }
+
+// NewShareSecret generates the secret of a shared link, which its URL
+// carries (/share/st_share_…).
+func NewShareSecret() Secret { return newSecret(SharePrefix, shareRandomLen) }
+
+// ValidShareShape reports whether s looks like a shared link's secret.
+func ValidShareShape(s string) bool {
+	return strings.HasPrefix(s, SharePrefix) && isBase62(s[len(SharePrefix):], shareRandomLen)
+}
 
 func newSecret(prefix string, n int) Secret {
 	plain := prefix + randomBase62(n)

@@ -116,17 +116,23 @@ type Principal struct {
 	// session signed the request and named the product (httpapi).
 	UserID int64
 	Email  string
+	// ShareID is set instead when a shared link's secret signed the
+	// request (httpapi/share.go): read-only, on the routes a link may
+	// reach only.
+	ShareID int64
 }
 
 // Bucket is the credential's rate-limit bucket: one per query token, API
-// key or dashboard user. The three are numbered separately, so the kind
-// is kept in the low bits, to tell token 5 from user 5.
+// key, shared link or dashboard user. The four are numbered separately, so
+// the kind is kept in the low bits, to tell token 5 from user 5.
 func (p Principal) Bucket() int64 {
 	switch {
 	case p.TokenID != 0:
 		return p.TokenID<<2 | 1
 	case p.KeyID != 0:
 		return p.KeyID<<2 | 2
+	case p.ShareID != 0:
+		return p.ShareID << 2
 	}
 	return p.UserID<<2 | 3
 }
@@ -140,6 +146,8 @@ func (p Principal) Describe() string {
 		return p.Email
 	case p.TokenID != 0:
 		return "token " + p.Prefix + "…"
+	case p.ShareID != 0:
+		return "shared link " + p.Prefix + "…"
 	}
 	return "key " + p.Prefix + "…"
 }

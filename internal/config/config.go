@@ -49,6 +49,15 @@ type Config struct {
 	// workspace's keys and tokens together (STRATA_ANNOTATION_RATE_LIMIT;
 	// docs/annotations.md).
 	AnnotationRateLimit int
+	// ShareRateLimit is how many requests (the page and its reads) each
+	// shared link, and each client address on the share paths, may make
+	// per minute on each node; SharePasswordRateLimit how many password
+	// checks (STRATA_SHARE_RATE_LIMIT, STRATA_SHARE_PASSWORD_RATE_LIMIT);
+	// SharedLinkLimit how many links that are not revoked a product may
+	// have (STRATA_SHARED_LINK_LIMIT). docs/dashboard.md, "Shared links".
+	ShareRateLimit         int
+	SharePasswordRateLimit int
+	SharedLinkLimit        int
 	// SourcemapRateLimit is how many sourcemap uploads each credential may
 	// make per minute on each node (STRATA_SOURCEMAP_RATE_LIMIT); an API
 	// key's uploads count in its ingest budget too (docs/errors.md,
@@ -194,25 +203,28 @@ const MinReplayMaxSessions = 10
 // Default returns the configuration `make run` uses.
 func Default() Config {
 	return Config{
-		Addr:                "127.0.0.1:8080",
-		DataDir:             "./data",
-		LogLevel:            "info",
-		LogFormat:           "text",
-		RateLimitPerMinute:  1000,
-		AnnotationRateLimit: 60,
-		SourcemapRateLimit:  60,
-		SourcemapQuotaCount: 1000,
-		ErrorAliasLimit:     1000,
-		SourcemapQuotaBytes: 1 << 30,
-		QueryConcurrency:    runtime.NumCPU(),
-		QueryQueue:          64,
-		QueryWait:           10 * time.Second,
-		QueryRateLimit:      120,
-		SampleRatioInterval: 5 * time.Minute,
-		AlertInterval:       time.Minute,
-		Replay:              true,
-		ReplayRetention:     30 * 24 * time.Hour,
-		ReplayMaxBytes:      10 << 30,
+		Addr:                   "127.0.0.1:8080",
+		DataDir:                "./data",
+		LogLevel:               "info",
+		LogFormat:              "text",
+		RateLimitPerMinute:     1000,
+		AnnotationRateLimit:    60,
+		ShareRateLimit:         120,
+		SharePasswordRateLimit: 10,
+		SharedLinkLimit:        50,
+		SourcemapRateLimit:     60,
+		SourcemapQuotaCount:    1000,
+		ErrorAliasLimit:        1000,
+		SourcemapQuotaBytes:    1 << 30,
+		QueryConcurrency:       runtime.NumCPU(),
+		QueryQueue:             64,
+		QueryWait:              10 * time.Second,
+		QueryRateLimit:         120,
+		SampleRatioInterval:    5 * time.Minute,
+		AlertInterval:          time.Minute,
+		Replay:                 true,
+		ReplayRetention:        30 * 24 * time.Hour,
+		ReplayMaxBytes:         10 << 30,
 		// What the embedded store's index may hold per product for its
 		// sessions, whatever floods it: about 55 MB at 500-550 bytes a
 		// session of one chunk (docs/replay.md, "Limits"). 10 GB
@@ -426,6 +438,9 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	fs.StringVar(&c.LogFormat, "log-format", env("STRATA_LOG_FORMAT", c.LogFormat), "text or json (env STRATA_LOG_FORMAT)")
 	fs.IntVar(&c.RateLimitPerMinute, "rate-limit", envInt("STRATA_RATE_LIMIT", c.RateLimitPerMinute), "default ingest requests per key per minute (env STRATA_RATE_LIMIT)")
 	fs.IntVar(&c.AnnotationRateLimit, "annotation-rate-limit", envInt("STRATA_ANNOTATION_RATE_LIMIT", c.AnnotationRateLimit), "annotation writes per minute per credential, and per workspace for its keys and tokens (env STRATA_ANNOTATION_RATE_LIMIT)")
+	fs.IntVar(&c.ShareRateLimit, "share-rate-limit", envInt("STRATA_SHARE_RATE_LIMIT", c.ShareRateLimit), "requests per minute through each shared link, and from each client address on the share paths, on each node (env STRATA_SHARE_RATE_LIMIT)")
+	fs.IntVar(&c.SharePasswordRateLimit, "share-password-rate-limit", envInt("STRATA_SHARE_PASSWORD_RATE_LIMIT", c.SharePasswordRateLimit), "password checks per minute on each shared link, and from each client address, on each node (env STRATA_SHARE_PASSWORD_RATE_LIMIT)")
+	fs.IntVar(&c.SharedLinkLimit, "shared-link-limit", envInt("STRATA_SHARED_LINK_LIMIT", c.SharedLinkLimit), "shared links (not revoked) each product may have; past it creating one is refused (shared_links_full) (env STRATA_SHARED_LINK_LIMIT)")
 	fs.IntVar(&c.SourcemapRateLimit, "sourcemap-rate-limit", envInt("STRATA_SOURCEMAP_RATE_LIMIT", c.SourcemapRateLimit), "sourcemap uploads per minute per credential, on each node (env STRATA_SOURCEMAP_RATE_LIMIT)")
 	fs.IntVar(&c.ErrorAliasLimit, "error-alias-limit", envInt("STRATA_ERROR_ALIAS_LIMIT", c.ErrorAliasLimit), "aliases of error groups each product may keep (groups merged into others by hand or when a sourcemap arrived after the errors); past it merges are refused (error_aliases_full); 0: no cap (env STRATA_ERROR_ALIAS_LIMIT)")
 	fs.IntVar(&c.SourcemapQuotaCount, "sourcemap-quota-count", envInt("STRATA_SOURCEMAP_QUOTA_COUNT", c.SourcemapQuotaCount), "sourcemap uploads each product may keep; 0: no cap (env STRATA_SOURCEMAP_QUOTA_COUNT)")
@@ -488,6 +503,15 @@ func (c Config) Validate() error {
 	}
 	if c.AnnotationRateLimit < 1 {
 		errs = append(errs, errors.New("annotation-rate-limit must be at least 1"))
+	}
+	if c.ShareRateLimit < 1 {
+		errs = append(errs, errors.New("share-rate-limit must be at least 1"))
+	}
+	if c.SharePasswordRateLimit < 1 {
+		errs = append(errs, errors.New("share-password-rate-limit must be at least 1"))
+	}
+	if c.SharedLinkLimit < 1 {
+		errs = append(errs, errors.New("shared-link-limit must be at least 1"))
 	}
 	if c.SourcemapRateLimit < 1 {
 		errs = append(errs, errors.New("sourcemap-rate-limit must be at least 1"))

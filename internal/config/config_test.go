@@ -41,6 +41,14 @@ func TestLoad(t *testing.T) {
 	if err != nil || c.AnnotationRateLimit != 30 {
 		t.Fatalf("STRATA_ANNOTATION_RATE_LIMIT: %+v, %v", c, err)
 	}
+	if d := Default(); d.ShareRateLimit != 120 || d.SharePasswordRateLimit != 10 || d.SharedLinkLimit != 50 {
+		t.Errorf("share limits %d %d %d, want the defaults 120 10 50", d.ShareRateLimit, d.SharePasswordRateLimit, d.SharedLinkLimit)
+	}
+	c, err = Load([]string{"--share-rate-limit", "7", "--shared-link-limit", "2"},
+		env(map[string]string{"STRATA_SHARE_RATE_LIMIT": "30", "STRATA_SHARE_PASSWORD_RATE_LIMIT": "4"}))
+	if err != nil || c.ShareRateLimit != 7 || c.SharePasswordRateLimit != 4 || c.SharedLinkLimit != 2 {
+		t.Fatalf("share limits from flags and env: %+v, %v", c, err)
+	}
 	if d := Default(); d.ErrorAliasLimit != 1000 {
 		t.Errorf("error alias limit %d, want the default 1000", d.ErrorAliasLimit)
 	}
@@ -147,6 +155,9 @@ func TestLoadRejects(t *testing.T) {
 		{[]string{"--annotation-rate-limit", "0"}, nil, "annotation-rate-limit"},
 		{nil, map[string]string{"STRATA_ANNOTATION_RATE_LIMIT": "fast"}, "STRATA_ANNOTATION_RATE_LIMIT"},
 		{[]string{"--sourcemap-rate-limit", "0"}, nil, "sourcemap-rate-limit"},
+		{[]string{"--share-rate-limit", "0"}, nil, "share-rate-limit"},
+		{nil, map[string]string{"STRATA_SHARE_PASSWORD_RATE_LIMIT": "0"}, "share-password-rate-limit"},
+		{[]string{"--shared-link-limit", "0"}, nil, "shared-link-limit"},
 		{[]string{"--sourcemap-quota-count", "-1"}, nil, "sourcemap-quota-count"},
 		{nil, map[string]string{"STRATA_SOURCEMAP_QUOTA_BYTES": "huge"}, "STRATA_SOURCEMAP_QUOTA_BYTES"},
 		{[]string{"--max-body-memory", "lots"}, nil, "max-body-memory"},

@@ -234,6 +234,11 @@ func (s *Server) handleListAnnotations(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
+	if _, shared := sharePrincipal(r); shared && f.QueryID != 0 {
+		// A shared link shows the Overview's annotations, not those
+		// of the workspace's saved queries.
+		return errNotShared
+	}
 	list, err := readMeta(s, r, func(ctx context.Context) (annotations.Page, error) {
 		return s.AnnotationOps.List(ctx, f, page, size)
 	})

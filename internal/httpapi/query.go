@@ -15,6 +15,7 @@ import (
 	"strata/internal/auth"
 	"strata/internal/jsontext"
 	"strata/internal/query"
+	"strata/internal/sharing"
 )
 
 // principal authenticates the credential of an API request: the
@@ -26,6 +27,9 @@ import (
 // the page's key), elsewhere it is 403 key_not_allowed; and a test key,
 // where a key is accepted, only from a local Origin, as in ingest.
 func (s *Server) principal(r *http.Request) (auth.Principal, error) {
+	if p, ok := sharePrincipal(r); ok {
+		return p, nil
+	}
 	h := r.Header.Get("Authorization")
 	if h == "" && s.Accounts != nil {
 		if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
@@ -165,6 +169,11 @@ func readLimitedBody(w http.ResponseWriter, r *http.Request, limit int64, tooLar
 func (s *Server) queryHandler(kind analytics.QueryKind) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		return s.serveBody(w, r, func(ctx context.Context, sc analytics.EventRange, body []byte) (any, error) {
+			if _, ok := sharePrincipal(r); ok {
+				if err := s.checkShared(kind, sc, body); err != nil {
+					return nil, err
+				}
+			}
 			run, err := s.Queries.Prepare(kind, sc, body)
 			if err != nil {
 				return nil, err
@@ -172,6 +181,26 @@ func (s *Server) queryHandler(kind analytics.QueryKind) handlerFunc {
 			return run(ctx)
 		})
 	}
+}
+
+// checkShared holds a shared link's query to what the Overview asks
+// (sharing.CheckTrend, CheckRetention).
+func (s *Server) checkShared(kind analytics.QueryKind, sc analytics.EventRange, body []byte) error {
+	switch kind {
+	case analytics.QueryTrend:
+		q, err := query.ParseTrend(body, sc, s.Now())
+		if err != nil {
+			return err
+		}
+		return sharing.CheckTrend(q)
+	case analytics.QueryRetention:
+		q, err := query.ParseRetention(body, sc, s.Now())
+		if err != nil {
+			return err
+		}
+		return sharing.CheckRetention(q)
+	}
+	return errNotShared
 }
 
 // serveBody serves a POST query whose body is the request, over the
@@ -213,8 +242,13 @@ func (s *Server) handleBots(w http.ResponseWriter, r *http.Request) error {
 // handleEventNames is GET /api/v1/query/events: the event names seen in
 // the range, most frequent first, for the dashboard's step autocomplete.
 func (s *Server) handleEventNames(w http.ResponseWriter, r *http.Request) error {
+	_, shared := sharePrincipal(r)
 	return s.serveRange(w, r, func(ctx context.Context, sc analytics.EventRange, from, to, limit string) (any, error) {
-		return s.Queries.EventNames(ctx, sc, from, to, limit)
+		res, err := s.Queries.EventNames(ctx, sc, from, to, limit)
+		if shared {
+			res = sharing.EventNames(res)
+		}
+		return res, err
 	})
 }
 

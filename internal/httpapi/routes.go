@@ -27,6 +27,7 @@ import (
 	"strata/internal/query"
 	"strata/internal/ratelimit"
 	"strata/internal/replay"
+	"strata/internal/sharing"
 )
 
 // Server holds what the handlers need. Every field is set by the app
@@ -100,6 +101,11 @@ type Server struct {
 	AnnotationLimiter           *ratelimit.Limiter
 	AnnotationCredentialLimiter *ratelimit.Limiter
 	AnnotationRateLimit         int
+	// SharedLinks creates, lists, revokes and opens the products' shared
+	// links; Share holds the budgets of the public share paths
+	// (share.go).
+	SharedLinks *sharing.Service
+	Share       ShareLimits
 	// Accounts signs dashboard users in and out; Admin manages products,
 	// keys and tokens for the dashboard's settings pages; Pages serves the
 	// dashboard itself, whose Errors page is shown when ErrorTracking is
@@ -325,6 +331,14 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /api/v1/products/{id}/tokens", h(s.handleListTokens))
 	mux.Handle("POST /api/v1/products/{id}/tokens", h(s.handleCreateToken))
 	mux.Handle("PATCH /api/v1/products/{id}/tokens/{tokenId}", h(s.handleSetTokenStatus))
+	mux.Handle("GET /api/v1/products/{id}/shared-links", h(s.handleListSharedLinks))
+	mux.Handle("POST /api/v1/products/{id}/shared-links", h(s.handleCreateSharedLink))
+	mux.Handle("DELETE /api/v1/products/{id}/shared-links/{linkId}", h(s.handleRevokeSharedLink))
+
+	// The public view of a shared link, and the only paths that take its
+	// secret (share.go).
+	mux.Handle("GET /share/{secret}", h(s.handleSharePage))
+	mux.Handle("/share/{secret}/", h(s.handleShareAPI))
 
 	mux.Handle("GET /healthz", h(s.handleHealth))
 	mux.Handle("GET /readyz", h(s.handleReady))

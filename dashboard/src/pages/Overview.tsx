@@ -44,14 +44,15 @@ export { totals };
  * systems, all from trend queries of $pageview. Visitors over the whole
  * range are the sizes of the monthly retention cohorts of $pageview, which
  * count each user once (a sum of daily unique users would not). env picks
- * live data or the events of test keys.
+ * live data or the events of test keys. readOnly is a shared link's view:
+ * no annotating, and no setup help when there is no data.
  */
-export function Overview(props: { product: Product | null; range: DateRange; env: DataEnv }) {
+export function Overview(props: { product: Product | null; range: DateRange; env: DataEnv; readOnly?: boolean }) {
   if (!props.product) return <NoProduct />;
-  return <OverviewPage key={props.product.id} product={props.product} range={props.range} env={props.env} />;
+  return <OverviewPage key={props.product.id} product={props.product} range={props.range} env={props.env} readOnly={props.readOnly} />;
 }
 
-function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv }) {
+function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv; readOnly?: boolean }) {
   const pid = props.product.id;
   const { from, to } = props.range;
   const { env } = props;
@@ -91,7 +92,7 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv 
   return (
     <section class="page">
       <h1>Overview</h1>
-      {names && noEvents && pageviews === 0 ? <NoData product={props.product} range={props.range} env={env} names={names} /> : null}
+      {names && noEvents && pageviews === 0 && !props.readOnly ? <NoData product={props.product} range={props.range} env={env} names={names} /> : null}
       <div class="stats">
         <div class="stat card">
           <span class="stat-label">Visitors</span>
@@ -123,10 +124,10 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv 
                 { label: "Page views", data: series.data.series[1]?.data.map((p) => p.value) ?? [] },
               ]}
               annotations={annotations}
-              onPick={(b) => setPicked(bucketTime(b))}
+              onPick={props.readOnly ? undefined : (b) => setPicked(bucketTime(b))}
               label="Visitors and page views over time"
             />
-            <p class="hint">Click a point on the chart to add an annotation there.</p>
+            {props.readOnly ? null : <p class="hint">Click a point on the chart to add an annotation there.</p>}
           </>
         ) : null}
       </section>

@@ -3,6 +3,7 @@ import { api, message } from "../api";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { Crumb } from "../components/ItemHead";
 import { SecretReveal } from "../components/SecretReveal";
+import { SharedLinks } from "../components/SharedLinks";
 import { RowActions, Table } from "../components/Table";
 import { capitalise, when } from "../format";
 import type { ApiKey, CredentialStatus, KeyEnv, Product, QueryToken } from "../types";
@@ -12,7 +13,7 @@ type Credential = (ApiKey & { kind: "key" }) | (QueryToken & { kind: "token" });
 
 /**
  * ProductSettings is Settings → Products → a product: its name, its API
- * keys and its query tokens. New secrets are shown once; revoking asks
+ * keys, its query tokens and its shared links. New secrets are shown once; revoking asks
  * first, since it cannot be undone.
  */
 export function ProductSettings(props: { product: Product; origin: string; onRenamed: (p: Product) => void }) {
@@ -127,6 +128,8 @@ export function ProductSettings(props: { product: Product; origin: string; onRen
         onRevoke={setRevoking}
       />
       <p class="hint">Last use is recorded within about half a minute.</p>
+
+      <SharedLinks productId={product.id} />
 
       {revoking ? (
         <ConfirmDialog

@@ -26,7 +26,9 @@
 // E2E_ONLY=experiments, E2E_ONLY=replays, E2E_ONLY=users, E2E_ONLY=errors,
 // a user's page after "Load older" and the Acquisition and Overview
 // drill-downs in their URLs (url-views.mjs);
-// E2E_ONLY=urls, E2E_ONLY=urlviews or E2E_ONLY=replays,users runs those parts alone.
+// shared links: a link made in Settings opened with no session, its
+// password, revoking it (share.mjs);
+// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share or E2E_ONLY=replays,users runs those parts alone.
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
 //
@@ -51,6 +53,7 @@ import { urlViewPages } from "./url-views.mjs";
 import { setUpOwner } from "./owner.mjs";
 import { noSideScroll, watchedPage } from "./page.mjs";
 import { sourcePages } from "./sources.mjs";
+import { sharePages } from "./share.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = join(here, "..", "..");
@@ -76,7 +79,7 @@ async function main() {
   // E2E_ONLY=replays,users,urls,urlviews runs those parts alone (any of them, in that order).
   const only = (process.env.E2E_ONLY ?? "").split(",").filter(Boolean);
   if (only.length) {
-    const parts = { experiments: flagsAndExperiments, replays: replayPages, users: userPages, errors: errorPages, urls: urlPages, urlviews: urlViewPages };
+    const parts = { experiments: flagsAndExperiments, replays: replayPages, users: userPages, errors: errorPages, urls: urlPages, urlviews: urlViewPages, share: sharePages };
     const unknown = only.filter((p) => !parts[p]);
     if (unknown.length) throw new Error(`E2E_ONLY names no part ${unknown.join(", ")}; the parts are ${Object.keys(parts).join(", ")}`);
     for (const [name, part] of Object.entries(parts)) if (only.includes(name)) await part(browser, h);
@@ -94,6 +97,7 @@ async function main() {
   await userPages(browser, h);
   await urlPages(browser, h);
   await urlViewPages(browser, h);
+  await sharePages(browser, h);
 }
 
 /** The main run, on a server started without the error-tracking flag. */

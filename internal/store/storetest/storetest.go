@@ -28,6 +28,7 @@ type Meta interface {
 	analytics.SourcemapStore
 	analytics.ErrorGroupStore
 	analytics.ErrorAliasStore
+	analytics.SharedLinkStore
 	analytics.AlertStore
 	analytics.CampaignStore
 	analytics.GroupStore
@@ -79,6 +80,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("SourcemapQuota", meta(testSourcemapQuota))
 	t.Run("ErrorGroupStatuses", scoped(testErrorGroupStatuses))
 	t.Run("ErrorAliases", scoped(testErrorAliases))
+	t.Run("SharedLinks", scoped(testSharedLinks))
 	t.Run("Alerts", meta(testAlerts))
 	t.Run("Campaigns", scoped(testCampaigns))
 	t.Run("Transactions", meta(testTransactions))

@@ -1,0 +1,117 @@
+// The shared-links part of the dashboard's end-to-end test: the owner
+// creates a shared link in the product's settings (the URL shown once),
+// a fresh browser with no session opens it and sees the Overview's numbers
+// in the read-only shared view (no navigation, no product switcher, a
+// "Shared view" label); a link with a password asks for it, refuses a wrong
+// one and opens with the right one; a revoked link says so. Screenshots at
+// 1280 and 390 px: share-settings(-phone).png, share-view(-phone).png,
+// share-password.png, share-revoked.png. E2E_ONLY=share runs it alone.
+import { join } from "node:path";
+import { setUpOwner } from "./owner.mjs";
+import { noSideScroll, watchedPage } from "./page.mjs";
+
+/** sharePages runs the checks on a fresh server of its own. */
+export async function sharePages(browser, h) {
+  const strata = await h.startStrata({ NEXT_PUBLIC_FEATURE_ERROR_TRACKING: "" });
+  const { page, shot, noPageErrors } = await watchedPage(browser, h, { width: 1280, height: 800 });
+  const { productId, key } = await setUpOwner(page, strata, h.owner);
+
+  // Four page views by three visitors.
+  const batch = ["v1", "v1", "v2", "v3"].map((id, i) => ({ event_name: "$pageview", distinct_id: id, url: `https://shop.example.com/p${i}` }));
+  batch.push({ event_name: "signup", distinct_id: "v1", properties: { email: "v1@shop.example.com" } });
+  const res = await fetch(strata.url + "/e", { method: "POST", headers: { "Content-Type": "application/json", "X-API-Key": key }, body: JSON.stringify({ batch }) });
+  if (res.status !== 202) throw new Error(`ingest: ${res.status} ${await res.text()}`);
+
+  const settings = `${strata.url}/settings/products/${productId}?product=${productId}`;
+  const create = async (name, password) => {
+    const form = page.getByRole("form", { name: "Create a shared link" });
+    await form.getByLabel("Name").fill(name);
+    await form.getByLabel("Password (optional)").fill(password);
+    await form.getByRole("button", { name: "Create shared link" }).click();
+    const url = page.getByTestId("shared-link-url");
+    await url.waitFor();
+    const text = (await url.textContent()).trim();
+    await page.getByRole("button", { name: "I have copied it" }).click();
+    return text;
+  };
+  await page.goto(settings);
+  await page.getByRole("heading", { name: "Shared links" }).waitFor();
+  let open;
+  await h.check("Settings creates a shared link and shows its URL once", async () => {
+    open = await create("Board", "");
+    if (!new RegExp(`^${strata.url}/share/st_share_[0-9A-Za-z]{32}$`).test(open)) throw new Error(`url ${open}`);
+    const row = page.getByTestId("shared-link-row").filter({ hasText: "Board" });
+    await row.waitFor();
+    if (!(await row.textContent()).includes("No")) throw new Error("the row does not say the link has no password");
+    if ((await page.getByTestId("shared-link-url").count()) !== 0) throw new Error("the URL is still shown");
+  });
+  let locked;
+  await h.check("a link with a password is listed as such", async () => {
+    locked = await create("Investors", "a long secret");
+    await page.getByTestId("shared-link-row").filter({ hasText: "Investors" }).filter({ hasText: "Yes" }).waitFor();
+  });
+  await shot("share-settings");
+  await page.setViewportSize({ width: 390, height: 800 });
+  await h.check("at 390 px the shared links do not push the page sideways", () => noSideScroll(page));
+  await page.getByRole("heading", { name: "Shared links" }).scrollIntoViewIfNeeded();
+  await shot("share-settings-phone");
+  await page.setViewportSize({ width: 1280, height: 800 });
+
+  // A visitor with the link: a fresh context, no session.
+  const visitor = await watchedPage(browser, h, { width: 1280, height: 800 });
+  const v = visitor.page;
+  await v.goto(open);
+  await h.check("the shared link shows the Overview's numbers without signing in", async () => {
+    await v.getByRole("heading", { name: "Overview" }).waitFor();
+    await v.getByTestId("stat-pageviews").filter({ hasText: /^4$/ }).waitFor();
+    await v.getByTestId("stat-visitors").filter({ hasText: /^3$/ }).waitFor();
+    await v.getByRole("table", { name: "Top pages", exact: true }).locator("tbody tr").first().waitFor();
+  });
+  await h.check("the shared view has no navigation, no product switcher, no editing, and says it is shared", async () => {
+    await v.getByTestId("shared-label").filter({ hasText: "Shared view" }).waitFor();
+    for (const sel of ["nav.sidebar", ".env-switch", "a[href^='/settings']"]) {
+      if ((await v.locator(sel).count()) !== 0) throw new Error(`the shared view has ${sel}`);
+    }
+    if ((await v.getByLabel("Product", { exact: true }).count()) !== 0) throw new Error("the shared view has a product switcher");
+    if ((await v.getByRole("link").count()) !== 0) throw new Error(`the shared view has links: ${await v.getByRole("link").allTextContents()}`);
+    if ((await v.getByText("Click a point on the chart").count()) !== 0) throw new Error("the shared view offers to annotate");
+    if ((await visitor.context.cookies()).some((c) => c.name === "strata_session")) throw new Error("the visitor has a session");
+  });
+  await visitor.shot("share-view");
+  await v.setViewportSize({ width: 390, height: 800 });
+  await h.check("at 390 px the shared view does not push the page sideways", () => noSideScroll(v));
+  await visitor.shot("share-view-phone");
+  await h.check("the shared view raised no page errors", visitor.noPageErrors);
+
+  const guest = await watchedPage(browser, h, { width: 1280, height: 800 });
+  const g = guest.page;
+  await g.goto(locked);
+  await h.check("a link with a password asks for it and refuses a wrong one", async () => {
+    await g.getByRole("heading", { name: "Investors" }).waitFor();
+    await g.getByLabel("Password").fill("not the secret");
+    await g.getByRole("button", { name: "View" }).click();
+    await g.getByRole("alert").filter({ hasText: "password is not right" }).waitFor();
+    if ((await g.getByTestId("stat-pageviews").count()) !== 0) throw new Error("the Overview shows before the password");
+  });
+  await guest.shot("share-password");
+  await h.check("the right password opens the Overview, with an HttpOnly, Strict cookie scoped to the link", async () => {
+    await g.getByLabel("Password").fill("a long secret");
+    await g.getByRole("button", { name: "View" }).click();
+    await g.getByTestId("stat-pageviews").filter({ hasText: /^4$/ }).waitFor();
+    const c = (await guest.context.cookies(locked + "/api/v1/share")).find((x) => x.name === "strata_share");
+    if (!c || !c.httpOnly || c.sameSite !== "Strict" || c.path !== new URL(locked).pathname + "/") throw new Error(JSON.stringify(c));
+  });
+
+  await h.check("a revoked link stops working at once", async () => {
+    const row = page.getByTestId("shared-link-row").filter({ hasText: "Board" });
+    await row.getByRole("button", { name: "Revoke" }).click();
+    await page.getByRole("button", { name: "Revoke link" }).click();
+    await row.waitFor({ state: "detached" });
+    await v.setViewportSize({ width: 1280, height: 800 });
+    await v.reload();
+    await v.getByTestId("shared-failed").filter({ hasText: "revoked" }).waitFor();
+    if ((await v.getByTestId("stat-pageviews").count()) !== 0) throw new Error("the revoked link still shows numbers");
+  });
+  await visitor.shot("share-revoked");
+  await h.check("the owner's pages raised no page errors", noPageErrors);
+}

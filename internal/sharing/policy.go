@@ -1,0 +1,94 @@
+package sharing
+
+import (
+	"slices"
+
+	"strata/internal/analytics"
+	"strata/internal/query"
+)
+
+// What a shared link may read. The routes a link reaches are the
+// transport's allowlist (internal/httpapi/share.go, shareRoutes); these are
+// the rules of the queries on them: the Overview counts page views and
+// breaks them down by a few event columns, so a link's trend and
+// retention queries may name only these events and columns. Custom
+// events, event properties (which may hold whatever a customer tracked,
+// emails included), the full URL (whose query string may carry tokens)
+// and group aggregation are refused, so that a link shows aggregates of
+// page views and nothing a person could be picked out by.
+var (
+	Events  = []string{"$pageview"}
+	Columns = []string{"path", "referrer", "browser", "os", "device_type",
+		"source", "channel", "utm_source", "utm_medium", "utm_campaign"}
+)
+
+// errNotShared answers a query a link may not run.
+func errNotShared(what string) error {
+	return analytics.Errorf(analytics.KindForbidden, "not_shared",
+		"A shared link shows the Overview's page views only: %s is not shared.", what)
+}
+
+// CheckTrend reports whether a link may run trend q.
+func CheckTrend(q analytics.TrendQuery) error {
+	if q.AggregateBy != "" {
+		return errNotShared("aggregateBy")
+	}
+	if err := checkFilters(q.Filters); err != nil {
+		return err
+	}
+	for _, s := range q.Series {
+		if !slices.Contains(Events, s.Event) {
+			return errNotShared("the event " + s.Event)
+		}
+		if err := checkFilters(s.Filters); err != nil {
+			return err
+		}
+	}
+	if q.Breakdown != nil {
+		return checkProperty(*q.Breakdown)
+	}
+	return nil
+}
+
+// CheckRetention reports whether a link may run retention q.
+func CheckRetention(q analytics.RetentionQuery) error {
+	for _, e := range []string{q.StartEvent, q.ReturnEvent} {
+		if !slices.Contains(Events, e) {
+			return errNotShared("the event " + e)
+		}
+	}
+	return nil
+}
+
+func checkFilters(fs []analytics.Filter) error {
+	for _, f := range fs {
+		if err := checkProperty(f.Property); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkProperty(p analytics.Property) error {
+	if p.Key != "" || !slices.Contains(Columns, p.Column) {
+		name := p.Column
+		if p.Key != "" {
+			name = "properties." + p.Key
+		}
+		return errNotShared("the property " + name)
+	}
+	return nil
+}
+
+// EventNames keeps, of a range's event names, those a link may see, so
+// that a link does not list the product's custom events.
+func EventNames(res query.EventNamesResult) query.EventNamesResult {
+	kept := []query.EventName{}
+	for _, e := range res.Events {
+		if slices.Contains(Events, e.Name) {
+			kept = append(kept, e)
+		}
+	}
+	res.Events = kept
+	return res
+}
