@@ -217,6 +217,11 @@ func TestRecordRoundTrip(t *testing.T) {
 	if b := out[0]; b.Source != "Google" || b.Channel != "paid" || b.UTMSource != "google" || b.UTMMedium != "cpc" || b.UTMCampaign != "spring" {
 		t.Errorf("acquisition fields: %+v", b)
 	}
+	in[0].Country, in[0].Region, in[0].City, in[0].ScreenClass = "DE", "Bavaria", "Munich", "laptop"
+	out, _ = decodeRecord(nil, encodeRecord(nil, in[:1])[8:])
+	if b := out[0]; b.Country != "DE" || b.Region != "Bavaria" || b.City != "Munich" || b.ScreenClass != "laptop" || b.UTMCampaign != "spring" {
+		t.Errorf("location and screen fields: %+v", b)
+	}
 	if _, err := decodeRecord(nil, []byte{5, 1, 2}); err == nil {
 		t.Error("a truncated record decoded")
 	}
@@ -249,6 +254,33 @@ func TestRecordWithoutSources(t *testing.T) {
 		t.Fatalf("%v, %d events", err, len(out))
 	}
 	if b := out[0]; b.UUID != e.UUID || b.Name != "old" || !b.IsBot || string(b.Properties) != string(e.Properties) || b.Source != "" || b.Channel != "" {
+		t.Errorf("decoded %+v", b)
+	}
+}
+
+// TestRecordWithoutGeo reads a record written before events had their
+// location and screen class (flag 4 clear, 18 strings), as a spool left by
+// the previous version holds.
+func TestRecordWithoutGeo(t *testing.T) {
+	e := events(1, "old")[0]
+	payload := binary.AppendUvarint(nil, 1)
+	payload = append(payload, e.UUID[:]...)
+	payload = binary.AppendVarint(payload, e.ProductID)
+	payload = binary.AppendVarint(payload, e.Timestamp.UnixMicro())
+	payload = binary.AppendVarint(payload, e.ReceivedAt.UnixMicro())
+	payload = binary.LittleEndian.AppendUint64(payload, e.UserID)
+	payload = append(payload, flagSources)
+	for _, s := range [...]string{string(e.Env), e.Name, e.DistinctID, e.URL, e.Path, e.Referrer,
+		e.UserAgent, e.Browser, e.OS, e.DeviceType, e.BotName, e.BotCategory, string(e.Properties),
+		"Google", "search", "", "", ""} {
+		payload = binary.AppendUvarint(payload, uint64(len(s)))
+		payload = append(payload, s...)
+	}
+	out, err := decodeRecord(nil, payload)
+	if err != nil || len(out) != 1 {
+		t.Fatalf("%v, %d events", err, len(out))
+	}
+	if b := out[0]; b.UUID != e.UUID || b.Name != "old" || b.Source != "Google" || b.Channel != "search" || b.Country != "" || b.ScreenClass != "" {
 		t.Errorf("decoded %+v", b)
 	}
 }
