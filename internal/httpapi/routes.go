@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -36,9 +37,12 @@ type Server struct {
 	Limiter          *ratelimit.Limiter
 	DefaultRateLimit int
 	Pipeline         *ingest.Pipeline
-	Writer           *ingest.Writer
-	Queries          *query.Engine
-	Saved            analytics.SavedQueryStore
+	// TrustedProxies are the peers whose X-Forwarded-For names the client
+	// of an ingest request (geo.ClientAddr); empty, the header is ignored.
+	TrustedProxies []netip.Prefix
+	Writer         *ingest.Writer
+	Queries        *query.Engine
+	Saved          analytics.SavedQueryStore
 	// Flags keeps the products' feature flags (flags.go); configs holds
 	// the SDK configuration built from them (sdkconfig.go).
 	Flags       analytics.FlagStore
