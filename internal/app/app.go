@@ -175,7 +175,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	if a.geo, err = openGeo(cfg.GeoIPDB); err != nil {
 		return nil, err
 	}
-	log.Info("geoip database", "database", a.geo.Name, "trusted_proxies", cfg.TrustedProxies.String())
+	log.Info("geoip database", "database", a.geo.Name, "attribution", a.geo.Attribution, "trusted_proxies", cfg.TrustedProxies.String())
 	exceptions := errtrack.NewProcessor(a.store.meta, sourcemapCacheBytes)
 	exceptions.Quota = analytics.SourcemapAmount{Count: int64(cfg.SourcemapQuotaCount), Bytes: int64(cfg.SourcemapQuotaBytes)}
 	exceptions.Aliases, exceptions.Groups, exceptions.AliasLimit = a.store.meta, a.store.queries, cfg.ErrorAliasLimit

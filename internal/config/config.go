@@ -445,7 +445,7 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	fs.DurationVar(&c.AlertInterval, "alert-interval", envDuration("STRATA_ALERT_INTERVAL", c.AlertInterval), "how often the error alert job looks for new and spiking error groups (env STRATA_ALERT_INTERVAL)")
 	envValue("STRATA_ALERT_WEBHOOK_ALLOW", &c.AlertWebhookAllow)
 	fs.Var(&c.AlertWebhookAllow, "alert-webhook-allow", "comma-separated addresses or CIDR prefixes alert webhooks may be delivered to although they are refused by default (link-local, cloud metadata services such as 100.100.100.200); empty: none (env STRATA_ALERT_WEBHOOK_ALLOW)")
-	fs.StringVar(&c.GeoIPDB, "geoip-db", env("STRATA_GEOIP_DB", ""), "a MaxMind-format database such as GeoLite2-City.mmdb, for events' country, region and city; empty: the embedded DB-IP country database (env STRATA_GEOIP_DB)")
+	fs.StringVar(&c.GeoIPDB, "geoip-db", env("STRATA_GEOIP_DB", ""), "a MaxMind-format database such as GeoLite2-City.mmdb, for events' country, region and city; empty: the embedded country database, IP Geolocation by DB-IP (https://db-ip.com, CC BY 4.0) (env STRATA_GEOIP_DB)")
 	envValue("STRATA_TRUSTED_PROXIES", &c.TrustedProxies)
 	fs.Var(&c.TrustedProxies, "trusted-proxies", "comma-separated addresses or CIDR prefixes of the reverse proxies in front of the server, e.g. 127.0.0.1/32,10.0.0.0/8: from them, the right-most X-Forwarded-For address that is not one of them is the client whose country events get; empty: the header is ignored (env STRATA_TRUSTED_PROXIES)")
 	fs.StringVar(&c.PublicURL, "public-url", env("STRATA_PUBLIC_URL", ""), "the dashboard's public address, e.g. https://analytics.example.com, which links in alerts start with (env STRATA_PUBLIC_URL)")

@@ -43,7 +43,14 @@ type DB struct {
 	// Name is the database's type and build date, for the log line that
 	// says which database the server uses.
 	Name string
+	// Attribution is the credit the database's licence asks for where
+	// its results are shown; "" for a database of the operator's own.
+	Attribution string
 }
+
+// DBIPAttribution is the credit DB-IP's CC BY 4.0 licence asks for
+// wherever the embedded database's results are shown (docs/dependencies.md).
+const DBIPAttribution = "IP Geolocation by DB-IP (https://db-ip.com), CC BY 4.0"
 
 // Embedded opens the country database the binary carries.
 func Embedded() (*DB, error) {
@@ -51,7 +58,9 @@ func Embedded() (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the embedded DB-IP country database: %w", err)
 	}
-	return newDB(r), nil
+	db := newDB(r)
+	db.Attribution = DBIPAttribution
+	return db, nil
 }
 
 // Open opens a database file, such as GeoLite2-City.mmdb.
