@@ -197,3 +197,20 @@ func TestClientAddr(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkLookup is one lookup in the shipped database, of addresses of
+// several countries and a private one.
+func BenchmarkLookup(b *testing.B) {
+	db, err := Embedded()
+	if err != nil {
+		b.Fatal(err)
+	}
+	addrs := []netip.Addr{netip.MustParseAddr("8.8.8.8"), netip.MustParseAddr("193.0.14.129"),
+		netip.MustParseAddr("2a00:1450:4001::1"), netip.MustParseAddr("10.0.0.1")}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		db.Lookup(addrs[i%len(addrs)])
+		i++
+	}
+}
