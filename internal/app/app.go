@@ -170,12 +170,15 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// Alerts are sent by a job off every request path, and by the test
 	// delivery a product owner asks for (docs/errors.md, "Alerts").
 	alertSender := alerts.NewSender(analytics.WebhookPolicy{Allow: cfg.AlertWebhookAllow})
-	// Sourcemap uploads are stored within each product's quota, and
-	// parsed at ingest into a cache of sourcemapCacheBytes (docs/errors.md).
+	// Ingest locates each request's client in the GeoIP database
+	// (docs/ingest.md, "Geography"); the log names it, and the
+	// attribution its licence asks for.
 	if a.geo, err = openGeo(cfg.GeoIPDB); err != nil {
 		return nil, err
 	}
 	log.Info("geoip database", "database", a.geo.Name, "attribution", a.geo.Attribution, "trusted_proxies", cfg.TrustedProxies.String())
+	// Sourcemap uploads are stored within each product's quota, and
+	// parsed at ingest into a cache of sourcemapCacheBytes (docs/errors.md).
 	exceptions := errtrack.NewProcessor(a.store.meta, sourcemapCacheBytes)
 	exceptions.Quota = analytics.SourcemapAmount{Count: int64(cfg.SourcemapQuotaCount), Bytes: int64(cfg.SourcemapQuotaBytes)}
 	exceptions.Aliases, exceptions.Groups, exceptions.AliasLimit = a.store.meta, a.store.queries, cfg.ErrorAliasLimit
