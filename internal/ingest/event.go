@@ -82,6 +82,8 @@ type Request struct {
 	// it (geo.ClientAddr), looked up for the events' location and then
 	// dropped: it is never stored. The zero Addr has no location.
 	ClientAddr netip.Addr
+	// location is ClientAddr's, found once by Process.
+	location geo.Location
 }
 
 // Pending is an accepted event on its way to the writer. ClientUUID tells
@@ -116,7 +118,7 @@ func (p *Pipeline) Process(env Envelope, req Request) ([]Pending, []Rejection) {
 	accepted := newPending(env.Len())
 	var rejected []Rejection
 	// Every event of a request comes from one client: one lookup.
-	loc := p.Geo.Lookup(req.ClientAddr)
+	req.location = p.Geo.Lookup(req.ClientAddr)
 	for i := 0; i < env.Len(); i++ {
 		// Each event is built in its slot: a Pending is over 400 bytes,
 		// and one built apart would be a second allocation and a copy.
@@ -130,9 +132,7 @@ func (p *Pipeline) Process(env Envelope, req Request) ([]Pending, []Rejection) {
 		} else {
 			rej = p.event(ev, &w, i, env.SentAt, req)
 		}
-		if rej == nil {
-			ev.Event.Country, ev.Event.Region, ev.Event.City = loc.Country, loc.Region, loc.City
-		}
+
 		if rej != nil {
 			accepted = accepted[:len(accepted)-1]
 			rej.Index = i
@@ -240,6 +240,13 @@ func (p *Pipeline) event(out *Pending, w *wireEvent, index int, sentAt time.Time
 		// takes only UTF-8, and one bad header must not fail the commit
 		// that other requests share.
 		e.UserAgent = truncate(strings.ToValidUTF8(strings.ReplaceAll(req.UserAgent, "\x00", ""), "\uFFFD"), maxUserAgentChars)
+		// The request's address is the event's client's, as its
+		// User-Agent is. An event with a user_agent of its own was sent
+		// on someone else's behalf (a server-side SDK forwarding a
+		// visitor's request), and the address is the sending server's:
+		// such an event gets no location rather than the server's. A
+		// client can only hide its country this way, not choose one.
+		e.Country, e.Region, e.City = req.location.Country, req.location.Region, req.location.City
 	}
 	info := p.UA.Parse(e.UserAgent)
 	e.Browser, e.OS, e.DeviceType = info.Browser, info.OS, info.DeviceType

@@ -13,7 +13,9 @@ import (
 
 // TestLocationAndScreen runs events through the pipeline with the shipped
 // country database: every event of a request gets the client's country
-// (none for a private address or without a database), and each its own
+// (none for a private address or without a database), except one that
+// carries its own user agent, as a server-side SDK sends a visitor's
+// request on its behalf; and each gets its own
 // screen class from a top-level $viewport_width, which stays in its
 // properties.
 func TestLocationAndScreen(t *testing.T) {
@@ -27,8 +29,9 @@ func TestLocationAndScreen(t *testing.T) {
 		{"event_name":"c","distinct_id":"u","properties":{"nested":{"$viewport_width":390}}},
 		{"event_name":"d","distinct_id":"u","properties":{"$viewport_width":"390"}},
 		{"event_name":"e","distinct_id":"u"},
-		{"event_name":"f","distinct_id":"u","properties":{"\u0024viewport_width":2560}}]}`
-	wantScreens := []string{ua.ScreenMobile, ua.ScreenLaptop, "", "", "", ua.ScreenDesktop}
+		{"event_name":"f","distinct_id":"u","properties":{"\u0024viewport_width":2560}},
+		{"event_name":"g","distinct_id":"u","user_agent":"Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0"}]}`
+	wantScreens := []string{ua.ScreenMobile, ua.ScreenLaptop, "", "", "", ua.ScreenDesktop, ""}
 	for _, c := range []struct {
 		name    string
 		db      *geo.DB
@@ -57,8 +60,14 @@ func TestLocationAndScreen(t *testing.T) {
 			}
 			for i, a := range accepted {
 				e := a.Event
-				if e.Country != c.country || e.Region != "" || e.City != "" {
-					t.Errorf("event %s: location %q/%q/%q, want country %q", e.Name, e.Country, e.Region, e.City, c.country)
+				// g carries a user agent of its own: sent on someone
+				// else's behalf, it is not located at the sender.
+				want := c.country
+				if e.Name == "g" {
+					want = ""
+				}
+				if e.Country != want || e.Region != "" || e.City != "" {
+					t.Errorf("event %s: location %q/%q/%q, want country %q", e.Name, e.Country, e.Region, e.City, want)
 				}
 				if e.ScreenClass != wantScreens[i] {
 					t.Errorf("event %s: screen class %q, want %q", e.Name, e.ScreenClass, wantScreens[i])
