@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/maxmind/mmdbwriter"
+	"github.com/maxmind/mmdbwriter/mmdbtype"
 )
 
 // geoClients are the public addresses the geography tests send as
@@ -197,4 +201,56 @@ func toString(v any) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestGeoIPCityDatabase starts the binary with --geoip-db on a database in
+// GeoLite2-City's layout, written here with MaxMind's writer: the events
+// get the region and city as well, and trends break down by them.
+func TestGeoIPCityDatabase(t *testing.T) {
+	w, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: "GeoLite2-City", RecordSize: 24})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []struct{ cidr, country, region, city string }{
+		{"81.2.69.0/24", "DE", "Bavaria", "Munich"},
+		{"81.2.70.0/24", "DE", "Berlin", "Berlin"},
+	} {
+		_, network, err := net.ParseCIDR(n.cidr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Insert(network, mmdbtype.Map{
+			"country":      mmdbtype.Map{"iso_code": mmdbtype.String(n.country)},
+			"subdivisions": mmdbtype.Slice{mmdbtype.Map{"names": mmdbtype.Map{"en": mmdbtype.String(n.region)}}},
+			"city":         mmdbtype.Map{"names": mmdbtype.Map{"en": mmdbtype.String(n.city)}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "GeoLite2-City.mmdb")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteTo(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	s := startServer(t, t.TempDir(), "--geoip-db", path, "--trusted-proxies", "127.0.0.1/32")
+	defer s.Stop()
+	tn := newTenant(t, s, "geo")
+	postFrom(t, s, tn.Live, "81.2.69.142", pageviews(2, 390)...)
+	postFrom(t, s, tn.Live, "81.2.70.9", pageviews(1, 390)...)
+	postFrom(t, s, tn.Live, geoUS, pageviews(1, 390)...) // not in this database
+	if got, want := breakdown(t, s, tn, "city", nil), map[string]int64{"Munich": 2, "Berlin": 1, "": 1}; !equalCounts(got, want) {
+		t.Errorf("by city: %v, want %v", got, want)
+	}
+	de := []map[string]any{{"property": "country", "operator": "eq", "value": "DE"}}
+	if got, want := breakdown(t, s, tn, "region", de), map[string]int64{"Bavaria": 2, "Berlin": 1}; !equalCounts(got, want) {
+		t.Errorf("DE by region: %v, want %v", got, want)
+	}
+	if !strings.Contains(s.Logs(), "GeoLite2-City") {
+		t.Errorf("the log does not say which database is used:\n%s", s.Logs())
+	}
 }
