@@ -4,15 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/maxmind/mmdbwriter"
-	"github.com/maxmind/mmdbwriter/mmdbtype"
+	"strata/internal/enrich/geo/geotest"
 )
 
 // geoClients are the public addresses the geography tests send as
@@ -207,35 +205,10 @@ func toString(v any) string {
 // GeoLite2-City's layout, written here with MaxMind's writer: the events
 // get the region and city as well, and trends break down by them.
 func TestGeoIPCityDatabase(t *testing.T) {
-	w, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: "GeoLite2-City", RecordSize: 24})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range []struct{ cidr, country, region, city string }{
-		{"81.2.69.0/24", "DE", "Bavaria", "Munich"},
-		{"81.2.70.0/24", "DE", "Berlin", "Berlin"},
-	} {
-		_, network, err := net.ParseCIDR(n.cidr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Insert(network, mmdbtype.Map{
-			"country":      mmdbtype.Map{"iso_code": mmdbtype.String(n.country)},
-			"subdivisions": mmdbtype.Slice{mmdbtype.Map{"names": mmdbtype.Map{"en": mmdbtype.String(n.region)}}},
-			"city":         mmdbtype.Map{"names": mmdbtype.Map{"en": mmdbtype.String(n.city)}},
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	path := filepath.Join(t.TempDir(), "GeoLite2-City.mmdb")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.WriteTo(f); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	geotest.WriteCity(t, path,
+		geotest.Network{CIDR: "81.2.69.0/24", Country: "DE", Region: "Bavaria", City: "Munich"},
+		geotest.Network{CIDR: "81.2.70.0/24", Country: "DE", Region: "Berlin", City: "Berlin"})
 
 	s := startServer(t, t.TempDir(), "--geoip-db", path, "--trusted-proxies", "127.0.0.1/32")
 	defer s.Stop()

@@ -1,14 +1,11 @@
 package geo
 
 import (
-	"net"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/maxmind/mmdbwriter"
-	"github.com/maxmind/mmdbwriter/mmdbtype"
+	"strata/internal/enrich/geo/geotest"
 )
 
 // TestEmbeddedCountries looks public addresses up in the shipped DB-IP
@@ -93,39 +90,10 @@ func TestLookupAllocatesNothing(t *testing.T) {
 // MaxMind's own writer, opens it as --geoip-db does, and finds the
 // country, region and city it holds, and nothing outside its networks.
 func TestCityDatabase(t *testing.T) {
-	w, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: "GeoLite2-City", RecordSize: 24})
-	if err != nil {
-		t.Fatal(err)
-	}
-	insert := func(cidr, country, region, city string) {
-		_, network, err := net.ParseCIDR(cidr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec := mmdbtype.Map{
-			"country":   mmdbtype.Map{"iso_code": mmdbtype.String(country), "names": mmdbtype.Map{"en": mmdbtype.String("country name")}},
-			"continent": mmdbtype.Map{"code": mmdbtype.String("EU")},
-			"city":      mmdbtype.Map{"geoname_id": mmdbtype.Uint32(1), "names": mmdbtype.Map{"en": mmdbtype.String(city), "de": mmdbtype.String("x")}},
-			"subdivisions": mmdbtype.Slice{
-				mmdbtype.Map{"iso_code": mmdbtype.String("BY"), "names": mmdbtype.Map{"en": mmdbtype.String(region)}},
-				mmdbtype.Map{"iso_code": mmdbtype.String("XX"), "names": mmdbtype.Map{"en": mmdbtype.String("second subdivision")}},
-			},
-		}
-		if err := w.Insert(network, rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	insert("81.2.69.0/24", "DE", "Bavaria", "Munich")
-	insert("2a02:c7e::/32", "GB", "England", "London")
 	path := filepath.Join(t.TempDir(), "city.mmdb")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.WriteTo(f); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	geotest.WriteCity(t, path,
+		geotest.Network{CIDR: "81.2.69.0/24", Country: "DE", Region: "Bavaria", City: "Munich"},
+		geotest.Network{CIDR: "2a02:c7e::/32", Country: "GB", Region: "England", City: "London"})
 
 	db, err := Open(path)
 	if err != nil {

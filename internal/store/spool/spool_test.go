@@ -232,24 +232,31 @@ func TestRecordRoundTrip(t *testing.T) {
 	}
 }
 
-// TestRecordWithoutSources reads a record written before events had their
-// acquisition fields (flag 2 clear, 13 strings), as a spool left by the
-// previous version holds.
-func TestRecordWithoutSources(t *testing.T) {
-	e := events(1, "old")[0]
+// oldRecord is a one-event record as an earlier version wrote it: flags,
+// then the first 13 strings of e and the extra ones that version had.
+func oldRecord(e analytics.Event, flags byte, extra ...string) []byte {
 	payload := binary.AppendUvarint(nil, 1)
 	payload = append(payload, e.UUID[:]...)
 	payload = binary.AppendVarint(payload, e.ProductID)
 	payload = binary.AppendVarint(payload, e.Timestamp.UnixMicro())
 	payload = binary.AppendVarint(payload, e.ReceivedAt.UnixMicro())
 	payload = binary.LittleEndian.AppendUint64(payload, e.UserID)
-	payload = append(payload, flagBot)
-	for _, s := range [...]string{string(e.Env), e.Name, e.DistinctID, e.URL, e.Path, e.Referrer,
-		e.UserAgent, e.Browser, e.OS, e.DeviceType, e.BotName, e.BotCategory, string(e.Properties)} {
+	payload = append(payload, flags)
+	strs := []string{string(e.Env), e.Name, e.DistinctID, e.URL, e.Path, e.Referrer,
+		e.UserAgent, e.Browser, e.OS, e.DeviceType, e.BotName, e.BotCategory, string(e.Properties)}
+	for _, s := range append(strs, extra...) {
 		payload = binary.AppendUvarint(payload, uint64(len(s)))
 		payload = append(payload, s...)
 	}
-	out, err := decodeRecord(nil, payload)
+	return payload
+}
+
+// TestRecordWithoutSources reads a record written before events had their
+// acquisition fields (flag 2 clear, 13 strings), as a spool left by the
+// previous version holds.
+func TestRecordWithoutSources(t *testing.T) {
+	e := events(1, "old")[0]
+	out, err := decodeRecord(nil, oldRecord(e, flagBot))
 	if err != nil || len(out) != 1 {
 		t.Fatalf("%v, %d events", err, len(out))
 	}
@@ -263,20 +270,7 @@ func TestRecordWithoutSources(t *testing.T) {
 // the previous version holds.
 func TestRecordWithoutGeo(t *testing.T) {
 	e := events(1, "old")[0]
-	payload := binary.AppendUvarint(nil, 1)
-	payload = append(payload, e.UUID[:]...)
-	payload = binary.AppendVarint(payload, e.ProductID)
-	payload = binary.AppendVarint(payload, e.Timestamp.UnixMicro())
-	payload = binary.AppendVarint(payload, e.ReceivedAt.UnixMicro())
-	payload = binary.LittleEndian.AppendUint64(payload, e.UserID)
-	payload = append(payload, flagSources)
-	for _, s := range [...]string{string(e.Env), e.Name, e.DistinctID, e.URL, e.Path, e.Referrer,
-		e.UserAgent, e.Browser, e.OS, e.DeviceType, e.BotName, e.BotCategory, string(e.Properties),
-		"Google", "search", "", "", ""} {
-		payload = binary.AppendUvarint(payload, uint64(len(s)))
-		payload = append(payload, s...)
-	}
-	out, err := decodeRecord(nil, payload)
+	out, err := decodeRecord(nil, oldRecord(e, flagSources, "Google", "search", "", "", ""))
 	if err != nil || len(out) != 1 {
 		t.Fatalf("%v, %d events", err, len(out))
 	}
