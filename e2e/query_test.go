@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"strata/internal/enrich/source"
+	"strata/internal/enrich/ua"
 	"strata/internal/query/querytest"
 )
 
@@ -87,6 +88,13 @@ func realize(e querytest.Event) (map[string]any, querytest.Event) {
 	// is given what ingest stores, as for the user agent.
 	src := source.Classify(e.URL, e.Referrer)
 	e.Source, e.Channel, e.UTMSource, e.UTMMedium, e.UTMCampaign = src.Source, src.Channel, src.UTMSource, src.UTMMedium, src.UTMCampaign
+	// The client is on loopback, which has no location; the screen class
+	// is what ingest finds from the $viewport_width the event carries.
+	e.Country, e.Region, e.City = "", "", ""
+	e.ScreenClass = ""
+	if w, ok := e.Properties["$viewport_width"].(int64); ok {
+		e.ScreenClass = ua.ScreenClass(float64(w))
+	}
 	wireName := e.Name
 	if e.Bot && (e.Name == "$pageview" || e.Name == "$bot_pageview") {
 		e.Name, wireName = "$bot_pageview", "$pageview"

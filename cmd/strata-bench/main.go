@@ -69,9 +69,13 @@ func main() {
 		hPart    = flag.String("heavy-part", "all", "which part of the heavy suite to run: bursts (concurrent heavy queries), queries (the query benchmark at -heavy-query-events, loaded in process) or all")
 		hqEvents = flag.Int("heavy-query-events", 100_000_000, "events for the heavy suite's query benchmark")
 		hqUsers  = flag.Int("heavy-query-users", 5_000_000, "users for the heavy suite's query benchmark")
+		xff      = flag.String("forwarded-for", "", "comma-separated addresses the Go client's /e requests carry as X-Forwarded-For, one per request in turn; with -server-args \"--trusted-proxies 127.0.0.1/32\" each batch is located by a public address, as behind a proxy (docs/benchmarks.md, \"Geography at ingest\")")
 		qLoad    = flag.String("query-load", "http", "how the queries suite loads its events: http (through POST /e, timed) or direct (in process, through the ingest pipeline, minutes for 100 M events; no ClickHouse part)")
 	)
 	flag.Parse()
+	if *xff != "" {
+		forwardedFor = strings.Split(*xff, ",")
+	}
 	serverArgs = strings.Fields(*srvArgs)
 	sizes, userCounts, err := querySizes(*qEvents, *qUsers)
 	if err != nil {
@@ -463,10 +467,20 @@ func openLoop(client *http.Client, srv *server, tmpl *template, perSecond float6
 	return res
 }
 
+// forwardedFor are the X-Forwarded-For addresses of -forwarded-for, and
+// forwardedNext the count of requests that took one.
+var (
+	forwardedFor  []string
+	forwardedNext atomic.Uint64
+)
+
 func post(client *http.Client, srv *server, body []byte) bool {
 	req, _ := http.NewRequest("POST", srv.url+"/e", bytes.NewReader(body))
 	req.Header.Set("X-API-Key", srv.key)
 	req.Header.Set("Content-Type", "application/json")
+	if n := uint64(len(forwardedFor)); n > 0 {
+		req.Header.Set("X-Forwarded-For", forwardedFor[(forwardedNext.Add(1)-1)%n])
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return false

@@ -668,9 +668,12 @@ export interface components {
         /**
          * Property name
          * @description The event attribute a filter or breakdown reads: one of the stored columns `url`,
-         *     `path`, `referrer`, `browser`, `os`, `device_type`, and the acquisition columns ingest
+         *     `path`, `referrer`, `browser`, `os`, `device_type`, the acquisition columns ingest
          *     fills in, `source`, `channel`, `utm_source`, `utm_medium` and `utm_campaign`
-         *     (docs/ingest.md, "Sources and channels"), or `properties.<key>` for a
+         *     (docs/ingest.md, "Sources and channels"), the client's `country` (ISO 3166-1
+         *     alpha-2 code), `region` and `city` (docs/ingest.md, "Geography") and the viewport's
+         *     `screen_class` (`mobile`, `tablet`, `laptop` or `desktop`; docs/ingest.md,
+         *     "Devices"), or `properties.<key>` for a
          *     top-level key of the event's `properties`. `<key>` is taken literally, 1 to 255
          *     characters: `properties.cart.items` reads the key `cart.items`, not a nested value,
          *     and `properties.$bot_name` reads `$bot_name`. A column is set when it is not empty;
@@ -678,11 +681,12 @@ export interface components {
          *     as set). A value is compared in its text form: strings as they are, numbers in
          *     decimal, booleans as `true` or `false`. Anything else gets 400 `invalid_request`
          *     (`breakdown: must be one of url, path, referrer, browser, os, device_type, source,
-         *     channel, utm_source, utm_medium, utm_campaign or properties.<key>, not "country"`).
+         *     channel, utm_source, utm_medium, utm_campaign, country, region, city, screen_class or
+         *     properties.<key>, not "plan"`).
          * @example path
          * @example properties.plan
          */
-        FilterProperty: string | ("url" | "path" | "referrer" | "browser" | "os" | "device_type" | "source" | "channel" | "utm_source" | "utm_medium" | "utm_campaign");
+        FilterProperty: string | ("url" | "path" | "referrer" | "browser" | "os" | "device_type" | "source" | "channel" | "utm_source" | "utm_medium" | "utm_campaign" | "country" | "region" | "city" | "screen_class");
         /** Flag */
         Flag: {
             /** Format: int64 */

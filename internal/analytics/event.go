@@ -46,6 +46,14 @@ type Event struct {
 	// ingest (package enrich/source); "" when they do not apply.
 	Source, Channel                   string
 	UTMSource, UTMMedium, UTMCampaign string
+	// Country (ISO 3166-1 alpha-2), Region and City are where the client
+	// address was, found at ingest (package enrich/geo); the address
+	// itself is never kept. "" when the database does not know it.
+	Country, Region, City string
+	// ScreenClass is the size class of the page's viewport, from the
+	// $viewport_width the browser SDK sends: mobile, tablet, laptop or
+	// desktop (docs/ingest.md, "Devices"); "" without one.
+	ScreenClass string
 	// Properties is a compact JSON object, never nil ("{}" when empty).
 	Properties json.RawMessage
 }

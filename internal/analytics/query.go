@@ -76,7 +76,8 @@ type Property struct {
 
 // Columns are the event columns filters and breakdowns may name directly.
 var Columns = []string{"url", "path", "referrer", "browser", "os", "device_type",
-	"source", "channel", "utm_source", "utm_medium", "utm_campaign"}
+	"source", "channel", "utm_source", "utm_medium", "utm_campaign",
+	"country", "region", "city", "screen_class"}
 
 // Operator is a filter comparison.
 type Operator string

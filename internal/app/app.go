@@ -31,6 +31,7 @@ import (
 	"strata/internal/config"
 	"strata/internal/dashboard"
 	"strata/internal/enrich/bots"
+	"strata/internal/enrich/geo"
 	"strata/internal/enrich/ua"
 	"strata/internal/errtrack"
 	"strata/internal/experiment"
@@ -43,6 +44,16 @@ import (
 	"strata/internal/sharing"
 	"strata/internal/store/spool"
 )
+
+// openGeo opens the GeoIP database ingest uses: the operator's file when
+// path is set (--geoip-db), else the DB-IP country database the binary
+// embeds (docs/ingest.md, "Geography").
+func openGeo(path string) (*geo.DB, error) {
+	if path == "" {
+		return geo.Embedded()
+	}
+	return geo.Open(path)
+}
 
 // App is a running Strata server.
 type App struct {
@@ -57,7 +68,9 @@ type App struct {
 	// shared the same way.
 	annotationLimiter *ratelimit.Limiter
 	wr                *ingest.Writer
-	ready             atomic.Bool
+	// geo is the GeoIP database ingest looks client addresses up in.
+	geo   *geo.DB
+	ready atomic.Bool
 
 	httpSrv  *fasthttp.Server
 	httpLn   net.Listener
@@ -158,6 +171,13 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// Alerts are sent by a job off every request path, and by the test
 	// delivery a product owner asks for (docs/errors.md, "Alerts").
 	alertSender := alerts.NewSender(analytics.WebhookPolicy{Allow: cfg.AlertWebhookAllow})
+	// Ingest locates each request's client in the GeoIP database
+	// (docs/ingest.md, "Geography"); the log names it, and the
+	// attribution its licence asks for.
+	if a.geo, err = openGeo(cfg.GeoIPDB); err != nil {
+		return nil, err
+	}
+	log.Info("geoip database", "database", a.geo.Name, "attribution", a.geo.Attribution, "trusted_proxies", cfg.TrustedProxies.String())
 	// Sourcemap uploads are stored within each product's quota, and
 	// parsed at ingest into a cache of sourcemapCacheBytes (docs/errors.md).
 	exceptions := errtrack.NewProcessor(a.store.meta, sourcemapCacheBytes)
@@ -179,26 +199,27 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Limiter:          a.limiter,
 		DefaultRateLimit: cfg.RateLimitPerMinute,
 		Pipeline: &ingest.Pipeline{UA: ua.NewParser(50000, bots.Default()),
-			Exceptions: exceptions},
-		Writer:        a.wr,
-		Queries:       engine,
-		Saved:         a.store.meta,
-		FlagOps:       svc.Flags,
-		ExperimentOps: svc.Experiments,
-		CampaignOps:   &messages.Campaigns{Store: a.store.meta, Now: time.Now},
-		SurveyOps:     &messages.Surveys{Store: a.store.meta, Read: engine.ReadMeta},
-		Sourcemaps:    a.store.meta,
-		ErrorGroupOps: errorGroups,
-		Groups:        a.store.meta,
-		Replay:        cfg.Replay,
-		Alerts:        a.store.meta,
-		AlertSender:   alertSender,
-		PublicURL:     cfg.PublicURL,
-		Bodies:        httpapi.NewBodyBudget(int64(cfg.MaxBodyMemory), log.With("component", "http")),
-		Ready:         a.readiness,
-		Build:         buildinfo.Read(),
-		Now:           time.Now,
-		Log:           log.With("component", "http"),
+			Exceptions: exceptions, Geo: a.geo},
+		TrustedProxies: cfg.TrustedProxies,
+		Writer:         a.wr,
+		Queries:        engine,
+		Saved:          a.store.meta,
+		FlagOps:        svc.Flags,
+		ExperimentOps:  svc.Experiments,
+		CampaignOps:    &messages.Campaigns{Store: a.store.meta, Now: time.Now},
+		SurveyOps:      &messages.Surveys{Store: a.store.meta, Read: engine.ReadMeta},
+		Sourcemaps:     a.store.meta,
+		ErrorGroupOps:  errorGroups,
+		Groups:         a.store.meta,
+		Replay:         cfg.Replay,
+		Alerts:         a.store.meta,
+		AlertSender:    alertSender,
+		PublicURL:      cfg.PublicURL,
+		Bodies:         httpapi.NewBodyBudget(int64(cfg.MaxBodyMemory), log.With("component", "http")),
+		Ready:          a.readiness,
+		Build:          buildinfo.Read(),
+		Now:            time.Now,
+		Log:            log.With("component", "http"),
 
 		// Chunks are stored within what one recorded session may store
 		// and how many sessions a product may keep (docs/replay.md,
@@ -577,6 +598,10 @@ func (a *App) closeStorage() error {
 	if a.wr != nil {
 		a.wr.Close()
 	}
+	if err := a.geo.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("closing the geoip database: %w", err))
+	}
+	a.geo = nil
 	if a.keys != nil {
 		if err := a.keys.FlushLastUsed(context.Background()); analytics.IsStorageFull(err) {
 			// When keys were last used is worth less than a clean stop

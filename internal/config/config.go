@@ -188,6 +188,16 @@ type Config struct {
 	// 192.0.0.192 or fd00:ec2::254 where no cloud metadata service
 	// answers there (analytics.WebhookPolicy, docs/errors.md).
 	AlertWebhookAllow Prefixes
+	// GeoIPDB is a MaxMind-format database file of the operator's own,
+	// such as GeoLite2-City.mmdb, used instead of the embedded DB-IP
+	// country database; with one, events get regions and cities too
+	// (STRATA_GEOIP_DB; docs/ingest.md, "Geography").
+	GeoIPDB string
+	// TrustedProxies are the addresses whose X-Forwarded-For header says
+	// where an event came from (STRATA_TRUSTED_PROXIES, comma-separated
+	// addresses or CIDR prefixes); from any other peer the header is
+	// ignored, so that a client cannot choose its country (geo.ClientAddr).
+	TrustedProxies Prefixes
 	// PublicURL is the address people reach the dashboard at
 	// (STRATA_PUBLIC_URL), which the links in alerts start with; empty,
 	// they are paths on the server.
@@ -450,6 +460,9 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	fs.DurationVar(&c.AlertInterval, "alert-interval", envDuration("STRATA_ALERT_INTERVAL", c.AlertInterval), "how often the error alert job looks for new and spiking error groups (env STRATA_ALERT_INTERVAL)")
 	envValue("STRATA_ALERT_WEBHOOK_ALLOW", &c.AlertWebhookAllow)
 	fs.Var(&c.AlertWebhookAllow, "alert-webhook-allow", "comma-separated addresses or CIDR prefixes alert webhooks may be delivered to although they are refused by default (link-local, cloud metadata services such as 100.100.100.200); empty: none (env STRATA_ALERT_WEBHOOK_ALLOW)")
+	fs.StringVar(&c.GeoIPDB, "geoip-db", env("STRATA_GEOIP_DB", ""), "a MaxMind-format database such as GeoLite2-City.mmdb, for events' country, region and city; empty: the embedded country database, IP Geolocation by DB-IP (https://db-ip.com, CC BY 4.0) (env STRATA_GEOIP_DB)")
+	envValue("STRATA_TRUSTED_PROXIES", &c.TrustedProxies)
+	fs.Var(&c.TrustedProxies, "trusted-proxies", "comma-separated addresses or CIDR prefixes of the reverse proxies in front of the server, e.g. 127.0.0.1/32,10.0.0.0/8: from them, the right-most X-Forwarded-For address that is not one of them is the client whose country events get; empty: the header is ignored (env STRATA_TRUSTED_PROXIES)")
 	fs.StringVar(&c.PublicURL, "public-url", env("STRATA_PUBLIC_URL", ""), "the dashboard's public address, e.g. https://analytics.example.com, which links in alerts start with (env STRATA_PUBLIC_URL)")
 	fs.DurationVar(&c.QueryWait, "query-wait", envDuration("STRATA_QUERY_WAIT", c.QueryWait), "longest a query waits for a slot before 503 (env STRATA_QUERY_WAIT)")
 	fs.IntVar(&c.QueryRateLimit, "query-rate-limit", envInt("STRATA_QUERY_RATE_LIMIT", c.QueryRateLimit), "queries per credential per minute, on each node (env STRATA_QUERY_RATE_LIMIT)")

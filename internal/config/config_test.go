@@ -304,6 +304,26 @@ func TestAlertWebhookAllow(t *testing.T) {
 	}
 }
 
+// TestGeoIP checks --geoip-db and --trusted-proxies: none by default (the
+// embedded database, X-Forwarded-For ignored), each from its STRATA_
+// variable, the flag over the environment, a bad prefix refused.
+func TestGeoIP(t *testing.T) {
+	if d := Default(); d.GeoIPDB != "" || len(d.TrustedProxies) != 0 {
+		t.Errorf("default: %q, %v", d.GeoIPDB, d.TrustedProxies)
+	}
+	c, err := Load(nil, env(map[string]string{"STRATA_GEOIP_DB": "/var/lib/GeoLite2-City.mmdb", "STRATA_TRUSTED_PROXIES": "127.0.0.1, 10.0.0.0/8"}))
+	if err != nil || c.GeoIPDB != "/var/lib/GeoLite2-City.mmdb" || c.TrustedProxies.String() != "127.0.0.1/32,10.0.0.0/8" {
+		t.Errorf("env: %q, %v, %v", c.GeoIPDB, c.TrustedProxies, err)
+	}
+	c, err = Load([]string{"--geoip-db", "city.mmdb", "--trusted-proxies", "::1"}, env(map[string]string{"STRATA_GEOIP_DB": "x", "STRATA_TRUSTED_PROXIES": "10.0.0.0/8"}))
+	if err != nil || c.GeoIPDB != "city.mmdb" || c.TrustedProxies.String() != "::1/128" {
+		t.Errorf("the flags over the env: %q, %v, %v", c.GeoIPDB, c.TrustedProxies, err)
+	}
+	if _, err := Load(nil, env(map[string]string{"STRATA_TRUSTED_PROXIES": "proxy.internal"})); err == nil || !strings.HasPrefix(err.Error(), "STRATA_TRUSTED_PROXIES: ") {
+		t.Errorf("a host name in the environment: %v", err)
+	}
+}
+
 // TestLoadNamesTheFirstBadVariable sets three variables that do not parse,
 // a number, a size and a list of prefixes: the error names the first of
 // them, as the flags list them, and not the last.

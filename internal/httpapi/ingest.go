@@ -7,6 +7,7 @@ import (
 	"errors"
 	"mime"
 	"net"
+	"net/netip"
 	"net/url"
 	"sort"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"strata/internal/analytics"
+	"strata/internal/enrich/geo"
 	"strata/internal/ingest"
 	"strata/internal/replay"
 )
@@ -75,6 +77,7 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx) error {
 
 	accepted, rejected := s.Pipeline.Process(env, ingest.Request{
 		Product: key.ProductID, Env: key.Env, UserAgent: string(ctx.UserAgent()), ReceivedAt: receivedAt,
+		ClientAddr: s.clientAddr(ctx),
 	})
 	// Every use of the accepted events ends with this handler (the writer
 	// has answered, the response is written).
@@ -117,6 +120,17 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx) error {
 	b = append(b, ",\"rejected\":[]}\n"...)
 	writeFastJSON(ctx, fasthttp.StatusAccepted, b)
 	return nil
+}
+
+// clientAddr is the address the events of an ingest request are located
+// by: the peer's, or behind a trusted proxy the one its X-Forwarded-For
+// names (geo.ClientAddr). It is never stored or logged.
+func (s *Server) clientAddr(ctx *fasthttp.RequestCtx) netip.Addr {
+	peer, _ := netip.AddrFromSlice(ctx.RemoteIP())
+	if len(s.TrustedProxies) == 0 {
+		return peer.Unmap()
+	}
+	return geo.ClientAddr(peer, ctx.Request.Header.PeekAll(fasthttp.HeaderXForwardedFor), s.TrustedProxies)
 }
 
 // allRejected is the answer to a batch of which no event was stored.

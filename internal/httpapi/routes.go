@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -37,9 +38,12 @@ type Server struct {
 	Limiter          *ratelimit.Limiter
 	DefaultRateLimit int
 	Pipeline         *ingest.Pipeline
-	Writer           *ingest.Writer
-	Queries          *query.Engine
-	Saved            analytics.SavedQueryStore
+	// TrustedProxies are the peers whose X-Forwarded-For names the client
+	// of an ingest request (geo.ClientAddr); empty, the header is ignored.
+	TrustedProxies []netip.Prefix
+	Writer         *ingest.Writer
+	Queries        *query.Engine
+	Saved          analytics.SavedQueryStore
 	// FlagOps reads, creates, changes and deletes flags, under the rules
 	// of the experiments on them (flags.go); configs holds the SDK
 	// configuration built from them (sdkconfig.go).

@@ -5,12 +5,14 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	"strata/internal/analytics"
 	"strata/internal/enrich/bots"
+	"strata/internal/enrich/geo"
 	"strata/internal/enrich/ua"
 )
 
@@ -42,6 +44,55 @@ func BenchmarkParseAndProcess(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*500)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkGeo measures what the location costs Process, for a 500-event
+// batch and for a single event (one lookup a request either way), each
+// with the browser SDK's $viewport_width: without a database, and with the
+// shipped one and a public client address. Run with -count to compare the
+// pairs side by side (docs/benchmarks.md, "Geography at ingest").
+func BenchmarkGeo(b *testing.B) {
+	db, err := geo.Embedded()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{500, 1} {
+		var batch []map[string]any
+		for i := range n {
+			batch = append(batch, map[string]any{
+				"uuid": "0192d0c4-5f1e-7a3b-9c4d-1e2f3a4b5c6d", "event_name": "$pageview",
+				"distinct_id": fmt.Sprintf("user_%d", i), "timestamp": "2026-11-23T10:00:00.123Z",
+				"url": "https://shop.example.com/pricing?utm_source=newsletter", "referrer": "https://www.google.com/",
+				"properties": map[string]any{"plan": "pro", "$session_id": "0192d0c4-5f1e-7a3b-9c4d-1e2f3a4b5c6f", "$viewport_width": 1280},
+			})
+		}
+		body, _ := json.Marshal(map[string]any{"batch": batch, "sent_at": "2026-11-23T10:00:01Z"})
+		for _, c := range []struct {
+			name string
+			db   *geo.DB
+		}{{"no database", nil}, {"lookup", db}} {
+			b.Run(fmt.Sprintf("%d events, %s", n, c.name), func(b *testing.B) {
+				p := &Pipeline{UA: ua.NewParser(1000, bots.Default()), Geo: c.db}
+				// As the browser SDK sends them: the user agent is the
+				// request's header, so the events are the client's own.
+				req := Request{Product: 1, Env: analytics.EnvLive, ReceivedAt: time.Now(), ClientAddr: netip.MustParseAddr("193.0.14.129"),
+					UserAgent: "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"}
+				b.ReportAllocs()
+				for b.Loop() {
+					env, err := ParseEnvelope(body)
+					if err != nil {
+						b.Fatal(err)
+					}
+					acc, _ := p.Process(env, req)
+					if len(acc) != n || acc[0].Event.Country != map[bool]string{true: "", false: "NL"}[c.db == nil] {
+						b.Fatalf("accepted %d", len(acc))
+					}
+					Release(acc)
+				}
+				b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "events/s")
+			})
+		}
+	}
 }
 
 // BenchmarkParseEnvelopeSingle measures decoding one event as the browser

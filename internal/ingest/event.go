@@ -8,7 +8,9 @@ import (
 	"errors"
 	json "github.com/goccy/go-json"
 	"hash/fnv"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +20,7 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/enrich/bots"
+	"strata/internal/enrich/geo"
 	"strata/internal/enrich/source"
 	"strata/internal/enrich/ua"
 	"strata/internal/errtrack"
@@ -75,6 +78,12 @@ type Request struct {
 	Env        analytics.Env
 	UserAgent  string    // the request's User-Agent header, used when an event has none
 	ReceivedAt time.Time // when the request arrived; the base of clock-skew correction
+	// ClientAddr is the client's address as the trusted-proxy rule finds
+	// it (geo.ClientAddr), looked up for the events' location and then
+	// dropped: it is never stored. The zero Addr has no location.
+	ClientAddr netip.Addr
+	// location is ClientAddr's, found once by Process.
+	location geo.Location
 }
 
 // Pending is an accepted event on its way to the writer. ClientUUID tells
@@ -97,6 +106,9 @@ type Pipeline struct {
 	// Exceptions parses, de-minifies and fingerprints the stacks of
 	// $exception events; nil leaves them as sent.
 	Exceptions *errtrack.Processor
+	// Geo finds the country, region and city of the client address; nil
+	// leaves them empty.
+	Geo *geo.DB
 }
 
 // Process runs every event of env through the steps and returns the
@@ -105,6 +117,8 @@ type Pipeline struct {
 func (p *Pipeline) Process(env Envelope, req Request) ([]Pending, []Rejection) {
 	accepted := newPending(env.Len())
 	var rejected []Rejection
+	// Every event of a request comes from one client: one lookup.
+	req.location = p.Geo.Lookup(req.ClientAddr)
 	for i := 0; i < env.Len(); i++ {
 		// Each event is built in its slot: a Pending is over 400 bytes,
 		// and one built apart would be a second allocation and a copy.
@@ -118,6 +132,7 @@ func (p *Pipeline) Process(env Envelope, req Request) ([]Pending, []Rejection) {
 		} else {
 			rej = p.event(ev, &w, i, env.SentAt, req)
 		}
+
 		if rej != nil {
 			accepted = accepted[:len(accepted)-1]
 			rej.Index = i
@@ -197,10 +212,11 @@ func (p *Pipeline) event(out *Pending, w *wireEvent, index int, sentAt time.Time
 		}
 		limit = maxSnapshotPropertiesBytes
 	}
-	props, rej := checkProperties(w.Properties, limit)
+	props, viewport, rej := checkProperties(w.Properties, limit)
 	if rej != nil {
 		return rej
 	}
+	e.ScreenClass = ua.ScreenClass(viewportWidth(w.Properties, viewport))
 
 	if e.Timestamp, rej = eventTime(w.Timestamp, sentAt, req.ReceivedAt, index); rej != nil {
 		return rej
@@ -224,6 +240,13 @@ func (p *Pipeline) event(out *Pending, w *wireEvent, index int, sentAt time.Time
 		// takes only UTF-8, and one bad header must not fail the commit
 		// that other requests share.
 		e.UserAgent = truncate(strings.ToValidUTF8(strings.ReplaceAll(req.UserAgent, "\x00", ""), "\uFFFD"), maxUserAgentChars)
+		// The request's address is the event's client's, as its
+		// User-Agent is. An event with a user_agent of its own was sent
+		// on someone else's behalf (a server-side SDK forwarding a
+		// visitor's request), and the address is the sending server's:
+		// such an event gets no location rather than the server's. A
+		// client can only hide its country this way, not choose one.
+		e.Country, e.Region, e.City = req.location.Country, req.location.Region, req.location.City
 	}
 	info := p.UA.Parse(e.UserAgent)
 	e.Browser, e.OS, e.DeviceType = info.Browser, info.OS, info.DeviceType
@@ -344,39 +367,40 @@ func eventTime(ts *string, sentAt, receivedAt time.Time, index int) (time.Time, 
 	return t.UTC().Truncate(time.Microsecond), nil
 }
 
-// checkProperties verifies the properties object and returns it compact.
+// checkProperties verifies the properties object and returns it compact,
+// with where in raw the value of its $viewport_width begins (0: none).
 // The JSON is already known to be well-formed (the envelope decoded).
-func checkProperties(raw json.RawMessage, limit int) (json.RawMessage, *Rejection) {
+func checkProperties(raw json.RawMessage, limit int) (props json.RawMessage, viewport int, rej *Rejection) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return json.RawMessage("{}"), nil
+		return json.RawMessage("{}"), 0, nil
 	}
 	if raw[0] != '{' {
-		return nil, reject(RejectInvalidProperties, "properties must be a JSON object.")
+		return nil, 0, reject(RejectInvalidProperties, "properties must be a JSON object.")
 	}
 	if len(raw) > limit {
-		return nil, reject(RejectPropertiesTooLarge, "properties is %d bytes; at most %d are allowed.", len(raw), limit)
+		return nil, 0, reject(RejectPropertiesTooLarge, "properties is %d bytes; at most %d are allowed.", len(raw), limit)
 	}
-	depth, reserved, nul, groups := scanProperties(raw)
+	depth, reserved, nul, groups, viewport := scanProperties(raw)
 	if depth > maxPropertiesDepth {
-		return nil, reject(RejectPropertiesTooDeep, "properties nests %d levels deep; at most %d are allowed.", depth, maxPropertiesDepth)
+		return nil, 0, reject(RejectPropertiesTooDeep, "properties nests %d levels deep; at most %d are allowed.", depth, maxPropertiesDepth)
 	}
 	if reserved != "" {
-		return nil, reject(RejectReservedProperty, "The property %s is set by Strata and cannot be sent by clients.", reserved)
+		return nil, 0, reject(RejectReservedProperty, "The property %s is set by Strata and cannot be sent by clients.", reserved)
 	}
 	if nul {
-		return nil, reject(RejectInvalidCharacter, "properties contains a NUL character (\\u0000) in a key or a value.")
+		return nil, 0, reject(RejectInvalidCharacter, "properties contains a NUL character (\\u0000) in a key or a value.")
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(raw))
 	if err := json.Compact(&buf, raw); err != nil {
-		return nil, reject(RejectInvalidProperties, "properties is not valid JSON.")
+		return nil, 0, reject(RejectInvalidProperties, "properties is not valid JSON.")
 	}
 	if groups {
 		if rej := checkGroups(buf.Bytes()); rej != nil {
-			return nil, rej
+			return nil, 0, rej
 		}
 	}
-	return buf.Bytes(), nil
+	return buf.Bytes(), viewport, nil
 }
 
 // checkGroups verifies the $groups property of compact properties that
@@ -444,8 +468,10 @@ func jsonKind(v []byte) string {
 // scanProperties walks well-formed JSON once and returns its maximum
 // nesting depth, the first top-level key that only ingest may set, whether
 // a key or value holds NUL (which JSON can carry only as the escape
-// \u0000), and whether a top-level key is $groups (checkGroups).
-func scanProperties(raw []byte) (maxDepth int, reserved string, nul, groups bool) {
+// \u0000), whether a top-level key is $groups (checkGroups), and where
+// the value of a top-level $viewport_width begins (after its key's closing
+// quote; 0 without one).
+func scanProperties(raw []byte) (maxDepth int, reserved string, nul, groups bool, viewport int) {
 	depth := 0
 	expectKey := false
 	for i := 0; i < len(raw); i++ {
@@ -475,11 +501,38 @@ func scanProperties(raw []byte) (maxDepth int, reserved string, nul, groups bool
 					reserved = key
 				}
 				groups = groups || key == analytics.GroupsProperty
+				if key == ViewportWidthProperty {
+					viewport = i + 1
+				}
 			}
 			expectKey = false
 		}
 	}
-	return maxDepth, reserved, nul, groups
+	return maxDepth, reserved, nul, groups, viewport
+}
+
+// ViewportWidthProperty is the width of the page's viewport in CSS pixels,
+// which the browser SDK sends with every event and ingest turns into the
+// event's screen class (docs/ingest.md, "Devices").
+const ViewportWidthProperty = "$viewport_width"
+
+// viewportWidth is the number whose value begins at raw[at:] (after the
+// key $viewport_width, as scanProperties found it), and -1 when there is
+// none (at is 0) or it is not a number.
+func viewportWidth(raw []byte, at int) float64 {
+	if at == 0 {
+		return -1
+	}
+	v := bytes.TrimLeft(raw[at:], " \t\r\n:")
+	end := 0
+	for end < len(v) && (v[end] >= '0' && v[end] <= '9' || v[end] == '.' || v[end] == '-' || v[end] == '+' || v[end] == 'e' || v[end] == 'E') {
+		end++
+	}
+	f, err := strconv.ParseFloat(string(v[:end]), 64)
+	if err != nil {
+		return -1
+	}
+	return f
 }
 
 func unquote(quoted []byte) string {
@@ -609,7 +662,7 @@ func truncate(s string, maxChars int) string {
 // only ingest sets — and returns them compact. Absent or null is the empty
 // object. A broken rule is an analytics.InvalidField naming properties.
 func GroupProperties(raw []byte) ([]byte, error) {
-	props, rej := checkProperties(raw, maxPropertiesBytes)
+	props, _, rej := checkProperties(raw, maxPropertiesBytes)
 	if rej != nil {
 		return nil, analytics.InvalidField("properties", "%s", rej.Message)
 	}

@@ -36,7 +36,7 @@ func TestScanProperties(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			d, r, nul, groups := scanProperties([]byte(c.json))
+			d, r, nul, groups, _ := scanProperties([]byte(c.json))
 			if d != c.depth || r != c.reserved || nul != c.nul || groups {
 				t.Errorf("scan(%s) = %d, %q, %v, %v; want %d, %q, %v, false", c.json, d, r, nul, groups, c.depth, c.reserved, c.nul)
 			}
@@ -46,7 +46,7 @@ func TestScanProperties(t *testing.T) {
 		`{"$groups":{"company":"a"}}`: true, `{"a":1,"\u0024groups":1}`: true,
 		`{"a":{"$groups":{}}}`: false, `{"a":"$groups"}`: false,
 	} {
-		if _, _, _, got := scanProperties([]byte(doc)); got != want {
+		if _, _, _, got, _ := scanProperties([]byte(doc)); got != want {
 			t.Errorf("scan(%s) saw $groups: %v, want %v", doc, got, want)
 		}
 	}

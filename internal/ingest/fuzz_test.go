@@ -129,7 +129,7 @@ func FuzzProcess(f *testing.F) {
 					t.Fatalf("accepted a string that is not UTF-8 or holds NUL: %q", s)
 				}
 			}
-			if _, _, nul, _ := scanProperties(e.Properties); nul {
+			if _, _, nul, _, _ := scanProperties(e.Properties); nul {
 				t.Fatalf("accepted properties holding NUL: %s", e.Properties)
 			}
 			if i := jsontext.LoneSurrogate(e.Properties); i >= 0 {

@@ -80,9 +80,17 @@ func parse(s string) Info {
 	switch {
 	case u.Bot:
 		info.DeviceType = "bot"
+	case u.Name == "Opera Mini":
+		// Opera Mini runs on phones, and its user agent has no "Mobile"
+		// that would tell it from an Android tablet's below.
+		info.DeviceType = "mobile"
 	case u.Tablet, u.OS == "Android" && !strings.Contains(s, "Mobile"):
 		// Android tablets are the Android browsers that leave "Mobile" out
-		// of their user agent, as Google's guidance for them says.
+		// of their user agent, as Google's guidance for them says; Firefox
+		// says "Tablet", which u.Tablet catches, and iPads say "iPad".
+		// iPadOS 13 and later send the Mac's user agent by default, which
+		// no rule on the user agent can tell from a Mac: such an iPad is
+		// a desktop here, and its screen class (ScreenClass) says more.
 		info.DeviceType = "tablet"
 	case u.Mobile:
 		info.DeviceType = "mobile"

@@ -95,3 +95,21 @@ func BenchmarkParseCached(b *testing.B) {
 		p.Parse(ua)
 	}
 }
+
+// TestScreenClass holds the width bounds of docs/ingest.md ("Devices") at
+// their edges.
+func TestScreenClass(t *testing.T) {
+	for _, c := range []struct {
+		width float64
+		want  string
+	}{
+		{-1, ""}, {0, ""}, {1, ScreenMobile}, {375, ScreenMobile}, {575.9, ScreenMobile},
+		{576, ScreenTablet}, {768, ScreenTablet}, {991, ScreenTablet},
+		{992, ScreenLaptop}, {1280, ScreenLaptop}, {1439, ScreenLaptop},
+		{1440, ScreenDesktop}, {2560, ScreenDesktop}, {100000, ScreenDesktop}, {100001, ""},
+	} {
+		if got := ScreenClass(c.width); got != c.want {
+			t.Errorf("ScreenClass(%v) = %q, want %q", c.width, got, c.want)
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"strata/internal/enrich/ua"
 )
 
 // Dataset is a small random set of events together with one set of query
@@ -57,6 +59,13 @@ var (
 	planPool     = []string{"free", "pro", "Team"}
 	sourcePool   = []string{"", "", "Google", "ChatGPT", "news.example.org"}
 	channelPool  = []string{"", "direct", "search", "ai", "referral"}
+	countryPool  = []string{"", "", "US", "DE", "NL", "BR"}
+	regionPool   = []string{"", "Bavaria", "California", "São Paulo"}
+	cityPool     = []string{"", "Munich", "San Francisco", "São Paulo"}
+	// widthPool are viewport widths, one or two in each screen class and
+	// at its edges (ua.ScreenClass).
+	widthPool  = []int64{320, 575, 576, 991, 992, 1280, 1439, 1440, 2560}
+	screenPool = []string{"mobile", "tablet", "laptop", "desktop"}
 )
 
 // Generate returns a reproducible random dataset for the seed. The same
@@ -64,6 +73,10 @@ var (
 // math/rand/v2 with rand.NewPCG(uint64(seed), 0).
 func Generate(seed int64) Dataset {
 	r := rand.New(rand.NewPCG(uint64(seed), 0))
+	// g draws what later columns add (the location and the screen class):
+	// from a source of its own, so that r's draws, and every dataset
+	// before them, stay as they were.
+	g := rand.New(rand.NewPCG(uint64(seed), 1))
 	ds := Dataset{Base: firstBase.AddDate(0, 0, r.IntN(61))}
 
 	// Users: always one Japanese and one accented id, then a mix.
@@ -106,7 +119,7 @@ func Generate(seed int64) Dataset {
 	// first events go to each user in turn, so every user has one.
 	nEvents := max(8+r.IntN(250), nUsers)
 	for i := range nEvents {
-		e := randomEvent(r, users, names)
+		e := randomEvent(r, g, users, names)
 		if i < nUsers {
 			e.DistinctID = users[i]
 		}
@@ -137,7 +150,7 @@ func Generate(seed int64) Dataset {
 			}
 		}
 		for _, extra := range []time.Duration{0, time.Microsecond} {
-			e := randomEvent(r, users, names)
+			e := randomEvent(r, g, users, names)
 			e.DistinctID = anchor.DistinctID
 			e.Name = next
 			e.Test, e.Bot = anchor.Test, false
@@ -151,6 +164,12 @@ func Generate(seed int64) Dataset {
 		ds.Filters = append(ds.Filters, randomFilter(r))
 	}
 	ds.Breakdown = []string{"", "browser", "properties.plan", "properties.n", "channel", "source"}[r.IntN(6)]
+	if g.IntN(3) == 0 {
+		ds.Breakdown = pick(g, []string{"country", "screen_class", "region", "city"})
+	}
+	if len(ds.Filters) < 2 && g.IntN(3) == 0 {
+		ds.Filters = append(ds.Filters, geoFilter(g))
+	}
 
 	// Retention parameters: the first step, and sometimes the same event.
 	ds.StartEvent = ds.Steps[0]
@@ -193,7 +212,7 @@ func gridOffset(r *rand.Rand) time.Duration {
 
 // randomEvent returns an event without a time: random user, name, columns
 // and properties, about 5% test events and 5% bot events.
-func randomEvent(r *rand.Rand, users, names []string) Event {
+func randomEvent(r, g *rand.Rand, users, names []string) Event {
 	e := Event{
 		DistinctID: users[r.IntN(len(users))],
 		Name:       names[r.IntN(len(names))],
@@ -237,6 +256,20 @@ func randomEvent(r *rand.Rand, users, names []string) Event {
 		case 1, 2:
 			e.Properties["beta"] = r.IntN(2) == 0
 		}
+	}
+	// Where the client was (ingest's GeoIP lookup), and the viewport the
+	// browser SDK reported, which ingest turns into the screen class.
+	e.Country = pick(g, countryPool)
+	if e.Country != "" && g.IntN(2) == 0 {
+		e.Region, e.City = pick(g, regionPool), pick(g, cityPool)
+	}
+	if g.IntN(3) != 0 {
+		w := widthPool[g.IntN(len(widthPool))]
+		if e.Properties == nil {
+			e.Properties = map[string]any{}
+		}
+		e.Properties["$viewport_width"] = w
+		e.ScreenClass = ua.ScreenClass(float64(w))
 	}
 	return e
 }
@@ -288,6 +321,24 @@ func randomFilter(r *rand.Rand) Filter {
 	}
 }
 
+// geoFilter returns a filter on the location or the screen class, with
+// any operator but the numeric ones.
+func geoFilter(g *rand.Rand) Filter {
+	op := pick(g, []string{"eq", "neq", "contains", "not_contains", "regex", "is_set", "is_not_set"})
+	switch op {
+	case "eq", "neq":
+		if g.IntN(2) == 0 {
+			return Filter{"country", op, pick(g, countryPool[2:])}
+		}
+		return Filter{"screen_class", op, pick(g, screenPool)}
+	case "contains", "not_contains":
+		return Filter{"city", op, pick(g, []string{"MUN", "são", "san "})}
+	case "regex":
+		return Filter{"region", op, pick(g, []string{"^Bav", "(?i)paulo$", "a"})}
+	}
+	return Filter{pick(g, []string{"country", "region", "city", "screen_class"}), op, nil}
+}
+
 // pick returns a random element of list.
 func pick(r *rand.Rand, list []string) string {
 	return list[r.IntN(len(list))]
@@ -334,6 +385,8 @@ var sessionGaps = []time.Duration{0, time.Microsecond, time.Minute, 10 * time.Mi
 // share of bot and test events.
 func GenerateSessions(seed int64) SessionDataset {
 	r := rand.New(rand.NewPCG(uint64(seed), 1))
+	// g draws the location and the screen class, as in Generate.
+	g := rand.New(rand.NewPCG(uint64(seed), 2))
 	base := firstBase.AddDate(0, 0, r.IntN(61))
 	ds := SessionDataset{From: base, To: base.AddDate(0, 0, r.IntN(4)),
 		Interval: []string{"day", "hour", "week", "month"}[r.IntN(4)], Limit: 1 + r.IntN(4)}
@@ -364,7 +417,7 @@ func GenerateSessions(seed int64) SessionDataset {
 			sid = fmt.Sprintf("run-%d-%d", seed, i)
 		}
 		for range 1 + r.IntN(6) {
-			e := randomEvent(r, users, sessionNames)
+			e := randomEvent(r, g, users, sessionNames)
 			e.DistinctID, e.Name, e.Time = user, pick(r, sessionNames), t
 			if e.Bot && r.IntN(2) == 0 {
 				e.Name = "$bot_pageview"

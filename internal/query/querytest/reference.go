@@ -35,6 +35,10 @@ type Event struct {
 	// Source, Channel, UTMSource, UTMMedium and UTMCampaign are the
 	// acquisition columns ingest fills in; "" means not set.
 	Source, Channel, UTMSource, UTMMedium, UTMCampaign string
+	// Country, Region and City are the location ingest finds from the
+	// client address, and ScreenClass the class of the $viewport_width
+	// property; "" means not set.
+	Country, Region, City, ScreenClass string
 	// Properties holds the custom properties. Values are string, int64,
 	// bool or nil (JSON null). A nil map is the same as an empty one.
 	Properties map[string]any
@@ -43,8 +47,8 @@ type Event struct {
 // Filter is one condition on a property of an event.
 type Filter struct {
 	// Property is a fixed column (url, path, referrer, browser, os,
-	// device_type, source, channel, utm_source, utm_medium, utm_campaign)
-	// or "properties.<key>".
+	// device_type, source, channel, utm_source, utm_medium, utm_campaign,
+	// country, region, city, screen_class) or "properties.<key>".
 	Property string
 	// Operator is one of eq, neq, contains, not_contains, regex, gt, lt,
 	// is_set and is_not_set.
@@ -291,6 +295,14 @@ func propertyValue(e Event, property string) (string, bool) {
 		return e.UTMMedium, e.UTMMedium != ""
 	case "utm_campaign":
 		return e.UTMCampaign, e.UTMCampaign != ""
+	case "country":
+		return e.Country, e.Country != ""
+	case "region":
+		return e.Region, e.Region != ""
+	case "city":
+		return e.City, e.City != ""
+	case "screen_class":
+		return e.ScreenClass, e.ScreenClass != ""
 	}
 	key, ok := strings.CutPrefix(property, "properties.")
 	if !ok {

@@ -163,7 +163,7 @@ func (s *Store) migrate(ctx context.Context, opts *clickhouse.Options) error {
 
 // insertColumns lists the columns AppendEvents writes, in order. Naming
 // them is also what lets ClickHouse 18.16 describe the insert block.
-const insertColumns = "uuid, product_id, env, ts, received_at, event, distinct_id, user_id, url, path, referrer, user_agent, browser, os, device_type, is_bot, bot_name, bot_category, properties, prop_keys, prop_values, source, channel, utm_source, utm_medium, utm_campaign"
+const insertColumns = "uuid, product_id, env, ts, received_at, event, distinct_id, user_id, url, path, referrer, user_agent, browser, os, device_type, is_bot, bot_name, bot_category, properties, prop_keys, prop_values, source, channel, utm_source, utm_medium, utm_campaign, country, region, city, screen_class"
 
 // AppendEvents inserts events as one block. A block of one insert is
 // atomic on a MergeTree table. On a cluster the insert waits until every
@@ -196,7 +196,7 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 		err = batch.Append(e.UUID[:], e.ProductID, string(e.Env), e.Timestamp.UnixMicro(), e.ReceivedAt.UnixMicro(),
 			e.Name, e.DistinctID, e.UserID, e.URL, e.Path, e.Referrer, e.UserAgent, e.Browser, e.OS, e.DeviceType,
 			bot, e.BotName, e.BotCategory, string(e.Properties), keys, values,
-			e.Source, e.Channel, e.UTMSource, e.UTMMedium, e.UTMCampaign)
+			e.Source, e.Channel, e.UTMSource, e.UTMMedium, e.UTMCampaign, e.Country, e.Region, e.City, e.ScreenClass)
 		if err != nil {
 			return fmt.Errorf("appending event %d: %w", i, err)
 		}

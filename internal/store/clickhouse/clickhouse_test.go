@@ -163,8 +163,8 @@ func TestMigrations(t *testing.T) {
 	}
 	for range 2 {
 		s := open(t, srv.URL(db, ""))
-		if n := recorded(s); n != 2 {
-			t.Errorf("%d migrations recorded, want 2", n)
+		if n := recorded(s); n != 3 {
+			t.Errorf("%d migrations recorded, want 3", n)
 		}
 		names, err := s.EventNames(ctx, analytics.EventNamesQuery{Limit: 10,
 			EventRange: analytics.EventRange{ProductID: 1, Env: analytics.EnvLive, From: day, To: day.AddDate(0, 0, 1)}})

@@ -33,6 +33,7 @@ var columnSQL = map[string]string{
 	"url": "url", "path": "path", "referrer": "referrer",
 	"browser": "browser", "os": "os", "device_type": "device_type",
 	"source": "source", "channel": "channel", "utm_source": "utm_source", "utm_medium": "utm_medium", "utm_campaign": "utm_campaign",
+	"country": "country", "region": "region", "city": "city", "screen_class": "screen_class",
 }
 
 // bucket returns an integer key of the bucket holding the microsecond

@@ -77,6 +77,7 @@ func benchEvents() []analytics.Event {
 			URL: "https://shop.example.com/pricing?utm_source=x", Path: "/pricing",
 			Referrer: "https://www.google.com/", UserAgent: "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
 			Browser: "Chrome", OS: "Windows", DeviceType: "desktop",
+			Country: "DE", ScreenClass: "laptop",
 			Properties: []byte(`{"plan":"pro","price":49.5,"items":3,"ab":{"variant":"b"}}`),
 		}
 	}

@@ -59,7 +59,7 @@ type eventAppender struct {
 }
 
 // eventColumns is the events table's columns, in order (migrations 0002,
-// 0004, 0005 and 0013), as the chunk is filled.
+// 0004, 0005, 0013 and 0026), as the chunk is filled.
 var eventColumns = [...]bindings.Type{
 	bindings.TypeUUID,      // uuid
 	bindings.TypeBigInt,    // product_id
@@ -87,6 +87,10 @@ var eventColumns = [...]bindings.Type{
 	bindings.TypeVarchar,   // utm_source
 	bindings.TypeVarchar,   // utm_medium
 	bindings.TypeVarchar,   // utm_campaign
+	bindings.TypeVarchar,   // country (migration 0026)
+	bindings.TypeVarchar,   // region
+	bindings.TypeVarchar,   // city
+	bindings.TypeVarchar,   // screen_class
 }
 
 // stringColumns says how each VARCHAR column is read from an event.
@@ -115,6 +119,10 @@ var stringColumns = [...]struct {
 	{23, true, func(e *analytics.Event) string { return e.UTMSource }},
 	{24, true, func(e *analytics.Event) string { return e.UTMMedium }},
 	{25, true, func(e *analytics.Event) string { return e.UTMCampaign }},
+	{26, true, func(e *analytics.Event) string { return e.Country }},
+	{27, true, func(e *analytics.Event) string { return e.Region }},
+	{28, true, func(e *analytics.Event) string { return e.City }},
+	{29, true, func(e *analytics.Event) string { return e.ScreenClass }},
 }
 
 // open connects and creates the appender and its chunk, once.

@@ -879,6 +879,7 @@ func intact(header, payload []byte) bool {
 const (
 	flagBot     = 1 // IsBot
 	flagSources = 2 // the five acquisition strings follow the first 13
+	flagGeo     = 4 // country, region, city and screen class follow those
 )
 
 func encodeEvent(dst []byte, e *analytics.Event) []byte {
@@ -889,14 +890,16 @@ func encodeEvent(dst []byte, e *analytics.Event) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, e.UserID)
 	// Flag 2 says that the acquisition strings follow the first 13: a
 	// record written before they existed has it clear, and still reads.
-	flags := byte(flagSources)
+	// Flag 4 likewise says that the location and screen class follow them.
+	flags := byte(flagSources | flagGeo)
 	if e.IsBot {
 		flags |= flagBot
 	}
 	dst = append(dst, flags)
 	for _, s := range [...]string{string(e.Env), e.Name, e.DistinctID, e.URL, e.Path, e.Referrer,
 		e.UserAgent, e.Browser, e.OS, e.DeviceType, e.BotName, e.BotCategory, string(e.Properties),
-		e.Source, e.Channel, e.UTMSource, e.UTMMedium, e.UTMCampaign} {
+		e.Source, e.Channel, e.UTMSource, e.UTMMedium, e.UTMCampaign,
+		e.Country, e.Region, e.City, e.ScreenClass} {
 		dst = binary.AppendUvarint(dst, uint64(len(s)))
 		dst = append(dst, s...)
 	}
@@ -974,10 +977,13 @@ func decodeRecord(events []analytics.Event, p []byte) ([]analytics.Event, error)
 		flags := p[8]
 		e.IsBot = flags&flagBot != 0
 		p = p[9:]
-		var strs [18][]byte
+		var strs [22][]byte
 		n := 13
 		if flags&flagSources != 0 {
-			n = len(strs)
+			n = 18
+			if flags&flagGeo != 0 {
+				n = len(strs)
+			}
 		}
 		for j := range strs[:n] {
 			l, n := binary.Uvarint(p)
@@ -992,6 +998,7 @@ func decodeRecord(events []analytics.Event, p []byte) ([]analytics.Event, error)
 		e.UserAgent, e.Browser, e.OS, e.DeviceType = view(strs[6]), view(strs[7]), view(strs[8]), view(strs[9])
 		e.BotName, e.BotCategory, e.Properties = view(strs[10]), view(strs[11]), strs[12]
 		e.Source, e.Channel, e.UTMSource, e.UTMMedium, e.UTMCampaign = view(strs[13]), view(strs[14]), view(strs[15]), view(strs[16]), view(strs[17])
+		e.Country, e.Region, e.City, e.ScreenClass = view(strs[18]), view(strs[19]), view(strs[20]), view(strs[21])
 		events = append(events, e)
 	}
 	return events, nil

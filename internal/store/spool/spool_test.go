@@ -217,6 +217,11 @@ func TestRecordRoundTrip(t *testing.T) {
 	if b := out[0]; b.Source != "Google" || b.Channel != "paid" || b.UTMSource != "google" || b.UTMMedium != "cpc" || b.UTMCampaign != "spring" {
 		t.Errorf("acquisition fields: %+v", b)
 	}
+	in[0].Country, in[0].Region, in[0].City, in[0].ScreenClass = "DE", "Bavaria", "Munich", "laptop"
+	out, _ = decodeRecord(nil, encodeRecord(nil, in[:1])[8:])
+	if b := out[0]; b.Country != "DE" || b.Region != "Bavaria" || b.City != "Munich" || b.ScreenClass != "laptop" || b.UTMCampaign != "spring" {
+		t.Errorf("location and screen fields: %+v", b)
+	}
 	if _, err := decodeRecord(nil, []byte{5, 1, 2}); err == nil {
 		t.Error("a truncated record decoded")
 	}
@@ -227,28 +232,49 @@ func TestRecordRoundTrip(t *testing.T) {
 	}
 }
 
-// TestRecordWithoutSources reads a record written before events had their
-// acquisition fields (flag 2 clear, 13 strings), as a spool left by the
-// previous version holds.
-func TestRecordWithoutSources(t *testing.T) {
-	e := events(1, "old")[0]
+// oldRecord is a one-event record as an earlier version wrote it: flags,
+// then the first 13 strings of e and the extra ones that version had.
+func oldRecord(e analytics.Event, flags byte, extra ...string) []byte {
 	payload := binary.AppendUvarint(nil, 1)
 	payload = append(payload, e.UUID[:]...)
 	payload = binary.AppendVarint(payload, e.ProductID)
 	payload = binary.AppendVarint(payload, e.Timestamp.UnixMicro())
 	payload = binary.AppendVarint(payload, e.ReceivedAt.UnixMicro())
 	payload = binary.LittleEndian.AppendUint64(payload, e.UserID)
-	payload = append(payload, flagBot)
-	for _, s := range [...]string{string(e.Env), e.Name, e.DistinctID, e.URL, e.Path, e.Referrer,
-		e.UserAgent, e.Browser, e.OS, e.DeviceType, e.BotName, e.BotCategory, string(e.Properties)} {
+	payload = append(payload, flags)
+	strs := []string{string(e.Env), e.Name, e.DistinctID, e.URL, e.Path, e.Referrer,
+		e.UserAgent, e.Browser, e.OS, e.DeviceType, e.BotName, e.BotCategory, string(e.Properties)}
+	for _, s := range append(strs, extra...) {
 		payload = binary.AppendUvarint(payload, uint64(len(s)))
 		payload = append(payload, s...)
 	}
-	out, err := decodeRecord(nil, payload)
+	return payload
+}
+
+// TestRecordWithoutSources reads a record written before events had their
+// acquisition fields (flag 2 clear, 13 strings), as a spool left by the
+// previous version holds.
+func TestRecordWithoutSources(t *testing.T) {
+	e := events(1, "old")[0]
+	out, err := decodeRecord(nil, oldRecord(e, flagBot))
 	if err != nil || len(out) != 1 {
 		t.Fatalf("%v, %d events", err, len(out))
 	}
 	if b := out[0]; b.UUID != e.UUID || b.Name != "old" || !b.IsBot || string(b.Properties) != string(e.Properties) || b.Source != "" || b.Channel != "" {
+		t.Errorf("decoded %+v", b)
+	}
+}
+
+// TestRecordWithoutGeo reads a record written before events had their
+// location and screen class (flag 4 clear, 18 strings), as a spool left by
+// the previous version holds.
+func TestRecordWithoutGeo(t *testing.T) {
+	e := events(1, "old")[0]
+	out, err := decodeRecord(nil, oldRecord(e, flagSources, "Google", "search", "", "", ""))
+	if err != nil || len(out) != 1 {
+		t.Fatalf("%v, %d events", err, len(out))
+	}
+	if b := out[0]; b.UUID != e.UUID || b.Name != "old" || b.Source != "Google" || b.Channel != "search" || b.Country != "" || b.ScreenClass != "" {
 		t.Errorf("decoded %+v", b)
 	}
 }

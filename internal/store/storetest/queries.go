@@ -75,6 +75,7 @@ func storeEvents(productID int64, events []querytest.Event) []analytics.Event {
 			UserID: ingest.UserID(e.DistinctID), URL: e.URL, Path: e.Path, Referrer: e.Referrer,
 			Browser: e.Browser, OS: e.OS, DeviceType: e.DeviceType, IsBot: e.Bot, Properties: props,
 			Source: e.Source, Channel: e.Channel, UTMSource: e.UTMSource, UTMMedium: e.UTMMedium, UTMCampaign: e.UTMCampaign,
+			Country: e.Country, Region: e.Region, City: e.City, ScreenClass: e.ScreenClass,
 		}
 		if e.Bot {
 			out[i].BotName, out[i].BotCategory = "GPTBot", "ai_crawler"

@@ -257,6 +257,7 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
           $session_id: sessionId(time.getTime()),
           $lib: "strata-js",
           $lib_version: VERSION,
+          $viewport_width: viewportWidth(),
         },
       };
       if (this.referrer) e.referrer = this.referrer;
@@ -314,4 +315,15 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
     this.page = page;
     this.capture("$pageview", {});
   }
+}
+
+/**
+ * viewportWidth is the page's viewport width in CSS pixels, sent with every event as
+ * `$viewport_width`, from which the server finds the screen class (mobile, tablet,
+ * laptop, desktop; docs/ingest.md, "Devices"); undefined, so not sent, when the page has
+ * none (a hidden frame reports 0).
+ */
+export function viewportWidth(): number | undefined {
+  const w = Math.round(window.innerWidth);
+  return w > 0 ? w : undefined;
 }

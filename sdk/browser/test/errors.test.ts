@@ -113,6 +113,7 @@ describe("error tracking", () => {
       $session_id: expect.any(String),
       $lib: "strata-js",
       $lib_version: "0.3.1",
+      $viewport_width: window.innerWidth,
     });
     expect(e.properties.$exception_stack).toContain("chargeCard");
     // The time and page of the error, not of the end of its burst.
@@ -374,6 +375,7 @@ describe("release and track($exception)", () => {
       $session_id: expect.any(String),
       $lib: "strata-js",
       $lib_version: "0.3.1",
+      $viewport_width: window.innerWidth,
     });
   });
 

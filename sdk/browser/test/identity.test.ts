@@ -55,6 +55,7 @@ describe("identify", () => {
       $session_id: expect.any(String),
       $lib: "strata-js",
       $lib_version: "0.3.1",
+      $viewport_width: window.innerWidth,
     });
     expect(after.distinct_id).toBe("user_1842");
   });

@@ -29,8 +29,31 @@ describe("batching", () => {
     expect(a.uuid).toMatch(UUID_V4);
     expect(a.timestamp).toBe(new Date(a.timestamp).toISOString());
     expect(a.url).toBe("https://shop.example.com/pricing?plan=pro");
-    expect(a.properties).toEqual({ n: 1, $session_id: expect.any(String), $lib: "strata-js", $lib_version: "0.3.1" });
+    expect(a.properties).toEqual({
+      n: 1,
+      $session_id: expect.any(String),
+      $lib: "strata-js",
+      $lib_version: "0.3.1",
+      $viewport_width: window.innerWidth,
+    });
     expect(Object.keys(body!)).toEqual(["api_key", "sent_at", "batch"]);
+  });
+
+  it("sends the viewport's width with every event, rounded, and none without a viewport", async () => {
+    vi.useFakeTimers();
+    const s = start();
+    vi.stubGlobal("innerWidth", 390.4);
+    s.track("phone");
+    vi.stubGlobal("innerWidth", 1440);
+    s.track("desktop", { $viewport_width: 1 }); // the SDK's measure wins
+    vi.stubGlobal("innerWidth", 0); // a hidden frame
+    s.track("hidden");
+    await vi.advanceTimersByTimeAsync(FLUSH_DELAY);
+    const [phone, desktop, hidden] = net.events();
+    expect(phone.properties.$viewport_width).toBe(390);
+    expect(desktop.properties.$viewport_width).toBe(1440);
+    expect("$viewport_width" in hidden.properties).toBe(false);
+    vi.unstubAllGlobals();
   });
 
   it("sends when the browser is idle, where requestIdleCallback exists", async () => {
