@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -50,27 +48,15 @@ func TestSourcemapAfterErrorsKeepsOneGroup(t *testing.T) {
 	if res := annCall(t, s, a.Token, "PUT", "/api/v1/alerts/webhook", map[string]any{"url": rcv.URL + "/a"}); res.Status != 201 {
 		t.Fatalf("webhook: %d %s", res.Status, res.Body)
 	}
-	minified, _ := os.ReadFile("../internal/sourcemap/testdata/app.min.js")
-	mapText, _ := os.ReadFile("../internal/sourcemap/testdata/app.min.js.map")
-	const app = "https://shop.example.com/assets/app.min.js"
-	col := strings.Index(string(minified), `"marker-checkout"`) + 1
-	caller := strings.Index(string(minified), `"marker-add"`) + 1
-	exception := func(id string) map[string]any {
-		return map[string]any{"event_name": "$exception", "distinct_id": id, "properties": map[string]any{
-			"$exception_type": "RangeError", "$exception_message": "marker-checkout", "$exception_source": "onerror", "$release": "2.0.0",
-			"$exception_stack": "RangeError: marker-checkout\n    at u (" + app + ":1:" + strconv.Itoa(col) + ")\n    at " + app + ":1:" + strconv.Itoa(caller)}}
-	}
-	if r := postEvents(t, s, a.Live, exception("before")); r.Status != 202 {
+	m := loadMinifiedApp(t)
+	if r := postEvents(t, s, a.Live, m.onerror("before")); r.Status != 202 {
 		t.Fatalf("ingest: %d %s", r.Status, r.Body)
 	}
 	first := waitGroups(t, s, a.Token, 10*time.Second, func(g []errorGroupWire) bool { return len(g) == 1 })[0].Fingerprint
 	rcv.waitFor(t, "the new group's alert", 30*time.Second, func(ds []delivery) bool { return len(of(ds, "new", first)) > 0 })
 
-	body, ctype := sourcemapForm(t, [][2]string{{"release", "2.0.0"}, {"url", app}, {"file", string(mapText)}})
-	if r := do(t, "POST", s.URL+"/api/v1/sourcemaps", body, map[string]string{"Content-Type": ctype, "Authorization": "Bearer " + a.Live}); r.Status != 201 {
-		t.Fatalf("upload: %d %s", r.Status, r.Body)
-	}
-	if r := postEvents(t, s, a.Live, exception("after")); r.Status != 202 {
+	m.upload(t, s, a.Live)
+	if r := postEvents(t, s, a.Live, m.onerror("after")); r.Status != 202 {
 		t.Fatalf("ingest: %d %s", r.Status, r.Body)
 	}
 	groups := waitGroups(t, s, a.Token, 10*time.Second, func(g []errorGroupWire) bool {
@@ -108,6 +94,26 @@ func TestSourcemapAfterErrorsKeepsOneGroup(t *testing.T) {
 	}
 }
 
+// brokeIn makes the TypeErrors of release 1.0 the merge tests send: user
+// id's, thrown in function fn (a group of its own), ago before now.
+func brokeIn(now time.Time) func(id, fn string, ago time.Duration) map[string]any {
+	return func(id, fn string, ago time.Duration) map[string]any {
+		return map[string]any{"event_name": "$exception", "distinct_id": id, "timestamp": now.Add(-ago).Format(time.RFC3339Nano),
+			"properties": map[string]any{"$exception_type": "TypeError", "$exception_message": "broke in " + fn, "$release": "1.0",
+				"$exception_stack": "TypeError: broke\n    at " + fn + " (https://shop.example.com/app.js:10:5)\n    at main (https://shop.example.com/app.js:40:1)"}}
+	}
+}
+
+// byFunction is the fingerprints of groups of brokeIn errors by the
+// function each was thrown in.
+func byFunction(groups []errorGroupWire) map[string]string {
+	fp := map[string]string{}
+	for _, g := range groups {
+		fp[strings.TrimPrefix(g.Message, "broke in ")] = g.Fingerprint
+	}
+	return fp
+}
+
 // TestMergeErrorGroups drives POST /api/v1/errors/merge over HTTP: the
 // request's checks, a group of another product refused (nothing merged),
 // an API key refused; merged groups read as one, by the list, by each
@@ -117,11 +123,7 @@ func TestMergeErrorGroups(t *testing.T) {
 	s := startServer(t, t.TempDir(), "--error-alias-limit", "2")
 	a, b := newTenant(t, s, "Shop"), newTenant(t, s, "Blog")
 	now, unit := todaySteps(4, time.Minute)
-	exception := func(id, fn string, ago time.Duration) map[string]any {
-		return map[string]any{"event_name": "$exception", "distinct_id": id, "timestamp": now.Add(-ago).Format(time.RFC3339Nano),
-			"properties": map[string]any{"$exception_type": "TypeError", "$exception_message": "broke in " + fn, "$release": "1.0",
-				"$exception_stack": "TypeError: broke\n    at " + fn + " (https://shop.example.com/app.js:10:5)\n    at main (https://shop.example.com/app.js:40:1)"}}
-	}
+	exception := brokeIn(now)
 	if r := postEvents(t, s, a.Live, exception("u1", "render", 4*unit), exception("u2", "render", 3*unit), exception("u1", "paint", 2*unit),
 		exception("u3", "draw", unit), exception("u4", "sketch", unit)); r.Status != 202 {
 		t.Fatalf("ingest: %d %s", r.Status, r.Body)
@@ -129,11 +131,7 @@ func TestMergeErrorGroups(t *testing.T) {
 	if r := postEvents(t, s, b.Live, exception("v1", "blog", unit)); r.Status != 202 {
 		t.Fatalf("ingest: %d %s", r.Status, r.Body)
 	}
-	groups := waitGroups(t, s, a.Token, 10*time.Second, func(g []errorGroupWire) bool { return len(g) == 4 })
-	fp := map[string]string{}
-	for _, g := range groups {
-		fp[strings.TrimPrefix(g.Message, "broke in ")] = g.Fingerprint
-	}
+	fp := byFunction(waitGroups(t, s, a.Token, 10*time.Second, func(g []errorGroupWire) bool { return len(g) == 4 }))
 	blog := waitGroups(t, s, b.Token, 10*time.Second, func(g []errorGroupWire) bool { return len(g) == 1 })[0].Fingerprint
 
 	merge := func(cred string, body any) response {
@@ -159,7 +157,7 @@ func TestMergeErrorGroups(t *testing.T) {
 	if err := json.Unmarshal(res.Body, &merged); err != nil || res.Status != 200 || merged.Into != fp["render"] || len(merged.Merged) != 2 {
 		t.Fatalf("merge: %d %s", res.Status, res.Body)
 	}
-	groups = listGroups(t, s, a.Token)
+	groups := listGroups(t, s, a.Token)
 	if len(groups) != 2 || groups[0].Fingerprint != fp["render"] || groups[0].Events != 4 || groups[0].Users != 3 ||
 		groups[0].Message != "broke in draw" || groups[1].Fingerprint != fp["sketch"] {
 		t.Fatalf("after the merge: %+v", groups)
@@ -200,24 +198,13 @@ func TestMergeErrorGroups(t *testing.T) {
 func TestErrorGroupsOnTwoNodes(t *testing.T) {
 	a, b := startNodes(t)
 	ten := newTenant(t, a, "Shop")
-	minified, _ := os.ReadFile("../internal/sourcemap/testdata/app.min.js")
-	mapText, _ := os.ReadFile("../internal/sourcemap/testdata/app.min.js.map")
-	const app = "https://shop.example.com/assets/app.min.js"
-	col := strings.Index(string(minified), `"marker-checkout"`) + 1
-	exception := func(id, stack string) map[string]any {
-		return map[string]any{"event_name": "$exception", "distinct_id": id, "properties": map[string]any{
-			"$exception_type": "RangeError", "$exception_message": "marker-checkout", "$release": "2.0.0", "$exception_stack": stack}}
-	}
-	checkout := "RangeError: marker-checkout\n    at u (" + app + ":1:" + strconv.Itoa(col) + ")"
-	if r := postEvents(t, a, ten.Live, exception("before", checkout)); r.Status != 202 {
+	m := loadMinifiedApp(t)
+	if r := postEvents(t, a, ten.Live, minifiedException("before", m.checkout)); r.Status != 202 {
 		t.Fatalf("ingest: %d %s", r.Status, r.Body)
 	}
 	first := waitGroups(t, a, ten.Token, 20*time.Second, func(g []errorGroupWire) bool { return len(g) == 1 })[0].Fingerprint
-	body, ctype := sourcemapForm(t, [][2]string{{"release", "2.0.0"}, {"url", app}, {"file", string(mapText)}})
-	if r := do(t, "POST", a.URL+"/api/v1/sourcemaps", body, map[string]string{"Content-Type": ctype, "Authorization": "Bearer " + ten.Live}); r.Status != 201 {
-		t.Fatalf("upload: %d %s", r.Status, r.Body)
-	}
-	if r := postEvents(t, b, ten.Live, exception("after", checkout)); r.Status != 202 {
+	m.upload(t, a, ten.Live)
+	if r := postEvents(t, b, ten.Live, minifiedException("after", m.checkout)); r.Status != 202 {
 		t.Fatalf("ingest through b: %d %s", r.Status, r.Body)
 	}
 	groups := waitGroups(t, b, ten.Token, 20*time.Second, func(g []errorGroupWire) bool { return len(g) > 1 || g[0].Events == 2 })
@@ -227,7 +214,7 @@ func TestErrorGroupsOnTwoNodes(t *testing.T) {
 
 	// Another bug through a, merged through b, read through a.
 	other := "RangeError: marker-checkout\n    at render (https://shop.example.com/assets/view.js:10:5)"
-	if r := postEvents(t, a, ten.Live, exception("other", other)); r.Status != 202 {
+	if r := postEvents(t, a, ten.Live, minifiedException("other", other)); r.Status != 202 {
 		t.Fatalf("ingest: %d %s", r.Status, r.Body)
 	}
 	groups = waitGroups(t, b, ten.Token, 20*time.Second, func(g []errorGroupWire) bool { return len(g) == 2 })

@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -53,11 +50,7 @@ func TestUnmergeErrorGroups(t *testing.T) {
 	s := startServer(t, t.TempDir())
 	a, b := newTenant(t, s, "Shop"), newTenant(t, s, "Blog")
 	now, unit := todaySteps(6, time.Minute)
-	exception := func(id, fn string, ago time.Duration) map[string]any {
-		return map[string]any{"event_name": "$exception", "distinct_id": id, "timestamp": now.Add(-ago).Format(time.RFC3339Nano),
-			"properties": map[string]any{"$exception_type": "TypeError", "$exception_message": "broke in " + fn, "$release": "1.0",
-				"$exception_stack": "TypeError: broke\n    at " + fn + " (https://shop.example.com/app.js:10:5)\n    at main (https://shop.example.com/app.js:40:1)"}}
-	}
+	exception := brokeIn(now)
 	if r := postEvents(t, s, a.Live, exception("u1", "render", 6*unit), exception("u2", "render", 5*unit), exception("u1", "paint", 4*unit),
 		exception("u3", "draw", 3*unit)); r.Status != 202 {
 		t.Fatalf("ingest: %d %s", r.Status, r.Body)
@@ -66,10 +59,7 @@ func TestUnmergeErrorGroups(t *testing.T) {
 		t.Fatalf("ingest: %d %s", r.Status, r.Body)
 	}
 	original := waitGroups(t, s, a.Token, 10*time.Second, func(g []errorGroupWire) bool { return len(g) == 3 })
-	fp := map[string]string{}
-	for _, g := range original {
-		fp[strings.TrimPrefix(g.Message, "broke in ")] = g.Fingerprint
-	}
+	fp := byFunction(original)
 	blog := waitGroups(t, s, b.Token, 10*time.Second, func(g []errorGroupWire) bool { return len(g) == 1 })[0].Fingerprint
 	if res := annCall(t, s, a.Token, "PUT", "/api/v1/errors/"+fp["paint"]+"/status", map[string]any{"status": "ignored"}); res.Status != 200 {
 		t.Fatalf("ignore paint: %d %s", res.Status, res.Body)
@@ -170,23 +160,13 @@ func TestUnmergeErrorGroups(t *testing.T) {
 func TestUnmergeSourcemapAlias(t *testing.T) {
 	s := startServer(t, t.TempDir())
 	a := newTenant(t, s, "Shop")
-	minified, _ := os.ReadFile("../internal/sourcemap/testdata/app.min.js")
-	mapText, _ := os.ReadFile("../internal/sourcemap/testdata/app.min.js.map")
-	const app = "https://shop.example.com/assets/app.min.js"
-	col := strings.Index(string(minified), `"marker-checkout"`) + 1
-	exception := func(id string) map[string]any {
-		return map[string]any{"event_name": "$exception", "distinct_id": id, "properties": map[string]any{
-			"$exception_type": "RangeError", "$exception_message": "marker-checkout", "$release": "2.0.0",
-			"$exception_stack": "RangeError: marker-checkout\n    at u (" + app + ":1:" + strconv.Itoa(col) + ")"}}
-	}
+	m := loadMinifiedApp(t)
+	exception := func(id string) map[string]any { return minifiedException(id, m.checkout) }
 	if r := postEvents(t, s, a.Live, exception("before")); r.Status != 202 {
 		t.Fatalf("ingest: %d %s", r.Status, r.Body)
 	}
 	first := waitGroups(t, s, a.Token, 10*time.Second, func(g []errorGroupWire) bool { return len(g) == 1 })[0].Fingerprint
-	body, ctype := sourcemapForm(t, [][2]string{{"release", "2.0.0"}, {"url", app}, {"file", string(mapText)}})
-	if r := do(t, "POST", s.URL+"/api/v1/sourcemaps", body, map[string]string{"Content-Type": ctype, "Authorization": "Bearer " + a.Live}); r.Status != 201 {
-		t.Fatalf("upload: %d %s", r.Status, r.Body)
-	}
+	m.upload(t, s, a.Live)
 	if r := postEvents(t, s, a.Live, exception("after")); r.Status != 202 {
 		t.Fatalf("ingest: %d %s", r.Status, r.Body)
 	}

@@ -123,13 +123,7 @@ func TestGroups(t *testing.T) {
 		map[string]any{"event_name": "invite_sent", "distinct_id": "u3", "timestamp": at(2)},
 		map[string]any{"event_name": "signup", "distinct_id": "u4", "timestamp": at(1), "properties": map[string]any{"$groups": "acme"}},
 	)
-	var ingest struct {
-		Accepted int `json:"accepted"`
-		Rejected []struct {
-			Index int    `json:"index"`
-			Code  string `json:"code"`
-		} `json:"rejected"`
-	}
+	var ingest ingestAnswer
 	if err := json.Unmarshal(res.Body, &ingest); err != nil || res.Status != 202 || ingest.Accepted != 4 ||
 		len(ingest.Rejected) != 1 || ingest.Rejected[0].Index != 4 || ingest.Rejected[0].Code != "invalid_groups" {
 		t.Fatalf("ingest: %d %s", res.Status, res.Body)

@@ -292,6 +292,17 @@ func do(t testing.TB, method, url string, body []byte, header map[string]string)
 	return response{Status: resp.StatusCode, Header: resp.Header, Body: b}
 }
 
+// ingestAnswer is what /e answers a batch it took in part or whole: how
+// many events it accepted, and each rejected one's index and reason.
+type ingestAnswer struct {
+	Accepted int `json:"accepted"`
+	Rejected []struct {
+		Index   int    `json:"index"`
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"rejected"`
+}
+
 // postEvents sends a batch to /e with the key in the X-API-Key header.
 func postEvents(t testing.TB, s *server, key string, events ...map[string]any) response {
 	t.Helper()

@@ -139,12 +139,7 @@ func TestIngestStatuses(t *testing.T) {
 
 	t.Run("all rejected lists reasons", func(t *testing.T) {
 		r := do(t, "POST", s.URL+"/e", []byte(`{"batch":[{"event_name":"$nope","distinct_id":"u"},{"distinct_id":"u"}]}`), jsonCT)
-		var body struct {
-			Rejected []struct {
-				Index int
-				Code  string
-			}
-		}
+		var body ingestAnswer
 		json.Unmarshal(r.Body, &body)
 		if len(body.Rejected) != 2 || body.Rejected[0].Code != "reserved_event_name" || body.Rejected[1].Code != "missing_event_name" {
 			t.Errorf("rejected = %+v", body.Rejected)
@@ -205,13 +200,7 @@ func TestIngestPerEventRejection(t *testing.T) {
 	if r.Status != 202 {
 		t.Fatalf("status %d: %s", r.Status, r.Body)
 	}
-	var body struct {
-		Accepted int
-		Rejected []struct {
-			Index         int
-			Code, Message string
-		}
-	}
+	var body ingestAnswer
 	if err := json.Unmarshal(r.Body, &body); err != nil {
 		t.Fatal(err)
 	}

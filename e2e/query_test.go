@@ -133,9 +133,7 @@ func ingestDataset(t *testing.T, s *server, tn tenant, events []querytest.Event)
 		if res.Status != 202 {
 			t.Fatalf("ingest: %d %s", res.Status, res.Body)
 		}
-		var ack struct {
-			Accepted int `json:"accepted"`
-		}
+		var ack ingestAnswer
 		json.Unmarshal(res.Body, &ack)
 		if ack.Accepted != len(batch) {
 			t.Fatalf("ingest accepted %d of %d: %s", ack.Accepted, len(batch), res.Body)

@@ -119,14 +119,7 @@ func TestReplaySessionCap(t *testing.T) {
 		map[string]any{"event_name": "$pageview", "distinct_id": "ann", "properties": map[string]any{"$session_id": "capped"}},
 		chunkEvent("ann", "capped", "w", 4, chunks[4]),
 		chunkEvent("bob", "other", "w", 0, chunks[5]))
-	var answer struct {
-		Accepted int `json:"accepted"`
-		Rejected []struct {
-			Index   int    `json:"index"`
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"rejected"`
-	}
+	var answer ingestAnswer
 	json.Unmarshal(r.Body, &answer)
 	if r.Status != 202 || answer.Accepted != 2 || len(answer.Rejected) != 1 || answer.Rejected[0].Index != 1 ||
 		answer.Rejected[0].Code != "replay_session_full" || !strings.Contains(answer.Rejected[0].Message, "--replay-max-session-bytes") {
@@ -442,9 +435,7 @@ func TestReplayMaxSessions(t *testing.T) {
 				batch = append(batch, chunkEvent(id("user", n), id("session", n), id("window", n), 0, data))
 			}
 			r := postEvents(t, s, key, batch...)
-			var answer struct {
-				Accepted int `json:"accepted"`
-			}
+			var answer ingestAnswer
 			json.Unmarshal(r.Body, &answer)
 			refused := strings.Count(string(r.Body), `"code":"replay_quota_full"`)
 			if (r.Status != 202 && r.Status != 400) || answer.Accepted+refused != len(batch) {
@@ -463,14 +454,7 @@ func TestReplayMaxSessions(t *testing.T) {
 		map[string]any{"event_name": "$pageview", "distinct_id": "ann"},
 		chunkEvent("ann", "one-too-many", "w", 0, data),
 		chunkEvent(id("user", 7), id("session", 7), id("window", 7), 1, data))
-	var answer struct {
-		Accepted int `json:"accepted"`
-		Rejected []struct {
-			Index   int    `json:"index"`
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"rejected"`
-	}
+	var answer ingestAnswer
 	json.Unmarshal(r.Body, &answer)
 	if r.Status != 202 || answer.Accepted != 2 || len(answer.Rejected) != 1 || answer.Rejected[0].Index != 1 ||
 		answer.Rejected[0].Code != "replay_quota_full" || !strings.Contains(answer.Rejected[0].Message, "--replay-max-sessions") {

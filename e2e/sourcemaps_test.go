@@ -27,6 +27,65 @@ func sourcemapForm(t *testing.T, fields [][2]string) ([]byte, string) {
 	return b.Bytes(), w.FormDataContentType()
 }
 
+// minifiedAppURL is where the tests serve the esbuild build of
+// internal/sourcemap/testdata from.
+const minifiedAppURL = "https://shop.example.com/assets/app.min.js"
+
+// minifiedApp is that build as the tests send its errors: its map, and the
+// stack of the error it throws at "marker-checkout" (in u, called at
+// "marker-add").
+type minifiedApp struct {
+	mapText string
+	// checkout is the stack down to u's frame; caller is the frame that
+	// follows, of u's caller.
+	checkout, caller string
+}
+
+// loadMinifiedApp reads the build and its map from the testdata.
+func loadMinifiedApp(t *testing.T) minifiedApp {
+	t.Helper()
+	read := func(name string) string {
+		b, err := os.ReadFile("../internal/sourcemap/testdata/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	minified := read("app.min.js")
+	col := strings.Index(minified, `"marker-checkout"`) + 1
+	caller := strings.Index(minified, `"marker-add"`) + 1
+	return minifiedApp{
+		mapText:  read("app.min.js.map"),
+		checkout: "RangeError: marker-checkout\n    at u (" + minifiedAppURL + ":1:" + strconv.Itoa(col) + ")",
+		caller:   "\n    at " + minifiedAppURL + ":1:" + strconv.Itoa(caller),
+	}
+}
+
+// onerror is the error of release 2.0.0 as the browser SDK's onerror
+// handler sends it for user id: with its source and the whole stack.
+func (m minifiedApp) onerror(id string) map[string]any {
+	e := minifiedException(id, m.checkout+m.caller)
+	e["properties"].(map[string]any)["$exception_source"] = "onerror"
+	return e
+}
+
+// minifiedException is the error of release 2.0.0 thrown at
+// "marker-checkout", for user id, with stack.
+func minifiedException(id, stack string) map[string]any {
+	return map[string]any{"event_name": "$exception", "distinct_id": id, "properties": map[string]any{
+		"$exception_type": "RangeError", "$exception_message": "marker-checkout", "$release": "2.0.0", "$exception_stack": stack}}
+}
+
+// upload uploads the map of release 2.0.0 through s with the credential
+// cred, and stops the test unless it is stored.
+func (m minifiedApp) upload(t *testing.T, s *server, cred string) {
+	t.Helper()
+	body, ctype := sourcemapForm(t, [][2]string{{"release", "2.0.0"}, {"url", minifiedAppURL}, {"file", m.mapText}})
+	if r := do(t, "POST", s.URL+"/api/v1/sourcemaps", body, map[string]string{"Content-Type": ctype, "Authorization": "Bearer " + cred}); r.Status != 201 {
+		t.Fatalf("upload: %d %s", r.Status, r.Body)
+	}
+}
+
 // TestSourcemaps drives the upload API over HTTP: an API key (as a deploy
 // script has) or a query token uploads; the same release and URL replace;
 // every bad upload is refused with its field named and nothing stored;
@@ -126,27 +185,15 @@ func TestSourcemaps(t *testing.T) {
 func TestExceptionsAreDeminified(t *testing.T) {
 	s := startServer(t, t.TempDir())
 	a := newTenant(t, s, "Shop")
-	minified, _ := os.ReadFile("../internal/sourcemap/testdata/app.min.js")
-	mapText, _ := os.ReadFile("../internal/sourcemap/testdata/app.min.js.map")
-	const app = "https://shop.example.com/assets/app.min.js"
-	col := strings.Index(string(minified), `"marker-checkout"`) + 1
-	caller := strings.Index(string(minified), `"marker-add"`) + 1
-	exception := func(id string) map[string]any {
-		return map[string]any{"event_name": "$exception", "distinct_id": id, "properties": map[string]any{
-			"$exception_type": "RangeError", "$exception_message": "marker-checkout", "$exception_source": "onerror", "$release": "2.0.0",
-			"$exception_stack": "RangeError: marker-checkout\n    at u (" + app + ":1:" + strconv.Itoa(col) + ")\n    at " + app + ":1:" + strconv.Itoa(caller)}}
-	}
-	if r := postEvents(t, s, a.Live, exception("before")); r.Status != 202 {
+	m := loadMinifiedApp(t)
+	if r := postEvents(t, s, a.Live, m.onerror("before")); r.Status != 202 {
 		t.Fatalf("ingest: %d %s", r.Status, r.Body)
 	}
-	body, ctype := sourcemapForm(t, [][2]string{{"release", "2.0.0"}, {"url", app}, {"file", string(mapText)}})
-	if r := do(t, "POST", s.URL+"/api/v1/sourcemaps", body, map[string]string{"Content-Type": ctype, "Authorization": "Bearer " + a.Live}); r.Status != 201 {
-		t.Fatalf("upload: %d %s", r.Status, r.Body)
-	}
-	if r := postEvents(t, s, a.Live, exception("after")); r.Status != 202 {
+	m.upload(t, s, a.Live)
+	if r := postEvents(t, s, a.Live, m.onerror("after")); r.Status != 202 {
 		t.Fatalf("ingest: %d %s", r.Status, r.Body)
 	}
-	forged := exception("forger")
+	forged := m.onerror("forger")
 	forged["properties"].(map[string]any)["$exception_frames"] = []any{}
 	if r := postEvents(t, s, a.Live, forged); r.Status != 400 || !strings.Contains(string(r.Body), "reserved_property") {
 		t.Errorf("client frames: %d %s", r.Status, r.Body)
@@ -178,7 +225,7 @@ func TestExceptionsAreDeminified(t *testing.T) {
 	var before, after stored
 	json.Unmarshal([]byte(props["before"]), &before)
 	json.Unmarshal([]byte(props["after"]), &after)
-	if len(before.Frames) != 2 || before.Frames[0].Resolved || before.Resolution != "no sourcemap for release 2.0.0 and "+app || before.Fingerprint == "" ||
+	if len(before.Frames) != 2 || before.Frames[0].Resolved || before.Resolution != "no sourcemap for release 2.0.0 and "+minifiedAppURL || before.Fingerprint == "" ||
 		!strings.HasPrefix(before.Stack, "RangeError: marker-checkout\n    at u (") {
 		t.Errorf("before the upload: %s", props["before"])
 	}

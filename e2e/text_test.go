@@ -34,13 +34,7 @@ func TestTextRules(t *testing.T) {
 	if r.Status != 202 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	var got struct {
-		Accepted int
-		Rejected []struct {
-			Index int
-			Code  string
-		}
-	}
+	var got ingestAnswer
 	json.Unmarshal(r.Body, &got)
 	want := map[int]string{1: "invalid_character", 2: "invalid_character", 3: "invalid_character", 4: "invalid_utf8", 5: "invalid_utf8"}
 	codes := map[int]string{}

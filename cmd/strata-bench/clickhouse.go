@@ -43,17 +43,13 @@ func (c *clickHouseRun) stop() { c.server.Stop() }
 // as ClickHouse's background merges would have done a while after a load.
 func (c *clickHouseRun) bench(bin, dataDir string, events []queryEvent, expID int64, from, to time.Time, queries []benchQuery, runs int) (backendResult, error) {
 	r := backendResult{name: "ClickHouse"}
-	srv, err := startServer(bin, dataDir, "--events", c.server.URL(benchDatabase, ""))
+	srv, tok, err := startWithToken(bin, dataDir, "--events", c.server.URL(benchDatabase, ""))
 	if err != nil {
 		return r, err
 	}
 	defer srv.stop()
 	// The experiment's results are read by the same path on both nodes:
 	// each new node's first experiment has the same id.
-	tok, err := token(bin, dataDir)
-	if err != nil {
-		return r, err
-	}
 	if id, err := benchExperiment(srv, tok, from, to); err != nil {
 		return r, err
 	} else if id != expID {

@@ -198,15 +198,11 @@ func benchErrorGroups(bin, dataDir string, nEvents, users, runs int) error {
 	}
 	fmt.Printf("\nerror groups: %d events of %d users over %d days, %d exceptions, loaded in process in %s\n",
 		nEvents, users, days, exceptions, time.Since(loadStart).Round(time.Second))
-	srv, err := startServer(bin, dataDir)
+	srv, tok, err := startWithToken(bin, dataDir)
 	if err != nil {
 		return err
 	}
 	defer srv.stop()
-	tok, err := token(bin, dataDir)
-	if err != nil {
-		return err
-	}
 	q := benchQuery{"error groups, 30 days, 7-day sparklines (GET /api/v1/errors)", "GET", "/api/v1/errors?dateFrom=" + start.Format(time.DateOnly), nil}
 	med, rss, answer, err := timeQuery(srv, tok, q, runs)
 	if err != nil {

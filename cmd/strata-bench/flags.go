@@ -65,6 +65,21 @@ func apiCall(srv *server, token, method, path string, body, out any) error {
 	return nil
 }
 
+// startWithToken starts the server (startServer) and creates a query
+// token for it (token), stopping it again when the token cannot be made.
+func startWithToken(bin, dataDir string, extraArgs ...string) (*server, string, error) {
+	srv, err := startServer(bin, dataDir, extraArgs...)
+	if err != nil {
+		return nil, "", err
+	}
+	tok, err := token(bin, dataDir)
+	if err != nil {
+		srv.stop()
+		return nil, "", err
+	}
+	return srv, tok, nil
+}
+
 // token creates a query token for product 1 of the data directory.
 func token(bin, dataDir string) (string, error) {
 	out, err := exec.Command(bin, "tokens", "create", "--product", "1", "--data", dataDir).Output()
@@ -77,15 +92,11 @@ func token(bin, dataDir string) (string, error) {
 // benchConfig creates 200 flags (every fourth with an experiment) and
 // loads GET /api/v1/config.
 func benchConfig(bin, dataDir string) error {
-	srv, err := startServer(bin, dataDir)
+	srv, tok, err := startWithToken(bin, dataDir)
 	if err != nil {
 		return err
 	}
 	defer srv.stop()
-	tok, err := token(bin, dataDir)
-	if err != nil {
-		return err
-	}
 	for i := range 200 {
 		variants := []map[string]any{{"key": "control", "weight": 50}, {"key": "treatment", "weight": 50, "payload": map[string]any{"headline": "Start free"}}}
 		if i%3 == 1 {
@@ -261,15 +272,11 @@ func benchResults(bin, dataDir string, nEvents, users, runs int) error {
 	fmt.Printf("\nexperiment results: %d events of %d users over %d days, loaded in process in %s\n",
 		n, users, days, time.Since(loadStart).Round(time.Second))
 
-	srv, err := startServer(bin, dataDir)
+	srv, tok, err := startWithToken(bin, dataDir)
 	if err != nil {
 		return err
 	}
 	defer srv.stop()
-	tok, err := token(bin, dataDir)
-	if err != nil {
-		return err
-	}
 	q := benchQuery{"results of a 4-arm experiment (converted = 1, 1 secondary)", "GET", "/api/v1/experiments/" + strconv.FormatInt(e.ID, 10) + "/results", nil}
 	med, rss, answer, err := timeQuery(srv, tok, q, runs)
 	if err != nil {

@@ -33,15 +33,11 @@ func TestDirectLoadAnswersAsIngest(t *testing.T) {
 
 	answers := func(direct bool) [][]byte {
 		dataDir := filepath.Join(t.TempDir(), "data")
-		srv, err := startServer(bin, dataDir)
+		srv, tok, err := startWithToken(bin, dataDir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer func() { srv.stop() }()
-		tok, err := token(bin, dataDir)
-		if err != nil {
-			t.Fatal(err)
-		}
 		expID, err := benchExperiment(srv, tok, from, to)
 		if err != nil {
 			t.Fatal(err)

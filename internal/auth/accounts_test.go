@@ -11,6 +11,7 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/store/duckdb"
+	"strata/internal/store/duckdb/duckdbtest"
 )
 
 func TestPassword(t *testing.T) {
@@ -58,11 +59,7 @@ func code(err error) string {
 // real DuckDB metadata store.
 func TestAccounts(t *testing.T) {
 	ctx := context.Background()
-	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := duckdbtest.Open(t)
 	ws, _ := st.CreateWorkspace(ctx, "Default")
 	clk := &clock{t: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)}
 	a := NewAccounts(st, 0, clk.now)
@@ -177,11 +174,7 @@ func TestAccounts(t *testing.T) {
 // still get through.
 func TestLoginThrottle(t *testing.T) {
 	ctx := context.Background()
-	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := duckdbtest.Open(t)
 	st.CreateWorkspace(ctx, "Default")
 	clk := &clock{t: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)}
 	a := NewAccounts(st, 0, clk.now)
@@ -193,7 +186,7 @@ func TestLoginThrottle(t *testing.T) {
 			t.Fatalf("attempt %d: %v", i+1, err)
 		}
 	}
-	_, err = a.Login(ctx, "owner@example.com", "the right password", "203.0.113.9")
+	_, err := a.Login(ctx, "owner@example.com", "the right password", "203.0.113.9")
 	var e *analytics.Error
 	if !errors.As(err, &e) || e.Code != "too_many_attempts" || e.Kind != analytics.KindRateLimited || e.RetryAfter < time.Second {
 		t.Fatalf("sixth attempt = %v; want too_many_attempts with a Retry-After", err)
@@ -222,13 +215,7 @@ func TestLoginThrottle(t *testing.T) {
 // as a key's is, so the settings page can show it.
 func TestTokenLastUsed(t *testing.T) {
 	ctx := context.Background()
-	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ws, _ := st.CreateWorkspace(ctx, "w")
-	p, _ := st.CreateProduct(ctx, ws.ID, "p")
+	st, p := duckdbtest.Product(t)
 	secret := NewQueryToken()
 	tok := analytics.QueryToken{ProductID: p.ID, Hash: secret.Hash, Prefix: secret.Prefix}
 	if err := st.CreateQueryToken(ctx, &tok); err != nil {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"strata/internal/analytics"
-	"strata/internal/store/duckdb"
+	"strata/internal/store/duckdb/duckdbtest"
 )
 
 func TestSecrets(t *testing.T) {
@@ -48,13 +48,7 @@ func TestSecrets(t *testing.T) {
 // batching against a real DuckDB metadata store.
 func TestKeyring(t *testing.T) {
 	ctx := context.Background()
-	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ws, _ := st.CreateWorkspace(ctx, "w")
-	p, _ := st.CreateProduct(ctx, ws.ID, "p")
+	st, p := duckdbtest.Product(t)
 	secret := NewAPIKey(analytics.EnvLive)
 	k := analytics.APIKey{ProductID: p.ID, Hash: secret.Hash, Prefix: secret.Prefix, Env: analytics.EnvLive}
 	if err := st.CreateAPIKey(ctx, &k); err != nil {

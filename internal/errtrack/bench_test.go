@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"strata/internal/analytics"
-	"strata/internal/store/duckdb"
+	"strata/internal/store/duckdb/duckdbtest"
 )
 
 // BenchmarkEnrichMissesWhileParsing times 80 $exception events of 50
@@ -23,13 +23,7 @@ import (
 //	go test -run '^$' -bench EnrichMissesWhileParsing -benchtime 1x ./internal/errtrack/
 func BenchmarkEnrichMissesWhileParsing(b *testing.B) {
 	ctx := context.Background()
-	st, err := duckdb.Open(ctx, b.TempDir(), duckdb.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	ws, _ := st.CreateWorkspace(ctx, "W")
-	product, _ := st.CreateProduct(ctx, ws.ID, "P")
+	st, product := duckdbtest.Product(b)
 	dense := []byte(`{"version":3,"sources":["a.js"],"names":[],"mappings":"A` + strings.Repeat(",A", 2_000_000) + `"}`)
 	for i := range 3 {
 		sm := analytics.Sourcemap{ProductID: product.ID, Release: "big", URL: fmt.Sprintf("https://shop.example.com/%d.js", i)}

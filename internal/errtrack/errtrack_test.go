@@ -180,11 +180,7 @@ func TestEnrichTooComplexMap(t *testing.T) {
 // once, the error not kept for the 30 seconds a map that does not parse is.
 func TestEnrichAfterAStoreError(t *testing.T) {
 	ctx := context.Background()
-	st, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := duckdbtest.Open(t)
 	down, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
 	if err != nil {
 		t.Fatal(err)

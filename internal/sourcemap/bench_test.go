@@ -1,7 +1,6 @@
 package sourcemap
 
 import (
-	"os"
 	"strings"
 	"testing"
 )
@@ -12,14 +11,7 @@ import (
 // of docs/security.md, "Sourcemaps that cost more parsed than sent".
 func benchMaps(b *testing.B) map[string][]byte {
 	b.Helper()
-	app, err := os.ReadFile("testdata/app.min.js.map")
-	if err != nil {
-		b.Fatal(err)
-	}
-	replay, err := os.ReadFile("../httpapi/sdkjs/replay.min.js.map")
-	if err != nil {
-		b.Fatal(err)
-	}
+	app, replay := realMaps(b)
 	return map[string][]byte{
 		"esbuild-app":   app,
 		"sdk-replay":    replay,

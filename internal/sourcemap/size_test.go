@@ -22,14 +22,7 @@ import (
 // and content with many lines.
 func sizeCases(t testing.TB) map[string][]byte {
 	t.Helper()
-	app, err := os.ReadFile("testdata/app.min.js.map")
-	if err != nil {
-		t.Fatal(err)
-	}
-	replay, err := os.ReadFile("../httpapi/sdkjs/replay.min.js.map")
-	if err != nil {
-		t.Fatal(err)
-	}
+	app, replay := realMaps(t)
 	names := `"n"` + strings.Repeat(`,"n"`, 300_000)
 	nulls := `null` + strings.Repeat(`,null`, 100_000)
 	sources := `"s"` + strings.Repeat(`,"s"`, 100_000)
@@ -43,6 +36,21 @@ func sizeCases(t testing.TB) map[string][]byte {
 		"root-and-lines": []byte(`{"version":3,"sourceRoot":"webpack:///src/","sources":["a.js","b.js"],"names":[],"mappings":"AAAA,CAAC;ACAA",` +
 			`"sourcesContent":["` + strings.Repeat(`x\n`, 200_000) + `",null]}`),
 	}
+}
+
+// realMaps reads the two real maps the size and speed cases start from:
+// the esbuild build of testdata, and the browser SDK's replay bundle's,
+// which is mostly sourcesContent.
+func realMaps(t testing.TB) (app, replay []byte) {
+	t.Helper()
+	var err error
+	if app, err = os.ReadFile("testdata/app.min.js.map"); err != nil {
+		t.Fatal(err)
+	}
+	if replay, err = os.ReadFile("../httpapi/sdkjs/replay.min.js.map"); err != nil {
+		t.Fatal(err)
+	}
+	return app, replay
 }
 
 // TestMeasureIsSize checks that what an upload is measured at, without

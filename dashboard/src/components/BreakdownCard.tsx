@@ -4,6 +4,7 @@ import { num } from "../charts/time";
 import { useLoad } from "../load";
 import type { DataEnv, FilterRequest, TrendResult } from "../types";
 import { ErrorState, Skeleton } from "./States";
+import { Table } from "./Table";
 
 /** totals sums each line of a breakdown trend into rows, most first; "other" last. */
 export function totals(r: TrendResult): { label: string; value: number; other: boolean }[] {
@@ -73,59 +74,58 @@ export function BreakdownCard(
       {r.state === "failed" ? <ErrorState message={r.error} onRetry={retry} /> : null}
       {r.state === "done" && rows.length === 0 ? <p class="empty">{props.empty ?? "No page views in this range."}</p> : null}
       {rows.length > 0 ? (
-        <div class="table-scroll">
-          <table class="table compact" aria-label={props.title}>
-            <thead>
-              <tr>
-                <th scope="col">{props.heading}</th>
-                <th scope="col" class="num">
-                  {valueHeading}
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((x) => {
-                const opened = props.detail && !x.other && open === x.label;
-                return [
-                  <tr key={x.label + x.other}>
-                    <td class="bar-cell" style={{ background: `linear-gradient(90deg, #e0f2fe ${(x.value / max) * 100}%, transparent 0)` }}>
-                      {props.detail && !x.other ? (
-                        <button
-                          type="button"
-                          class="link-button"
-                          aria-expanded={opened ? "true" : "false"}
-                          onClick={() => setOpen(opened ? null : x.label)}
-                        >
-                          {label(x)}
-                        </button>
-                      ) : (
-                        label(x)
-                      )}
-                    </td>
-                    <td class="num">{num(x.value)}</td>
-                  </tr>,
-                  opened && props.detail ? (
-                    <tr key={x.label + "/detail"} class="detail-row">
-                      <td colSpan={2}>
-                        <DetailTable
-                          product={props.product}
-                          env={props.env}
-                          from={props.from}
-                          to={props.to}
-                          measure={measure}
-                          filters={[...filters, { property: props.property, operator: "eq", value: x.label }]}
-                          property={props.detail.property}
-                          heading={props.detail.heading}
-                          title={`${props.detail.heading} of ${label(x)}`}
-                        />
-                      </td>
-                    </tr>
-                  ) : null,
-                ];
-              })}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          label={props.title}
+          class="table compact"
+          head={
+            <>
+              <th scope="col">{props.heading}</th>
+              <th scope="col" class="num">
+                {valueHeading}
+              </th>
+            </>
+          }
+        >
+          {rows.map((x) => {
+            const opened = props.detail && !x.other && open === x.label;
+            return [
+              <tr key={x.label + x.other}>
+                <td class="bar-cell" style={{ background: `linear-gradient(90deg, #e0f2fe ${(x.value / max) * 100}%, transparent 0)` }}>
+                  {props.detail && !x.other ? (
+                    <button
+                      type="button"
+                      class="link-button"
+                      aria-expanded={opened ? "true" : "false"}
+                      onClick={() => setOpen(opened ? null : x.label)}
+                    >
+                      {label(x)}
+                    </button>
+                  ) : (
+                    label(x)
+                  )}
+                </td>
+                <td class="num">{num(x.value)}</td>
+              </tr>,
+              opened && props.detail ? (
+                <tr key={x.label + "/detail"} class="detail-row">
+                  <td colSpan={2}>
+                    <DetailTable
+                      product={props.product}
+                      env={props.env}
+                      from={props.from}
+                      to={props.to}
+                      measure={measure}
+                      filters={[...filters, { property: props.property, operator: "eq", value: x.label }]}
+                      property={props.detail.property}
+                      heading={props.detail.heading}
+                      title={`${props.detail.heading} of ${label(x)}`}
+                    />
+                  </td>
+                </tr>
+              ) : null,
+            ];
+          })}
+        </Table>
       ) : null}
     </section>
   );

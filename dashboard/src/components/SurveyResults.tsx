@@ -1,6 +1,7 @@
 import { num } from "../charts/time";
 import { percent, plural } from "../format";
 import type { SurveyQuestionResult } from "../types";
+import { Table } from "./Table";
 
 /** npsText writes an NPS score, signed and rounded: +42, −8, 0. */
 export function npsText(score: number): string {
@@ -56,40 +57,39 @@ export function SurveyQuestion(props: { result: SurveyQuestionResult }) {
           </>
         )
       ) : (
-        <div class="table-scroll">
-          <table class="table compact survey-table" aria-label={`Answers: ${r.prompt || r.id}`}>
-            <thead>
-              <tr>
-                <th scope="col">Value</th>
-                <th scope="col" class="bar-col">
-                  <span class="visually-hidden">Bar</span>
-                </th>
-                <th scope="col" class="num">
-                  Count
-                </th>
-                <th scope="col" class="num">
-                  Share
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {r.counts.map((c) => (
-                <tr key={c.value} data-testid="survey-count" data-value={c.value}>
-                  <th scope="row" class="survey-value">
-                    {c.value}
-                  </th>
-                  <td class="bar-col">
-                    <div class="hbar" aria-hidden="true">
-                      <div class="hbar-fill" style={{ width: `${(c.count / top) * 100}%` }} />
-                    </div>
-                  </td>
-                  <td class="num">{num(c.count)}</td>
-                  <td class="num">{percent(c.count / whole)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          label={`Answers: ${r.prompt || r.id}`}
+          class="table compact survey-table"
+          head={
+            <>
+              <th scope="col">Value</th>
+              <th scope="col" class="bar-col">
+                <span class="visually-hidden">Bar</span>
+              </th>
+              <th scope="col" class="num">
+                Count
+              </th>
+              <th scope="col" class="num">
+                Share
+              </th>
+            </>
+          }
+        >
+          {r.counts.map((c) => (
+            <tr key={c.value} data-testid="survey-count" data-value={c.value}>
+              <th scope="row" class="survey-value">
+                {c.value}
+              </th>
+              <td class="bar-col">
+                <div class="hbar" aria-hidden="true">
+                  <div class="hbar-fill" style={{ width: `${(c.count / top) * 100}%` }} />
+                </div>
+              </td>
+              <td class="num">{num(c.count)}</td>
+              <td class="num">{percent(c.count / whole)}</td>
+            </tr>
+          ))}
+        </Table>
       )}
     </section>
   );

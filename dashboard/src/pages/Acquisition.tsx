@@ -2,6 +2,7 @@ import { api } from "../api";
 import { BreakdownCard, type BreakdownProps } from "../components/BreakdownCard";
 import { num } from "../charts/time";
 import { ErrorState, NoProduct, Skeleton } from "../components/States";
+import { Table } from "../components/Table";
 import { when } from "../format";
 import { useLoad } from "../load";
 import { during, type DateRange } from "../range";
@@ -109,28 +110,26 @@ function BotsPanel(props: { product: Product; range: DateRange; env: DataEnv }) 
                 </p>
               </div>
             ) : (
-              <div class="table-scroll">
-                <table class="table" aria-label="AI bot activity">
-                  <thead>
-                    <tr>
-                      <th scope="col">Bot</th>
-                      <th scope="col">Type</th>
-                      <th scope="col">Hits</th>
-                      <th scope="col">Last seen</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {bots.data.bots.map((b) => (
-                      <tr key={b.name}>
-                        <td>{b.name}</td>
-                        <td>{botType(b.category, b.categoryLabel)}</td>
-                        <td class="num">{num(b.hits)}</td>
-                        <td>{when(b.lastSeen)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <Table
+                label="AI bot activity"
+                head={
+                  <>
+                    <th scope="col">Bot</th>
+                    <th scope="col">Type</th>
+                    <th scope="col">Hits</th>
+                    <th scope="col">Last seen</th>
+                  </>
+                }
+              >
+                {bots.data.bots.map((b) => (
+                  <tr key={b.name}>
+                    <td>{b.name}</td>
+                    <td>{botType(b.category, b.categoryLabel)}</td>
+                    <td class="num">{num(b.hits)}</td>
+                    <td>{when(b.lastSeen)}</td>
+                  </tr>
+                ))}
+              </Table>
             )}
             {bots.data.allowlist ? (
               <p class="muted" data-testid="allowlist">
@@ -144,26 +143,24 @@ function BotsPanel(props: { product: Product; range: DateRange; env: DataEnv }) 
             {bots.data.topPages.length === 0 ? (
               <p class="empty">No page was fetched by an AI bot in this range.</p>
             ) : (
-              <div class="table-scroll">
-                <table class="table" aria-label="Top pages accessed by AI">
-                  <thead>
-                    <tr>
-                      <th scope="col">Page</th>
-                      <th scope="col">Hits</th>
-                      <th scope="col">Bots</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {bots.data.topPages.map((p) => (
-                      <tr key={p.url}>
-                        <td class="url">{p.url}</td>
-                        <td class="num">{num(p.hits)}</td>
-                        <td class="num">{num(p.bots)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <Table
+                label="Top pages accessed by AI"
+                head={
+                  <>
+                    <th scope="col">Page</th>
+                    <th scope="col">Hits</th>
+                    <th scope="col">Bots</th>
+                  </>
+                }
+              >
+                {bots.data.topPages.map((p) => (
+                  <tr key={p.url}>
+                    <td class="url">{p.url}</td>
+                    <td class="num">{num(p.hits)}</td>
+                    <td class="num">{num(p.bots)}</td>
+                  </tr>
+                ))}
+              </Table>
             )}
           </section>
         </>

@@ -4,6 +4,7 @@ import { annotationColors } from "../charts/colors";
 import { AnnotationForm } from "../components/AnnotationForm";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
+import { RowActions, Table } from "../components/Table";
 import { capitalise, plural, when } from "../format";
 import { useAction, useLoad } from "../load";
 import { positiveInt, setQuery, useQueryState } from "../router";
@@ -131,53 +132,47 @@ function AnnotationsPage(props: { product: Product }) {
       ) : null}
       {list.state === "done" && total > 0 ? (
         <>
-          <div class="table-scroll">
-            <table class="table" aria-label="Annotations">
-              <thead>
-                <tr>
-                  <th scope="col" class="check">
-                    <input type="checkbox" aria-label="Select all on this page" checked={allChecked} onChange={toggleAll} />
-                  </th>
-                  <th scope="col">Date (UTC)</th>
-                  <th scope="col">Label</th>
-                  <th scope="col">Shown on</th>
-                  <th scope="col">Created by</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((a) => (
-                  <tr key={a.id} data-testid="annotation-row">
-                    <td class="check">
-                      <input type="checkbox" aria-label={`Select ${a.label}`} checked={selected.has(a.id)} onChange={() => toggle(a.id)} />
-                    </td>
-                    <td>{when(a.date)}</td>
-                    <td>
-                      <span class="dot" style={{ background: annotationColors[a.color] }} title={capitalise(a.color)} />
-                      <strong>{a.label}</strong>
-                      {a.description ? <div class="hint">{a.description}</div> : null}
-                    </td>
-                    <td>{a.scope === "workspace" ? "Every chart" : queryName(a.queryId)}</td>
-                    <td>{a.createdBy}</td>
-                    <td class="row-actions">
-                      <div>
-                        <button
-                          type="button"
-                          class="button danger small"
-                          aria-label={`Delete ${a.label}`}
-                          onClick={() => setConfirm({ ids: [a.id], label: `“${a.label}”` })}
-                        >
-                          Delete
-                        </button>
-                      </div>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            label="Annotations"
+            actions
+            head={
+              <>
+                <th scope="col" class="check">
+                  <input type="checkbox" aria-label="Select all on this page" checked={allChecked} onChange={toggleAll} />
+                </th>
+                <th scope="col">Date (UTC)</th>
+                <th scope="col">Label</th>
+                <th scope="col">Shown on</th>
+                <th scope="col">Created by</th>
+              </>
+            }
+          >
+            {items.map((a) => (
+              <tr key={a.id} data-testid="annotation-row">
+                <td class="check">
+                  <input type="checkbox" aria-label={`Select ${a.label}`} checked={selected.has(a.id)} onChange={() => toggle(a.id)} />
+                </td>
+                <td>{when(a.date)}</td>
+                <td>
+                  <span class="dot" style={{ background: annotationColors[a.color] }} title={capitalise(a.color)} />
+                  <strong>{a.label}</strong>
+                  {a.description ? <div class="hint">{a.description}</div> : null}
+                </td>
+                <td>{a.scope === "workspace" ? "Every chart" : queryName(a.queryId)}</td>
+                <td>{a.createdBy}</td>
+                <RowActions>
+                  <button
+                    type="button"
+                    class="button danger small"
+                    aria-label={`Delete ${a.label}`}
+                    onClick={() => setConfirm({ ids: [a.id], label: `“${a.label}”` })}
+                  >
+                    Delete
+                  </button>
+                </RowActions>
+              </tr>
+            ))}
+          </Table>
           <nav class="pager" aria-label="Pages">
             <button type="button" class="button secondary small" disabled={page <= 1} onClick={() => setPage(page - 1)}>
               Previous

@@ -3,6 +3,7 @@ import { api, surveyCsvUrl } from "../api";
 import { hasSurvey, statusActions, triggerLabel } from "../campaign";
 import { CampaignForm } from "../components/CampaignForm";
 import { ConfirmDialog } from "../components/ConfirmDialog";
+import { Crumb, ItemHead } from "../components/ItemHead";
 import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { SurveyQuestion } from "../components/SurveyResults";
@@ -32,9 +33,7 @@ function NewCampaign(props: { product: Product }) {
   const pid = props.product.id;
   return (
     <section class="page">
-      <p class="crumbs">
-        <Link href={`/messages?product=${pid}`}>Messages</Link>
-      </p>
+      <Crumb href={`/messages?product=${pid}`}>Messages</Crumb>
       <h1>New campaign</h1>
       <CampaignForm
         product={pid}
@@ -67,9 +66,7 @@ function CampaignView(props: { product: Product; id: number }) {
   if (loaded.state === "failed" || !c) {
     return (
       <section class="page">
-        <p class="crumbs">
-          <Link href={list}>Messages</Link>
-        </p>
+        <Crumb href={list}>Messages</Crumb>
         <ErrorState message={loaded.state === "failed" ? loaded.error : "The campaign could not be read."} onRetry={reload} />
       </section>
     );
@@ -93,22 +90,23 @@ function CampaignView(props: { product: Product; id: number }) {
 
   return (
     <section class="page">
-      <p class="crumbs">
-        <Link href={list}>Messages</Link>
-      </p>
-      <div class="section-head tight">
-        <h1>{c.name}</h1>
-        <div class="actions">
-          {statusActions[c.status].map((a) => (
-            <button key={a.to} type="button" class={`button${a.to === "active" ? "" : " secondary"}`} disabled={busy} onClick={() => void setStatus(a.to, a.label)}>
-              {a.label}
+      <ItemHead
+        list={list}
+        listLabel="Messages"
+        title={c.name}
+        actions={
+          <>
+            {statusActions[c.status].map((a) => (
+              <button key={a.to} type="button" class={`button${a.to === "active" ? "" : " secondary"}`} disabled={busy} onClick={() => void setStatus(a.to, a.label)}>
+                {a.label}
+              </button>
+            ))}
+            <button type="button" class="button danger" disabled={busy} onClick={() => setDeleting(true)}>
+              Delete
             </button>
-          ))}
-          <button type="button" class="button danger" disabled={busy} onClick={() => setDeleting(true)}>
-            Delete
-          </button>
-        </div>
-      </div>
+          </>
+        }
+      />
       <dl class="facts">
         <div>
           <dt>Status</dt>

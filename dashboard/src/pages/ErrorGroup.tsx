@@ -1,9 +1,11 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api } from "../api";
 import { num } from "../charts/time";
+import { Crumb, ItemHead } from "../components/ItemHead";
 import { Link } from "../components/Link";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
+import { RowActions, Table } from "../components/Table";
 import { searchWithEnv } from "../dataEnv";
 import { plural, when } from "../format";
 import { useAction, useLoad } from "../load";
@@ -60,9 +62,7 @@ function GroupView(props: { product: Product; fingerprint: string; range: DateRa
   if (loaded.state === "failed" || !loaded.data) {
     return (
       <section class="page">
-        <p class="crumbs">
-          <Link href={list}>Errors</Link>
-        </p>
+        <Crumb href={list}>Errors</Crumb>
         <h1>Error</h1>
         {loaded.state === "failed" ? (
           <ErrorState message={loaded.error} onRetry={reload} />
@@ -99,31 +99,34 @@ function GroupView(props: { product: Product; fingerprint: string; range: DateRa
 
   return (
     <section class="page">
-      <p class="crumbs">
-        <Link href={list}>Errors</Link>
-      </p>
-      <div class="section-head tight">
-        <h1>
-          <code>{group.type || "Error"}</code>
-        </h1>
-        <div class="actions">
-          {changes
-            .filter((c) => c.status !== status.status)
-            .map((c) => (
-              <button
-                key={c.status}
-                ref={c.status === "resolved" ? resolveButton : undefined}
-                type="button"
-                class={`button${c.status === "resolved" ? "" : " secondary"}`}
-                disabled={busy}
-                aria-expanded={c.status === "resolved" ? (resolving ? "true" : "false") : undefined}
-                onClick={() => (c.status === "resolved" ? setResolving(true) : void change(c.status))}
-              >
-                {c.label}
-              </button>
-            ))}
-        </div>
-      </div>
+      <ItemHead
+        list={list}
+        listLabel="Errors"
+        title={
+          <>
+            <code>{group.type || "Error"}</code>
+          </>
+        }
+        actions={
+          <>
+            {changes
+              .filter((c) => c.status !== status.status)
+              .map((c) => (
+                <button
+                  key={c.status}
+                  ref={c.status === "resolved" ? resolveButton : undefined}
+                  type="button"
+                  class={`button${c.status === "resolved" ? "" : " secondary"}`}
+                  disabled={busy}
+                  aria-expanded={c.status === "resolved" ? (resolving ? "true" : "false") : undefined}
+                  onClick={() => (c.status === "resolved" ? setResolving(true) : void change(c.status))}
+                >
+                  {c.label}
+                </button>
+              ))}
+          </>
+        }
+      />
       <p class="error-full-message" data-testid="error-message">
         {group.message || "(no message)"}
       </p>
@@ -225,56 +228,51 @@ function MergedGroups(props: { merged: MergedErrorGroup[]; product: number; rang
         {during(props.range)} are counted above too.
       </p>
       <Notice notice={notice} />
-      <div class="table-scroll">
-        <table class="table merged-groups" aria-label="Merged groups">
-          <thead>
-            <tr>
-              <th scope="col">Error</th>
-              <th scope="col" class="num">
-                Events
-              </th>
-              <th scope="col" class="merged-by">
-                Merged
-              </th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.merged.map((m) => (
-              <tr key={m.fingerprint} data-testid="merged-group">
-                <td class="error-message">
-                  <span class="merged-error" title={m.message || undefined}>
-                    {m.type ? <code>{m.type}</code> : null} {m.message || <span class="muted">(no event {during(props.range)})</span>}
-                  </span>
-                  <code class="merged-fingerprint" title={m.fingerprint}>
-                    {m.fingerprint}
-                  </code>
-                </td>
-                <td class="num">{num(m.events)}</td>
-                <td class="merged-by">
-                  {m.reason === "sourcemap" ? "By ingest, for a late sourcemap" : `By ${m.mergedBy}`}
-                  <div class="hint">{when(m.mergedAt)}</div>
-                </td>
-                <td class="row-actions">
-                  <div>
-                    <button
-                      type="button"
-                      class="button secondary small"
-                      disabled={busy !== null}
-                      aria-label={`Unmerge ${describeMerged(m)}`}
-                      onClick={() => setConfirm(m)}
-                    >
-                      Unmerge
-                    </button>
-                  </div>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table
+        label="Merged groups"
+        class="table merged-groups"
+        actions
+        head={
+          <>
+            <th scope="col">Error</th>
+            <th scope="col" class="num">
+              Events
+            </th>
+            <th scope="col" class="merged-by">
+              Merged
+            </th>
+          </>
+        }
+      >
+        {props.merged.map((m) => (
+          <tr key={m.fingerprint} data-testid="merged-group">
+            <td class="error-message">
+              <span class="merged-error" title={m.message || undefined}>
+                {m.type ? <code>{m.type}</code> : null} {m.message || <span class="muted">(no event {during(props.range)})</span>}
+              </span>
+              <code class="merged-fingerprint" title={m.fingerprint}>
+                {m.fingerprint}
+              </code>
+            </td>
+            <td class="num">{num(m.events)}</td>
+            <td class="merged-by">
+              {m.reason === "sourcemap" ? "By ingest, for a late sourcemap" : `By ${m.mergedBy}`}
+              <div class="hint">{when(m.mergedAt)}</div>
+            </td>
+            <RowActions>
+              <button
+                type="button"
+                class="button secondary small"
+                disabled={busy !== null}
+                aria-label={`Unmerge ${describeMerged(m)}`}
+                onClick={() => setConfirm(m)}
+              >
+                Unmerge
+              </button>
+            </RowActions>
+          </tr>
+        ))}
+      </Table>
       {confirm ? (
         <ConfirmDialog title="Unmerge this group?" confirmLabel="Unmerge" busy={busy !== null} onConfirm={unmerge} onCancel={() => setConfirm(null)}>
           <p>

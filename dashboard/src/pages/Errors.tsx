@@ -5,6 +5,7 @@ import { num } from "../charts/time";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
+import { Table } from "../components/Table";
 import { searchWithEnv } from "../dataEnv";
 import { bytes, capitalise, when } from "../format";
 import { useAction, useLoad, type Load } from "../load";
@@ -420,30 +421,29 @@ function Releases(props: {
               Delete<span class="visually-hidden"> release {g.release}</span>
             </button>
           </div>
-          <div class="table-scroll">
-            <table class="table compact" aria-label={`Sourcemaps of release ${g.release}`}>
-              <thead>
-                <tr>
-                  <th scope="col">Minified file</th>
-                  <th scope="col" class="num">
-                    Map size
-                  </th>
-                  <th scope="col">With the file</th>
-                  <th scope="col">Uploaded</th>
-                </tr>
-              </thead>
-              <tbody>
-                {g.uploads.map((m) => (
-                  <tr key={m.id}>
-                    <td class="url">{m.url}</td>
-                    <td class="num">{bytes(m.size)}</td>
-                    <td>{m.minified ? "Yes" : "No"}</td>
-                    <td class="nowrap">{when(m.createdAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            label={`Sourcemaps of release ${g.release}`}
+            class="table compact"
+            head={
+              <>
+                <th scope="col">Minified file</th>
+                <th scope="col" class="num">
+                  Map size
+                </th>
+                <th scope="col">With the file</th>
+                <th scope="col">Uploaded</th>
+              </>
+            }
+          >
+            {g.uploads.map((m) => (
+              <tr key={m.id}>
+                <td class="url">{m.url}</td>
+                <td class="num">{bytes(m.size)}</td>
+                <td>{m.minified ? "Yes" : "No"}</td>
+                <td class="nowrap">{when(m.createdAt)}</td>
+              </tr>
+            ))}
+          </Table>
         </section>
       ))}
       {deleting ? (

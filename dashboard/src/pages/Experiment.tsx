@@ -3,8 +3,10 @@ import { api, type ExperimentAction } from "../api";
 import { TimeChart } from "../charts/TimeChart";
 import { num } from "../charts/time";
 import { ConfirmDialog } from "../components/ConfirmDialog";
+import { Crumb, ItemHead } from "../components/ItemHead";
 import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
+import { Table } from "../components/Table";
 import { chance, percent, points, pValue, relative, when } from "../format";
 import { useAction, useLoad } from "../load";
 import type { ArmResult, Experiment, ExperimentResults, Flag, FlagVariant, MetricResult, Product, SampleRatioCheck } from "../types";
@@ -52,9 +54,7 @@ function ExperimentView(props: { product: Product; id: number }) {
   if (loaded.state === "failed" || !e) {
     return (
       <section class="page">
-        <p class="crumbs">
-          <Link href={list}>Experiments</Link>
-        </p>
+        <Crumb href={list}>Experiments</Crumb>
         <ErrorState message={loaded.state === "failed" ? loaded.error : "The experiment could not be read."} onRetry={reload} />
       </section>
     );
@@ -95,24 +95,25 @@ function ExperimentView(props: { product: Product; id: number }) {
 
   return (
     <section class="page">
-      <p class="crumbs">
-        <Link href={list}>Experiments</Link>
-      </p>
-      <div class="section-head tight">
-        <h1>{e.name}</h1>
-        <div class="actions">
-          {actionsFor[e.status].map((a) => (
-            <button key={a.action} type="button" class={`button${a.action === "pause" ? " secondary" : ""}`} disabled={busy} onClick={() => void act(a.action, a.label)}>
-              {a.label}
-            </button>
-          ))}
-          {e.status !== "completed" && !editing ? (
-            <button type="button" class="button secondary" onClick={() => setEditing(true)}>
-              Edit
-            </button>
-          ) : null}
-        </div>
-      </div>
+      <ItemHead
+        list={list}
+        listLabel="Experiments"
+        title={e.name}
+        actions={
+          <>
+            {actionsFor[e.status].map((a) => (
+              <button key={a.action} type="button" class={`button${a.action === "pause" ? " secondary" : ""}`} disabled={busy} onClick={() => void act(a.action, a.label)}>
+                {a.label}
+              </button>
+            ))}
+            {e.status !== "completed" && !editing ? (
+              <button type="button" class="button secondary" onClick={() => setEditing(true)}>
+                Edit
+              </button>
+            ) : null}
+          </>
+        }
+      />
       <dl class="facts">
         <div>
           <dt>Status</dt>
@@ -400,56 +401,55 @@ export function MetricTable(props: { metric: MetricResult; control: string; reli
       <h3 class="sub">
         {m.label} <span class="badge">{m.primary ? "Primary" : "Secondary"}</span>
       </h3>
-      <div class="table-scroll">
-        <table class="table compact" aria-label={`Results: ${m.label}`}>
-          <thead>
-            <tr>
-              <th scope="col">Arm</th>
-              <th scope="col" class="num">
-                Exposed
+      <Table
+        label={`Results: ${m.label}`}
+        class="table compact"
+        head={
+          <>
+            <th scope="col">Arm</th>
+            <th scope="col" class="num">
+              Exposed
+            </th>
+            <th scope="col" class="num">
+              Converted
+            </th>
+            <th scope="col" class="num">
+              Rate
+            </th>
+            <th scope="col" class="num">
+              Absolute uplift <span class="ci">95% CI</span>
+            </th>
+            <th scope="col" class="num">
+              Relative uplift <span class="ci">95% CI</span>
+            </th>
+            <th scope="col" class="num">
+              p-value
+            </th>
+            <th scope="col" class="num">
+              Chance to beat control
+            </th>
+          </>
+        }
+      >
+        {m.arms.map((a) => {
+          const control = a.variant === props.control;
+          return (
+            <tr key={a.variant} data-testid="arm-result" data-variant={a.variant}>
+              <th scope="row">
+                {a.variant}
+                {control && a.variant !== "control" ? <span class="hint"> (control)</span> : null}
               </th>
-              <th scope="col" class="num">
-                Converted
-              </th>
-              <th scope="col" class="num">
-                Rate
-              </th>
-              <th scope="col" class="num">
-                Absolute uplift <span class="ci">95% CI</span>
-              </th>
-              <th scope="col" class="num">
-                Relative uplift <span class="ci">95% CI</span>
-              </th>
-              <th scope="col" class="num">
-                p-value
-              </th>
-              <th scope="col" class="num">
-                Chance to beat control
-              </th>
+              <td class="num">{num(a.exposed)}</td>
+              <td class="num">{num(a.converted)}</td>
+              <td class="num">{percent(a.rate)}</td>
+              <td class="num">{control ? "—" : <Comparison value={a.absoluteUplift} write={points} good={props.reliable} />}</td>
+              <td class="num">{control ? "—" : <Comparison value={a.relativeUplift} write={relative} good={props.reliable} />}</td>
+              <td class="num">{control || a.pValue === null ? "—" : pValue(a.pValue)}</td>
+              <td class="num">{control || a.chanceToBeatControl === null ? "—" : chance(a.chanceToBeatControl)}</td>
             </tr>
-          </thead>
-          <tbody>
-            {m.arms.map((a) => {
-              const control = a.variant === props.control;
-              return (
-                <tr key={a.variant} data-testid="arm-result" data-variant={a.variant}>
-                  <th scope="row">
-                    {a.variant}
-                    {control && a.variant !== "control" ? <span class="hint"> (control)</span> : null}
-                  </th>
-                  <td class="num">{num(a.exposed)}</td>
-                  <td class="num">{num(a.converted)}</td>
-                  <td class="num">{percent(a.rate)}</td>
-                  <td class="num">{control ? "—" : <Comparison value={a.absoluteUplift} write={points} good={props.reliable} />}</td>
-                  <td class="num">{control ? "—" : <Comparison value={a.relativeUplift} write={relative} good={props.reliable} />}</td>
-                  <td class="num">{control || a.pValue === null ? "—" : pValue(a.pValue)}</td>
-                  <td class="num">{control || a.chanceToBeatControl === null ? "—" : chance(a.chanceToBeatControl)}</td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </div>
+          );
+        })}
+      </Table>
     </section>
   );
 }
@@ -471,34 +471,33 @@ export function SrmBanner(props: { check: SampleRatioCheck | null }) {
         some pages, a redirect, a crash) before resuming.
       </p>
       {c ? (
-        <div class="table-scroll">
-          <table class="table compact" aria-label="Sample ratio: observed and expected split">
-            <thead>
-              <tr>
-                <th scope="col">Arm</th>
-                <th scope="col" class="num">
-                  Exposed
-                </th>
-                <th scope="col" class="num">
-                  Observed
-                </th>
-                <th scope="col" class="num">
-                  Expected
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {c.arms.map((a) => (
-                <tr key={a.variant} data-testid="srm-arm" data-variant={a.variant}>
-                  <th scope="row">{a.variant}</th>
-                  <td class="num">{num(a.exposed)}</td>
-                  <td class="num">{percent(a.observed)}</td>
-                  <td class="num">{percent(a.expected)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          label="Sample ratio: observed and expected split"
+          class="table compact"
+          head={
+            <>
+              <th scope="col">Arm</th>
+              <th scope="col" class="num">
+                Exposed
+              </th>
+              <th scope="col" class="num">
+                Observed
+              </th>
+              <th scope="col" class="num">
+                Expected
+              </th>
+            </>
+          }
+        >
+          {c.arms.map((a) => (
+            <tr key={a.variant} data-testid="srm-arm" data-variant={a.variant}>
+              <th scope="row">{a.variant}</th>
+              <td class="num">{num(a.exposed)}</td>
+              <td class="num">{percent(a.observed)}</td>
+              <td class="num">{percent(a.expected)}</td>
+            </tr>
+          ))}
+        </Table>
       ) : null}
     </div>
   );

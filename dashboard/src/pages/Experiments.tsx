@@ -5,6 +5,7 @@ import { EventInput, EventList, useEventNames } from "../components/EventInput";
 import { FieldError, errorsFrom, fieldId, focusFirst, invalid, type FieldErrors } from "../components/Fields";
 import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
+import { RowActions, Table } from "../components/Table";
 import { when } from "../format";
 import { useAction, useLoad } from "../load";
 import { presetRange } from "../range";
@@ -95,60 +96,54 @@ function ExperimentList(props: { product: Product }) {
         </div>
       ) : null}
       {shown && shown.experiments.length > 0 ? (
-        <div class="table-scroll">
-          <table class="table" aria-label="Experiments">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Flag</th>
-                <th scope="col">Status</th>
-                <th scope="col">Started</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {/* The API lists the oldest first; the newest is what people look for. */}
-              {[...shown.experiments].reverse().map((e) => (
-                <tr key={e.id} data-testid="experiment-row">
-                  <td>
-                    <Link href={`/experiments/${e.id}?product=${pid}`}>{e.name}</Link>
-                  </td>
-                  <td>
-                    <Link href={`/flags/${e.flagId}?product=${pid}`}>
-                      <code>{e.flagKey}</code>
-                    </Link>
-                  </td>
-                  <td>
-                    <StatusPill experiment={e} />
-                    {e.status === "completed" && e.winner ? <span class="hint"> · {e.winner} won</span> : null}
-                  </td>
-                  <td>{when(e.startedAt, "Not started")}</td>
-                  <td class="row-actions">
-                    <div>
-                      {actionsFor[e.status].map((a) => (
-                        <button
-                          key={a.action}
-                          type="button"
-                          class="button secondary small"
-                          aria-label={`${a.label} ${e.name}`}
-                          disabled={busy === e.id}
-                          onClick={() => void act(e, a.action, a.label)}
-                        >
-                          {a.label}
-                        </button>
-                      ))}
-                      <Link class="button secondary small" href={`/experiments/${e.id}?product=${pid}`}>
-                        Results<span class="visually-hidden"> of {e.name}</span>
-                      </Link>
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          label="Experiments"
+          actions
+          head={
+            <>
+              <th scope="col">Name</th>
+              <th scope="col">Flag</th>
+              <th scope="col">Status</th>
+              <th scope="col">Started</th>
+            </>
+          }
+        >
+          {/* The API lists the oldest first; the newest is what people look for. */}
+          {[...shown.experiments].reverse().map((e) => (
+            <tr key={e.id} data-testid="experiment-row">
+              <td>
+                <Link href={`/experiments/${e.id}?product=${pid}`}>{e.name}</Link>
+              </td>
+              <td>
+                <Link href={`/flags/${e.flagId}?product=${pid}`}>
+                  <code>{e.flagKey}</code>
+                </Link>
+              </td>
+              <td>
+                <StatusPill experiment={e} />
+                {e.status === "completed" && e.winner ? <span class="hint"> · {e.winner} won</span> : null}
+              </td>
+              <td>{when(e.startedAt, "Not started")}</td>
+              <RowActions>
+                {actionsFor[e.status].map((a) => (
+                  <button
+                    key={a.action}
+                    type="button"
+                    class="button secondary small"
+                    aria-label={`${a.label} ${e.name}`}
+                    disabled={busy === e.id}
+                    onClick={() => void act(e, a.action, a.label)}
+                  >
+                    {a.label}
+                  </button>
+                ))}
+                <Link class="button secondary small" href={`/experiments/${e.id}?product=${pid}`}>
+                  Results<span class="visually-hidden"> of {e.name}</span>
+                </Link>
+              </RowActions>
+            </tr>
+          ))}
+        </Table>
       ) : null}
     </section>
   );

@@ -3,8 +3,10 @@ import { api, message } from "../api";
 import { ArmsEditor, armDrafts, readArms, type ArmDraft } from "../components/ArmsEditor";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { FieldError, errorsFrom, fieldId, focusFirst, invalid, type FieldErrors } from "../components/Fields";
+import { Crumb } from "../components/ItemHead";
 import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
+import { RowActions, Table } from "../components/Table";
 import { capitalise, when } from "../format";
 import { useAction, useLoad } from "../load";
 import { navigate } from "../router";
@@ -126,80 +128,74 @@ function FlagList(props: { product: Product }) {
         </div>
       ) : null}
       {shown && shown.flags.length > 0 ? (
-        <div class="table-scroll">
-          <table class="table" aria-label="Flags">
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col">Name</th>
-                <th scope="col">Enabled</th>
-                <th scope="col" class="num">
-                  Rollout
-                </th>
-                <th scope="col">Arms</th>
-                <th scope="col">Experiment</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+        <Table
+          label="Flags"
+          actions
+          head={
+            <>
+              <th scope="col">Key</th>
+              <th scope="col">Name</th>
+              <th scope="col">Enabled</th>
+              <th scope="col" class="num">
+                Rollout
+              </th>
+              <th scope="col">Arms</th>
+              <th scope="col">Experiment</th>
+            </>
+          }
+        >
+          {shown.flags.map((f) => {
+            const exp = openExperiment(shown.experiments, f.id);
+            return (
+              <tr key={f.id} data-testid="flag-row">
+                <td>
+                  <Link href={`/flags/${f.id}?product=${pid}`}>
+                    <code>{f.key}</code>
+                  </Link>
+                </td>
+                <td>{f.name}</td>
+                <td>
+                  <label class="toggle">
+                    <input
+                      type="checkbox"
+                      role="switch"
+                      aria-label={`Enabled: ${f.key}`}
+                      checked={f.enabled}
+                      disabled={busy === f.id}
+                      onChange={() => void toggle(f)}
+                    />
+                    <span aria-hidden="true">{f.enabled ? "On" : "Off"}</span>
+                  </label>
+                </td>
+                <td class="num">{f.rollout}%</td>
+                <td class="arms-cell">{armsText(f.variants)}</td>
+                <td>
+                  {exp ? (
+                    <Link href={`/experiments/${exp.id}?product=${pid}`}>
+                      <StatusPill experiment={exp} />
+                    </Link>
+                  ) : (
+                    <span class="muted">—</span>
+                  )}
+                </td>
+                <RowActions>
+                  <Link class="button secondary small" href={`/flags/${f.id}?product=${pid}`}>
+                    Edit<span class="visually-hidden"> {f.key}</span>
+                  </Link>
+                  <button
+                    type="button"
+                    class="button danger small"
+                    aria-label={`Delete ${f.key}`}
+                    disabled={busy === f.id}
+                    onClick={() => setDeleting(f)}
+                  >
+                    Delete
+                  </button>
+                </RowActions>
               </tr>
-            </thead>
-            <tbody>
-              {shown.flags.map((f) => {
-                const exp = openExperiment(shown.experiments, f.id);
-                return (
-                  <tr key={f.id} data-testid="flag-row">
-                    <td>
-                      <Link href={`/flags/${f.id}?product=${pid}`}>
-                        <code>{f.key}</code>
-                      </Link>
-                    </td>
-                    <td>{f.name}</td>
-                    <td>
-                      <label class="toggle">
-                        <input
-                          type="checkbox"
-                          role="switch"
-                          aria-label={`Enabled: ${f.key}`}
-                          checked={f.enabled}
-                          disabled={busy === f.id}
-                          onChange={() => void toggle(f)}
-                        />
-                        <span aria-hidden="true">{f.enabled ? "On" : "Off"}</span>
-                      </label>
-                    </td>
-                    <td class="num">{f.rollout}%</td>
-                    <td class="arms-cell">{armsText(f.variants)}</td>
-                    <td>
-                      {exp ? (
-                        <Link href={`/experiments/${exp.id}?product=${pid}`}>
-                          <StatusPill experiment={exp} />
-                        </Link>
-                      ) : (
-                        <span class="muted">—</span>
-                      )}
-                    </td>
-                    <td class="row-actions">
-                      <div>
-                        <Link class="button secondary small" href={`/flags/${f.id}?product=${pid}`}>
-                          Edit<span class="visually-hidden"> {f.key}</span>
-                        </Link>
-                        <button
-                          type="button"
-                          class="button danger small"
-                          aria-label={`Delete ${f.key}`}
-                          disabled={busy === f.id}
-                          onClick={() => setDeleting(f)}
-                        >
-                          Delete
-                        </button>
-                      </div>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </Table>
       ) : null}
       {deleting ? (
         <ConfirmDialog
@@ -258,9 +254,7 @@ function FlagView(props: { product: Product; id: number }) {
   if (flag.state === "failed") {
     return (
       <section class="page">
-        <p class="crumbs">
-          <Link href={list}>Flags</Link>
-        </p>
+        <Crumb href={list}>Flags</Crumb>
         <ErrorState message={flag.error} onRetry={reloadFlag} />
       </section>
     );
@@ -270,9 +264,7 @@ function FlagView(props: { product: Product; id: number }) {
   const exp = flag.data.experiment;
   return (
     <section class="page">
-      <p class="crumbs">
-        <Link href={list}>Flags</Link>
-      </p>
+      <Crumb href={list}>Flags</Crumb>
       <div class="section-head tight">
         <h1>{f.name}</h1>
         <button type="button" class="button danger" onClick={() => setDeleting(true)}>
@@ -493,26 +485,25 @@ export function AuditTrail(props: { changes: FlagChange[] }) {
             <span class="muted"> · {when(c.at)}</span>
           </p>
           {c.changes.length > 0 ? (
-            <div class="table-scroll">
-              <table class="table compact" aria-label={`${capitalise(c.action)} ${when(c.at)}`}>
-                <thead>
-                  <tr>
-                    <th scope="col">Field</th>
-                    <th scope="col">Before</th>
-                    <th scope="col">After</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {c.changes.map((d) => (
-                    <tr key={d.field}>
-                      <th scope="row">{d.field}</th>
-                      <td class="before">{fieldValue(d.field, d.from)}</td>
-                      <td class="after">{fieldValue(d.field, d.to)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table
+              label={`${capitalise(c.action)} ${when(c.at)}`}
+              class="table compact"
+              head={
+                <>
+                  <th scope="col">Field</th>
+                  <th scope="col">Before</th>
+                  <th scope="col">After</th>
+                </>
+              }
+            >
+              {c.changes.map((d) => (
+                <tr key={d.field}>
+                  <th scope="row">{d.field}</th>
+                  <td class="before">{fieldValue(d.field, d.from)}</td>
+                  <td class="after">{fieldValue(d.field, d.to)}</td>
+                </tr>
+              ))}
+            </Table>
           ) : null}
         </li>
       ))}

@@ -4,6 +4,7 @@ import { num } from "../charts/time";
 import { rate, statusActions, triggerLabel } from "../campaign";
 import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
+import { RowActions, Table } from "../components/Table";
 import { capitalise, percent } from "../format";
 import { useAction, useLoad } from "../load";
 import type { Campaign, CampaignStatus, MessageSettings, Product } from "../types";
@@ -112,79 +113,73 @@ function CampaignList(props: { product: Product }) {
         </div>
       ) : null}
       {shown && shown.length > 0 ? (
-        <div class="table-scroll">
-          <table class="table" aria-label="Campaigns">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Status</th>
-                <th scope="col">Trigger</th>
-                <th scope="col" class="num">
-                  Users shown
-                </th>
-                <th scope="col" class="num">
-                  CTA rate
-                </th>
-                <th scope="col" class="num">
-                  Completion
-                </th>
-                <th scope="col" class="num">
-                  Variants
-                </th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+        <Table
+          label="Campaigns"
+          actions
+          head={
+            <>
+              <th scope="col">Name</th>
+              <th scope="col">Status</th>
+              <th scope="col">Trigger</th>
+              <th scope="col" class="num">
+                Users shown
+              </th>
+              <th scope="col" class="num">
+                CTA rate
+              </th>
+              <th scope="col" class="num">
+                Completion
+              </th>
+              <th scope="col" class="num">
+                Variants
+              </th>
+            </>
+          }
+        >
+          {shown.map((c) => {
+            const s = c.stats ?? { shown: 0, ctaClicks: 0, completed: 0, dismissed: 0 };
+            return (
+              <tr key={c.id} data-testid="campaign-row">
+                <td>
+                  <Link href={`/messages/${c.id}?product=${pid}`}>{c.name}</Link>
+                </td>
+                <td>
+                  <CampaignStatusPill status={c.status} />
+                </td>
+                <td>
+                  {triggerLabel(c.trigger.event)}
+                  {c.pathRegex ? (
+                    <span class="hint">
+                      {" "}
+                      on <code>{c.pathRegex}</code>
+                    </span>
+                  ) : null}
+                </td>
+                <td class="num">{num(s.shown)}</td>
+                <td class="num">{share(s.ctaClicks, s.shown)}</td>
+                <td class="num">{share(s.completed, s.shown)}</td>
+                <td class="num">{c.variants.length > 1 ? `${c.variants.length} (A/B)` : "1"}</td>
+                <RowActions>
+                  {statusActions[c.status].map((a) => (
+                    <button
+                      key={a.to}
+                      type="button"
+                      class={`button small${a.to === "active" ? "" : " secondary"}`}
+                      aria-label={`${a.label} ${c.name}`}
+                      disabled={busy === c.id}
+                      onClick={() => void setStatus(c, a.to, a.label)}
+                    >
+                      {a.label}
+                    </button>
+                  ))}
+                  <Link class="button secondary small" href={`/messages/${c.id}?product=${pid}`}>
+                    Edit<span class="visually-hidden"> {c.name}</span>
+                  </Link>
+                </RowActions>
               </tr>
-            </thead>
-            <tbody>
-              {shown.map((c) => {
-                const s = c.stats ?? { shown: 0, ctaClicks: 0, completed: 0, dismissed: 0 };
-                return (
-                  <tr key={c.id} data-testid="campaign-row">
-                    <td>
-                      <Link href={`/messages/${c.id}?product=${pid}`}>{c.name}</Link>
-                    </td>
-                    <td>
-                      <CampaignStatusPill status={c.status} />
-                    </td>
-                    <td>
-                      {triggerLabel(c.trigger.event)}
-                      {c.pathRegex ? (
-                        <span class="hint">
-                          {" "}
-                          on <code>{c.pathRegex}</code>
-                        </span>
-                      ) : null}
-                    </td>
-                    <td class="num">{num(s.shown)}</td>
-                    <td class="num">{share(s.ctaClicks, s.shown)}</td>
-                    <td class="num">{share(s.completed, s.shown)}</td>
-                    <td class="num">{c.variants.length > 1 ? `${c.variants.length} (A/B)` : "1"}</td>
-                    <td class="row-actions">
-                      <div>
-                        {statusActions[c.status].map((a) => (
-                          <button
-                            key={a.to}
-                            type="button"
-                            class={`button small${a.to === "active" ? "" : " secondary"}`}
-                            aria-label={`${a.label} ${c.name}`}
-                            disabled={busy === c.id}
-                            onClick={() => void setStatus(c, a.to, a.label)}
-                          >
-                            {a.label}
-                          </button>
-                        ))}
-                        <Link class="button secondary small" href={`/messages/${c.id}?product=${pid}`}>
-                          Edit<span class="visually-hidden"> {c.name}</span>
-                        </Link>
-                      </div>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </Table>
       ) : null}
     </section>
   );

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, message } from "../api";
+import { ItemHead } from "../components/ItemHead";
 import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Skeleton } from "../components/States";
 import { when } from "../format";
@@ -195,12 +196,7 @@ function Person(props: { product: Product; distinctId: string; env: DataEnv }) {
   const eventsLoaded = first === "done";
   return (
     <section class="page person">
-      <p class="crumbs">
-        <Link href={`/users?product=${pid}${envSuffix(props.env)}`}>Users</Link>
-      </p>
-      <div class="section-head tight">
-        <h1 class="person-id">{id}</h1>
-      </div>
+      <ItemHead list={`/users?product=${pid}${envSuffix(props.env)}`} listLabel="Users" title={id} titleClass="person-id" />
       <dl class="facts compact" data-testid="person-facts">
         <div>
           <dt>{before ? "Last seen (of the events shown)" : "Last seen"}</dt>

@@ -1,8 +1,9 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, message } from "../api";
 import { ConfirmDialog } from "../components/ConfirmDialog";
-import { Link } from "../components/Link";
+import { Crumb } from "../components/ItemHead";
 import { SecretReveal } from "../components/SecretReveal";
+import { RowActions, Table } from "../components/Table";
 import { capitalise, when } from "../format";
 import type { ApiKey, CredentialStatus, KeyEnv, Product, QueryToken } from "../types";
 
@@ -73,9 +74,7 @@ export function ProductSettings(props: { product: Product; origin: string; onRen
 
   return (
     <section class="page">
-      <p class="crumbs">
-        <Link href={`/settings/products?product=${product.id}`}>Settings → Products</Link>
-      </p>
+      <Crumb href={`/settings/products?product=${product.id}`}>Settings → Products</Crumb>
       <h1>{product.name}</h1>
       <RenameForm product={product} onRenamed={props.onRenamed} />
       {error ? (
@@ -194,55 +193,51 @@ function CredentialTable(props: {
   if (props.rows.length === 0) return <p class="empty">{props.empty}</p>;
   const keys = props.rows[0].kind === "key";
   return (
-    <div class="table-scroll">
-      <table class="table" aria-label={props.label}>
-        <thead>
-          <tr>
-            <th>Prefix</th>
-            {keys ? <th>Kind</th> : null}
-            <th>Status</th>
-            <th>Created</th>
-            <th>Last used</th>
-            <th>
-              <span class="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.rows.map((c) => (
-            <tr key={c.id} data-status={c.status}>
-              <td>
-                <code>{c.prefix}…</code>
-              </td>
-              {c.kind === "key" ? <td>{capitalise(c.env)}</td> : null}
-              <td>
-                <span class={`status status-${c.status}`}>{capitalise(c.status)}</span>
-              </td>
-              <td>{when(c.createdAt)}</td>
-              <td>{when(c.lastUsedAt)}</td>
-              <td class="row-actions">
-                <div>
-                  {c.status === "active" ? (
-                    <button type="button" class="button small secondary" disabled={props.busy} onClick={() => props.onStatus(c, "disabled")}>
-                      Disable
-                    </button>
-                  ) : null}
-                  {c.status === "disabled" ? (
-                    <button type="button" class="button small secondary" disabled={props.busy} onClick={() => props.onStatus(c, "active")}>
-                      Enable
-                    </button>
-                  ) : null}
-                  {c.status !== "revoked" ? (
-                    <button type="button" class="button small danger" disabled={props.busy} onClick={() => props.onRevoke(c)}>
-                      Revoke
-                    </button>
-                  ) : null}
-                </div>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table
+      label={props.label}
+      head={
+        <>
+          <th>Prefix</th>
+          {keys ? <th>Kind</th> : null}
+          <th>Status</th>
+          <th>Created</th>
+          <th>Last used</th>
+          <th>
+            <span class="visually-hidden">Actions</span>
+          </th>
+        </>
+      }
+    >
+      {props.rows.map((c) => (
+        <tr key={c.id} data-status={c.status}>
+          <td>
+            <code>{c.prefix}…</code>
+          </td>
+          {c.kind === "key" ? <td>{capitalise(c.env)}</td> : null}
+          <td>
+            <span class={`status status-${c.status}`}>{capitalise(c.status)}</span>
+          </td>
+          <td>{when(c.createdAt)}</td>
+          <td>{when(c.lastUsedAt)}</td>
+          <RowActions>
+            {c.status === "active" ? (
+              <button type="button" class="button small secondary" disabled={props.busy} onClick={() => props.onStatus(c, "disabled")}>
+                Disable
+              </button>
+            ) : null}
+            {c.status === "disabled" ? (
+              <button type="button" class="button small secondary" disabled={props.busy} onClick={() => props.onStatus(c, "active")}>
+                Enable
+              </button>
+            ) : null}
+            {c.status !== "revoked" ? (
+              <button type="button" class="button small danger" disabled={props.busy} onClick={() => props.onRevoke(c)}>
+                Revoke
+              </button>
+            ) : null}
+          </RowActions>
+        </tr>
+      ))}
+    </Table>
   );
 }

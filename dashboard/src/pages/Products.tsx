@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import { api, message } from "../api";
 import { Link } from "../components/Link";
+import { Table } from "../components/Table";
 import { when } from "../format";
 import { navigate } from "../router";
 import type { Product } from "../types";
@@ -32,28 +33,26 @@ export function Products(props: { products: Product[]; onCreated: (p: Product) =
       <p class="crumbs">Settings</p>
       <h1>Products</h1>
       <p class="muted">A product is the unit of data: each has its own API keys, query tokens and events.</p>
-      <div class="table-scroll">
-        <table class="table" aria-label="Products">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>ID</th>
-              <th>Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.products.map((p) => (
-              <tr key={p.id}>
-                <td>
-                  <Link href={`/settings/products/${p.id}?product=${p.id}`}>{p.name}</Link>
-                </td>
-                <td>{p.id}</td>
-                <td>{when(p.createdAt)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table
+        label="Products"
+        head={
+          <>
+            <th>Name</th>
+            <th>ID</th>
+            <th>Created</th>
+          </>
+        }
+      >
+        {props.products.map((p) => (
+          <tr key={p.id}>
+            <td>
+              <Link href={`/settings/products/${p.id}?product=${p.id}`}>{p.name}</Link>
+            </td>
+            <td>{p.id}</td>
+            <td>{when(p.createdAt)}</td>
+          </tr>
+        ))}
+      </Table>
       <form class="card inline-form" onSubmit={create} aria-label="New product">
         <label>
           New product

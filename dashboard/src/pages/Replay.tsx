@@ -3,6 +3,7 @@ import { Replayer } from "rrweb";
 import "rrweb/dist/style.css";
 import { api, message } from "../api";
 import { ConfirmDialog } from "../components/ConfirmDialog";
+import { Crumb, ItemHead } from "../components/ItemHead";
 import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { when } from "../format";
@@ -393,9 +394,7 @@ function Player(props: { product: Product; sessionId: string; at?: number }) {
   if (loaded.state === "failed") {
     return (
       <section class="page">
-        <p class="crumbs">
-          <Link href={list}>Replays</Link>
-        </p>
+        <Crumb href={list}>Replays</Crumb>
         <ErrorState message={loaded.error} onRetry={reload} />
       </section>
     );
@@ -410,22 +409,25 @@ function Player(props: { product: Product; sessionId: string; at?: number }) {
   const ready = status !== "loading";
   return (
     <section class="page replay">
-      <p class="crumbs">
-        <Link href={list}>Replays</Link>
-      </p>
-      <div class="section-head tight">
-        <h1>
-          {/* Loaded anew, so that the user's page leaves this page's looser policy behind. */}
-          <Link href={userHref(pid, s.distinctId)} reload title="The user's events and replays">
-            {s.distinctId}
-          </Link>
-        </h1>
-        <div class="actions">
-          <button type="button" class="button danger" onClick={() => setConfirm(true)}>
-            Delete…
-          </button>
-        </div>
-      </div>
+      <ItemHead
+        list={list}
+        listLabel="Replays"
+        title={
+          <>
+            {/* Loaded anew, so that the user's page leaves this page's looser policy behind. */}
+            <Link href={userHref(pid, s.distinctId)} reload title="The user's events and replays">
+              {s.distinctId}
+            </Link>
+          </>
+        }
+        actions={
+          <>
+            <button type="button" class="button danger" onClick={() => setConfirm(true)}>
+              Delete…
+            </button>
+          </>
+        }
+      />
       <Notice notice={notice} />
       <dl class="facts compact">
         <div>

@@ -4,6 +4,7 @@ import { bucketTime, bucketTitle, nextBucket, num } from "../charts/time";
 import { annotationsBetween, PeriodMarker, useChartAnnotations } from "../components/ChartAnnotations";
 import { EventInput, EventList, useEventNamesResult } from "../components/EventInput";
 import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
+import { Table } from "../components/Table";
 import { plural } from "../format";
 import { useLoad } from "../load";
 import type { DateRange } from "../range";
@@ -124,47 +125,46 @@ export function CohortTable(props: { result: RetentionResult; annotations?: Anno
   const width = Math.max(...cohorts.map((c) => c.values.length));
   const p = props.result.period as Period;
   return (
-    <div class="table-scroll">
-      <table class="table cohorts" aria-label="Retention by cohort">
-        <thead>
-          <tr>
-            <th scope="col">Cohort</th>
-            <th scope="col">Users</th>
-            {Array.from({ length: width }, (_, k) => (
-              <th scope="col" key={k}>
-                {p === "day" ? "Day" : p === "month" ? "Month" : "Week"} {k}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {cohorts.map((c) => (
-            <tr key={c.date}>
-              <th scope="row">
-                <span class="cohort-title">
-                  {bucketTitle(c.date, p === "week" ? "week" : p)}
-                  <PeriodMarker annotations={annotationsBetween(props.annotations ?? [], bucketTime(c.date), nextBucket(bucketTime(c.date), p))} />
-                </span>
-              </th>
-              <td class="num">{num(c.size)}</td>
-              {Array.from({ length: width }, (_, k) => {
-                if (k >= c.values.length) return <td key={k} class="cell-none" />;
-                const share = c.size ? c.values[k] / c.size : 0;
-                return (
-                  <td
-                    key={k}
-                    class="heat"
-                    style={{ background: `rgb(2 132 199 / ${(0.08 + share * 0.85).toFixed(3)})`, color: share > 0.5 ? "#fff" : undefined }}
-                    title={`${num(c.values[k])} of ${plural(c.size, "user")}`}
-                  >
-                    {c.size ? `${Math.round(share * 1000) / 10}%` : "—"}
-                  </td>
-                );
-              })}
-            </tr>
+    <Table
+      label="Retention by cohort"
+      class="table cohorts"
+      head={
+        <>
+          <th scope="col">Cohort</th>
+          <th scope="col">Users</th>
+          {Array.from({ length: width }, (_, k) => (
+            <th scope="col" key={k}>
+              {p === "day" ? "Day" : p === "month" ? "Month" : "Week"} {k}
+            </th>
           ))}
-        </tbody>
-      </table>
-    </div>
+        </>
+      }
+    >
+      {cohorts.map((c) => (
+        <tr key={c.date}>
+          <th scope="row">
+            <span class="cohort-title">
+              {bucketTitle(c.date, p === "week" ? "week" : p)}
+              <PeriodMarker annotations={annotationsBetween(props.annotations ?? [], bucketTime(c.date), nextBucket(bucketTime(c.date), p))} />
+            </span>
+          </th>
+          <td class="num">{num(c.size)}</td>
+          {Array.from({ length: width }, (_, k) => {
+            if (k >= c.values.length) return <td key={k} class="cell-none" />;
+            const share = c.size ? c.values[k] / c.size : 0;
+            return (
+              <td
+                key={k}
+                class="heat"
+                style={{ background: `rgb(2 132 199 / ${(0.08 + share * 0.85).toFixed(3)})`, color: share > 0.5 ? "#fff" : undefined }}
+                title={`${num(c.values[k])} of ${plural(c.size, "user")}`}
+              >
+                {c.size ? `${Math.round(share * 1000) / 10}%` : "—"}
+              </td>
+            );
+          })}
+        </tr>
+      ))}
+    </Table>
   );
 }

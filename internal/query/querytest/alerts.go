@@ -97,14 +97,7 @@ func GenerateErrorActivity(seed int64) ActivityDataset {
 		if fp != "" {
 			e.Properties["$exception_fingerprint"] = fp
 		}
-		switch r.IntN(25) {
-		case 0:
-			e.Test = true
-		case 1:
-			e.Bot = true
-		case 2:
-			e.Name = "$pageview"
-		}
+		leaveOut(r, &e, 25)
 		ds.Events = append(ds.Events, e)
 	}
 	span := ds.To.Sub(ds.From)

@@ -145,18 +145,25 @@ func GenerateErrors(seed int64) ErrorDataset {
 		if r.IntN(12) != 0 {
 			e.Properties["$exception_fingerprint"] = fp
 		}
-		switch r.IntN(20) {
-		case 0:
-			e.Test = true
-		case 1:
-			e.Bot = true
-		case 2:
-			e.Name = "$pageview"
-		}
+		leaveOut(r, &e, 20)
 		ds.Events = append(ds.Events, e)
 	}
 	ds.Aliases = []map[string]string{nil, {"b2": "a1"}, {"b2": "a1", "e5": "a1", "d4": "z9"}, {"c3": "d4"}}[r.IntN(4)]
 	return ds
+}
+
+// leaveOut makes one in n of the events an error generator makes a test
+// event, one a bot's and one not an exception: the events the error
+// queries must leave out.
+func leaveOut(r *rand.Rand, e *Event, n int) {
+	switch r.IntN(n) {
+	case 0:
+		e.Test = true
+	case 1:
+		e.Bot = true
+	case 2:
+		e.Name = "$pageview"
+	}
 }
 
 // ErrorOccurrences returns the live, non-bot "$exception" events with a

@@ -32,11 +32,7 @@ func scanWebhook(row Scanner) (analytics.AlertWebhook, error) {
 
 // AlertWebhook returns a product's webhook.
 func (s *Store) AlertWebhook(ctx context.Context, productID int64) (analytics.AlertWebhook, error) {
-	w, err := scanWebhook(s.conn().QueryRowContext(ctx, `SELECT `+webhookCols+` FROM alert_webhooks WHERE product_id = $1`, productID))
-	if err != nil {
-		return w, notFound(err, fmt.Sprintf("alert webhook of product %d", productID))
-	}
-	return w, nil
+	return queryOne(ctx, s.conn(), fmt.Sprintf("alert webhook of product %d", productID), scanWebhook, `SELECT `+webhookCols+` FROM alert_webhooks WHERE product_id = $1`, productID)
 }
 
 // CreateAlertWebhook inserts w unless its product has a webhook: the

@@ -72,12 +72,8 @@ func (s *Store) CreateCampaign(ctx context.Context, c *analytics.Campaign) error
 
 // Campaign returns one campaign of a product, or ErrNotFound.
 func (s *Store) Campaign(ctx context.Context, productID, id int64) (analytics.Campaign, error) {
-	c, err := scanCampaign(s.conn().QueryRowContext(ctx,
-		`SELECT `+campaignColumns+` FROM campaigns WHERE product_id = $1 AND id = $2`, productID, id))
-	if err != nil {
-		return c, notFound(err, fmt.Sprintf("campaign %d", id))
-	}
-	return c, nil
+	return queryOne(ctx, s.conn(), fmt.Sprintf("campaign %d", id), scanCampaign,
+		`SELECT `+campaignColumns+` FROM campaigns WHERE product_id = $1 AND id = $2`, productID, id)
 }
 
 // ListCampaigns returns a product's campaigns, oldest first.
@@ -98,7 +94,7 @@ func (s *Store) UpdateCampaign(ctx context.Context, c *analytics.Campaign) error
 		`UPDATE campaigns SET name = $1, status = $2, experiment_id = $3, flag_key = $4, definition = $5, updated_at = $6
 		 WHERE product_id = $7 AND id = $8`,
 		c.Name, string(c.Status), c.ExperimentID, c.FlagKey, def, c.UpdatedAt, c.ProductID, c.ID)
-	return affectedOne(res, err, fmt.Sprintf("campaign %d", c.ID))
+	return affected(res, err, fmt.Sprintf("campaign %d", c.ID))
 }
 
 // DeleteCampaign removes a campaign, its outcomes and its survey
@@ -106,7 +102,7 @@ func (s *Store) UpdateCampaign(ctx context.Context, c *analytics.Campaign) error
 func (s *Store) DeleteCampaign(ctx context.Context, productID, id int64) error {
 	return s.inTx(ctx, "deleting campaign", func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM campaigns WHERE product_id = $1 AND id = $2`, productID, id)
-		if err := affectedOne(res, err, fmt.Sprintf("campaign %d", id)); err != nil {
+		if err := affected(res, err, fmt.Sprintf("campaign %d", id)); err != nil {
 			return err
 		}
 		// The users' rows keep their states with the campaign, which no
@@ -117,22 +113,6 @@ func (s *Store) DeleteCampaign(ctx context.Context, productID, id int64) error {
 		_, err = tx.ExecContext(ctx, `DELETE FROM survey_responses WHERE product_id = $1 AND campaign_id = $2`, productID, id)
 		return err
 	})
-}
-
-// affectedOne turns an UPDATE or DELETE that touched no row into
-// ErrNotFound.
-func affectedOne(res sql.Result, err error, what string) error {
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("%s: %w", what, analytics.ErrNotFound)
-	}
-	return nil
 }
 
 // AutoRender reports a product's auto-render messages setting; a product

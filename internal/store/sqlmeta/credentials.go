@@ -44,20 +44,12 @@ func (s *Store) CreateAPIKey(ctx context.Context, k *analytics.APIKey) error {
 
 // APIKeyByHash returns the key with the given SHA-256.
 func (s *Store) APIKeyByHash(ctx context.Context, hash []byte) (analytics.APIKey, error) {
-	k, err := scanKey(s.conn().QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = $1`, hash))
-	if err != nil {
-		return k, notFound(err, "api key")
-	}
-	return k, nil
+	return queryOne(ctx, s.conn(), "api key", scanKey, `SELECT `+keyColumns+` FROM api_keys WHERE hash = $1`, hash)
 }
 
 // APIKey returns the key with the given ID.
 func (s *Store) APIKey(ctx context.Context, id int64) (analytics.APIKey, error) {
-	k, err := scanKey(s.conn().QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1`, id))
-	if err != nil {
-		return k, notFound(err, fmt.Sprintf("api key %d", id))
-	}
-	return k, nil
+	return queryOne(ctx, s.conn(), fmt.Sprintf("api key %d", id), scanKey, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1`, id)
 }
 
 // ListAPIKeys returns a product's keys, oldest first.
@@ -173,11 +165,7 @@ func (s *Store) CreateQueryToken(ctx context.Context, t *analytics.QueryToken) e
 
 // QueryTokenByHash returns the token with the given SHA-256.
 func (s *Store) QueryTokenByHash(ctx context.Context, hash []byte) (analytics.QueryToken, error) {
-	t, err := scanToken(s.conn().QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM query_tokens WHERE hash = $1`, hash))
-	if err != nil {
-		return t, notFound(err, "query token")
-	}
-	return t, nil
+	return queryOne(ctx, s.conn(), "query token", scanToken, `SELECT `+tokenColumns+` FROM query_tokens WHERE hash = $1`, hash)
 }
 
 // ListQueryTokens returns a product's tokens, oldest first.

@@ -109,12 +109,8 @@ func eventsJSON(events []string) (string, error) {
 
 // Experiment returns one experiment of a product, or ErrNotFound.
 func (s *Store) Experiment(ctx context.Context, productID, id int64) (analytics.Experiment, error) {
-	e, err := scanExperiment(s.conn().QueryRowContext(ctx,
-		`SELECT `+experimentColumns+experimentFrom+` WHERE e.product_id = $1 AND e.id = $2`, productID, id))
-	if err != nil {
-		return e, notFound(err, fmt.Sprintf("experiment %d", id))
-	}
-	return e, nil
+	return queryOne(ctx, s.conn(), fmt.Sprintf("experiment %d", id), scanExperiment,
+		`SELECT `+experimentColumns+experimentFrom+` WHERE e.product_id = $1 AND e.id = $2`, productID, id)
 }
 
 // ListExperiments returns a product's experiments, oldest first.

@@ -73,12 +73,8 @@ func (s *Store) CreateFlag(ctx context.Context, f *analytics.Flag, actor string)
 
 // Flag returns one flag of a product, or ErrNotFound.
 func (s *Store) Flag(ctx context.Context, productID, id int64) (analytics.Flag, error) {
-	f, err := scanFlag(s.conn().QueryRowContext(ctx,
-		`SELECT `+flagColumns+` FROM flags WHERE product_id = $1 AND id = $2`, productID, id))
-	if err != nil {
-		return f, notFound(err, fmt.Sprintf("flag %d", id))
-	}
-	return f, nil
+	return queryOne(ctx, s.conn(), fmt.Sprintf("flag %d", id), scanFlag,
+		`SELECT `+flagColumns+` FROM flags WHERE product_id = $1 AND id = $2`, productID, id)
 }
 
 // ListFlags returns a product's flags, oldest first.

@@ -37,12 +37,8 @@ func (s *Store) CreateSavedQuery(ctx context.Context, q *analytics.SavedQuery) e
 
 // SavedQuery returns one saved query of a product, or ErrNotFound.
 func (s *Store) SavedQuery(ctx context.Context, productID, id int64) (analytics.SavedQuery, error) {
-	q, err := scanSavedQuery(s.conn().QueryRowContext(ctx,
-		`SELECT `+savedQueryColumns+` FROM saved_queries WHERE product_id = $1 AND id = $2`, productID, id))
-	if err != nil {
-		return q, notFound(err, "reading saved query")
-	}
-	return q, nil
+	return queryOne(ctx, s.conn(), "reading saved query", scanSavedQuery,
+		`SELECT `+savedQueryColumns+` FROM saved_queries WHERE product_id = $1 AND id = $2`, productID, id)
 }
 
 // ListSavedQueries returns a product's saved queries, newest first.

@@ -188,6 +188,16 @@ func QueryAll[T any](ctx context.Context, db Querier, what string, scan func(Sca
 	return sqlbuild.Collect(what, rows, func(r *sql.Rows) (T, error) { return scan(r) })
 }
 
+// queryOne runs a query that selects at most one row and scans it with
+// scan. No row is analytics.ErrNotFound; what names the row in errors.
+func queryOne[T any](ctx context.Context, db Querier, what string, scan func(Scanner) (T, error), query string, args ...any) (T, error) {
+	v, err := scan(db.QueryRowContext(ctx, query, args...))
+	if err != nil {
+		return v, notFound(err, what)
+	}
+	return v, nil
+}
+
 // notFound wraps sql.ErrNoRows as analytics.ErrNotFound so that callers need
 // not know which database answered.
 func notFound(err error, what string) error {

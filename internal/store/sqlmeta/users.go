@@ -90,20 +90,12 @@ func scanUser(r Scanner) (analytics.User, error) {
 
 // UserByEmail returns the user with the given email.
 func (s *Store) UserByEmail(ctx context.Context, email string) (analytics.User, error) {
-	u, err := scanUser(s.conn().QueryRowContext(ctx, `SELECT `+userColumns+` FROM dashboard_users WHERE email = $1`, email))
-	if err != nil {
-		return u, notFound(err, "user by email")
-	}
-	return u, nil
+	return queryOne(ctx, s.conn(), "user by email", scanUser, `SELECT `+userColumns+` FROM dashboard_users WHERE email = $1`, email)
 }
 
 // User returns one user.
 func (s *Store) User(ctx context.Context, id int64) (analytics.User, error) {
-	u, err := scanUser(s.conn().QueryRowContext(ctx, `SELECT `+userColumns+` FROM dashboard_users WHERE id = $1`, id))
-	if err != nil {
-		return u, notFound(err, fmt.Sprintf("user %d", id))
-	}
-	return u, nil
+	return queryOne(ctx, s.conn(), fmt.Sprintf("user %d", id), scanUser, `SELECT `+userColumns+` FROM dashboard_users WHERE id = $1`, id)
 }
 
 // UserWorkspaces returns the workspaces a user belongs to, in ID order.

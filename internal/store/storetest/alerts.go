@@ -16,12 +16,9 @@ import (
 // alert is claimed once per product, fingerprint, kind and hour, even by
 // claims racing on many connections; attempts are recorded; lists are
 // newest first; and every method is scoped to its product.
-func testAlerts(t *testing.T, s Meta) {
-	ctx := context.Background()
-	ws, _ := s.CreateWorkspace(ctx, "W")
-	a, _ := s.CreateProduct(ctx, ws.ID, "A")
-	b, _ := s.CreateProduct(ctx, ws.ID, "B")
-	c, _ := s.CreateProduct(ctx, ws.ID, "C")
+func testAlerts(ctx context.Context, t *testing.T, s Meta) {
+	ps := products(ctx, t, s, "A", "B", "C")
+	a, b, c := ps[0], ps[1], ps[2]
 
 	if _, err := s.AlertWebhook(ctx, a.ID); !errors.Is(err, analytics.ErrNotFound) {
 		t.Errorf("webhook before any: %v", err)

@@ -15,8 +15,7 @@ import (
 // testAnnotations checks annotation storage: scoping by workspace (never
 // by product), the query scope, order, paging, date bounds, both deletes,
 // and the annotations going with their saved query.
-func testAnnotations(t *testing.T, s Meta) {
-	ctx := context.Background()
+func testAnnotations(ctx context.Context, t *testing.T, s Meta) {
 	w1, _ := s.CreateWorkspace(ctx, "One")
 	w2, _ := s.CreateWorkspace(ctx, "Two")
 	a, _ := s.CreateProduct(ctx, w1.ID, "A")

@@ -16,11 +16,7 @@ import (
 // replaced by a later one and read back per user, outcome counts, survey
 // responses, and that deleting a campaign takes its states and responses
 // with it.
-func testCampaigns(t *testing.T, s Meta) {
-	ctx := context.Background()
-	ws, _ := s.CreateWorkspace(ctx, "W")
-	a, _ := s.CreateProduct(ctx, ws.ID, "A")
-	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+func testCampaigns(ctx context.Context, t *testing.T, s Meta, a, b analytics.Product) {
 
 	exp := int64(7)
 	c := analytics.Campaign{ProductID: a.ID, Name: "Welcome tour ✨", Status: analytics.CampaignActive,

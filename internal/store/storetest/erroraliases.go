@@ -18,11 +18,7 @@ import (
 // each other's, a group lists what was merged into it, and an unmerge
 // deletes only the product's aliases it names, or nothing when one of
 // them is not an alias.
-func testErrorAliases(t *testing.T, s Meta) {
-	ctx := context.Background()
-	ws, _ := s.CreateWorkspace(ctx, "W")
-	a, _ := s.CreateProduct(ctx, ws.ID, "A")
-	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+func testErrorAliases(ctx context.Context, t *testing.T, s Meta, a, b analytics.Product) {
 	aliases := func(p int64) map[string]string {
 		t.Helper()
 		m, err := s.ErrorAliases(ctx, p)

@@ -15,8 +15,7 @@ import (
 // querytest: exposures of the experiment only, users of two arms apart,
 // conversions at or after the first exposure, and the default metric
 // converted = 1.
-func testExperimentCounts(t *testing.T, s Events) {
-	ctx := context.Background()
+func testExperimentCounts(ctx context.Context, t *testing.T, s Events) {
 	for seed := int64(1); seed <= 25; seed++ {
 		ds := querytest.GenerateExperiment(seed)
 		p := analytics.Product{ID: 300 + seed}
@@ -46,8 +45,7 @@ func testExperimentCounts(t *testing.T, s Events) {
 
 // testErrorGroups runs the error groups on the store for seeded random
 // datasets and compares each answer with the reference in querytest.
-func testErrorGroups(t *testing.T, s Events) {
-	ctx := context.Background()
+func testErrorGroups(ctx context.Context, t *testing.T, s Events) {
 	for seed := int64(1); seed <= 20; seed++ {
 		ds := querytest.GenerateErrors(seed)
 		p := analytics.Product{ID: 500 + seed}
@@ -125,8 +123,7 @@ func testErrorGroups(t *testing.T, s Events) {
 // random datasets and compares each answer with the reference in
 // querytest: the recent part and the history split at Recent, the minimum
 // recent count, first-only groups and the range's boundaries.
-func testErrorActivity(t *testing.T, s Events) {
-	ctx := context.Background()
+func testErrorActivity(ctx context.Context, t *testing.T, s Events) {
 	for seed := int64(1); seed <= 20; seed++ {
 		ds := querytest.GenerateErrorActivity(seed)
 		p := analytics.Product{ID: 700 + seed}

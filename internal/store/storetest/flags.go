@@ -15,11 +15,7 @@ import (
 // per product, every method is scoped to its product, and the audit trail
 // records each write with what changed, and nothing for a write that
 // changed nothing.
-func testFlags(t *testing.T, s Meta) {
-	ctx := context.Background()
-	ws, _ := s.CreateWorkspace(ctx, "W")
-	a, _ := s.CreateProduct(ctx, ws.ID, "A")
-	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+func testFlags(ctx context.Context, t *testing.T, s Meta, a, b analytics.Product) {
 
 	f := analytics.Flag{ProductID: a.ID, Key: "pricing_copy_test", Name: "Pricing copy test", Description: "Which headline sells",
 		Enabled: true, Rollout: 12.34, Variants: []analytics.FlagVariant{
@@ -119,11 +115,7 @@ func testFlags(t *testing.T, s Meta) {
 // flag's key comes with it, a flag of another product is refused, a flag
 // carries one open experiment at a time, and every method is scoped to its
 // product.
-func testExperiments(t *testing.T, s Meta) {
-	ctx := context.Background()
-	ws, _ := s.CreateWorkspace(ctx, "W")
-	a, _ := s.CreateProduct(ctx, ws.ID, "A")
-	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+func testExperiments(ctx context.Context, t *testing.T, s Meta, a, b analytics.Product) {
 	f := analytics.Flag{ProductID: a.ID, Key: "pricing_copy_test", Name: "Pricing copy test", Rollout: 100,
 		Variants: []analytics.FlagVariant{{Key: "control", Weight: 50}, {Key: "treatment", Weight: 50}}}
 	if err := s.CreateFlag(ctx, &f, "x"); err != nil {
@@ -241,8 +233,7 @@ func testSampleRatio(t *testing.T, s Meta, a, b int64, e analytics.Experiment) {
 
 // testLeases checks that one holder at a time has a lease: another holder
 // gets it only once it expired, and the holder renews it.
-func testLeases(t *testing.T, s Meta) {
-	ctx := context.Background()
+func testLeases(ctx context.Context, t *testing.T, s Meta) {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	take := func(holder string, at time.Time) bool {
 		t.Helper()

@@ -18,8 +18,7 @@ import (
 // gives other answers, then on seeded random datasets whose users belong
 // to a few companies, against the reference over querytest.ByGroup. Every
 // event store must give these same answers.
-func testGroupQueries(t *testing.T, s Events) {
-	ctx := context.Background()
+func testGroupQueries(ctx context.Context, t *testing.T, s Events) {
 	engine := &query.Engine{Store: s}
 	c := querytest.GroupCases()
 	const p = 700

@@ -15,11 +15,7 @@ import (
 // types are exact text, the list is newest first and cut at its limit,
 // concurrent writes of one group lose no key, and one product never sees
 // another's groups, even under the same type and key.
-func testGroups(t *testing.T, s Meta) {
-	ctx := context.Background()
-	ws, _ := s.CreateWorkspace(ctx, "W")
-	a, _ := s.CreateProduct(ctx, ws.ID, "A")
-	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+func testGroups(ctx context.Context, t *testing.T, s Meta, a, b analytics.Product) {
 
 	props := func(g analytics.Group) map[string]any {
 		var m map[string]any

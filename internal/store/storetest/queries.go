@@ -15,11 +15,7 @@ import (
 )
 
 // testSavedQueries checks saved query storage, scoped by product.
-func testSavedQueries(t *testing.T, s Meta) {
-	ctx := context.Background()
-	ws, _ := s.CreateWorkspace(ctx, "W")
-	a, _ := s.CreateProduct(ctx, ws.ID, "A")
-	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+func testSavedQueries(ctx context.Context, t *testing.T, s Meta, a, b analytics.Product) {
 	q := analytics.SavedQuery{ProductID: a.ID, Kind: analytics.QueryFunnel, Name: "Signup",
 		Definition: json.RawMessage(`{"steps":["a","b"]}`)}
 	if err := s.CreateSavedQuery(ctx, &q); err != nil || q.ID == 0 || q.CreatedAt.IsZero() {
@@ -89,8 +85,7 @@ func storeEvents(productID int64, events []querytest.Event) []analytics.Event {
 
 // testQueries runs the query engine on the store for seeded random
 // datasets and compares each answer with the reference in querytest.
-func testQueries(t *testing.T, s Events) {
-	ctx := context.Background()
+func testQueries(ctx context.Context, t *testing.T, s Events) {
 	engine := &query.Engine{Store: s}
 	for seed := int64(1); seed <= 40; seed++ {
 		ds := querytest.Generate(seed)
@@ -176,8 +171,7 @@ func testQueries(t *testing.T, s Events) {
 
 // testFunnelCases runs the hand-computed funnel cases: window boundaries,
 // equal timestamps, repeats, the same name in two steps, and the rest.
-func testFunnelCases(t *testing.T, s Events) {
-	ctx := context.Background()
+func testFunnelCases(ctx context.Context, t *testing.T, s Events) {
 	engine := &query.Engine{Store: s}
 	for i, c := range querytest.FunnelCases() {
 		p := int64(500 + i)
@@ -204,8 +198,7 @@ func testFunnelCases(t *testing.T, s Events) {
 // testBots checks the AI-bot panel on a handful of bot fetches: bots by
 // hits, then name; pages by hits, then URL, with their distinct bots; and
 // nothing from another product, the test environment or human events.
-func testBots(t *testing.T, s Events) {
-	ctx := context.Background()
+func testBots(ctx context.Context, t *testing.T, s Events) {
 	day := time.Date(2026, 5, 4, 0, 0, 0, 0, time.UTC)
 	hit := func(i int, product int64, env analytics.Env, name, bot, cat, url string, at time.Duration) analytics.Event {
 		return analytics.Event{UUID: [16]byte{byte(i), 0xb0}, ProductID: product, Env: env, Timestamp: day.Add(at), ReceivedAt: day,
@@ -249,8 +242,7 @@ func testBots(t *testing.T, s Events) {
 // by events, ties by name, cut at the limit; nothing outside the range,
 // from another product or environment, and no AI-bot events. Names are
 // bound values, so quotes and unicode come back as sent.
-func testEventNames(t *testing.T, s Events) {
-	ctx := context.Background()
+func testEventNames(ctx context.Context, t *testing.T, s Events) {
 	day := time.Date(2026, 5, 4, 0, 0, 0, 0, time.UTC)
 	var events []analytics.Event
 	add := func(product int64, env analytics.Env, name string, bot bool, at time.Duration, n int) {

@@ -375,6 +375,42 @@ func testReplaySessionCap(t *testing.T, s analytics.ReplayStore) {
 	}
 }
 
+// keptSessions is the ids of product 1's sessions, sorted, as fmt prints
+// them.
+func keptSessions(ctx context.Context, s analytics.ReplayStore) (string, error) {
+	list, err := s.ListReplaySessions(ctx, 1, analytics.ReplayFilter{})
+	var ids []string
+	for _, x := range list {
+		ids = append(ids, x.SessionID)
+	}
+	slices.Sort(ids)
+	return fmt.Sprint(ids), err
+}
+
+// concurrently runs work(w) for each of workers goroutines at once, and
+// waits for them all.
+func concurrently(workers int, work func(w int)) {
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Go(func() { work(w) })
+	}
+	wg.Wait()
+}
+
+// appendAgain appends chunks as ingest's client would: a call that fails
+// (DuckDB refuses a conflicting transaction rather than waiting; ingest
+// answers 503) is sent again, a little later each time, up to tries calls
+// in all. It returns the last call's answer.
+func appendAgain(ctx context.Context, s analytics.ReplayStore, chunks []analytics.ReplayChunk, limits analytics.ReplayLimits, tries int) (analytics.ReplayRefused, error) {
+	for try := 0; ; try++ {
+		refused, err := s.AppendReplayChunks(ctx, chunks, limits)
+		if err == nil || try == tries-1 {
+			return refused, err
+		}
+		time.Sleep(time.Duration(try+1) * time.Millisecond)
+	}
+}
+
 // testReplayConcurrentCap appends 32 chunks to one session from 8
 // goroutines at once under a cap of 10: exactly 10 are stored and the
 // other 22 refused, none twice. A call that fails (DuckDB refuses a
@@ -386,31 +422,19 @@ func testReplayConcurrentCap(t *testing.T, s analytics.ReplayStore) {
 	limit := fits * analytics.ReplayChunkCharge(size)
 	var mu sync.Mutex
 	refused := 0
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < each; i++ {
-				c := sized(1, "busy", fmt.Sprintf("w%d", w), i, size)
-				for try := 0; ; try++ {
-					full, err := s.AppendReplayChunks(ctx, []analytics.ReplayChunk{c}, analytics.ReplayLimits{SessionBytes: limit})
-					if err == nil {
-						mu.Lock()
-						refused += len(full.SessionFull)
-						mu.Unlock()
-						break
-					}
-					if try == 50 {
-						t.Errorf("chunk %d of w%d: %v", i, w, err)
-						return
-					}
-					time.Sleep(time.Duration(try+1) * time.Millisecond)
-				}
+	concurrently(workers, func(w int) {
+		for i := 0; i < each; i++ {
+			c := sized(1, "busy", fmt.Sprintf("w%d", w), i, size)
+			full, err := appendAgain(ctx, s, []analytics.ReplayChunk{c}, analytics.ReplayLimits{SessionBytes: limit}, 51)
+			if err != nil {
+				t.Errorf("chunk %d of w%d: %v", i, w, err)
+				return
 			}
-		}()
-	}
-	wg.Wait()
+			mu.Lock()
+			refused += len(full.SessionFull)
+			mu.Unlock()
+		}
+	})
 	got, err := s.ReplaySession(ctx, 1, "busy")
 	stored, _ := readReplay(t, s, 1, "busy", analytics.MaxReplayPageBytes)
 	if err != nil || got.Chunks != fits || got.Bytes != limit || len(stored) != fits || refused != workers*each-fits {
@@ -456,13 +480,7 @@ func testReplaySessionsCap(t *testing.T, s analytics.ReplayStore) {
 		t.Fatal(err)
 	}
 	add("after a delete", "session [] product [1]", sized(1, "e", "w", 0, 1000), sized(1, "f", "w", 0, 1000))
-	list, err := s.ListReplaySessions(ctx, 1, analytics.ReplayFilter{})
-	var ids []string
-	for _, x := range list {
-		ids = append(ids, x.SessionID)
-	}
-	slices.Sort(ids)
-	if err != nil || fmt.Sprint(ids) != "[a c e]" {
+	if ids, err := keptSessions(ctx, s); err != nil || ids != "[a c e]" {
 		t.Errorf("product 1 keeps %v, %v; want [a c e]", ids, err)
 	}
 	if got, err := s.ReplaySession(ctx, 1, "a"); err != nil || got.Chunks != 4 {
@@ -514,13 +532,7 @@ func testReplaySessionsCount(t *testing.T, s analytics.ReplayStore) {
 	del("c")
 	add("two new sessions with room for two", "product []", sized(1, "y", "w", 0, 100), sized(1, "z", "w", 0, 100))
 	add("one more", "product [0]", sized(1, "b", "w", 0, 100))
-	list, err := s.ListReplaySessions(ctx, 1, analytics.ReplayFilter{})
-	var ids []string
-	for _, x := range list {
-		ids = append(ids, x.SessionID)
-	}
-	slices.Sort(ids)
-	if err != nil || fmt.Sprint(ids) != "[a y z]" {
+	if ids, err := keptSessions(ctx, s); err != nil || ids != "[a y z]" {
 		t.Errorf("product 1 keeps %v, %v; want [a y z]", ids, err)
 	}
 }
@@ -544,13 +556,7 @@ func testReplayDeleteMany(t *testing.T, s analytics.ReplayStore) {
 	if err != nil || n != 3 {
 		t.Fatalf("deleting s1, s3 and s4 among others: %d deleted, %v; want 3", n, err)
 	}
-	list, err := s.ListReplaySessions(ctx, 1, analytics.ReplayFilter{})
-	var ids []string
-	for _, x := range list {
-		ids = append(ids, x.SessionID)
-	}
-	slices.Sort(ids)
-	if err != nil || fmt.Sprint(ids) != "[s0 s2 s5]" {
+	if ids, err := keptSessions(ctx, s); err != nil || ids != "[s0 s2 s5]" {
 		t.Errorf("product 1 keeps %v, %v; want [s0 s2 s5]", ids, err)
 	}
 	for _, sid := range []string{"s1", "s3", "s4"} {
@@ -595,35 +601,23 @@ func testReplayConcurrentSessionsCap(t *testing.T, s analytics.ReplayStore) {
 	appendReplay(t, s, sized(1, "kept-0", "w", 0, 100), sized(1, "kept-1", "w", 0, 100))
 	var mu sync.Mutex
 	refused := 0
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < each; i++ {
-				batch := []analytics.ReplayChunk{sized(1, fmt.Sprintf("new-%d-%d", w, i), "w", 0, 100),
-					sized(1, fmt.Sprintf("kept-%d", i%2), fmt.Sprintf("w%d", w), i, 100)}
-				for try := 0; ; try++ {
-					r, err := s.AppendReplayChunks(ctx, batch, limits)
-					if err == nil {
-						mu.Lock()
-						refused += len(r.ProductFull)
-						if len(r.SessionFull) > 0 || (len(r.ProductFull) > 0 && fmt.Sprint(r.ProductFull) != "[0]") {
-							t.Errorf("batch %d of worker %d: refused %+v; only its new session's chunk may be", i, w, r)
-						}
-						mu.Unlock()
-						break
-					}
-					if try == 100 {
-						t.Errorf("batch %d of worker %d: %v", i, w, err)
-						return
-					}
-					time.Sleep(time.Duration(try+1) * time.Millisecond)
-				}
+	concurrently(workers, func(w int) {
+		for i := 0; i < each; i++ {
+			batch := []analytics.ReplayChunk{sized(1, fmt.Sprintf("new-%d-%d", w, i), "w", 0, 100),
+				sized(1, fmt.Sprintf("kept-%d", i%2), fmt.Sprintf("w%d", w), i, 100)}
+			r, err := appendAgain(ctx, s, batch, limits, 101)
+			if err != nil {
+				t.Errorf("batch %d of worker %d: %v", i, w, err)
+				return
 			}
-		}()
-	}
-	wg.Wait()
+			mu.Lock()
+			refused += len(r.ProductFull)
+			if len(r.SessionFull) > 0 || (len(r.ProductFull) > 0 && fmt.Sprint(r.ProductFull) != "[0]") {
+				t.Errorf("batch %d of worker %d: refused %+v; only its new session's chunk may be", i, w, r)
+			}
+			mu.Unlock()
+		}
+	})
 	list, err := s.ListReplaySessions(ctx, 1, analytics.ReplayFilter{})
 	if err != nil || len(list) != max || refused != workers*each-(max-2) {
 		t.Errorf("%d sessions kept, %v; %d refused; want %d kept, %d refused", len(list), err, refused, max, workers*each-(max-2))

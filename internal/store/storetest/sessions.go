@@ -44,8 +44,7 @@ func sessionsOf(t *testing.T, s Events, productID int64, env analytics.Env, from
 // datasets, live and test, and compares each answer with the reference in
 // querytest. Every dataset is its own product, so the answers also show
 // that no product's visits reach another's.
-func testSessions(t *testing.T, s Events) {
-	ctx := context.Background()
+func testSessions(ctx context.Context, t *testing.T, s Events) {
 	for seed := int64(1); seed <= 40; seed++ {
 		ds := querytest.GenerateSessions(seed)
 		p := analytics.Product{ID: 700 + seed}
@@ -63,8 +62,7 @@ func testSessions(t *testing.T, s Events) {
 }
 
 // testSessionCases runs the hand-counted sessions cases on the store.
-func testSessionCases(t *testing.T, s Events) {
-	ctx := context.Background()
+func testSessionCases(ctx context.Context, t *testing.T, s Events) {
 	for i, c := range querytest.SessionCases() {
 		p := analytics.Product{ID: 780 + int64(i)}
 		if err := s.AppendEvents(ctx, storeEvents(p.ID, c.Events)); err != nil {

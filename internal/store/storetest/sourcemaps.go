@@ -16,11 +16,7 @@ import (
 // URL replaces the earlier one, lists are newest first and by release,
 // deletes are by release, HasSourcemap answers what SourcemapText would
 // find, and every method is scoped to its product.
-func testSourcemaps(t *testing.T, s Meta) {
-	ctx := context.Background()
-	ws, _ := s.CreateWorkspace(ctx, "W")
-	a, _ := s.CreateProduct(ctx, ws.ID, "A")
-	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+func testSourcemaps(ctx context.Context, t *testing.T, s Meta, a, b analytics.Product) {
 	put := func(p int64, release, url, mapText string, minified []byte) analytics.Sourcemap {
 		t.Helper()
 		sm := analytics.Sourcemap{ProductID: p, Release: release, URL: url}
@@ -96,11 +92,9 @@ func testSourcemaps(t *testing.T, s Meta) {
 // replacing upload counts only what it adds; a delete frees its uploads;
 // another product has its own; and uploads made at once never pass the
 // quota together.
-func testSourcemapQuota(t *testing.T, s Meta) {
-	ctx := context.Background()
-	ws, _ := s.CreateWorkspace(ctx, "W")
-	a, _ := s.CreateProduct(ctx, ws.ID, "A")
-	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+func testSourcemapQuota(ctx context.Context, t *testing.T, s Meta) {
+	ps := products(ctx, t, s, "A", "B", "C")
+	a, b, c := ps[0], ps[1], ps[2]
 	quota := analytics.SourcemapAmount{Count: 3, Bytes: 1000}
 	put := func(p int64, release, url string, mapBytes, minifiedBytes int) error {
 		t.Helper()
@@ -164,7 +158,6 @@ func testSourcemapQuota(t *testing.T, s Meta) {
 
 	// Twelve uploads at once into room for three: three are stored.
 	quota = analytics.SourcemapAmount{Count: 3}
-	c, _ := s.CreateProduct(ctx, ws.ID, "C")
 	var wg sync.WaitGroup
 	errs := make([]error, 12)
 	for i := range errs {
@@ -186,11 +179,7 @@ func testSourcemapQuota(t *testing.T, s Meta) {
 
 // testErrorGroupStatuses checks the statuses of error groups: set,
 // replaced in place, and per product.
-func testErrorGroupStatuses(t *testing.T, s Meta) {
-	ctx := context.Background()
-	ws, _ := s.CreateWorkspace(ctx, "W")
-	a, _ := s.CreateProduct(ctx, ws.ID, "A")
-	b, _ := s.CreateProduct(ctx, ws.ID, "B")
+func testErrorGroupStatuses(ctx context.Context, t *testing.T, s Meta, a, b analytics.Product) {
 	st := analytics.ErrorGroupStatus{Fingerprint: "f1", Status: analytics.ErrorResolved, ResolvedRelease: "1.4.2", ChangedBy: "token 3"}
 	if err := s.SetErrorGroupStatus(ctx, a.ID, &st); err != nil || st.ChangedAt == nil {
 		t.Fatalf("set: %v %+v", err, st)

@@ -57,46 +57,84 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 
 // RunMeta runs the metadata half of the suite.
 func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
-	t.Run("Meta", func(t *testing.T) { testMeta(t, open(t)) })
-	t.Run("SavedQueries", func(t *testing.T) { testSavedQueries(t, open(t)) })
-	t.Run("Annotations", func(t *testing.T) { testAnnotations(t, open(t)) })
-	t.Run("Flags", func(t *testing.T) { testFlags(t, open(t)) })
-	t.Run("Experiments", func(t *testing.T) { testExperiments(t, open(t)) })
-	t.Run("Leases", func(t *testing.T) { testLeases(t, open(t)) })
-	t.Run("Sourcemaps", func(t *testing.T) { testSourcemaps(t, open(t)) })
-	t.Run("SourcemapQuota", func(t *testing.T) { testSourcemapQuota(t, open(t)) })
-	t.Run("ErrorGroupStatuses", func(t *testing.T) { testErrorGroupStatuses(t, open(t)) })
-	t.Run("ErrorAliases", func(t *testing.T) { testErrorAliases(t, open(t)) })
-	t.Run("Alerts", func(t *testing.T) { testAlerts(t, open(t)) })
-	t.Run("Campaigns", func(t *testing.T) { testCampaigns(t, open(t)) })
-	t.Run("Transactions", func(t *testing.T) { testTransactions(t, open(t)) })
-	t.Run("Groups", func(t *testing.T) { testGroups(t, open(t)) })
+	// meta runs a test on a fresh store; scoped does too, with the two
+	// products the test checks each method is scoped by.
+	meta := func(test func(context.Context, *testing.T, Meta)) func(*testing.T) {
+		return func(t *testing.T) { test(context.Background(), t, open(t)) }
+	}
+	scoped := func(test scopedTest) func(*testing.T) {
+		return func(t *testing.T) {
+			ctx, s := context.Background(), open(t)
+			ps := products(ctx, t, s, "A", "B")
+			test(ctx, t, s, ps[0], ps[1])
+		}
+	}
+	t.Run("Meta", meta(testMeta))
+	t.Run("SavedQueries", scoped(testSavedQueries))
+	t.Run("Annotations", meta(testAnnotations))
+	t.Run("Flags", scoped(testFlags))
+	t.Run("Experiments", scoped(testExperiments))
+	t.Run("Leases", meta(testLeases))
+	t.Run("Sourcemaps", scoped(testSourcemaps))
+	t.Run("SourcemapQuota", meta(testSourcemapQuota))
+	t.Run("ErrorGroupStatuses", scoped(testErrorGroupStatuses))
+	t.Run("ErrorAliases", scoped(testErrorAliases))
+	t.Run("Alerts", meta(testAlerts))
+	t.Run("Campaigns", scoped(testCampaigns))
+	t.Run("Transactions", meta(testTransactions))
+	t.Run("Groups", scoped(testGroups))
 	for _, c := range replayCases {
 		t.Run(c.name, func(t *testing.T) { c.test(t, open(t)) })
 	}
-	t.Run("Users", func(t *testing.T) { testUsers(t, open(t)) })
-	t.Run("OwnerRace", func(t *testing.T) { testOwnerRace(t, open(t)) })
+	t.Run("Users", meta(testUsers))
+	t.Run("OwnerRace", meta(testOwnerRace))
 }
 
 // RunEvents runs the event half of the suite: appends, the deduplication
 // window and every query type against the reference.
 func RunEvents(t *testing.T, open func(t *testing.T) Events) {
-	t.Run("Events", func(t *testing.T) { testEvents(t, open(t)) })
-	t.Run("Queries", func(t *testing.T) { testQueries(t, open(t)) })
-	t.Run("FunnelCases", func(t *testing.T) { testFunnelCases(t, open(t)) })
-	t.Run("GroupQueries", func(t *testing.T) { testGroupQueries(t, open(t)) })
-	t.Run("Bots", func(t *testing.T) { testBots(t, open(t)) })
-	t.Run("EventNames", func(t *testing.T) { testEventNames(t, open(t)) })
-	t.Run("ExperimentCounts", func(t *testing.T) { testExperimentCounts(t, open(t)) })
-	t.Run("ErrorGroups", func(t *testing.T) { testErrorGroups(t, open(t)) })
-	t.Run("ErrorActivity", func(t *testing.T) { testErrorActivity(t, open(t)) })
-	t.Run("UserEvents", func(t *testing.T) { testUserEvents(t, open(t)) })
-	t.Run("Sessions", func(t *testing.T) { testSessions(t, open(t)) })
-	t.Run("SessionCases", func(t *testing.T) { testSessionCases(t, open(t)) })
+	// events runs a test on a fresh store.
+	events := func(test func(context.Context, *testing.T, Events)) func(*testing.T) {
+		return func(t *testing.T) { test(context.Background(), t, open(t)) }
+	}
+	t.Run("Events", events(testEvents))
+	t.Run("Queries", events(testQueries))
+	t.Run("FunnelCases", events(testFunnelCases))
+	t.Run("GroupQueries", events(testGroupQueries))
+	t.Run("Bots", events(testBots))
+	t.Run("EventNames", events(testEventNames))
+	t.Run("ExperimentCounts", events(testExperimentCounts))
+	t.Run("ErrorGroups", events(testErrorGroups))
+	t.Run("ErrorActivity", events(testErrorActivity))
+	t.Run("UserEvents", events(testUserEvents))
+	t.Run("Sessions", events(testSessions))
+	t.Run("SessionCases", events(testSessionCases))
 }
 
-func testMeta(t *testing.T, s Meta) {
-	ctx := context.Background()
+// products creates a workspace and in it one product a name, in order:
+// the setup of the metadata tests, which each check that every method is
+// scoped to its product. It stops the test if the store refuses either.
+func products(ctx context.Context, t *testing.T, s Meta, names ...string) []analytics.Product {
+	t.Helper()
+	ws, err := s.CreateWorkspace(ctx, "W")
+	if err != nil {
+		t.Fatalf("create workspace: %v", err)
+	}
+	out := make([]analytics.Product, len(names))
+	for i, name := range names {
+		if out[i], err = s.CreateProduct(ctx, ws.ID, name); err != nil {
+			t.Fatalf("create product %q: %v", name, err)
+		}
+	}
+	return out
+}
+
+// scopedTest is a metadata test that checks every method is scoped to its
+// product. It is given a store holding two products, "A" and "B", in one
+// workspace.
+type scopedTest func(ctx context.Context, t *testing.T, s Meta, a, b analytics.Product)
+
+func testMeta(ctx context.Context, t *testing.T, s Meta) {
 	ws, err := s.CreateWorkspace(ctx, "Default")
 	if err != nil || ws.ID == 0 {
 		t.Fatalf("CreateWorkspace = %+v, %v", ws, err)
@@ -175,8 +213,7 @@ func testMeta(t *testing.T, s Meta) {
 	}
 }
 
-func testEvents(t *testing.T, s Events) {
-	ctx := context.Background()
+func testEvents(ctx context.Context, t *testing.T, s Events) {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	var events []analytics.Event
 	for i := 0; i < 1000; i++ {

@@ -14,10 +14,8 @@ import (
 // error or by a statement the database refused, nothing of it is left
 // (no flag, no flag history, no experiment, no campaign), and the store
 // goes on working. Inside, reads see the change's own writes.
-func testTransactions(t *testing.T, s Meta) {
-	ctx := context.Background()
-	ws, _ := s.CreateWorkspace(ctx, "W")
-	p, _ := s.CreateProduct(ctx, ws.ID, "P")
+func testTransactions(ctx context.Context, t *testing.T, s Meta) {
+	p := products(ctx, t, s, "P")[0]
 	arms := []analytics.FlagVariant{{Key: "control", Weight: 50}, {Key: "treatment", Weight: 50}}
 	// change writes a flag, its experiment and a campaign naming both, then
 	// returns what last says.

@@ -17,8 +17,7 @@ import (
 // the properties, and only the product's, environment's and user's human
 // events: the same distinct_id in another product, in the test
 // environment, a bot event of it and another user's events never appear.
-func testUserEvents(t *testing.T, s Events) {
-	ctx := context.Background()
+func testUserEvents(ctx context.Context, t *testing.T, s Events) {
 	day := time.Date(2026, 5, 4, 0, 0, 0, 0, time.UTC)
 	const user = "ü/1 o'brien"
 	var events []analytics.Event

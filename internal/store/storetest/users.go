@@ -15,8 +15,7 @@ import (
 
 // testUsers checks first-run setup, memberships, sessions and renaming a
 // product: the metadata the dashboard signs in with.
-func testUsers(t *testing.T, s Meta) {
-	ctx := context.Background()
+func testUsers(ctx context.Context, t *testing.T, s Meta) {
 	if has, err := s.HasUsers(ctx); err != nil || has {
 		t.Fatalf("HasUsers on an empty store = %v, %v", has, err)
 	}
@@ -122,8 +121,7 @@ func testUsers(t *testing.T, s Meta) {
 
 // testOwnerRace runs several first-run setups at once: exactly one wins,
 // the others get ErrUserExists, and one user is stored.
-func testOwnerRace(t *testing.T, s Meta) {
-	ctx := context.Background()
+func testOwnerRace(ctx context.Context, t *testing.T, s Meta) {
 	if _, err := s.CreateWorkspace(ctx, "Default"); err != nil {
 		t.Fatal(err)
 	}
