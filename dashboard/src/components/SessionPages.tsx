@@ -2,6 +2,7 @@ import { num } from "../charts/time";
 import type { Load } from "../load";
 import type { SessionsResult } from "../types";
 import { ErrorState, Skeleton } from "./States";
+import { Table } from "./Table";
 
 /** rate writes a bounce rate (per 100, to one decimal) as "42.5 %". */
 export function rate(r: number): string {
@@ -42,34 +43,33 @@ function PageCard(props: {
       {props.load.state === "failed" ? <ErrorState message={props.load.error} onRetry={props.onRetry} /> : null}
       {props.load.state === "done" && props.rows.length === 0 ? <p class="empty">No visit viewed a page in this range.</p> : null}
       {props.rows.length > 0 ? (
-        <div class="table-scroll">
-          <table class="table compact" aria-label={props.title}>
-            <thead>
-              <tr>
-                <th scope="col">Page</th>
+        <Table
+          label={props.title}
+          class="table compact"
+          head={
+            <>
+              <th scope="col">Page</th>
+              <th scope="col" class="num">
+                Visits
+              </th>
+              {props.bounce ? (
                 <th scope="col" class="num">
-                  Visits
+                  Bounce rate
                 </th>
-                {props.bounce ? (
-                  <th scope="col" class="num">
-                    Bounce rate
-                  </th>
-                ) : null}
-              </tr>
-            </thead>
-            <tbody>
-              {props.rows.map((x) => (
-                <tr key={x.path}>
-                  <td class="bar-cell" style={{ background: `linear-gradient(90deg, #e0f2fe ${(x.visits / max) * 100}%, transparent 0)` }}>
-                    {x.path || "(none)"}
-                  </td>
-                  <td class="num">{num(x.visits)}</td>
-                  {props.bounce ? <td class="num">{rate(x.bounceRate ?? 0)}</td> : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+              ) : null}
+            </>
+          }
+        >
+          {props.rows.map((x) => (
+            <tr key={x.path}>
+              <td class="bar-cell" style={{ background: `linear-gradient(90deg, #e0f2fe ${(x.visits / max) * 100}%, transparent 0)` }}>
+                {x.path || "(none)"}
+              </td>
+              <td class="num">{num(x.visits)}</td>
+              {props.bounce ? <td class="num">{rate(x.bounceRate ?? 0)}</td> : null}
+            </tr>
+          ))}
+        </Table>
       ) : null}
     </section>
   );
