@@ -5,8 +5,8 @@ import type {
   Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, BuildInfo, Campaign, CampaignList, CampaignWrite, CredentialStatus, DashboardConfig, DataEnv, ErrorGroupDetail,
   ErrorGroupList, ErrorGroupMerge, ErrorGroupMerged, ErrorGroupStatus, ErrorGroupUnmerged, ErrorStatus, EventNames, Experiment, ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList,
   FlagList, FlagWrite, FunnelRequest, FunnelResult, GroupList, KeyCreated, KeyEnv, List, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult,
-  MessageSettings, ReplayDetail, ReplayList, SavedQuery, Session, ShareInfo, SharedLink, SharedLinkCreated, Sourcemap, SurveyResults, TokenCreated,
-  TrendRequest, TrendResult, UserEventsResult,
+  MessageSettings, ReplayDetail, ReplayList, SavedQuery, Session, SessionsRequest, SessionsResult, ShareInfo, SharedLink, SharedLinkCreated, Sourcemap, SurveyResults,
+  TokenCreated, TrendRequest, TrendResult, UserEventsResult,
 } from "./types";
 
 /** ApiError is an error answer: the HTTP status and the body's code and message. */
@@ -154,6 +154,9 @@ export const api = {
   funnel: (p: number, body: FunnelRequest, env?: DataEnv) =>
     request<FunnelResult>("POST", scoped("/api/v1/query/funnel", p, { env: envParam(env) }), body),
   trend: (p: number, body: TrendRequest, env?: DataEnv) => request<TrendResult>("POST", scoped("/api/v1/query/trend", p, { env: envParam(env) }), body),
+  /** sessions answers visits, bounce rate, visit duration, entry and exit pages (docs/queries.md, "Sessions"). */
+  sessions: (p: number, body: SessionsRequest, env?: DataEnv) =>
+    request<SessionsResult>("POST", scoped("/api/v1/query/sessions", p, { env: envParam(env) }), body),
   retention: (p: number, body: RetentionRequest, env?: DataEnv) =>
     request<RetentionResult>("POST", scoped("/api/v1/query/retention", p, { env: envParam(env) }), body),
   bots: (p: number, d: Days, env?: DataEnv) =>

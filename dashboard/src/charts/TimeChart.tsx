@@ -14,6 +14,12 @@ Chart.register(LineController, BarController, LineElement, PointElement, BarElem
 export interface Line {
   label: string;
   data: number[];
+  /**
+   * previousOf makes the line an overlay of line previousOf's previous
+   * period, aligned bucket by bucket: dashed, in that line's colour, and
+   * drawn over every bucket, as a past period has no buckets to come.
+   */
+  previousOf?: number;
 }
 
 interface Marker {
@@ -141,11 +147,12 @@ export function TimeChart(props: {
     if (x) x.offset = props.kind === "bar" || props.buckets.length === 1;
     c.data.datasets = props.lines.map((l, i) => ({
       label: l.label,
-      data: untilNow(l.data, props.buckets, now),
-      borderColor: seriesColor(i),
-      backgroundColor: seriesColor(i),
-      pointRadius: props.buckets.length > 60 ? 0 : 3,
-      borderWidth: 2,
+      data: l.previousOf === undefined ? untilNow(l.data, props.buckets, now) : l.data,
+      borderColor: seriesColor(l.previousOf ?? i),
+      backgroundColor: seriesColor(l.previousOf ?? i),
+      borderDash: l.previousOf === undefined ? [] : [6, 4],
+      pointRadius: l.previousOf !== undefined || props.buckets.length > 60 ? 0 : 3,
+      borderWidth: l.previousOf === undefined ? 2 : 1.5,
       tension: 0.2,
     }));
     c.update();

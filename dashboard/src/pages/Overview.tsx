@@ -1,21 +1,23 @@
 import { useState } from "preact/hooks";
-import { api } from "../api";
-import { bucketTime, num } from "../charts/time";
-import { TimeChart } from "../charts/TimeChart";
+import { bucketTime } from "../charts/time";
+import { TimeChart, type Line } from "../charts/TimeChart";
+import { periodName, previousPeriod } from "../compare";
 import { BreakdownCard, totals, type BreakdownProps } from "../components/BreakdownCard";
 import { AnnotateDialog, useChartAnnotations } from "../components/ChartAnnotations";
 import { useEventNamesResult } from "../components/EventInput";
+import { FigureCards } from "../components/FigureCards";
+import { done, figures, overlay, pageviewTotal, usePeriod } from "../components/OverviewPeriod";
+import { SessionPages } from "../components/SessionPages";
 import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
-import { useLoad } from "../load";
-import { describe, type DateRange } from "../range";
-import { useQueryState } from "../router";
-import type { DataEnv, Interval, Product, TrendResult } from "../types";
+import type { DateRange } from "../range";
+import { oneOf, useQueryState } from "../router";
+import type { DataEnv, Interval, Product } from "../types";
 
-const pageview = "$pageview";
+/** The top pages, shown beside the entry and exit pages. */
+const topPages: BreakdownProps = { property: "path", title: "Top pages", heading: "Page" };
 
-/** The breakdown tables of the overview, from trends of $pageview. */
+/** The other breakdown tables of the overview, from trends of $pageview. */
 const breakdowns: BreakdownProps[] = [
-  { property: "path", title: "Top pages", heading: "Page" },
   {
     property: "source",
     title: "Top sources",
@@ -39,13 +41,24 @@ export function rangeInterval(range: DateRange): Interval {
 export { totals };
 
 /**
- * Overview is the home page: visitors and page views over the range (with
- * the annotations), and the top pages, sources, browsers and operating
- * systems, all from trend queries of $pageview. Visitors over the whole
- * range are the sizes of the monthly retention cohorts of $pageview, which
- * count each user once (a sum of daily unique users would not). env picks
- * live data or the events of test keys. readOnly is a shared link's view:
- * no annotating, and no setup help when there is no data.
+ * Overview is the home page: a row of figures (unique visitors, visits,
+ * page views, bounce rate, visit duration, pages per visit) each with its
+ * change against the previous period (docs/dashboard.md), visitors and page
+ * views over the range (with the annotations, and the previous period as
+ * dashed lines when ?compare=previous), the top pages beside the entry and
+ * exit pages, and the top sources, browsers and operating systems.
+ *
+ * Unique visitors are the sizes of the monthly retention cohorts of
+ * $pageview, which count each user who viewed a page once over the range (a
+ * sum of daily unique users would not); page views are the trend's count of
+ * $pageview in the range. Both are kept as they were rather than taken from
+ * the sessions query, whose visitors are the users of the visits that
+ * started in the range (whatever their events) and whose page views include
+ * those of visits running past the range's end. Visits, bounce rate, visit
+ * duration, pages per visit and the entry and exit pages are the sessions
+ * query's (docs/queries.md, "Sessions"). env picks live data or the events
+ * of test keys. readOnly is a shared link's view: no annotating, and no
+ * setup help when there is no data.
  */
 export function Overview(props: { product: Product | null; range: DateRange; env: DataEnv; readOnly?: boolean }) {
   if (!props.product) return <NoProduct />;
@@ -59,78 +72,75 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv;
   const interval = rangeInterval(props.range);
   // The source whose referrers are open, in the URL like Acquisition's.
   const [source, setSource] = useQueryState("source", "");
+  // Whether the chart overlays the previous period, in the URL so a link or a reload keeps it.
+  const [compare, setCompare] = useQueryState<"" | "previous">("compare", "", oneOf(["previous"] as const));
   const names = useEventNamesResult(pid, { from, to }, env);
-  const [series, retry] = useLoad<TrendResult>(
-    () =>
-      api.trend(
-        pid,
-        {
-          series: [
-            { event: pageview, math: "unique_users" },
-            { event: pageview, math: "total" },
-          ],
-          interval,
-          dateFrom: from,
-          dateTo: to,
-        },
-        env,
-      ),
-    [pid, from, to, interval, env],
-  );
-  const [visitors] = useLoad<number>(
-    () =>
-      api
-        .retention(pid, { startEvent: pageview, period: "month", dateFrom: from, dateTo: to }, env)
-        .then((r) => r.cohorts.reduce((n, c) => n + c.size, 0)),
-    [pid, from, to, env],
-  );
+  const previous = previousPeriod({ from, to });
+  const period = periodName({ from, to });
+  const cur = usePeriod(pid, { from, to }, interval, env);
+  const prev = usePeriod(pid, previous, interval, env);
   const [annotations, addAnnotation] = useChartAnnotations(pid, from, to, null);
   const [picked, setPicked] = useState<number | null>(null);
 
+  const series = cur.series;
   const noEvents = names !== null && names.events.length === 0;
-  const pageviews = series.state === "done" ? series.data.series[1]?.data.reduce((n, p) => n + p.value, 0) ?? 0 : null;
+  const pageviews = pageviewTotal(series);
+  const buckets = series.state === "done" ? (series.data.series[0]?.data.map((p) => p.date) ?? []) : [];
+  const lines: Line[] =
+    series.state === "done"
+      ? [
+          { label: "Visitors", data: series.data.series[0]?.data.map((p) => p.value) ?? [] },
+          { label: "Page views", data: series.data.series[1]?.data.map((p) => p.value) ?? [] },
+        ]
+      : [];
+  const prevSeries = done(prev.series);
+  if (compare === "previous" && prevSeries) {
+    lines.push(
+      { label: `Visitors, ${period}`, data: overlay(prevSeries, 0, buckets.length), previousOf: 0 },
+      { label: `Page views, ${period}`, data: overlay(prevSeries, 1, buckets.length), previousOf: 1 },
+    );
+  }
   return (
     <section class="page">
       <h1>Overview</h1>
       {names && noEvents && pageviews === 0 && !props.readOnly ? <NoData product={props.product} range={props.range} env={env} names={names} /> : null}
-      <div class="stats">
-        <div class="stat card">
-          <span class="stat-label">Visitors</span>
-          <span class="stat-value" data-testid="stat-visitors">
-            {visitors.state === "done" ? num(visitors.data) : visitors.state === "failed" ? "—" : <span class="skeleton-text" />}
-          </span>
-          <span class="hint">Unique users who viewed a page</span>
-        </div>
-        <div class="stat card">
-          <span class="stat-label">Page views</span>
-          <span class="stat-value" data-testid="stat-pageviews">
-            {pageviews !== null ? num(pageviews) : series.state === "failed" ? "—" : <span class="skeleton-text" />}
-          </span>
-          <span class="hint">{describe(props.range)}</span>
-        </div>
-      </div>
+      <FigureCards figures={figures(cur, prev, period, props.range)} />
       <section class="card" aria-labelledby="traffic-title">
-        <h2 id="traffic-title">Traffic</h2>
+        <div class="section-head tight">
+          <h2 id="traffic-title">Traffic</h2>
+          <label class="checkbox">
+            <input
+              type="checkbox"
+              checked={compare === "previous"}
+              onChange={(e) => setCompare((e.target as HTMLInputElement).checked ? "previous" : "")}
+            />{" "}
+            Compare with the previous period
+          </label>
+        </div>
         {series.state === "loading" ? <Skeleton rows={5} label="Loading traffic…" /> : null}
-        {series.state === "failed" ? <ErrorState message={series.error} onRetry={retry} /> : null}
+        {series.state === "failed" ? <ErrorState message={series.error} onRetry={cur.retrySeries} /> : null}
         {series.state === "done" ? (
           <>
             <TimeChart
               kind="line"
               interval={interval}
-              buckets={series.data.series[0]?.data.map((p) => p.date) ?? []}
-              lines={[
-                { label: "Visitors", data: series.data.series[0]?.data.map((p) => p.value) ?? [] },
-                { label: "Page views", data: series.data.series[1]?.data.map((p) => p.value) ?? [] },
-              ]}
+              buckets={buckets}
+              lines={lines}
               annotations={annotations}
               onPick={props.readOnly ? undefined : (b) => setPicked(bucketTime(b))}
-              label="Visitors and page views over time"
+              label={compare === "previous" ? `Visitors and page views over time, with ${period} dashed` : "Visitors and page views over time"}
             />
-            {props.readOnly ? null : <p class="hint">Click a point on the chart to add an annotation there.</p>}
+            <p class="hint">
+              {props.readOnly ? "" : "Click a point on the chart to add an annotation there."}
+              {compare === "previous" ? ` Dashed lines: ${period} (${previous.from} – ${previous.to}), bucket by bucket.` : ""}
+            </p>
           </>
         ) : null}
       </section>
+      <div class="grid-3">
+        <BreakdownCard product={pid} from={from} to={to} env={env} {...topPages} />
+        <SessionPages sessions={cur.sessions} onRetry={cur.retrySessions} />
+      </div>
       <div class="grid-2">
         {breakdowns.map((b) => (
           <BreakdownCard

@@ -28,7 +28,10 @@
 // drill-downs in their URLs (url-views.mjs);
 // shared links: a link made in Settings opened with no session, its
 // password, revoking it (share.mjs);
-// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share or E2E_ONLY=replays,users runs those parts alone.
+// the Overview's sessions figures, their change against the previous
+// period and the chart's overlay of it (overview.mjs);
+// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share or E2E_ONLY=replays,users runs those parts alone
+// (E2E_ONLY=main the main run without error tracking, sources, overview).
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
 //
@@ -54,6 +57,7 @@ import { setUpOwner } from "./owner.mjs";
 import { noSideScroll, watchedPage } from "./page.mjs";
 import { sourcePages } from "./sources.mjs";
 import { sharePages } from "./share.mjs";
+import { overviewPages } from "./overview.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = join(here, "..", "..");
@@ -76,10 +80,21 @@ async function main() {
   mkdirSync(ARTIFACTS, { recursive: true });
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   cleanups.push(() => browser.close());
-  // E2E_ONLY=replays,users,urls,urlviews runs those parts alone (any of them, in that order).
+  // E2E_ONLY=replays,users,urls,urlviews runs those parts alone (any of them, in the order of parts).
   const only = (process.env.E2E_ONLY ?? "").split(",").filter(Boolean);
   if (only.length) {
-    const parts = { experiments: flagsAndExperiments, replays: replayPages, users: userPages, errors: errorPages, urls: urlPages, urlviews: urlViewPages, share: sharePages };
+    const parts = {
+      main: withoutErrorTracking,
+      experiments: flagsAndExperiments,
+      sources: sourcePages,
+      overview: overviewPages,
+      replays: replayPages,
+      users: userPages,
+      errors: errorPages,
+      urls: urlPages,
+      urlviews: urlViewPages,
+      share: sharePages,
+    };
     const unknown = only.filter((p) => !parts[p]);
     if (unknown.length) throw new Error(`E2E_ONLY names no part ${unknown.join(", ")}; the parts are ${Object.keys(parts).join(", ")}`);
     for (const [name, part] of Object.entries(parts)) if (only.includes(name)) await part(browser, h);
@@ -90,6 +105,7 @@ async function main() {
   await withErrorTracking(browser);
   await flagsAndExperiments(browser);
   await sourcePages(browser, h);
+  await overviewPages(browser, h);
   await errorPages(browser, h);
   await realBrowserErrors(browser, h);
   await messagePages(browser, h);

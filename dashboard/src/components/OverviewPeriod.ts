@@ -1,0 +1,150 @@
+// What the Overview reads for one period (the range, or the previous
+// period) and the figure cards it makes of the two: kept apart from the
+// page so that its layout and its data change apart.
+import { api } from "../api";
+import { num } from "../charts/time";
+import { change, duration, type ChangeKind } from "../compare";
+import { useLoad, type Load } from "../load";
+import { describe, type DateRange } from "../range";
+import type { DataEnv, Interval, SessionsResult, TrendResult } from "../types";
+import type { Figure } from "./FigureCards";
+import { rate } from "./SessionPages";
+
+const pageview = "$pageview";
+
+/** What the Overview's figures and chart read for one period. */
+export interface PeriodLoads {
+  series: Load<TrendResult>;
+  retrySeries: () => void;
+  visitors: Load<number>;
+  sessions: Load<SessionsResult>;
+  retrySessions: () => void;
+}
+
+/**
+ * usePeriod loads one period's figures: the trend of visitors and page
+ * views by interval, the visitors over the whole period, and the sessions
+ * query. The Overview calls it for the range and for the previous period.
+ */
+export function usePeriod(pid: number, days: { from: string; to: string }, interval: Interval, env: DataEnv): PeriodLoads {
+  const { from, to } = days;
+  const [series, retrySeries] = useLoad<TrendResult>(
+    () =>
+      api.trend(
+        pid,
+        {
+          series: [
+            { event: pageview, math: "unique_users" },
+            { event: pageview, math: "total" },
+          ],
+          interval,
+          dateFrom: from,
+          dateTo: to,
+        },
+        env,
+      ),
+    [pid, from, to, interval, env],
+  );
+  const [visitors] = useLoad<number>(
+    () =>
+      api
+        .retention(pid, { startEvent: pageview, period: "month", dateFrom: from, dateTo: to }, env)
+        .then((r) => r.cohorts.reduce((n, c) => n + c.size, 0)),
+    [pid, from, to, env],
+  );
+  // Only the totals and the page lists are shown: one bucket a month keeps the answer small.
+  const [sessions, retrySessions] = useLoad<SessionsResult>(
+    () => api.sessions(pid, { dateFrom: from, dateTo: to, interval: "month" }, env),
+    [pid, from, to, env],
+  );
+  return { series, retrySeries, visitors, sessions, retrySessions };
+}
+
+/** pageviewTotal is a trend's page views (its second line) over the whole period, or null until it loads. */
+export function pageviewTotal(series: Load<TrendResult>): number | null {
+  return series.state === "done" ? series.data.series[1]?.data.reduce((n, p) => n + p.value, 0) ?? 0 : null;
+}
+
+/** perVisit is a period's exact page views per visit, 0 without visits. */
+function perVisit(t: SessionsResult["totals"]): number {
+  return t.visits > 0 ? t.pageviews / t.visits : 0;
+}
+
+export function done<T>(l: Load<T>): T | null {
+  return l.state === "done" ? l.data : null;
+}
+
+/**
+ * figures are the Overview's cards: each value with its change against the
+ * previous period once both have loaded. A rate or a mean over the previous
+ * period's visits means nothing when it had none: the change is then "new"
+ * (and no change when neither period had a visit).
+ */
+export function figures(cur: PeriodLoads, prev: PeriodLoads, period: string, range: DateRange): Figure[] {
+  const s = done(cur.sessions)?.totals ?? null;
+  const p = done(prev.sessions)?.totals ?? null;
+  // Visits now and none before: the rates and means of the previous period are "new", not 0.
+  const noVisits = p !== null && s !== null && p.visits === 0 && s.visits > 0;
+  const cmp = (c: number | null, q: number | null, kind: ChangeKind, empty = false) =>
+    c !== null && q !== null ? change(c, q, kind, period, empty) : null;
+  const percent: ChangeKind = { unit: "percent" };
+  const failed = (l: Load<unknown>) => l.state === "failed";
+  const visitors = done(cur.visitors);
+  const views = pageviewTotal(cur.series);
+  return [
+    {
+      id: "visitors",
+      label: "Unique visitors",
+      value: visitors,
+      failed: failed(cur.visitors),
+      format: num,
+      hint: "Users who viewed a page",
+      change: cmp(visitors, done(prev.visitors), percent),
+    },
+    { id: "visits", label: "Visits", value: s?.visits ?? null, failed: failed(cur.sessions), format: num, change: cmp(s?.visits ?? null, p?.visits ?? null, percent) },
+    {
+      id: "pageviews",
+      label: "Page views",
+      value: views,
+      failed: failed(cur.series),
+      format: num,
+      hint: describe(range),
+      change: cmp(views, pageviewTotal(prev.series), percent),
+    },
+    {
+      id: "bounce-rate",
+      label: "Bounce rate",
+      value: s?.bounceRate ?? null,
+      failed: failed(cur.sessions),
+      format: rate,
+      change: cmp(s?.bounceRate ?? null, p?.bounceRate ?? null, { unit: "points", lowerIsBetter: true }, noVisits),
+    },
+    {
+      id: "visit-duration",
+      label: "Visit duration",
+      value: s?.visitDuration ?? null,
+      failed: failed(cur.sessions),
+      format: duration,
+      change: cmp(s?.visitDuration ?? null, p?.visitDuration ?? null, percent, noVisits),
+    },
+    {
+      id: "pages-per-visit",
+      label: "Pages per visit",
+      value: s?.pagesPerVisit ?? null,
+      failed: failed(cur.sessions),
+      format: (n) => n.toLocaleString(undefined, { maximumFractionDigits: 2 }),
+      // From the counts rather than the two-decimal figures: 1.75 against 4/3 is +31 %, not 1.33's +32 %.
+      change: cmp(s ? perVisit(s) : null, p ? perVisit(p) : null, percent, noVisits),
+    },
+  ];
+}
+
+/**
+ * overlay is the previous period's line i of a trend, aligned bucket by
+ * bucket with the range's buckets: its k-th bucket under the range's k-th
+ * (0 past its end, as an empty bucket is).
+ */
+export function overlay(prev: TrendResult, i: number, buckets: number): number[] {
+  const data = prev.series[i]?.data ?? [];
+  return Array.from({ length: buckets }, (_, k) => data[k]?.value ?? 0);
+}
