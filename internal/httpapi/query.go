@@ -184,7 +184,8 @@ func (s *Server) queryHandler(kind analytics.QueryKind) handlerFunc {
 }
 
 // checkShared holds a shared link's query to what the Overview asks
-// (sharing.CheckTrend, CheckRetention).
+// (sharing.CheckTrend, CheckRetention; the sessions query's is in
+// handleSessions).
 func (s *Server) checkShared(kind analytics.QueryKind, sc analytics.EventRange, body []byte) error {
 	switch kind {
 	case analytics.QueryTrend:
@@ -228,6 +229,15 @@ func (s *Server) serveBody(w http.ResponseWriter, r *http.Request,
 // It is read and budgeted as the trend endpoint is.
 func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) error {
 	return s.serveBody(w, r, func(ctx context.Context, sc analytics.EventRange, body []byte) (any, error) {
+		if _, ok := sharePrincipal(r); ok {
+			q, err := query.ParseSessions(body, sc, s.Now())
+			if err != nil {
+				return nil, err
+			}
+			if err := sharing.CheckSessions(q); err != nil {
+				return nil, err
+			}
+		}
 		return s.Queries.Sessions(ctx, sc, body)
 	})
 }

@@ -18,8 +18,8 @@ import (
 // page views and nothing a person could be picked out by.
 var (
 	Events  = []string{"$pageview"}
-	Columns = []string{"path", "referrer", "browser", "os", "device_type",
-		"source", "channel", "utm_source", "utm_medium", "utm_campaign"}
+	Columns = []string{"path", "referrer", "browser", "os", "device_type", "screen_class",
+		"country", "region", "city", "source", "channel", "utm_source", "utm_medium", "utm_campaign"}
 )
 
 // errNotShared answers a query a link may not run.
@@ -48,6 +48,13 @@ func CheckTrend(q analytics.TrendQuery) error {
 		return checkProperty(*q.Breakdown)
 	}
 	return nil
+}
+
+// CheckSessions reports whether a link may run sessions query q: visits
+// are built from every human event, and a link may only filter them by
+// the shared columns.
+func CheckSessions(q analytics.SessionsQuery) error {
+	return checkFilters(q.Filters)
 }
 
 // CheckRetention reports whether a link may run retention q.

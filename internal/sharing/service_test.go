@@ -172,6 +172,26 @@ func TestPolicy(t *testing.T) {
 	if err := ret(`{"startEvent":"$pageview","returnEvent":"purchase"}`); err == nil {
 		t.Error("a retention of another event passed")
 	}
+	sessions := func(body string) error {
+		q, err := query.ParseSessions([]byte(body), sc, now)
+		if err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		return CheckSessions(q)
+	}
+	for _, ok := range []string{`{}`, `{"filters":[{"property":"country","operator":"eq","value":"DE"}]}`} {
+		if err := sessions(ok); err != nil {
+			t.Errorf("sessions %s refused: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{
+		`{"filters":[{"property":"properties.email","operator":"is_set"}]}`,
+		`{"filters":[{"property":"url","operator":"contains","value":"token="}]}`,
+	} {
+		if err := sessions(bad); analytics.AsError(err).Code != "not_shared" {
+			t.Errorf("sessions %s: %v, want not_shared", bad, err)
+		}
+	}
 	res := EventNames(query.EventNamesResult{Events: []query.EventName{{Name: "signup", Count: 3}, {Name: "$pageview", Count: 9}}, ProductHasEvents: true})
 	if len(res.Events) != 1 || res.Events[0].Name != "$pageview" || !res.ProductHasEvents {
 		t.Errorf("event names: %+v", res)
