@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/auth"
+	"strata/internal/enrich/geo"
 )
 
 // The dashboard's sign-in: first-run setup, sign-in and sign-out, and the
@@ -91,7 +93,7 @@ func (s *Server) handleSetup(w http.ResponseWriter, r *http.Request) error {
 	if errors.Is(err, auth.ErrBadSetupToken) {
 		// Worth the operator's eye: a person who lost the address, or a
 		// page trying to claim the server (the Host shows which).
-		s.Log.Warn("first-run setup refused: missing or wrong setup token", "addr", clientAddr(r), "host", r.Host)
+		s.Log.Warn("first-run setup refused: missing or wrong setup token", "addr", s.requestAddr(r), "host", r.Host)
 	}
 	if err != nil {
 		return err
@@ -111,10 +113,10 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeBody(w, r, maxAuthBody, &in); err != nil {
 		return err
 	}
-	signed, err := s.Accounts.Login(r.Context(), in.Email, in.Password, clientAddr(r))
+	signed, err := s.Accounts.Login(r.Context(), in.Email, in.Password, s.requestAddr(r))
 	if err != nil {
 		if errors.Is(err, auth.ErrBadLogin) {
-			s.Log.Info("dashboard sign-in refused", "addr", clientAddr(r))
+			s.Log.Info("dashboard sign-in refused", "addr", s.requestAddr(r))
 		}
 		return err
 	}
@@ -248,12 +250,26 @@ func safeMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }
 
-// clientAddr is the address a request came from, for sign-in rate limits.
-// X-Forwarded-For is not trusted: anyone can send it.
-func clientAddr(r *http.Request) string {
+// requestAddr is the address a request came from, for the per-address
+// budgets of sign-in and shared links: the peer's, or behind a proxy that
+// --trusted-proxies names the one its X-Forwarded-For gives, by the rule
+// ingest locates events with (geo.ClientAddr). Otherwise the header is not
+// trusted: anyone can send it.
+func (s *Server) requestAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		return r.RemoteAddr
+		host = r.RemoteAddr
+	}
+	peer, err := netip.ParseAddr(host)
+	if err != nil || len(s.TrustedProxies) == 0 {
+		return host
+	}
+	var forwarded [][]byte
+	for _, v := range r.Header.Values("X-Forwarded-For") {
+		forwarded = append(forwarded, []byte(v))
+	}
+	if a := geo.ClientAddr(peer, forwarded, s.TrustedProxies); a.IsValid() {
+		return a.String()
 	}
 	return host
 }

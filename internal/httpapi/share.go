@@ -318,7 +318,7 @@ func (s *Server) unlockShare(w http.ResponseWriter, r *http.Request, link analyt
 	grant, expires, err := s.SharedLinks.Unlock(link, in.Password)
 	if err != nil {
 		if errors.Is(err, sharing.ErrWrongPassword) {
-			s.Log.Info("shared link password refused", "link", link.ID, "addr", clientAddr(r))
+			s.Log.Info("shared link password refused", "link", link.ID, "addr", s.requestAddr(r))
 		}
 		return err
 	}
@@ -334,7 +334,7 @@ func (s *Server) unlockShare(w http.ResponseWriter, r *http.Request, link analyt
 func (s *Server) allowShareRead(r *http.Request, linkID int64) error {
 	l := s.Share
 	if linkID == 0 {
-		if ok, wait := l.ReadAddrs.Allow(addrBucket(r), l.ReadsPerMinute); !ok {
+		if ok, wait := l.ReadAddrs.Allow(s.addrBucket(r), l.ReadsPerMinute); !ok {
 			return rateLimited(wait, "Too many shared-view requests from this address (at most %d a minute)", l.ReadsPerMinute)
 		}
 		return nil
@@ -349,7 +349,7 @@ func (s *Server) allowShareRead(r *http.Request, linkID int64) error {
 // link and of the client's address.
 func (s *Server) allowPasswordCheck(r *http.Request, linkID int64) error {
 	l := s.Share
-	if ok, wait := l.PasswordAddrs.Allow(addrBucket(r), l.PasswordsPerMinute); !ok {
+	if ok, wait := l.PasswordAddrs.Allow(s.addrBucket(r), l.PasswordsPerMinute); !ok {
 		return rateLimited(wait, "Too many password attempts from this address (at most %d a minute)", l.PasswordsPerMinute)
 	}
 	if ok, wait := l.Passwords.Allow(linkID, l.PasswordsPerMinute); !ok {
@@ -360,8 +360,8 @@ func (s *Server) allowPasswordCheck(r *http.Request, linkID int64) error {
 
 // addrBucket is the rate-limit bucket of the client's address, a 63-bit
 // hash (a collision only shares a budget).
-func addrBucket(r *http.Request) int64 {
+func (s *Server) addrBucket(r *http.Request) int64 {
 	h := fnv.New64a()
-	h.Write([]byte(clientAddr(r)))
+	h.Write([]byte(s.requestAddr(r)))
 	return int64(h.Sum64() >> 1)
 }
