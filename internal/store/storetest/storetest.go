@@ -91,6 +91,7 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("ErrorGroups", func(t *testing.T) { testErrorGroups(t, open(t)) })
 	t.Run("ErrorActivity", func(t *testing.T) { testErrorActivity(t, open(t)) })
 	t.Run("UserEvents", func(t *testing.T) { testUserEvents(t, open(t)) })
+	t.Run("LiveVisitors", func(t *testing.T) { testLiveVisitors(t, open(t)) })
 }
 
 func testMeta(t *testing.T, s Meta) {
