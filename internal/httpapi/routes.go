@@ -231,6 +231,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("POST /api/v1/query/retention", h(s.queryHandler(analytics.QueryRetention)))
 	mux.Handle("GET /api/v1/query/bots", h(s.handleBots))
 	mux.Handle("GET /api/v1/query/events", h(s.handleEventNames))
+	mux.Handle("GET /api/v1/query/live", h(s.handleLive))
 	mux.Handle("GET /api/v1/queries", h(s.handleListSaved))
 	mux.Handle("POST /api/v1/queries", h(s.handleCreateSaved))
 	mux.Handle("GET /api/v1/queries/{id}", h(s.handleGetSaved))

@@ -43,6 +43,9 @@ func (s stubStore) ErrorActivity(context.Context, analytics.ErrorActivityQuery) 
 func (s stubStore) UserEvents(context.Context, analytics.UserEventsQuery) ([]analytics.UserEvent, error) {
 	return nil, s.err
 }
+func (s stubStore) LiveVisitors(context.Context, analytics.EventRange) (int64, error) {
+	return 0, s.err
+}
 
 // TestOutOfMemoryIsQueryTooLarge checks the engine's one mapping: a store
 // that ran out of memory is a 503 query_too_large with advice and a
