@@ -5,6 +5,7 @@ import { TimeChart } from "../charts/TimeChart";
 import { BreakdownCard, totals, type BreakdownProps } from "../components/BreakdownCard";
 import { AnnotateDialog, useChartAnnotations } from "../components/ChartAnnotations";
 import { useEventNamesResult } from "../components/EventInput";
+import { LiveVisitors } from "../components/LiveVisitors";
 import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
 import { useLoad } from "../load";
 import { describe, type DateRange } from "../range";
@@ -43,8 +44,9 @@ export { totals };
  * the annotations), and the top pages, sources, browsers and operating
  * systems, all from trend queries of $pageview. Visitors over the whole
  * range are the sizes of the monthly retention cohorts of $pageview, which
- * count each user once (a sum of daily unique users would not). env picks
- * live data or the events of test keys.
+ * count each user once (a sum of daily unique users would not). Beside the
+ * title, the visitors now, refreshed every ten seconds. env picks live data
+ * or the events of test keys.
  */
 export function Overview(props: { product: Product | null; range: DateRange; env: DataEnv }) {
   if (!props.product) return <NoProduct />;
@@ -90,7 +92,10 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv 
   const pageviews = series.state === "done" ? series.data.series[1]?.data.reduce((n, p) => n + p.value, 0) ?? 0 : null;
   return (
     <section class="page">
-      <h1>Overview</h1>
+      <div class="page-head">
+        <h1>Overview</h1>
+        <LiveVisitors product={pid} env={env} />
+      </div>
       {names && noEvents && pageviews === 0 ? <NoData product={props.product} range={props.range} env={env} names={names} /> : null}
       <div class="stats">
         <div class="stat card">
