@@ -26,7 +26,8 @@
 // E2E_ONLY=experiments, E2E_ONLY=replays, E2E_ONLY=users, E2E_ONLY=errors,
 // a user's page after "Load older" and the Acquisition and Overview
 // drill-downs in their URLs (url-views.mjs);
-// E2E_ONLY=urls, E2E_ONLY=urlviews or E2E_ONLY=replays,users runs those parts alone.
+// the visitors now on the Overview, refreshed without a reload (live.mjs);
+// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=live or E2E_ONLY=replays,users runs those parts alone.
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
 //
@@ -42,6 +43,7 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { harness } from "../../../e2e/browser/harness.mjs";
 import { errorPages } from "./errors.mjs";
+import { livePages } from "./live.mjs";
 import { messagePages } from "./messages.mjs";
 import { realBrowserErrors } from "./real-errors.mjs";
 import { replayPages } from "./replays.mjs";
@@ -76,7 +78,7 @@ async function main() {
   // E2E_ONLY=replays,users,urls,urlviews runs those parts alone (any of them, in that order).
   const only = (process.env.E2E_ONLY ?? "").split(",").filter(Boolean);
   if (only.length) {
-    const parts = { experiments: flagsAndExperiments, replays: replayPages, users: userPages, errors: errorPages, urls: urlPages, urlviews: urlViewPages };
+    const parts = { experiments: flagsAndExperiments, replays: replayPages, users: userPages, errors: errorPages, urls: urlPages, urlviews: urlViewPages, live: livePages };
     const unknown = only.filter((p) => !parts[p]);
     if (unknown.length) throw new Error(`E2E_ONLY names no part ${unknown.join(", ")}; the parts are ${Object.keys(parts).join(", ")}`);
     for (const [name, part] of Object.entries(parts)) if (only.includes(name)) await part(browser, h);
@@ -94,6 +96,7 @@ async function main() {
   await userPages(browser, h);
   await urlPages(browser, h);
   await urlViewPages(browser, h);
+  await livePages(browser, h);
 }
 
 /** The main run, on a server started without the error-tracking flag. */
