@@ -264,6 +264,46 @@ func compareFunnels(dataDir string, from, to time.Time, runs int) (funnelPair, e
 	return p, err
 }
 
+// printLiveVisitors times the Overview's visitors now (issue 37: ≤ 20 ms)
+// in process: the query engine on the DuckDB store, without the live
+// cache so that every run is a count, its clock at end, the end of the
+// benchmark's data, so that the five minutes counted hold events (over
+// HTTP the server's clock is past the data, and after the first count
+// the cache answers). The previous build has no such count: "—".
+func printLiveVisitors(dataDir string, end time.Time, runs int, old bool) error {
+	ctx := context.Background()
+	st, err := duckdb.Open(ctx, dataDir, duckdb.Options{MemoryLimit: config.Default().DuckDBMemoryLimit})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	engine := &query.Engine{Store: st, Now: func() time.Time { return end }}
+	var n int64
+	count := func() error {
+		res, err := engine.LiveVisitors(ctx, analytics.EventRange{ProductID: 1, Env: analytics.EnvLive})
+		n = res.Visitors
+		return err
+	}
+	if err := count(); err != nil {
+		return err
+	}
+	times := make([]time.Duration, runs)
+	for i := range times {
+		start := time.Now()
+		if err := count(); err != nil {
+			return err
+		}
+		times[i] = time.Since(start)
+	}
+	slices.Sort(times)
+	fmt.Printf("\n%-52s %12s", "visitors now, last 5 min (in process, no cache)", ms(times[len(times)/2]))
+	if old {
+		fmt.Printf(" %12s", "—")
+	}
+	fmt.Printf("  %d visitors  (target ≤ 20 ms)\n", n)
+	return nil
+}
+
 // strataFunnel returns a run of the benchmark's funnel through the query
 // engine on store, which leaves its counts in counts.
 func strataFunnel(store analytics.QueryStore, from, to time.Time, counts *[3]int64) func() error {
@@ -544,6 +584,9 @@ func runQueryBench(o queryBench) ([]benchQuery, []backendResult, error) {
 		if len(results) > 1 && results[1].errs[i] == "" && !bytes.Equal(results[0].answers[i], results[1].answers[i]) {
 			return nil, nil, fmt.Errorf("%s: %s answered %s, %s %s", queries[i].name, results[0].name, results[0].answers[i], results[1].name, results[1].answers[i])
 		}
+	}
+	if err := printLiveVisitors(dataDir, to.AddDate(0, 0, 1), runs, len(results) > 1 && results[1].name == "old build"); err != nil {
+		return nil, nil, fmt.Errorf("visitors now: %w", err)
 	}
 	if !o.plain {
 		return queries, results, nil
