@@ -5,9 +5,8 @@
 // show within the refresh (ten seconds, plus the server's three-second
 // cache) without the page reloading; at 1280 and 390 px (screenshots
 // live.png, live-phone.png), the phone's page not pushed sideways.
-import { join } from "node:path";
 import { setUpOwner } from "./owner.mjs";
-import { noSideScroll } from "./page.mjs";
+import { watchedPage } from "./page.mjs";
 
 /**
  * livePages runs the checks on a fresh server. `h` holds the harness's
@@ -15,11 +14,7 @@ import { noSideScroll } from "./page.mjs";
  */
 export async function livePages(browser, h) {
   const strata = await h.startStrata({ NEXT_PUBLIC_FEATURE_ERROR_TRACKING: "" });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  context.setDefaultTimeout(10_000);
-  h.cleanups.push(() => context.close());
-  const page = await context.newPage();
-  const shot = (name) => page.screenshot({ path: join(h.artifacts, `${name}.png`), fullPage: true });
+  const { page, shot, noSidewaysScroll, noPageErrors } = await watchedPage(browser, h, { width: 1280, height: 800 });
   const { productId, key } = await setUpOwner(page, strata, h.owner);
 
   const send = async (events) => {
@@ -75,7 +70,8 @@ export async function livePages(browser, h) {
     await live.waitFor();
     const box = await live.boundingBox();
     if (!box || box.x + box.width > 390) throw new Error(`the count reaches ${box && box.x + box.width} px`);
-    await noSideScroll(page);
+    await noSidewaysScroll();
   });
   await shot("live-phone");
+  await h.check("the page raised no errors while it refreshed", noPageErrors);
 }
