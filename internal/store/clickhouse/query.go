@@ -497,9 +497,11 @@ func (s *Store) HasEvents(ctx context.Context, scope analytics.EventRange) (_ bo
 // table is partitioned by toYYYYMM of ts), and within it the primary key
 // (product_id, env, event, ts) narrows the marks read to the product's and
 // environment's, and inside each event name's run of marks to the ts
-// range. The ts test is on the stored Int64 microseconds, not on a
-// DateTime expression, because ClickHouse 18.16 uses the key index only
-// for a condition on the key column itself. uniqExact, as Trend's unique
+// range. The ts test compares the stored Int64 microseconds with bound
+// integers rather than converting them to a DateTime (18.16 has no
+// DateTime64 to convert to without losing the microseconds, and a
+// condition on an expression of the column is one its index analysis may
+// not follow). uniqExact, as Trend's unique
 // users, so that the count is exact on one server and on a cluster, where
 // the Distributed table merges each shard's sets.
 func (s *Store) LiveVisitors(ctx context.Context, scope analytics.EventRange) (_ int64, err error) {
