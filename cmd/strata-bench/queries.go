@@ -25,6 +25,7 @@ import (
 	"strata/internal/enrich/ua"
 	"strata/internal/ingest"
 	"strata/internal/query"
+	"strata/internal/store/clickhouse"
 	"strata/internal/store/duckdb"
 )
 
@@ -265,42 +266,55 @@ func compareFunnels(dataDir string, from, to time.Time, runs int) (funnelPair, e
 }
 
 // printLiveVisitors times the Overview's visitors now (issue 37: ≤ 20 ms)
-// in process: the query engine on the DuckDB store, without the live
-// cache so that every run is a count, its clock at end, the end of the
-// benchmark's data, so that the five minutes counted hold events (over
-// HTTP the server's clock is past the data, and after the first count
-// the cache answers). The previous build has no such count: "—".
-func printLiveVisitors(dataDir string, end time.Time, runs int, old bool) error {
+// in process: the query engine on the DuckDB store and, when ch is set,
+// on the ClickHouse one, without the live cache so that every run is a
+// count, its clock at end, the end of the benchmark's data, so that the
+// five minutes counted hold events (over HTTP the server's clock is past
+// the data, and after the first count the cache answers). The previous
+// build has no such count: "—".
+func printLiveVisitors(dataDir string, ch *clickHouseRun, end time.Time, runs int, old bool) error {
 	ctx := context.Background()
-	st, err := duckdb.Open(ctx, dataDir, duckdb.Options{MemoryLimit: config.Default().DuckDBMemoryLimit})
+	duck, err := duckdb.Open(ctx, dataDir, duckdb.Options{MemoryLimit: config.Default().DuckDBMemoryLimit})
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	engine := &query.Engine{Store: st, Now: func() time.Time { return end }}
-	var n int64
-	count := func() error {
-		res, err := engine.LiveVisitors(ctx, analytics.EventRange{ProductID: 1, Env: analytics.EnvLive})
-		n = res.Visitors
-		return err
+	defer duck.Close()
+	stores := []analytics.QueryStore{duck}
+	if ch != nil {
+		house, err := clickhouse.Open(ctx, ch.server.URL(benchDatabase, ""))
+		if err != nil {
+			return err
+		}
+		defer house.Close()
+		stores = append(stores, house)
 	}
-	if err := count(); err != nil {
-		return err
-	}
-	times := make([]time.Duration, runs)
-	for i := range times {
-		start := time.Now()
+	fmt.Println()
+	for i, st := range stores {
+		engine := &query.Engine{Store: st, Now: func() time.Time { return end }}
+		var n int64
+		count := func() error {
+			res, err := engine.LiveVisitors(ctx, analytics.EventRange{ProductID: 1, Env: analytics.EnvLive})
+			n = res.Visitors
+			return err
+		}
 		if err := count(); err != nil {
 			return err
 		}
-		times[i] = time.Since(start)
+		times := make([]time.Duration, runs)
+		for k := range times {
+			start := time.Now()
+			if err := count(); err != nil {
+				return err
+			}
+			times[k] = time.Since(start)
+		}
+		slices.Sort(times)
+		fmt.Printf("%-52s %12s", "visitors now, last 5 min, "+[]string{"DuckDB", "ClickHouse"}[i]+" (no cache)", ms(times[len(times)/2]))
+		if old && i == 0 {
+			fmt.Printf(" %12s", "—")
+		}
+		fmt.Printf("  %d visitors  (target ≤ 20 ms)\n", n)
 	}
-	slices.Sort(times)
-	fmt.Printf("\n%-52s %12s", "visitors now, last 5 min (in process, no cache)", ms(times[len(times)/2]))
-	if old {
-		fmt.Printf(" %12s", "—")
-	}
-	fmt.Printf("  %d visitors  (target ≤ 20 ms)\n", n)
 	return nil
 }
 
@@ -585,7 +599,7 @@ func runQueryBench(o queryBench) ([]benchQuery, []backendResult, error) {
 			return nil, nil, fmt.Errorf("%s: %s answered %s, %s %s", queries[i].name, results[0].name, results[0].answers[i], results[1].name, results[1].answers[i])
 		}
 	}
-	if err := printLiveVisitors(dataDir, to.AddDate(0, 0, 1), runs, len(results) > 1 && results[1].name == "old build"); err != nil {
+	if err := printLiveVisitors(dataDir, ch, to.AddDate(0, 0, 1), runs, len(results) > 1 && results[1].name == "old build"); err != nil {
 		return nil, nil, fmt.Errorf("visitors now: %w", err)
 	}
 	if !o.plain {
