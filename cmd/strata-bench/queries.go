@@ -591,6 +591,9 @@ func runQueryBench(o queryBench) ([]benchQuery, []backendResult, error) {
 		}
 		fmt.Println()
 	}
+	if err := printLiveVisitors(dataDir, ch, to.AddDate(0, 0, 1), runs, len(results) > 1 && results[1].name == "old build"); err != nil {
+		return nil, nil, fmt.Errorf("visitors now: %w", err)
+	}
 	for i := range queries {
 		if embedded.errs[i] != "" {
 			return nil, nil, fmt.Errorf("%s: %s", queries[i].name, embedded.errs[i])
@@ -598,9 +601,6 @@ func runQueryBench(o queryBench) ([]benchQuery, []backendResult, error) {
 		if len(results) > 1 && results[1].errs[i] == "" && !bytes.Equal(results[0].answers[i], results[1].answers[i]) {
 			return nil, nil, fmt.Errorf("%s: %s answered %s, %s %s", queries[i].name, results[0].name, results[0].answers[i], results[1].name, results[1].answers[i])
 		}
-	}
-	if err := printLiveVisitors(dataDir, ch, to.AddDate(0, 0, 1), runs, len(results) > 1 && results[1].name == "old build"); err != nil {
-		return nil, nil, fmt.Errorf("visitors now: %w", err)
 	}
 	if !o.plain {
 		return queries, results, nil
