@@ -71,6 +71,7 @@ func TestCredentialPermissions(t *testing.T) {
 		{"POST", "/api/v1/query/retention", map[string]any{"startEvent": "a"}, 200, false},
 		{"GET", "/api/v1/query/bots", nil, 200, false},
 		{"GET", "/api/v1/query/events", nil, 200, false},
+		{"GET", "/api/v1/query/live", nil, 200, false},
 		{"GET", "/api/v1/queries", nil, 200, false},
 		{"POST", "/api/v1/queries", map[string]any{"kind": "trend", "name": "t", "definition": trend}, 201, false},
 		{"GET", "/api/v1/queries/{saved}", nil, 200, false},

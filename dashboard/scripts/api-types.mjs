@@ -32,7 +32,7 @@ const dashboardSchemas = [
   "Flag", "FlagWrite", "FlagList", "FlagChangeList", "GroupList", "Experiment", "ExperimentList", "ExperimentWrite", "ExperimentResults",
   "ErrorGroupList", "ErrorGroupDetail", "ErrorGroupStatus", "ErrorGroupMerge", "ErrorGroupMerged", "ErrorGroupUnmerged", "Sourcemap",
   "Campaign", "CampaignWrite", "CampaignList", "CampaignStep", "SurveyQuestion", "MessageSettings", "SurveyResults",
-  "BuildInfo", "ReplayList", "ReplayDetail", "ReplaysDeleted", "UserEventsResult",
+  "BuildInfo", "ReplayList", "ReplayDetail", "ReplaysDeleted", "UserEventsResult", "LiveResult",
   "SharedLink", "SharedLinkList", "SharedLinkCreated", "ShareInfo",
 ];
 const sdkSchemas = ["SdkConfig", "ActiveMessages", "MessageTrack", "SurveyRespond"];

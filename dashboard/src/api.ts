@@ -4,7 +4,7 @@
 import type {
   Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, BuildInfo, Campaign, CampaignList, CampaignWrite, CredentialStatus, DashboardConfig, DataEnv, ErrorGroupDetail,
   ErrorGroupList, ErrorGroupMerge, ErrorGroupMerged, ErrorGroupStatus, ErrorGroupUnmerged, ErrorStatus, EventNames, Experiment, ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList,
-  FlagList, FlagWrite, FunnelRequest, FunnelResult, GroupList, KeyCreated, KeyEnv, List, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult,
+  FlagList, FlagWrite, FunnelRequest, FunnelResult, GroupList, KeyCreated, KeyEnv, List, LiveVisitors, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult,
   MessageSettings, ReplayDetail, ReplayList, SavedQuery, Session, SessionsRequest, SessionsResult, ShareInfo, SharedLink, SharedLinkCreated, Sourcemap, SurveyResults,
   TokenCreated, TrendRequest, TrendResult, UserEventsResult,
 } from "./types";
@@ -159,6 +159,8 @@ export const api = {
     request<SessionsResult>("POST", scoped("/api/v1/query/sessions", p, { env: envParam(env) }), body),
   retention: (p: number, body: RetentionRequest, env?: DataEnv) =>
     request<RetentionResult>("POST", scoped("/api/v1/query/retention", p, { env: envParam(env) }), body),
+  /** live is the number of visitors now (the last five minutes); it does not take from the query budget. */
+  live: (p: number, env?: DataEnv) => request<LiveVisitors>("GET", scoped("/api/v1/query/live", p, { env: envParam(env) })),
   bots: (p: number, d: Days, env?: DataEnv) =>
     request<BotsResult>("GET", scoped("/api/v1/query/bots", p, { dateFrom: d.from, dateTo: d.to, env: envParam(env) })),
   eventNames: (p: number, d: Days, env?: DataEnv) =>

@@ -54,6 +54,7 @@ export type RetentionResult = Schemas["RetentionResult"];
 export type Bot = Schemas["Bot"];
 export type BotsResult = Schemas["BotsResult"];
 export type EventNames = Schemas["EventNamesResult"];
+export type LiveVisitors = Schemas["LiveResult"];
 export type QueryKind = Schemas["QueryKind"];
 export type SavedQuery = Schemas["SavedQuery"];
 export type AnnotationColor = Schemas["AnnotationColor"];

@@ -330,6 +330,13 @@ type QueryStore interface {
 	// not read). It stops at the first event found, so it costs little
 	// however much is stored.
 	HasEvents(ctx context.Context, scope EventRange) (bool, error)
+	// LiveVisitors returns how many distinct users sent a human event of
+	// the scope's product and environment with an event time in
+	// [From, To). The engine asks it for the last few minutes only
+	// (query.LiveWindow), so a store must read no more than that range:
+	// both stores prune by time before they read a row (docs/queries.md,
+	// "Live visitors").
+	LiveVisitors(ctx context.Context, scope EventRange) (int64, error)
 	// ExperimentCounts returns the non-zero cells of an experiment's
 	// exposures and conversions.
 	ExperimentCounts(ctx context.Context, q ExperimentQuery) ([]ExperimentRow, error)

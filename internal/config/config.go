@@ -91,6 +91,11 @@ type Config struct {
 	// dashboard user; API keys may not query) may send per minute on each
 	// node (STRATA_QUERY_RATE_LIMIT).
 	QueryRateLimit int
+	// LiveCache is how long a count of visitors now is reused for every
+	// request of the same product and environment (STRATA_LIVE_CACHE;
+	// docs/queries.md, "Live visitors"): however many dashboards are open,
+	// each product costs at most one count per LiveCache.
+	LiveCache time.Duration
 	// KeyCacheTTL is how long a key lookup is trusted before the store is
 	// asked again; it bounds how long a change made on another node takes.
 	KeyCacheTTL time.Duration
@@ -230,6 +235,7 @@ func Default() Config {
 		QueryQueue:             64,
 		QueryWait:              10 * time.Second,
 		QueryRateLimit:         120,
+		LiveCache:              3 * time.Second,
 		SampleRatioInterval:    5 * time.Minute,
 		AlertInterval:          time.Minute,
 		Replay:                 true,
@@ -466,6 +472,7 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	fs.StringVar(&c.PublicURL, "public-url", env("STRATA_PUBLIC_URL", ""), "the dashboard's public address, e.g. https://analytics.example.com, which links in alerts start with (env STRATA_PUBLIC_URL)")
 	fs.DurationVar(&c.QueryWait, "query-wait", envDuration("STRATA_QUERY_WAIT", c.QueryWait), "longest a query waits for a slot before 503 (env STRATA_QUERY_WAIT)")
 	fs.IntVar(&c.QueryRateLimit, "query-rate-limit", envInt("STRATA_QUERY_RATE_LIMIT", c.QueryRateLimit), "queries per credential per minute, on each node (env STRATA_QUERY_RATE_LIMIT)")
+	fs.DurationVar(&c.LiveCache, "live-cache", envDuration("STRATA_LIVE_CACHE", c.LiveCache), "how long a count of visitors now is reused for a product's every request, between 1s and 1m (env STRATA_LIVE_CACHE)")
 	fs.DurationVar(&c.KeyCacheTTL, "key-cache-ttl", c.KeyCacheTTL, "how long a key lookup is cached")
 	fs.BoolVar(&c.Spool, "spool", env("STRATA_SPOOL", "true") != "false", "commit ingest to a write-ahead spool in front of DuckDB (env STRATA_SPOOL)")
 	fs.DurationVar(&c.CommitLinger, "commit-linger", c.CommitLinger, "how long a small commit group waits for more requests")
@@ -578,6 +585,13 @@ func (c Config) Validate() error {
 		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			errs = append(errs, fmt.Errorf("public-url %q: must be an http or https URL such as https://analytics.example.com", c.PublicURL))
 		}
+	}
+	if c.LiveCache < time.Second || c.LiveCache > time.Minute {
+		// Under a second, the cache would no longer spare the store
+		// the Overview's requests; over a minute, the Overview, which
+		// asks every ten seconds, would show the same count for six
+		// refreshes and more.
+		errs = append(errs, fmt.Errorf("live-cache %v: must be between 1s and 1m", c.LiveCache))
 	}
 	if c.QueryRateLimit < 1 {
 		errs = append(errs, errors.New("query-rate-limit must be at least 1"))

@@ -108,6 +108,14 @@ func TestLoad(t *testing.T) {
 	if d := Default(); d.QueryConcurrency < 1 || d.QueryQueue != 64 || d.QueryWait != 10*time.Second || d.QueryRateLimit != 120 {
 		t.Errorf("query defaults: %+v", d)
 	}
+	if c2, err = Load(nil, env(map[string]string{"STRATA_LIVE_CACHE": "5s"})); err != nil || c2.LiveCache != 5*time.Second || Default().LiveCache != 3*time.Second {
+		t.Errorf("STRATA_LIVE_CACHE: %v, %v (default %v)", c2.LiveCache, err, Default().LiveCache)
+	}
+	for _, bad := range []string{"500ms", "2m"} {
+		if _, err := Load([]string{"--live-cache", bad}, env(nil)); err == nil || !strings.Contains(err.Error(), "live-cache") {
+			t.Errorf("--live-cache %s: %v, want refused", bad, err)
+		}
+	}
 	if d := Default(); d.ReplayMaxSessionBytes != 50<<20 {
 		t.Errorf("default replay session cap %v; want 50MB", d.ReplayMaxSessionBytes)
 	}

@@ -262,6 +262,25 @@ func (s *Server) handleEventNames(w http.ResponseWriter, r *http.Request) error 
 	})
 }
 
+// handleLive is GET /api/v1/query/live: visitors now. It authenticates as
+// every query route does (a query token or a dashboard session; an API key
+// is 403) but does not take from the credential's query budget: the
+// Overview asks every ten seconds for as long as it is open, and the
+// engine answers from a short cache per product and environment in a lane
+// of its own (query.Live), so a request costs a map lookup, not a query.
+func (s *Server) handleLive(w http.ResponseWriter, r *http.Request) error {
+	sc, err := s.scope(r)
+	if err != nil {
+		return err
+	}
+	res, err := s.Queries.LiveVisitors(r.Context(), sc)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
 // serveRange serves a GET query read from the URL's dateFrom, dateTo and
 // limit over the caller's product.
 func (s *Server) serveRange(w http.ResponseWriter, r *http.Request,

@@ -242,6 +242,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /api/v1/query/bots", h(s.handleBots))
 	mux.Handle("GET /api/v1/query/events", h(s.handleEventNames))
 	mux.Handle("POST /api/v1/query/sessions", h(s.handleSessions))
+	mux.Handle("GET /api/v1/query/live", h(s.handleLive))
 	mux.Handle("GET /api/v1/queries", h(s.handleListSaved))
 	mux.Handle("POST /api/v1/queries", h(s.handleCreateSaved))
 	mux.Handle("GET /api/v1/queries/{id}", h(s.handleGetSaved))

@@ -31,7 +31,10 @@ type Engine struct {
 	// Admission, when set, bounds how many queries read events at once
 	// and how many wait (admission.go).
 	Admission *Admission
-	Now       func() time.Time
+	// Live, when set, is the live visitors' own lane and cache (live.go);
+	// live counts never take an Admission slot.
+	Live *Live
+	Now  func() time.Time
 }
 
 func (e *Engine) now() time.Time {

@@ -47,6 +47,10 @@ func (s stubStore) Sessions(context.Context, analytics.SessionsQuery) (analytics
 	return analytics.SessionsAnswer{}, s.err
 }
 
+func (s stubStore) LiveVisitors(context.Context, analytics.EventRange) (int64, error) {
+	return 0, s.err
+}
+
 // TestOutOfMemoryIsQueryTooLarge checks the engine's one mapping: a store
 // that ran out of memory is a 503 query_too_large with advice and a
 // Retry-After, on every kind of query; any other store failure stays what

@@ -8,6 +8,7 @@ import { useEventNamesResult } from "../components/EventInput";
 import { FigureCards } from "../components/FigureCards";
 import { done, figures, overlay, pageviewTotal, usePeriod } from "../components/OverviewPeriod";
 import { SessionPages } from "../components/SessionPages";
+import { LiveVisitors } from "../components/LiveVisitors";
 import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
 import type { DateRange } from "../range";
 import { oneOf, useQueryState } from "../router";
@@ -56,8 +57,9 @@ export { totals };
  * started in the range (whatever their events) and whose page views include
  * those of visits running past the range's end. Visits, bounce rate, visit
  * duration, pages per visit and the entry and exit pages are the sessions
- * query's (docs/queries.md, "Sessions"). env picks live data or the events
- * of test keys. readOnly is a shared link's view: no annotating, and no
+ * query's (docs/queries.md, "Sessions"). Beside the title, the visitors now,
+ * refreshed every ten seconds. env picks live data or the events of test
+ * keys. readOnly is a shared link's view: no annotating, and no
  * setup help when there is no data.
  */
 export function Overview(props: { product: Product | null; range: DateRange; env: DataEnv; readOnly?: boolean }) {
@@ -102,7 +104,10 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv;
   }
   return (
     <section class="page">
-      <h1>Overview</h1>
+      <div class="page-head">
+        <h1>Overview</h1>
+        <LiveVisitors product={pid} env={env} />
+      </div>
       {names && noEvents && pageviews === 0 && !props.readOnly ? <NoData product={props.product} range={props.range} env={env} names={names} /> : null}
       <FigureCards figures={figures(cur, prev, period, props.range)} />
       <section class="card" aria-labelledby="traffic-title">

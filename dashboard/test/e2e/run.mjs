@@ -30,7 +30,8 @@
 // password, revoking it (share.mjs);
 // the Overview's sessions figures, their change against the previous
 // period and the chart's overlay of it (overview.mjs);
-// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share or E2E_ONLY=replays,users runs those parts alone
+// the visitors now on the Overview, refreshed without a reload (live.mjs);
+// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live or E2E_ONLY=replays,users runs those parts alone
 // (E2E_ONLY=main the main run without error tracking, sources, overview).
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
@@ -47,6 +48,7 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { harness } from "../../../e2e/browser/harness.mjs";
 import { errorPages } from "./errors.mjs";
+import { livePages } from "./live.mjs";
 import { messagePages } from "./messages.mjs";
 import { realBrowserErrors } from "./real-errors.mjs";
 import { replayPages } from "./replays.mjs";
@@ -94,6 +96,7 @@ async function main() {
       urls: urlPages,
       urlviews: urlViewPages,
       share: sharePages,
+      live: livePages,
     };
     const unknown = only.filter((p) => !parts[p]);
     if (unknown.length) throw new Error(`E2E_ONLY names no part ${unknown.join(", ")}; the parts are ${Object.keys(parts).join(", ")}`);
@@ -114,6 +117,7 @@ async function main() {
   await urlPages(browser, h);
   await urlViewPages(browser, h);
   await sharePages(browser, h);
+  await livePages(browser, h);
 }
 
 /** The main run, on a server started without the error-tracking flag. */

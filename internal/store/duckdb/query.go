@@ -558,6 +558,30 @@ func (s *Store) HasEvents(ctx context.Context, scope analytics.EventRange) (_ bo
 	return len(rows) > 0, err
 }
 
+// LiveVisitors counts the distinct users of the scope's human events. The
+// range is a few minutes: the ts bounds reach the scan as table filters,
+// and DuckDB skips every row group whose min/max of ts (its zone map) lies
+// outside them, so with events appended roughly in time order only the
+// newest row groups are read (EXPLAIN shows the filters inside
+// TABLE_SCAN; docs/queries.md, "Live visitors"). count(DISTINCT uid)
+// rather than the bitmap of Trend: a few minutes hold few users, and the
+// bitmap's width grows with every user the product ever had.
+func (s *Store) LiveVisitors(ctx context.Context, scope analytics.EventRange) (_ int64, err error) {
+	defer markOutOfMemory(&err)
+	var b builder
+	b.Write("SELECT count(DISTINCT uid) FROM events WHERE ")
+	b.scope("", scope, scope.From, scope.To)
+	b.Write(" AND NOT is_bot")
+	rows, err := queryAll(ctx, s, "counting live visitors", &b, func(r scanner) (n int64, err error) {
+		err = r.Scan(&n)
+		return n, err
+	})
+	if err != nil || len(rows) == 0 {
+		return 0, err
+	}
+	return rows[0], nil
+}
+
 // dayMicros is one UTC day in microseconds.
 const dayMicros = 86400000000
 

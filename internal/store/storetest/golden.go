@@ -171,6 +171,11 @@ func GoldenSQL(t *testing.T, s Events, trace *[]Statement) {
 			_, err := s.EventNames(ctx, analytics.EventNamesQuery{EventRange: scope, Limit: 50})
 			return err
 		}},
+		{"live_visitors", func() error {
+			_, err := s.LiveVisitors(ctx, analytics.EventRange{ProductID: scope.ProductID, Env: scope.Env,
+				From: day.Add(time.Hour), To: day.Add(time.Hour + 6*time.Minute)})
+			return err
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

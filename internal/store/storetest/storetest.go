@@ -111,6 +111,7 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("UserEvents", events(testUserEvents))
 	t.Run("Sessions", events(testSessions))
 	t.Run("SessionCases", events(testSessionCases))
+	t.Run("LiveVisitors", events(testLiveVisitors))
 }
 
 // products creates a workspace and in it one product a name, in order:
