@@ -55,6 +55,7 @@ func (s *Server) shareRoutes() map[string]handlerFunc {
 		"POST /api/v1/query/trend":     s.queryHandler(analytics.QueryTrend),
 		"POST /api/v1/query/retention": s.queryHandler(analytics.QueryRetention),
 		"POST /api/v1/query/sessions":  s.handleSessions,
+		"GET /api/v1/query/live":       s.handleLive,
 		"GET /api/v1/query/events":     s.handleEventNames,
 		"GET /api/v1/annotations":      s.handleListAnnotations,
 	}

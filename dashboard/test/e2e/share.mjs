@@ -69,6 +69,8 @@ export async function sharePages(browser, h) {
     // The sessions query reaches the link too: v1's three events are one visit.
     await v.getByTestId("stat-visits").filter({ hasText: /^3$/ }).waitFor();
     await v.getByRole("table", { name: "Entry pages", exact: true }).locator("tbody tr").first().waitFor();
+    // So does the visitors-now count (the events were sent without a time: now).
+    await v.getByTestId("live-count").filter({ hasText: /^3 visitors now/ }).waitFor();
   });
   await h.check("the shared view has no navigation, no product switcher, no editing, and says it is shared", async () => {
     await v.getByTestId("shared-label").filter({ hasText: "Shared view" }).waitFor();
