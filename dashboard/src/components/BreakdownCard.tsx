@@ -6,10 +6,18 @@ import type { DataEnv, FilterRequest, TrendResult } from "../types";
 import { ErrorState, Skeleton } from "./States";
 import { Table } from "./Table";
 
-/** totals sums each line of a breakdown trend into rows, most first; "other" last. */
-export function totals(r: TrendResult): { label: string; value: number; other: boolean }[] {
+/**
+ * totals sums each line of a breakdown trend into rows, most first; "other"
+ * last. An empty value is labelled "(none)" and marked empty.
+ */
+export function totals(r: TrendResult): { label: string; value: number; other: boolean; empty: boolean }[] {
   return r.series
-    .map((l) => ({ label: l.breakdownValue === null ? l.label : l.breakdownValue || "(none)", value: l.data.reduce((n, p) => n + p.value, 0), other: !!l.other }))
+    .map((l) => ({
+      label: l.breakdownValue === null ? l.label : l.breakdownValue || "(none)",
+      value: l.data.reduce((n, p) => n + p.value, 0),
+      other: !!l.other,
+      empty: l.breakdownValue === "",
+    }))
     .filter((x) => x.value > 0)
     .sort((a, b) => Number(a.other) - Number(b.other) || b.value - a.value);
 }
@@ -25,10 +33,30 @@ export interface BreakdownProps {
   heading: string;
   measure?: Measure;
   filters?: FilterRequest[];
+  /** label names a value; mark, when set, is shown before it for the eye only (a flag). */
   label?: (value: string) => string;
+  mark?: (value: string) => string;
   empty?: string;
-  detail?: { property: string; heading: string };
+  detail?: Detail;
 }
+
+/**
+ * Detail is what a value of a breakdown opens: the top values of property
+ * among that value's page views, each of which may open a further Detail.
+ * none, when set, replaces a table whose values are all empty.
+ */
+export interface Detail {
+  property: string;
+  heading: string;
+  none?: string;
+  detail?: Detail;
+}
+
+/** BreakdownTableProps says which page views a breakdown counts, and where its opened value lives. */
+export type BreakdownTableProps = { product: number; from: string; to: string; env: DataEnv; open?: string | null; onOpen?: (value: string | null) => void } & Omit<
+  BreakdownProps,
+  "title"
+> & { tableLabel: string };
 
 /**
  * BreakdownCard is a table of the top values of one property over the
@@ -41,6 +69,19 @@ export interface BreakdownProps {
 export function BreakdownCard(
   props: { product: number; from: string; to: string; env: DataEnv; open?: string | null; onOpen?: (value: string | null) => void } & BreakdownProps,
 ) {
+  return (
+    <section class="card" aria-label={props.title}>
+      <h2>{props.title}</h2>
+      <BreakdownTable {...props} tableLabel={props.title} />
+    </section>
+  );
+}
+
+/**
+ * BreakdownTable is a BreakdownCard's table without the card, for a card
+ * that shows several (the Devices card's tabs); tableLabel names it.
+ */
+export function BreakdownTable(props: BreakdownTableProps) {
   const measure = props.measure ?? "total";
   const filters = props.filters ?? [];
   const [r, retry] = useLoad<TrendResult>(
@@ -68,14 +109,13 @@ export function BreakdownCard(
   const label = (x: { label: string; other: boolean }) => (x.other ? "Other" : props.label ? props.label(x.label) : x.label);
   const valueHeading = measure === "unique_users" ? "Visitors" : "Views";
   return (
-    <section class="card" aria-label={props.title}>
-      <h2>{props.title}</h2>
+    <>
       {r.state === "loading" ? <Skeleton rows={3} /> : null}
       {r.state === "failed" ? <ErrorState message={r.error} onRetry={retry} /> : null}
       {r.state === "done" && rows.length === 0 ? <p class="empty">{props.empty ?? "No page views in this range."}</p> : null}
       {rows.length > 0 ? (
         <Table
-          label={props.title}
+          label={props.tableLabel}
           class="table compact"
           head={
             <>
@@ -87,11 +127,14 @@ export function BreakdownCard(
           }
         >
           {rows.map((x) => {
-            const opened = props.detail && !x.other && open === x.label;
+            // Other and the empty value are no single value to open.
+            const opens = props.detail && !x.other && !x.empty;
+            const opened = opens && open === x.label;
             return [
               <tr key={x.label + x.other}>
                 <td class="bar-cell" style={{ background: `linear-gradient(90deg, #e0f2fe ${(x.value / max) * 100}%, transparent 0)` }}>
-                  {props.detail && !x.other ? (
+                  {props.mark && !x.other ? <Mark text={props.mark(x.empty ? "" : x.label)} /> : null}
+                  {opens ? (
                     <button
                       type="button"
                       class="link-button"
@@ -116,8 +159,7 @@ export function BreakdownCard(
                       to={props.to}
                       measure={measure}
                       filters={[...filters, { property: props.property, operator: "eq", value: x.label }]}
-                      property={props.detail.property}
-                      heading={props.detail.heading}
+                      detail={props.detail}
                       title={`${props.detail.heading} of ${label(x)}`}
                     />
                   </td>
@@ -127,22 +169,26 @@ export function BreakdownCard(
           })}
         </Table>
       ) : null}
-    </section>
+    </>
   );
 }
 
-/** DetailTable lists the top values of a property among filtered page views. */
-function DetailTable(props: {
-  product: number;
-  env: DataEnv;
-  from: string;
-  to: string;
-  measure: Measure;
-  filters: FilterRequest[];
-  property: string;
-  heading: string;
-  title: string;
-}) {
+/** Mark is a value's sign for the eye (a country's flag); screen readers read the name after it. */
+function Mark(props: { text: string }) {
+  return props.text ? (
+    <span class="mark" aria-hidden="true">
+      {props.text}{" "}
+    </span>
+  ) : null;
+}
+
+/**
+ * DetailTable lists the top values of detail's property among filtered page
+ * views; with a further detail, each value opens its own table below it.
+ */
+function DetailTable(props: { product: number; env: DataEnv; from: string; to: string; measure: Measure; filters: FilterRequest[]; detail: Detail; title: string }) {
+  const { property, heading } = props.detail;
+  const [open, setOpen] = useState<string | null>(null);
   const [r, retry] = useLoad<TrendResult>(
     () =>
       api.trend(
@@ -150,7 +196,7 @@ function DetailTable(props: {
         {
           series: [{ event: "$pageview", math: props.measure }],
           interval: "month",
-          breakdown: props.property,
+          breakdown: property,
           breakdownLimit: 20,
           filters: props.filters,
           dateFrom: props.from,
@@ -158,27 +204,58 @@ function DetailTable(props: {
         },
         props.env,
       ),
-    [props.product, props.from, props.to, props.env, props.property, JSON.stringify(props.filters)],
+    [props.product, props.from, props.to, props.env, property, JSON.stringify(props.filters)],
   );
   if (r.state === "loading" || r.state === "idle") return <Skeleton rows={2} />;
   if (r.state === "failed") return <ErrorState message={r.error} onRetry={retry} />;
+  const rows = totals(r.data);
+  if (props.detail.none && rows.every((x) => x.empty)) return <p class="empty">{props.detail.none}</p>;
+  const next = props.detail.detail;
   return (
     <table class="table compact detail" aria-label={props.title}>
       <thead>
         <tr>
-          <th scope="col">{props.heading}</th>
+          <th scope="col">{heading}</th>
           <th scope="col" class="num">
             {props.measure === "unique_users" ? "Visitors" : "Views"}
           </th>
         </tr>
       </thead>
       <tbody>
-        {totals(r.data).map((x) => (
-          <tr key={x.label + x.other}>
-            <td class="url">{x.other ? "Other" : x.label}</td>
-            <td class="num">{num(x.value)}</td>
-          </tr>
-        ))}
+        {rows.map((x) => {
+          const name = x.other ? "Other" : x.label;
+          const opened = next && !x.other && !x.empty && open === x.label;
+          return [
+            <tr key={x.label + x.other}>
+              <td class="url">
+                {next && !x.other && !x.empty ? (
+                  <button type="button" class="link-button" aria-expanded={opened ? "true" : "false"} onClick={() => setOpen(opened ? null : x.label)}>
+                    {name}
+                  </button>
+                ) : (
+                  name
+                )}
+              </td>
+              <td class="num">{num(x.value)}</td>
+            </tr>,
+            opened && next ? (
+              <tr key={x.label + "/detail"} class="detail-row">
+                <td colSpan={2}>
+                  <DetailTable
+                    product={props.product}
+                    env={props.env}
+                    from={props.from}
+                    to={props.to}
+                    measure={props.measure}
+                    filters={[...props.filters, { property, operator: "eq", value: x.label }]}
+                    detail={next}
+                    title={`${next.heading} of ${name}`}
+                  />
+                </td>
+              </tr>
+            ) : null,
+          ];
+        })}
       </tbody>
     </table>
   );
