@@ -87,7 +87,7 @@ export function Countries(props: { product: number; from: string; to: string; en
         detail={regions}
       />
       {credit ? (
-        <p class="hint">
+        <p class="hint credit">
           <a href="https://db-ip.com">IP Geolocation by DB-IP</a>
         </p>
       ) : null}
