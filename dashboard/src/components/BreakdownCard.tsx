@@ -1,3 +1,4 @@
+import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import { api } from "../api";
 import { num } from "../charts/time";
@@ -128,43 +129,25 @@ export function BreakdownTable(props: BreakdownTableProps) {
         >
           {rows.map((x) => {
             // Other and the empty value are no single value to open.
-            const opens = props.detail && !x.other && !x.empty;
+            const opens = !!props.detail && !x.other && !x.empty;
             const opened = opens && open === x.label;
             return [
               <tr key={x.label + x.other}>
                 <td class="bar-cell" style={{ background: `linear-gradient(90deg, #e0f2fe ${(x.value / max) * 100}%, transparent 0)` }}>
                   {props.mark && !x.other ? <Mark text={props.mark(x.empty ? "" : x.label)} /> : null}
                   {opens ? (
-                    <button
-                      type="button"
-                      class="link-button"
-                      aria-expanded={opened ? "true" : "false"}
-                      onClick={() => setOpen(opened ? null : x.label)}
-                    >
+                    <Toggle opened={opened} onToggle={() => setOpen(opened ? null : x.label)}>
                       {label(x)}
-                    </button>
+                    </Toggle>
                   ) : (
                     label(x)
                   )}
                 </td>
                 <td class="num">{num(x.value)}</td>
               </tr>,
-              opened && props.detail ? (
-                <tr key={x.label + "/detail"} class="detail-row">
-                  <td colSpan={2}>
-                    <DetailTable
-                      product={props.product}
-                      env={props.env}
-                      from={props.from}
-                      to={props.to}
-                      measure={measure}
-                      filters={[...filters, { property: props.property, operator: "eq", value: x.label }]}
-                      detail={props.detail}
-                      title={`${props.detail.heading} of ${label(x)}`}
-                    />
-                  </td>
-                </tr>
-              ) : null,
+              opened && props.detail
+                ? detailRow(x.label, { ...props, measure, filters: [...filters, { property: props.property, operator: "eq", value: x.label }] }, props.detail, label(x))
+                : null,
             ];
           })}
         </Table>
@@ -182,11 +165,43 @@ function Mark(props: { text: string }) {
   ) : null;
 }
 
+/** Toggle is a value that opens its detail below its row, or closes it. */
+function Toggle(props: { opened: boolean; onToggle: () => void; children: ComponentChildren }) {
+  return (
+    <button type="button" class="link-button" aria-expanded={props.opened ? "true" : "false"} onClick={props.onToggle}>
+      {props.children}
+    </button>
+  );
+}
+
+/** Scope is the page views a detail table counts among. */
+type Scope = { product: number; env: DataEnv; from: string; to: string; measure: Measure; filters: FilterRequest[] };
+
+/** detailRow is the row below the opened value named name: detail's table among scope's page views. */
+function detailRow(value: string, scope: Scope, detail: Detail, name: string) {
+  return (
+    <tr key={value + "/detail"} class="detail-row">
+      <td colSpan={2}>
+        <DetailTable
+          product={scope.product}
+          env={scope.env}
+          from={scope.from}
+          to={scope.to}
+          measure={scope.measure}
+          filters={scope.filters}
+          detail={detail}
+          title={`${detail.heading} of ${name}`}
+        />
+      </td>
+    </tr>
+  );
+}
+
 /**
  * DetailTable lists the top values of detail's property among filtered page
  * views; with a further detail, each value opens its own table below it.
  */
-function DetailTable(props: { product: number; env: DataEnv; from: string; to: string; measure: Measure; filters: FilterRequest[]; detail: Detail; title: string }) {
+function DetailTable(props: Scope & { detail: Detail; title: string }) {
   const { property, heading } = props.detail;
   const [open, setOpen] = useState<string | null>(null);
   const [r, retry] = useLoad<TrendResult>(
@@ -224,36 +239,22 @@ function DetailTable(props: { product: number; env: DataEnv; from: string; to: s
       <tbody>
         {rows.map((x) => {
           const name = x.other ? "Other" : x.label;
-          const opened = next && !x.other && !x.empty && open === x.label;
+          const opens = !!next && !x.other && !x.empty;
+          const opened = opens && open === x.label;
           return [
             <tr key={x.label + x.other}>
               <td class="url">
-                {next && !x.other && !x.empty ? (
-                  <button type="button" class="link-button" aria-expanded={opened ? "true" : "false"} onClick={() => setOpen(opened ? null : x.label)}>
+                {opens ? (
+                  <Toggle opened={opened} onToggle={() => setOpen(opened ? null : x.label)}>
                     {name}
-                  </button>
+                  </Toggle>
                 ) : (
                   name
                 )}
               </td>
               <td class="num">{num(x.value)}</td>
             </tr>,
-            opened && next ? (
-              <tr key={x.label + "/detail"} class="detail-row">
-                <td colSpan={2}>
-                  <DetailTable
-                    product={props.product}
-                    env={props.env}
-                    from={props.from}
-                    to={props.to}
-                    measure={props.measure}
-                    filters={[...props.filters, { property, operator: "eq", value: x.label }]}
-                    detail={next}
-                    title={`${next.heading} of ${name}`}
-                  />
-                </td>
-              </tr>
-            ) : null,
+            opened && next ? detailRow(x.label, { ...props, filters: [...props.filters, { property, operator: "eq", value: x.label }] }, next, name) : null,
           ];
         })}
       </tbody>
