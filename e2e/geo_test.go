@@ -104,6 +104,11 @@ func TestGeographyBehindATrustedProxy(t *testing.T) {
 	if got, want := breakdown(t, s, tn, "city", nil), map[string]int64{"": 8}; !equalCounts(got, want) {
 		t.Errorf("by city: %v, want %v", got, want)
 	}
+	// The embedded DB-IP database asks for its credit where countries are
+	// shown: the dashboard config tells the dashboard.
+	if r := do(t, "GET", s.URL+"/api/v1/dashboard/config", nil, nil); r.Status != 200 || !strings.Contains(string(r.Body), `"geoAttribution":true`) {
+		t.Errorf("dashboard config with the embedded database: %d %s", r.Status, r.Body)
+	}
 	logs := s.Logs()
 	s.Stop()
 
@@ -225,5 +230,9 @@ func TestGeoIPCityDatabase(t *testing.T) {
 	}
 	if !strings.Contains(s.Logs(), "GeoLite2-City") {
 		t.Errorf("the log does not say which database is used:\n%s", s.Logs())
+	}
+	// The operator's own database asks for no credit on the dashboard.
+	if r := do(t, "GET", s.URL+"/api/v1/dashboard/config", nil, nil); r.Status != 200 || !strings.Contains(string(r.Body), `"geoAttribution":false`) {
+		t.Errorf("dashboard config with --geoip-db: %d %s", r.Status, r.Body)
 	}
 }

@@ -348,6 +348,13 @@ export interface components {
         DashboardConfig: {
             /** @description True until first-run setup has created the owner. */
             setupRequired: boolean;
+            /**
+             * @description True when countries come from the DB-IP database the binary embeds, whose
+             *     licence (CC BY 4.0) asks for the credit "IP Geolocation by DB-IP" linking to
+             *     https://db-ip.com wherever they are shown; false with `--geoip-db`
+             *     (docs/ingest.md, "Geography").
+             */
+            geoAttribution: boolean;
             features: {
                 /**
                  * @description Whether the Errors page exists: the server runs with

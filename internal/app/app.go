@@ -261,7 +261,10 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Admin:         svc,
 		Pages:         pages,
 		ErrorTracking: cfg.ErrorTracking,
-		AllowedHosts:  cfg.AllowedHosts,
+		// The embedded DB-IP database's licence asks for a credit
+		// wherever its countries are shown; an operator's own has none.
+		GeoAttribution: a.geo.Attribution != "",
+		AllowedHosts:   cfg.AllowedHosts,
 	}
 	// A change the CLI makes through the socket is served at once, as the
 	// API's are.

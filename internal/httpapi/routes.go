@@ -118,6 +118,10 @@ type Server struct {
 	Admin         *admin.Service
 	Pages         Pages
 	ErrorTracking bool
+	// GeoAttribution is set when ingest locates clients with the DB-IP
+	// database the binary embeds, whose licence asks for a credit where
+	// countries are shown: the dashboard config says so (session.go).
+	GeoAttribution bool
 	// Bodies is the memory budget every request body is read under
 	// (body.go).
 	Bodies *BodyBudget

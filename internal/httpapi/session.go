@@ -69,8 +69,9 @@ func (s *Server) handleDashboardConfig(w http.ResponseWriter, r *http.Request) e
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, map[string]any{
-		"setupRequired": !done,
-		"features":      map[string]bool{"errorTracking": s.ErrorTracking},
+		"setupRequired":  !done,
+		"features":       map[string]bool{"errorTracking": s.ErrorTracking},
+		"geoAttribution": s.GeoAttribution,
 	})
 	return nil
 }

@@ -1,3 +1,4 @@
+import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import { api } from "../api";
 import { num } from "../charts/time";
@@ -6,10 +7,18 @@ import type { DataEnv, FilterRequest, TrendResult } from "../types";
 import { ErrorState, Skeleton } from "./States";
 import { Table } from "./Table";
 
-/** totals sums each line of a breakdown trend into rows, most first; "other" last. */
-export function totals(r: TrendResult): { label: string; value: number; other: boolean }[] {
+/**
+ * totals sums each line of a breakdown trend into rows, most first; "other"
+ * last. An empty value is labelled "(none)" and marked empty.
+ */
+export function totals(r: TrendResult): { label: string; value: number; other: boolean; empty: boolean }[] {
   return r.series
-    .map((l) => ({ label: l.breakdownValue === null ? l.label : l.breakdownValue || "(none)", value: l.data.reduce((n, p) => n + p.value, 0), other: !!l.other }))
+    .map((l) => ({
+      label: l.breakdownValue === null ? l.label : l.breakdownValue || "(none)",
+      value: l.data.reduce((n, p) => n + p.value, 0),
+      other: !!l.other,
+      empty: l.breakdownValue === "",
+    }))
     .filter((x) => x.value > 0)
     .sort((a, b) => Number(a.other) - Number(b.other) || b.value - a.value);
 }
@@ -25,10 +34,30 @@ export interface BreakdownProps {
   heading: string;
   measure?: Measure;
   filters?: FilterRequest[];
+  /** label names a value; mark, when set, is shown before it for the eye only (a flag). */
   label?: (value: string) => string;
+  mark?: (value: string) => string;
   empty?: string;
-  detail?: { property: string; heading: string };
+  detail?: Detail;
 }
+
+/**
+ * Detail is what a value of a breakdown opens: the top values of property
+ * among that value's page views, each of which may open a further Detail.
+ * none, when set, replaces a table whose values are all empty.
+ */
+export interface Detail {
+  property: string;
+  heading: string;
+  none?: string;
+  detail?: Detail;
+}
+
+/** BreakdownTableProps says which page views a breakdown counts, and where its opened value lives. */
+export type BreakdownTableProps = { product: number; from: string; to: string; env: DataEnv; open?: string | null; onOpen?: (value: string | null) => void } & Omit<
+  BreakdownProps,
+  "title"
+> & { tableLabel: string };
 
 /**
  * BreakdownCard is a table of the top values of one property over the
@@ -41,6 +70,19 @@ export interface BreakdownProps {
 export function BreakdownCard(
   props: { product: number; from: string; to: string; env: DataEnv; open?: string | null; onOpen?: (value: string | null) => void } & BreakdownProps,
 ) {
+  return (
+    <section class="card" aria-label={props.title}>
+      <h2>{props.title}</h2>
+      <BreakdownTable {...props} tableLabel={props.title} />
+    </section>
+  );
+}
+
+/**
+ * BreakdownTable is a BreakdownCard's table without the card, for a card
+ * that shows several (the Devices card's tabs); tableLabel names it.
+ */
+export function BreakdownTable(props: BreakdownTableProps) {
   const measure = props.measure ?? "total";
   const filters = props.filters ?? [];
   const [r, retry] = useLoad<TrendResult>(
@@ -68,14 +110,13 @@ export function BreakdownCard(
   const label = (x: { label: string; other: boolean }) => (x.other ? "Other" : props.label ? props.label(x.label) : x.label);
   const valueHeading = measure === "unique_users" ? "Visitors" : "Views";
   return (
-    <section class="card" aria-label={props.title}>
-      <h2>{props.title}</h2>
+    <>
       {r.state === "loading" ? <Skeleton rows={3} /> : null}
       {r.state === "failed" ? <ErrorState message={r.error} onRetry={retry} /> : null}
       {r.state === "done" && rows.length === 0 ? <p class="empty">{props.empty ?? "No page views in this range."}</p> : null}
       {rows.length > 0 ? (
         <Table
-          label={props.title}
+          label={props.tableLabel}
           class="table compact"
           head={
             <>
@@ -87,62 +128,82 @@ export function BreakdownCard(
           }
         >
           {rows.map((x) => {
-            const opened = props.detail && !x.other && open === x.label;
+            // Other and the empty value are no single value to open.
+            const opens = !!props.detail && !x.other && !x.empty;
+            const opened = opens && open === x.label;
             return [
               <tr key={x.label + x.other}>
                 <td class="bar-cell" style={{ background: `linear-gradient(90deg, #e0f2fe ${(x.value / max) * 100}%, transparent 0)` }}>
-                  {props.detail && !x.other ? (
-                    <button
-                      type="button"
-                      class="link-button"
-                      aria-expanded={opened ? "true" : "false"}
-                      onClick={() => setOpen(opened ? null : x.label)}
-                    >
+                  {props.mark && !x.other ? <Mark text={props.mark(x.empty ? "" : x.label)} /> : null}
+                  {opens ? (
+                    <Toggle opened={opened} onToggle={() => setOpen(opened ? null : x.label)}>
                       {label(x)}
-                    </button>
+                    </Toggle>
                   ) : (
                     label(x)
                   )}
                 </td>
                 <td class="num">{num(x.value)}</td>
               </tr>,
-              opened && props.detail ? (
-                <tr key={x.label + "/detail"} class="detail-row">
-                  <td colSpan={2}>
-                    <DetailTable
-                      product={props.product}
-                      env={props.env}
-                      from={props.from}
-                      to={props.to}
-                      measure={measure}
-                      filters={[...filters, { property: props.property, operator: "eq", value: x.label }]}
-                      property={props.detail.property}
-                      heading={props.detail.heading}
-                      title={`${props.detail.heading} of ${label(x)}`}
-                    />
-                  </td>
-                </tr>
-              ) : null,
+              opened && props.detail
+                ? detailRow(x.label, { ...props, measure, filters: [...filters, { property: props.property, operator: "eq", value: x.label }] }, props.detail, label(x))
+                : null,
             ];
           })}
         </Table>
       ) : null}
-    </section>
+    </>
   );
 }
 
-/** DetailTable lists the top values of a property among filtered page views. */
-function DetailTable(props: {
-  product: number;
-  env: DataEnv;
-  from: string;
-  to: string;
-  measure: Measure;
-  filters: FilterRequest[];
-  property: string;
-  heading: string;
-  title: string;
-}) {
+/** Mark is a value's sign for the eye (a country's flag); screen readers read the name after it. */
+function Mark(props: { text: string }) {
+  return props.text ? (
+    <span class="mark" aria-hidden="true">
+      {props.text}{" "}
+    </span>
+  ) : null;
+}
+
+/** Toggle is a value that opens its detail below its row, or closes it. */
+function Toggle(props: { opened: boolean; onToggle: () => void; children: ComponentChildren }) {
+  return (
+    <button type="button" class="link-button" aria-expanded={props.opened ? "true" : "false"} onClick={props.onToggle}>
+      {props.children}
+    </button>
+  );
+}
+
+/** Scope is the page views a detail table counts among. */
+type Scope = { product: number; env: DataEnv; from: string; to: string; measure: Measure; filters: FilterRequest[] };
+
+/** detailRow is the row below the opened value named name: detail's table among scope's page views. */
+function detailRow(value: string, scope: Scope, detail: Detail, name: string) {
+  return (
+    <tr key={value + "/detail"} class="detail-row">
+      <td colSpan={2}>
+        <DetailTable
+          product={scope.product}
+          env={scope.env}
+          from={scope.from}
+          to={scope.to}
+          measure={scope.measure}
+          filters={scope.filters}
+          detail={detail}
+          title={`${detail.heading} of ${name}`}
+        />
+      </td>
+    </tr>
+  );
+}
+
+/**
+ * DetailTable lists the top values of detail's property among filtered page
+ * views; with a further detail, each value opens its own table below it.
+ */
+function DetailTable(props: Scope & { detail: Detail; title: string }) {
+  const { property, heading } = props.detail;
+  const [open, setOpen] = useState<string | null>(null);
   const [r, retry] = useLoad<TrendResult>(
     () =>
       api.trend(
@@ -150,7 +211,7 @@ function DetailTable(props: {
         {
           series: [{ event: "$pageview", math: props.measure }],
           interval: "month",
-          breakdown: props.property,
+          breakdown: property,
           breakdownLimit: 20,
           filters: props.filters,
           dateFrom: props.from,
@@ -158,27 +219,44 @@ function DetailTable(props: {
         },
         props.env,
       ),
-    [props.product, props.from, props.to, props.env, props.property, JSON.stringify(props.filters)],
+    [props.product, props.from, props.to, props.env, property, JSON.stringify(props.filters)],
   );
   if (r.state === "loading" || r.state === "idle") return <Skeleton rows={2} />;
   if (r.state === "failed") return <ErrorState message={r.error} onRetry={retry} />;
+  const rows = totals(r.data);
+  if (props.detail.none && rows.every((x) => x.empty)) return <p class="empty">{props.detail.none}</p>;
+  const next = props.detail.detail;
   return (
     <table class="table compact detail" aria-label={props.title}>
       <thead>
         <tr>
-          <th scope="col">{props.heading}</th>
+          <th scope="col">{heading}</th>
           <th scope="col" class="num">
             {props.measure === "unique_users" ? "Visitors" : "Views"}
           </th>
         </tr>
       </thead>
       <tbody>
-        {totals(r.data).map((x) => (
-          <tr key={x.label + x.other}>
-            <td class="url">{x.other ? "Other" : x.label}</td>
-            <td class="num">{num(x.value)}</td>
-          </tr>
-        ))}
+        {rows.map((x) => {
+          const name = x.other ? "Other" : x.label;
+          const opens = !!next && !x.other && !x.empty;
+          const opened = opens && open === x.label;
+          return [
+            <tr key={x.label + x.other}>
+              <td class="url">
+                {opens ? (
+                  <Toggle opened={opened} onToggle={() => setOpen(opened ? null : x.label)}>
+                    {name}
+                  </Toggle>
+                ) : (
+                  name
+                )}
+              </td>
+              <td class="num">{num(x.value)}</td>
+            </tr>,
+            opened && next ? detailRow(x.label, { ...props, filters: [...props.filters, { property, operator: "eq", value: x.label }] }, next, name) : null,
+          ];
+        })}
       </tbody>
     </table>
   );

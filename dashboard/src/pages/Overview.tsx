@@ -4,6 +4,8 @@ import { TimeChart, type Line } from "../charts/TimeChart";
 import { periodName, previousPeriod } from "../compare";
 import { BreakdownCard, totals, type BreakdownProps } from "../components/BreakdownCard";
 import { AnnotateDialog, useChartAnnotations } from "../components/ChartAnnotations";
+import { Countries } from "../components/Countries";
+import { Devices } from "../components/Devices";
 import { useEventNamesResult } from "../components/EventInput";
 import { FigureCards } from "../components/FigureCards";
 import { done, figures, overlay, pageviewTotal, usePeriod } from "../components/OverviewPeriod";
@@ -29,8 +31,6 @@ const breakdowns: BreakdownProps[] = [
     empty: "No visit came from another site in this range.",
     detail: { property: "referrer", heading: "Referrer" },
   },
-  { property: "browser", title: "Browsers", heading: "Browser" },
-  { property: "os", title: "Operating systems", heading: "OS" },
 ];
 
 /** rangeInterval picks the chart's bucket for a range: days up to 90 days, then weeks. */
@@ -47,7 +47,8 @@ export { totals };
  * change against the previous period (docs/dashboard.md), visitors and page
  * views over the range (with the annotations, and the previous period as
  * dashed lines when ?compare=previous), the top pages beside the entry and
- * exit pages, and the top sources, browsers and operating systems.
+ * exit pages, and the top sources, the visitors' countries (components/
+ * Countries.tsx) and their devices (components/Devices.tsx).
  *
  * Unique visitors are the sizes of the monthly retention cohorts of
  * $pageview, which count each user who viewed a page once over the range (a
@@ -158,6 +159,8 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv;
             {...(b.detail ? { open: source || null, onOpen: (v: string | null) => setSource(v ?? "") } : {})}
           />
         ))}
+        <Countries product={pid} from={from} to={to} env={env} readOnly={props.readOnly} />
+        <Devices product={pid} from={from} to={to} env={env} />
       </div>
       {picked !== null ? (
         <AnnotateDialog product={pid} at={picked} savedQueries={[]} onCreated={addAnnotation} onClose={() => setPicked(null)} />

@@ -31,8 +31,9 @@
 // the Overview's sessions figures, their change against the previous
 // period and the chart's overlay of it (overview.mjs);
 // the visitors now on the Overview, refreshed without a reload (live.mjs);
+// the Overview's Countries and Devices cards behind a trusted proxy (geo.mjs);
 // E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live or E2E_ONLY=replays,users runs those parts alone
-// (E2E_ONLY=main the main run without error tracking, sources, overview).
+// (E2E_ONLY=main the main run without error tracking, sources, overview, geo).
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
 //
@@ -60,6 +61,7 @@ import { noSideScroll, watchedPage } from "./page.mjs";
 import { sourcePages } from "./sources.mjs";
 import { sharePages } from "./share.mjs";
 import { overviewPages } from "./overview.mjs";
+import { geoPages } from "./geo.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = join(here, "..", "..");
@@ -90,6 +92,7 @@ async function main() {
       experiments: flagsAndExperiments,
       sources: sourcePages,
       overview: overviewPages,
+      geo: geoPages,
       replays: replayPages,
       users: userPages,
       errors: errorPages,
@@ -109,6 +112,7 @@ async function main() {
   await flagsAndExperiments(browser);
   await sourcePages(browser, h);
   await overviewPages(browser, h);
+  await geoPages(browser, h);
   await errorPages(browser, h);
   await realBrowserErrors(browser, h);
   await messagePages(browser, h);

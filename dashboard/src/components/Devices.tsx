@@ -1,0 +1,74 @@
+import { useState } from "preact/hooks";
+import type { DataEnv } from "../types";
+import { BreakdownTable } from "./BreakdownCard";
+
+/** What the device type's values mean (docs/ingest.md, "Devices"). */
+const deviceTypes: Record<string, string> = { desktop: "Desktop", mobile: "Mobile", tablet: "Tablet", bot: "Bot" };
+
+/** The screen classes by the viewport widths they hold (docs/ingest.md, "Devices"). */
+const screenClasses: Record<string, string> = {
+  mobile: "Mobile (below 576 px)",
+  tablet: "Tablet (576–991 px)",
+  laptop: "Laptop (992–1439 px)",
+  desktop: "Desktop (1440 px and wider)",
+};
+
+/** named labels a value by names, the empty value as "Unknown", any other as it is. */
+const named = (names: Record<string, string>) => (v: string) => (v === "(none)" ? "Unknown" : (names[v] ?? v));
+
+/**
+ * The Devices card's tabs: each a breakdown of page views, whose table
+ * keeps the name the Browsers and Operating systems cards had.
+ */
+const tabs = [
+  { tab: "Browser", property: "browser", heading: "Browser", table: "Browsers" },
+  { tab: "OS", property: "os", heading: "OS", table: "Operating systems" },
+  { tab: "Device", property: "device_type", heading: "Device", table: "Device types", label: named(deviceTypes) },
+  { tab: "Screen", property: "screen_class", heading: "Screen size", table: "Screen sizes", label: named(screenClasses) },
+] as const;
+
+/**
+ * Devices is the Overview's card of what visitors use (issue 37, item 3):
+ * browser, operating system, device type and screen size, one tab each as
+ * Plausible's Devices card has them, so that four small tables take one
+ * card's room. Only the tab shown asks the server.
+ */
+export function Devices(props: { product: number; from: string; to: string; env: DataEnv }) {
+  const [shown, setShown] = useState(0);
+  const t = tabs[shown];
+  return (
+    <section class="card" aria-label="Devices">
+      <div class="section-head tight">
+        <h2>Devices</h2>
+        <div class="tabs" role="tablist" aria-label="Devices by">
+          {tabs.map((x, i) => (
+            <button
+              key={x.tab}
+              type="button"
+              role="tab"
+              id={`devices-tab-${i}`}
+              aria-selected={i === shown ? "true" : "false"}
+              aria-controls="devices-panel"
+              onClick={() => setShown(i)}
+            >
+              {x.tab}
+            </button>
+          ))}
+        </div>
+      </div>
+      <div role="tabpanel" id="devices-panel" aria-labelledby={`devices-tab-${shown}`}>
+        <BreakdownTable
+          key={t.property}
+          product={props.product}
+          from={props.from}
+          to={props.to}
+          env={props.env}
+          property={t.property}
+          heading={t.heading}
+          tableLabel={t.table}
+          label={"label" in t ? t.label : undefined}
+        />
+      </div>
+    </section>
+  );
+}
