@@ -149,8 +149,22 @@ func servedRoutes(t *testing.T) map[string]bool {
 	for _, m := range routePattern.FindAllSubmatch(src, -1) {
 		routes[string(m[1])+" "+string(m[2])] = true
 	}
+	// A shared link's reads are dispatched under /share/{secret}/ by
+	// share.go: its own two routes (case "…":) and the allowlist
+	// (shareRoutes, "…": handler).
+	share, err := os.ReadFile("../internal/httpapi/share.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range shareRoutePattern.FindAllSubmatch(share, -1) {
+		routes[string(m[1])+" /share/{secret}"+string(m[2])] = true
+	}
 	return routes
 }
+
+// shareRoutePattern matches a route of share.go's dispatcher, such as
+// `case "GET /api/v1/share":` or `"POST /api/v1/query/trend": s.…`.
+var shareRoutePattern = regexp.MustCompile(`"([A-Z]+) (/api/v1/[^"]*)":`)
 
 // httpMethods are the operation keys of an OpenAPI path item.
 var httpMethods = map[string]bool{
