@@ -1,0 +1,91 @@
+package clickhouse
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"strata/internal/analytics"
+	"strata/internal/store/clickhouse/chtest"
+	"strata/internal/store/storetest"
+)
+
+// BenchmarkSessions is the DuckDB store's BenchmarkSessions on one real
+// server: the sessions query beside a two-line trend over the same events,
+// and beside the same statement reading the session id from a column
+// (MATERIALIZED from the property arrays, then written by OPTIMIZE FINAL)
+// instead of prop_values[indexOf(prop_keys, …)]: what a session_id column
+// filled at ingest would give. Fastest of five interleaved runs, as ms.
+func BenchmarkSessions(b *testing.B) {
+	n := 1_000_000
+	if v := os.Getenv("STRATA_SESSIONS_BENCH_EVENTS"); v != "" {
+		n, _ = strconv.Atoi(v)
+	}
+	ctx := context.Background()
+	s, err := Open(ctx, chtest.Shared(b).URL("strata_sessions_bench_"+strconv.FormatInt(time.Now().UnixNano(), 36), ""))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	rng, err := storetest.SessionsBenchEvents(n, func(events []analytics.Event) error { return s.AppendEvents(ctx, events) })
+	if err != nil {
+		b.Fatal(err)
+	}
+	q := analytics.SessionsQuery{EventRange: rng, Interval: analytics.Day, Limit: 10}
+	tq := analytics.TrendQuery{EventRange: rng, Interval: analytics.Day,
+		Series: []analytics.TrendSeries{{Event: analytics.PageviewEvent}, {Event: analytics.PageviewEvent, UniqueUsers: true}}}
+	var stmt string
+	var args []any
+	s.traceSQL = func(q string, a []any) { stmt, args = q, a }
+	if _, err := s.Sessions(ctx, q); err != nil {
+		b.Fatal(err)
+	}
+	s.traceSQL = nil
+	if err := s.conn.Exec(ctx, "ALTER TABLE "+s.table+" ADD COLUMN bench_sid String MATERIALIZED prop_values[indexOf(prop_keys, '$session_id')]"); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.conn.Exec(ctx, "OPTIMIZE TABLE "+s.table+" FINAL"); err != nil {
+		b.Fatal(err)
+	}
+	i := strings.Index(stmt, "prop_values[indexOf(prop_keys, ")
+	j := strings.Index(stmt[i:], ")]")
+	if i < 0 || j < 0 {
+		b.Fatal("no session id expression in ", stmt)
+	}
+	column := stmt[:i] + "bench_sid" + stmt[i+j+2:]
+	// The key's placeholder goes with the expression (they are positional).
+	k := strings.Count(stmt[:i], "?")
+	columnArgs := append(append([]any{}, args[:k]...), args[k+1:]...)
+	best := map[string]time.Duration{}
+	time1 := func(name string, f func() error) {
+		t0 := time.Now()
+		if err := f(); err != nil {
+			b.Fatal(name, err)
+		}
+		if d := time.Since(t0); best[name] == 0 || d < best[name] {
+			best[name] = d
+		}
+	}
+	for b.Loop() {
+		for range 5 {
+			time1("trend", func() error { _, err := s.Trend(ctx, tq); return err })
+			time1("sessions", func() error { _, err := s.Sessions(ctx, q); return err })
+			time1("sessions-column", func() error {
+				rows, err := s.conn.Query(ctx, column, columnArgs...)
+				if err != nil {
+					return err
+				}
+				for rows.Next() {
+				}
+				rows.Close()
+				return rows.Err()
+			})
+		}
+	}
+	for name, d := range best {
+		b.ReportMetric(float64(d.Microseconds())/1000, name+"-ms")
+	}
+}

@@ -1,0 +1,62 @@
+package storetest
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"strata/internal/analytics"
+)
+
+// SessionsBenchEvents calls emit with n events, in groups of 5,000, for
+// the stores' sessions benchmarks: 50,000 users over 30 days from
+// 2026-10-01, visits of a few events minutes apart with hours or days
+// between them, one event in ten an $identify and one a click, and half of
+// the users sending a $session_id (a new one each visit) as the browser
+// SDK does. The range returned is the 30 days, product 1, live.
+func SessionsBenchEvents(n int, emit func([]analytics.Event) error) (analytics.EventRange, error) {
+	start := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
+	r := rand.New(rand.NewPCG(1, 2))
+	const users = 50_000
+	clock := make([]time.Duration, users)
+	sid := make([]string, users)
+	for i := range clock {
+		clock[i] = time.Duration(r.Int64N(int64(24 * time.Hour)))
+	}
+	paths := []string{"/", "/pricing", "/docs", "/blog", "/blog/a", "/blog/b", "/signup", "/login", "/about", "/contact"}
+	batch := make([]analytics.Event, 0, 5000)
+	for i := range n {
+		u := r.IntN(users)
+		if r.IntN(5) == 0 {
+			clock[u] += time.Duration(1+r.Int64N(48)) * time.Hour
+			sid[u] = uuid.NewString()
+		} else {
+			clock[u] += time.Duration(r.Int64N(int64(10 * time.Minute)))
+		}
+		name, props := "$pageview", "{}"
+		switch r.IntN(10) {
+		case 0:
+			name = "click"
+		case 1:
+			name = "$identify"
+		}
+		if u%2 == 0 {
+			props = `{"$session_id":"` + sid[u] + `","plan":"pro"}`
+		}
+		ts := start.Add(clock[u] % (30 * 24 * time.Hour))
+		batch = append(batch, analytics.Event{
+			ProductID: 1, Env: analytics.EnvLive, Timestamp: ts, ReceivedAt: ts, UUID: uuid.New(),
+			Name: name, DistinctID: "user_" + strconv.Itoa(u), UserID: uint64(u),
+			Path: paths[r.IntN(len(paths))], Properties: []byte(props), Browser: "Chrome", OS: "Linux",
+		})
+		if len(batch) == cap(batch) || i == n-1 {
+			if err := emit(batch); err != nil {
+				return analytics.EventRange{}, err
+			}
+			batch = batch[:0]
+		}
+	}
+	return analytics.EventRange{ProductID: 1, Env: analytics.EnvLive, From: start, To: start.Add(30 * 24 * time.Hour)}, nil
+}
