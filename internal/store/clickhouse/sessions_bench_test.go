@@ -2,13 +2,11 @@ package clickhouse
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"strata/internal/analytics"
 	"strata/internal/store/clickhouse/chtest"
 	"strata/internal/store/storetest"
 )
@@ -20,23 +18,13 @@ import (
 // instead of prop_values[indexOf(prop_keys, …)]: what a session_id column
 // filled at ingest would give. Fastest of five interleaved runs, as ms.
 func BenchmarkSessions(b *testing.B) {
-	n := 1_000_000
-	if v := os.Getenv("STRATA_SESSIONS_BENCH_EVENTS"); v != "" {
-		n, _ = strconv.Atoi(v)
-	}
 	ctx := context.Background()
 	s, err := Open(ctx, chtest.Shared(b).URL("strata_sessions_bench_"+strconv.FormatInt(time.Now().UnixNano(), 36), ""))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	rng, err := storetest.SessionsBenchEvents(n, func(events []analytics.Event) error { return s.AppendEvents(ctx, events) })
-	if err != nil {
-		b.Fatal(err)
-	}
-	q := analytics.SessionsQuery{EventRange: rng, Interval: analytics.Day, Limit: 10}
-	tq := analytics.TrendQuery{EventRange: rng, Interval: analytics.Day,
-		Series: []analytics.TrendSeries{{Event: analytics.PageviewEvent}, {Event: analytics.PageviewEvent, UniqueUsers: true}}}
+	q, tq := storetest.SessionsBench(b, s)
 	var stmt string
 	var args []any
 	s.traceSQL = func(q string, a []any) { stmt, args = q, a }
@@ -62,19 +50,11 @@ func BenchmarkSessions(b *testing.B) {
 	// The key's placeholder goes with the expression (they are positional).
 	k := strings.Count(stmt[:i], "?")
 	columnArgs := append(append([]any{}, args[:k]...), args[k+1:]...)
-	best := storetest.Fastest{}
-	for b.Loop() {
-		for range 5 {
-			best.Time(b, "trend", func() error { _, err := s.Trend(ctx, tq); return err })
-			best.Time(b, "sessions", func() error { _, err := s.Sessions(ctx, q); return err })
-			best.Time(b, "sessions-column", func() error {
-				rows, err := s.conn.Query(ctx, column, columnArgs...)
-				if err != nil {
-					return err
-				}
-				return storetest.Drain(rows)
-			})
+	storetest.TimeSessions(b, s, q, tq, func() error {
+		rows, err := s.conn.Query(ctx, column, columnArgs...)
+		if err != nil {
+			return err
 		}
-	}
-	best.Report(b)
+		return storetest.Drain(rows)
+	})
 }

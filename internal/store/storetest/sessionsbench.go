@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"context"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -62,25 +64,53 @@ func SessionsBenchEvents(n int, emit func([]analytics.Event) error) (analytics.E
 	return analytics.EventRange{ProductID: 1, Env: analytics.EnvLive, From: start, To: start.Add(30 * 24 * time.Hour)}, nil
 }
 
-// Fastest keeps the fastest run of each named operation of a benchmark
-// whose runs are interleaved, so that each sees the same load.
-type Fastest map[string]time.Duration
+// SessionsBench fills s with STRATA_SESSIONS_BENCH_EVENTS events (1 M when
+// unset) from SessionsBenchEvents and returns the queries the benchmarks
+// time: the sessions by day, and a two-line trend (page views and their
+// unique users, by day) over the same events.
+func SessionsBench(b *testing.B, s Events) (analytics.SessionsQuery, analytics.TrendQuery) {
+	n := 1_000_000
+	if v := os.Getenv("STRATA_SESSIONS_BENCH_EVENTS"); v != "" {
+		n, _ = strconv.Atoi(v)
+	}
+	rng, err := SessionsBenchEvents(n, func(events []analytics.Event) error { return s.AppendEvents(context.Background(), events) })
+	if err != nil {
+		b.Fatal(err)
+	}
+	return analytics.SessionsQuery{EventRange: rng, Interval: analytics.Day, Limit: 10},
+		analytics.TrendQuery{EventRange: rng, Interval: analytics.Day,
+			Series: []analytics.TrendSeries{{Event: analytics.PageviewEvent}, {Event: analytics.PageviewEvent, UniqueUsers: true}}}
+}
 
-// Time runs f once and keeps its time if it is name's fastest.
-func (m Fastest) Time(b *testing.B, name string, f func() error) {
+// TimeSessions times, interleaved, five runs each of the trend tq, the
+// sessions query q and column (the sessions statement reading the session
+// id from a column), and reports the fastest of each as name-ms.
+func TimeSessions(b *testing.B, s Events, q analytics.SessionsQuery, tq analytics.TrendQuery, column func() error) {
+	ctx := context.Background()
+	best := fastest{}
+	for b.Loop() {
+		for range 5 {
+			best.time(b, "trend", func() error { _, err := s.Trend(ctx, tq); return err })
+			best.time(b, "sessions", func() error { _, err := s.Sessions(ctx, q); return err })
+			best.time(b, "sessions-column", column)
+		}
+	}
+	for name, d := range best {
+		b.ReportMetric(float64(d.Microseconds())/1000, name+"-ms")
+	}
+}
+
+// fastest keeps the fastest run of each named operation.
+type fastest map[string]time.Duration
+
+// time runs f once and keeps its time if it is name's fastest.
+func (m fastest) time(b *testing.B, name string, f func() error) {
 	t0 := time.Now()
 	if err := f(); err != nil {
 		b.Fatal(name, ": ", err)
 	}
 	if d := time.Since(t0); m[name] == 0 || d < m[name] {
 		m[name] = d
-	}
-}
-
-// Report reports each fastest time as name-ms.
-func (m Fastest) Report(b *testing.B) {
-	for name, d := range m {
-		b.ReportMetric(float64(d.Microseconds())/1000, name+"-ms")
 	}
 }
 
