@@ -2,8 +2,8 @@ WITH e AS (SELECT uid, coalesce(json_extract_string(properties, $1), '') AS sid,
   FROM events
   WHERE product_id = $5 AND env = $6 AND ts >= $7 AND ts < $8 AND NOT is_bot), g AS (SELECT *, CASE WHEN epoch_us(ts) - epoch_us(lag(ts) OVER w) < $9 THEN 0 ELSE 1 END AS new
   FROM e WINDOW w AS (PARTITION BY uid, sid
-  ORDER BY ts, path)), n AS (SELECT *, sum(new) OVER (PARTITION BY uid, sid
-  ORDER BY ts, path ROWS UNBOUNDED PRECEDING) AS vn
+  ORDER BY ts)), n AS (SELECT *, sum(new) OVER (PARTITION BY uid, sid
+  ORDER BY ts) AS vn
   FROM g), v AS MATERIALIZED (SELECT uid, min(ts) AS start, epoch_us(max(ts)) - epoch_us(min(ts)) AS dur, count(*) FILTER (WHERE kind = 0) AS pv, (count(*) FILTER (WHERE kind = 0) <= 1 AND count(*) FILTER (WHERE kind = 2) = 0)::BIGINT AS bounce, arg_min(path, (ts, path)) FILTER (WHERE kind = 0) AS entry, arg_max(path, (ts, path)) FILTER (WHERE kind = 0) AS exit
   FROM n
   GROUP BY uid, sid, vn
