@@ -62,15 +62,26 @@ export async function sharePages(browser, h) {
   const v = visitor.page;
   await v.goto(open);
   await h.check("the shared link shows the Overview's numbers without signing in", async () => {
-    await v.getByRole("heading", { name: "Overview" }).waitFor();
-    await v.getByTestId("stat-pageviews").filter({ hasText: /^4$/ }).waitFor();
-    await v.getByTestId("stat-visitors").filter({ hasText: /^3$/ }).waitFor();
-    await v.getByRole("table", { name: "Top pages", exact: true }).locator("tbody tr").first().waitFor();
+    // The first load asks about fifteen queries at once, and the visitors-now
+    // count asks again only ten seconds after an answer: on a loaded machine
+    // an element may come after Playwright's default 10 s, so each wait is
+    // 30 s and names what it waited for.
+    const shows = async (what, locator) => {
+      try {
+        await locator.waitFor({ timeout: 30_000 });
+      } catch (err) {
+        throw new Error(`${what}: ${err.message.split("\n")[0]}`);
+      }
+    };
+    await shows("the heading", v.getByRole("heading", { name: "Overview" }));
+    await shows("4 page views", v.getByTestId("stat-pageviews").filter({ hasText: /^4$/ }));
+    await shows("3 visitors", v.getByTestId("stat-visitors").filter({ hasText: /^3$/ }));
+    await shows("the top pages", v.getByRole("table", { name: "Top pages", exact: true }).locator("tbody tr").first());
     // The sessions query reaches the link too: v1's three events are one visit.
-    await v.getByTestId("stat-visits").filter({ hasText: /^3$/ }).waitFor();
-    await v.getByRole("table", { name: "Entry pages", exact: true }).locator("tbody tr").first().waitFor();
+    await shows("3 visits", v.getByTestId("stat-visits").filter({ hasText: /^3$/ }));
+    await shows("the entry pages", v.getByRole("table", { name: "Entry pages", exact: true }).locator("tbody tr").first());
     // So does the visitors-now count (the events were sent without a time: now).
-    await v.getByTestId("live-count").filter({ hasText: /^3 visitors now/ }).waitFor();
+    await shows("3 visitors now", v.getByTestId("live-count").filter({ hasText: /^3 visitors now/ }));
   });
   await h.check("the shared view has no navigation, no product switcher, no editing, and says it is shared", async () => {
     await v.getByTestId("shared-label").filter({ hasText: "Shared view" }).waitFor();
