@@ -29,6 +29,7 @@ type Meta interface {
 	analytics.ErrorGroupStore
 	analytics.ErrorAliasStore
 	analytics.SharedLinkStore
+	analytics.GoalStore
 	analytics.AlertStore
 	analytics.CampaignStore
 	analytics.GroupStore
@@ -81,6 +82,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("ErrorGroupStatuses", scoped(testErrorGroupStatuses))
 	t.Run("ErrorAliases", scoped(testErrorAliases))
 	t.Run("SharedLinks", scoped(testSharedLinks))
+	t.Run("Goals", scoped(testGoals))
 	t.Run("Alerts", meta(testAlerts))
 	t.Run("Campaigns", scoped(testCampaigns))
 	t.Run("Transactions", meta(testTransactions))
