@@ -3,6 +3,7 @@ package analytics
 import (
 	"context"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 )
@@ -123,10 +124,26 @@ type GoalRow struct {
 }
 
 // GoalsAnswer is a store's answer to a GoalsQuery: the visitors of the
-// range, each goal's figures in the order asked (without a breakdown),
-// and with a breakdown its rows, in order.
+// range, each goal's figures in the order asked, and with a breakdown the
+// goal's rows, in order.
 type GoalsAnswer struct {
 	Visitors int64
 	Goals    []GoalCounts
 	Rows     []GoalRow
+}
+
+// SortRows puts a breakdown's rows in their order: most converted
+// visitors first, then most visitors, then by value. A store may gather
+// them in any order.
+func (a *GoalsAnswer) SortRows() {
+	sort.Slice(a.Rows, func(i, j int) bool {
+		x, y := a.Rows[i], a.Rows[j]
+		if x.Converted != y.Converted {
+			return x.Converted > y.Converted
+		}
+		if x.Visitors != y.Visitors {
+			return x.Visitors > y.Visitors
+		}
+		return x.Value < y.Value
+	})
 }

@@ -113,6 +113,8 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("UserEvents", events(testUserEvents))
 	t.Run("Sessions", events(testSessions))
 	t.Run("SessionCases", events(testSessionCases))
+	t.Run("GoalConversions", events(testGoalConversions))
+	t.Run("GoalCases", events(testGoalCases))
 	t.Run("LiveVisitors", events(testLiveVisitors))
 }
 
