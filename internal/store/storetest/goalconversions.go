@@ -96,7 +96,7 @@ func testGoalCases(ctx context.Context, t *testing.T, s Events) {
 		pv("a", "/", "Google", 1), pv("a", "/blog/x", "", 2), ev("a", "signup", 3), ev("a", "signup", 4),
 		pv("b", "/blog.html", "Bing", 1), ev("b", "signup", 2),
 		pv("c", "/pricing", "Google", 5),
-		ev("d", "signup", 1), // no page view: not a visitor
+		ev("d", "signup", 1),                           // no page view: not a visitor
 		pv("e", "/blog/", "", 1), ev("e", "signup", 0), // signed up before the page view, still in the range
 		pv("f", "/blog/y", "Google", 30), ev("f", "signup", 31), // the next day: outside
 	}
