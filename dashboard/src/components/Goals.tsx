@@ -23,8 +23,8 @@ const tabs = [
   { tab: "Device", property: "device_type", heading: "Device", label: (v: string) => (v === "" ? "Unknown" : (deviceTypes[v] ?? v)) },
 ] as const;
 
-/** rate writes a conversion rate the API gives in percent to one decimal. */
-const rate = (pct: number) => `${pct.toFixed(1)}%`;
+/** rate writes a conversion rate (per 100, to one decimal) as "42.5 %", as the bounce rates are written. */
+const rate = (pct: number) => `${pct.toLocaleString(undefined, { maximumFractionDigits: 1 })} %`;
 
 /**
  * Goals is the Overview's card of the product's goals (issue 37, item 7;
@@ -115,17 +115,6 @@ export function Goals(props: { product: number; from: string; to: string; env: D
 /** GoalBreakdown is a chosen goal's conversion rate by one property, a tab each. */
 function GoalBreakdown(props: { product: number; from: string; to: string; env: DataEnv; filters: FilterRequest[]; goal: number; name: string }) {
   const [shown, setShown] = useState(0);
-  const t = tabs[shown];
-  const [r, retry] = useLoad<GoalsResult>(
-    () =>
-      api.goalConversions(
-        props.product,
-        { dateFrom: props.from, dateTo: props.to, filters: props.filters, goal: props.goal, breakdown: t.property, limit: 10 },
-        props.env,
-      ),
-    [props.product, props.from, props.to, props.env, JSON.stringify(props.filters), props.goal, t.property],
-  );
-  const rows = r.state === "done" ? (r.data.rows ?? []) : [];
   return (
     <div class="goal-breakdown" data-testid="goal-breakdown">
       <div class="section-head tight">
@@ -147,39 +136,69 @@ function GoalBreakdown(props: { product: number; from: string; to: string; env: 
         </div>
       </div>
       <div role="tabpanel" id="goals-panel" aria-labelledby={`goals-tab-${shown}`}>
-        {r.state === "loading" ? <Skeleton rows={3} /> : null}
-        {r.state === "failed" ? <ErrorState message={r.error} onRetry={retry} /> : null}
-        {r.state === "done" && rows.length === 0 ? <p class="empty">No visitors in this range.</p> : null}
-        {rows.length > 0 ? (
-          <Table
-            label={`${props.name} by ${t.heading.toLowerCase()}`}
-            class="table compact"
-            head={
-              <>
-                <th scope="col">{t.heading}</th>
-                <th scope="col" class="num">
-                  Visitors
-                </th>
-                <th scope="col" class="num">
-                  Converted
-                </th>
-                <th scope="col" class="num">
-                  Rate
-                </th>
-              </>
-            }
-          >
-            {rows.map((x) => (
-              <tr key={x.value}>
-                <td class="bar-cell">{t.label(x.value)}</td>
-                <td class="num">{num(x.total)}</td>
-                <td class="num">{num(x.visitors)}</td>
-                <td class="num">{rate(x.conversionRate)}</td>
-              </tr>
-            ))}
-          </Table>
-        ) : null}
+        {/* Keyed by the tab, so that a tab's table never shows another's rows while it loads. */}
+        <GoalTable key={shown} {...props} tab={tabs[shown]} />
       </div>
     </div>
+  );
+}
+
+/** GoalTable is one tab's table: the visitors, converted visitors and rate of each value. */
+function GoalTable(props: {
+  product: number;
+  from: string;
+  to: string;
+  env: DataEnv;
+  filters: FilterRequest[];
+  goal: number;
+  name: string;
+  tab: (typeof tabs)[number];
+}) {
+  const t = props.tab;
+  const [r, retry] = useLoad<GoalsResult>(
+    () =>
+      api.goalConversions(
+        props.product,
+        { dateFrom: props.from, dateTo: props.to, filters: props.filters, goal: props.goal, breakdown: t.property, limit: 10 },
+        props.env,
+      ),
+    [props.product, props.from, props.to, props.env, JSON.stringify(props.filters), props.goal, t.property],
+  );
+  const rows = r.state === "done" ? (r.data.rows ?? []) : [];
+  return (
+    <>
+      {r.state === "loading" ? <Skeleton rows={3} /> : null}
+      {r.state === "failed" ? <ErrorState message={r.error} onRetry={retry} /> : null}
+      {r.state === "done" && rows.length === 0 ? <p class="empty">No visitors in this range.</p> : null}
+      {rows.length > 0 ? (
+        <Table
+          label={`${props.name} by ${t.heading.toLowerCase()}`}
+          class="table compact"
+          head={
+            <>
+              <th scope="col">{t.heading}</th>
+              <th scope="col" class="num">
+                Visitors
+              </th>
+              <th scope="col" class="num">
+                Converted
+              </th>
+              <th scope="col" class="num">
+                Rate
+              </th>
+            </>
+          }
+        >
+          {rows.map((x) => (
+            <tr key={x.value}>
+              <td class="bar-cell">{t.label(x.value)}</td>
+              <td class="num">{num(x.total)}</td>
+              <td class="num">{num(x.visitors)}</td>
+              <td class="num">{rate(x.conversionRate)}</td>
+            </tr>
+          ))}
+        </Table>
+      ) : null}
+    </>
   );
 }
