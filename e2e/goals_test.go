@@ -116,6 +116,22 @@ func TestGoalsOverHTTP(t *testing.T) {
 		t.Errorf("B's token sees %+v", other)
 	}
 
+	// Through a shared link of A: A's goals, live; a filter on a column
+	// a link does not share is refused.
+	r := owner.do(t, "POST", "/api/v1/products/"+a.ProductFlag+"/shared-links", map[string]string{"name": "Board"})
+	if r.Status != 201 {
+		t.Fatalf("create a shared link: %d %s", r.Status, r.Body)
+	}
+	shared := s.URL + "/share/" + r.JSON(t)["secret"].(string) + "/api/v1/query/goals"
+	hdr := map[string]string{"Origin": s.URL, "Content-Type": "application/json"}
+	if r := do(t, "POST", shared, []byte(`{}`), hdr); r.Status != 200 || len(r.JSON(t)["goals"].([]any)) != 3 {
+		t.Errorf("goals through a shared link: %d %s, want A's 3 goals", r.Status, r.Body)
+	}
+	body := []byte(`{"filters":[{"property":"properties.email","operator":"is_set"}]}`)
+	if r := do(t, "POST", shared, body, hdr); r.Status != 403 || r.ErrorCode(t) != "not_shared" {
+		t.Errorf("a property filter through a shared link: %d %s, want 403 not_shared", r.Status, r.Body)
+	}
+
 	// Seeded datasets, each its own product with its own goals, equal to
 	// the reference live and test.
 	for seed := int64(1); seed <= 8; seed++ {

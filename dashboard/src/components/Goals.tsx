@@ -26,6 +26,23 @@ const tabs = [
 /** rate writes a conversion rate (per 100, to one decimal) as "42.5 %", as the bounce rates are written. */
 const rate = (pct: number) => `${pct.toLocaleString(undefined, { maximumFractionDigits: 1 })} %`;
 
+/** Head is a goals table's header: what the rows are, two counts and the rate. */
+function Head(props: { first: string; counts: [string, string] }) {
+  return (
+    <>
+      <th scope="col">{props.first}</th>
+      {props.counts.map((c) => (
+        <th key={c} scope="col" class="num">
+          {c}
+        </th>
+      ))}
+      <th scope="col" class="num">
+        Rate
+      </th>
+    </>
+  );
+}
+
 /**
  * Goals is the Overview's card of the product's goals (issue 37, item 7;
  * docs/dashboard.md, "Goals"): for each goal the visitors who converted,
@@ -68,20 +85,7 @@ export function Goals(props: { product: number; from: string; to: string; env: D
           <Table
             label="Goal conversions"
             class="table compact"
-            head={
-              <>
-                <th scope="col">Goal</th>
-                <th scope="col" class="num">
-                  Visitors
-                </th>
-                <th scope="col" class="num">
-                  Conversions
-                </th>
-                <th scope="col" class="num">
-                  Rate
-                </th>
-              </>
-            }
+            head={<Head first="Goal" counts={["Visitors", "Conversions"]} />}
           >
             {goals.map((g) => (
               <tr key={g.id} data-testid="goal-row">
@@ -174,20 +178,7 @@ function GoalTable(props: {
         <Table
           label={`${props.name} by ${t.heading.toLowerCase()}`}
           class="table compact"
-          head={
-            <>
-              <th scope="col">{t.heading}</th>
-              <th scope="col" class="num">
-                Visitors
-              </th>
-              <th scope="col" class="num">
-                Converted
-              </th>
-              <th scope="col" class="num">
-                Rate
-              </th>
-            </>
-          }
+          head={<Head first={t.heading} counts={["Visitors", "Converted"]} />}
         >
           {rows.map((x) => (
             <tr key={x.value}>
