@@ -258,7 +258,7 @@ func TestSharedLinkRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	allowed := []string{"POST /api/v1/query/trend", "POST /api/v1/query/retention", "POST /api/v1/query/sessions", "GET /api/v1/query/live", "GET /api/v1/query/events", "GET /api/v1/annotations"}
+	allowed := []string{"POST /api/v1/query/trend", "POST /api/v1/query/retention", "POST /api/v1/query/sessions", "POST /api/v1/query/goals", "GET /api/v1/query/live", "GET /api/v1/query/events", "GET /api/v1/annotations"}
 	param := regexp.MustCompile(`\{[^}]+\}`)
 	checked := 0
 	for path, item := range doc.Paths.Map() {

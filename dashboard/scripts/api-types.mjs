@@ -34,6 +34,7 @@ const dashboardSchemas = [
   "Campaign", "CampaignWrite", "CampaignList", "CampaignStep", "SurveyQuestion", "MessageSettings", "SurveyResults",
   "BuildInfo", "ReplayList", "ReplayDetail", "ReplaysDeleted", "UserEventsResult", "LiveResult",
   "SharedLink", "SharedLinkList", "SharedLinkCreated", "ShareInfo",
+  "Goal", "GoalList", "GoalCreate", "GoalsRequest", "GoalsResult",
 ];
 const sdkSchemas = ["SdkConfig", "ActiveMessages", "MessageTrack", "SurveyRespond"];
 const nodeSdkSchemas = ["SdkConfig", "IngestRequest", "IngestResult"];

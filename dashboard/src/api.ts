@@ -5,7 +5,7 @@ import type {
   Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, BuildInfo, Campaign, CampaignList, CampaignWrite, CredentialStatus, DashboardConfig, DataEnv, ErrorGroupDetail,
   ErrorGroupList, ErrorGroupMerge, ErrorGroupMerged, ErrorGroupStatus, ErrorGroupUnmerged, ErrorStatus, EventNames, Experiment, ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList,
   FlagList, FlagWrite, FunnelRequest, FunnelResult, GroupList, KeyCreated, KeyEnv, List, LiveVisitors, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult,
-  MessageSettings, ReplayDetail, ReplayList, SavedQuery, Session, SessionsRequest, SessionsResult, ShareInfo, SharedLink, SharedLinkCreated, Sourcemap, SurveyResults,
+  MessageSettings, ReplayDetail, ReplayList, SavedQuery, Session, SessionsRequest, SessionsResult, Goal, GoalCreate, GoalsRequest, GoalsResult, ShareInfo, SharedLink, SharedLinkCreated, Sourcemap, SurveyResults,
   TokenCreated, TrendRequest, TrendResult, UserEventsResult,
 } from "./types";
 
@@ -131,6 +131,9 @@ export const api = {
     request<SharedLinkCreated>("POST", `/api/v1/products/${enc(productId)}/shared-links`, password ? { name, password } : { name }),
   revokeSharedLink: (productId: number, id: number) =>
     request<void>("DELETE", `/api/v1/products/${enc(productId)}/shared-links/${enc(id)}`),
+  goals: (productId: number) => request<List<Goal>>("GET", `/api/v1/products/${enc(productId)}/goals`),
+  createGoal: (productId: number, goal: GoalCreate) => request<Goal>("POST", `/api/v1/products/${enc(productId)}/goals`, goal),
+  deleteGoal: (productId: number, id: number) => request<void>("DELETE", `/api/v1/products/${enc(productId)}/goals/${enc(id)}`),
   /** shareInfo and unlockShare are the shared view's own calls (under setApiBase). */
   shareInfo: () => request<ShareInfo>("GET", "/api/v1/share"),
   unlockShare: (password: string) => request<void>("POST", "/api/v1/share/unlock", { password }),
@@ -157,6 +160,9 @@ export const api = {
   /** sessions answers visits, bounce rate, visit duration, entry and exit pages (docs/queries.md, "Sessions"). */
   sessions: (p: number, body: SessionsRequest, env?: DataEnv) =>
     request<SessionsResult>("POST", scoped("/api/v1/query/sessions", p, { env: envParam(env) }), body),
+  /** goalConversions answers the goals' conversions, or one goal's by a breakdown (docs/queries.md, "Goals"). */
+  goalConversions: (p: number, body: GoalsRequest, env?: DataEnv) =>
+    request<GoalsResult>("POST", scoped("/api/v1/query/goals", p, { env: envParam(env) }), body),
   retention: (p: number, body: RetentionRequest, env?: DataEnv) =>
     request<RetentionResult>("POST", scoped("/api/v1/query/retention", p, { env: envParam(env) }), body),
   /** live is the number of visitors now (the last five minutes); it does not take from the query budget. */

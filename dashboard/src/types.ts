@@ -29,6 +29,11 @@ export type TokenCreated = Schemas["TokenCreated"];
 export type SharedLink = Schemas["SharedLink"];
 export type SharedLinkCreated = Schemas["SharedLinkCreated"];
 export type ShareInfo = Schemas["ShareInfo"];
+/** A custom event or page path whose conversions the Overview shows, and its answers. */
+export type Goal = Schemas["Goal"];
+export type GoalCreate = Schemas["GoalCreate"];
+export type GoalsRequest = Schemas["GoalsRequest"];
+export type GoalsResult = Schemas["GoalsResult"];
 /** The answer of every list endpoint of the settings and saved queries. */
 export interface List<T> {
   items: T[];

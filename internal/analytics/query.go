@@ -355,6 +355,9 @@ type QueryStore interface {
 	// Sessions returns the visits that start in the range
 	// (SessionsQuery, and docs/queries.md, "Sessions").
 	Sessions(ctx context.Context, q SessionsQuery) (SessionsAnswer, error)
+	// GoalConversions returns the goals' conversions among the range's visitors
+	// (GoalsQuery, and docs/queries.md, "Goals").
+	GoalConversions(ctx context.Context, q GoalsQuery) (GoalsAnswer, error)
 }
 
 // ErrOutOfMemory is wrapped by a QueryStore's error when the store could not

@@ -35,6 +35,7 @@ import (
 	"strata/internal/enrich/ua"
 	"strata/internal/errtrack"
 	"strata/internal/experiment"
+	"strata/internal/goals"
 	"strata/internal/httpapi"
 	"strata/internal/ingest"
 	"strata/internal/messages"
@@ -245,6 +246,9 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		// client address, on each node (docs/dashboard.md, "Shared
 		// links").
 		SharedLinks: &sharing.Service{Store: a.store.meta, Max: cfg.SharedLinkLimit, Now: time.Now},
+		// Goals, at most --goal-limit a product, reported through the
+		// query engine (docs/queries.md, "Goals").
+		Goals: &goals.Service{Store: a.store.meta, Queries: engine, Max: cfg.GoalLimit, Now: time.Now},
 		Share: httpapi.ShareLimits{
 			Reads: ratelimit.New(time.Now), ReadAddrs: ratelimit.New(time.Now), ReadsPerMinute: cfg.ShareRateLimit,
 			Passwords: ratelimit.New(time.Now), PasswordAddrs: ratelimit.New(time.Now), PasswordsPerMinute: cfg.SharePasswordRateLimit,

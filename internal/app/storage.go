@@ -29,6 +29,7 @@ type metaStore interface {
 	analytics.ErrorGroupStore
 	analytics.ErrorAliasStore
 	analytics.SharedLinkStore
+	analytics.GoalStore
 	analytics.AlertStore
 	analytics.CampaignStore
 	analytics.GroupStore

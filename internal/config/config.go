@@ -58,6 +58,11 @@ type Config struct {
 	ShareRateLimit         int
 	SharePasswordRateLimit int
 	SharedLinkLimit        int
+	// GoalLimit is how many goals each product may have
+	// (STRATA_GOAL_LIMIT): every goal is one more count in the Overview's
+	// goals query, which reads them all at once (docs/queries.md,
+	// "Goals"), so the cap bounds that query's width. At most MaxGoalLimit.
+	GoalLimit int
 	// SourcemapRateLimit is how many sourcemap uploads each credential may
 	// make per minute on each node (STRATA_SOURCEMAP_RATE_LIMIT); an API
 	// key's uploads count in its ingest budget too (docs/errors.md,
@@ -215,6 +220,9 @@ type Config struct {
 // delete every session kept, the one being recorded too.
 const MinReplayMaxSessions = 10
 
+// MaxGoalLimit is the most goals --goal-limit may allow a product.
+const MaxGoalLimit = 100
+
 // Default returns the configuration `make run` uses.
 func Default() Config {
 	return Config{
@@ -227,6 +235,7 @@ func Default() Config {
 		ShareRateLimit:         120,
 		SharePasswordRateLimit: 10,
 		SharedLinkLimit:        50,
+		GoalLimit:              20,
 		SourcemapRateLimit:     60,
 		SourcemapQuotaCount:    1000,
 		ErrorAliasLimit:        1000,
@@ -457,6 +466,7 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	fs.IntVar(&c.ShareRateLimit, "share-rate-limit", envInt("STRATA_SHARE_RATE_LIMIT", c.ShareRateLimit), "requests per minute through each shared link, and from each client address on the share paths, on each node (env STRATA_SHARE_RATE_LIMIT)")
 	fs.IntVar(&c.SharePasswordRateLimit, "share-password-rate-limit", envInt("STRATA_SHARE_PASSWORD_RATE_LIMIT", c.SharePasswordRateLimit), "password checks per minute on each shared link, and from each client address, on each node (env STRATA_SHARE_PASSWORD_RATE_LIMIT)")
 	fs.IntVar(&c.SharedLinkLimit, "shared-link-limit", envInt("STRATA_SHARED_LINK_LIMIT", c.SharedLinkLimit), "shared links (not revoked) each product may have; past it creating one is refused (shared_links_full) (env STRATA_SHARED_LINK_LIMIT)")
+	fs.IntVar(&c.GoalLimit, "goal-limit", envInt("STRATA_GOAL_LIMIT", c.GoalLimit), "goals each product may have, at most 100; past it creating one is refused (goals_full) (env STRATA_GOAL_LIMIT)")
 	fs.IntVar(&c.SourcemapRateLimit, "sourcemap-rate-limit", envInt("STRATA_SOURCEMAP_RATE_LIMIT", c.SourcemapRateLimit), "sourcemap uploads per minute per credential, on each node (env STRATA_SOURCEMAP_RATE_LIMIT)")
 	fs.IntVar(&c.ErrorAliasLimit, "error-alias-limit", envInt("STRATA_ERROR_ALIAS_LIMIT", c.ErrorAliasLimit), "aliases of error groups each product may keep (groups merged into others by hand or when a sourcemap arrived after the errors); past it merges are refused (error_aliases_full); 0: no cap (env STRATA_ERROR_ALIAS_LIMIT)")
 	fs.IntVar(&c.SourcemapQuotaCount, "sourcemap-quota-count", envInt("STRATA_SOURCEMAP_QUOTA_COUNT", c.SourcemapQuotaCount), "sourcemap uploads each product may keep; 0: no cap (env STRATA_SOURCEMAP_QUOTA_COUNT)")
@@ -532,6 +542,9 @@ func (c Config) Validate() error {
 	}
 	if c.SharedLinkLimit < 1 {
 		errs = append(errs, errors.New("shared-link-limit must be at least 1"))
+	}
+	if c.GoalLimit < 1 || c.GoalLimit > MaxGoalLimit {
+		errs = append(errs, fmt.Errorf("goal-limit must be from 1 to %d: every goal is a column of the Overview's goals query", MaxGoalLimit))
 	}
 	if c.SourcemapRateLimit < 1 {
 		errs = append(errs, errors.New("sourcemap-rate-limit must be at least 1"))

@@ -49,6 +49,15 @@ func TestLoad(t *testing.T) {
 	if err != nil || c.ShareRateLimit != 7 || c.SharePasswordRateLimit != 4 || c.SharedLinkLimit != 2 {
 		t.Fatalf("share limits from flags and env: %+v, %v", c, err)
 	}
+	if d := Default(); d.GoalLimit != 20 {
+		t.Errorf("goal limit %d, want the default 20", d.GoalLimit)
+	}
+	if c, err = Load([]string{"--goal-limit", "3"}, env(map[string]string{"STRATA_GOAL_LIMIT": "30"})); err != nil || c.GoalLimit != 3 {
+		t.Fatalf("--goal-limit over STRATA_GOAL_LIMIT: %d, %v", c.GoalLimit, err)
+	}
+	if c, err = Load(nil, env(map[string]string{"STRATA_GOAL_LIMIT": "30"})); err != nil || c.GoalLimit != 30 {
+		t.Fatalf("STRATA_GOAL_LIMIT: %d, %v", c.GoalLimit, err)
+	}
 	if d := Default(); d.ErrorAliasLimit != 1000 {
 		t.Errorf("error alias limit %d, want the default 1000", d.ErrorAliasLimit)
 	}
@@ -166,6 +175,8 @@ func TestLoadRejects(t *testing.T) {
 		{[]string{"--share-rate-limit", "0"}, nil, "share-rate-limit"},
 		{nil, map[string]string{"STRATA_SHARE_PASSWORD_RATE_LIMIT": "0"}, "share-password-rate-limit"},
 		{[]string{"--shared-link-limit", "0"}, nil, "shared-link-limit"},
+		{[]string{"--goal-limit", "0"}, nil, "goal-limit"},
+		{nil, map[string]string{"STRATA_GOAL_LIMIT": "101"}, "goal-limit"},
 		{[]string{"--sourcemap-quota-count", "-1"}, nil, "sourcemap-quota-count"},
 		{nil, map[string]string{"STRATA_SOURCEMAP_QUOTA_BYTES": "huge"}, "STRATA_SOURCEMAP_QUOTA_BYTES"},
 		{[]string{"--max-body-memory", "lots"}, nil, "max-body-memory"},

@@ -23,6 +23,7 @@ import (
 	"strata/internal/buildinfo"
 	"strata/internal/errtrack"
 	"strata/internal/experiment"
+	"strata/internal/goals"
 	"strata/internal/ingest"
 	"strata/internal/messages"
 	"strata/internal/query"
@@ -110,6 +111,9 @@ type Server struct {
 	// (share.go).
 	SharedLinks *sharing.Service
 	Share       ShareLimits
+	// Goals adds, lists and deletes the products' goals and reports their
+	// conversions (goals.go).
+	Goals *goals.Service
 	// Accounts signs dashboard users in and out; Admin manages products,
 	// keys and tokens for the dashboard's settings pages; Pages serves the
 	// dashboard itself, whose Errors page is shown when ErrorTracking is
@@ -246,6 +250,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /api/v1/query/bots", h(s.handleBots))
 	mux.Handle("GET /api/v1/query/events", h(s.handleEventNames))
 	mux.Handle("POST /api/v1/query/sessions", h(s.handleSessions))
+	mux.Handle("POST /api/v1/query/goals", h(s.handleGoalsQuery))
 	mux.Handle("GET /api/v1/query/live", h(s.handleLive))
 	mux.Handle("GET /api/v1/queries", h(s.handleListSaved))
 	mux.Handle("POST /api/v1/queries", h(s.handleCreateSaved))
@@ -343,6 +348,9 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /api/v1/products/{id}/shared-links", h(s.handleListSharedLinks))
 	mux.Handle("POST /api/v1/products/{id}/shared-links", h(s.handleCreateSharedLink))
 	mux.Handle("DELETE /api/v1/products/{id}/shared-links/{linkId}", h(s.handleRevokeSharedLink))
+	mux.Handle("GET /api/v1/products/{id}/goals", h(s.handleListGoals))
+	mux.Handle("POST /api/v1/products/{id}/goals", h(s.handleCreateGoal))
+	mux.Handle("DELETE /api/v1/products/{id}/goals/{goalId}", h(s.handleDeleteGoal))
 
 	// The public view of a shared link, and the only paths that take its
 	// secret (share.go).

@@ -45,8 +45,8 @@ type ShareLimits struct {
 // shareRoutes is the allowlist: the reads the Overview makes
 // (dashboard/src/pages/Overview.tsx and its cards), by method and path
 // under /share/{secret}. A link reaches these and nothing else; the query
-// routes also hold a link to sharing.CheckTrend, CheckRetention and
-// CheckSessions, and
+// routes also hold a link to sharing.CheckTrend, CheckRetention,
+// CheckSessions and CheckGoals, and
 // the event names are cut to sharing.Events. A card added to the Overview
 // that reads another route must add it here, with its own check if it
 // takes a query.
@@ -55,6 +55,7 @@ func (s *Server) shareRoutes() map[string]handlerFunc {
 		"POST /api/v1/query/trend":     s.queryHandler(analytics.QueryTrend),
 		"POST /api/v1/query/retention": s.queryHandler(analytics.QueryRetention),
 		"POST /api/v1/query/sessions":  s.handleSessions,
+		"POST /api/v1/query/goals":     s.handleGoalsQuery,
 		"GET /api/v1/query/live":       s.handleLive,
 		"GET /api/v1/query/events":     s.handleEventNames,
 		"GET /api/v1/annotations":      s.handleListAnnotations,

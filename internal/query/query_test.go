@@ -47,6 +47,10 @@ func (s stubStore) Sessions(context.Context, analytics.SessionsQuery) (analytics
 	return analytics.SessionsAnswer{}, s.err
 }
 
+func (s stubStore) GoalConversions(context.Context, analytics.GoalsQuery) (analytics.GoalsAnswer, error) {
+	return analytics.GoalsAnswer{}, s.err
+}
+
 func (s stubStore) LiveVisitors(context.Context, analytics.EventRange) (int64, error) {
 	return 0, s.err
 }

@@ -57,6 +57,13 @@ func CheckSessions(q analytics.SessionsQuery) error {
 	return checkFilters(q.Filters)
 }
 
+// CheckGoals reports whether a link may run goals query q: the goals are
+// the ones the product's owners chose to show on the Overview, and a link
+// may only filter their visitors by the shared columns.
+func CheckGoals(q analytics.GoalsQuery) error {
+	return checkFilters(q.Filters)
+}
+
 // CheckRetention reports whether a link may run retention q.
 func CheckRetention(q analytics.RetentionQuery) error {
 	for _, e := range []string{q.StartEvent, q.ReturnEvent} {

@@ -8,6 +8,7 @@ import { Countries } from "../components/Countries";
 import { Devices } from "../components/Devices";
 import { useEventNamesResult } from "../components/EventInput";
 import { FigureCards } from "../components/FigureCards";
+import { Goals } from "../components/Goals";
 import { done, figures, overlay, pageviewTotal, usePeriod } from "../components/OverviewPeriod";
 import { SessionPages } from "../components/SessionPages";
 import { LiveVisitors } from "../components/LiveVisitors";
@@ -162,6 +163,7 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv;
         <Countries product={pid} from={from} to={to} env={env} readOnly={props.readOnly} />
         <Devices product={pid} from={from} to={to} env={env} />
       </div>
+      <Goals product={pid} from={from} to={to} env={env} readOnly={props.readOnly} />
       {picked !== null ? (
         <AnnotateDialog product={pid} at={picked} savedQueries={[]} onCreated={addAnnotation} onClose={() => setPicked(null)} />
       ) : null}

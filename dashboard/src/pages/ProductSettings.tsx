@@ -4,6 +4,7 @@ import { ConfirmDialog } from "../components/ConfirmDialog";
 import { Crumb } from "../components/ItemHead";
 import { SecretReveal } from "../components/SecretReveal";
 import { SharedLinks } from "../components/SharedLinks";
+import { GoalSettings } from "../components/GoalSettings";
 import { RowActions, Table } from "../components/Table";
 import { capitalise, when } from "../format";
 import type { ApiKey, CredentialStatus, KeyEnv, Product, QueryToken } from "../types";
@@ -130,6 +131,8 @@ export function ProductSettings(props: { product: Product; origin: string; onRen
       <p class="hint">Last use is recorded within about half a minute.</p>
 
       <SharedLinks productId={product.id} />
+
+      <GoalSettings productId={product.id} />
 
       {revoking ? (
         <ConfirmDialog

@@ -29,6 +29,7 @@ type Meta interface {
 	analytics.ErrorGroupStore
 	analytics.ErrorAliasStore
 	analytics.SharedLinkStore
+	analytics.GoalStore
 	analytics.AlertStore
 	analytics.CampaignStore
 	analytics.GroupStore
@@ -81,6 +82,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("ErrorGroupStatuses", scoped(testErrorGroupStatuses))
 	t.Run("ErrorAliases", scoped(testErrorAliases))
 	t.Run("SharedLinks", scoped(testSharedLinks))
+	t.Run("Goals", scoped(testGoals))
 	t.Run("Alerts", meta(testAlerts))
 	t.Run("Campaigns", scoped(testCampaigns))
 	t.Run("Transactions", meta(testTransactions))
@@ -111,6 +113,8 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("UserEvents", events(testUserEvents))
 	t.Run("Sessions", events(testSessions))
 	t.Run("SessionCases", events(testSessionCases))
+	t.Run("GoalConversions", events(testGoalConversions))
+	t.Run("GoalCases", events(testGoalCases))
 	t.Run("LiveVisitors", events(testLiveVisitors))
 }
 
