@@ -112,6 +112,9 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("Sessions", events(testSessions))
 	t.Run("SessionCases", events(testSessionCases))
 	t.Run("LiveVisitors", events(testLiveVisitors))
+	t.Run("ZonedQueries", events(testZonedQueries))
+	t.Run("ZonedSessions", events(testZonedSessions))
+	t.Run("ZoneCases", events(testZoneCases))
 }
 
 // products creates a workspace and in it one product a name, in order:
