@@ -3,8 +3,8 @@ package storetest
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -216,7 +216,6 @@ func refPoints(data []querytest.Point, interval analytics.Interval, loc *time.Lo
 	}
 	return out
 }
-
 
 // testZoneCases checks hand-counted trends around the changes: events a
 // second either side of each local midnight of Berlin's 23-hour and
