@@ -37,21 +37,25 @@ var columnSQL = map[string]string{
 }
 
 // bucket returns an integer key of the bucket holding the microsecond
-// time col; bucketTime turns a key back into the bucket's start. Hours,
-// days and weeks are plain arithmetic (the epoch was a Thursday, so
-// Monday-based weeks are offset by three days); months need the calendar.
-// col is a column name of this package, never request text.
-func bucket(iv analytics.Interval, col string) string {
+// time col, in the scope's wall time (local, for instants in [from, to));
+// bucketTime turns a key back into the bucket's start. Hours, days and
+// weeks are plain arithmetic (the epoch was a Thursday, so Monday-based
+// weeks are offset by three days); months need the calendar. col is a
+// column or lambda name of this package, never request text. The wall
+// time is written, and its parameters bound, at each place it is used, as
+// ? binds in text order.
+func (b *builder) bucket(iv analytics.Interval, s analytics.EventRange, col string, from, to time.Time) string {
+	x := func() string { return b.local(s, col, from, to) }
 	switch iv {
 	case analytics.Hour:
-		return "toInt64(intDiv(" + col + ", 3600000000))"
+		return "toInt64(intDiv(" + x() + ", 3600000000))"
 	case analytics.Week:
-		return "toInt64(intDiv(" + col + " + 259200000000, 604800000000))"
+		return "toInt64(intDiv(" + x() + " + 259200000000, 604800000000))"
 	case analytics.Month:
-		t := "toDateTime(intDiv(" + col + ", 1000000), 'UTC')"
-		return "toInt64(toYear(" + t + ") * 12 + toMonth(" + t + ") - 1)"
+		t := func() string { return "toDateTime(intDiv(" + x() + ", 1000000), 'UTC')" }
+		return "toInt64(toYear(" + t() + ") * 12 + toMonth(" + t() + ") - 1)"
 	}
-	return "toInt64(intDiv(" + col + ", 86400000000))"
+	return "toInt64(intDiv(" + x() + ", 86400000000))"
 }
 
 // bucketTime returns the start of bucket k, a wall time written as a UTC
@@ -407,7 +411,7 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 	}
 
 	var b builder
-	k := bucket(q.Interval, b.local(q.EventRange, "ts", q.From, q.To))
+	k := b.bucket(q.Interval, q.EventRange, "ts", q.From, q.To)
 	rank, value := "toUInt64(0)", "''"
 	if q.Breakdown != nil {
 		// The top values are bound as one array parameter; a value's
@@ -444,11 +448,11 @@ func (s *Store) Retention(ctx context.Context, q analytics.RetentionQuery) (_ []
 	returnFrom := q.Instant(q.Period.Next(q.Period.Truncate(q.Wall(q.From))))
 	last := q.Instant(q.Period.Next(q.Period.Truncate(q.Wall(q.To.Add(-time.Microsecond)))))
 	// Each expression binds its parameters as it is written, in order.
-	b.Write("SELECT ", bucket(q.Period, b.local(q.EventRange, "first", q.From, q.To)),
+	b.Write("SELECT ", b.bucket(q.Period, q.EventRange, "first", q.From, q.To),
 		" AS cohort, arrayJoin(arrayConcat([cohort], arrayFilter((p, c) -> p > c, periods, arrayResize(emptyArrayInt64(), length(periods), cohort)))) AS period, count()")
 	b.Write(" FROM (SELECT minIf(ts, event = ", b.arg(q.StartEvent), " AND ts < ", b.arg(to), ") AS first,")
 	b.Write(" countIf(event = ", b.arg(q.StartEvent), " AND ts < ", b.arg(to), ") AS starts,")
-	b.Write(" groupUniqArrayIf(", bucket(q.Period, b.local(q.EventRange, "ts", returnFrom, last)))
+	b.Write(" groupUniqArrayIf(", b.bucket(q.Period, q.EventRange, "ts", returnFrom, last))
 	b.Write(", event = ", b.arg(q.ReturnEvent), " AND ts >= ", b.arg(returnFrom.UnixMicro()), ") AS periods",
 		" FROM ", s.table, " WHERE ")
 	b.scope(q.EventRange, q.From, last)
