@@ -1,4 +1,4 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useMemo, useState } from "preact/hooks";
 import { api, message } from "../api";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { Crumb } from "../components/ItemHead";
@@ -78,6 +78,7 @@ export function ProductSettings(props: { product: Product; origin: string; onRen
       <Crumb href={`/settings/products?product=${product.id}`}>Settings → Products</Crumb>
       <h1>{product.name}</h1>
       <RenameForm product={product} onRenamed={props.onRenamed} />
+      <TimeZoneForm product={product} onSaved={props.onRenamed} />
       {error ? (
         <p class="form-error" role="alert">
           {error}
@@ -148,6 +149,69 @@ export function ProductSettings(props: { product: Product; origin: string; onRen
         </ConfirmDialog>
       ) : null}
     </section>
+  );
+}
+
+/**
+ * zoneChoices lists the IANA zones the browser knows, the browser's own
+ * zone first, then UTC, then the rest in order; the product's zone is
+ * listed even when the browser does not know it.
+ */
+export function zoneChoices(current: string): string[] {
+  const own = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  let all: string[] = [];
+  try {
+    all = (Intl as unknown as { supportedValuesOf(k: string): string[] }).supportedValuesOf("timeZone");
+  } catch {
+    all = [];
+  }
+  const first = [own, "UTC", current].filter((z, i, a) => z && a.indexOf(z) === i);
+  return [...first, ...all.filter((z) => !first.includes(z))];
+}
+
+/**
+ * TimeZoneForm sets the product's time zone: the days, ranges and buckets
+ * of every chart follow it (docs/queries.md, "Time zones").
+ */
+function TimeZoneForm(props: { product: Product; onSaved: (p: Product) => void }) {
+  const current = props.product.timeZone ?? "UTC";
+  const [zone, setZone] = useState(current);
+  const [state, setState] = useState<{ error?: string; saved?: boolean; busy?: boolean }>({});
+  useEffect(() => setZone(current), [props.product.id, current]);
+  const choices = useMemo(() => zoneChoices(current), [current]);
+  const save = async (e: Event) => {
+    e.preventDefault();
+    setState({ busy: true });
+    try {
+      props.onSaved(await api.setProductTimeZone(props.product.id, zone));
+      setState({ saved: true });
+    } catch (err) {
+      setState({ error: message(err) });
+    }
+  };
+  return (
+    <form class="inline-form" onSubmit={save} aria-label="Time zone">
+      <label>
+        Time zone
+        <select name="timeZone" value={zone} onChange={(e) => setZone((e.currentTarget as HTMLSelectElement).value)}>
+          {choices.map((z) => (
+            <option key={z} value={z}>
+              {z}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit" class="button secondary" disabled={state.busy || zone === current}>
+        Save time zone
+      </button>
+      {state.saved ? <span class="ok">Saved.</span> : null}
+      {state.error ? (
+        <span class="form-error" role="alert">
+          {state.error}
+        </span>
+      ) : null}
+      <p class="hint">Days, date ranges, "today" and chart buckets follow this zone.</p>
+    </form>
   );
 }
 
