@@ -32,6 +32,7 @@
 // period and the chart's overlay of it (overview.mjs);
 // the visitors now on the Overview, refreshed without a reload (live.mjs);
 // the Overview's Countries and Devices cards behind a trusted proxy (geo.mjs);
+// the product's time zone set in Settings, "Today" and a trend's day in it (timezone.mjs);
 // E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live or E2E_ONLY=replays,users runs those parts alone
 // (E2E_ONLY=main the main run without error tracking, sources, overview, geo).
 //
@@ -62,6 +63,7 @@ import { sourcePages } from "./sources.mjs";
 import { sharePages } from "./share.mjs";
 import { overviewPages } from "./overview.mjs";
 import { geoPages } from "./geo.mjs";
+import { timeZonePages } from "./timezone.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = join(here, "..", "..");
@@ -100,6 +102,7 @@ async function main() {
       urlviews: urlViewPages,
       share: sharePages,
       live: livePages,
+      timezone: timeZonePages,
     };
     const unknown = only.filter((p) => !parts[p]);
     if (unknown.length) throw new Error(`E2E_ONLY names no part ${unknown.join(", ")}; the parts are ${Object.keys(parts).join(", ")}`);
@@ -122,6 +125,7 @@ async function main() {
   await urlViewPages(browser, h);
   await sharePages(browser, h);
   await livePages(browser, h);
+  await timeZonePages(browser, h);
 }
 
 /** The main run, on a server started without the error-tracking flag. */
