@@ -176,19 +176,9 @@ export function zoneChoices(current: string): string[] {
 function TimeZoneForm(props: { product: Product; onSaved: (p: Product) => void }) {
   const current = props.product.timeZone ?? "UTC";
   const [zone, setZone] = useState(current);
-  const [state, setState] = useState<{ error?: string; saved?: boolean; busy?: boolean }>({});
   useEffect(() => setZone(current), [props.product.id, current]);
   const choices = useMemo(() => zoneChoices(current), [current]);
-  const save = async (e: Event) => {
-    e.preventDefault();
-    setState({ busy: true });
-    try {
-      props.onSaved(await api.setProductTimeZone(props.product.id, zone));
-      setState({ saved: true });
-    } catch (err) {
-      setState({ error: message(err) });
-    }
-  };
+  const { state, save } = useProductSave(() => api.setProductTimeZone(props.product.id, zone), props.onSaved);
   return (
     <form class="inline-form" onSubmit={save} aria-label="Time zone">
       <label>
@@ -204,31 +194,48 @@ function TimeZoneForm(props: { product: Product; onSaved: (p: Product) => void }
       <button type="submit" class="button secondary" disabled={state.busy || zone === current}>
         Save time zone
       </button>
-      {state.saved ? <span class="ok">Saved.</span> : null}
-      {state.error ? (
-        <span class="form-error" role="alert">
-          {state.error}
-        </span>
-      ) : null}
+      <SaveStatus state={state} />
       <p class="hint">Days, date ranges, "today" and chart buckets follow this zone.</p>
     </form>
   );
 }
 
-function RenameForm(props: { product: Product; onRenamed: (p: Product) => void }) {
-  const [name, setName] = useState(props.product.name);
-  const [state, setState] = useState<{ error?: string; saved?: boolean; busy?: boolean }>({});
-  useEffect(() => setName(props.product.name), [props.product.id, props.product.name]);
+type SaveState = { error?: string; saved?: boolean; busy?: boolean };
+
+/** useProductSave runs a change of the product from a form, keeping whether it is under way, done or refused. */
+function useProductSave(update: () => Promise<Product>, onSaved: (p: Product) => void) {
+  const [state, setState] = useState<SaveState>({});
   const save = async (e: Event) => {
     e.preventDefault();
     setState({ busy: true });
     try {
-      props.onRenamed(await api.renameProduct(props.product.id, name));
+      onSaved(await update());
       setState({ saved: true });
     } catch (err) {
       setState({ error: message(err) });
     }
   };
+  return { state, save };
+}
+
+/** SaveStatus says a form's change was saved, or why it was refused. */
+function SaveStatus(props: { state: SaveState }) {
+  return (
+    <>
+      {props.state.saved ? <span class="ok">Saved.</span> : null}
+      {props.state.error ? (
+        <span class="form-error" role="alert">
+          {props.state.error}
+        </span>
+      ) : null}
+    </>
+  );
+}
+
+function RenameForm(props: { product: Product; onRenamed: (p: Product) => void }) {
+  const [name, setName] = useState(props.product.name);
+  useEffect(() => setName(props.product.name), [props.product.id, props.product.name]);
+  const { state, save } = useProductSave(() => api.renameProduct(props.product.id, name), props.onRenamed);
   return (
     <form class="inline-form" onSubmit={save} aria-label="Rename product">
       <label>
@@ -238,12 +245,7 @@ function RenameForm(props: { product: Product; onRenamed: (p: Product) => void }
       <button type="submit" class="button secondary" disabled={state.busy || name.trim() === props.product.name}>
         Rename
       </button>
-      {state.saved ? <span class="ok">Saved.</span> : null}
-      {state.error ? (
-        <span class="form-error" role="alert">
-          {state.error}
-        </span>
-      ) : null}
+      <SaveStatus state={state} />
     </form>
   );
 }
