@@ -421,8 +421,9 @@ type ErrorGroupsQuery struct {
 	// Release keeps only the events whose $release is it, when not "";
 	// Fingerprint, only the group of that fingerprint.
 	Release, Fingerprint string
-	// Days are the starts of the UTC days the sparkline counts, oldest
-	// first (the last seven of the range).
+	// Days are the starts (instants) of the days of the product's zone
+	// the sparkline counts, oldest first (the last seven of the range);
+	// each day ends at the next local midnight.
 	Days  []time.Time
 	Limit int
 	// Aliases are the product's merged groups (ErrorAliasStore): an event

@@ -720,7 +720,8 @@ func (s *Store) ErrorGroups(ctx context.Context, q analytics.ErrorGroupsQuery) (
 	b.Write("SELECT ", b.aliased(q.Aliases), " AS fp, max(concat(toString(ts + ", strconv.Itoa(latestKeyOffset), "), '|', ",
 		prop("$exception_type"), ", '\\x1f', ", prop("$exception_message"), ")), count() AS n, uniqExact(user_id), min(ts), max(ts)")
 	for i := range q.Days {
-		b.Write(", countIf(ts >= ", b.arg(q.Days[i].UnixMicro()), " AND ts < ", b.arg(q.Days[i].AddDate(0, 0, 1).UnixMicro()), ")")
+		end := q.Instant(q.Wall(q.Days[i]).AddDate(0, 0, 1)) // a local day: 23, 24 or 25 hours
+		b.Write(", countIf(ts >= ", b.arg(q.Days[i].UnixMicro()), " AND ts < ", b.arg(end.UnixMicro()), ")")
 	}
 	b.Write(" FROM ", s.table, " WHERE ")
 	b.scope(q.EventRange, q.From, q.To)

@@ -705,7 +705,7 @@ func (s *Store) ErrorGroups(ctx context.Context, q analytics.ErrorGroupsQuery) (
 	b.Write("), g AS (SELECT ", fp, " AS fp, max({'t': ts, 'ty': coalesce(p[2], ''), 'm': coalesce(p[3], '')}) AS latest,",
 		" count(*) AS n, count(DISTINCT uid) AS users, min(ts) AS first")
 	for i := range q.Days {
-		end := q.Days[i].AddDate(0, 0, 1)
+		end := q.Instant(q.Wall(q.Days[i]).AddDate(0, 0, 1)) // a local day: 23, 24 or 25 hours
 		b.Printf(", count(*) FILTER (WHERE ts >= %s AND ts < %s) AS d%d", b.arg(q.Days[i].UTC()), b.arg(end.UTC()), i)
 	}
 	b.Write(" FROM x", join, " GROUP BY fp) SELECT fp, latest.ty, latest.m, n, users, first, latest.t")

@@ -299,3 +299,32 @@ func testZoneCases(ctx context.Context, t *testing.T, s Events) {
 		}
 	}
 }
+
+// testZoneErrorDays checks that an error group's sparkline counts local
+// days: the last day of Berlin's range 2026-10-19..2026-10-25 lasts 25
+// hours, to 23:00 UTC, so an exception at 22:30 UTC on the 25th counts in
+// it; 21:30 UTC on the 18th is 23:30 local, before the range, and 22:30
+// UTC is 00:30 on the 19th, its first day.
+func testZoneErrorDays(ctx context.Context, t *testing.T, s Events) {
+	p := int64(5100)
+	var events []querytest.Event
+	for _, ts := range []string{"2026-10-18T21:30:00Z", "2026-10-18T22:30:00Z", "2026-10-25T22:30:00Z", "2026-10-24T21:59:59Z", "2026-10-24T22:00:00Z"} {
+		at, _ := time.Parse(time.RFC3339, ts)
+		events = append(events, querytest.Event{Name: analytics.ExceptionEvent, DistinctID: "u", Time: at,
+			Properties: map[string]any{"$exception_fingerprint": "fp", "$exception_type": "TypeError", "$exception_message": "x"}})
+	}
+	if err := s.AppendEvents(ctx, storeEvents(p, events)); err != nil {
+		t.Fatal(err)
+	}
+	q, err := query.ParseErrorGroups("2026-10-19", "2026-10-25", "", "", zoneScope(t, p, analytics.EnvLive, "Europe/Berlin"), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.ErrorGroups(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int64{1, 0, 0, 0, 0, 1, 2}; len(rows) != 1 || rows[0].Events != 4 || !reflect.DeepEqual(rows[0].Daily, want) {
+		t.Errorf("Berlin error days: %+v; want 4 events, daily %v", rows, want)
+	}
+}
