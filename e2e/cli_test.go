@@ -305,7 +305,7 @@ func TestCLILists(t *testing.T) {
 			len(products) != 2 || products[0].Name != "Default" || products[1].Name != "Shop" || products[1].ID != 2 {
 			t.Errorf("%s: products list --json: %q", how, out)
 		}
-		if out := cli(t, dir, "products", "list"); !regexp.MustCompile(`(?m)^2\s+Shop\s+1\s+\d{4}-`).MatchString(out) {
+		if out := cli(t, dir, "products", "list"); !regexp.MustCompile(`(?m)^2\s+Shop\s+1\s+UTC\s+\d{4}-`).MatchString(out) {
 			t.Errorf("%s: products list:\n%s", how, out)
 		}
 		var keys []struct{ Prefix, Status string }

@@ -1017,7 +1017,8 @@ export interface components {
          *       "id": 3,
          *       "workspaceId": 1,
          *       "name": "Web shop",
-         *       "createdAt": "2026-11-20T16:02:44.318204Z"
+         *       "createdAt": "2026-11-20T16:02:44.318204Z",
+         *       "timeZone": "Europe/Berlin"
          *     }
          */
         Product: {
@@ -1028,6 +1029,12 @@ export interface components {
             name: string;
             /** Format: date-time */
             createdAt: string;
+            /**
+             * @description The IANA time zone the product's dates, ranges and buckets follow (docs/queries.md,
+             *     "Time zones"); `UTC` until set.
+             * @example Europe/Berlin
+             */
+            timeZone?: string;
         };
         /**
          * Format: date
@@ -1422,11 +1429,14 @@ export interface components {
         /** Trend point */
         TrendPoint: {
             /**
-             * @description The bucket's start: an RFC 3339 UTC time for `hour` buckets
-             *     (`2026-11-23T14:00:00Z`), `YYYY-MM-DD` for the others (a Monday for `week`, the
-             *     first of the month for `month`).
+             * @description The bucket's start in the product's time zone (docs/queries.md, "Time zones"): for
+             *     `hour` buckets an RFC 3339 time of the local hour with the zone's offset then
+             *     (`2026-11-23T14:00:00Z` in UTC, `2026-10-25T02:00:00+02:00` in Europe/Berlin),
+             *     `YYYY-MM-DD`, the local date, for the others (a Monday for `week`, the first of the
+             *     month for `month`).
              * @example 2026-11-23
              * @example 2026-11-23T14:00:00Z
+             * @example 2026-10-25T02:00:00+02:00
              */
             date: string;
             /**

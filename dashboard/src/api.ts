@@ -142,6 +142,7 @@ export const api = {
   product: (id: number) => request<Product>("GET", `/api/v1/products/${enc(id)}`),
   createProduct: (name: string) => request<Product>("POST", "/api/v1/products", { name }),
   renameProduct: (id: number, name: string) => request<Product>("PATCH", `/api/v1/products/${enc(id)}`, { name }),
+  setProductTimeZone: (id: number, timeZone: string) => request<Product>("PATCH", `/api/v1/products/${enc(id)}`, { timeZone }),
 
   keys: (productId: number) => request<List<ApiKey>>("GET", `/api/v1/products/${enc(productId)}/keys`),
   createKey: (productId: number, env: KeyEnv) => request<KeyCreated>("POST", `/api/v1/products/${enc(productId)}/keys`, { env }),

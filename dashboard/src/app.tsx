@@ -30,7 +30,7 @@ import { Trends } from "./pages/Trends";
 import { ProductSettings } from "./pages/ProductSettings";
 import { Products } from "./pages/Products";
 import { SharedView, sharedSecret } from "./pages/SharedView";
-import { rangeFromSearch, searchWithRange, type DateRange } from "./range";
+import { rangeFromSearch, searchWithRange, setTimeZone, type DateRange } from "./range";
 import { navigate, sharedParams, useLocation, withParams, type Loc } from "./router";
 import { takeSetupToken } from "./setupToken";
 import type { DashboardConfig, DataEnv, Product, User } from "./types";
@@ -144,6 +144,8 @@ function Shell(props: { config: DashboardConfig; user: User; onLogout: () => voi
   if (error) return <p class="splash" role="alert">{error}</p>;
   if (!products) return <p class="splash">Loading…</p>;
 
+  // Dates, presets and chart labels follow the product's time zone.
+  setTimeZone(product?.timeZone);
   const range = rangeFromSearch(loc.search);
   // A product the user cannot see shows no chart, so no date picker either.
   const item = missing ? undefined : activeItem(items, loc.path);

@@ -1,7 +1,65 @@
 // The date range every chart page shares. It lives in the URL, so that a
 // link opens the same view: ?range=<preset> for a preset, or
-// ?from=YYYY-MM-DD&to=YYYY-MM-DD for a custom range. Dates are UTC days and
-// both ends are included, as the query API reads them.
+// ?from=YYYY-MM-DD&to=YYYY-MM-DD for a custom range. Dates are days of the
+// product's time zone (docs/queries.md, "Time zones") and both ends are
+// included, as the query API reads them: "today" is the zone's today, not
+// the browser's or UTC's.
+
+/** The product's time zone, an IANA name; the app sets it when the product changes. */
+let zone = "UTC";
+
+/** setTimeZone makes name the zone presets and labels follow; an unknown name is UTC. */
+export function setTimeZone(name: string | undefined): void {
+  zone = name && validZone(name) ? name : "UTC";
+}
+
+/** timeZone is the zone presets and labels follow. */
+export function timeZone(): string {
+  return zone;
+}
+
+/** validZone reports whether the browser knows the IANA zone name. */
+export function validZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * wallTime is the zone's wall clock at instant t, written as a UTC time
+ * (milliseconds): the form in which day buckets ("YYYY-MM-DD", read as UTC
+ * midnights) and instants can be compared.
+ */
+export function wallTime(t: number, name: string = zone): number {
+  if (name === "UTC") return t;
+  const parts: Record<string, number> = {};
+  for (const p of wallParts(name).formatToParts(new Date(t))) {
+    if (p.type !== "literal") parts[p.type] = Number(p.value);
+  }
+  const ms = ((t % 1000) + 1000) % 1000;
+  return Date.UTC(parts.year, parts.month - 1, parts.day, parts.hour % 24, parts.minute, parts.second, ms);
+}
+
+const partsByZone = new Map<string, Intl.DateTimeFormat>();
+function wallParts(name: string): Intl.DateTimeFormat {
+  let f = partsByZone.get(name);
+  if (!f) {
+    f = new Intl.DateTimeFormat("en-US", {
+      timeZone: name, hourCycle: "h23", year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "numeric", second: "numeric",
+    });
+    partsByZone.set(name, f);
+  }
+  return f;
+}
+
+/** zoneToday is the zone's day at instant now, as a UTC midnight. */
+export function zoneToday(now: number = Date.now(), name: string = zone): Date {
+  const w = new Date(wallTime(now, name));
+  return new Date(Date.UTC(w.getUTCFullYear(), w.getUTCMonth(), w.getUTCDate()));
+}
 
 /** A preset's key, as written in ?range=. */
 export type PresetKey = "today" | "yesterday" | "7d" | "30d" | "90d" | "365d";
@@ -52,8 +110,8 @@ export function parseDay(s: string | null): Date | null {
   return Number.isNaN(t.getTime()) || isoDay(t) !== s ? null : t;
 }
 
-/** presetRange is a preset's days as of today. */
-export function presetRange(key: PresetKey, today: Date = new Date()): DateRange {
+/** presetRange is a preset's days as of today (the zone's today, by default). */
+export function presetRange(key: PresetKey, today: Date = zoneToday()): DateRange {
   const p = presets.find((x) => x.key === key) ?? presets.find((x) => x.key === defaultPreset)!;
   const base = Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate());
   return { key: p.key, from: isoDay(new Date(base - p.from * dayMs)), to: isoDay(new Date(base - p.to * dayMs)) };
@@ -75,7 +133,7 @@ export function checkCustom(from: string, to: string): string | null {
  * rangeFromSearch reads the range from a URL's parameters: a known preset,
  * else a valid custom range, else the default preset.
  */
-export function rangeFromSearch(search: URLSearchParams, today: Date = new Date()): DateRange {
+export function rangeFromSearch(search: URLSearchParams, today: Date = zoneToday()): DateRange {
   const key = search.get("range");
   if (key && presets.some((p) => p.key === key)) return presetRange(key as PresetKey, today);
   const from = search.get("from");

@@ -1,5 +1,18 @@
-import { describe, expect, it } from "vitest";
-import { checkCustom, describe as describeRange, during, parseDay, presetRange, rangeFromSearch, searchWithRange } from "../src/range";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  checkCustom,
+  describe as describeRange,
+  during,
+  isoDay,
+  parseDay,
+  presetRange,
+  rangeFromSearch,
+  searchWithRange,
+  setTimeZone,
+  timeZone,
+  wallTime,
+  zoneToday,
+} from "../src/range";
 
 const today = new Date("2026-11-23T15:30:00Z");
 
@@ -45,5 +58,34 @@ describe("date ranges", () => {
     expect(during(presetRange("30d", today))).toBe("in the last 30 days");
     expect(during({ key: "custom", from: "2026-01-01", to: "2026-01-01" })).toBe("on 2026-01-01");
     expect(during({ key: "custom", from: "2026-01-01", to: "2026-01-31" })).toBe("from 2026-01-01 to 2026-01-31");
+  });
+});
+
+describe("the product's time zone", () => {
+  afterEach(() => setTimeZone("UTC"));
+
+  it("puts today in the zone, not in UTC or the browser's", () => {
+    const at = Date.UTC(2026, 10, 23, 15, 4); // 05:04 on the 24th at +14, 04:04 on the 23rd at -11
+    expect(isoDay(zoneToday(at, "Pacific/Kiritimati"))).toBe("2026-11-24");
+    expect(isoDay(zoneToday(at, "Pacific/Pago_Pago"))).toBe("2026-11-23");
+    expect(isoDay(zoneToday(Date.UTC(2026, 10, 23, 9), "Pacific/Pago_Pago"))).toBe("2026-11-22");
+    expect(isoDay(zoneToday(at, "UTC"))).toBe("2026-11-23");
+    setTimeZone("Pacific/Kiritimati");
+    expect(presetRange("yesterday", zoneToday(at))).toEqual({ key: "yesterday", from: "2026-11-23", to: "2026-11-23" });
+    expect(presetRange("7d", zoneToday(at))).toEqual({ key: "7d", from: "2026-11-18", to: "2026-11-24" });
+  });
+
+  it("reads an instant as the zone's wall time across a change of offset", () => {
+    expect(new Date(wallTime(Date.UTC(2026, 2, 29, 0, 59), "Europe/Berlin")).toISOString()).toBe("2026-03-29T01:59:00.000Z");
+    expect(new Date(wallTime(Date.UTC(2026, 2, 29, 1, 0), "Europe/Berlin")).toISOString()).toBe("2026-03-29T03:00:00.000Z");
+    expect(new Date(wallTime(Date.UTC(2026, 9, 25, 1, 30), "Europe/Berlin")).toISOString()).toBe("2026-10-25T02:30:00.000Z");
+    expect(new Date(wallTime(Date.UTC(2026, 0, 1), "Asia/Kathmandu")).toISOString()).toBe("2026-01-01T05:45:00.000Z");
+  });
+
+  it("falls back to UTC for a zone the browser does not know", () => {
+    setTimeZone("Mars/Olympus");
+    expect(timeZone()).toBe("UTC");
+    setTimeZone("Europe/Berlin");
+    expect(timeZone()).toBe("Europe/Berlin");
   });
 });

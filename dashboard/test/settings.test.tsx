@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import { SecretReveal } from "../src/components/SecretReveal";
 import { ProductSettings } from "../src/pages/ProductSettings";
 import type { ApiKey, Product, QueryToken } from "../src/types";
-import { byText, click, fakeFetch, mount, submit, type } from "./helpers";
+import { byText, click, fakeFetch, mount, settle, submit, type } from "./helpers";
 
 const product: Product = { id: 3, workspaceId: 1, name: "Web shop", createdAt: "2026-11-01T09:00:00Z" };
 const key = (over: Partial<ApiKey> = {}): ApiKey => ({
@@ -123,5 +123,29 @@ describe("copy button", () => {
     await click(root.querySelector("button[aria-label='Copy API key']"));
     expect(writeText).toHaveBeenCalledWith(secretKey);
     expect(root.querySelector("button[aria-label='Copy API key']")?.textContent).toBe("Copied");
+  });
+});
+
+describe("the product's time zone", () => {
+  it("offers the browser's zone first and UTC, and saves the zone picked", async () => {
+    const calls = fakeFetch({
+      ...routes([]),
+      "PATCH /api/v1/products/3": () => ({ body: { ...product, timeZone: "Europe/Berlin" } }),
+    });
+    let saved: Product | null = null;
+    const root = await mount(<ProductSettings product={product} origin="https://stats.example.com" onRenamed={(p) => (saved = p)} />);
+    const select = root.querySelector<HTMLSelectElement>("form[aria-label='Time zone'] select")!;
+    const options = [...select.options].map((o) => o.value);
+    expect(options[0]).toBe(Intl.DateTimeFormat().resolvedOptions().timeZone);
+    expect(options).toContain("UTC");
+    expect(options).toContain("Europe/Berlin");
+    expect(select.value).toBe("UTC");
+    select.value = "Europe/Berlin";
+    select.dispatchEvent(new Event("change", { bubbles: true }));
+    await settle();
+    await submit(root.querySelector("form[aria-label='Time zone']")!);
+    expect(calls.find((c) => c.method === "PATCH")?.body).toEqual({ timeZone: "Europe/Berlin" });
+    expect(saved).toMatchObject({ timeZone: "Europe/Berlin" });
+    expect(root.textContent).toContain("Saved.");
   });
 });

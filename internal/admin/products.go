@@ -38,6 +38,22 @@ func (s *Service) RenameProduct(ctx context.Context, id int64, name string) (ana
 	return s.Meta.Product(ctx, id)
 }
 
+// SetProductTimeZone sets the IANA time zone a product's dates and
+// buckets follow and returns the product. An unknown name is refused with
+// invalid_time_zone.
+func (s *Service) SetProductTimeZone(ctx context.Context, id int64, zone string) (analytics.Product, error) {
+	loc, err := analytics.LoadZone(zone)
+	if err != nil {
+		return analytics.Product{}, err
+	}
+	if err := s.Meta.SetProductTimeZone(ctx, id, loc.String()); errors.Is(err, analytics.ErrNotFound) {
+		return analytics.Product{}, errProductNotFound(id)
+	} else if err != nil {
+		return analytics.Product{}, err
+	}
+	return s.Meta.Product(ctx, id)
+}
+
 // SetProductKeyStatus disables, re-enables or revokes key keyID of a
 // product, with the rules of SetKeyStatus.
 func (s *Service) SetProductKeyStatus(ctx context.Context, productID, keyID int64, status analytics.KeyStatus) (analytics.APIKey, error) {

@@ -19,6 +19,9 @@ type Product struct {
 	WorkspaceID int64     `json:"workspaceId"`
 	Name        string    `json:"name"`
 	CreatedAt   time.Time `json:"createdAt"`
+	// TimeZone is the IANA name of the zone the product's dates and
+	// buckets follow (docs/queries.md, "Time zones"); "UTC" by default.
+	TimeZone string `json:"timeZone"`
 }
 
 // KeyStatus is the life-cycle state of an API key. Active keys ingest;
@@ -76,6 +79,9 @@ type MetaStore interface {
 	ListProducts(ctx context.Context, workspaceID int64) ([]Product, error)
 	// RenameProduct changes a product's name, or returns ErrNotFound.
 	RenameProduct(ctx context.Context, id int64, name string) error
+	// SetProductTimeZone sets a product's time zone, an IANA name the
+	// caller checked with LoadZone, or returns ErrNotFound.
+	SetProductTimeZone(ctx context.Context, id int64, zone string) error
 
 	// CreateAPIKey stores k (whose Hash, Prefix, Env and ProductID are set)
 	// and fills in its ID, Status and CreatedAt.

@@ -15,8 +15,10 @@ import (
 // them in their own dialect.
 
 // Interval is the width of a trend bucket or a retention period. Every
-// bucket starts at a UTC boundary: the hour, the day, the Monday of the ISO
-// week, or the first of the month.
+// bucket starts at a boundary of the product's wall clock: the hour, the
+// day, the Monday of the ISO week, or the first of the month. The methods
+// below work on wall times written as UTC times (Wall, in zone.go), where
+// every day has 24 hours.
 type Interval string
 
 // The intervals trends and retention accept.
@@ -116,6 +118,10 @@ type EventRange struct {
 	ProductID int64
 	Env       Env
 	From, To  time.Time
+	// Zone is the product's time zone, nil for UTC: buckets are local
+	// hours, days, weeks and months in it (zone.go). From and To are
+	// instants whatever the zone.
+	Zone *time.Location
 }
 
 // FunnelQuery asks how many users went through Steps in order, each step
@@ -418,8 +424,9 @@ type ErrorGroupsQuery struct {
 	// Release keeps only the events whose $release is it, when not "";
 	// Fingerprint, only the group of that fingerprint.
 	Release, Fingerprint string
-	// Days are the starts of the UTC days the sparkline counts, oldest
-	// first (the last seven of the range).
+	// Days are the starts (instants) of the days of the product's zone
+	// the sparkline counts, oldest first (the last seven of the range);
+	// each day ends at the next local midnight.
 	Days  []time.Time
 	Limit int
 	// Aliases are the product's merged groups (ErrorAliasStore): an event

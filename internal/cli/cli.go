@@ -43,7 +43,7 @@ commands:
         [--meta postgres://USER@HOST:5432/DB]      metadata in PostgreSQL (env STRATA_META_URL)
         [--help]                                   every flag of serve, with its STRATA_… variable
   products create --name NAME                      create a product; prints {"id": …, "name": …}
-  products list [--json]                           list the products
+  products list [--json]                           list the products, with their time zones
   keys create --product ID [--test] [--rate-limit N]   create an API key; prints only the key
   keys list --product ID [--json]                  list a product's keys
   keys disable|enable|revoke KEY                   change a key's status (KEY is the key or its id)
@@ -493,8 +493,8 @@ func stamp(t *time.Time, when string) string {
 }
 
 func printProducts(w io.Writer, products []analytics.Product, asJSON bool) error {
-	return printList(w, products, asJSON, "ID\tNAME\tWORKSPACE\tCREATED", func(p analytics.Product) string {
-		return fmt.Sprintf("%d\t%s\t%d\t%s", p.ID, p.Name, p.WorkspaceID, stamp(&p.CreatedAt, ""))
+	return printList(w, products, asJSON, "ID\tNAME\tWORKSPACE\tTIME ZONE\tCREATED", func(p analytics.Product) string {
+		return fmt.Sprintf("%d\t%s\t%d\t%s\t%s", p.ID, p.Name, p.WorkspaceID, p.TimeZone, stamp(&p.CreatedAt, ""))
 	})
 }
 

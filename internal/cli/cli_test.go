@@ -139,12 +139,13 @@ func TestListCommands(t *testing.T) {
 		if err := json.Unmarshal([]byte(cli("products", "list", "--json")), &products); err != nil {
 			t.Fatal(err)
 		}
-		if len(products) != 2 || products[0].Name != "Default" || products[1].Name != "Web shop" || products[1].ID != 2 || products[1].WorkspaceID == 0 {
+		if len(products) != 2 || products[0].Name != "Default" || products[1].Name != "Web shop" || products[1].ID != 2 || products[1].WorkspaceID == 0 ||
+			products[1].TimeZone != "UTC" {
 			t.Errorf("%s: products list --json: %+v", how, products)
 		}
 		table := cli("products", "list")
 		if lines := strings.Split(strings.TrimSpace(table), "\n"); len(lines) != 3 || !strings.HasPrefix(lines[0], "ID") ||
-			!strings.Contains(lines[2], "Web shop") {
+			!strings.Contains(lines[0], "TIME ZONE") || !strings.Contains(lines[2], "Web shop") || !strings.Contains(lines[2], "UTC") {
 			t.Errorf("%s: products list:\n%s", how, table)
 		}
 

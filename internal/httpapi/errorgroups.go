@@ -85,7 +85,7 @@ func (s *Server) handleSetErrorGroupStatus(w http.ResponseWriter, r *http.Reques
 	}
 	st, err := s.ErrorGroupOps.SetStatus(r.Context(), p.Describe(), p.ProductID, errtrack.StatusChange{
 		Fingerprint: r.PathValue("fingerprint"), Status: *req.Status, Release: req.Release,
-		Scope: func() (analytics.EventRange, error) { return scopeOf(r, p) }})
+		Scope: func() (analytics.EventRange, error) { return s.scopeOf(r, p) }})
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func (s *Server) handleMergeErrorGroups(w http.ResponseWriter, r *http.Request) 
 	if err := s.allowQuery(p); err != nil {
 		return err
 	}
-	sc, err := scopeOf(r, p)
+	sc, err := s.scopeOf(r, p)
 	if err != nil {
 		return err
 	}

@@ -68,8 +68,10 @@ func (s *Server) handleListProducts(w http.ResponseWriter, r *http.Request) erro
 }
 
 // productRequest is the body of POST /products and PATCH /products/{id}.
+// A PATCH may set the name, the time zone, or both; nil leaves it as is.
 type productRequest struct {
-	Name string `json:"name"`
+	Name     *string `json:"name"`
+	TimeZone *string `json:"timeZone"`
 }
 
 // handleCreateProduct is POST /api/v1/products: a new product in the
@@ -86,9 +88,18 @@ func (s *Server) handleCreateProduct(w http.ResponseWriter, r *http.Request) err
 	if len(u.workspaces) == 0 {
 		return analytics.Errorf(analytics.KindConflict, "no_workspace", "You belong to no workspace to create a product in.")
 	}
-	p, err := s.Admin.CreateProductIn(r.Context(), u.workspaces[0], in.Name)
+	var name string
+	if in.Name != nil {
+		name = *in.Name
+	}
+	p, err := s.Admin.CreateProductIn(r.Context(), u.workspaces[0], name)
 	if err != nil {
 		return err
+	}
+	if in.TimeZone != nil {
+		if p, err = s.Admin.SetProductTimeZone(r.Context(), p.ID, *in.TimeZone); err != nil {
+			return err
+		}
 	}
 	writeJSON(w, http.StatusCreated, p)
 	return nil
@@ -104,8 +115,10 @@ func (s *Server) handleGetProduct(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
-// handleRenameProduct is PATCH /api/v1/products/{id}.
-func (s *Server) handleRenameProduct(w http.ResponseWriter, r *http.Request) error {
+// handleUpdateProduct is PATCH /api/v1/products/{id}: a new name, a new
+// time zone, or both. The zone is checked before anything is written, so
+// that a refused request changes nothing.
+func (s *Server) handleUpdateProduct(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.settingsProduct(r)
 	if err != nil {
 		return err
@@ -114,8 +127,23 @@ func (s *Server) handleRenameProduct(w http.ResponseWriter, r *http.Request) err
 	if err := decodeBody(w, r, maxSettingsBody, &in); err != nil {
 		return err
 	}
-	if p, err = s.Admin.RenameProduct(r.Context(), p.ID, in.Name); err != nil {
-		return err
+	if in.Name == nil && in.TimeZone == nil {
+		return analytics.Errorf(analytics.KindInvalid, "invalid_request", "Send a name, a timeZone, or both.")
+	}
+	if in.TimeZone != nil {
+		if _, err := analytics.LoadZone(*in.TimeZone); err != nil {
+			return err
+		}
+	}
+	if in.Name != nil {
+		if p, err = s.Admin.RenameProduct(r.Context(), p.ID, *in.Name); err != nil {
+			return err
+		}
+	}
+	if in.TimeZone != nil {
+		if p, err = s.Admin.SetProductTimeZone(r.Context(), p.ID, *in.TimeZone); err != nil {
+			return err
+		}
 	}
 	writeJSON(w, http.StatusOK, p)
 	return nil

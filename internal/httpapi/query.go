@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"strata/internal/analytics"
@@ -83,7 +84,7 @@ func (s *Server) scope(r *http.Request) (analytics.EventRange, error) {
 	if err != nil {
 		return analytics.EventRange{}, err
 	}
-	return scopeOf(r, p)
+	return s.scopeOf(r, p)
 }
 
 // readScope is scope for a request that reads events (a funnel, trend,
@@ -98,7 +99,7 @@ func (s *Server) readScope(r *http.Request) (analytics.EventRange, error) {
 	if err := s.allowQuery(p); err != nil {
 		return analytics.EventRange{}, err
 	}
-	return scopeOf(r, p)
+	return s.scopeOf(r, p)
 }
 
 // allowQuery takes one query from the budget of the credential p presented,
@@ -119,8 +120,9 @@ func (s *Server) allowQuery(p auth.Principal) error {
 	return rateLimited(wait, "Too many queries with this credential (at most %d a minute)", s.QueryRateLimit)
 }
 
-// scopeOf is the scope of principal p for request r.
-func scopeOf(r *http.Request, p auth.Principal) (analytics.EventRange, error) {
+// scopeOf is the scope of principal p for request r: its product, in the
+// product's time zone, which its dates and buckets follow.
+func (s *Server) scopeOf(r *http.Request, p auth.Principal) (analytics.EventRange, error) {
 	sc := analytics.EventRange{ProductID: p.ProductID, Env: analytics.EnvLive}
 	switch env := r.URL.Query().Get("env"); env {
 	case "", "live":
@@ -129,7 +131,28 @@ func scopeOf(r *http.Request, p auth.Principal) (analytics.EventRange, error) {
 	default:
 		return sc, analytics.Errorf(analytics.KindInvalid, "invalid_request", "env: must be live or test, not %q", env)
 	}
-	return sc, nil
+	var err error
+	sc.Zone, err = s.productZone(r, p.ProductID)
+	return sc, err
+}
+
+// productZone returns the time zone of a product, nil for UTC, read from
+// the metadata store on each query (one row by key), so that a zone
+// changed in Settings holds on every node at once.
+func (s *Server) productZone(r *http.Request, productID int64) (*time.Location, error) {
+	if s.Admin == nil || s.Admin.Meta == nil {
+		return nil, nil
+	}
+	prod, err := s.Admin.Meta.Product(r.Context(), productID)
+	if errors.Is(err, analytics.ErrNotFound) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	if prod.TimeZone == "" || prod.TimeZone == analytics.DefaultTimeZone {
+		return nil, nil
+	}
+	return analytics.LoadZone(prod.TimeZone)
 }
 
 // readJSON reads a JSON request body into v with the API's one strict

@@ -338,7 +338,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /api/v1/products", h(s.handleListProducts))
 	mux.Handle("POST /api/v1/products", h(s.handleCreateProduct))
 	mux.Handle("GET /api/v1/products/{id}", h(s.handleGetProduct))
-	mux.Handle("PATCH /api/v1/products/{id}", h(s.handleRenameProduct))
+	mux.Handle("PATCH /api/v1/products/{id}", h(s.handleUpdateProduct))
 	mux.Handle("GET /api/v1/products/{id}/keys", h(s.handleListKeys))
 	mux.Handle("POST /api/v1/products/{id}/keys", h(s.handleCreateKey))
 	mux.Handle("PATCH /api/v1/products/{id}/keys/{keyId}", h(s.handleSetKeyStatus))

@@ -242,7 +242,7 @@ func (e *Engine) RunTrend(ctx context.Context, q analytics.TrendQuery) (TrendRes
 	if err != nil {
 		return TrendResult{}, err
 	}
-	starts := q.Interval.Buckets(q.From, q.To)
+	starts := q.Buckets(q.Interval)
 	index := positions(starts)
 	type lineKey struct {
 		series, rank int
@@ -252,7 +252,7 @@ func (e *Engine) RunTrend(ctx context.Context, q analytics.TrendQuery) (TrendRes
 	newLine := func(s analytics.TrendSeries) *TrendLine {
 		l := &TrendLine{Label: s.Event, Event: s.Event, Data: make([]Point, len(starts))}
 		for i, b := range starts {
-			l.Data[i].Date = formatBucket(q.Interval, b)
+			l.Data[i].Date = formatBucket(q.EventRange, q.Interval, b)
 		}
 		return l
 	}
@@ -310,11 +310,15 @@ func breakdownLabel(v string) string {
 	return v
 }
 
-func formatBucket(iv analytics.Interval, t time.Time) string {
+// formatBucket writes the label of the bucket whose wall start is w: its
+// local date, or for an hour its start as an RFC 3339 time with the zone's
+// offset then (Z in UTC, as before zones). The repeated hour of an autumn
+// change is one bucket, labelled with its first instant's offset.
+func formatBucket(sc analytics.EventRange, iv analytics.Interval, w time.Time) string {
 	if iv == analytics.Hour {
-		return t.UTC().Format(time.RFC3339)
+		return sc.Instant(w).In(sc.Location()).Format(time.RFC3339)
 	}
-	return t.UTC().Format(dateLayout)
+	return w.UTC().Format(dateLayout)
 }
 
 // Cohort is one row of a retention table: Values[k] users of the cohort
@@ -342,7 +346,7 @@ func (e *Engine) RunRetention(ctx context.Context, q analytics.RetentionQuery) (
 	if err != nil {
 		return RetentionResult{}, err
 	}
-	starts := q.Period.Buckets(q.From, q.To)
+	starts := q.Buckets(q.Period)
 	index := positions(starts)
 	res := RetentionResult{Period: q.Period, Cohorts: make([]Cohort, len(starts))}
 	for i, b := range starts {
@@ -667,11 +671,11 @@ func (e *Engine) RunSessions(ctx context.Context, q analytics.SessionsQuery) (Se
 		res.Totals.VisitDuration = math.Round(float64(t.DurationMicros)/1e5/float64(t.Visits)) / 10
 		res.Totals.PagesPerVisit = math.Round(100*float64(t.Pageviews)/float64(t.Visits)) / 100
 	}
-	starts := q.Interval.Buckets(q.From, q.To)
+	starts := q.Buckets(q.Interval)
 	index := positions(starts)
 	res.Series = make([]SessionPoint, len(starts))
 	for i, b := range starts {
-		res.Series[i].Date = formatBucket(q.Interval, b)
+		res.Series[i].Date = formatBucket(q.EventRange, q.Interval, b)
 	}
 	for _, b := range a.Buckets {
 		if i, ok := index[b.Bucket]; ok {

@@ -41,7 +41,8 @@ const (
 // PlaceholderSteps are the steps a new funnel starts from.
 var PlaceholderSteps = []string{"page_viewed", "button_clicked", "form_submitted"}
 
-// dateLayout is the API's date form, a UTC day (docs/queries.md, "Dates").
+// dateLayout is the API's date form, a day of the product's time zone
+// (docs/queries.md, "Dates" and "Time zones").
 const dateLayout = "2006-01-02"
 
 // FunnelRequest is the body of POST /api/v1/query/funnel.
@@ -97,11 +98,13 @@ type SessionsRequest struct {
 	Limit    int             `json:"limit,omitempty"`
 }
 
-// dateRange turns optional dateFrom/dateTo strings into the half-open range
-// [from 00:00, to+1 00:00) UTC. Missing dates default to the last
-// DefaultRangeDays days ending today; a lone date extends the range from
-// or to it.
-func dateRange(fromText, toText string, now time.Time) (from, to time.Time, err error) {
+// dateRange turns optional dateFrom/dateTo strings, days of the product's
+// zone loc, into the half-open range [local midnight of from, local
+// midnight after to) as instants. Missing dates default to the last
+// DefaultRangeDays days ending today (in loc); a lone date extends the
+// range from or to it. It is the one place a query's dates become instants
+// (docs/queries.md, "Time zones").
+func dateRange(fromText, toText string, now time.Time, loc *time.Location) (from, to time.Time, err error) {
 	parse := func(field, s string) (time.Time, error) {
 		t, err := time.Parse(dateLayout, s)
 		if err != nil || t.Format(dateLayout) != s {
@@ -109,7 +112,8 @@ func dateRange(fromText, toText string, now time.Time) (from, to time.Time, err 
 		}
 		return t, nil
 	}
-	today := analytics.Day.Truncate(now)
+	// from and to are local days, written as UTC midnights, until the end.
+	today := analytics.Day.Truncate(analytics.Wall(now, loc))
 	switch {
 	case fromText == "" && toText == "":
 		to = today
@@ -141,7 +145,7 @@ func dateRange(fromText, toText string, now time.Time) (from, to time.Time, err 
 	if days := int(to.Sub(from).Hours()/24) + 1; days > MaxRangeDays {
 		return from, to, analytics.InvalidField("dateTo", "the range spans %d days; at most %d are allowed", days, MaxRangeDays)
 	}
-	return from, to.AddDate(0, 0, 1), nil
+	return analytics.Instant(from, loc), analytics.Instant(to.AddDate(0, 0, 1), loc), nil
 }
 
 // eventName checks one event name as a query names it.
@@ -199,7 +203,7 @@ func (req FunnelRequest) Query(scope analytics.EventRange, now time.Time) (analy
 	if err != nil {
 		return q, err
 	}
-	if q.From, q.To, err = dateRange(req.DateFrom, req.DateTo, now); err != nil {
+	if q.From, q.To, err = dateRange(req.DateFrom, req.DateTo, now, scope.Location()); err != nil {
 		return q, err
 	}
 	if q.AggregateBy, err = aggregateBy(req.AggregateBy); err != nil {
@@ -223,7 +227,7 @@ func ParseTrend(body []byte, scope analytics.EventRange, now time.Time) (analyti
 func (req TrendRequest) Query(scope analytics.EventRange, now time.Time) (analytics.TrendQuery, error) {
 	q := analytics.TrendQuery{EventRange: scope}
 	var err error
-	if q.From, q.To, q.Interval, err = bucketedRange(req.DateFrom, req.DateTo, req.Interval, now); err != nil {
+	if q.EventRange, q.Interval, err = bucketedRange(scope, req.DateFrom, req.DateTo, req.Interval, now); err != nil {
 		return q, err
 	}
 	if len(req.Series) == 0 || len(req.Series) > MaxSeries {
@@ -287,7 +291,7 @@ func ParseSessions(body []byte, scope analytics.EventRange, now time.Time) (anal
 func (req SessionsRequest) Query(scope analytics.EventRange, now time.Time) (analytics.SessionsQuery, error) {
 	q := analytics.SessionsQuery{EventRange: scope, Limit: DefaultPages}
 	var err error
-	if q.From, q.To, q.Interval, err = bucketedRange(req.DateFrom, req.DateTo, req.Interval, now); err != nil {
+	if q.EventRange, q.Interval, err = bucketedRange(scope, req.DateFrom, req.DateTo, req.Interval, now); err != nil {
 		return q, err
 	}
 	if q.Filters, err = filters("filters", req.Filters); err != nil {
@@ -303,19 +307,19 @@ func (req SessionsRequest) Query(scope analytics.EventRange, now time.Time) (ana
 }
 
 // bucketedRange reads the dates and the interval of a query charted by
-// bucket (a trend, the sessions series): the interval defaults to day, and
-// the range may make at most MaxBuckets buckets.
-func bucketedRange(fromText, toText, iv string, now time.Time) (from, to time.Time, in analytics.Interval, err error) {
-	if from, to, err = dateRange(fromText, toText, now); err != nil {
-		return
+// bucket (a trend, the sessions series) into scope: the interval defaults
+// to day, and the range may make at most MaxBuckets buckets.
+func bucketedRange(scope analytics.EventRange, fromText, toText, iv string, now time.Time) (_ analytics.EventRange, in analytics.Interval, err error) {
+	if scope.From, scope.To, err = dateRange(fromText, toText, now, scope.Location()); err != nil {
+		return scope, in, err
 	}
 	if in, err = interval("interval", iv, analytics.Day, true); err != nil {
-		return
+		return scope, in, err
 	}
-	if n := len(in.Buckets(from, to)); n > MaxBuckets {
+	if n := len(scope.Buckets(in)); n > MaxBuckets {
 		err = analytics.InvalidField("interval", "%s buckets over this range make %d points; at most %d are allowed", in, n, MaxBuckets)
 	}
-	return
+	return scope, in, err
 }
 
 // aggregateBy reads the optional group type a trend or funnel counts
@@ -350,13 +354,13 @@ func (req RetentionRequest) Query(scope analytics.EventRange, now time.Time) (an
 		q.ReturnEvent = req.ReturnEvent
 	}
 	var err error
-	if q.From, q.To, err = dateRange(req.DateFrom, req.DateTo, now); err != nil {
+	if q.From, q.To, err = dateRange(req.DateFrom, req.DateTo, now, scope.Location()); err != nil {
 		return q, err
 	}
 	if q.Period, err = interval("period", req.Period, analytics.Week, false); err != nil {
 		return q, err
 	}
-	if n := len(q.Period.Buckets(q.From, q.To)); n > 400 {
+	if n := len(q.Buckets(q.Period)); n > 400 {
 		return q, analytics.InvalidField("period", "%s cohorts over this range make %d rows; at most 400 are allowed", q.Period, n)
 	}
 	return q, nil
@@ -366,7 +370,7 @@ func (req RetentionRequest) Query(scope analytics.EventRange, now time.Time) (an
 func ParseBots(dateFrom, dateTo, limit string, scope analytics.EventRange, now time.Time) (analytics.BotsQuery, error) {
 	q := analytics.BotsQuery{EventRange: scope, TopPages: DefaultTopPages}
 	var err error
-	if q.From, q.To, err = dateRange(dateFrom, dateTo, now); err != nil {
+	if q.From, q.To, err = dateRange(dateFrom, dateTo, now, scope.Location()); err != nil {
 		return q, err
 	}
 	if limit != "" {
@@ -383,7 +387,7 @@ func ParseBots(dateFrom, dateTo, limit string, scope analytics.EventRange, now t
 func ParseEventNames(dateFrom, dateTo, limit string, scope analytics.EventRange, now time.Time) (analytics.EventNamesQuery, error) {
 	q := analytics.EventNamesQuery{EventRange: scope, Limit: DefaultEventNames}
 	var err error
-	if q.From, q.To, err = dateRange(dateFrom, dateTo, now); err != nil {
+	if q.From, q.To, err = dateRange(dateFrom, dateTo, now, scope.Location()); err != nil {
 		return q, err
 	}
 	if limit != "" {
@@ -502,14 +506,15 @@ const (
 func ParseErrorGroups(dateFrom, dateTo, release, limit string, scope analytics.EventRange, now time.Time) (analytics.ErrorGroupsQuery, error) {
 	q := analytics.ErrorGroupsQuery{EventRange: scope, Release: release, Limit: DefaultErrorGroups}
 	var err error
-	if q.From, q.To, err = dateRange(dateFrom, dateTo, now); err != nil {
+	if q.From, q.To, err = dateRange(dateFrom, dateTo, now, scope.Location()); err != nil {
 		return q, err
 	}
 	if q.Limit, err = limitOf(limit, DefaultErrorGroups, MaxErrorGroups); err != nil {
 		return q, err
 	}
+	end := q.Wall(q.To)
 	for i := 7; i >= 1; i-- {
-		q.Days = append(q.Days, q.To.AddDate(0, 0, -i))
+		q.Days = append(q.Days, q.Instant(end.AddDate(0, 0, -i)))
 	}
 	return q, nil
 }

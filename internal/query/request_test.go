@@ -36,13 +36,13 @@ func TestDateRangeDefaults(t *testing.T) {
 		{"2026-02-28", "2026-02-28", "2026-02-28", "2026-03-01"},
 		{"2027-01-01", "", "2027-01-01", "2027-01-02"},
 	} {
-		from, to, err := dateRange(c.from, c.to, now)
+		from, to, err := dateRange(c.from, c.to, now, time.UTC)
 		if err != nil || !from.Equal(day(c.wantFrom)) || !to.Equal(day(c.wantTo)) {
 			t.Errorf("dateRange(%q, %q) = %v, %v, %v; want %s, %s", c.from, c.to, from, to, err, c.wantFrom, c.wantTo)
 		}
 	}
 	for _, c := range [][2]string{{"2026-02-30", ""}, {"2026-2-01", ""}, {"", "2026-11-23T00:00:00Z"}, {"2026-03-02", "2026-03-01"}, {"2000-01-01", "2026-01-01"}} {
-		if _, _, err := dateRange(c[0], c[1], now); err == nil {
+		if _, _, err := dateRange(c[0], c[1], now, time.UTC); err == nil {
 			t.Errorf("dateRange(%q, %q) accepted", c[0], c[1])
 		}
 	}

@@ -1,14 +1,27 @@
 // Time buckets as the query API writes them ("YYYY-MM-DD", or an RFC 3339
 // time for hourly buckets), formatted in the browser's locale. Buckets are
-// UTC, so they are shown in UTC: a day stays the day the API counted.
+// the product's local days and hours (docs/queries.md, "Time zones"): a
+// day is shown as the date the API wrote (read as a UTC midnight, formatted
+// in UTC), an hour in the product's zone.
+import { timeZone, wallTime } from "../range";
 import type { Interval } from "../types";
 
 export function bucketTime(date: string): number {
   return new Date(date.length === 10 ? date + "T00:00:00Z" : date).getTime();
 }
 
+const hourFormats = new Map<string, Intl.DateTimeFormat>();
+function hourFormat(): Intl.DateTimeFormat {
+  const zone = timeZone();
+  let f = hourFormats.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZone: zone });
+    hourFormats.set(zone, f);
+  }
+  return f;
+}
+
 const fmt = {
-  hour: new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZone: "UTC" }),
   day: new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", timeZone: "UTC" }),
   month: new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", timeZone: "UTC" }),
   full: new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", day: "numeric", timeZone: "UTC" }),
@@ -17,7 +30,7 @@ const fmt = {
 /** bucketLabel is a bucket for an axis tick. */
 export function bucketLabel(date: string, interval: Interval): string {
   const t = bucketTime(date);
-  if (interval === "hour") return fmt.hour.format(t);
+  if (interval === "hour") return hourFormat().format(t);
   if (interval === "month") return fmt.month.format(t);
   return fmt.day.format(t);
 }
@@ -25,7 +38,7 @@ export function bucketLabel(date: string, interval: Interval): string {
 /** bucketTitle is a bucket for a tooltip's title. */
 export function bucketTitle(date: string, interval: Interval): string {
   const t = bucketTime(date);
-  if (interval === "hour") return fmt.hour.format(t) + " UTC";
+  if (interval === "hour") return hourFormat().format(t) + " " + timeZone();
   if (interval === "month") return fmt.month.format(t);
   if (interval === "week") return "Week of " + fmt.full.format(t);
   return fmt.full.format(t);
@@ -52,6 +65,9 @@ export function nextBucket(t: number, interval: Interval): number {
  */
 export function markerPosition(at: number, buckets: string[], interval: Interval): number | null {
   if (buckets.length === 0) return null;
+  // Hours are instants; days, weeks and months are local dates, which an
+  // instant meets as the zone's wall time.
+  if (interval !== "hour") at = wallTime(at);
   const starts = buckets.map(bucketTime);
   const end = nextBucket(starts[starts.length - 1], interval);
   if (at < starts[0] || at >= end) return null;
@@ -69,8 +85,11 @@ export function markerPosition(at: number, buckets: string[], interval: Interval
  * begun, so it counts (partial as it is).
  */
 export function pastBuckets(buckets: string[], now: number): number {
+  // An hour's label is an instant; a day's is a local date, which now
+  // meets as the zone's wall time.
+  const wall = wallTime(now);
   let n = buckets.length;
-  while (n > 0 && bucketTime(buckets[n - 1]) > now) n--;
+  while (n > 0 && bucketTime(buckets[n - 1]) > (buckets[n - 1].length === 10 ? wall : now)) n--;
   return n;
 }
 

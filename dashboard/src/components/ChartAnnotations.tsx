@@ -2,6 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api } from "../api";
 import { annotationColors } from "../charts/colors";
 import { bucketTime } from "../charts/time";
+import { wallTime } from "../range";
 import { plural, when } from "../format";
 import type { Annotation, SavedQuery } from "../types";
 import { AnnotationForm } from "./AnnotationForm";
@@ -64,9 +65,9 @@ export function AnnotateDialog(props: {
 }
 
 /** annotationsBetween keeps the annotations at or after start and before end (milliseconds), in time order. */
-export function annotationsBetween(items: Annotation[], start: number, end: number): Annotation[] {
+export function annotationsBetween(items: Annotation[], start: number, end: number, wall = false): Annotation[] {
   return items
-    .map((a) => ({ a, t: new Date(a.date).getTime() }))
+    .map((a) => ({ a, t: wall ? wallTime(new Date(a.date).getTime()) : new Date(a.date).getTime() }))
     .filter(({ t }) => t >= start && t < end)
     .sort((x, y) => x.t - y.t || x.a.id - y.a.id)
     .map(({ a }) => a);
@@ -112,19 +113,21 @@ const dayMs = 86_400_000;
 
 /**
  * AnnotationStrip is a compact timeline of a date range (YYYY-MM-DD, both
- * days included, UTC) with a marker for each annotation inside it, for
- * charts without a time axis (the funnel).
+ * days included, days of the product's zone) with a marker for each
+ * annotation inside it, for charts without a time axis (the funnel). The
+ * days are wall times written as UTC, so the annotations' instants are
+ * placed by their wall time in the zone.
  */
 export function AnnotationStrip(props: { from: string; to: string; annotations: Annotation[] }) {
   const start = bucketTime(props.from);
   const end = bucketTime(props.to) + dayMs;
-  const shown = annotationsBetween(props.annotations, start, end);
+  const shown = annotationsBetween(props.annotations, start, end, true);
   const span = Math.max(end - start, 1);
   return (
     <div class="annotation-strip" role="group" aria-label={`Annotations from ${props.from} to ${props.to}`} data-testid="annotation-strip">
       <div class="strip-line">
         {shown.map((a) => {
-          const pct = ((new Date(a.date).getTime() - start) / span) * 100;
+          const pct = ((wallTime(new Date(a.date).getTime()) - start) / span) * 100;
           return <AnnotationMarker key={a.id} annotation={a} flip={pct > 60} style={{ left: `${pct}%`, top: "0", height: "100%" }} />;
         })}
       </div>

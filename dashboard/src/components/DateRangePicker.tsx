@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { checkCustom, describe, presetRange, presets, type DateRange, type PresetKey } from "../range";
+import { checkCustom, describe, presetRange, presets, timeZone, type DateRange, type PresetKey } from "../range";
 
 /**
  * DateRangePicker chooses a preset or a custom range. The range itself
@@ -69,8 +69,11 @@ export function DateRangePicker(props: { range: DateRange; onChange: (r: DateRan
           ) : null}
         </form>
       ) : null}
-      <span class="range-days" title="UTC days, both included">
+      <span class="range-days" title={`Days in ${timeZone()}, both included`}>
         {props.range.key === "custom" ? describe(props.range) : `${props.range.from} – ${props.range.to}`}
+      </span>
+      <span class="range-zone muted" data-testid="range-zone">
+        Times in {timeZone()}
       </span>
     </div>
   );

@@ -1,4 +1,4 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useMemo, useState } from "preact/hooks";
 import { api, message } from "../api";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { Crumb } from "../components/ItemHead";
@@ -79,6 +79,7 @@ export function ProductSettings(props: { product: Product; origin: string; onRen
       <Crumb href={`/settings/products?product=${product.id}`}>Settings → Products</Crumb>
       <h1>{product.name}</h1>
       <RenameForm product={product} onRenamed={props.onRenamed} />
+      <TimeZoneForm product={product} onSaved={props.onRenamed} />
       {error ? (
         <p class="form-error" role="alert">
           {error}
@@ -154,20 +155,90 @@ export function ProductSettings(props: { product: Product; origin: string; onRen
   );
 }
 
-function RenameForm(props: { product: Product; onRenamed: (p: Product) => void }) {
-  const [name, setName] = useState(props.product.name);
-  const [state, setState] = useState<{ error?: string; saved?: boolean; busy?: boolean }>({});
-  useEffect(() => setName(props.product.name), [props.product.id, props.product.name]);
+/**
+ * zoneChoices lists the IANA zones the browser knows, the browser's own
+ * zone first, then UTC, then the rest in order; the product's zone is
+ * listed even when the browser does not know it.
+ */
+export function zoneChoices(current: string): string[] {
+  const own = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  let all: string[] = [];
+  try {
+    all = (Intl as unknown as { supportedValuesOf(k: string): string[] }).supportedValuesOf("timeZone");
+  } catch {
+    all = [];
+  }
+  const first = [own, "UTC", current].filter((z, i, a) => z && a.indexOf(z) === i);
+  return [...first, ...all.filter((z) => !first.includes(z))];
+}
+
+/**
+ * TimeZoneForm sets the product's time zone: the days, ranges and buckets
+ * of every chart follow it (docs/queries.md, "Time zones").
+ */
+function TimeZoneForm(props: { product: Product; onSaved: (p: Product) => void }) {
+  const current = props.product.timeZone ?? "UTC";
+  const [zone, setZone] = useState(current);
+  useEffect(() => setZone(current), [props.product.id, current]);
+  const choices = useMemo(() => zoneChoices(current), [current]);
+  const { state, save } = useProductSave(() => api.setProductTimeZone(props.product.id, zone), props.onSaved);
+  return (
+    <form class="inline-form" onSubmit={save} aria-label="Time zone">
+      <label>
+        Time zone
+        <select name="timeZone" value={zone} onChange={(e) => setZone((e.currentTarget as HTMLSelectElement).value)}>
+          {choices.map((z) => (
+            <option key={z} value={z}>
+              {z}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit" class="button secondary" disabled={state.busy || zone === current}>
+        Save time zone
+      </button>
+      <SaveStatus state={state} />
+      <p class="hint">Days, date ranges, "today" and chart buckets follow this zone.</p>
+    </form>
+  );
+}
+
+type SaveState = { error?: string; saved?: boolean; busy?: boolean };
+
+/** useProductSave runs a change of the product from a form, keeping whether it is under way, done or refused. */
+function useProductSave(update: () => Promise<Product>, onSaved: (p: Product) => void) {
+  const [state, setState] = useState<SaveState>({});
   const save = async (e: Event) => {
     e.preventDefault();
     setState({ busy: true });
     try {
-      props.onRenamed(await api.renameProduct(props.product.id, name));
+      onSaved(await update());
       setState({ saved: true });
     } catch (err) {
       setState({ error: message(err) });
     }
   };
+  return { state, save };
+}
+
+/** SaveStatus says a form's change was saved, or why it was refused. */
+function SaveStatus(props: { state: SaveState }) {
+  return (
+    <>
+      {props.state.saved ? <span class="ok">Saved.</span> : null}
+      {props.state.error ? (
+        <span class="form-error" role="alert">
+          {props.state.error}
+        </span>
+      ) : null}
+    </>
+  );
+}
+
+function RenameForm(props: { product: Product; onRenamed: (p: Product) => void }) {
+  const [name, setName] = useState(props.product.name);
+  useEffect(() => setName(props.product.name), [props.product.id, props.product.name]);
+  const { state, save } = useProductSave(() => api.renameProduct(props.product.id, name), props.onRenamed);
   return (
     <form class="inline-form" onSubmit={save} aria-label="Rename product">
       <label>
@@ -177,12 +248,7 @@ function RenameForm(props: { product: Product; onRenamed: (p: Product) => void }
       <button type="submit" class="button secondary" disabled={state.busy || name.trim() === props.product.name}>
         Rename
       </button>
-      {state.saved ? <span class="ok">Saved.</span> : null}
-      {state.error ? (
-        <span class="form-error" role="alert">
-          {state.error}
-        </span>
-      ) : null}
+      <SaveStatus state={state} />
     </form>
   );
 }

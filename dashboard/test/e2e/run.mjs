@@ -33,7 +33,8 @@
 // the visitors now on the Overview, refreshed without a reload (live.mjs);
 // the Overview's Countries and Devices cards behind a trusted proxy (geo.mjs);
 // goals added and deleted in Settings and the Overview's Goals card (goals.mjs);
-// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=goals or E2E_ONLY=replays,users runs those parts alone
+// the product's time zone set in Settings, "Today" and a trend's day in it (timezone.mjs);
+// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=goals, E2E_ONLY=timezone or E2E_ONLY=replays,users runs those parts alone
 // (E2E_ONLY=main the main run without error tracking, sources, overview, geo).
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
@@ -64,6 +65,7 @@ import { sharePages } from "./share.mjs";
 import { overviewPages } from "./overview.mjs";
 import { geoPages } from "./geo.mjs";
 import { goalPages } from "./goals.mjs";
+import { timeZonePages } from "./timezone.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = join(here, "..", "..");
@@ -103,6 +105,7 @@ async function main() {
       urlviews: urlViewPages,
       share: sharePages,
       live: livePages,
+      timezone: timeZonePages,
     };
     const unknown = only.filter((p) => !parts[p]);
     if (unknown.length) throw new Error(`E2E_ONLY names no part ${unknown.join(", ")}; the parts are ${Object.keys(parts).join(", ")}`);
@@ -126,6 +129,7 @@ async function main() {
   await urlViewPages(browser, h);
   await sharePages(browser, h);
   await livePages(browser, h);
+  await timeZonePages(browser, h);
 }
 
 /** The main run, on a server started without the error-tracking flag. */

@@ -35,7 +35,7 @@ type ExperimentCell struct {
 func Experiment(events []Event, experimentID int64, metrics []string, from, to time.Time) []ExperimentCell {
 	var live []Event
 	for _, e := range events {
-		if !e.Test && !e.Bot && inRange(e.Time, from, to) {
+		if !e.Test && !e.Bot && inRange(e.Time, from, to, time.UTC) {
 			live = append(live, e)
 		}
 	}

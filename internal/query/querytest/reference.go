@@ -112,8 +112,23 @@ const day = 24 * time.Hour
 // ---------------------------------------------------------------------------
 
 // inRange reports whether t is in [from, to+1day).
-func inRange(t, from, to time.Time) bool {
-	return !t.Before(from) && t.Before(to.Add(day))
+func inRange(t, from, to time.Time, loc *time.Location) bool {
+	return !t.Before(midnight(from, loc)) && t.Before(midnight(to.AddDate(0, 0, 1), loc))
+}
+
+// midnight returns the instant at which day d (a date written as a UTC
+// midnight) starts in loc, by Go's own calendar: the reference computes
+// local time with time.Location only, independently of the stores'
+// offset tables.
+func midnight(d time.Time, loc *time.Location) time.Time {
+	return time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, loc)
+}
+
+// wall returns loc's wall clock at t as a UTC time, the form of a local
+// bucket's start.
+func wall(t time.Time, loc *time.Location) time.Time {
+	l := t.In(loc)
+	return time.Date(l.Year(), l.Month(), l.Day(), l.Hour(), l.Minute(), l.Second(), l.Nanosecond(), time.UTC)
 }
 
 // funnelOrRetentionEvents returns the events of the requested environment,
@@ -156,6 +171,11 @@ func trendEvents(events []Event, test bool) []Event {
 // user stops at step N-1. Only events with Test == test count, and bot
 // events never do. The result has one count per step.
 func Funnel(events []Event, test bool, steps []string, from, to time.Time, windowHours int) []int64 {
+	return FunnelIn(time.UTC, events, test, steps, from, to, windowHours)
+}
+
+// FunnelIn is Funnel with from and to days of the zone loc.
+func FunnelIn(loc *time.Location, events []Event, test bool, steps []string, from, to time.Time, windowHours int) []int64 {
 	counts := make([]int64, len(steps))
 	if len(steps) == 0 {
 		return counts
@@ -173,7 +193,7 @@ func Funnel(events []Event, test bool, steps []string, from, to time.Time, windo
 		var prev time.Time
 		found := false
 		for _, e := range userEvents {
-			if e.Name != steps[0] || !inRange(e.Time, from, to) {
+			if e.Name != steps[0] || !inRange(e.Time, from, to, loc) {
 				continue
 			}
 			if !found || e.Time.Before(prev) {
@@ -219,8 +239,8 @@ func Funnel(events []Event, test bool, steps []string, from, to time.Time, windo
 
 // bucketStart returns the start of the bucket holding t: the hour, the UTC
 // day, the Monday of the ISO week, or the first of the month.
-func bucketStart(t time.Time, interval string) time.Time {
-	t = t.UTC()
+func bucketStart(t time.Time, interval string, loc *time.Location) time.Time {
+	t = wall(t, loc)
 	switch interval {
 	case "hour":
 		return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), 0, 0, 0, time.UTC)
@@ -254,10 +274,16 @@ func advance(b time.Time, interval string, k int) time.Time {
 
 // bucketsBetween lists every bucket start from the bucket of first through
 // the bucket of last, both included, in order.
-func bucketsBetween(first, last time.Time, interval string) []time.Time {
+// In a zone, first and last are instants and the buckets local ones; an
+// hour the zone skips (its wall time never shows) is left out.
+func bucketsBetween(first, last time.Time, interval string, loc *time.Location) []time.Time {
 	var out []time.Time
-	end := bucketStart(last, interval)
-	for b := bucketStart(first, interval); !b.After(end); b = advance(b, interval, 1) {
+	end := bucketStart(last, interval, loc)
+	for b := bucketStart(first, interval, loc); !b.After(end); b = advance(b, interval, 1) {
+		l := time.Date(b.Year(), b.Month(), b.Day(), b.Hour(), 0, 0, 0, loc)
+		if interval == "hour" && l.Hour() != b.Hour() {
+			continue
+		}
 		out = append(out, b)
 	}
 	return out
@@ -440,7 +466,13 @@ func passesAll(e Event, filters []Filter) bool {
 // events of all the remaining values. A series with no counted events gives
 // no line at all under a breakdown.
 func Trend(events []Event, test bool, series []Series, filters []Filter, from, to time.Time, interval, breakdown string, limit int) []TrendSeries {
-	buckets := bucketsBetween(from, to.Add(day-time.Microsecond), interval)
+	return TrendIn(time.UTC, events, test, series, filters, from, to, interval, breakdown, limit)
+}
+
+// TrendIn is Trend with from and to days of the zone loc and its buckets
+// local ones, their dates wall times written as UTC times.
+func TrendIn(loc *time.Location, events []Event, test bool, series []Series, filters []Filter, from, to time.Time, interval, breakdown string, limit int) []TrendSeries {
+	buckets := bucketsBetween(midnight(from, loc), midnight(to.AddDate(0, 0, 1), loc).Add(-time.Microsecond), interval, loc)
 	usable := trendEvents(events, test)
 
 	var out []TrendSeries
@@ -448,7 +480,7 @@ func Trend(events []Event, test bool, series []Series, filters []Filter, from, t
 		// The events this series counts.
 		var counted []Event
 		for _, e := range usable {
-			if e.Name == s.Event && inRange(e.Time, from, to) &&
+			if e.Name == s.Event && inRange(e.Time, from, to, loc) &&
 				passesAll(e, filters) && passesAll(e, s.Filters) {
 				counted = append(counted, e)
 			}
@@ -457,7 +489,7 @@ func Trend(events []Event, test bool, series []Series, filters []Filter, from, t
 		if breakdown == "" {
 			out = append(out, TrendSeries{
 				Event: s.Event,
-				Data:  bucketValues(counted, buckets, interval, s.Math),
+				Data:  bucketValues(counted, buckets, interval, s.Math, loc),
 			})
 			continue
 		}
@@ -495,7 +527,7 @@ func Trend(events []Event, test bool, series []Series, filters []Filter, from, t
 			out = append(out, TrendSeries{
 				Event:          s.Event,
 				BreakdownValue: &v,
-				Data:           bucketValues(byValue[v], buckets, interval, s.Math),
+				Data:           bucketValues(byValue[v], buckets, interval, s.Math, loc),
 			})
 		}
 		if len(rest) > 0 {
@@ -506,7 +538,7 @@ func Trend(events []Event, test bool, series []Series, filters []Filter, from, t
 			out = append(out, TrendSeries{
 				Event: s.Event,
 				Other: true,
-				Data:  bucketValues(others, buckets, interval, s.Math),
+				Data:  bucketValues(others, buckets, interval, s.Math, loc),
 			})
 		}
 	}
@@ -525,12 +557,12 @@ func breakdownValue(e Event, breakdown string) string {
 
 // bucketValues returns one point per bucket with the measure of the events
 // falling in it.
-func bucketValues(events []Event, buckets []time.Time, interval, math string) []Point {
+func bucketValues(events []Event, buckets []time.Time, interval, math string, loc *time.Location) []Point {
 	points := make([]Point, len(buckets))
 	for i, b := range buckets {
 		var inBucket []Event
 		for _, e := range events {
-			if bucketStart(e.Time, interval).Equal(b) {
+			if bucketStart(e.Time, interval, loc).Equal(b) {
 				inBucket = append(inBucket, e)
 			}
 		}
@@ -569,12 +601,18 @@ func measure(events []Event, math string) int64 {
 // periods after the cohort's. Only events with Test == test count, and bot
 // events never do. period is "day", "week" or "month".
 func Retention(events []Event, test bool, startEvent, returnEvent string, from, to time.Time, period string) []Cohort {
+	return RetentionIn(time.UTC, events, test, startEvent, returnEvent, from, to, period)
+}
+
+// RetentionIn is Retention with from and to days of the zone loc and its
+// periods local ones.
+func RetentionIn(loc *time.Location, events []Event, test bool, startEvent, returnEvent string, from, to time.Time, period string) []Cohort {
 	usable := funnelOrRetentionEvents(events, test)
 
 	// Each user's earliest start event in range.
 	first := map[string]time.Time{}
 	for _, e := range usable {
-		if e.Name != startEvent || !inRange(e.Time, from, to) {
+		if e.Name != startEvent || !inRange(e.Time, from, to, loc) {
 			continue
 		}
 		if t, ok := first[e.DistinctID]; !ok || e.Time.Before(t) {
@@ -582,13 +620,13 @@ func Retention(events []Event, test bool, startEvent, returnEvent string, from, 
 		}
 	}
 
-	periods := bucketsBetween(from, to, period)
+	periods := bucketsBetween(midnight(from, loc), midnight(to, loc), period, loc)
 	cohorts := make([]Cohort, len(periods))
 	for i, start := range periods {
 		// The users of this cohort.
 		var users []string
 		for user, t := range first {
-			if bucketStart(t, period).Equal(start) {
+			if bucketStart(t, period, loc).Equal(start) {
 				users = append(users, user)
 			}
 		}
@@ -598,7 +636,7 @@ func Retention(events []Event, test bool, startEvent, returnEvent string, from, 
 		for k := 1; k < len(values); k++ {
 			target := advance(start, period, k)
 			for _, user := range users {
-				if returnedIn(usable, user, returnEvent, target, period) {
+				if returnedIn(usable, user, returnEvent, target, period, loc) {
 					values[k]++
 				}
 			}
@@ -610,9 +648,9 @@ func Retention(events []Event, test bool, startEvent, returnEvent string, from, 
 
 // returnedIn reports whether user has a returnEvent in the period starting
 // at target.
-func returnedIn(events []Event, user, returnEvent string, target time.Time, period string) bool {
+func returnedIn(events []Event, user, returnEvent string, target time.Time, period string, loc *time.Location) bool {
 	for _, e := range events {
-		if e.DistinctID == user && e.Name == returnEvent && bucketStart(e.Time, period).Equal(target) {
+		if e.DistinctID == user && e.Name == returnEvent && bucketStart(e.Time, period, loc).Equal(target) {
 			return true
 		}
 	}
@@ -713,7 +751,13 @@ type visit struct {
 //     last event's time minus its first's; its entry page is the path of
 //     its first $pageview, its exit page the path of its last.
 func Sessions(events []Event, test bool, filters []Filter, from, to time.Time, interval string, limit int) SessionsResult {
-	end := to.Add(day)
+	return SessionsIn(time.UTC, events, test, filters, from, to, interval, limit)
+}
+
+// SessionsIn is Sessions with from and to days of the zone loc and its
+// buckets local ones.
+func SessionsIn(loc *time.Location, events []Event, test bool, filters []Filter, from, to time.Time, interval string, limit int) SessionsResult {
+	from, end := midnight(from, loc), midnight(to.AddDate(0, 0, 1), loc)
 	groups := map[[2]string][]Event{}
 	for _, e := range events {
 		if e.Test != test || e.Bot || e.Time.Before(from.Add(-sessionGap)) || !e.Time.Before(end.Add(sessionLookahead)) {
@@ -780,7 +824,7 @@ func Sessions(events []Event, test bool, filters []Filter, from, to time.Time, i
 		}
 		res.Totals.add(s)
 		users[v.user] = true
-		b := bucketStart(first.Time, interval)
+		b := bucketStart(first.Time, interval, loc)
 		if buckets[b] == nil {
 			buckets[b] = &SessionStats{}
 		}

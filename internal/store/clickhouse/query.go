@@ -37,23 +37,30 @@ var columnSQL = map[string]string{
 }
 
 // bucket returns an integer key of the bucket holding the microsecond
-// time col; bucketTime turns a key back into the bucket's start. Hours,
-// days and weeks are plain arithmetic (the epoch was a Thursday, so
-// Monday-based weeks are offset by three days); months need the calendar.
-// col is a column name of this package, never request text.
-func bucket(iv analytics.Interval, col string) string {
+// time col, in the scope's wall time (local, for instants in [from, to));
+// bucketTime turns a key back into the bucket's start. Hours, days and
+// weeks are plain arithmetic (the epoch was a Thursday, so Monday-based
+// weeks are offset by three days); months need the calendar. col is a
+// column or lambda name of this package, never request text. The wall
+// time is written, and its parameters bound, at each place it is used, as
+// ? binds in text order.
+func (b *builder) bucket(iv analytics.Interval, s analytics.EventRange, col string, from, to time.Time) string {
+	x := func() string { return b.local(s, col, from, to) }
 	switch iv {
 	case analytics.Hour:
-		return "toInt64(intDiv(" + col + ", 3600000000))"
+		return "toInt64(intDiv(" + x() + ", 3600000000))"
 	case analytics.Week:
-		return "toInt64(intDiv(" + col + " + 259200000000, 604800000000))"
+		return "toInt64(intDiv(" + x() + " + 259200000000, 604800000000))"
 	case analytics.Month:
-		t := "toDateTime(intDiv(" + col + ", 1000000), 'UTC')"
-		return "toInt64(toYear(" + t + ") * 12 + toMonth(" + t + ") - 1)"
+		t := func() string { return "toDateTime(intDiv(" + x() + ", 1000000), 'UTC')" }
+		return "toInt64(toYear(" + t() + ") * 12 + toMonth(" + t() + ") - 1)"
 	}
-	return "toInt64(intDiv(" + col + ", 86400000000))"
+	return "toInt64(intDiv(" + x() + ", 86400000000))"
 }
 
+// bucketTime returns the start of bucket k, a wall time written as a UTC
+// time when the bucket was computed over local (docs/queries.md, "Time
+// zones").
 func bucketTime(iv analytics.Interval, k int64) time.Time {
 	switch iv {
 	case analytics.Hour:
@@ -64,6 +71,32 @@ func bucketTime(iv analytics.Interval, k int64) time.Time {
 		return time.Date(int(k/12), time.Month(k%12+1), 1, 0, 0, 0, 0, time.UTC)
 	}
 	return time.UnixMicro(k * 86400000000).UTC()
+}
+
+// local returns an expression of the product's wall time, in
+// microseconds, at the microsecond instant col, for instants in [from, to)
+// (docs/queries.md, "Time zones"): col itself in UTC, else col plus the
+// zone's offset, chosen by a multiIf over the few instants in the range at
+// which the offset changes. The offsets and instants are parameters, bound
+// here: call it where its text goes, as ? binds in text order. col is a
+// column or lambda name of this package, never request text.
+func (b *builder) local(s analytics.EventRange, col string, from, to time.Time) string {
+	if s.IsUTC() {
+		return col
+	}
+	first, changes := s.OffsetsOf(from, to)
+	if len(changes) == 0 {
+		return "(" + col + " + toInt64(" + b.arg(first.Microseconds()) + "))"
+	}
+	var x strings.Builder
+	x.WriteString("(" + col + " + toInt64(multiIf(")
+	prev := first
+	for _, c := range changes {
+		x.WriteString(col + " < " + b.arg(c.At.UnixMicro()) + ", " + b.arg(prev.Microseconds()) + ", ")
+		prev = c.Offset
+	}
+	x.WriteString(b.arg(prev.Microseconds()) + ")))")
+	return x.String()
 }
 
 // builder writes a statement in ClickHouse's dialect: ? placeholders,
@@ -378,6 +411,7 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 	}
 
 	var b builder
+	k := b.bucket(q.Interval, q.EventRange, "ts", q.From, q.To)
 	rank, value := "toUInt64(0)", "''"
 	if q.Breakdown != nil {
 		// The top values are bound as one array parameter; a value's
@@ -385,7 +419,7 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 		rank = "indexOf(" + b.arg(top) + ", " + b.text(*q.Breakdown) + ")"
 		value = "if(r = 0, '', " + b.text(*q.Breakdown) + ")"
 	}
-	b.Write("SELECT ", bucket(q.Interval, "ts"), " AS k, ", rank, " AS r, ", value, " AS bv, ", agg, " FROM ", s.table, " WHERE ")
+	b.Write("SELECT ", k, " AS k, ", rank, " AS r, ", value, " AS bv, ", agg, " FROM ", s.table, " WHERE ")
 	if err := seriesWhere(&b, q, series, actor); err != nil {
 		return nil, err
 	}
@@ -409,13 +443,17 @@ func (s *Store) Retention(ctx context.Context, q analytics.RetentionQuery) (_ []
 	defer markOutOfMemory(&err)
 	var b builder
 	to := q.To.UnixMicro()
-	returnFrom := q.Period.Next(q.Period.Truncate(q.From)).UnixMicro()
-	last := q.Period.Next(q.Period.Truncate(q.To.Add(-time.Microsecond)))
-	key := bucket(q.Period, "ts")
-	b.Write("SELECT ", bucket(q.Period, "first"), " AS cohort, arrayJoin(arrayConcat([cohort], arrayFilter((p, c) -> p > c, periods, arrayResize(emptyArrayInt64(), length(periods), cohort)))) AS period, count()",
-		" FROM (SELECT minIf(ts, event = ", b.arg(q.StartEvent), " AND ts < ", b.arg(to), ") AS first,",
-		" countIf(event = ", b.arg(q.StartEvent), " AND ts < ", b.arg(to), ") AS starts,",
-		" groupUniqArrayIf(", key, ", event = ", b.arg(q.ReturnEvent), " AND ts >= ", b.arg(returnFrom), ") AS periods",
+	// The periods are local (wall) ones; the returns are read from the
+	// second period's start to the last one's end, as instants.
+	returnFrom := q.Instant(q.Period.Next(q.Period.Truncate(q.Wall(q.From))))
+	last := q.Instant(q.Period.Next(q.Period.Truncate(q.Wall(q.To.Add(-time.Microsecond)))))
+	// Each expression binds its parameters as it is written, in order.
+	b.Write("SELECT ", b.bucket(q.Period, q.EventRange, "first", q.From, q.To),
+		" AS cohort, arrayJoin(arrayConcat([cohort], arrayFilter((p, c) -> p > c, periods, arrayResize(emptyArrayInt64(), length(periods), cohort)))) AS period, count()")
+	b.Write(" FROM (SELECT minIf(ts, event = ", b.arg(q.StartEvent), " AND ts < ", b.arg(to), ") AS first,")
+	b.Write(" countIf(event = ", b.arg(q.StartEvent), " AND ts < ", b.arg(to), ") AS starts,")
+	b.Write(" groupUniqArrayIf(", b.bucket(q.Period, q.EventRange, "ts", returnFrom, last))
+	b.Write(", event = ", b.arg(q.ReturnEvent), " AND ts >= ", b.arg(returnFrom.UnixMicro()), ") AS periods",
 		" FROM ", s.table, " WHERE ")
 	b.scope(q.EventRange, q.From, last)
 	b.Write(" AND is_bot = 0 AND event IN (", b.arg(q.StartEvent), ", ", b.arg(q.ReturnEvent), ") GROUP BY user_id HAVING starts > 0)",
@@ -682,7 +720,8 @@ func (s *Store) ErrorGroups(ctx context.Context, q analytics.ErrorGroupsQuery) (
 	b.Write("SELECT ", b.aliased(q.Aliases), " AS fp, max(concat(toString(ts + ", strconv.Itoa(latestKeyOffset), "), '|', ",
 		prop("$exception_type"), ", '\\x1f', ", prop("$exception_message"), ")), count() AS n, uniqExact(user_id), min(ts), max(ts)")
 	for i := range q.Days {
-		b.Write(", countIf(ts >= ", b.arg(q.Days[i].UnixMicro()), " AND ts < ", b.arg(q.Days[i].AddDate(0, 0, 1).UnixMicro()), ")")
+		end := q.Instant(q.Wall(q.Days[i]).AddDate(0, 0, 1)) // a local day: 23, 24 or 25 hours
+		b.Write(", countIf(ts >= ", b.arg(q.Days[i].UnixMicro()), " AND ts < ", b.arg(end.UnixMicro()), ")")
 	}
 	b.Write(" FROM ", s.table, " WHERE ")
 	b.scope(q.EventRange, q.From, q.To)

@@ -94,7 +94,7 @@ func (s *Store) Sessions(ctx context.Context, q analytics.SessionsQuery) (_ anal
 	// for the visitors; r.7 keeps the rows of the visits counted.
 	b.Write("arrayJoin(arrayConcat(",
 		"[(toUInt8(0), toInt64(0), '', toUInt64(0), toUInt64(0), toInt64(0), toUInt8(arrayExists(x0 -> x0 = 1, v_keep)))],",
-		" arrayMap((x1, x2, x3, x4, x5) -> (toUInt8(1), ", bucket(q.Interval, "x1"), ", '', x2, x3, x4, x5), v_start, v_bounce, v_pv, v_dur, v_keep),",
+		" arrayMap((x1, x2, x3, x4, x5) -> (toUInt8(1), ", b.bucket(q.Interval, q.EventRange, "x1", q.From, q.To), ", '', x2, x3, x4, x5), v_start, v_bounce, v_pv, v_dur, v_keep),",
 		" arrayMap((x6, x7, x8, x9, x10) -> (toUInt8(2), toInt64(0), x6, x7, x8, x9, x10), arrayFilter((x11, x12) -> x12 = 1, p_path, p_first), w_bounce, w_pv, w_dur, w_keep),",
 		" arrayMap((x13, x14, x15, x16, x17) -> (toUInt8(3), toInt64(0), x13, x14, x15, x16, x17), arrayFilter((x18, x19) -> x19 = 1, p_path, p_last), w_bounce, w_pv, w_dur, w_keep)",
 		")) AS r, r.1 AS part, r.2 AS k, r.3 AS page, r.4 AS r_bounce, r.5 AS r_pv, r.6 AS r_dur, r.7 AS r_keep FROM (",
@@ -122,7 +122,7 @@ func (s *Store) Sessions(ctx context.Context, q analytics.SessionsQuery) (_ anal
 	b.scope(q.EventRange, q.From.Add(-analytics.SessionGap), q.To.Add(analytics.SessionLookahead))
 	b.Write(" AND is_bot = 0 GROUP BY u, sid))",
 		" WHERE r_keep = 1 GROUP BY part, k, page ORDER BY part, visits DESC, page",
-		" LIMIT ", b.arg(max(q.Limit, len(q.Interval.Buckets(q.From, q.To)))), " BY part")
+		" LIMIT ", b.arg(max(q.Limit, len(q.Buckets(q.Interval)))), " BY part")
 	type row struct {
 		part   uint8
 		k      int64

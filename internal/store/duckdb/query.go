@@ -76,6 +76,31 @@ func (b *builder) scope(alias string, s analytics.EventRange, from, to time.Time
 		" AND ", alias, "ts >= ", b.arg(from.UTC()), " AND ", alias, "ts < ", b.arg(to.UTC()))
 }
 
+// local returns an expression of the product's wall time (a TIMESTAMP)
+// at the instant col, for instants in [from, to) (docs/queries.md, "Time
+// zones"): col itself in UTC, else col plus the zone's offset, chosen by
+// a CASE over the few instants in the range at which the offset changes.
+// The offsets and instants are parameters; col is a column name of this
+// package, never request text.
+func (b *builder) local(s analytics.EventRange, col string, from, to time.Time) string {
+	if s.IsUTC() {
+		return col
+	}
+	first, changes := s.OffsetsOf(from, to)
+	if len(changes) == 0 {
+		return "(" + col + " + to_microseconds(" + b.arg(first.Microseconds()) + "::BIGINT))"
+	}
+	var x strings.Builder
+	x.WriteString("(" + col + " + to_microseconds(CASE")
+	prev := first
+	for _, c := range changes {
+		x.WriteString(" WHEN " + col + " < " + b.arg(c.At) + " THEN " + b.arg(prev.Microseconds()) + "::BIGINT")
+		prev = c.Offset
+	}
+	x.WriteString(" ELSE " + b.arg(prev.Microseconds()) + "::BIGINT END))")
+	return x.String()
+}
+
 // property returns the SQL expression reading p as text, NULL when unset.
 // A properties key is addressed by a JSON pointer, bound as a parameter, so
 // a key may hold any character.
@@ -354,17 +379,18 @@ func (s *Store) uniqueUsersByMask(ctx context.Context, q analytics.TrendQuery, i
 	if err != nil {
 		return nil, err
 	}
-	start := q.Interval.Truncate(q.From)
+	start := q.Interval.Truncate(q.Wall(q.From))
+	ts := b.local(q.EventRange, "ts", q.From, q.To)
 	var idx string
 	switch q.Interval {
 	case analytics.Month:
-		idx = "(year(ts) - " + b.arg(start.Year()) + ") * 12 + month(ts) - " + b.arg(int(start.Month()))
+		idx = "(year(" + ts + ") - " + b.arg(start.Year()) + ") * 12 + month(" + ts + ") - " + b.arg(int(start.Month()))
 	case analytics.Week:
-		idx = "(epoch_us(ts) - " + b.arg(start.UnixMicro()) + ") // 604800000000"
+		idx = "(epoch_us(" + ts + ") - " + b.arg(start.UnixMicro()) + ") // 604800000000"
 	case analytics.Hour:
-		idx = "(epoch_us(ts) - " + b.arg(start.UnixMicro()) + ") // 3600000000"
+		idx = "(epoch_us(" + ts + ") - " + b.arg(start.UnixMicro()) + ") // 3600000000"
 	default:
-		idx = "(epoch_us(ts) - " + b.arg(start.UnixMicro()) + ") // 86400000000"
+		idx = "(epoch_us(" + ts + ") - " + b.arg(start.UnixMicro()) + ") // 86400000000"
 	}
 	b.Write("WITH m AS (SELECT ", act.selected(""), ", bit_or(1::UBIGINT << (", idx, ")::UBIGINT) AS mask FROM events WHERE ")
 	if err := s.seriesWhere(&b, q, series, act); err != nil {
@@ -391,8 +417,8 @@ func (s *Store) uniqueUsersByMask(ctx context.Context, q analytics.TrendQuery, i
 		return nil, fmt.Errorf("computing trend: %w", err)
 	}
 	var out []analytics.TrendRow
-	bucket := start
-	for k := 0; k < maxMaskBuckets && bucket.Before(q.To); k++ {
+	bucket, end := start, q.Wall(q.To)
+	for k := 0; k < maxMaskBuckets && bucket.Before(end); k++ {
 		if counts[k] > 0 {
 			out = append(out, analytics.TrendRow{Series: index, Bucket: bucket, Value: counts[k]})
 		}
@@ -402,7 +428,7 @@ func (s *Store) uniqueUsersByMask(ctx context.Context, q analytics.TrendQuery, i
 }
 
 func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index int, series analytics.TrendSeries, bitmap bool) ([]analytics.TrendRow, error) {
-	if series.UniqueUsers && q.Breakdown == nil && len(q.Interval.Buckets(q.From, q.To)) <= maxMaskBuckets {
+	if series.UniqueUsers && q.Breakdown == nil && len(q.Buckets(q.Interval)) <= maxMaskBuckets {
 		return s.uniqueUsersByMask(ctx, q, index, series)
 	}
 	var b builder
@@ -417,7 +443,7 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 		// Group keys are text, outside the dense ids' bitmaps.
 		agg, rankAgg = "count(DISTINCT g)", "count(DISTINCT g)"
 	case series.UniqueUsers:
-		groups := len(q.Interval.Buckets(q.From, q.To))
+		groups := len(q.Buckets(q.Interval))
 		if q.Breakdown != nil {
 			groups *= q.BreakdownLimit + 1
 		}
@@ -432,7 +458,7 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 		}
 		breakdown = "coalesce(" + x + ", '')"
 	}
-	b.Write("WITH base AS (SELECT date_trunc('", truncSQL[q.Interval], "', ts) AS bucket, ", act.selected(""), ", ", breakdown,
+	b.Write("WITH base AS (SELECT date_trunc('", truncSQL[q.Interval], "', ", b.local(q.EventRange, "ts", q.From, q.To), ") AS bucket, ", act.selected(""), ", ", breakdown,
 		" AS v FROM events WHERE ")
 	if err := s.seriesWhere(&b, q, series, act); err != nil {
 		return nil, err
@@ -478,12 +504,15 @@ func (s *Store) Retention(ctx context.Context, q analytics.RetentionQuery) (_ []
 	}
 	var b builder
 	part := truncSQL[q.Period]
-	last := q.Period.Next(q.Period.Truncate(q.To.Add(-time.Microsecond)))
-	b.Write("WITH firsts AS (SELECT uid, date_trunc('", part, "', min(ts)) AS cohort FROM events WHERE ")
+	// The periods are local (wall) ones; the range of the returns is the
+	// instants from the second period's start to the last one's end.
+	first := q.Instant(q.Period.Next(q.Period.Truncate(q.Wall(q.From))))
+	last := q.Instant(q.Period.Next(q.Period.Truncate(q.Wall(q.To.Add(-time.Microsecond)))))
+	b.Write("WITH firsts AS (SELECT uid, date_trunc('", part, "', ", b.local(q.EventRange, "min(ts)", q.From, q.To), ") AS cohort FROM events WHERE ")
 	b.scope("", q.EventRange, q.From, q.To)
 	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.StartEvent)), " GROUP BY uid)",
-		", returns AS (SELECT DISTINCT uid, date_trunc('", part, "', ts) AS period FROM events WHERE ")
-	b.scope("", q.EventRange, q.Period.Next(q.Period.Truncate(q.From)), last)
+		", returns AS (SELECT DISTINCT uid, date_trunc('", part, "', ", b.local(q.EventRange, "ts", first, last), ") AS period FROM events WHERE ")
+	b.scope("", q.EventRange, first, last)
 	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.ReturnEvent)), ")",
 		" SELECT cohort, cohort, count(*) FROM firsts GROUP BY cohort",
 		" UNION ALL SELECT f.cohort, r.period, count(*) FROM firsts f JOIN returns r ON r.uid = f.uid AND r.period > f.cohort",
@@ -676,7 +705,7 @@ func (s *Store) ErrorGroups(ctx context.Context, q analytics.ErrorGroupsQuery) (
 	b.Write("), g AS (SELECT ", fp, " AS fp, max({'t': ts, 'ty': coalesce(p[2], ''), 'm': coalesce(p[3], '')}) AS latest,",
 		" count(*) AS n, count(DISTINCT uid) AS users, min(ts) AS first")
 	for i := range q.Days {
-		end := q.Days[i].AddDate(0, 0, 1)
+		end := q.Instant(q.Wall(q.Days[i]).AddDate(0, 0, 1)) // a local day: 23, 24 or 25 hours
 		b.Printf(", count(*) FILTER (WHERE ts >= %s AND ts < %s) AS d%d", b.arg(q.Days[i].UTC()), b.arg(end.UTC()), i)
 	}
 	b.Write(" FROM x", join, " GROUP BY fp) SELECT fp, latest.ty, latest.m, n, users, first, latest.t")

@@ -75,7 +75,7 @@ func (s *Store) Sessions(ctx context.Context, q analytics.SessionsQuery) (_ anal
 		" FROM n GROUP BY uid, sid, vn HAVING min(ts) >= ", b.arg(q.From.UTC()), " AND min(ts) < ", b.arg(q.To.UTC()), " AND bool_or(m))")
 	stats := "count(*), sum(bounce)::BIGINT, sum(pv)::BIGINT, sum(dur)::BIGINT"
 	b.Write(" SELECT 0 AS part, NULL::TIMESTAMP, '', ", stats, ", count(DISTINCT uid) FROM v",
-		" UNION ALL SELECT 1, date_trunc('", truncSQL[q.Interval], "', start) AS bucket, '', ", stats, ", 0 FROM v GROUP BY bucket")
+		" UNION ALL SELECT 1, date_trunc('", truncSQL[q.Interval], "', ", b.local(q.EventRange, "start", q.From, q.To), ") AS bucket, '', ", stats, ", 0 FROM v GROUP BY bucket")
 	for part, col := range []string{"entry", "exit"} {
 		b.Printf(" UNION ALL (SELECT %d, NULL::TIMESTAMP, %s, %s, 0 FROM v WHERE %s IS NOT NULL GROUP BY %s ORDER BY count(*) DESC, %s LIMIT %s)",
 			part+2, col, stats, col, col, col, b.arg(q.Limit))

@@ -32,7 +32,7 @@ func (s *Store) ListWorkspaces(ctx context.Context) ([]analytics.Workspace, erro
 
 // CreateProduct inserts a product into a workspace.
 func (s *Store) CreateProduct(ctx context.Context, workspaceID int64, name string) (analytics.Product, error) {
-	p := analytics.Product{WorkspaceID: workspaceID, Name: name, CreatedAt: s.stamp()}
+	p := analytics.Product{WorkspaceID: workspaceID, Name: name, CreatedAt: s.stamp(), TimeZone: analytics.DefaultTimeZone}
 	err := s.conn().QueryRowContext(ctx,
 		`INSERT INTO products (workspace_id, name, created_at) VALUES ($1, $2, $3) RETURNING id`,
 		p.WorkspaceID, p.Name, p.CreatedAt).Scan(&p.ID)
@@ -45,9 +45,8 @@ func (s *Store) CreateProduct(ctx context.Context, workspaceID int64, name strin
 // Product returns one product.
 func (s *Store) Product(ctx context.Context, id int64) (analytics.Product, error) {
 	var p analytics.Product
-	err := s.conn().QueryRowContext(ctx,
-		`SELECT id, workspace_id, name, created_at FROM products WHERE id = $1`, id).
-		Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.CreatedAt)
+	err := s.conn().QueryRowContext(ctx, productSelect+` WHERE p.id = $1`, id).
+		Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.CreatedAt, &p.TimeZone)
 	if err != nil {
 		return p, notFound(err, fmt.Sprintf("product %d", id))
 	}
@@ -57,9 +56,28 @@ func (s *Store) Product(ctx context.Context, id int64) (analytics.Product, error
 // ListProducts returns the products of a workspace, oldest first.
 func (s *Store) ListProducts(ctx context.Context, workspaceID int64) ([]analytics.Product, error) {
 	return QueryAll(ctx, s.conn(), "listing products", func(r Scanner) (p analytics.Product, err error) {
-		err = r.Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.CreatedAt)
+		err = r.Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.CreatedAt, &p.TimeZone)
 		return p, err
-	}, `SELECT id, workspace_id, name, created_at FROM products WHERE workspace_id = $1 ORDER BY id`, workspaceID)
+	}, productSelect+` WHERE p.workspace_id = $1 ORDER BY p.id`, workspaceID)
+}
+
+// productSelect reads a product's columns and its time zone (migration
+// 0029), UTC when none was set.
+const productSelect = `SELECT p.id, p.workspace_id, p.name, p.created_at, coalesce(z.time_zone, 'UTC')
+	FROM products p LEFT JOIN product_time_zones z ON z.product_id = p.id`
+
+// SetProductTimeZone sets a product's time zone, an IANA name the caller
+// checked, or returns ErrNotFound.
+func (s *Store) SetProductTimeZone(ctx context.Context, id int64, zone string) error {
+	if _, err := s.Product(ctx, id); err != nil {
+		return fmt.Errorf("setting the time zone of product %d: %w", id, err)
+	}
+	_, err := s.conn().ExecContext(ctx, `INSERT INTO product_time_zones (product_id, time_zone) VALUES ($1, $2)
+		ON CONFLICT (product_id) DO UPDATE SET time_zone = excluded.time_zone`, id, zone)
+	if err != nil {
+		return fmt.Errorf("setting the time zone of product %d: %w", id, err)
+	}
+	return nil
 }
 
 // RenameProduct changes a product's name, or returns ErrNotFound.

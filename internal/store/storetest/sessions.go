@@ -23,6 +23,13 @@ func sessionsOf(t *testing.T, s Events, productID int64, env analytics.Env, from
 	if err != nil {
 		t.Fatal(err)
 	}
+	return sessionsAnswer(t, s, q)
+}
+
+// sessionsAnswer runs a sessions query on the store and returns the
+// answer in the reference's terms.
+func sessionsAnswer(t *testing.T, s Events, q analytics.SessionsQuery) querytest.SessionsResult {
+	t.Helper()
 	a, err := s.Sessions(context.Background(), q)
 	if err != nil {
 		t.Fatalf("Sessions: %v", err)

@@ -116,6 +116,10 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("GoalConversions", events(testGoalConversions))
 	t.Run("GoalCases", events(testGoalCases))
 	t.Run("LiveVisitors", events(testLiveVisitors))
+	t.Run("ZonedQueries", events(testZonedQueries))
+	t.Run("ZonedSessions", events(testZonedSessions))
+	t.Run("ZoneCases", events(testZoneCases))
+	t.Run("ZoneErrorDays", events(testZoneErrorDays))
 }
 
 // products creates a workspace and in it one product a name, in order:

@@ -106,6 +106,31 @@ func testUsers(ctx context.Context, t *testing.T, s Meta) {
 		t.Errorf("RenameProduct(unknown) = %v; want ErrNotFound", err)
 	}
 
+	// A product's time zone is UTC until set; setting it twice keeps the
+	// last, on this product only, and a renamed product keeps its zone.
+	if p.TimeZone != "UTC" {
+		t.Errorf("a new product's zone is %q; want UTC", p.TimeZone)
+	}
+	other, _ := s.CreateProduct(ctx, ws1.ID, "Other")
+	for _, zone := range []string{"Asia/Kathmandu", "Europe/Berlin"} {
+		if err := s.SetProductTimeZone(ctx, p.ID, zone); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.RenameProduct(ctx, p.ID, "Zoned")
+	if got, _ := s.Product(ctx, p.ID); got.TimeZone != "Europe/Berlin" || got.Name != "Zoned" {
+		t.Errorf("after SetProductTimeZone: %+v", got)
+	}
+	if got, _ := s.Product(ctx, other.ID); got.TimeZone != "UTC" {
+		t.Errorf("another product's zone: %+v", got)
+	}
+	if list, _ := s.ListProducts(ctx, ws1.ID); !slices.ContainsFunc(list, func(x analytics.Product) bool { return x.ID == p.ID && x.TimeZone == "Europe/Berlin" }) {
+		t.Errorf("ListProducts: %+v", list)
+	}
+	if err := s.SetProductTimeZone(ctx, p.ID+100, "UTC"); !errors.Is(err, analytics.ErrNotFound) {
+		t.Errorf("SetProductTimeZone(unknown) = %v; want ErrNotFound", err)
+	}
+
 	// The settings page lists when each query token was last used.
 	tok := analytics.QueryToken{ProductID: p.ID, Hash: bytes.Repeat([]byte{4}, 32), Prefix: "st_tok_wxyz"}
 	if err := s.CreateQueryToken(ctx, &tok); err != nil {
