@@ -48,7 +48,7 @@ func ParseGoals(body []byte) (GoalsRequest, error) {
 func (req GoalsRequest) Query(scope analytics.EventRange, goals []analytics.Goal, now time.Time) (analytics.GoalsQuery, []analytics.Goal, error) {
 	q := analytics.GoalsQuery{EventRange: scope, Limit: DefaultPages}
 	var err error
-	if q.From, q.To, err = dateRange(req.DateFrom, req.DateTo, now); err != nil {
+	if q.From, q.To, err = dateRange(req.DateFrom, req.DateTo, now, scope.Location()); err != nil {
 		return q, nil, err
 	}
 	if q.Filters, err = filters("filters", req.Filters); err != nil {

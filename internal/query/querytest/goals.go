@@ -61,7 +61,7 @@ func Goals(events []Event, test bool, filters []Filter, goals []Goal, from, to t
 	byUser := map[string]*visitor{}
 	var read []Event
 	for _, e := range events {
-		if e.Test != test || e.Bot || !inRange(e.Time, from, to) {
+		if e.Test != test || e.Bot || !inRange(e.Time, from, to, time.UTC) {
 			continue
 		}
 		read = append(read, e)
