@@ -131,6 +131,16 @@ func TestSharedLinkView(t *testing.T) {
 	if m := info.JSON(t); info.Status != 200 || int64(m["productId"].(float64)) != f.a || m["productName"] != "a" || m["hasPassword"] != false {
 		t.Errorf("info: %d %s", info.Status, info.Body)
 	}
+	// The view's dates follow the product's zone, so the link says it.
+	if m := info.JSON(t); m["timeZone"] != "UTC" {
+		t.Errorf("info's zone before one is set: %s", info.Body)
+	}
+	if r := f.owner.do(t, "PATCH", "/api/v1/products/"+jsonNumber(f.a), map[string]string{"timeZone": "Asia/Tokyo"}); r.Status != 200 {
+		t.Fatalf("setting A's zone: %d %s", r.Status, r.Body)
+	}
+	if r := f.share(t, "GET", secret, "/api/v1/share", nil, ""); r.JSON(t)["timeZone"] != "Asia/Tokyo" {
+		t.Errorf("info's zone: %s", r.Body)
+	}
 
 	// A's page views, whatever product the URL names.
 	if n := total(t, f.share(t, "POST", secret, "/api/v1/query/trend", pageviewTrend, "")); n != 3 {

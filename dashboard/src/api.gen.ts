@@ -1305,6 +1305,8 @@ export interface components {
             /** Format: int64 */
             productId: number;
             productName: string;
+            /** @description The product's IANA time zone (`UTC` by default), which the shared view's dates follow. */
+            timeZone: string;
             hasPassword: boolean;
             /** @description Whether the request carried a valid password grant (always false without a password). */
             unlocked: boolean;

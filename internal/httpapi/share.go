@@ -227,6 +227,9 @@ type shareInfo struct {
 	Name        string `json:"name"`
 	ProductID   int64  `json:"productId"`
 	ProductName string `json:"productName"`
+	// TimeZone is the product's zone, which the view's dates and presets
+	// follow as the dashboard's do (docs/queries.md, "Time zones").
+	TimeZone    string `json:"timeZone"`
 	HasPassword bool   `json:"hasPassword"`
 	Unlocked    bool   `json:"unlocked"`
 }
@@ -259,7 +262,7 @@ func (s *Server) handleShareAPI(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		info := shareInfo{Name: link.Name, ProductID: prod.ID, ProductName: prod.Name, HasPassword: link.HasPassword}
+		info := shareInfo{Name: link.Name, ProductID: prod.ID, ProductName: prod.Name, TimeZone: prod.TimeZone, HasPassword: link.HasPassword}
 		info.Unlocked = s.SharedLinks.Admit(link, shareGrant(r)) == nil
 		writeJSON(w, http.StatusOK, info)
 		return nil

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, ApiError, message, setApiBase } from "../api";
 import { DateRangePicker } from "../components/DateRangePicker";
-import { rangeFromSearch, searchWithRange, type DateRange } from "../range";
+import { rangeFromSearch, searchWithRange, setTimeZone, type DateRange } from "../range";
 import { navigate, useLocation } from "../router";
 import type { Product, ShareInfo } from "../types";
 import { Overview } from "./Overview";
@@ -64,10 +64,12 @@ export function SharedView(props: { secret: string }) {
 
 function SharedOverview(props: { info: ShareInfo }) {
   const loc = useLocation();
+  // Dates and presets follow the product's zone, as in the dashboard.
+  setTimeZone(props.info.timeZone);
   const range = rangeFromSearch(loc.search);
   const setRange = (r: DateRange) => navigate(`${loc.path}?${searchWithRange(loc.search, r)}`);
   // The Overview needs a product; the link names only its id and name.
-  const product: Product = { id: props.info.productId, name: props.info.productName, workspaceId: 0, createdAt: "" };
+  const product: Product = { id: props.info.productId, name: props.info.productName, timeZone: props.info.timeZone, workspaceId: 0, createdAt: "" };
   return (
     <div class="shared-shell">
       <header class="topbar">
