@@ -707,13 +707,24 @@ type visit struct {
 //     then path, and cuts it wherever two consecutive events are 30
 //     minutes or more apart: each piece is a visit.
 //  3. It keeps the visits whose first event is inside the range and, with
-//     filters, at least one of whose events passes every filter.
+//     filters, at least one of whose events passes every filter. A filter
+//     of entry_page or exit_page (eq only) is the visit's: the visit's
+//     entry (exit) page must be its value, so a visit without a page view
+//     never passes it.
 //  4. A visit is a bounce when it has at most one $pageview and no event
 //     other than $pageview, $identify and $exposure. Its duration is its
 //     last event's time minus its first's; its entry page is the path of
 //     its first $pageview, its exit page the path of its last.
 func Sessions(events []Event, test bool, filters []Filter, from, to time.Time, interval string, limit int) SessionsResult {
 	end := to.Add(day)
+	var eventFilters, pageFilters []Filter
+	for _, f := range filters {
+		if f.Property == "entry_page" || f.Property == "exit_page" {
+			pageFilters = append(pageFilters, f)
+		} else {
+			eventFilters = append(eventFilters, f)
+		}
+	}
 	groups := map[[2]string][]Event{}
 	for _, e := range events {
 		if e.Test != test || e.Bot || e.Time.Before(from.Add(-sessionGap)) || !e.Time.Before(end.Add(sessionLookahead)) {
@@ -757,7 +768,7 @@ func Sessions(events []Event, test bool, filters []Filter, from, to time.Time, i
 		}
 		matched := false
 		for _, e := range v.events {
-			matched = matched || passesAll(e, filters)
+			matched = matched || passesAll(e, eventFilters)
 		}
 		if !matched {
 			continue
@@ -777,6 +788,9 @@ func Sessions(events []Event, test bool, filters []Filter, from, to time.Time, i
 		}
 		if s.Pageviews <= 1 && !interactive {
 			s.Bounces = 1
+		}
+		if !pagesPass(pages, pageFilters) {
+			continue
 		}
 		res.Totals.add(s)
 		users[v.user] = true
@@ -825,4 +839,22 @@ func topPages(m map[string]*SessionStats, limit int) []SessionPage {
 		out = out[:limit]
 	}
 	return out
+}
+
+// pagesPass reports whether a visit of page views pages (their paths, in
+// order) passes every entry_page and exit_page filter.
+func pagesPass(pages []string, filters []Filter) bool {
+	for _, f := range filters {
+		if len(pages) == 0 {
+			return false
+		}
+		page := pages[0]
+		if f.Property == "exit_page" {
+			page = pages[len(pages)-1]
+		}
+		if page != f.Value {
+			return false
+		}
+	}
+	return true
 }
