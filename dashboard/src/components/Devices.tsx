@@ -16,6 +16,10 @@ const screenClasses: Record<string, string> = {
 /** named labels a value by names, the empty value as "Unknown", any other as it is. */
 const named = (names: Record<string, string>) => (v: string) => (v === "(none)" ? "Unknown" : (names[v] ?? v));
 
+/** deviceName and screenName name a device type and a screen class as the card shows them. */
+export const deviceName = named(deviceTypes);
+export const screenName = named(screenClasses);
+
 /**
  * The Devices card's tabs: each a breakdown of page views, whose table
  * keeps the name the Browsers and Operating systems cards had.
@@ -23,8 +27,8 @@ const named = (names: Record<string, string>) => (v: string) => (v === "(none)" 
 const tabs = [
   { tab: "Browser", property: "browser", heading: "Browser", table: "Browsers" },
   { tab: "OS", property: "os", heading: "OS", table: "Operating systems" },
-  { tab: "Device", property: "device_type", heading: "Device", table: "Device types", label: named(deviceTypes) },
-  { tab: "Screen", property: "screen_class", heading: "Screen size", table: "Screen sizes", label: named(screenClasses) },
+  { tab: "Device", property: "device_type", heading: "Device", table: "Device types", label: deviceName },
+  { tab: "Screen", property: "screen_class", heading: "Screen size", table: "Screen sizes", label: screenName },
 ] as const;
 
 /**

@@ -2,16 +2,18 @@ import { useState } from "preact/hooks";
 import { bucketTime } from "../charts/time";
 import { TimeChart, type Line } from "../charts/TimeChart";
 import { periodName, previousPeriod } from "../compare";
-import { BreakdownCard, totals, type BreakdownProps } from "../components/BreakdownCard";
+import { BreakdownCard, totals, VisitOnly, type BreakdownProps } from "../components/BreakdownCard";
 import { AnnotateDialog, useChartAnnotations } from "../components/ChartAnnotations";
 import { Countries } from "../components/Countries";
 import { Devices } from "../components/Devices";
 import { useEventNamesResult } from "../components/EventInput";
 import { FigureCards } from "../components/FigureCards";
+import { FilterChips } from "../components/FilterChips";
 import { done, figures, overlay, pageviewTotal, usePeriod } from "../components/OverviewPeriod";
 import { SessionPages } from "../components/SessionPages";
 import { LiveVisitors } from "../components/LiveVisitors";
 import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
+import { FiltersContext, useOverviewFilters, visitOnly, withFilter, type FilterScope } from "../overviewFilters";
 import type { DateRange } from "../range";
 import { oneOf, useQueryState } from "../router";
 import type { DataEnv, Interval, Product } from "../types";
@@ -62,6 +64,10 @@ export { totals };
  * refreshed every ten seconds. env picks live data or the events of test
  * keys. readOnly is a shared link's view: no annotating, and no
  * setup help when there is no data.
+ *
+ * A row of any card filters the whole page by its value (docs/dashboard.md,
+ * "Filters"): the filters show as chips above the figures, live in the URL
+ * (?f=is,country,DE), and reach every card through FiltersContext.
  */
 export function Overview(props: { product: Product | null; range: DateRange; env: DataEnv; readOnly?: boolean }) {
   if (!props.product) return <NoProduct />;
@@ -77,11 +83,14 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv;
   const [source, setSource] = useQueryState("source", "");
   // Whether the chart overlays the previous period, in the URL so a link or a reload keeps it.
   const [compare, setCompare] = useQueryState<"" | "previous">("compare", "", oneOf(["previous"] as const));
+  const [filters, setFilters] = useOverviewFilters();
+  const scope: FilterScope = { filters, add: (f) => setFilters(withFilter(filters, f)) };
+  const blocked = visitOnly(filters);
   const names = useEventNamesResult(pid, { from, to }, env);
   const previous = previousPeriod({ from, to });
   const period = periodName({ from, to });
-  const cur = usePeriod(pid, { from, to }, interval, env);
-  const prev = usePeriod(pid, previous, interval, env);
+  const cur = usePeriod(pid, { from, to }, interval, env, filters);
+  const prev = usePeriod(pid, previous, interval, env, filters);
   const [annotations, addAnnotation] = useChartAnnotations(pid, from, to, null);
   const [picked, setPicked] = useState<number | null>(null);
 
@@ -104,67 +113,71 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv;
     );
   }
   return (
-    <section class="page">
-      <div class="page-head">
-        <h1>Overview</h1>
-        <LiveVisitors product={pid} env={env} />
-      </div>
-      {names && noEvents && pageviews === 0 && !props.readOnly ? <NoData product={props.product} range={props.range} env={env} names={names} /> : null}
-      <FigureCards figures={figures(cur, prev, period, props.range)} />
-      <section class="card" aria-labelledby="traffic-title">
-        <div class="section-head tight">
-          <h2 id="traffic-title">Traffic</h2>
-          <label class="checkbox">
-            <input
-              type="checkbox"
-              checked={compare === "previous"}
-              onChange={(e) => setCompare((e.target as HTMLInputElement).checked ? "previous" : "")}
-            />{" "}
-            Compare with the previous period
-          </label>
+    <FiltersContext.Provider value={scope}>
+      <section class="page">
+        <div class="page-head">
+          <h1>Overview</h1>
+          <LiveVisitors product={pid} env={env} />
         </div>
-        {series.state === "loading" ? <Skeleton rows={5} label="Loading traffic…" /> : null}
-        {series.state === "failed" ? <ErrorState message={series.error} onRetry={cur.retrySeries} /> : null}
-        {series.state === "done" ? (
-          <>
-            <TimeChart
-              kind="line"
-              interval={interval}
-              buckets={buckets}
-              lines={lines}
-              annotations={annotations}
-              onPick={props.readOnly ? undefined : (b) => setPicked(bucketTime(b))}
-              label={compare === "previous" ? `Visitors and page views over time, with ${period} dashed` : "Visitors and page views over time"}
+        {names && noEvents && pageviews === 0 && !props.readOnly ? <NoData product={props.product} range={props.range} env={env} names={names} /> : null}
+        <FilterChips filters={filters} onChange={setFilters} />
+        <FigureCards figures={figures(cur, prev, period, props.range, filters)} />
+        <section class="card" aria-labelledby="traffic-title">
+          <div class="section-head tight">
+            <h2 id="traffic-title">Traffic</h2>
+            <label class="checkbox">
+              <input
+                type="checkbox"
+                checked={compare === "previous"}
+                onChange={(e) => setCompare((e.target as HTMLInputElement).checked ? "previous" : "")}
+              />{" "}
+              Compare with the previous period
+            </label>
+          </div>
+          {blocked ? <VisitOnly filter={blocked} /> : null}
+          {series.state === "loading" ? <Skeleton rows={5} label="Loading traffic…" /> : null}
+          {series.state === "failed" ? <ErrorState message={series.error} onRetry={cur.retrySeries} /> : null}
+          {series.state === "done" ? (
+            <>
+              <TimeChart
+                kind="line"
+                interval={interval}
+                buckets={buckets}
+                lines={lines}
+                annotations={annotations}
+                onPick={props.readOnly ? undefined : (b) => setPicked(bucketTime(b))}
+                label={compare === "previous" ? `Visitors and page views over time, with ${period} dashed` : "Visitors and page views over time"}
+              />
+              <p class="hint">
+                {props.readOnly ? "" : "Click a point on the chart to add an annotation there."}
+                {compare === "previous" ? ` Dashed lines: ${period} (${previous.from} – ${previous.to}), bucket by bucket.` : ""}
+              </p>
+            </>
+          ) : null}
+        </section>
+        <div class="grid-3">
+          <BreakdownCard product={pid} from={from} to={to} env={env} {...topPages} />
+          <SessionPages sessions={cur.sessions} onRetry={cur.retrySessions} />
+        </div>
+        <div class="grid-2">
+          {breakdowns.map((b) => (
+            <BreakdownCard
+              key={b.property}
+              product={pid}
+              from={from}
+              to={to}
+              env={env}
+              {...b}
+              {...(b.detail ? { open: source || null, onOpen: (v: string | null) => setSource(v ?? "") } : {})}
             />
-            <p class="hint">
-              {props.readOnly ? "" : "Click a point on the chart to add an annotation there."}
-              {compare === "previous" ? ` Dashed lines: ${period} (${previous.from} – ${previous.to}), bucket by bucket.` : ""}
-            </p>
-          </>
+          ))}
+          <Countries product={pid} from={from} to={to} env={env} readOnly={props.readOnly} />
+          <Devices product={pid} from={from} to={to} env={env} />
+        </div>
+        {picked !== null ? (
+          <AnnotateDialog product={pid} at={picked} savedQueries={[]} onCreated={addAnnotation} onClose={() => setPicked(null)} />
         ) : null}
       </section>
-      <div class="grid-3">
-        <BreakdownCard product={pid} from={from} to={to} env={env} {...topPages} />
-        <SessionPages sessions={cur.sessions} onRetry={cur.retrySessions} />
-      </div>
-      <div class="grid-2">
-        {breakdowns.map((b) => (
-          <BreakdownCard
-            key={b.property}
-            product={pid}
-            from={from}
-            to={to}
-            env={env}
-            {...b}
-            {...(b.detail ? { open: source || null, onOpen: (v: string | null) => setSource(v ?? "") } : {})}
-          />
-        ))}
-        <Countries product={pid} from={from} to={to} env={env} readOnly={props.readOnly} />
-        <Devices product={pid} from={from} to={to} env={env} />
-      </div>
-      {picked !== null ? (
-        <AnnotateDialog product={pid} at={picked} savedQueries={[]} onCreated={addAnnotation} onClose={() => setPicked(null)} />
-      ) : null}
-    </section>
+    </FiltersContext.Provider>
   );
 }
