@@ -32,7 +32,8 @@
 // period and the chart's overlay of it (overview.mjs);
 // the visitors now on the Overview, refreshed without a reload (live.mjs);
 // the Overview's Countries and Devices cards behind a trusted proxy (geo.mjs);
-// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live or E2E_ONLY=replays,users runs those parts alone
+// click to filter on the Overview: chips, the URL, back and forward (filters.mjs);
+// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=filters or E2E_ONLY=replays,users runs those parts alone
 // (E2E_ONLY=main the main run without error tracking, sources, overview, geo).
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
@@ -62,6 +63,7 @@ import { sourcePages } from "./sources.mjs";
 import { sharePages } from "./share.mjs";
 import { overviewPages } from "./overview.mjs";
 import { geoPages } from "./geo.mjs";
+import { filterPages } from "./filters.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = join(here, "..", "..");
@@ -93,6 +95,7 @@ async function main() {
       sources: sourcePages,
       overview: overviewPages,
       geo: geoPages,
+      filters: filterPages,
       replays: replayPages,
       users: userPages,
       errors: errorPages,
@@ -113,6 +116,7 @@ async function main() {
   await sourcePages(browser, h);
   await overviewPages(browser, h);
   await geoPages(browser, h);
+  await filterPages(browser, h);
   await errorPages(browser, h);
   await realBrowserErrors(browser, h);
   await messagePages(browser, h);
