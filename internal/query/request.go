@@ -282,8 +282,8 @@ func ParseSessions(body []byte, scope analytics.EventRange, now time.Time) (anal
 }
 
 // Query validates the request into a store query for scope: the range and
-// interval as a trend takes them, the trend's filters, and how many entry
-// and exit pages to list.
+// interval as a trend takes them, the trend's filters and the visit's
+// entry_page and exit_page, and how many entry and exit pages to list.
 func (req SessionsRequest) Query(scope analytics.EventRange, now time.Time) (analytics.SessionsQuery, error) {
 	q := analytics.SessionsQuery{EventRange: scope, Limit: DefaultPages}
 	var err error

@@ -170,6 +170,11 @@ func TestParseSessionsPageFilters(t *testing.T) {
 			t.Errorf("%s: error %v, want one naming %s", body, err, field)
 		}
 	}
+	// Page filters count against the 20 filters like any other.
+	many := strings.Repeat(`{"property":"entry_page","operator":"eq","value":"/"},`, MaxFilters) + `{"property":"path","operator":"is_set"}`
+	if _, err := ParseSessions([]byte(`{"filters":[`+many+`]}`), sc, now); err == nil || !strings.Contains(err.Error(), "at most 20 filters") {
+		t.Errorf("21 filters, 20 of them page filters: error %v, want at most 20", err)
+	}
 	_, err = ParseTrend([]byte(`{"series":[{"event":"$pageview"}],"filters":[{"property":"entry_page","operator":"eq","value":"/"}]}`), sc, now)
 	if err == nil || !strings.Contains(err.Error(), "only the sessions query") {
 		t.Errorf("a trend filtered by entry_page: error %v, want one naming the sessions query", err)
