@@ -6,6 +6,7 @@ import { createContext } from "preact";
 import { useContext } from "preact/hooks";
 import { countryName } from "./components/Countries";
 import { deviceName, screenName } from "./components/Devices";
+import { channelNames } from "./pages/Acquisition";
 import { useQueryState } from "./router";
 import type { FilterRequest, SessionsRequest } from "./types";
 
@@ -45,6 +46,8 @@ export function valueName(f: OverviewFilter): string {
   switch (f.property) {
     case "country":
       return countryName(f.value);
+    case "channel":
+      return channelNames[f.value] ?? (f.value || "(none)");
     case "device_type":
       return deviceName(f.value || "(none)");
     case "screen_class":

@@ -11,6 +11,7 @@ import { FigureCards } from "../components/FigureCards";
 import { FilterChips } from "../components/FilterChips";
 import { done, figures, overlay, pageviewTotal, usePeriod } from "../components/OverviewPeriod";
 import { SessionPages } from "../components/SessionPages";
+import { Sources } from "../components/Sources";
 import { LiveVisitors } from "../components/LiveVisitors";
 import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
 import { FiltersContext, useOverviewFilters, visitOnly, withFilter, type FilterScope } from "../overviewFilters";
@@ -20,20 +21,6 @@ import type { DataEnv, Interval, Product } from "../types";
 
 /** The top pages, shown beside the entry and exit pages. */
 const topPages: BreakdownProps = { property: "path", title: "Top pages", heading: "Page" };
-
-/** The other breakdown tables of the overview, from trends of $pageview. */
-const breakdowns: BreakdownProps[] = [
-  {
-    property: "source",
-    title: "Top sources",
-    heading: "Source",
-    // Where visits came from (docs/ingest.md): a move within the site and a
-    // direct visit have no source. A source opens its full referrers.
-    filters: [{ property: "source", operator: "is_set" }],
-    empty: "No visit came from another site in this range.",
-    detail: { property: "referrer", heading: "Referrer" },
-  },
-];
 
 /** rangeInterval picks the chart's bucket for a range: days up to 90 days, then weeks. */
 export function rangeInterval(range: DateRange): Interval {
@@ -160,17 +147,7 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv;
           <SessionPages sessions={cur.sessions} onRetry={cur.retrySessions} />
         </div>
         <div class="grid-2">
-          {breakdowns.map((b) => (
-            <BreakdownCard
-              key={b.property}
-              product={pid}
-              from={from}
-              to={to}
-              env={env}
-              {...b}
-              {...(b.detail ? { open: source || null, onOpen: (v: string | null) => setSource(v ?? "") } : {})}
-            />
-          ))}
+          <Sources product={pid} from={from} to={to} env={env} open={source || null} onOpen={(v) => setSource(v ?? "")} />
           <Countries product={pid} from={from} to={to} env={env} readOnly={props.readOnly} />
           <Devices product={pid} from={from} to={to} env={env} />
         </div>

@@ -3,7 +3,7 @@
 // known countries (X-Forwarded-For of public addresses the embedded DB-IP
 // database places in the United States and the Netherlands, as geo.mjs),
 // sources, pages and devices, sent with timestamps and session ids. Rows
-// of the Countries, Sources (and a source's referrers), Devices and Entry
+// of the Countries, Sources (a source's referrers, a channel), Devices and Entry
 // and Exit pages cards are clicked (one by the keyboard), and the figures
 // and cards must change to exactly the numbers counted here by hand from
 // docs/queries.md's rules; the chips show and remove, the URL holds the
@@ -196,6 +196,18 @@ export async function filterPages(browser, h) {
     if ((await page.getByTestId("filter-chips").count()) !== 0) throw new Error("chips remain");
     await figures(["6", "6", "10", "50 %"]);
   });
+
+  await sources.getByRole("tab", { name: "Channel", exact: true }).click();
+  await h.check("the Top sources card's Channel tab filters by a channel", async () => {
+    await sources.getByRole("table", { name: "Channels", exact: true }).getByRole("button", { name: "AI assistants", exact: true }).click();
+    await page.waitForURL((u) => u.searchParams.getAll("f").join() === "is,channel,ai");
+    await chipsAre(["Channel is AI assistants"]);
+    // b1's landing page view from chatgpt.com, 1 page view; its visit (2 pages) no bounce.
+    await figures(["1", "1", "1", "0 %"]);
+    await table("Channels", [["AI assistants", "1"]]);
+  });
+  await page.getByRole("button", { name: "Remove filter Channel is AI assistants", exact: true }).click();
+  await page.waitForURL((u) => u.searchParams.getAll("f").length === 0);
 
   const devices = page.getByRole("region", { name: "Devices", exact: true });
   await devices.getByRole("tab", { name: "Device", exact: true }).click();
