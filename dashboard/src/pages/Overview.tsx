@@ -14,7 +14,7 @@ import { SessionPages } from "../components/SessionPages";
 import { Sources } from "../components/Sources";
 import { LiveVisitors } from "../components/LiveVisitors";
 import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
-import { FiltersContext, useOverviewFilters, visitOnly, withFilter, type FilterScope } from "../overviewFilters";
+import { FiltersContext, useFilterScope, useOverviewFilters, visitOnly, withFilter, type FilterScope, type OverviewFilter } from "../overviewFilters";
 import type { DateRange } from "../range";
 import { oneOf, useQueryState } from "../router";
 import type { DataEnv, Interval, Product } from "../types";
@@ -57,11 +57,17 @@ export { totals };
  * (?f=is,country,DE), and reach every card through FiltersContext.
  */
 export function Overview(props: { product: Product | null; range: DateRange; env: DataEnv; readOnly?: boolean }) {
+  const [filters, setFilters] = useOverviewFilters();
   if (!props.product) return <NoProduct />;
-  return <OverviewPage key={props.product.id} product={props.product} range={props.range} env={props.env} readOnly={props.readOnly} />;
+  const scope: FilterScope = { filters, add: (f) => setFilters(withFilter(filters, f)) };
+  return (
+    <FiltersContext.Provider value={scope}>
+      <OverviewPage key={props.product.id} product={props.product} range={props.range} env={props.env} readOnly={props.readOnly} onFilters={setFilters} />
+    </FiltersContext.Provider>
+  );
 }
 
-function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv; readOnly?: boolean }) {
+function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv; readOnly?: boolean; onFilters: (fs: OverviewFilter[]) => void }) {
   const pid = props.product.id;
   const { from, to } = props.range;
   const { env } = props;
@@ -70,8 +76,7 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv;
   const [source, setSource] = useQueryState("source", "");
   // Whether the chart overlays the previous period, in the URL so a link or a reload keeps it.
   const [compare, setCompare] = useQueryState<"" | "previous">("compare", "", oneOf(["previous"] as const));
-  const [filters, setFilters] = useOverviewFilters();
-  const scope: FilterScope = { filters, add: (f) => setFilters(withFilter(filters, f)) };
+  const filters = useFilterScope()?.filters ?? [];
   const blocked = visitOnly(filters);
   const names = useEventNamesResult(pid, { from, to }, env);
   const previous = previousPeriod({ from, to });
@@ -100,61 +105,59 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv;
     );
   }
   return (
-    <FiltersContext.Provider value={scope}>
-      <section class="page">
-        <div class="page-head">
-          <h1>Overview</h1>
-          <LiveVisitors product={pid} env={env} />
+    <section class="page">
+      <div class="page-head">
+        <h1>Overview</h1>
+        <LiveVisitors product={pid} env={env} />
+      </div>
+      {names && noEvents && pageviews === 0 && !props.readOnly ? <NoData product={props.product} range={props.range} env={env} names={names} /> : null}
+      <FilterChips filters={filters} onChange={props.onFilters} />
+      <FigureCards figures={figures(cur, prev, period, props.range, filters)} />
+      <section class="card" aria-labelledby="traffic-title">
+        <div class="section-head tight">
+          <h2 id="traffic-title">Traffic</h2>
+          <label class="checkbox">
+            <input
+              type="checkbox"
+              checked={compare === "previous"}
+              onChange={(e) => setCompare((e.target as HTMLInputElement).checked ? "previous" : "")}
+            />{" "}
+            Compare with the previous period
+          </label>
         </div>
-        {names && noEvents && pageviews === 0 && !props.readOnly ? <NoData product={props.product} range={props.range} env={env} names={names} /> : null}
-        <FilterChips filters={filters} onChange={setFilters} />
-        <FigureCards figures={figures(cur, prev, period, props.range, filters)} />
-        <section class="card" aria-labelledby="traffic-title">
-          <div class="section-head tight">
-            <h2 id="traffic-title">Traffic</h2>
-            <label class="checkbox">
-              <input
-                type="checkbox"
-                checked={compare === "previous"}
-                onChange={(e) => setCompare((e.target as HTMLInputElement).checked ? "previous" : "")}
-              />{" "}
-              Compare with the previous period
-            </label>
-          </div>
-          {blocked ? <VisitOnly filter={blocked} /> : null}
-          {series.state === "loading" ? <Skeleton rows={5} label="Loading traffic…" /> : null}
-          {series.state === "failed" ? <ErrorState message={series.error} onRetry={cur.retrySeries} /> : null}
-          {series.state === "done" ? (
-            <>
-              <TimeChart
-                kind="line"
-                interval={interval}
-                buckets={buckets}
-                lines={lines}
-                annotations={annotations}
-                onPick={props.readOnly ? undefined : (b) => setPicked(bucketTime(b))}
-                label={compare === "previous" ? `Visitors and page views over time, with ${period} dashed` : "Visitors and page views over time"}
-              />
-              <p class="hint">
-                {props.readOnly ? "" : "Click a point on the chart to add an annotation there."}
-                {compare === "previous" ? ` Dashed lines: ${period} (${previous.from} – ${previous.to}), bucket by bucket.` : ""}
-              </p>
-            </>
-          ) : null}
-        </section>
-        <div class="grid-3">
-          <BreakdownCard product={pid} from={from} to={to} env={env} {...topPages} />
-          <SessionPages sessions={cur.sessions} onRetry={cur.retrySessions} />
-        </div>
-        <div class="grid-2">
-          <Sources product={pid} from={from} to={to} env={env} open={source || null} onOpen={(v) => setSource(v ?? "")} />
-          <Countries product={pid} from={from} to={to} env={env} readOnly={props.readOnly} />
-          <Devices product={pid} from={from} to={to} env={env} />
-        </div>
-        {picked !== null ? (
-          <AnnotateDialog product={pid} at={picked} savedQueries={[]} onCreated={addAnnotation} onClose={() => setPicked(null)} />
+        {blocked ? <VisitOnly filter={blocked} /> : null}
+        {series.state === "loading" ? <Skeleton rows={5} label="Loading traffic…" /> : null}
+        {series.state === "failed" ? <ErrorState message={series.error} onRetry={cur.retrySeries} /> : null}
+        {series.state === "done" ? (
+          <>
+            <TimeChart
+              kind="line"
+              interval={interval}
+              buckets={buckets}
+              lines={lines}
+              annotations={annotations}
+              onPick={props.readOnly ? undefined : (b) => setPicked(bucketTime(b))}
+              label={compare === "previous" ? `Visitors and page views over time, with ${period} dashed` : "Visitors and page views over time"}
+            />
+            <p class="hint">
+              {props.readOnly ? "" : "Click a point on the chart to add an annotation there."}
+              {compare === "previous" ? ` Dashed lines: ${period} (${previous.from} – ${previous.to}), bucket by bucket.` : ""}
+            </p>
+          </>
         ) : null}
       </section>
-    </FiltersContext.Provider>
+      <div class="grid-3">
+        <BreakdownCard product={pid} from={from} to={to} env={env} {...topPages} />
+        <SessionPages sessions={cur.sessions} onRetry={cur.retrySessions} />
+      </div>
+      <div class="grid-2">
+        <Sources product={pid} from={from} to={to} env={env} open={source || null} onOpen={(v) => setSource(v ?? "")} />
+        <Countries product={pid} from={from} to={to} env={env} readOnly={props.readOnly} />
+        <Devices product={pid} from={from} to={to} env={env} />
+      </div>
+      {picked !== null ? (
+        <AnnotateDialog product={pid} at={picked} savedQueries={[]} onCreated={addAnnotation} onClose={() => setPicked(null)} />
+      ) : null}
+    </section>
   );
 }
