@@ -1,6 +1,6 @@
-import { useState } from "preact/hooks";
 import type { DataEnv } from "../types";
 import { BreakdownTable } from "./BreakdownCard";
+import { TabbedCard } from "./TabbedCard";
 
 /** What the device type's values mean (docs/ingest.md, "Devices"). */
 const deviceTypes: Record<string, string> = { desktop: "Desktop", mobile: "Mobile", tablet: "Tablet", bot: "Bot" };
@@ -38,41 +38,24 @@ const tabs = [
  * card's room. Only the tab shown asks the server.
  */
 export function Devices(props: { product: number; from: string; to: string; env: DataEnv }) {
-  const [shown, setShown] = useState(0);
-  const t = tabs[shown];
   return (
-    <section class="card" aria-label="Devices">
-      <div class="section-head tight">
-        <h2>Devices</h2>
-        <div class="tabs" role="tablist" aria-label="Devices by">
-          {tabs.map((x, i) => (
-            <button
-              key={x.tab}
-              type="button"
-              role="tab"
-              id={`devices-tab-${i}`}
-              aria-selected={i === shown ? "true" : "false"}
-              aria-controls="devices-panel"
-              onClick={() => setShown(i)}
-            >
-              {x.tab}
-            </button>
-          ))}
-        </div>
-      </div>
-      <div role="tabpanel" id="devices-panel" aria-labelledby={`devices-tab-${shown}`}>
-        <BreakdownTable
-          key={t.property}
-          product={props.product}
-          from={props.from}
-          to={props.to}
-          env={props.env}
-          property={t.property}
-          heading={t.heading}
-          tableLabel={t.table}
-          label={"label" in t ? t.label : undefined}
-        />
-      </div>
-    </section>
+    <TabbedCard id="devices" title="Devices" by="Devices by" tabs={tabs.map((x) => x.tab)}>
+      {(shown) => {
+        const t = tabs[shown];
+        return (
+          <BreakdownTable
+            key={t.property}
+            product={props.product}
+            from={props.from}
+            to={props.to}
+            env={props.env}
+            property={t.property}
+            heading={t.heading}
+            tableLabel={t.table}
+            label={"label" in t ? t.label : undefined}
+          />
+        );
+      }}
+    </TabbedCard>
   );
 }

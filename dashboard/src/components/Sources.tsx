@@ -1,7 +1,7 @@
-import { useState } from "preact/hooks";
 import { channelNames } from "../pages/Acquisition";
 import type { DataEnv } from "../types";
 import { BreakdownTable, type BreakdownProps } from "./BreakdownCard";
+import { TabbedCard } from "./TabbedCard";
 
 /**
  * The Top sources card's tabs, as Plausible's Sources card has them: page
@@ -38,40 +38,23 @@ const tabs: Tab[] = (
  * is the page's (open, onOpen), so that it stays in the URL.
  */
 export function Sources(props: { product: number; from: string; to: string; env: DataEnv; open: string | null; onOpen: (v: string | null) => void }) {
-  const [shown, setShown] = useState(0);
-  const t = tabs[shown];
   return (
-    <section class="card" aria-label="Top sources">
-      <div class="section-head tight">
-        <h2>Top sources</h2>
-        <div class="tabs" role="tablist" aria-label="Sources by">
-          {tabs.map((x, i) => (
-            <button
-              key={x.tab}
-              type="button"
-              role="tab"
-              id={`sources-tab-${i}`}
-              aria-selected={i === shown ? "true" : "false"}
-              aria-controls="sources-panel"
-              onClick={() => setShown(i)}
-            >
-              {x.tab}
-            </button>
-          ))}
-        </div>
-      </div>
-      <div role="tabpanel" id="sources-panel" aria-labelledby={`sources-tab-${shown}`}>
-        <BreakdownTable
-          key={t.property}
-          product={props.product}
-          from={props.from}
-          to={props.to}
-          env={props.env}
-          {...t}
-          tableLabel={t.title}
-          {...(t.detail ? { open: props.open, onOpen: props.onOpen } : {})}
-        />
-      </div>
-    </section>
+    <TabbedCard id="sources" title="Top sources" by="Sources by" tabs={tabs.map((x) => x.tab)}>
+      {(shown) => {
+        const t = tabs[shown];
+        return (
+          <BreakdownTable
+            key={t.property}
+            product={props.product}
+            from={props.from}
+            to={props.to}
+            env={props.env}
+            {...t}
+            tableLabel={t.title}
+            {...(t.detail ? { open: props.open, onOpen: props.onOpen } : {})}
+          />
+        );
+      }}
+    </TabbedCard>
   );
 }
