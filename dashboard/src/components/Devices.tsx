@@ -1,6 +1,5 @@
 import type { DataEnv } from "../types";
-import { BreakdownTable } from "./BreakdownCard";
-import { TabbedCard } from "./TabbedCard";
+import { TabbedCard, type BreakdownTab } from "./TabbedCard";
 
 /** What the device type's values mean (docs/ingest.md, "Devices"). */
 const deviceTypes: Record<string, string> = { desktop: "Desktop", mobile: "Mobile", tablet: "Tablet", bot: "Bot" };
@@ -24,12 +23,12 @@ export const screenName = named(screenClasses);
  * The Devices card's tabs: each a breakdown of page views, whose table
  * keeps the name the Browsers and Operating systems cards had.
  */
-const tabs = [
-  { tab: "Browser", property: "browser", heading: "Browser", table: "Browsers" },
-  { tab: "OS", property: "os", heading: "OS", table: "Operating systems" },
-  { tab: "Device", property: "device_type", heading: "Device", table: "Device types", label: deviceName },
-  { tab: "Screen", property: "screen_class", heading: "Screen size", table: "Screen sizes", label: screenName },
-] as const;
+const tabs: BreakdownTab[] = [
+  { tab: "Browser", property: "browser", heading: "Browser", tableLabel: "Browsers" },
+  { tab: "OS", property: "os", heading: "OS", tableLabel: "Operating systems" },
+  { tab: "Device", property: "device_type", heading: "Device", tableLabel: "Device types", label: deviceName },
+  { tab: "Screen", property: "screen_class", heading: "Screen size", tableLabel: "Screen sizes", label: screenName },
+];
 
 /**
  * Devices is the Overview's card of what visitors use (issue 37, item 3):
@@ -38,24 +37,5 @@ const tabs = [
  * card's room. Only the tab shown asks the server.
  */
 export function Devices(props: { product: number; from: string; to: string; env: DataEnv }) {
-  return (
-    <TabbedCard id="devices" title="Devices" by="Devices by" tabs={tabs.map((x) => x.tab)}>
-      {(shown) => {
-        const t = tabs[shown];
-        return (
-          <BreakdownTable
-            key={t.property}
-            product={props.product}
-            from={props.from}
-            to={props.to}
-            env={props.env}
-            property={t.property}
-            heading={t.heading}
-            tableLabel={t.table}
-            label={"label" in t ? t.label : undefined}
-          />
-        );
-      }}
-    </TabbedCard>
-  );
+  return <TabbedCard {...props} id="devices" title="Devices" by="Devices by" tabs={tabs} />;
 }

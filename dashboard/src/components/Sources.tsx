@@ -1,6 +1,6 @@
 import { channelNames } from "../pages/Acquisition";
 import type { DataEnv } from "../types";
-import { BreakdownTable, type BreakdownProps } from "./BreakdownCard";
+import type { BreakdownProps } from "./BreakdownCard";
 import { TabbedCard } from "./TabbedCard";
 
 /**
@@ -38,23 +38,7 @@ const tabs: Tab[] = (
  * is the page's (open, onOpen), so that it stays in the URL.
  */
 export function Sources(props: { product: number; from: string; to: string; env: DataEnv; open: string | null; onOpen: (v: string | null) => void }) {
-  return (
-    <TabbedCard id="sources" title="Top sources" by="Sources by" tabs={tabs.map((x) => x.tab)}>
-      {(shown) => {
-        const t = tabs[shown];
-        return (
-          <BreakdownTable
-            key={t.property}
-            product={props.product}
-            from={props.from}
-            to={props.to}
-            env={props.env}
-            {...t}
-            tableLabel={t.title}
-            {...(t.detail ? { open: props.open, onOpen: props.onOpen } : {})}
-          />
-        );
-      }}
-    </TabbedCard>
-  );
+  const { open, onOpen, ...scope } = props;
+  const shown = tabs.map((t) => ({ ...t, tableLabel: t.title, ...(t.detail ? { open, onOpen } : {}) }));
+  return <TabbedCard {...scope} id="sources" title="Top sources" by="Sources by" tabs={shown} />;
 }
