@@ -52,11 +52,11 @@ function line(value: string, n: number) {
 
 /** fakeServer answers the Overview's calls, each breakdown with the values its filters keep. */
 function fakeServer(): Call[] {
-  const pageviews: { country: string; browser: string }[] = [
-    { country: "DE", browser: "Chrome" },
-    { country: "DE", browser: "Firefox" },
-    { country: "NL", browser: "Chrome" },
-    { country: "", browser: "Chrome" },
+  const pageviews: { country: string; browser: string; region: string }[] = [
+    { country: "DE", browser: "Chrome", region: "Bavaria" },
+    { country: "DE", browser: "Firefox", region: "Berlin" },
+    { country: "NL", browser: "Chrome", region: "North Holland" },
+    { country: "", browser: "Chrome", region: "" },
   ];
   type Filter = { property: string; operator: string; value?: string };
   const keeps = (p: Record<string, string>, fs: Filter[]) =>
@@ -138,6 +138,22 @@ describe("the Overview filtered by a click", () => {
     expect(location.search).toBe("");
     expect(root.querySelector("[data-testid=filter-chips]")).toBeNull();
     expect(root.querySelector("[data-testid=stat-visitors]")?.textContent).toBe("4");
+  });
+
+  it("filters by a drill-down's row: a country's region, whose name still opens its cities", async () => {
+    const calls = fakeServer();
+    const root = await mount(<Overview product={product} range={range} env="live" />);
+    await click(byText(root, "table[aria-label='Countries'] button", "Germany"));
+    const regions = () => [...root.querySelectorAll("table[aria-label='Region of Germany'] tbody tr")].map((r) => [...r.querySelectorAll("td")].map((td) => td.textContent));
+    expect(regions()).toEqual([["Bavaria", "1"], ["Berlin", "1"]]);
+    expect(byText(root, "table[aria-label='Region of Germany'] button[aria-expanded]", "Bavaria")).toBeTruthy();
+    calls.length = 0;
+    await click(root.querySelector("table[aria-label='Region of Germany'] button[aria-label='Filter by Bavaria']"));
+    expect(location.search).toBe("?f=is,region,Bavaria");
+    expect(byText(root, ".chip span", "Region is Bavaria")).toBeTruthy();
+    const sessions = calls.filter((c) => c.path === "/api/v1/query/sessions").map((c) => (c.body as { filters?: unknown[] }).filters);
+    expect(sessions).toEqual([[{ property: "region", operator: "eq", value: "Bavaria" }], [{ property: "region", operator: "eq", value: "Bavaria" }]]);
+    expect(root.querySelector("[data-testid=stat-pageviews]")?.textContent).toBe("1");
   });
 
   it("filters the visits by an entry page, and says why the page-view cards do not follow", async () => {
