@@ -185,3 +185,50 @@ func TestSessionsOnClickHouse(t *testing.T) {
 	a, _ := startNodes(t)
 	checkSessionDatasets(t, a, 8)
 }
+
+// TestSessionPageFiltersOverHTTP filters visits by entry and exit page
+// through the real binary: the hand-counted cases' exact numbers, the
+// filters combined with an event filter, and a trend refusing a visit's
+// property with a 400 that names the sessions query.
+func TestSessionPageFiltersOverHTTP(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	cases := querytest.SessionCases()[3:]
+	if len(cases) != 2 || cases[0].Filters == nil || cases[1].Filters == nil {
+		t.Fatalf("the page filter cases moved: %d cases from the fourth", len(cases))
+	}
+	wants := []string{
+		// Entry page / and a page view of /pricing: u1's visit alone.
+		`{"interval":"day","totals":{"visits":1,"visitors":1,"pageviews":2,"bounceRate":0,"visitDuration":240,"pagesPerVisit":2},` +
+			`"series":[{"date":"2026-03-05","visits":1,"bounceRate":0}],` +
+			`"entryPages":[{"path":"/","visits":1,"bounceRate":0}],"exitPages":[{"path":"/pricing","visits":1}]}`,
+		// Exit page /b: three visits, one a bounce, 90 s in all.
+		`{"interval":"day","totals":{"visits":3,"visitors":3,"pageviews":4,"bounceRate":33.3,"visitDuration":30,"pagesPerVisit":1.33},` +
+			`"series":[{"date":"2026-03-06","visits":3,"bounceRate":33.3}],` +
+			`"entryPages":[{"path":"/b","visits":2,"bounceRate":50},{"path":"/a","visits":1,"bounceRate":0}],"exitPages":[{"path":"/b","visits":3}]}`,
+	}
+	for i, c := range cases {
+		tn := newTenant(t, s, fmt.Sprintf("pages %d", i))
+		var events []querytest.Event
+		for _, e := range c.Events {
+			e.URL = "https://example.com" + e.Path
+			events = append(events, e)
+		}
+		ingestDataset(t, s, tn, events)
+		req := map[string]any{"dateFrom": day(c.From), "dateTo": day(c.To), "interval": c.Interval, "limit": c.Limit, "filters": filterJSON(c.Filters)}
+		var got, w sessionsAnswer
+		ask(t, s, tn.Token, "/api/v1/query/sessions", req, &got)
+		json.Unmarshal([]byte(wants[i]), &w)
+		if !reflect.DeepEqual(got, w) {
+			g, _ := json.Marshal(got)
+			t.Errorf("%s:\n got %s\nwant %s", c.Name, g, wants[i])
+		}
+		// The same answer as the reference's over the events as stored.
+		checkSessions(t, got, querytest.Sessions(events, false, c.Filters, c.From, c.To, c.Interval, c.Limit), c.Name)
+
+		body := `{"series":[{"event":"$pageview"}],"filters":[{"property":"exit_page","operator":"eq","value":"/b"}]}`
+		res := do(t, "POST", s.URL+"/api/v1/query/trend", []byte(body), map[string]string{"Authorization": "Bearer " + tn.Token})
+		if res.Status != 400 || !strings.Contains(string(res.Body), "only the sessions query") {
+			t.Errorf("a trend filtered by exit_page: %d %s; want 400 naming the sessions query", res.Status, res.Body)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"io"
 	"io/fs"
 	"net/http"
@@ -373,4 +374,51 @@ func takesBearer(op *openapi3.Operation) bool {
 		}
 	}
 	return false
+}
+
+// TestSharedLinkFilters checks that a shared link's view filters as the
+// Overview does (docs/dashboard.md, "Filters"): a trend by a shared
+// column, the sessions query by the visit's entry and exit page, and
+// nothing more (an event property stays 403 not_shared).
+func TestSharedLinkFilters(t *testing.T) {
+	f := newShareFixture(t, "--share-rate-limit", "100000")
+	secret := f.create(t, f.a, "Board", "")
+	byPath := map[string]any{"series": pageviewTrend["series"], "interval": "day",
+		"filters": []map[string]any{{"property": "path", "operator": "eq", "value": "/page1"}}}
+	if n := total(t, f.share(t, "POST", secret, "/api/v1/query/trend", byPath, "")); n != 1 {
+		t.Errorf("A's page views of /page1 through the link: %d, want 1", n)
+	}
+	visits := func(filters []map[string]any) (int, string) {
+		t.Helper()
+		r := f.share(t, "POST", secret, "/api/v1/query/sessions", map[string]any{"filters": filters}, "")
+		if r.Status != 200 {
+			t.Fatalf("sessions filtered by %v: %d %s", filters, r.Status, r.Body)
+		}
+		var a sessionsAnswer
+		if err := json.Unmarshal(r.Body, &a); err != nil {
+			t.Fatal(err)
+		}
+		entry := ""
+		if len(a.EntryPages) > 0 {
+			entry = a.EntryPages[0].Path
+		}
+		return int(a.Totals.Visits), entry
+	}
+	all, entry := visits(nil)
+	if all != 1 || entry == "" {
+		t.Fatalf("A's visits through the link: %d entering by %q, want 1 with an entry page", all, entry)
+	}
+	page := func(prop, path string) []map[string]any {
+		return []map[string]any{{"property": prop, "operator": "eq", "value": path}}
+	}
+	if n, _ := visits(page("entry_page", entry)); n != 1 {
+		t.Errorf("visits entering by %s through the link: %d, want 1", entry, n)
+	}
+	if n, _ := visits(page("exit_page", "/nowhere")); n != 0 {
+		t.Errorf("visits leaving by /nowhere through the link: %d, want 0", n)
+	}
+	byEmail := map[string]any{"filters": []map[string]any{{"property": "properties.email", "operator": "is_set"}}}
+	if r := f.share(t, "POST", secret, "/api/v1/query/sessions", byEmail, ""); r.Status != 403 || r.ErrorCode(t) != "not_shared" {
+		t.Errorf("sessions filtered by an event property: %d %s, want 403 not_shared", r.Status, r.Body)
+	}
 }

@@ -1013,6 +1013,26 @@ export interface components {
          */
         OptionalQueryDate: components["schemas"]["QueryDate"] | ("" | null);
         /**
+         * Entry or exit page filter
+         * @description Keeps the visits whose entry page (the path of the first page view) or exit page (of
+         *     the last) is `value` (docs/queries.md, "Sessions"). A visit without a page view has
+         *     neither. Only the sessions query takes it: a trend naming `entry_page` or `exit_page`
+         *     gets 400 `invalid_request`, as does an operator other than `eq`.
+         * @example {
+         *       "property": "entry_page",
+         *       "operator": "eq",
+         *       "value": "/pricing"
+         *     }
+         */
+        PageFilter: {
+            /** @enum {string} */
+            property: "entry_page" | "exit_page";
+            /** @enum {string} */
+            operator: "eq";
+            /** @description The path, `""` for page views without one. */
+            value: string;
+        };
+        /**
          * @example {
          *       "id": 3,
          *       "workspaceId": 1,
@@ -1221,6 +1241,12 @@ export interface components {
          * @example Signup funnel
          */
         SavedQueryName: string;
+        /**
+         * @description A sessions query's filters: event filters as a trend takes them, and the visit's own
+         *     `entry_page` and `exit_page` (`PageFilter`). All must pass. Absent, `null` and `[]`
+         *     mean none.
+         */
+        SessionFilterList: (components["schemas"]["Filter"] | components["schemas"]["PageFilter"])[] | null;
         /** @description The signed-in user and when the session ends unless used again. */
         SessionInfo: {
             user: components["schemas"]["User"];
@@ -1243,8 +1269,11 @@ export interface components {
              * @enum {string|null}
              */
             interval?: "hour" | "day" | "week" | "month" | "" | null;
-            /** @description Keep the visits with at least one event passing every filter; at most 20. */
-            filters?: components["schemas"]["FilterList"];
+            /**
+             * @description Keep the visits with at least one event passing every event filter, and whose
+             *     entry and exit pages are those of the page filters; at most 20 in all.
+             */
+            filters?: components["schemas"]["SessionFilterList"];
             /**
              * @description How many entry and exit pages to list, 1 to 100. Absent, `null` or `0` means 10.
              * @default 10

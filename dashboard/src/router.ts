@@ -99,9 +99,18 @@ export function setQuery(patch: QueryPatch, opts: { replace?: boolean } = {}): v
     s.delete(name);
     for (const x of v == null ? [] : typeof v === "string" ? [v] : v) if (x !== "") s.append(name, x);
   }
-  const qs = s.toString();
+  const qs = readable(s.toString());
   // The same page in another state: the view must not jump to the top.
   navigate(qs ? `${location.pathname}?${qs}` : location.pathname, { replace: opts.replace ?? false, keepScroll: true });
+}
+
+/**
+ * readable keeps the commas, slashes and colons of a query string as they
+ * are: URLSearchParams escapes them, but a query may hold them literally
+ * and reads the same, so ?f=is,path,/pricing reads as it means.
+ */
+function readable(qs: string): string {
+  return qs.replace(/%2C/gi, ",").replace(/%2F/gi, "/").replace(/%3A/gi, ":");
 }
 
 /**

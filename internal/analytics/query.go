@@ -260,12 +260,28 @@ var NonInteractiveEvents = []string{"$identify", "$exposure"}
 // SessionsQuery asks for the visits that start in the range: totals, a
 // series by Interval, and the Limit most frequent entry and exit pages.
 // With Filters, a visit counts when at least one of its events passes
-// every filter.
+// every filter; with Pages, when its entry or exit page is each one's
+// path as well.
 type SessionsQuery struct {
 	EventRange
 	Filters  []Filter
+	Pages    []PageFilter
 	Interval Interval
 	Limit    int
+}
+
+// The properties of a visit rather than of an event (docs/queries.md,
+// "Sessions"): only the sessions query filters by them.
+const (
+	EntryPageProperty = "entry_page"
+	ExitPageProperty  = "exit_page"
+)
+
+// PageFilter keeps the visits whose entry page (or, with Exit, exit page)
+// is Path. A visit without a page view has neither, so it never passes.
+type PageFilter struct {
+	Exit bool
+	Path string
 }
 
 // SessionStats are sums over a set of visits: the engine derives the

@@ -286,16 +286,37 @@ func ParseSessions(body []byte, scope analytics.EventRange, now time.Time) (anal
 }
 
 // Query validates the request into a store query for scope: the range and
-// interval as a trend takes them, the trend's filters, and how many entry
-// and exit pages to list.
+// interval as a trend takes them, the trend's filters and the visit's
+// entry_page and exit_page, and how many entry and exit pages to list.
 func (req SessionsRequest) Query(scope analytics.EventRange, now time.Time) (analytics.SessionsQuery, error) {
 	q := analytics.SessionsQuery{EventRange: scope, Limit: DefaultPages}
 	var err error
 	if q.EventRange, q.Interval, err = bucketedRange(scope, req.DateFrom, req.DateTo, req.Interval, now); err != nil {
 		return q, err
 	}
-	if q.Filters, err = filters("filters", req.Filters); err != nil {
-		return q, err
+	// Entry and exit pages are a visit's, not an event's: they are taken
+	// out of the list here, and the rest are the trend's event filters.
+	if len(req.Filters) > MaxFilters {
+		return q, analytics.InvalidField("filters", "at most %d filters are allowed, not %d", MaxFilters, len(req.Filters))
+	}
+	for i, f := range req.Filters {
+		fld := fmt.Sprintf("filters[%d]", i)
+		if f.Property != analytics.EntryPageProperty && f.Property != analytics.ExitPageProperty {
+			x, err := filter(fld, f)
+			if err != nil {
+				return q, err
+			}
+			q.Filters = append(q.Filters, x)
+			continue
+		}
+		if f.Operator != string(analytics.OpEq) {
+			return q, analytics.InvalidField(fld+".operator", "%s takes only eq (the visits whose page is the value), not %q", f.Property, f.Operator)
+		}
+		path, ok := f.Value.(string)
+		if !ok {
+			return q, analytics.InvalidField(fld+".value", "%s needs a path as a string value", f.Property)
+		}
+		q.Pages = append(q.Pages, analytics.PageFilter{Exit: f.Property == analytics.ExitPageProperty, Path: path})
 	}
 	if req.Limit != 0 {
 		q.Limit = req.Limit
@@ -431,6 +452,9 @@ func property(field, name string) (analytics.Property, error) {
 			return analytics.Property{Column: c}, nil
 		}
 	}
+	if name == analytics.EntryPageProperty || name == analytics.ExitPageProperty {
+		return analytics.Property{}, analytics.InvalidField(field, "%s is a property of a visit, not of an event: only the sessions query (POST /api/v1/query/sessions) filters by it", name)
+	}
 	return analytics.Property{}, analytics.InvalidField(field, "must be one of %s or properties.<key>, not %q",
 		strings.Join(analytics.Columns, ", "), name)
 }
@@ -442,54 +466,62 @@ func filters(field string, in []FilterRequest) ([]analytics.Filter, error) {
 	}
 	out := make([]analytics.Filter, 0, len(in))
 	for i, f := range in {
-		fld := fmt.Sprintf("%s[%d]", field, i)
-		p, err := property(fld+".property", f.Property)
+		x, err := filter(fmt.Sprintf("%s[%d]", field, i), f)
 		if err != nil {
 			return nil, err
 		}
-		op := analytics.Operator(f.Operator)
-		var v any
-		switch op {
-		case analytics.OpEq, analytics.OpNeq:
-			switch x := f.Value.(type) {
-			case string, float64:
-				v = x
-			case bool:
-				v = fmt.Sprint(x)
-			default:
-				return nil, analytics.InvalidField(fld+".value", "%s needs a string, number or boolean value", op)
-			}
-		case analytics.OpContains, analytics.OpNotContains:
-			s, ok := f.Value.(string)
-			if !ok {
-				return nil, analytics.InvalidField(fld+".value", "%s needs a string value", op)
-			}
-			v = s
-		case analytics.OpRegex:
-			s, ok := f.Value.(string)
-			if !ok || len(s) > MaxRegexLen {
-				return nil, analytics.InvalidField(fld+".value", "regex needs a string value of at most %d bytes", MaxRegexLen)
-			}
-			if _, err := regexp.Compile(s); err != nil {
-				return nil, analytics.InvalidField(fld+".value", "is not a valid RE2 regular expression: %v", err)
-			}
-			v = s
-		case analytics.OpGt, analytics.OpLt:
-			n, ok := f.Value.(float64)
-			if !ok {
-				return nil, analytics.InvalidField(fld+".value", "%s needs a number value", op)
-			}
-			v = n
-		case analytics.OpIsSet, analytics.OpIsNotSet:
-			if f.Value != nil {
-				return nil, analytics.InvalidField(fld+".value", "%s takes no value", op)
-			}
-		default:
-			return nil, analytics.InvalidField(fld+".operator", "must be one of eq, neq, contains, not_contains, regex, gt, lt, is_set, is_not_set, not %q", f.Operator)
-		}
-		out = append(out, analytics.Filter{Property: p, Operator: op, Value: v})
+		out = append(out, x)
 	}
 	return out, nil
+}
+
+// filter validates one filter; fld names it in errors.
+func filter(fld string, f FilterRequest) (analytics.Filter, error) {
+	p, err := property(fld+".property", f.Property)
+	if err != nil {
+		return analytics.Filter{}, err
+	}
+	op := analytics.Operator(f.Operator)
+	var v any
+	switch op {
+	case analytics.OpEq, analytics.OpNeq:
+		switch x := f.Value.(type) {
+		case string, float64:
+			v = x
+		case bool:
+			v = fmt.Sprint(x)
+		default:
+			return analytics.Filter{}, analytics.InvalidField(fld+".value", "%s needs a string, number or boolean value", op)
+		}
+	case analytics.OpContains, analytics.OpNotContains:
+		s, ok := f.Value.(string)
+		if !ok {
+			return analytics.Filter{}, analytics.InvalidField(fld+".value", "%s needs a string value", op)
+		}
+		v = s
+	case analytics.OpRegex:
+		s, ok := f.Value.(string)
+		if !ok || len(s) > MaxRegexLen {
+			return analytics.Filter{}, analytics.InvalidField(fld+".value", "regex needs a string value of at most %d bytes", MaxRegexLen)
+		}
+		if _, err := regexp.Compile(s); err != nil {
+			return analytics.Filter{}, analytics.InvalidField(fld+".value", "is not a valid RE2 regular expression: %v", err)
+		}
+		v = s
+	case analytics.OpGt, analytics.OpLt:
+		n, ok := f.Value.(float64)
+		if !ok {
+			return analytics.Filter{}, analytics.InvalidField(fld+".value", "%s needs a number value", op)
+		}
+		v = n
+	case analytics.OpIsSet, analytics.OpIsNotSet:
+		if f.Value != nil {
+			return analytics.Filter{}, analytics.InvalidField(fld+".value", "%s takes no value", op)
+		}
+	default:
+		return analytics.Filter{}, analytics.InvalidField(fld+".operator", "must be one of eq, neq, contains, not_contains, regex, gt, lt, is_set, is_not_set, not %q", f.Operator)
+	}
+	return analytics.Filter{Property: p, Operator: op, Value: v}, nil
 }
 
 // ErrorGroupsLimits bound the error pages' lists.

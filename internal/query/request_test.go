@@ -144,3 +144,39 @@ func TestIntervalTruncate(t *testing.T) {
 		t.Errorf("a Monday is its own week start, got %v", got)
 	}
 }
+
+// TestParseSessionsPageFilters checks that the sessions query takes the
+// visit's entry_page and exit_page apart from its event filters, keeps
+// each event filter's place in error fields, and that trends refuse them
+// with a message naming the sessions query.
+func TestParseSessionsPageFilters(t *testing.T) {
+	sc := analytics.EventRange{ProductID: 1, Env: analytics.EnvLive}
+	q, err := ParseSessions([]byte(`{"filters":[{"property":"entry_page","operator":"eq","value":"/a"},
+		{"property":"country","operator":"eq","value":"DE"},{"property":"exit_page","operator":"eq","value":""}]}`), sc, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []analytics.PageFilter{{Path: "/a"}, {Exit: true, Path: ""}}
+	if len(q.Filters) != 1 || q.Filters[0].Property.Column != "country" || len(q.Pages) != 2 || q.Pages[0] != want[0] || q.Pages[1] != want[1] {
+		t.Errorf("parsed filters %+v, pages %+v", q.Filters, q.Pages)
+	}
+	for body, field := range map[string]string{
+		`{"filters":[{"property":"entry_page","operator":"neq","value":"/a"}]}`:                                               "filters[0].operator",
+		`{"filters":[{"property":"exit_page","operator":"eq","value":3}]}`:                                                    "filters[0].value",
+		`{"filters":[{"property":"entry_page","operator":"eq","value":"/"},{"property":"nope","operator":"eq","value":"x"}]}`: "filters[1].property",
+	} {
+		_, err := ParseSessions([]byte(body), sc, now)
+		if err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: error %v, want one naming %s", body, err, field)
+		}
+	}
+	// Page filters count against the 20 filters like any other.
+	many := strings.Repeat(`{"property":"entry_page","operator":"eq","value":"/"},`, MaxFilters) + `{"property":"path","operator":"is_set"}`
+	if _, err := ParseSessions([]byte(`{"filters":[`+many+`]}`), sc, now); err == nil || !strings.Contains(err.Error(), "at most 20 filters") {
+		t.Errorf("21 filters, 20 of them page filters: error %v, want at most 20", err)
+	}
+	_, err = ParseTrend([]byte(`{"series":[{"event":"$pageview"}],"filters":[{"property":"entry_page","operator":"eq","value":"/"}]}`), sc, now)
+	if err == nil || !strings.Contains(err.Error(), "only the sessions query") {
+		t.Errorf("a trend filtered by entry_page: error %v, want one naming the sessions query", err)
+	}
+}

@@ -3,6 +3,7 @@ import { useState } from "preact/hooks";
 import { api } from "../api";
 import { num } from "../charts/time";
 import { useLoad } from "../load";
+import { describeFilter, eventFilters, useFilterScope, visitOnly, type FilterScope } from "../overviewFilters";
 import type { DataEnv, FilterRequest, TrendResult } from "../types";
 import { ErrorState, Skeleton } from "./States";
 import { Table } from "./Table";
@@ -84,23 +85,28 @@ export function BreakdownCard(
  */
 export function BreakdownTable(props: BreakdownTableProps) {
   const measure = props.measure ?? "total";
-  const filters = props.filters ?? [];
+  // On the Overview, the page's filters too (docs/dashboard.md, "Filters").
+  const scope = useFilterScope();
+  const filters = [...(props.filters ?? []), ...(scope ? eventFilters(scope.filters) : [])];
+  const blocked = scope ? visitOnly(scope.filters) : null;
   const [r, retry] = useLoad<TrendResult>(
-    () =>
-      api.trend(
-        props.product,
-        {
-          series: [{ event: "$pageview", math: measure }],
-          interval: "month",
-          breakdown: props.property,
-          breakdownLimit: 10,
-          filters,
-          dateFrom: props.from,
-          dateTo: props.to,
-        },
-        props.env,
-      ),
-    [props.product, props.from, props.to, props.env, props.property, measure, JSON.stringify(filters)],
+    blocked
+      ? null
+      : () =>
+          api.trend(
+            props.product,
+            {
+              series: [{ event: "$pageview", math: measure }],
+              interval: "month",
+              breakdown: props.property,
+              breakdownLimit: 10,
+              filters,
+              dateFrom: props.from,
+              dateTo: props.to,
+            },
+            props.env,
+          ),
+    [props.product, props.from, props.to, props.env, props.property, measure, JSON.stringify(filters), blocked],
   );
   const [own, setOwn] = useState<string | null>(null);
   const open = props.onOpen ? (props.open ?? null) : own;
@@ -109,6 +115,7 @@ export function BreakdownTable(props: BreakdownTableProps) {
   const max = rows.reduce((m, x) => Math.max(m, x.value), 0);
   const label = (x: { label: string; other: boolean }) => (x.other ? "Other" : props.label ? props.label(x.label) : x.label);
   const valueHeading = measure === "unique_users" ? "Visitors" : "Views";
+  if (blocked) return <VisitOnly filter={blocked} />;
   return (
     <>
       {r.state === "loading" ? <Skeleton rows={3} /> : null}
@@ -135,13 +142,13 @@ export function BreakdownTable(props: BreakdownTableProps) {
               <tr key={x.label + x.other}>
                 <td class="bar-cell" style={{ background: `linear-gradient(90deg, #e0f2fe ${(x.value / max) * 100}%, transparent 0)` }}>
                   {props.mark && !x.other ? <Mark text={props.mark(x.empty ? "" : x.label)} /> : null}
-                  {opens ? (
-                    <Toggle opened={opened} onToggle={() => setOpen(opened ? null : x.label)}>
-                      {label(x)}
-                    </Toggle>
-                  ) : (
-                    label(x)
-                  )}
+                  <RowLabel
+                    scope={scope}
+                    property={props.property}
+                    row={x}
+                    name={label(x)}
+                    toggle={opens ? { opened, onToggle: () => setOpen(opened ? null : x.label) } : null}
+                  />
                 </td>
                 <td class="num">{num(x.value)}</td>
               </tr>,
@@ -163,6 +170,66 @@ function Mark(props: { text: string }) {
       {props.text}{" "}
     </span>
   ) : null;
+}
+
+/**
+ * VisitOnly stands in for a page-view card under an entry or exit page
+ * filter: those are a visit's, and a page view has neither, so the card
+ * says why it shows nothing rather than counting what the filter does not
+ * keep (docs/dashboard.md, "Filters").
+ */
+export function VisitOnly(props: { filter: string }) {
+  return (
+    <p class="empty visit-only" data-testid="visit-only">
+      Not filtered by {props.filter}: this card counts page views, and an {props.filter} belongs to a visit. The figures and the entry and exit pages
+      show the visits filtered.
+    </p>
+  );
+}
+
+/**
+ * RowLabel is a row's value. On the Overview (scope set) a value filters
+ * the page by it: the name itself is the control, or, where the name opens
+ * the value's detail (a source's referrers, a country's regions), a filter
+ * button beside it. "Other" folds many values and filters nothing.
+ */
+function RowLabel(props: {
+  scope: FilterScope | null;
+  property: string;
+  row: { label: string; other: boolean; empty: boolean };
+  name: string;
+  toggle: { opened: boolean; onToggle: () => void } | null;
+}) {
+  const { scope, row } = props;
+  const f = { property: props.property, value: row.empty ? "" : row.label };
+  const add = scope && !row.other ? () => scope.add(f) : null;
+  if (props.toggle) {
+    return (
+      <>
+        <Toggle opened={props.toggle.opened} onToggle={props.toggle.onToggle}>
+          {props.name}
+        </Toggle>
+        {add ? <FilterButton name={props.name} title={describeFilter(f)} onClick={add} /> : null}
+      </>
+    );
+  }
+  if (!add) return <>{props.name}</>;
+  return (
+    <button type="button" class="link-button row-filter" title={`Filter: ${describeFilter(f)}`} onClick={add}>
+      {props.name}
+    </button>
+  );
+}
+
+/** FilterButton filters the Overview by a value whose name opens its detail. */
+export function FilterButton(props: { name: string; title: string; onClick: () => void }) {
+  return (
+    <button type="button" class="filter-button" aria-label={`Filter by ${props.name}`} title={`Filter: ${props.title}`} onClick={props.onClick}>
+      <svg viewBox="0 0 16 16" width="12" height="12" aria-hidden="true" focusable="false">
+        <path d="M1 2h14l-5.5 6.5V14l-3-1.5V8.5z" fill="currentColor" />
+      </svg>
+    </button>
+  );
 }
 
 /** Toggle is a value that opens its detail below its row, or closes it. */
@@ -203,6 +270,7 @@ function detailRow(value: string, scope: Scope, detail: Detail, name: string) {
  */
 function DetailTable(props: Scope & { detail: Detail; title: string }) {
   const { property, heading } = props.detail;
+  const scope = useFilterScope();
   const [open, setOpen] = useState<string | null>(null);
   const [r, retry] = useLoad<TrendResult>(
     () =>
@@ -244,13 +312,7 @@ function DetailTable(props: Scope & { detail: Detail; title: string }) {
           return [
             <tr key={x.label + x.other}>
               <td class="url">
-                {opens ? (
-                  <Toggle opened={opened} onToggle={() => setOpen(opened ? null : x.label)}>
-                    {name}
-                  </Toggle>
-                ) : (
-                  name
-                )}
+                <RowLabel scope={scope} property={property} row={x} name={name} toggle={opens ? { opened, onToggle: () => setOpen(opened ? null : x.label) } : null} />
               </td>
               <td class="num">{num(x.value)}</td>
             </tr>,

@@ -1,6 +1,5 @@
-import { useState } from "preact/hooks";
 import type { DataEnv } from "../types";
-import { BreakdownTable } from "./BreakdownCard";
+import { TabbedCard, type BreakdownTab } from "./TabbedCard";
 
 /** What the device type's values mean (docs/ingest.md, "Devices"). */
 const deviceTypes: Record<string, string> = { desktop: "Desktop", mobile: "Mobile", tablet: "Tablet", bot: "Bot" };
@@ -16,16 +15,20 @@ const screenClasses: Record<string, string> = {
 /** named labels a value by names, the empty value as "Unknown", any other as it is. */
 const named = (names: Record<string, string>) => (v: string) => (v === "(none)" ? "Unknown" : (names[v] ?? v));
 
+/** deviceName and screenName name a device type and a screen class as the card shows them. */
+export const deviceName = named(deviceTypes);
+export const screenName = named(screenClasses);
+
 /**
  * The Devices card's tabs: each a breakdown of page views, whose table
  * keeps the name the Browsers and Operating systems cards had.
  */
-const tabs = [
-  { tab: "Browser", property: "browser", heading: "Browser", table: "Browsers" },
-  { tab: "OS", property: "os", heading: "OS", table: "Operating systems" },
-  { tab: "Device", property: "device_type", heading: "Device", table: "Device types", label: named(deviceTypes) },
-  { tab: "Screen", property: "screen_class", heading: "Screen size", table: "Screen sizes", label: named(screenClasses) },
-] as const;
+const tabs: BreakdownTab[] = [
+  { tab: "Browser", property: "browser", heading: "Browser", tableLabel: "Browsers" },
+  { tab: "OS", property: "os", heading: "OS", tableLabel: "Operating systems" },
+  { tab: "Device", property: "device_type", heading: "Device", tableLabel: "Device types", label: deviceName },
+  { tab: "Screen", property: "screen_class", heading: "Screen size", tableLabel: "Screen sizes", label: screenName },
+];
 
 /**
  * Devices is the Overview's card of what visitors use (issue 37, item 3):
@@ -34,41 +37,5 @@ const tabs = [
  * card's room. Only the tab shown asks the server.
  */
 export function Devices(props: { product: number; from: string; to: string; env: DataEnv }) {
-  const [shown, setShown] = useState(0);
-  const t = tabs[shown];
-  return (
-    <section class="card" aria-label="Devices">
-      <div class="section-head tight">
-        <h2>Devices</h2>
-        <div class="tabs" role="tablist" aria-label="Devices by">
-          {tabs.map((x, i) => (
-            <button
-              key={x.tab}
-              type="button"
-              role="tab"
-              id={`devices-tab-${i}`}
-              aria-selected={i === shown ? "true" : "false"}
-              aria-controls="devices-panel"
-              onClick={() => setShown(i)}
-            >
-              {x.tab}
-            </button>
-          ))}
-        </div>
-      </div>
-      <div role="tabpanel" id="devices-panel" aria-labelledby={`devices-tab-${shown}`}>
-        <BreakdownTable
-          key={t.property}
-          product={props.product}
-          from={props.from}
-          to={props.to}
-          env={props.env}
-          property={t.property}
-          heading={t.heading}
-          tableLabel={t.table}
-          label={"label" in t ? t.label : undefined}
-        />
-      </div>
-    </section>
-  );
+  return <TabbedCard {...props} id="devices" title="Devices" by="Devices by" tabs={tabs} />;
 }

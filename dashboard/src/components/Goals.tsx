@@ -52,14 +52,24 @@ function Head(props: { first: string; counts: [string, string] }) {
  * card has its tables; only the tab shown asks the server. filters narrow
  * the visitors as the rest of the Overview's (none by default). Without
  * goals it says where to add them; a shared link's view (readOnly) has no
- * settings to send anyone to.
+ * settings to send anyone to. visitFilter names an entry or exit page
+ * filter of the Overview, which goals cannot take (a visitor is not a
+ * visit): the card then says so and asks nothing, as the page-view cards do.
  */
-export function Goals(props: { product: number; from: string; to: string; env: DataEnv; filters?: FilterRequest[]; readOnly?: boolean }) {
+export function Goals(props: {
+  product: number;
+  from: string;
+  to: string;
+  env: DataEnv;
+  filters?: FilterRequest[];
+  visitFilter?: string | null;
+  readOnly?: boolean;
+}) {
   const filters = props.filters ?? [];
   const key = JSON.stringify(filters);
   const [r, retry] = useLoad<GoalsResult>(
-    () => api.goalConversions(props.product, { dateFrom: props.from, dateTo: props.to, filters }, props.env),
-    [props.product, props.from, props.to, props.env, key],
+    props.visitFilter ? null : () => api.goalConversions(props.product, { dateFrom: props.from, dateTo: props.to, filters }, props.env),
+    [props.product, props.from, props.to, props.env, key, props.visitFilter],
   );
   const [chosen, setChosen] = useState<number | null>(null);
   const goals = r.state === "done" ? r.data.goals : [];
@@ -67,6 +77,12 @@ export function Goals(props: { product: number; from: string; to: string; env: D
   return (
     <section class="card" aria-label="Goals" data-testid="goals-card">
       <h2>Goals</h2>
+      {props.visitFilter ? (
+        <p class="empty visit-only">
+          Not filtered by {props.visitFilter}: goals count visitors, and an {props.visitFilter} belongs to a visit. The figures and the entry and exit
+          pages show the visits filtered.
+        </p>
+      ) : null}
       {r.state === "loading" ? <Skeleton rows={3} label="Loading goals…" /> : null}
       {r.state === "failed" ? <ErrorState message={r.error} onRetry={retry} /> : null}
       {r.state === "done" && goals.length === 0 ? (

@@ -5,6 +5,7 @@ import { api } from "../api";
 import { num } from "../charts/time";
 import { change, duration, type ChangeKind } from "../compare";
 import { useLoad, type Load } from "../load";
+import { eventFilters, sessionFilters, visitOnly, type OverviewFilter } from "../overviewFilters";
 import { describe, type DateRange } from "../range";
 import type { DataEnv, Interval, SessionsResult, TrendResult } from "../types";
 import type { Figure } from "./FigureCards";
@@ -24,38 +25,48 @@ export interface PeriodLoads {
 /**
  * usePeriod loads one period's figures: the trend of visitors and page
  * views by interval, the visitors over the whole period, and the sessions
- * query. The Overview calls it for the range and for the previous period.
+ * query. The Overview calls it for the range and for the previous period,
+ * with the page's filters (docs/dashboard.md, "Filters"): the trend takes
+ * the event filters, and is not asked under an entry or exit page filter,
+ * which only the sessions query takes; retention takes no filters, so with
+ * any the visitors are the sessions query's.
  */
-export function usePeriod(pid: number, days: { from: string; to: string }, interval: Interval, env: DataEnv): PeriodLoads {
+export function usePeriod(pid: number, days: { from: string; to: string }, interval: Interval, env: DataEnv, filters: OverviewFilter[] = []): PeriodLoads {
   const { from, to } = days;
+  const key = JSON.stringify(filters);
   const [series, retrySeries] = useLoad<TrendResult>(
-    () =>
-      api.trend(
-        pid,
-        {
-          series: [
-            { event: pageview, math: "unique_users" },
-            { event: pageview, math: "total" },
-          ],
-          interval,
-          dateFrom: from,
-          dateTo: to,
-        },
-        env,
-      ),
-    [pid, from, to, interval, env],
+    visitOnly(filters)
+      ? null
+      : () =>
+          api.trend(
+            pid,
+            {
+              series: [
+                { event: pageview, math: "unique_users" },
+                { event: pageview, math: "total" },
+              ],
+              interval,
+              filters: eventFilters(filters),
+              dateFrom: from,
+              dateTo: to,
+            },
+            env,
+          ),
+    [pid, from, to, interval, env, key],
   );
   const [visitors] = useLoad<number>(
-    () =>
-      api
-        .retention(pid, { startEvent: pageview, period: "month", dateFrom: from, dateTo: to }, env)
-        .then((r) => r.cohorts.reduce((n, c) => n + c.size, 0)),
-    [pid, from, to, env],
+    filters.length > 0
+      ? null
+      : () =>
+          api
+            .retention(pid, { startEvent: pageview, period: "month", dateFrom: from, dateTo: to }, env)
+            .then((r) => r.cohorts.reduce((n, c) => n + c.size, 0)),
+    [pid, from, to, env, filters.length > 0],
   );
   // Only the totals and the page lists are shown: one bucket a month keeps the answer small.
   const [sessions, retrySessions] = useLoad<SessionsResult>(
-    () => api.sessions(pid, { dateFrom: from, dateTo: to, interval: "month" }, env),
-    [pid, from, to, env],
+    () => api.sessions(pid, { dateFrom: from, dateTo: to, interval: "month", filters: sessionFilters(filters) }, env),
+    [pid, from, to, env, key],
   );
   return { series, retrySeries, visitors, sessions, retrySessions };
 }
@@ -80,7 +91,7 @@ export function done<T>(l: Load<T>): T | null {
  * period's visits means nothing when it had none: the change is then "new"
  * (and no change when neither period had a visit).
  */
-export function figures(cur: PeriodLoads, prev: PeriodLoads, period: string, range: DateRange): Figure[] {
+export function figures(cur: PeriodLoads, prev: PeriodLoads, period: string, range: DateRange, filters: OverviewFilter[] = []): Figure[] {
   const s = done(cur.sessions)?.totals ?? null;
   const p = done(prev.sessions)?.totals ?? null;
   // Visits now and none before: the rates and means of the previous period are "new", not 0.
@@ -89,27 +100,34 @@ export function figures(cur: PeriodLoads, prev: PeriodLoads, period: string, ran
     c !== null && q !== null ? change(c, q, kind, period, empty) : null;
   const percent: ChangeKind = { unit: "percent" };
   const failed = (l: Load<unknown>) => l.state === "failed";
-  const visitors = done(cur.visitors);
-  const views = pageviewTotal(cur.series);
+  // Filtered, the visitors are the users of the visits counted, and under
+  // an entry or exit page filter the page views are those visits' (the
+  // trend cannot tell a page view's visit).
+  const filtered = filters.length > 0;
+  const byVisit = visitOnly(filters) !== null;
+  const visitors = filtered ? (done(cur.sessions)?.totals.visitors ?? null) : done(cur.visitors);
+  const prevVisitors = filtered ? (p?.visitors ?? null) : done(prev.visitors);
+  const views = byVisit ? (s?.pageviews ?? null) : pageviewTotal(cur.series);
+  const prevViews = byVisit ? (p?.pageviews ?? null) : pageviewTotal(prev.series);
   return [
     {
       id: "visitors",
       label: "Unique visitors",
       value: visitors,
-      failed: failed(cur.visitors),
+      failed: failed(filtered ? cur.sessions : cur.visitors),
       format: num,
-      hint: "Users who viewed a page",
-      change: cmp(visitors, done(prev.visitors), percent),
+      hint: filtered ? "Users of the visits counted" : "Users who viewed a page",
+      change: cmp(visitors, prevVisitors, percent),
     },
     { id: "visits", label: "Visits", value: s?.visits ?? null, failed: failed(cur.sessions), format: num, change: cmp(s?.visits ?? null, p?.visits ?? null, percent) },
     {
       id: "pageviews",
       label: "Page views",
       value: views,
-      failed: failed(cur.series),
+      failed: failed(byVisit ? cur.sessions : cur.series),
       format: num,
-      hint: describe(range),
-      change: cmp(views, pageviewTotal(prev.series), percent),
+      hint: byVisit ? "Of the visits counted" : describe(range),
+      change: cmp(views, prevViews, percent),
     },
     {
       id: "bounce-rate",

@@ -2,37 +2,26 @@ import { useState } from "preact/hooks";
 import { bucketTime } from "../charts/time";
 import { TimeChart, type Line } from "../charts/TimeChart";
 import { periodName, previousPeriod } from "../compare";
-import { BreakdownCard, totals, type BreakdownProps } from "../components/BreakdownCard";
+import { BreakdownCard, totals, VisitOnly, type BreakdownProps } from "../components/BreakdownCard";
 import { AnnotateDialog, useChartAnnotations } from "../components/ChartAnnotations";
 import { Countries } from "../components/Countries";
 import { Devices } from "../components/Devices";
 import { useEventNamesResult } from "../components/EventInput";
 import { FigureCards } from "../components/FigureCards";
 import { Goals } from "../components/Goals";
+import { FilterChips } from "../components/FilterChips";
 import { done, figures, overlay, pageviewTotal, usePeriod } from "../components/OverviewPeriod";
 import { SessionPages } from "../components/SessionPages";
+import { Sources } from "../components/Sources";
 import { LiveVisitors } from "../components/LiveVisitors";
 import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
+import { eventFilters, FiltersContext, useFilterScope, useOverviewFilters, visitOnly, withFilter, type FilterScope, type OverviewFilter } from "../overviewFilters";
 import type { DateRange } from "../range";
 import { oneOf, useQueryState } from "../router";
 import type { DataEnv, Interval, Product } from "../types";
 
 /** The top pages, shown beside the entry and exit pages. */
 const topPages: BreakdownProps = { property: "path", title: "Top pages", heading: "Page" };
-
-/** The other breakdown tables of the overview, from trends of $pageview. */
-const breakdowns: BreakdownProps[] = [
-  {
-    property: "source",
-    title: "Top sources",
-    heading: "Source",
-    // Where visits came from (docs/ingest.md): a move within the site and a
-    // direct visit have no source. A source opens its full referrers.
-    filters: [{ property: "source", operator: "is_set" }],
-    empty: "No visit came from another site in this range.",
-    detail: { property: "referrer", heading: "Referrer" },
-  },
-];
 
 /** rangeInterval picks the chart's bucket for a range: days up to 90 days, then weeks. */
 export function rangeInterval(range: DateRange): Interval {
@@ -63,13 +52,23 @@ export { totals };
  * refreshed every ten seconds. env picks live data or the events of test
  * keys. readOnly is a shared link's view: no annotating, and no
  * setup help when there is no data.
+ *
+ * A row of any card filters the whole page by its value (docs/dashboard.md,
+ * "Filters"): the filters show as chips above the figures, live in the URL
+ * (?f=is,country,DE), and reach every card through FiltersContext.
  */
 export function Overview(props: { product: Product | null; range: DateRange; env: DataEnv; readOnly?: boolean }) {
+  const [filters, setFilters] = useOverviewFilters();
   if (!props.product) return <NoProduct />;
-  return <OverviewPage key={props.product.id} product={props.product} range={props.range} env={props.env} readOnly={props.readOnly} />;
+  const scope: FilterScope = { filters, add: (f) => setFilters(withFilter(filters, f)) };
+  return (
+    <FiltersContext.Provider value={scope}>
+      <OverviewPage key={props.product.id} product={props.product} range={props.range} env={props.env} readOnly={props.readOnly} onFilters={setFilters} />
+    </FiltersContext.Provider>
+  );
 }
 
-function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv; readOnly?: boolean }) {
+function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv; readOnly?: boolean; onFilters: (fs: OverviewFilter[]) => void }) {
   const pid = props.product.id;
   const { from, to } = props.range;
   const { env } = props;
@@ -78,11 +77,13 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv;
   const [source, setSource] = useQueryState("source", "");
   // Whether the chart overlays the previous period, in the URL so a link or a reload keeps it.
   const [compare, setCompare] = useQueryState<"" | "previous">("compare", "", oneOf(["previous"] as const));
+  const filters = useFilterScope()?.filters ?? [];
+  const blocked = visitOnly(filters);
   const names = useEventNamesResult(pid, { from, to }, env);
   const previous = previousPeriod({ from, to });
   const period = periodName({ from, to });
-  const cur = usePeriod(pid, { from, to }, interval, env);
-  const prev = usePeriod(pid, previous, interval, env);
+  const cur = usePeriod(pid, { from, to }, interval, env, filters);
+  const prev = usePeriod(pid, previous, interval, env, filters);
   const [annotations, addAnnotation] = useChartAnnotations(pid, from, to, null);
   const [picked, setPicked] = useState<number | null>(null);
 
@@ -111,7 +112,8 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv;
         <LiveVisitors product={pid} env={env} />
       </div>
       {names && noEvents && pageviews === 0 && !props.readOnly ? <NoData product={props.product} range={props.range} env={env} names={names} /> : null}
-      <FigureCards figures={figures(cur, prev, period, props.range)} />
+      <FilterChips filters={filters} onChange={props.onFilters} />
+      <FigureCards figures={figures(cur, prev, period, props.range, filters)} />
       <section class="card" aria-labelledby="traffic-title">
         <div class="section-head tight">
           <h2 id="traffic-title">Traffic</h2>
@@ -124,6 +126,7 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv;
             Compare with the previous period
           </label>
         </div>
+        {blocked ? <VisitOnly filter={blocked} /> : null}
         {series.state === "loading" ? <Skeleton rows={5} label="Loading traffic…" /> : null}
         {series.state === "failed" ? <ErrorState message={series.error} onRetry={cur.retrySeries} /> : null}
         {series.state === "done" ? (
@@ -149,21 +152,11 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv;
         <SessionPages sessions={cur.sessions} onRetry={cur.retrySessions} />
       </div>
       <div class="grid-2">
-        {breakdowns.map((b) => (
-          <BreakdownCard
-            key={b.property}
-            product={pid}
-            from={from}
-            to={to}
-            env={env}
-            {...b}
-            {...(b.detail ? { open: source || null, onOpen: (v: string | null) => setSource(v ?? "") } : {})}
-          />
-        ))}
+        <Sources product={pid} from={from} to={to} env={env} open={source || null} onOpen={(v) => setSource(v ?? "")} />
         <Countries product={pid} from={from} to={to} env={env} readOnly={props.readOnly} />
         <Devices product={pid} from={from} to={to} env={env} />
       </div>
-      <Goals product={pid} from={from} to={to} env={env} readOnly={props.readOnly} />
+      <Goals product={pid} from={from} to={to} env={env} filters={eventFilters(filters)} visitFilter={blocked} readOnly={props.readOnly} />
       {picked !== null ? (
         <AnnotateDialog product={pid} at={picked} savedQueries={[]} onCreated={addAnnotation} onClose={() => setPicked(null)} />
       ) : null}

@@ -12,10 +12,24 @@
 import { setUpOwner } from "./owner.mjs";
 import { watchedPage } from "./page.mjs";
 
-const US = "8.8.8.8";
-const NL = "193.0.14.129";
-const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1";
-const LINUX_CHROME = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+export const US = "8.8.8.8";
+export const NL = "193.0.14.129";
+export const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1";
+export const LINUX_CHROME = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+
+/**
+ * sendFrom sends each [address, user agent, batch] of sends to /e as a
+ * browser behind the trusted proxy would: the address as X-Forwarded-For
+ * (none: the proxy's own), and fails unless every event is accepted.
+ */
+export async function sendFrom(strata, key, sends) {
+  for (const [addr, ua, batch] of sends) {
+    const headers = { "Content-Type": "application/json", "X-API-Key": key, "User-Agent": ua, ...(addr ? { "X-Forwarded-For": addr } : {}) };
+    const res = await fetch(`${strata.url}/e`, { method: "POST", headers, body: JSON.stringify({ batch }) });
+    const body = await res.json();
+    if (res.status !== 202 || body.accepted !== batch.length) throw new Error(`${addr}: ${res.status} ${JSON.stringify(body)}`);
+  }
+}
 
 /** geoPages runs the checks; `h` is the harness's (see run.mjs). */
 export async function geoPages(browser, h) {
@@ -42,14 +56,7 @@ export async function geoPages(browser, h) {
     [NL, LINUX_CHROME, [...views("g4", 3, 1280), ...views("g5", 1, 1920)]],
     ["", LINUX_CHROME, views("g6", 2)],
   ];
-  await h.check("the page views from each country are accepted", async () => {
-    for (const [addr, ua, batch] of sends) {
-      const headers = { "Content-Type": "application/json", "X-API-Key": key, "User-Agent": ua, ...(addr ? { "X-Forwarded-For": addr } : {}) };
-      const res = await fetch(`${strata.url}/e`, { method: "POST", headers, body: JSON.stringify({ batch }) });
-      const body = await res.json();
-      if (res.status !== 202 || body.accepted !== batch.length) throw new Error(`${addr}: ${res.status} ${JSON.stringify(body)}`);
-    }
-  });
+  await h.check("the page views from each country are accepted", () => sendFrom(strata, key, sends));
 
   const rows = (label) =>
     page
@@ -71,7 +78,8 @@ export async function geoPages(browser, h) {
     ]);
     // The flag is for the eye only: the button's name is the country's.
     await countries.getByRole("button", { name: "Netherlands", exact: true }).waitFor();
-    if ((await countries.getByRole("button", { name: "Unknown" }).count()) !== 0) throw new Error("Unknown opens as if it were a country");
+    // Unknown filters the Overview (filters.mjs) but opens nothing.
+    if ((await countries.locator("button[aria-expanded]", { hasText: "Unknown" }).count()) !== 0) throw new Error("Unknown opens as if it were a country");
   });
   await h.check("the Countries card credits DB-IP with a link, as its licence asks", async () => {
     const link = countries.getByRole("link", { name: "IP Geolocation by DB-IP", exact: true });

@@ -34,7 +34,8 @@
 // the Overview's Countries and Devices cards behind a trusted proxy (geo.mjs);
 // goals added and deleted in Settings and the Overview's Goals card (goals.mjs);
 // the product's time zone set in Settings, "Today" and a trend's day in it (timezone.mjs);
-// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=goals, E2E_ONLY=timezone or E2E_ONLY=replays,users runs those parts alone
+// click to filter on the Overview: chips, the URL, back and forward (filters.mjs);
+// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=goals, E2E_ONLY=timezone, E2E_ONLY=filters or E2E_ONLY=replays,users runs those parts alone
 // (E2E_ONLY=main the main run without error tracking, sources, overview, geo).
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
@@ -66,6 +67,7 @@ import { overviewPages } from "./overview.mjs";
 import { geoPages } from "./geo.mjs";
 import { goalPages } from "./goals.mjs";
 import { timeZonePages } from "./timezone.mjs";
+import { filterPages } from "./filters.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = join(here, "..", "..");
@@ -98,6 +100,7 @@ async function main() {
       overview: overviewPages,
       geo: geoPages,
       goals: goalPages,
+      filters: filterPages,
       replays: replayPages,
       users: userPages,
       errors: errorPages,
@@ -120,6 +123,7 @@ async function main() {
   await overviewPages(browser, h);
   await geoPages(browser, h);
   await goalPages(browser, h);
+  await filterPages(browser, h);
   await errorPages(browser, h);
   await realBrowserErrors(browser, h);
   await messagePages(browser, h);

@@ -362,6 +362,7 @@ type SessionCase struct {
 	From, To time.Time
 	Interval string
 	Limit    int
+	Filters  []Filter
 	Want     SessionsResult
 }
 
@@ -455,6 +456,65 @@ func SessionCases() []SessionCase {
 				Buckets: []SessionBucket{{Date: at(4, 0, 0), SessionStats: stats(4, 2, 3, 3*time.Minute)}},
 				Entry:   []SessionPage{{"/", stats(2, 1, 2, 3*time.Minute)}},
 				Exit:    []SessionPage{{"/", stats(2, 1, 2, 3*time.Minute)}},
+			},
+		},
+		{
+			// Entry page / and a page view of /pricing somewhere in the
+			// visit. u1: / then /pricing 4 minutes later: enters by /
+			// and views /pricing, kept (2 page views, 240 s). u2: / then
+			// /docs: enters by / but never views /pricing, left out. u3:
+			// /pricing then /: views /pricing but enters by /pricing, left
+			// out. u4: a signup without a page view: no entry page, left
+			// out. u5: /, then /pricing 31 minutes later: two visits, the
+			// first enters by / without /pricing and the second enters by
+			// /pricing, both left out. → 1 visit of 1 user, no bounce, 2
+			// page views, 240 s, entering by / and leaving by /pricing.
+			Name: "an entry page filter and an event filter together",
+			Events: []Event{
+				pv("u1", "/", at(5, 8, 0), "a"),
+				pv("u1", "/pricing", at(5, 8, 4), "a"),
+				pv("u2", "/", at(5, 8, 0), "b"),
+				pv("u2", "/docs", at(5, 8, 1), "b"),
+				pv("u3", "/pricing", at(5, 8, 0), ""),
+				pv("u3", "/", at(5, 8, 2), ""),
+				{DistinctID: "u4", Name: "signup", Time: at(5, 8, 0), Path: "/pricing"},
+				pv("u5", "/", at(5, 9, 0), ""),
+				pv("u5", "/pricing", at(5, 9, 31), ""),
+			},
+			From: at(5, 0, 0), To: at(5, 0, 0), Interval: "day", Limit: 10,
+			Filters: []Filter{{"entry_page", "eq", "/"}, {"path", "eq", "/pricing"}},
+			Want: SessionsResult{
+				Totals: stats(1, 0, 2, 4*time.Minute), Visitors: 1,
+				Buckets: []SessionBucket{{Date: at(5, 0, 0), SessionStats: stats(1, 0, 2, 4*time.Minute)}},
+				Entry:   []SessionPage{{"/", stats(1, 0, 2, 4*time.Minute)}},
+				Exit:    []SessionPage{{"/pricing", stats(1, 0, 2, 4*time.Minute)}},
+			},
+		},
+		{
+			// Exit page /b. u1: /a then /b: leaves by /b, kept (2 page
+			// views, 60 s, not a bounce). u2: /b alone: enters and leaves
+			// by /b, kept (a bounce). u3: /b then /a: leaves by /a, left
+			// out. u4: /b then a click: its last page view is /b, so it
+			// leaves by /b although the click came after, kept (1 page
+			// view, not a bounce, 30 s). → 3 visits of 3 users, 1 bounce,
+			// 4 page views, 90 s; entry /a 1, /b 2; exit /b 3.
+			Name: "an exit page filter",
+			Events: []Event{
+				pv("u1", "/a", at(6, 8, 0), ""),
+				pv("u1", "/b", at(6, 8, 1), ""),
+				pv("u2", "/b", at(6, 8, 0), ""),
+				pv("u3", "/b", at(6, 8, 0), ""),
+				pv("u3", "/a", at(6, 8, 1), ""),
+				pv("u4", "/b", at(6, 8, 0), ""),
+				{DistinctID: "u4", Name: "button_clicked", Time: at(6, 8, 0).Add(30 * time.Second), Path: "/c"},
+			},
+			From: at(6, 0, 0), To: at(6, 0, 0), Interval: "day", Limit: 10,
+			Filters: []Filter{{"exit_page", "eq", "/b"}},
+			Want: SessionsResult{
+				Totals: stats(3, 1, 4, 90*time.Second), Visitors: 3,
+				Buckets: []SessionBucket{{Date: at(6, 0, 0), SessionStats: stats(3, 1, 4, 90*time.Second)}},
+				Entry:   []SessionPage{{"/b", stats(2, 1, 2, 30*time.Second)}, {"/a", stats(1, 0, 2, time.Minute)}},
+				Exit:    []SessionPage{{"/b", stats(3, 1, 4, 90*time.Second)}},
 			},
 		},
 	}

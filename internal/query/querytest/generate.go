@@ -432,5 +432,22 @@ func GenerateSessions(seed int64) SessionDataset {
 			t = t.Add(sessionGaps[r.IntN(len(sessionGaps))])
 		}
 	}
+	// An entry or exit page filter now and then, drawn after the events
+	// so that the datasets before it stay as they were; its path is
+	// mostly one the page views have, so that it keeps some visits.
+	if r.IntN(2) == 0 {
+		prop := pick(r, []string{"entry_page", "exit_page"})
+		var paths []string
+		for _, e := range ds.Events {
+			if e.Name == "$pageview" {
+				paths = append(paths, e.Path)
+			}
+		}
+		path := "/nowhere"
+		if len(paths) > 0 && r.IntN(5) != 0 {
+			path = pick(r, paths)
+		}
+		ds.Filters = append(ds.Filters, Filter{prop, "eq", path})
+	}
 	return ds
 }

@@ -745,7 +745,10 @@ type visit struct {
 //     then path, and cuts it wherever two consecutive events are 30
 //     minutes or more apart: each piece is a visit.
 //  3. It keeps the visits whose first event is inside the range and, with
-//     filters, at least one of whose events passes every filter.
+//     filters, at least one of whose events passes every filter. A filter
+//     of entry_page or exit_page (eq only) is the visit's: the visit's
+//     entry (exit) page must be its value, so a visit without a page view
+//     never passes it.
 //  4. A visit is a bounce when it has at most one $pageview and no event
 //     other than $pageview, $identify and $exposure. Its duration is its
 //     last event's time minus its first's; its entry page is the path of
@@ -758,6 +761,14 @@ func Sessions(events []Event, test bool, filters []Filter, from, to time.Time, i
 // buckets local ones.
 func SessionsIn(loc *time.Location, events []Event, test bool, filters []Filter, from, to time.Time, interval string, limit int) SessionsResult {
 	from, end := midnight(from, loc), midnight(to.AddDate(0, 0, 1), loc)
+	var eventFilters, pageFilters []Filter
+	for _, f := range filters {
+		if f.Property == "entry_page" || f.Property == "exit_page" {
+			pageFilters = append(pageFilters, f)
+		} else {
+			eventFilters = append(eventFilters, f)
+		}
+	}
 	groups := map[[2]string][]Event{}
 	for _, e := range events {
 		if e.Test != test || e.Bot || e.Time.Before(from.Add(-sessionGap)) || !e.Time.Before(end.Add(sessionLookahead)) {
@@ -801,7 +812,7 @@ func SessionsIn(loc *time.Location, events []Event, test bool, filters []Filter,
 		}
 		matched := false
 		for _, e := range v.events {
-			matched = matched || passesAll(e, filters)
+			matched = matched || passesAll(e, eventFilters)
 		}
 		if !matched {
 			continue
@@ -821,6 +832,9 @@ func SessionsIn(loc *time.Location, events []Event, test bool, filters []Filter,
 		}
 		if s.Pageviews <= 1 && !interactive {
 			s.Bounces = 1
+		}
+		if !pagesPass(pages, pageFilters) {
+			continue
 		}
 		res.Totals.add(s)
 		users[v.user] = true
@@ -869,4 +883,22 @@ func topPages(m map[string]*SessionStats, limit int) []SessionPage {
 		out = out[:limit]
 	}
 	return out
+}
+
+// pagesPass reports whether a visit of page views pages (their paths, in
+// order) passes every entry_page and exit_page filter.
+func pagesPass(pages []string, filters []Filter) bool {
+	for _, f := range filters {
+		if len(pages) == 0 {
+			return false
+		}
+		page := pages[0]
+		if f.Property == "exit_page" {
+			page = pages[len(pages)-1]
+		}
+		if page != f.Value {
+			return false
+		}
+	}
+	return true
 }

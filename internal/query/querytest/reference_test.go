@@ -721,7 +721,7 @@ func TestGenerateShape(t *testing.T) {
 func TestSessionCases(t *testing.T) {
 	for _, c := range SessionCases() {
 		t.Run(c.Name, func(t *testing.T) {
-			got := Sessions(c.Events, false, nil, c.From, c.To, c.Interval, c.Limit)
+			got := Sessions(c.Events, false, c.Filters, c.From, c.To, c.Interval, c.Limit)
 			if !reflect.DeepEqual(got, c.Want) {
 				t.Errorf("Sessions =\n %+v\nwant\n %+v", got, c.Want)
 			}
@@ -734,7 +734,7 @@ func TestSessionCases(t *testing.T) {
 // starting before the range and visits after its end, and bounces and
 // non-bounces.
 func TestGenerateSessions(t *testing.T) {
-	var splits, before, bounces, nonBounces int
+	var splits, before, bounces, nonBounces, pageFiltered int
 	for seed := int64(1); seed <= 40; seed++ {
 		ds := GenerateSessions(seed)
 		if !reflect.DeepEqual(ds, GenerateSessions(seed)) {
@@ -753,9 +753,23 @@ func TestGenerateSessions(t *testing.T) {
 		r := Sessions(ds.Events, false, nil, ds.From, ds.To, ds.Interval, ds.Limit)
 		bounces += int(r.Totals.Bounces)
 		nonBounces += int(r.Totals.Visits - r.Totals.Bounces)
+		// A page filter that keeps some visits and drops others.
+		var events []Filter
+		for _, f := range ds.Filters {
+			if f.Property != "entry_page" && f.Property != "exit_page" {
+				events = append(events, f)
+			}
+		}
+		if len(events) < len(ds.Filters) {
+			all := Sessions(ds.Events, false, events, ds.From, ds.To, ds.Interval, ds.Limit).Totals.Visits
+			kept := Sessions(ds.Events, false, ds.Filters, ds.From, ds.To, ds.Interval, ds.Limit).Totals.Visits
+			if kept > 0 && kept < all {
+				pageFiltered++
+			}
+		}
 	}
-	if splits == 0 || before == 0 || bounces == 0 || nonBounces == 0 {
-		t.Errorf("the datasets miss an edge: %d gaps of exactly 30 minutes, %d events in the look-back, %d bounces, %d non-bounces",
-			splits, before, bounces, nonBounces)
+	if splits == 0 || before == 0 || bounces == 0 || nonBounces == 0 || pageFiltered < 5 {
+		t.Errorf("the datasets miss an edge: %d gaps of exactly 30 minutes, %d events in the look-back, %d bounces, %d non-bounces, %d page filters keeping some visits and not others",
+			splits, before, bounces, nonBounces, pageFiltered)
 	}
 }

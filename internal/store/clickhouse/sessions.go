@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"context"
+	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
@@ -51,6 +52,12 @@ func (s *Store) Sessions(ctx context.Context, q analytics.SessionsQuery) (_ anal
 	// Per-visit arrays (v_…) hold one element per visit, in visit order;
 	// w_… the same for the visits with a page view, which line up with
 	// their entry and exit paths.
+	// Without page filters the visits kept are those in the range with a
+	// matching event; with them, v_in is that, and v_keep adds them.
+	inRange := "v_keep"
+	if len(q.Pages) > 0 {
+		inRange = "v_in"
+	}
 	arrays := []string{
 		"arrayMap(q1 -> q1.1, ev) AS a_t",
 		"arrayMap(q2 -> q2.3, ev) AS a_k",
@@ -70,7 +77,7 @@ func (s *Store) Sessions(ctx context.Context, q analytics.SessionsQuery) (_ anal
 		"arrayMap((q20, q21) -> toUInt64(q20 - q21), arrayFilter((q22, q23) -> q23 = 1, c_pv, a_fin), b_pv) AS v_pv",
 		"arrayMap((q24, q25) -> toUInt64(q24 - q25), arrayFilter((q26, q27) -> q27 = 1, c_int, a_fin), b_int) AS v_int",
 		"arrayMap((q28, q29, q30) -> toUInt8(q28 >= " + b.arg(q.From.UnixMicro()) + " AND q28 < " + b.arg(q.To.UnixMicro()) +
-			" AND q29 > q30), v_start, arrayFilter((q31, q32) -> q32 = 1, c_m, a_fin), b_m) AS v_keep",
+			" AND q29 > q30), v_start, arrayFilter((q31, q32) -> q32 = 1, c_m, a_fin), b_m) AS " + inRange,
 		"arrayMap((q33, q34) -> toUInt64(q33 <= 1 AND q34 = 0), v_pv, v_int) AS v_bounce",
 		// Page views in order, each with its visit's number; a visit's
 		// entry is its first, its exit its last.
@@ -80,6 +87,9 @@ func (s *Store) Sessions(ctx context.Context, q analytics.SessionsQuery) (_ anal
 		// (Sliced back to the length of p_first, so that a session
 		// without page views keeps an empty array.)
 		"arraySlice(arrayPushBack(arraySlice(p_first, 2), toUInt8(1)), 1, length(p_first)) AS p_last",
+	}
+	if len(q.Pages) > 0 {
+		arrays = append(arrays, pageFilterArrays(&b, q.Pages)...)
 	}
 	with := func(name, v string) string {
 		return "arrayFilter((w1, w2) -> w2 > 0, " + v + ", v_pv) AS " + name
@@ -164,4 +174,36 @@ func (s *Store) Sessions(ctx context.Context, q analytics.SessionsQuery) (_ anal
 	}
 	res.Sort()
 	return res, nil
+}
+
+// pageFilterArrays are the arrays that keep the visits whose entry and
+// exit pages are the filters' paths (analytics.PageFilter). Each visit
+// with a page view gets its flag from its entry and exit paths (p_entry,
+// p_exit, one per such visit, in visit order). A visit without a page
+// view has neither page, so its flag is 0. 18.16's lambdas cannot index
+// another array, so the flags are put back in visit order by sorting
+// (visit number, flag) pairs: those of the visits with a page view and a
+// 0 for each of the others. v_keep is then v_in (the range and the event
+// filters) and that flag.
+func pageFilterArrays(b *builder, pages []analytics.PageFilter) []string {
+	var cond strings.Builder
+	for i, f := range pages {
+		if i > 0 {
+			cond.WriteString(" AND ")
+		}
+		page := "pf1"
+		if f.Exit {
+			page = "pf2"
+		}
+		cond.WriteString(page + " = " + b.arg(f.Path))
+	}
+	return []string{
+		"arrayFilter((pf3, pf4) -> pf4 = 1, p_path, p_first) AS p_entry",
+		"arrayFilter((pf5, pf6) -> pf6 = 1, p_path, p_last) AS p_exit",
+		"arrayMap((pf1, pf2) -> toUInt8(" + cond.String() + "), p_entry, p_exit) AS p_pass",
+		"arrayMap(pf7 -> pf7.2, arraySort(arrayConcat(" +
+			"arrayMap((pf8, pf9) -> (pf8, pf9), arrayFilter((pf10, pf11) -> pf11 > 0, arrayEnumerate(v_pv), v_pv), p_pass), " +
+			"arrayMap(pf12 -> (pf12, toUInt8(0)), arrayFilter((pf13, pf14) -> pf14 = 0, arrayEnumerate(v_pv), v_pv))))) AS v_pass",
+		"arrayMap((pf15, pf16) -> toUInt8(pf15 = 1 AND pf16 = 1), v_in, v_pass) AS v_keep",
+	}
 }

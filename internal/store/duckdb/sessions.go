@@ -65,14 +65,24 @@ func (s *Store) Sessions(ctx context.Context, q analytics.SessionsQuery) (_ anal
 	b.Write(" AND NOT is_bot)",
 		", g AS (SELECT *, CASE WHEN epoch_us(ts) - epoch_us(lag(ts) OVER w) < ", b.arg(analytics.SessionGap.Microseconds()),
 		" THEN 0 ELSE 1 END AS new FROM e WINDOW w AS (PARTITION BY uid, sid ORDER BY ts))",
-		", n AS (SELECT *, sum(new) OVER (PARTITION BY uid, sid ORDER BY ts) AS vn FROM g)",
-		// A visit's entry page is its first page view's path, of equal
-		// times the least path; its exit page the last's, the greatest.
-		", v AS MATERIALIZED (SELECT uid, min(ts) AS start, epoch_us(max(ts)) - epoch_us(min(ts)) AS dur,",
+		", n AS (SELECT *, sum(new) OVER (PARTITION BY uid, sid ORDER BY ts) AS vn FROM g)")
+	// A visit's entry page is its first page view's path, of equal times
+	// the least path; its exit page the last's, the greatest. Neither is
+	// set for a visit without a page view, which then fails a page filter.
+	entry, exit := "arg_min(path, (ts, path)) FILTER (WHERE kind = 0)", "arg_max(path, (ts, path)) FILTER (WHERE kind = 0)"
+	b.Write(", v AS MATERIALIZED (SELECT uid, min(ts) AS start, epoch_us(max(ts)) - epoch_us(min(ts)) AS dur,",
 		" count(*) FILTER (WHERE kind = 0) AS pv,",
 		" (count(*) FILTER (WHERE kind = 0) <= 1 AND count(*) FILTER (WHERE kind = 2) = 0)::BIGINT AS bounce,",
-		" arg_min(path, (ts, path)) FILTER (WHERE kind = 0) AS entry, arg_max(path, (ts, path)) FILTER (WHERE kind = 0) AS exit",
-		" FROM n GROUP BY uid, sid, vn HAVING min(ts) >= ", b.arg(q.From.UTC()), " AND min(ts) < ", b.arg(q.To.UTC()), " AND bool_or(m))")
+		" ", entry, " AS entry, ", exit, " AS exit",
+		" FROM n GROUP BY uid, sid, vn HAVING min(ts) >= ", b.arg(q.From.UTC()), " AND min(ts) < ", b.arg(q.To.UTC()), " AND bool_or(m)")
+	for _, f := range q.Pages {
+		page := entry
+		if f.Exit {
+			page = exit
+		}
+		b.Write(" AND ", page, " = ", b.arg(f.Path))
+	}
+	b.Write(")")
 	stats := "count(*), sum(bounce)::BIGINT, sum(pv)::BIGINT, sum(dur)::BIGINT"
 	b.Write(" SELECT 0 AS part, NULL::TIMESTAMP, '', ", stats, ", count(DISTINCT uid) FROM v",
 		" UNION ALL SELECT 1, date_trunc('", truncSQL[q.Interval], "', ", b.local(q.EventRange, "start", q.From, q.To), ") AS bucket, '', ", stats, ", 0 FROM v GROUP BY bucket")

@@ -75,7 +75,7 @@ func testSessionCases(ctx context.Context, t *testing.T, s Events) {
 		if err := s.AppendEvents(ctx, storeEvents(p.ID, c.Events)); err != nil {
 			t.Fatal(err)
 		}
-		if got := sessionsOf(t, s, p.ID, analytics.EnvLive, c.From, c.To, c.Interval, nil, c.Limit); !reflect.DeepEqual(got, c.Want) {
+		if got := sessionsOf(t, s, p.ID, analytics.EnvLive, c.From, c.To, c.Interval, c.Filters, c.Limit); !reflect.DeepEqual(got, c.Want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", c.Name, got, c.Want)
 		}
 	}

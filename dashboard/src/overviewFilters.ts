@@ -1,0 +1,135 @@
+// The Overview's filters (docs/dashboard.md, "Filters"): what a click on a
+// card's row adds, how the filters sit in the URL, and what each query of
+// the page sends for them. Kept apart from the page so that every card
+// reads them from one context rather than through every prop.
+import { createContext } from "preact";
+import { useContext } from "preact/hooks";
+import { countryName } from "./components/Countries";
+import { deviceName, screenName } from "./components/Devices";
+import { channelNames } from "./pages/Acquisition";
+import { useQueryState } from "./router";
+import type { FilterRequest, SessionsRequest } from "./types";
+
+/** OverviewFilter is one chip: the property is value. An empty value is the rows "(none)" and "Unknown". */
+export interface OverviewFilter {
+  property: string;
+  value: string;
+}
+
+/** The properties the Overview's rows filter by, as the chips name them. */
+export const filterProperties: Record<string, string> = {
+  path: "Page",
+  entry_page: "Entry page",
+  exit_page: "Exit page",
+  source: "Source",
+  referrer: "Referrer",
+  channel: "Channel",
+  utm_source: "UTM source",
+  utm_medium: "UTM medium",
+  utm_campaign: "UTM campaign",
+  country: "Country",
+  region: "Region",
+  city: "City",
+  browser: "Browser",
+  os: "OS",
+  device_type: "Device",
+  screen_class: "Screen size",
+};
+
+/** Entry and exit pages are a visit's, not an event's: only the sessions query takes them. */
+export function isVisitProperty(property: string): boolean {
+  return property === "entry_page" || property === "exit_page";
+}
+
+/** valueName is a filter's value as its card shows it ("DE" is "Germany"). */
+export function valueName(f: OverviewFilter): string {
+  switch (f.property) {
+    case "country":
+      return countryName(f.value);
+    case "channel":
+      return channelNames[f.value] ?? (f.value || "(none)");
+    case "device_type":
+      return deviceName(f.value || "(none)");
+    case "screen_class":
+      return screenName(f.value || "(none)");
+  }
+  return f.value || "(none)";
+}
+
+/** describeFilter is a chip's text: "Country is Germany". */
+export function describeFilter(f: OverviewFilter): string {
+  return `${filterProperties[f.property] ?? f.property} is ${valueName(f)}`;
+}
+
+/**
+ * The URL holds the filters as Plausible's does, one parameter repeated:
+ * ?f=is,country,DE&f=is,source,Google. The value is everything after the
+ * second comma, so a value with commas survives; an entry whose property
+ * the Overview does not know is dropped.
+ */
+export function parseFilters(values: string[]): OverviewFilter[] | null {
+  const out: OverviewFilter[] = [];
+  for (const v of values) {
+    const m = /^is,([a-z_]+),([\s\S]*)$/.exec(v);
+    if (!m || !(m[1] in filterProperties) || out.some((f) => f.property === m[1])) continue;
+    out.push({ property: m[1], value: m[2] });
+  }
+  return out.length ? out : null;
+}
+
+export function formatFilters(fs: OverviewFilter[]): string[] {
+  return fs.map((f) => `is,${f.property},${f.value}`);
+}
+
+/** eventFilters are the filters a trend takes: every event property, the empty value as "not set". */
+export function eventFilters(fs: OverviewFilter[]): FilterRequest[] {
+  return fs
+    .filter((f) => !isVisitProperty(f.property))
+    .map((f) => (f.value === "" ? { property: f.property, operator: "is_not_set" } : { property: f.property, operator: "eq", value: f.value }));
+}
+
+/** sessionFilters are the sessions query's: the event filters and the entry and exit pages. */
+export function sessionFilters(fs: OverviewFilter[]): NonNullable<SessionsRequest["filters"]> {
+  return [
+    ...eventFilters(fs),
+    ...fs.filter((f) => isVisitProperty(f.property)).map((f) => ({ property: f.property as "entry_page" | "exit_page", operator: "eq" as const, value: f.value })),
+  ];
+}
+
+/**
+ * FilterScope is what the Overview's cards read: the filters, and add,
+ * which a row calls. A value of a property already filtered replaces it
+ * (as a click does in Plausible): the filters of different properties
+ * combine, all of them must hold.
+ */
+export interface FilterScope {
+  filters: OverviewFilter[];
+  add: (f: OverviewFilter) => void;
+}
+
+export const FiltersContext = createContext<FilterScope | null>(null);
+
+/** useFilterScope is the Overview's filters, or null outside it (Acquisition's cards do not filter). */
+export function useFilterScope(): FilterScope | null {
+  return useContext(FiltersContext);
+}
+
+/**
+ * visitOnly names the entry or exit page filter a page-view card cannot
+ * take (a page view has no entry page), or null without one.
+ */
+export function visitOnly(fs: OverviewFilter[]): string | null {
+  const f = fs.find((x) => isVisitProperty(x.property));
+  return f ? (filterProperties[f.property] ?? f.property).toLowerCase() : null;
+}
+
+/** useOverviewFilters keeps the filters in the URL: each change a new history entry, so back undoes it. */
+export function useOverviewFilters(): [OverviewFilter[], (fs: OverviewFilter[]) => void] {
+  return useQueryState<OverviewFilter[]>("f", [], parseFilters, formatFilters);
+}
+
+/** withFilter is fs with f added, replacing a filter of the same property. */
+export function withFilter(fs: OverviewFilter[], f: OverviewFilter): OverviewFilter[] {
+  const i = fs.findIndex((x) => x.property === f.property);
+  return i < 0 ? [...fs, f] : fs.map((x, k) => (k === i ? f : x));
+}
