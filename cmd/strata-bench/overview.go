@@ -101,6 +101,9 @@ type overviewResult struct {
 	// slot: 503 server_busy).
 	failed []int
 	why    []string
+	// alone is each request's median time sent alone, one after the
+	// other: its own cost, without the wait for a query slot.
+	alone []time.Duration
 }
 
 func median(ds []time.Duration) time.Duration {
@@ -171,6 +174,17 @@ func timeOverview(srv *server, token string, reqs []benchQuery, runs int) (overv
 			}
 		}
 	}
+	for _, q := range reqs {
+		var times []time.Duration
+		for range runs {
+			_, took, err := call(q)
+			if err != nil {
+				return overviewResult{}, fmt.Errorf("%s alone: %w", q.name, err)
+			}
+			times = append(times, took)
+		}
+		res.alone = append(res.alone, median(times))
+	}
 	return res, nil
 }
 
@@ -215,13 +229,17 @@ func printOverviews(ranges []overviewRange, names []string, results [][]overview
 			r.from.Format("2006-01-02"), r.to.Format("2006-01-02"), runs)
 		fmt.Printf("%-52s", "")
 		for _, n := range names {
-			fmt.Printf(" %21s", n)
+			fmt.Printf(" %21s %10s", n, "alone")
 		}
 		fmt.Println()
-		fmt.Printf("%-52s", "whole Overview, until the last answer: median, max")
+		fmt.Printf("%-52s", "whole Overview until the last answer: median, max; sum alone")
 		for b := range names {
 			res := results[b][k]
-			fmt.Printf(" %10s %10s", ms(median(res.walls)), ms(slices.Max(res.walls)))
+			var sum time.Duration
+			for _, d := range res.alone {
+				sum += d
+			}
+			fmt.Printf(" %10s %10s %10s", ms(median(res.walls)), ms(slices.Max(res.walls)), ms(sum))
 		}
 		fmt.Println("  (target ≤ 500 ms)")
 		fmt.Printf("%-52s", "requests refused (of all runs)")
@@ -230,7 +248,7 @@ func printOverviews(ranges []overviewRange, names []string, results [][]overview
 			for _, f := range results[b][k].failed {
 				n += f
 			}
-			fmt.Printf(" %21s", fmt.Sprintf("%d of %d", n, len(results[b][k].failed)*runs))
+			fmt.Printf(" %21s %10s", fmt.Sprintf("%d of %d", n, len(results[b][k].failed)*runs), "")
 		}
 		fmt.Println()
 		for i, q := range overviewRequests(r.from, r.to) {
@@ -243,7 +261,7 @@ func printOverviews(ranges []overviewRange, names []string, results [][]overview
 					cell = fmt.Sprintf("%s (%d× %s)", cell, res.failed[i], res.why[i])
 					refused = true
 				}
-				fmt.Printf(" %21s", cell)
+				fmt.Printf(" %21s %10s", cell, ms(res.alone[i]))
 			}
 			if len(names) > 1 && q.path != "/api/v1/query/live" && !refused {
 				if bytes.Equal(results[0][k].answers[i], results[1][k].answers[i]) {

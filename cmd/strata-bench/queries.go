@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -475,6 +476,19 @@ func runQueryBench(o queryBench) ([]benchQuery, []backendResult, error) {
 			o.events, o.users, days, from.Format("2006-01-02"), to.Format("2006-01-02"), dataDir)
 	}
 
+	// The previous build reads a copy of data loaded earlier, taken before
+	// this build opens it: this build's migrations would make the file
+	// newer than the previous build accepts.
+	oldDir := dataDir
+	if o.oldBin != "" && reuse {
+		oldDir = dataDir + "-previous"
+		os.RemoveAll(oldDir)
+		if out, err := exec.Command("cp", "-r", dataDir, oldDir).CombinedOutput(); err != nil {
+			return nil, nil, fmt.Errorf("copying the data for the previous build: %v: %s", err, out)
+		}
+		defer os.RemoveAll(oldDir)
+	}
+
 	// The first start makes the product (and, on a new directory, the
 	// experiment whose exposures the events carry).
 	srv, err := startServer(bin, dataDir)
@@ -548,18 +562,18 @@ func runQueryBench(o queryBench) ([]benchQuery, []backendResult, error) {
 		// The previous build on the same data, one after the other: the
 		// figures are ratios on a machine that others may share.
 		old := backendResult{name: "old build"}
-		osrv, err := startServer(oldBin, dataDir)
+		osrv, err := startServer(oldBin, oldDir)
 		if err != nil {
 			return nil, nil, fmt.Errorf("the old build: %w", err)
 		}
-		if err := timeQueries(oldBin, dataDir, osrv, settleQuery, 1, &backendResult{}); err != nil {
+		if err := timeQueries(oldBin, oldDir, osrv, settleQuery, 1, &backendResult{}); err != nil {
 			osrv.stop()
 			return nil, nil, err
 		}
-		err = timeQueries(oldBin, dataDir, osrv, queries, runs, &old)
+		err = timeQueries(oldBin, oldDir, osrv, queries, runs, &old)
 		if err == nil {
 			var ov []overviewResult
-			ov, err = timeOverviews(oldBin, dataDir, osrv, ranges, runs)
+			ov, err = timeOverviews(oldBin, oldDir, osrv, ranges, runs)
 			overviews = append(overviews, ov)
 		}
 		osrv.stop()

@@ -55,6 +55,10 @@ import (
 // table.
 const visitSettle = analytics.SessionGap
 
+// checkpointVisits is how many visits a refresh adds before it
+// checkpoints (RefreshVisits): the first after a start adds them all.
+const checkpointVisits = 100_000
+
 // visitScope is the product and environment visits are kept for.
 type visitScope struct {
 	product int64
@@ -300,6 +304,13 @@ func (s *Store) RefreshVisits(ctx context.Context, settled time.Time) (int64, er
 			return added, fmt.Errorf("keeping visits of product %d (%s): %w", sc.product, sc.env, err)
 		}
 	}
+	if added >= checkpointVisits {
+		// Rows in the write-ahead log are read uncompressed, without zone
+		// maps, and deleted ones still scanned: after building many, fold
+		// them into the file as the idle checkpoint does for events. A
+		// checkpoint that cannot run now is left to the next one.
+		s.db.ExecContext(ctx, "CHECKPOINT")
+	}
 	return added, nil
 }
 
@@ -422,7 +433,10 @@ func (s *Store) refreshScope(ctx context.Context, sc visitScope, settled time.Ti
 		return 0, fmt.Errorf("building visits: %w", err)
 	}
 	defer conn.ExecContext(context.Background(), `DROP TABLE IF EXISTS visits_new`)
-	// 4. Keep the closed ones before the new horizon, and move it.
+	// 4. Keep the closed ones before the new horizon, and move it. (Every
+	// visit that starts before it is closed: the horizon is at most the
+	// earliest start of an open one.) In order of start, so that a range
+	// reads only the row groups of its days.
 	k.table.Lock()
 	defer k.table.Unlock()
 	var open sql.NullTime
@@ -434,7 +448,7 @@ func (s *Store) refreshScope(ctx context.Context, sc visitScope, settled time.Ti
 		next = minTime(next, open.Time.UTC())
 	}
 	res, err := conn.ExecContext(ctx, `INSERT INTO visits SELECT $1, $2, uid, sid, start, "end", pageviews, interactions, entry, exit
-		FROM visits_new WHERE closed AND start < $3`, sc.product, string(sc.env), next)
+		FROM visits_new WHERE closed AND start < $3 ORDER BY start`, sc.product, string(sc.env), next)
 	if err != nil {
 		return 0, fmt.Errorf("keeping visits: %w", err)
 	}
