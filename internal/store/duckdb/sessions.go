@@ -77,7 +77,14 @@ func (s *Store) sessions(ctx context.Context, q analytics.SessionsQuery, kept ti
 		}
 	}
 	b.Write(" AS m FROM events WHERE ")
-	b.scope("", q.EventRange, from.Add(-analytics.SessionGap), q.To.Add(analytics.SessionLookahead))
+	end := q.To.Add(analytics.SessionLookahead)
+	if !kept.IsZero() && !kept.Before(q.To) {
+		// Every visit of the range is kept: no visit can start at or
+		// after its end, so the statement reads no event (a day of them
+		// past the range otherwise, for nothing).
+		end = from.Add(-analytics.SessionGap)
+	}
+	b.scope("", q.EventRange, from.Add(-analytics.SessionGap), end)
 	b.Write(" AND NOT is_bot)",
 		", g AS (SELECT *, CASE WHEN epoch_us(ts) - epoch_us(lag(ts) OVER w) < ", b.arg(analytics.SessionGap.Microseconds()),
 		" THEN 0 ELSE 1 END AS new FROM e WINDOW w AS (PARTITION BY uid, sid ORDER BY ts))",
