@@ -135,10 +135,10 @@ func clickHouseContext() context.Context {
 const windowFunnelSQL = `
 SELECT countIf(level >= 1), countIf(level >= 2), countIf(level >= 3) FROM (
   SELECT user_id, windowFunnel(86400)(toUInt32(intDiv(ts, 1000000)),
-      event = 'page_viewed', event = 'button_clicked', event = 'form_submitted') AS level
+      event = '$pageview', event = 'button_clicked', event = 'form_submitted') AS level
   FROM ` + benchDatabase + `.events
   WHERE product_id = 1 AND env = 'live' AND is_bot = 0
-    AND event IN ('page_viewed', 'button_clicked', 'form_submitted') AND ts >= ? AND ts < ?
+    AND event IN ('$pageview', 'button_clicked', 'form_submitted') AND ts >= ? AND ts < ?
   GROUP BY user_id)`
 
 // compareWindowFunnel times Strata's funnel (the query engine on the

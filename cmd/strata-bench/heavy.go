@@ -28,7 +28,7 @@ import (
 // every step's join holds each user's events of a month.
 func heavyFunnel(from, to string) map[string]any {
 	return map[string]any{
-		"steps":    []string{"page_viewed", "button_clicked", "form_submitted", "signup", "purchase"},
+		"steps":    []string{"$pageview", "button_clicked", "form_submitted", "signup", "purchase"},
 		"dateFrom": from, "dateTo": to, "windowHours": 720,
 	}
 }

@@ -39,38 +39,39 @@ import (
 
 func main() {
 	var (
-		bin      = flag.String("strata", "bin/strata", "path to the strata binary")
-		duration = flag.Duration("duration", 20*time.Second, "length of each load phase")
-		conns    = flag.Int("conns", 8, "concurrent connections for batch load")
-		single   = flag.Int("single-conns", 256, "concurrent connections for single-event load (many independent browsers)")
-		srvArgs  = flag.String("server-args", "", "extra flags for strata serve, space-separated")
-		batch    = flag.Int("batch", 500, "events per batch request")
-		ceilingN = flag.Int("ceiling-events", 2_000_000, "events for the raw appender ceiling")
-		target   = flag.String("url", "", "load an already running server at this URL (with -key) and only that; for profiling")
-		key      = flag.String("key", "", "API key for -url")
-		suite    = flag.String("suite", "all", "which benchmarks to run: ingest, requests, queries, flags, messages, middleware, errors, all, or heavy (not part of all)")
-		qEvents  = flag.String("query-events", "10000000,50000000", "events for the query benchmark, a comma-separated list of sizes each run in turn")
-		qUsers   = flag.String("query-users", "", "users for each size of -query-events, comma-separated; empty: one per 20 events")
-		qOld     = flag.String("strata-old", "", "the previous build's strata binary: the queries suite times it on the same data, side by side")
-		qData    = flag.String("query-data", "", "keep the queries suite's data directories under this directory (one per size, named by its event count) and query them again on later runs of the same day instead of loading")
-		qPlain   = flag.Bool("query-plain", true, "also time the hand-written SQL funnel in process (the queries suite)")
-		qDays    = flag.Int("query-days", 30, "days the query benchmark's events span")
-		qRuns    = flag.Int("query-runs", 7, "timed runs of each query (the median is reported)")
-		qKeep    = flag.Bool("query-keep", false, "keep the query benchmark's data directory for inspection")
-		qCH      = flag.Bool("query-clickhouse", true, "also run the query benchmark on a local clickhouse-server, when installed")
-		hEvents  = flag.Int("heavy-events", 1_000_000, "events for the heavy-query benchmark")
-		hUsers   = flag.Int("heavy-users", 50_000, "users for the heavy-query benchmark")
-		hConc    = flag.Int("heavy-concurrency", 50, "queries sent at once in each burst of the heavy-query benchmark")
-		hRounds  = flag.Int("heavy-rounds", 1, "bursts of each heavy query")
-		hIngest  = flag.Int("heavy-ingest", 0, "connections posting 500-event batches during each burst of the heavy-query benchmark (0: none)")
-		fPart    = flag.String("flags-part", "all", "which part of the flags benchmark to run: config, results or all")
-		bareAddr = flag.String("bare-addr", "", "serve the bare fasthttp handler of the requests benchmark on this address, and nothing else (used by that benchmark)")
-		hData    = flag.String("heavy-data", "", "query this data directory, loaded by an earlier heavy run with -query-keep, instead of loading a new one")
-		hPart    = flag.String("heavy-part", "all", "which part of the heavy suite to run: bursts (concurrent heavy queries), queries (the query benchmark at -heavy-query-events, loaded in process) or all")
-		hqEvents = flag.Int("heavy-query-events", 100_000_000, "events for the heavy suite's query benchmark")
-		hqUsers  = flag.Int("heavy-query-users", 5_000_000, "users for the heavy suite's query benchmark")
-		xff      = flag.String("forwarded-for", "", "comma-separated addresses the Go client's /e requests carry as X-Forwarded-For, one per request in turn; with -server-args \"--trusted-proxies 127.0.0.1/32\" each batch is located by a public address, as behind a proxy (docs/benchmarks.md, \"Geography at ingest\")")
-		qLoad    = flag.String("query-load", "http", "how the queries suite loads its events: http (through POST /e, timed) or direct (in process, through the ingest pipeline, minutes for 100 M events; no ClickHouse part)")
+		bin       = flag.String("strata", "bin/strata", "path to the strata binary")
+		duration  = flag.Duration("duration", 20*time.Second, "length of each load phase")
+		conns     = flag.Int("conns", 8, "concurrent connections for batch load")
+		single    = flag.Int("single-conns", 256, "concurrent connections for single-event load (many independent browsers)")
+		srvArgs   = flag.String("server-args", "", "extra flags for strata serve, space-separated")
+		batch     = flag.Int("batch", 500, "events per batch request")
+		ceilingN  = flag.Int("ceiling-events", 2_000_000, "events for the raw appender ceiling")
+		target    = flag.String("url", "", "load an already running server at this URL (with -key) and only that; for profiling")
+		key       = flag.String("key", "", "API key for -url")
+		suite     = flag.String("suite", "all", "which benchmarks to run: ingest, requests, queries, flags, messages, middleware, errors, all, or heavy (not part of all)")
+		qEvents   = flag.String("query-events", "10000000,50000000", "events for the query benchmark, a comma-separated list of sizes each run in turn")
+		qUsers    = flag.String("query-users", "", "users for each size of -query-events, comma-separated; empty: one per 20 events")
+		qOld      = flag.String("strata-old", "", "the previous build's strata binary: the queries suite times it on the same data, side by side")
+		qData     = flag.String("query-data", "", "keep the queries suite's data directories under this directory (one per size, named by its event count) and query them again on later runs of the same day instead of loading")
+		qPlain    = flag.Bool("query-plain", true, "also time the hand-written SQL funnel in process (the queries suite)")
+		qDays     = flag.Int("query-days", 30, "days the query benchmark's events span")
+		qRuns     = flag.Int("query-runs", 7, "timed runs of each query (the median is reported)")
+		qKeep     = flag.Bool("query-keep", false, "keep the query benchmark's data directory for inspection")
+		qCH       = flag.Bool("query-clickhouse", true, "also run the query benchmark on a local clickhouse-server, when installed")
+		hEvents   = flag.Int("heavy-events", 1_000_000, "events for the heavy-query benchmark")
+		hUsers    = flag.Int("heavy-users", 50_000, "users for the heavy-query benchmark")
+		hConc     = flag.Int("heavy-concurrency", 50, "queries sent at once in each burst of the heavy-query benchmark")
+		hRounds   = flag.Int("heavy-rounds", 1, "bursts of each heavy query")
+		hIngest   = flag.Int("heavy-ingest", 0, "connections posting 500-event batches during each burst of the heavy-query benchmark (0: none)")
+		fPart     = flag.String("flags-part", "all", "which part of the flags benchmark to run: config, results or all")
+		bareAddr  = flag.String("bare-addr", "", "serve the bare fasthttp handler of the requests benchmark on this address, and nothing else (used by that benchmark)")
+		hData     = flag.String("heavy-data", "", "query this data directory, loaded by an earlier heavy run with -query-keep, instead of loading a new one")
+		hPart     = flag.String("heavy-part", "all", "which part of the heavy suite to run: bursts (concurrent heavy queries), queries (the query benchmark at -heavy-query-events, loaded in process) or all")
+		hqEvents  = flag.Int("heavy-query-events", 100_000_000, "events for the heavy suite's query benchmark")
+		hqUsers   = flag.Int("heavy-query-users", 5_000_000, "users for the heavy suite's query benchmark")
+		xff       = flag.String("forwarded-for", "", "comma-separated addresses the Go client's /e requests carry as X-Forwarded-For, one per request in turn; with -server-args \"--trusted-proxies 127.0.0.1/32\" each batch is located by a public address, as behind a proxy (docs/benchmarks.md, \"Geography at ingest\")")
+		qOverview = flag.Bool("query-overview-only", false, "time only the whole Overview (every request of the page at once, for two ranges), not the list of queries")
+		qLoad     = flag.String("query-load", "http", "how the queries suite loads its events: http (through POST /e, timed) or direct (in process, through the ingest pipeline, minutes for 100 M events; no ClickHouse part)")
 	)
 	flag.Parse()
 	if *xff != "" {
@@ -108,7 +109,7 @@ func main() {
 		os.Exit(2)
 	}
 	qb := queryBench{bin: *bin, oldBin: *qOld, days: *qDays, runs: *qRuns, keep: *qKeep,
-		clickHouse: *qCH, plain: *qPlain, direct: *qLoad == "direct"}
+		clickHouse: *qCH, plain: *qPlain, direct: *qLoad == "direct", overviewOnly: *qOverview}
 	if *suite == "heavy" && (*hPart == "bursts" || *hPart == "all") {
 		if err := runHeavyBench(*bin, *hEvents, *hUsers, *hConc, *hRounds, *hIngest, *qKeep, *hData); err != nil {
 			fmt.Fprintln(os.Stderr, "strata-bench:", err)
@@ -607,6 +608,23 @@ type server struct {
 	// checkpoints receives a value each time the server logs an idle
 	// checkpoint.
 	checkpoints chan struct{}
+	// visits is closed when the server logs that it kept the visits of
+	// the settled past (internal/store/duckdb/visits.go) for the first
+	// time; a build without them never closes it.
+	visits     chan struct{}
+	visitsOnce sync.Once
+}
+
+// awaitVisits waits until the server has kept its visits, for at most
+// two minutes: a build that keeps none is timed as it is.
+func (s *server) awaitVisits() {
+	start := time.Now()
+	select {
+	case <-s.visits:
+		fmt.Printf("visits kept %s after asked\n", time.Since(start).Round(time.Millisecond))
+	case <-time.After(2 * time.Minute):
+		fmt.Println("(no visits kept within 2 minutes)")
+	}
 }
 
 // serverArgs are the flags of -server-args. Every suite's servers get them
@@ -636,7 +654,7 @@ func startServer(bin, dataDir string, extraArgs ...string) (*server, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", bin, err)
 	}
-	s := &server{cmd: cmd, done: make(chan struct{}), checkpoints: make(chan struct{}, 16)}
+	s := &server{cmd: cmd, done: make(chan struct{}), checkpoints: make(chan struct{}, 16), visits: make(chan struct{})}
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -653,6 +671,9 @@ func startServer(bin, dataDir string, extraArgs ...string) (*server, error) {
 				case s.checkpoints <- struct{}{}:
 				default:
 				}
+			}
+			if m["msg"] == "visits kept" {
+				s.visitsOnce.Do(func() { close(s.visits) })
 			}
 			if m["msg"] == "duckdb buffer pool" {
 				fmt.Printf("server %s: duckdb buffer pool %v (%v)\n", filepath.Base(bin), m["memory"], m["from"])

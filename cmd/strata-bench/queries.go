@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -63,7 +64,7 @@ func variantOf(user int32) string {
 	return "treatment"
 }
 
-var benchNames = []string{"page_viewed", "button_clicked", "form_submitted", "search", "signup", "purchase", "logout"}
+var benchNames = []string{"$pageview", "button_clicked", "form_submitted", "search", "signup", "purchase", "logout"}
 
 // nameWeights make page views common and purchases rare, like a real site.
 var nameWeights = []int{40, 20, 10, 10, 8, 6, 6}
@@ -227,7 +228,7 @@ func timeQuery(srv *server, token string, q benchQuery, runs int) (time.Duration
 const plainFunnelSQL = `
 WITH s0 AS (
   SELECT distinct_id, min(ts) AS t FROM events
-  WHERE event = 'page_viewed' AND ts >= $1 AND ts < $2
+  WHERE event = '$pageview' AND ts >= $1 AND ts < $2
   GROUP BY distinct_id),
 s1 AS (
   SELECT s0.distinct_id, min(e.ts) AS t FROM s0 JOIN events e ON e.distinct_id = s0.distinct_id
@@ -324,7 +325,7 @@ func strataFunnel(store analytics.QueryStore, from, to time.Time, counts *[3]int
 	engine := &query.Engine{Store: store}
 	q := analytics.FunnelQuery{
 		EventRange: analytics.EventRange{ProductID: 1, Env: analytics.EnvLive, From: from, To: to},
-		Steps:      []string{"page_viewed", "button_clicked", "form_submitted"}, Window: 24 * time.Hour,
+		Steps:      []string{"$pageview", "button_clicked", "form_submitted"}, Window: 24 * time.Hour,
 	}
 	return func() error {
 		res, err := engine.RunFunnel(context.Background(), q)
@@ -432,6 +433,9 @@ type queryBench struct {
 	runs                int
 	keep, clickHouse    bool
 	plain               bool
+	// overviewOnly times the whole Overview alone (overview.go), not the
+	// list of queries nor the hand-written funnel.
+	overviewOnly bool
 	// direct loads the events into the database file in process, through
 	// the ingest pipeline but not over HTTP (directLoad): the way to load
 	// 100 M events in minutes rather than an hour. The ClickHouse part
@@ -470,6 +474,19 @@ func runQueryBench(o queryBench) ([]benchQuery, []backendResult, error) {
 	} else {
 		fmt.Printf("query benchmark: %d events, %d users, %d days (%s to %s), loaded earlier in %s\n",
 			o.events, o.users, days, from.Format("2006-01-02"), to.Format("2006-01-02"), dataDir)
+	}
+
+	// The previous build reads a copy of data loaded earlier, taken before
+	// this build opens it: this build's migrations would make the file
+	// newer than the previous build accepts.
+	oldDir := dataDir
+	if o.oldBin != "" && reuse {
+		oldDir = dataDir + "-previous"
+		os.RemoveAll(oldDir)
+		if out, err := exec.Command("cp", "-r", dataDir, oldDir).CombinedOutput(); err != nil {
+			return nil, nil, fmt.Errorf("copying the data for the previous build: %v: %s", err, out)
+		}
+		defer os.RemoveAll(oldDir)
 	}
 
 	// The first start makes the product (and, on a new directory, the
@@ -527,7 +544,16 @@ func runQueryBench(o queryBench) ([]benchQuery, []backendResult, error) {
 		}
 	}
 	fmt.Printf("embedded: settled in %s (spool loaded, idle checkpoint done)\n", time.Since(settle).Round(time.Millisecond))
+	if o.overviewOnly {
+		queries = nil
+	}
 	if err := timeQueries(bin, dataDir, srv, queries, runs, &embedded); err != nil {
+		return nil, nil, err
+	}
+	ranges := overviewRanges(from, to)
+	srv.awaitVisits()
+	overviews := [][]overviewResult{nil}
+	if overviews[0], err = timeOverviews(bin, dataDir, srv, ranges, runs); err != nil {
 		return nil, nil, err
 	}
 	srv.stop()
@@ -536,15 +562,20 @@ func runQueryBench(o queryBench) ([]benchQuery, []backendResult, error) {
 		// The previous build on the same data, one after the other: the
 		// figures are ratios on a machine that others may share.
 		old := backendResult{name: "old build"}
-		osrv, err := startServer(oldBin, dataDir)
+		osrv, err := startServer(oldBin, oldDir)
 		if err != nil {
 			return nil, nil, fmt.Errorf("the old build: %w", err)
 		}
-		if err := timeQueries(oldBin, dataDir, osrv, settleQuery, 1, &backendResult{}); err != nil {
+		if err := timeQueries(oldBin, oldDir, osrv, settleQuery, 1, &backendResult{}); err != nil {
 			osrv.stop()
 			return nil, nil, err
 		}
-		err = timeQueries(oldBin, dataDir, osrv, queries, runs, &old)
+		err = timeQueries(oldBin, oldDir, osrv, queries, runs, &old)
+		if err == nil {
+			var ov []overviewResult
+			ov, err = timeOverviews(oldBin, oldDir, osrv, ranges, runs)
+			overviews = append(overviews, ov)
+		}
 		osrv.stop()
 		if err != nil {
 			return nil, nil, fmt.Errorf("the old build: %w", err)
@@ -595,6 +626,11 @@ func runQueryBench(o queryBench) ([]benchQuery, []backendResult, error) {
 		}
 		fmt.Println()
 	}
+	names := []string{"this build"}
+	if len(overviews) > 1 {
+		names = append(names, "previous build")
+	}
+	printOverviews(ranges, names, overviews, runs)
 	if err := printLiveVisitors(dataDir, ch, to.AddDate(0, 0, 1), runs, len(results) > 1 && results[1].name == "old build"); err != nil {
 		return nil, nil, fmt.Errorf("visitors now: %w", err)
 	}
@@ -606,7 +642,7 @@ func runQueryBench(o queryBench) ([]benchQuery, []backendResult, error) {
 			return nil, nil, fmt.Errorf("%s: %s answered %s, %s %s", queries[i].name, results[0].name, results[0].answers[i], results[1].name, results[1].answers[i])
 		}
 	}
-	if !o.plain {
+	if !o.plain || o.overviewOnly {
 		return queries, results, nil
 	}
 
@@ -795,17 +831,17 @@ func benchQueries(from, to time.Time, expID int64) []benchQuery {
 		return m
 	}
 	funnel := benchQuery{"3-step funnel (24 h window)", "POST", "/api/v1/query/funnel",
-		with(map[string]any{"steps": []string{"page_viewed", "button_clicked", "form_submitted"}, "windowHours": 24})}
+		with(map[string]any{"steps": []string{"$pageview", "button_clicked", "form_submitted"}, "windowHours": 24})}
 	return []benchQuery{
 		funnel,
-		{"daily unique users, 30 days (page_viewed, 40%)", "POST", "/api/v1/query/trend",
-			with(map[string]any{"series": []map[string]any{{"event": "page_viewed", "math": "unique_users"}}, "interval": "day"})},
+		{"daily unique users, 30 days ($pageview, 40%)", "POST", "/api/v1/query/trend",
+			with(map[string]any{"series": []map[string]any{{"event": "$pageview", "math": "unique_users"}}, "interval": "day"})},
 		{"daily unique users, 30 days (button_clicked, 20%)", "POST", "/api/v1/query/trend",
 			with(map[string]any{"series": []map[string]any{{"event": "button_clicked", "math": "unique_users"}}, "interval": "day"})},
 		{"daily unique users, 30 days (search, 10%)", "POST", "/api/v1/query/trend",
 			with(map[string]any{"series": []map[string]any{{"event": "search", "math": "unique_users"}}, "interval": "day"})},
 		{"daily events by browser (top 5 + other)", "POST", "/api/v1/query/trend",
-			with(map[string]any{"series": []map[string]any{{"event": "page_viewed"}}, "interval": "day", "breakdown": "browser", "breakdownLimit": 5})},
+			with(map[string]any{"series": []map[string]any{{"event": "$pageview"}}, "interval": "day", "breakdown": "browser", "breakdownLimit": 5})},
 		{"daily events, filter properties.plan = pro", "POST", "/api/v1/query/trend",
 			with(map[string]any{"series": []map[string]any{{"event": "purchase"}}, "interval": "day",
 				"filters": []map[string]any{{"property": "properties.plan", "operator": "eq", "value": "pro"}}})},

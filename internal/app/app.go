@@ -427,6 +427,13 @@ func (a *App) Run(ctx context.Context) error {
 		defer close(alertsDone)
 		a.alerts.Run(alertJobs)
 	}()
+	// So is the job that keeps visits for the sessions query.
+	visitJobs, stopVisits := context.WithCancel(ctx)
+	visitsDone := make(chan struct{})
+	go func() {
+		defer close(visitsDone)
+		a.keepVisits(visitJobs)
+	}()
 	a.ready.Store(true)
 	if a.bootstrapKey != "" {
 		// The one time a secret is logged: the first start of an empty data
@@ -508,6 +515,8 @@ loop:
 	}
 	stopAlerts()
 	<-alertsDone
+	stopVisits()
+	<-visitsDone
 	return errors.Join(runErr, a.shutdown())
 }
 

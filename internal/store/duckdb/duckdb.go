@@ -111,6 +111,10 @@ type Store struct {
 	// checkpoint once ingest goes quiet (CheckpointIfIdle).
 	lastAppend, checkpointed atomic.Int64
 
+	// visits keeps the visits of the settled past for the sessions
+	// query (visits.go).
+	visits visitKeeper
+
 	dictLoad sync.Mutex // serialises the first load of the dense ids (denseids.go)
 	dictMu   sync.RWMutex
 	uids     *dictionary

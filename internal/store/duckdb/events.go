@@ -25,6 +25,9 @@ func (s *Store) AppendEvents(ctx context.Context, events []analytics.Event) erro
 	if err := s.pool.writable(); err != nil {
 		return err
 	}
+	// Before the commit: a query must never read a late event without
+	// its mark (visits.go).
+	defer s.visits.noteAppend(events)()
 	ids, err := s.numberAndStore(ctx, events)
 	if err != nil {
 		return err
@@ -118,6 +121,7 @@ func (s *Store) AppendMissing(ctx context.Context, events []analytics.Event) err
 	if err := s.pool.writable(); err != nil {
 		return err
 	}
+	defer s.visits.noteAppend(events)()
 	ids, err := s.numberAndStore(ctx, events)
 	if err != nil {
 		return err

@@ -398,5 +398,7 @@ func (s *Store) Recover(ctx context.Context) (bool, error) {
 		s.uids, s.names = users, names
 		s.dictMu.Unlock()
 	}
+	// The reopened file may lack what the kept visits' horizons assume.
+	s.visits.forgetVisits()
 	return true, nil
 }

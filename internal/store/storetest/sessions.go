@@ -80,3 +80,17 @@ func testSessionCases(ctx context.Context, t *testing.T, s Events) {
 		}
 	}
 }
+
+// SessionsOf is sessionsOf for a store's own tests (the DuckDB store's
+// kept visits, internal/store/duckdb, visits_test.go).
+func SessionsOf(t *testing.T, s Events, productID int64, env analytics.Env, from, to time.Time, interval string,
+	filters []querytest.Filter, limit int) querytest.SessionsResult {
+	t.Helper()
+	return sessionsOf(t, s, productID, env, from, to, interval, filters, limit)
+}
+
+// StoreEvents is storeEvents for a store's own tests: the dataset's
+// events as the store takes them.
+func StoreEvents(productID int64, events []querytest.Event) []analytics.Event {
+	return storeEvents(productID, events)
+}

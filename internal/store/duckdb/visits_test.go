@@ -1,0 +1,216 @@
+package duckdb
+
+import (
+	"context"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"strata/internal/analytics"
+	"strata/internal/query/querytest"
+	"strata/internal/store/storetest"
+)
+
+// openVisits opens a store in a fresh directory for the kept-visits tests.
+func openVisits(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// checkSessions compares the store's sessions over from..to (days) with
+// the reference over events, both environments, and returns whether the
+// live answer read kept visits.
+func checkSessions(t *testing.T, s *Store, product int64, events []querytest.Event, from, to time.Time, interval string, limit int, what string) bool {
+	t.Helper()
+	var kept bool
+	for _, env := range []analytics.Env{analytics.EnvLive, analytics.EnvTest} {
+		before := s.visits.answered.Load()
+		got := storetest.SessionsOf(t, s, product, env, from, to, interval, nil, limit)
+		if env == analytics.EnvLive {
+			kept = s.visits.answered.Load() > before
+		}
+		want := querytest.Sessions(events, env == analytics.EnvTest, nil, from, to, interval, limit)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s, %s %s–%s by %s:\n got %+v\nwant %+v", what, env, from.Format("2006-01-02"), to.Format("2006-01-02"), interval, got, want)
+		}
+	}
+	return kept
+}
+
+// TestKeptVisitsRandom appends each random sessions dataset in a few
+// batches in random order (so that later batches hold late events that
+// join, extend and merge kept visits, and visits that cross the horizon),
+// refreshes the kept visits at a random settled time between batches, and
+// after every step compares the answer over the dataset's range, and over
+// ranges that start and end inside it, with the reference over the events
+// stored so far.
+func TestKeptVisitsRandom(t *testing.T) {
+	ctx := context.Background()
+	s := openVisits(t)
+	used := 0
+	for seed := int64(1); seed <= 40; seed++ {
+		ds := querytest.GenerateSessions(seed)
+		r := rand.New(rand.NewPCG(uint64(seed), 99))
+		product := 900 + seed
+		events := append([]querytest.Event(nil), ds.Events...)
+		r.Shuffle(len(events), func(i, j int) { events[i], events[j] = events[j], events[i] })
+		cuts := []int{0}
+		for range 1 + r.IntN(3) {
+			cuts = append(cuts, r.IntN(len(events)+1))
+		}
+		cuts = append(cuts, len(events))
+		slices.Sort(cuts)
+		span := ds.To.AddDate(0, 0, 3).Sub(ds.From.AddDate(0, 0, -1))
+		for k := 1; k < len(cuts); k++ {
+			if err := s.AppendEvents(ctx, storetest.StoreEvents(product, events[cuts[k-1]:cuts[k]])); err != nil {
+				t.Fatal(err)
+			}
+			stored := events[:cuts[k]]
+			ranges := [][2]time.Time{{ds.From, ds.To}, {ds.From.AddDate(0, 0, 1), ds.To.AddDate(0, 0, 1)}, {ds.From.AddDate(0, 0, -1), ds.From}}
+			for _, rg := range ranges {
+				checkSessions(t, s, product, stored, rg[0], rg[1], ds.Interval, ds.Limit, "before the refresh")
+			}
+			settled := ds.From.AddDate(0, 0, -1).Add(time.Duration(r.Int64N(int64(span)))).Truncate(time.Microsecond)
+			if _, err := s.RefreshVisits(ctx, settled); err != nil {
+				t.Fatal(err)
+			}
+			for _, rg := range ranges {
+				if checkSessions(t, s, product, stored, rg[0], rg[1], ds.Interval, ds.Limit, "after a refresh at "+settled.Format(time.RFC3339Nano)) {
+					used++
+				}
+			}
+		}
+	}
+	// Most steps must have read the table, or this tested the statement.
+	if used < 40 {
+		t.Errorf("only %d answers read kept visits", used)
+	}
+}
+
+// at is a time of the cases' day.
+var visitDay = time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC)
+
+func at(h, m int) time.Time {
+	return visitDay.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute)
+}
+
+func pageview(user string, t time.Time, path string) querytest.Event {
+	return querytest.Event{Name: analytics.PageviewEvent, DistinctID: user, Time: t, Path: path}
+}
+
+// TestKeptVisitsLateEvents covers, one at a time, what a late event does
+// to kept visits: it merges two, extends one, starts one before them, or
+// lands after the horizon in a visit that crosses it; each is checked
+// against the reference after the append and again after the next
+// refresh, with the answer read from kept visits where the case allows.
+func TestKeptVisitsLateEvents(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name   string
+		stored []querytest.Event
+		late   []querytest.Event
+	}{
+		{"merges two kept visits", []querytest.Event{pageview("a", at(9, 0), "/a"), pageview("a", at(9, 40), "/b"), pageview("b", at(8, 0), "/c")},
+			[]querytest.Event{pageview("a", at(9, 20), "/m")}},
+		{"extends a kept visit", []querytest.Event{pageview("a", at(9, 0), "/a"), pageview("a", at(9, 10), "/b")},
+			[]querytest.Event{pageview("a", at(9, 39), "/x")}},
+		{"starts a visit before a kept one", []querytest.Event{pageview("a", at(9, 0), "/a"), {Name: "signup", DistinctID: "a", Time: at(9, 5)}},
+			[]querytest.Event{pageview("a", at(8, 31), "/early")}},
+		{"a new visit between kept ones", []querytest.Event{pageview("a", at(6, 0), "/a"), pageview("a", at(12, 0), "/b")},
+			[]querytest.Event{pageview("a", at(9, 0), "/mid")}},
+		{"joins a visit that crosses the horizon", []querytest.Event{pageview("a", at(11, 0), "/a"), pageview("a", at(11, 20), "/b"), pageview("a", at(11, 40), "/c")},
+			[]querytest.Event{pageview("a", at(10, 35), "/before")}},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := openVisits(t)
+			product := int64(950 + i)
+			if err := s.AppendEvents(ctx, storetest.StoreEvents(product, c.stored)); err != nil {
+				t.Fatal(err)
+			}
+			// Settled at noon: the 11:00 run is still open then.
+			if _, err := s.RefreshVisits(ctx, at(12, 0)); err != nil {
+				t.Fatal(err)
+			}
+			if !checkSessions(t, s, product, c.stored, visitDay, visitDay, "hour", 5, "kept") && i < 4 {
+				t.Errorf("the answer did not read kept visits")
+			}
+			all := append(append([]querytest.Event(nil), c.stored...), c.late...)
+			if err := s.AppendEvents(ctx, storetest.StoreEvents(product, c.late)); err != nil {
+				t.Fatal(err)
+			}
+			checkSessions(t, s, product, all, visitDay, visitDay, "hour", 5, "after the late event")
+			if _, err := s.RefreshVisits(ctx, at(13, 0)); err != nil {
+				t.Fatal(err)
+			}
+			checkSessions(t, s, product, all, visitDay, visitDay, "hour", 5, "after the next refresh")
+			if _, err := s.RefreshVisits(ctx, visitDay.AddDate(0, 0, 3)); err != nil {
+				t.Fatal(err)
+			}
+			if !checkSessions(t, s, product, all, visitDay, visitDay, "hour", 5, "all settled") {
+				t.Errorf("the answer did not read kept visits once all settled")
+			}
+		})
+	}
+}
+
+// TestKeptVisitsDeletion deletes stored events (as a deletion on this
+// store must: eventsChanged before the commit) and checks the answers.
+func TestKeptVisitsDeletion(t *testing.T) {
+	ctx := context.Background()
+	s := openVisits(t)
+	const product = 970
+	events := []querytest.Event{pageview("a", at(9, 0), "/a"), pageview("a", at(9, 20), "/bridge"), pageview("a", at(9, 40), "/b"),
+		pageview("b", at(7, 0), "/c")}
+	if err := s.AppendEvents(ctx, storetest.StoreEvents(product, events)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RefreshVisits(ctx, visitDay.AddDate(0, 0, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if !checkSessions(t, s, product, events, visitDay, visitDay, "day", 5, "kept") {
+		t.Fatal("the answer did not read kept visits")
+	}
+	// Deleting the event in the middle splits the visit in two.
+	s.eventsChanged(product, analytics.EnvLive, at(9, 20))
+	if _, err := s.DB().Exec(`DELETE FROM events WHERE product_id = $1 AND path = '/bridge'`, product); err != nil {
+		t.Fatal(err)
+	}
+	left := []querytest.Event{events[0], events[2], events[3]}
+	checkSessions(t, s, product, left, visitDay, visitDay, "day", 5, "after the deletion")
+	if _, err := s.RefreshVisits(ctx, visitDay.AddDate(0, 0, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if !checkSessions(t, s, product, left, visitDay, visitDay, "day", 5, "after the next refresh") {
+		t.Error("the answer did not read kept visits after the refresh")
+	}
+}
+
+// TestKeptVisitsLongVisit is a kept visit that runs past the range's end
+// by more than SessionLookahead: the statement cuts it there, and so must
+// the answer.
+func TestKeptVisitsLongVisit(t *testing.T) {
+	ctx := context.Background()
+	s := openVisits(t)
+	const product = 980
+	var events []querytest.Event
+	for m := 0; m < 30*60; m += 20 { // 30 hours, a page every 20 minutes
+		events = append(events, pageview("a", at(22, m), "/p"))
+	}
+	events = append(events, pageview("b", at(3, 0), "/short"))
+	if err := s.AppendEvents(ctx, storetest.StoreEvents(product, events)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RefreshVisits(ctx, visitDay.AddDate(0, 0, 5)); err != nil {
+		t.Fatal(err)
+	}
+	checkSessions(t, s, product, events, visitDay, visitDay, "day", 5, "a 30-hour visit")
+	checkSessions(t, s, product, events, visitDay, visitDay.AddDate(0, 0, 1), "day", 5, "a 30-hour visit, two days")
+}
