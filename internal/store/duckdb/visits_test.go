@@ -27,6 +27,15 @@ func openVisits(t *testing.T) *Store {
 // checkSessions compares the store's sessions over from..to (days) with
 // the reference over events, both environments, and returns whether the
 // live answer read kept visits.
+// berlin is the zone checkSessions also asks in.
+var berlin = func() *time.Location {
+	loc, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		panic(err)
+	}
+	return loc
+}()
+
 func checkSessions(t *testing.T, s *Store, product int64, events []querytest.Event, from, to time.Time, interval string, limit int, what string) bool {
 	t.Helper()
 	var kept bool
@@ -39,6 +48,12 @@ func checkSessions(t *testing.T, s *Store, product int64, events []querytest.Eve
 		want := querytest.Sessions(events, env == analytics.EnvTest, nil, from, to, interval, limit)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s, %s %s–%s by %s:\n got %+v\nwant %+v", what, env, from.Format("2006-01-02"), to.Format("2006-01-02"), interval, got, want)
+		}
+		// The same range as days of a zone east of UTC: the kept visits'
+		// buckets are local too, and the range's ends move off midnight.
+		got = storetest.SessionsOfIn(t, s, product, env, "Europe/Berlin", from, to, interval, limit)
+		if want := querytest.SessionsIn(berlin, events, env == analytics.EnvTest, nil, from, to, interval, limit); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s, %s %s–%s by %s in Berlin:\n got %+v\nwant %+v", what, env, from.Format("2006-01-02"), to.Format("2006-01-02"), interval, got, want)
 		}
 	}
 	return kept

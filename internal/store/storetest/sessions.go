@@ -89,6 +89,19 @@ func SessionsOf(t *testing.T, s Events, productID int64, env analytics.Env, from
 	return sessionsOf(t, s, productID, env, from, to, interval, filters, limit)
 }
 
+// SessionsOfIn is SessionsOf with the dates and buckets of the named
+// time zone.
+func SessionsOfIn(t *testing.T, s Events, productID int64, env analytics.Env, zone string, from, to time.Time, interval string,
+	limit int) querytest.SessionsResult {
+	t.Helper()
+	req := query.SessionsRequest{DateFrom: from.Format("2006-01-02"), DateTo: to.Format("2006-01-02"), Interval: interval, Limit: limit}
+	q, err := req.Query(zoneScope(t, productID, env, zone), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sessionsAnswer(t, s, q)
+}
+
 // StoreEvents is storeEvents for a store's own tests: the dataset's
 // events as the store takes them.
 func StoreEvents(productID int64, events []querytest.Event) []analytics.Event {
