@@ -7,7 +7,7 @@ WITH e AS (SELECT uid, coalesce(json_extract_string(properties, $1), '') AS sid,
   FROM g), v AS MATERIALIZED (SELECT uid, min(ts) AS start, epoch_us(max(ts)) - epoch_us(min(ts)) AS dur, count(*) FILTER (WHERE kind = 0) AS pv, (count(*) FILTER (WHERE kind = 0) <= 1 AND count(*) FILTER (WHERE kind = 2) = 0)::BIGINT AS bounce, arg_min(path, (ts, path)) FILTER (WHERE kind = 0) AS entry, arg_max(path, (ts, path)) FILTER (WHERE kind = 0) AS exit
   FROM n
   GROUP BY uid, sid, vn
-  HAVING min(ts) >= $13 AND min(ts) < $14 AND bool_or(m)) SELECT 0 AS part, NULL::TIMESTAMP, '', count(*), sum(bounce)::BIGINT, sum(pv)::BIGINT, sum(dur)::BIGINT, count(DISTINCT uid)
+  HAVING min(ts) >= $13 AND min(ts) < $14 AND bool_or(m)) SELECT 0 AS part, NULL::TIMESTAMP, '', count(*), sum(bounce)::BIGINT, sum(pv)::BIGINT, sum(dur)::BIGINT, coalesce(bit_count(bitstring_agg(uid, 0, 65538)), 0)
   FROM v
   UNION ALL SELECT 1, date_trunc('hour', start) AS bucket, '', count(*), sum(bounce)::BIGINT, sum(pv)::BIGINT, sum(dur)::BIGINT, 0
   FROM v
