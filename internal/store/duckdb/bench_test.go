@@ -83,3 +83,41 @@ func benchEvents() []analytics.Event {
 	}
 	return events
 }
+
+// BenchmarkFill measures filling one chunk of 2,048 events, the appender's
+// own work before DuckDB takes the chunk: events as strata-bench sends
+// them (no location or screen class: those four columns are NULL) and as
+// the browser SDK's are (all four set). docs/benchmarks.md, "Geography at
+// ingest".
+func BenchmarkFill(b *testing.B) {
+	s, err := Open(context.Background(), b.TempDir(), Options{MemoryLimit: "1GB"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	a := <-s.appenders
+	defer func() { s.appenders <- a }()
+	if err := a.open(context.Background(), s.pool); err != nil {
+		b.Fatal(err)
+	}
+	defer a.discard()
+	n := 2048
+	ids := make([]uint32, n)
+	for _, located := range []bool{false, true} {
+		events := benchEvents()[:n]
+		for i := range events {
+			events[i].Country, events[i].ScreenClass = "", ""
+			if located {
+				events[i].Country, events[i].Region, events[i].City, events[i].ScreenClass = "GB", "England", "London", "laptop"
+			}
+		}
+		b.Run(map[bool]string{false: "not located", true: "located"}[located], func(b *testing.B) {
+			for b.Loop() {
+				if err := a.fill(events, ids, ids); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
+		})
+	}
+}

@@ -12,11 +12,15 @@ void duckdb_vector_assign_string_element_len(duckdb_vector vector, idx_t index, 
 
 // strata_assign_strings sets rows 0 to n-1 of a VARCHAR vector to the
 // strings laid end to end in buf, row i ending at ends[i]: one call into C
-// for a whole column of a chunk instead of one per value.
-static void strata_assign_strings(duckdb_vector vec, const char *buf, const uint32_t *ends, idx_t n) {
+// for a whole column of a chunk instead of one per value. With valid set
+// (the vector's validity mask, already written), a NULL row is skipped: its
+// value is never read, as DuckDB's own appender leaves it unwritten too.
+static void strata_assign_strings(duckdb_vector vec, const char *buf, const uint32_t *ends, idx_t n, const uint64_t *valid) {
 	uint32_t start = 0;
 	for (idx_t i = 0; i < n; i++) {
-		duckdb_vector_assign_string_element_len(vec, i, buf + start, ends[i] - start);
+		if (!valid || valid[i / 64] >> (i % 64) & 1) {
+			duckdb_vector_assign_string_element_len(vec, i, buf + start, ends[i] - start);
+		}
 		start = ends[i];
 	}
 }
@@ -269,6 +273,12 @@ func (a *eventAppender) fill(events []analytics.Event, uid, eid []uint32) error 
 				}
 			}
 		}
+		// A column of NULLs alone (the location of events sent on a
+		// visitor's behalf, the bot name of a person's) needs nothing
+		// more than its validity mask.
+		if valid != nil && len(a.buf) == 0 {
+			continue
+		}
 		// Offsets are 32-bit. Ingest's limits keep a column of one chunk
 		// near 130 MB at most (2,048 rows of 64 KB of properties), but
 		// this store may be handed events from elsewhere.
@@ -278,8 +288,12 @@ func (a *eventAppender) fill(events []analytics.Event, uid, eid []uint32) error 
 		// A byte past the end, so that buf is never empty and its address
 		// is one C may take.
 		a.buf = append(a.buf, 0)
+		var validPtr *C.uint64_t
+		if valid != nil {
+			validPtr = (*C.uint64_t)(unsafe.Pointer(&valid[0]))
+		}
 		C.strata_assign_strings(C.duckdb_vector(vec.Ptr), (*C.char)(unsafe.Pointer(&a.buf[0])),
-			(*C.uint32_t)(unsafe.Pointer(&a.ends[0])), C.idx_t(n))
+			(*C.uint32_t)(unsafe.Pointer(&a.ends[0])), C.idx_t(n), validPtr)
 	}
 	return nil
 }

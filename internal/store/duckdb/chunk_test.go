@@ -54,6 +54,20 @@ func roundTripEvents(n int) []analytics.Event {
 			BotName:     opt(i, 7, "GPTBot"),
 			BotCategory: opt(i, 8, "ai_crawler"),
 			Properties:  fmt.Appendf(nil, `{"i":%d,"s":"%s"}`, i, strings.Repeat("é", i%20)),
+			Source:      opt(i, 9, "Google"),
+			Channel:     opt(i, 10, "organic_search"),
+			UTMSource:   opt(i, 11, "newsletter"),
+			UTMMedium:   opt(i, 12, "email"),
+			UTMCampaign: opt(i, 13, "spring-sale-2026"),
+		}
+		// The events of the second chunk (2,048 to 4,095) have no
+		// location or screen class, so those columns are NULL in a whole
+		// chunk filled after one that had them (the appender then writes
+		// nothing but their validity).
+		if i < 2048 || i >= 4096 {
+			e := &events[i]
+			e.Country, e.Region = opt(i, 14, "GB"), opt(i, 15, "England")
+			e.City, e.ScreenClass = opt(i, 16, "Newcastle upon Tyne"), opt(i, 17, "laptop")
 		}
 	}
 	return events
@@ -64,7 +78,8 @@ func storedEvents(t *testing.T, db *sql.DB) map[string]string {
 	t.Helper()
 	rows, err := db.Query(`SELECT uuid::VARCHAR, product_id, env, epoch_us(ts), epoch_us(received_at), event,
 		distinct_id, user_id, url, path, referrer, user_agent, browser, os, device_type, is_bot,
-		bot_name, bot_category, properties FROM events`)
+		bot_name, bot_category, properties, source, channel, utm_source, utm_medium, utm_campaign,
+		country, region, city, screen_class FROM events`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,9 +90,10 @@ func storedEvents(t *testing.T, db *sql.DB) map[string]string {
 		var product, ts, received int64
 		var user uint64
 		var bot bool
-		var opt [9]sql.NullString
+		var opt [18]sql.NullString
 		if err := rows.Scan(&id, &product, &env, &ts, &received, &name, &did, &user, &opt[0], &opt[1], &opt[2],
-			&opt[3], &opt[4], &opt[5], &opt[6], &bot, &opt[7], &opt[8], &props); err != nil {
+			&opt[3], &opt[4], &opt[5], &opt[6], &bot, &opt[7], &opt[8], &props,
+			&opt[9], &opt[10], &opt[11], &opt[12], &opt[13], &opt[14], &opt[15], &opt[16], &opt[17]); err != nil {
 			t.Fatal(err)
 		}
 		out[id] = fmt.Sprint(product, env, ts, received, name, did, user, opt, bot, props)
@@ -92,8 +108,10 @@ func storedEvents(t *testing.T, db *sql.DB) map[string]string {
 func wantStored(e analytics.Event) string {
 	opt := func(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 	return fmt.Sprint(e.ProductID, string(e.Env), e.Timestamp.UnixMicro(), e.ReceivedAt.UnixMicro(), e.Name,
-		e.DistinctID, e.UserID, [9]sql.NullString{opt(e.URL), opt(e.Path), opt(e.Referrer), opt(e.UserAgent),
-			opt(e.Browser), opt(e.OS), opt(e.DeviceType), opt(e.BotName), opt(e.BotCategory)},
+		e.DistinctID, e.UserID, [18]sql.NullString{opt(e.URL), opt(e.Path), opt(e.Referrer), opt(e.UserAgent),
+			opt(e.Browser), opt(e.OS), opt(e.DeviceType), opt(e.BotName), opt(e.BotCategory),
+			opt(e.Source), opt(e.Channel), opt(e.UTMSource), opt(e.UTMMedium), opt(e.UTMCampaign),
+			opt(e.Country), opt(e.Region), opt(e.City), opt(e.ScreenClass)},
 		e.IsBot, string(e.Properties))
 }
 

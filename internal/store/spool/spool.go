@@ -890,18 +890,29 @@ func encodeEvent(dst []byte, e *analytics.Event) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, e.UserID)
 	// Flag 2 says that the acquisition strings follow the first 13: a
 	// record written before they existed has it clear, and still reads.
-	// Flag 4 likewise says that the location and screen class follow them.
-	flags := byte(flagSources | flagGeo)
+	// Flag 4 likewise says that the location and screen class follow them;
+	// an event with none of the four leaves it clear and them out, as
+	// events sent on a visitor's behalf are.
+	flags := byte(flagSources)
+	geo := e.Country != "" || e.Region != "" || e.City != "" || e.ScreenClass != ""
+	if geo {
+		flags |= flagGeo
+	}
 	if e.IsBot {
 		flags |= flagBot
 	}
 	dst = append(dst, flags)
 	for _, s := range [...]string{string(e.Env), e.Name, e.DistinctID, e.URL, e.Path, e.Referrer,
 		e.UserAgent, e.Browser, e.OS, e.DeviceType, e.BotName, e.BotCategory, string(e.Properties),
-		e.Source, e.Channel, e.UTMSource, e.UTMMedium, e.UTMCampaign,
-		e.Country, e.Region, e.City, e.ScreenClass} {
+		e.Source, e.Channel, e.UTMSource, e.UTMMedium, e.UTMCampaign} {
 		dst = binary.AppendUvarint(dst, uint64(len(s)))
 		dst = append(dst, s...)
+	}
+	if geo {
+		for _, s := range [...]string{e.Country, e.Region, e.City, e.ScreenClass} {
+			dst = binary.AppendUvarint(dst, uint64(len(s)))
+			dst = append(dst, s...)
+		}
 	}
 	return dst
 }

@@ -232,6 +232,32 @@ func TestRecordRoundTrip(t *testing.T) {
 	}
 }
 
+// TestRecordWithoutLocation encodes an event with no location or screen
+// class (one sent on a visitor's behalf) without the four strings: flag 4
+// clear and four bytes shorter than with them, and it reads back empty.
+func TestRecordWithoutLocation(t *testing.T) {
+	e := events(1, "unlocated")[0]
+	e.Source = "Google"
+	bare := encodeEvent(nil, &e)
+	flags := bare[16+len(binary.AppendVarint(nil, e.ProductID))+len(binary.AppendVarint(nil, e.Timestamp.UnixMicro()))+
+		len(binary.AppendVarint(nil, e.ReceivedAt.UnixMicro()))+8]
+	if flags&flagGeo != 0 {
+		t.Errorf("flags %b: flag 4 set for an event without a location", flags)
+	}
+	located := e
+	located.ScreenClass = "laptop"
+	if n, m := len(bare), len(encodeEvent(nil, &located)); m != n+4+len("laptop") {
+		t.Errorf("%d bytes without a location, %d with a screen class: want %d", n, m, n+4+len("laptop"))
+	}
+	out, err := decodeRecord(nil, encodeRecord(nil, []analytics.Event{e, located})[8:])
+	if err != nil || len(out) != 2 {
+		t.Fatalf("%v, %d events", err, len(out))
+	}
+	if a, b := out[0], out[1]; a.Source != "Google" || a.Country != "" || a.ScreenClass != "" || b.ScreenClass != "laptop" || b.Source != "Google" {
+		t.Errorf("decoded %+v and %+v", a, b)
+	}
+}
+
 // oldRecord is a one-event record as an earlier version wrote it: flags,
 // then the first 13 strings of e and the extra ones that version had.
 func oldRecord(e analytics.Event, flags byte, extra ...string) []byte {
@@ -808,4 +834,20 @@ func TestDiskFillsDuringLoad(t *testing.T) {
 	if n := inner.missing.Load(); n != 0 {
 		t.Errorf("the batch refused for lack of room was retried %d times through AppendMissing, want the plain append", n)
 	}
+}
+
+// BenchmarkRecord encodes and decodes a 500-event record of events
+// without a location or screen class, as strata-bench sends them.
+func BenchmarkRecord(b *testing.B) {
+	in := events(500, "$pageview")
+	var buf []byte
+	var out []analytics.Event
+	for b.Loop() {
+		buf = encodeRecord(buf[:0], in)
+		var err error
+		if out, err = decodeRecord(out[:0], buf[8:]); err != nil || len(out) != len(in) {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(buf))/float64(len(in)), "bytes/event")
 }
