@@ -94,7 +94,9 @@ type Config struct {
 	QueryWait time.Duration
 	// QueryRateLimit is how many queries each credential (query token or
 	// dashboard user; API keys may not query) may send per minute on each
-	// node (STRATA_QUERY_RATE_LIMIT).
+	// node (STRATA_QUERY_RATE_LIMIT). One Overview load is about fifteen
+	// queries, and a user clicking through its filters loads it every few
+	// seconds: 600 lets them, while the query slots bound the cost.
 	QueryRateLimit int
 	// LiveCache is how long a count of visitors now is reused for every
 	// request of the same product and environment (STRATA_LIVE_CACHE;
@@ -243,7 +245,7 @@ func Default() Config {
 		QueryConcurrency:       runtime.NumCPU(),
 		QueryQueue:             64,
 		QueryWait:              10 * time.Second,
-		QueryRateLimit:         120,
+		QueryRateLimit:         600,
 		LiveCache:              3 * time.Second,
 		SampleRatioInterval:    5 * time.Minute,
 		AlertInterval:          time.Minute,

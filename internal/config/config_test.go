@@ -114,7 +114,7 @@ func TestLoad(t *testing.T) {
 	if err != nil || c.QueryConcurrency != 3 || c.QueryQueue != 5 || c.QueryWait != 2*time.Second || c.QueryRateLimit != 40 {
 		t.Fatalf("query admission and rate limit, flags over env: %+v, %v", c, err)
 	}
-	if d := Default(); d.QueryConcurrency < 1 || d.QueryQueue != 64 || d.QueryWait != 10*time.Second || d.QueryRateLimit != 120 {
+	if d := Default(); d.QueryConcurrency < 1 || d.QueryQueue != 64 || d.QueryWait != 10*time.Second || d.QueryRateLimit != 600 {
 		t.Errorf("query defaults: %+v", d)
 	}
 	if c2, err = Load(nil, env(map[string]string{"STRATA_LIVE_CACHE": "5s"})); err != nil || c2.LiveCache != 5*time.Second || Default().LiveCache != 3*time.Second {
