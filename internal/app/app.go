@@ -404,6 +404,15 @@ func (a *App) Addr() net.Addr { return a.httpLn.Addr() }
 // committed before they are answered), drains the writer and closes storage.
 func (a *App) Run(ctx context.Context) error {
 	errc := make(chan error, 2)
+	if a.cfg.DebugAddr != "" {
+		// Bound before the public listener serves, so the debug address
+		// answers as soon as the public one does.
+		if ln, err := net.Listen("tcp", a.cfg.DebugAddr); err != nil {
+			a.log.Warn("debug server not started", "err", err)
+		} else {
+			go a.serveDebug(ln)
+		}
+	}
 	go func() { errc <- a.httpSrv.Serve(a.httpLn) }()
 	serveAdmin := func() {
 		ln := a.adminLn
@@ -411,9 +420,6 @@ func (a *App) Run(ctx context.Context) error {
 	}
 	if a.adminLn != nil {
 		serveAdmin()
-	}
-	if a.cfg.DebugAddr != "" {
-		go a.serveDebug()
 	}
 	checks, stopChecks := context.WithCancel(ctx)
 	defer stopChecks()
@@ -550,7 +556,7 @@ var errNotReady = &analytics.Error{Kind: analytics.KindUnavailable, Code: "unava
 
 // serveDebug exposes net/http/pprof on the debug address only, never on
 // the public listener.
-func (a *App) serveDebug() {
+func (a *App) serveDebug(ln net.Listener) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -559,8 +565,8 @@ func (a *App) serveDebug() {
 		mux.HandleFunc("/debug/duckdb/memory", a.duckdbMemory)
 	}
 	a.log.Info("debug server listening", "addr", a.cfg.DebugAddr)
-	srv := &http.Server{Addr: a.cfg.DebugAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	if err := srv.ListenAndServe(); err != nil {
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if err := srv.Serve(ln); err != nil {
 		a.log.Warn("debug server stopped", "err", err)
 	}
 }
