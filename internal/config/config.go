@@ -234,7 +234,7 @@ func Default() Config {
 		LogFormat:              "text",
 		RateLimitPerMinute:     1000,
 		AnnotationRateLimit:    60,
-		ShareRateLimit:         120,
+		ShareRateLimit:         600,
 		SharePasswordRateLimit: 10,
 		SharedLinkLimit:        50,
 		GoalLimit:              20,

@@ -41,8 +41,8 @@ func TestLoad(t *testing.T) {
 	if err != nil || c.AnnotationRateLimit != 30 {
 		t.Fatalf("STRATA_ANNOTATION_RATE_LIMIT: %+v, %v", c, err)
 	}
-	if d := Default(); d.ShareRateLimit != 120 || d.SharePasswordRateLimit != 10 || d.SharedLinkLimit != 50 {
-		t.Errorf("share limits %d %d %d, want the defaults 120 10 50", d.ShareRateLimit, d.SharePasswordRateLimit, d.SharedLinkLimit)
+	if d := Default(); d.ShareRateLimit != 600 || d.SharePasswordRateLimit != 10 || d.SharedLinkLimit != 50 {
+		t.Errorf("share limits %d %d %d, want the defaults 600 10 50", d.ShareRateLimit, d.SharePasswordRateLimit, d.SharedLinkLimit)
 	}
 	c, err = Load([]string{"--share-rate-limit", "7", "--shared-link-limit", "2"},
 		env(map[string]string{"STRATA_SHARE_RATE_LIMIT": "30", "STRATA_SHARE_PASSWORD_RATE_LIMIT": "4"}))

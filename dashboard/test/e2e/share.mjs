@@ -5,7 +5,10 @@
 // "Shared view" label); a link with a password asks for it, refuses a wrong
 // one and opens with the right one; a revoked link says so. Screenshots at
 // 1280 and 390 px: share-settings(-phone).png, share-view(-phone).png,
-// share-password.png, share-revoked.png. E2E_ONLY=share runs it alone.
+// share-password.png, share-revoked.png. The link's budget
+// (--share-rate-limit) lets a viewer apply and remove six filters (twelve
+// loads of the Overview) without a refusal, and still refuses a flood from
+// one address. E2E_ONLY=share runs it alone.
 import { join } from "node:path";
 import { setUpOwner } from "./owner.mjs";
 import { noSideScroll, watchedPage } from "./page.mjs";
@@ -16,8 +19,8 @@ export async function sharePages(browser, h) {
   const { page, shot, noPageErrors } = await watchedPage(browser, h, { width: 1280, height: 800 });
   const { productId, key } = await setUpOwner(page, strata, h.owner);
 
-  // Four page views by three visitors.
-  const batch = ["v1", "v1", "v2", "v3"].map((id, i) => ({ event_name: "$pageview", distinct_id: id, url: `https://shop.example.com/p${i}` }));
+  // Six page views, of six pages, by three visitors.
+  const batch = ["v1", "v1", "v2", "v3", "v2", "v3"].map((id, i) => ({ event_name: "$pageview", distinct_id: id, url: `https://shop.example.com/p${i}` }));
   batch.push({ event_name: "signup", distinct_id: "v1", properties: { email: "v1@shop.example.com" } });
   const res = await fetch(strata.url + "/e", { method: "POST", headers: { "Content-Type": "application/json", "X-API-Key": key }, body: JSON.stringify({ batch }) });
   if (res.status !== 202) throw new Error(`ingest: ${res.status} ${await res.text()}`);
@@ -74,10 +77,10 @@ export async function sharePages(browser, h) {
       }
     };
     await shows("the heading", v.getByRole("heading", { name: "Overview" }));
-    await shows("4 page views", v.getByTestId("stat-pageviews").filter({ hasText: /^4$/ }));
+    await shows("6 page views", v.getByTestId("stat-pageviews").filter({ hasText: /^6$/ }));
     await shows("3 visitors", v.getByTestId("stat-visitors").filter({ hasText: /^3$/ }));
     await shows("the top pages", v.getByRole("table", { name: "Top pages", exact: true }).locator("tbody tr").first());
-    // The sessions query reaches the link too: v1's three events are one visit.
+    // The sessions query reaches the link too: each visitor's events are one visit.
     await shows("3 visits", v.getByTestId("stat-visits").filter({ hasText: /^3$/ }));
     await shows("the entry pages", v.getByRole("table", { name: "Entry pages", exact: true }).locator("tbody tr").first());
     // So does the visitors-now count (the events were sent without a time: now).
@@ -100,6 +103,35 @@ export async function sharePages(browser, h) {
   await v.setViewportSize({ width: 390, height: 800 });
   await h.check("at 390 px the shared view does not push the page sideways", () => noSideScroll(v));
   await visitor.shot("share-view-phone");
+  await v.setViewportSize({ width: 1280, height: 800 });
+
+  // A viewer clicking through the filters: each click and each × is a load
+  // of the whole Overview (about fifteen reads), all from one address
+  // through one link. None may be refused (docs/security.md, "Shared links").
+  const refused = [];
+  let reads = 0;
+  v.on("response", (r) => {
+    if (r.url().includes("/api/v1/")) reads++;
+    if (r.status() >= 400) refused.push(`${r.status()} ${r.url()}`);
+  });
+  await h.check("a viewer applies and removes six filters on the shared Overview without a refusal", async () => {
+    const pages = v.getByRole("region", { name: "Top pages", exact: true });
+    const step = async (what, action) => {
+      try {
+        await action();
+      } catch (err) {
+        throw new Error(`${what} (${reads} reads, refused: ${refused.slice(0, 3).join(", ") || "none"}): ${err.message.split("\n")[0]}`);
+      }
+    };
+    for (let i = 0; i < 6; i++) {
+      await step(`filter by /p${i}`, () => pages.getByRole("button", { name: `/p${i}`, exact: true }).click({ timeout: 30_000 }));
+      await step(`1 page view of /p${i}`, () => v.getByTestId("stat-pageviews").filter({ hasText: /^1$/ }).waitFor({ timeout: 30_000 }));
+      await step(`remove /p${i}`, () => v.getByRole("button", { name: /^Remove filter / }).click({ timeout: 30_000 }));
+      await step(`6 page views after /p${i}`, () => v.getByTestId("stat-pageviews").filter({ hasText: /^6$/ }).waitFor({ timeout: 30_000 }));
+      if ((await v.getByText(/Too many/).count()) !== 0) throw new Error(`a card says it was refused after filter ${i + 1}`);
+    }
+    if (refused.length) throw new Error(`${refused.length} of ${reads} reads refused, the first ${refused[0]}`);
+  });
   await h.check("the shared view raised no page errors", visitor.noPageErrors);
 
   const guest = await watchedPage(browser, h, { width: 1280, height: 800 });
@@ -116,7 +148,7 @@ export async function sharePages(browser, h) {
   await h.check("the right password opens the Overview, with an HttpOnly, Strict cookie scoped to the link", async () => {
     await g.getByLabel("Password").fill("a long secret");
     await g.getByRole("button", { name: "View" }).click();
-    await g.getByTestId("stat-pageviews").filter({ hasText: /^4$/ }).waitFor();
+    await g.getByTestId("stat-pageviews").filter({ hasText: /^6$/ }).waitFor();
     const c = (await guest.context.cookies(locked + "/api/v1/share")).find((x) => x.name === "strata_share");
     if (!c || !c.httpOnly || c.sameSite !== "Strict" || c.path !== new URL(locked).pathname + "/") throw new Error(JSON.stringify(c));
   });
@@ -132,5 +164,20 @@ export async function sharePages(browser, h) {
     if ((await v.getByTestId("stat-pageviews").count()) !== 0) throw new Error("the revoked link still shows numbers");
   });
   await visitor.shot("share-revoked");
+
+  await h.check("a flood from one address through a shared link is refused", async () => {
+    // Up to a thousand reads at once, fifty at a time: the address's budget
+    // (a minute's worth at most, then ten a second) runs out well before.
+    let first = null;
+    for (let sent = 0; sent < 1000 && !first; sent += 50) {
+      const answers = await Promise.all(Array.from({ length: 50 }, () => fetch(locked + "/api/v1/share")));
+      for (const r of answers) {
+        if (r.status === 429 && !first) first = { sent, retry: r.headers.get("Retry-After"), body: await r.json() };
+        else await r.arrayBuffer();
+      }
+    }
+    if (!first) throw new Error("a thousand reads from one address were all answered");
+    if (first.body.error?.code !== "rate_limited" || !/from this address/.test(first.body.error?.message) || !first.retry) throw new Error(JSON.stringify(first));
+  });
   await h.check("the owner's pages raised no page errors", noPageErrors);
 }
