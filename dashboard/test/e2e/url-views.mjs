@@ -17,8 +17,7 @@ const USER_EVENTS = 1150;
 
 /** urlViewPages runs the checks; `h` is the harness's (see run.mjs). */
 export async function urlViewPages(browser, h) {
-  // The checks reload many pages: the per-user query limit is not what they test.
-  const strata = await h.startStrata({ STRATA_QUERY_RATE_LIMIT: "2000" });
+  const strata = await h.startStrata();
   const { page, shot, atPhoneWidth, noPageErrors } = await watchedPage(browser, h);
   const { productId, key } = await setUpOwner(page, strata, h.owner);
   const base = strata.url;
