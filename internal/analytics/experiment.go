@@ -194,9 +194,10 @@ type ExperimentQuery struct {
 
 // ExperimentRow is one cell of an experiment's counts: Users whose first
 // exposure (Metric -1) or first conversion on Metrics[Metric] after it
-// fell on the UTC day Day, by the variant their exposures named. Users
-// whose exposures named more than one variant have Mixed set and Variant
-// empty; they are counted apart and never converted.
+// fell on the day Day of the scope's zone (written as a UTC midnight), by
+// the variant their exposures named. Users whose exposures named more than
+// one variant have Mixed set and Variant empty; they are counted apart and
+// never converted.
 type ExperimentRow struct {
 	Metric  int
 	Variant string

@@ -58,7 +58,8 @@ type ArmResult struct {
 	ChanceToBeatControl *float64  `json:"chanceToBeatControl"`
 }
 
-// TimelinePoint is one arm's primary metric up to the end of one UTC day.
+// TimelinePoint is one arm's primary metric up to the end of one day of
+// the product's zone.
 type TimelinePoint struct {
 	Date      string  `json:"date"`
 	Variant   string  `json:"variant"`
@@ -88,22 +89,25 @@ func Metrics(e analytics.Experiment) []string {
 	return append([]string{e.PrimaryEvent}, e.SecondaryEvents...)
 }
 
-// Range returns the events an experiment's results read: from its start
-// date, else the day it was first started, else the day it was created;
-// to the end of its end date, or now, whichever is first.
-func Range(e analytics.Experiment, now time.Time) (from, to time.Time) {
+// Range returns the events an experiment's results read, in the product's
+// zone loc (docs/experiments.md): from the local midnight of its start
+// date, else of the local day it was first started, else of the day it
+// was created; to the local midnight after its end date, or now,
+// whichever is first. The dates are calendar dates, held as UTC
+// midnights; the start and creation times are instants.
+func Range(e analytics.Experiment, now time.Time, loc *time.Location) (from, to time.Time) {
 	switch {
 	case e.StartDate != nil:
-		from = *e.StartDate
+		from = analytics.Day.Truncate(e.StartDate.UTC())
 	case e.StartedAt != nil:
-		from = *e.StartedAt
+		from = analytics.Day.Truncate(analytics.Wall(*e.StartedAt, loc))
 	default:
-		from = e.CreatedAt
+		from = analytics.Day.Truncate(analytics.Wall(e.CreatedAt, loc))
 	}
-	from = from.UTC().Truncate(24 * time.Hour)
+	from = analytics.Instant(from, loc)
 	to = now.UTC()
 	if e.EndDate != nil {
-		if end := e.EndDate.UTC().Truncate(24*time.Hour).AddDate(0, 0, 1); end.Before(to) {
+		if end := analytics.Instant(analytics.Day.Truncate(e.EndDate.UTC()).AddDate(0, 0, 1), loc); end.Before(to) {
 			to = end
 		}
 	}
@@ -113,10 +117,12 @@ func Range(e analytics.Experiment, now time.Time) (from, to time.Time) {
 	return from, to
 }
 
-// Analyse turns an experiment's counts into its results. The flag's first
+// Analyse turns an experiment's counts into its results, whose timeline
+// has a point for each local day of loc that [from, to) touches (the rows'
+// days are local days too, written as UTC midnights). The flag's first
 // arm is control. Users whose exposures named a variant that is not an arm
 // of the flag (nor the holdout) count nowhere.
-func Analyse(e analytics.Experiment, f analytics.Flag, rows []analytics.ExperimentRow, from, to time.Time) Results {
+func Analyse(e analytics.Experiment, f analytics.Flag, rows []analytics.ExperimentRow, from, to time.Time, loc *time.Location) Results {
 	metrics := Metrics(e)
 	r := Results{ExperimentID: e.ID, FlagKey: f.Key, Status: e.Status, PauseReason: e.PauseReason, From: from, To: to,
 		MinExposedPerArm: analytics.MinExposures, SampleRatio: e.SampleRatio, Arms: []ArmExposure{},
@@ -131,7 +137,7 @@ func Analyse(e analytics.Experiment, f analytics.Flag, rows []analytics.Experime
 	for m := range converted {
 		converted[m] = make([]int64, len(f.Variants))
 	}
-	days := timelineDays(from, to)
+	days := timelineDays(from, to, loc)
 	// byDay[a][d] counts arm a's new exposures (0) and primary
 	// conversions (1) on day d.
 	byDay := make([][][2]int64, len(f.Variants))
@@ -216,10 +222,10 @@ func Analyse(e analytics.Experiment, f analytics.Flag, rows []analytics.Experime
 	return r
 }
 
-// timelineDays returns the UTC days [from, to) touches, at most the last
-// maxTimelineDays of them.
-func timelineDays(from, to time.Time) []time.Time {
-	days := analytics.Day.Buckets(from, to)
+// timelineDays returns the local days of loc that [from, to) touches, as
+// UTC midnights, at most the last maxTimelineDays of them.
+func timelineDays(from, to time.Time, loc *time.Location) []time.Time {
+	days := analytics.Day.Buckets(analytics.Wall(from, loc), analytics.Wall(to, loc))
 	if len(days) > maxTimelineDays {
 		days = days[len(days)-maxTimelineDays:]
 	}

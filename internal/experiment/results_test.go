@@ -31,7 +31,7 @@ func TestAnalyse(t *testing.T) {
 		{Metric: 0, Variant: "holdout", Day: day(22), Users: 5},
 		{Metric: 1, Variant: "treatment", Day: day(22), Users: 10},
 	}
-	r := Analyse(e, f, rows, day(20), day(22).Add(12*time.Hour))
+	r := Analyse(e, f, rows, day(20), day(22).Add(12*time.Hour), time.UTC)
 	if r.Holdout != 111 || r.Excluded != 222 || r.MultipleArms != 9 || r.Arms[0].Exposed != 1000 || r.Arms[1].Exposed != 1000 || !r.EnoughData {
 		t.Fatalf("exposures: %+v", r)
 	}
@@ -69,12 +69,12 @@ func TestAnalyse(t *testing.T) {
 func TestAnalyseTooEarly(t *testing.T) {
 	f := analytics.Flag{Variants: []analytics.FlagVariant{{Key: "control", Weight: 50}, {Key: "treatment", Weight: 50}}}
 	r := Analyse(analytics.Experiment{}, f, []analytics.ExperimentRow{{Metric: -1, Variant: "control", Day: day(20), Users: 150},
-		{Metric: -1, Variant: "treatment", Day: day(20), Users: 99}}, day(20), day(21))
+		{Metric: -1, Variant: "treatment", Day: day(20), Users: 99}}, day(20), day(21), time.UTC)
 	if r.EnoughData || r.RecommendedPerArm != nil || r.Metrics[0].Arms[1].PValue == nil {
 		t.Errorf("99 users in treatment: %+v", r)
 	}
 	// An empty range has no timeline and no panic.
-	if r := Analyse(analytics.Experiment{}, f, nil, day(20), day(20)); len(r.Timeline) != 0 || r.EnoughData {
+	if r := Analyse(analytics.Experiment{}, f, nil, day(20), day(20), time.UTC); len(r.Timeline) != 0 || r.EnoughData {
 		t.Errorf("an empty range: %+v", r)
 	}
 }
@@ -92,8 +92,43 @@ func TestRange(t *testing.T) {
 		{analytics.Experiment{CreatedAt: day(10), StartedAt: &started, StartDate: &start}, day(18), now},
 		{analytics.Experiment{CreatedAt: day(10), EndDate: &end}, day(10), day(24)},
 	} {
-		if from, to := Range(c.e, now); !from.Equal(c.from) || !to.Equal(c.to) {
+		if from, to := Range(c.e, now, time.UTC); !from.Equal(c.from) || !to.Equal(c.to) {
 			t.Errorf("%+v: %v – %v, want %v – %v", c.e, from, to, c.from, c.to)
 		}
 	}
 }
+
+// TestRangeInZone holds an experiment's days to the product's zone: in
+// Tokyo (UTC+9) a day starts at 15:00 UTC the day before, and in Los
+// Angeles at 08:00 UTC in November, 07:00 UTC before its autumn change.
+func TestRangeInZone(t *testing.T) {
+	tokyo, _ := time.LoadLocation("Asia/Tokyo")
+	la, _ := time.LoadLocation("America/Los_Angeles")
+	now := time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC)
+	// 05:30 UTC on the 21st: still the 20th in Los Angeles, the 21st in Tokyo.
+	started := time.Date(2026, 11, 21, 5, 30, 0, 0, time.UTC)
+	start, end := day(18), day(23)
+	late := day(28)
+	utc := func(d, h int) time.Time { return time.Date(2026, 11, d, h, 0, 0, 0, time.UTC) }
+	for _, c := range []struct {
+		loc      *time.Location
+		e        analytics.Experiment
+		from, to time.Time
+	}{
+		{tokyo, analytics.Experiment{CreatedAt: day(10), StartedAt: &started}, utc(20, 15), now},
+		{la, analytics.Experiment{CreatedAt: day(10), StartedAt: &started}, utc(20, 8), now},
+		{tokyo, analytics.Experiment{CreatedAt: day(10), StartedAt: &started, StartDate: &start}, utc(17, 15), now},
+		{la, analytics.Experiment{CreatedAt: day(10), StartDate: &start, EndDate: &end}, utc(18, 8), utc(24, 8)},
+		{tokyo, analytics.Experiment{CreatedAt: day(10), EndDate: &end}, utc(9, 15), utc(23, 15)},
+		// Created at midnight UTC: the 9th in Los Angeles.
+		{la, analytics.Experiment{CreatedAt: day(10), EndDate: &late}, utc(9, 8), now},
+		// The 1st in Los Angeles is before the change on the 1st: 07:00 UTC.
+		{la, analytics.Experiment{CreatedAt: day(10), StartDate: ptr(day(1))}, time.Date(2026, 11, 1, 7, 0, 0, 0, time.UTC), now},
+	} {
+		if from, to := Range(c.e, now, c.loc); !from.Equal(c.from) || !to.Equal(c.to) {
+			t.Errorf("%s %+v: %v – %v, want %v – %v", c.loc, c.e, from, to, c.from, c.to)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -63,6 +63,9 @@ type Counter interface {
 type Store interface {
 	Meta
 	analytics.LeaseStore
+	// Product gives the product's time zone, in which an experiment's
+	// days are cut (Range).
+	Product(ctx context.Context, id int64) (analytics.Product, error)
 }
 
 // Checker runs the sample-ratio check of every running experiment every
@@ -127,9 +130,21 @@ func (c *Checker) check(ctx context.Context, e analytics.Experiment, now time.Ti
 	if err != nil {
 		return err
 	}
-	from, to := Range(e, now)
+	// The check reads the users the results page shows: the same range,
+	// cut in the product's zone.
+	p, err := c.Store.Product(ctx, e.ProductID)
+	if err != nil {
+		return err
+	}
+	loc := time.UTC
+	if p.TimeZone != "" && p.TimeZone != analytics.DefaultTimeZone {
+		if loc, err = analytics.LoadZone(p.TimeZone); err != nil {
+			return err
+		}
+	}
+	from, to := Range(e, now, loc)
 	rows, err := c.Counter.RunExperiment(ctx, analytics.ExperimentQuery{
-		EventRange: analytics.EventRange{ProductID: e.ProductID, Env: c.Env, From: from, To: to}, ExperimentID: e.ID})
+		EventRange: analytics.EventRange{ProductID: e.ProductID, Env: c.Env, From: from, To: to, Zone: loc}, ExperimentID: e.ID})
 	if err != nil {
 		return err
 	}

@@ -253,11 +253,11 @@ func (s *Server) handleExperimentResults(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	sc.From, sc.To = experiment.Range(e, s.Now())
+	sc.From, sc.To = experiment.Range(e, s.Now(), sc.Location())
 	rows, err := s.Queries.RunExperiment(r.Context(), analytics.ExperimentQuery{EventRange: sc, ExperimentID: e.ID, Metrics: experiment.Metrics(e)})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, experiment.Analyse(e, f, rows, sc.From, sc.To))
+	writeJSON(w, http.StatusOK, experiment.Analyse(e, f, rows, sc.From, sc.To, sc.Location()))
 	return nil
 }

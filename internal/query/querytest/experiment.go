@@ -9,7 +9,8 @@ import (
 
 // ExperimentCell is one count of an experiment's results: Users whose
 // first exposure (Metric -1) or first conversion on metric Metric after it
-// fell on the UTC day Day, by the variant their exposures named. Users
+// fell on the day Day (of the zone asked for, as a UTC midnight), by the
+// variant their exposures named. Users
 // whose exposures named more than one variant are Mixed, with Variant "",
 // and have no conversions.
 type ExperimentCell struct {
@@ -33,9 +34,15 @@ type ExperimentCell struct {
 //
 // The cells come sorted by metric, variant, mixed and day.
 func Experiment(events []Event, experimentID int64, metrics []string, from, to time.Time) []ExperimentCell {
+	return ExperimentIn(time.UTC, events, experimentID, metrics, from, to)
+}
+
+// ExperimentIn is Experiment in the zone loc: the days from through to are
+// loc's, and so are the cells' days.
+func ExperimentIn(loc *time.Location, events []Event, experimentID int64, metrics []string, from, to time.Time) []ExperimentCell {
 	var live []Event
 	for _, e := range events {
-		if !e.Test && !e.Bot && inRange(e.Time, from, to, time.UTC) {
+		if !e.Test && !e.Bot && inRange(e.Time, from, to, loc) {
 			live = append(live, e)
 		}
 	}
@@ -68,7 +75,7 @@ func Experiment(events []Event, experimentID int64, metrics []string, from, to t
 		day     time.Time
 	}
 	counts := map[key]int64{}
-	day := func(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour) }
+	day := func(t time.Time) time.Time { return wall(t, loc).Truncate(24 * time.Hour) }
 	converted := Filter{Property: "properties.converted", Operator: "eq", Value: int64(1)}
 	for id, u := range users {
 		variant, mixed := "", len(u.variants) > 1

@@ -566,7 +566,7 @@ const dayMicros = 86400000000
 // user's exposures of the experiment named, the first exposure's time and,
 // for each metric, the times of the user's conversion events; the next
 // level keeps each metric's first time at or after the exposure (0: none),
-// and the outer query counts users by metric and UTC day of those times.
+// and the outer query counts users by metric and local day of those times.
 // Only users whose exposures named one variant count for the metrics.
 func (s *Store) ExperimentCounts(ctx context.Context, q analytics.ExperimentQuery) (_ []analytics.ExperimentRow, err error) {
 	defer markOutOfMemory(&err)
@@ -585,7 +585,8 @@ func (s *Store) ExperimentCounts(ctx context.Context, q analytics.ExperimentQuer
 		return nil
 	}
 	b.Write("SELECT toInt64(i) - 2 AS metric, if(length(vs) > 1, '', vs[1]) AS arm, length(vs) > 1 AS mixed,",
-		" toInt64(intDiv(arr[i], ", strconv.Itoa(dayMicros), ")) AS day, count()",
+		// The days are the product's local days (docs/experiments.md).
+		" toInt64(intDiv(", b.local(q.EventRange, "arr[i]", q.From, q.To), ", ", strconv.Itoa(dayMicros), ")) AS day, count()",
 		" FROM (SELECT vs, [t0")
 	for i := range q.Metrics {
 		b.Printf(", f%d", i)

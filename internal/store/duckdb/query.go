@@ -654,9 +654,14 @@ func (s *Store) ExperimentCounts(ctx context.Context, q analytics.ExperimentQuer
 		}
 		b.Write(" GROUP BY e.uid)")
 	}
-	b.Write(" SELECT -1, CASE WHEN n > 1 THEN '' ELSE v END AS arm, n > 1 AS mixed, t0 // ", strconv.Itoa(dayMicros), " AS day, count(*) FROM x GROUP BY arm, mixed, day")
+	// The days are the product's local days (docs/experiments.md): each
+	// time is moved to its wall clock before it is cut.
+	day := func(t string) string {
+		return "epoch_us(" + b.local(q.EventRange, "make_timestamp("+t+")", q.From, q.To) + ") // " + strconv.Itoa(dayMicros)
+	}
+	b.Write(" SELECT -1, CASE WHEN n > 1 THEN '' ELSE v END AS arm, n > 1 AS mixed, ", day("t0"), " AS day, count(*) FROM x GROUP BY arm, mixed, day")
 	for i := range q.Metrics {
-		b.Printf(" UNION ALL SELECT %d, x.v, false, m%d.t // %d AS day, count(*) FROM m%d JOIN x ON x.uid = m%d.uid GROUP BY x.v, day", i, i, dayMicros, i, i)
+		b.Printf(" UNION ALL SELECT %d, x.v, false, %s AS day, count(*) FROM m%d JOIN x ON x.uid = m%d.uid GROUP BY x.v, day", i, day(fmt.Sprintf("m%d.t", i)), i, i)
 	}
 	return queryAll(ctx, s, "counting experiment results", &b, func(r scanner) (row analytics.ExperimentRow, err error) {
 		var day int64

@@ -40,8 +40,33 @@ func testExperimentCounts(ctx context.Context, t *testing.T, s Events) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("seed %d metrics %q:\n got %+v\nwant %+v", seed, ds.Metrics, got, want)
 		}
+
+		// The same dataset in a zone: the range's days and the counts'
+		// days are the zone's (docs/experiments.md). The datasets start
+		// from March to September, so some cross a DST change.
+		zq := q
+		zq.EventRange = zoneScope(t, p.ID, analytics.EnvLive, experimentZones[seed%int64(len(experimentZones))])
+		loc := zq.Location()
+		zq.From, zq.To = analytics.Instant(ds.From, loc), analytics.Instant(ds.To.AddDate(0, 0, 1), loc)
+		rows, err = s.ExperimentCounts(ctx, zq)
+		if err != nil {
+			t.Fatalf("seed %d in %s: %v", seed, loc, err)
+		}
+		got = got[:0]
+		for _, r := range rows {
+			got = append(got, querytest.ExperimentCell{Metric: r.Metric, Variant: r.Variant, Mixed: r.Mixed, Day: r.Day, Users: r.Users})
+		}
+		querytest.SortCells(got)
+		want = querytest.ExperimentIn(loc, ds.Events, ds.ExperimentID, ds.Metrics, ds.From, ds.To)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("seed %d in %s metrics %q:\n got %+v\nwant %+v", seed, loc, ds.Metrics, got, want)
+		}
 	}
 }
+
+// experimentZones are the zones the experiment counts are also checked
+// in: one either side of UTC with a DST change, and one a half hour off.
+var experimentZones = []string{"Europe/Berlin", "America/Los_Angeles", "Asia/Kolkata"}
 
 // testErrorGroups runs the error groups on the store for seeded random
 // datasets and compares each answer with the reference in querytest.
