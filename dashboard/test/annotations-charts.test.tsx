@@ -1,12 +1,12 @@
 // Annotations on the charts without a time axis: the funnel's timeline strip
 // and the retention cohort rows. Workspace annotations show on every report;
 // a query-scoped one only with its saved query, never on ad-hoc reports.
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { act } from "preact/test-utils";
 import { AnnotationStrip } from "../src/components/ChartAnnotations";
 import { Funnels } from "../src/pages/Funnels";
 import { CohortTable, Retention } from "../src/pages/Retention";
-import { presetRange } from "../src/range";
+import { presetRange, setTimeZone } from "../src/range";
 import type { Annotation, Product, RetentionResult } from "../src/types";
 import { click, fakeFetch, mount, type Call } from "./helpers";
 
@@ -153,6 +153,55 @@ describe("retention cohort markers", () => {
 
     const none = await mount(<CohortTable result={result} annotations={[ann(4, "2026-11-16T00:00:00Z")]} />);
     expect(none.querySelectorAll("[data-testid=period-annotations]").length).toBe(0);
+  });
+
+  describe("in a zone whose dates are not UTC's", () => {
+    afterEach(() => setTimeZone("UTC"));
+    // Tokyo is UTC+9: its 9 November runs from 15:00 UTC on the 8th to 15:00 UTC on the 9th.
+    const days: RetentionResult = {
+      period: "day",
+      cohorts: [
+        { date: "2026-11-08", size: 2, values: [2] },
+        { date: "2026-11-09", size: 2, values: [2] },
+      ],
+    };
+
+    it("places each marker in the cohort of its local date", async () => {
+      setTimeZone("Asia/Tokyo");
+      const root = await mount(
+        <CohortTable
+          result={days}
+          annotations={[
+            ann(1, "2026-11-07T15:00:00Z", { label: "Tokyo 8th, 00:00" }),
+            ann(2, "2026-11-08T14:59:59Z", { label: "Tokyo 8th, 23:59" }),
+            ann(3, "2026-11-08T15:00:00Z", { label: "Tokyo 9th, 00:00" }),
+            ann(4, "2026-11-09T12:00:00Z", { label: "Tokyo 9th, 21:00" }),
+            ann(5, "2026-11-09T15:00:00Z", { label: "Tokyo 10th" }),
+            ann(6, "2026-11-07T14:59:59Z", { label: "Tokyo 7th" }),
+          ]}
+        />,
+      );
+      const rows = [...root.querySelectorAll("tbody tr")];
+      const marked = rows.map((r) => [...r.querySelectorAll("[data-testid=period-annotation] strong")].map((e) => e.textContent));
+      expect(marked).toEqual([
+        ["Tokyo 8th, 00:00", "Tokyo 8th, 23:59"],
+        ["Tokyo 9th, 00:00", "Tokyo 9th, 21:00"],
+      ]);
+    });
+
+    it("asks for the annotations a day further on either side, so that local days are covered", async () => {
+      setTimeZone("Asia/Tokyo");
+      const calls = fakeFetch({
+        "GET /api/v1/query/events": { body: { events: [{ name: "$pageview", count: 7 }] } },
+        "POST /api/v1/query/retention": { body: days },
+        "GET /api/v1/annotations": annotationsRoute([ann(1, "2026-11-07T16:00:00Z", { label: "Early on the 8th" })]),
+      });
+      const root = await mount(<Retention product={product} range={{ key: "custom", from: "2026-11-08", to: "2026-11-09" }} env="live" />);
+      const req = calls.filter((c) => c.path === "/api/v1/annotations").pop()!;
+      expect([req.query.get("from"), req.query.get("to")]).toEqual(["2026-11-07", "2026-11-10"]);
+      const rows = [...root.querySelectorAll("tbody tr")];
+      expect(rows.map((r) => [...r.querySelectorAll("[data-testid=period-annotation] strong")].map((e) => e.textContent))).toEqual([["Early on the 8th"], []]);
+    });
   });
 
   it("asks for the workspace's annotations only, over the cohorts' periods", async () => {

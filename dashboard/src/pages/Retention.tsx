@@ -7,7 +7,7 @@ import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
 import { Table } from "../components/Table";
 import { plural } from "../format";
 import { useLoad } from "../load";
-import type { DateRange } from "../range";
+import { isoDay, timeZone, type DateRange } from "../range";
 import { oneOf, setQuery, useQueryState } from "../router";
 import type { Annotation, DataEnv, Product, RetentionRequest, RetentionResult } from "../types";
 
@@ -59,7 +59,10 @@ function RetentionPage(props: { product: Product; range: DateRange; env: DataEnv
   const annTo = cohorts.length
     ? new Date(nextBucket(bucketTime(cohorts[cohorts.length - 1].date), p) - 1).toISOString().slice(0, 10)
     : days.to;
-  const [annotations] = useChartAnnotations(pid, annFrom < days.from ? annFrom : days.from, annTo > days.to ? annTo : days.to, null);
+  // The list's days are UTC's; a local day of another zone straddles two of
+  // them, so the list reaches a day further on either side.
+  const widen = (d: string, by: number) => (timeZone() === "UTC" ? d : isoDay(new Date(bucketTime(d) + by * 86_400_000)));
+  const [annotations] = useChartAnnotations(pid, widen(annFrom < days.from ? annFrom : days.from, -1), widen(annTo > days.to ? annTo : days.to, 1), null);
   const run = (e: Event) => {
     e.preventDefault();
     if (!start.trim()) return setError("Enter the start event.");
@@ -145,7 +148,9 @@ export function CohortTable(props: { result: RetentionResult; annotations?: Anno
           <th scope="row">
             <span class="cohort-title">
               {bucketTitle(c.date, p === "week" ? "week" : p)}
-              <PeriodMarker annotations={annotationsBetween(props.annotations ?? [], bucketTime(c.date), nextBucket(bucketTime(c.date), p))} />
+              {/* A cohort's period is local dates of the product's zone, written as
+                  UTC midnights: an annotation's instant is placed by its wall time there. */}
+              <PeriodMarker annotations={annotationsBetween(props.annotations ?? [], bucketTime(c.date), nextBucket(bucketTime(c.date), p), true)} />
             </span>
           </th>
           <td class="num">{num(c.size)}</td>
