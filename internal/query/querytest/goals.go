@@ -53,6 +53,12 @@ type GoalsResult struct {
 //     converted visitors of goals[0] first, then most visitors, then by
 //     value, limit of them.
 func Goals(events []Event, test bool, filters []Filter, goals []Goal, from, to time.Time, breakdown string, limit int) GoalsResult {
+	return GoalsIn(time.UTC, events, test, filters, goals, from, to, breakdown, limit)
+}
+
+// GoalsIn is Goals in the zone loc: the days from through to are loc's,
+// from the local midnight that begins from to the one after to.
+func GoalsIn(loc *time.Location, events []Event, test bool, filters []Filter, goals []Goal, from, to time.Time, breakdown string, limit int) GoalsResult {
 	type visitor struct {
 		first  *Event
 		value  string
@@ -61,7 +67,7 @@ func Goals(events []Event, test bool, filters []Filter, goals []Goal, from, to t
 	byUser := map[string]*visitor{}
 	var read []Event
 	for _, e := range events {
-		if e.Test != test || e.Bot || !inRange(e.Time, from, to, time.UTC) {
+		if e.Test != test || e.Bot || !inRange(e.Time, from, to, loc) {
 			continue
 		}
 		read = append(read, e)

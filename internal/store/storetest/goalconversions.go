@@ -16,6 +16,12 @@ import (
 // returns the answer in the reference's terms.
 func goalsOf(t *testing.T, s Events, productID int64, env analytics.Env, ds querytest.GoalDataset) querytest.GoalsResult {
 	t.Helper()
+	return goalsIn(t, s, analytics.EventRange{ProductID: productID, Env: env}, ds)
+}
+
+// goalsIn is goalsOf in the scope sc, whose zone the range's days follow.
+func goalsIn(t *testing.T, s Events, sc analytics.EventRange, ds querytest.GoalDataset) querytest.GoalsResult {
+	t.Helper()
 	goals := make([]analytics.Goal, len(ds.Goals))
 	for i, g := range ds.Goals {
 		goals[i] = analytics.Goal{ID: int64(i + 1), Kind: analytics.GoalEvent, Event: g.Event}
@@ -28,7 +34,7 @@ func goalsOf(t *testing.T, s Events, productID int64, env analytics.Env, ds quer
 	if ds.Breakdown != "" {
 		req.Goal = 1
 	}
-	q, _, err := req.Query(analytics.EventRange{ProductID: productID, Env: env}, goals, time.Now())
+	q, _, err := req.Query(sc, goals, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

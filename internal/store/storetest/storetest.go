@@ -118,6 +118,7 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("LiveVisitors", events(testLiveVisitors))
 	t.Run("ZonedQueries", events(testZonedQueries))
 	t.Run("ZonedSessions", events(testZonedSessions))
+	t.Run("ZonedGoals", events(testZonedGoals))
 	t.Run("ZoneCases", events(testZoneCases))
 	t.Run("ZoneErrorDays", events(testZoneErrorDays))
 }

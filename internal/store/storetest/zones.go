@@ -14,7 +14,7 @@ import (
 )
 
 // Time zones (docs/queries.md, "Time zones"): the random trend, funnel,
-// retention and sessions datasets run again in zones, moved so that each
+// retention, sessions and goals datasets run again in zones, moved so that each
 // range holds a change of offset, and are held to the reference, which
 // computes local days with Go's time.Location alone.
 
@@ -177,6 +177,42 @@ func testZonedSessions(ctx context.Context, t *testing.T, s Events) {
 				t.Errorf("%s seed %d %s..%s by %s:\n got %+v\nwant %+v", z.zone, seed, from.Format("2006-01-02"), to.Format("2006-01-02"), ds.Interval, got, want)
 			}
 		}
+	}
+}
+
+// testZonedGoals runs the random goals datasets in each zone of zoneRuns,
+// live and test: which events a range's local days hold decides the
+// visitors, the conversions and each visitor's first page view.
+func testZonedGoals(ctx context.Context, t *testing.T, s Events) {
+	converted := 0
+	for run, z := range zoneRuns {
+		for seed := int64(1); seed <= 16; seed++ {
+			ds := querytest.GenerateGoals(seed)
+			days := moveDays(ds.From, ds.To, z.change, int(seed))
+			ds.Events = moved(ds.Events, days)
+			ds.From, ds.To = ds.From.AddDate(0, 0, days), ds.To.AddDate(0, 0, days)
+			p := int64(6000 + 100*run + int(seed))
+			if err := s.AppendEvents(ctx, storeEvents(p, ds.Events)); err != nil {
+				t.Fatal(err)
+			}
+			for _, env := range []analytics.Env{analytics.EnvLive, analytics.EnvTest} {
+				sc := zoneScope(t, p, env, z.zone)
+				got := goalsIn(t, s, sc, ds)
+				want := querytest.GoalsIn(sc.Location(), ds.Events, env == analytics.EnvTest, ds.Filters, ds.Goals, ds.From, ds.To, ds.Breakdown, ds.Limit)
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s seed %d %s %s..%s, goals %+v by %q, filters %v, limit %d:\n got %+v\nwant %+v", z.zone, seed, env,
+						ds.From.Format("2006-01-02"), ds.To.Format("2006-01-02"), ds.Goals, ds.Breakdown, ds.Filters, ds.Limit, got, want)
+				}
+				for _, g := range want.Goals {
+					if g.Converted > 0 {
+						converted++
+					}
+				}
+			}
+		}
+	}
+	if converted < 30 {
+		t.Errorf("only %d goals with conversions over the zoned datasets", converted)
 	}
 }
 
