@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import { api } from "../api";
 import { num } from "../charts/time";
+import { change, periodName, previousPeriod, type Change } from "../compare";
 import { useLoad } from "../load";
 import type { DataEnv, FilterRequest, GoalsResult } from "../types";
 import { countryName } from "./Countries";
@@ -26,6 +27,36 @@ const tabs = [
 /** rate writes a conversion rate (per 100, to one decimal) as "42.5 %", as the bounce rates are written. */
 const rate = (pct: number) => `${pct.toLocaleString(undefined, { maximumFractionDigits: 1 })} %`;
 
+/** The arrows of a change, as the figure cards draw them. */
+const arrows: Record<Change["direction"], string> = { up: "↑", down: "↓", flat: "→", new: "★" };
+
+/**
+ * rateChange is a goal's conversion rate against the previous period's, in
+ * percentage points as the bounce rate's change is written; "new" when the
+ * previous period had no visitors and this one has (its 0 % meant
+ * nothing), and null while the previous period is loading, failed, or had
+ * no such goal.
+ */
+export function rateChange(cur: GoalsResult, prev: GoalsResult | null, id: number, period: string): Change | null {
+  const g = cur.goals.find((x) => x.id === id);
+  const p = prev?.goals.find((x) => x.id === id);
+  if (!g || !p || !prev) return null;
+  return change(g.conversionRate, p.conversionRate, { unit: "points" }, period, prev.visitors === 0 && cur.visitors > 0);
+}
+
+/** ChangeText shows a change in a table cell: an arrow and text for the eye, words for a screen reader. */
+function ChangeText(props: { change: Change }) {
+  const c = props.change;
+  return (
+    <span class={`change change-${c.tone} goal-change`} data-testid="goal-change" data-direction={c.direction}>
+      <span aria-hidden="true">
+        {arrows[c.direction]} {c.text}
+      </span>
+      <span class="visually-hidden">{c.spoken}</span>
+    </span>
+  );
+}
+
 /** Head is a goals table's header: what the rows are, two counts and the rate. */
 function Head(props: { first: string; counts: [string, string] }) {
   return (
@@ -47,7 +78,8 @@ function Head(props: { first: string; counts: [string, string] }) {
  * Goals is the Overview's card of the product's goals (issue 37, item 7;
  * docs/dashboard.md, "Goals"): for each goal the visitors who converted,
  * their conversions and the conversion rate over the range's visitors, as
- * Plausible's Goal Conversions card has them. Choosing a goal shows its
+ * Plausible's Goal Conversions card has them, the rate with its change
+ * against the previous period. Choosing a goal shows its
  * rate by source, channel, country and device, one tab each as the Devices
  * card has its tables; only the tab shown asks the server. filters narrow
  * the visitors as the rest of the Overview's (none by default). Without
@@ -71,8 +103,18 @@ export function Goals(props: {
     props.visitFilter ? null : () => api.goalConversions(props.product, { dateFrom: props.from, dateTo: props.to, filters }, props.env),
     [props.product, props.from, props.to, props.env, key, props.visitFilter],
   );
+  // The previous period of the same length, for each goal's change, as
+  // every figure card of the Overview shows one (docs/dashboard.md, "The
+  // previous period"): the Overview always compares.
+  const previous = previousPeriod({ from: props.from, to: props.to });
+  const period = periodName({ from: props.from, to: props.to });
+  const [prev] = useLoad<GoalsResult>(
+    props.visitFilter ? null : () => api.goalConversions(props.product, { dateFrom: previous.from, dateTo: previous.to, filters }, props.env),
+    [props.product, previous.from, previous.to, props.env, key, props.visitFilter],
+  );
   const [chosen, setChosen] = useState<number | null>(null);
   const goals = r.state === "done" ? r.data.goals : [];
+  const before = prev.state === "done" ? prev.data : null;
   const picked = goals.find((g) => g.id === chosen) ?? null;
   return (
     <section class="card" aria-label="Goals" data-testid="goals-card">
@@ -117,7 +159,13 @@ export function Goals(props: {
                 </td>
                 <td class="num">{num(g.visitors)}</td>
                 <td class="num">{num(g.conversions)}</td>
-                <td class="num">{rate(g.conversionRate)}</td>
+                <td class="num">
+                  {rate(g.conversionRate)}
+                  {(() => {
+                    const c = r.state === "done" ? rateChange(r.data, before, g.id, period) : null;
+                    return c ? <ChangeText change={c} /> : null;
+                  })()}
+                </td>
               </tr>
             ))}
           </Table>

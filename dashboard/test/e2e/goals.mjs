@@ -6,7 +6,9 @@
 // sent over HTTP from the United States on iPhones and from the
 // Netherlands on Chrome for Linux, some arriving from Google, and the card
 // must show exactly the figures worked out here; a goal opens its rate by
-// source, country and device; a goal deleted in Settings leaves the card.
+// source, country and device; each goal's rate shows its change against
+// the previous 7 days, whose visits are sent ten days back; a goal deleted
+// in Settings leaves the card.
 // Screenshots at 1280 and 390 px: goals-settings.png, overview-goals.png,
 // overview-goals-phone.png.
 import { setUpOwner } from "./owner.mjs";
@@ -88,15 +90,63 @@ export async function goalPages(browser, h) {
     }
   });
 
+  // The previous 7 days (the range is today and the 6 days before): ten
+  // days back, p1 (/pricing, then signs up), p2 (/), p3 (/blog/x) and p4
+  // (/). 4 visitors; signup: p1, 25 %; /pricing: p1, 25 %; /blog/*: p3, 25 %.
+  const before = new Date(Date.now() - 10 * 86_400_000);
+  const at = (e, s) => ({ ...e, timestamp: new Date(before.getTime() + s * 1000).toISOString() });
+  await h.check("the previous period's page views and sign-up are accepted", async () => {
+    const batch = [at(pv("p1", "/pricing"), 0), at(signup("p1"), 1), at(pv("p2", "/"), 2), at(pv("p3", "/blog/x"), 3), at(pv("p4", "/"), 4)];
+    const res = await fetch(`${strata.url}/e`, { method: "POST", headers: { "Content-Type": "application/json", "X-API-Key": key }, body: JSON.stringify({ batch }) });
+    if (res.status !== 202) throw new Error(`${res.status} ${await res.text()}`);
+  });
+
   await page.goto(`${strata.url}/?product=${productId}&range=7d`);
   const card = page.getByRole("region", { name: "Goals", exact: true });
+  // The goal rows without their changes, which goalChanges reads.
+  const goalRows = () =>
+    card
+      .getByRole("table", { name: "Goal conversions", exact: true })
+      .locator(":scope > tbody > tr")
+      .evaluateAll((trs) =>
+        trs.map((tr) =>
+          [...tr.querySelectorAll(":scope > td")].map((td) => {
+            const c = td.cloneNode(true);
+            c.querySelector("[data-testid=goal-change]")?.remove();
+            return c.textContent.trim();
+          }),
+        ),
+      );
   await h.check("the Goals card shows each goal's visitors, conversions and rate of the 5 visitors", async () => {
     await card.getByRole("table", { name: "Goal conversions", exact: true }).waitFor();
-    same(await rows(card, "Goal conversions"), [
+    same(await goalRows(), [
       ["signup", "2", "3", "40 %"],
       ["Visit /pricing", "2", "2", "40 %"],
       ["Visit /blog/*", "1", "2", "20 %"],
     ]);
+  });
+  await h.check("each goal's rate shows its change against the previous 7 days, in words for screen readers", async () => {
+    const changes = () =>
+      card.locator("[data-testid=goal-row]").evaluateAll((trs) =>
+        trs.map((tr) => {
+          const c = tr.querySelector("[data-testid=goal-change]");
+          return c ? [c.querySelector("[aria-hidden]").textContent.trim(), c.dataset.direction, c.querySelector(".visually-hidden").textContent] : null;
+        }),
+      );
+    // 40 % against 25 %, 40 % against 25 %, 20 % against 25 %.
+    const want = [
+      ["↑ +15 pp", "up", "up 15 percentage points from the previous 7 days"],
+      ["↑ +15 pp", "up", "up 15 percentage points from the previous 7 days"],
+      ["↓ \u22125 pp", "down", "down 5 percentage points from the previous 7 days"],
+    ];
+    let got = [];
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      got = await changes();
+      if (JSON.stringify(got) === JSON.stringify(want)) return;
+      await page.waitForTimeout(100);
+    }
+    same(got, want);
   });
   const breakdowns = [
     ["Source", "signup by source", [["Google", "2", "2", "100 %"], ["Direct / none", "3", "0", "0 %"]]],
