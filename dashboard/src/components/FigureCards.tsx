@@ -15,7 +15,8 @@ export interface Figure {
   change: Change | null;
 }
 
-const arrows: Record<Change["direction"], string> = { up: "↑", down: "↓", flat: "→", new: "★" };
+/** arrows repeat a change's sign for the eye, on the figure cards and the Goals card. */
+export const arrows: Record<Change["direction"], string> = { up: "↑", down: "↓", flat: "→", new: "★" };
 
 /**
  * FigureCards is a row of figures (as Plausible's top row), each with its

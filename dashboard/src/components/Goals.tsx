@@ -5,6 +5,7 @@ import { change, periodName, previousPeriod, type Change } from "../compare";
 import { useLoad } from "../load";
 import type { DataEnv, FilterRequest, GoalsResult } from "../types";
 import { countryName } from "./Countries";
+import { arrows } from "./FigureCards";
 import { Link } from "./Link";
 import { ErrorState, Skeleton } from "./States";
 import { Table } from "./Table";
@@ -26,9 +27,6 @@ const tabs = [
 
 /** rate writes a conversion rate (per 100, to one decimal) as "42.5 %", as the bounce rates are written. */
 const rate = (pct: number) => `${pct.toLocaleString(undefined, { maximumFractionDigits: 1 })} %`;
-
-/** The arrows of a change, as the figure cards draw them. */
-const arrows: Record<Change["direction"], string> = { up: "↑", down: "↓", flat: "→", new: "★" };
 
 /**
  * rateChange is a goal's conversion rate against the previous period's, in
