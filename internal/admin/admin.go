@@ -61,6 +61,9 @@ type Admin interface {
 // Service implements Admin on a metadata store.
 type Service struct {
 	Meta analytics.MetaStore
+	// Users keeps the dashboard's users, their roles and invites: the
+	// same store as Meta, which every metadata store implements.
+	Users analytics.UserStore
 	// OnChange, when set, is called after a credential changed, so that the
 	// server's caches drop what they knew.
 	OnChange func()

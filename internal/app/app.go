@@ -131,7 +131,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		return nil, err
 	}
 	a.keys = auth.NewKeyring(a.store.meta, cfg.KeyCacheTTL, time.Now)
-	svc := &admin.Service{Meta: a.store.meta, OnChange: a.keys.Invalidate}
+	svc := &admin.Service{Meta: a.store.meta, Users: a.store.meta, OnChange: a.keys.Invalidate}
 	key, product, err := svc.Bootstrap(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("bootstrapping data directory: %w", err)

@@ -385,6 +385,7 @@ func manage(ctx context.Context, args []string, env Env) error {
 func openAdmin(ctx context.Context, dataDir, metaURL string, env Env) (admin.Admin, func(), error) {
 	var store interface {
 		analytics.MetaStore
+		analytics.UserStore
 		experiment.Meta
 		Close() error
 	}
@@ -404,7 +405,7 @@ func openAdmin(ctx context.Context, dataDir, metaURL string, env Env) (admin.Adm
 		}
 		store = db
 	}
-	svc := &admin.Service{Meta: store, Flags: &experiment.Flags{Store: store}, Experiments: &experiment.Service{Store: store}}
+	svc := &admin.Service{Meta: store, Users: store, Flags: &experiment.Flags{Store: store}, Experiments: &experiment.Service{Store: store}}
 	key, p, err := svc.Bootstrap(ctx)
 	if err != nil {
 		store.Close()
