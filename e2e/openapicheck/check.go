@@ -193,6 +193,16 @@ func (c *Checker) Inspect(req *http.Request, status int, header http.Header, bod
 	}
 	res.Operation = name
 	key := strconv.Itoa(status)
+	// 403 role_forbidden may come from any operation that declares a role
+	// above viewer in x-strata-role (the session scheme's "Roles"), with
+	// the schema of components/responses/RoleForbidden.
+	if status == http.StatusForbidden && jsonBody && refusesRoles(route.Operation.Extensions) && errorCode(body) == "role_forbidden" {
+		res.Schema = true
+		if err := c.validate(roleForbidden, body); err != nil {
+			return res, fmt.Errorf("operation %s answered %d: %w", name, status, err)
+		}
+		return res, nil
+	}
 	resp := route.Operation.Responses.Value(key)
 	if resp == nil {
 		// 404, 408, 421 and 431 may come from any path, even a described
@@ -248,4 +258,27 @@ func Request(req *http.Request) *http.Request {
 	r.Body = http.NoBody
 	r.URL = &url.URL{Scheme: "http", Host: req.URL.Host, Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: req.URL.RawQuery}
 	return r
+}
+
+// roleForbidden is the schema of a 403 role_forbidden.
+const roleForbidden = "/components/responses/RoleForbidden/content/application~1json/schema"
+
+// refusesRoles reports whether an operation's x-strata-role is one a
+// session's role can fall short of: member or admin.
+func refusesRoles(ext map[string]any) bool {
+	role, _ := ext["x-strata-role"].(string)
+	return role == "member" || role == "admin"
+}
+
+// errorCode is the error.code of an error body, "" when there is none.
+func errorCode(body []byte) string {
+	var e struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return ""
+	}
+	return e.Error.Code
 }
