@@ -193,12 +193,14 @@ func (c *Checker) Inspect(req *http.Request, status int, header http.Header, bod
 	}
 	res.Operation = name
 	key := strconv.Itoa(status)
-	// 403 role_forbidden may come from any operation that declares a role
-	// above viewer in x-strata-role (the session scheme's "Roles"), with
-	// the schema of components/responses/RoleForbidden.
-	if status == http.StatusForbidden && jsonBody && refusesRoles(route.Operation.Extensions) && errorCode(body) == "role_forbidden" {
+	// The answers of the role check (the session scheme's "Roles"): 403
+	// role_forbidden from any operation that declares member or admin in
+	// x-strata-role, and 404 product_not_found or workspace_not_found from
+	// any that declares a role, for a product or workspace outside the
+	// user's workspaces.
+	if ptr, ok := roleAnswer(route.Operation.Extensions, status, body); ok && jsonBody {
 		res.Schema = true
-		if err := c.validate(roleForbidden, body); err != nil {
+		if err := c.validate(ptr, body); err != nil {
 			return res, fmt.Errorf("operation %s answered %d: %w", name, status, err)
 		}
 		return res, nil
@@ -260,14 +262,24 @@ func Request(req *http.Request) *http.Request {
 	return r
 }
 
-// roleForbidden is the schema of a 403 role_forbidden.
-const roleForbidden = "/components/responses/RoleForbidden/content/application~1json/schema"
-
-// refusesRoles reports whether an operation's x-strata-role is one a
-// session's role can fall short of: member or admin.
-func refusesRoles(ext map[string]any) bool {
+// roleAnswer returns the schema of an answer of the role check that an
+// operation with extensions ext may give with status and body, and whether
+// it is one.
+func roleAnswer(ext map[string]any, status int, body []byte) (string, bool) {
 	role, _ := ext["x-strata-role"].(string)
-	return role == "member" || role == "admin"
+	code := ""
+	if status == http.StatusForbidden || status == http.StatusNotFound {
+		code = errorCode(body)
+	}
+	switch {
+	case status == http.StatusForbidden && code == "role_forbidden" && (role == "member" || role == "admin"):
+		return "/components/responses/RoleForbidden/content/application~1json/schema", true
+	case status == http.StatusNotFound && code == "product_not_found" && role != "" && role != "none":
+		return "/components/responses/ProductNotFound/content/application~1json/schema", true
+	case status == http.StatusNotFound && code == "workspace_not_found" && role != "" && role != "none":
+		return "/components/responses/WorkspaceNotFound/content/application~1json/schema", true
+	}
+	return "", false
 }
 
 // errorCode is the error.code of an error body, "" when there is none.

@@ -54,7 +54,7 @@ func (s *Server) settingsCaller(r *http.Request) (settingsUser, error) {
 // settingsProduct authenticates a request on /products/{id}/… and returns
 // the product, which must be the caller's.
 func (s *Server) settingsProduct(r *http.Request) (analytics.Product, error) {
-	u, err := s.settingsCaller(r)
+	_, u, _, err := s.signedIn(r)
 	if err != nil {
 		return analytics.Product{}, err
 	}
@@ -62,7 +62,7 @@ func (s *Server) settingsProduct(r *http.Request) (analytics.Product, error) {
 	if err != nil {
 		return analytics.Product{}, analytics.Errorf(analytics.KindNotFound, "product_not_found", "There is no such product.")
 	}
-	return s.userProduct(r, u.id, id)
+	return s.userProduct(r, u.ID, id)
 }
 
 // handleListProducts is GET /api/v1/products: the products of the

@@ -264,7 +264,7 @@ func (s *Server) routes() http.Handler {
 
 	mux.Handle("GET /api/v1/annotations", asViewer(h(s.handleListAnnotations)))
 	mux.Handle("POST /api/v1/annotations", asMember(keysMayWrite(h(s.handleCreateAnnotation))))
-	mux.Handle("POST /api/v1/sourcemaps", asMember(keysMayWrite(h(s.handleUploadSourcemap))))
+	mux.Handle("POST /api/v1/sourcemaps", leastRole(sourcemapUploadRole)(keysMayWrite(h(s.handleUploadSourcemap))))
 	mux.Handle("GET /api/v1/sourcemaps", asViewer(h(s.handleListSourcemaps)))
 	mux.Handle("DELETE /api/v1/sourcemaps", asAdmin(h(s.handleDeleteSourcemaps)))
 	mux.Handle("GET /api/v1/errors", asViewer(h(s.handleListErrorGroups)))
