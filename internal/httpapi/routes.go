@@ -118,11 +118,11 @@ type Server struct {
 	// keys and tokens for the dashboard's settings pages; Pages serves the
 	// dashboard itself, whose Errors page is shown when ErrorTracking is
 	// set (session.go, products.go, pages.go).
-	Accounts      *auth.Accounts
-	Admin         *admin.Service
+	Accounts *auth.Accounts
+	Admin    *admin.Service
 	// Mailer, when set, e-mails invite links (--smtp-url); without it
 	// the link is only shown to the admin who made the invite.
-	Mailer InviteMailer
+	Mailer        InviteMailer
 	Pages         Pages
 	ErrorTracking bool
 	// GeoAttribution is set when ingest locates clients with the DB-IP
