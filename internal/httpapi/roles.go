@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"strata/internal/analytics"
@@ -247,15 +246,7 @@ func (s *Server) handleCreateInvite(w http.ResponseWriter, r *http.Request) erro
 // the token in the fragment, which browsers do not send to servers, so
 // that no access log or proxy records it.
 func (s *Server) inviteURL(r *http.Request, token string) string {
-	base := strings.TrimRight(s.PublicURL, "/")
-	if base == "" {
-		scheme := "http"
-		if isHTTPS(r) {
-			scheme = "https"
-		}
-		base = scheme + "://" + r.Host
-	}
-	return base + "/invite#" + token
+	return s.publicBase(r) + "/invite#" + token
 }
 
 // handleRevokeInvite is DELETE /api/v1/workspaces/{id}/invites/{inviteId}.
