@@ -492,7 +492,7 @@ async function apiReference(browser, context, page, strata, pageErrors) {
     const window = await op.locator('[data-field="windowHours"] .api-field-head').textContent();
     if (!/integer or null/.test(window) || !/1–720 · default 24/.test(window)) throw new Error(`windowHours: ${window}`);
     const codes = await op.locator(".api-response").filter({ has: page.locator(".api-status", { hasText: /^401$/ }) }).locator(".api-codes code").allTextContents();
-    if (codes.join() !== "missing_credentials,invalid_credentials,test_key_not_allowed") throw new Error(`401 codes: ${codes}`);
+    if (codes.join() !== "missing_credentials,invalid_credentials,test_key_not_allowed,not_signed_in") throw new Error(`401 codes: ${codes}`);
     if ((await op.locator(".markdown table").count()) === 0) throw new Error("the code tables of the descriptions are not tables");
   });
   await page.getByRole("searchbox", { name: "Filter operations" }).fill("funnel");
