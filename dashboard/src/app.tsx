@@ -11,7 +11,7 @@ import { envFromSearch, searchWithEnv } from "./dataEnv";
 import { AcceptInvite, takeInviteToken } from "./pages/AcceptInvite";
 import { AuthForm } from "./pages/AuthForm";
 import { Members } from "./pages/Members";
-import { roleIn } from "./roles";
+import { RoleContext, roleIn } from "./roles";
 import { ErrorGroupPage } from "./pages/ErrorGroup";
 import { Errors } from "./pages/Errors";
 import { ReplayPage } from "./pages/Replay";
@@ -208,18 +208,20 @@ function Shell(props: { config: DashboardConfig; user: User; memberships: Member
               list={withParams("/settings/products", loc.search, sharedParams.filter((k) => k !== "product"))}
             />
           ) : (
-            <Page
-              loc={loc}
-              range={range}
-              env={env}
-              product={product}
-              products={products}
-              user={props.user}
-              memberships={props.memberships}
-              errorTracking={props.config.features.errorTracking}
-              onProductCreated={(p) => setProducts((list) => [...(list ?? []), p])}
-              onProductRenamed={replaceProduct}
-            />
+            <RoleContext.Provider value={roleIn(props.memberships, product?.workspaceId)}>
+              <Page
+                loc={loc}
+                range={range}
+                env={env}
+                product={product}
+                products={products}
+                user={props.user}
+                memberships={props.memberships}
+                errorTracking={props.config.features.errorTracking}
+                onProductCreated={(p) => setProducts((list) => [...(list ?? []), p])}
+                onProductRenamed={replaceProduct}
+              />
+            </RoleContext.Provider>
           )}
         </main>
       </div>

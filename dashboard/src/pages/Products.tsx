@@ -58,20 +58,20 @@ export function Products(props: { products: Product[]; role: Role | null; onCrea
       </Table>
       {/* Creating a product is an admin's (docs/security.md, "Roles"). */}
       {!allows(props.role, "admin") ? null : (
-      <form class="card inline-form" onSubmit={create} aria-label="New product">
-        <label>
-          New product
-          <input name="name" required maxLength={100} placeholder="Web shop" value={name} onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} />
-        </label>
-        <button type="submit" class="button" disabled={busy}>
-          Create product
-        </button>
-        {error ? (
-          <p class="form-error" role="alert">
-            {error}
-          </p>
-        ) : null}
-      </form>
+        <form class="card inline-form" onSubmit={create} aria-label="New product">
+          <label>
+            New product
+            <input name="name" required maxLength={100} placeholder="Web shop" value={name} onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} />
+          </label>
+          <button type="submit" class="button" disabled={busy}>
+            Create product
+          </button>
+          {error ? (
+            <p class="form-error" role="alert">
+              {error}
+            </p>
+          ) : null}
+        </form>
       )}
     </section>
   );

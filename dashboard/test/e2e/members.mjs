@@ -3,7 +3,8 @@
 // browser context opens the link, chooses a password and joins, signed in
 // as a viewer: Settings hides what a viewer may not do (the invite form,
 // creating products, the keys and tokens), and a write the viewer sends
-// anyway is refused by the server with 403 role_forbidden. The owner then
+// anyway is refused by the server with 403 role_forbidden; the Annotations
+// and Flags pages and the shared links hide their writes from a viewer. The owner then
 // sees the viewer among the members, and revokes a second invite. The
 // viewer changes their password with the form. Screenshots at 1280 and 390
 // px: members(-phone).png, invite-accept(-phone).png, members-viewer.png.
@@ -76,6 +77,17 @@ export async function memberPages(browser, h) {
     if ((await v.getByRole("button", { name: "Create live key" }).count()) !== 0) throw new Error("the key buttons are shown");
   });
   await invitee.shot("members-viewer");
+  await h.check("a viewer's pages hide the writes: no new annotation, flag or shared link", async () => {
+    await v.goto(`${strata.url}/annotations?product=${productId}`);
+    await v.getByRole("heading", { name: "Annotations" }).waitFor();
+    if ((await v.getByRole("form", { name: "New annotation" }).count()) !== 0) throw new Error("the annotation form is shown");
+    await v.goto(`${strata.url}/flags?product=${productId}`);
+    await v.getByRole("heading", { name: "Flags" }).waitFor();
+    if ((await v.getByRole("button", { name: "New flag" }).count()) !== 0) throw new Error("the New flag button is shown");
+    await v.goto(`${strata.url}/settings/products/${productId}?product=${productId}`);
+    await v.getByTestId("shared-links").waitFor();
+    if ((await v.getByRole("form", { name: "Create a shared link" }).count()) !== 0) throw new Error("the shared-link form is shown");
+  });
   await h.check("the server refuses a viewer's write with 403 role_forbidden", async () => {
     const r = await v.evaluate(async (pid) => {
       const res = await fetch(`/api/v1/annotations?product=${pid}`, {
