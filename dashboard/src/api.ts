@@ -6,7 +6,7 @@ import type {
   ErrorGroupList, ErrorGroupMerge, ErrorGroupMerged, ErrorGroupStatus, ErrorGroupUnmerged, ErrorStatus, EventNames, Experiment, ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList,
   FlagList, FlagWrite, FunnelRequest, FunnelResult, GroupList, KeyCreated, KeyEnv, List, LiveVisitors, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult,
   MessageSettings, ReplayDetail, ReplayList, SavedQuery, Session, SessionsRequest, SessionsResult, Goal, GoalCreate, GoalsRequest, GoalsResult, ShareInfo, SharedLink, SharedLinkCreated, Sourcemap, SurveyResults,
-  TokenCreated, TrendRequest, TrendResult, UserEventsResult,
+  TokenCreated, TrendRequest, TrendResult, UserEventsResult, Member, Invite, InviteCreated, Role,
 } from "./types";
 
 /** ApiError is an error answer: the HTTP status and the body's code and message. */
@@ -125,6 +125,17 @@ export const api = {
     }
   },
   logout: () => request<void>("DELETE", "/api/v1/session"),
+  changePassword: (currentPassword: string, newPassword: string) =>
+    request<void>("PUT", "/api/v1/session/password", { currentPassword, newPassword }),
+  acceptInvite: (token: string, password: string) => request<Session>("POST", "/api/v1/invites/accept", { token, password }),
+  members: (workspace: number) => request<List<Member>>("GET", `/api/v1/workspaces/${enc(workspace)}/members`),
+  setMemberRole: (workspace: number, userId: number, role: Role) =>
+    request<void>("PATCH", `/api/v1/workspaces/${enc(workspace)}/members/${enc(userId)}`, { role }),
+  removeMember: (workspace: number, userId: number) => request<void>("DELETE", `/api/v1/workspaces/${enc(workspace)}/members/${enc(userId)}`),
+  invites: (workspace: number) => request<List<Invite>>("GET", `/api/v1/workspaces/${enc(workspace)}/invites`),
+  createInvite: (workspace: number, email: string, role: Role) =>
+    request<InviteCreated>("POST", `/api/v1/workspaces/${enc(workspace)}/invites`, { email, role }),
+  revokeInvite: (workspace: number, id: number) => request<void>("DELETE", `/api/v1/workspaces/${enc(workspace)}/invites/${enc(id)}`),
 
   sharedLinks: (productId: number) => request<List<SharedLink>>("GET", `/api/v1/products/${enc(productId)}/shared-links`),
   createSharedLink: (productId: number, name: string, password: string) =>

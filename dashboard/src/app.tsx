@@ -8,7 +8,10 @@ import { Sidebar } from "./components/Sidebar";
 import { ProductNotFound } from "./components/States";
 import { activeItem, navItems } from "./components/nav";
 import { envFromSearch, searchWithEnv } from "./dataEnv";
+import { AcceptInvite, takeInviteToken } from "./pages/AcceptInvite";
 import { AuthForm } from "./pages/AuthForm";
+import { Members } from "./pages/Members";
+import { RoleContext, roleIn } from "./roles";
 import { ErrorGroupPage } from "./pages/ErrorGroup";
 import { Errors } from "./pages/Errors";
 import { ReplayPage } from "./pages/Replay";
@@ -33,7 +36,7 @@ import { SharedView, sharedSecret } from "./pages/SharedView";
 import { rangeFromSearch, searchWithRange, setTimeZone, type DateRange } from "./range";
 import { navigate, sharedParams, useLocation, withParams, type Loc } from "./router";
 import { takeSetupToken } from "./setupToken";
-import type { DashboardConfig, DataEnv, Product, User } from "./types";
+import type { DashboardConfig, DataEnv, Membership, Product, Session, User } from "./types";
 
 /** lastProductKey remembers the product picked last, for links that name none. */
 const lastProductKey = "strata.product";
@@ -50,7 +53,10 @@ function skipToContent(e: MouseEvent) {
   document.getElementById(mainId)?.focus();
 }
 
-type Boot = { state: "loading" } | { state: "failed"; error: string } | { state: "ready"; config: DashboardConfig; user: User | null };
+type Boot =
+  | { state: "loading" }
+  | { state: "failed"; error: string }
+  | { state: "ready"; config: DashboardConfig; user: User | null; memberships: Membership[] };
 
 /**
  * App is the whole dashboard: first-run setup on a fresh server, sign-in,
@@ -68,10 +74,12 @@ function Dashboard() {
   // Taken from the URL once, before any page reads the location, whether
   // or not setup is still needed: the address bar must not keep it.
   const [setupToken] = useState(takeSetupToken);
+  // An invite link (/invite#st_inv_…) opens the page that accepts it.
+  const [inviteToken, setInviteToken] = useState(() => (location.pathname === "/invite" ? takeInviteToken() : null));
   const start = async () => {
     try {
       const [config, session] = await Promise.all([api.config(), api.session()]);
-      setBoot({ state: "ready", config, user: session?.user ?? null });
+      setBoot({ state: "ready", config, user: session?.user ?? null, memberships: session?.memberships ?? [] });
     } catch (err) {
       setBoot({ state: "failed", error: message(err) });
     }
@@ -96,14 +104,27 @@ function Dashboard() {
       </main>
     );
   }
-  const signedIn = (user: User) => setBoot({ state: "ready", config: { ...boot.config, setupRequired: false }, user });
+  const signedIn = (s: Session) =>
+    setBoot({ state: "ready", config: { ...boot.config, setupRequired: false }, user: s.user, memberships: s.memberships ?? [] });
+  if (inviteToken !== null) {
+    return (
+      <AcceptInvite
+        token={inviteToken}
+        onJoined={(s) => {
+          setInviteToken(null);
+          navigate("/", { replace: true });
+          signedIn(s);
+        }}
+      />
+    );
+  }
   if (!boot.user) {
     return (
       <AuthForm
         key={boot.config.setupRequired ? "setup" : "login"}
         mode={boot.config.setupRequired ? "setup" : "login"}
         setupToken={setupToken}
-        onSignedIn={(s) => signedIn(s.user)}
+        onSignedIn={signedIn}
       />
     );
   }
@@ -114,14 +135,14 @@ function Dashboard() {
       setBoot({ ...boot, user: null });
     }
   };
-  return <Shell config={boot.config} user={boot.user} onLogout={logout} />;
+  return <Shell config={boot.config} user={boot.user} memberships={boot.memberships} onLogout={logout} />;
 }
 
 /**
  * Shell is the signed-in dashboard: a skip link to the page (the first
  * thing the keyboard reaches), the sidebar, the top bar and the page.
  */
-function Shell(props: { config: DashboardConfig; user: User; onLogout: () => void }) {
+function Shell(props: { config: DashboardConfig; user: User; memberships: Membership[]; onLogout: () => void }) {
   const loc = useLocation();
   const [products, setProducts] = useState<Product[] | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -187,16 +208,20 @@ function Shell(props: { config: DashboardConfig; user: User; onLogout: () => voi
               list={withParams("/settings/products", loc.search, sharedParams.filter((k) => k !== "product"))}
             />
           ) : (
-            <Page
-              loc={loc}
-              range={range}
-              env={env}
-              product={product}
-              products={products}
-              errorTracking={props.config.features.errorTracking}
-              onProductCreated={(p) => setProducts((list) => [...(list ?? []), p])}
-              onProductRenamed={replaceProduct}
-            />
+            <RoleContext.Provider value={roleIn(props.memberships, product?.workspaceId)}>
+              <Page
+                loc={loc}
+                range={range}
+                env={env}
+                product={product}
+                products={products}
+                user={props.user}
+                memberships={props.memberships}
+                errorTracking={props.config.features.errorTracking}
+                onProductCreated={(p) => setProducts((list) => [...(list ?? []), p])}
+                onProductRenamed={replaceProduct}
+              />
+            </RoleContext.Provider>
           )}
         </main>
       </div>
@@ -251,6 +276,8 @@ function Page(props: {
   env: DataEnv;
   product: Product | null;
   products: Product[];
+  user: User;
+  memberships: Membership[];
   errorTracking: boolean;
   onProductCreated: (p: Product) => void;
   onProductRenamed: (p: Product) => void;
@@ -292,11 +319,16 @@ function Page(props: {
     return <ErrorGroupPage product={props.product} fingerprint={fingerprint} range={props.range} env={props.env} />;
   }
   if (path === "/settings" || path === "/settings/") return <Redirect to={withParams("/settings/products", search)} />;
-  if (path === "/settings/products") return <Products products={props.products} onCreated={props.onProductCreated} />;
+  // The workspace of Settings is the current product's, else the first
+  // the user belongs to.
+  const workspace = props.product?.workspaceId ?? props.memberships[0]?.workspaceId ?? 0;
+  const role = roleIn(props.memberships, workspace);
+  if (path === "/settings/products") return <Products products={props.products} role={role} onCreated={props.onProductCreated} />;
+  if (path === "/settings/members") return <Members workspace={workspace} role={role} userId={props.user.id} />;
   const m = /^\/settings\/products\/(\d+)$/.exec(path);
   if (m) {
     const p = props.products.find((x) => String(x.id) === m[1]);
-    return p ? <ProductSettings product={p} origin={location.origin} onRenamed={props.onProductRenamed} /> : <NotFound home={home} />;
+    return p ? <ProductSettings product={p} origin={location.origin} admin={roleIn(props.memberships, p.workspaceId) === "admin"} onRenamed={props.onProductRenamed} /> : <NotFound home={home} />;
   }
   return <NotFound home={home} />;
 }

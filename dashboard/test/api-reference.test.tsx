@@ -159,7 +159,7 @@ describe("the reference model of api/openapi.yaml", () => {
     expect(stepList.schema.fields.map((f) => `${f.name}:${f.schema.type}`)).toEqual(["name:string", "count:integer (int64)", "conversionPct:number or null"]);
 
     const codes = (status: string) => funnel.responses.find((r) => r.status === status)?.codes;
-    expect(codes("401")).toEqual(["missing_credentials", "invalid_credentials", "test_key_not_allowed"]);
+    expect(codes("401")).toEqual(["missing_credentials", "invalid_credentials", "test_key_not_allowed", "not_signed_in"]);
     expect(codes("403")).toEqual(["key_not_allowed", "key_disabled", "token_disabled", "bad_origin"]);
     expect(codes("400")).toContain("invalid_request");
     expect(funnel.responses.map((r) => r.status)).toEqual(["200", "400", "401", "403", "408", "413", "429", "500", "503"]);
@@ -220,7 +220,7 @@ describe("the API reference page", () => {
     expect(window).toContain("1–720 · default 24");
     expect(funnel.querySelector(".api-auth")?.textContent).toBe("Credential: Authorization: Bearer (st_tok_… query token)");
     const unauthorized = [...funnel.querySelectorAll(".api-response")].find((li) => li.querySelector(".api-status")?.textContent === "401");
-    expect([...(unauthorized?.querySelectorAll(".api-codes code") ?? [])].map((c) => c.textContent)).toEqual(["missing_credentials", "invalid_credentials", "test_key_not_allowed"]);
+    expect([...(unauthorized?.querySelectorAll(".api-codes code") ?? [])].map((c) => c.textContent)).toEqual(["missing_credentials", "invalid_credentials", "test_key_not_allowed", "not_signed_in"]);
     // A code table in a description is a table, not pipes.
     expect(unauthorized?.querySelector("table th")?.textContent).toBe("Code");
     const version = root.querySelector('details[data-operation="GET /api/v1/version"] .api-auth');

@@ -3,7 +3,7 @@ import { App } from "../src/app";
 import { byText, click, fakeFetch, mount, submit, type } from "./helpers";
 
 const user = { id: 1, email: "owner@example.com", createdAt: "2026-11-23T09:00:00Z" };
-const session = { user, expiresAt: "2026-12-07T09:00:00Z" };
+const session = { user, expiresAt: "2026-12-07T09:00:00Z", memberships: [{ workspaceId: 1, role: "admin" }] };
 const products = { items: [{ id: 1, workspaceId: 1, name: "Default", createdAt: "2026-11-23T09:00:00Z" }] };
 const config = (over = {}) => ({ setupRequired: false, features: { errorTracking: false }, ...over });
 const token = "Zq3kP9xW2mN7vB4tR8yL1cH6dF5gJ0sA";

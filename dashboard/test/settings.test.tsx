@@ -24,7 +24,7 @@ const cells = (row: Element | null | undefined) => [...(row?.querySelectorAll("t
 describe("API keys", () => {
   it("lists keys with prefix, kind, status, created and last-used dates", async () => {
     fakeFetch(routes([key(), key({ id: 8, prefix: "st_test_QrSt", env: "test", status: "disabled", lastUsedAt: null })]));
-    const root = await mount(<ProductSettings product={product} origin="https://stats.example.com" onRenamed={() => {}} />);
+    const root = await mount(<ProductSettings product={product} origin="https://stats.example.com" admin onRenamed={() => {}} />);
     const rows = root.querySelectorAll("table[aria-label='API keys'] tbody tr");
     expect(cells(rows[0]).slice(0, 5)).toEqual(["st_live_AbCd…", "Live", "Active", "20 Nov 2026, 10:04 UTC", "22 Nov 2026, 08:15 UTC"]);
     expect(cells(rows[1]).slice(0, 5)).toEqual(["st_test_QrSt…", "Test", "Disabled", "20 Nov 2026, 10:04 UTC", "Never"]);
@@ -46,7 +46,7 @@ describe("API keys", () => {
         return { status: 201, body: { secret: secretKey, key: keys[1] } };
       },
     });
-    const root = await mount(<ProductSettings product={product} origin="https://stats.example.com" onRenamed={() => {}} />);
+    const root = await mount(<ProductSettings product={product} origin="https://stats.example.com" admin onRenamed={() => {}} />);
     await click(byText(root, "button", "Create live key"));
     expect(calls.find((c) => c.method === "POST")?.body).toEqual({ env: "live" });
     expect(root.querySelector("[data-testid=secret-value]")?.textContent).toBe(secretKey);
@@ -68,7 +68,7 @@ describe("API keys", () => {
         return { body: keys[0] };
       },
     });
-    const root = await mount(<ProductSettings product={product} origin="https://stats.example.com" onRenamed={() => {}} />);
+    const root = await mount(<ProductSettings product={product} origin="https://stats.example.com" admin onRenamed={() => {}} />);
     await click(byText(root, "button", "Revoke"));
     const dialog = root.querySelector("[role=alertdialog]");
     expect(dialog?.textContent).toContain("Revoke API key st_live_AbCd…?");
@@ -90,7 +90,7 @@ describe("API keys", () => {
       ...routes([key()]),
       "PATCH /api/v1/products/3/keys/7": { status: 409, body: { error: { code: "key_revoked", message: "The key is revoked; revocation cannot be undone." } } },
     });
-    const root = await mount(<ProductSettings product={product} origin="https://x" onRenamed={() => {}} />);
+    const root = await mount(<ProductSettings product={product} origin="https://x" admin onRenamed={() => {}} />);
     await click(byText(root, "button", "Disable"));
     expect(calls.filter((c) => c.method === "PATCH").map((c) => c.body)).toEqual([{ status: "disabled" }]);
     expect(root.querySelector("[role=alert]")?.textContent).toBe("The key is revoked; revocation cannot be undone.");
@@ -98,7 +98,7 @@ describe("API keys", () => {
 
   it("creates a query token and shows it once, without a script tag", async () => {
     fakeFetch({ ...routes([]), "POST /api/v1/products/3/tokens": { status: 201, body: { secret: "st_tok_" + "B".repeat(40), token } } });
-    const root = await mount(<ProductSettings product={product} origin="https://x" onRenamed={() => {}} />);
+    const root = await mount(<ProductSettings product={product} origin="https://x" admin onRenamed={() => {}} />);
     await click(byText(root, "button", "Create query token"));
     expect(root.querySelector("[data-testid=secret-value]")?.textContent).toBe("st_tok_" + "B".repeat(40));
     expect(root.querySelector("[data-testid=snippet]")).toBeNull();
@@ -107,7 +107,7 @@ describe("API keys", () => {
   it("renames the product", async () => {
     fakeFetch({ ...routes([]), "PATCH /api/v1/products/3": (c) => ({ body: { ...product, name: (c.body as { name: string }).name } }) });
     const renamed = vi.fn();
-    const root = await mount(<ProductSettings product={product} origin="https://x" onRenamed={renamed} />);
+    const root = await mount(<ProductSettings product={product} origin="https://x" admin onRenamed={renamed} />);
     await type(root.querySelector("form[aria-label='Rename product'] input"), "Shop");
     expect(byText(root, "button", "Rename")?.hasAttribute("disabled")).toBe(false);
     await submit(root.querySelector("form[aria-label='Rename product']"));
@@ -133,7 +133,7 @@ describe("the product's time zone", () => {
       "PATCH /api/v1/products/3": () => ({ body: { ...product, timeZone: "Europe/Berlin" } }),
     });
     let saved: Product | null = null;
-    const root = await mount(<ProductSettings product={product} origin="https://stats.example.com" onRenamed={(p) => (saved = p)} />);
+    const root = await mount(<ProductSettings product={product} origin="https://stats.example.com" admin onRenamed={(p) => (saved = p)} />);
     const select = root.querySelector<HTMLSelectElement>("form[aria-label='Time zone'] select")!;
     const options = [...select.options].map((o) => o.value);
     expect(options[0]).toBe(Intl.DateTimeFormat().resolvedOptions().timeZone);

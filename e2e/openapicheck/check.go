@@ -193,6 +193,18 @@ func (c *Checker) Inspect(req *http.Request, status int, header http.Header, bod
 	}
 	res.Operation = name
 	key := strconv.Itoa(status)
+	// The answers of the role check (the session scheme's "Roles"): 403
+	// role_forbidden from any operation that declares member or admin in
+	// x-strata-role, and 404 product_not_found or workspace_not_found from
+	// any that declares a role, for a product or workspace outside the
+	// user's workspaces.
+	if ptr, ok := roleAnswer(route.Operation.Extensions, status, body); ok && jsonBody {
+		res.Schema = true
+		if err := c.validate(ptr, body); err != nil {
+			return res, fmt.Errorf("operation %s answered %d: %w", name, status, err)
+		}
+		return res, nil
+	}
 	resp := route.Operation.Responses.Value(key)
 	if resp == nil {
 		// 404, 408, 421 and 431 may come from any path, even a described
@@ -248,4 +260,37 @@ func Request(req *http.Request) *http.Request {
 	r.Body = http.NoBody
 	r.URL = &url.URL{Scheme: "http", Host: req.URL.Host, Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: req.URL.RawQuery}
 	return r
+}
+
+// roleAnswer returns the schema of an answer of the role check that an
+// operation with extensions ext may give with status and body, and whether
+// it is one.
+func roleAnswer(ext map[string]any, status int, body []byte) (string, bool) {
+	role, _ := ext["x-strata-role"].(string)
+	code := ""
+	if status == http.StatusForbidden || status == http.StatusNotFound {
+		code = errorCode(body)
+	}
+	switch {
+	case status == http.StatusForbidden && code == "role_forbidden" && (role == "member" || role == "admin"):
+		return "/components/responses/RoleForbidden/content/application~1json/schema", true
+	case status == http.StatusNotFound && code == "product_not_found" && role != "" && role != "none":
+		return "/components/responses/ProductNotFound/content/application~1json/schema", true
+	case status == http.StatusNotFound && code == "workspace_not_found" && role != "" && role != "none":
+		return "/components/responses/WorkspaceNotFound/content/application~1json/schema", true
+	}
+	return "", false
+}
+
+// errorCode is the error.code of an error body, "" when there is none.
+func errorCode(body []byte) string {
+	var e struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return ""
+	}
+	return e.Error.Code
 }

@@ -56,11 +56,23 @@ type Admin interface {
 	// variant as its winner (experiment.Service.ApplyWinner), recorded in
 	// the flag's history as Actor's change.
 	ApplyWinner(ctx context.Context, productID, id int64, variant string) (analytics.Experiment, error)
+
+	// ListUsers lists the dashboard's current users with their roles.
+	ListUsers(ctx context.Context) ([]analytics.UserAccount, error)
+	// AddUser creates a dashboard user with role in every workspace.
+	AddUser(ctx context.Context, email, password string, role analytics.Role) (analytics.UserAccount, error)
+	// ResetPassword sets a user's password and ends all their sessions.
+	ResetPassword(ctx context.Context, email, password string) error
+	// RemoveUser removes a user and ends all their sessions.
+	RemoveUser(ctx context.Context, email string) error
 }
 
 // Service implements Admin on a metadata store.
 type Service struct {
 	Meta analytics.MetaStore
+	// Users keeps the dashboard's users, their roles and invites: the
+	// same store as Meta, which every metadata store implements.
+	Users analytics.UserStore
 	// OnChange, when set, is called after a credential changed, so that the
 	// server's caches drop what they knew.
 	OnChange func()

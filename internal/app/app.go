@@ -38,6 +38,7 @@ import (
 	"strata/internal/goals"
 	"strata/internal/httpapi"
 	"strata/internal/ingest"
+	"strata/internal/mail"
 	"strata/internal/messages"
 	"strata/internal/query"
 	"strata/internal/ratelimit"
@@ -131,7 +132,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		return nil, err
 	}
 	a.keys = auth.NewKeyring(a.store.meta, cfg.KeyCacheTTL, time.Now)
-	svc := &admin.Service{Meta: a.store.meta, OnChange: a.keys.Invalidate}
+	svc := &admin.Service{Meta: a.store.meta, Users: a.store.meta, OnChange: a.keys.Invalidate}
 	key, product, err := svc.Bootstrap(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("bootstrapping data directory: %w", err)
@@ -160,6 +161,16 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		return nil, err
 	}
 	accounts := auth.NewAccounts(a.store.meta, 0, time.Now)
+	// Invite links are e-mailed where --smtp-url is set (a nil
+	// interface, not a nil *mail.Mailer, when it is not).
+	var mailer httpapi.InviteMailer
+	if cfg.SMTPURL != "" {
+		m, err := mail.New(cfg.SMTPURL, cfg.SMTPFrom)
+		if err != nil {
+			return nil, err
+		}
+		mailer = m
+	}
 	if done, err := accounts.SetupDone(ctx); err != nil {
 		return nil, fmt.Errorf("checking for a dashboard owner: %w", err)
 	} else if !done {
@@ -263,6 +274,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		// the same admin service as the CLI, pages from the embedded app.
 		Accounts:      accounts,
 		Admin:         svc,
+		Mailer:        mailer,
 		Pages:         pages,
 		ErrorTracking: cfg.ErrorTracking,
 		// The embedded DB-IP database's licence asks for a credit

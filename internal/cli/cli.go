@@ -6,6 +6,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,7 @@ import (
 	"strata/internal/admin"
 	"strata/internal/analytics"
 	"strata/internal/app"
+	"strata/internal/auth"
 	"strata/internal/buildinfo"
 	"strata/internal/config"
 	"strata/internal/enrich/bots"
@@ -31,6 +33,8 @@ import (
 
 // Env is what a command may read of its surroundings; tests pass their own.
 type Env struct {
+	// Stdin is where --password-stdin reads a password; nil reads none.
+	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Lookup         func(string) (string, bool)
 }
@@ -54,12 +58,17 @@ commands:
   experiments start|pause|resume ID --product ID   change an experiment's status
   experiments apply-winner ID --product ID --variant KEY
                                                    complete an experiment: its flag gives every user KEY
+  users list [--json]                              list the dashboard's users and their roles
+  users add EMAIL [--role admin|member|viewer] [--password-stdin]
+                                                   add a user to every workspace; prints a generated password
+  users reset-password EMAIL [--password-stdin]    set a new password (printed when generated); ends their sessions
+  users remove EMAIL                               remove a user; ends their sessions at once
   bots list [--json]                               the AI-bot allowlist this build classifies with, and its version
   version                                          print the version, commit and Go version (or --version)
   help                                             print this text (or -h, --help)
 
 Every command takes --data DIR (env STRATA_DATA, default ./data). The
-products, keys, tokens, flags and experiments commands take --meta URL (env
+products, keys, tokens, flags, experiments and users commands take --meta URL (env
 STRATA_META_URL) to manage the PostgreSQL metadata a cluster of nodes shares.
 `
 
@@ -74,7 +83,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 	switch args[0] {
 	case "serve":
 		err = serve(ctx, args[1:], env)
-	case "products", "keys", "tokens", "flags", "experiments":
+	case "products", "keys", "tokens", "flags", "experiments", "users":
 		err = manage(ctx, args, env)
 	case "version", "--version":
 		err = version(args[1:], env)
@@ -211,6 +220,7 @@ var manageCommands = map[string]bool{
 	"flags list":       true,
 	"experiments list": true, "experiments start": true, "experiments pause": true, "experiments resume": true,
 	"experiments apply-winner": true,
+	"users list":               true, "users add": true, "users reset-password": true, "users remove": true,
 }
 
 // manage runs a products, keys, tokens, flags or experiments command.
@@ -236,6 +246,8 @@ func manage(ctx context.Context, args []string, env Env) error {
 	rateLimit := fs.Int("rate-limit", 0, "requests per minute for this key (0: server default)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	variant := fs.String("variant", "", "the winning arm's key")
+	role := fs.String("role", string(analytics.RoleMember), "the new user's role: admin, member or viewer")
+	passwordStdin := fs.Bool("password-stdin", false, "read the password from standard input instead of generating one")
 	positional, err := parseInterspersed(fs, args[2:])
 	if errors.Is(err, flag.ErrHelp) {
 		return err
@@ -269,6 +281,29 @@ func manage(ctx context.Context, args []string, env Env) error {
 		}
 		if cmd == "experiments apply-winner" && *variant == "" {
 			return usageError{cmd + " needs --variant KEY, the winning arm"}
+		}
+	}
+
+	// The user commands' email, role and password are checked before
+	// anything is opened, and the password is read first, so that a
+	// mistake touches nothing.
+	var email, password string
+	switch cmd {
+	case "users add", "users reset-password", "users remove":
+		if len(positional) != 1 {
+			return usageError{cmd + " needs exactly one EMAIL"}
+		}
+		email = positional[0]
+	}
+	switch cmd {
+	case "users add", "users reset-password":
+		if password, err = newPassword(env, *passwordStdin); err != nil {
+			return err
+		}
+	}
+	if cmd == "users add" {
+		if _, err := analytics.ParseRole(*role); err != nil {
+			return usageError{"--role must be admin, member or viewer"}
 		}
 	}
 
@@ -367,6 +402,37 @@ func manage(ctx context.Context, args []string, env Env) error {
 		}
 		fmt.Fprintf(env.Stdout, "experiment %d (%s) is now %s\n", e.ID, e.Name, e.Status)
 		return nil
+	case "users list":
+		users, err := adm.ListUsers(ctx)
+		if err != nil {
+			return err
+		}
+		return printUsers(env.Stdout, users, *asJSON)
+	case "users add":
+		u, err := adm.AddUser(ctx, email, password, analytics.Role(*role))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stderr, "strata: added %s as %s of %d workspace(s)\n", u.Email, *role, len(u.Memberships))
+		if !*passwordStdin {
+			fmt.Fprintln(env.Stdout, password)
+		}
+		return nil
+	case "users reset-password":
+		if err := adm.ResetPassword(ctx, email, password); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stderr, "strata: set a new password for %s and ended their sessions\n", email)
+		if !*passwordStdin {
+			fmt.Fprintln(env.Stdout, password)
+		}
+		return nil
+	case "users remove":
+		if err := adm.RemoveUser(ctx, email); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stderr, "strata: removed %s and ended their sessions\n", email)
+		return nil
 	case "experiments apply-winner":
 		e, err := adm.ApplyWinner(ctx, *product, experimentID, *variant)
 		if err != nil {
@@ -385,6 +451,7 @@ func manage(ctx context.Context, args []string, env Env) error {
 func openAdmin(ctx context.Context, dataDir, metaURL string, env Env) (admin.Admin, func(), error) {
 	var store interface {
 		analytics.MetaStore
+		analytics.UserStore
 		experiment.Meta
 		Close() error
 	}
@@ -404,7 +471,7 @@ func openAdmin(ctx context.Context, dataDir, metaURL string, env Env) (admin.Adm
 		}
 		store = db
 	}
-	svc := &admin.Service{Meta: store, Flags: &experiment.Flags{Store: store}, Experiments: &experiment.Service{Store: store}}
+	svc := &admin.Service{Meta: store, Users: store, Flags: &experiment.Flags{Store: store}, Experiments: &experiment.Service{Store: store}}
 	key, p, err := svc.Bootstrap(ctx)
 	if err != nil {
 		store.Close()
@@ -490,6 +557,38 @@ func stamp(t *time.Time, when string) string {
 		return when
 	}
 	return t.UTC().Format(time.RFC3339)
+}
+
+// printUsers lists users with their roles as WORKSPACE:ROLE.
+func printUsers(w io.Writer, users []analytics.UserAccount, asJSON bool) error {
+	return printList(w, users, asJSON, "ID\tEMAIL\tROLES\tCREATED", func(u analytics.UserAccount) string {
+		roles := make([]string, 0, len(u.Memberships))
+		for _, m := range u.Memberships {
+			roles = append(roles, fmt.Sprintf("%d:%s", m.WorkspaceID, m.Role))
+		}
+		return fmt.Sprintf("%d\t%s\t%s\t%s", u.ID, u.Email, strings.Join(roles, ","), stamp(&u.CreatedAt, ""))
+	})
+}
+
+// newPassword is the password of users add and reset-password: the first
+// line of standard input with --password-stdin, else a generated one,
+// which the command prints.
+func newPassword(env Env, fromStdin bool) (string, error) {
+	if !fromStdin {
+		return auth.GeneratePassword(), nil
+	}
+	if env.Stdin == nil {
+		return "", usageError{"--password-stdin: there is no standard input"}
+	}
+	line, err := bufio.NewReader(io.LimitReader(env.Stdin, 4096)).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("reading the password: %w", err)
+	}
+	p := strings.TrimRight(line, "\r\n")
+	if err := auth.CheckNewPassword(p); err != nil {
+		return "", err
+	}
+	return p, nil
 }
 
 func printProducts(w io.Writer, products []analytics.Product, asJSON bool) error {

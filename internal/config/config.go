@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"strata/internal/mail"
 )
 
 // Config is everything `strata serve` can be told.
@@ -214,6 +216,12 @@ type Config struct {
 	// (STRATA_PUBLIC_URL), which the links in alerts start with; empty,
 	// they are paths on the server.
 	PublicURL string
+	// SMTPURL, when set, is the mail server invite links are e-mailed
+	// through (STRATA_SMTP_URL, smtp://user:password@host:587 or
+	// smtps://…), from SMTPFrom (STRATA_SMTP_FROM); empty, an invite's
+	// link is only shown to the admin who made it (internal/mail).
+	SMTPURL  string
+	SMTPFrom string
 }
 
 // MinReplayMaxSessions is the least --replay-max-sessions other than 0
@@ -481,6 +489,8 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	fs.StringVar(&c.GeoIPDB, "geoip-db", env("STRATA_GEOIP_DB", ""), "a MaxMind-format database such as GeoLite2-City.mmdb, for events' country, region and city; empty: the embedded country database, IP Geolocation by DB-IP (https://db-ip.com, CC BY 4.0) (env STRATA_GEOIP_DB)")
 	envValue("STRATA_TRUSTED_PROXIES", &c.TrustedProxies)
 	fs.Var(&c.TrustedProxies, "trusted-proxies", "comma-separated addresses or CIDR prefixes of the reverse proxies in front of the server, e.g. 127.0.0.1/32,10.0.0.0/8: from them, the right-most X-Forwarded-For address that is not one of them is the client whose country events get; empty: the header is ignored (env STRATA_TRUSTED_PROXIES)")
+	fs.StringVar(&c.SMTPURL, "smtp-url", env("STRATA_SMTP_URL", ""), "the mail server invite links are e-mailed through, smtp://user:password@host:587 or smtps://… (env STRATA_SMTP_URL); empty, links are only shown")
+	fs.StringVar(&c.SMTPFrom, "smtp-from", env("STRATA_SMTP_FROM", ""), "the address invite e-mails are sent from, needed with --smtp-url (env STRATA_SMTP_FROM)")
 	fs.StringVar(&c.PublicURL, "public-url", env("STRATA_PUBLIC_URL", ""), "the dashboard's public address, e.g. https://analytics.example.com, which links in alerts start with (env STRATA_PUBLIC_URL)")
 	fs.DurationVar(&c.QueryWait, "query-wait", envDuration("STRATA_QUERY_WAIT", c.QueryWait), "longest a query waits for a slot before 503 (env STRATA_QUERY_WAIT)")
 	fs.IntVar(&c.QueryRateLimit, "query-rate-limit", envInt("STRATA_QUERY_RATE_LIMIT", c.QueryRateLimit), "queries per credential per minute, on each node (env STRATA_QUERY_RATE_LIMIT)")
@@ -595,6 +605,11 @@ func (c Config) Validate() error {
 	}
 	if c.AlertInterval < time.Second {
 		errs = append(errs, fmt.Errorf("alert-interval %v: must be at least 1s", c.AlertInterval))
+	}
+	if c.SMTPURL != "" {
+		if _, err := mail.New(c.SMTPURL, c.SMTPFrom); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.PublicURL != "" {
 		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

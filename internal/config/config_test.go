@@ -356,3 +356,25 @@ func TestLoadNamesTheFirstBadVariable(t *testing.T) {
 		t.Errorf("two bad variables: %v; want STRATA_ALERT_WEBHOOK_ALLOW's error", err)
 	}
 }
+
+// TestSMTPFlags checks --smtp-url and --smtp-from: off by default, read
+// from STRATA_SMTP_URL and STRATA_SMTP_FROM, and a URL that is not
+// smtp:// or smtps://, or a URL without a sender, refused at start.
+func TestSMTPFlags(t *testing.T) {
+	if d := Default(); d.SMTPURL != "" || d.SMTPFrom != "" {
+		t.Errorf("defaults: %q %q", d.SMTPURL, d.SMTPFrom)
+	}
+	c, err := Load(nil, env(map[string]string{"STRATA_SMTP_URL": "smtp://u:p@mail.example.com:587", "STRATA_SMTP_FROM": "strata@example.com"}))
+	if err != nil || c.SMTPURL != "smtp://u:p@mail.example.com:587" || c.SMTPFrom != "strata@example.com" {
+		t.Errorf("env: %q %q %v", c.SMTPURL, c.SMTPFrom, err)
+	}
+	for _, args := range [][]string{
+		{"--smtp-url", "http://mail.example.com", "--smtp-from", "strata@example.com"},
+		{"--smtp-url", "smtp://mail.example.com"},
+		{"--smtp-url", "smtp://mail.example.com", "--smtp-from", "x\r\nBcc: y@example.com"},
+	} {
+		if _, err := Load(args, env(nil)); err == nil {
+			t.Errorf("%q accepted", args)
+		}
+	}
+}

@@ -102,6 +102,50 @@ func AdminHandler(svc *admin.Service, log *slog.Logger) http.Handler {
 		writeJSON(w, http.StatusOK, e)
 		return nil
 	}))
+	// The user commands. Passwords cross the socket, which only the data
+	// directory's owner can open.
+	mux.Handle("GET /users", h(func(w http.ResponseWriter, r *http.Request) error {
+		users, err := svc.ListUsers(r.Context())
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, users)
+		return nil
+	}))
+	mux.Handle("POST /users", h(func(w http.ResponseWriter, r *http.Request) error {
+		var in admin.UserRequest
+		if err := decodeJSON(r, &in); err != nil {
+			return err
+		}
+		u, err := svc.AddUser(r.Context(), in.Email, in.Password, in.Role)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusCreated, u)
+		return nil
+	}))
+	mux.Handle("POST /users/password", h(func(w http.ResponseWriter, r *http.Request) error {
+		var in admin.UserRequest
+		if err := decodeJSON(r, &in); err != nil {
+			return err
+		}
+		if err := svc.ResetPassword(r.Context(), in.Email, in.Password); err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, map[string]string{})
+		return nil
+	}))
+	mux.Handle("POST /users/remove", h(func(w http.ResponseWriter, r *http.Request) error {
+		var in admin.UserRequest
+		if err := decodeJSON(r, &in); err != nil {
+			return err
+		}
+		if err := svc.RemoveUser(r.Context(), in.Email); err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, map[string]string{})
+		return nil
+	}))
 	return mux
 }
 

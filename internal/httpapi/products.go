@@ -20,7 +20,9 @@ const maxSettingsBody = 64 << 10
 
 // settingsUser is the signed-in caller of a settings request.
 type settingsUser struct {
-	id         int64
+	id int64
+	// workspaces are those where the user's role allows the route
+	// (authorize), in ID order.
 	workspaces []int64
 }
 
@@ -30,14 +32,29 @@ func (s *Server) settingsCaller(r *http.Request) (settingsUser, error) {
 	if err != nil {
 		return settingsUser{}, err
 	}
-	ws, err := s.Accounts.Workspaces(r.Context(), u.ID)
-	return settingsUser{id: u.ID, workspaces: ws}, err
+	ms, err := s.Accounts.Memberships(r.Context(), u.ID)
+	if err != nil {
+		return settingsUser{}, err
+	}
+	su := settingsUser{id: u.ID}
+	var refused error
+	for _, m := range ms {
+		if err := authorize(r, ms, m.WorkspaceID, nil); err != nil {
+			refused = err
+			continue
+		}
+		su.workspaces = append(su.workspaces, m.WorkspaceID)
+	}
+	if len(su.workspaces) == 0 && refused != nil {
+		return su, refused
+	}
+	return su, nil
 }
 
 // settingsProduct authenticates a request on /products/{id}/… and returns
 // the product, which must be the caller's.
 func (s *Server) settingsProduct(r *http.Request) (analytics.Product, error) {
-	u, err := s.settingsCaller(r)
+	_, u, _, err := s.signedIn(r)
 	if err != nil {
 		return analytics.Product{}, err
 	}
@@ -45,7 +62,7 @@ func (s *Server) settingsProduct(r *http.Request) (analytics.Product, error) {
 	if err != nil {
 		return analytics.Product{}, analytics.Errorf(analytics.KindNotFound, "product_not_found", "There is no such product.")
 	}
-	return s.userProduct(r, u.id, id)
+	return s.userProduct(r, u.ID, id)
 }
 
 // handleListProducts is GET /api/v1/products: the products of the

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -58,6 +57,19 @@ type setupRequest struct {
 type sessionResponse struct {
 	User      analytics.User `json:"user"`
 	ExpiresAt time.Time      `json:"expiresAt"`
+	// Memberships are the user's workspaces and roles there, by which
+	// the dashboard hides what the role may not do (the server refuses it
+	// anyway).
+	Memberships []analytics.Membership `json:"memberships"`
+}
+
+// sessionBody is the answer of a signed-in user's session.
+func (s *Server) sessionBody(r *http.Request, u analytics.User, sess analytics.Session) (sessionResponse, error) {
+	ms, err := s.Accounts.Memberships(r.Context(), u.ID)
+	if ms == nil {
+		ms = []analytics.Membership{}
+	}
+	return sessionResponse{User: u, ExpiresAt: sess.ExpiresAt, Memberships: ms}, err
 }
 
 // handleDashboardConfig is GET /api/v1/dashboard/config: what the
@@ -101,7 +113,11 @@ func (s *Server) handleSetup(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.Log.Info("dashboard owner created", "user", signed.User.ID)
 	setSessionCookie(w, r, signed.Token, signed.Session.ExpiresAt, s.Now())
-	writeJSON(w, http.StatusCreated, sessionResponse{User: signed.User, ExpiresAt: signed.Session.ExpiresAt})
+	resp, err := s.sessionBody(r, signed.User, signed.Session)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, resp)
 	return nil
 }
 
@@ -122,7 +138,11 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	setSessionCookie(w, r, signed.Token, signed.Session.ExpiresAt, s.Now())
-	writeJSON(w, http.StatusOK, sessionResponse{User: signed.User, ExpiresAt: signed.Session.ExpiresAt})
+	resp, err := s.sessionBody(r, signed.User, signed.Session)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, resp)
 	return nil
 }
 
@@ -136,7 +156,11 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) error {
 	}
 	setSessionCookie(w, r, token, sess.ExpiresAt, s.Now())
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, sessionResponse{User: u, ExpiresAt: sess.ExpiresAt})
+	resp, err := s.sessionBody(r, u, sess)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, resp)
 	return nil
 }
 
@@ -200,18 +224,22 @@ func (s *Server) sessionPrincipal(r *http.Request) (auth.Principal, error) {
 }
 
 // userProduct returns product id when it belongs to one of the user's
-// workspaces. Another workspace's product is 404 like a missing one, so
-// that ids reveal nothing.
+// workspaces and the user's role there allows the route (authorize).
+// Another workspace's product is 404 like a missing one, so that ids
+// reveal nothing.
 func (s *Server) userProduct(r *http.Request, userID, id int64) (analytics.Product, error) {
-	ws, err := s.Accounts.Workspaces(r.Context(), userID)
+	ms, err := s.Accounts.Memberships(r.Context(), userID)
 	if err != nil {
 		return analytics.Product{}, err
 	}
+	notFound := analytics.Errorf(analytics.KindNotFound, "product_not_found", "There is no product %d.", id)
 	p, err := s.Admin.Meta.Product(r.Context(), id)
-	if errors.Is(err, analytics.ErrNotFound) || err == nil && !slices.Contains(ws, p.WorkspaceID) {
-		return analytics.Product{}, analytics.Errorf(analytics.KindNotFound, "product_not_found", "There is no product %d.", id)
+	if errors.Is(err, analytics.ErrNotFound) {
+		return analytics.Product{}, notFound
+	} else if err != nil {
+		return p, err
 	}
-	return p, err
+	return p, authorize(r, ms, p.WorkspaceID, notFound)
 }
 
 // setSessionCookie sends the session cookie, to last as long as the

@@ -130,18 +130,22 @@ func (s *Server) handleCreateSharedLink(w http.ResponseWriter, r *http.Request) 
 	return nil
 }
 
-// shareURL is the public URL of a link: under --public-url when set, else
-// on the host the request came to.
+// shareURL is the public URL of a link (publicBase).
 func (s *Server) shareURL(r *http.Request, secret string) string {
-	base := strings.TrimRight(s.PublicURL, "/")
-	if base == "" {
-		scheme := "http"
-		if isHTTPS(r) {
-			scheme = "https"
-		}
-		base = scheme + "://" + r.Host
+	return s.publicBase(r) + "/share/" + secret
+}
+
+// publicBase is where the links the server hands out start: --public-url
+// when set, else the scheme and host the request came to.
+func (s *Server) publicBase(r *http.Request) string {
+	if base := strings.TrimRight(s.PublicURL, "/"); base != "" {
+		return base
 	}
-	return base + "/share/" + secret
+	scheme := "http"
+	if isHTTPS(r) {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
 }
 
 // handleRevokeSharedLink is DELETE /api/v1/products/{id}/shared-links/{linkId}.

@@ -23,6 +23,11 @@ import (
 // file at their limits, and the form's other fields and framing.
 const maxSourcemapBody = 2*analytics.MaxSourcemapBytes + 64<<10
 
+// sourcemapUploadRole is the least role of a session that uploads a
+// sourcemap, which the route table declares and admitUpload checks before
+// the body is read.
+const sourcemapUploadRole = analytics.RoleMember
+
 // sourcemapsPath is the upload's path, which serveAdapted reads under
 // maxSourcemapBody instead of maxAPIBody.
 const sourcemapsPath = "/api/v1/sourcemaps"
@@ -40,8 +45,10 @@ var errNotMultipart = analytics.InvalidField("body", "must be multipart/form-dat
 func (s *Server) admitUpload(ctx *fasthttp.RequestCtx) error {
 	// principal reads a net/http request; this one has the headers and
 	// the address, and no body.
-	r, err := http.NewRequestWithContext(context.WithValue(context.Background(), keyRoute{}, true),
-		http.MethodPost, string(ctx.RequestURI()), nil)
+	// It carries the marks of the upload's route: keys may call it, and
+	// a session needs sourcemapUploadRole.
+	rc := context.WithValue(context.WithValue(context.Background(), keyRoute{}, true), roleRoute{}, sourcemapUploadRole)
+	r, err := http.NewRequestWithContext(rc, http.MethodPost, string(ctx.RequestURI()), nil)
 	if err != nil {
 		return errNotMultipart
 	}

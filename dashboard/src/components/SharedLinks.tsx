@@ -6,6 +6,7 @@ import { CopyButton } from "./CopyButton";
 import { RowActions, Table } from "./Table";
 import { when } from "../format";
 import type { SharedLink } from "../types";
+import { useAllows } from "../roles";
 
 /**
  * SharedLinks is the product settings' section of shared links: read-only
@@ -14,6 +15,7 @@ import type { SharedLink } from "../types";
  * server keeps only a hash of its secret; revoking asks first.
  */
 export function SharedLinks(props: { productId: number }) {
+  const canWrite = useAllows("member");
   const [links, reload] = useLoad(() => api.sharedLinks(props.productId).then((r) => r.items), [props.productId]);
   const [name, setName] = useState("");
   const [password, setPassword] = useState("");
@@ -48,27 +50,29 @@ export function SharedLinks(props: { productId: number }) {
         A shared link shows this product's Overview, read-only, to anyone who has it: page views, visitors, top pages, sources, browsers
         and operating systems. Nothing else of the product is reachable through it. Give it a password to limit it further.
       </p>
-      <form class="inline-form" onSubmit={create} aria-label="Create a shared link">
-        <label>
-          Name
-          <input name="share-name" required maxLength={100} value={name} placeholder="Investors' board" onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} />
-        </label>
-        <label>
-          Password (optional)
-          <input
-            name="share-password"
-            type="password"
-            autocomplete="new-password"
-            minLength={8}
-            maxLength={256}
-            value={password}
-            onInput={(e) => setPassword((e.currentTarget as HTMLInputElement).value)}
-          />
-        </label>
-        <button type="submit" class="button" disabled={busy !== null || name.trim() === ""}>
-          Create shared link
-        </button>
-      </form>
+      {canWrite ? (
+        <form class="inline-form" onSubmit={create} aria-label="Create a shared link">
+          <label>
+            Name
+            <input name="share-name" required maxLength={100} value={name} placeholder="Investors' board" onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} />
+          </label>
+          <label>
+            Password (optional)
+            <input
+              name="share-password"
+              type="password"
+              autocomplete="new-password"
+              minLength={8}
+              maxLength={256}
+              value={password}
+              onInput={(e) => setPassword((e.currentTarget as HTMLInputElement).value)}
+            />
+          </label>
+          <button type="submit" class="button" disabled={busy !== null || name.trim() === ""}>
+            Create shared link
+          </button>
+        </form>
+      ) : null}
       {notice.error ? (
         <p class="form-error" role="alert">
           {notice.error}

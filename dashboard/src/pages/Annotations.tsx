@@ -9,6 +9,7 @@ import { capitalise, plural, when } from "../format";
 import { useAction, useLoad } from "../load";
 import { positiveInt, setQuery, useQueryState } from "../router";
 import type { Annotation, AnnotationPage, Product, SavedQuery } from "../types";
+import { useAllows } from "../roles";
 
 export const pageSize = 20;
 
@@ -24,6 +25,7 @@ export function Annotations(props: { product: Product | null }) {
 }
 
 function AnnotationsPage(props: { product: Product }) {
+  const canWrite = useAllows("member");
   const pid = props.product.id;
   // The page number and the saved query filter live in the URL (?page=,
   // ?query=), so that a link opens the same rows and back steps back.
@@ -82,10 +84,13 @@ function AnnotationsPage(props: { product: Product }) {
         to add one there.
       </p>
 
-      <section class="card" aria-labelledby="new-annotation">
-        <h2 id="new-annotation">New annotation</h2>
-        <AnnotationForm product={pid} savedQueries={saved} onCreated={created} />
-      </section>
+      {/* Writing is a member's (docs/security.md, "Roles"). */}
+      {canWrite ? (
+        <section class="card" aria-labelledby="new-annotation">
+          <h2 id="new-annotation">New annotation</h2>
+          <AnnotationForm product={pid} savedQueries={saved} onCreated={created} />
+        </section>
+      ) : null}
 
       <div class="section-head">
         <label class="switcher">

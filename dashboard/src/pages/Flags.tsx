@@ -11,6 +11,7 @@ import { capitalise, when } from "../format";
 import { useAction, useLoad } from "../load";
 import { navigate } from "../router";
 import type { Experiment, Flag, FlagChange, FlagVariant, FlagWrite, Product } from "../types";
+import { useAllows } from "../roles";
 
 /** The fields of the flag form, by API path; arms are variants[i].key and so on. */
 const flagFields = ["name", "key", "description", "enabled", "rollout", "variants"];
@@ -63,6 +64,8 @@ export function Flags(props: { product: Product | null }) {
 }
 
 function FlagList(props: { product: Product }) {
+  const canWrite = useAllows("member");
+  const canDelete = useAllows("admin");
   const pid = props.product.id;
   const [creating, setCreating] = useState(false);
   const [deleting, setDeleting] = useState<Flag | null>(null);
@@ -93,7 +96,7 @@ function FlagList(props: { product: Product }) {
     <section class="page">
       <div class="section-head tight">
         <h1>Flags</h1>
-        {!creating ? (
+        {!creating && canWrite ? (
           <button type="button" class="button" onClick={() => setCreating(true)}>
             New flag
           </button>
@@ -182,15 +185,17 @@ function FlagList(props: { product: Product }) {
                   <Link class="button secondary small" href={`/flags/${f.id}?product=${pid}`}>
                     Edit<span class="visually-hidden"> {f.key}</span>
                   </Link>
-                  <button
-                    type="button"
-                    class="button danger small"
-                    aria-label={`Delete ${f.key}`}
-                    disabled={busy === f.id}
-                    onClick={() => setDeleting(f)}
-                  >
-                    Delete
-                  </button>
+                  {canDelete ? (
+                    <button
+                      type="button"
+                      class="button danger small"
+                      aria-label={`Delete ${f.key}`}
+                      disabled={busy === f.id}
+                      onClick={() => setDeleting(f)}
+                    >
+                      Delete
+                    </button>
+                  ) : null}
                 </RowActions>
               </tr>
             );

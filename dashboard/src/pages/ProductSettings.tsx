@@ -17,7 +17,7 @@ type Credential = (ApiKey & { kind: "key" }) | (QueryToken & { kind: "token" });
  * keys, its query tokens and its shared links. New secrets are shown once; revoking asks
  * first, since it cannot be undone.
  */
-export function ProductSettings(props: { product: Product; origin: string; onRenamed: (p: Product) => void }) {
+export function ProductSettings(props: { product: Product; origin: string; admin: boolean; onRenamed: (p: Product) => void }) {
   const { product } = props;
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
   const [tokens, setTokens] = useState<QueryToken[] | null>(null);
@@ -27,6 +27,9 @@ export function ProductSettings(props: { product: Product; origin: string; onRen
   const [error, setError] = useState<string | null>(null);
 
   const load = async () => {
+    // Keys and tokens are an admin's (docs/security.md, "Roles"): other
+    // roles neither list nor see them.
+    if (!props.admin) return;
     try {
       const [k, t] = await Promise.all([api.keys(product.id), api.tokens(product.id)]);
       setKeys(k.items);
@@ -87,49 +90,57 @@ export function ProductSettings(props: { product: Product; origin: string; onRen
       ) : null}
       {secret ? <SecretReveal kind={secret.kind} secret={secret.value} origin={props.origin} onDone={() => setSecret(null)} /> : null}
 
-      <div class="section-head">
-        <h2 id="keys-title">API keys</h2>
-        <div class="actions">
-          <button type="button" class="button" disabled={busy} onClick={() => createKey("live")}>
-            Create live key
-          </button>
-          <button type="button" class="button secondary" disabled={busy} onClick={() => createKey("test")}>
-            Create test key
-          </button>
+      {props.admin ? (
+        <>
+        <div class="section-head">
+          <h2 id="keys-title">API keys</h2>
+          <div class="actions">
+            <button type="button" class="button" disabled={busy} onClick={() => createKey("live")}>
+              Create live key
+            </button>
+            <button type="button" class="button secondary" disabled={busy} onClick={() => createKey("test")}>
+              Create test key
+            </button>
+          </div>
         </div>
-      </div>
-      <p class="muted">
-        Keys send events to this product (ingest, <code>POST /e</code>). Test keys keep their events apart from live data: the chart
-        pages show them when the top bar's Data switch is on Test.
-      </p>
-      <CredentialTable
-        label="API keys"
-        rows={keys?.map((k) => ({ ...k, kind: "key" as const })) ?? null}
-        busy={busy}
-        empty="No API keys yet. Create one to start sending events."
-        onStatus={setStatus}
-        onRevoke={setRevoking}
-      />
-      <p class="hint">Last use is recorded within about half a minute.</p>
+        <p class="muted">
+          Keys send events to this product (ingest, <code>POST /e</code>). Test keys keep their events apart from live data: the chart
+          pages show them when the top bar's Data switch is on Test.
+        </p>
+        <CredentialTable
+          label="API keys"
+          rows={keys?.map((k) => ({ ...k, kind: "key" as const })) ?? null}
+          busy={busy}
+          empty="No API keys yet. Create one to start sending events."
+          onStatus={setStatus}
+          onRevoke={setRevoking}
+        />
+        <p class="hint">Last use is recorded within about half a minute.</p>
 
-      <div class="section-head">
-        <h2 id="tokens-title">Query tokens</h2>
-        <div class="actions">
-          <button type="button" class="button" disabled={busy} onClick={createToken}>
-            Create query token
-          </button>
+        <div class="section-head">
+          <h2 id="tokens-title">Query tokens</h2>
+          <div class="actions">
+            <button type="button" class="button" disabled={busy} onClick={createToken}>
+              Create query token
+            </button>
+          </div>
         </div>
-      </div>
-      <p class="muted">Tokens read this product's data through the query API; they cannot send events.</p>
-      <CredentialTable
-        label="Query tokens"
-        rows={tokens?.map((t) => ({ ...t, kind: "token" as const })) ?? null}
-        busy={busy}
-        empty="No query tokens yet."
-        onStatus={setStatus}
-        onRevoke={setRevoking}
-      />
-      <p class="hint">Last use is recorded within about half a minute.</p>
+        <p class="muted">Tokens read this product's data through the query API; they cannot send events.</p>
+        <CredentialTable
+          label="Query tokens"
+          rows={tokens?.map((t) => ({ ...t, kind: "token" as const })) ?? null}
+          busy={busy}
+          empty="No query tokens yet."
+          onStatus={setStatus}
+          onRevoke={setRevoking}
+        />
+        <p class="hint">Last use is recorded within about half a minute.</p>
+        </>
+      ) : (
+        <p class="muted" data-testid="credentials-admin-only">
+          Only an admin of this workspace manages API keys and query tokens.
+        </p>
+      )}
 
       <SharedLinks productId={product.id} />
 

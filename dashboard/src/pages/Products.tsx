@@ -4,10 +4,11 @@ import { Link } from "../components/Link";
 import { Table } from "../components/Table";
 import { when } from "../format";
 import { navigate } from "../router";
-import type { Product } from "../types";
+import { allows } from "../roles";
+import type { Product, Role } from "../types";
 
 /** Products is Settings → Products: every product, and a form to add one. */
-export function Products(props: { products: Product[]; onCreated: (p: Product) => void }) {
+export function Products(props: { products: Product[]; role: Role | null; onCreated: (p: Product) => void }) {
   const [name, setName] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -30,7 +31,9 @@ export function Products(props: { products: Product[]; onCreated: (p: Product) =
 
   return (
     <section class="page">
-      <p class="crumbs">Settings</p>
+      <p class="crumbs">
+        Settings · <Link href="/settings/members">Members</Link>
+      </p>
       <h1>Products</h1>
       <p class="muted">A product is the unit of data: each has its own API keys, query tokens and events.</p>
       <Table
@@ -53,20 +56,23 @@ export function Products(props: { products: Product[]; onCreated: (p: Product) =
           </tr>
         ))}
       </Table>
-      <form class="card inline-form" onSubmit={create} aria-label="New product">
-        <label>
-          New product
-          <input name="name" required maxLength={100} placeholder="Web shop" value={name} onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} />
-        </label>
-        <button type="submit" class="button" disabled={busy}>
-          Create product
-        </button>
-        {error ? (
-          <p class="form-error" role="alert">
-            {error}
-          </p>
-        ) : null}
-      </form>
+      {/* Creating a product is an admin's (docs/security.md, "Roles"). */}
+      {!allows(props.role, "admin") ? null : (
+        <form class="card inline-form" onSubmit={create} aria-label="New product">
+          <label>
+            New product
+            <input name="name" required maxLength={100} placeholder="Web shop" value={name} onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} />
+          </label>
+          <button type="submit" class="button" disabled={busy}>
+            Create product
+          </button>
+          {error ? (
+            <p class="form-error" role="alert">
+              {error}
+            </p>
+          ) : null}
+        </form>
+      )}
     </section>
   );
 }

@@ -35,6 +35,8 @@
 // goals added and deleted in Settings and the Overview's Goals card (goals.mjs);
 // the product's time zone set in Settings, "Today" and a trend's day in it (timezone.mjs);
 // click to filter on the Overview: chips, the URL, back and forward (filters.mjs);
+// teammates: an invite made in Settings → Members accepted in a second browser, a viewer's
+// hidden controls and refused write, the password form (members.mjs, E2E_ONLY=members);
 // E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=goals, E2E_ONLY=timezone, E2E_ONLY=filters or E2E_ONLY=replays,users runs those parts alone
 // (E2E_ONLY=main the main run without error tracking, sources, overview, geo).
 //
@@ -68,6 +70,7 @@ import { geoPages } from "./geo.mjs";
 import { goalPages } from "./goals.mjs";
 import { timeZonePages } from "./timezone.mjs";
 import { filterPages } from "./filters.mjs";
+import { memberPages } from "./members.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = join(here, "..", "..");
@@ -109,6 +112,7 @@ async function main() {
       share: sharePages,
       live: livePages,
       timezone: timeZonePages,
+      members: memberPages,
     };
     const unknown = only.filter((p) => !parts[p]);
     if (unknown.length) throw new Error(`E2E_ONLY names no part ${unknown.join(", ")}; the parts are ${Object.keys(parts).join(", ")}`);
@@ -134,6 +138,7 @@ async function main() {
   await sharePages(browser, h);
   await livePages(browser, h);
   await timeZonePages(browser, h);
+  await memberPages(browser, h);
 }
 
 /** The main run, on a server started without the error-tracking flag. */
@@ -487,7 +492,7 @@ async function apiReference(browser, context, page, strata, pageErrors) {
     const window = await op.locator('[data-field="windowHours"] .api-field-head').textContent();
     if (!/integer or null/.test(window) || !/1–720 · default 24/.test(window)) throw new Error(`windowHours: ${window}`);
     const codes = await op.locator(".api-response").filter({ has: page.locator(".api-status", { hasText: /^401$/ }) }).locator(".api-codes code").allTextContents();
-    if (codes.join() !== "missing_credentials,invalid_credentials,test_key_not_allowed") throw new Error(`401 codes: ${codes}`);
+    if (codes.join() !== "missing_credentials,invalid_credentials,test_key_not_allowed,not_signed_in") throw new Error(`401 codes: ${codes}`);
     if ((await op.locator(".markdown table").count()) === 0) throw new Error("the code tables of the descriptions are not tables");
   });
   await page.getByRole("searchbox", { name: "Filter operations" }).fill("funnel");

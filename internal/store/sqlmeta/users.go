@@ -62,7 +62,7 @@ func (s *Store) createOwner(ctx context.Context, u *analytics.User) error {
 	}
 	if _, err := tx.ExecContext(ctx,
 		`INSERT INTO workspace_members (workspace_id, user_id, role, created_at)
-		 SELECT id, $1, $2, $3 FROM workspaces`, u.ID, string(analytics.RoleOwner), u.CreatedAt); err != nil {
+		 SELECT id, $1, $2, $3 FROM workspaces`, u.ID, string(analytics.RoleAdmin), u.CreatedAt); err != nil {
 		return fmt.Errorf("adding owner to workspaces: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -88,14 +88,18 @@ func scanUser(r Scanner) (analytics.User, error) {
 	return u, err
 }
 
-// UserByEmail returns the user with the given email.
+// currentUser is the condition that a dashboard_users row is not a
+// removed user's (migration 0031).
+const currentUser = ` AND id NOT IN (SELECT user_id FROM dashboard_users_removed)`
+
+// UserByEmail returns the current user with the given email.
 func (s *Store) UserByEmail(ctx context.Context, email string) (analytics.User, error) {
-	return queryOne(ctx, s.conn(), "user by email", scanUser, `SELECT `+userColumns+` FROM dashboard_users WHERE email = $1`, email)
+	return queryOne(ctx, s.conn(), "user by email", scanUser, `SELECT `+userColumns+` FROM dashboard_users WHERE email = $1`+currentUser, email)
 }
 
-// User returns one user.
+// User returns one current user.
 func (s *Store) User(ctx context.Context, id int64) (analytics.User, error) {
-	return queryOne(ctx, s.conn(), fmt.Sprintf("user %d", id), scanUser, `SELECT `+userColumns+` FROM dashboard_users WHERE id = $1`, id)
+	return queryOne(ctx, s.conn(), fmt.Sprintf("user %d", id), scanUser, `SELECT `+userColumns+` FROM dashboard_users WHERE id = $1`+currentUser, id)
 }
 
 // UserWorkspaces returns the workspaces a user belongs to, in ID order.

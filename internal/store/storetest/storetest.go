@@ -92,6 +92,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	}
 	t.Run("Users", meta(testUsers))
 	t.Run("OwnerRace", meta(testOwnerRace))
+	t.Run("Members", meta(testMembers))
 }
 
 // RunEvents runs the event half of the suite: appends, the deduplication
