@@ -131,7 +131,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		return nil, err
 	}
 	a.keys = auth.NewKeyring(a.store.meta, cfg.KeyCacheTTL, time.Now)
-	svc := &admin.Service{Meta: a.store.meta, OnChange: a.keys.Invalidate}
+	svc := &admin.Service{Meta: a.store.meta, OnChange: a.keys.Invalidate, Backups: a.store.backups()}
 	key, product, err := svc.Bootstrap(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("bootstrapping data directory: %w", err)
@@ -263,6 +263,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		// the same admin service as the CLI, pages from the embedded app.
 		Accounts:      accounts,
 		Admin:         svc,
+		BackupDir:     cfg.BackupDir,
 		Pages:         pages,
 		ErrorTracking: cfg.ErrorTracking,
 		// The embedded DB-IP database's licence asks for a credit

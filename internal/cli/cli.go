@@ -54,6 +54,9 @@ commands:
   experiments start|pause|resume ID --product ID   change an experiment's status
   experiments apply-winner ID --product ID --variant KEY
                                                    complete an experiment: its flag gives every user KEY
+  backup --to DIR                                  online backup of the data directory into a new DIR
+                                                   (through the running server, or of the directory when none runs)
+  restore --from DIR --data NEWDIR                 a new data directory from a backup; NEWDIR must be new or empty
   bots list [--json]                               the AI-bot allowlist this build classifies with, and its version
   version                                          print the version, commit and Go version (or --version)
   help                                             print this text (or -h, --help)
@@ -76,6 +79,10 @@ func Main(ctx context.Context, args []string, env Env) int {
 		err = serve(ctx, args[1:], env)
 	case "products", "keys", "tokens", "flags", "experiments":
 		err = manage(ctx, args, env)
+	case "backup":
+		err = backupCmd(ctx, args[1:], env)
+	case "restore":
+		err = restoreCmd(args[1:], env)
 	case "version", "--version":
 		err = version(args[1:], env)
 	case "bots":

@@ -118,8 +118,11 @@ type Server struct {
 	// keys and tokens for the dashboard's settings pages; Pages serves the
 	// dashboard itself, whose Errors page is shown when ErrorTracking is
 	// set (session.go, products.go, pages.go).
-	Accounts      *auth.Accounts
-	Admin         *admin.Service
+	Accounts *auth.Accounts
+	Admin    *admin.Service
+	// BackupDir is where POST /api/v1/admin/backups writes; empty, it
+	// takes none (backups.go).
+	BackupDir     string
 	Pages         Pages
 	ErrorTracking bool
 	// GeoAttribution is set when ingest locates clients with the DB-IP
@@ -351,6 +354,8 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /api/v1/products/{id}/goals", h(s.handleListGoals))
 	mux.Handle("POST /api/v1/products/{id}/goals", h(s.handleCreateGoal))
 	mux.Handle("DELETE /api/v1/products/{id}/goals/{goalId}", h(s.handleDeleteGoal))
+	// Admin only: a signed-in dashboard user, never a key or a token.
+	mux.Handle("POST /api/v1/admin/backups", h(s.handleBackup))
 
 	// The public view of a shared link, and the only paths that take its
 	// secret (share.go).
