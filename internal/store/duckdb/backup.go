@@ -2,6 +2,7 @@ package duckdb
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"strings"
@@ -47,7 +48,7 @@ func (s *Store) BackupTo(ctx context.Context, path string) (int, error) {
 		return err
 	}
 	var version int
-	_, err = conn.ExecContext(ctx, "COPY FROM DATABASE "+ident(catalog)+" TO "+alias)
+	err = s.copyInto(ctx, conn, catalog, alias)
 	if err == nil {
 		// Read from the copy, not the source: it is what the backup holds.
 		err = conn.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM "+alias+".schema_migrations").Scan(&version)
@@ -74,6 +75,117 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	var v int
 	err := s.db.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&v)
 	return v, err
+}
+
+// copyInto copies catalog's schema and rows into the attached database
+// alias in one transaction. COPY FROM DATABASE copies the tables in an
+// order that breaks foreign keys (a table's rows before those of the table
+// it references), so it copies only the schema here (with the sequences,
+// at their current values) and the rows follow table by table, each after
+// the tables it references. The transaction's snapshot of catalog starts
+// at its first statement: every row the copy holds was committed before,
+// so every id drawn from a sequence for one was drawn before the sequence
+// was copied, and the restored database never draws it again.
+func (s *Store) copyInto(ctx context.Context, conn *sql.Conn, catalog, alias string) (err error) {
+	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return err
+	}
+	defer func() {
+		end := "COMMIT"
+		if err != nil {
+			end = "ROLLBACK"
+		}
+		if _, cerr := conn.ExecContext(context.WithoutCancel(ctx), end); err == nil {
+			err = cerr
+		}
+	}()
+	if _, err := conn.ExecContext(ctx, "COPY FROM DATABASE "+ident(catalog)+" TO "+alias+" (SCHEMA)"); err != nil {
+		return err
+	}
+	tables, err := tablesInOrder(ctx, conn, catalog)
+	if err != nil {
+		return err
+	}
+	for _, t := range tables {
+		q := fmt.Sprintf("INSERT INTO %s.%s.%s SELECT * FROM %s.%s.%s",
+			alias, ident(t.schema), ident(t.name), ident(catalog), ident(t.schema), ident(t.name))
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("copying table %s: %w", t.name, err)
+		}
+	}
+	return nil
+}
+
+type table struct{ schema, name string }
+
+// tablesInOrder lists catalog's tables, each after the tables its foreign
+// keys reference.
+func tablesInOrder(ctx context.Context, conn *sql.Conn, catalog string) ([]table, error) {
+	rows, err := conn.QueryContext(ctx, `SELECT schema_name, table_name FROM duckdb_tables()
+		WHERE database_name = ? AND NOT temporary ORDER BY schema_name, table_name`, catalog)
+	if err != nil {
+		return nil, err
+	}
+	var all []table
+	for rows.Next() {
+		var t table
+		if err := rows.Scan(&t.schema, &t.name); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		all = append(all, t)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	refs := map[table][]table{}
+	rows, err = conn.QueryContext(ctx, `SELECT schema_name, table_name, referenced_table FROM duckdb_constraints()
+		WHERE database_name = ? AND constraint_type = 'FOREIGN KEY'`, catalog)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var t table
+		var ref string
+		if err := rows.Scan(&t.schema, &t.name, &ref); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		refs[t] = append(refs[t], table{t.schema, ref})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var out []table
+	state := map[table]int{} // 1 visiting, 2 done
+	var visit func(t table) error
+	visit = func(t table) error {
+		switch state[t] {
+		case 1:
+			return fmt.Errorf("foreign keys form a cycle at table %s", t.name)
+		case 2:
+			return nil
+		}
+		state[t] = 1
+		for _, r := range refs[t] {
+			if r != t {
+				if err := visit(r); err != nil {
+					return err
+				}
+			}
+		}
+		state[t] = 2
+		out = append(out, t)
+		return nil
+	}
+	for _, t := range all {
+		if err := visit(t); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // quote is a SQL string literal.
