@@ -31,8 +31,9 @@ type ackedEvent struct {
 // products, annotation, sourcemap and replay are there. A backup into a
 // directory that is not empty, and a restore into one, are refused.
 func TestBackupUnderLoad(t *testing.T) {
-	dir := t.TempDir()
-	s := startServer(t, dir)
+	dir, apiDir := t.TempDir(), t.TempDir()
+	s := startServer(t, dir, "--backup-dir", apiDir)
+	owner := setupOwner(t, s)
 	a := newTenant(t, s, "Shop")
 
 	// The range the queries compare: two days ago, before any backup.
@@ -146,6 +147,26 @@ func TestBackupUnderLoad(t *testing.T) {
 	if got := <-queryDone; strings.Join(got, "\n") != strings.Join(before, "\n") {
 		t.Errorf("a query during the backup answered\n%v\nbefore it\n%v", got, before)
 	}
+	// One through the API, under ingest too: named, then the same name
+	// again, a path for a name, and a credential that is not a session.
+	if r := owner.do(t, "POST", "/api/v1/admin/backups", map[string]string{"name": "api-1"}); r.Status != 201 {
+		t.Errorf("backup through the API: %d %s", r.Status, r.Body)
+	} else if _, err := os.Stat(filepath.Join(apiDir, "api-1", "manifest.json")); err != nil {
+		t.Errorf("the API's backup: %v", err)
+	}
+	if r := owner.do(t, "POST", "/api/v1/admin/backups", map[string]string{"name": "api-1"}); r.Status != 409 || r.ErrorCode(t) != "backup_target_not_empty" {
+		t.Errorf("the same backup name again: %d %s", r.Status, r.Body)
+	}
+	if r := owner.do(t, "POST", "/api/v1/admin/backups", map[string]string{"name": "../escape"}); r.Status != 400 {
+		t.Errorf("a path for a backup name: %d %s", r.Status, r.Body)
+	}
+	if r := do(t, "POST", s.URL+"/api/v1/admin/backups", []byte(`{}`), map[string]string{"Authorization": "Bearer " + a.Token,
+		"Content-Type": "application/json", "Origin": s.URL}); r.Status != 401 && r.Status != 403 {
+		t.Errorf("a backup with a query token: %d %s", r.Status, r.Body)
+	}
+	if entries, _ := os.ReadDir(apiDir); len(entries) != 1 {
+		t.Errorf("the backup directory holds %d entries, want the one backup", len(entries))
+	}
 	time.Sleep(300 * time.Millisecond)
 	close(stop)
 	<-done
@@ -212,6 +233,12 @@ func TestBackupUnderLoad(t *testing.T) {
 		t.Errorf("the restored server answers\n%v\nthe original\n%v", got, before)
 	}
 	checkRestored(t, r, a, ann.ID, "sess-r")
+	// The owner's session is in the backup too; the restored server,
+	// started without --backup-dir, takes no backup through the API.
+	again := &browser{s: r, cookie: owner.cookie}
+	if res := again.do(t, "POST", "/api/v1/admin/backups", map[string]string{}); res.Status != 409 || res.ErrorCode(t) != "backup_dir_unset" {
+		t.Errorf("a backup through the API without --backup-dir: %d %s", res.Status, res.Body)
+	}
 }
 
 // checkRestored checks that the restored server r knows tenant a's keys
