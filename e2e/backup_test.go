@@ -88,10 +88,11 @@ func TestBackupUnderLoad(t *testing.T) {
 	// Ingest from a goroutine, one batch after another, noting each
 	// acknowledged event and when its batch was acknowledged.
 	var (
-		mu    sync.Mutex
-		acked []ackedEvent
-		stop  = make(chan struct{})
-		done  = make(chan struct{})
+		mu      sync.Mutex
+		acked   []ackedEvent
+		refused int // batches answered other than 202
+		stop    = make(chan struct{})
+		done    = make(chan struct{})
 	)
 	go func() {
 		defer close(done)
@@ -109,6 +110,11 @@ func TestBackupUnderLoad(t *testing.T) {
 			}
 			status, ok := tryPost(s, a.Live, batch)
 			at := time.Now()
+			if ok && status != 202 {
+				mu.Lock()
+				refused++
+				mu.Unlock()
+			}
 			if ok && status == 202 {
 				mu.Lock()
 				for _, id := range ids {
@@ -144,6 +150,7 @@ func TestBackupUnderLoad(t *testing.T) {
 	if m.SchemaVersion < 30 || len(m.Files) < 2 || m.StartedAt.Before(started.Add(-time.Second)) {
 		t.Errorf("manifest: %s", out)
 	}
+	t.Logf("the backup took %s through the CLI", time.Since(started).Round(time.Millisecond))
 	if got := <-queryDone; strings.Join(got, "\n") != strings.Join(before, "\n") {
 		t.Errorf("a query during the backup answered\n%v\nbefore it\n%v", got, before)
 	}
@@ -196,6 +203,9 @@ func TestBackupUnderLoad(t *testing.T) {
 		}
 	}
 	total := len(acked)
+	if refused > 0 {
+		t.Errorf("%d ingest batches refused while the backups ran", refused)
+	}
 	mu.Unlock()
 	if len(want) == 0 {
 		t.Fatalf("no event was acknowledged before the backup (%d after)", total)
