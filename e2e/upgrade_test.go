@@ -13,6 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"strata/internal/store/clickhouse/chtest"
+	"strata/internal/store/postgres/pgtest"
 )
 
 // previousRelease is the build whose data directory the upgrade test opens
@@ -150,9 +153,26 @@ func contains(want, got any, at string) []string {
 // the directory (applying the migrations since) and must answer every
 // one of those the same, fields it added aside, and take new writes.
 func TestUpgradeFromPreviousRelease(t *testing.T) {
+	upgrade(t, buildPrevious(t))
+}
+
+// TestUpgradeClusterFromPreviousRelease is TestUpgradeFromPreviousRelease
+// on a node whose events are in ClickHouse and whose metadata (and
+// replays) are in PostgreSQL: the previous release creates both schemas,
+// this build migrates them.
+func TestUpgradeClusterFromPreviousRelease(t *testing.T) {
+	chtest.Skip(t)
 	bin := buildPrevious(t)
+	ch := chtest.Shared(t)
+	meta := pgtest.Start(t)
+	upgrade(t, bin, "--events", ch.URL(fmt.Sprintf("strata_upgrade_%d", time.Now().UnixNano()), ""), "--meta", meta)
+}
+
+// upgrade runs the upgrade scenario with the previous release's binary
+// bin, both builds started with args.
+func upgrade(t *testing.T, bin string, args ...string) {
 	dir := t.TempDir()
-	old := startBinary(t, bin, dir)
+	old := startBinary(t, bin, dir, args...)
 
 	origin := map[string]string{"Origin": old.URL}
 	r := plain(t, "POST", old.URL+"/api/v1/dashboard/setup", map[string]string{"email": "owner@example.com",
@@ -257,7 +277,7 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	}
 	old.Stop()
 
-	cur := startServer(t, dir)
+	cur := startServer(t, dir, args...)
 	for i, c := range calls {
 		r := send(cur, c)
 		if r.Status != 200 {
