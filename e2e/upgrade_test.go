@@ -210,18 +210,7 @@ func upgrade(t *testing.T, bin string, args ...string) {
 		"definition": map[string]any{"series": []map[string]any{{"event": "$pageview"}}}}), "saved query")
 	created(bearer(old, "POST", "/api/v1/campaigns", modal("Welcome", nil)), "campaign")
 
-	var batch []map[string]any
-	for u := range 12 {
-		user := fmt.Sprintf("user-%d", u)
-		for i, name := range []string{"$pageview", "signup", "$pageview", "purchase"} {
-			if name == "purchase" && u%3 != 0 {
-				continue
-			}
-			at := past.Add(time.Duration(u)*11*time.Minute + time.Duration(i)*time.Minute)
-			batch = append(batch, ev(name, user, "timestamp", at.Format(time.RFC3339Nano), "url", fmt.Sprintf("https://shop.example/p%d", i),
-				"properties", map[string]any{"$session_id": user + "-s", "plan": []string{"free", "pro"}[u%2]}))
-		}
-	}
+	batch := shopEvents(12, past)
 	for u := range 3 {
 		batch = append(batch, minifiedException(fmt.Sprintf("user-%d", u), "RangeError: marker-checkout\n    at u (https://shop.example/app.js:1:10)"))
 	}
