@@ -286,3 +286,30 @@ func checkRestored(t *testing.T, r *server, a tenant, annID int64, session strin
 		t.Errorf("products after the restore: %s", out)
 	}
 }
+
+// TestBackupOffline backs up a data directory no server holds: the
+// command opens it itself, and the restored directory holds every event.
+func TestBackupOffline(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	a := newTenant(t, s, "Shop")
+	past := time.Now().UTC().Add(-48 * time.Hour).Truncate(24 * time.Hour).Add(9 * time.Hour)
+	events := shopEvents(10, past)
+	if res := postEvents(t, s, a.Live, events...); res.Status != 202 {
+		t.Fatalf("ingest: %d %s", res.Status, res.Body)
+	}
+	s.Stop()
+
+	backupDir := filepath.Join(t.TempDir(), "b")
+	cli(t, dir, "backup", "--to", backupDir)
+	restored := filepath.Join(t.TempDir(), "data")
+	cli(t, restored, "restore", "--from", backupDir)
+	st, err := duckdb.Open(context.Background(), restored, duckdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if n := count(t, st.DB(), `SELECT count(*) FROM events WHERE product_id = ?`, a.ID); n != len(events) {
+		t.Errorf("the restored directory holds %d of the %d events", n, len(events))
+	}
+}
