@@ -78,6 +78,13 @@ type server struct {
 // stops it (by its own PID) when it ends, if the test did not already.
 func startServer(t *testing.T, dataDir string, args ...string) *server {
 	t.Helper()
+	return startBinary(t, binary, dataDir, args...)
+}
+
+// startBinary is startServer with another build of strata: bin (the
+// previous release, in e2e/upgrade_test.go).
+func startBinary(t *testing.T, bin, dataDir string, args ...string) *server {
+	t.Helper()
 	s := &server{t: t, dataDir: dataDir, exited: make(chan struct{})}
 	for i, a := range args {
 		if a == "--meta" && i+1 < len(args) {
@@ -85,7 +92,7 @@ func startServer(t *testing.T, dataDir string, args ...string) *server {
 		}
 	}
 	all := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dataDir, "--log-format", "json"}, args...)
-	s.cmd = exec.Command(binary, all...)
+	s.cmd = exec.Command(bin, all...)
 	// The free-space floor is lowered so that the suite does not depend on
 	// how full the machine's disk is (a CI machine may have little room);
 	// e2e/disk_test.go tests the floor on a disk of its own.

@@ -17,6 +17,7 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/auth"
+	"strata/internal/backup"
 	"strata/internal/experiment"
 )
 
@@ -65,6 +66,10 @@ type Admin interface {
 	ResetPassword(ctx context.Context, email, password string) error
 	// RemoveUser removes a user and ends all their sessions.
 	RemoveUser(ctx context.Context, email string) error
+	// Backup takes an online backup of the data directory into dir, an
+	// absolute path that must be absent or an empty directory
+	// (docs/operations.md, "Backup and restore").
+	Backup(ctx context.Context, dir string) (backup.Manifest, error)
 }
 
 // Service implements Admin on a metadata store.
@@ -83,6 +88,10 @@ type Service struct {
 	Flags        *experiment.Flags
 	Experiments  *experiment.Service
 	FlagsChanged func(productID int64)
+	// Backups takes the backups of the embedded stores; nil when the
+	// server keeps its data in ClickHouse or PostgreSQL, which are backed
+	// up with their own tools.
+	Backups *backup.Runner
 }
 
 var _ Admin = (*Service)(nil)

@@ -18,6 +18,10 @@ import (
 // Client implements Admin by calling a running server over its admin socket.
 type Client struct {
 	http *http.Client
+	// long is http without its timeout, for a backup: it copies the whole
+	// database and takes as long as that takes; the caller's context
+	// bounds it.
+	long *http.Client
 }
 
 var _ Admin = (*Client)(nil)
@@ -33,6 +37,7 @@ func Dial(ctx context.Context, dataDir string) (*Client, error) {
 			return d.DialContext(ctx, "unix", sock)
 		}},
 	}}
+	c.long = &http.Client{Transport: c.http.Transport}
 	var pong map[string]string
 	if err := c.do(ctx, http.MethodGet, "/ping", nil, &pong); err != nil {
 		return nil, err
@@ -156,6 +161,11 @@ func (c *Client) ApplyWinner(ctx context.Context, productID, id int64, variant s
 // do sends one request and decodes the answer, turning an error body back
 // into the *analytics.Error the server reported.
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	return c.doWith(c.http, ctx, method, path, in, out)
+}
+
+// doWith is do on the given HTTP client.
+func (c *Client) doWith(hc *http.Client, ctx context.Context, method, path string, in, out any) error {
 	var body bytes.Buffer
 	if in != nil {
 		if err := json.NewEncoder(&body).Encode(in); err != nil {
@@ -167,7 +177,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return fmt.Errorf("building admin request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.http.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("calling admin socket: %w", err)
 	}

@@ -132,7 +132,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		return nil, err
 	}
 	a.keys = auth.NewKeyring(a.store.meta, cfg.KeyCacheTTL, time.Now)
-	svc := &admin.Service{Meta: a.store.meta, Users: a.store.meta, OnChange: a.keys.Invalidate}
+	svc := &admin.Service{Meta: a.store.meta, Users: a.store.meta, OnChange: a.keys.Invalidate, Backups: a.store.backups()}
 	key, product, err := svc.Bootstrap(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("bootstrapping data directory: %w", err)
@@ -275,6 +275,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Accounts:      accounts,
 		Admin:         svc,
 		Mailer:        mailer,
+		BackupDir:     cfg.BackupDir,
 		Pages:         pages,
 		ErrorTracking: cfg.ErrorTracking,
 		// The embedded DB-IP database's licence asks for a credit

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"strata/internal/analytics"
+	"strata/internal/backup"
 	"strata/internal/config"
 	"strata/internal/store/clickhouse"
 	"strata/internal/store/duckdb"
@@ -57,6 +58,8 @@ type storage struct {
 	// checkpoints), spool the spool in front of it when events go there.
 	embedded *duckdb.Store
 	spool    *spool.Store
+	// files is the replay store when it is files in the data directory.
+	files *replayfs.Store
 	// guard keeps writes off a nearly full disk and reopens the embedded
 	// database after a failed write (disk.go).
 	guard *storageGuard
@@ -131,9 +134,18 @@ func openStorage(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *s
 			return nil, err
 		}
 		s.closers = append(s.closers, files.Close)
-		s.replays = files
+		s.replays, s.files = files, files
 	}
 	return s, nil
+}
+
+// backups is the backup runner of a server whose data is all in the data
+// directory, or nil when some of it is in ClickHouse or PostgreSQL.
+func (s *storage) backups() *backup.Runner {
+	if s.embedded == nil || s.spool == nil || s.files == nil {
+		return nil
+	}
+	return &backup.Runner{DB: s.embedded, Spool: s.spool, Replays: s.files}
 }
 
 // embeddedBroken is the embedded store's Broken, or nil without one.

@@ -63,6 +63,9 @@ commands:
                                                    add a user to every workspace; prints a generated password
   users reset-password EMAIL [--password-stdin]    set a new password (printed when generated); ends their sessions
   users remove EMAIL                               remove a user; ends their sessions at once
+  backup --to DIR                                  online backup of the data directory into a new DIR
+                                                   (through the running server, or of the directory when none runs)
+  restore --from DIR --data NEWDIR                 a new data directory from a backup; NEWDIR must be new or empty
   bots list [--json]                               the AI-bot allowlist this build classifies with, and its version
   version                                          print the version, commit and Go version (or --version)
   help                                             print this text (or -h, --help)
@@ -85,6 +88,10 @@ func Main(ctx context.Context, args []string, env Env) int {
 		err = serve(ctx, args[1:], env)
 	case "products", "keys", "tokens", "flags", "experiments", "users":
 		err = manage(ctx, args, env)
+	case "backup":
+		err = backupCmd(ctx, args[1:], env)
+	case "restore":
+		err = restoreCmd(args[1:], env)
 	case "version", "--version":
 		err = version(args[1:], env)
 	case "bots":

@@ -14,6 +14,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -29,6 +30,11 @@ type Config struct {
 	// DataDir holds the embedded database and the admin socket
 	// (STRATA_DATA).
 	DataDir string
+	// BackupDir, when set, is where POST /api/v1/admin/backups writes its
+	// backups, each into a new directory under it (STRATA_BACKUP_DIR).
+	// Unset, the API takes none: a request never names a path of its own
+	// (docs/operations.md, "Backup and restore").
+	BackupDir string
 	// EventsURL, when set, stores events in ClickHouse instead of the
 	// embedded database: clickhouse://host:9000/db[?cluster=NAME]
 	// (STRATA_EVENTS_URL).
@@ -467,6 +473,7 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	}
 	fs.StringVar(&c.Addr, "addr", env("STRATA_ADDR", c.Addr), "HTTP listen address (env STRATA_ADDR)")
 	fs.StringVar(&c.DataDir, "data", env("STRATA_DATA", c.DataDir), "data directory (env STRATA_DATA)")
+	fs.StringVar(&c.BackupDir, "backup-dir", env("STRATA_BACKUP_DIR", ""), "directory the backup API writes its backups under; empty: the API takes none (env STRATA_BACKUP_DIR)")
 	fs.StringVar(&c.EventsURL, "events", env("STRATA_EVENTS_URL", ""), "ClickHouse events store, clickhouse://host:9000/db[?cluster=NAME]; empty: embedded (env STRATA_EVENTS_URL)")
 	fs.StringVar(&c.MetaURL, "meta", env("STRATA_META_URL", ""), "PostgreSQL metadata store, postgres://user:pass@host:5432/db; empty: embedded (env STRATA_META_URL)")
 	fs.StringVar(&c.LogLevel, "log-level", env("STRATA_LOG_LEVEL", c.LogLevel), "debug, info, warn or error (env STRATA_LOG_LEVEL)")
@@ -533,6 +540,9 @@ func (c Config) Validate() error {
 	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data directory must be set"))
+	}
+	if c.BackupDir != "" && !filepath.IsAbs(c.BackupDir) {
+		errs = append(errs, errors.New("backup-dir must be an absolute path"))
 	}
 	if c.EventsURL != "" && !strings.HasPrefix(c.EventsURL, "clickhouse://") {
 		errs = append(errs, errors.New("events: want a clickhouse:// URL"))

@@ -146,6 +146,18 @@ func AdminHandler(svc *admin.Service, log *slog.Logger) http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{})
 		return nil
 	}))
+	mux.Handle("POST /backups", h(func(w http.ResponseWriter, r *http.Request) error {
+		var in admin.BackupRequest
+		if err := decodeJSON(r, &in); err != nil {
+			return err
+		}
+		m, err := svc.Backup(r.Context(), in.To)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusCreated, m)
+		return nil
+	}))
 	return mux
 }
 

@@ -123,6 +123,9 @@ type Server struct {
 	// Mailer, when set, e-mails invite links (--smtp-url); without it
 	// the link is only shown to the admin who made the invite.
 	Mailer        InviteMailer
+	// BackupDir is where POST /api/v1/admin/backups writes; empty, it
+	// takes none (backups.go).
+	BackupDir     string
 	Pages         Pages
 	ErrorTracking bool
 	// GeoAttribution is set when ingest locates clients with the DB-IP
@@ -362,6 +365,8 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("DELETE /api/v1/workspaces/{id}/invites/{inviteId}", asAdmin(h(s.handleRevokeInvite)))
 	mux.Handle("POST /api/v1/invites/accept", h(s.handleAcceptInvite))
 	mux.Handle("PUT /api/v1/session/password", h(s.handleChangePassword))
+	// Admin only: a signed-in dashboard user, never a key or a token.
+	mux.Handle("POST /api/v1/admin/backups", asAdmin(h(s.handleBackup)))
 
 	// The public view of a shared link, and the only paths that take its
 	// secret (share.go).
