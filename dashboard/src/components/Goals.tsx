@@ -145,7 +145,7 @@ export function Goals(props: {
           >
             {goals.map((g) => (
               <tr key={g.id} data-testid="goal-row">
-                <td class="bar-cell" style={{ background: `linear-gradient(90deg, #dcfce7 ${g.conversionRate}%, transparent 0)` }}>
+                <td class="bar-cell goal-name" style={{ background: `linear-gradient(90deg, #dcfce7 ${g.conversionRate}%, transparent 0)` }}>
                   <button
                     type="button"
                     class="link-button"
