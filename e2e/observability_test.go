@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // logLine is one JSON line of the server's log.
@@ -237,6 +239,24 @@ func TestMetrics(t *testing.T) {
 	if r := postEvents(t, s, "st_live_00000000000000000000000000000000", ev("a", "u1")); r.Status != 401 {
 		t.Fatalf("ingest with an unknown key: %d %s", r.Status, r.Body)
 	}
+	// A replay chunk's data counts among the replay bytes stored.
+	chunk := rrwebChunk(rand.New(rand.NewPCG(1, 2)), time.Now().UnixMilli(), 2000)
+	if r := postEvents(t, s, s.BootstrapKey, chunkEvent("u3", "metrics-session", "w", 0, chunk)); r.Status != 202 {
+		t.Fatalf("replay chunk: %d %s", r.Status, r.Body)
+	}
+	// Alert webhooks: a test delivery to a receiver, and one to a port
+	// where nothing listens (worth a retry).
+	rcv := newAlertReceiver(t)
+	bearer := map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json"}
+	for _, target := range []string{rcv.URL + "/hook", "http://127.0.0.1:1/nothing"} {
+		body, _ := json.Marshal(map[string]any{"url": target})
+		if r := do(t, "PUT", s.URL+"/api/v1/alerts/webhook", body, bearer); r.Status != 201 && r.Status != 200 {
+			t.Fatalf("PUT webhook: %d %s", r.Status, r.Body)
+		}
+		if r := do(t, "POST", s.URL+"/api/v1/alerts/webhook/test", nil, bearer); r.Status != 200 {
+			t.Fatalf("test delivery: %d %s", r.Status, r.Body)
+		}
+	}
 	for i := 0; ; i++ {
 		r := postEvents(t, s, s.BootstrapKey, ev("c", "u2"))
 		if r.Status == 429 {
@@ -283,6 +303,9 @@ func TestMetrics(t *testing.T) {
 	moved(`strata_cache_requests_total{cache="api_keys",result="miss"}`, 1)
 	moved(`strata_cache_requests_total{cache="sdk_config",result="miss"}`, 1)
 	moved(`strata_cache_requests_total{cache="sdk_config",result="hit"}`, 1)
+	moved(`strata_replay_stored_bytes_total`, float64(len(chunk)))
+	moved(`strata_webhook_deliveries_total{outcome="delivered"}`, 1)
+	moved(`strata_webhook_deliveries_total{outcome="retry"}`, 1)
 
 	// Without a metrics token the public address does not serve them.
 	if code, public := scrape(t, s.URL+"/metrics", nil); len(public) > 0 && public["go_goroutines"] > 0 || code == 200 {
