@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -204,6 +206,10 @@ func scrape(t *testing.T, url string, header map[string]string) (int, map[string
 	return resp.StatusCode, samples
 }
 
+// metricName finds the names of the metrics a dashboard or a rule uses:
+// Strata's own, and the Go and process collectors' the docs name whole.
+var metricName = regexp.MustCompile(`\b(?:strata|go_memstats|process)_[a-z_]+[a-z]\b`)
+
 // TestMetrics drives the server and watches its metrics move
 // (docs/operations.md, "Monitoring"): served on --metrics-addr only, not on
 // the public address unless --metrics-token is set, and then to that
@@ -276,6 +282,28 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	_, after := scrape(t, url, nil)
+	// The Grafana dashboard and the alert rules of docs/operations.md use
+	// only metrics the server serves.
+	names := map[string]bool{}
+	for series := range after {
+		name, _, _ := strings.Cut(series, "{")
+		names[name] = true
+		// A histogram is named without the suffixes of its series.
+		if base, ok := strings.CutSuffix(name, "_count"); ok {
+			names[base] = true
+		}
+	}
+	for _, file := range []string{"../deploy/grafana/strata.json", "../docs/operations.md"} {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range metricName.FindAllString(string(text), -1) {
+			if !names[name] {
+				t.Errorf("%s uses %s, which the server does not serve", file, name)
+			}
+		}
+	}
 	moved := func(series string, least float64) {
 		t.Helper()
 		if d := after[series] - before[series]; d < least {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,7 +36,10 @@ type AccessLog struct {
 // fasthttp request's user values, which net/http's request context reads
 // through (fasthttpadaptor makes the fasthttp request the context).
 type request struct {
-	id string
+	// id is the request's id, in idBuf: a request that does not log
+	// allocates nothing for it.
+	id    []byte
+	idBuf [maxRequestIDLen]byte
 	// route is the route table's pattern the request matched, "" when
 	// none did.
 	route string
@@ -61,7 +65,7 @@ func requestOf(ctx context.Context) *request {
 // RequestID is the id of the request ctx belongs to, "" outside one.
 func RequestID(ctx context.Context) string {
 	if r := requestOf(ctx); r != nil {
-		return r.id
+		return string(r.id)
 	}
 	return ""
 }
@@ -97,16 +101,24 @@ func validRequestID(b []byte) bool {
 	return true
 }
 
-// newRequestID is 16 random bytes in hex. It needs to be unique, not
-// secret: the runtime's generator, cheaper than crypto/rand, is enough.
-func newRequestID() string {
-	var b [32]byte
+// newRequestID writes 16 random bytes in hex to b, which has room for 32.
+// The id needs to be unique, not secret: the runtime's generator, cheaper
+// than crypto/rand, is enough.
+func newRequestID(b []byte) []byte {
 	const hex = "0123456789abcdef"
+	b = b[:32]
 	for i, v := 0, [2]uint64{rand.Uint64(), rand.Uint64()}; i < 32; i++ {
 		b[i] = hex[(v[i/16]>>(4*(i%16)))&0xf]
 	}
-	return string(b[:])
+	return b
 }
+
+// requests recycles the records of the requests to the fast routes:
+// ingest takes tens of thousands of requests a second, and a record holds
+// its id's buffer. A record is back in the pool once its request is
+// answered, when fasthttp recycles the request's context too, so that
+// nothing may keep either.
+var requests = sync.Pool{New: func() any { return new(request) }}
 
 var hdrRequestID = []byte("X-Request-Id")
 
@@ -116,15 +128,25 @@ var hdrRequestID = []byte("X-Request-Id")
 func (s *Server) observe(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	var seq atomic.Uint64
 	return func(ctx *fasthttp.RequestCtx) {
-		req := &request{}
+		req := requests.Get().(*request)
+		*req = request{}
 		if id := ctx.Request.Header.PeekBytes(hdrRequestID); validRequestID(id) {
-			req.id = string(id)
+			req.id = append(req.idBuf[:0], id...)
 		} else {
-			req.id = newRequestID()
+			req.id = newRequestID(req.idBuf[:])
 		}
 		ctx.SetUserValue(requestKey{}, req)
-		ctx.Response.Header.SetBytesK(hdrRequestID, req.id)
+		ctx.Response.Header.SetBytesKV(hdrRequestID, req.id)
 		next(ctx)
+		defer func() {
+			// Only a fast route's record is recycled: a net/http handler
+			// that streams its answer (an export) runs on after the
+			// adaptor returned, and may still log with the record.
+			if s.fastRoute(req.route) {
+				ctx.RemoveUserValue(requestKey{})
+				requests.Put(req)
+			}
+		}()
 
 		status := ctx.Response.StatusCode()
 		took := time.Since(ctx.Time())
@@ -186,15 +208,17 @@ func (s *Server) logAccess(ctx *fasthttp.RequestCtx, req *request, status int, t
 	s.Log.LogAttrs(ctx, s.Access.Level, "request", attrs...)
 }
 
-// recordRoute notes, once the route table has routed a request, the
-// pattern it matched, for the access line and the metrics. ServeMux sets
-// the pattern on the request it was given.
-func recordRoute(mux http.Handler) http.Handler {
+// recordRoute notes the pattern of the route table a request matches, for
+// the access line, the metrics and the handlers' log lines. It is noted
+// before the handler runs: a handler that streams its answer runs on after
+// the adaptor returned and the access line was logged, and must not write
+// the record then.
+func recordRoute(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mux.ServeHTTP(w, r)
 		if req := requestOf(r.Context()); req != nil {
-			req.route = r.Pattern
+			_, req.route = mux.Handler(r)
 		}
+		mux.ServeHTTP(w, r)
 	})
 }
 

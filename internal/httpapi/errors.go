@@ -191,10 +191,6 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 // wrap adapts a handlerFunc to http.Handler.
 func wrap(log *slog.Logger, h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// The route is known here, before the handler logs anything.
-		if req := requestOf(r.Context()); req != nil {
-			req.route = r.Pattern
-		}
 		if err := h(w, r); err != nil {
 			// A client that went away (a browser leaving the page while
 			// its query runs) is not a server error: there is no one to

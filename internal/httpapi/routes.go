@@ -263,7 +263,7 @@ func detachContext(next http.Handler) http.Handler {
 // docs/security.md, "Credentials and what they may do").
 // Everywhere else it is 403 key_not_allowed. /api/v1/version and
 // /api/v1/openapi.yaml, like the probes, take no credential.
-func (s *Server) routes() http.Handler {
+func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	h := func(f handlerFunc) http.Handler { return wrap(s.Log, f) }
 
