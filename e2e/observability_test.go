@@ -58,7 +58,7 @@ func withRequestID(lines []logLine, id string) (access, other []logLine) {
 // and no key, token, cookie, query string or client address is in the log.
 func TestAccessLogAndRequestID(t *testing.T) {
 	dir := t.TempDir()
-	s := startServer(t, dir)
+	s := startServer(t, dir, "--access-log-sample", "1")
 	first := s
 	key := s.BootstrapKey
 	token := strings.TrimSpace(cli(t, dir, "tokens", "create", "--product", strconv.FormatInt(s.ProductID, 10)))
@@ -112,6 +112,36 @@ func TestAccessLogAndRequestID(t *testing.T) {
 	}
 	s.Stop()
 	lines := append(logLines(t, first), logLines(t, s)...)
+
+	// Sampled: 1 in 4 of the answered ingest requests has a line, which
+	// says so; every refused one has its line.
+	sampled := startServer(t, dir, "--access-log-sample", "4")
+	for range 8 {
+		if r := postEvents(t, sampled, key, ev("sampled", "u2")); r.Status != 202 {
+			t.Fatalf("ingest: %d %s", r.Status, r.Body)
+		}
+	}
+	for range 2 {
+		if r := postEvents(t, sampled, "st_live_00000000000000000000000000000000", ev("sampled", "u2")); r.Status != 401 {
+			t.Fatalf("ingest with an unknown key: %d %s", r.Status, r.Body)
+		}
+	}
+	sampled.Stop()
+	var answered, refused int
+	for _, l := range logLines(t, sampled) {
+		switch {
+		case l["msg"] != "request":
+		case l["status"] == float64(202) && l["sample"] == float64(4):
+			answered++
+		case l["status"] == float64(401) && l["sample"] == nil:
+			refused++
+		default:
+			t.Errorf("unexpected access line %v", l)
+		}
+	}
+	if answered != 2 || refused != 2 {
+		t.Errorf("with --access-log-sample 4: %d lines of 8 answered ingest requests (want 2), %d of 2 refused (want 2)", answered, refused)
+	}
 
 	accessLines := 0
 	for _, l := range lines {

@@ -248,7 +248,7 @@ func Default() Config {
 		LogLevel:               "info",
 		LogFormat:              "text",
 		AccessLog:              "info",
-		AccessLogSample:        1,
+		AccessLogSample:        100,
 		RateLimitPerMinute:     1000,
 		AnnotationRateLimit:    60,
 		ShareRateLimit:         120,
@@ -531,7 +531,7 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("STRATA_METRICS_ADDR", ""), "serve Prometheus metrics at /metrics on this address only, e.g. 127.0.0.1:9464; empty: off (env STRATA_METRICS_ADDR)")
 	fs.StringVar(&c.MetricsToken, "metrics-token", env("STRATA_METRICS_TOKEN", ""), "also serve /metrics on the public address, to Authorization: Bearer <this token> only; at least 32 characters; empty: not public (env STRATA_METRICS_TOKEN)")
 	fs.StringVar(&c.AccessLog, "access-log", env("STRATA_ACCESS_LOG", c.AccessLog), "a log line per request: off, info or debug (the level it is logged at) (env STRATA_ACCESS_LOG)")
-	fs.IntVar(&c.AccessLogSample, "access-log-sample", envInt("STRATA_ACCESS_LOG_SAMPLE", c.AccessLogSample), "log 1 in N of the answered requests to POST /e and the active messages; refusals and failures are always logged (env STRATA_ACCESS_LOG_SAMPLE)")
+	fs.IntVar(&c.AccessLogSample, "access-log-sample", envInt("STRATA_ACCESS_LOG_SAMPLE", c.AccessLogSample), "log 1 in N of the answered requests to POST /e and the active messages (1: every one); refusals and failures are always logged (env STRATA_ACCESS_LOG_SAMPLE)")
 	c.ErrorTracking = env("NEXT_PUBLIC_FEATURE_ERROR_TRACKING", "") == "true"
 	return fs, hosts, envErr
 }

@@ -155,7 +155,9 @@ func (s *Server) observe(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 			return
 		}
 		if s.Access.Sample > 1 && status < 400 && s.fastRoute(req.route) {
-			if seq.Add(1)%uint64(s.Access.Sample) != 0 {
+			// The first of every Sample is logged, so that a line shows
+			// as soon as traffic starts.
+			if (seq.Add(1)-1)%uint64(s.Access.Sample) != 0 {
 				return
 			}
 		}
