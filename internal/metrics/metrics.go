@@ -232,6 +232,16 @@ var queryRoutes = map[string]string{
 // read events.
 func QueryKindOf(route string) string { return queryRoutes[route] }
 
+// QueryRoutes are the route patterns that have a query kind, for the test
+// that holds them equal to the route table's.
+func QueryRoutes() []string {
+	routes := make([]string, 0, len(queryRoutes))
+	for r := range queryRoutes {
+		routes = append(routes, r)
+	}
+	return routes
+}
+
 // WebhookDelivery counts one alert webhook attempt.
 func (m *Metrics) WebhookDelivery(delivered, retry bool) {
 	if m == nil {
