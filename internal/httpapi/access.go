@@ -189,9 +189,13 @@ func (s *Server) logAccess(ctx *fasthttp.RequestCtx, req *request, status int, t
 	if route == "" {
 		route = "unmatched"
 	}
-	out := int64(len(ctx.Response.Body()))
+	// A streamed answer (an export) is still being written: its length
+	// is the declared one, if any. Body would read the stream to its end.
+	var out int64
 	if ctx.Response.IsBodyStream() {
 		out = int64(ctx.Response.Header.ContentLength())
+	} else {
+		out = int64(len(ctx.Response.Body()))
 	}
 	attrs := make([]slog.Attr, 0, 8)
 	attrs = append(attrs,
