@@ -311,6 +311,11 @@ func TestMetrics(t *testing.T) {
 			t.Fatalf("sdk config: %d %s", r.Status, r.Body)
 		}
 	}
+	for range 2 {
+		if r, _ := active(t, s, s.BootstrapKey, "u1", "/", nil); r.Status != 200 {
+			t.Fatalf("active messages: %d %s", r.Status, r.Body)
+		}
+	}
 	_, after := scrape(t, url, nil)
 	// The Grafana dashboard and the alert rules of docs/operations.md use
 	// only metrics the server serves.
@@ -361,6 +366,8 @@ func TestMetrics(t *testing.T) {
 	moved(`strata_cache_requests_total{cache="api_keys",result="miss"}`, 1)
 	moved(`strata_cache_requests_total{cache="sdk_config",result="miss"}`, 1)
 	moved(`strata_cache_requests_total{cache="sdk_config",result="hit"}`, 1)
+	moved(`strata_cache_requests_total{cache="messages",result="miss"}`, 1)
+	moved(`strata_cache_requests_total{cache="messages",result="hit"}`, 1)
 	moved(`strata_replay_stored_bytes_total`, float64(len(chunk)))
 	moved(`strata_webhook_deliveries_total{outcome="delivered"}`, 1)
 	moved(`strata_webhook_deliveries_total{outcome="retry"}`, 1)

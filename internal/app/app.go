@@ -287,6 +287,14 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	}
 	api.Access.On, api.Access.Level, _ = cfg.AccessLogLevel()
 	api.Access.Sample = cfg.AccessLogSample
+	// A change the CLI makes through the socket is served at once, as the
+	// API's are.
+	svc.FlagsChanged = api.FlagsChanged
+	// In-app messages are answered from memory (docs/messages.md); a
+	// campaign's variant is its flag's assignment.
+	api.Messages = messages.New(a.store.meta, api.FlagsByKey, 0, time.Now, log.With("component", "messages"))
+	// What the parts count themselves, read at each scrape
+	// (docs/operations.md, "Monitoring").
 	registerMetrics(a.metrics, cfg.DataDir, a.store.spool, engine.Admission,
 		[]namedLimiter{
 			{"ingest", a.limiter}, {"query", api.QueryLimiter}, {"sourcemap", api.SourcemapLimiter},
@@ -296,13 +304,8 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		},
 		[]countedCache{
 			{"api_keys", a.keys.Stats}, {"sdk_config", api.ConfigCacheStats}, {"sourcemaps", exceptions.Maps.Stats},
+			{"messages", api.Messages.CacheStats},
 		})
-	// A change the CLI makes through the socket is served at once, as the
-	// API's are.
-	svc.FlagsChanged = api.FlagsChanged
-	// In-app messages are answered from memory (docs/messages.md); a
-	// campaign's variant is its flag's assignment.
-	api.Messages = messages.New(a.store.meta, api.FlagsByKey, 0, time.Now, log.With("component", "messages"))
 	// The sample-ratio check pauses a running experiment whose split is
 	// broken; each node competes for the lease of every round, so one of
 	// them runs it (docs/experiments.md).
