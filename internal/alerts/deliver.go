@@ -42,6 +42,8 @@ type Sender struct {
 	Attempts int
 	Backoff  time.Duration
 	Now      func() time.Time
+	// OnResult, when set, is told each attempt's result (the metrics).
+	OnResult func(Result)
 
 	// dialer makes Client's connections, and holds the policy.
 	dialer *dialer
@@ -179,6 +181,14 @@ type Result struct {
 // the receiver wrote, so that a webhook pointed at an internal service is
 // no way to read it.
 func (s *Sender) Send(ctx context.Context, target, secret string, body []byte, at time.Time) Result {
+	r := s.send(ctx, target, secret, body, at)
+	if s.OnResult != nil {
+		s.OnResult(r)
+	}
+	return r
+}
+
+func (s *Sender) send(ctx context.Context, target, secret string, body []byte, at time.Time) Result {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, AttemptTimeout)
 	defer cancel()

@@ -40,6 +40,7 @@ import (
 	"strata/internal/ingest"
 	"strata/internal/mail"
 	"strata/internal/messages"
+	"strata/internal/metrics"
 	"strata/internal/query"
 	"strata/internal/ratelimit"
 	"strata/internal/replay"
@@ -73,6 +74,9 @@ type App struct {
 	// geo is the GeoIP database ingest looks client addresses up in.
 	geo   *geo.DB
 	ready atomic.Bool
+	// metrics are served on --metrics-addr, and on the public listener
+	// to --metrics-token.
+	metrics *metrics.Metrics
 
 	httpSrv  *fasthttp.Server
 	httpLn   net.Listener
@@ -100,7 +104,10 @@ type App struct {
 // migrations), bootstraps an empty data directory, warms the deduplication
 // window and binds the admin socket. Nothing is served until Run.
 func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err error) {
-	a := &App{cfg: cfg, log: log}
+	// Every line a request causes, logged with its context, carries the
+	// request's id (docs/operations.md, "Logs").
+	log = slog.New(httpapi.RequestIDHandler(log.Handler()))
+	a := &App{cfg: cfg, log: log, metrics: metrics.New()}
 	// The address is taken first: a start that cannot listen (the port is
 	// busy) fails before it touches the data directory, so that the first
 	// start that does listen is the one that creates the first product and
@@ -143,6 +150,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// Below the free-space floor ingest is refused (disk.go).
 	wopt := ingest.WriterOptions{
 		DedupCapacity: cfg.DedupCapacity, Linger: cfg.CommitLinger, Logger: log.With("component", "writer"),
+		OnCommit: a.metrics.ObserveCommit,
 	}
 	if cfg.EventsURL == "" {
 		wopt.Admit = a.store.guard.AdmitIngest
@@ -183,6 +191,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// Alerts are sent by a job off every request path, and by the test
 	// delivery a product owner asks for (docs/errors.md, "Alerts").
 	alertSender := alerts.NewSender(analytics.WebhookPolicy{Allow: cfg.AlertWebhookAllow})
+	alertSender.OnResult = func(r alerts.Result) { a.metrics.WebhookDelivery(r.Delivered, r.Retry) }
 	// Ingest locates each request's client in the GeoIP database
 	// (docs/ingest.md, "Geography"); the log names it, and the
 	// attribution its licence asks for.
@@ -237,7 +246,8 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		// and how many sessions a product may keep (docs/replay.md,
 		// "Limits"), while the disk has room.
 		ReplayOps: &replay.Service{Store: a.store.replays, Admit: a.store.guard.AdmitIngest,
-			Limits: analytics.ReplayLimits{SessionBytes: int64(cfg.ReplayMaxSessionBytes), Sessions: cfg.ReplayMaxSessions}},
+			Limits:   analytics.ReplayLimits{SessionBytes: int64(cfg.ReplayMaxSessionBytes), Sessions: cfg.ReplayMaxSessions},
+			OnStored: a.metrics.ReplayStored},
 
 		// Query budgets are per credential and per node: unlike ingest's,
 		// they are not shared through the metadata store.
@@ -282,13 +292,33 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		// wherever its countries are shown; an operator's own has none.
 		GeoAttribution: a.geo.Attribution != "",
 		AllowedHosts:   cfg.AllowedHosts,
+
+		// Metrics and the access log (docs/operations.md, "Monitoring"
+		// and "Logs").
+		Metrics:      a.metrics,
+		MetricsToken: cfg.MetricsToken,
 	}
+	api.Access.On, api.Access.Level, _ = cfg.AccessLogLevel()
+	api.Access.Sample = cfg.AccessLogSample
 	// A change the CLI makes through the socket is served at once, as the
 	// API's are.
 	svc.FlagsChanged = api.FlagsChanged
 	// In-app messages are answered from memory (docs/messages.md); a
 	// campaign's variant is its flag's assignment.
 	api.Messages = messages.New(a.store.meta, api.FlagsByKey, 0, time.Now, log.With("component", "messages"))
+	// What the parts count themselves, read at each scrape
+	// (docs/operations.md, "Monitoring").
+	registerMetrics(a.metrics, cfg.DataDir, a.store.spool, engine.Admission,
+		[]namedLimiter{
+			{"ingest", a.limiter}, {"query", api.QueryLimiter}, {"sourcemap", api.SourcemapLimiter},
+			{"annotation_workspace", a.annotationLimiter}, {"annotation_credential", api.AnnotationCredentialLimiter},
+			{"share_read_link", api.Share.Reads}, {"share_read_addr", api.Share.ReadAddrs},
+			{"share_password_link", api.Share.Passwords}, {"share_password_addr", api.Share.PasswordAddrs},
+		},
+		[]countedCache{
+			{"api_keys", a.keys.Stats}, {"sdk_config", api.ConfigCacheStats}, {"sourcemaps", exceptions.Maps.Stats},
+			{"messages", api.Messages.CacheStats},
+		})
 	// The sample-ratio check pauses a running experiment whose split is
 	// broken; each node competes for the lease of every round, so one of
 	// them runs it (docs/experiments.md).
@@ -424,6 +454,16 @@ func (a *App) Run(ctx context.Context) error {
 			a.log.Warn("debug server not started", "err", err)
 		} else {
 			go a.serveDebug(ln)
+		}
+	}
+	if a.cfg.MetricsAddr != "" {
+		// Bound, like the debug address, before the public listener
+		// serves; a metrics address that cannot be bound is worth a
+		// warning, not a server that does not start.
+		if ln, err := net.Listen("tcp", a.cfg.MetricsAddr); err != nil {
+			a.log.Warn("metrics server not started", "err", err)
+		} else {
+			go serveMetrics(ln, a.metrics, a.log)
 		}
 	}
 	go func() { errc <- a.httpSrv.Serve(a.httpLn) }()

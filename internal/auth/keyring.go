@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"strata/internal/analytics"
@@ -27,7 +28,14 @@ type Keyring struct {
 	lastUsed map[int64]time.Time
 	// tokensUsed is lastUsed for query tokens.
 	tokensUsed map[int64]time.Time
+	// hits and misses count lookups answered from the cache and from the
+	// store, for the metrics (Stats).
+	hits, misses atomic.Uint64
 }
+
+// Stats is how many key and token lookups the cache answered (hits) and
+// how many read the store (misses).
+func (k *Keyring) Stats() (hits, misses uint64) { return k.hits.Load(), k.misses.Load() }
 
 type keyEntry struct {
 	key     analytics.APIKey
@@ -199,8 +207,10 @@ func (k *Keyring) lookup(hash []byte, now time.Time, fetch func([]byte) (keyEntr
 	e, ok := k.cache[string(hash)]
 	k.mu.RUnlock()
 	if ok && !now.After(e.expires) {
+		k.hits.Add(1)
 		return e, nil
 	}
+	k.misses.Add(1)
 	e, err := fetch(hash)
 	switch {
 	case err == nil:

@@ -166,6 +166,21 @@ type Config struct {
 	// DebugAddr, when set, serves Go's pprof profiles there (keep it on
 	// loopback); used to find where ingest spends its time.
 	DebugAddr string
+	// MetricsAddr, when set, serves the Prometheus metrics at /metrics
+	// there, and nothing else (STRATA_METRICS_ADDR; keep it on loopback
+	// or a private network). MetricsToken, when set, serves them on the
+	// public listener too, at /metrics to Authorization: Bearer
+	// <token> only (STRATA_METRICS_TOKEN; docs/operations.md,
+	// "Monitoring").
+	MetricsAddr  string
+	MetricsToken string
+	// AccessLog is off, info or debug: whether each request gets a log
+	// line, and at which level (STRATA_ACCESS_LOG). AccessLogSample logs
+	// one in that many of the answered requests to the SDK's hot paths
+	// (POST /e, the active messages); refusals and failures are always
+	// logged (STRATA_ACCESS_LOG_SAMPLE; docs/operations.md, "Logs").
+	AccessLog       string
+	AccessLogSample int
 	// AllowedHosts, when not empty, are the only host names the server
 	// answers to (STRATA_ALLOWED_HOSTS, comma-separated): a request whose
 	// Host header names another is refused before routing, which shuts out
@@ -246,6 +261,8 @@ func Default() Config {
 		DataDir:                "./data",
 		LogLevel:               "info",
 		LogFormat:              "text",
+		AccessLog:              "info",
+		AccessLogSample:        100,
 		RateLimitPerMinute:     1000,
 		AnnotationRateLimit:    60,
 		ShareRateLimit:         600,
@@ -528,6 +545,10 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	hosts = new(string)
 	fs.StringVar(hosts, "allowed-hosts", env("STRATA_ALLOWED_HOSTS", ""), "comma-separated host names the server answers to, e.g. analytics.example.com,127.0.0.1; ports are not compared; empty: any (env STRATA_ALLOWED_HOSTS)")
 	fs.StringVar(&c.DebugAddr, "debug-addr", env("STRATA_DEBUG_ADDR", ""), "serve pprof on this address, e.g. 127.0.0.1:6060 (env STRATA_DEBUG_ADDR)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("STRATA_METRICS_ADDR", ""), "serve Prometheus metrics at /metrics on this address only, e.g. 127.0.0.1:9464; empty: off (env STRATA_METRICS_ADDR)")
+	fs.StringVar(&c.MetricsToken, "metrics-token", env("STRATA_METRICS_TOKEN", ""), "also serve /metrics on the public address, to Authorization: Bearer <this token> only; at least 32 characters; empty: not public (env STRATA_METRICS_TOKEN)")
+	fs.StringVar(&c.AccessLog, "access-log", env("STRATA_ACCESS_LOG", c.AccessLog), "a log line per request: off, info or debug (the level it is logged at) (env STRATA_ACCESS_LOG)")
+	fs.IntVar(&c.AccessLogSample, "access-log-sample", envInt("STRATA_ACCESS_LOG_SAMPLE", c.AccessLogSample), "log 1 in N of the answered requests to POST /e and the active messages (1: every one); refusals and failures are always logged (env STRATA_ACCESS_LOG_SAMPLE)")
 	c.ErrorTracking = env("NEXT_PUBLIC_FEATURE_ERROR_TRACKING", "") == "true"
 	return fs, hosts, envErr
 }
@@ -645,6 +666,17 @@ func (c Config) Validate() error {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("log-format %q: want text or json", c.LogFormat))
 	}
+	if _, _, err := c.AccessLogLevel(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.AccessLogSample < 1 {
+		errs = append(errs, errors.New("access-log-sample must be at least 1"))
+	}
+	// The token is compared with what a scraper sends; a short one could
+	// be guessed through the public listener.
+	if c.MetricsToken != "" && len(c.MetricsToken) < MinMetricsToken {
+		errs = append(errs, fmt.Errorf("metrics-token must be at least %d characters (e.g. openssl rand -hex 32)", MinMetricsToken))
+	}
 	for _, h := range c.AllowedHosts {
 		if err := checkHost(h); err != nil {
 			errs = append(errs, fmt.Errorf("allowed-hosts %q: %w", h, err))
@@ -692,6 +724,23 @@ func checkHost(h string) error {
 		}
 	}
 	return nil
+}
+
+// MinMetricsToken is the shortest --metrics-token taken.
+const MinMetricsToken = 32
+
+// AccessLogLevel returns whether the access log is on and the level its
+// lines are logged at.
+func (c Config) AccessLogLevel() (on bool, level slog.Level, err error) {
+	switch c.AccessLog {
+	case "off":
+		return false, 0, nil
+	case "info":
+		return true, slog.LevelInfo, nil
+	case "debug":
+		return true, slog.LevelDebug, nil
+	}
+	return false, 0, fmt.Errorf("access-log %q: want off, info or debug", c.AccessLog)
 }
 
 // Level returns the slog level named by LogLevel.

@@ -365,7 +365,7 @@ func (s *Server) handleExportAnnotations(w http.ResponseWriter, r *http.Request)
 		// that the client sees a failed download, not a short file. A
 		// client that went away is not worth a log line.
 		if r.Context().Err() == nil && s.Log != nil {
-			s.Log.Error("annotation export failed mid-response", "err", err)
+			s.Log.ErrorContext(r.Context(), "annotation export failed mid-response", "err", err)
 		}
 		panic(http.ErrAbortHandler)
 	}

@@ -303,7 +303,7 @@ func (s *Server) handleSurveyCSV(w http.ResponseWriter, r *http.Request) error {
 		if started {
 			// The header is sent: abort the response so that the client
 			// does not take a cut file for the whole.
-			s.Log.Error("survey export cut short", "campaign", c.ID, "err", err)
+			s.Log.ErrorContext(r.Context(), "survey export cut short", "campaign", c.ID, "err", err)
 			panic(http.ErrAbortHandler)
 		}
 		return err

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -56,7 +57,7 @@ func errorBody(e *analytics.Error) map[string]any {
 // logged here, once, with their cause; clients only see the safe message.
 func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err error) {
 	e := analytics.AsError(err)
-	logFailure(log, r.Method, r.URL.Path, e)
+	logFailure(r.Context(), log, r.Method, e)
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", retryAfter(e))
 	}
@@ -69,7 +70,7 @@ func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err er
 // writeFastError is writeError for the paths served on fasthttp directly.
 func writeFastError(ctx *fasthttp.RequestCtx, log *slog.Logger, err error) {
 	e := analytics.AsError(err)
-	logFailure(log, string(ctx.Method()), string(ctx.Path()), e)
+	logFailure(ctx, log, string(ctx.Method()), e)
 	if e.RetryAfter > 0 {
 		ctx.Response.Header.Set("Retry-After", retryAfter(e))
 	}
@@ -84,15 +85,29 @@ func writeFastError(ctx *fasthttp.RequestCtx, log *slog.Logger, err error) {
 // exhaustion itself, once a minute, rather than once per refused request;
 // and a failure logged where it happened (Logged: a failed group commit,
 // which fails every request of the group) is not logged per request.
-func logFailure(log *slog.Logger, method, path string, e *analytics.Error) {
+//
+// The line names the request's route, the pattern it matched, rather than
+// its path, which may hold a secret (a shared link's); it is logged with
+// the request's context, so that it carries the request's id, as the
+// access line does (access.go).
+func logFailure(ctx context.Context, log *slog.Logger, method string, e *analytics.Error) {
 	status := statusOf(e.Kind)
 	switch {
 	case status < 500 || log == nil || e == errServerBusy || e.Logged:
 	case e.Err == nil:
-		log.Warn("request refused", "method", method, "path", path, "status", status, "code", e.Code)
+		log.WarnContext(ctx, "request refused", "method", method, "route", routeOf(ctx), "status", status, "code", e.Code)
 	default:
-		log.Error("request failed", "method", method, "path", path, "status", status, "code", e.Code, "err", e.Err)
+		log.ErrorContext(ctx, "request failed", "method", method, "route", routeOf(ctx), "status", status, "code", e.Code, "err", e.Err)
 	}
+}
+
+// routeOf is the route pattern ctx's request matched so far, "unmatched"
+// when none did (yet: net/http's route table records it on return).
+func routeOf(ctx context.Context) string {
+	if req := requestOf(ctx); req != nil && req.route != "" {
+		return req.route
+	}
+	return "unmatched"
 }
 
 // rateLimited is a 429 rate_limited: the message, with its arguments, says
@@ -181,7 +196,7 @@ func wrap(log *slog.Logger, h handlerFunc) http.Handler {
 			// its query runs) is not a server error: there is no one to
 			// answer and nothing to alert on.
 			if r.Context().Err() != nil {
-				log.Debug("request canceled by the client", "method", r.Method, "path", r.URL.Path)
+				log.DebugContext(r.Context(), "request canceled by the client", "method", r.Method, "route", r.Pattern)
 				return
 			}
 			writeError(w, log, r, err)

@@ -19,6 +19,7 @@ import (
 	"strata/internal/analytics"
 	"strata/internal/enrich/geo"
 	"strata/internal/ingest"
+	"strata/internal/metrics"
 	"strata/internal/replay"
 )
 
@@ -54,6 +55,7 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx) error {
 		if key, err = s.admit(rctx, origin, plain); err != nil {
 			return err
 		}
+		setProduct(ctx, key.ProductID)
 	}
 
 	body, err := s.ingestBody(ctx)
@@ -73,6 +75,7 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx) error {
 		if key, err = s.admit(rctx, origin, plain); err != nil {
 			return err
 		}
+		setProduct(ctx, key.ProductID)
 	}
 
 	accepted, rejected := s.Pipeline.Process(env, ingest.Request{
@@ -86,6 +89,7 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx) error {
 		accepted, rejected = replay.RefuseChunks(accepted, rejected)
 	}
 	if len(accepted) == 0 {
+		s.Metrics.IngestEvents(0, rejected)
 		return allRejected(rejected)
 	}
 	// Replay chunks go to the replay store, durably, before the events
@@ -98,6 +102,7 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx) error {
 	rejected = append(rejected, full...)
 	n := len(accepted) - len(full)
 	if n == 0 {
+		s.Metrics.IngestEvents(0, rejected)
 		return allRejected(rejected)
 	}
 	// fasthttp reuses the request's buffers once this handler returns;
@@ -107,7 +112,11 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx) error {
 			return err
 		}
 	}
+	s.Metrics.IngestEvents(n, rejected)
 	if len(rejected) > 0 {
+		if req := requestOf(ctx); req != nil {
+			req.partial = true
+		}
 		sort.Slice(rejected, func(i, j int) bool { return rejected[i].Index < rejected[j].Index })
 		writeFastJSON(ctx, fasthttp.StatusAccepted,
 			marshalLine(ingestResponse{Accepted: n, Rejected: rejected}))
@@ -120,6 +129,43 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx) error {
 	b = append(b, ",\"rejected\":[]}\n"...)
 	writeFastJSON(ctx, fasthttp.StatusAccepted, b)
 	return nil
+}
+
+// countIngest counts each request to POST /e by its outcome
+// (metrics.Outcome…).
+func (s *Server) countIngest(h fastHandlerFunc) fastHandlerFunc {
+	if s.Metrics == nil {
+		return h
+	}
+	return func(ctx *fasthttp.RequestCtx) error {
+		err := h(ctx)
+		s.Metrics.IngestRequest(ingestOutcome(ctx, err))
+		return err
+	}
+}
+
+// ingestOutcome is the outcome of a request to POST /e that h answered
+// with err.
+func ingestOutcome(ctx *fasthttp.RequestCtx, err error) string {
+	if err == nil {
+		if req := requestOf(ctx); req != nil && req.partial {
+			return metrics.OutcomePartial
+		}
+		return metrics.OutcomeAccepted
+	}
+	switch analytics.AsError(err).Kind {
+	case analytics.KindInvalid:
+		return metrics.OutcomeRejected
+	case analytics.KindUnauthenticated, analytics.KindForbidden:
+		return metrics.OutcomeUnauthenticated
+	case analytics.KindRateLimited:
+		return metrics.OutcomeRateLimited
+	case analytics.KindTooLarge:
+		return metrics.OutcomeTooLarge
+	case analytics.KindUnavailable, analytics.KindTimeout:
+		return metrics.OutcomeUnavailable
+	}
+	return metrics.OutcomeError
 }
 
 // clientAddr is the address the events of an ingest request are located

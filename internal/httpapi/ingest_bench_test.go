@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"strata/internal/enrich/bots"
 	"strata/internal/enrich/ua"
 	"strata/internal/ingest"
+	"strata/internal/metrics"
 	"strata/internal/ratelimit"
 	"strata/internal/store/duckdb"
 )
@@ -37,7 +39,7 @@ func (nopEvents) Close() error { return nil }
 // fasthttp server as app.go configures it (bodies streamed), with a real
 // key store and events going to events; it returns the product's API key.
 // Everything stops when the test ends.
-func serveIngest(tb testing.TB, events analytics.EventStore, log *slog.Logger) (string, *fasthttputil.InmemoryListener) {
+func serveIngest(tb testing.TB, events analytics.EventStore, log *slog.Logger, configure ...func(*Server)) (string, *fasthttputil.InmemoryListener) {
 	ctx := context.Background()
 	st, err := duckdb.Open(ctx, tb.TempDir(), duckdb.Options{})
 	if err != nil {
@@ -53,6 +55,9 @@ func serveIngest(tb testing.TB, events analytics.EventStore, log *slog.Logger) (
 		Keys: auth.NewKeyring(st, time.Hour, time.Now), Limiter: ratelimit.New(time.Now), DefaultRateLimit: 1 << 30,
 		Pipeline: &ingest.Pipeline{UA: ua.NewParser(1000, bots.Default())}, Writer: wr,
 		Bodies: NewBodyBudget(64<<20, log), Now: time.Now, Log: log,
+	}
+	for _, c := range configure {
+		c(s)
 	}
 	srv := &fasthttp.Server{Handler: s.Handler(), ErrorHandler: s.RequestError,
 		StreamRequestBody: true, MaxRequestBodySize: 1, ReadBufferSize: MaxHeaderBytes,
@@ -72,8 +77,38 @@ func serveIngest(tb testing.TB, events analytics.EventStore, log *slog.Logger) (
 // allocs/op counts every allocation of the process per request: the
 // server's, the handler's and the few of the client loop.
 func BenchmarkIngestSingleEvent(b *testing.B) {
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	key, ln := serveIngest(b, nopEvents{}, log)
+	benchIngest(b, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// BenchmarkIngestObserved is BenchmarkIngestSingleEvent with the metrics
+// counting and the access log on as the server runs them, its lines
+// written in JSON to /dev/null (a write each, as to stderr): what they
+// cost per request (docs/operations.md, "Logs").
+func BenchmarkIngestObserved(b *testing.B) {
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer devNull.Close()
+	log := slog.New(RequestIDHandler(slog.NewJSONHandler(devNull, nil)))
+	for _, c := range []struct {
+		name   string
+		access AccessLog
+	}{
+		{"metrics", AccessLog{}},
+		{"metrics+access", AccessLog{On: true, Level: slog.LevelInfo}},
+		{"metrics+access-sample-100", AccessLog{On: true, Level: slog.LevelInfo, Sample: 100}},
+		{"metrics+access-debug-at-info", AccessLog{On: true, Level: slog.LevelDebug}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			benchIngest(b, log, func(s *Server) { s.Metrics, s.Access = metrics.New(), c.access })
+		})
+	}
+}
+
+// benchIngest sends one-event batches to a server made by serveIngest.
+func benchIngest(b *testing.B, log *slog.Logger, configure ...func(*Server)) {
+	key, ln := serveIngest(b, nopEvents{}, log, configure...)
 
 	conn, err := ln.Dial()
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 	"strata/internal/goals"
 	"strata/internal/ingest"
 	"strata/internal/messages"
+	"strata/internal/metrics"
 	"strata/internal/query"
 	"strata/internal/ratelimit"
 	"strata/internal/replay"
@@ -145,6 +146,14 @@ type Server struct {
 	Build buildinfo.Info
 	Now   func() time.Time
 	Log   *slog.Logger
+	// Metrics counts requests, ingest outcomes and query latencies; nil
+	// counts nothing. With MetricsToken set, the public listener serves
+	// them at GET /metrics to that bearer token (access.go); else only the
+	// metrics address does (app.go).
+	Metrics      *metrics.Metrics
+	MetricsToken string
+	// Access says which requests get an access line (access.go).
+	Access AccessLog
 }
 
 // Handler returns the server's request handler, for fasthttp. /e, which
@@ -159,27 +168,38 @@ type Server struct {
 // both.
 func (s *Server) Handler() fasthttp.RequestHandler {
 	fast := fastRoutes{}
-	fast.handle("POST /e", s.handleIngest)
+	fast.handle("POST /e", s.countIngest(s.handleIngest))
 	fast.handle("OPTIONS /e", fastPreflight("POST, OPTIONS"))
 	fast.handle("GET /api/v1/messages/active", s.handleActiveMessages)
 	fast.handle("OPTIONS /api/v1/messages/active", fastPreflight("GET, OPTIONS"))
-	rest := detachContext(s.routes())
+	rest := detachContext(recordRoute(s.routes()))
 	hosts := newHostSet(s.AllowedHosts)
-	return func(ctx *fasthttp.RequestCtx) {
+	return s.observe(func(ctx *fasthttp.RequestCtx) {
 		if hosts != nil && !hosts.allows(ctx.Host()) {
 			refuseHost(ctx)
+			return
+		}
+		if s.MetricsToken != "" && s.Metrics != nil && string(ctx.Path()) == metricsPath {
+			s.serveMetrics(ctx)
 			return
 		}
 		if !fast.serve(ctx, s.Log) {
 			s.serveAdapted(ctx, rest)
 		}
-	}
+	})
 }
 
 // fastRoutes are the routes served on fasthttp directly, by path and then
 // method. They are public SDK paths, so every answer carries the CORS
 // headers, and a path called with another method answers 405.
-type fastRoutes map[string]map[string]fastHandlerFunc
+type fastRoutes map[string]map[string]fastRoute
+
+// fastRoute is a fast route's handler and its pattern, which the access
+// log and the metrics name it by.
+type fastRoute struct {
+	pattern string
+	h       fastHandlerFunc
+}
 
 // fastHandlerFunc is handlerFunc for fasthttp: it returns its error, which
 // the route table answers.
@@ -188,9 +208,9 @@ type fastHandlerFunc func(ctx *fasthttp.RequestCtx) error
 func (f fastRoutes) handle(pattern string, h fastHandlerFunc) {
 	method, path, _ := strings.Cut(pattern, " ")
 	if f[path] == nil {
-		f[path] = map[string]fastHandlerFunc{}
+		f[path] = map[string]fastRoute{}
 	}
-	f[path][method] = h
+	f[path][method] = fastRoute{pattern: pattern, h: h}
 }
 
 // serve answers ctx if its path is one of f's, and reports whether it was.
@@ -200,7 +220,7 @@ func (f fastRoutes) serve(ctx *fasthttp.RequestCtx, log *slog.Logger) bool {
 		return false
 	}
 	setFastCORS(&ctx.Response.Header)
-	h, ok := methods[string(ctx.Method())]
+	route, ok := methods[string(ctx.Method())]
 	if !ok {
 		allow := slices.Sorted(maps.Keys(methods))
 		ctx.Response.Header.Set("Allow", strings.Join(allow, ", "))
@@ -208,7 +228,10 @@ func (f fastRoutes) serve(ctx *fasthttp.RequestCtx, log *slog.Logger) bool {
 			"The method %s is not allowed here; use %s.", ctx.Method(), strings.Join(allow, ", ")))))
 		return true
 	}
-	if err := h(ctx); err != nil {
+	if req := requestOf(ctx); req != nil {
+		req.route = route.pattern
+	}
+	if err := route.h(ctx); err != nil {
 		writeFastError(ctx, log, err)
 	}
 	return true
@@ -246,7 +269,7 @@ func detachContext(next http.Handler) http.Handler {
 // docs/security.md, "Credentials and what they may do").
 // Everywhere else it is 403 key_not_allowed. /api/v1/version and
 // /api/v1/openapi.yaml, like the probes, take no credential.
-func (s *Server) routes() http.Handler {
+func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	h := func(f handlerFunc) http.Handler { return wrap(s.Log, f) }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"strata/internal/flags"
@@ -37,6 +38,15 @@ type configCache struct {
 	entries    map[int64]configEntry
 	gen        map[int64]uint64
 	refreshing map[int64]bool
+	// hits and misses count the answers from memory and from the store,
+	// for the metrics (ConfigCacheStats).
+	hits, misses atomic.Uint64
+}
+
+// ConfigCacheStats is how many SDK configurations were answered from
+// memory (hits) and read from the store first (misses).
+func (s *Server) ConfigCacheStats() (hits, misses uint64) {
+	return s.configs.hits.Load(), s.configs.misses.Load()
 }
 
 type configEntry struct {
@@ -86,8 +96,10 @@ func (s *Server) sdkConfigFor(ctx context.Context, productID int64) (configEntry
 	}
 	s.configs.mu.Unlock()
 	if ok {
+		s.configs.hits.Add(1)
 		return e, nil
 	}
+	s.configs.misses.Add(1)
 	return s.loadSDKConfig(ctx, productID)
 }
 

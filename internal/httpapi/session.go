@@ -106,12 +106,12 @@ func (s *Server) handleSetup(w http.ResponseWriter, r *http.Request) error {
 	if errors.Is(err, auth.ErrBadSetupToken) {
 		// Worth the operator's eye: a person who lost the address, or a
 		// page trying to claim the server (the Host shows which).
-		s.Log.Warn("first-run setup refused: missing or wrong setup token", "addr", s.requestAddr(r), "host", r.Host)
+		s.Log.WarnContext(r.Context(), "first-run setup refused: missing or wrong setup token", "addr", s.requestAddr(r), "host", r.Host)
 	}
 	if err != nil {
 		return err
 	}
-	s.Log.Info("dashboard owner created", "user", signed.User.ID)
+	s.Log.InfoContext(r.Context(), "dashboard owner created", "user", signed.User.ID)
 	setSessionCookie(w, r, signed.Token, signed.Session.ExpiresAt, s.Now())
 	resp, err := s.sessionBody(r, signed.User, signed.Session)
 	if err != nil {
@@ -133,7 +133,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 	signed, err := s.Accounts.Login(r.Context(), in.Email, in.Password, s.requestAddr(r))
 	if err != nil {
 		if errors.Is(err, auth.ErrBadLogin) {
-			s.Log.Info("dashboard sign-in refused", "addr", s.requestAddr(r))
+			s.Log.InfoContext(r.Context(), "dashboard sign-in refused", "addr", s.requestAddr(r))
 		}
 		return err
 	}

@@ -327,7 +327,7 @@ func (s *Server) unlockShare(w http.ResponseWriter, r *http.Request, link analyt
 	grant, expires, err := s.SharedLinks.Unlock(link, in.Password)
 	if err != nil {
 		if errors.Is(err, sharing.ErrWrongPassword) {
-			s.Log.Info("shared link password refused", "link", link.ID, "addr", s.requestAddr(r))
+			s.Log.InfoContext(r.Context(), "shared link password refused", "link", link.ID, "addr", s.requestAddr(r))
 		}
 		return err
 	}

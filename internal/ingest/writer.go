@@ -37,6 +37,11 @@ type WriterOptions struct {
 	Admit  func() error
 	Now    func() time.Time
 	Logger *slog.Logger
+	// OnCommit, when set, is told of each group commit the store was
+	// asked for: its events, how long the store took and its error. It
+	// runs on the writer's goroutine, so it must be quick (the metrics'
+	// histograms).
+	OnCommit func(events int, took time.Duration, err error)
 }
 
 // Writer is the group-commit writer. Concurrent requests hand it their
@@ -250,7 +255,11 @@ func (w *Writer) commit(group []*writeReq, n int) {
 			events = append(events, p.Event)
 		}
 	}
+	start := time.Now()
 	err := w.store.AppendEvents(context.Background(), events)
+	if w.opt.OnCommit != nil {
+		w.opt.OnCommit(len(events), time.Since(start), err)
+	}
 	if err != nil {
 		// Logged once here for the whole group; each request's answer
 		// carries the cause without logging it again.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"strata/internal/analytics"
@@ -30,6 +31,9 @@ type productCache struct {
 	entries    map[int64]*product
 	gen        map[int64]uint64
 	refreshing map[int64]bool
+	// hits and misses count the answers from memory and from the store,
+	// for the metrics (Engine.CacheStats).
+	hits, misses atomic.Uint64
 }
 
 func (pc *productCache) get(ctx context.Context, e *Engine, id int64) (*product, error) {
@@ -53,8 +57,10 @@ func (pc *productCache) get(ctx context.Context, e *Engine, id int64) (*product,
 	}
 	pc.mu.Unlock()
 	if ok {
+		pc.hits.Add(1)
 		return p, nil
 	}
+	pc.misses.Add(1)
 	return pc.load(ctx, e, id)
 }
 

@@ -292,6 +292,12 @@ func (e *Engine) campaign(ctx context.Context, productID, id int64) (*compiled, 
 // change made here, so that the next request reads them again.
 func (e *Engine) Changed(productID int64) { e.products.drop(productID) }
 
+// CacheStats is how many reads of a product's campaigns were answered from
+// memory (hits) and from the store (misses).
+func (e *Engine) CacheStats() (hits, misses uint64) {
+	return e.products.hits.Load(), e.products.misses.Load()
+}
+
 // states returns a user's states by campaign id, from memory if held
 // and fresh, else from the store.
 func (e *Engine) states(ctx context.Context, productID int64, distinctID string) (map[int64]analytics.MessageState, error) {

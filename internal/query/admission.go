@@ -39,6 +39,8 @@ type Admission struct {
 	// held is a moving average of how long a query holds its slot, for the
 	// Retry-After estimate.
 	held time.Duration
+	// refused counts the queries refused server_busy, for the metrics.
+	refused uint64
 }
 
 // waiter is one query in the queue. ready is closed when a finishing query
@@ -66,6 +68,7 @@ func (a *Admission) Acquire(ctx context.Context) (release func(), err error) {
 	}
 	if a.waiting.Len() >= a.queue {
 		retry := a.retryAfter()
+		a.refused++
 		a.mu.Unlock()
 		return nil, busy(retry, "The server is running all the queries it can (%d) and %d more are waiting; retry after the number of seconds in Retry-After.", a.slots, a.queue)
 	}
@@ -92,6 +95,9 @@ func (a *Admission) Acquire(ctx context.Context) (release func(), err error) {
 	}
 	a.waiting.Remove(el)
 	retry := a.retryAfter()
+	if ctx.Err() == nil {
+		a.refused++
+	}
 	a.mu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -132,6 +138,14 @@ func (a *Admission) retryAfter() time.Duration {
 }
 
 // Load reports how many queries are running and how many wait.
+// Refused is how many queries Acquire refused server_busy (a full queue, a
+// wait that reached MaxWait) since the admission was made.
+func (a *Admission) Refused() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.refused
+}
+
 func (a *Admission) Load() (running, waiting int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

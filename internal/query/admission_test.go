@@ -192,3 +192,32 @@ func TestAdmissionRetryAfterFollowsThePace(t *testing.T) {
 		t.Errorf("Retry-After with one waiting, two slots, 3 s queries: %v, want 3s", err)
 	}
 }
+
+// TestAdmissionCountsRefusals: Refused counts the server_busy refusals, a
+// full queue's and a wait's, and not a caller that gave up.
+func TestAdmissionCountsRefusals(t *testing.T) {
+	a := NewAdmission(1, 1, 20*time.Millisecond)
+	hold, _ := a.Acquire(context.Background())
+	defer hold()
+	if _, err := a.Acquire(context.Background()); err == nil { // waits, then refused
+		t.Fatal("a query was admitted while the only slot was held")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	a.Acquire(ctx) // gives up: not a refusal
+	waiting := make(chan struct{})
+	go func() { close(waiting); a.Acquire(context.Background()) }()
+	<-waiting
+	for _, w := a.Load(); w == 0; _, w = a.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := a.Acquire(context.Background()); err == nil { // the queue is full
+		t.Fatal("a query was queued beyond the queue's bound")
+	}
+	for _, w := a.Load(); w != 0; _, w = a.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	if n := a.Refused(); n != 3 {
+		t.Errorf("Refused() = %d; want 3 (a wait, a full queue, the queued one's wait)", n)
+	}
+}

@@ -28,6 +28,8 @@ type Limiter struct {
 	mu      sync.Mutex
 	buckets map[int64]*bucket
 	lastGC  time.Time
+	// refused counts the requests Allow refused, for the metrics.
+	refused uint64
 }
 
 type bucket struct {
@@ -84,7 +86,15 @@ func (l *Limiter) Allow(id int64, perMinute int) (bool, time.Duration) {
 		return true, 0
 	}
 	wait := time.Duration((1 - b.tokens) / rate * float64(time.Second))
+	l.refused++
 	return false, wait
+}
+
+// Refused is how many requests Allow refused since the limiter was made.
+func (l *Limiter) Refused() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.refused
 }
 
 // Sync reports the requests this node admitted per id since the last Sync

@@ -111,3 +111,17 @@ func TestSyncHoldsTheLimitAcrossNodes(t *testing.T) {
 		t.Errorf("after a minute node a admitted %d, want 59", got)
 	}
 }
+
+// TestRefused: Refused counts the requests Allow refused, over every id.
+func TestRefused(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	l := New(func() time.Time { return now })
+	for id := int64(1); id <= 2; id++ {
+		for range 5 {
+			l.Allow(id, 3)
+		}
+	}
+	if n := l.Refused(); n != 4 {
+		t.Errorf("Refused() = %d after 5 requests on each of 2 buckets of 3; want 4", n)
+	}
+}

@@ -23,6 +23,9 @@ type Service struct {
 	// Admit, when set, says whether the disk has room for chunks; its
 	// error refuses the whole batch.
 	Admit func() error
+	// OnStored, when set, is told the bytes of chunk data each batch
+	// stored (the metrics).
+	OnStored func(bytes int64)
 }
 
 // ErrNotFound answers a session id the product has not recorded.
@@ -69,6 +72,9 @@ func (s *Service) StoreChunks(ctx context.Context, accepted []ingest.Pending) ([
 		return nil, nil, &analytics.Error{Kind: analytics.KindUnavailable, Code: "storage_unavailable",
 			Message: "The replay chunks could not be stored; retry shortly.", RetryAfter: 5 * time.Second, Err: err}
 	}
+	if s.OnStored != nil {
+		s.OnStored(storedBytes(chunks, full))
+	}
 	refused := make([]ingest.Rejection, 0, full.Count())
 	for _, i := range full.SessionFull {
 		refused = append(refused, ingest.Rejection{Index: at[i], Code: ingest.RejectReplaySessionFull,
@@ -83,6 +89,22 @@ func (s *Service) StoreChunks(ctx context.Context, accepted []ingest.Pending) ([
 				s.Limits.Sessions)})
 	}
 	return events, refused, nil
+}
+
+// storedBytes is the data of the chunks the store kept: every chunk but
+// those full refused.
+func storedBytes(chunks []analytics.ReplayChunk, full analytics.ReplayRefused) int64 {
+	var n int64
+	for _, c := range chunks {
+		n += int64(len(c.Data))
+	}
+	for _, i := range full.SessionFull {
+		n -= int64(len(chunks[i].Data))
+	}
+	for _, i := range full.ProductFull {
+		n -= int64(len(chunks[i].Data))
+	}
+	return n
 }
 
 // RefuseChunks refuses every chunk among accepted, for a server started

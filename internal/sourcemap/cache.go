@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -53,6 +54,9 @@ type Cache struct {
 	used  int
 	order *list.List // of *entry, most recent first
 	byKey map[Key]*list.Element
+	// hits and misses count Get's answers from memory and from the
+	// source, for the metrics.
+	hits, misses atomic.Uint64
 	// forgets counts Forget's calls: a lookup that began before one
 	// (forgets changed since) does not cache its answer, which may be
 	// from before the upload.
@@ -109,8 +113,10 @@ func entryCost(e *entry) int {
 func (c *Cache) Get(ctx context.Context, k Key, src Source) (*Map, error) {
 	e, ok, forgets := c.find(k)
 	if ok {
+		c.hits.Add(1)
 		return e.m, e.err
 	}
+	c.misses.Add(1)
 	has, err := src.HasMap(ctx, k)
 	if err != nil {
 		return nil, err
@@ -222,6 +228,10 @@ func (c *Cache) evictUntil(limit int) {
 }
 
 // Used returns the bytes the cached entries hold, as entryCost counts them.
+// Stats is how many Gets were answered from memory (hits) and how many
+// asked the source (misses).
+func (c *Cache) Stats() (hits, misses uint64) { return c.hits.Load(), c.misses.Load() }
+
 func (c *Cache) Used() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -1017,3 +1017,14 @@ func decodeRecord(events []analytics.Event, p []byte) ([]analytics.Event, error)
 
 // view is b as a string without copying it; b must never change afterwards.
 func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// Backlog is what the spool holds that the database has not loaded yet:
+// events, and the bytes of their records in the log (the metrics).
+func (s *Store) Backlog() (events int, bytes int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.pending {
+		bytes += int64(p.size)
+	}
+	return s.backlog, bytes
+}
