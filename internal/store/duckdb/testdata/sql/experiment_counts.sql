@@ -12,14 +12,14 @@ WITH x AS (SELECT uid, min(t) AS t0, min(v) AS v, count(*) AS n
   FROM events e
   JOIN x ON e.uid = x.uid
   WHERE e.product_id = $15 AND e.env = $16 AND e.ts >= $17 AND e.ts < $18 AND NOT e.is_bot AND x.n = 1 AND epoch_us(e.ts) - x.t0 >= 0 AND e.eid = $19
-  GROUP BY e.uid) SELECT -1, CASE WHEN n > 1 THEN '' ELSE v END AS arm, n > 1 AS mixed, t0 // 86400000000 AS day, count(*)
+  GROUP BY e.uid) SELECT -1, CASE WHEN n > 1 THEN '' ELSE v END AS arm, n > 1 AS mixed, epoch_us(make_timestamp(t0)) // 86400000000 AS day, count(*)
   FROM x
   GROUP BY arm, mixed, day
-  UNION ALL SELECT 0, x.v, false, m0.t // 86400000000 AS day, count(*)
+  UNION ALL SELECT 0, x.v, false, epoch_us(make_timestamp(m0.t)) // 86400000000 AS day, count(*)
   FROM m0
   JOIN x ON x.uid = m0.uid
   GROUP BY x.v, day
-  UNION ALL SELECT 1, x.v, false, m1.t // 86400000000 AS day, count(*)
+  UNION ALL SELECT 1, x.v, false, epoch_us(make_timestamp(m1.t)) // 86400000000 AS day, count(*)
   FROM m1
   JOIN x ON x.uid = m1.uid
   GROUP BY x.v, day;
