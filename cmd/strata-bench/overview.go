@@ -19,9 +19,9 @@ import (
 // sends them, timed until the last answer. The requests follow
 // dashboard/src/pages/Overview.tsx and the components it renders: for the
 // range and for the previous period of the same length (components/
-// OverviewPeriod.ts), the two-line trend of visitors and page views, the
-// monthly retention cohorts of $pageview (the unique visitors) and the
-// sessions query; for the range alone, the event names (EventInput.tsx),
+// OverviewPeriod.ts), the two-line trend of visitors and page views (whose
+// visitors line carries the unique visitors over the period as its total)
+// and the sessions query; for the range alone, the event names (EventInput.tsx),
 // the top pages and top sources (BreakdownCard.tsx), the countries
 // (Countries.tsx), the first tab of the devices (Devices.tsx, browsers),
 // the chart's annotations, and the visitors now (LiveVisitors.tsx).
@@ -65,8 +65,6 @@ func overviewRequests(from, to time.Time) []benchQuery {
 			{label + ": visitors and page views by " + interval, "POST", "/api/v1/query/trend", dates(map[string]any{
 				"series":   []map[string]any{{"event": "$pageview", "math": "unique_users"}, {"event": "$pageview", "math": "total"}},
 				"interval": interval})},
-			{label + ": unique visitors (monthly cohorts)", "POST", "/api/v1/query/retention",
-				dates(map[string]any{"startEvent": "$pageview", "period": "month"})},
 			{label + ": sessions by month", "POST", "/api/v1/query/sessions", dates(map[string]any{"interval": "month"})},
 		}
 	}

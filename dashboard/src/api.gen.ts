@@ -1516,6 +1516,17 @@ export interface components {
             other?: true;
             /** @description One point per bucket of the range, in time order, empty buckets with 0. */
             data: components["schemas"]["TrendPoint"][];
+            /**
+             * Format: int64
+             * @description Present only without a breakdown: the line's figure over the whole range. For
+             *     `math: total` its events (the sum of `data`); for `math: unique_users` its
+             *     distinct users (or groups, with `aggregateBy`) over the whole range, counted
+             *     once however many buckets they were active in, so in general less than the
+             *     sum of `data`. The Overview's unique visitors are this figure of its
+             *     `$pageview` line.
+             * @example 1520
+             */
+            total?: number;
         };
         /** Trend point */
         TrendPoint: {

@@ -70,7 +70,8 @@ function fakeServer(): Call[] {
       const kept = pageviews.filter((p) => keeps(p, (body.filters ?? []).filter((f) => f.property in p)));
       if (!body.breakdown) {
         const data = [{ date: body.dateFrom, value: kept.length }];
-        return { body: { interval: "day", series: [0, 1].map(() => ({ event: "$pageview", label: "$pageview", breakdownValue: null, data })) } as TrendResult };
+        // One page view a user here: the visitors' total is the page views kept.
+        return { body: { interval: "day", series: [0, 1].map(() => ({ event: "$pageview", label: "$pageview", breakdownValue: null, data, total: kept.length })) } as TrendResult };
       }
       const by = new Map<string, number>();
       for (const p of kept) {
@@ -79,7 +80,6 @@ function fakeServer(): Call[] {
       }
       return { body: { interval: "month", series: [...by].map(([v, n]) => line(v, n)) } as TrendResult };
     },
-    "POST /api/v1/query/retention": { body: { period: "month", cohorts: [{ date: "2026-11-01", size: 4, values: [] }] } },
     "POST /api/v1/query/sessions": (call) => {
       const fs = (call.body as { filters?: Filter[] }).filters ?? [];
       const n = fs.length ? 2 : 4;

@@ -110,15 +110,12 @@ describe("the Overview", () => {
           body: {
             interval: "day",
             series: [
-              { event: "$pageview", label: "$pageview", breakdownValue: null, data: days(from, now ? [1, 2, 0, 0, 1, 0, 0] : [1, 1, 0, 0, 0, 0, 0]) },
-              { event: "$pageview", label: "$pageview", breakdownValue: null, data: days(from, now ? [3, 4, 0, 0, 2, 0, 0] : [2, 3, 0, 0, 0, 0, 0]) },
+              // The visitors' total is the distinct users over the period, not the sum of the days' (4).
+              { event: "$pageview", label: "$pageview", breakdownValue: null, data: days(from, now ? [1, 2, 0, 0, 1, 0, 0] : [1, 1, 0, 0, 0, 0, 0]), total: now ? 3 : 2 },
+              { event: "$pageview", label: "$pageview", breakdownValue: null, data: days(from, now ? [3, 4, 0, 0, 2, 0, 0] : [2, 3, 0, 0, 0, 0, 0]), total: now ? 9 : 5 },
             ],
           } as TrendResult,
         };
-      },
-      "POST /api/v1/query/retention": (call) => {
-        const now = (call.body as { dateFrom: string }).dateFrom === current;
-        return { body: { period: "month", cohorts: [{ date: "2026-11-01", size: now ? 3 : 2, values: [] }] } };
       },
       "POST /api/v1/query/sessions": (call) => {
         const now = (call.body as { dateFrom: string }).dateFrom === current;
@@ -133,6 +130,8 @@ describe("the Overview", () => {
         expect.objectContaining({ dateFrom: "2026-11-14", dateTo: "2026-11-20" }),
       ]),
     );
+    // The unique visitors come with the trend: no retention query is asked for them.
+    expect(calls.filter((c) => c.path === "/api/v1/query/retention")).toHaveLength(0);
     const figure = (id: string) => root.querySelector(`[data-testid=stat-${id}]`)?.textContent;
     const shown = (id: string) => root.querySelector(`[data-testid=change-${id}] [aria-hidden=true]`)?.textContent;
     const spoken = (id: string) => root.querySelector(`[data-testid=change-${id}] .visually-hidden`)?.textContent;
@@ -169,9 +168,8 @@ describe("the Overview", () => {
       "POST /api/v1/query/trend": (call) => {
         const from = (call.body as { dateFrom: string }).dateFrom;
         const now = from === range.from;
-        return { body: { interval: "day", series: [0, 1].map(() => ({ event: "$pageview", label: "$pageview", breakdownValue: null, data: days(from, [now ? 1 : 0, 0, 0, 0, 0, 0, 0]) })) } };
+        return { body: { interval: "day", series: [0, 1].map(() => ({ event: "$pageview", label: "$pageview", breakdownValue: null, data: days(from, [now ? 1 : 0, 0, 0, 0, 0, 0, 0]), total: now ? 1 : 0 })) } };
       },
-      "POST /api/v1/query/retention": (call) => ({ body: { period: "month", cohorts: (call.body as { dateFrom: string }).dateFrom === range.from ? [{ date: "2026-11-01", size: 1, values: [] }] : [] } }),
       "POST /api/v1/query/sessions": (call) =>
         (call.body as { dateFrom: string }).dateFrom === range.from
           ? { body: sessions(1, 1, 1, 100, 0, 1) }

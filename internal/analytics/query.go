@@ -178,7 +178,14 @@ type TrendRow struct {
 	// users) up; it is 0 without a breakdown and for the other bucket.
 	Rank int
 	// Other marks the bucket of every value outside the top values.
-	Other  bool
+	Other bool
+	// Total marks, for a unique-users series without a breakdown, the
+	// series' distinct users (or groups) over the whole range rather than
+	// a bucket's; Bucket is then meaningless. Stores return at most one
+	// such row for each such series (none meaning 0), and none for other
+	// series: the engine sums a count's buckets itself, but distinct users
+	// over the range are not the sum of each bucket's.
+	Total  bool
 	Bucket time.Time
 	Value  int64
 }

@@ -222,6 +222,11 @@ type TrendLine struct {
 	BreakdownValue *string `json:"breakdownValue"`
 	Other          bool    `json:"other,omitempty"`
 	Data           []Point `json:"data"`
+	// Total is, without a breakdown, the line's figure over the whole
+	// range: its events (the sum of Data), or its distinct users (or
+	// groups), which the buckets' unique users do not add up to. It is
+	// left out under a breakdown.
+	Total *int64 `json:"total,omitempty"`
 }
 
 // TrendResult is the answer of POST /query/trend.
@@ -258,10 +263,19 @@ func (e *Engine) RunTrend(ctx context.Context, q analytics.TrendQuery) (TrendRes
 	}
 	if q.Breakdown == nil {
 		for i, s := range q.Series {
-			lines[lineKey{series: i}] = newLine(s)
+			l := newLine(s)
+			l.Total = new(int64)
+			lines[lineKey{series: i}] = l
 		}
 	}
 	for _, r := range rows {
+		if r.Total {
+			// Only unique-users series without a breakdown have one.
+			if l := lines[lineKey{series: r.Series}]; l != nil && q.Breakdown == nil {
+				*l.Total = r.Value
+			}
+			continue
+		}
 		k := lineKey{series: r.Series, rank: r.Rank, other: r.Other}
 		l := lines[k]
 		if l == nil {
@@ -279,6 +293,9 @@ func (e *Engine) RunTrend(ctx context.Context, q analytics.TrendQuery) (TrendRes
 		}
 		if i, ok := index[r.Bucket]; ok {
 			l.Data[i].Value += r.Value
+			if l.Total != nil && !q.Series[r.Series].UniqueUsers {
+				*l.Total += r.Value
+			}
 		}
 	}
 	keys := make([]lineKey, 0, len(lines))

@@ -24,12 +24,14 @@ export interface PeriodLoads {
 
 /**
  * usePeriod loads one period's figures: the trend of visitors and page
- * views by interval, the visitors over the whole period, and the sessions
- * query. The Overview calls it for the range and for the previous period,
- * with the page's filters (docs/dashboard.md, "Filters"): the trend takes
- * the event filters, and is not asked under an entry or exit page filter,
- * which only the sessions query takes; retention takes no filters, so with
- * any the visitors are the sessions query's.
+ * views by interval, whose visitors line also carries the distinct users
+ * over the whole period (its total: a sum of each day's unique users would
+ * count a user once a day), and the sessions query. The Overview calls it
+ * for the range and for the previous period, with the page's filters
+ * (docs/dashboard.md, "Filters"): the trend takes the event filters, and is
+ * not asked under an entry or exit page filter, which only the sessions
+ * query takes; with any filter the visitors are the sessions query's (the
+ * users of the visits counted).
  */
 export function usePeriod(pid: number, days: { from: string; to: string }, interval: Interval, env: DataEnv, filters: OverviewFilter[] = []): PeriodLoads {
   const { from, to } = days;
@@ -54,21 +56,25 @@ export function usePeriod(pid: number, days: { from: string; to: string }, inter
           ),
     [pid, from, to, interval, env, key],
   );
-  const [visitors] = useLoad<number>(
-    filters.length > 0
-      ? null
-      : () =>
-          api
-            .retention(pid, { startEvent: pageview, period: "month", dateFrom: from, dateTo: to }, env)
-            .then((r) => r.cohorts.reduce((n, c) => n + c.size, 0)),
-    [pid, from, to, env, filters.length > 0],
-  );
+  const visitors = filters.length > 0 ? ({ state: "idle" } as const) : visitorTotal(series);
   // Only the totals and the page lists are shown: one bucket a month keeps the answer small.
   const [sessions, retrySessions] = useLoad<SessionsResult>(
     () => api.sessions(pid, { dateFrom: from, dateTo: to, interval: "month", filters: sessionFilters(filters) }, env),
     [pid, from, to, env, key],
   );
   return { series, retrySeries, visitors, sessions, retrySessions };
+}
+
+/** visitorTotal is a trend's distinct visitors (its first line's total) over the whole period, as a load of its own. */
+function visitorTotal(series: Load<TrendResult>): Load<number> {
+  switch (series.state) {
+    case "done":
+      return { state: "done", data: series.data.series[0]?.total ?? 0 };
+    case "loading":
+      return { state: "loading", previous: series.previous ? (series.previous.series[0]?.total ?? 0) : undefined };
+    default:
+      return series;
+  }
 }
 
 /** pageviewTotal is a trend's page views (its second line) over the whole period, or null until it loads. */

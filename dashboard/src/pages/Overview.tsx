@@ -40,10 +40,11 @@ export { totals };
  * exit pages, and the top sources, the visitors' countries (components/
  * Countries.tsx) and their devices (components/Devices.tsx).
  *
- * Unique visitors are the sizes of the monthly retention cohorts of
- * $pageview, which count each user who viewed a page once over the range (a
- * sum of daily unique users would not); page views are the trend's count of
- * $pageview in the range. Both are kept as they were rather than taken from
+ * Unique visitors are the total of the trend's unique-users line of
+ * $pageview: each user who viewed a page counted once over the range (a
+ * sum of daily unique users would not), asked with the chart rather than
+ * as retention cohorts; page views are the trend's count of $pageview in
+ * the range. Both are kept as they were rather than taken from
  * the sessions query, whose visitors are the users of the visits that
  * started in the range (whatever their events) and whose page views include
  * those of visits running past the range's end. Visits, bounce rate, visit

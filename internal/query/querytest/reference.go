@@ -90,6 +90,10 @@ type TrendSeries struct {
 	Other bool
 	// Data holds one point per bucket, in time order, zeros included.
 	Data []Point
+	// Total is, without a breakdown, the series' measure over the whole
+	// range: its events for "total", its distinct users for
+	// "unique_users". It is nil under a breakdown.
+	Total *int64
 }
 
 // Cohort is one row of a retention answer.
@@ -465,6 +469,9 @@ func passesAll(e Event, filters []Filter) bool {
 // each; when more values exist, one more line with Other set counts the
 // events of all the remaining values. A series with no counted events gives
 // no line at all under a breakdown.
+//
+// Without a breakdown each line also has a Total over the whole range: the
+// events counted, or for "unique_users" the distinct users among them.
 func Trend(events []Event, test bool, series []Series, filters []Filter, from, to time.Time, interval, breakdown string, limit int) []TrendSeries {
 	return TrendIn(time.UTC, events, test, series, filters, from, to, interval, breakdown, limit)
 }
@@ -487,9 +494,11 @@ func TrendIn(loc *time.Location, events []Event, test bool, series []Series, fil
 		}
 
 		if breakdown == "" {
+			total := measure(counted, s.Math)
 			out = append(out, TrendSeries{
 				Event: s.Event,
 				Data:  bucketValues(counted, buckets, interval, s.Math, loc),
+				Total: &total,
 			})
 			continue
 		}

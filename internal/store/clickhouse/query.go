@@ -424,7 +424,7 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 		return nil, err
 	}
 	b.Write(" GROUP BY k, r, bv")
-	return queryAll(ctx, s, "computing trend", &b, func(rows driver.Rows) (analytics.TrendRow, error) {
+	out, err := queryAll(ctx, s, "computing trend", &b, func(rows driver.Rows) (analytics.TrendRow, error) {
 		var k int64
 		var r, n uint64
 		var bv string
@@ -434,6 +434,28 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 			Other: q.Breakdown != nil && r == 0, Value: int64(n),
 		}, err
 	})
+	if err != nil || !series.UniqueUsers || q.Breakdown != nil || len(out) == 0 {
+		return out, err
+	}
+	// The distinct users over the whole range are not the sum of the
+	// buckets'. ClickHouse 18.16 has no grouping sets, so they are one
+	// more statement over the same rows.
+	var w builder
+	w.Write("SELECT ", agg, " FROM ", s.table, " WHERE ")
+	if err := seriesWhere(&w, q, series, actor); err != nil {
+		return nil, err
+	}
+	total, err := queryAll(ctx, s, "computing trend", &w, func(rows driver.Rows) (n uint64, err error) {
+		err = rows.Scan(&n)
+		return n, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range total {
+		out = append(out, analytics.TrendRow{Series: index, Total: true, Value: int64(n)})
+	}
+	return out, nil
 }
 
 // Retention groups per user the time of the first start event in the range

@@ -177,6 +177,11 @@ func Open(ctx context.Context, dataDir string, opt Options) (*Store, error) {
 		p.close()
 		return nil, err
 	}
+	if err := s.loadVisits(ctx); err != nil {
+		s.db.Close()
+		p.close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -242,6 +247,11 @@ func (s *Store) Close() error {
 	}
 	if s.uids != nil {
 		errs = append(errs, s.uids.app.discard(), s.names.app.discard())
+	}
+	// No append is left: the kept visits' horizons can be saved for the
+	// next open (visits.go, "Across a restart"). Failing costs a rebuild.
+	if s.pool.broken() == nil {
+		errs = append(errs, s.saveVisits(context.Background()))
 	}
 	errs = append(errs, s.skipCheckpointIfFull())
 	errs = append(errs, s.db.Close())

@@ -372,7 +372,9 @@ const maxMaskBuckets = 64
 // million users), and Go adds each mask's users to its buckets. It serves
 // charts without a breakdown of at most 64 buckets: daily for two months,
 // weekly for a year, monthly for five. Groups (q.AggregateBy) are counted
-// the same way, grouped by their key instead of the dense id.
+// the same way, grouped by their key instead of the dense id. Every user
+// has one mask, so the masks' users add up to the distinct users over the
+// whole range: the Total row costs nothing more.
 func (s *Store) uniqueUsersByMask(ctx context.Context, q analytics.TrendQuery, index int, series analytics.TrendSeries) ([]analytics.TrendRow, error) {
 	var b builder
 	act, err := b.newActor(q.AggregateBy)
@@ -403,12 +405,15 @@ func (s *Store) uniqueUsersByMask(ctx context.Context, q analytics.TrendQuery, i
 	}
 	defer rows.Close()
 	var counts [maxMaskBuckets]int64
+	var total int64
 	for rows.Next() {
 		var mask uint64
 		var n int64
 		if err := rows.Scan(&mask, &n); err != nil {
 			return nil, fmt.Errorf("computing trend: %w", err)
 		}
+		// Each user has one mask: the range's distinct users are the sum.
+		total += n
 		for ; mask != 0; mask &= mask - 1 {
 			counts[bits.TrailingZeros64(mask)] += n
 		}
@@ -416,7 +421,7 @@ func (s *Store) uniqueUsersByMask(ctx context.Context, q analytics.TrendQuery, i
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("computing trend: %w", err)
 	}
-	var out []analytics.TrendRow
+	out := []analytics.TrendRow{{Series: index, Total: true, Value: total}}
 	bucket, end := start, q.Wall(q.To)
 	for k := 0; k < maxMaskBuckets && bucket.Before(end); k++ {
 		if counts[k] > 0 {
@@ -446,6 +451,8 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 		groups := len(q.Buckets(q.Interval))
 		if q.Breakdown != nil {
 			groups *= q.BreakdownLimit + 1
+		} else {
+			groups++ // the whole range's
 		}
 		agg = s.uniqueUsers(q.ProductID, groups, bitmap)
 		rankAgg = "count(DISTINCT uid)"
@@ -464,9 +471,16 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 		return nil, err
 	}
 	b.Write(")")
-	if q.Breakdown == nil {
+	whole := series.UniqueUsers && q.Breakdown == nil
+	switch {
+	case whole:
+		// The empty grouping set adds the distinct users over the whole
+		// range (rank 1 marks it; the buckets' rows have rank 0) from the
+		// same scan; over no rows it is one row whose bitmap is NULL.
+		b.Write(" SELECT coalesce(bucket, TIMESTAMP '1970-01-01'), grouping(bucket), '', coalesce(", agg, ", 0) FROM base GROUP BY GROUPING SETS ((bucket), ())")
+	case q.Breakdown == nil:
 		b.Write(" SELECT bucket, 0, '', ", agg, " FROM base GROUP BY bucket")
-	} else {
+	default:
 		b.Write(", top AS (SELECT v, row_number() OVER (ORDER BY ", rankAgg, " DESC, v) AS rank FROM base GROUP BY v",
 			" ORDER BY rank LIMIT ", b.arg(q.BreakdownLimit), ")",
 			" SELECT bucket, coalesce(top.rank, 0) AS r, CASE WHEN top.rank IS NULL THEN '' ELSE base.v END AS bv, ", agg,
@@ -485,6 +499,9 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 		}
 		r.Bucket = r.Bucket.UTC()
 		r.Other = q.Breakdown != nil && r.Rank == 0
+		if whole {
+			r.Total, r.Rank = r.Rank == 1, 0
+		}
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {

@@ -39,9 +39,10 @@ import (
 // minutes before it) and takes that as its horizon, and the next refresh
 // deletes the kept visits from there on and lowers S to it. A deletion or
 // rewrite of events must do the same through eventsChanged (none exists
-// yet on this store). Nothing of this is trusted across a restart: the
-// marks live in memory, so each start (and each reopening after a failed
-// write) builds a scope's visits again from its first event.
+// yet on this store). The marks live in memory: a clean close saves the
+// horizons with what the marks can touch dropped, and the next open trusts
+// the table from them ("Across a restart" below); a crash, or a reopening
+// after a failed write, builds a scope's visits again from its first event.
 //
 // Filters fall back to the statement: a visit counts when any of its
 // events passes them, which a row per visit cannot tell. So does a range
@@ -100,6 +101,13 @@ type visitKeeper struct {
 	refresh sync.Mutex // one refresh at a time
 	// answered counts the answers that read kept visits (for tests).
 	answered atomic.Int64
+	// restored counts the scopes whose horizons an open read back from a
+	// clean close (for tests).
+	restored atomic.Int64
+	// stale says visit_horizons may hold rows of an earlier close that the
+	// open could not delete: a refresh deletes them before it changes the
+	// table. Guarded by refresh.
+	stale bool
 }
 
 // state returns sc's state, made on first use; k.mu must be held.
@@ -385,7 +393,14 @@ func (s *Store) refreshScope(ctx context.Context, sc visitScope, settled time.Ti
 		}
 	}()
 
-	// 1. Apply the late marks, or start over.
+	// 1. Forget the horizons an earlier close saved if the open could not,
+	// then apply the late marks, or start over.
+	if k.stale {
+		if _, err := conn.ExecContext(ctx, `DELETE FROM visit_horizons`); err != nil {
+			return 0, fmt.Errorf("dropping saved horizons: %w", err)
+		}
+		k.stale = false
+	}
 	horizon, err := s.applyLate(ctx, conn, sc, st)
 	if err != nil {
 		return 0, err
@@ -503,4 +518,141 @@ func (s *Store) applyLate(ctx context.Context, conn *sql.Conn, sc visitScope, st
 	}
 	st.kept, st.horizon = true, from
 	return from, nil
+}
+
+// Across a restart. A clean close (saveVisits) writes each kept scope's
+// horizon and settled time into visit_horizons (migration 0033), in one
+// transaction with the deletion of the kept visits that a late mark not yet
+// applied can touch, so the saved horizon holds without the marks, which
+// live in memory. The next open (loadVisits) reads the rows and deletes
+// them in one transaction, with the visits that start at or after each
+// horizon (a refresh may have added some after the save): from then on
+// the table is trusted below the horizon as if no restart had happened,
+// and an event appended with a time before the settled time, the spool's
+// backlog included (it loads through AppendEvents), is a late mark as
+// before. A store that did not close cleanly left no row: its scopes are
+// built again from their first event, so a crash between a write of the
+// table and of a horizon cannot leave the table claiming visits it does
+// not hold. Any other writer of the file opens it through this store, so
+// it notes its own late events and saves the horizons it lowered.
+
+// loadVisits takes the horizons a clean close saved and trusts the kept
+// visits below them. When it cannot delete the rows (a full disk), it
+// trusts nothing, and the refreshes delete them before they change the
+// table (k.stale), so that a crash later cannot revive them.
+func (s *Store) loadVisits(ctx context.Context) error {
+	k := &s.visits
+	if err := s.pool.writable(); err != nil {
+		k.stale = true
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("reading kept visits' horizons: %w", err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT product_id, env, horizon, settled FROM visit_horizons`)
+	if err != nil {
+		return fmt.Errorf("reading kept visits' horizons: %w", err)
+	}
+	type saved struct {
+		sc               visitScope
+		horizon, settled time.Time
+	}
+	var all []saved
+	for rows.Next() {
+		var v saved
+		var env string
+		if err := rows.Scan(&v.sc.product, &env, &v.horizon, &v.settled); err != nil {
+			rows.Close()
+			return fmt.Errorf("reading kept visits' horizons: %w", err)
+		}
+		v.sc.env, v.horizon, v.settled = analytics.Env(env), v.horizon.UTC(), v.settled.UTC()
+		all = append(all, v)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading kept visits' horizons: %w", err)
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	for _, v := range all {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM visits WHERE product_id = $1 AND env = $2 AND start >= $3`,
+			v.sc.product, string(v.sc.env), v.horizon); err != nil {
+			return fmt.Errorf("reading kept visits' horizons: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM visit_horizons`); err != nil {
+		return fmt.Errorf("reading kept visits' horizons: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("reading kept visits' horizons: %w", err)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, v := range all {
+		st := k.state(v.sc)
+		st.kept, st.horizon, st.settled = true, v.horizon, v.settled
+	}
+	k.restored.Add(int64(len(all)))
+	return nil
+}
+
+// saveVisits writes the horizons of the kept scopes for the next open, on
+// a clean close once no append is left. A failure only costs a rebuild
+// after the restart: no row is then written.
+func (s *Store) saveVisits(ctx context.Context) error {
+	k := &s.visits
+	k.refresh.Lock()
+	defer k.refresh.Unlock()
+	k.table.Lock()
+	defer k.table.Unlock()
+	if s.pool.writable() != nil {
+		return nil // the next open builds the visits again
+	}
+	k.mu.Lock()
+	saved := map[visitScope]visitState{}
+	for sc, st := range k.scopes {
+		if st.kept && !st.horizon.IsZero() {
+			saved[sc] = *st
+		}
+	}
+	k.mu.Unlock()
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("saving kept visits' horizons: %w", err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("saving kept visits' horizons: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM visit_horizons`); err != nil {
+		return fmt.Errorf("saving kept visits' horizons: %w", err)
+	}
+	for sc, st := range saved {
+		horizon := st.horizon
+		if st.hasLate {
+			// The mark dies with the process: drop what it can touch now.
+			r, err := s.reach(ctx, tx, sc, st.late)
+			if err != nil {
+				return err
+			}
+			horizon = minTime(horizon, r)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM visits WHERE product_id = $1 AND env = $2 AND start >= $3`,
+			sc.product, string(sc.env), horizon.UTC()); err != nil {
+			return fmt.Errorf("saving kept visits' horizons: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO visit_horizons VALUES ($1, $2, $3, $4)`,
+			sc.product, string(sc.env), horizon.UTC(), st.settled.UTC()); err != nil {
+			return fmt.Errorf("saving kept visits' horizons: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("saving kept visits' horizons: %w", err)
+	}
+	return nil
 }

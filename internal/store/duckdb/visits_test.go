@@ -3,6 +3,8 @@ package duckdb
 import (
 	"context"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
@@ -228,4 +230,103 @@ func TestKeptVisitsLongVisit(t *testing.T) {
 	}
 	checkSessions(t, s, product, events, visitDay, visitDay, "day", 5, "a 30-hour visit")
 	checkSessions(t, s, product, events, visitDay, visitDay.AddDate(0, 0, 1), "day", 5, "a 30-hour visit, two days")
+}
+
+// TestKeptVisitsSurviveRestart keeps visits, closes the store and opens
+// it again: the sessions answers read the table at once, with no refresh
+// (the answered counter), and equal the reference. A late event appended
+// after the restart, and one left unapplied by the close, still count. A
+// copy of the file taken while the store runs (as a crash leaves it) has
+// no horizon, so its answers do not read the table until a refresh
+// builds it again.
+func TestKeptVisitsSurviveRestart(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	open := func(dir string) *Store {
+		t.Helper()
+		s, err := Open(ctx, dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	const product = 990
+	stored := []querytest.Event{pageview("a", at(9, 0), "/a"), pageview("a", at(9, 40), "/b"), pageview("b", at(8, 0), "/c"),
+		pageview("b", at(8, 5), "/d"), {Name: "signup", DistinctID: "c", Time: at(10, 0)}, pageview("c", at(10, 1), "/e")}
+	s := open(dir)
+	if err := s.AppendEvents(ctx, storetest.StoreEvents(product, stored)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RefreshVisits(ctx, at(12, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if !checkSessions(t, s, product, stored, visitDay, visitDay, "hour", 5, "kept") {
+		t.Fatal("the answer did not read kept visits")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Reopened: the table answers before any refresh.
+	s = open(dir)
+	if n := s.visits.restored.Load(); n != 1 {
+		t.Errorf("restored %d scopes' horizons, want 1", n)
+	}
+	if !checkSessions(t, s, product, stored, visitDay, visitDay, "hour", 5, "after a restart") {
+		t.Error("after a restart the answer did not read kept visits")
+	}
+	// A late event (it merges a's two visits) appended after the restart.
+	all := append(append([]querytest.Event(nil), stored...), pageview("a", at(9, 20), "/m"))
+	if err := s.AppendEvents(ctx, storetest.StoreEvents(product, all[len(stored):])); err != nil {
+		t.Fatal(err)
+	}
+	checkSessions(t, s, product, all, visitDay, visitDay, "hour", 5, "a late event after a restart")
+	// Closed with that mark unapplied: the saved horizon leaves it out.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open(dir)
+	checkSessions(t, s, product, all, visitDay, visitDay, "hour", 5, "a late mark across a restart")
+	if _, err := s.RefreshVisits(ctx, at(13, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if !checkSessions(t, s, product, all, visitDay, visitDay, "hour", 5, "refreshed after a restart") {
+		t.Error("after the refresh the answer did not read kept visits")
+	}
+
+	// The file as a crash leaves it: copied while the store runs.
+	if _, err := s.DB().ExecContext(ctx, "CHECKPOINT"); err != nil {
+		t.Fatal(err)
+	}
+	crashed := t.TempDir()
+	copyFile(t, filepath.Join(dir, FileName), filepath.Join(crashed, FileName))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c := open(crashed)
+	defer c.Close()
+	if n := c.visits.restored.Load(); n != 0 {
+		t.Errorf("after a crash %d scopes' horizons were restored", n)
+	}
+	if checkSessions(t, c, product, all, visitDay, visitDay, "hour", 5, "after a crash") {
+		t.Error("after a crash the answer read kept visits before they were built again")
+	}
+	if _, err := c.RefreshVisits(ctx, at(13, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if !checkSessions(t, c, product, all, visitDay, visitDay, "hour", 5, "rebuilt after a crash") {
+		t.Error("after the rebuild the answer did not read kept visits")
+	}
+}
+
+// copyFile copies the file from to the path to.
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -79,37 +79,47 @@ func testGroupQueries(ctx context.Context, t *testing.T, s Events) {
 		}
 
 		interval := []analytics.Interval{analytics.Day, analytics.Week, analytics.Month, analytics.Hour}[seed%4]
-		req := query.TrendRequest{Interval: string(interval), Filters: filterRequests(ds.Filters), AggregateBy: "company",
-			DateFrom: ds.From.Format("2006-01-02"), DateTo: ds.To.Format("2006-01-02"),
-			Series: []query.SeriesRequest{{Event: ds.Steps[0]}, {Event: ds.Steps[1], Math: "unique_users"}}}
+		// Without a breakdown too: only then do the lines carry totals.
+		breakdowns := []string{""}
 		if ds.Breakdown != "" {
-			req.Breakdown, req.BreakdownLimit = ds.Breakdown, 2
+			breakdowns = append(breakdowns, ds.Breakdown)
 		}
-		tq, err := req.Query(analytics.EventRange{ProductID: pid, Env: analytics.EnvLive}, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr, err := engine.RunTrend(ctx, tq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ref := querytest.Trend(byCompany, false, []querytest.Series{{Event: ds.Steps[0], Math: "total"},
-			{Event: ds.Steps[1], Math: "unique_users"}}, ds.Filters, ds.From, ds.To, string(interval), ds.Breakdown, 2)
-		if len(tr.Series) != len(ref) {
-			t.Errorf("seed %d trend by company: %d lines, want %d", seed, len(tr.Series), len(ref))
-			continue
-		}
-		for i, l := range tr.Series {
-			var values, wantValues []int64
-			for _, p := range l.Data {
-				values = append(values, p.Value)
+		for _, breakdown := range breakdowns {
+			req := query.TrendRequest{Interval: string(interval), Filters: filterRequests(ds.Filters), AggregateBy: "company",
+				DateFrom: ds.From.Format("2006-01-02"), DateTo: ds.To.Format("2006-01-02"),
+				Series: []query.SeriesRequest{{Event: ds.Steps[0]}, {Event: ds.Steps[1], Math: "unique_users"}}}
+			if breakdown != "" {
+				req.Breakdown, req.BreakdownLimit = breakdown, 2
 			}
-			for _, p := range ref[i].Data {
-				wantValues = append(wantValues, p.Value)
+			tq, err := req.Query(analytics.EventRange{ProductID: pid, Env: analytics.EnvLive}, time.Now())
+			if err != nil {
+				t.Fatal(err)
 			}
-			if l.Other != ref[i].Other || !reflect.DeepEqual(l.BreakdownValue, ref[i].BreakdownValue) || !reflect.DeepEqual(values, wantValues) {
-				t.Errorf("seed %d trend by company, line %d: got %v %v %v, want %v %v %v", seed, i,
-					l.Other, l.BreakdownValue, values, ref[i].Other, ref[i].BreakdownValue, wantValues)
+			tr, err := engine.RunTrend(ctx, tq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := querytest.Trend(byCompany, false, []querytest.Series{{Event: ds.Steps[0], Math: "total"},
+				{Event: ds.Steps[1], Math: "unique_users"}}, ds.Filters, ds.From, ds.To, string(interval), breakdown, 2)
+			if len(tr.Series) != len(ref) {
+				t.Errorf("seed %d trend by company and %q: %d lines, want %d", seed, breakdown, len(tr.Series), len(ref))
+				continue
+			}
+			for i, l := range tr.Series {
+				var values, wantValues []int64
+				for _, p := range l.Data {
+					values = append(values, p.Value)
+				}
+				for _, p := range ref[i].Data {
+					wantValues = append(wantValues, p.Value)
+				}
+				if l.Other != ref[i].Other || !reflect.DeepEqual(l.BreakdownValue, ref[i].BreakdownValue) || !reflect.DeepEqual(values, wantValues) {
+					t.Errorf("seed %d trend by company, line %d: got %v %v %v, want %v %v %v", seed, i,
+						l.Other, l.BreakdownValue, values, ref[i].Other, ref[i].BreakdownValue, wantValues)
+				}
+				if !reflect.DeepEqual(l.Total, ref[i].Total) {
+					t.Errorf("seed %d trend by company, line %d: total %s, want %s", seed, i, optional(l.Total), optional(ref[i].Total))
+				}
 			}
 		}
 	}

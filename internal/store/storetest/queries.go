@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -113,39 +114,50 @@ func testQueries(ctx context.Context, t *testing.T, s Events) {
 			}
 
 			interval := []analytics.Interval{analytics.Day, analytics.Week, analytics.Month, analytics.Hour}[seed%4]
-			req := query.TrendRequest{Interval: string(interval), Filters: filterRequests(ds.Filters),
-				DateFrom: ds.From.Format("2006-01-02"), DateTo: ds.To.Format("2006-01-02"),
-				Series: []query.SeriesRequest{{Event: ds.Steps[0]}, {Event: ds.Steps[1], Math: "unique_users"}}}
+			// Without a breakdown too: only then do the lines carry totals.
+			breakdowns := []string{""}
 			if ds.Breakdown != "" {
-				req.Breakdown, req.BreakdownLimit = ds.Breakdown, 2
+				breakdowns = append(breakdowns, ds.Breakdown)
 			}
-			tq, err := req.Query(analytics.EventRange{ProductID: p.ID, Env: env}, time.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr, err := engine.RunTrend(ctx, tq)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ref := querytest.Trend(ds.Events, test, []querytest.Series{{Event: ds.Steps[0], Math: "total"},
-				{Event: ds.Steps[1], Math: "unique_users"}}, ds.Filters, ds.From, ds.To, string(interval), ds.Breakdown, 2)
-			if len(tr.Series) != len(ref) {
-				t.Errorf("seed %d %s trend: %d lines, want %d", seed, env, len(tr.Series), len(ref))
-				continue
-			}
-			for i, l := range tr.Series {
-				var values []int64
-				for _, p := range l.Data {
-					values = append(values, p.Value)
+			for _, breakdown := range breakdowns {
+				req := query.TrendRequest{Interval: string(interval), Filters: filterRequests(ds.Filters),
+					DateFrom: ds.From.Format("2006-01-02"), DateTo: ds.To.Format("2006-01-02"),
+					Series: []query.SeriesRequest{{Event: ds.Steps[0]}, {Event: ds.Steps[1], Math: "unique_users"}}}
+				if breakdown != "" {
+					req.Breakdown, req.BreakdownLimit = breakdown, 2
 				}
-				var wantValues []int64
-				for _, p := range ref[i].Data {
-					wantValues = append(wantValues, p.Value)
+				tq, err := req.Query(analytics.EventRange{ProductID: p.ID, Env: env}, time.Now())
+				if err != nil {
+					t.Fatal(err)
 				}
-				if l.Event != ref[i].Event || l.Other != ref[i].Other || !reflect.DeepEqual(l.BreakdownValue, ref[i].BreakdownValue) ||
-					!reflect.DeepEqual(values, wantValues) {
-					t.Errorf("seed %d %s trend line %d: got %s %v %v %v, want %s %v %v %v", seed, env, i,
-						l.Event, l.Other, l.BreakdownValue, values, ref[i].Event, ref[i].Other, ref[i].BreakdownValue, wantValues)
+				tr, err := engine.RunTrend(ctx, tq)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref := querytest.Trend(ds.Events, test, []querytest.Series{{Event: ds.Steps[0], Math: "total"},
+					{Event: ds.Steps[1], Math: "unique_users"}}, ds.Filters, ds.From, ds.To, string(interval), breakdown, 2)
+				if len(tr.Series) != len(ref) {
+					t.Errorf("seed %d %s trend by %q: %d lines, want %d", seed, env, breakdown, len(tr.Series), len(ref))
+					continue
+				}
+				for i, l := range tr.Series {
+					var values []int64
+					for _, p := range l.Data {
+						values = append(values, p.Value)
+					}
+					var wantValues []int64
+					for _, p := range ref[i].Data {
+						wantValues = append(wantValues, p.Value)
+					}
+					if l.Event != ref[i].Event || l.Other != ref[i].Other || !reflect.DeepEqual(l.BreakdownValue, ref[i].BreakdownValue) ||
+						!reflect.DeepEqual(values, wantValues) {
+						t.Errorf("seed %d %s trend line %d: got %s %v %v %v, want %s %v %v %v", seed, env, i,
+							l.Event, l.Other, l.BreakdownValue, values, ref[i].Event, ref[i].Other, ref[i].BreakdownValue, wantValues)
+					}
+					// The whole range's figure: for unique users not the buckets' sum.
+					if !reflect.DeepEqual(l.Total, ref[i].Total) {
+						t.Errorf("seed %d %s trend line %d (%s %s): total %s, want %s", seed, env, i, interval, l.Event, optional(l.Total), optional(ref[i].Total))
+					}
 				}
 			}
 		}
@@ -325,4 +337,12 @@ func filterRequests(fs []querytest.Filter) []query.FilterRequest {
 		out = append(out, query.FilterRequest{Property: f.Property, Operator: f.Operator, Value: v})
 	}
 	return out
+}
+
+// optional shows an optional count: its value, or "none".
+func optional(n *int64) string {
+	if n == nil {
+		return "none"
+	}
+	return strconv.FormatInt(*n, 10)
 }
