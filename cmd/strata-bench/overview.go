@@ -263,11 +263,12 @@ func printOverviews(ranges []overviewRange, names []string, results [][]overview
 				}
 				fmt.Printf(" %21s %10s", cell, ms(res.alone[i]))
 			}
-			if len(names) > 1 && q.path != "/api/v1/query/live" && !refused {
-				if bytes.Equal(results[0][k].answers[i], results[1][k].answers[i]) {
-					fmt.Print("  same answer")
+			// Each other column's answer against the first's.
+			for b := 1; b < len(names) && q.path != "/api/v1/query/live" && !refused; b++ {
+				if bytes.Equal(results[0][k].answers[i], results[b][k].answers[i]) {
+					fmt.Printf("  same answer (%s)", names[b])
 				} else {
-					fmt.Print("  ANSWERS DIFFER")
+					fmt.Printf("  ANSWERS DIFFER (%s)", names[b])
 				}
 			}
 			fmt.Println()
