@@ -62,21 +62,9 @@ func (c *clickHouseRun) bench(bin, dataDir string, events []queryEvent, expID in
 		return r, err
 	}
 	fmt.Printf("ClickHouse: ingest through POST /e: %.0f events/s\n", r.ingest)
-	conn, err := c.conn()
-	if err != nil {
+	if _, err := c.settle(); err != nil {
 		return r, err
 	}
-	defer conn.Close()
-	settle := time.Now()
-	before, err := c.merge(conn)
-	if err != nil {
-		return r, err
-	}
-	after, err := c.activeParts(conn)
-	if err != nil {
-		return r, err
-	}
-	fmt.Printf("ClickHouse: %d parts merged into %d in %s\n", before, after, time.Since(settle).Round(time.Millisecond))
 	return r, timeQueries(bin, dataDir, srv, queries, runs, &r)
 }
 
@@ -124,38 +112,39 @@ func (c *clickHouseRun) overview(bin, nodeDir string, events []queryEvent, expID
 		return nil, fmt.Errorf("loading ClickHouse: %w", err)
 	}
 	fmt.Printf("ClickHouse: loaded in process through the ingest pipeline: %.0f events/s\n", float64(len(events))/time.Since(start).Seconds())
-	conn, err := c.conn()
+	stored, err := c.settle()
 	if err != nil {
 		return nil, err
 	}
+	if stored != len(events) {
+		return nil, fmt.Errorf("ClickHouse holds %d events of the %d loaded", stored, len(events))
+	}
+	return timeOverviewsWith(srv, tok, ranges, runs)
+}
+
+// settle merges the events table's parts (merge), prints how many there
+// were and how long it took, and returns how many events it holds.
+func (c *clickHouseRun) settle() (int, error) {
+	conn, err := c.conn()
+	if err != nil {
+		return 0, err
+	}
 	defer conn.Close()
-	settle := time.Now()
+	start := time.Now()
 	before, err := c.merge(conn)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	after, err := c.activeParts(conn)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	var stored uint64
 	if err := conn.QueryRow(clickHouseContext(), "SELECT count() FROM "+benchDatabase+".events").Scan(&stored); err != nil {
-		return nil, err
+		return 0, err
 	}
-	fmt.Printf("ClickHouse: %d events stored, %d parts merged into %d in %s\n", stored, before, after, time.Since(settle).Round(time.Millisecond))
-	if int(stored) != len(events) {
-		return nil, fmt.Errorf("ClickHouse holds %d events of the %d loaded", stored, len(events))
-	}
-
-	var res []overviewResult
-	for _, r := range ranges {
-		ov, err := timeOverview(srv, tok, overviewRequests(r.from, r.to), runs)
-		if err != nil {
-			return nil, fmt.Errorf("ClickHouse, %s: %w", r.name, err)
-		}
-		res = append(res, ov)
-	}
-	return res, nil
+	fmt.Printf("ClickHouse: %d events stored, %d parts merged into %d in %s\n", stored, before, after, time.Since(start).Round(time.Millisecond))
+	return int(stored), nil
 }
 
 // merge merges each partition of the events table into one part, as

@@ -2,10 +2,8 @@ package main
 
 import (
 	"bytes"
-	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"strata/internal/store/clickhouse/chtest"
 )
@@ -21,15 +19,9 @@ func TestClickHouseOverviewAnswersAsDuckDB(t *testing.T) {
 		t.Skip("starts ClickHouse, PostgreSQL and two servers")
 	}
 	chtest.Skip(t)
-	bin := filepath.Join(t.TempDir(), "strata")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/strata")
-	build.Dir = "../.."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building strata: %v\n%s", err, out)
-	}
+	bin := buildStrata(t)
 	const days = 30
-	start := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -days)
-	from, to := start, start.AddDate(0, 0, days-1)
+	start, from, to := benchDays(days)
 	events := generateEvents(20_000, 1_000, days, start)
 	ranges := overviewRanges(from, to)
 

@@ -208,6 +208,13 @@ func timeOverviews(bin, dataDir string, srv *server, ranges []overviewRange, run
 	if err != nil {
 		return nil, err
 	}
+	return timeOverviewsWith(srv, tok, ranges, runs)
+}
+
+// timeOverviewsWith times the Overview over every range on srv with the
+// query token tok (a node whose metadata is in PostgreSQL makes its token
+// with --meta).
+func timeOverviewsWith(srv *server, tok string, ranges []overviewRange, runs int) ([]overviewResult, error) {
 	var out []overviewResult
 	for _, r := range ranges {
 		res, err := timeOverview(srv, tok, overviewRequests(r.from, r.to), runs)
