@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"strconv"
+	"strings"
 	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
@@ -11,6 +13,7 @@ import (
 
 	"strata/internal/store/clickhouse"
 	"strata/internal/store/clickhouse/chtest"
+	"strata/internal/store/postgres/pgtest"
 )
 
 // The ClickHouse half of the query benchmark (issue 4): the same events
@@ -59,22 +62,89 @@ func (c *clickHouseRun) bench(bin, dataDir string, events []queryEvent, expID in
 		return r, err
 	}
 	fmt.Printf("ClickHouse: ingest through POST /e: %.0f events/s\n", r.ingest)
-	conn, err := c.conn()
-	if err != nil {
+	if _, err := c.settle(); err != nil {
 		return r, err
 	}
+	return r, timeQueries(bin, dataDir, srv, queries, runs, &r)
+}
+
+// overview times the whole Overview (overview.go) on a Strata node whose
+// events live in ClickHouse and its metadata in PostgreSQL, as a cluster's
+// nodes run (docs/deploy.md). The events are not sent over HTTP, which
+// takes too long at 10 M on this machine: they go through the ingest
+// pipeline in process as the embedded store's direct load does
+// (pipelineLoad, the same generated events), inserted by the ClickHouse
+// store's AppendEvents in blocks of loadBatch into the events table the
+// node created. expID is the embedded node's experiment, whose id the
+// exposures carry: a new node's first experiment has the same one.
+func (c *clickHouseRun) overview(bin, nodeDir string, events []queryEvent, expID int64, from, to time.Time, ranges []overviewRange, runs int) ([]overviewResult, error) {
+	ctx := context.Background()
+	metaURL, stopMeta, err := pgtest.Run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer stopMeta()
+	eventsURL := c.server.URL(benchDatabase, "")
+	srv, err := startServer(bin, nodeDir, "--events", eventsURL, "--meta", metaURL)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.stop()
+	out, err := exec.Command(bin, "tokens", "create", "--product", "1", "--data", nodeDir, "--meta", metaURL).Output()
+	if err != nil {
+		return nil, fmt.Errorf("creating a token: %w", err)
+	}
+	tok := strings.TrimSpace(string(out))
+	if id, err := benchExperiment(srv, tok, from, to); err != nil {
+		return nil, err
+	} else if id != expID {
+		return nil, fmt.Errorf("the ClickHouse node's experiment is %d, the embedded one's %d", id, expID)
+	}
+
+	st, err := clickhouse.Open(ctx, eventsURL)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	err = pipelineLoad(events, expID, st.AppendEvents)
+	st.Close()
+	if err != nil {
+		return nil, fmt.Errorf("loading ClickHouse: %w", err)
+	}
+	fmt.Printf("ClickHouse: loaded in process through the ingest pipeline: %.0f events/s\n", float64(len(events))/time.Since(start).Seconds())
+	stored, err := c.settle()
+	if err != nil {
+		return nil, err
+	}
+	if stored != len(events) {
+		return nil, fmt.Errorf("ClickHouse holds %d events of the %d loaded", stored, len(events))
+	}
+	return timeOverviewsWith(srv, tok, ranges, runs)
+}
+
+// settle merges the events table's parts (merge), prints how many there
+// were and how long it took, and returns how many events it holds.
+func (c *clickHouseRun) settle() (int, error) {
+	conn, err := c.conn()
+	if err != nil {
+		return 0, err
+	}
 	defer conn.Close()
-	settle := time.Now()
+	start := time.Now()
 	before, err := c.merge(conn)
 	if err != nil {
-		return r, err
+		return 0, err
 	}
 	after, err := c.activeParts(conn)
 	if err != nil {
-		return r, err
+		return 0, err
 	}
-	fmt.Printf("ClickHouse: %d parts merged into %d in %s\n", before, after, time.Since(settle).Round(time.Millisecond))
-	return r, timeQueries(bin, dataDir, srv, queries, runs, &r)
+	var stored uint64
+	if err := conn.QueryRow(clickHouseContext(), "SELECT count() FROM "+benchDatabase+".events").Scan(&stored); err != nil {
+		return 0, err
+	}
+	fmt.Printf("ClickHouse: %d events stored, %d parts merged into %d in %s\n", stored, before, after, time.Since(start).Round(time.Millisecond))
+	return int(stored), nil
 }
 
 // merge merges each partition of the events table into one part, as

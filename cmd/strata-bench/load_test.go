@@ -20,15 +20,9 @@ func TestDirectLoadAnswersAsIngest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two servers")
 	}
-	bin := filepath.Join(t.TempDir(), "strata")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/strata")
-	build.Dir = "../.."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building strata: %v\n%s", err, out)
-	}
+	bin := buildStrata(t)
 	const days = 30
-	start := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -days)
-	from, to := start, start.AddDate(0, 0, days-1)
+	start, from, to := benchDays(days)
 	events := generateEvents(40_000, 2_000, days, start)
 
 	answers := func(direct bool) [][]byte {
@@ -87,4 +81,23 @@ func TestDirectLoadAnswersAsIngest(t *testing.T) {
 	if !bytes.Contains(loaded[7], []byte("GPTBot")) {
 		t.Errorf("no AI bot in the bots panel: %s", loaded[7])
 	}
+}
+
+// buildStrata builds the server into the test's directory.
+func buildStrata(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "strata")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/strata")
+	build.Dir = "../.."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building strata: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// benchDays are the first day of a benchmark's days days, ending
+// yesterday (UTC), and the first and last day the queries ask for.
+func benchDays(days int) (start, from, to time.Time) {
+	start = time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -days)
+	return start, start, start.AddDate(0, 0, days-1)
 }

@@ -71,7 +71,7 @@ func main() {
 		hqUsers   = flag.Int("heavy-query-users", 5_000_000, "users for the heavy suite's query benchmark")
 		xff       = flag.String("forwarded-for", "", "comma-separated addresses the Go client's /e requests carry as X-Forwarded-For, one per request in turn; with -server-args \"--trusted-proxies 127.0.0.1/32\" each batch is located by a public address, as behind a proxy (docs/benchmarks.md, \"Geography at ingest\")")
 		qOverview = flag.Bool("query-overview-only", false, "time only the whole Overview (every request of the page at once, for two ranges), not the list of queries")
-		qLoad     = flag.String("query-load", "http", "how the queries suite loads its events: http (through POST /e, timed) or direct (in process, through the ingest pipeline, minutes for 100 M events; no ClickHouse part)")
+		qLoad     = flag.String("query-load", "http", "how the queries suite loads its events: http (through POST /e, timed) or direct (in process, through the ingest pipeline, minutes for 100 M events; ClickHouse, if run, then loaded in process too and timed on the whole Overview alone)")
 	)
 	flag.Parse()
 	if *xff != "" {

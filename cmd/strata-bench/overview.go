@@ -206,6 +206,13 @@ func timeOverviews(bin, dataDir string, srv *server, ranges []overviewRange, run
 	if err != nil {
 		return nil, err
 	}
+	return timeOverviewsWith(srv, tok, ranges, runs)
+}
+
+// timeOverviewsWith times the Overview over every range on srv with the
+// query token tok (a node whose metadata is in PostgreSQL makes its token
+// with --meta).
+func timeOverviewsWith(srv *server, tok string, ranges []overviewRange, runs int) ([]overviewResult, error) {
 	var out []overviewResult
 	for _, r := range ranges {
 		res, err := timeOverview(srv, tok, overviewRequests(r.from, r.to), runs)
@@ -261,11 +268,12 @@ func printOverviews(ranges []overviewRange, names []string, results [][]overview
 				}
 				fmt.Printf(" %21s %10s", cell, ms(res.alone[i]))
 			}
-			if len(names) > 1 && q.path != "/api/v1/query/live" && !refused {
-				if bytes.Equal(results[0][k].answers[i], results[1][k].answers[i]) {
-					fmt.Print("  same answer")
+			// Each other column's answer against the first's.
+			for b := 1; b < len(names) && q.path != "/api/v1/query/live" && !refused; b++ {
+				if bytes.Equal(results[0][k].answers[i], results[b][k].answers[i]) {
+					fmt.Printf("  same answer (%s)", names[b])
 				} else {
-					fmt.Print("  ANSWERS DIFFER")
+					fmt.Printf("  ANSWERS DIFFER (%s)", names[b])
 				}
 			}
 			fmt.Println()

@@ -583,8 +583,34 @@ func runQueryBench(o queryBench) ([]benchQuery, []backendResult, error) {
 		results = append(results, old)
 	}
 
+	names := []string{"this build"}
+	if len(overviews) > 1 {
+		names = append(names, "previous build")
+	}
 	var ch *clickHouseRun
-	if o.clickHouse && events != nil && !o.direct {
+	if o.clickHouse && (o.direct || reuse) {
+		// Loaded in process, the ClickHouse node is timed on the Overview
+		// alone, beside the embedded store, on the same generated events.
+		if events == nil {
+			events = generateEvents(o.events, o.users, days, start)
+		}
+		if ch, err = startClickHouse(); err != nil {
+			fmt.Println("ClickHouse part skipped:", err)
+		} else {
+			defer ch.stop()
+			nodeDir, cleanup, err := benchDataDir("strata-chnode-", o.keep)
+			if err != nil {
+				return nil, nil, err
+			}
+			defer cleanup()
+			ov, err := ch.overview(bin, nodeDir, events, expID, from, to, ranges, runs)
+			if err != nil {
+				return nil, nil, fmt.Errorf("ClickHouse: %w", err)
+			}
+			overviews = append(overviews, ov)
+			names = append(names, "ClickHouse")
+		}
+	} else if o.clickHouse && events != nil {
 		if ch, err = startClickHouse(); err != nil {
 			fmt.Println("ClickHouse part skipped:", err)
 		} else {
@@ -625,10 +651,6 @@ func runQueryBench(o queryBench) ([]benchQuery, []backendResult, error) {
 			}
 		}
 		fmt.Println()
-	}
-	names := []string{"this build"}
-	if len(overviews) > 1 {
-		names = append(names, "previous build")
 	}
 	printOverviews(ranges, names, overviews, runs)
 	if err := printLiveVisitors(dataDir, ch, to.AddDate(0, 0, 1), runs, len(results) > 1 && results[1].name == "old build"); err != nil {
@@ -753,10 +775,9 @@ func benchExperiment(srv *server, tok string, from, to time.Time) (int64, error)
 
 // directLoad stores events in dataDir's database in process: each batch is
 // the body writeBatch makes for POST /e, parsed and enriched by the ingest
-// pipeline the server runs (the same user-agent parsing, bot detection and
-// sources), and appended to the store in commits of loadBatch, on as many
-// goroutines as there are cores. What it leaves out of the server's path is
-// HTTP, the spool and the deduplication window, which the ingest suite
+// pipeline the server runs (pipelineLoad), and appended to the store in
+// commits of loadBatch. What it leaves out of the server's path is HTTP,
+// the spool and the deduplication window, which the ingest suite
 // measures. The server must not be running. It returns events per second.
 func directLoad(dataDir string, events []queryEvent, experimentID int64) (float64, error) {
 	ctx := context.Background()
@@ -764,8 +785,26 @@ func directLoad(dataDir string, events []queryEvent, experimentID int64) (float6
 	if err != nil {
 		return 0, err
 	}
-	pipe := &ingest.Pipeline{UA: ua.NewParser(50000, bots.Default())}
 	start := time.Now()
+	failed := pipelineLoad(events, experimentID, st.AppendEvents)
+	if err := st.Close(); err != nil && failed == nil {
+		failed = err
+	}
+	if failed != nil {
+		return 0, fmt.Errorf("loading in process: %w", failed)
+	}
+	return float64(len(events)) / time.Since(start).Seconds(), nil
+}
+
+// pipelineLoad turns events into the bodies writeBatch makes for POST /e,
+// parses and enriches them by the ingest pipeline the server runs (the
+// same user-agent parsing, bot detection and sources), and hands them to
+// appendEvents in commits of loadBatch, on as many goroutines as there are
+// cores. The DuckDB and the ClickHouse loads share it, so both stores hold
+// the same events (all but their uuids, which the pipeline draws).
+func pipelineLoad(events []queryEvent, experimentID int64, appendEvents func(context.Context, []analytics.Event) error) error {
+	ctx := context.Background()
+	pipe := &ingest.Pipeline{UA: ua.NewParser(50000, bots.Default())}
 	var next atomic.Int64
 	errs := make(chan error, runtime.NumCPU())
 	for range runtime.NumCPU() {
@@ -796,7 +835,7 @@ func directLoad(dataDir string, events []queryEvent, experimentID int64) (float6
 						}
 						ingest.Release(accepted)
 					}
-					if err := st.AppendEvents(ctx, out); err != nil {
+					if err := appendEvents(ctx, out); err != nil {
 						return err
 					}
 				}
@@ -810,13 +849,7 @@ func directLoad(dataDir string, events []queryEvent, experimentID int64) (float6
 			next.Store(int64(len(events))) // the others stop at their next batch
 		}
 	}
-	if err := st.Close(); err != nil && failed == nil {
-		failed = err
-	}
-	if failed != nil {
-		return 0, fmt.Errorf("loading in process: %w", failed)
-	}
-	return float64(len(events)) / time.Since(start).Seconds(), nil
+	return failed
 }
 
 // benchQueries are the queries the benchmark times over the days from to

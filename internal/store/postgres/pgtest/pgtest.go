@@ -131,6 +131,34 @@ func Start(t testing.TB) string {
 	return dbURL
 }
 
+// Run starts a PostgreSQL server of its own outside a test, for the
+// benchmarks (cmd/strata-bench runs a node on ClickHouse with its metadata
+// in PostgreSQL, as a cluster does), and returns the URL of a new, empty
+// database on it and the function that stops it by its PID and removes
+// its directory.
+func Run(ctx context.Context) (string, func() error, error) {
+	bin, err := findBinaries()
+	if err != nil {
+		return "", nil, fmt.Errorf("pgtest: %w; %s", err, installHint)
+	}
+	owner, err := serverUser()
+	if err != nil {
+		return "", nil, fmt.Errorf("pgtest: %w; %s", err, installHint)
+	}
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	srv, err := startServer(ctx, bin, owner)
+	if err != nil {
+		return "", nil, fmt.Errorf("pgtest: %w", err)
+	}
+	dbURL, err := srv.createDB(ctx)
+	if err != nil {
+		srv.stop()
+		return "", nil, fmt.Errorf("pgtest: %w", err)
+	}
+	return dbURL, srv.stop, nil
+}
+
 // findBinaries returns the directory holding initdb and postgres.
 func findBinaries() (string, error) {
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
