@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -51,6 +52,10 @@ func TestUniqueUserPlansAgree(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				// The mask plan adds the range's total; the plans below
+				// run under a breakdown, which has none. The conformance
+				// suite holds the total to the reference.
+				rows = slices.DeleteFunc(rows, func(r analytics.TrendRow) bool { return r.Total })
 				plans = append(plans, rows)
 			}
 			// Past the mask's reach, trendSeries uses bitmaps, or
