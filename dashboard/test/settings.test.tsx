@@ -153,7 +153,9 @@ describe("the product's time zone", () => {
 describe("roles on a product's settings", () => {
   const goalRoutes = {
     "GET /api/v1/products/3/goals": { body: { items: [{ id: 4, productId: 3, kind: "event", event: "signup", createdAt: "2026-11-20T10:04:00Z" }] } },
-    "GET /api/v1/products/3/shared-links": { body: { items: [] } },
+    "GET /api/v1/products/3/shared-links": {
+      body: { items: [{ id: 6, productId: 3, name: "Board", prefix: "st_share_Ab", hasPassword: false, createdAt: "2026-11-20T10:04:00Z" }] },
+    },
   };
   const draw = (role: "viewer" | "member" | "admin") =>
     mount(asRole(role, <ProductSettings product={product} origin="https://x" admin={role === "admin"} onRenamed={() => {}} />));
@@ -172,14 +174,17 @@ describe("roles on a product's settings", () => {
     }
   });
 
-  it("shows a member the form to add a goal but no Delete, and an admin both", async () => {
+  it("shows a member the form to add a goal but no goal's Delete or link's Revoke, and an admin all", async () => {
     fakeFetch(goalRoutes);
     const member = await draw("member");
     expect(member.querySelector("form[aria-label='Add a goal']")).not.toBeNull();
     expect(byText(member.querySelector("[data-testid=goal-settings]")!, "button", "Delete")).toBeUndefined();
+    expect(member.querySelector("[data-testid=shared-link-row]")).not.toBeNull();
+    expect(byText(member, "button", "Revoke")).toBeUndefined();
     expect(member.querySelector<HTMLInputElement>("form[aria-label='Rename product'] input")?.disabled).toBe(false);
     fakeFetch({ ...goalRoutes, ...routes([]) });
     const admin = await draw("admin");
     expect(byText(admin.querySelector("[data-testid=goal-settings]")!, "button", "Delete")).toBeDefined();
+    expect(byText(admin, "button", "Revoke")).toBeDefined();
   });
 });

@@ -7,9 +7,9 @@
 // and Flags pages and the shared links hide their writes from a viewer. The owner then
 // sees the viewer among the members, and revokes a second invite. The
 // viewer changes their password with the form. With an experiment, a
-// campaign, an error, a replay, a saved trend and a goal made by the owner,
-// a viewer finds no write control on Experiments, Messages, Errors, Replays,
-// Trends' saved list or the goals settings, a member (invited and joined
+// campaign, an error, a replay, a saved trend, a goal and a shared link made
+// by the owner, a viewer finds no write control on Experiments, Messages,
+// Errors, Replays, Trends' saved list or the goals settings, a member (invited and joined
 // too) finds the writes but no delete, and the owner finds the deletes.
 // Screenshots at 1280 and 390 px: members(-phone).png,
 // invite-accept(-phone).png, members-viewer.png,
@@ -181,6 +181,7 @@ async function roleChecks(h, strata, productId, key, owner, viewer, member) {
     });
     await made("POST", `/api/v1/queries?${q}`, { kind: "trend", name: "Views", definition: { series: [{ event: "$pageview" }] } });
     await made("POST", `/api/v1/products/${productId}/goals`, { kind: "event", event: "signup" });
+    await made("POST", `/api/v1/products/${productId}/shared-links`, { name: "Board" });
     const t0 = Date.now() - 5 * 60_000;
     await send([{ event_name: "$exception", distinct_id: user, url: "https://shop.example.com/", properties: { $exception_type: "TypeError", $exception_message: "roles-marker", $exception_source: "onerror" } }]);
     const events = [
@@ -211,7 +212,7 @@ async function roleChecks(h, strata, productId, key, owner, viewer, member) {
     { path: `/replays?${q}&distinct_id=${user}`, ready: (p) => p.getByTestId("replays").getByRole("link", { name: user }).first(), admin: [["button", `Delete all of ${user}'s replays…`]] },
     { path: `/replays/${session}?${q}`, ready: (p) => p.getByRole("heading", { name: user, exact: true }), admin: [["button", "Delete…"]] },
     { path: `/trends?${q}`, ready: (p) => p.getByRole("button", { name: "Run Views" }), member: [["form", "Save trend"]], admin: [["button", "Delete Views"]] },
-    { path: `/settings/products/${productId}?${q}`, ready: (p) => p.getByTestId("goal-settings-row").first(), member: [["form", "Add a goal"]], admin: [["button", "Delete", "goal-settings"]] },
+    { path: `/settings/products/${productId}?${q}`, ready: (p) => p.getByTestId("goal-settings-row").first(), member: [["form", "Add a goal"]], admin: [["button", "Delete", "goal-settings"], ["button", "Revoke"]] },
   ];
   const count = (p, [role, name, within]) => (within ? p.getByTestId(within) : p).getByRole(role, { name, exact: typeof name === "string" }).count();
   const visit = async (p, role, expectPresent, expectAbsent) => {
