@@ -7,7 +7,7 @@ import { checkTrend, filterRequest, Trends } from "../src/pages/Trends";
 import { markerPosition } from "../src/charts/time";
 import type { Annotation, Product } from "../src/types";
 import { act } from "preact/test-utils";
-import { byText, click, fakeFetch, mount, submit, type } from "./helpers";
+import { asRole, byText, click, fakeFetch, mount, submit, type } from "./helpers";
 
 /** choose picks an option of a select as a person would. */
 async function choose(el: Element | null, value: string): Promise<void> {
@@ -344,5 +344,49 @@ describe("retention and acquisition", () => {
     const types = [...root.querySelectorAll("table[aria-label='AI bot activity'] tbody tr td:nth-child(2)")].map((t) => t.textContent);
     expect(types).toEqual(["AI crawler (training/index)", "AI assistant (live fetch)"]);
     expect(root.querySelector("table[aria-label='Top pages accessed by AI'] tbody td")?.textContent).toBe("https://x/docs");
+  });
+});
+
+describe("roles on the analysis pages", () => {
+  const savedQ = { id: 7, productId: 3, kind: "funnel", name: "Signup", definition: { steps: ["a", "b"], windowHours: 12 }, createdAt: "2026-11-02T00:00:00Z", updatedAt: "2026-11-02T00:00:00Z" };
+  const funnelRoutes = () => ({
+    "GET /api/v1/query/events": events,
+    "GET /api/v1/queries": { body: { items: [savedQ] } },
+    "POST /api/v1/query/funnel": funnel([5, 2, 1]),
+  });
+
+  it("shows a viewer the saved funnels to run, without saving or Delete; a member saves but does not delete; an admin deletes", async () => {
+    fakeFetch(funnelRoutes());
+    const viewer = await mount(asRole("viewer", <Funnels product={product} range={range} env="live" />));
+    expect(viewer.querySelector("[aria-label='Run Signup']")).not.toBeNull();
+    expect(viewer.querySelector("[aria-label='Delete Signup']")).toBeNull();
+    expect(viewer.querySelector("form[aria-label='Save funnel']")).toBeNull();
+    fakeFetch(funnelRoutes());
+    const member = await mount(asRole("member", <Funnels product={product} range={range} env="live" />));
+    expect(member.querySelector("form[aria-label='Save funnel']")).not.toBeNull();
+    expect(member.querySelector("[aria-label='Delete Signup']")).toBeNull();
+    fakeFetch(funnelRoutes());
+    const admin = await mount(asRole("admin", <Funnels product={product} range={range} env="live" />));
+    expect(admin.querySelector("[aria-label='Delete Signup']")).not.toBeNull();
+  });
+
+  it("shows a member the annotations without boxes, Delete selected or a row's Delete, and an admin all of them", async () => {
+    const ann = { id: 1, date: "2026-11-02T10:00:00Z", label: "Deploy", description: "", scope: "workspace", queryId: null, color: "sky", createdBy: "owner@example.com", createdAt: "2026-11-02T10:00:00Z" };
+    const annRoutes = () => ({
+      "GET /api/v1/queries": { body: { items: [] } },
+      "GET /api/v1/annotations": { body: { items: [ann], page: 1, pageSize: 20, total: 1 } },
+    });
+    fakeFetch(annRoutes());
+    const member = await mount(asRole("member", <Annotations product={product} />));
+    expect(member.querySelectorAll("[data-testid=annotation-row]")).toHaveLength(1);
+    expect(member.querySelector("form[aria-label='New annotation']")).not.toBeNull();
+    expect(member.querySelector("table input[type=checkbox]")).toBeNull();
+    expect(byText(member, "button", "Delete selected (0)")).toBeUndefined();
+    expect(member.querySelector("[aria-label='Delete Deploy']")).toBeNull();
+    fakeFetch(annRoutes());
+    const admin = await mount(asRole("admin", <Annotations product={product} />));
+    expect(admin.querySelectorAll("table input[type=checkbox]")).toHaveLength(2);
+    expect(byText(admin, "button", "Delete selected (0)")).toBeDefined();
+    expect(admin.querySelector("[aria-label='Delete Deploy']")).not.toBeNull();
   });
 });

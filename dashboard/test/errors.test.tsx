@@ -16,7 +16,7 @@ import { ErrorGroupPage, frameLocation, stayedMinified } from "../src/pages/Erro
 import { Errors, byRelease, groupHref } from "../src/pages/Errors";
 import { presetRange, type DateRange } from "../src/range";
 import type { ErrorGroup, ErrorGroupDetail, ErrorOccurrence, Product, Sourcemap } from "../src/types";
-import { byText, click, fakeFetch, mount, settle, submit, type } from "./helpers";
+import { asRole, byText, click, fakeFetch, mount, settle, submit, type } from "./helpers";
 
 const product: Product = { id: 3, workspaceId: 1, name: "Web shop", createdAt: "2026-11-01T09:00:00Z" };
 const range: DateRange = { key: "custom", from: "2026-11-01", to: "2026-11-23" };
@@ -599,5 +599,39 @@ describe("errors routes", () => {
     expect(activeItem(items, `/errors/${checkoutFp}`)?.label).toBe("Errors");
     expect(activeItem(items, `/errors/${checkoutFp}`)?.chart).toBe(true);
     expect(groupHref(3, "a b", presetRange("30d"), "test")).toBe("/errors/a%20b?product=3&range=30d&env=test");
+  });
+});
+
+describe("errors roles", () => {
+  it("shows a viewer the groups without boxes or Merge, and no release's Delete; a member merges but deletes no release", async () => {
+    fakeFetch(routes());
+    const viewer = await mount(asRole("viewer", <Errors product={product} range={range} env="live" />));
+    const table = viewer.querySelector("table[aria-label='Error groups']")!;
+    expect(cells(table.querySelector("thead tr"))).toEqual(["Type", "Message", "Events", "Users", "Last seen", "First seen", "Last 7 days"]);
+    expect(table.querySelector("input[type=checkbox]")).toBeNull();
+    expect(viewer.querySelector(".table-actions")).toBeNull();
+    expect(viewer.querySelectorAll("[data-testid=release]")).toHaveLength(2);
+    expect(viewer.querySelector("[data-testid=release] button.danger")).toBeNull();
+    fakeFetch(routes());
+    const member = await mount(asRole("member", <Errors product={product} range={range} env="live" />));
+    expect(member.querySelectorAll("table[aria-label='Error groups'] input[type=checkbox]")).toHaveLength(2);
+    expect(byText(member, "button", "Merge… (0)")).toBeDefined();
+    expect(member.querySelector("[data-testid=release] button.danger")).toBeNull();
+    fakeFetch(routes());
+    const admin = await mount(asRole("admin", <Errors product={product} range={range} env="live" />));
+    expect(admin.querySelectorAll("[data-testid=release] button.danger")).toHaveLength(2);
+  });
+
+  it("shows a viewer a group without status changes or Unmerge, and a member both", async () => {
+    const merged = [{ fingerprint: loadFp, reason: "merge" as const, mergedAt: "2026-11-22T09:30:00Z", mergedBy: "ada@example.com", type: "TypeError", message: "marker-load", events: 2 }];
+    const groupRoutes = { [`GET /api/v1/errors/${checkoutFp}`]: { body: detail({ merged }) } };
+    fakeFetch(groupRoutes);
+    const viewer = await mount(asRole("viewer", <ErrorGroupPage product={product} fingerprint={checkoutFp} range={range} env="live" />));
+    const table = viewer.querySelector("table[aria-label='Merged groups']")!;
+    expect(cells(table.querySelector("thead tr"))).toEqual(["Error", "Events", "Merged"]);
+    for (const label of ["Resolve…", "Ignore", "Unmerge"]) expect(byText(viewer, "button", label), label).toBeUndefined();
+    fakeFetch(groupRoutes);
+    const member = await mount(asRole("member", <ErrorGroupPage product={product} fingerprint={checkoutFp} range={range} env="live" />));
+    for (const label of ["Resolve…", "Ignore", "Unmerge"]) expect(byText(member, "button", label), label).toBeDefined();
   });
 });

@@ -11,7 +11,7 @@ import { ExperimentPage, ResultsView } from "../src/pages/Experiment";
 import { Experiments } from "../src/pages/Experiments";
 import { FlagPage, Flags } from "../src/pages/Flags";
 import type { Experiment, ExperimentResults, Flag, FlagChange, Product } from "../src/types";
-import { byText, click, fakeFetch, mount, settle, submit, type } from "./helpers";
+import { asRole, byText, click, fakeFetch, mount, settle, submit, type } from "./helpers";
 
 const product: Product = { id: 3, workspaceId: 1, name: "Web shop", createdAt: "2026-11-01T09:00:00Z" };
 
@@ -523,5 +523,71 @@ describe("navigation", () => {
     expect(activeItem(items, "/experiments/7")?.label).toBe("Experiments");
     expect(activeItem(items, "/experiments")?.label).toBe("Experiments");
     expect(activeItem(items, "/nowhere/5")).toBeUndefined();
+  });
+});
+
+describe("roles", () => {
+  const listRoutes = {
+    "GET /api/v1/experiments": { body: { items: [experiment({ status: "draft", startedAt: null })] } },
+    "GET /api/v1/flags": { body: { items: [flag()] } },
+  };
+  const pageRoutes = {
+    "GET /api/v1/experiments/7": { body: experiment() },
+    "GET /api/v1/flags/5": { body: flag() },
+    "GET /api/v1/experiments/7/results": { body: results() },
+    "GET /api/v1/flags/5/changes": { body: { items: [] } },
+    "GET /api/v1/experiments": { body: { items: [] } },
+  };
+
+  it("shows a viewer no new experiment and no status change in the list, a member both", async () => {
+    fakeFetch(listRoutes);
+    const viewer = await mount(asRole("viewer", <Experiments product={product} />));
+    expect(viewer.querySelector("[data-testid=experiment-row]")).not.toBeNull();
+    expect(byText(viewer, "button", "New experiment")).toBeUndefined();
+    expect(byText(viewer, "button", "Start")).toBeUndefined();
+    fakeFetch(listRoutes);
+    const member = await mount(asRole("member", <Experiments product={product} />));
+    expect(byText(member, "button", "New experiment")).toBeDefined();
+    expect(byText(member, "button", "Start")).toBeDefined();
+  });
+
+  it("shows a viewer an experiment's results without Pause, Edit or Apply the winner, and a member all three", async () => {
+    fakeFetch(pageRoutes);
+    const viewer = await mount(asRole("viewer", <ExperimentPage product={product} id={7} />));
+    expect(viewer.querySelector("#results-title")).not.toBeNull();
+    for (const label of ["Pause", "Edit", "Apply winner"]) expect(byText(viewer, "button", label), label).toBeUndefined();
+    expect(viewer.querySelector("#winner-title")).toBeNull();
+    fakeFetch(pageRoutes);
+    const member = await mount(asRole("member", <ExperimentPage product={product} id={7} />));
+    for (const label of ["Pause", "Edit", "Apply winner"]) expect(byText(member, "button", label), label).toBeDefined();
+  });
+
+  it("shows a flag's settings to a viewer read-only, without Save or Delete; a member saves but does not delete; an admin deletes", async () => {
+    fakeFetch(pageRoutes);
+    const viewer = await mount(asRole("viewer", <FlagPage product={product} id={5} />));
+    const form = viewer.querySelector("form[aria-label='Change pricing_copy_test']")!;
+    expect(form.querySelector<HTMLInputElement>("input[name=name]")?.value).toBe("Pricing copy test");
+    expect(form.querySelector<HTMLFieldSetElement>("fieldset.contents")?.disabled).toBe(true);
+    expect(byText(viewer, "button", "Save changes")).toBeUndefined();
+    expect(byText(viewer, "button", "Delete flag")).toBeUndefined();
+    fakeFetch(pageRoutes);
+    const member = await mount(asRole("member", <FlagPage product={product} id={5} />));
+    expect(member.querySelector<HTMLFieldSetElement>("fieldset.contents")?.disabled).toBe(false);
+    expect(byText(member, "button", "Save changes")).toBeDefined();
+    expect(byText(member, "button", "Delete flag")).toBeUndefined();
+    fakeFetch(pageRoutes);
+    const admin = await mount(asRole("admin", <FlagPage product={product} id={5} />));
+    expect(byText(admin, "button", "Delete flag")).toBeDefined();
+  });
+
+  it("disables a flag's switch in the list for a viewer, with the reason, and not for a member", async () => {
+    fakeFetch(listRoutes);
+    const viewer = await mount(asRole("viewer", <Flags product={product} />));
+    const off = viewer.querySelector<HTMLInputElement>("input[aria-label='Enabled: pricing_copy_test']")!;
+    expect(off.disabled).toBe(true);
+    expect(off.title).toBe("Needs the member role");
+    fakeFetch(listRoutes);
+    const member = await mount(asRole("member", <Flags product={product} />));
+    expect(member.querySelector<HTMLInputElement>("input[aria-label='Enabled: pricing_copy_test']")?.disabled).toBe(false);
   });
 });

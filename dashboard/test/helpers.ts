@@ -1,8 +1,10 @@
 // Helpers for the component tests: mount a component into happy-dom, let
 // its effects and fetches settle, and answer fetch from a table of routes.
-import { render, type VNode } from "preact";
+import { h, render, type VNode } from "preact";
 import { act } from "preact/test-utils";
 import { vi } from "vitest";
+import { RoleContext } from "../src/roles";
+import type { Role } from "../src/types";
 
 /** mounted is the tree the last mount drew: unmounted by the next. */
 let mounted: HTMLElement | null = null;
@@ -97,4 +99,9 @@ export function fakeFetch(routes: Record<string, Answer | Route>): Call[] {
     return new Response(status === 204 ? null : JSON.stringify(answer.body ?? {}), { status, headers: answer.headers });
   });
   return calls;
+}
+
+/** asRole draws vnode as the app does for a user of role in the product's workspace. */
+export function asRole(role: Role, vnode: VNode): VNode {
+  return h(RoleContext.Provider, { value: role }, vnode) as VNode;
 }

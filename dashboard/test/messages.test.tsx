@@ -13,7 +13,7 @@ import { App } from "../src/app";
 import { CampaignPage } from "../src/pages/Campaign";
 import { Messages } from "../src/pages/Messages";
 import type { Campaign, ExperimentResults, Product, SurveyResults } from "../src/types";
-import { byText, click, fakeFetch, mount, settle, submit, type } from "./helpers";
+import { asRole, byText, click, fakeFetch, mount, settle, submit, type } from "./helpers";
 
 const product: Product = { id: 3, workspaceId: 1, name: "Web shop", createdAt: "2026-11-01T09:00:00Z" };
 
@@ -327,5 +327,49 @@ describe("the editor's model", () => {
 
   it("writes NPS scores signed and rounded", () => {
     expect([npsText(33.333), npsText(-8.4), npsText(0), npsText(-0.2)]).toEqual(["+33", "\u22128", "0", "0"]);
+  });
+});
+
+describe("roles", () => {
+  const routes = () => ({
+    "GET /api/v1/campaigns": { body: { items: [campaign()] } },
+    "GET /api/v1/messages/settings": { body: { autoRender: true } },
+    "GET /api/v1/campaigns/12": { body: campaign() },
+    "GET /api/v1/query/events": { body: { events: [] } },
+  });
+
+  it("shows a viewer the campaigns without New campaign or status changes, and auto-render disabled with the reason", async () => {
+    fakeFetch(routes());
+    const viewer = await mount(asRole("viewer", <Messages product={product} />));
+    expect(viewer.querySelector("[data-testid=campaign-row]")).not.toBeNull();
+    expect(byText(viewer, "a", "New campaign")).toBeUndefined();
+    expect(byText(viewer, "button", "Activate")).toBeUndefined();
+    expect(viewer.querySelector("[data-testid=campaign-row] a.button")?.textContent).toBe("Open Welcome tour");
+    const toggle = viewer.querySelector<HTMLInputElement>("[data-testid=auto-render] input[role=switch]")!;
+    expect(toggle.checked).toBe(true);
+    expect(toggle.disabled).toBe(true);
+    expect(toggle.title).toBe("Needs the member role");
+    fakeFetch(routes());
+    const member = await mount(asRole("member", <Messages product={product} />));
+    expect(byText(member, "a", "New campaign")).toBeDefined();
+    expect(byText(member, "button", "Activate")).toBeDefined();
+    expect(member.querySelector<HTMLInputElement>("[data-testid=auto-render] input[role=switch]")?.disabled).toBe(false);
+  });
+
+  it("shows a viewer a campaign read-only, a member its status changes and Save but no Delete, an admin Delete", async () => {
+    fakeFetch(routes());
+    const viewer = await mount(asRole("viewer", <CampaignPage product={product} id={12} />));
+    const form = viewer.querySelector("form[aria-label='Change Welcome tour']")!;
+    expect(form.querySelector<HTMLInputElement>("input[name=name]")?.value).toBe("Welcome tour");
+    expect(form.querySelector<HTMLFieldSetElement>("fieldset.contents")?.disabled).toBe(true);
+    for (const label of ["Activate", "Save changes", "Delete"]) expect(byText(viewer, "button", label), label).toBeUndefined();
+    fakeFetch(routes());
+    const member = await mount(asRole("member", <CampaignPage product={product} id={12} />));
+    expect(member.querySelector<HTMLFieldSetElement>("fieldset.contents")?.disabled).toBe(false);
+    for (const label of ["Activate", "Save changes"]) expect(byText(member, "button", label), label).toBeDefined();
+    expect(byText(member, "button", "Delete")).toBeUndefined();
+    fakeFetch(routes());
+    const admin = await mount(asRole("admin", <CampaignPage product={product} id={12} />));
+    expect(byText(admin, "button", "Delete")).toBeDefined();
   });
 });

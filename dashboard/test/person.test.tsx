@@ -11,7 +11,7 @@ import { activeItem, navItems } from "../src/components/nav";
 import { appendPage, cursorParam, FindUser, MAX_PAGES, pagesParam, PersonPage, platform, recordedSession, seen } from "../src/pages/Person";
 import { Replays, userHref } from "../src/pages/Replays";
 import type { Product, ReplaySession, UserEvent, UserEventsResult } from "../src/types";
-import { byText, click, fakeFetch, mount, settle, submit, type } from "./helpers";
+import { asRole, byText, click, fakeFetch, mount, settle, submit, type } from "./helpers";
 
 const product: Product = { id: 3, workspaceId: 1, name: "Web shop", createdAt: "2026-11-01T09:00:00Z" };
 const user = "ann/ü 1";
@@ -259,4 +259,21 @@ describe("helpers", () => {
     expect([platform({ browser: "Firefox", os: "Linux" }), platform({ browser: "", os: "iOS" }), platform({ browser: "", os: "" })]).toEqual(["Firefox / Linux", "iOS", "—"]);
   });
 
+});
+
+describe("replays roles", () => {
+  it("shows deleting all of a user's replays to an admin only", async () => {
+    const range = { key: "7d" as const, from: "2026-11-17", to: "2026-11-23" };
+    const draw = async (role: "member" | "admin") => {
+      history.replaceState(null, "", `/replays?product=3&distinct_id=${encodeURIComponent(user)}`);
+      fakeFetch({ "GET /api/v1/replays": { body: { items: [session("rec-1", "2026-11-23T10:58:30Z")] } } });
+      return mount(asRole(role, <Replays product={product} range={range} />));
+    };
+    const member = await draw("member");
+    expect(member.querySelector("[data-testid=replays] tbody tr")).not.toBeNull();
+    expect(byText(member, "button", `Delete all of ${user}'s replays…`)).toBeUndefined();
+    const admin = await draw("admin");
+    expect(byText(admin, "button", `Delete all of ${user}'s replays…`)).toBeDefined();
+    history.replaceState(null, "", "/");
+  });
 });

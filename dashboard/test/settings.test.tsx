@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import { SecretReveal } from "../src/components/SecretReveal";
 import { ProductSettings } from "../src/pages/ProductSettings";
 import type { ApiKey, Product, QueryToken } from "../src/types";
-import { byText, click, fakeFetch, mount, settle, submit, type } from "./helpers";
+import { asRole, byText, click, fakeFetch, mount, settle, submit, type } from "./helpers";
 
 const product: Product = { id: 3, workspaceId: 1, name: "Web shop", createdAt: "2026-11-01T09:00:00Z" };
 const key = (over: Partial<ApiKey> = {}): ApiKey => ({
@@ -147,5 +147,44 @@ describe("the product's time zone", () => {
     expect(calls.find((c) => c.method === "PATCH")?.body).toEqual({ timeZone: "Europe/Berlin" });
     expect(saved).toMatchObject({ timeZone: "Europe/Berlin" });
     expect(root.textContent).toContain("Saved.");
+  });
+});
+
+describe("roles on a product's settings", () => {
+  const goalRoutes = {
+    "GET /api/v1/products/3/goals": { body: { items: [{ id: 4, productId: 3, kind: "event", event: "signup", createdAt: "2026-11-20T10:04:00Z" }] } },
+    "GET /api/v1/products/3/shared-links": {
+      body: { items: [{ id: 6, productId: 3, name: "Board", prefix: "st_share_Ab", hasPassword: false, createdAt: "2026-11-20T10:04:00Z" }] },
+    },
+  };
+  const draw = (role: "viewer" | "member" | "admin") =>
+    mount(asRole(role, <ProductSettings product={product} origin="https://x" admin={role === "admin"} onRenamed={() => {}} />));
+
+  it("shows a viewer the goals without the form to add one or Delete, and the name and time zone disabled with the reason", async () => {
+    fakeFetch(goalRoutes);
+    const root = await draw("viewer");
+    const goals = root.querySelector("[data-testid=goal-settings]")!;
+    expect(goals.querySelectorAll("[data-testid=goal-settings-row]")).toHaveLength(1);
+    expect(goals.querySelector("form[aria-label='Add a goal']")).toBeNull();
+    expect(byText(goals, "button", "Delete")).toBeUndefined();
+    for (const name of ["Rename product", "Time zone"]) {
+      const form = root.querySelector(`form[aria-label='${name}']`)!;
+      expect(form.querySelector<HTMLInputElement | HTMLSelectElement>("input, select")?.disabled, name).toBe(true);
+      expect(form.querySelector<HTMLButtonElement>("button[type=submit]")?.title, name).toBe("Needs the member role");
+    }
+  });
+
+  it("shows a member the form to add a goal but no goal's Delete or link's Revoke, and an admin all", async () => {
+    fakeFetch(goalRoutes);
+    const member = await draw("member");
+    expect(member.querySelector("form[aria-label='Add a goal']")).not.toBeNull();
+    expect(byText(member.querySelector("[data-testid=goal-settings]")!, "button", "Delete")).toBeUndefined();
+    expect(member.querySelector("[data-testid=shared-link-row]")).not.toBeNull();
+    expect(byText(member, "button", "Revoke")).toBeUndefined();
+    expect(member.querySelector<HTMLInputElement>("form[aria-label='Rename product'] input")?.disabled).toBe(false);
+    fakeFetch({ ...goalRoutes, ...routes([]) });
+    const admin = await draw("admin");
+    expect(byText(admin.querySelector("[data-testid=goal-settings]")!, "button", "Delete")).toBeDefined();
+    expect(byText(admin, "button", "Revoke")).toBeDefined();
   });
 });

@@ -36,7 +36,7 @@ function fieldsOf(d: CampaignDraft): Set<string> {
  * A/B test) with their ordered steps, and a live preview of the step being
  * edited. The server's refusals show next to the field they name.
  */
-export function CampaignForm(props: { product: number; campaign?: Campaign; onSaved: (c: Campaign, created: boolean) => void }) {
+export function CampaignForm(props: { product: number; campaign?: Campaign; readOnly?: boolean; onSaved: (c: Campaign, created: boolean) => void }) {
   const c = props.campaign;
   const prefix = c ? `campaign-${c.id}` : "campaign-new";
   const [draft, setDraft] = useState<CampaignDraft>(() => (c ? draftOf(c) : newCampaign()));
@@ -103,6 +103,8 @@ export function CampaignForm(props: { product: number; campaign?: Campaign; onSa
   return (
     <div class="campaign-editor">
       <form class="stack-form campaign-form" ref={form} onSubmit={submit} aria-label={c ? `Change ${c.name}` : "New campaign"} noValidate>
+        {/* Read-only (a viewer), a disabled fieldset disables every field and button inside at once. */}
+        <fieldset class="contents" disabled={props.readOnly}>
         <section class="card" aria-labelledby={`${prefix}-basics`}>
           <h2 id={`${prefix}-basics`}>When it shows</h2>
           <div class="field">
@@ -373,10 +375,13 @@ export function CampaignForm(props: { product: number; campaign?: Campaign; onSa
               Saved.
             </span>
           ) : null}
-          <button type="submit" class="button" disabled={busy}>
-            {c ? "Save changes" : "Create campaign"}
-          </button>
+          {props.readOnly ? null : (
+            <button type="submit" class="button" disabled={busy}>
+              {c ? "Save changes" : "Create campaign"}
+            </button>
+          )}
         </div>
+        </fieldset>
       </form>
       <aside class="card preview-panel" aria-label="Preview">
         <h2>Preview</h2>

@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import { api } from "../api";
 import { when } from "../format";
 import { useAction, useLoad } from "../load";
+import { useAllows } from "../roles";
 import type { Goal, GoalCreate } from "../types";
 import { RowActions, Table } from "./Table";
 
@@ -11,13 +12,16 @@ import { RowActions, Table } from "./Table";
  * Goals card shows. A page path may hold `*`, which matches any run of
  * characters. Goals are added, listed and deleted here; a goal keeps no
  * data of its own (its conversions are counted from the events when the
- * Overview asks), so deleting one asks nothing.
+ * Overview asks), so deleting one asks nothing. Adding one shows to
+ * members and admins, deleting to admins, as the server allows them.
  */
 export function GoalSettings(props: { productId: number }) {
   const [goals, reload] = useLoad(() => api.goals(props.productId).then((r) => r.items), [props.productId]);
   const [kind, setKind] = useState<GoalCreate["kind"]>("event");
   const [value, setValue] = useState("");
   const { busy, notice, run } = useAction<string>();
+  const canCreate = useAllows("member");
+  const canDelete = useAllows("admin");
 
   const create = (e: Event) => {
     e.preventDefault();
@@ -44,29 +48,31 @@ export function GoalSettings(props: { productId: number }) {
         characters, so <code>/blog/*</code> is every page under /blog/). The Overview shows each goal's visitors, conversions and
         conversion rate, and its rate by source, channel, country and device.
       </p>
-      <form class="inline-form" onSubmit={create} aria-label="Add a goal">
-        <label>
-          Kind
-          <select name="goal-kind" value={kind} onChange={(e) => setKind((e.currentTarget as HTMLSelectElement).value as GoalCreate["kind"])}>
-            <option value="event">Custom event</option>
-            <option value="page">Page path</option>
-          </select>
-        </label>
-        <label>
-          {kind === "event" ? "Event name" : "Page path"}
-          <input
-            name="goal-value"
-            required
-            maxLength={kind === "event" ? 255 : 512}
-            value={value}
-            placeholder={kind === "event" ? "signup" : "/pricing"}
-            onInput={(e) => setValue((e.currentTarget as HTMLInputElement).value)}
-          />
-        </label>
-        <button type="submit" class="button" disabled={busy !== null || value.trim() === ""}>
-          Add goal
-        </button>
-      </form>
+      {canCreate ? (
+        <form class="inline-form" onSubmit={create} aria-label="Add a goal">
+          <label>
+            Kind
+            <select name="goal-kind" value={kind} onChange={(e) => setKind((e.currentTarget as HTMLSelectElement).value as GoalCreate["kind"])}>
+              <option value="event">Custom event</option>
+              <option value="page">Page path</option>
+            </select>
+          </label>
+          <label>
+            {kind === "event" ? "Event name" : "Page path"}
+            <input
+              name="goal-value"
+              required
+              maxLength={kind === "event" ? 255 : 512}
+              value={value}
+              placeholder={kind === "event" ? "signup" : "/pricing"}
+              onInput={(e) => setValue((e.currentTarget as HTMLInputElement).value)}
+            />
+          </label>
+          <button type="submit" class="button" disabled={busy !== null || value.trim() === ""}>
+            Add goal
+          </button>
+        </form>
+      ) : null}
       {notice.error ? (
         <p class="form-error" role="alert">
           {notice.error}
@@ -79,11 +85,11 @@ export function GoalSettings(props: { productId: number }) {
       ) : goals.state !== "done" ? (
         <p class="muted">Loading…</p>
       ) : goals.data.length === 0 ? (
-        <p class="empty">No goals yet. Add a custom event or a page path above, and the Overview shows its conversions.</p>
+        <p class="empty">{canCreate ? "No goals yet. Add a custom event or a page path above, and the Overview shows its conversions." : "No goals yet."}</p>
       ) : (
         <Table
           label="Goals"
-          actions
+          actions={canDelete}
           head={
             <>
               <th>Goal</th>
@@ -99,11 +105,13 @@ export function GoalSettings(props: { productId: number }) {
               </td>
               <td>{g.kind === "page" ? "Page path" : "Custom event"}</td>
               <td>{when(g.createdAt)}</td>
-              <RowActions>
-                <button type="button" class="button small danger" disabled={busy !== null} onClick={() => void remove(g)}>
-                  Delete
-                </button>
-              </RowActions>
+              {canDelete ? (
+                <RowActions>
+                  <button type="button" class="button small danger" disabled={busy !== null} onClick={() => void remove(g)}>
+                    Delete
+                  </button>
+                </RowActions>
+              ) : null}
             </tr>
           ))}
         </Table>

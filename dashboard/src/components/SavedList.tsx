@@ -1,12 +1,13 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, message } from "../api";
 import { when } from "../format";
+import { useAllows } from "../roles";
 import type { QueryKind, SavedQuery } from "../types";
 import { ConfirmDialog } from "./ConfirmDialog";
 
 /**
  * SavedList lists a kind's saved queries with Run and Delete, and marks the
- * one on screen.
+ * one on screen. Delete shows to admins only, as the server allows it.
  */
 export function SavedList(props: {
   product: number;
@@ -19,6 +20,7 @@ export function SavedList(props: {
   onDeleted: (id: number) => void;
 }) {
   const [confirm, setConfirm] = useState<SavedQuery | null>(null);
+  const canDelete = useAllows("admin");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const remove = async () => {
@@ -55,9 +57,11 @@ export function SavedList(props: {
                 <button type="button" class="button small" onClick={() => props.onRun(q)} aria-label={`Run ${q.name}`}>
                   Run
                 </button>
-                <button type="button" class="button danger small" onClick={() => setConfirm(q)} aria-label={`Delete ${q.name}`}>
-                  Delete
-                </button>
+                {canDelete ? (
+                  <button type="button" class="button danger small" onClick={() => setConfirm(q)} aria-label={`Delete ${q.name}`}>
+                    Delete
+                  </button>
+                ) : null}
               </div>
             </li>
           ))}
@@ -85,6 +89,7 @@ export function SaveQueryForm(props: {
 }) {
   const [name, setName] = useState("");
   const [state, setState] = useState<{ busy: boolean; error?: string; ok?: string }>({ busy: false });
+  const canSave = useAllows("member");
   const save = async (e: Event) => {
     e.preventDefault();
     const definition = props.build();
@@ -100,6 +105,8 @@ export function SaveQueryForm(props: {
       setState({ busy: false, error: message(err) });
     }
   };
+  // Saving needs the member role; a viewer runs the saved ones only.
+  if (!canSave) return null;
   return (
     <form class="card inline-form" onSubmit={save} aria-label={`Save ${props.kind}`}>
       <label class="grow">

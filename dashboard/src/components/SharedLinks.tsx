@@ -16,6 +16,8 @@ import { useAllows } from "../roles";
  */
 export function SharedLinks(props: { productId: number }) {
   const canWrite = useAllows("member");
+  // Revoking a link is an admin's, as the server allows it.
+  const canRevoke = useAllows("admin");
   const [links, reload] = useLoad(() => api.sharedLinks(props.productId).then((r) => r.items), [props.productId]);
   const [name, setName] = useState("");
   const [password, setPassword] = useState("");
@@ -105,7 +107,7 @@ export function SharedLinks(props: { productId: number }) {
       ) : (
         <Table
           label="Shared links"
-          actions
+          actions={canRevoke}
           head={
             <>
               <th>Name</th>
@@ -123,11 +125,13 @@ export function SharedLinks(props: { productId: number }) {
               </td>
               <td>{l.hasPassword ? "Yes" : "No"}</td>
               <td>{when(l.createdAt)}</td>
-              <RowActions>
-                <button type="button" class="button small danger" disabled={busy !== null} onClick={() => setRevoking(l)}>
-                  Revoke
-                </button>
-              </RowActions>
+              {canRevoke ? (
+                <RowActions>
+                  <button type="button" class="button small danger" disabled={busy !== null} onClick={() => setRevoking(l)}>
+                    Revoke
+                  </button>
+                </RowActions>
+              ) : null}
             </tr>
           ))}
         </Table>

@@ -26,6 +26,8 @@ export function Annotations(props: { product: Product | null }) {
 
 function AnnotationsPage(props: { product: Product }) {
   const canWrite = useAllows("member");
+  // Deleting, one or in bulk, needs the admin role; without it the table has no boxes.
+  const canDelete = useAllows("admin");
   const pid = props.product.id;
   // The page number and the saved query filter live in the URL (?page=,
   // ?query=), so that a link opens the same rows and back steps back.
@@ -112,14 +114,16 @@ function AnnotationsPage(props: { product: Product }) {
           </select>
         </label>
         <div class="actions">
-          <button
-            type="button"
-            class="button danger"
-            disabled={selected.size === 0}
-            onClick={() => setConfirm({ ids: [...selected], label: plural(selected.size, "annotation") })}
-          >
-            Delete selected ({selected.size})
-          </button>
+          {canDelete ? (
+            <button
+              type="button"
+              class="button danger"
+              disabled={selected.size === 0}
+              onClick={() => setConfirm({ ids: [...selected], label: plural(selected.size, "annotation") })}
+            >
+              Delete selected ({selected.size})
+            </button>
+          ) : null}
           <a class="button secondary" href={annotationsExportUrl(pid, queryId)} download="annotations.csv">
             Export CSV
           </a>
@@ -139,12 +143,14 @@ function AnnotationsPage(props: { product: Product }) {
         <>
           <Table
             label="Annotations"
-            actions
+            actions={canDelete}
             head={
               <>
-                <th scope="col" class="check">
-                  <input type="checkbox" aria-label="Select all on this page" checked={allChecked} onChange={toggleAll} />
-                </th>
+                {canDelete ? (
+                  <th scope="col" class="check">
+                    <input type="checkbox" aria-label="Select all on this page" checked={allChecked} onChange={toggleAll} />
+                  </th>
+                ) : null}
                 <th scope="col">Date (UTC)</th>
                 <th scope="col">Label</th>
                 <th scope="col">Shown on</th>
@@ -154,9 +160,11 @@ function AnnotationsPage(props: { product: Product }) {
           >
             {items.map((a) => (
               <tr key={a.id} data-testid="annotation-row">
-                <td class="check">
-                  <input type="checkbox" aria-label={`Select ${a.label}`} checked={selected.has(a.id)} onChange={() => toggle(a.id)} />
-                </td>
+                {canDelete ? (
+                  <td class="check">
+                    <input type="checkbox" aria-label={`Select ${a.label}`} checked={selected.has(a.id)} onChange={() => toggle(a.id)} />
+                  </td>
+                ) : null}
                 <td>{when(a.date)}</td>
                 <td>
                   <span class="dot" style={{ background: annotationColors[a.color] }} title={capitalise(a.color)} />
@@ -165,16 +173,18 @@ function AnnotationsPage(props: { product: Product }) {
                 </td>
                 <td>{a.scope === "workspace" ? "Every chart" : queryName(a.queryId)}</td>
                 <td>{a.createdBy}</td>
-                <RowActions>
-                  <button
-                    type="button"
-                    class="button danger small"
-                    aria-label={`Delete ${a.label}`}
-                    onClick={() => setConfirm({ ids: [a.id], label: `“${a.label}”` })}
-                  >
-                    Delete
-                  </button>
-                </RowActions>
+                {canDelete ? (
+                  <RowActions>
+                    <button
+                      type="button"
+                      class="button danger small"
+                      aria-label={`Delete ${a.label}`}
+                      onClick={() => setConfirm({ ids: [a.id], label: `“${a.label}”` })}
+                    >
+                      Delete
+                    </button>
+                  </RowActions>
+                ) : null}
               </tr>
             ))}
           </Table>

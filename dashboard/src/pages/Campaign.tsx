@@ -9,6 +9,7 @@ import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { SurveyQuestion } from "../components/SurveyResults";
 import { when } from "../format";
 import { useAction, useLoad } from "../load";
+import { useAllows } from "../roles";
 import { navigate } from "../router";
 import type { Campaign, CampaignStatus, Product } from "../types";
 import { MetricTable } from "./Experiment";
@@ -58,6 +59,9 @@ function CampaignView(props: { product: Product; id: number }) {
     justCreated = null;
     return { ok: "Created as a draft. Activate it when it is ready." };
   });
+  // Status changes and edits need the member role, deleting the admin role.
+  const canWrite = useAllows("member");
+  const canDelete = useAllows("admin");
   const busy = action.busy !== null;
   const list = `/messages?product=${pid}`;
   const c = changed ?? (loaded.state === "done" ? loaded.data : null);
@@ -96,14 +100,16 @@ function CampaignView(props: { product: Product; id: number }) {
         title={c.name}
         actions={
           <>
-            {statusActions[c.status].map((a) => (
+            {(canWrite ? statusActions[c.status] : []).map((a) => (
               <button key={a.to} type="button" class={`button${a.to === "active" ? "" : " secondary"}`} disabled={busy} onClick={() => void setStatus(a.to, a.label)}>
                 {a.label}
               </button>
             ))}
-            <button type="button" class="button danger" disabled={busy} onClick={() => setDeleting(true)}>
-              Delete
-            </button>
+            {canDelete ? (
+              <button type="button" class="button danger" disabled={busy} onClick={() => setDeleting(true)}>
+                Delete
+              </button>
+            ) : null}
           </>
         }
       />
@@ -145,6 +151,7 @@ function CampaignView(props: { product: Product; id: number }) {
         key={c.id}
         product={pid}
         campaign={c}
+        readOnly={!canWrite}
         onSaved={(out) => {
           setChanged(out);
           setVersion((v) => v + 1);

@@ -9,6 +9,7 @@ import { RowActions, Table } from "../components/Table";
 import { searchWithEnv } from "../dataEnv";
 import { plural, when } from "../format";
 import { useAction, useLoad } from "../load";
+import { useAllows } from "../roles";
 import { during, searchWithRange, type DateRange } from "../range";
 import type { DataEnv, ErrorFrame, ErrorGroup, ErrorGroupDetail, ErrorOccurrence, ErrorStatus, MergedErrorGroup, Product } from "../types";
 import { ErrorStatusPill, RegressedBadge } from "./Errors";
@@ -54,6 +55,8 @@ function GroupView(props: { product: Product; fingerprint: string; range: DateRa
   const [changed, setChanged] = useState<Pick<ErrorGroup, "status" | "resolvedRelease"> | null>(null);
   const [resolving, setResolving] = useState(false);
   const action = useAction<ErrorStatus>();
+  // Resolving, ignoring and reopening need the member role.
+  const canWrite = useAllows("member");
   const busy = action.busy !== null;
   const resolveButton = useRef<HTMLButtonElement>(null);
   const list = `/errors?${searchWithEnv(searchWithRange(new URLSearchParams({ product: String(pid) }), props.range), props.env)}`;
@@ -110,7 +113,7 @@ function GroupView(props: { product: Product; fingerprint: string; range: DateRa
         actions={
           <>
             {changes
-              .filter((c) => c.status !== status.status)
+              .filter((c) => canWrite && c.status !== status.status)
               .map((c) => (
                 <button
                   key={c.status}
@@ -211,6 +214,8 @@ function GroupView(props: { product: Product; fingerprint: string; range: DateRa
 function MergedGroups(props: { merged: MergedErrorGroup[]; product: number; range: DateRange; onUnmerged: (text: string) => void }) {
   const [confirm, setConfirm] = useState<MergedErrorGroup | null>(null);
   const { busy, notice, run } = useAction<string>();
+  // Unmerging needs the member role; without it the list only reads.
+  const canWrite = useAllows("member");
   const unmerge = async () => {
     const m = confirm;
     if (!m) return;
@@ -231,7 +236,7 @@ function MergedGroups(props: { merged: MergedErrorGroup[]; product: number; rang
       <Table
         label="Merged groups"
         class="table merged-groups"
-        actions
+        actions={canWrite}
         head={
           <>
             <th scope="col">Error</th>
@@ -259,17 +264,19 @@ function MergedGroups(props: { merged: MergedErrorGroup[]; product: number; rang
               {m.reason === "sourcemap" ? "By ingest, for a late sourcemap" : `By ${m.mergedBy}`}
               <div class="hint">{when(m.mergedAt)}</div>
             </td>
-            <RowActions>
-              <button
-                type="button"
-                class="button secondary small"
-                disabled={busy !== null}
-                aria-label={`Unmerge ${describeMerged(m)}`}
-                onClick={() => setConfirm(m)}
-              >
-                Unmerge
-              </button>
-            </RowActions>
+            {canWrite ? (
+              <RowActions>
+                <button
+                  type="button"
+                  class="button secondary small"
+                  disabled={busy !== null}
+                  aria-label={`Unmerge ${describeMerged(m)}`}
+                  onClick={() => setConfirm(m)}
+                >
+                  Unmerge
+                </button>
+              </RowActions>
+            ) : null}
           </tr>
         ))}
       </Table>

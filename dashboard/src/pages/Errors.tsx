@@ -9,6 +9,7 @@ import { Table } from "../components/Table";
 import { searchWithEnv } from "../dataEnv";
 import { bytes, capitalise, when } from "../format";
 import { useAction, useLoad, type Load } from "../load";
+import { useAllows } from "../roles";
 import { during, searchWithRange, type DateRange } from "../range";
 import { oneOf, setQuery, useQueryState } from "../router";
 import type { DataEnv, ErrorGroup, ErrorGroupList, ErrorStatus, List, Product, Sourcemap } from "../types";
@@ -168,6 +169,8 @@ function MergeableGroups(props: { groups: ErrorGroup[]; product: number; range: 
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [into, setInto] = useState<string | null>(null);
   const { busy, notice, run } = useAction<"merge">();
+  // Merging needs the member role; without it the table has no selection.
+  const canMerge = useAllows("member");
   useEffect(() => setSelected(new Set()), [props.groups]);
   const chosen = props.groups.filter((g) => selected.has(g.fingerprint));
   const toggle = (fp: string) =>
@@ -191,14 +194,24 @@ function MergeableGroups(props: { groups: ErrorGroup[]; product: number; range: 
   };
   return (
     <>
-      <div class="table-actions">
-        <button type="button" class="button secondary" disabled={chosen.length < 2} onClick={() => setInto(chosen[0].fingerprint)}>
-          Merge… ({chosen.length})
-        </button>
-        <span class="hint">Select two or more groups of one bug to merge them.</span>
-      </div>
+      {canMerge ? (
+        <div class="table-actions">
+          <button type="button" class="button secondary" disabled={chosen.length < 2} onClick={() => setInto(chosen[0].fingerprint)}>
+            Merge… ({chosen.length})
+          </button>
+          <span class="hint">Select two or more groups of one bug to merge them.</span>
+        </div>
+      ) : null}
       <Notice notice={notice} />
-      <GroupsTable groups={props.groups} product={props.product} range={props.range} env={props.env} busy={props.busy} selected={selected} onToggle={toggle} />
+      <GroupsTable
+        groups={props.groups}
+        product={props.product}
+        range={props.range}
+        env={props.env}
+        busy={props.busy}
+        selected={selected}
+        onToggle={canMerge ? toggle : null}
+      />
       {into !== null && chosen.length >= 2 ? (
         <ConfirmDialog
           title={`Merge ${chosen.length} error groups?`}
@@ -234,7 +247,8 @@ function MergeableGroups(props: { groups: ErrorGroup[]; product: number; range: 
  * that takes the width the other columns leave (so that the table fits
  * its box at every width; on a phone the seen columns and users give way);
  * the whole of it is in the cell's text (read by screen readers) and its
- * title (shown on hover).
+ * title (shown on hover). Without onToggle (a role that may not merge)
+ * there are no boxes.
  */
 function GroupsTable(props: {
   groups: ErrorGroup[];
@@ -243,16 +257,19 @@ function GroupsTable(props: {
   env: DataEnv;
   busy: boolean;
   selected: ReadonlySet<string>;
-  onToggle: (fingerprint: string) => void;
+  onToggle: ((fingerprint: string) => void) | null;
 }) {
+  const onToggle = props.onToggle;
   return (
     <div class={`table-scroll${props.busy ? " busy" : ""}`}>
       <table class="table error-groups" aria-label="Error groups">
         <thead>
           <tr>
-            <th scope="col" class="check">
-              <span class="visually-hidden">Select</span>
-            </th>
+            {onToggle ? (
+              <th scope="col" class="check">
+                <span class="visually-hidden">Select</span>
+              </th>
+            ) : null}
             <th scope="col">Type</th>
             <th scope="col">Message</th>
             <th scope="col" class="num">
@@ -275,14 +292,16 @@ function GroupsTable(props: {
         <tbody>
           {props.groups.map((g) => (
             <tr key={g.fingerprint} data-testid="error-row">
-              <td class="check">
-                <input
-                  type="checkbox"
-                  aria-label={`Select ${g.message || g.type || "Error"}`}
-                  checked={props.selected.has(g.fingerprint)}
-                  onChange={() => props.onToggle(g.fingerprint)}
-                />
-              </td>
+              {onToggle ? (
+                <td class="check">
+                  <input
+                    type="checkbox"
+                    aria-label={`Select ${g.message || g.type || "Error"}`}
+                    checked={props.selected.has(g.fingerprint)}
+                    onChange={() => onToggle(g.fingerprint)}
+                  />
+                </td>
+              ) : null}
               <td class="error-type">
                 <code>{g.type || "Error"}</code>
                 {g.regressed ? (
@@ -386,6 +405,7 @@ function Releases(props: {
 }) {
   const [deleting, setDeleting] = useState<{ release: string; count: number } | null>(null);
   const { busy, notice, run } = useAction<"delete">();
+  const canDelete = useAllows("admin");
   const del = async () => {
     if (!deleting) return;
     await run("delete", async () => {
@@ -417,9 +437,11 @@ function Releases(props: {
             <h3>
               Release <code>{g.release}</code>
             </h3>
-            <button type="button" class="button danger small" onClick={() => setDeleting({ release: g.release, count: g.uploads.length })}>
-              Delete<span class="visually-hidden"> release {g.release}</span>
-            </button>
+            {canDelete ? (
+              <button type="button" class="button danger small" onClick={() => setDeleting({ release: g.release, count: g.uploads.length })}>
+                Delete<span class="visually-hidden"> release {g.release}</span>
+              </button>
+            ) : null}
           </div>
           <Table
             label={`Sourcemaps of release ${g.release}`}

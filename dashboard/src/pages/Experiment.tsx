@@ -9,6 +9,7 @@ import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { Table } from "../components/Table";
 import { chance, percent, points, pValue, relative, when } from "../format";
 import { useAction, useLoad } from "../load";
+import { useAllows } from "../roles";
 import type { ArmResult, Experiment, ExperimentResults, Flag, FlagVariant, MetricResult, Product, SampleRatioCheck } from "../types";
 import { ExperimentForm, actionsFor, metricLabel } from "./Experiments";
 import { StatusPill, armsText } from "./Flags";
@@ -41,6 +42,8 @@ function ExperimentView(props: { product: Product; id: number }) {
   const [winner, setWinner] = useState("");
   const [confirming, setConfirming] = useState(false);
   const action = useAction<ExperimentAction | "apply">();
+  // Status changes, edits and applying the winner need the member role.
+  const canWrite = useAllows("member");
   const busy = action.busy !== null;
   const e = changed ?? (loaded.state === "done" ? loaded.data.experiment : null);
   const flag: Flag | null = loaded.state === "done" ? loaded.data.flag : null;
@@ -101,12 +104,12 @@ function ExperimentView(props: { product: Product; id: number }) {
         title={e.name}
         actions={
           <>
-            {actionsFor[e.status].map((a) => (
+            {(canWrite ? actionsFor[e.status] : []).map((a) => (
               <button key={a.action} type="button" class={`button${a.action === "pause" ? " secondary" : ""}`} disabled={busy} onClick={() => void act(a.action, a.label)}>
                 {a.label}
               </button>
             ))}
-            {e.status !== "completed" && !editing ? (
+            {e.status !== "completed" && !editing && canWrite ? (
               <button type="button" class="button secondary" onClick={() => setEditing(true)}>
                 Edit
               </button>
@@ -207,7 +210,7 @@ function ExperimentView(props: { product: Product; id: number }) {
         </section>
       )}
 
-      {e.status === "running" || e.status === "paused" ? (
+      {(e.status === "running" || e.status === "paused") && canWrite ? (
         <section class="card" aria-labelledby="winner-title">
           <h2 id="winner-title">Apply the winner</h2>
           <p class="muted">

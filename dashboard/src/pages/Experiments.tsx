@@ -9,6 +9,7 @@ import { RowActions, Table } from "../components/Table";
 import { when } from "../format";
 import { useAction, useLoad } from "../load";
 import { presetRange } from "../range";
+import { useAllows } from "../roles";
 import type { Experiment, ExperimentStatus, ExperimentWrite, Flag, Product } from "../types";
 import { StatusPill, armsText } from "./Flags";
 
@@ -42,6 +43,8 @@ function ExperimentList(props: { product: Product }) {
   const pid = props.product.id;
   const [creating, setCreating] = useState(false);
   const { busy, notice, setNotice, run } = useAction<number>();
+  // Creating an experiment and changing its status need the member role.
+  const canWrite = useAllows("member");
   const [list, reload] = useLoad(async () => {
     const [experiments, flags] = await Promise.all([api.experiments(pid), api.flags(pid)]);
     return { experiments: experiments.items, flags: flags.items };
@@ -59,7 +62,7 @@ function ExperimentList(props: { product: Product }) {
     <section class="page">
       <div class="section-head tight">
         <h1>Experiments</h1>
-        {!creating ? (
+        {!creating && canWrite ? (
           <button type="button" class="button" onClick={() => setCreating(true)}>
             New experiment
           </button>
@@ -125,7 +128,7 @@ function ExperimentList(props: { product: Product }) {
               </td>
               <td>{when(e.startedAt, "Not started")}</td>
               <RowActions>
-                {actionsFor[e.status].map((a) => (
+                {(canWrite ? actionsFor[e.status] : []).map((a) => (
                   <button
                     key={a.action}
                     type="button"

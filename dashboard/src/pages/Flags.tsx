@@ -164,7 +164,8 @@ function FlagList(props: { product: Product }) {
                       role="switch"
                       aria-label={`Enabled: ${f.key}`}
                       checked={f.enabled}
-                      disabled={busy === f.id}
+                      disabled={busy === f.id || !canWrite}
+                      title={canWrite ? undefined : "Needs the member role"}
                       onChange={() => void toggle(f)}
                     />
                     <span aria-hidden="true">{f.enabled ? "On" : "Off"}</span>
@@ -240,6 +241,9 @@ function FlagView(props: { product: Product; id: number }) {
   const [deleting, setDeleting] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  // Changing the flag needs the member role, deleting it the admin role.
+  const canWrite = useAllows("member");
+  const canDelete = useAllows("admin");
   const list = `/flags?product=${pid}`;
 
   const remove = async () => {
@@ -272,9 +276,11 @@ function FlagView(props: { product: Product; id: number }) {
       <Crumb href={list}>Flags</Crumb>
       <div class="section-head tight">
         <h1>{f.name}</h1>
-        <button type="button" class="button danger" onClick={() => setDeleting(true)}>
-          Delete flag
-        </button>
+        {canDelete ? (
+          <button type="button" class="button danger" onClick={() => setDeleting(true)}>
+            Delete flag
+          </button>
+        ) : null}
       </div>
       <p class="muted">
         Key <code>{f.key}</code> · created {when(f.createdAt)} · changed {when(f.updatedAt)}
@@ -292,6 +298,7 @@ function FlagView(props: { product: Product; id: number }) {
         <FlagForm
           product={pid}
           flag={f}
+          readOnly={!canWrite}
           onSaved={(out) => {
             setSaved(out);
             reloadTrail();
@@ -323,7 +330,7 @@ function FlagView(props: { product: Product; id: number }) {
  * rollout and arms with optional JSON payloads, checked as JSON before
  * anything is sent. The server's refusals show next to their field.
  */
-export function FlagForm(props: { product: number; flag?: Flag; onSaved: (f: Flag) => void; onCancel?: () => void }) {
+export function FlagForm(props: { product: number; flag?: Flag; readOnly?: boolean; onSaved: (f: Flag) => void; onCancel?: () => void }) {
   const f = props.flag;
   const prefix = f ? `flag-${f.id}` : "flag-new";
   const [name, setName] = useState(f?.name ?? "");
@@ -367,99 +374,104 @@ export function FlagForm(props: { product: number; flag?: Flag; onSaved: (f: Fla
 
   return (
     <form class="flag-form stack-form" ref={form} onSubmit={submit} aria-label={f ? `Change ${f.key}` : "New flag"} noValidate>
-      <div class="form-row">
-        <div class="field grow">
-          <label>
-            Name
-            <input id={fieldId(prefix, "name")} name="name" required value={name} onInput={(e) => setName(e.currentTarget.value)} {...invalid(errors, prefix, "name")} />
-          </label>
-          <FieldError errors={errors} prefix={prefix} field="name" />
+      {/* Read-only (a viewer), a disabled fieldset disables every field and button inside at once. */}
+      <fieldset class="contents" disabled={props.readOnly}>
+        <div class="form-row">
+          <div class="field grow">
+            <label>
+              Name
+              <input id={fieldId(prefix, "name")} name="name" required value={name} onInput={(e) => setName(e.currentTarget.value)} {...invalid(errors, prefix, "name")} />
+            </label>
+            <FieldError errors={errors} prefix={prefix} field="name" />
+          </div>
+          <div class="field grow">
+            <label>
+              Key
+              <input
+                id={fieldId(prefix, "key")}
+                name="key"
+                value={key}
+                readOnly={!!f}
+                autocomplete="off"
+                spellcheck={false}
+                placeholder={slug(name) || "made from the name"}
+                aria-describedby={`${fieldId(prefix, "key")}-hint`}
+                onInput={(e) => setKey(e.currentTarget.value)}
+                {...invalid(errors, prefix, "key")}
+              />
+            </label>
+            <p class="hint" id={`${fieldId(prefix, "key")}-hint`}>
+              {f ? "Code asks for the flag by its key, so it never changes." : "What code asks for. Left empty, it is made from the name."}
+            </p>
+            <FieldError errors={errors} prefix={prefix} field="key" />
+          </div>
         </div>
-        <div class="field grow">
+        <div class="field">
           <label>
-            Key
-            <input
-              id={fieldId(prefix, "key")}
-              name="key"
-              value={key}
-              readOnly={!!f}
-              autocomplete="off"
-              spellcheck={false}
-              placeholder={slug(name) || "made from the name"}
-              aria-describedby={`${fieldId(prefix, "key")}-hint`}
-              onInput={(e) => setKey(e.currentTarget.value)}
-              {...invalid(errors, prefix, "key")}
+            Description (optional)
+            <textarea
+              id={fieldId(prefix, "description")}
+              name="description"
+              rows={2}
+              value={description}
+              onInput={(e) => setDescription(e.currentTarget.value)}
+              {...invalid(errors, prefix, "description")}
             />
           </label>
-          <p class="hint" id={`${fieldId(prefix, "key")}-hint`}>
-            {f ? "Code asks for the flag by its key, so it never changes." : "What code asks for. Left empty, it is made from the name."}
+          <FieldError errors={errors} prefix={prefix} field="description" />
+        </div>
+        <div class="form-row">
+          <div class="field">
+            <label class="checkbox">
+              <input id={fieldId(prefix, "enabled")} type="checkbox" name="enabled" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />
+              Enabled
+            </label>
+            <p class="hint">Off, every user gets <code>control</code>.</p>
+            <FieldError errors={errors} prefix={prefix} field="enabled" />
+          </div>
+          <div class="field">
+            <label>
+              Rollout (%)
+              <input
+                id={fieldId(prefix, "rollout")}
+                name="rollout"
+                type="number"
+                min={0}
+                max={100}
+                step={0.01}
+                value={rollout}
+                onInput={(e) => setRollout(e.currentTarget.value)}
+                {...invalid(errors, prefix, "rollout")}
+              />
+            </label>
+            <p class="hint">0 to 100, two decimals at most.</p>
+            <FieldError errors={errors} prefix={prefix} field="rollout" />
+          </div>
+        </div>
+        <ArmsEditor arms={arms} onChange={setArms} errors={errors} prefix={prefix} payloads allowNone />
+        {errors[""] ? (
+          <p class="form-error" role="alert">
+            {errors[""]}
           </p>
-          <FieldError errors={errors} prefix={prefix} field="key" />
-        </div>
-      </div>
-      <div class="field">
-        <label>
-          Description (optional)
-          <textarea
-            id={fieldId(prefix, "description")}
-            name="description"
-            rows={2}
-            value={description}
-            onInput={(e) => setDescription(e.currentTarget.value)}
-            {...invalid(errors, prefix, "description")}
-          />
-        </label>
-        <FieldError errors={errors} prefix={prefix} field="description" />
-      </div>
-      <div class="form-row">
-        <div class="field">
-          <label class="checkbox">
-            <input id={fieldId(prefix, "enabled")} type="checkbox" name="enabled" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />
-            Enabled
-          </label>
-          <p class="hint">Off, every user gets <code>control</code>.</p>
-          <FieldError errors={errors} prefix={prefix} field="enabled" />
-        </div>
-        <div class="field">
-          <label>
-            Rollout (%)
-            <input
-              id={fieldId(prefix, "rollout")}
-              name="rollout"
-              type="number"
-              min={0}
-              max={100}
-              step={0.01}
-              value={rollout}
-              onInput={(e) => setRollout(e.currentTarget.value)}
-              {...invalid(errors, prefix, "rollout")}
-            />
-          </label>
-          <p class="hint">0 to 100, two decimals at most.</p>
-          <FieldError errors={errors} prefix={prefix} field="rollout" />
-        </div>
-      </div>
-      <ArmsEditor arms={arms} onChange={setArms} errors={errors} prefix={prefix} payloads allowNone />
-      {errors[""] ? (
-        <p class="form-error" role="alert">
-          {errors[""]}
-        </p>
-      ) : null}
-      <div class="dialog-actions">
-        {saved && f ? (
-          <span class="ok" role="status">
-            Saved.
-          </span>
         ) : null}
-        {props.onCancel ? (
-          <button type="button" class="button secondary" onClick={props.onCancel}>
-            Cancel
-          </button>
-        ) : null}
-        <button type="submit" class="button" disabled={busy}>
-          {f ? "Save changes" : "Create flag"}
-        </button>
-      </div>
+        <div class="dialog-actions">
+          {saved && f ? (
+            <span class="ok" role="status">
+              Saved.
+            </span>
+          ) : null}
+          {props.onCancel ? (
+            <button type="button" class="button secondary" onClick={props.onCancel}>
+              Cancel
+            </button>
+          ) : null}
+          {props.readOnly ? null : (
+            <button type="submit" class="button" disabled={busy}>
+              {f ? "Save changes" : "Create flag"}
+            </button>
+          )}
+        </div>
+      </fieldset>
     </form>
   );
 }

@@ -7,6 +7,7 @@ import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { RowActions, Table } from "../components/Table";
 import { capitalise, percent } from "../format";
 import { useAction, useLoad } from "../load";
+import { useAllows } from "../roles";
 import type { Campaign, CampaignStatus, MessageSettings, Product } from "../types";
 
 /** CampaignStatusPill is a campaign's status as a coloured word. */
@@ -38,6 +39,8 @@ export function Messages(props: { product: Product | null }) {
 function CampaignList(props: { product: Product }) {
   const pid = props.product.id;
   const { busy, notice, run } = useAction<number | "settings">();
+  // Campaigns, their status and the auto-render setting change with the member role.
+  const canWrite = useAllows("member");
   const [list, reload] = useLoad(() => api.campaigns(pid), [pid]);
   const [loadedSettings, reloadSettings] = useLoad(() => api.messageSettings(pid), [pid]);
   // The setting as the last change left it, over the one loaded.
@@ -61,9 +64,11 @@ function CampaignList(props: { product: Product }) {
     <section class="page">
       <div class="section-head tight">
         <h1>Messages</h1>
-        <Link class="button" href={`/messages/new?product=${pid}`}>
-          New campaign
-        </Link>
+        {canWrite ? (
+          <Link class="button" href={`/messages/new?product=${pid}`}>
+            New campaign
+          </Link>
+        ) : null}
       </div>
       <p class="muted">
         Tooltips, modals, banners and survey questions that the browser SDK shows in your pages when an event happens, to the users you pick.
@@ -79,7 +84,8 @@ function CampaignList(props: { product: Product }) {
                 type="checkbox"
                 role="switch"
                 checked={autoRender?.autoRender ?? false}
-                disabled={!autoRender || busy === "settings"}
+                disabled={!autoRender || busy === "settings" || !canWrite}
+                title={canWrite ? undefined : "Needs the member role"}
                 onChange={(e) => void toggle(e.currentTarget.checked)}
               />
               Auto-render messages
@@ -105,11 +111,13 @@ function CampaignList(props: { product: Product }) {
         <div class="empty-state" data-testid="no-campaigns">
           <h2>No campaigns yet</h2>
           <p class="muted">A campaign welcomes new users with a modal, points at a feature with a tooltip, or asks a question.</p>
-          <p class="empty-actions">
-            <Link class="button" href={`/messages/new?product=${pid}`}>
-              Create a campaign
-            </Link>
-          </p>
+          {canWrite ? (
+            <p class="empty-actions">
+              <Link class="button" href={`/messages/new?product=${pid}`}>
+                Create a campaign
+              </Link>
+            </p>
+          ) : null}
         </div>
       ) : null}
       {shown && shown.length > 0 ? (
@@ -160,7 +168,7 @@ function CampaignList(props: { product: Product }) {
                 <td class="num">{share(s.completed, s.shown)}</td>
                 <td class="num">{c.variants.length > 1 ? `${c.variants.length} (A/B)` : "1"}</td>
                 <RowActions>
-                  {statusActions[c.status].map((a) => (
+                  {(canWrite ? statusActions[c.status] : []).map((a) => (
                     <button
                       key={a.to}
                       type="button"
@@ -173,7 +181,8 @@ function CampaignList(props: { product: Product }) {
                     </button>
                   ))}
                   <Link class="button secondary small" href={`/messages/${c.id}?product=${pid}`}>
-                    Edit<span class="visually-hidden"> {c.name}</span>
+                    {canWrite ? "Edit" : "Open"}
+                    <span class="visually-hidden"> {c.name}</span>
                   </Link>
                 </RowActions>
               </tr>

@@ -17,6 +17,7 @@ import { LiveVisitors } from "../components/LiveVisitors";
 import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
 import { eventFilters, FiltersContext, useFilterScope, useOverviewFilters, visitOnly, withFilter, type FilterScope, type OverviewFilter } from "../overviewFilters";
 import type { DateRange } from "../range";
+import { useAllows } from "../roles";
 import { oneOf, useQueryState } from "../router";
 import type { DataEnv, Interval, Product } from "../types";
 
@@ -87,6 +88,9 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv;
   const prev = usePeriod(pid, previous, interval, env, filters);
   const [annotations, addAnnotation] = useChartAnnotations(pid, from, to, null);
   const [picked, setPicked] = useState<number | null>(null);
+  // Annotating needs the member role, and a shared link's view never annotates.
+  const mayAnnotate = useAllows("member");
+  const annotate = !props.readOnly && mayAnnotate;
 
   const series = cur.series;
   const noEvents = names !== null && names.events.length === 0;
@@ -138,11 +142,11 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv;
               buckets={buckets}
               lines={lines}
               annotations={annotations}
-              onPick={props.readOnly ? undefined : (b) => setPicked(bucketTime(b))}
+              onPick={annotate ? (b) => setPicked(bucketTime(b)) : undefined}
               label={compare === "previous" ? `Visitors and page views over time, with ${period} dashed` : "Visitors and page views over time"}
             />
             <p class="hint">
-              {props.readOnly ? "" : "Click a point on the chart to add an annotation there."}
+              {annotate ? "Click a point on the chart to add an annotation there." : ""}
               {compare === "previous" ? ` Dashed lines: ${period} (${previous.from} – ${previous.to}), bucket by bucket.` : ""}
             </p>
           </>

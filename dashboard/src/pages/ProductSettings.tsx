@@ -7,6 +7,7 @@ import { SharedLinks } from "../components/SharedLinks";
 import { GoalSettings } from "../components/GoalSettings";
 import { RowActions, Table } from "../components/Table";
 import { capitalise, when } from "../format";
+import { useAllows } from "../roles";
 import type { ApiKey, CredentialStatus, KeyEnv, Product, QueryToken } from "../types";
 
 /** A credential in either list: an API key or a query token. */
@@ -188,6 +189,8 @@ export function zoneChoices(current: string): string[] {
  * of every chart follow it (docs/queries.md, "Time zones").
  */
 function TimeZoneForm(props: { product: Product; onSaved: (p: Product) => void }) {
+  // Renaming and the time zone need the member role: disabled, not hidden, as the current value is worth seeing.
+  const canWrite = useAllows("member");
   const current = props.product.timeZone ?? "UTC";
   const [zone, setZone] = useState(current);
   useEffect(() => setZone(current), [props.product.id, current]);
@@ -197,7 +200,7 @@ function TimeZoneForm(props: { product: Product; onSaved: (p: Product) => void }
     <form class="inline-form" onSubmit={save} aria-label="Time zone">
       <label>
         Time zone
-        <select name="timeZone" value={zone} onChange={(e) => setZone((e.currentTarget as HTMLSelectElement).value)}>
+        <select name="timeZone" disabled={!canWrite} value={zone} onChange={(e) => setZone((e.currentTarget as HTMLSelectElement).value)}>
           {choices.map((z) => (
             <option key={z} value={z}>
               {z}
@@ -205,7 +208,7 @@ function TimeZoneForm(props: { product: Product; onSaved: (p: Product) => void }
           ))}
         </select>
       </label>
-      <button type="submit" class="button secondary" disabled={state.busy || zone === current}>
+      <button type="submit" class="button secondary" disabled={state.busy || zone === current || !canWrite} title={canWrite ? undefined : "Needs the member role"}>
         Save time zone
       </button>
       <SaveStatus state={state} />
@@ -247,6 +250,8 @@ function SaveStatus(props: { state: SaveState }) {
 }
 
 function RenameForm(props: { product: Product; onRenamed: (p: Product) => void }) {
+  // Renaming and the time zone need the member role: disabled, not hidden, as the current value is worth seeing.
+  const canWrite = useAllows("member");
   const [name, setName] = useState(props.product.name);
   useEffect(() => setName(props.product.name), [props.product.id, props.product.name]);
   const { state, save } = useProductSave(() => api.renameProduct(props.product.id, name), props.onRenamed);
@@ -254,9 +259,14 @@ function RenameForm(props: { product: Product; onRenamed: (p: Product) => void }
     <form class="inline-form" onSubmit={save} aria-label="Rename product">
       <label>
         Name
-        <input name="name" required maxLength={100} value={name} onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} />
+        <input name="name" required maxLength={100} disabled={!canWrite} value={name} onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} />
       </label>
-      <button type="submit" class="button secondary" disabled={state.busy || name.trim() === props.product.name}>
+      <button
+        type="submit"
+        class="button secondary"
+        disabled={state.busy || name.trim() === props.product.name || !canWrite}
+        title={canWrite ? undefined : "Needs the member role"}
+      >
         Rename
       </button>
       <SaveStatus state={state} />

@@ -8,6 +8,7 @@ import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { when } from "../format";
 import { useAction, useLoad } from "../load";
+import { useAllows } from "../roles";
 import { navigate } from "../router";
 import { LEAD_MS, MergedSession, SPEEDS, clock, momentOffset, type RREvent, type WindowEvent } from "../replay";
 import type { Product, ReplayChunk, ReplayDetail } from "../types";
@@ -185,6 +186,7 @@ function Player(props: { product: Product; sessionId: string; at?: number }) {
   const [failed, setFailed] = useState("");
   const [confirm, setConfirm] = useState(false);
   const { busy, notice, run } = useAction<"delete">();
+  const canDelete = useAllows("admin");
   const stage = useRef<HTMLDivElement>(null);
   const machine = useRef<Machine>({ merged: new MergedSession(), replayer: null, done: false, waiting: false, teardown: () => {}, status: "loading" });
   const [status, showStatus] = useState<Status>("loading");
@@ -421,11 +423,11 @@ function Player(props: { product: Product; sessionId: string; at?: number }) {
           </>
         }
         actions={
-          <>
+          canDelete ? (
             <button type="button" class="button danger" onClick={() => setConfirm(true)}>
               Delete…
             </button>
-          </>
+          ) : null
         }
       />
       <Notice notice={notice} />

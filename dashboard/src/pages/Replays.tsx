@@ -5,6 +5,7 @@ import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Notice, Skeleton } from "../components/States";
 import { when } from "../format";
 import { useAction, useLoad } from "../load";
+import { useAllows } from "../roles";
 import type { DateRange } from "../range";
 import { useQueryState } from "../router";
 import type { Product, ReplaySession } from "../types";
@@ -55,6 +56,7 @@ function ReplayList(props: { product: Product; range: DateRange }) {
   useEffect(() => setTyped(user), [user]);
   const [confirm, setConfirm] = useState(false);
   const { busy, notice, run } = useAction<"delete">();
+  const canDelete = useAllows("admin");
   const [loaded, reload] = useLoad(() => api.replays(pid, { distinctId: user, from: props.range.from, to: props.range.to }), [
     pid,
     user,
@@ -87,7 +89,7 @@ function ReplayList(props: { product: Product; range: DateRange }) {
         <button type="submit" class="button secondary">
           Show
         </button>
-        {user && (
+        {user && canDelete && (
           <button type="button" class="button danger" onClick={() => setConfirm(true)}>
             Delete all of {user}'s replays…
           </button>

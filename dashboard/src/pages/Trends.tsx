@@ -8,6 +8,7 @@ import { EventInput, EventList, useEventNamesResult } from "../components/EventI
 import { SaveQueryForm, SavedList, useSavedQueries } from "../components/SavedList";
 import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
 import { useLoad } from "../load";
+import { useAllows } from "../roles";
 import { describe as describeRange, type DateRange } from "../range";
 import { oneOf, positiveInt, setQuery, useLocation, useQueryState, type QueryPatch } from "../router";
 import type { DataEnv, FilterRequest, Interval, Operator, Product, SavedQuery, TrendMath, TrendRequest, TrendResult } from "../types";
@@ -220,6 +221,8 @@ function TrendBuilder(props: { product: Product; range: DateRange; env: DataEnv 
   const buckets = shown?.series[0]?.data.map((p) => p.date) ?? [];
   const [annotations, addAnnotation] = useChartAnnotations(pid, days.from, days.to, savedQuery ? savedQuery.id : null);
   const [picked, setPicked] = useState<number | null>(null);
+  // Annotating needs the member role.
+  const canAnnotate = useAllows("member");
 
   const run = (e?: Event) => {
     e?.preventDefault();
@@ -398,15 +401,17 @@ function TrendBuilder(props: { product: Product; range: DateRange; env: DataEnv 
                   buckets={buckets}
                   lines={shown.series.map((l) => ({ label: l.label, data: l.data.map((p) => p.value) }))}
                   annotations={annotations}
-                  onPick={(b) => setPicked(bucketTime(b))}
+                  onPick={canAnnotate ? (b) => setPicked(bucketTime(b)) : undefined}
                   label={`Trend chart of ${shown.series.map((l) => l.label).join(", ")}`}
                 />
-                <div class="chart-foot">
-                  <p class="hint">Click a point on the chart to add an annotation there.</p>
-                  <button type="button" class="button secondary small" onClick={() => setPicked(Date.now())}>
-                    Add annotation
-                  </button>
-                </div>
+                {canAnnotate ? (
+                  <div class="chart-foot">
+                    <p class="hint">Click a point on the chart to add an annotation there.</p>
+                    <button type="button" class="button secondary small" onClick={() => setPicked(Date.now())}>
+                      Add annotation
+                    </button>
+                  </div>
+                ) : null}
               </>
             ) : null}
           </section>

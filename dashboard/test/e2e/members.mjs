@@ -6,17 +6,23 @@
 // anyway is refused by the server with 403 role_forbidden; the Annotations
 // and Flags pages and the shared links hide their writes from a viewer. The owner then
 // sees the viewer among the members, and revokes a second invite. The
-// viewer changes their password with the form. Screenshots at 1280 and 390
-// px: members(-phone).png, invite-accept(-phone).png, members-viewer.png.
+// viewer changes their password with the form. With an experiment, a
+// campaign, an error, a replay, a saved trend, a goal and a shared link made
+// by the owner, a viewer finds no write control on Experiments, Messages,
+// Errors, Replays, Trends' saved list or the goals settings, a member (invited and joined
+// too) finds the writes but no delete, and the owner finds the deletes.
+// Screenshots at 1280 and 390 px: members(-phone).png,
+// invite-accept(-phone).png, members-viewer.png,
+// roles-viewer-campaign(-phone).png.
 // E2E_ONLY=members runs it alone.
 import { setUpOwner } from "./owner.mjs";
 import { watchedPage } from "./page.mjs";
 
 /** memberPages runs the checks on a fresh server of its own. */
 export async function memberPages(browser, h) {
-  const strata = await h.startStrata({ NEXT_PUBLIC_FEATURE_ERROR_TRACKING: "" });
+  const strata = await h.startStrata({ NEXT_PUBLIC_FEATURE_ERROR_TRACKING: "true" });
   const { page, shot, atPhoneWidth, noPageErrors } = await watchedPage(browser, h, { width: 1280, height: 800 });
-  const { productId } = await setUpOwner(page, strata, h.owner);
+  const { productId, key } = await setUpOwner(page, strata, h.owner);
 
   const invite = async (email, role) => {
     const form = page.getByRole("form", { name: "Invite someone" });
@@ -38,6 +44,7 @@ export async function memberPages(browser, h) {
     await page.getByTestId("invite-row").filter({ hasText: "viewer@example.com" }).waitFor();
     if ((await page.getByTestId("invite-url").count()) !== 0) throw new Error("the link is still shown");
   });
+  const memberLink = await invite("member@example.com", "member");
   await invite("later@example.com", "member");
   await shot("members");
   await atPhoneWidth("the Members page", "members-phone");
@@ -99,6 +106,8 @@ export async function memberPages(browser, h) {
     }, productId);
     if (r.status !== 403 || r.body.error.code !== "role_forbidden") throw new Error(`answered ${r.status} ${JSON.stringify(r.body)}`);
   });
+  await roleChecks(h, strata, productId, key, page, invitee, await join(browser, h, memberLink, "the member's password"));
+
   await h.check("the viewer changes their password with the form", async () => {
     await v.goto(`${strata.url}/settings/members?product=${productId}`);
     const form = v.getByRole("form", { name: "Change your password" });
@@ -109,7 +118,7 @@ export async function memberPages(browser, h) {
   });
 
   await h.check("the admin sees the viewer among the members and revokes the other invite", async () => {
-    await page.reload();
+    await page.goto(`${strata.url}/settings/members?product=${productId}`);
     await page.getByTestId("member-row").filter({ hasText: "viewer@example.com" }).waitFor();
     const row = page.getByTestId("invite-row").filter({ hasText: "later@example.com" });
     await row.getByRole("button", { name: "Revoke" }).click();
@@ -120,4 +129,118 @@ export async function memberPages(browser, h) {
     noPageErrors();
     invitee.noPageErrors();
   });
+}
+
+/** join accepts an invite link in a browser of its own and returns its page. */
+async function join(browser, h, link, password) {
+  const joined = await watchedPage(browser, h, { width: 1280, height: 800 });
+  await joined.page.goto(link);
+  await joined.page.getByLabel("Password", { exact: true }).fill(password);
+  await joined.page.getByLabel("Repeat the password").fill(password);
+  await joined.page.getByRole("button", { name: "Join" }).click();
+  await joined.page.getByRole("heading", { name: "Overview" }).waitFor();
+  return joined;
+}
+
+/**
+ * roleChecks makes, as the owner, one of each thing the remaining pages
+ * change (a running experiment, a draft campaign, an error, a replay, a
+ * saved trend, a goal), then visits each page as the viewer (no write
+ * control), the member (the writes, no delete) and the owner (the
+ * deletes, which shows the checks look for controls that are there).
+ */
+async function roleChecks(h, strata, productId, key, owner, viewer, member) {
+  const call = (method, path, body) =>
+    owner.evaluate(
+      async ([method, path, body]) => {
+        const res = await fetch(path, { method, headers: { "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+        return { status: res.status, body: await res.text() };
+      },
+      [method, path, body],
+    );
+  const made = async (method, path, body) => {
+    const r = await call(method, path, body);
+    if (r.status !== 200 && r.status !== 201) throw new Error(`${method} ${path}: ${r.status} ${r.body}`);
+    return JSON.parse(r.body);
+  };
+  const send = async (batch) => {
+    const res = await fetch(`${strata.url}/e`, { method: "POST", headers: { "Content-Type": "application/json", "X-API-Key": key }, body: JSON.stringify({ batch }) });
+    if (res.status !== 202) throw new Error(`ingest: ${res.status} ${await res.text()}`);
+  };
+  const q = `product=${productId}`;
+  const session = "roles-e2e-session";
+  const user = "roles-user-e2e";
+  let experiment, campaign, fingerprint;
+  await h.check("the owner makes an experiment, a campaign, an error, a replay, a saved trend and a goal", async () => {
+    experiment = await made("POST", `/api/v1/experiments?${q}`, { name: "Checkout copy", primaryEvent: "signup" });
+    await made("POST", `/api/v1/experiments/${experiment.id}/start?${q}`);
+    campaign = await made("POST", `/api/v1/campaigns?${q}`, {
+      name: "Welcome tour", trigger: { event: "$pageview" }, pathRegex: "", status: "draft",
+      audience: { identified: false, percentage: 100, conditions: [] }, cap: { kind: "once" },
+      variants: [{ key: "control", weight: 100, steps: [{ kind: "modal", title: "Welcome", body: "Hello", bodyFormat: "text", selector: "", placement: "", cta: null }] }],
+    });
+    await made("POST", `/api/v1/queries?${q}`, { kind: "trend", name: "Views", definition: { series: [{ event: "$pageview" }] } });
+    await made("POST", `/api/v1/products/${productId}/goals`, { kind: "event", event: "signup" });
+    await made("POST", `/api/v1/products/${productId}/shared-links`, { name: "Board" });
+    const t0 = Date.now() - 5 * 60_000;
+    await send([{ event_name: "$exception", distinct_id: user, url: "https://shop.example.com/", properties: { $exception_type: "TypeError", $exception_message: "roles-marker", $exception_source: "onerror" } }]);
+    const events = [
+      { type: 4, timestamp: t0, data: { href: "https://shop.example/", width: 1280, height: 720 } },
+      {
+        type: 2, timestamp: t0 + 5,
+        data: { node: { type: 0, id: 1, childNodes: [{ type: 2, id: 2, tagName: "html", attributes: {}, childNodes: [{ type: 2, id: 3, tagName: "body", attributes: {}, childNodes: [] }] }] }, initialOffset: { left: 0, top: 0 } },
+      },
+    ];
+    await send([{ event_name: "$snapshot", distinct_id: user, properties: { $session_id: session, $window_id: "w1", $chunk_index: 0, $snapshot_encoding: "json", $snapshot_data: Buffer.from(JSON.stringify(events)).toString("base64") } }]);
+    for (const until = Date.now() + 10_000; ; ) {
+      const groups = JSON.parse((await call("GET", `/api/v1/errors?${q}`)).body).groups ?? [];
+      fingerprint = groups.find((g) => g.message === "roles-marker")?.fingerprint;
+      if (fingerprint) break;
+      if (Date.now() > until) throw new Error("the error group did not appear");
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  });
+
+  // Each page, what every role must not find, and what the roles above must.
+  const pages = [
+    { path: `/experiments?${q}`, ready: (p) => p.getByTestId("experiment-row").first(), member: [["button", "New experiment"], ["button", "Pause Checkout copy"]] },
+    { path: `/experiments/${experiment.id}?${q}`, ready: (p) => p.getByRole("heading", { name: "Results" }), member: [["button", "Pause"], ["button", "Edit"], ["button", "Apply winner"]] },
+    { path: `/messages?${q}`, ready: (p) => p.getByTestId("campaign-row").first(), member: [["link", "New campaign"], ["button", "Activate Welcome tour"]] },
+    { path: `/messages/${campaign.id}?${q}`, ready: (p) => p.getByRole("heading", { name: "Welcome tour" }), member: [["button", "Activate"], ["button", "Save changes"]], admin: [["button", "Delete"]] },
+    { path: `/errors?${q}`, ready: (p) => p.getByTestId("error-row").first(), member: [["button", /^Merge…/], ["checkbox", "Select roles-marker"]] },
+    { path: `/errors/${fingerprint}?${q}`, ready: (p) => p.getByTestId("error-message"), member: [["button", "Resolve…"], ["button", "Ignore"]] },
+    { path: `/replays?${q}&distinct_id=${user}`, ready: (p) => p.getByTestId("replays").getByRole("link", { name: user }).first(), admin: [["button", `Delete all of ${user}'s replays…`]] },
+    { path: `/replays/${session}?${q}`, ready: (p) => p.getByRole("heading", { name: user, exact: true }), admin: [["button", "Delete…"]] },
+    { path: `/trends?${q}`, ready: (p) => p.getByRole("button", { name: "Run Views" }), member: [["form", "Save trend"]], admin: [["button", "Delete Views"]] },
+    { path: `/settings/products/${productId}?${q}`, ready: (p) => p.getByTestId("goal-settings-row").first(), member: [["form", "Add a goal"]], admin: [["button", "Delete", "goal-settings"], ["button", "Revoke"]] },
+  ];
+  const count = (p, [role, name, within]) => (within ? p.getByTestId(within) : p).getByRole(role, { name, exact: typeof name === "string" }).count();
+  const visit = async (p, role, expectPresent, expectAbsent) => {
+    for (const pg of pages) {
+      await p.goto(strata.url + pg.path);
+      await pg.ready(p).waitFor();
+      for (const c of expectPresent(pg)) if ((await count(p, c)) === 0) throw new Error(`${pg.path}: ${role} does not find ${c[0]} ${c[1]}`);
+      for (const c of expectAbsent(pg)) if ((await count(p, c)) !== 0) throw new Error(`${pg.path}: ${role} finds ${c[0]} ${c[1]}`);
+    }
+  };
+  await h.check("a viewer finds no write control on Experiments, Messages, Errors, Replays, a saved trend or the goals", () =>
+    visit(viewer.page, "the viewer", () => [], (pg) => [...(pg.member ?? []), ...(pg.admin ?? [])]),
+  );
+  await h.check("a viewer sees the campaign's settings, disabled, and auto-render switched off for them", async () => {
+    const v = viewer.page;
+    await v.goto(`${strata.url}/messages/${campaign.id}?${q}`);
+    const name = v.getByRole("form", { name: "Change Welcome tour" }).getByLabel("Name");
+    if ((await name.inputValue()) !== "Welcome tour" || !(await name.isDisabled())) throw new Error("the campaign's name is not shown disabled");
+    await viewer.shot("roles-viewer-campaign");
+    await viewer.atPhoneWidth("a campaign, as a viewer,", "roles-viewer-campaign-phone");
+    await v.goto(`${strata.url}/messages?${q}`);
+    const toggle = v.getByTestId("auto-render").getByRole("switch");
+    await toggle.waitFor();
+    if (!(await toggle.isDisabled()) || (await toggle.getAttribute("title")) !== "Needs the member role") throw new Error("auto-render is not disabled for a viewer");
+  });
+  await h.check("a member finds the writes but no delete", () =>
+    visit(member.page, "the member", (pg) => pg.member ?? [], (pg) => pg.admin ?? []),
+  );
+  await h.check("the owner finds the deletes", () => visit(owner, "the owner", (pg) => [...(pg.member ?? []), ...(pg.admin ?? [])], () => []));
+  await h.check("no page errors on the pages the roles visited", () => member.noPageErrors());
 }
