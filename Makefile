@@ -171,7 +171,7 @@ $(WP_ZIP): $(WP)/strata-analytics.php $(WP)/uninstall.php $(WP)/readme.txt $(wil
 ## AI-bot and browser visits counted by the real server
 test-wordpress: wordpress-deps build openapi-proxy $(SDK)/node_modules/.package-lock.json $(WP_ZIP)
 	$(WP)/test/unit.sh
-	STRATA_REQUIRE_PHP=1 $(GO) test -count=1 ./$(WP)/...
+	STRATA_REQUIRE_PHP=1 PLUGIN_ZIP=$(CURDIR)/$(WP_ZIP) $(GO) test -count=1 ./$(WP)/...
 	STRATA_BIN=$(CURDIR)/$(BIN) OPENAPI_PROXY=$(CURDIR)/$(PROXY) PLUGIN_ZIP=$(CURDIR)/$(WP_ZIP) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) node $(WP)/test/e2e/run.mjs
 
 ## fuzz: run the envelope, URL-path and whitespace fuzzers briefly on top of their seed corpora
