@@ -166,12 +166,13 @@ $(WP_ZIP): $(WP)/strata-analytics.php $(WP)/uninstall.php $(WP)/readme.txt $(wil
 	rm -rf dist/strata-analytics
 
 ## test-wordpress: the WordPress plugin's lint and PHPUnit tests, its
-## classifier against the server's on generated user agents, then its
+## classifier against the server's on generated user agents, its zip against
+## WordPress's plugin checks (php -l, headers, readme.txt), then its
 ## end-to-end test: its zip installed in a throwaway WordPress on MariaDB,
 ## AI-bot and browser visits counted by the real server
 test-wordpress: wordpress-deps build openapi-proxy $(SDK)/node_modules/.package-lock.json $(WP_ZIP)
 	$(WP)/test/unit.sh
-	STRATA_REQUIRE_PHP=1 $(GO) test -count=1 ./$(WP)/...
+	STRATA_REQUIRE_PHP=1 PLUGIN_ZIP=$(CURDIR)/$(WP_ZIP) $(GO) test -count=1 ./$(WP)/...
 	STRATA_BIN=$(CURDIR)/$(BIN) OPENAPI_PROXY=$(CURDIR)/$(PROXY) PLUGIN_ZIP=$(CURDIR)/$(WP_ZIP) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) node $(WP)/test/e2e/run.mjs
 
 ## fuzz: run the envelope, URL-path and whitespace fuzzers briefly on top of their seed corpora

@@ -191,11 +191,20 @@ func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 }
 
 // TestCLIVersion checks that `strata version`, `strata --version`, the
-// "listening" log line and GET /api/v1/version name the same build.
+// "listening" log line and GET /api/v1/version name the same build, and
+// that its version is the repository's VERSION file, the one the npm
+// packages and the WordPress plugin are released under.
 func TestCLIVersion(t *testing.T) {
 	line, errOut, code := run(t, "version")
 	if code != 0 || errOut != "" || !strings.HasPrefix(line, "strata ") || strings.Count(line, "\n") != 1 {
 		t.Fatalf("strata version: exit %d, stdout %q, stderr %q; want one line", code, line, errOut)
+	}
+	release, err := os.ReadFile("../VERSION")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "strata " + strings.TrimSpace(string(release)) + " "; !strings.HasPrefix(line, want) {
+		t.Errorf("strata version %q does not start with %q, the VERSION file's", line, want)
 	}
 	if !strings.HasSuffix(line, " "+runtime.Version()+"\n") {
 		t.Errorf("strata version %q does not end with the Go version %s", line, runtime.Version())
@@ -227,7 +236,7 @@ func TestCLIVersion(t *testing.T) {
 	if err := json.Unmarshal(r.Body, &v); err != nil || r.Status != 200 {
 		t.Fatalf("GET /api/v1/version without a credential: %d %s", r.Status, r.Body)
 	}
-	if v.Version == "" || v.Commit == nil || v.CommitTime == nil || v.Modified == nil || v.Go != runtime.Version() ||
+	if v.Version != strings.TrimSpace(string(release)) || v.Commit == nil || v.CommitTime == nil || v.Modified == nil || v.Go != runtime.Version() ||
 		!strings.HasPrefix(build, v.Version+" ") {
 		t.Errorf("GET /api/v1/version: %s; the CLI says %q", r.Body, build)
 	}

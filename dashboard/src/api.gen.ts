@@ -217,10 +217,10 @@ export interface components {
          */
         BuildInfo: {
             /**
-             * @description The module version: a tag such as `v1.2.0`, a pseudo-version made from the commit
-             *     (`v0.0.0-20261125003251-bb4fc1d5f20c`, with `+dirty` when modified), or `(devel)`
-             *     when the build had no version-control information.
-             * @example v1.2.0
+             * @description The release version, from the repository's `VERSION` file, such as `0.3.1`: the
+             *     version the npm packages and the WordPress plugin of the same release carry. Builds
+             *     between two releases say the last one; `commit` and `modified` tell them apart.
+             * @example 0.3.1
              */
             version: string;
             /**

@@ -1,7 +1,9 @@
-// Package buildinfo says which build of strata is running, from what the Go
-// toolchain recorded in the binary (runtime/debug.ReadBuildInfo): the main
-// module's version, the Git commit it was built from, that commit's time,
-// whether the work tree had uncommitted changes, and the Go version. It is
+// Package buildinfo says which build of strata is running: the release
+// version (the repository's VERSION file, embedded by package strata), and
+// from what the Go toolchain recorded in the binary
+// (runtime/debug.ReadBuildInfo) the Git commit it was built from, that
+// commit's time, whether the work tree had uncommitted changes, and the Go
+// version. It is
 // what `strata version` prints, what the "listening" log line carries and
 // what GET /api/v1/version answers.
 package buildinfo
@@ -9,6 +11,7 @@ package buildinfo
 import (
 	"runtime"
 	"runtime/debug"
+	"strata"
 	"strings"
 	"sync"
 )
@@ -18,9 +21,10 @@ import (
 // a Git checkout, in a Git worktree (the go command does not read one), or
 // with -buildvcs=false.
 type Info struct {
-	// Version is the main module's version: a tag such as v1.2.0, a
-	// pseudo-version made from the commit (v0.0.0-20261125003251-bb4fc1d5f20c,
-	// "+dirty" when modified), or "(devel)" when the go command had none.
+	// Version is the release version from the VERSION file, such as 0.3.1,
+	// the version the npm packages and the WordPress plugin are released
+	// under. A build between releases says the last one; Commit and Modified
+	// tell such builds apart.
 	Version string `json:"version"`
 	// Commit is the full Git revision, "" when unknown.
 	Commit string `json:"commit"`
@@ -39,14 +43,20 @@ func Read() Info { return read() }
 var read = sync.OnceValue(func() Info {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return Info{Version: "(devel)", Go: runtime.Version()}
+		return Info{Version: strata.Version(), Go: runtime.Version()}
 	}
-	return fromBuildInfo(bi)
+	return fromBuildInfo(bi, strata.Version())
 })
 
-// fromBuildInfo picks the fields of Info out of the go command's record.
-func fromBuildInfo(bi *debug.BuildInfo) Info {
-	i := Info{Version: bi.Main.Version, Go: bi.GoVersion}
+// fromBuildInfo picks the fields of Info out of the go command's record,
+// with release as the version. The module version the go command records
+// is "(devel)" for every build from a checkout, so it names nothing; it is
+// the fallback only should release be empty.
+func fromBuildInfo(bi *debug.BuildInfo, release string) Info {
+	i := Info{Version: release, Go: bi.GoVersion}
+	if i.Version == "" {
+		i.Version = bi.Main.Version
+	}
 	if i.Version == "" {
 		i.Version = "(devel)"
 	}
@@ -65,8 +75,8 @@ func fromBuildInfo(bi *debug.BuildInfo) Info {
 
 // String is the build on one line: the version, then what is known of the
 // commit (its first 12 characters, its time, "modified"), then the Go
-// version, as in "v1.2.0 (commit bb4fc1d5f20c, 2026-11-25T00:32:51Z,
-// modified) go1.26.8", or "(devel) go1.26.8" without version-control
+// version, as in "0.3.1 (commit bb4fc1d5f20c, 2026-11-25T00:32:51Z,
+// modified) go1.26.8", or "0.3.1 go1.26.8" without version-control
 // information.
 func (i Info) String() string {
 	var b strings.Builder

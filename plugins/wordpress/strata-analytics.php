@@ -2,7 +2,7 @@
 /**
  * Plugin Name:       Strata Analytics
  * Description:       Product analytics with your own Strata server: the browser SDK on every page, and page fetches by AI bots (GPTBot, ClaudeBot, PerplexityBot…), which run no JavaScript, reported by the site's server.
- * Version:           0.2.0
+ * Version:           0.3.1
  * Requires at least: 5.6
  * Requires PHP:      7.4
  * Author:            Strata
@@ -15,7 +15,7 @@
 
 defined( 'ABSPATH' ) || exit;
 
-define( 'STRATA_ANALYTICS_VERSION', '0.2.0' );
+define( 'STRATA_ANALYTICS_VERSION', '0.3.1' );
 
 require_once __DIR__ . '/includes/class-strata-analytics-bots.php';
 require_once __DIR__ . '/includes/class-strata-analytics-event.php';

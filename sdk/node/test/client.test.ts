@@ -64,7 +64,7 @@ describe("sending", () => {
       url: "https://shop.example.com/pricing",
       referrer: "https://www.google.com/",
       user_agent: "Mozilla/5.0",
-      properties: { plan: "pro", $lib: "strata-node", $lib_version: "0.1.0" },
+      properties: { plan: "pro", $lib: "strata-node", $lib_version: "0.3.1" },
     });
     expect(new Set(body.batch.map((e: { uuid: string }) => e.uuid)).size).toBe(3);
     await client.flush();

@@ -3,7 +3,7 @@
 // zip; a real `strata serve` stores the events, and the assertions read them
 // back through the query API.
 //
-//   STRATA_BIN=bin/strata PLUGIN_ZIP=dist/strata-analytics-0.2.0.zip \
+//   STRATA_BIN=bin/strata PLUGIN_ZIP=dist/strata-analytics-0.3.1.zip \
 //     [CHROMIUM=/usr/bin/chromium] [WORDPRESS=/usr/share/wordpress] node run.mjs
 //
 // It configures the plugin through its settings page in headless Chromium,
@@ -25,7 +25,7 @@ import { harness } from "../../../../e2e/browser/harness.mjs";
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..", "..", "..", "..");
 const STRATA_BIN = process.env.STRATA_BIN || join(root, "bin", "strata");
-const PLUGIN_ZIP = process.env.PLUGIN_ZIP || join(root, "dist", "strata-analytics-0.2.0.zip");
+const PLUGIN_ZIP = process.env.PLUGIN_ZIP || join(root, "dist", "strata-analytics-0.3.1.zip");
 const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const WORDPRESS = process.env.WORDPRESS || "/usr/share/wordpress";
 const MARIADBD = ["/usr/sbin/mariadbd", "/usr/bin/mariadbd"].find(existsSync) || "mariadbd";

@@ -73,6 +73,6 @@ final class EventTest extends TestCase {
 		$this->assertSame( WP_Stubs::KEY, $args['headers']['X-API-Key'] );
 		$this->assertSame( 'application/json', $args['headers']['Content-Type'] );
 		$this->assertSame( Strata_Analytics_Event::body( $event ), $args['body'] );
-		$this->assertSame( 'strata-analytics-wordpress/0.2.0', $args['user-agent'] );
+		$this->assertSame( 'strata-analytics-wordpress/0.3.1', $args['user-agent'] );
 	}
 }

@@ -18,10 +18,10 @@ final class PackageTest extends TestCase {
 
 	public function test_versions_agree() {
 		$main = dirname( __DIR__, 2 ) . '/strata-analytics.php';
-		$this->assertSame( '0.2.0', $this->header( 'strata-analytics.php', 'Version' ) );
-		$this->assertStringContainsString( "define( 'STRATA_ANALYTICS_VERSION', '0.2.0' );", file_get_contents( $main ) );
-		$this->assertSame( '0.2.0', $this->header( 'readme.txt', 'Stable tag' ) );
-		$this->assertStringContainsString( '0.2.0: built-in AI-bot capture', file_get_contents( dirname( __DIR__, 2 ) . '/readme.txt' ) );
+		$this->assertSame( '0.3.1', $this->header( 'strata-analytics.php', 'Version' ) );
+		$this->assertStringContainsString( "define( 'STRATA_ANALYTICS_VERSION', '0.3.1' );", file_get_contents( $main ) );
+		$this->assertSame( '0.3.1', $this->header( 'readme.txt', 'Stable tag' ) );
+		$this->assertStringContainsString( '0.3.1: released under the version', file_get_contents( dirname( __DIR__, 2 ) . '/readme.txt' ) );
 	}
 
 	public function test_header() {

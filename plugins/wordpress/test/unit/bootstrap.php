@@ -9,7 +9,7 @@
  */
 
 define( 'ABSPATH', __DIR__ . '/' );
-define( 'STRATA_ANALYTICS_VERSION', '0.2.0' );
+define( 'STRATA_ANALYTICS_VERSION', '0.3.1' );
 
 /** The stubs' state, reset by each test's setUp. */
 final class WP_Stubs {
