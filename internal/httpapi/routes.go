@@ -123,7 +123,7 @@ type Server struct {
 	Admin    *admin.Service
 	// Mailer, when set, e-mails invite links (--smtp-url); without it
 	// the link is only shown to the admin who made the invite.
-	Mailer        InviteMailer
+	Mailer InviteMailer
 	// BackupDir is where POST /api/v1/admin/backups writes; empty, it
 	// takes none (backups.go).
 	BackupDir     string
