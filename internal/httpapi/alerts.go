@@ -198,9 +198,6 @@ func (s *Server) handleListAlerts(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []analytics.Alert{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": list})
+	writeItems(w, list)
 	return nil
 }

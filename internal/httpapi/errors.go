@@ -145,6 +145,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
+// writeItems answers 200 with a list as {"items": [...]}: an empty list
+// is [] rather than null, so that clients can read .items without a check.
+func writeItems[T any](w http.ResponseWriter, items []T) {
+	if items == nil {
+		items = []T{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+}
+
 // writeFastJSON answers a fasthttp request with a JSON body.
 func writeFastJSON(ctx *fasthttp.RequestCtx, status int, body []byte) {
 	h := &ctx.Response.Header

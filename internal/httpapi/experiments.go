@@ -136,10 +136,7 @@ func (s *Server) handleListExperiments(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []analytics.Experiment{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": list})
+	writeItems(w, list)
 	return nil
 }
 

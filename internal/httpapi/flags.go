@@ -82,10 +82,7 @@ func (s *Server) handleListFlags(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []analytics.Flag{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": list})
+	writeItems(w, list)
 	return nil
 }
 
@@ -163,6 +160,6 @@ func (s *Server) handleFlagChanges(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": changes})
+	writeItems(w, changes)
 	return nil
 }

@@ -24,7 +24,7 @@ func (s *Server) handleListGoals(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+	writeItems(w, items)
 	return nil
 }
 

@@ -176,10 +176,7 @@ func (s *Server) handleListKeys(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if keys == nil {
-		keys = []analytics.APIKey{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": keys})
+	writeItems(w, keys)
 	return nil
 }
 
@@ -247,10 +244,7 @@ func (s *Server) handleListTokens(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if tokens == nil {
-		tokens = []analytics.QueryToken{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": tokens})
+	writeItems(w, tokens)
 	return nil
 }
 

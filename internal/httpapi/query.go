@@ -440,10 +440,7 @@ func (s *Server) handleListSaved(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []analytics.SavedQuery{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": list})
+	writeItems(w, list)
 	return nil
 }
 

@@ -112,10 +112,7 @@ func (s *Server) handleListMembers(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	if members == nil {
-		members = []analytics.Member{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": members})
+	writeItems(w, members)
 	return nil
 }
 
@@ -197,10 +194,7 @@ func (s *Server) handleListInvites(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	if items == nil {
-		items = []analytics.Invite{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+	writeItems(w, items)
 	return nil
 }
 
@@ -292,13 +286,7 @@ func (s *Server) handleAcceptInvite(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	s.Log.Info("invite accepted", "user", signed.User.ID)
-	setSessionCookie(w, r, signed.Token, signed.Session.ExpiresAt, s.Now())
-	resp, err := s.sessionBody(r, signed.User, signed.Session)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, resp)
-	return nil
+	return s.startSession(w, r, http.StatusCreated, signed)
 }
 
 // handleChangePassword is PUT /api/v1/session/password: the signed-in user

@@ -72,6 +72,18 @@ func (s *Server) sessionBody(r *http.Request, u analytics.User, sess analytics.S
 	return sessionResponse{User: u, ExpiresAt: sess.ExpiresAt, Memberships: ms}, err
 }
 
+// startSession ends every way of signing in (first-run setup, sign-in,
+// accepting an invite): the cookie of the new session, and its body.
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, status int, signed auth.Signed) error {
+	setSessionCookie(w, r, signed.Token, signed.Session.ExpiresAt, s.Now())
+	resp, err := s.sessionBody(r, signed.User, signed.Session)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, status, resp)
+	return nil
+}
+
 // handleDashboardConfig is GET /api/v1/dashboard/config: what the
 // dashboard needs before anyone signs in.
 func (s *Server) handleDashboardConfig(w http.ResponseWriter, r *http.Request) error {
@@ -112,13 +124,7 @@ func (s *Server) handleSetup(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.Log.InfoContext(r.Context(), "dashboard owner created", "user", signed.User.ID)
-	setSessionCookie(w, r, signed.Token, signed.Session.ExpiresAt, s.Now())
-	resp, err := s.sessionBody(r, signed.User, signed.Session)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, resp)
-	return nil
+	return s.startSession(w, r, http.StatusCreated, signed)
 }
 
 // handleLogin is POST /api/v1/session: sign in with email and password.
@@ -137,13 +143,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	setSessionCookie(w, r, signed.Token, signed.Session.ExpiresAt, s.Now())
-	resp, err := s.sessionBody(r, signed.User, signed.Session)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, resp)
-	return nil
+	return s.startSession(w, r, http.StatusOK, signed)
 }
 
 // handleSession is GET /api/v1/session: who is signed in. It also renews

@@ -94,7 +94,7 @@ func (s *Server) handleListSharedLinks(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, map[string]any{"items": links})
+	writeItems(w, links)
 	return nil
 }
 

@@ -135,10 +135,7 @@ func (s *Server) handleListSourcemaps(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []analytics.Sourcemap{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": list})
+	writeItems(w, list)
 	return nil
 }
 
