@@ -42,6 +42,9 @@ type Store struct {
 	// table is the table reads and writes name: events, quoted with its
 	// database. It is built from the URL's validated database name.
 	table string
+	// opts is how Open connected, for the connections to each shard of a
+	// cluster that the retention job's mutations need (retention.go).
+	opts *clickhouse.Options
 
 	// traceSQL, set only by tests, sees every query's statement and
 	// parameters before it runs (the golden SQL files in testdata/sql).
@@ -87,7 +90,7 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to ClickHouse: %w", err)
 	}
-	s := &Store{conn: conn, db: db, cluster: cluster, table: "`" + db + "`.events"}
+	s := &Store{conn: conn, db: db, cluster: cluster, table: "`" + db + "`.events", opts: opts}
 	if err := conn.Ping(ctx); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("connecting to ClickHouse at %s: %w", strings.Join(opts.Addr, ","), err)
