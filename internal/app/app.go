@@ -44,6 +44,7 @@ import (
 	"strata/internal/query"
 	"strata/internal/ratelimit"
 	"strata/internal/replay"
+	"strata/internal/retention"
 	"strata/internal/sharing"
 	"strata/internal/store/spool"
 )
@@ -90,6 +91,9 @@ type App struct {
 	// replayJob deletes expired sessions and keeps products under the
 	// replay size cap.
 	replayJob *replay.Job
+	// retentionJob deletes the events and error occurrences past each
+	// product's retention periods; nil when the events store cannot.
+	retentionJob *retention.Job
 	// bootstrapKey is the live API key the first start of an empty data
 	// directory created for product bootstrapProduct, logged by Run once
 	// the server listens; "" on every other start.
@@ -486,12 +490,20 @@ func (a *App) Run(ctx context.Context) error {
 		defer close(alertsDone)
 		a.alerts.Run(alertJobs)
 	}()
-	// So is the job that keeps visits for the sessions query.
+	// So is the job that keeps visits for the sessions query, and the
+	// one that deletes events past their retention.
 	visitJobs, stopVisits := context.WithCancel(ctx)
 	visitsDone := make(chan struct{})
 	go func() {
 		defer close(visitsDone)
 		a.keepVisits(visitJobs)
+	}()
+	retentionDone := make(chan struct{})
+	go func() {
+		defer close(retentionDone)
+		if a.retentionJob != nil {
+			a.retentionJob.Run(visitJobs)
+		}
 	}()
 	a.ready.Store(true)
 	if a.bootstrapKey != "" {
@@ -576,6 +588,7 @@ loop:
 	<-alertsDone
 	stopVisits()
 	<-visitsDone
+	<-retentionDone
 	return errors.Join(runErr, a.shutdown())
 }
 
