@@ -25,10 +25,10 @@ func TestRetentionCutoff(t *testing.T) {
 	}{
 		{"2026-03-10T23:59:59Z", time.UTC, 1, "2026-03-10T00:00:00Z"},
 		{"2026-03-10T00:00:00Z", time.UTC, 30, "2026-02-09T00:00:00Z"},
-		{"2026-03-29T10:00:00Z", berlin, 1, "2026-03-28T23:00:00Z"},  // the day the clocks go forward, from its CET midnight
-		{"2026-03-29T10:00:00Z", berlin, 2, "2026-03-27T23:00:00Z"},  // CET
-		{"2026-03-29T22:30:00Z", berlin, 1, "2026-03-29T22:00:00Z"},  // 00:30 CEST on the 30th
-		{"2026-03-29T21:30:00Z", berlin, 1, "2026-03-28T23:00:00Z"},  // 23:30 CEST on the 29th
+		{"2026-03-29T10:00:00Z", berlin, 1, "2026-03-28T23:00:00Z"},   // the day the clocks go forward, from its CET midnight
+		{"2026-03-29T10:00:00Z", berlin, 2, "2026-03-27T23:00:00Z"},   // CET
+		{"2026-03-29T22:30:00Z", berlin, 1, "2026-03-29T22:00:00Z"},   // 00:30 CEST on the 30th
+		{"2026-03-29T21:30:00Z", berlin, 1, "2026-03-28T23:00:00Z"},   // 23:30 CEST on the 29th
 		{"2026-01-01T05:00:00Z", berlin, 366, "2024-12-31T23:00:00Z"}, // across a leap year
 	} {
 		if got := RetentionCutoff(utc(c.now), c.loc, c.days); !got.Equal(utc(c.want)) {
