@@ -364,6 +364,22 @@ export interface components {
             };
         };
         /**
+         * @description How long the product keeps its data, in days (docs/privacy.md, "Retention"); 0 is the
+         *     default: events and error occurrences forever, replays for the server's
+         *     `--replay-retention`.
+         */
+        DataRetention: {
+            /** @description Events of the local days before the last N (today included) are deleted. */
+            eventsDays: number;
+            /** @description The same for error occurrences (`$exception` events) alone. */
+            errorsDays: number;
+            /**
+             * @description A session replay is deleted N days after its last chunk; a period longer than the
+             *     server's `--replay-retention` keeps the server's.
+             */
+            replaysDays: number;
+        };
+        /**
          * @description An alias deleted by an unmerge, as it was: `fingerprint`'s events counted in the
          *     group `into`; `reason` is `merge` (a person, `createdBy`) or `sourcemap` (ingest).
          */
@@ -1087,7 +1103,12 @@ export interface components {
          *       "workspaceId": 1,
          *       "name": "Web shop",
          *       "createdAt": "2026-11-20T16:02:44.318204Z",
-         *       "timeZone": "Europe/Berlin"
+         *       "timeZone": "Europe/Berlin",
+         *       "retention": {
+         *         "eventsDays": 0,
+         *         "errorsDays": 0,
+         *         "replaysDays": 0
+         *       }
          *     }
          */
         Product: {
@@ -1104,6 +1125,7 @@ export interface components {
              * @example Europe/Berlin
              */
             timeZone?: string;
+            retention?: components["schemas"]["DataRetention"];
         };
         /**
          * Format: date

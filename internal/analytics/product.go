@@ -24,7 +24,7 @@ type Product struct {
 	TimeZone string `json:"timeZone"`
 	// Retention is how long the product's events, error occurrences and
 	// replays are kept (retention.go); zeros by default.
-	Retention Retention `json:"retention"`
+	Retention DataRetention `json:"retention"`
 }
 
 // KeyStatus is the life-cycle state of an API key. Active keys ingest;
@@ -86,8 +86,8 @@ type MetaStore interface {
 	// caller checked with LoadZone, or returns ErrNotFound.
 	SetProductTimeZone(ctx context.Context, id int64, zone string) error
 	// SetProductRetention sets a product's retention periods, which the
-	// caller checked with Retention.Check, or returns ErrNotFound.
-	SetProductRetention(ctx context.Context, id int64, r Retention) error
+	// caller checked with DataRetention.Check, or returns ErrNotFound.
+	SetProductRetention(ctx context.Context, id int64, r DataRetention) error
 
 	// CreateAPIKey stores k (whose Hash, Prefix, Env and ProductID are set)
 	// and fills in its ID, Status and CreatedAt.

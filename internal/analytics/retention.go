@@ -21,9 +21,9 @@ const (
 	MaxRetentionDays = 3650
 )
 
-// Retention is a product's retention periods in days; 0 is the default
+// DataRetention is a product's retention periods in days; 0 is the default
 // (see above).
-type Retention struct {
+type DataRetention struct {
 	EventsDays  int `json:"eventsDays"`
 	ErrorsDays  int `json:"errorsDays"`
 	ReplaysDays int `json:"replaysDays"`
@@ -31,7 +31,7 @@ type Retention struct {
 
 // Check refuses a period outside [MinRetentionDays, MaxRetentionDays]
 // other than 0 with the code invalid_retention.
-func (r Retention) Check() error {
+func (r DataRetention) Check() error {
 	for _, p := range []struct {
 		name string
 		days int

@@ -39,12 +39,12 @@ func TestRetentionCutoff(t *testing.T) {
 
 // TestRetentionCheck checks the bounds of a period.
 func TestRetentionCheck(t *testing.T) {
-	for _, r := range []Retention{{}, {EventsDays: 1}, {EventsDays: 3650, ErrorsDays: 30, ReplaysDays: 7}} {
+	for _, r := range []DataRetention{{}, {EventsDays: 1}, {EventsDays: 3650, ErrorsDays: 30, ReplaysDays: 7}} {
 		if err := r.Check(); err != nil {
 			t.Errorf("%+v refused: %v", r, err)
 		}
 	}
-	for _, r := range []Retention{{EventsDays: -1}, {ErrorsDays: 3651}, {ReplaysDays: -30}} {
+	for _, r := range []DataRetention{{EventsDays: -1}, {ErrorsDays: 3651}, {ReplaysDays: -30}} {
 		var e *Error
 		if err := r.Check(); !errors.As(err, &e) || e.Code != "invalid_retention" {
 			t.Errorf("%+v: %v; want invalid_retention", r, err)

@@ -41,7 +41,7 @@ type Job struct {
 	// that starts fewer sessions a round than that is never refused one.
 	MaxSessions int
 	// Products, when set, gives each product's own replay period
-	// (analytics.Retention.ReplaysDays, docs/privacy.md, "Retention"),
+	// (analytics.DataRetention.ReplaysDays, docs/privacy.md, "Retention"),
 	// which applies when it is shorter than Retention: the server-wide
 	// period is the default and the ceiling.
 	Products interface {

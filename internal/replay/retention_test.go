@@ -304,7 +304,7 @@ func TestRetentionPerProduct(t *testing.T) {
 			t.Fatal(err)
 		}
 		if days > 0 {
-			if err := meta.SetProductRetention(ctx, p.ID, analytics.Retention{ReplaysDays: days}); err != nil {
+			if err := meta.SetProductRetention(ctx, p.ID, analytics.DataRetention{ReplaysDays: days}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -29,8 +29,8 @@ func TestRound(t *testing.T) {
 	keep, _ := s.CreateProduct(ctx, ws.ID, "Keep")
 	errs, _ := s.CreateProduct(ctx, ws.ID, "Errors")
 	s.SetProductTimeZone(ctx, tokyo.ID, "Asia/Tokyo")
-	s.SetProductRetention(ctx, tokyo.ID, analytics.Retention{EventsDays: 3, ErrorsDays: 1})
-	s.SetProductRetention(ctx, errs.ID, analytics.Retention{ErrorsDays: 2})
+	s.SetProductRetention(ctx, tokyo.ID, analytics.DataRetention{EventsDays: 3, ErrorsDays: 1})
+	s.SetProductRetention(ctx, errs.ID, analytics.DataRetention{ErrorsDays: 2})
 
 	now := time.Date(2026, 3, 10, 2, 0, 0, 0, time.UTC) // 11:00 in Tokyo
 	var events []analytics.Event
@@ -91,7 +91,7 @@ func TestRound(t *testing.T) {
 	other := *job
 	other.Node = "b"
 	other.Now = func() time.Time { return now.Add(time.Second) }
-	if err := s.SetProductRetention(ctx, keep.ID, analytics.Retention{EventsDays: 1}); err != nil {
+	if err := s.SetProductRetention(ctx, keep.ID, analytics.DataRetention{EventsDays: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := other.Round(ctx); err != nil || n != 0 {

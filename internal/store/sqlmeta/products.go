@@ -87,7 +87,7 @@ func (s *Store) SetProductTimeZone(ctx context.Context, id int64, zone string) e
 
 // SetProductRetention sets a product's retention periods, which the
 // caller checked, or returns ErrNotFound.
-func (s *Store) SetProductRetention(ctx context.Context, id int64, r analytics.Retention) error {
+func (s *Store) SetProductRetention(ctx context.Context, id int64, r analytics.DataRetention) error {
 	if _, err := s.Product(ctx, id); err != nil {
 		return fmt.Errorf("setting the retention of product %d: %w", id, err)
 	}

@@ -15,10 +15,10 @@ import (
 // testProductRetention checks a product's retention periods: zeros until
 // set, the last set kept, on that product only, through a change of zone.
 func testProductRetention(ctx context.Context, t *testing.T, s Meta, a, b analytics.Product) {
-	if a.Retention != (analytics.Retention{}) {
+	if a.Retention != (analytics.DataRetention{}) {
 		t.Errorf("a new product's retention is %+v; want zeros", a.Retention)
 	}
-	for _, r := range []analytics.Retention{{EventsDays: 400, ErrorsDays: 90, ReplaysDays: 7}, {EventsDays: 30, ErrorsDays: 0, ReplaysDays: 14}} {
+	for _, r := range []analytics.DataRetention{{EventsDays: 400, ErrorsDays: 90, ReplaysDays: 7}, {EventsDays: 30, ErrorsDays: 0, ReplaysDays: 14}} {
 		if err := s.SetProductRetention(ctx, a.ID, r); err != nil {
 			t.Fatal(err)
 		}
@@ -26,11 +26,11 @@ func testProductRetention(ctx context.Context, t *testing.T, s Meta, a, b analyt
 	if err := s.SetProductTimeZone(ctx, a.ID, "Asia/Tokyo"); err != nil {
 		t.Fatal(err)
 	}
-	want := analytics.Retention{EventsDays: 30, ReplaysDays: 14}
+	want := analytics.DataRetention{EventsDays: 30, ReplaysDays: 14}
 	if got, err := s.Product(ctx, a.ID); err != nil || got.Retention != want || got.TimeZone != "Asia/Tokyo" {
 		t.Errorf("Product after SetProductRetention = %+v, %v; want retention %+v", got, err, want)
 	}
-	if got, _ := s.Product(ctx, b.ID); got.Retention != (analytics.Retention{}) {
+	if got, _ := s.Product(ctx, b.ID); got.Retention != (analytics.DataRetention{}) {
 		t.Errorf("another product's retention: %+v", got.Retention)
 	}
 	list, err := s.ListProducts(ctx, a.WorkspaceID)
