@@ -338,7 +338,13 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// round (docs/replay.md, "Retention").
 	a.replayJob = &replay.Job{Store: a.store.replays, Leases: a.store.meta, Node: nodeName(), Interval: cfg.ReplayInterval,
 		Retention: cfg.ReplayRetention, MaxBytes: int64(cfg.ReplayMaxBytes), MaxSessions: cfg.ReplayMaxSessions,
-		Now: time.Now, Log: log.With("component", "replay")}
+		Products: a.store.meta, Now: time.Now, Log: log.With("component", "replay")}
+	// Event retention, too (docs/privacy.md, "Retention"); like the other
+	// writes it waits while the disk is nearly full.
+	if events, ok := a.store.queries.(analytics.RetentionStore); ok {
+		a.retentionJob = &retention.Job{Products: a.store.meta, Events: events, Leases: a.store.meta, Node: nodeName(),
+			Interval: cfg.RetentionInterval, Admit: a.store.guard.Admit, Now: time.Now, Log: log.With("component", "retention")}
+	}
 	// The HTTP server is fasthttp (docs/architecture.md): /e is served on
 	// it directly, every other path through net/http handlers.
 	a.httpSrv = &fasthttp.Server{
