@@ -15,7 +15,19 @@ import (
 // and another product's same events, stay. Bad periods are refused and
 // change nothing.
 func TestRetentionPerProduct(t *testing.T) {
-	s := startServer(t, t.TempDir(), "--retention-interval", "1s")
+	checkRetention(t, startServer(t, t.TempDir(), "--retention-interval", "1s"))
+}
+
+// TestRetentionOnClickHouse is the same on two nodes over ClickHouse and
+// PostgreSQL, both running the job: the lease holder deletes the events
+// by mutations.
+func TestRetentionOnClickHouse(t *testing.T) {
+	a, _ := startNodes(t, "--retention-interval", "1s")
+	checkRetention(t, a)
+}
+
+// checkRetention is the scenario of TestRetentionPerProduct on s.
+func checkRetention(t *testing.T, s *server) {
 	b := setupOwner(t, s)
 	// Two minutes ago, so that the newest event is never in the future;
 	// each day before it has one visit and one error occurrence.
