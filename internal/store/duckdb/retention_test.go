@@ -2,7 +2,9 @@ package duckdb
 
 import (
 	"context"
+	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -57,5 +59,71 @@ func TestDropEventsKeptVisits(t *testing.T) {
 		if !checkSessions(t, s, product, left, from, to, ds.Interval, ds.Limit, "after the next refresh") {
 			t.Errorf("seed %d: the answer did not read kept visits after the refresh", seed)
 		}
+	}
+}
+
+// TestDropEventsMeasure measures a retention drop on a copy of a large
+// data directory named by RETENTION_DIR (it is changed: pass a copy):
+// the visits kept first, as a running server has them, then the drop of
+// the first 30 days (RETENTION_DROP_DAYS) of the product with the most
+// events, the refresh
+// after it, and a checkpoint. It checks that exactly the events before the
+// cut went. Without RETENTION_DIR it measures nothing.
+func TestDropEventsMeasure(t *testing.T) {
+	dir := os.Getenv("RETENTION_DIR")
+	if dir == "" {
+		t.Skip("RETENTION_DIR names no copy of a data directory to drop events from")
+	}
+	ctx := context.Background()
+	s, err := Open(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var product, total int64
+	var first, last time.Time
+	if err := s.DB().QueryRow(`SELECT product_id, count(*), min(ts), max(ts) FROM events GROUP BY product_id ORDER BY count(*) DESC LIMIT 1`).
+		Scan(&product, &total, &first, &last); err != nil {
+		t.Fatal(err)
+	}
+	days := 30
+	if v := os.Getenv("RETENTION_DROP_DAYS"); v != "" {
+		if days, err = strconv.Atoi(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cut := first.UTC().Truncate(24*time.Hour).AddDate(0, 0, days)
+	var before int64
+	s.DB().QueryRow(`SELECT count(*) FROM events WHERE product_id = $1 AND ts < $2`, product, cut).Scan(&before)
+	settled := last.UTC().Add(time.Hour)
+	start := time.Now()
+	if _, err := s.RefreshVisits(ctx, settled); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("product %d: %d events from %s to %s; visits kept in %v", product, total, first.Format(time.DateOnly), last.Format(time.DateOnly), time.Since(start))
+	start = time.Now()
+	n, err := s.DropEventsBefore(ctx, product, "", cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("dropped %d events before %s in %v", n, cut.Format(time.DateOnly), time.Since(start))
+	if n != before {
+		t.Errorf("dropped %d events; want the %d before the cut", n, before)
+	}
+	start = time.Now()
+	added, err := s.RefreshVisits(ctx, settled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the next refresh kept %d visits again in %v", added, time.Since(start))
+	start = time.Now()
+	if _, err := s.DB().Exec("CHECKPOINT"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("checkpoint in %v", time.Since(start))
+	var left int64
+	s.DB().QueryRow(`SELECT count(*) FROM events WHERE product_id = $1`, product).Scan(&left)
+	if left != total-before {
+		t.Errorf("%d events left; want %d", left, total-before)
 	}
 }
