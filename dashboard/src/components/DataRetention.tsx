@@ -7,9 +7,9 @@ import { ConfirmDialog } from "./ConfirmDialog";
 
 /** The periods' fields, in the order the card shows them. */
 const FIELDS = [
-  { key: "eventsDays", label: "Events", fallback: () => "Keep forever" },
-  { key: "errorsDays", label: "Error occurrences", fallback: () => "As long as the events" },
-  { key: "replaysDays", label: "Session replays", fallback: (r: DataRetentionSettings) => `${r.replayDefaultDays} days (the server's)` },
+  { key: "eventsDays", label: "Events", fallback: () => "Forever" },
+  { key: "errorsDays", label: "Error occurrences", fallback: () => "As the events" },
+  { key: "replaysDays", label: "Session replays", fallback: (r: DataRetentionSettings) => `${r.replayDefaultDays} (server)` },
 ] as const;
 
 type Key = (typeof FIELDS)[number]["key"];
@@ -29,6 +29,16 @@ function daysOf(text: string): number {
   const t = text.trim();
   if (t === "") return 0;
   return /^\d+$/.test(t) ? Number(t) : NaN;
+}
+
+/** days names a number of days. */
+function days(n: number): string {
+  return n === 1 ? "1 day" : `${n} days`;
+}
+
+/** listed joins phrases as a sentence does: "a", "a and b", "a, b and c". */
+function listed(phrases: string[]): string {
+  return phrases.length < 2 ? (phrases[0] ?? "") : `${phrases.slice(0, -1).join(", ")} and ${phrases[phrases.length - 1]}`;
 }
 
 /** shortens reports whether a new period keeps less than the old one (0 keeps the most). */
@@ -91,6 +101,7 @@ export function DataRetention(props: { productId: number }) {
       setNotice({ error: `${invalid.label}: enter a whole number of days from 1 to ${MAX_DAYS}, or leave it empty for the default.` });
       return;
     }
+    setNotice({});
     if (loses) setConfirming(true);
     else void save();
   };
@@ -120,7 +131,7 @@ export function DataRetention(props: { productId: number }) {
               <input
                 name={f.key}
                 inputMode="numeric"
-                size={8}
+                size={12}
                 placeholder={f.fallback(stored)}
                 value={draft[f.key]}
                 onInput={(e) => setDraft({ ...draft, [f.key]: (e.currentTarget as HTMLInputElement).value })}
@@ -153,9 +164,11 @@ export function DataRetention(props: { productId: number }) {
           onCancel={() => setConfirming(false)}
         >
           <p>
-            {FIELDS.filter((f) => stored && shortens(stored[f.key], update[f.key] ?? 0))
-              .map((f) => `${f.label} older than ${update[f.key]} days`)
-              .join(", ")}{" "}
+            {listed(
+              FIELDS.filter((f) => stored && shortens(stored[f.key], update[f.key] ?? 0)).map(
+                (f, i) => `${i === 0 ? f.label : f.label.toLowerCase()} older than ${days(update[f.key] ?? 0)}`,
+              ),
+            )}{" "}
             will be deleted within the hour. This cannot be undone.
           </p>
         </ConfirmDialog>
