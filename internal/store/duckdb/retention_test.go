@@ -13,11 +13,13 @@ import (
 	"strata/internal/store/storetest"
 )
 
-// TestDropEventsKeptVisits drops error occurrences, then every event,
+// TestDropEventsKeptVisits drops every event, then the error occurrences,
 // before instants inside kept visits (a cut through the middle of a day,
 // so that visits straddle it): the sessions answers equal the reference
 // over the events left at once, and again after the next refresh, which
-// reads the kept visits again.
+// reads the kept visits again. The drop of every event keeps the table
+// exact in place: the answer reads it at once and the refresh after it
+// builds no visit. A product dropped before its first refresh too.
 func TestDropEventsKeptVisits(t *testing.T) {
 	ctx := context.Background()
 	s := openVisits(t)
@@ -41,23 +43,47 @@ func TestDropEventsKeptVisits(t *testing.T) {
 			t.Fatalf("seed %d: the answer did not read kept visits", seed)
 		}
 		cut, errCut := ds.From.Add(-9*time.Hour-17*time.Minute), ds.From.Add(20*time.Hour)
-		if _, err := s.DropEventsBefore(ctx, product, analytics.ExceptionEvent, errCut); err != nil {
-			t.Fatal(err)
-		}
-		left := slices.DeleteFunc(slices.Clone(events), func(e querytest.Event) bool {
-			return e.Name == analytics.ExceptionEvent && e.Time.Before(errCut)
-		})
-		checkSessions(t, s, product, left, from, to, ds.Interval, ds.Limit, "after dropping errors")
 		if _, err := s.DropEventsBefore(ctx, product, "", cut); err != nil {
 			t.Fatal(err)
 		}
-		left = slices.DeleteFunc(left, func(e querytest.Event) bool { return e.Time.Before(cut) })
-		checkSessions(t, s, product, left, from, to, ds.Interval, ds.Limit, "after dropping events")
+		left := slices.DeleteFunc(slices.Clone(events), func(e querytest.Event) bool { return e.Time.Before(cut) })
+		// The visits through the cut were made exact in place: the answer
+		// reads the table at once, and the next refresh builds nothing.
+		if !checkSessions(t, s, product, left, from, to, ds.Interval, ds.Limit, "after dropping events") {
+			t.Errorf("seed %d: the answer after the drop did not read kept visits", seed)
+		}
+		if n, err := s.RefreshVisits(ctx, ds.To.AddDate(0, 0, 3)); err != nil || n != 0 {
+			t.Errorf("seed %d: the refresh after the drop built %d visits, %v; want none", seed, n, err)
+		}
+		if _, err := s.DropEventsBefore(ctx, product, analytics.ExceptionEvent, errCut); err != nil {
+			t.Fatal(err)
+		}
+		left = slices.DeleteFunc(left, func(e querytest.Event) bool {
+			return e.Name == analytics.ExceptionEvent && e.Time.Before(errCut)
+		})
+		checkSessions(t, s, product, left, from, to, ds.Interval, ds.Limit, "after dropping errors")
 		if _, err := s.RefreshVisits(ctx, ds.To.AddDate(0, 0, 3)); err != nil {
 			t.Fatal(err)
 		}
 		if !checkSessions(t, s, product, left, from, to, ds.Interval, ds.Limit, "after the next refresh") {
 			t.Errorf("seed %d: the answer did not read kept visits after the refresh", seed)
+		}
+		// A scope whose visits are not kept yet: the drop marks, and the
+		// first refresh builds them from what is left.
+		fresh := product + 100
+		if err := s.AppendEvents(ctx, storetest.StoreEvents(fresh, events)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.DropEventsBefore(ctx, fresh, "", cut); err != nil {
+			t.Fatal(err)
+		}
+		left = slices.DeleteFunc(slices.Clone(events), func(e querytest.Event) bool { return e.Time.Before(cut) })
+		checkSessions(t, s, fresh, left, from, to, ds.Interval, ds.Limit, "a drop before any refresh")
+		if _, err := s.RefreshVisits(ctx, ds.To.AddDate(0, 0, 3)); err != nil {
+			t.Fatal(err)
+		}
+		if !checkSessions(t, s, fresh, left, from, to, ds.Interval, ds.Limit, "a drop before any refresh, refreshed") {
+			t.Errorf("seed %d: the answer did not read kept visits after the first refresh", seed)
 		}
 	}
 }
