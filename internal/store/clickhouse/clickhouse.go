@@ -124,19 +124,9 @@ func (s *Store) migrate(ctx context.Context, opts *clickhouse.Options) error {
 	// On a cluster every shard needs the local table. Distributed DDL (ON
 	// CLUSTER) needs ZooKeeper, which a small cluster may not run, so Strata
 	// connects to each shard the server's configuration lists.
-	var b builder
-	b.Write("SELECT DISTINCT host_address, port FROM system.clusters WHERE cluster = ", b.arg(s.cluster))
-	shards, err := queryAll(ctx, s, "reading cluster "+s.cluster, &b, func(rows driver.Rows) (string, error) {
-		var host string
-		var port uint16
-		err := rows.Scan(&host, &port)
-		return fmt.Sprintf("%s:%d", host, port), err
-	})
+	shards, err := s.shards(ctx)
 	if err != nil {
 		return err
-	}
-	if len(shards) == 0 {
-		return fmt.Errorf("cluster %q is not in the ClickHouse server's remote_servers", s.cluster)
 	}
 	// Every shard also gets the Distributed table, so that any of them can
 	// be the one a node connects to.

@@ -55,7 +55,7 @@ func (s *Store) DropEventsBefore(ctx context.Context, productID int64, name stri
 		}
 		return int64(n), nil
 	}
-	shards, err := s.retentionShards(ctx)
+	shards, err := s.shards(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -106,9 +106,10 @@ func mutate(ctx context.Context, conn driver.Conn, db, table, cond string, args 
 	}
 }
 
-// retentionShards lists the addresses of the cluster's shards, as the
-// migration does: each holds an events_local a mutation must reach.
-func (s *Store) retentionShards(ctx context.Context) ([]string, error) {
+// shards lists the addresses of the cluster's shards, from the server's
+// remote_servers: each holds an events_local that the migrations create and
+// a mutation must reach.
+func (s *Store) shards(ctx context.Context) ([]string, error) {
 	var b builder
 	b.Write("SELECT DISTINCT host_address, port FROM system.clusters WHERE cluster = ", b.arg(s.cluster))
 	shards, err := queryAll(ctx, s, "reading cluster "+s.cluster, &b, func(rows driver.Rows) (string, error) {
