@@ -14,8 +14,13 @@ import (
 var _ analytics.RetentionStore = (*Store)(nil)
 
 // mutationPoll is how often DropEventsBefore looks whether its mutation
-// is done.
-const mutationPoll = 100 * time.Millisecond
+// is done, and mutationWait how long it waits: a mutation that cannot
+// finish (one of another operation that keeps failing leaves the table's
+// is_done at 0 too) fails the round instead of holding the job forever.
+const (
+	mutationPoll = 100 * time.Millisecond
+	mutationWait = 10 * time.Minute
+)
 
 // DropEventsBefore deletes a product's events before before, or only its
 // events named name (docs/privacy.md, "Retention"), by a mutation:
@@ -88,6 +93,7 @@ func mutate(ctx context.Context, conn driver.Conn, db, table, cond string, args 
 	}
 	tick := time.NewTicker(mutationPoll)
 	defer tick.Stop()
+	deadline := time.Now().Add(mutationWait)
 	for {
 		var pending uint64
 		err := conn.QueryRow(ctx, `SELECT count() FROM system.mutations WHERE database = ? AND table = ? AND is_done = 0`,
@@ -97,6 +103,9 @@ func mutate(ctx context.Context, conn driver.Conn, db, table, cond string, args 
 		}
 		if pending == 0 {
 			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the deletion from %s is not done after %v: see system.mutations (latest_fail_reason) on the server", table, mutationWait)
 		}
 		select {
 		case <-ctx.Done():
