@@ -88,6 +88,44 @@ func TestDropEventsKeptVisits(t *testing.T) {
 	}
 }
 
+// TestDropEventsPastHorizon cuts through a kept visit at a time past the
+// horizon, which an open visit holds back: the table cannot be cut in
+// place, so the drop marks the cut, and the answer leaves the kept visit
+// to the statement until the next refresh builds it again.
+func TestDropEventsPastHorizon(t *testing.T) {
+	ctx := context.Background()
+	s := openVisits(t)
+	const product = 1700
+	var events []querytest.Event
+	for m := 60; m <= 11*60; m += 20 {
+		events = append(events, pageview("a", at(0, m), "/a")) // 01:00–11:00: closed by 11:50
+	}
+	for m := 3 * 60; m <= 11*60+40; m += 20 {
+		events = append(events, pageview("b", at(0, m), "/b")) // 03:00–11:40: still open at 11:50
+	}
+	if err := s.AppendEvents(ctx, storetest.StoreEvents(product, events)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RefreshVisits(ctx, at(11, 50)); err != nil {
+		t.Fatal(err)
+	}
+	if !checkSessions(t, s, product, events, visitDay, visitDay, "hour", 5, "kept") {
+		t.Fatal("the answer did not read kept visits")
+	}
+	cut := at(6, 0) // past the horizon, 03:00, through a's kept visit
+	if _, err := s.DropEventsBefore(ctx, product, "", cut); err != nil {
+		t.Fatal(err)
+	}
+	left := slices.DeleteFunc(slices.Clone(events), func(e querytest.Event) bool { return e.Time.Before(cut) })
+	checkSessions(t, s, product, left, visitDay, visitDay, "hour", 5, "after the drop")
+	if _, err := s.RefreshVisits(ctx, visitDay.AddDate(0, 0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if !checkSessions(t, s, product, left, visitDay, visitDay, "hour", 5, "after the next refresh") {
+		t.Error("the answer did not read kept visits after the refresh")
+	}
+}
+
 // TestDropEventsMeasure measures a retention drop on a copy of a large
 // data directory named by RETENTION_DIR (it is changed: pass a copy):
 // the visits kept first, as a running server has them, then the drop of
