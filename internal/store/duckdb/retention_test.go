@@ -190,6 +190,28 @@ func TestDropEventsMeasure(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("the next refresh kept %d visits again in %v", added, time.Since(start))
+	// Then the error occurrences of the first days left, when
+	// RETENTION_ERRORS_DAYS names how many.
+	if v := os.Getenv("RETENTION_ERRORS_DAYS"); v != "" {
+		errDays, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		errCut := cut.AddDate(0, 0, errDays)
+		start = time.Now()
+		n, err := s.DropEventsBefore(ctx, product, analytics.ExceptionEvent, errCut)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("dropped %d error occurrences before %s in %v", n, errCut.Format(time.DateOnly), time.Since(start))
+		total -= n
+		start = time.Now()
+		added, err := s.RefreshVisits(ctx, settled)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("the next refresh kept %d visits again in %v", added, time.Since(start))
+	}
 	start = time.Now()
 	if _, err := s.DB().Exec("CHECKPOINT"); err != nil {
 		t.Fatal(err)
