@@ -6,7 +6,7 @@ import type {
   ErrorGroupList, ErrorGroupMerge, ErrorGroupMerged, ErrorGroupStatus, ErrorGroupUnmerged, ErrorStatus, EventNames, Experiment, ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList,
   FlagList, FlagWrite, FunnelRequest, FunnelResult, GroupList, KeyCreated, KeyEnv, List, LiveVisitors, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult,
   MessageSettings, ReplayDetail, ReplayList, SavedQuery, Session, SessionsRequest, SessionsResult, Goal, GoalCreate, GoalsRequest, GoalsResult, ShareInfo, SharedLink, SharedLinkCreated, Sourcemap, SurveyResults,
-  TokenCreated, TrendRequest, TrendResult, UserEventsResult, Member, Invite, InviteCreated, Role,
+  TokenCreated, TrendRequest, TrendResult, UserEventsResult, Member, Invite, InviteCreated, Role, DataRetentionSettings, DataRetentionUpdate,
 } from "./types";
 
 /** ApiError is an error answer: the HTTP status and the body's code and message. */
@@ -154,6 +154,8 @@ export const api = {
   createProduct: (name: string) => request<Product>("POST", "/api/v1/products", { name }),
   renameProduct: (id: number, name: string) => request<Product>("PATCH", `/api/v1/products/${enc(id)}`, { name }),
   setProductTimeZone: (id: number, timeZone: string) => request<Product>("PATCH", `/api/v1/products/${enc(id)}`, { timeZone }),
+  dataRetention: (id: number) => request<DataRetentionSettings>("GET", `/api/v1/products/${enc(id)}/retention`),
+  setDataRetention: (id: number, r: DataRetentionUpdate) => request<DataRetentionSettings>("PUT", `/api/v1/products/${enc(id)}/retention`, r),
 
   keys: (productId: number) => request<List<ApiKey>>("GET", `/api/v1/products/${enc(productId)}/keys`),
   createKey: (productId: number, env: KeyEnv) => request<KeyCreated>("POST", `/api/v1/products/${enc(productId)}/keys`, { env }),

@@ -26,6 +26,9 @@ export type Member = Schemas["Member"];
 export type Invite = Schemas["Invite"];
 export type InviteCreated = Schemas["InviteCreated"];
 export type Product = Schemas["Product"];
+/** A product's retention periods in days (0: the default), and the server's replay period. */
+export type DataRetentionSettings = Schemas["DataRetentionSettings"];
+export type DataRetentionUpdate = Schemas["DataRetentionUpdate"];
 export type ApiKey = Schemas["ApiKeyRecord"];
 export type QueryToken = Schemas["QueryTokenRecord"];
 export type KeyCreated = Schemas["KeyCreated"];

@@ -22,6 +22,9 @@ type Product struct {
 	// TimeZone is the IANA name of the zone the product's dates and
 	// buckets follow (docs/queries.md, "Time zones"); "UTC" by default.
 	TimeZone string `json:"timeZone"`
+	// Retention is how long the product's events, error occurrences and
+	// replays are kept (retention.go); zeros by default.
+	Retention DataRetention `json:"retention"`
 }
 
 // KeyStatus is the life-cycle state of an API key. Active keys ingest;
@@ -82,6 +85,9 @@ type MetaStore interface {
 	// SetProductTimeZone sets a product's time zone, an IANA name the
 	// caller checked with LoadZone, or returns ErrNotFound.
 	SetProductTimeZone(ctx context.Context, id int64, zone string) error
+	// SetProductRetention sets a product's retention periods, which the
+	// caller checked with DataRetention.Check, or returns ErrNotFound.
+	SetProductRetention(ctx context.Context, id int64, r DataRetention) error
 
 	// CreateAPIKey stores k (whose Hash, Prefix, Env and ProductID are set)
 	// and fills in its ID, Status and CreatedAt.

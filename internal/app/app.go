@@ -44,6 +44,7 @@ import (
 	"strata/internal/query"
 	"strata/internal/ratelimit"
 	"strata/internal/replay"
+	"strata/internal/retention"
 	"strata/internal/sharing"
 	"strata/internal/store/spool"
 )
@@ -90,6 +91,9 @@ type App struct {
 	// replayJob deletes expired sessions and keeps products under the
 	// replay size cap.
 	replayJob *replay.Job
+	// retentionJob deletes the events and error occurrences past each
+	// product's retention periods; nil when the events store cannot.
+	retentionJob *retention.Job
 	// bootstrapKey is the live API key the first start of an empty data
 	// directory created for product bootstrapProduct, logged by Run once
 	// the server listens; "" on every other start.
@@ -221,26 +225,27 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		DefaultRateLimit: cfg.RateLimitPerMinute,
 		Pipeline: &ingest.Pipeline{UA: ua.NewParser(50000, bots.Default()),
 			Exceptions: exceptions, Geo: a.geo},
-		TrustedProxies: cfg.TrustedProxies,
-		Writer:         a.wr,
-		Queries:        engine,
-		Saved:          a.store.meta,
-		FlagOps:        svc.Flags,
-		ExperimentOps:  svc.Experiments,
-		CampaignOps:    &messages.Campaigns{Store: a.store.meta, Now: time.Now},
-		SurveyOps:      &messages.Surveys{Store: a.store.meta, Read: engine.ReadMeta},
-		Sourcemaps:     a.store.meta,
-		ErrorGroupOps:  errorGroups,
-		Groups:         a.store.meta,
-		Replay:         cfg.Replay,
-		Alerts:         a.store.meta,
-		AlertSender:    alertSender,
-		PublicURL:      cfg.PublicURL,
-		Bodies:         httpapi.NewBodyBudget(int64(cfg.MaxBodyMemory), log.With("component", "http")),
-		Ready:          a.readiness,
-		Build:          buildinfo.Read(),
-		Now:            time.Now,
-		Log:            log.With("component", "http"),
+		TrustedProxies:  cfg.TrustedProxies,
+		Writer:          a.wr,
+		Queries:         engine,
+		Saved:           a.store.meta,
+		FlagOps:         svc.Flags,
+		ExperimentOps:   svc.Experiments,
+		CampaignOps:     &messages.Campaigns{Store: a.store.meta, Now: time.Now},
+		SurveyOps:       &messages.Surveys{Store: a.store.meta, Read: engine.ReadMeta},
+		Sourcemaps:      a.store.meta,
+		ErrorGroupOps:   errorGroups,
+		Groups:          a.store.meta,
+		Replay:          cfg.Replay,
+		ReplayRetention: cfg.ReplayRetention,
+		Alerts:          a.store.meta,
+		AlertSender:     alertSender,
+		PublicURL:       cfg.PublicURL,
+		Bodies:          httpapi.NewBodyBudget(int64(cfg.MaxBodyMemory), log.With("component", "http")),
+		Ready:           a.readiness,
+		Build:           buildinfo.Read(),
+		Now:             time.Now,
+		Log:             log.With("component", "http"),
 
 		// Chunks are stored within what one recorded session may store
 		// and how many sessions a product may keep (docs/replay.md,
@@ -333,7 +338,13 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// round (docs/replay.md, "Retention").
 	a.replayJob = &replay.Job{Store: a.store.replays, Leases: a.store.meta, Node: nodeName(), Interval: cfg.ReplayInterval,
 		Retention: cfg.ReplayRetention, MaxBytes: int64(cfg.ReplayMaxBytes), MaxSessions: cfg.ReplayMaxSessions,
-		Now: time.Now, Log: log.With("component", "replay")}
+		Products: a.store.meta, Now: time.Now, Log: log.With("component", "replay")}
+	// Event retention, too (docs/privacy.md, "Retention"); like the other
+	// writes it waits while the disk is nearly full.
+	if events, ok := a.store.queries.(analytics.RetentionStore); ok {
+		a.retentionJob = &retention.Job{Products: a.store.meta, Events: events, Leases: a.store.meta, Node: nodeName(),
+			Interval: cfg.RetentionInterval, Admit: a.store.guard.Admit, Now: time.Now, Log: log.With("component", "retention")}
+	}
 	// The HTTP server is fasthttp (docs/architecture.md): /e is served on
 	// it directly, every other path through net/http handlers.
 	a.httpSrv = &fasthttp.Server{
@@ -486,12 +497,20 @@ func (a *App) Run(ctx context.Context) error {
 		defer close(alertsDone)
 		a.alerts.Run(alertJobs)
 	}()
-	// So is the job that keeps visits for the sessions query.
+	// So is the job that keeps visits for the sessions query, and the
+	// one that deletes events past their retention.
 	visitJobs, stopVisits := context.WithCancel(ctx)
 	visitsDone := make(chan struct{})
 	go func() {
 		defer close(visitsDone)
 		a.keepVisits(visitJobs)
+	}()
+	retentionDone := make(chan struct{})
+	go func() {
+		defer close(retentionDone)
+		if a.retentionJob != nil {
+			a.retentionJob.Run(visitJobs)
+		}
 	}()
 	a.ready.Store(true)
 	if a.bootstrapKey != "" {
@@ -576,6 +595,7 @@ loop:
 	<-alertsDone
 	stopVisits()
 	<-visitsDone
+	<-retentionDone
 	return errors.Join(runErr, a.shutdown())
 }
 

@@ -216,6 +216,10 @@ type Config struct {
 	ReplayMaxSessionBytes ByteSize
 	ReplayMaxSessions     int
 	ReplayInterval        time.Duration
+	// RetentionInterval is how often the retention job deletes the events
+	// and error occurrences past each product's periods
+	// (STRATA_RETENTION_INTERVAL; docs/privacy.md, "Retention").
+	RetentionInterval time.Duration
 	// AlertWebhookAllow lists the addresses alert webhooks may be
 	// delivered to although the webhook rules refuse them
 	// (STRATA_ALERT_WEBHOOK_ALLOW, comma-separated addresses or CIDR
@@ -297,6 +301,7 @@ func Default() Config {
 		// can cost the store and the player.
 		ReplayMaxSessionBytes: 50 << 20,
 		ReplayInterval:        10 * time.Minute,
+		RetentionInterval:     time.Hour,
 		KeyCacheTTL:           10 * time.Second,
 		DedupCapacity:         4_000_000,
 		CommitLinger:          0,
@@ -540,6 +545,7 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	fs.Var(&c.ReplayMaxSessionBytes, "replay-max-session-bytes", "what one recorded session may store, e.g. 50MB (each chunk counts its data and 512 bytes); its later chunks are refused (replay_session_full); 0: no cap (env STRATA_REPLAY_MAX_SESSION_BYTES)")
 	fs.IntVar(&c.ReplayMaxSessions, "replay-max-sessions", envInt("STRATA_REPLAY_MAX_SESSIONS", c.ReplayMaxSessions), "how many recorded sessions each product may keep; a chunk that would start one more is refused (replay_quota_full), and the retention job deletes the oldest to keep a tenth of it free; 0: no cap, else at least 10 (env STRATA_REPLAY_MAX_SESSIONS)")
 	fs.DurationVar(&c.ReplayInterval, "replay-interval", c.ReplayInterval, "how often the replay retention job runs")
+	fs.DurationVar(&c.RetentionInterval, "retention-interval", envDuration("STRATA_RETENTION_INTERVAL", c.RetentionInterval), "how often the retention job deletes events past each product's retention period (env STRATA_RETENTION_INTERVAL)")
 	fs.DurationVar(&c.ReadTimeout, "read-timeout", envDuration("STRATA_READ_TIMEOUT", c.ReadTimeout), "time a request's headers and body may take to arrive (env STRATA_READ_TIMEOUT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "graceful shutdown limit")
 	hosts = new(string)
@@ -633,6 +639,9 @@ func (c Config) Validate() error {
 	}
 	if c.ReplayInterval < time.Second {
 		errs = append(errs, fmt.Errorf("replay-interval %v: must be at least 1s", c.ReplayInterval))
+	}
+	if c.RetentionInterval < time.Second {
+		errs = append(errs, fmt.Errorf("retention-interval %v: must be at least 1s", c.RetentionInterval))
 	}
 	if c.AlertInterval < time.Second {
 		errs = append(errs, fmt.Errorf("alert-interval %v: must be at least 1s", c.AlertInterval))

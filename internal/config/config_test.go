@@ -378,3 +378,22 @@ func TestSMTPFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestRetentionInterval checks --retention-interval: an hour by default,
+// from STRATA_RETENTION_INTERVAL, the flag over the env, at least a
+// second.
+func TestRetentionInterval(t *testing.T) {
+	if d := Default(); d.RetentionInterval != time.Hour {
+		t.Errorf("default: %v", d.RetentionInterval)
+	}
+	c, err := Load(nil, env(map[string]string{"STRATA_RETENTION_INTERVAL": "5s"}))
+	if err != nil || c.RetentionInterval != 5*time.Second {
+		t.Errorf("env: %v %v", c.RetentionInterval, err)
+	}
+	if c, err = Load([]string{"--retention-interval", "2m"}, env(map[string]string{"STRATA_RETENTION_INTERVAL": "5s"})); err != nil || c.RetentionInterval != 2*time.Minute {
+		t.Errorf("the flag over the env: %v %v", c.RetentionInterval, err)
+	}
+	if _, err := Load([]string{"--retention-interval", "500ms"}, env(nil)); err == nil {
+		t.Error("--retention-interval 500ms accepted")
+	}
+}

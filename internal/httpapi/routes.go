@@ -83,6 +83,9 @@ type Server struct {
 	// replay).
 	ReplayOps *replay.Service
 	Replay    bool
+	// ReplayRetention is the server-wide replay period, the default and
+	// ceiling of the products' own (retention.go).
+	ReplayRetention time.Duration
 	// Alerts keeps the products' alert webhooks and the alerts sent;
 	// AlertSender makes the test delivery; PublicURL starts the
 	// dashboard links in alerts (alerts.go).
@@ -368,6 +371,8 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("POST /api/v1/products", asAdmin(h(s.handleCreateProduct)))
 	mux.Handle("GET /api/v1/products/{id}", asViewer(h(s.handleGetProduct)))
 	mux.Handle("PATCH /api/v1/products/{id}", asMember(h(s.handleUpdateProduct)))
+	mux.Handle("GET /api/v1/products/{id}/retention", asAdmin(h(s.handleGetRetention)))
+	mux.Handle("PUT /api/v1/products/{id}/retention", asAdmin(h(s.handleSetRetention)))
 	mux.Handle("GET /api/v1/products/{id}/keys", asAdmin(h(s.handleListKeys)))
 	mux.Handle("POST /api/v1/products/{id}/keys", asAdmin(h(s.handleCreateKey)))
 	mux.Handle("PATCH /api/v1/products/{id}/keys/{keyId}", asAdmin(h(s.handleSetKeyStatus)))

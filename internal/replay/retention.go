@@ -40,8 +40,15 @@ type Job struct {
 	// of it is free, so that new sessions are recorded again: a product
 	// that starts fewer sessions a round than that is never refused one.
 	MaxSessions int
-	Now         func() time.Time
-	Log         *slog.Logger
+	// Products, when set, gives each product's own replay period
+	// (analytics.DataRetention.ReplaysDays, docs/privacy.md, "Retention"),
+	// which applies when it is shorter than Retention: the server-wide
+	// period is the default and the ceiling.
+	Products interface {
+		Product(ctx context.Context, id int64) (analytics.Product, error)
+	}
+	Now func() time.Time
+	Log *slog.Logger
 }
 
 // Run runs a round every Interval until ctx ends.
@@ -115,10 +122,14 @@ func (j *Job) product(ctx context.Context, productID int64, now time.Time) (int,
 	if j.MaxSessions > 0 {
 		keep = j.MaxSessions - max(1, j.MaxSessions/10)
 	}
-	cutoff := now.Add(-j.Retention)
+	retention, err := j.retention(ctx, productID)
+	if err != nil {
+		return 0, err
+	}
+	cutoff := now.Add(-retention)
 	var doomed []string
 	for _, s := range sessions {
-		expired := j.Retention > 0 && s.LastReceived.Before(cutoff)
+		expired := retention > 0 && s.LastReceived.Before(cutoff)
 		over := j.MaxBytes > 0 && total > j.MaxBytes
 		many := len(sessions)-len(doomed) > keep
 		if !expired && !over && !many {
@@ -131,4 +142,24 @@ func (j *Job) product(ctx context.Context, productID int64, now time.Time) (int,
 		return 0, nil
 	}
 	return ops.DeleteSessions(ctx, productID, doomed)
+}
+
+// retention is how long a product's sessions are kept: its own period
+// when it has a shorter one than the server's, else the server's. A
+// product that no longer exists keeps the server's.
+func (j *Job) retention(ctx context.Context, productID int64) (time.Duration, error) {
+	if j.Products == nil {
+		return j.Retention, nil
+	}
+	p, err := j.Products.Product(ctx, productID)
+	if errors.Is(err, analytics.ErrNotFound) {
+		return j.Retention, nil
+	} else if err != nil {
+		return 0, err
+	}
+	own := time.Duration(p.Retention.ReplaysDays) * 24 * time.Hour
+	if own > 0 && (j.Retention <= 0 || own < j.Retention) {
+		return own, nil
+	}
+	return j.Retention, nil
 }

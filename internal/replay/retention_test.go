@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"strata/internal/analytics"
+	"strata/internal/store/duckdb"
 	"strata/internal/store/replayfs"
 )
 
@@ -278,5 +279,65 @@ func TestRetentionDeletesAtOnce(t *testing.T) {
 	}
 	if got := ids(t, s, 2); got != "[]" {
 		t.Errorf("product 2 keeps %s", got)
+	}
+}
+
+// TestRetentionPerProduct gives products their own replay periods in a
+// real metadata store: a product with 7 days loses a session 7 days
+// after its last chunk; one asking for 60 days keeps the server's 30 (the
+// ceiling); one with none keeps the server's.
+func TestRetentionPerProduct(t *testing.T) {
+	ctx := context.Background()
+	meta, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer meta.Close()
+	ws, err := meta.CreateWorkspace(ctx, "W")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var products [3]int64
+	for i, days := range []int{7, 60, 0} {
+		p, err := meta.CreateProduct(ctx, ws.ID, fmt.Sprint("P", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if days > 0 {
+			if err := meta.SetProductRetention(ctx, p.ID, analytics.DataRetention{ReplaysDays: days}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		products[i] = p.ID
+	}
+	s, err := replayfs.Open(filepath.Join(t.TempDir(), "replay"), replayfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	day := 24 * time.Hour
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	clk := &clock{t0}
+	job := &Job{Store: s, Leases: &leases{}, Products: meta, Node: "a", Interval: time.Minute, Retention: 30 * day, Now: clk.Now}
+	for _, p := range products {
+		record(t, s, p, "s", t0, 100)
+	}
+	for _, c := range []struct {
+		at   time.Duration
+		want [3]string
+	}{
+		{7 * day, [3]string{"[s]", "[s]", "[s]"}}, // the last chunk came a minute after t0
+		{7*day + 2*time.Minute, [3]string{"[]", "[s]", "[s]"}},
+		{30*day + 2*time.Minute, [3]string{"[]", "[]", "[]"}},
+	} {
+		clk.t = t0.Add(c.at)
+		if _, err := job.Round(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range products {
+			if got := ids(t, s, p); got != c.want[i] {
+				t.Errorf("after %v, product %d (%d) keeps %s; want %s", c.at, i, p, got, c.want[i])
+			}
+		}
 	}
 }

@@ -37,7 +37,8 @@
 // click to filter on the Overview: chips, the URL, back and forward (filters.mjs);
 // teammates: an invite made in Settings → Members accepted in a second browser, a viewer's
 // hidden controls and refused write, the password form (members.mjs, E2E_ONLY=members);
-// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=goals, E2E_ONLY=timezone, E2E_ONLY=filters or E2E_ONLY=replays,users runs those parts alone
+// the products' data retention set in Settings, an old event dropped, a viewer's card (retention.mjs);
+// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=goals, E2E_ONLY=timezone, E2E_ONLY=filters, E2E_ONLY=retention or E2E_ONLY=replays,users runs those parts alone
 // (E2E_ONLY=main the main run without error tracking, sources, overview, geo).
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
@@ -71,6 +72,7 @@ import { goalPages } from "./goals.mjs";
 import { timeZonePages } from "./timezone.mjs";
 import { filterPages } from "./filters.mjs";
 import { memberPages } from "./members.mjs";
+import { retentionPages } from "./retention.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = join(here, "..", "..");
@@ -113,6 +115,7 @@ async function main() {
       live: livePages,
       timezone: timeZonePages,
       members: memberPages,
+      retention: retentionPages,
     };
     const unknown = only.filter((p) => !parts[p]);
     if (unknown.length) throw new Error(`E2E_ONLY names no part ${unknown.join(", ")}; the parts are ${Object.keys(parts).join(", ")}`);
@@ -139,6 +142,7 @@ async function main() {
   await livePages(browser, h);
   await timeZonePages(browser, h);
   await memberPages(browser, h);
+  await retentionPages(browser, h);
 }
 
 /** The main run, on a server started without the error-tracking flag. */

@@ -42,6 +42,9 @@ type Store struct {
 	// table is the table reads and writes name: events, quoted with its
 	// database. It is built from the URL's validated database name.
 	table string
+	// opts is how Open connected, for the connections to each shard of a
+	// cluster that the retention job's mutations need (retention.go).
+	opts *clickhouse.Options
 
 	// traceSQL, set only by tests, sees every query's statement and
 	// parameters before it runs (the golden SQL files in testdata/sql).
@@ -87,7 +90,7 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to ClickHouse: %w", err)
 	}
-	s := &Store{conn: conn, db: db, cluster: cluster, table: "`" + db + "`.events"}
+	s := &Store{conn: conn, db: db, cluster: cluster, table: "`" + db + "`.events", opts: opts}
 	if err := conn.Ping(ctx); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("connecting to ClickHouse at %s: %w", strings.Join(opts.Addr, ","), err)
@@ -121,19 +124,9 @@ func (s *Store) migrate(ctx context.Context, opts *clickhouse.Options) error {
 	// On a cluster every shard needs the local table. Distributed DDL (ON
 	// CLUSTER) needs ZooKeeper, which a small cluster may not run, so Strata
 	// connects to each shard the server's configuration lists.
-	var b builder
-	b.Write("SELECT DISTINCT host_address, port FROM system.clusters WHERE cluster = ", b.arg(s.cluster))
-	shards, err := queryAll(ctx, s, "reading cluster "+s.cluster, &b, func(rows driver.Rows) (string, error) {
-		var host string
-		var port uint16
-		err := rows.Scan(&host, &port)
-		return fmt.Sprintf("%s:%d", host, port), err
-	})
+	shards, err := s.shards(ctx)
 	if err != nil {
 		return err
-	}
-	if len(shards) == 0 {
-		return fmt.Errorf("cluster %q is not in the ClickHouse server's remote_servers", s.cluster)
 	}
 	// Every shard also gets the Distributed table, so that any of them can
 	// be the one a node connects to.

@@ -425,14 +425,9 @@ func (s *Store) refreshScope(ctx context.Context, sc visitScope, settled time.Ti
 		return 0, err
 	}
 	b.Write("CREATE OR REPLACE TEMP TABLE visits_new AS WITH e AS (SELECT uid, coalesce(", session, ", '') AS sid, ts,",
-		" coalesce(path, '') AS path, CASE WHEN eid = ", b.arg(s.eventID(analytics.PageviewEvent)), " THEN 0 WHEN eid IN (")
-	for i, name := range analytics.NonInteractiveEvents {
-		if i > 0 {
-			b.Write(", ")
-		}
-		b.Write(b.arg(s.eventID(name)))
-	}
-	b.Write(") THEN 1 ELSE 2 END AS kind FROM events WHERE product_id = ", b.arg(sc.product), " AND env = ", b.arg(string(sc.env)),
+		" coalesce(path, '') AS path, ")
+	s.writeVisitKind(&b)
+	b.Write(" AS kind FROM events WHERE product_id = ", b.arg(sc.product), " AND env = ", b.arg(string(sc.env)),
 		" AND ts < ", b.arg(settled))
 	if !horizon.IsZero() {
 		b.Write(" AND ts >= ", b.arg(horizon.Add(-analytics.SessionGap)))
@@ -442,9 +437,7 @@ func (s *Store) refreshScope(ctx context.Context, sc visitScope, settled time.Ti
 		", g AS (SELECT *, CASE WHEN epoch_us(ts) - epoch_us(lag(ts) OVER w) < ", b.arg(analytics.SessionGap.Microseconds()),
 		" THEN 0 ELSE 1 END AS new FROM e WINDOW w AS (PARTITION BY uid, sid ORDER BY ts))",
 		", n AS (SELECT *, sum(new) OVER (PARTITION BY uid, sid ORDER BY ts) AS vn FROM g)",
-		" SELECT uid, sid, min(ts) AS start, max(ts) AS \"end\",",
-		" count(*) FILTER (WHERE kind = 0) AS pageviews, count(*) FILTER (WHERE kind = 2) AS interactions,",
-		" arg_min(path, (ts, path)) FILTER (WHERE kind = 0) AS entry, arg_max(path, (ts, path)) FILTER (WHERE kind = 0) AS exit,",
+		" SELECT uid, sid, min(ts) AS start, max(ts) AS \"end\", ", visitFigures, ",",
 		" epoch_us(max(ts)) + ", b.arg(analytics.SessionGap.Microseconds()), " <= epoch_us(", b.arg(settled), "::TIMESTAMP) AS closed",
 		" FROM n GROUP BY uid, sid, vn HAVING min(ts) >= ", b.arg(horizon))
 	if _, err := conn.ExecContext(ctx, b.SQL(), b.Args()...); err != nil {
@@ -476,6 +469,25 @@ func (s *Store) refreshScope(ctx context.Context, sc visitScope, settled time.Ti
 	k.mu.Unlock()
 	return added, nil
 }
+
+// writeVisitKind writes what an event is to its visit, as kind: 0 a page
+// view, 1 an event that is no interaction (analytics.NonInteractiveEvents),
+// 2 an interaction. The refresh and the retention drop's repair
+// (retention.go) share it, and visitFigures, so that they count alike.
+func (s *Store) writeVisitKind(b *builder) {
+	b.Write("CASE WHEN eid = ", b.arg(s.eventID(analytics.PageviewEvent)), " THEN 0 WHEN eid IN (")
+	for i, name := range analytics.NonInteractiveEvents {
+		if i > 0 {
+			b.Write(", ")
+		}
+		b.Write(b.arg(s.eventID(name)))
+	}
+	b.Write(") THEN 1 ELSE 2 END")
+}
+
+// visitFigures are a visit's figures from its events' kind, ts and path.
+const visitFigures = `count(*) FILTER (WHERE kind = 0) AS pageviews, count(*) FILTER (WHERE kind = 2) AS interactions,
+	arg_min(path, (ts, path)) FILTER (WHERE kind = 0) AS entry, arg_max(path, (ts, path)) FILTER (WHERE kind = 0) AS exit`
 
 // applyLate deletes the kept visits of sc that a late mark can touch and
 // lowers the horizon to the earliest of them, or, when nothing is kept

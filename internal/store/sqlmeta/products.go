@@ -46,7 +46,8 @@ func (s *Store) CreateProduct(ctx context.Context, workspaceID int64, name strin
 func (s *Store) Product(ctx context.Context, id int64) (analytics.Product, error) {
 	var p analytics.Product
 	err := s.conn().QueryRowContext(ctx, productSelect+` WHERE p.id = $1`, id).
-		Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.CreatedAt, &p.TimeZone)
+		Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.CreatedAt, &p.TimeZone,
+			&p.Retention.EventsDays, &p.Retention.ErrorsDays, &p.Retention.ReplaysDays)
 	if err != nil {
 		return p, notFound(err, fmt.Sprintf("product %d", id))
 	}
@@ -56,15 +57,19 @@ func (s *Store) Product(ctx context.Context, id int64) (analytics.Product, error
 // ListProducts returns the products of a workspace, oldest first.
 func (s *Store) ListProducts(ctx context.Context, workspaceID int64) ([]analytics.Product, error) {
 	return QueryAll(ctx, s.conn(), "listing products", func(r Scanner) (p analytics.Product, err error) {
-		err = r.Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.CreatedAt, &p.TimeZone)
+		err = r.Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.CreatedAt, &p.TimeZone,
+			&p.Retention.EventsDays, &p.Retention.ErrorsDays, &p.Retention.ReplaysDays)
 		return p, err
 	}, productSelect+` WHERE p.workspace_id = $1 ORDER BY p.id`, workspaceID)
 }
 
-// productSelect reads a product's columns and its time zone (migration
-// 0029), UTC when none was set.
-const productSelect = `SELECT p.id, p.workspace_id, p.name, p.created_at, coalesce(z.time_zone, 'UTC')
-	FROM products p LEFT JOIN product_time_zones z ON z.product_id = p.id`
+// productSelect reads a product's columns, its time zone (migration
+// 0029), UTC when none was set, and its retention periods (0036), 0 (the
+// defaults) when none were.
+const productSelect = `SELECT p.id, p.workspace_id, p.name, p.created_at, coalesce(z.time_zone, 'UTC'),
+	coalesce(r.events_days, 0), coalesce(r.errors_days, 0), coalesce(r.replays_days, 0)
+	FROM products p LEFT JOIN product_time_zones z ON z.product_id = p.id
+	LEFT JOIN product_retention r ON r.product_id = p.id`
 
 // SetProductTimeZone sets a product's time zone, an IANA name the caller
 // checked, or returns ErrNotFound.
@@ -76,6 +81,21 @@ func (s *Store) SetProductTimeZone(ctx context.Context, id int64, zone string) e
 		ON CONFLICT (product_id) DO UPDATE SET time_zone = excluded.time_zone`, id, zone)
 	if err != nil {
 		return fmt.Errorf("setting the time zone of product %d: %w", id, err)
+	}
+	return nil
+}
+
+// SetProductRetention sets a product's retention periods, which the
+// caller checked, or returns ErrNotFound.
+func (s *Store) SetProductRetention(ctx context.Context, id int64, r analytics.DataRetention) error {
+	if _, err := s.Product(ctx, id); err != nil {
+		return fmt.Errorf("setting the retention of product %d: %w", id, err)
+	}
+	_, err := s.conn().ExecContext(ctx, `INSERT INTO product_retention (product_id, events_days, errors_days, replays_days)
+		VALUES ($1, $2, $3, $4) ON CONFLICT (product_id) DO UPDATE SET events_days = excluded.events_days,
+		errors_days = excluded.errors_days, replays_days = excluded.replays_days`, id, r.EventsDays, r.ErrorsDays, r.ReplaysDays)
+	if err != nil {
+		return fmt.Errorf("setting the retention of product %d: %w", id, err)
 	}
 	return nil
 }

@@ -87,6 +87,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("Campaigns", scoped(testCampaigns))
 	t.Run("Transactions", meta(testTransactions))
 	t.Run("Groups", scoped(testGroups))
+	t.Run("ProductRetention", scoped(testProductRetention))
 	for _, c := range replayCases {
 		t.Run(c.name, func(t *testing.T) { c.test(t, open(t)) })
 	}
@@ -122,6 +123,7 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("ZonedGoals", events(testZonedGoals))
 	t.Run("ZoneCases", events(testZoneCases))
 	t.Run("ZoneErrorDays", events(testZoneErrorDays))
+	t.Run("DropEvents", events(testDropEvents))
 }
 
 // products creates a workspace and in it one product a name, in order:
