@@ -75,6 +75,17 @@ func eachVendorLine(r io.Reader, emit func(Event, error) error, fn func(line []b
 		}
 		line := chunk
 		if len(long) > 0 {
+			if len(long)+len(chunk) > maxVendorLine {
+				n++
+				long = long[:0]
+				if err := emit(Event{}, mappingErr(reasonLineTooLong, "line %d is longer than %d bytes", n, maxVendorLine)); err != nil {
+					return err
+				}
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				continue
+			}
 			long = append(long, chunk...)
 			line = long
 		}

@@ -1,0 +1,170 @@
+package importer
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// readAll runs src over data as the importer does and returns the events
+// and the mapping errors in file order, failing the test on any other
+// error.
+func readAll(t *testing.T, src Source, data []byte) ([]Event, []*MappingError) {
+	t.Helper()
+	evs, merrs, err := readAllErr(src, data)
+	if err != nil {
+		t.Fatalf("%s: Read: %v", src.Name(), err)
+	}
+	return evs, merrs
+}
+
+func readAllErr(src Source, data []byte) ([]Event, []*MappingError, error) {
+	var evs []Event
+	var merrs []*MappingError
+	err := src.Read(bytes.NewReader(data), int64(len(data)), func(ev Event, err error) error {
+		if err != nil {
+			var merr *MappingError
+			if !errors.As(err, &merr) {
+				return err
+			}
+			merrs = append(merrs, merr)
+			return nil
+		}
+		evs = append(evs, ev)
+		return nil
+	})
+	return evs, merrs, err
+}
+
+// reasons counts mapping errors by reason.
+func reasons(merrs []*MappingError) map[string]int {
+	out := map[string]int{}
+	for _, m := range merrs {
+		out[m.Reason]++
+	}
+	return out
+}
+
+// jsonLine encodes one record as a line of JSON.
+func jsonLine(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b) + "\n"
+}
+
+// checkEvent compares an event with the expected one field by field, so
+// that a failure names the field.
+func checkEvent(t *testing.T, label string, got, want Event) {
+	t.Helper()
+	if got.SourceID != want.SourceID {
+		t.Errorf("%s: SourceID = %q, want %q", label, got.SourceID, want.SourceID)
+	}
+	if got.Name != want.Name {
+		t.Errorf("%s: Name = %q, want %q", label, got.Name, want.Name)
+	}
+	if got.DistinctID != want.DistinctID {
+		t.Errorf("%s: DistinctID = %q, want %q", label, got.DistinctID, want.DistinctID)
+	}
+	if !got.Timestamp.Equal(want.Timestamp) || got.Timestamp.Location() != time.UTC {
+		t.Errorf("%s: Timestamp = %v, want %v (UTC)", label, got.Timestamp, want.Timestamp)
+	}
+	if got.UserAgent != want.UserAgent {
+		t.Errorf("%s: UserAgent = %q, want %q", label, got.UserAgent, want.UserAgent)
+	}
+	if got.URL != want.URL {
+		t.Errorf("%s: URL = %q, want %q", label, got.URL, want.URL)
+	}
+	if got.Referrer != want.Referrer {
+		t.Errorf("%s: Referrer = %q, want %q", label, got.Referrer, want.Referrer)
+	}
+	for k, w := range want.Properties {
+		g, ok := got.Properties[k]
+		if !ok {
+			t.Errorf("%s: property %q missing", label, k)
+			continue
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("%s: property %q = %#v, want %#v", label, k, g, w)
+		}
+	}
+	for k, g := range got.Properties {
+		if _, ok := want.Properties[k]; !ok {
+			t.Errorf("%s: unexpected property %q = %#v", label, k, g)
+		}
+	}
+	if (got.Properties == nil) != (want.Properties == nil) {
+		t.Errorf("%s: Properties nil = %v, want %v", label, got.Properties == nil, want.Properties == nil)
+	}
+}
+
+// checkWellFormed is what every mapped event must satisfy, whatever the
+// input: the fuzz tests hold every source to it.
+func checkWellFormed(t *testing.T, ev Event, err error) {
+	t.Helper()
+	if err != nil {
+		var merr *MappingError
+		if !errors.As(err, &merr) || merr.Reason == "" {
+			t.Fatalf("error %v is not a MappingError with a reason", err)
+		}
+		return
+	}
+	if ev.Name == "" || ev.DistinctID == "" || ev.SourceID == "" || ev.Timestamp.IsZero() {
+		t.Fatalf("incomplete event %+v", ev)
+	}
+	if ev.Name[0] == '$' && !map[string]bool{"$pageview": true, "$click": true, "$form_submit": true, "$identify": true}[ev.Name] {
+		t.Fatalf("reserved name %q", ev.Name)
+	}
+	if _, err := json.Marshal(ev.Properties); err != nil {
+		t.Fatalf("properties do not encode: %v", err)
+	}
+}
+
+func TestStrataEventName(t *testing.T) {
+	table := map[string]string{"$mp_click": "$click"}
+	for in, want := range map[string]string{
+		"$mp_click":       "$click",
+		"$mp_scroll":      "mp_scroll",
+		"$$double":        "double",
+		"message_sent":    "imported_message_sent",
+		"$message_x":      "imported_message_x",
+		"Signed Up":       "Signed Up",
+		"Añadir al carro": "Añadir al carro",
+	} {
+		if got, ok := strataEventName(in, table); !ok || got != want {
+			t.Errorf("strataEventName(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+	if _, ok := strataEventName("$$", table); ok {
+		t.Error(`strataEventName("$$") kept a name`)
+	}
+}
+
+func TestParseVendorTime(t *testing.T) {
+	want := time.Date(2026, 1, 2, 3, 4, 5, 678000000, time.UTC)
+	for _, s := range []string{
+		"2026-01-02 03:04:05.678000",
+		"2026-01-02 03:04:05.678+00",
+		"2026-01-02 05:04:05.678+02",
+		"2026-01-02 08:34:05.678+05:30",
+		"2026-01-01 22:04:05.678-05:00",
+		"2026-01-02T03:04:05.678Z",
+		"2026-01-02T04:04:05.678+0100",
+		" 2026-01-02T03:04:05.678 ",
+	} {
+		got, ok := parseVendorTime(s)
+		if !ok || !got.Equal(want) || got.Location() != time.UTC {
+			t.Errorf("parseVendorTime(%q) = %v, %v; want %v", s, got, ok, want)
+		}
+	}
+	for _, s := range []string{"", "yesterday", "2026-13-02 03:04:05", "1969-12-31 23:59:59", "02/01/2026 03:04"} {
+		if got, ok := parseVendorTime(s); ok {
+			t.Errorf("parseVendorTime(%q) = %v, want refused", s, got)
+		}
+	}
+}
