@@ -54,7 +54,7 @@ func mixpanelExport(t *testing.T) (file string, want []Event) {
 
 	// Autocapture's click and submit, identify, and names Strata
 	// reserves: kept under plain names. Fractional seconds.
-	for i, c := range []struct{ from, to string }{
+	for _, c := range []struct{ from, to string }{
 		{"$mp_click", "$click"}, {"$mp_submit", "$form_submit"}, {"$identify", "$identify"},
 		{"$mp_scroll", "mp_scroll"}, {"message_sent", "imported_message_sent"},
 	} {
@@ -66,7 +66,6 @@ func mixpanelExport(t *testing.T) (file string, want []Event) {
 		}
 		b.WriteString(jsonLine(t, map[string]any{"event": c.from, "properties": props}))
 		want = append(want, Event{SourceID: c.from, Name: c.to, DistinctID: "user-1", Timestamp: at.Add(250 * time.Millisecond), Properties: wantProps})
-		_ = i
 	}
 
 	// No distinct_id, only $device_id (simplified identity merge);
@@ -76,16 +75,16 @@ func mixpanelExport(t *testing.T) (file string, want []Event) {
 		Properties: map[string]any{"$referrer": "$direct"}})
 
 	// Records that cannot be mapped, one per reason.
-	b.WriteString(`{"event":"No User","properties":{"time":1767323045}}` + "\n")                       // missing_distinct_id
-	b.WriteString(`{"properties":{"time":1767323045,"distinct_id":"u"}}` + "\n")                        // missing_event_name
-	b.WriteString(`{"event":"$$","properties":{"time":1767323045,"distinct_id":"u"}}` + "\n")           // missing_event_name
-	b.WriteString(`{"event":"Bad Time","properties":{"time":"yesterday","distinct_id":"u"}}` + "\n")    // bad_timestamp
-	b.WriteString(`{"event":"Before 1970","properties":{"time":-5,"distinct_id":"u"}}` + "\n")          // bad_timestamp
-	b.WriteString(`{"event":"No Time","properties":{"distinct_id":"u"}}` + "\n")                         // bad_timestamp
-	b.WriteString(`{"event":"Cut short","properties":{"time":17673` + "\n")                             // bad_json
-	b.WriteString(`[{"event":"x"}]` + "\n")                                                             // bad_json
-	b.WriteString(`{"event":"Two"} {"event":"values"}` + "\n")                                          // bad_json
-	b.WriteString(`{"event":"Bad Props","properties":"none"}` + "\n")                                   // bad_json
+	b.WriteString(`{"event":"No User","properties":{"time":1767323045}}` + "\n")                                  // missing_distinct_id
+	b.WriteString(`{"properties":{"time":1767323045,"distinct_id":"u"}}` + "\n")                                  // missing_event_name
+	b.WriteString(`{"event":"$$","properties":{"time":1767323045,"distinct_id":"u"}}` + "\n")                     // missing_event_name
+	b.WriteString(`{"event":"Bad Time","properties":{"time":"yesterday","distinct_id":"u"}}` + "\n")              // bad_timestamp
+	b.WriteString(`{"event":"Before 1970","properties":{"time":-5,"distinct_id":"u"}}` + "\n")                    // bad_timestamp
+	b.WriteString(`{"event":"No Time","properties":{"distinct_id":"u"}}` + "\n")                                  // bad_timestamp
+	b.WriteString(`{"event":"Cut short","properties":{"time":17673` + "\n")                                       // bad_json
+	b.WriteString(`[{"event":"x"}]` + "\n")                                                                       // bad_json
+	b.WriteString(`{"event":"Two"} {"event":"values"}` + "\n")                                                    // bad_json
+	b.WriteString(`{"event":"Bad Props","properties":"none"}` + "\n")                                             // bad_json
 	b.WriteString("{\"event\":\"Latin-1 caf\xe9\",\"properties\":{\"time\":1767323045,\"distinct_id\":\"u\"}}\n") // invalid_utf8
 
 	// The last line without a line end.
