@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -165,6 +166,33 @@ func TestParseVendorTime(t *testing.T) {
 	for _, s := range []string{"", "yesterday", "2026-13-02 03:04:05", "1969-12-31 23:59:59", "02/01/2026 03:04"} {
 		if got, ok := parseVendorTime(s); ok {
 			t.Errorf("parseVendorTime(%q) = %v, want refused", s, got)
+		}
+	}
+}
+
+// A lone surrogate escape would be decoded to U+FFFD, altering the
+// data: the record is refused as invalid_utf8, as ingest refuses it.
+// Whole pairs (emoji written as escapes) are the character.
+func TestDecodeVendorObjectSurrogates(t *testing.T) {
+	for line, want := range map[string]string{
+		`{"k":"\ud83d\ude00"}`:       "😀",
+		`{"k":"\\ud800"}`:            `\ud800`,
+		`{"k":"a\\\ud83d\ude00"}`:    `a\😀`,
+		`{"k":"\u00e9\uD83D\uDE00"}`: "é😀",
+	} {
+		obj, merr := decodeVendorObject([]byte(line), 1)
+		if merr != nil || obj["k"] != want {
+			t.Errorf("%s: got %q, %v; want %q", line, obj["k"], merr, want)
+		}
+	}
+	for _, line := range []string{`{"k":"\ud800"}`, `{"k":"\udc00\ud800"}`, `{"k":"x\uDBFF"}`, `{"k":"\ud800\u0041"}`, `{"\udfff":1}`} {
+		if _, merr := decodeVendorObject([]byte(line), 7); merr == nil || merr.Reason != "invalid_utf8" || !strings.Contains(merr.Detail, "line 7") {
+			t.Errorf("%s: %v, want invalid_utf8 on line 7", line, merr)
+		}
+	}
+	for _, line := range []string{`{"k":"a` + "\x01" + `"}`, `{"k":1,}`, `{"k":1}{}`, `"k"`, `{"k":1} x`} {
+		if _, merr := decodeVendorObject([]byte(line), 1); merr == nil || merr.Reason != "bad_json" {
+			t.Errorf("%q: %v, want bad_json", line, merr)
 		}
 	}
 }
