@@ -39,14 +39,7 @@ func amplitudeRecord(over map[string]any) map[string]any {
 		"session_id": 1767323000000, "device_family": "Mac", "sample_rate": nil, "idfa": nil,
 		"client_event_time": "2026-01-02 03:04:05.600000",
 	}
-	for k, v := range over {
-		if v == nil {
-			delete(r, k)
-		} else {
-			r[k] = v
-		}
-	}
-	return r
+	return override(r, over)
 }
 
 // amplitudeWantColumns are the record's columns as amplitudeRecord's
@@ -193,29 +186,9 @@ func amplitudeExport(t *testing.T) (archive []byte, want []Event) {
 
 func TestAmplitudeExport(t *testing.T) {
 	archive, want := amplitudeExport(t)
-	evs, merrs := readAll(t, Amplitude{}, archive)
-	if len(evs) != len(want) {
-		t.Fatalf("%d events, want %d", len(evs), len(want))
-	}
-	for i := range want {
-		checkEvent(t, want[i].Name, evs[i], want[i])
-	}
-	got := reasons(merrs)
 	wantReasons := map[string]int{"skipped_automatic_event": 1, "missing_distinct_id": 1, "missing_event_name": 1,
 		"bad_timestamp": 1, "bad_json": 1, "corrupt_member": 1}
-	if len(got) != len(wantReasons) {
-		t.Errorf("reasons %v, want %v", got, wantReasons)
-	}
-	for r, n := range wantReasons {
-		if got[r] != n {
-			t.Errorf("%d %s, want %d (all: %v)", got[r], r, n, got)
-		}
-	}
-	for _, m := range merrs {
-		if !strings.Contains(m.Detail, "123456/123456_2026-01-02_") {
-			t.Errorf("detail %q does not name the member", m.Detail)
-		}
-	}
+	evs, merrs := checkExport(t, Amplitude{}, archive, want, wantReasons, "123456/123456_2026-01-02_")
 	for _, ev := range evs {
 		if _, ok := ev.Properties["ip_address"]; ok {
 			t.Errorf("%s kept the client's address", ev.Name)

@@ -49,13 +49,7 @@ const (
 
 // Read maps every line of the export.
 func (g GA4) Read(f io.ReaderAt, size int64, emit func(Event, error) error) error {
-	return eachVendorLine(io.NewSectionReader(f, 0, size), emit, func(line []byte, n int) error {
-		ev, merr := g.mapLine(line, n)
-		if merr != nil {
-			return emit(Event{}, merr)
-		}
-		return emit(ev, nil)
-	})
+	return readVendorLines(f, size, emit, g.mapLine)
 }
 
 // mapLine maps one row of the export.

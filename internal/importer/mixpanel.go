@@ -46,13 +46,7 @@ const mixpanelMillisFrom = 1e11
 
 // Read maps every line of a raw export.
 func (m Mixpanel) Read(f io.ReaderAt, size int64, emit func(Event, error) error) error {
-	return eachVendorLine(io.NewSectionReader(f, 0, size), emit, func(line []byte, n int) error {
-		ev, merr := m.mapLine(line, n)
-		if merr != nil {
-			return emit(Event{}, merr)
-		}
-		return emit(ev, nil)
-	})
+	return readVendorLines(f, size, emit, m.mapLine)
 }
 
 // mapLine maps one line of the export.

@@ -95,28 +95,8 @@ func mixpanelExport(t *testing.T) (file string, want []Event) {
 
 func TestMixpanelExport(t *testing.T) {
 	file, want := mixpanelExport(t)
-	evs, merrs := readAll(t, Mixpanel{}, []byte(file))
-	if len(evs) != len(want) {
-		t.Fatalf("%d events, want %d", len(evs), len(want))
-	}
-	for i := range want {
-		checkEvent(t, want[i].Name, evs[i], want[i])
-	}
-	got := reasons(merrs)
 	wantReasons := map[string]int{"missing_distinct_id": 1, "missing_event_name": 2, "bad_timestamp": 3, "bad_json": 4, "invalid_utf8": 1}
-	if len(got) != len(wantReasons) {
-		t.Errorf("reasons %v, want %v", got, wantReasons)
-	}
-	for r, n := range wantReasons {
-		if got[r] != n {
-			t.Errorf("%d %s, want %d (all: %v)", got[r], r, n, got)
-		}
-	}
-	for _, m := range merrs {
-		if !strings.Contains(m.Detail, "line ") {
-			t.Errorf("detail %q does not say which line", m.Detail)
-		}
-	}
+	evs, _ := checkExport(t, Mixpanel{}, []byte(file), want, wantReasons, "line ")
 
 	// The derived id does not depend on the order of the keys.
 	again := `{"properties":{"plan":"pro","time":1767323045678,"distinct_id":12345},"event":"Signed Up"}`

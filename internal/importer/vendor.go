@@ -110,6 +110,18 @@ func eachVendorLine(r io.Reader, emit func(Event, error) error, fn func(line []b
 	}
 }
 
+// readVendorLines is Read of a line format: mapLine maps each line, and
+// its event or mapping error goes to emit.
+func readVendorLines(f io.ReaderAt, size int64, emit func(Event, error) error, mapLine func(line []byte, n int) (Event, *MappingError)) error {
+	return eachVendorLine(io.NewSectionReader(f, 0, size), emit, func(line []byte, n int) error {
+		ev, merr := mapLine(line, n)
+		if merr != nil {
+			return emit(Event{}, merr)
+		}
+		return emit(ev, nil)
+	})
+}
+
 // skipVendorLine reads up to and including the next line end.
 func skipVendorLine(br *bufio.Reader) error {
 	for {

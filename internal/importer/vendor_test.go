@@ -59,6 +59,49 @@ func jsonLine(t *testing.T, v any) string {
 	return string(b) + "\n"
 }
 
+// checkExport reads data with src and checks the events against want,
+// field by field and in order, the mapping errors' counts by reason
+// against wantReasons, and that every error's detail contains where (the
+// line, or the member).
+func checkExport(t *testing.T, src Source, data []byte, want []Event, wantReasons map[string]int, where string) ([]Event, []*MappingError) {
+	t.Helper()
+	evs, merrs := readAll(t, src, data)
+	if len(evs) != len(want) {
+		t.Fatalf("%d events, want %d (errors %v)", len(evs), len(want), reasons(merrs))
+	}
+	for i := range want {
+		checkEvent(t, want[i].Name, evs[i], want[i])
+	}
+	got := reasons(merrs)
+	if len(got) != len(wantReasons) {
+		t.Errorf("reasons %v, want %v", got, wantReasons)
+	}
+	for r, n := range wantReasons {
+		if got[r] != n {
+			t.Errorf("%d %s, want %d (all: %v)", got[r], r, n, got)
+		}
+	}
+	for _, m := range merrs {
+		if !strings.Contains(m.Detail, where) {
+			t.Errorf("detail %q does not say where (%q)", m.Detail, where)
+		}
+	}
+	return evs, merrs
+}
+
+// override sets the fields of over in r, and removes those over maps to
+// nil.
+func override(r, over map[string]any) map[string]any {
+	for k, v := range over {
+		if v == nil {
+			delete(r, k)
+		} else {
+			r[k] = v
+		}
+	}
+	return r
+}
+
 // checkEvent compares an event with the expected one field by field, so
 // that a failure names the field.
 func checkEvent(t *testing.T, label string, got, want Event) {
