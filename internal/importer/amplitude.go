@@ -82,14 +82,14 @@ func (a Amplitude) readMember(zf *zip.File, emit func(Event, error) error) error
 	}
 	rc, err := zf.Open()
 	if err != nil {
-		return emit(Event{}, mappingErr(reasonCorruptMember, "member %s: %v", zf.Name, err))
+		return emit(Event{}, vendorErr(vendorCorruptMember, "member %s: %v", zf.Name, err))
 	}
 	defer rc.Close()
 	var r io.Reader = rc
 	if strings.HasSuffix(strings.ToLower(zf.Name), ".gz") {
 		gz, err := gzip.NewReader(rc)
 		if err != nil {
-			return emit(Event{}, mappingErr(reasonCorruptMember, "member %s: %v", zf.Name, err))
+			return emit(Event{}, vendorErr(vendorCorruptMember, "member %s: %v", zf.Name, err))
 		}
 		defer gz.Close()
 		r = gz
@@ -107,7 +107,7 @@ func (a Amplitude) readMember(zf *zip.File, emit func(Event, error) error) error
 		return emitErr
 	}
 	if err != nil {
-		return emit(Event{}, mappingErr(reasonCorruptMember, "member %s, after line %d: %v", zf.Name, lines, err))
+		return emit(Event{}, vendorErr(vendorCorruptMember, "member %s, after line %d: %v", zf.Name, lines, err))
 	}
 	return nil
 }
@@ -122,14 +122,14 @@ func (a Amplitude) mapLine(line []byte, member string, n int) (Event, *MappingEr
 	where := fmt.Sprintf("%s, line %d", member, n)
 	rawName, _ := rec["event_type"].(string)
 	if rawName == "" {
-		return Event{}, mappingErr(reasonMissingEventName, "%s has no event_type", where)
+		return Event{}, vendorErr(vendorMissingEventName, "%s has no event_type", where)
 	}
 	if amplitudeAutomatic[rawName] && !a.KeepAutomatic {
-		return Event{}, mappingErr(reasonSkippedAutomatic, "%s: %s", where, rawName)
+		return Event{}, vendorErr(vendorSkippedAutomatic, "%s: %s", where, rawName)
 	}
 	name, ok := strataEventName(rawName, amplitudeNames)
 	if !ok {
-		return Event{}, mappingErr(reasonMissingEventName, "%s: the event_type %q has nothing but $", where, rawName)
+		return Event{}, vendorErr(vendorMissingEventName, "%s: the event_type %q has nothing but $", where, rawName)
 	}
 
 	// The distinct id: the user's id once known, else the device's.
@@ -138,7 +138,7 @@ func (a Amplitude) mapLine(line []byte, member string, n int) (Event, *MappingEr
 	if !ok {
 		distinctKey = "device_id"
 		if distinct, ok = vendorString(rec["device_id"]); !ok {
-			return Event{}, mappingErr(reasonMissingDistinctID, "%s (%s) has neither user_id nor device_id", where, rawName)
+			return Event{}, vendorErr(vendorMissingDistinctID, "%s (%s) has neither user_id nor device_id", where, rawName)
 		}
 	}
 	timeKey := "event_time"
@@ -149,7 +149,7 @@ func (a Amplitude) mapLine(line []byte, member string, n int) (Event, *MappingEr
 	}
 	ts, ok := parseVendorTime(rawTime)
 	if !ok {
-		return Event{}, mappingErr(reasonBadTimestamp, "%s (%s): event_time %q is not a date and time", where, rawName, rawTime)
+		return Event{}, vendorErr(vendorBadTimestamp, "%s (%s): event_time %q is not a date and time", where, rawName, rawTime)
 	}
 	ev := Event{Name: name, DistinctID: distinct, Timestamp: ts}
 
@@ -169,8 +169,8 @@ func (a Amplitude) mapLine(line []byte, member string, n int) (Event, *MappingEr
 		}
 	}
 	if ev.SourceID == "" {
-		ev.SourceID = derivedSourceID(canonicalJSON(rec["device_id"]), canonicalJSON(rec["user_id"]), rawTime,
-			rawName, canonicalJSON(rec["session_id"]), canonicalJSON(rec["event_id"]))
+		ev.SourceID = derivedSourceID(vendorCanonicalJSON(rec["device_id"]), vendorCanonicalJSON(rec["user_id"]), rawTime,
+			rawName, vendorCanonicalJSON(rec["session_id"]), vendorCanonicalJSON(rec["event_id"]))
 	}
 
 	props, _ := rec["event_properties"].(map[string]any)
@@ -205,7 +205,7 @@ func (a Amplitude) mapLine(line []byte, member string, n int) (Event, *MappingEr
 	}
 	for k, v := range rec {
 		if !skip[k] {
-			putColumn(props, "amplitude_", k, v)
+			putVendorColumn(props, "amplitude_", k, v)
 		}
 	}
 	if sidOK && sid != "-1" {

@@ -39,7 +39,7 @@ func amplitudeRecord(over map[string]any) map[string]any {
 		"session_id": 1767323000000, "device_family": "Mac", "sample_rate": nil, "idfa": nil,
 		"client_event_time": "2026-01-02 03:04:05.600000",
 	}
-	return override(r, over)
+	return overrideFields(r, over)
 }
 
 // amplitudeWantColumns are the record's columns as amplitudeRecord's
@@ -61,8 +61,8 @@ func amplitudeWantColumns() map[string]any {
 	}
 }
 
-// gzipLines gzips records as JSON lines.
-func gzipLines(t *testing.T, lines ...string) []byte {
+// amplitudeGzip gzips records as JSON lines.
+func amplitudeGzip(t *testing.T, lines ...string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
@@ -77,14 +77,14 @@ func gzipLines(t *testing.T, lines ...string) []byte {
 	return buf.Bytes()
 }
 
-type zipMember struct {
+type amplitudeMember struct {
 	name string
 	data []byte
 }
 
-// zipArchive writes members into a zip as the Export API does
+// amplitudeZip writes members into a zip as the Export API does
 // (<project>/<project>_<date>_<hour>#<part>.json.gz).
-func zipArchive(t *testing.T, members ...zipMember) []byte {
+func amplitudeZip(t *testing.T, members ...amplitudeMember) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
@@ -118,7 +118,7 @@ func amplitudeExport(t *testing.T) (archive []byte, want []Event) {
 
 	var hour3 []string
 	// The page view, every field.
-	hour3 = append(hour3, jsonLine(t, amplitudeRecord(nil)))
+	hour3 = append(hour3, vendorJSONLine(t, amplitudeRecord(nil)))
 	props := amplitudeWantColumns()
 	props["[Amplitude] Page URL"] = "https://shop.example.com/p/1"
 	props["[Amplitude] Page Path"] = "/p/1"
@@ -132,7 +132,7 @@ func amplitudeExport(t *testing.T) (archive []byte, want []Event) {
 	// An anonymous user (user_id null): the device id; an event of a
 	// server outside any session (session_id -1); an offset of +02:00;
 	// no uuid: $insert_id; a property named like a column.
-	hour3 = append(hour3, jsonLine(t, map[string]any{
+	hour3 = append(hour3, vendorJSONLine(t, map[string]any{
 		"event_type": "Añadir al carrito", "user_id": nil, "device_id": "dev-2", "session_id": -1,
 		"event_time": "2026-01-02 05:04:05.678+02:00", "$insert_id": "ins-2",
 		"event_properties": map[string]any{"country": "ES", "sku": "A1"}, "country": "Spain",
@@ -142,14 +142,14 @@ func amplitudeExport(t *testing.T) (archive []byte, want []Event) {
 
 	// Neither uuid nor insert id: derived. Element Clicked is $click,
 	// a $ name of Amplitude's ($identify) a plain one.
-	hour3 = append(hour3, jsonLine(t, map[string]any{
+	hour3 = append(hour3, vendorJSONLine(t, map[string]any{
 		"event_type": "[Amplitude] Element Clicked", "user_id": "user-1", "device_id": "dev-1",
 		"event_time": "2026-01-02T03:04:05.678Z", "session_id": 1767323000000, "event_id": 43,
 	}))
 	want = append(want, Event{Name: "$click", DistinctID: "user-1", Timestamp: at,
 		SourceID:   derivedSourceID(`"dev-1"`, `"user-1"`, "2026-01-02T03:04:05.678Z", "[Amplitude] Element Clicked", "1767323000000", "43"),
 		Properties: map[string]any{"device_id": "dev-1", "event_id": json.Number("43"), "$session_id": "1767323000000"}})
-	hour3 = append(hour3, jsonLine(t, map[string]any{
+	hour3 = append(hour3, vendorJSONLine(t, map[string]any{
 		"event_type": "$identify", "user_id": "user-1", "uuid": "u-identify", "event_time": "2026-01-02 03:04:05.678",
 		"user_properties": map[string]any{"$set": map[string]any{"plan": "pro"}},
 	}))
@@ -158,28 +158,28 @@ func amplitudeExport(t *testing.T) (archive []byte, want []Event) {
 
 	// Records that cannot be mapped.
 	hour3 = append(hour3,
-		jsonLine(t, map[string]any{"event_type": "session_start", "user_id": "u", "event_time": "2026-01-02 03:04:05"}), // skipped_automatic_event
-		jsonLine(t, map[string]any{"event_type": "x", "event_time": "2026-01-02 03:04:05"}),                             // missing_distinct_id
-		jsonLine(t, map[string]any{"user_id": "u", "event_time": "2026-01-02 03:04:05"}),                                // missing_event_name
-		jsonLine(t, map[string]any{"event_type": "x", "user_id": "u", "event_time": "02/01/2026"}),                      // bad_timestamp
+		vendorJSONLine(t, map[string]any{"event_type": "session_start", "user_id": "u", "event_time": "2026-01-02 03:04:05"}), // skipped_automatic_event
+		vendorJSONLine(t, map[string]any{"event_type": "x", "event_time": "2026-01-02 03:04:05"}),                             // missing_distinct_id
+		vendorJSONLine(t, map[string]any{"user_id": "u", "event_time": "2026-01-02 03:04:05"}),                                // missing_event_name
+		vendorJSONLine(t, map[string]any{"event_type": "x", "user_id": "u", "event_time": "02/01/2026"}),                      // bad_timestamp
 		"{\"event_type\": \"cut\n", // bad_json
 	)
 
 	// The next hour: a corrupt member (a gzip header, then garbage), an
 	// empty member, and a good one after them.
-	corrupt := gzipLines(t, jsonLine(t, amplitudeRecord(map[string]any{"uuid": "lost"})))
+	corrupt := amplitudeGzip(t, vendorJSONLine(t, amplitudeRecord(map[string]any{"uuid": "lost"})))
 	corrupt = append(corrupt[:20:20], bytes.Repeat([]byte{0xff}, 40)...)
-	hour5 := jsonLine(t, map[string]any{"event_type": "Checkout", "device_id": "dev-3", "uuid": "u-5",
+	hour5 := vendorJSONLine(t, map[string]any{"event_type": "Checkout", "device_id": "dev-3", "uuid": "u-5",
 		"event_time": "2026-01-02 03:04:05.678", "event_properties": map[string]any{"total": 12.5}})
 	want = append(want, Event{SourceID: "u-5", Name: "Checkout", DistinctID: "dev-3", Timestamp: at,
 		Properties: map[string]any{"total": json.Number("12.5")}})
 
-	archive = zipArchive(t,
-		zipMember{name: "123456/"},
-		zipMember{name: "123456/123456_2026-01-02_3#0.json.gz", data: gzipLines(t, hour3...)},
-		zipMember{name: "123456/123456_2026-01-02_4#0.json.gz", data: corrupt},
-		zipMember{name: "123456/123456_2026-01-02_4#1.json.gz", data: gzipLines(t)},
-		zipMember{name: "123456/123456_2026-01-02_5#0.json.gz", data: gzipLines(t, hour5)},
+	archive = amplitudeZip(t,
+		amplitudeMember{name: "123456/"},
+		amplitudeMember{name: "123456/123456_2026-01-02_3#0.json.gz", data: amplitudeGzip(t, hour3...)},
+		amplitudeMember{name: "123456/123456_2026-01-02_4#0.json.gz", data: corrupt},
+		amplitudeMember{name: "123456/123456_2026-01-02_4#1.json.gz", data: amplitudeGzip(t)},
+		amplitudeMember{name: "123456/123456_2026-01-02_5#0.json.gz", data: amplitudeGzip(t, hour5)},
 	)
 	return archive, want
 }
@@ -188,7 +188,7 @@ func TestAmplitudeExport(t *testing.T) {
 	archive, want := amplitudeExport(t)
 	wantReasons := map[string]int{"skipped_automatic_event": 1, "missing_distinct_id": 1, "missing_event_name": 1,
 		"bad_timestamp": 1, "bad_json": 1, "corrupt_member": 1}
-	evs, merrs := checkExport(t, Amplitude{}, archive, want, wantReasons, "123456/123456_2026-01-02_")
+	evs, merrs := checkVendorExport(t, Amplitude{}, archive, want, wantReasons, "123456/123456_2026-01-02_")
 	for _, ev := range evs {
 		if _, ok := ev.Properties["ip_address"]; ok {
 			t.Errorf("%s kept the client's address", ev.Name)
@@ -196,9 +196,9 @@ func TestAmplitudeExport(t *testing.T) {
 	}
 
 	// KeepAutomatic keeps session_start under its name.
-	evs, merrs = readAll(t, Amplitude{KeepAutomatic: true}, archive)
-	if len(evs) != len(want)+1 || evs[4].Name != "session_start" || reasons(merrs)["skipped_automatic_event"] != 0 {
-		t.Errorf("KeepAutomatic: %d events (the fifth %q), reasons %v", len(evs), evs[4].Name, reasons(merrs))
+	evs, merrs = readVendor(t, Amplitude{KeepAutomatic: true}, archive)
+	if len(evs) != len(want)+1 || evs[4].Name != "session_start" || vendorReasons(merrs)["skipped_automatic_event"] != 0 {
+		t.Errorf("KeepAutomatic: %d events (the fifth %q), vendorReasons %v", len(evs), evs[4].Name, vendorReasons(merrs))
 	}
 }
 
@@ -209,26 +209,26 @@ func TestAmplitudeUnreadableArchive(t *testing.T) {
 		"empty":     nil,
 		"truncated": func() []byte { a, _ := amplitudeExport(t); return a[:len(a)-30] }(),
 	} {
-		if _, _, err := readAllErr(Amplitude{}, data); err == nil || !strings.Contains(err.Error(), "Amplitude export archive") {
+		if _, _, err := readVendorErr(Amplitude{}, data); err == nil || !strings.Contains(err.Error(), "Amplitude export archive") {
 			t.Errorf("%s: Read returned %v, want an error naming the archive", name, err)
 		}
 	}
 	// An archive without members is no error and no event.
-	evs, merrs := readAll(t, Amplitude{}, zipArchive(t))
+	evs, merrs := readVendor(t, Amplitude{}, amplitudeZip(t))
 	if len(evs)+len(merrs) != 0 {
 		t.Errorf("an empty archive gave %d events, %d errors", len(evs), len(merrs))
 	}
 }
 
 func FuzzAmplitudeLine(f *testing.F) {
-	f.Add([]byte(jsonLine(&testing.T{}, amplitudeRecord(nil))))
+	f.Add([]byte(vendorJSONLine(&testing.T{}, amplitudeRecord(nil))))
 	f.Add([]byte(`{"event_type":"$identify","device_id":"d","event_time":"2026-01-02 03:04:05+01:00","session_id":"-1"}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		ev, merr := Amplitude{}.mapLine(line, "m", 1)
 		if merr != nil {
-			checkWellFormed(t, ev, merr)
+			checkVendorWellFormed(t, ev, merr)
 			return
 		}
-		checkWellFormed(t, ev, nil)
+		checkVendorWellFormed(t, ev, nil)
 	})
 }

@@ -60,14 +60,14 @@ func (g GA4) mapLine(line []byte, n int) (Event, *MappingError) {
 	}
 	rawName, _ := rec["event_name"].(string)
 	if rawName == "" {
-		return Event{}, mappingErr(reasonMissingEventName, "line %d has no event_name", n)
+		return Event{}, vendorErr(vendorMissingEventName, "line %d has no event_name", n)
 	}
 	if ga4Automatic[rawName] && !g.KeepAutomatic {
-		return Event{}, mappingErr(reasonSkippedAutomatic, "line %d: %s", n, rawName)
+		return Event{}, vendorErr(vendorSkippedAutomatic, "line %d: %s", n, rawName)
 	}
 	name, ok := strataEventName(rawName, ga4Names)
 	if !ok {
-		return Event{}, mappingErr(reasonMissingEventName, "line %d: the event_name %q has nothing but $", n, rawName)
+		return Event{}, vendorErr(vendorMissingEventName, "line %d: the event_name %q has nothing but $", n, rawName)
 	}
 	// The distinct id: the user id the site set, else GA's own id of
 	// the browser or app instance (the _ga cookie's client id).
@@ -76,7 +76,7 @@ func (g GA4) mapLine(line []byte, n int) (Event, *MappingError) {
 	if !ok {
 		distinctKey = "user_pseudo_id"
 		if distinct, ok = vendorString(rec["user_pseudo_id"]); !ok {
-			return Event{}, mappingErr(reasonMissingDistinctID, "line %d (%s) has neither user_id nor user_pseudo_id", n, rawName)
+			return Event{}, vendorErr(vendorMissingDistinctID, "line %d (%s) has neither user_id nor user_pseudo_id", n, rawName)
 		}
 	}
 	// event_timestamp: microseconds since 1970, UTC.
@@ -84,7 +84,7 @@ func (g GA4) mapLine(line []byte, n int) (Event, *MappingError) {
 	micros, err := strconv.ParseInt(rawTS, 10, 64)
 	ts := time.UnixMicro(micros).UTC()
 	if err != nil || !vendorTimeOK(ts) {
-		return Event{}, mappingErr(reasonBadTimestamp, "line %d (%s): event_timestamp %s is not microseconds since 1970", n, rawName, canonicalJSON(rec["event_timestamp"]))
+		return Event{}, vendorErr(vendorBadTimestamp, "line %d (%s): event_timestamp %s is not microseconds since 1970", n, rawName, vendorCanonicalJSON(rec["event_timestamp"]))
 	}
 	ev := Event{Name: name, DistinctID: distinct, Timestamp: ts}
 
@@ -125,7 +125,7 @@ func (g GA4) mapLine(line []byte, n int) (Event, *MappingError) {
 		if k == "user_properties" {
 			v = ga4UserProperties(v)
 		}
-		putColumn(props, "ga4_", k, v)
+		putVendorColumn(props, "ga4_", k, v)
 	}
 	if len(props) > 0 {
 		ev.Properties = props
@@ -162,7 +162,7 @@ func ga4Value(val map[string]any) any {
 		case nil:
 			continue
 		case string:
-			if isJSONNumber(v) {
+			if isVendorNumber(v) {
 				return json.Number(v)
 			}
 			return v

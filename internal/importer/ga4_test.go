@@ -51,7 +51,7 @@ func ga4Row(over map[string]any) map[string]any {
 		"session_traffic_source_last_click": map[string]any{"manual_campaign": map[string]any{"source": "news"}},
 		"publisher":                         nil,
 	}
-	return override(r, over)
+	return overrideFields(r, over)
 }
 
 func ga4Export(t *testing.T) (file string, want []Event) {
@@ -62,7 +62,7 @@ func ga4Export(t *testing.T) (file string, want []Event) {
 	// The page view, every column. Its nested columns of text are
 	// expected as the row has them.
 	row := ga4Row(nil)
-	b.WriteString(jsonLine(t, row))
+	b.WriteString(vendorJSONLine(t, row))
 	want = append(want, Event{Name: "$pageview", DistinctID: "1197596843.1767322000", Timestamp: at,
 		SourceID: derivedSourceID("1197596843.1767322000", "1767323045678901", "page_view", "7", "0"),
 		URL:      "https://shop.example.com/p/1?utm_source=news", Referrer: "https://www.google.com/",
@@ -90,8 +90,8 @@ func ga4Export(t *testing.T) (file string, want []Event) {
 			"user_id": "user-1", "user_pseudo_id": "1197596843.1767322000", "event_bundle_sequence_id": "8",
 			"batch_event_index": index, "event_params": params}
 	}
-	b.WriteString(jsonLine(t, slim("form_submit", 1, ga4P("platform", "string_value", "checkout"), ga4P("form_id", "string_value", "f1"))))
-	b.WriteString(jsonLine(t, slim("purchase", 2, ga4P("transaction_id", "string_value", "T-1"), ga4P("value", "double_value", "12.50"))))
+	b.WriteString(vendorJSONLine(t, slim("form_submit", 1, ga4P("platform", "string_value", "checkout"), ga4P("form_id", "string_value", "f1"))))
+	b.WriteString(vendorJSONLine(t, slim("purchase", 2, ga4P("transaction_id", "string_value", "T-1"), ga4P("value", "double_value", "12.50"))))
 	for i, name := range []string{"$form_submit", "purchase"} {
 		props := map[string]any{"user_pseudo_id": "1197596843.1767322000", "event_bundle_sequence_id": "8",
 			"batch_event_index": json.Number([]string{"1", "2"}[i])}
@@ -107,14 +107,14 @@ func ga4Export(t *testing.T) (file string, want []Event) {
 
 	// GA4's automatic events, skipped; rows that cannot be mapped.
 	for _, name := range []string{"session_start", "first_visit", "user_engagement"} {
-		b.WriteString(jsonLine(t, ga4Row(map[string]any{"event_name": name})))
+		b.WriteString(vendorJSONLine(t, ga4Row(map[string]any{"event_name": name})))
 	}
-	b.WriteString(jsonLine(t, ga4Row(map[string]any{"user_pseudo_id": nil})))               // missing_distinct_id
-	b.WriteString(jsonLine(t, ga4Row(map[string]any{"event_name": nil})))                   // missing_event_name
-	b.WriteString(jsonLine(t, ga4Row(map[string]any{"event_timestamp": nil})))              // bad_timestamp
-	b.WriteString(jsonLine(t, ga4Row(map[string]any{"event_timestamp": "-5"})))             // bad_timestamp: before 1970
-	b.WriteString(jsonLine(t, ga4Row(map[string]any{"event_timestamp": "1767323045.678"}))) // bad_timestamp
-	b.WriteString("{\"event_name\": \"page_view\", \n")                                     // bad_json
+	b.WriteString(vendorJSONLine(t, ga4Row(map[string]any{"user_pseudo_id": nil})))               // missing_distinct_id
+	b.WriteString(vendorJSONLine(t, ga4Row(map[string]any{"event_name": nil})))                   // missing_event_name
+	b.WriteString(vendorJSONLine(t, ga4Row(map[string]any{"event_timestamp": nil})))              // bad_timestamp
+	b.WriteString(vendorJSONLine(t, ga4Row(map[string]any{"event_timestamp": "-5"})))             // bad_timestamp: before 1970
+	b.WriteString(vendorJSONLine(t, ga4Row(map[string]any{"event_timestamp": "1767323045.678"}))) // bad_timestamp
+	b.WriteString("{\"event_name\": \"page_view\", \n")                                           // bad_json
 	return b.String(), want
 }
 
@@ -122,14 +122,14 @@ func TestGA4Export(t *testing.T) {
 	file, want := ga4Export(t)
 	wantReasons := map[string]int{"skipped_automatic_event": 3, "missing_distinct_id": 1, "missing_event_name": 1,
 		"bad_timestamp": 3, "bad_json": 1}
-	evs, _ := checkExport(t, GA4{}, []byte(file), want, wantReasons, "line ")
+	evs, _ := checkVendorExport(t, GA4{}, []byte(file), want, wantReasons, "line ")
 	if evs[1].SourceID == evs[2].SourceID {
 		t.Error("two events of one batch at the same microsecond derived the same id")
 	}
 
 	// Reading the file again derives the same ids: importing it twice
 	// stores each event once.
-	again, _ := readAll(t, GA4{}, []byte(file))
+	again, _ := readVendor(t, GA4{}, []byte(file))
 	for i := range again {
 		if again[i].SourceID != evs[i].SourceID {
 			t.Errorf("event %d: id %q, then %q", i, evs[i].SourceID, again[i].SourceID)
@@ -137,26 +137,26 @@ func TestGA4Export(t *testing.T) {
 	}
 
 	// KeepAutomatic keeps them under their own names.
-	evs, merrs := readAll(t, GA4{KeepAutomatic: true}, []byte(file))
+	evs, merrs := readVendor(t, GA4{KeepAutomatic: true}, []byte(file))
 	if len(evs) != len(want)+3 || evs[3].Name != "session_start" || evs[5].Name != "user_engagement" ||
-		reasons(merrs)["skipped_automatic_event"] != 0 {
-		t.Errorf("KeepAutomatic: %d events, reasons %v", len(evs), reasons(merrs))
+		vendorReasons(merrs)["skipped_automatic_event"] != 0 {
+		t.Errorf("KeepAutomatic: %d events, vendorReasons %v", len(evs), vendorReasons(merrs))
 	}
 
-	if evs, merrs := readAll(t, GA4{}, nil); len(evs)+len(merrs) != 0 {
+	if evs, merrs := readVendor(t, GA4{}, nil); len(evs)+len(merrs) != 0 {
 		t.Errorf("an empty file gave %d events, %d errors", len(evs), len(merrs))
 	}
 }
 
 func FuzzGA4Line(f *testing.F) {
-	f.Add([]byte(jsonLine(&testing.T{}, ga4Row(nil))))
+	f.Add([]byte(vendorJSONLine(&testing.T{}, ga4Row(nil))))
 	f.Add([]byte(`{"event_name":"x","event_timestamp":1,"user_id":1,"event_params":[{"key":"k","value":{"int_value":"1e400"}}]}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		ev, merr := GA4{}.mapLine(line, 1)
 		if merr != nil {
-			checkWellFormed(t, ev, merr)
+			checkVendorWellFormed(t, ev, merr)
 			return
 		}
-		checkWellFormed(t, ev, nil)
+		checkVendorWellFormed(t, ev, nil)
 	})
 }

@@ -57,16 +57,16 @@ func (m Mixpanel) mapLine(line []byte, n int) (Event, *MappingError) {
 	}
 	rawName, _ := rec["event"].(string)
 	if rawName == "" {
-		return Event{}, mappingErr(reasonMissingEventName, "line %d has no \"event\"", n)
+		return Event{}, vendorErr(vendorMissingEventName, "line %d has no \"event\"", n)
 	}
 	name, ok := strataEventName(rawName, mixpanelNames)
 	if !ok {
-		return Event{}, mappingErr(reasonMissingEventName, "line %d: the event name %q has nothing but $", n, rawName)
+		return Event{}, vendorErr(vendorMissingEventName, "line %d: the event name %q has nothing but $", n, rawName)
 	}
 	props, _ := rec["properties"].(map[string]any)
 	if props == nil {
 		if _, present := rec["properties"]; present {
-			return Event{}, mappingErr(reasonBadJSON, "line %d: \"properties\" is not an object", n)
+			return Event{}, vendorErr(vendorBadJSON, "line %d: \"properties\" is not an object", n)
 		}
 		props = map[string]any{}
 	}
@@ -81,11 +81,11 @@ func (m Mixpanel) mapLine(line []byte, n int) (Event, *MappingError) {
 		}
 	}
 	if distinct == "" {
-		return Event{}, mappingErr(reasonMissingDistinctID, "line %d (%s) has no distinct_id, $user_id or $device_id", n, rawName)
+		return Event{}, vendorErr(vendorMissingDistinctID, "line %d (%s) has no distinct_id, $user_id or $device_id", n, rawName)
 	}
 	ts, ok := m.time(props["time"])
 	if !ok || !vendorTimeOK(ts) {
-		return Event{}, mappingErr(reasonBadTimestamp, "line %d (%s): \"time\" is %s, not seconds or milliseconds since 1970", n, rawName, canonicalJSON(props["time"]))
+		return Event{}, vendorErr(vendorBadTimestamp, "line %d (%s): \"time\" is %s, not seconds or milliseconds since 1970", n, rawName, vendorCanonicalJSON(props["time"]))
 	}
 
 	ev := Event{Name: name, DistinctID: distinct, Timestamp: ts}
@@ -95,7 +95,7 @@ func (m Mixpanel) mapLine(line []byte, n int) (Event, *MappingError) {
 	} else {
 		// Without $insert_id, the fields Mixpanel itself deduplicates
 		// on (event, distinct_id, time) and the rest of the record.
-		ev.SourceID = derivedSourceID(rawName, distinct, canonicalJSON(props["time"]), canonicalJSON(props))
+		ev.SourceID = derivedSourceID(rawName, distinct, vendorCanonicalJSON(props["time"]), vendorCanonicalJSON(props))
 	}
 	if s, ok := props["$current_url"].(string); ok {
 		ev.URL = s

@@ -18,7 +18,7 @@ func mixpanelExport(t *testing.T) (file string, want []Event) {
 
 	// A page view of autocapture, every property the JavaScript SDK
 	// sends, UTM tags, nested and non-ASCII properties.
-	b.WriteString(jsonLine(t, map[string]any{"event": "$mp_web_page_view", "properties": map[string]any{
+	b.WriteString(vendorJSONLine(t, map[string]any{"event": "$mp_web_page_view", "properties": map[string]any{
 		"time": at.Unix(), "distinct_id": "user-1", "$insert_id": "ins-0001",
 		"$current_url":      "https://shop.example.com/p/1?utm_source=news&utm_medium=email&utm_campaign=winter",
 		"$referrer":         "https://www.google.com/",
@@ -47,7 +47,7 @@ func mixpanelExport(t *testing.T) (file string, want []Event) {
 	// an old SDK, no $insert_id: the id is derived.
 	signup := map[string]any{"event": "Signed Up", "properties": map[string]any{
 		"time": at.UnixMilli() + 678, "distinct_id": 12345, "plan": "pro"}}
-	b.WriteString(jsonLine(t, signup))
+	b.WriteString(vendorJSONLine(t, signup))
 	want = append(want, Event{Name: "Signed Up", DistinctID: "12345", Timestamp: at.Add(678 * time.Millisecond),
 		SourceID:   derivedSourceID("Signed Up", "12345", "1767323045678", `{"distinct_id":12345,"plan":"pro","time":1767323045678}`),
 		Properties: map[string]any{"plan": "pro"}})
@@ -64,7 +64,7 @@ func mixpanelExport(t *testing.T) (file string, want []Event) {
 			props["$anon_distinct_id"] = "dev-1"
 			wantProps = map[string]any{"$anon_distinct_id": "dev-1"}
 		}
-		b.WriteString(jsonLine(t, map[string]any{"event": c.from, "properties": props}))
+		b.WriteString(vendorJSONLine(t, map[string]any{"event": c.from, "properties": props}))
 		want = append(want, Event{SourceID: c.from, Name: c.to, DistinctID: "user-1", Timestamp: at.Add(250 * time.Millisecond), Properties: wantProps})
 	}
 
@@ -96,11 +96,11 @@ func mixpanelExport(t *testing.T) (file string, want []Event) {
 func TestMixpanelExport(t *testing.T) {
 	file, want := mixpanelExport(t)
 	wantReasons := map[string]int{"missing_distinct_id": 1, "missing_event_name": 2, "bad_timestamp": 3, "bad_json": 4, "invalid_utf8": 1}
-	evs, _ := checkExport(t, Mixpanel{}, []byte(file), want, wantReasons, "line ")
+	evs, _ := checkVendorExport(t, Mixpanel{}, []byte(file), want, wantReasons, "line ")
 
 	// The derived id does not depend on the order of the keys.
 	again := `{"properties":{"plan":"pro","time":1767323045678,"distinct_id":12345},"event":"Signed Up"}`
-	evs2, _ := readAll(t, Mixpanel{}, []byte(again))
+	evs2, _ := readVendor(t, Mixpanel{}, []byte(again))
 	if len(evs2) != 1 || evs2[0].SourceID != evs[1].SourceID {
 		t.Errorf("the same record with its keys reordered derived %v, want %q", evs2, evs[1].SourceID)
 	}
@@ -115,7 +115,7 @@ func TestMixpanelProjectZone(t *testing.T) {
 		t.Skip("no time zone database:", err)
 	}
 	line := `{"event":"e","properties":{"time":1767323045,"distinct_id":"u","$insert_id":"i"}}`
-	evs, _ := readAll(t, Mixpanel{ProjectZone: la}, []byte(line))
+	evs, _ := readVendor(t, Mixpanel{ProjectZone: la}, []byte(line))
 	want := time.Date(2026, 1, 2, 11, 4, 5, 0, time.UTC)
 	if len(evs) != 1 || !evs[0].Timestamp.Equal(want) || evs[0].Timestamp.Location() != time.UTC {
 		t.Fatalf("got %v, want %v", evs, want)
@@ -123,12 +123,12 @@ func TestMixpanelProjectZone(t *testing.T) {
 }
 
 func TestMixpanelEmptyAndLongLines(t *testing.T) {
-	if evs, merrs := readAll(t, Mixpanel{}, nil); len(evs)+len(merrs) != 0 {
+	if evs, merrs := readVendor(t, Mixpanel{}, nil); len(evs)+len(merrs) != 0 {
 		t.Errorf("an empty file gave %v %v", evs, merrs)
 	}
 	long := `{"event":"big","properties":{"time":1767323045,"distinct_id":"u","blob":"` + strings.Repeat("x", maxVendorLine) + "\"}}\n"
 	next := `{"event":"after","properties":{"time":1767323045,"distinct_id":"u"}}` + "\n"
-	evs, merrs := readAll(t, Mixpanel{}, []byte(next+long+next))
+	evs, merrs := readVendor(t, Mixpanel{}, []byte(next+long+next))
 	if len(evs) != 2 || evs[0].Name != "after" || evs[1].Name != "after" {
 		t.Errorf("%d events around a long line, want the 2 after", len(evs))
 	}
@@ -141,7 +141,7 @@ func TestMixpanelEmptyAndLongLines(t *testing.T) {
 func TestMixpanelStopsOnEmitError(t *testing.T) {
 	file, _ := mixpanelExport(t)
 	calls := 0
-	stop := errTest("stop")
+	stop := vendorTestErr("stop")
 	err := Mixpanel{}.Read(strings.NewReader(file), int64(len(file)), func(Event, error) error {
 		calls++
 		if calls == 3 {
@@ -154,9 +154,9 @@ func TestMixpanelStopsOnEmitError(t *testing.T) {
 	}
 }
 
-type errTest string
+type vendorTestErr string
 
-func (e errTest) Error() string { return string(e) }
+func (e vendorTestErr) Error() string { return string(e) }
 
 func FuzzMixpanelLine(f *testing.F) {
 	file, _ := mixpanelExport(&testing.T{})
@@ -166,9 +166,9 @@ func FuzzMixpanelLine(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		ev, merr := Mixpanel{}.mapLine(line, 1)
 		if merr != nil {
-			checkWellFormed(t, ev, merr)
+			checkVendorWellFormed(t, ev, merr)
 			return
 		}
-		checkWellFormed(t, ev, nil)
+		checkVendorWellFormed(t, ev, nil)
 	})
 }

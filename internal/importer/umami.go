@@ -46,14 +46,14 @@ var umamiNumeric = map[string]bool{"lcp": true, "inp": true, "cls": true, "fcp":
 // otherwise be read into memory whole.
 var errUmamiRecordTooLong = errors.New("record too long")
 
-// recordLimiter fails once more than maxVendorLine bytes were read since
+// umamiRecordLimiter fails once more than maxVendorLine bytes were read since
 // the last reset (the start of the record being read).
-type recordLimiter struct {
+type umamiRecordLimiter struct {
 	r    io.Reader
 	read int
 }
 
-func (l *recordLimiter) Read(p []byte) (int, error) {
+func (l *umamiRecordLimiter) Read(p []byte) (int, error) {
 	if l.read > maxVendorLine {
 		return 0, errUmamiRecordTooLong
 	}
@@ -65,7 +65,7 @@ func (l *recordLimiter) Read(p []byte) (int, error) {
 // Read maps every row of the CSV. A file whose header lacks a required
 // column, or whose record runs past maxVendorLine, stops with an error.
 func (Umami) Read(f io.ReaderAt, size int64, emit func(Event, error) error) error {
-	lim := &recordLimiter{r: bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 64<<10)}
+	lim := &umamiRecordLimiter{r: bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 64<<10)}
 	cr := csv.NewReader(lim)
 	cr.FieldsPerRecord = -1 // rows of the wrong width are reported one by one
 	cr.ReuseRecord = true
@@ -102,7 +102,7 @@ func (Umami) Read(f io.ReaderAt, size int64, emit func(Event, error) error) erro
 		case errors.Is(err, errUmamiRecordTooLong):
 			return fmt.Errorf("reading the Umami CSV: a record after line %d runs past %d bytes (an unclosed quote?)", lastLine, maxVendorLine)
 		case errors.As(err, &perr):
-			if e := emit(Event{}, mappingErr(reasonBadRow, "line %d: %v", perr.StartLine, perr.Err)); e != nil {
+			if e := emit(Event{}, vendorErr(vendorBadRow, "line %d: %v", perr.StartLine, perr.Err)); e != nil {
 				return e
 			}
 			continue
@@ -126,11 +126,11 @@ func (Umami) Read(f io.ReaderAt, size int64, emit func(Event, error) error) erro
 // mapUmamiRow maps one row; line is where it starts in the file.
 func mapUmamiRow(rec, names []string, cols map[string]int, line int) (Event, *MappingError) {
 	if len(rec) != len(names) {
-		return Event{}, mappingErr(reasonBadRow, "line %d has %d fields, the header %d", line, len(rec), len(names))
+		return Event{}, vendorErr(vendorBadRow, "line %d has %d fields, the header %d", line, len(rec), len(names))
 	}
 	for _, v := range rec {
 		if !utf8.ValidString(v) {
-			return Event{}, mappingErr(reasonInvalidUTF8, "line %d is not valid UTF-8", line)
+			return Event{}, vendorErr(vendorInvalidUTF8, "line %d is not valid UTF-8", line)
 		}
 	}
 	col := func(name string) string {
@@ -148,11 +148,11 @@ func mapUmamiRow(rec, names []string, cols map[string]int, line int) (Event, *Ma
 	if eventType == "2" {
 		raw := col("event_name")
 		if name, ok = strataEventName(raw, nil); !ok {
-			return Event{}, mappingErr(reasonMissingEventName, "line %d is a custom event (event_type 2) without an event_name", line)
+			return Event{}, vendorErr(vendorMissingEventName, "line %d is a custom event (event_type 2) without an event_name", line)
 		}
 		used["event_name"] = true
 	} else if !ok {
-		return Event{}, mappingErr(reasonUnknownEventType, "line %d: event_type %q is none of Umami's (1 to 5)", line, eventType)
+		return Event{}, vendorErr(vendorUnknownEventType, "line %d: event_type %q is none of Umami's (1 to 5)", line, eventType)
 	}
 
 	// The distinct id: the id given to umami.identify (Umami Cloud's
@@ -164,12 +164,12 @@ func mapUmamiRow(rec, names []string, cols map[string]int, line int) (Event, *Ma
 		distinctKey, distinct = "session_id", col("session_id")
 	}
 	if distinct == "" {
-		return Event{}, mappingErr(reasonMissingDistinctID, "line %d has no session_id", line)
+		return Event{}, vendorErr(vendorMissingDistinctID, "line %d has no session_id", line)
 	}
 	used[distinctKey] = true
 	ts, ok := parseVendorTime(col("created_at"))
 	if !ok {
-		return Event{}, mappingErr(reasonBadTimestamp, "line %d: created_at %q is not a date and time", line, col("created_at"))
+		return Event{}, vendorErr(vendorBadTimestamp, "line %d: created_at %q is not a date and time", line, col("created_at"))
 	}
 	ev := Event{Name: name, DistinctID: distinct, Timestamp: ts}
 	if id := col("event_id"); id != "" {
@@ -209,7 +209,7 @@ func mapUmamiRow(rec, names []string, cols map[string]int, line int) (Event, *Ma
 		if used[k] || v == "" || v == `\N` {
 			continue
 		}
-		if umamiNumeric[k] && isJSONNumber(v) {
+		if umamiNumeric[k] && isVendorNumber(v) {
 			props[k] = json.Number(v)
 			continue
 		}
@@ -221,8 +221,8 @@ func mapUmamiRow(rec, names []string, cols map[string]int, line int) (Event, *Ma
 	return ev, nil
 }
 
-// isJSONNumber reports whether s is a number as JSON writes one (not
+// isVendorNumber reports whether s is a number as JSON writes one (not
 // NaN, not Inf, not "+1"), so that it can be stored as json.Number.
-func isJSONNumber(s string) bool {
+func isVendorNumber(s string) bool {
 	return s != "" && (s[0] == '-' || '0' <= s[0] && s[0] <= '9') && json.Valid([]byte(s))
 }

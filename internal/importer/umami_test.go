@@ -140,7 +140,7 @@ func TestUmamiExport(t *testing.T) {
 	file, want := umamiExport(t)
 	wantReasons := map[string]int{"missing_event_name": 1, "unknown_event_type": 1, "missing_distinct_id": 1,
 		"bad_timestamp": 1, "bad_row": 2, "invalid_utf8": 1}
-	checkExport(t, Umami{}, file, want, wantReasons, "line ")
+	checkVendorExport(t, Umami{}, file, want, wantReasons, "line ")
 }
 
 // An older Umami (before 2.12: no hostname, no UTM columns, no Web
@@ -153,25 +153,25 @@ func TestUmamiOlderColumns(t *testing.T) {
 		"website_id": umamiWebsite, "session_id": umamiSession, "url_path": "/blog/", "url_query": "ref=hn",
 		"referrer_domain": "news.ycombinator.com", "referrer_path": "/item", "page_title": "Blog",
 		"event_type": "1", "custom_col": "kept"})
-	evs, merrs := readAll(t, Umami{}, file)
+	evs, merrs := readVendor(t, Umami{}, file)
 	if len(merrs) != 0 || len(evs) != 1 {
-		t.Fatalf("%d events, errors %v", len(evs), reasons(merrs))
+		t.Fatalf("%d events, errors %v", len(evs), vendorReasons(merrs))
 	}
-	checkEvent(t, "old", evs[0], Event{SourceID: "e-1", Name: "$pageview", DistinctID: umamiSession,
+	checkVendorEvent(t, "old", evs[0], Event{SourceID: "e-1", Name: "$pageview", DistinctID: umamiSession,
 		Timestamp: time.Date(2024, 3, 1, 11, 0, 0, 0, time.UTC), URL: "/blog/?ref=hn",
 		Referrer:   "https://news.ycombinator.com/item",
 		Properties: map[string]any{"website_id": umamiWebsite, "page_title": "Blog", "custom_col": "kept"}})
 }
 
 func TestUmamiUnreadable(t *testing.T) {
-	if evs, merrs := readAll(t, Umami{}, nil); len(evs)+len(merrs) != 0 {
+	if evs, merrs := readVendor(t, Umami{}, nil); len(evs)+len(merrs) != 0 {
 		t.Errorf("an empty file gave %d events, %d errors", len(evs), len(merrs))
 	}
-	if evs, merrs := readAll(t, Umami{}, umamiCSV(t, umamiColumns)); len(evs)+len(merrs) != 0 {
+	if evs, merrs := readVendor(t, Umami{}, umamiCSV(t, umamiColumns)); len(evs)+len(merrs) != 0 {
 		t.Errorf("a header alone gave %d events, %d errors", len(evs), len(merrs))
 	}
 	// A header without created_at is not website_event.
-	_, _, err := readAllErr(Umami{}, []byte("session_id,event_type,url_path\ns,1,/\n"))
+	_, _, err := readVendorErr(Umami{}, []byte("session_id,event_type,url_path\ns,1,/\n"))
 	if err == nil || !strings.Contains(err.Error(), "created_at") {
 		t.Errorf("Read returned %v, want an error naming created_at", err)
 	}
@@ -181,7 +181,7 @@ func TestUmamiUnreadable(t *testing.T) {
 		"url_path": "/", "created_at": "2026-01-02 03:04:05"})
 	file = append(file, "e-2,\""...)
 	file = append(file, bytes.Repeat([]byte("x,y\n"), maxVendorLine/4+1000)...)
-	evs, _, err := readAllErr(Umami{}, file)
+	evs, _, err := readVendorErr(Umami{}, file)
 	if err == nil || !strings.Contains(err.Error(), "unclosed quote") || len(evs) != 1 {
 		t.Errorf("Read returned %d events and %v, want 1 and an error about an unclosed quote", len(evs), err)
 	}
@@ -193,7 +193,7 @@ func FuzzUmamiRead(f *testing.F) {
 	f.Add([]byte("created_at,session_id,event_type,url_path\n2026-01-02,s,1,/\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_ = Umami{}.Read(bytes.NewReader(data), int64(len(data)), func(ev Event, err error) error {
-			checkWellFormed(t, ev, err)
+			checkVendorWellFormed(t, ev, err)
 			return nil
 		})
 	})

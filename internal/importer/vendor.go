@@ -30,19 +30,19 @@ const maxVendorLine = 8 << 20
 // Mapping error reasons shared by the vendor sources: the keys of the
 // import report (docs/import.md lists what each means per source).
 const (
-	reasonBadJSON           = "bad_json"
-	reasonInvalidUTF8       = "invalid_utf8"
-	reasonLineTooLong       = "line_too_long"
-	reasonMissingEventName  = "missing_event_name"
-	reasonMissingDistinctID = "missing_distinct_id"
-	reasonBadTimestamp      = "bad_timestamp"
-	reasonSkippedAutomatic  = "skipped_automatic_event"
-	reasonCorruptMember     = "corrupt_member"
-	reasonUnknownEventType  = "unknown_event_type"
-	reasonBadRow            = "bad_row"
+	vendorBadJSON           = "bad_json"
+	vendorInvalidUTF8       = "invalid_utf8"
+	vendorLineTooLong       = "line_too_long"
+	vendorMissingEventName  = "missing_event_name"
+	vendorMissingDistinctID = "missing_distinct_id"
+	vendorBadTimestamp      = "bad_timestamp"
+	vendorSkippedAutomatic  = "skipped_automatic_event"
+	vendorCorruptMember     = "corrupt_member"
+	vendorUnknownEventType  = "unknown_event_type"
+	vendorBadRow            = "bad_row"
 )
 
-func mappingErr(reason, format string, args ...any) *MappingError {
+func vendorErr(reason, format string, args ...any) *MappingError {
 	return &MappingError{Reason: reason, Detail: fmt.Sprintf(format, args...)}
 }
 
@@ -64,7 +64,7 @@ func eachVendorLine(r io.Reader, emit func(Event, error) error, fn func(line []b
 					return fmt.Errorf("reading line %d: %w", n, err)
 				}
 				long = long[:0]
-				if err := emit(Event{}, mappingErr(reasonLineTooLong, "line %d is longer than %d bytes", n, maxVendorLine)); err != nil {
+				if err := emit(Event{}, vendorErr(vendorLineTooLong, "line %d is longer than %d bytes", n, maxVendorLine)); err != nil {
 					return err
 				}
 				continue
@@ -80,7 +80,7 @@ func eachVendorLine(r io.Reader, emit func(Event, error) error, fn func(line []b
 			if len(long)+len(chunk) > maxVendorLine {
 				n++
 				long = long[:0]
-				if err := emit(Event{}, mappingErr(reasonLineTooLong, "line %d is longer than %d bytes", n, maxVendorLine)); err != nil {
+				if err := emit(Event{}, vendorErr(vendorLineTooLong, "line %d is longer than %d bytes", n, maxVendorLine)); err != nil {
 					return err
 				}
 				if errors.Is(err, io.EOF) {
@@ -144,7 +144,7 @@ func skipVendorLine(br *bufio.Reader) error {
 // check first.
 func decodeVendorObject(line []byte, n int) (map[string]any, *MappingError) {
 	if !utf8.Valid(line) {
-		return nil, mappingErr(reasonInvalidUTF8, "line %d is not valid UTF-8", n)
+		return nil, vendorErr(vendorInvalidUTF8, "line %d is not valid UTF-8", n)
 	}
 	if !json.Valid(line) {
 		var v any
@@ -152,20 +152,20 @@ func decodeVendorObject(line []byte, n int) (map[string]any, *MappingError) {
 		if err == nil {
 			err = errors.New("more than one JSON value")
 		}
-		return nil, mappingErr(reasonBadJSON, "line %d: %v", n, err)
+		return nil, vendorErr(vendorBadJSON, "line %d: %v", n, err)
 	}
 	if hasLoneSurrogate(line) {
-		return nil, mappingErr(reasonInvalidUTF8, "line %d has an escape of half a surrogate pair (\\ud800 alone)", n)
+		return nil, vendorErr(vendorInvalidUTF8, "line %d has an escape of half a surrogate pair (\\ud800 alone)", n)
 	}
 	dec := gojson.NewDecoder(bytes.NewReader(line))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, mappingErr(reasonBadJSON, "line %d: %v", n, err)
+		return nil, vendorErr(vendorBadJSON, "line %d: %v", n, err)
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, mappingErr(reasonBadJSON, "line %d is JSON but not an object", n)
+		return nil, vendorErr(vendorBadJSON, "line %d is JSON but not an object", n)
 	}
 	return obj, nil
 }
@@ -218,10 +218,10 @@ func derivedSourceID(parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-// canonicalJSON is v encoded with its object keys sorted (as
+// vendorCanonicalJSON is v encoded with its object keys sorted (as
 // encoding/json writes maps), so that two exports of one record that
 // order their keys differently derive the same id.
-func canonicalJSON(v any) string {
+func vendorCanonicalJSON(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Sprint(v)
@@ -229,12 +229,12 @@ func canonicalJSON(v any) string {
 	return string(b)
 }
 
-// putColumn adds one of the record's own columns (not one of the event's
+// putVendorColumn adds one of the record's own columns (not one of the event's
 // properties) to props under its name, or under prefix+name when a
 // property of that name exists already: the event's properties keep their
 // names, and no column is lost. A null column is left out: it says the
 // column is empty, and the absence says the same.
-func putColumn(props map[string]any, prefix, name string, v any) {
+func putVendorColumn(props map[string]any, prefix, name string, v any) {
 	if v == nil {
 		return
 	}
@@ -286,7 +286,7 @@ func hasLoneSurrogate(b []byte) bool {
 		if i >= len(b) || b[i] != 'u' {
 			continue
 		}
-		r, ok := hex4(b[i+1:])
+		r, ok := vendorHex4(b[i+1:])
 		if !ok {
 			continue
 		}
@@ -296,7 +296,7 @@ func hasLoneSurrogate(b []byte) bool {
 			return true
 		case 0xD800 <= r && r <= 0xDBFF:
 			if i+2 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
-				if lo, ok := hex4(b[i+3:]); ok && 0xDC00 <= lo && lo <= 0xDFFF {
+				if lo, ok := vendorHex4(b[i+3:]); ok && 0xDC00 <= lo && lo <= 0xDFFF {
 					i += 6
 					continue
 				}
@@ -307,8 +307,8 @@ func hasLoneSurrogate(b []byte) bool {
 	return false
 }
 
-// hex4 reads the four hex digits of a \u escape.
-func hex4(b []byte) (rune, bool) {
+// vendorHex4 reads the four hex digits of a \u escape.
+func vendorHex4(b []byte) (rune, bool) {
 	if len(b) < 4 {
 		return 0, false
 	}

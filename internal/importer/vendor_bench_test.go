@@ -26,7 +26,7 @@ func BenchmarkVendorSources(b *testing.B) {
 			"$current_url": "https://shop.example.com/p/1?utm_source=news", "$referrer": "https://www.google.com/",
 			"$browser": "Chrome", "$browser_version": 120, "$os": "Mac OS X", "$device_id": "dev-1", "mp_lib": "web",
 			"$screen_height": 1080, "$screen_width": 1920, "utm_source": "news", "cart": map[string]any{"total": 19.5}}}
-		mp.WriteString(jsonLine(t, r))
+		mp.WriteString(vendorJSONLine(t, r))
 	}
 	files["mixpanel"] = struct {
 		src  Source
@@ -35,16 +35,16 @@ func BenchmarkVendorSources(b *testing.B) {
 
 	var lines []string
 	for i := 0; i < n; i++ {
-		lines = append(lines, jsonLine(t, amplitudeRecord(map[string]any{"uuid": fmt.Sprintf("u-%d", i)})))
+		lines = append(lines, vendorJSONLine(t, amplitudeRecord(map[string]any{"uuid": fmt.Sprintf("u-%d", i)})))
 	}
 	files["amplitude"] = struct {
 		src  Source
 		data []byte
-	}{Amplitude{}, zipArchive(t, zipMember{name: "1/1_2026-01-02_3#0.json.gz", data: gzipLines(t, lines...)})}
+	}{Amplitude{}, amplitudeZip(t, amplitudeMember{name: "1/1_2026-01-02_3#0.json.gz", data: amplitudeGzip(t, lines...)})}
 
 	var ga strings.Builder
 	for i := 0; i < n; i++ {
-		ga.WriteString(jsonLine(t, ga4Row(map[string]any{"batch_event_index": fmt.Sprint(i)})))
+		ga.WriteString(vendorJSONLine(t, ga4Row(map[string]any{"batch_event_index": fmt.Sprint(i)})))
 	}
 	files["ga4"] = struct {
 		src  Source

@@ -10,19 +10,19 @@ import (
 	"time"
 )
 
-// readAll runs src over data as the importer does and returns the events
+// readVendor runs src over data as the importer does and returns the events
 // and the mapping errors in file order, failing the test on any other
 // error.
-func readAll(t *testing.T, src Source, data []byte) ([]Event, []*MappingError) {
+func readVendor(t *testing.T, src Source, data []byte) ([]Event, []*MappingError) {
 	t.Helper()
-	evs, merrs, err := readAllErr(src, data)
+	evs, merrs, err := readVendorErr(src, data)
 	if err != nil {
 		t.Fatalf("%s: Read: %v", src.Name(), err)
 	}
 	return evs, merrs
 }
 
-func readAllErr(src Source, data []byte) ([]Event, []*MappingError, error) {
+func readVendorErr(src Source, data []byte) ([]Event, []*MappingError, error) {
 	var evs []Event
 	var merrs []*MappingError
 	err := src.Read(bytes.NewReader(data), int64(len(data)), func(ev Event, err error) error {
@@ -40,8 +40,8 @@ func readAllErr(src Source, data []byte) ([]Event, []*MappingError, error) {
 	return evs, merrs, err
 }
 
-// reasons counts mapping errors by reason.
-func reasons(merrs []*MappingError) map[string]int {
+// vendorReasons counts mapping errors by reason.
+func vendorReasons(merrs []*MappingError) map[string]int {
 	out := map[string]int{}
 	for _, m := range merrs {
 		out[m.Reason]++
@@ -49,8 +49,8 @@ func reasons(merrs []*MappingError) map[string]int {
 	return out
 }
 
-// jsonLine encodes one record as a line of JSON.
-func jsonLine(t *testing.T, v any) string {
+// vendorJSONLine encodes one record as a line of JSON.
+func vendorJSONLine(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -59,22 +59,22 @@ func jsonLine(t *testing.T, v any) string {
 	return string(b) + "\n"
 }
 
-// checkExport reads data with src and checks the events against want,
+// checkVendorExport reads data with src and checks the events against want,
 // field by field and in order, the mapping errors' counts by reason
 // against wantReasons, and that every error's detail contains where (the
 // line, or the member).
-func checkExport(t *testing.T, src Source, data []byte, want []Event, wantReasons map[string]int, where string) ([]Event, []*MappingError) {
+func checkVendorExport(t *testing.T, src Source, data []byte, want []Event, wantReasons map[string]int, where string) ([]Event, []*MappingError) {
 	t.Helper()
-	evs, merrs := readAll(t, src, data)
+	evs, merrs := readVendor(t, src, data)
 	if len(evs) != len(want) {
-		t.Fatalf("%d events, want %d (errors %v)", len(evs), len(want), reasons(merrs))
+		t.Fatalf("%d events, want %d (errors %v)", len(evs), len(want), vendorReasons(merrs))
 	}
 	for i := range want {
-		checkEvent(t, want[i].Name, evs[i], want[i])
+		checkVendorEvent(t, want[i].Name, evs[i], want[i])
 	}
-	got := reasons(merrs)
+	got := vendorReasons(merrs)
 	if len(got) != len(wantReasons) {
-		t.Errorf("reasons %v, want %v", got, wantReasons)
+		t.Errorf("vendorReasons %v, want %v", got, wantReasons)
 	}
 	for r, n := range wantReasons {
 		if got[r] != n {
@@ -89,9 +89,9 @@ func checkExport(t *testing.T, src Source, data []byte, want []Event, wantReason
 	return evs, merrs
 }
 
-// override sets the fields of over in r, and removes those over maps to
+// overrideFields sets the fields of over in r, and removes those over maps to
 // nil.
-func override(r, over map[string]any) map[string]any {
+func overrideFields(r, over map[string]any) map[string]any {
 	for k, v := range over {
 		if v == nil {
 			delete(r, k)
@@ -102,9 +102,9 @@ func override(r, over map[string]any) map[string]any {
 	return r
 }
 
-// checkEvent compares an event with the expected one field by field, so
+// checkVendorEvent compares an event with the expected one field by field, so
 // that a failure names the field.
-func checkEvent(t *testing.T, label string, got, want Event) {
+func checkVendorEvent(t *testing.T, label string, got, want Event) {
 	t.Helper()
 	if got.SourceID != want.SourceID {
 		t.Errorf("%s: SourceID = %q, want %q", label, got.SourceID, want.SourceID)
@@ -147,9 +147,9 @@ func checkEvent(t *testing.T, label string, got, want Event) {
 	}
 }
 
-// checkWellFormed is what every mapped event must satisfy, whatever the
+// checkVendorWellFormed is what every mapped event must satisfy, whatever the
 // input: the fuzz tests hold every source to it.
-func checkWellFormed(t *testing.T, ev Event, err error) {
+func checkVendorWellFormed(t *testing.T, ev Event, err error) {
 	t.Helper()
 	if err != nil {
 		var merr *MappingError
