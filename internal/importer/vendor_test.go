@@ -74,7 +74,7 @@ func checkVendorExport(t *testing.T, src Source, data []byte, want []Event, want
 	}
 	got := vendorReasons(merrs)
 	if len(got) != len(wantReasons) {
-		t.Errorf("vendorReasons %v, want %v", got, wantReasons)
+		t.Errorf("reasons %v, want %v", got, wantReasons)
 	}
 	for r, n := range wantReasons {
 		if got[r] != n {
