@@ -42,6 +42,11 @@ type Store struct {
 	// table is the table reads and writes name: events, quoted with its
 	// database. It is built from the URL's validated database name.
 	table string
+	// opts and shards are how to reach each shard of a cluster (its
+	// host:port), for the statements that must run on every shard's
+	// local table (persons.go); shards is empty on a single server.
+	opts   clickhouse.Options
+	shards []string
 
 	// traceSQL, set only by tests, sees every query's statement and
 	// parameters before it runs (the golden SQL files in testdata/sql).
@@ -115,6 +120,7 @@ func (s *Store) Close() error { return s.conn.Close() }
 // (migrations.go, migrations/*.sql). Every node may run it at every start.
 func (s *Store) migrate(ctx context.Context, opts *clickhouse.Options) error {
 	now := time.Now()
+	s.opts = *opts
 	if s.cluster == "" {
 		return migrateTable(ctx, s.conn, s.db, tableSet{"events", mergeTree}, now)
 	}
@@ -135,6 +141,7 @@ func (s *Store) migrate(ctx context.Context, opts *clickhouse.Options) error {
 	if len(shards) == 0 {
 		return fmt.Errorf("cluster %q is not in the ClickHouse server's remote_servers", s.cluster)
 	}
+	s.shards = shards
 	// Every shard also gets the Distributed table, so that any of them can
 	// be the one a node connects to.
 	distributed := tableSet{"events", "ENGINE = Distributed(" + s.cluster + ", " + s.db + ", events_local, user_id)"}

@@ -122,6 +122,7 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("ZonedGoals", events(testZonedGoals))
 	t.Run("ZoneCases", events(testZoneCases))
 	t.Run("ZoneErrorDays", events(testZoneErrorDays))
+	t.Run("DeletePersons", events(testDeletePersons))
 }
 
 // products creates a workspace and in it one product a name, in order:
