@@ -162,4 +162,3 @@ func (s *Store) PersonEvents(ctx context.Context, productID int64, distinctID st
 	}
 	return nil
 }
-
