@@ -34,6 +34,7 @@ type Meta interface {
 	analytics.CampaignStore
 	analytics.GroupStore
 	analytics.ReplayStore
+	analytics.PrivacyStore
 	analytics.Transactor
 }
 
@@ -87,6 +88,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("Campaigns", scoped(testCampaigns))
 	t.Run("Transactions", meta(testTransactions))
 	t.Run("Groups", scoped(testGroups))
+	t.Run("Privacy", scoped(testPrivacy))
 	for _, c := range replayCases {
 		t.Run(c.name, func(t *testing.T) { c.test(t, open(t)) })
 	}
