@@ -41,6 +41,7 @@ import (
 	"strata/internal/mail"
 	"strata/internal/messages"
 	"strata/internal/metrics"
+	"strata/internal/privacy"
 	"strata/internal/query"
 	"strata/internal/ratelimit"
 	"strata/internal/replay"
@@ -90,6 +91,9 @@ type App struct {
 	// replayJob deletes expired sessions and keeps products under the
 	// replay size cap.
 	replayJob *replay.Job
+	// privacy deletes and exports persons' data and runs the deletion
+	// jobs (docs/privacy.md).
+	privacy *privacy.Service
 	// bootstrapKey is the live API key the first start of an empty data
 	// directory created for product bootstrapProduct, logged by Run once
 	// the server listens; "" on every other start.
@@ -215,7 +219,15 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// commands through the admin socket share.
 	svc.Flags = &experiment.Flags{Store: a.store.meta}
 	svc.Experiments = &experiment.Service{Store: a.store.meta, Now: time.Now}
+	// The privacy operations: every kind of data a person leaves, in the
+	// order a deletion removes them (docs/privacy.md). The events go
+	// first, after the spool has loaded what was acknowledged before.
+	events := privacy.Events{Store: a.store.queries.(analytics.PersonEventStore), Sync: a.store.sync}
+	a.privacy = privacy.New(a.store.meta, log.With("component", "privacy"),
+		events, privacy.Groups{Events: events}, privacy.Replays{Store: a.store.replays},
+		privacy.SurveyResponses{Store: a.store.meta}, privacy.MessageStates{Store: a.store.meta})
 	api := &httpapi.Server{
+		Privacy:          a.privacy,
 		Keys:             a.keys,
 		Limiter:          a.limiter,
 		DefaultRateLimit: cfg.RateLimitPerMinute,
@@ -493,6 +505,13 @@ func (a *App) Run(ctx context.Context) error {
 		defer close(visitsDone)
 		a.keepVisits(visitJobs)
 	}()
+	// The deletion jobs, resumed from where a stop left them.
+	privacyJobs, stopPrivacy := context.WithCancel(ctx)
+	privacyDone := make(chan struct{})
+	go func() {
+		defer close(privacyDone)
+		a.privacy.Run(privacyJobs)
+	}()
 	a.ready.Store(true)
 	if a.bootstrapKey != "" {
 		// The one time a secret is logged: the first start of an empty data
@@ -576,6 +595,8 @@ loop:
 	<-alertsDone
 	stopVisits()
 	<-visitsDone
+	stopPrivacy()
+	<-privacyDone
 	return errors.Join(runErr, a.shutdown())
 }
 

@@ -26,6 +26,13 @@ import (
 	"strata/internal/analytics"
 )
 
+// MaxUnfinished is how many deletion jobs a product may have waiting or
+// running: each holds up to analytics.MaxPersonDeletionIDs ids in the
+// metadata store until it ends, and on ClickHouse each is a mutation that
+// rewrites the table's parts, so a flood of small jobs is refused rather
+// than queued (one job of many ids costs what one of a few does).
+const MaxUnfinished = 20
+
 // PersonData is one kind of data a person leaves.
 type PersonData interface {
 	// Name is the kind's key in a job's counts and in the export.
@@ -96,6 +103,21 @@ func (s *Service) RequestDeletion(ctx context.Context, productID int64, actor st
 	ids, err := checkIDs(ids)
 	if err != nil {
 		return analytics.PersonDeletion{}, err
+	}
+	unfinished, err := s.Store.UnfinishedPersonDeletions(ctx)
+	if err != nil {
+		return analytics.PersonDeletion{}, err
+	}
+	waiting := 0
+	for _, j := range unfinished {
+		if j.ProductID == productID {
+			waiting++
+		}
+	}
+	if waiting >= MaxUnfinished {
+		return analytics.PersonDeletion{}, analytics.Errorf(analytics.KindConflict, "too_many_deletions",
+			"This product has %d deletion jobs still waiting or running, the most it may have. Wait until one is done, or name more ids (up to %d) in one request.",
+			waiting, analytics.MaxPersonDeletionIDs)
 	}
 	d := analytics.PersonDeletion{ProductID: productID, DistinctIDs: ids, Actor: actor}
 	if err := s.Store.CreatePersonDeletion(ctx, &d); err != nil {

@@ -1,0 +1,138 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+
+	"strata/internal/analytics"
+	"strata/internal/privacy"
+)
+
+// Persons (docs/privacy.md): deleting persons everywhere, exporting one,
+// and the product's audit log of both. Admin-only (routes.go); the
+// credential is a dashboard session, named in the audit log.
+
+// maxDeletionBody holds analytics.MaxPersonDeletionIDs ids of the longest
+// length, quoted, with room to spare.
+const maxDeletionBody = 256 << 10
+
+// privacyRequest is a request on /products/{id}/…: the product and who
+// asks, as the audit log names them.
+type privacyRequest struct {
+	product analytics.Product
+	actor   string
+}
+
+// privacyProduct authenticates and authorizes a request on the product.
+func (s *Server) privacyProduct(r *http.Request) (privacyRequest, error) {
+	_, u, _, err := s.signedIn(r)
+	if err != nil {
+		return privacyRequest{}, err
+	}
+	id, err := pathID(r, "id")
+	if err != nil {
+		return privacyRequest{}, analytics.Errorf(analytics.KindNotFound, "product_not_found", "There is no such product.")
+	}
+	p, err := s.userProduct(r, u.ID, id)
+	if err != nil {
+		return privacyRequest{}, err
+	}
+	return privacyRequest{product: p, actor: "user:" + strconv.FormatInt(u.ID, 10) + " " + u.Email}, nil
+}
+
+// handleRequestDeletion is POST /api/v1/products/{id}/persons/deletions:
+// a job that deletes every trace of the ids, answered 202 at once.
+func (s *Server) handleRequestDeletion(w http.ResponseWriter, r *http.Request) error {
+	pr, err := s.privacyProduct(r)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		DistinctIDs []string `json:"distinctIds"`
+	}
+	if err := decodeBody(w, r, maxDeletionBody, &in); err != nil {
+		return err
+	}
+	d, err := s.Privacy.RequestDeletion(r.Context(), pr.product.ID, pr.actor, in.DistinctIDs)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, d)
+	return nil
+}
+
+// handleGetDeletion is GET /api/v1/products/{id}/persons/deletions/{job}.
+func (s *Server) handleGetDeletion(w http.ResponseWriter, r *http.Request) error {
+	pr, err := s.privacyProduct(r)
+	if err != nil {
+		return err
+	}
+	id, err := pathID(r, "job")
+	if err != nil {
+		return analytics.Errorf(analytics.KindNotFound, "deletion_not_found", "There is no such deletion job in this product.")
+	}
+	d, err := s.Privacy.Deletion(r.Context(), pr.product.ID, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, d)
+	return nil
+}
+
+// handleExportPerson is GET /api/v1/products/{id}/persons/export?distinctId=:
+// one JSON document, streamed (privacy.Service.Export). The id is a query
+// parameter, not a path segment: /persons/{distinctId}/export would clash
+// with /persons/deletions/{job} in the route table (a person named
+// "deletions"), and an id may hold any character. Once the first
+// byte is out a failure can only cut the document short, which a client
+// sees as invalid JSON; it is logged.
+func (s *Server) handleExportPerson(w http.ResponseWriter, r *http.Request) error {
+	pr, err := s.privacyProduct(r)
+	if err != nil {
+		return err
+	}
+	id := r.URL.Query().Get("distinctId")
+	if err := privacy.CheckExportID(id); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", `attachment; filename="person-export.json"`)
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	if err := s.Privacy.Export(r.Context(), pr.product.ID, pr.actor, id, w); err != nil {
+		s.Log.Error("exporting a person", "product", pr.product.ID, "err", err)
+	}
+	return nil
+}
+
+// handleAuditLog is GET /api/v1/products/{id}/audit-log?before=&limit=:
+// a page of the product's audit log, newest first; next is the before of
+// the following page, 0 after the last.
+func (s *Server) handleAuditLog(w http.ResponseWriter, r *http.Request) error {
+	pr, err := s.privacyProduct(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	before, limit := int64(0), analytics.AuditPageSize
+	if v := q.Get("before"); v != "" {
+		if before, err = strconv.ParseInt(v, 10, 64); err != nil || before < 1 {
+			return analytics.InvalidField("before", "must be a positive integer: the next value of the previous page")
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > analytics.AuditPageSize {
+			return analytics.InvalidField("limit", "must be 1 to %d", analytics.AuditPageSize)
+		}
+	}
+	items, err := s.Privacy.AuditLog(r.Context(), pr.product.ID, before, limit)
+	if err != nil {
+		return err
+	}
+	next := int64(0)
+	if len(items) == limit {
+		next = items[len(items)-1].ID
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": items, "next": next})
+	return nil
+}
