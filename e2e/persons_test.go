@@ -173,9 +173,9 @@ func checkForget(t *testing.T, s *server, owner *browser) (a tenant, job string)
 
 	// Refusals.
 	for body, code := range map[string]string{
-		`{"distinctIds":[]}`:                  "invalid_request",
-		`{"distinctIds":[""]}`:                "invalid_request",
-		`{"distinctIds":["` + strings.Repeat("x", 201) + `"]}`: "invalid_request",
+		`{"distinctIds":[]}`:   "invalid_request",
+		`{"distinctIds":[""]}`: "invalid_request",
+		`{"distinctIds":["` + strings.Repeat("x", 201) + `"]}`:           "invalid_request",
 		`{"distinctIds":` + string(mustJSON(make([]string, 1001))) + `}`: "too_many_ids",
 	} {
 		res := do(t, "POST", s.URL+pa+"/persons/deletions", []byte(body), map[string]string{"Cookie": owner.cookie, "Origin": s.URL, "Content-Type": "application/json"})
