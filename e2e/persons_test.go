@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -293,4 +294,60 @@ func TestForgetPersonCluster(t *testing.T) {
 	meta := pgtest.Start(t)
 	s := startServer(t, t.TempDir(), "--events", shards[0].URL(fmt.Sprintf("strata_forget_%d", time.Now().UnixNano()), "cluster=strata"), "--meta", meta)
 	checkForget(t, s, setupOwner(t, s))
+}
+
+// TestForgetPersonCLI deletes and exports persons with `strata persons`:
+// through the running server's admin socket (ids from a file), then on the
+// stopped store; each deletion prints its counts once done, and the
+// person's data is gone from the queries and the export.
+func TestForgetPersonCLI(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	a := newTenant(t, s, "cli people")
+	campaign := surveyCampaign(t, s, a)
+	at := time.Now().UTC().Add(-2 * time.Hour).Truncate(time.Minute)
+	personData(t, s, a, campaign, "alice", at)
+	personData(t, s, a, campaign, "bob", at.Add(5*time.Minute))
+	personData(t, s, a, campaign, "carol", at.Add(10*time.Minute))
+
+	exported := func(out string) (events int) {
+		t.Helper()
+		var doc struct {
+			Events []any `json:"events"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("export is not JSON: %v: %s", err, out)
+		}
+		return len(doc.Events)
+	}
+	if n := exported(cli(t, dir, "persons", "export", "--product", a.ProductFlag, "alice")); n != 5 {
+		t.Errorf("alice's export through the socket: %d events, want 5", n)
+	}
+	file := dir + "/../ids.txt"
+	if err := os.WriteFile(file, []byte("alice\r\n\nnobody\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := cli(t, dir, "persons", "delete", "--product", a.ProductFlag, "--file", file)
+	if !strings.Contains(out, "done: 2 distinct ids") || !strings.Contains(out, "events 5") || !strings.Contains(out, "replays 1") {
+		t.Errorf("delete through the socket printed %q", out)
+	}
+	r := do(t, "GET", s.URL+"/api/v1/users/alice/events", nil, map[string]string{"Authorization": "Bearer " + a.Token})
+	if items, _ := r.JSON(t)["items"].([]any); len(items) != 0 {
+		t.Errorf("alice's events after the CLI's deletion: %s", r.Body)
+	}
+	if _, errOut, code := cliResult(dir, "persons", "delete", "--product", a.ProductFlag); code != 2 || !strings.Contains(errOut, "needs distinct ids") {
+		t.Errorf("delete without ids: exit %d, %s", code, errOut)
+	}
+
+	s.Stop()
+	out = cli(t, dir, "persons", "delete", "--product", a.ProductFlag, "bob")
+	if !strings.Contains(out, "done: 1 distinct id") || !strings.Contains(out, "events 5") || !strings.Contains(out, "surveyResponses 1") {
+		t.Errorf("delete on the stopped store printed %q", out)
+	}
+	if n := exported(cli(t, dir, "persons", "export", "--product", a.ProductFlag, "bob")); n != 0 {
+		t.Errorf("bob's export after his deletion: %d events", n)
+	}
+	if n := exported(cli(t, dir, "persons", "export", "--product", a.ProductFlag, "carol")); n != 5 {
+		t.Errorf("carol's export: %d events, want 5", n)
+	}
 }

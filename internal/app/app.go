@@ -384,7 +384,8 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		}
 	}
 	a.sockPath = filepath.Join(cfg.DataDir, admin.SocketName)
-	a.adminSrv = &http.Server{Handler: httpapi.AdminHandler(svc, log.With("component", "admin")),
+	a.adminSrv = &http.Server{Handler: httpapi.AdminHandler(svc, log.With("component", "admin"),
+		func(m *http.ServeMux) { httpapi.AdminPrivacyRoutes(m, a.privacy, log.With("component", "admin")) }),
 		ReadHeaderTimeout: 10 * time.Second}
 	if err := a.listenAdmin(); spool.NoSpace(err) {
 		// A socket is a file: with no inode free it cannot be made. The

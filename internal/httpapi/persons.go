@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"log/slog"
 	"net/http"
 	"strconv"
 
+	"strata/internal/admin"
 	"strata/internal/analytics"
 	"strata/internal/privacy"
 )
@@ -135,4 +137,63 @@ func (s *Server) handleAuditLog(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"items": items, "next": next})
 	return nil
+}
+
+// AdminPrivacyRoutes adds the privacy operations to the admin socket's
+// routes (AdminHandler), for the CLI. The socket admits the server's
+// owner alone; the audit log names it "admin-socket".
+func AdminPrivacyRoutes(mux *http.ServeMux, p *privacy.Service, log *slog.Logger) {
+	h := func(f handlerFunc) http.Handler { return wrap(log, f) }
+	const actor = "admin-socket"
+	product := func(r *http.Request) (int64, error) {
+		id, err := strconv.ParseInt(r.URL.Query().Get("product"), 10, 64)
+		if err != nil || id < 1 {
+			return 0, analytics.InvalidField("product", "must be a product id")
+		}
+		return id, nil
+	}
+	mux.Handle("POST /persons/deletions", h(func(w http.ResponseWriter, r *http.Request) error {
+		var in admin.DeletionRequest
+		if err := decodeJSON(r, &in); err != nil {
+			return err
+		}
+		d, err := p.RequestDeletion(r.Context(), in.ProductID, actor, in.DistinctIDs)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusAccepted, d)
+		return nil
+	}))
+	mux.Handle("GET /persons/deletions", h(func(w http.ResponseWriter, r *http.Request) error {
+		pid, err := product(r)
+		if err != nil {
+			return err
+		}
+		job, err := strconv.ParseInt(r.URL.Query().Get("job"), 10, 64)
+		if err != nil {
+			return analytics.InvalidField("job", "must be a job id")
+		}
+		d, err := p.Deletion(r.Context(), pid, job)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, d)
+		return nil
+	}))
+	mux.Handle("GET /persons/export", h(func(w http.ResponseWriter, r *http.Request) error {
+		pid, err := product(r)
+		if err != nil {
+			return err
+		}
+		id := r.URL.Query().Get("distinctId")
+		if err := privacy.CheckExportID(id); err != nil {
+			return err
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		if err := p.Export(r.Context(), pid, actor, id, w); err != nil {
+			log.Error("exporting a person", "product", pid, "err", err)
+		}
+		return nil
+	}))
 }

@@ -159,7 +159,7 @@ func (s *Service) Forget(ctx context.Context, productID int64, distinctIDs []str
 // until ctx ends.
 func (s *Service) Run(ctx context.Context) {
 	for {
-		s.runPending(ctx)
+		s.RunPending(ctx)
 		select {
 		case <-ctx.Done():
 			return
@@ -168,8 +168,9 @@ func (s *Service) Run(ctx context.Context) {
 	}
 }
 
-// runPending runs every job pending or running, oldest first.
-func (s *Service) runPending(ctx context.Context) {
+// RunPending runs every job pending or running, oldest first: the
+// runner's round, and the CLI's on a stopped store.
+func (s *Service) RunPending(ctx context.Context) {
 	jobs, err := s.Store.UnfinishedPersonDeletions(ctx)
 	if err != nil {
 		if ctx.Err() == nil {

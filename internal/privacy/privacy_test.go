@@ -141,7 +141,7 @@ func TestRequestsAndFailures(t *testing.T) {
 	if err != nil || d.IDCount != 1 {
 		t.Fatalf("RequestDeletion = %+v, %v; want one id", d, err)
 	}
-	svc.runPending(ctx)
+	svc.RunPending(ctx)
 	got := waitJob(t, s, 1, d.ID)
 	if got.Status != analytics.DeletionFailed || !strings.Contains(got.Error, "disk full") || got.Counts["events"] != 1 {
 		t.Errorf("the job with a failing kind: %+v", got)
