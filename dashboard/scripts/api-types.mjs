@@ -35,6 +35,7 @@ const dashboardSchemas = [
   "BuildInfo", "ReplayList", "ReplayDetail", "ReplaysDeleted", "UserEventsResult", "LiveResult",
   "SharedLink", "SharedLinkList", "SharedLinkCreated", "ShareInfo",
   "Goal", "GoalList", "GoalCreate", "GoalsRequest", "GoalsResult",
+  "PersonDeletion", "AuditEntry", "AuditLogPage",
   "Role", "Membership", "Member", "MemberList", "Invite", "InviteList", "InviteCreated",
 ];
 const sdkSchemas = ["SdkConfig", "ActiveMessages", "MessageTrack", "SurveyRespond"];

@@ -5,6 +5,7 @@ import { Crumb } from "../components/ItemHead";
 import { SecretReveal } from "../components/SecretReveal";
 import { SharedLinks } from "../components/SharedLinks";
 import { GoalSettings } from "../components/GoalSettings";
+import { PeopleData } from "../components/PeopleData";
 import { RowActions, Table } from "../components/Table";
 import { capitalise, when } from "../format";
 import { useAllows } from "../roles";
@@ -146,6 +147,8 @@ export function ProductSettings(props: { product: Product; origin: string; admin
       <SharedLinks productId={product.id} />
 
       <GoalSettings productId={product.id} />
+
+      <PeopleData productId={product.id} />
 
       {revoking ? (
         <ConfirmDialog
