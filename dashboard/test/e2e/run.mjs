@@ -37,6 +37,7 @@
 // click to filter on the Overview: chips, the URL, back and forward (filters.mjs);
 // teammates: an invite made in Settings → Members accepted in a second browser, a viewer's
 // hidden controls and refused write, the password form (members.mjs, E2E_ONLY=members);
+// the People data card: export, deletion, audit log, hidden from a viewer (privacy.mjs, E2E_ONLY=privacy);
 // E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=goals, E2E_ONLY=timezone, E2E_ONLY=filters or E2E_ONLY=replays,users runs those parts alone
 // (E2E_ONLY=main the main run without error tracking, sources, overview, geo).
 //
@@ -68,6 +69,7 @@ import { sharePages } from "./share.mjs";
 import { overviewPages } from "./overview.mjs";
 import { geoPages } from "./geo.mjs";
 import { goalPages } from "./goals.mjs";
+import { privacyPages } from "./privacy.mjs";
 import { timeZonePages } from "./timezone.mjs";
 import { filterPages } from "./filters.mjs";
 import { memberPages } from "./members.mjs";
@@ -113,6 +115,7 @@ async function main() {
       live: livePages,
       timezone: timeZonePages,
       members: memberPages,
+      privacy: privacyPages,
     };
     const unknown = only.filter((p) => !parts[p]);
     if (unknown.length) throw new Error(`E2E_ONLY names no part ${unknown.join(", ")}; the parts are ${Object.keys(parts).join(", ")}`);
@@ -138,6 +141,7 @@ async function main() {
   await sharePages(browser, h);
   await livePages(browser, h);
   await timeZonePages(browser, h);
+  await privacyPages(browser, h);
   await memberPages(browser, h);
 }
 
