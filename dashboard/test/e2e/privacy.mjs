@@ -27,7 +27,7 @@ export async function privacyPages(browser, h) {
   const eventsOf = (id) =>
     page.evaluate(async ([pid, id]) => {
       const r = await fetch(`/api/v1/users/${encodeURIComponent(id)}/events?product=${pid}`);
-      return (await r.json()).items.length;
+      return (await r.json()).events.length;
     }, [productId, id]);
 
   await page.goto(`${strata.url}/settings/products/${productId}?product=${productId}`);
@@ -47,7 +47,7 @@ export async function privacyPages(browser, h) {
   await h.check("deleting asks first, then shows the job until it is done", async () => {
     await card.getByRole("textbox", { name: /Distinct ids to delete/ }).fill("ann@example.com\n\nben\nann@example.com\n");
     await card.getByRole("button", { name: "Delete 2 persons" }).click();
-    const dialog = page.getByRole("dialog");
+    const dialog = page.getByRole("alertdialog");
     await dialog.getByText("Delete these 2 persons everywhere?").waitFor();
     await dialog.getByRole("button", { name: "Delete" }).click();
     await card.locator("[data-testid=people-data-job][data-status=done]").waitFor({ timeout: 20_000 });
