@@ -82,17 +82,22 @@ func (s *Server) handleGetDeletion(w http.ResponseWriter, r *http.Request) error
 }
 
 // handleExportPerson is GET /api/v1/products/{id}/persons/export?distinctId=:
-// one JSON document, streamed (privacy.Service.Export). The id is a query
+// one JSON document, streamed (privacy.Service.Export, streamExport). The id is a query
 // parameter, not a path segment: /persons/{distinctId}/export would clash
 // with /persons/deletions/{job} in the route table (a person named
-// "deletions"), and an id may hold any character. Once the first
-// byte is out a failure can only cut the document short, which a client
-// sees as invalid JSON; it is logged.
+// "deletions"), and an id may hold any character.
 func (s *Server) handleExportPerson(w http.ResponseWriter, r *http.Request) error {
 	pr, err := s.privacyProduct(r)
 	if err != nil {
 		return err
 	}
+	return streamExport(w, r, s.Privacy, s.Log, pr.product.ID, pr.actor)
+}
+
+// streamExport answers an export of the request's distinctId. Once the
+// first byte is out a failure can only cut the document short, which a
+// client sees as invalid JSON; it is logged.
+func streamExport(w http.ResponseWriter, r *http.Request, p *privacy.Service, log *slog.Logger, productID int64, actor string) error {
 	id := r.URL.Query().Get("distinctId")
 	if err := privacy.CheckExportID(id); err != nil {
 		return err
@@ -101,8 +106,8 @@ func (s *Server) handleExportPerson(w http.ResponseWriter, r *http.Request) erro
 	w.Header().Set("Content-Disposition", `attachment; filename="person-export.json"`)
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	if err := s.Privacy.Export(r.Context(), pr.product.ID, pr.actor, id, w); err != nil {
-		s.Log.Error("exporting a person", "product", pr.product.ID, "err", err)
+	if err := p.Export(r.Context(), productID, actor, id, w); err != nil {
+		log.Error("exporting a person", "product", productID, "err", err)
 	}
 	return nil
 }
@@ -185,15 +190,6 @@ func AdminPrivacyRoutes(mux *http.ServeMux, p *privacy.Service, log *slog.Logger
 		if err != nil {
 			return err
 		}
-		id := r.URL.Query().Get("distinctId")
-		if err := privacy.CheckExportID(id); err != nil {
-			return err
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		if err := p.Export(r.Context(), pid, actor, id, w); err != nil {
-			log.Error("exporting a person", "product", pid, "err", err)
-		}
-		return nil
+		return streamExport(w, r, p, log, pid, actor)
 	}))
 }
