@@ -163,6 +163,10 @@ func printDeletion(w io.Writer, d analytics.PersonDeletion) error {
 	for _, k := range kinds {
 		parts = append(parts, fmt.Sprintf("%s %d", k, d.Counts[k]))
 	}
-	fmt.Fprintf(w, "deletion job %d done: %d distinct ids; deleted %s\n", d.ID, d.IDCount, strings.Join(parts, ", "))
+	ids := fmt.Sprintf("%d distinct ids", d.IDCount)
+	if d.IDCount == 1 {
+		ids = "1 distinct id"
+	}
+	fmt.Fprintf(w, "deletion job %d done: %s; deleted %s\n", d.ID, ids, strings.Join(parts, ", "))
 	return nil
 }
