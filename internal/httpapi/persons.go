@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -91,16 +92,32 @@ func (s *Server) handleExportPerson(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return streamExport(w, r, s.Privacy, s.Log, pr.product.ID, pr.actor)
+	// The export reads like a query (a scan of the product's events for
+	// the person's), so it holds a query slot, taken before the answer
+	// starts so that a busy server can still say 503 server_busy.
+	var admit func(context.Context) (func(), error)
+	if s.Queries != nil && s.Queries.Admission != nil {
+		admit = s.Queries.Admission.Acquire
+	}
+	return streamExport(w, r, s.Privacy, s.Log, admit, pr.product.ID, pr.actor)
 }
 
 // streamExport answers an export of the request's distinctId. Once the
 // first byte is out a failure can only cut the document short, which a
 // client sees as invalid JSON; it is logged.
-func streamExport(w http.ResponseWriter, r *http.Request, p *privacy.Service, log *slog.Logger, productID int64, actor string) error {
+// admit, when set, holds a query slot for the export's length.
+func streamExport(w http.ResponseWriter, r *http.Request, p *privacy.Service, log *slog.Logger,
+	admit func(context.Context) (func(), error), productID int64, actor string) error {
 	id := r.URL.Query().Get("distinctId")
 	if err := privacy.CheckExportID(id); err != nil {
 		return err
+	}
+	if admit != nil {
+		release, err := admit(r.Context())
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Disposition", `attachment; filename="person-export.json"`)
@@ -190,6 +207,6 @@ func AdminPrivacyRoutes(mux *http.ServeMux, p *privacy.Service, log *slog.Logger
 		if err != nil {
 			return err
 		}
-		return streamExport(w, r, p, log, pid, actor)
+		return streamExport(w, r, p, log, nil, pid, actor)
 	}))
 }
