@@ -94,6 +94,10 @@ func (s *Store) DeletePersons(ctx context.Context, productID int64, distinctIDs 
 		s.eventsChanged(productID, f.env, f.ts.UTC())
 	}
 
+	// The transaction is not cut short by ctx: a commit that fails marks
+	// the store broken (commit), and a stop waits for this one instead,
+	// a fraction of a second.
+	ctx = context.WithoutCancel(ctx)
 	var deleted int64
 	err = s.commit(func() error {
 		tx, err := s.db.BeginTx(ctx, nil)
