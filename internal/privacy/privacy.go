@@ -21,6 +21,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"strata/internal/analytics"
@@ -53,6 +54,8 @@ type Service struct {
 	Kinds []PersonData
 	Store analytics.PrivacyStore
 	Log   *slog.Logger
+	// Poll is how often Run looks for pending jobs (PollEvery when 0).
+	Poll time.Duration
 
 	wake chan struct{}
 }
@@ -155,22 +158,39 @@ func (s *Service) Forget(ctx context.Context, productID int64, distinctIDs []str
 	return counts, nil
 }
 
-// Run runs the unfinished jobs, at once and whenever a request wakes it,
-// until ctx ends.
+// PollEvery is how often the runner looks for pending jobs it was not
+// woken for: one another node accepted (several nodes on one metadata
+// store), or one whose wake-up a failure lost.
+const PollEvery = time.Minute
+
+// Run runs the unfinished jobs until ctx ends: at once every job pending
+// or running (a stop left them), then the pending ones whenever a request
+// wakes it or every Poll (PollEvery when 0). Jobs another node is running
+// are left to it; a job is only taken again as running at a start.
 func (s *Service) Run(ctx context.Context) {
+	poll := s.Poll
+	if poll <= 0 {
+		poll = PollEvery
+	}
+	s.runJobs(ctx, true)
 	for {
-		s.RunPending(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.wake:
+		case <-time.After(poll):
 		}
+		s.runJobs(ctx, false)
 	}
 }
 
-// RunPending runs every job pending or running, oldest first: the
-// runner's round, and the CLI's on a stopped store.
-func (s *Service) RunPending(ctx context.Context) {
+// RunPending runs every job pending or running, oldest first: the CLI's
+// round on a stopped store.
+func (s *Service) RunPending(ctx context.Context) { s.runJobs(ctx, true) }
+
+// runJobs runs the pending jobs, and the running ones too when running,
+// oldest first.
+func (s *Service) runJobs(ctx context.Context, running bool) {
 	jobs, err := s.Store.UnfinishedPersonDeletions(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -181,6 +201,9 @@ func (s *Service) RunPending(ctx context.Context) {
 	for i := range jobs {
 		if ctx.Err() != nil {
 			return
+		}
+		if jobs[i].Status == analytics.DeletionRunning && !running {
+			continue
 		}
 		s.runJob(ctx, &jobs[i])
 	}

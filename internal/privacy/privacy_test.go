@@ -184,3 +184,43 @@ func first(ids []string) string {
 	}
 	return ids[0]
 }
+
+// TestRunnerPollsForPendingJobs stores a job the runner was not woken for
+// (another node accepted it) and one left running by another node: the
+// runner, already waiting, takes the pending one within its poll and
+// leaves the running one to its node.
+func TestRunnerPollsForPendingJobs(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, t.TempDir())
+	defer s.Close()
+	if err := s.AppendEvents(ctx, events(1, "alice", "bob")); err != nil {
+		t.Fatal(err)
+	}
+	svc := New(s, nil, kinds(s)...)
+	svc.Poll = 50 * time.Millisecond
+	run, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); svc.Run(run) }()
+	defer func() { stop(); <-done }()
+	time.Sleep(100 * time.Millisecond) // the first round has found nothing
+
+	other := analytics.PersonDeletion{ProductID: 1, DistinctIDs: []string{"bob"}, Actor: "node b"}
+	if err := s.CreatePersonDeletion(ctx, &other); err != nil {
+		t.Fatal(err)
+	}
+	other.Status = analytics.DeletionRunning
+	if err := s.UpdatePersonDeletion(ctx, &other); err != nil {
+		t.Fatal(err)
+	}
+	d := analytics.PersonDeletion{ProductID: 1, DistinctIDs: []string{"alice"}, Actor: "node b"}
+	if err := s.CreatePersonDeletion(ctx, &d); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitJob(t, s, 1, d.ID); got.Status != analytics.DeletionDone || got.Counts["events"] != 1 {
+		t.Fatalf("the pending job: %+v", got)
+	}
+	time.Sleep(150 * time.Millisecond)
+	if got, _ := s.PersonDeletion(ctx, 1, other.ID); got.Status != analytics.DeletionRunning || countEvents(t, s, 1, "bob") != 1 {
+		t.Errorf("another node's running job was taken: %+v", got)
+	}
+}
