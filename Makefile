@@ -191,10 +191,15 @@ fuzz: $(GEO_DB)
 ## replay recorder adds to a page's CPU in headless Chromium (not part of test).
 ## BENCH_OLD=path/to/previous/strata times the queries on that build too, side
 ## by side on the same data (at 10 M and 50 M events).
+## FORGET_DATA=DIR (a copy of a data directory of events: it is changed)
+## adds the embedded store to the time to delete persons (docs/privacy.md),
+## which runs on ClickHouse alone without it.
 BENCH_OLD ?=
+FORGET_DATA ?=
 bench: build $(NODE_SDK)/node_modules/.package-lock.json $(SDK)/node_modules/.package-lock.json
 	./scripts/install-bench-tools.sh
 	$(GO) run ./cmd/strata-bench -strata $(BIN) $(if $(BENCH_OLD),-strata-old $(BENCH_OLD))
+	$(GO) run ./cmd/strata-bench -suite forget $(if $(FORGET_DATA),-forget-data $(FORGET_DATA))
 	cd $(NODE_SDK) && npm run bench
 	cd $(SDK) && STRATA_BIN=$(CURDIR)/$(BIN) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) npm run bench:replay
 

@@ -48,7 +48,9 @@ func main() {
 		ceilingN  = flag.Int("ceiling-events", 2_000_000, "events for the raw appender ceiling")
 		target    = flag.String("url", "", "load an already running server at this URL (with -key) and only that; for profiling")
 		key       = flag.String("key", "", "API key for -url")
-		suite     = flag.String("suite", "all", "which benchmarks to run: ingest, requests, queries, flags, messages, middleware, errors, all, or heavy (not part of all)")
+		suite     = flag.String("suite", "all", "which benchmarks to run: ingest, requests, queries, flags, messages, middleware, errors, all, or heavy or forget (not part of all)")
+		fData     = flag.String("forget-data", "", "the forget suite's embedded data directory of events, which it deletes persons from: give it a copy")
+		fEvents   = flag.Int("forget-clickhouse-events", 10_000_000, "events the forget suite generates in ClickHouse; 0 skips ClickHouse")
 		qEvents   = flag.String("query-events", "10000000,50000000", "events for the query benchmark, a comma-separated list of sizes each run in turn")
 		qUsers    = flag.String("query-users", "", "users for each size of -query-events, comma-separated; empty: one per 20 events")
 		qOld      = flag.String("strata-old", "", "the previous build's strata binary: the queries suite times it on the same data, side by side")
@@ -122,6 +124,12 @@ func main() {
 		heavy := qb
 		heavy.direct, heavy.clickHouse = true, false
 		if err := runQuerySizes(heavy, *qData, []int{*hqEvents}, []int{*hqUsers}); err != nil {
+			fmt.Fprintln(os.Stderr, "strata-bench:", err)
+			os.Exit(1)
+		}
+	}
+	if *suite == "forget" {
+		if err := runForgetBench(*fData, *fEvents); err != nil {
 			fmt.Fprintln(os.Stderr, "strata-bench:", err)
 			os.Exit(1)
 		}

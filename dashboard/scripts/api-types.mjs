@@ -36,6 +36,7 @@ const dashboardSchemas = [
   "SharedLink", "SharedLinkList", "SharedLinkCreated", "ShareInfo",
   "Goal", "GoalList", "GoalCreate", "GoalsRequest", "GoalsResult",
   "DataRetentionSettings", "DataRetentionUpdate",
+  "PersonDeletion", "AuditEntry", "AuditLogPage",
   "Role", "Membership", "Member", "MemberList", "Invite", "InviteList", "InviteCreated",
 ];
 const sdkSchemas = ["SdkConfig", "ActiveMessages", "MessageTrack", "SurveyRespond"];

@@ -5,7 +5,7 @@ import type {
   Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, BuildInfo, Campaign, CampaignList, CampaignWrite, CredentialStatus, DashboardConfig, DataEnv, ErrorGroupDetail,
   ErrorGroupList, ErrorGroupMerge, ErrorGroupMerged, ErrorGroupStatus, ErrorGroupUnmerged, ErrorStatus, EventNames, Experiment, ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList,
   FlagList, FlagWrite, FunnelRequest, FunnelResult, GroupList, KeyCreated, KeyEnv, List, LiveVisitors, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult,
-  MessageSettings, ReplayDetail, ReplayList, SavedQuery, Session, SessionsRequest, SessionsResult, Goal, GoalCreate, GoalsRequest, GoalsResult, ShareInfo, SharedLink, SharedLinkCreated, Sourcemap, SurveyResults,
+  MessageSettings, ReplayDetail, ReplayList, SavedQuery, Session, SessionsRequest, SessionsResult, Goal, GoalCreate, PersonDeletion, AuditLogPage, GoalsRequest, GoalsResult, ShareInfo, SharedLink, SharedLinkCreated, Sourcemap, SurveyResults,
   TokenCreated, TrendRequest, TrendResult, UserEventsResult, Member, Invite, InviteCreated, Role, DataRetentionSettings, DataRetentionUpdate,
 } from "./types";
 
@@ -145,6 +145,12 @@ export const api = {
   goals: (productId: number) => request<List<Goal>>("GET", `/api/v1/products/${enc(productId)}/goals`),
   createGoal: (productId: number, goal: GoalCreate) => request<Goal>("POST", `/api/v1/products/${enc(productId)}/goals`, goal),
   deleteGoal: (productId: number, id: number) => request<void>("DELETE", `/api/v1/products/${enc(productId)}/goals/${enc(id)}`),
+  /** The privacy operations (docs/privacy.md): delete persons, read a job, the audit log. */
+  requestPersonDeletion: (productId: number, distinctIds: string[]) =>
+    request<PersonDeletion>("POST", `/api/v1/products/${enc(productId)}/persons/deletions`, { distinctIds }),
+  personDeletion: (productId: number, job: number) => request<PersonDeletion>("GET", `/api/v1/products/${enc(productId)}/persons/deletions/${enc(job)}`),
+  auditLog: (productId: number, before?: number) =>
+    request<AuditLogPage>("GET", `/api/v1/products/${enc(productId)}/audit-log?limit=20${before ? `&before=${enc(before)}` : ""}`),
   /** shareInfo and unlockShare are the shared view's own calls (under setApiBase). */
   shareInfo: () => request<ShareInfo>("GET", "/api/v1/share"),
   unlockShare: (password: string) => request<void>("POST", "/api/v1/share/unlock", { password }),

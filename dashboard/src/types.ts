@@ -136,3 +136,7 @@ export type CapKind = Schemas["FrequencyCap"]["kind"];
 export type MessageSettings = Schemas["MessageSettings"];
 export type SurveyResults = Schemas["SurveyResults"];
 export type SurveyQuestionResult = Schemas["SurveyQuestionResult"];
+/** A person deletion job (docs/privacy.md); it never lists the ids. */
+export type PersonDeletion = Schemas["PersonDeletion"];
+/** A page of a product's audit log of privacy operations. */
+export type AuditLogPage = Schemas["AuditLogPage"];

@@ -41,6 +41,7 @@ import (
 	"strata/internal/mail"
 	"strata/internal/messages"
 	"strata/internal/metrics"
+	"strata/internal/privacy"
 	"strata/internal/query"
 	"strata/internal/ratelimit"
 	"strata/internal/replay"
@@ -94,6 +95,9 @@ type App struct {
 	// retentionJob deletes the events and error occurrences past each
 	// product's retention periods; nil when the events store cannot.
 	retentionJob *retention.Job
+	// privacy deletes and exports persons' data and runs the deletion
+	// jobs (docs/privacy.md).
+	privacy *privacy.Service
 	// bootstrapKey is the live API key the first start of an empty data
 	// directory created for product bootstrapProduct, logged by Run once
 	// the server listens; "" on every other start.
@@ -219,7 +223,15 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// commands through the admin socket share.
 	svc.Flags = &experiment.Flags{Store: a.store.meta}
 	svc.Experiments = &experiment.Service{Store: a.store.meta, Now: time.Now}
+	// The privacy operations: every kind of data a person leaves, in the
+	// order a deletion removes them (docs/privacy.md). The events go
+	// first, after the spool has loaded what was acknowledged before.
+	events := privacy.Events{Store: a.store.queries.(analytics.PersonEventStore), Sync: a.store.sync}
+	a.privacy = privacy.New(a.store.meta, log.With("component", "privacy"),
+		events, privacy.Groups{Events: events}, privacy.Replays{Store: a.store.replays},
+		privacy.SurveyResponses{Store: a.store.meta}, privacy.MessageStates{Store: a.store.meta})
 	api := &httpapi.Server{
+		Privacy:          a.privacy,
 		Keys:             a.keys,
 		Limiter:          a.limiter,
 		DefaultRateLimit: cfg.RateLimitPerMinute,
@@ -383,7 +395,8 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		}
 	}
 	a.sockPath = filepath.Join(cfg.DataDir, admin.SocketName)
-	a.adminSrv = &http.Server{Handler: httpapi.AdminHandler(svc, log.With("component", "admin")),
+	a.adminSrv = &http.Server{Handler: httpapi.AdminHandler(svc, log.With("component", "admin"),
+		func(m *http.ServeMux) { httpapi.AdminPrivacyRoutes(m, a.privacy, log.With("component", "admin")) }),
 		ReadHeaderTimeout: 10 * time.Second}
 	if err := a.listenAdmin(); spool.NoSpace(err) {
 		// A socket is a file: with no inode free it cannot be made. The
@@ -512,6 +525,13 @@ func (a *App) Run(ctx context.Context) error {
 			a.retentionJob.Run(visitJobs)
 		}
 	}()
+	// The deletion jobs, resumed from where a stop left them.
+	privacyJobs, stopPrivacy := context.WithCancel(ctx)
+	privacyDone := make(chan struct{})
+	go func() {
+		defer close(privacyDone)
+		a.privacy.Run(privacyJobs)
+	}()
 	a.ready.Store(true)
 	if a.bootstrapKey != "" {
 		// The one time a secret is logged: the first start of an empty data
@@ -596,6 +616,8 @@ loop:
 	stopVisits()
 	<-visitsDone
 	<-retentionDone
+	stopPrivacy()
+	<-privacyDone
 	return errors.Join(runErr, a.shutdown())
 }
 

@@ -35,6 +35,7 @@ type metaStore interface {
 	analytics.CampaignStore
 	analytics.GroupStore
 	analytics.ReplayStore
+	analytics.PrivacyStore
 	analytics.Transactor
 }
 

@@ -63,6 +63,8 @@ commands:
                                                    add a user to every workspace; prints a generated password
   users reset-password EMAIL [--password-stdin]    set a new password (printed when generated); ends their sessions
   users remove EMAIL                               remove a user; ends their sessions at once
+  persons delete --product ID [--file FILE] ID…    delete persons everywhere (docs/privacy.md); waits until done
+  persons export --product ID ID                   print everything stored about a person, as JSON
   backup --to DIR                                  online backup of the data directory into a new DIR
                                                    (through the running server, or of the directory when none runs)
   restore --from DIR --data NEWDIR                 a new data directory from a backup; NEWDIR must be new or empty
@@ -88,6 +90,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 		err = serve(ctx, args[1:], env)
 	case "products", "keys", "tokens", "flags", "experiments", "users":
 		err = manage(ctx, args, env)
+	case "persons":
+		err = persons(ctx, args[1:], env)
 	case "backup":
 		err = backupCmd(ctx, args[1:], env)
 	case "restore":

@@ -14,7 +14,8 @@ import (
 // AdminHandler serves the admin socket that the CLI uses while a server
 // holds the data directory. It is only ever served on a Unix socket whose
 // file permissions admit the owner alone, so it has no further auth.
-func AdminHandler(svc *admin.Service, log *slog.Logger) http.Handler {
+// extra adds routes of other services (AdminPrivacyRoutes).
+func AdminHandler(svc *admin.Service, log *slog.Logger, extra ...func(*http.ServeMux)) http.Handler {
 	mux := http.NewServeMux()
 	h := func(f handlerFunc) http.Handler { return wrap(log, f) }
 	mux.Handle("GET /ping", h(func(w http.ResponseWriter, r *http.Request) error {
@@ -158,6 +159,9 @@ func AdminHandler(svc *admin.Service, log *slog.Logger) http.Handler {
 		writeJSON(w, http.StatusCreated, m)
 		return nil
 	}))
+	for _, add := range extra {
+		add(mux)
+	}
 	return mux
 }
 

@@ -27,6 +27,7 @@ import (
 	"strata/internal/ingest"
 	"strata/internal/messages"
 	"strata/internal/metrics"
+	"strata/internal/privacy"
 	"strata/internal/query"
 	"strata/internal/ratelimit"
 	"strata/internal/replay"
@@ -77,6 +78,9 @@ type Server struct {
 	// Groups keeps the products' group profiles, which the SDK sends
 	// (groups.go).
 	Groups analytics.GroupStore
+	// Privacy deletes and exports persons' data and keeps the audit log
+	// (persons.go).
+	Privacy *privacy.Service
 	// ReplayOps stores the recorded sessions' chunks at ingest, under the
 	// caps and the disk's admission, and reads and deletes sessions
 	// (replays.go); Replay says whether SDKs may record (the SDK config's
@@ -385,6 +389,10 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET /api/v1/products/{id}/goals", asViewer(h(s.handleListGoals)))
 	mux.Handle("POST /api/v1/products/{id}/goals", asMember(h(s.handleCreateGoal)))
 	mux.Handle("DELETE /api/v1/products/{id}/goals/{goalId}", asAdmin(h(s.handleDeleteGoal)))
+	mux.Handle("POST /api/v1/products/{id}/persons/deletions", asAdmin(h(s.handleRequestDeletion)))
+	mux.Handle("GET /api/v1/products/{id}/persons/deletions/{job}", asAdmin(h(s.handleGetDeletion)))
+	mux.Handle("GET /api/v1/products/{id}/persons/export", asAdmin(h(s.handleExportPerson)))
+	mux.Handle("GET /api/v1/products/{id}/audit-log", asAdmin(h(s.handleAuditLog)))
 	mux.Handle("GET /api/v1/workspaces/{id}/members", asAdmin(h(s.handleListMembers)))
 	mux.Handle("PATCH /api/v1/workspaces/{id}/members/{userId}", asAdmin(h(s.handleSetMemberRole)))
 	mux.Handle("DELETE /api/v1/workspaces/{id}/members/{userId}", asAdmin(h(s.handleRemoveMember)))

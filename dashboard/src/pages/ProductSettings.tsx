@@ -6,6 +6,7 @@ import { SecretReveal } from "../components/SecretReveal";
 import { SharedLinks } from "../components/SharedLinks";
 import { GoalSettings } from "../components/GoalSettings";
 import { DataRetention } from "../components/DataRetention";
+import { PeopleData } from "../components/PeopleData";
 import { RowActions, Table } from "../components/Table";
 import { capitalise, when } from "../format";
 import { useAllows } from "../roles";
@@ -149,6 +150,7 @@ export function ProductSettings(props: { product: Product; origin: string; admin
       <GoalSettings productId={product.id} />
 
       <DataRetention productId={product.id} />
+      <PeopleData productId={product.id} />
 
       {revoking ? (
         <ConfirmDialog

@@ -38,6 +38,7 @@
 // teammates: an invite made in Settings → Members accepted in a second browser, a viewer's
 // hidden controls and refused write, the password form (members.mjs, E2E_ONLY=members);
 // the products' data retention set in Settings, an old event dropped, a viewer's card (retention.mjs);
+// the People data card: export, deletion, audit log, hidden from a viewer (privacy.mjs, E2E_ONLY=privacy);
 // E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=goals, E2E_ONLY=timezone, E2E_ONLY=filters, E2E_ONLY=retention or E2E_ONLY=replays,users runs those parts alone
 // (E2E_ONLY=main the main run without error tracking, sources, overview, geo).
 //
@@ -69,6 +70,7 @@ import { sharePages } from "./share.mjs";
 import { overviewPages } from "./overview.mjs";
 import { geoPages } from "./geo.mjs";
 import { goalPages } from "./goals.mjs";
+import { privacyPages } from "./privacy.mjs";
 import { timeZonePages } from "./timezone.mjs";
 import { filterPages } from "./filters.mjs";
 import { memberPages } from "./members.mjs";
@@ -116,6 +118,7 @@ async function main() {
       timezone: timeZonePages,
       members: memberPages,
       retention: retentionPages,
+      privacy: privacyPages,
     };
     const unknown = only.filter((p) => !parts[p]);
     if (unknown.length) throw new Error(`E2E_ONLY names no part ${unknown.join(", ")}; the parts are ${Object.keys(parts).join(", ")}`);
@@ -141,6 +144,7 @@ async function main() {
   await sharePages(browser, h);
   await livePages(browser, h);
   await timeZonePages(browser, h);
+  await privacyPages(browser, h);
   await memberPages(browser, h);
   await retentionPages(browser, h);
 }

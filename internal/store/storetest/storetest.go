@@ -34,6 +34,7 @@ type Meta interface {
 	analytics.CampaignStore
 	analytics.GroupStore
 	analytics.ReplayStore
+	analytics.PrivacyStore
 	analytics.Transactor
 }
 
@@ -88,6 +89,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("Transactions", meta(testTransactions))
 	t.Run("Groups", scoped(testGroups))
 	t.Run("ProductRetention", scoped(testProductRetention))
+	t.Run("Privacy", scoped(testPrivacy))
 	for _, c := range replayCases {
 		t.Run(c.name, func(t *testing.T) { c.test(t, open(t)) })
 	}
@@ -124,6 +126,7 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("ZoneCases", events(testZoneCases))
 	t.Run("ZoneErrorDays", events(testZoneErrorDays))
 	t.Run("DropEvents", events(testDropEvents))
+	t.Run("DeletePersons", events(testDeletePersons))
 }
 
 // products creates a workspace and in it one product a name, in order:
