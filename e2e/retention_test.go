@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -122,6 +123,12 @@ func checkRetention(t *testing.T, s *server) {
 	if got := b.do(t, "GET", "/api/v1/products/"+products["Short"], nil).JSON(t)["retention"]; !reflect.DeepEqual(got,
 		map[string]any{"eventsDays": 3.0, "errorsDays": 1.0, "replaysDays": 0.0}) {
 		t.Errorf("the product's retention: %v", got)
+	}
+	// The change is in the product's audit log, the refusals are not.
+	log := b.do(t, "GET", "/api/v1/products/"+products["Short"]+"/audit-log", nil).JSON(t)["items"].([]any)
+	if len(log) != 1 || log[0].(map[string]any)["action"] != "privacy_setting_changed" ||
+		!strings.Contains(log[0].(map[string]any)["summary"].(string), "events 3, errors 1, replays 0") {
+		t.Errorf("the audit log after one change and three refusals: %v", log)
 	}
 	waitFor("after the job", map[[2]string][]int64{
 		{"Short", "visit"}:      {0, 0, 0, 0, 1, 1, 1},

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 
 	"strata/internal/analytics"
@@ -36,10 +37,11 @@ func (s *Server) handleGetRetention(w http.ResponseWriter, r *http.Request) erro
 // product's periods, all at once. The retention job applies them at its
 // next round (docs/privacy.md, "Retention").
 func (s *Server) handleSetRetention(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.settingsProduct(r)
+	pr, err := s.privacyProduct(r)
 	if err != nil {
 		return err
 	}
+	p := pr.product
 	var in retentionRequest
 	if err := decodeBody(w, r, maxSettingsBody, &in); err != nil {
 		return err
@@ -53,11 +55,15 @@ func (s *Server) handleSetRetention(w http.ResponseWriter, r *http.Request) erro
 		}
 		return *v
 	}
-	p, err = s.Admin.SetProductRetention(r.Context(), p.ID,
-		analytics.DataRetention{EventsDays: days(in.EventsDays), ErrorsDays: days(in.ErrorsDays), ReplaysDays: days(in.ReplaysDays)})
+	set := analytics.DataRetention{EventsDays: days(in.EventsDays), ErrorsDays: days(in.ErrorsDays), ReplaysDays: days(in.ReplaysDays)}
+	p, err = s.Admin.SetProductRetention(r.Context(), p.ID, set)
 	if err != nil {
 		return err
 	}
+	// A period is a deletion that has not happened yet: the audit log
+	// records who set it (docs/privacy.md, "The audit log").
+	s.Privacy.Audit(r.Context(), p.ID, pr.actor, fmt.Sprintf("retention set: events %d, errors %d, replays %d days (0: the default)",
+		set.EventsDays, set.ErrorsDays, set.ReplaysDays))
 	writeJSON(w, http.StatusOK, s.retentionOf(p))
 	return nil
 }
