@@ -37,6 +37,7 @@ import (
 	"strata/internal/experiment"
 	"strata/internal/goals"
 	"strata/internal/httpapi"
+	"strata/internal/importer"
 	"strata/internal/ingest"
 	"strata/internal/mail"
 	"strata/internal/messages"
@@ -395,8 +396,16 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		}
 	}
 	a.sockPath = filepath.Join(cfg.DataDir, admin.SocketName)
+	// `strata import` into this server: its batches take the path of
+	// POST /e's events (the pipeline, the writer), after the events the
+	// store holds already are left out (docs/import.md).
+	stored, _ := a.store.queries.(analytics.ImportStore)
+	imports := &importer.Target{Pipeline: api.Pipeline, Stored: stored, Write: a.wr.Write, Now: time.Now}
 	a.adminSrv = &http.Server{Handler: httpapi.AdminHandler(svc, log.With("component", "admin"),
-		func(m *http.ServeMux) { httpapi.AdminPrivacyRoutes(m, a.privacy, log.With("component", "admin")) }),
+		func(m *http.ServeMux) { httpapi.AdminPrivacyRoutes(m, a.privacy, log.With("component", "admin")) },
+		func(m *http.ServeMux) {
+			httpapi.AdminImportRoutes(m, imports, a.store.meta, log.With("component", "admin"))
+		}),
 		ReadHeaderTimeout: 10 * time.Second}
 	if err := a.listenAdmin(); spool.NoSpace(err) {
 		// A socket is a file: with no inode free it cannot be made. The

@@ -65,6 +65,10 @@ commands:
   users remove EMAIL                               remove a user; ends their sessions at once
   persons delete --product ID [--file FILE] ID…    delete persons everywhere (docs/privacy.md); waits until done
   persons export --product ID ID                   print everything stored about a person, as JSON
+  import --from SOURCE --product ID [--fast] [--dry-run] FILE…
+                                                   import another tool's export (posthog, mixpanel, amplitude,
+                                                   umami, ga4; docs/import.md): paced through the running server,
+                                                   or --fast into a stopped data directory
   backup --to DIR                                  online backup of the data directory into a new DIR
                                                    (through the running server, or of the directory when none runs)
   restore --from DIR --data NEWDIR                 a new data directory from a backup; NEWDIR must be new or empty
@@ -92,6 +96,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 		err = manage(ctx, args, env)
 	case "persons":
 		err = persons(ctx, args[1:], env)
+	case "import":
+		err = importCmd(ctx, args[1:], env)
 	case "backup":
 		err = backupCmd(ctx, args[1:], env)
 	case "restore":
