@@ -90,6 +90,7 @@ func importCmd(ctx context.Context, args []string, env Env) error {
 	var sink importer.Sink
 	if !*dryRun {
 		opt.Checkpoints = filepath.Join(*dataDir, "imports")
+		opt.Scope = fmt.Sprintf("product%d-%s", *product, envName)
 		c, db, err := dialOrOpen(ctx, *dataDir)
 		if err != nil {
 			return err

@@ -63,8 +63,11 @@ type Options struct {
 	DryRun bool
 	// Checkpoints is the directory where the progress of each file is
 	// kept after each stored batch, so that the same command run again
-	// resumes after the last stored batch; "" keeps none.
+	// resumes after the last stored batch; "" keeps none. Scope names
+	// where the events go (a product and environment), so that the same
+	// file imported into another product is not taken for done.
 	Checkpoints string
+	Scope       string
 	// Progress, when set, is told after each batch.
 	Progress func(Progress)
 }
@@ -145,7 +148,7 @@ func runFile(ctx context.Context, sink Sink, opt Options, name string, rep *Repo
 	cp := checkpoint{Size: size, Head: head}
 	cpPath := ""
 	if opt.Checkpoints != "" && !opt.DryRun {
-		cpPath = filepath.Join(opt.Checkpoints, opt.Source.Name()+"-"+head[:16]+".json")
+		cpPath = filepath.Join(opt.Checkpoints, opt.Scope+"-"+opt.Source.Name()+"-"+head[:16]+".json")
 		if b, err := os.ReadFile(cpPath); err == nil {
 			var old checkpoint
 			if json.Unmarshal(b, &old) == nil && old.Size == size && old.Head == head {
