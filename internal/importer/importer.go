@@ -163,43 +163,63 @@ func runFile(ctx context.Context, sink Sink, opt Options, name string, rep *Repo
 	skip := cp.Records
 	rep.Skipped += skip
 	counted := &countingReaderAt{r: f}
-	var records int64 // records read of this file, skipped ones included
-	batch := make([]json.RawMessage, 0, opt.Batch)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		if !opt.DryRun {
-			res, err := sink.ImportBatch(ctx, batch)
-			if err != nil {
-				return err
+
+	// One goroutine reads and maps, another stores: with one batch in
+	// flight between them the two cores both work (reading and mapping
+	// cost about what validating and storing do), and memory holds at
+	// most two batches.
+	type batchOf struct {
+		events  []json.RawMessage
+		records int64 // records read up to the batch's last, skipped ones included
+	}
+	work := make(chan batchOf, 1)
+	var written Result
+	var writeErr error
+	var failed atomic.Bool
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		for b := range work {
+			if writeErr != nil {
+				continue
 			}
-			rep.add(res)
+			if writeErr = storeBatch(ctx, sink, opt, b.events, &written); writeErr != nil {
+				failed.Store(true)
+				continue
+			}
 			if cpPath != "" {
-				cp.Records = records
-				if err := saveCheckpoint(cpPath, cp); err != nil {
-					return err
+				cp.Records = b.records
+				if writeErr = saveCheckpoint(cpPath, cp); writeErr != nil {
+					failed.Store(true)
+					continue
 				}
 			}
-		} else {
-			rep.Imported += len(batch)
-		}
-		batch = batch[:0]
-		if opt.Progress != nil {
-			opt.Progress(Progress{File: name, Records: int64(rep.Records()) + rep.Skipped, BytesDone: before + counted.max.Load(),
-				BytesTotal: total, Elapsed: time.Since(start), ResumedAfter: skip})
-		}
-		if opt.Pause > 0 {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(opt.Pause):
+			if opt.Progress != nil {
+				opt.Progress(Progress{File: name, Records: b.records, BytesDone: before + counted.max.Load(),
+					BytesTotal: total, Elapsed: time.Since(start), ResumedAfter: skip})
+			}
+			if opt.Pause > 0 {
+				select {
+				case <-ctx.Done():
+				case <-time.After(opt.Pause):
+				}
 			}
 		}
-		return nil
+	}()
+
+	var records int64
+	batch := make([]json.RawMessage, 0, opt.Batch)
+	send := func() {
+		if len(batch) > 0 {
+			work <- batchOf{events: batch, records: records}
+			batch = make([]json.RawMessage, 0, opt.Batch)
+		}
 	}
 	source := opt.Source.Name()
 	err = opt.Source.Read(counted, size, func(ev Event, merr error) error {
+		if failed.Load() {
+			return errStopped
+		}
 		records++
 		if records <= skip {
 			return nil
@@ -219,12 +239,18 @@ func runFile(ctx context.Context, sink Sink, opt Options, name string, rep *Repo
 			rep.Names[ev.Name]++
 		}
 		if len(batch) >= opt.Batch {
-			return flush()
+			send()
 		}
 		return ctx.Err()
 	})
 	if err == nil {
-		err = flush()
+		send()
+	}
+	close(work)
+	<-writerDone
+	rep.add(written)
+	if writeErr != nil {
+		err = writeErr
 	}
 	if err != nil {
 		return size, fmt.Errorf("importing %s: %w", name, err)
@@ -236,6 +262,24 @@ func runFile(ctx context.Context, sink Sink, opt Options, name string, rep *Repo
 		}
 	}
 	return size, nil
+}
+
+// errStopped ends a file's reading once storing failed; the storing
+// error is the one reported.
+var errStopped = errors.New("stopped")
+
+// storeBatch stores one batch, or counts it when the run is a dry one.
+func storeBatch(ctx context.Context, sink Sink, opt Options, batch []json.RawMessage, into *Result) error {
+	if opt.DryRun {
+		into.Imported += len(batch)
+		return nil
+	}
+	res, err := sink.ImportBatch(ctx, batch)
+	if err != nil {
+		return err
+	}
+	into.add(res)
+	return nil
 }
 
 // wire is an event object of POST /e.

@@ -28,7 +28,7 @@ type importFixture struct {
 	writes  int
 }
 
-func newImportFixture(t *testing.T) *importFixture {
+func newImportFixture(t testing.TB) *importFixture {
 	t.Helper()
 	db := duckdbtest.Open(t)
 	ctx := context.Background()

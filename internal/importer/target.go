@@ -117,7 +117,7 @@ func (t *Target) Import(ctx context.Context, product int64, env analytics.Env, b
 		return res, analytics.Errorf(analytics.KindInvalid, "batch_too_large", "An import batch holds at most %d events.", MaxBatch)
 	}
 	req := ingest.Request{Product: product, Env: env, ReceivedAt: t.Now().UTC()}
-	var events []ingest.Pending
+	events := make([]ingest.Pending, 0, len(batch))
 	for start := 0; start < len(batch); start += envelopeEvents {
 		part := batch[start:min(start+envelopeEvents, len(batch))]
 		accepted, rejected := t.Pipeline.Process(ingest.Envelope{Batch: part}, req)
