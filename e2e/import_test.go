@@ -45,9 +45,9 @@ func importedPageviews(t *testing.T, s *server, tn tenant) int64 {
 
 // TestImport imports a PostHog export paced through the running server's
 // admin socket, again (nothing stored twice), refuses --fast while the
-// server runs, and imports a Mixpanel export --fast into the stopped data
-// directory; a dry run writes nothing. The trends answer what the files
-// hold.
+// server runs, imports a Mixpanel export --fast into the stopped data
+// directory, and an export through the API; a dry run writes nothing.
+// The trends answer what the files hold.
 func TestImport(t *testing.T) {
 	dir := t.TempDir()
 	s := startServer(t, dir)
@@ -75,8 +75,8 @@ func TestImport(t *testing.T) {
 		t.Errorf("second import:\n%s", out)
 	}
 	copied := filepath.Join(t.TempDir(), "copy.jsonl")
-	b, _ := os.ReadFile(phFile)
-	os.WriteFile(copied, append(b, '\n'), 0o600)
+	exported, _ := os.ReadFile(phFile)
+	os.WriteFile(copied, append(exported, '\n'), 0o600)
 	if out := cli(t, dir, "import", "--from", "posthog", "--product", tn.ProductFlag, "--pause", "0s", copied); !strings.Contains(out, "already stored (left out): 1200") {
 		t.Errorf("import of a copy:\n%s", out)
 	}
@@ -107,9 +107,43 @@ func TestImport(t *testing.T) {
 	if out := cli(t, dir, "import", "--from", "mixpanel", "--product", tn.ProductFlag, "--fast", mpFile); !strings.Contains(out, "imported 300 events from mixpanel") {
 		t.Errorf("--fast import:\n%s", out)
 	}
-	s = startServer(t, dir)
+	s = startServer(t, dir, "--import-max-bytes", "64KB")
 	if got := importedPageviews(t, s, tn); got != 1500 {
 		t.Errorf("after the --fast import the trend counts %d page views, want 1500", got)
+	}
+
+	// Through the API: an admin uploads an export; the same again stores
+	// nothing; an unknown source and an export over --import-max-bytes
+	// are refused, and nothing of the upload stays on the disk.
+	b := setupOwner(t, s)
+	var viaAPI []map[string]any
+	for i := 0; i < 100; i++ {
+		viaAPI = append(viaAPI, map[string]any{"uuid": fmt.Sprintf("api-%d", i), "event": "$pageview", "distinct_id": "api-user",
+			"timestamp": time.Date(2026, 10, 20, 9, 0, i, 0, time.UTC).Format(time.RFC3339)})
+	}
+	body, _ := os.ReadFile(writeLines(t, "api.jsonl", viaAPI))
+	upload := func(query string, body []byte) response {
+		return do(t, "POST", s.URL+"/api/v1/products/"+tn.ProductFlag+"/imports?"+query, body,
+			map[string]string{"Origin": s.URL, "Cookie": b.cookie, "Content-Type": "application/octet-stream"})
+	}
+	if r := upload("source=posthog&pause=0s", body); r.Status != 200 || r.JSON(t)["imported"] != 100.0 {
+		t.Errorf("import through the API: %d %s", r.Status, r.Body)
+	}
+	if r := upload("source=posthog&batch=30", body); r.Status != 200 || r.JSON(t)["duplicates"] != 100.0 || r.JSON(t)["imported"] != 0.0 {
+		t.Errorf("the same export again: %d %s", r.Status, r.Body)
+	}
+	if got := importedPageviews(t, s, tn); got != 1600 {
+		t.Errorf("after the API's imports the trend counts %d page views, want 1600", got)
+	}
+	if r := upload("source=segment", body); r.Status != 400 || r.ErrorCode(t) != "invalid_request" {
+		t.Errorf("an unknown source: %d %s", r.Status, r.Body)
+	}
+	big, _ := os.ReadFile(phFile)
+	if r := upload("source=posthog", big); r.Status != 413 || r.ErrorCode(t) != "body_too_large" {
+		t.Errorf("an export over --import-max-bytes: %d %s", r.Status, r.Body[:min(len(r.Body), 300)])
+	}
+	if left, _ := os.ReadDir(filepath.Join(dir, "imports", "uploads")); len(left) != 0 {
+		t.Errorf("uploads left on the disk: %v", left)
 	}
 	// A product that does not exist is refused before anything is read.
 	if _, errOut, code := cliResult(dir, "import", "--from", "posthog", "--product", "999", phFile); code == 0 {

@@ -316,6 +316,13 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Metrics:      a.metrics,
 		MetricsToken: cfg.MetricsToken,
 	}
+	// Imports through the API and `strata import` into this server:
+	// their batches take the path of POST /e's events (the pipeline, the
+	// writer), after the events the store holds already are left out
+	// (docs/import.md).
+	stored, _ := a.store.queries.(analytics.ImportStore)
+	imports := &importer.Target{Pipeline: api.Pipeline, Stored: stored, Sync: a.store.sync, Write: a.wr.Write, Now: time.Now}
+	api.Imports, api.ImportDir, api.ImportMaxBytes = imports, filepath.Join(cfg.DataDir, "imports", "uploads"), int64(cfg.ImportMaxBytes)
 	api.Access.On, api.Access.Level, _ = cfg.AccessLogLevel()
 	api.Access.Sample = cfg.AccessLogSample
 	// A change the CLI makes through the socket is served at once, as the
@@ -399,8 +406,6 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// `strata import` into this server: its batches take the path of
 	// POST /e's events (the pipeline, the writer), after the events the
 	// store holds already are left out (docs/import.md).
-	stored, _ := a.store.queries.(analytics.ImportStore)
-	imports := &importer.Target{Pipeline: api.Pipeline, Stored: stored, Write: a.wr.Write, Now: time.Now}
 	a.adminSrv = &http.Server{Handler: httpapi.AdminHandler(svc, log.With("component", "admin"),
 		func(m *http.ServeMux) { httpapi.AdminPrivacyRoutes(m, a.privacy, log.With("component", "admin")) },
 		func(m *http.ServeMux) {

@@ -82,6 +82,10 @@ type Config struct {
 	// STRATA_SOURCEMAP_QUOTA_BYTES). Zero lifts the bound.
 	SourcemapQuotaCount int
 	SourcemapQuotaBytes ByteSize
+	// ImportMaxBytes is the largest export an import through the API
+	// takes (docs/import.md, "Through the API"); the file is written
+	// under the data directory while it is imported.
+	ImportMaxBytes ByteSize
 	// ErrorAliasLimit is how many aliases of error groups each product
 	// may keep: groups merged by hand, and de-minified fingerprints kept
 	// in the group their bug had before its sourcemap arrived
@@ -277,6 +281,7 @@ func Default() Config {
 		SourcemapQuotaCount:    1000,
 		ErrorAliasLimit:        1000,
 		SourcemapQuotaBytes:    1 << 30,
+		ImportMaxBytes:         256 << 20,
 		QueryConcurrency:       runtime.NumCPU(),
 		QueryQueue:             64,
 		QueryWait:              10 * time.Second,
@@ -536,6 +541,8 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	fs.Var(&c.MinFreeDisk, "min-free-disk", "free space the data directory must keep; below it ingest answers 503 storage_full; 0 turns the check off (env STRATA_MIN_FREE_DISK)")
 	fs.IntVar(&c.MinFreeInodes, "min-free-inodes", envInt("STRATA_MIN_FREE_INODES", c.MinFreeInodes), "free inodes the data directory's filesystem must keep; below it ingest answers 503 storage_full; 0 turns the check off (env STRATA_MIN_FREE_INODES)")
 	envValue("STRATA_SOURCEMAP_QUOTA_BYTES", &c.SourcemapQuotaBytes)
+	envValue("STRATA_IMPORT_MAX_BYTES", &c.ImportMaxBytes)
+	fs.Var(&c.ImportMaxBytes, "import-max-bytes", "the largest export an import through the API takes, e.g. 256MB; larger ones are imported with strata import (env STRATA_IMPORT_MAX_BYTES)")
 	fs.Var(&c.SourcemapQuotaBytes, "sourcemap-quota-bytes", "what each product's sourcemaps and minified files may take together, e.g. 1GB; 0: no cap (env STRATA_SOURCEMAP_QUOTA_BYTES)")
 	fs.BoolVar(&c.Replay, "replay", env("STRATA_REPLAY", "true") != "false", "let browser SDKs record sessions (replayEnabled); false refuses $snapshot events (env STRATA_REPLAY)")
 	fs.DurationVar(&c.ReplayRetention, "replay-retention", envDuration("STRATA_REPLAY_RETENTION", c.ReplayRetention), "how long a recorded session is kept after its last chunk (env STRATA_REPLAY_RETENTION)")

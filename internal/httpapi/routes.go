@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -24,6 +25,7 @@ import (
 	"strata/internal/errtrack"
 	"strata/internal/experiment"
 	"strata/internal/goals"
+	"strata/internal/importer"
 	"strata/internal/ingest"
 	"strata/internal/messages"
 	"strata/internal/metrics"
@@ -81,6 +83,13 @@ type Server struct {
 	// Privacy deletes and exports persons' data and keeps the audit log
 	// (persons.go).
 	Privacy *privacy.Service
+	// Imports stores the batches of an import through the API
+	// (imports.go), which writes the uploaded export under ImportDir, at
+	// most ImportMaxBytes; importing says one runs.
+	Imports        *importer.Target
+	ImportDir      string
+	ImportMaxBytes int64
+	importing      atomic.Bool
 	// ReplayOps stores the recorded sessions' chunks at ingest, under the
 	// caps and the disk's admission, and reads and deletes sessions
 	// (replays.go); Replay says whether SDKs may record (the SDK config's
@@ -390,6 +399,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("POST /api/v1/products/{id}/goals", asMember(h(s.handleCreateGoal)))
 	mux.Handle("DELETE /api/v1/products/{id}/goals/{goalId}", asAdmin(h(s.handleDeleteGoal)))
 	mux.Handle("POST /api/v1/products/{id}/persons/deletions", asAdmin(h(s.handleRequestDeletion)))
+	mux.Handle("POST /api/v1/products/{id}/imports", asAdmin(h(s.handleImport)))
 	mux.Handle("GET /api/v1/products/{id}/persons/deletions/{job}", asAdmin(h(s.handleGetDeletion)))
 	mux.Handle("GET /api/v1/products/{id}/persons/export", asAdmin(h(s.handleExportPerson)))
 	mux.Handle("GET /api/v1/products/{id}/audit-log", asAdmin(h(s.handleAuditLog)))

@@ -20,8 +20,12 @@ import (
 type Target struct {
 	Pipeline *ingest.Pipeline
 	// Stored says which of a batch's events are stored already (any
-	// time before); nil skips the check.
+	// time before); nil skips the check. Sync, when set, is called
+	// first: it returns once the store holds every event acknowledged
+	// before (a running server's spool loaded), so that an event of an
+	// earlier batch is found there, and counted as stored before.
 	Stored analytics.ImportStore
+	Sync   func(context.Context) error
 	// Write stores accepted events; it returns once they are durable.
 	Write func(ctx context.Context, events []ingest.Pending) error
 	Now   func() time.Time
@@ -170,6 +174,11 @@ func (t *Target) fresh(ctx context.Context, product int64, events []ingest.Pendi
 		}
 	}
 	stored := map[[16]byte]bool{}
+	if t.Sync != nil {
+		if err := t.Sync(ctx); err != nil {
+			return nil, 0, err
+		}
+	}
 	if t.Stored != nil {
 		if err := t.Stored.StoredUUIDs(ctx, product, from, to, uuids, func(u [16]byte) { stored[u] = true }); err != nil {
 			return nil, 0, err
