@@ -18,6 +18,11 @@ export const USER_KEY = "strata_user_id";
 export const GROUPS_KEY = "strata_groups";
 /** localStorage key of the traits of the last identify() call, for the message audiences. */
 export const TRAITS_KEY = "strata_traits";
+/**
+ * localStorage (or cookie) key of the visitor's choice not to be tracked, "1" once
+ * optOut() was called (README.md, "Opting out").
+ */
+export const OPT_OUT_KEY = "strata_opt_out";
 /** At most this many events are kept for the message renderer while its script loads. */
 const EARLY_EVENTS = 50;
 
@@ -59,14 +64,28 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
   private early?: [string, Properties, string][];
   /** The session recorder, once its script registered (docs/replay.md). */
   private replay?: ReplayRecorder;
+  /**
+   * The visitor opted out (optOut(), remembered across page loads), or the
+   * browser sends a privacy signal the page asked to honour
+   * (respectPrivacySignals): nothing is sent then.
+   */
+  private optedOut: boolean;
+  private readonly signalled: boolean;
 
   constructor(options: StrataOptions) {
     this.options = options;
     this.host = (options.apiHost || location.origin).replace(/\/+$/, "");
     this.key = options.apiKey;
     this.nonce = options.nonce;
+    this.optedOut = recall(OPT_OUT_KEY) == "1";
+    this.signalled = !!options.respectPrivacySignals && privacySignal();
     this.anonId = recall(ANON_KEY) || "";
-    if (!this.anonId) persist(ANON_KEY, (this.anonId = uuid()));
+    // A visitor who is not tracked gets no stored id either: it lives in
+    // memory for this page.
+    if (!this.anonId) {
+      this.anonId = uuid();
+      if (!this.silent()) persist(ANON_KEY, this.anonId);
+    }
     this.userId = recall(USER_KEY);
     try {
       this.groups = JSON.parse(recall(GROUPS_KEY) || "{}");
@@ -74,6 +93,9 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
       this.groups = {};
     }
     this.queue = new Queue(this.host, this.key);
+    // What earlier page loads left unsent is not sent for a visitor who is
+    // not tracked.
+    if (this.silent()) this.queue.clear();
     this.flags = this.flagClient = new FlagClient(this);
     // Deliver what is queued when the page is hidden: the last moment that is
     // reliable on mobile, where unload events may never fire.
@@ -100,12 +122,12 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
       () => removeEventListener("pagehide", pagehide),
       () => this.queue.destroy(),
     );
-    if (options.messages !== false) {
+    if (options.messages !== false && !this.silent()) {
       this.early = [];
       void this.flagClient.config(this.distinctId()).then((c) => (c && c.messagesEnabled ? this.loadMessages() : (this.early = undefined)));
     }
     const rate = options.replaySampleRate;
-    if (options.replayEnabled && sampled(sessionId(), rate == null ? 1 : rate)) {
+    if (options.replayEnabled && !this.silent() && sampled(sessionId(), rate == null ? 1 : rate)) {
       void this.flagClient.config(this.distinctId()).then((c) => c && c.replay && this.load("replay", (create) => (this.replay = create(this))));
       this.stop.push(() => this.replay && this.replay.stop());
     }
@@ -153,6 +175,7 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
    * characters, and a user is in at most 5 types; other input is ignored with a warning.
    */
   group(type: string, key: string, properties?: Properties): void {
+    if (this.silent()) return;
     try {
       key = String(key);
       const groups = { ...this.groups, [type]: key };
@@ -193,8 +216,54 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
     }
   }
 
+  /**
+   * optOut stops tracking this visitor: nothing more is sent (events, errors, exposures,
+   * recordings, group updates), the events not yet sent are dropped, and the choice is
+   * remembered in localStorage (or a cookie) for later page loads, until optIn().
+   * Feature flags still evaluate, so the page renders as it would.
+   */
+  optOut(): void {
+    try {
+      this.optedOut = true;
+      persist(OPT_OUT_KEY, "1");
+      this.queue.clear();
+      if (this.replay) this.replay.stop();
+      this.replay = undefined;
+    } catch {
+      // Never throw into the page.
+    }
+  }
+
+  /**
+   * optIn undoes optOut(): events are sent again from now on (a browser privacy signal
+   * the page honours still silences the SDK).
+   */
+  optIn(): void {
+    try {
+      this.optedOut = false;
+      forget(OPT_OUT_KEY);
+      persist(ANON_KEY, this.anonId);
+    } catch {
+      // Never throw into the page.
+    }
+  }
+
+  /**
+   * hasOptedOut reports whether nothing is sent for this visitor: optOut() was called
+   * (here or on an earlier page load), or the browser sends Global Privacy Control or
+   * Do Not Track and the page asked to honour them.
+   */
+  hasOptedOut(): boolean {
+    return this.silent();
+  }
+
+  private silent(): boolean {
+    return this.optedOut || this.signalled;
+  }
+
   /** flush sends the queue now with navigator.sendBeacon; call it before navigating away. */
   flush(): void {
+    if (this.silent()) return;
     try {
       if (this.flushErrors) this.flushErrors();
       this.queue.flush();
@@ -242,6 +311,7 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
    * of group() are `$groups`.
    */
   capture(eventName: string, properties: Properties, internal?: true, time = new Date(), url = location.href): void {
+    if (this.silent()) return;
     try {
       const e: WireEvent = {
         uuid: uuid(),
@@ -326,4 +396,19 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
 export function viewportWidth(): number | undefined {
   const w = Math.round(window.innerWidth);
   return w > 0 ? w : undefined;
+}
+
+/**
+ * privacySignal reports whether the browser asks not to be tracked: Global Privacy
+ * Control (`navigator.globalPrivacyControl`) or Do Not Track (`navigator.doNotTrack`,
+ * or the old `window.doNotTrack`, set to "1").
+ */
+export function privacySignal(): boolean {
+  try {
+    const nav = navigator as Navigator & { globalPrivacyControl?: boolean; doNotTrack?: string | null };
+    const win = window as Window & { doNotTrack?: string | null };
+    return nav.globalPrivacyControl === true || nav.doNotTrack == "1" || win.doNotTrack == "1";
+  } catch {
+    return false;
+  }
 }

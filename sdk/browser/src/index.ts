@@ -2,7 +2,7 @@
  * @strata/browser: the Strata browser SDK.
  *
  * ```ts
- * import { init, track, identify, group, flush, flags } from "@strata/browser";
+ * import { init, track, identify, group, flush, optOut, flags } from "@strata/browser";
  * init({ apiKey: "st_live_…", apiHost: "https://analytics.example.com" });
  * track("signup_started", { plan: "pro" });
  * const variant = await flags.getVariant("pricing_copy_test");
@@ -56,10 +56,25 @@ export function flush(): void {
   instance?.flush();
 }
 
+/** optOut stops tracking this visitor, remembered across page loads, until optIn(). */
+export function optOut(): void {
+  instance?.optOut();
+}
+
+/** optIn resumes tracking after optOut(). */
+export function optIn(): void {
+  instance?.optIn();
+}
+
+/** hasOptedOut reports whether nothing is sent for this visitor (optOut(), or an honoured privacy signal). */
+export function hasOptedOut(): boolean {
+  return instance ? instance.hasOptedOut() : false;
+}
+
 /** flags evaluates feature flags and experiments for the current user. */
 export const flags: Flags = {
   getVariant: (flagKey: string) => (instance ? instance.flags.getVariant(flagKey) : Promise.resolve("control")),
 };
 
 /** The module's API as one object; the script tag installs the same as `window.strata`. */
-export const strata: StrataApi = { init, track, identify, group, reset, flush, flags };
+export const strata: StrataApi = { init, track, identify, group, reset, flush, optOut, optIn, hasOptedOut, flags };

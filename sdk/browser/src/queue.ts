@@ -1,6 +1,6 @@
 import { stringify } from "./json.js";
 import { beacon, request } from "./net.js";
-import { getJSON, set } from "./storage.js";
+import { get, getJSON, set } from "./storage.js";
 import type { WireEvent } from "./types.js";
 
 /** localStorage key of the offline queue, shared by the tabs of one origin. */
@@ -87,6 +87,19 @@ export class Queue {
       if (!beacon(this.url, this.body(batch))) void this.post(batch, true);
     }
     this.write(); // now: the page may be going away
+  }
+
+  /**
+   * clear drops this tab's unsent events, from memory and storage (a visitor who opted
+   * out). Events already posted are not recalled.
+   */
+  clear(): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+    this.events = [];
+    // Nothing stored, nothing to clear: a visitor who is not tracked gets no
+    // storage written either.
+    if (get("localStorage", QUEUE_KEY) !== null) this.write();
   }
 
   /** destroy stops timers and listeners; the queue stays in storage. */

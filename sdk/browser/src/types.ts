@@ -47,6 +47,12 @@ export interface StrataOptions {
    * to the nonce of its own tag (README.md, "Content Security Policy").
    */
   nonce?: string;
+  /**
+   * Honour the browser's privacy signals: when it sends Global Privacy Control or Do
+   * Not Track, the SDK sends nothing and stores no id, as after `optOut()` (README.md,
+   * "Opting out"). Default false: the page decides, as its consent policy says.
+   */
+  respectPrivacySignals?: boolean;
 }
 
 /** Free-form event properties; they must survive `JSON.stringify`. */
@@ -71,6 +77,9 @@ export interface StrataApi {
   group(type: string, key: string, properties?: Properties): void;
   reset(): void;
   flush(): void;
+  optOut(): void;
+  optIn(): void;
+  hasOptedOut(): boolean;
   flags: Flags;
 }
 

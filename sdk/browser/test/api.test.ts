@@ -77,9 +77,9 @@ describe("script tag", () => {
     return window.strata!;
   }
 
-  it("installs window.strata with init, track, identify, group, reset, flush and flags.getVariant", () => {
+  it("installs window.strata with init, track, identify, group, reset, flush, the opt-out calls and flags.getVariant", () => {
     const s = load({ src: "https://cdn.example.com/sdk/v1/sdk.min.js" });
-    expect(Object.keys(s).sort()).toEqual(["flags", "flush", "group", "identify", "init", "reset", "track"]);
+    expect(Object.keys(s).sort()).toEqual(["flags", "flush", "group", "hasOptedOut", "identify", "init", "optIn", "optOut", "reset", "track"]);
     expect(typeof s.flags.getVariant).toBe("function");
   });
 

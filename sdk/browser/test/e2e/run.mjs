@@ -17,6 +17,7 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { harness } from "../../../../e2e/browser/harness.mjs";
 import { csp } from "./csp.mjs";
+import { optOut, optOutPage } from "./optout.mjs";
 import { experiments, expPage } from "./experiments.mjs";
 import { isPathRulePage, messages, messagesPage, pathRules } from "./messages.mjs";
 import { replay, replayCap, replayPage, replayQuota } from "./replay.mjs";
@@ -84,6 +85,9 @@ async function main() {
   // Pages with strict CSPs, Trusted Types, a throwing fetch, changed built-ins.
   const cspArgs = { browser, check, api, call: api.call, strataUrl: strata.url, key, artifacts: ARTIFACTS, cleanups };
   if (process.env.E2E_ONLY === "csp") return csp(cspArgs);
+  // optOut(), optIn() and Global Privacy Control; E2E_ONLY=optout runs this part alone.
+  const optOutArgs = { browser, check, site, api, waitFor };
+  if (process.env.E2E_ONLY === "optout") return optOut(optOutArgs);
 
   // Session replay (docs/replay.md); E2E_ONLY=replay runs this part alone.
   await replay({ browser, check, site, api, call: api.call, dataDir: strata.dataDir });
@@ -254,6 +258,8 @@ async function main() {
   await pathRules({ browser, check, site, call: api.call });
   // 9. The SDK on pages as real sites build them (README.md, "Content Security Policy").
   await csp(cspArgs);
+  // 10. Opting out (README.md, "Opting out").
+  await optOut(optOutArgs);
 }
 
 /**
@@ -443,6 +449,7 @@ async function startSite({ strataUrl, key, sdkFromStrata }) {
     "/plain.html": page("<p>No SDK here.</p>", false),
     "/replay.html": replayPage(strataUrl, key),
     "/exp.html": expPage(head),
+    "/optout.html": optOutPage(strataUrl, key),
     // Error tracking on, with a release; the page's own window.onerror counts too.
     "/errors.html": `<!doctype html><html><head><meta charset="utf-8"><title>Errors</title>
       <script>window.onerrorCalls = 0; window.onerror = () => { window.onerrorCalls++; };</script>
