@@ -20,9 +20,9 @@ import (
 
 // previousRelease is the build whose data directory the upgrade test opens
 // with this one. There are no release tags yet, so it is the last landed
-// stop (a9e00fd, 2026-11-27); move it to the last release at each one
+// stop (7c5dcfa, stop 46, 2026-11-28); move it to the last release at each one
 // (docs/operations.md, "Upgrades").
-const previousRelease = "a9e00fd"
+const previousRelease = "7c5dcfa"
 
 // buildPrevious builds previousRelease from this checkout's Git history
 // into the user's cache directory (once per commit: the next run reuses
