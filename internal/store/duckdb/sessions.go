@@ -113,7 +113,7 @@ func (s *Store) sessions(ctx context.Context, q analytics.SessionsQuery, kept ti
 	// Visitors as bits of the dense ids (uniqueUsers): a hash of 2.8 M
 	// kept visits' users took most of the totals' time at 10 M events.
 	b.Write(" SELECT 0 AS part, NULL::TIMESTAMP, '', ", stats, ", coalesce(", s.uniqueUsers(q.ProductID, 1, true), ", 0) FROM v",
-		" UNION ALL SELECT 1, date_trunc('", truncSQL[q.Interval], "', ", b.local(q.EventRange, "start", q.From, q.To), ") AS bucket, '', ", stats, ", 0 FROM v GROUP BY bucket")
+		" UNION ALL SELECT 1, ", b.bucketOf(q.EventRange, q.Interval, b.local(q.EventRange, "start", q.From, q.To), nil, ""), " AS bucket, '', ", stats, ", 0 FROM v GROUP BY bucket")
 	for part, col := range []string{"entry", "exit"} {
 		b.Printf(" UNION ALL (SELECT %d, NULL::TIMESTAMP, %s, %s, 0 FROM v WHERE %s IS NOT NULL GROUP BY %s ORDER BY count(*) DESC, %s LIMIT %s)",
 			part+2, col, stats, col, col, col, b.arg(q.Limit))
