@@ -16,10 +16,11 @@ import (
 	"strata/internal/store/storetest"
 )
 
-// TestUniqueUserPlansAgree checks that the three ways the store counts
-// unique users per bucket (activity masks, bitmaps, count(DISTINCT)) give
-// the same rows; the conformance suite compares the chosen plan with the
-// reference, and this pins the ones it does not choose.
+// TestUniqueUserPlansAgree checks that the ways the store counts unique
+// users per bucket (activity masks, with a breakdown or not, bitmaps,
+// count(DISTINCT)) give the same rows; the conformance suite compares the
+// chosen plan with the reference, and this pins the ones it does not
+// choose.
 func TestUniqueUserPlansAgree(t *testing.T) {
 	ctx := context.Background()
 	s, err := Open(ctx, t.TempDir(), Options{MemoryLimit: "256MB", Threads: 1})
@@ -58,10 +59,18 @@ func TestUniqueUserPlansAgree(t *testing.T) {
 				rows = slices.DeleteFunc(rows, func(r analytics.TrendRow) bool { return r.Total })
 				plans = append(plans, rows)
 			}
-			// Past the mask's reach, trendSeries uses bitmaps, or
-			// count(DISTINCT) when bitmaps are refused.
+			// Under a breakdown, trendSeries counts by masks per value
+			// (breakdownByMask) within the mask's reach, and past it by
+			// bitmaps, or count(DISTINCT) when bitmaps are refused.
 			q.Breakdown = &analytics.Property{Column: "browser"}
 			q.BreakdownLimit = 100
+			if len(iv.Buckets(q.From, q.To)) <= maxMaskBuckets {
+				rows, err := s.breakdownByMask(ctx, q, 0, series)
+				if err != nil {
+					t.Fatal(err)
+				}
+				plans = append(plans, sumOverBreakdown(rows))
+			}
 			for _, bitmap := range []bool{true, false} {
 				rows, err := s.trendSeries(ctx, q, 0, series, bitmap)
 				if err != nil {

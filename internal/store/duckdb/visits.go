@@ -265,12 +265,13 @@ func (s *Store) keptSessions(ctx context.Context, q analytics.SessionsQuery) (an
 	return res, true, nil
 }
 
-// writeKept writes the kept visits of q's scope that start in the range
-// before until, as rows of the statement's visits.
-func writeKept(b *builder, q analytics.SessionsQuery, until time.Time) {
-	b.Write(" UNION ALL SELECT uid, start, epoch_us(\"end\") - epoch_us(start), pageviews,",
-		" (pageviews <= 1 AND interactions = 0)::BIGINT, entry, exit FROM visits WHERE product_id = ", b.arg(q.ProductID),
-		" AND env = ", b.arg(string(q.Env)), " AND start >= ", b.arg(q.From.UTC()), " AND start < ", b.arg(until.UTC()))
+// keptVisits returns a SELECT of the kept visits of q's scope that start
+// in the range before until, as rows of the statement's visits. Its
+// parameters are bound once, so the text may be used more than once.
+func keptVisits(b *builder, q analytics.SessionsQuery, until time.Time) string {
+	return "SELECT uid, start, epoch_us(\"end\") - epoch_us(start), pageviews," +
+		" (pageviews <= 1 AND interactions = 0)::BIGINT, entry, exit FROM visits WHERE product_id = " + b.arg(q.ProductID) +
+		" AND env = " + b.arg(string(q.Env)) + " AND start >= " + b.arg(q.From.UTC()) + " AND start < " + b.arg(until.UTC())
 }
 
 func minTime(a, b time.Time) time.Time {
