@@ -97,7 +97,7 @@ func (s *Store) sessions(ctx context.Context, q analytics.SessionsQuery, kept ti
 		" count(*) FILTER (WHERE kind = 0) AS pv,",
 		" (count(*) FILTER (WHERE kind = 0) <= 1 AND count(*) FILTER (WHERE kind = 2) = 0)::BIGINT AS bounce,",
 		" ", entry, " AS entry, ", exit, " AS exit",
-		" FROM n GROUP BY uid, sid, vn HAVING min(ts) >= ", b.arg(from.UTC()), " AND min(ts) < ", b.arg(q.To.UTC()), " AND bool_or(m)")
+		" FROM n GROUP BY uid, sid, vn HAVING min(ts) >= ", b.ts(from), " AND min(ts) < ", b.ts(q.To), " AND bool_or(m)")
 	for _, f := range q.Pages {
 		page := entry
 		if f.Exit {
