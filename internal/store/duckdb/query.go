@@ -554,8 +554,10 @@ func (s *Store) breakdownByMask(ctx context.Context, q analytics.TrendQuery, ind
 	}
 	b.Write(" GROUP BY ", act.col(), ", v)",
 		", top AS (SELECT v, row_number() OVER (ORDER BY count(*) DESC, v) AS rank FROM m GROUP BY v ORDER BY rank LIMIT ", b.arg(q.BreakdownLimit), ")",
-		", r AS (SELECT coalesce(top.rank, 0) AS r, CASE WHEN top.rank IS NULL THEN '' ELSE m.v END AS bv, bit_or(mask) AS mask",
-		" FROM m LEFT JOIN top USING (v) GROUP BY r, bv, ", act.col(), ")",
+		// A top value's rows are one per user already; only the others
+		// are grouped by user again.
+		", r AS (SELECT top.rank AS r, m.v AS bv, mask FROM m JOIN top USING (v)",
+		" UNION ALL SELECT 0, '', bit_or(mask) FROM m ANTI JOIN top USING (v) GROUP BY ", act.col(), ")",
 		" SELECT r, bv, mask, count(*) FROM r GROUP BY r, bv, mask")
 	lines, err := s.maskLines(ctx, &b)
 	if err != nil {

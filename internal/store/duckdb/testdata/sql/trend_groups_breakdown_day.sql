@@ -25,10 +25,13 @@ WITH m AS (SELECT json_extract_string(properties, $1) AS g, coalesce(json_extrac
   FROM m
   GROUP BY v
   ORDER BY rank
-  LIMIT $9), r AS (SELECT coalesce(top.rank, 0) AS r, CASE WHEN top.rank IS NULL THEN '' ELSE m.v END AS bv, bit_or(mask) AS mask
+  LIMIT $9), r AS (SELECT top.rank AS r, m.v AS bv, mask
   FROM m
-  LEFT JOIN top USING (v)
-  GROUP BY r, bv, g) SELECT r, bv, mask, count(*)
+  JOIN top USING (v)
+  UNION ALL SELECT 0, '', bit_or(mask)
+  FROM m ANTI
+  JOIN top USING (v)
+  GROUP BY g) SELECT r, bv, mask, count(*)
   FROM r
   GROUP BY r, bv, mask;
 -- 1: string /$groups/company
