@@ -51,6 +51,55 @@ type builder struct{ sqlbuild.Builder }
 // arg binds v and returns its placeholder.
 func (b *builder) arg(v any) string { return "$" + strconv.Itoa(b.Bind(v)) }
 
+// ts binds the instant t as a TIMESTAMP parameter: its UTC microseconds,
+// as the tables hold instants. The driver types a parameter from the
+// statement when it can and binds a time.Time it cannot type as a
+// TIMESTAMPTZ, and comparing a TIMESTAMP column with that casts every row
+// through the session's time zone: at 10 M events the range's condition
+// alone took 0.35 s of a scan of 0.05 s (docs/benchmarks.md, "One pass
+// for each breakdown"). The cast types the parameter.
+func (b *builder) ts(t time.Time) string { return b.arg(t.UTC()) + "::TIMESTAMP" }
+
+// fewBuckets is the most month or week buckets a range may span for its
+// buckets to be told by comparisons (bucketOf) rather than date_trunc.
+const fewBuckets = 16
+
+// bucketOf returns an expression of the bucket of iv that holds the wall
+// time w (an expression of local), for instants in s's [from, to): the
+// same value as date_trunc. For a range of a few months or weeks it
+// compares w with the buckets' wall starts, bound as parameters: at 10 M
+// events date_trunc('month', …) took most of a breakdown's time once its
+// aggregate was cheap (docs/benchmarks.md, "One pass for each
+// breakdown"), and a comparison or two costs about nothing. A wall time
+// outside the buckets (a range that starts or ends inside a repeated hour
+// of a zone's autumn change) still gets date_trunc, so the two forms
+// agree everywhere. val, when set, gives the value for the k-th bucket in
+// place of its start (an index, for uniqueUsersByMask), and fallback the
+// value for any other wall time.
+func (b *builder) bucketOf(s analytics.EventRange, iv analytics.Interval, w string, val func(k int) string, fallback string) string {
+	trunc := "date_trunc('" + truncSQL[iv] + "', " + w + ")"
+	if val == nil {
+		fallback = trunc
+	}
+	starts := s.Buckets(iv)
+	if (iv != analytics.Month && iv != analytics.Week) || len(starts) == 0 || len(starts) > fewBuckets {
+		return fallback
+	}
+	var x strings.Builder
+	x.WriteString("CASE WHEN " + w + " < " + b.ts(starts[0]) + " THEN " + fallback)
+	for k, start := range starts {
+		var then string
+		if val != nil {
+			then = val(k)
+		} else {
+			then = b.ts(start)
+		}
+		x.WriteString(" WHEN " + w + " < " + b.ts(iv.Next(start)) + " THEN " + then)
+	}
+	x.WriteString(" ELSE " + fallback + " END")
+	return x.String()
+}
+
 // query runs b's statement, having shown it to the test hook (traceSQL).
 func (s *Store) query(ctx context.Context, b *builder) (*sql.Rows, error) {
 	if s.traceSQL != nil {
@@ -73,7 +122,7 @@ func queryAll[T any](ctx context.Context, s *Store, what string, b *builder, sca
 // environment, and ts inside [from, to).
 func (b *builder) scope(alias string, s analytics.EventRange, from, to time.Time) {
 	b.Write(alias, "product_id = ", b.arg(s.ProductID), " AND ", alias, "env = ", b.arg(string(s.Env)),
-		" AND ", alias, "ts >= ", b.arg(from.UTC()), " AND ", alias, "ts < ", b.arg(to.UTC()))
+		" AND ", alias, "ts >= ", b.ts(from), " AND ", alias, "ts < ", b.ts(to))
 }
 
 // local returns an expression of the product's wall time (a TIMESTAMP)
@@ -94,7 +143,7 @@ func (b *builder) local(s analytics.EventRange, col string, from, to time.Time) 
 	x.WriteString("(" + col + " + to_microseconds(CASE")
 	prev := first
 	for _, c := range changes {
-		x.WriteString(" WHEN " + col + " < " + b.arg(c.At) + " THEN " + b.arg(prev.Microseconds()) + "::BIGINT")
+		x.WriteString(" WHEN " + col + " < " + b.ts(c.At) + " THEN " + b.arg(prev.Microseconds()) + "::BIGINT")
 		prev = c.Offset
 	}
 	x.WriteString(" ELSE " + b.arg(prev.Microseconds()) + "::BIGINT END))")
@@ -382,59 +431,156 @@ func (s *Store) uniqueUsersByMask(ctx context.Context, q analytics.TrendQuery, i
 		return nil, err
 	}
 	start := q.Interval.Truncate(q.Wall(q.From))
-	ts := b.local(q.EventRange, "ts", q.From, q.To)
-	var idx string
-	switch q.Interval {
-	case analytics.Month:
-		idx = "(year(" + ts + ") - " + b.arg(start.Year()) + ") * 12 + month(" + ts + ") - " + b.arg(int(start.Month()))
-	case analytics.Week:
-		idx = "(epoch_us(" + ts + ") - " + b.arg(start.UnixMicro()) + ") // 604800000000"
-	case analytics.Hour:
-		idx = "(epoch_us(" + ts + ") - " + b.arg(start.UnixMicro()) + ") // 3600000000"
-	default:
-		idx = "(epoch_us(" + ts + ") - " + b.arg(start.UnixMicro()) + ") // 86400000000"
-	}
-	b.Write("WITH m AS (SELECT ", act.selected(""), ", bit_or(1::UBIGINT << (", idx, ")::UBIGINT) AS mask FROM events WHERE ")
+	b.Write("WITH m AS (SELECT ", act.selected(""), ", bit_or(1::UBIGINT << (", maskIndex(&b, q, start), ")::UBIGINT) AS mask FROM events WHERE ")
 	if err := s.seriesWhere(&b, q, series, act); err != nil {
 		return nil, err
 	}
-	b.Write(" GROUP BY ", act.col(), ") SELECT mask, count(*) FROM m GROUP BY mask")
-	rows, err := s.query(ctx, &b)
+	b.Write(" GROUP BY ", act.col(), ") SELECT 0, '', mask, count(*) FROM m GROUP BY mask")
+	lines, err := s.maskLines(ctx, &b)
+	if err != nil {
+		return nil, err
+	}
+	out := []analytics.TrendRow{{Series: index, Total: true, Value: lines[0].total}}
+	return append(out, lines[0].rows(q, index, start)...), nil
+}
+
+// maskIndex returns the expression of the index, from 0, of the bucket
+// of q.Interval an event falls in, the first bucket starting at the wall
+// time start.
+func maskIndex(b *builder, q analytics.TrendQuery, start time.Time) string {
+	ts := b.local(q.EventRange, "ts", q.From, q.To)
+	switch q.Interval {
+	case analytics.Month:
+		// year() and month() cost what date_trunc does: a few months are
+		// told by comparisons (bucketOf).
+		idx := "(year(" + ts + ") - " + b.arg(start.Year()) + ") * 12 + month(" + ts + ") - " + b.arg(int(start.Month()))
+		return b.bucketOf(q.EventRange, q.Interval, ts, func(k int) string { return strconv.Itoa(k) }, idx)
+	case analytics.Week:
+		return "(epoch_us(" + ts + ") - " + b.arg(start.UnixMicro()) + ") // 604800000000"
+	case analytics.Hour:
+		return "(epoch_us(" + ts + ") - " + b.arg(start.UnixMicro()) + ") // 3600000000"
+	}
+	return "(epoch_us(" + ts + ") - " + b.arg(start.UnixMicro()) + ") // 86400000000"
+}
+
+// maskLine is one line of a chart counted by masks: its users by the
+// buckets they were active in.
+type maskLine struct {
+	rank   int
+	value  string
+	counts [maxMaskBuckets]int64
+	total  int64 // every user of the line once
+}
+
+// rows are the line's non-empty buckets as trend rows of series index.
+func (l *maskLine) rows(q analytics.TrendQuery, index int, start time.Time) []analytics.TrendRow {
+	var out []analytics.TrendRow
+	bucket, end := start, q.Wall(q.To)
+	for k := 0; k < maxMaskBuckets && bucket.Before(end); k++ {
+		if l.counts[k] > 0 {
+			out = append(out, analytics.TrendRow{Series: index, Bucket: bucket, Rank: l.rank, Breakdown: l.value, Value: l.counts[k]})
+		}
+		bucket = q.Interval.Next(bucket)
+	}
+	return out
+}
+
+// maskLines runs b, a statement of rows (rank, value, mask, users), and
+// adds each line's users to the buckets of their masks, lines in order
+// of first appearance. Without a row it returns one empty line.
+func (s *Store) maskLines(ctx context.Context, b *builder) ([]*maskLine, error) {
+	rows, err := s.query(ctx, b)
 	if err != nil {
 		return nil, fmt.Errorf("computing trend: %w", err)
 	}
 	defer rows.Close()
-	var counts [maxMaskBuckets]int64
-	var total int64
+	var lines []*maskLine
+	byKey := map[[2]any]*maskLine{}
 	for rows.Next() {
+		var rank int
+		var value string
 		var mask uint64
 		var n int64
-		if err := rows.Scan(&mask, &n); err != nil {
+		if err := rows.Scan(&rank, &value, &mask, &n); err != nil {
 			return nil, fmt.Errorf("computing trend: %w", err)
 		}
-		// Each user has one mask: the range's distinct users are the sum.
-		total += n
+		key := [2]any{rank, value}
+		l := byKey[key]
+		if l == nil {
+			l = &maskLine{rank: rank, value: value}
+			byKey[key] = l
+			lines = append(lines, l)
+		}
+		// Each user has one mask in a line: its distinct users are the sum.
+		l.total += n
 		for ; mask != 0; mask &= mask - 1 {
-			counts[bits.TrailingZeros64(mask)] += n
+			l.counts[bits.TrailingZeros64(mask)] += n
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("computing trend: %w", err)
 	}
-	out := []analytics.TrendRow{{Series: index, Total: true, Value: total}}
-	bucket, end := start, q.Wall(q.To)
-	for k := 0; k < maxMaskBuckets && bucket.Before(end); k++ {
-		if counts[k] > 0 {
-			out = append(out, analytics.TrendRow{Series: index, Bucket: bucket, Value: counts[k]})
+	if len(lines) == 0 {
+		lines = append(lines, &maskLine{})
+	}
+	return lines, nil
+}
+
+// breakdownByMask counts a series' unique users by the top values of a
+// breakdown as uniqueUsersByMask counts them without one: one pass groups
+// the events by value and user into the mask of the buckets the user was
+// active in with that value; a value's users are its rows (which ranks
+// the values); the users of the values outside the top are grouped once
+// more so that each counts once in the other line however many values
+// they span; and Go adds the masks' users to their buckets. It replaces
+// a statement that kept every event of the range (bucket, user, value)
+// to rank the values and then join them back, two to three times slower
+// at 10 M events (docs/benchmarks.md, "One pass for each breakdown").
+func (s *Store) breakdownByMask(ctx context.Context, q analytics.TrendQuery, index int, series analytics.TrendSeries) ([]analytics.TrendRow, error) {
+	var b builder
+	act, err := b.newActor(q.AggregateBy)
+	if err != nil {
+		return nil, err
+	}
+	x, err := b.property(*q.Breakdown)
+	if err != nil {
+		return nil, err
+	}
+	breakdown := "coalesce(" + x + ", '')"
+	start := q.Interval.Truncate(q.Wall(q.From))
+	b.Write("WITH m AS (SELECT ", act.selected(""), ", ", breakdown, " AS v, bit_or(1::UBIGINT << (", maskIndex(&b, q, start), ")::UBIGINT) AS mask FROM events WHERE ")
+	if err := s.seriesWhere(&b, q, series, act); err != nil {
+		return nil, err
+	}
+	b.Write(" GROUP BY ", act.col(), ", v)",
+		", top AS (SELECT v, row_number() OVER (ORDER BY count(*) DESC, v) AS rank FROM m GROUP BY v ORDER BY rank LIMIT ", b.arg(q.BreakdownLimit), ")",
+		// A top value's rows are one per user already; only the others
+		// are grouped by user again.
+		", r AS (SELECT top.rank AS r, m.v AS bv, mask FROM m JOIN top USING (v)",
+		" UNION ALL SELECT 0, '', bit_or(mask) FROM m ANTI JOIN top USING (v) GROUP BY ", act.col(), ")",
+		" SELECT r, bv, mask, count(*) FROM r GROUP BY r, bv, mask")
+	lines, err := s.maskLines(ctx, &b)
+	if err != nil {
+		return nil, err
+	}
+	var out []analytics.TrendRow
+	for _, l := range lines {
+		rows := l.rows(q, index, start)
+		for i := range rows {
+			rows[i].Other = rows[i].Rank == 0
 		}
-		bucket = q.Interval.Next(bucket)
+		out = append(out, rows...)
 	}
 	return out, nil
 }
 
 func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index int, series analytics.TrendSeries, bitmap bool) ([]analytics.TrendRow, error) {
-	if series.UniqueUsers && q.Breakdown == nil && len(q.Buckets(q.Interval)) <= maxMaskBuckets {
+	fewBuckets := len(q.Buckets(q.Interval)) <= maxMaskBuckets
+	if series.UniqueUsers && q.Breakdown == nil && fewBuckets {
 		return s.uniqueUsersByMask(ctx, q, index, series)
+	}
+	if series.UniqueUsers && fewBuckets {
+		return s.breakdownByMask(ctx, q, index, series)
 	}
 	var b builder
 	act, err := b.newActor(q.AggregateBy)
@@ -465,13 +611,31 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 		}
 		breakdown = "coalesce(" + x + ", '')"
 	}
-	b.Write("WITH base AS (SELECT date_trunc('", truncSQL[q.Interval], "', ", b.local(q.EventRange, "ts", q.From, q.To), ") AS bucket, ", act.selected(""), ", ", breakdown,
+	bucket := b.bucketOf(q.EventRange, q.Interval, b.local(q.EventRange, "ts", q.From, q.To), nil, "")
+	whole := series.UniqueUsers && q.Breakdown == nil
+	if q.Breakdown != nil && !series.UniqueUsers {
+		// Events by value: the statement counts them by bucket and value
+		// in one pass, ranks the values on those counts and folds the
+		// rest into the other line, where it kept every event of the
+		// range to rank and join back (docs/benchmarks.md, "One pass for
+		// each breakdown").
+		b.Write("WITH agg AS (SELECT ", bucket, " AS bucket, ", breakdown, " AS v, count(*) AS c FROM events WHERE ")
+		if err := s.seriesWhere(&b, q, series, act); err != nil {
+			return nil, err
+		}
+		b.Write(" GROUP BY bucket, v)",
+			", top AS (SELECT v, row_number() OVER (ORDER BY sum(c) DESC, v) AS rank FROM agg GROUP BY v",
+			" ORDER BY rank LIMIT ", b.arg(q.BreakdownLimit), ")",
+			" SELECT bucket, coalesce(top.rank, 0) AS r, CASE WHEN top.rank IS NULL THEN '' ELSE agg.v END AS bv, sum(c)::BIGINT",
+			" FROM agg LEFT JOIN top USING (v) GROUP BY bucket, r, bv")
+		return s.trendRows(ctx, &b, q, index, false)
+	}
+	b.Write("WITH base AS (SELECT ", bucket, " AS bucket, ", act.selected(""), ", ", breakdown,
 		" AS v FROM events WHERE ")
 	if err := s.seriesWhere(&b, q, series, act); err != nil {
 		return nil, err
 	}
 	b.Write(")")
-	whole := series.UniqueUsers && q.Breakdown == nil
 	switch {
 	case whole:
 		// The empty grouping set adds the distinct users over the whole
@@ -486,7 +650,14 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 			" SELECT bucket, coalesce(top.rank, 0) AS r, CASE WHEN top.rank IS NULL THEN '' ELSE base.v END AS bv, ", agg,
 			" FROM base LEFT JOIN top USING (v) GROUP BY bucket, r, bv")
 	}
-	rows, err := s.query(ctx, &b)
+	return s.trendRows(ctx, &b, q, index, whole)
+}
+
+// trendRows runs b, a statement of rows (bucket, rank, value, count), as
+// the trend rows of series index; with whole, rank 1 marks the row of
+// the whole range.
+func (s *Store) trendRows(ctx context.Context, b *builder, q analytics.TrendQuery, index int, whole bool) ([]analytics.TrendRow, error) {
+	rows, err := s.query(ctx, b)
 	if err != nil {
 		return nil, fmt.Errorf("computing trend: %w", err)
 	}
@@ -728,7 +899,7 @@ func (s *Store) ErrorGroups(ctx context.Context, q analytics.ErrorGroupsQuery) (
 		" count(*) AS n, count(DISTINCT uid) AS users, min(ts) AS first")
 	for i := range q.Days {
 		end := q.Instant(q.Wall(q.Days[i]).AddDate(0, 0, 1)) // a local day: 23, 24 or 25 hours
-		b.Printf(", count(*) FILTER (WHERE ts >= %s AND ts < %s) AS d%d", b.arg(q.Days[i].UTC()), b.arg(end.UTC()), i)
+		b.Printf(", count(*) FILTER (WHERE ts >= %s AND ts < %s) AS d%d", b.ts(q.Days[i]), b.ts(end), i)
 	}
 	b.Write(" FROM x", join, " GROUP BY fp) SELECT fp, latest.ty, latest.m, n, users, first, latest.t")
 	for i := range q.Days {
@@ -784,7 +955,7 @@ func (s *Store) UserEvents(ctx context.Context, q analytics.UserEventsQuery) (_ 
 		" coalesce(device_type, ''), coalesce(", session, ", ''), properties FROM events WHERE product_id = ", b.arg(q.ProductID),
 		" AND env = ", b.arg(string(q.Env)), " AND uid = ", b.arg(s.userID(q.ProductID, q.DistinctID)))
 	if !q.Before.IsZero() {
-		b.Write(" AND ts < ", b.arg(q.Before.UTC()))
+		b.Write(" AND ts < ", b.ts(q.Before))
 	}
 	b.Write(" AND NOT is_bot ORDER BY ts DESC, uuid LIMIT ", b.arg(q.Limit))
 	return queryAll(ctx, s, "listing a user's events", &b, func(r scanner) (e analytics.UserEvent, err error) {
@@ -809,7 +980,7 @@ func (s *Store) ErrorActivity(ctx context.Context, q analytics.ErrorActivityQuer
 		x, _ := b.property(analytics.Property{Key: key})
 		return "coalesce(" + x + ", '')"
 	}
-	recent := b.arg(q.Recent.UTC())
+	recent := b.ts(q.Recent)
 	fp, join := b.aliased(prop("$exception_fingerprint"), q.Aliases)
 	b.Write("SELECT ", fp, " AS fp, max(CAST(epoch_us(ts) + ", strconv.Itoa(latestKeyOffset), " AS VARCHAR) || '|' || ",
 		prop("$exception_type"), " || chr(31) || ", prop("$exception_message"), "), count(*) FILTER (WHERE ts >= ", recent,

@@ -16,10 +16,11 @@ import (
 	"strata/internal/store/storetest"
 )
 
-// TestUniqueUserPlansAgree checks that the three ways the store counts
-// unique users per bucket (activity masks, bitmaps, count(DISTINCT)) give
-// the same rows; the conformance suite compares the chosen plan with the
-// reference, and this pins the ones it does not choose.
+// TestUniqueUserPlansAgree checks that the ways the store counts unique
+// users per bucket (activity masks, with a breakdown or not, bitmaps,
+// count(DISTINCT)) give the same rows; the conformance suite compares the
+// chosen plan with the reference, and this pins the ones it does not
+// choose.
 func TestUniqueUserPlansAgree(t *testing.T) {
 	ctx := context.Background()
 	s, err := Open(ctx, t.TempDir(), Options{MemoryLimit: "256MB", Threads: 1})
@@ -58,10 +59,18 @@ func TestUniqueUserPlansAgree(t *testing.T) {
 				rows = slices.DeleteFunc(rows, func(r analytics.TrendRow) bool { return r.Total })
 				plans = append(plans, rows)
 			}
-			// Past the mask's reach, trendSeries uses bitmaps, or
-			// count(DISTINCT) when bitmaps are refused.
+			// Under a breakdown, trendSeries counts by masks per value
+			// (breakdownByMask) within the mask's reach, and past it by
+			// bitmaps, or count(DISTINCT) when bitmaps are refused.
 			q.Breakdown = &analytics.Property{Column: "browser"}
 			q.BreakdownLimit = 100
+			if len(iv.Buckets(q.From, q.To)) <= maxMaskBuckets {
+				rows, err := s.breakdownByMask(ctx, q, 0, series)
+				if err != nil {
+					t.Fatal(err)
+				}
+				plans = append(plans, sumOverBreakdown(rows))
+			}
 			for _, bitmap := range []bool{true, false} {
 				rows, err := s.trendSeries(ctx, q, 0, series, bitmap)
 				if err != nil {
@@ -178,4 +187,74 @@ func TestGeneratedSQL(t *testing.T) {
 	var trace []storetest.Statement
 	s.traceSQL = func(sql string, args []any) { trace = append(trace, storetest.Statement{SQL: sql, Args: args}) }
 	storetest.GoldenSQL(t, s, &trace)
+}
+
+// TestTimesBoundAsTimestamps runs the statements of a few queries under
+// EXPLAIN with their parameters and checks that no instant is compared
+// as a TIMESTAMPTZ: a time.Time the driver cannot type from the statement
+// is bound as one, and DuckDB then casts every row's TIMESTAMP to compare
+// (seven times the cost of a scan of 10 M events, docs/benchmarks.md).
+func TestTimesBoundAsTimestamps(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir(), Options{MemoryLimit: "256MB", Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	day := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	ev := userEvent(1, "u", day.Add(time.Hour))
+	ev.Name = analytics.PageviewEvent
+	if err := s.AppendEvents(ctx, []analytics.Event{ev}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RefreshVisits(ctx, day.AddDate(0, 0, 2)); err != nil {
+		t.Fatal(err)
+	}
+	var trace []storetest.Statement
+	s.traceSQL = func(sql string, args []any) { trace = append(trace, storetest.Statement{SQL: sql, Args: args}) }
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, zone := range []*time.Location{time.UTC, berlin} {
+		scope := analytics.EventRange{ProductID: 1, Env: analytics.EnvLive, From: day, To: day.AddDate(0, 0, 7), Zone: zone}
+		path := &analytics.Property{Column: "path"}
+		for _, q := range []analytics.TrendQuery{
+			{EventRange: scope, Interval: analytics.Day, Series: []analytics.TrendSeries{{Event: analytics.PageviewEvent}}},
+			{EventRange: scope, Interval: analytics.Month, Breakdown: path, BreakdownLimit: 5,
+				Series: []analytics.TrendSeries{{Event: analytics.PageviewEvent}, {Event: analytics.PageviewEvent, UniqueUsers: true}}},
+		} {
+			if _, err := s.Trend(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := s.visits.answered.Load()
+		if _, err := s.Sessions(ctx, analytics.SessionsQuery{EventRange: scope, Interval: analytics.Month, Limit: 5}); err != nil {
+			t.Fatal(err)
+		}
+		if s.visits.answered.Load() == before {
+			t.Fatal("the sessions answer did not read kept visits")
+		}
+	}
+	if len(trace) < 6 {
+		t.Fatalf("%d statements traced", len(trace))
+	}
+	for _, st := range trace {
+		rows, err := s.db.QueryContext(ctx, "EXPLAIN "+st.SQL, st.Args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan strings.Builder
+		for rows.Next() {
+			var kind, text string
+			if err := rows.Scan(&kind, &text); err != nil {
+				t.Fatal(err)
+			}
+			plan.WriteString(text)
+		}
+		rows.Close()
+		if strings.Contains(plan.String(), "TIME ZONE") {
+			t.Errorf("the plan compares instants as TIMESTAMPTZ:\n%s\n%s", st.SQL, plan.String())
+		}
+	}
 }

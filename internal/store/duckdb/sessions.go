@@ -44,7 +44,7 @@ func (s *Store) Sessions(ctx context.Context, q analytics.SessionsQuery) (_ anal
 }
 
 // sessions is Sessions' statement. With kept set, the visits that start
-// before it come from the table of kept visits (writeKept) and the
+// before it come from the table of kept visits (keptVisits) and the
 // statement builds those from kept on.
 func (s *Store) sessions(ctx context.Context, q analytics.SessionsQuery, kept time.Time) (analytics.SessionsAnswer, error) {
 	from := q.From
@@ -97,7 +97,7 @@ func (s *Store) sessions(ctx context.Context, q analytics.SessionsQuery, kept ti
 		" count(*) FILTER (WHERE kind = 0) AS pv,",
 		" (count(*) FILTER (WHERE kind = 0) <= 1 AND count(*) FILTER (WHERE kind = 2) = 0)::BIGINT AS bounce,",
 		" ", entry, " AS entry, ", exit, " AS exit",
-		" FROM n GROUP BY uid, sid, vn HAVING min(ts) >= ", b.arg(from.UTC()), " AND min(ts) < ", b.arg(q.To.UTC()), " AND bool_or(m)")
+		" FROM n GROUP BY uid, sid, vn HAVING min(ts) >= ", b.ts(from), " AND min(ts) < ", b.ts(q.To), " AND bool_or(m)")
 	for _, f := range q.Pages {
 		page := entry
 		if f.Exit {
@@ -105,18 +105,24 @@ func (s *Store) sessions(ctx context.Context, q analytics.SessionsQuery, kept ti
 		}
 		b.Write(" AND ", page, " = ", b.arg(f.Path))
 	}
-	if !kept.IsZero() {
-		writeKept(&b, q, kept)
-	}
 	b.Write(")")
+	// The visits: those the statement built (v), and with kept set the
+	// kept ones, read from their table by each aggregate below (which
+	// reads only the columns it needs) rather than added to v: copying
+	// 2.8 M kept visits into v took most of the statement's time at 10 M
+	// events (docs/benchmarks.md, "One pass for each breakdown").
+	visits := "v"
+	if !kept.IsZero() {
+		visits = "(SELECT * FROM v UNION ALL " + keptVisits(&b, q, kept) + ") AS v"
+	}
 	stats := "count(*), sum(bounce)::BIGINT, sum(pv)::BIGINT, sum(dur)::BIGINT"
 	// Visitors as bits of the dense ids (uniqueUsers): a hash of 2.8 M
 	// kept visits' users took most of the totals' time at 10 M events.
-	b.Write(" SELECT 0 AS part, NULL::TIMESTAMP, '', ", stats, ", coalesce(", s.uniqueUsers(q.ProductID, 1, true), ", 0) FROM v",
-		" UNION ALL SELECT 1, date_trunc('", truncSQL[q.Interval], "', ", b.local(q.EventRange, "start", q.From, q.To), ") AS bucket, '', ", stats, ", 0 FROM v GROUP BY bucket")
+	b.Write(" SELECT 0 AS part, NULL::TIMESTAMP, '', ", stats, ", coalesce(", s.uniqueUsers(q.ProductID, 1, true), ", 0) FROM ", visits,
+		" UNION ALL SELECT 1, ", b.bucketOf(q.EventRange, q.Interval, b.local(q.EventRange, "start", q.From, q.To), nil, ""), " AS bucket, '', ", stats, ", 0 FROM ", visits, " GROUP BY bucket")
 	for part, col := range []string{"entry", "exit"} {
-		b.Printf(" UNION ALL (SELECT %d, NULL::TIMESTAMP, %s, %s, 0 FROM v WHERE %s IS NOT NULL GROUP BY %s ORDER BY count(*) DESC, %s LIMIT %s)",
-			part+2, col, stats, col, col, col, b.arg(q.Limit))
+		b.Printf(" UNION ALL (SELECT %d, NULL::TIMESTAMP, %s, %s, 0 FROM %s WHERE %s IS NOT NULL GROUP BY %s ORDER BY count(*) DESC, %s LIMIT %s)",
+			part+2, col, stats, visits, col, col, col, b.arg(q.Limit))
 	}
 	rows, err := s.query(ctx, &b)
 	if err != nil {

@@ -186,7 +186,7 @@ func (k *visitKeeper) forgetVisits() {
 // SessionGap before it. k.table must be held.
 func (s *Store) reach(ctx context.Context, q querier, sc visitScope, late time.Time) (time.Time, error) {
 	var first sql.NullTime
-	err := q.QueryRowContext(ctx, `SELECT min(start) FROM visits WHERE product_id = $1 AND env = $2 AND "end" > $3`,
+	err := q.QueryRowContext(ctx, `SELECT min(start) FROM visits WHERE product_id = $1 AND env = $2 AND "end" > $3::TIMESTAMP`,
 		sc.product, string(sc.env), late.Add(-analytics.SessionGap).UTC()).Scan(&first)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("reading kept visits: %w", err)
@@ -238,10 +238,11 @@ func (s *Store) keptSessions(ctx context.Context, q analytics.SessionsQuery) (an
 	}
 	until := minTime(horizon, q.To)
 	// The statement reads events up to SessionLookahead past the range,
-	// which cuts a visit running longer; the table holds it whole.
+	// which cuts a visit running longer; the table holds it whole. (The
+	// casts type the parameters: see builder.ts.)
 	var cut bool
 	err := s.db.QueryRowContext(ctx, `SELECT count(*) > 0 FROM visits WHERE product_id = $1 AND env = $2
-		AND start >= $3 AND start < $4 AND "end" >= $5`, q.ProductID, string(q.Env), q.From.UTC(), until.UTC(),
+		AND start >= $3::TIMESTAMP AND start < $4::TIMESTAMP AND "end" >= $5::TIMESTAMP`, q.ProductID, string(q.Env), q.From.UTC(), until.UTC(),
 		q.To.Add(analytics.SessionLookahead).UTC()).Scan(&cut)
 	if err != nil {
 		return analytics.SessionsAnswer{}, false, fmt.Errorf("reading kept visits: %w", err)
@@ -265,12 +266,13 @@ func (s *Store) keptSessions(ctx context.Context, q analytics.SessionsQuery) (an
 	return res, true, nil
 }
 
-// writeKept writes the kept visits of q's scope that start in the range
-// before until, as rows of the statement's visits.
-func writeKept(b *builder, q analytics.SessionsQuery, until time.Time) {
-	b.Write(" UNION ALL SELECT uid, start, epoch_us(\"end\") - epoch_us(start), pageviews,",
-		" (pageviews <= 1 AND interactions = 0)::BIGINT, entry, exit FROM visits WHERE product_id = ", b.arg(q.ProductID),
-		" AND env = ", b.arg(string(q.Env)), " AND start >= ", b.arg(q.From.UTC()), " AND start < ", b.arg(until.UTC()))
+// keptVisits returns a SELECT of the kept visits of q's scope that start
+// in the range before until, as rows of the statement's visits. Its
+// parameters are bound once, so the text may be used more than once.
+func keptVisits(b *builder, q analytics.SessionsQuery, until time.Time) string {
+	return "SELECT uid, start, epoch_us(\"end\") - epoch_us(start), pageviews," +
+		" (pageviews <= 1 AND interactions = 0)::BIGINT, entry, exit FROM visits WHERE product_id = " + b.arg(q.ProductID) +
+		" AND env = " + b.arg(string(q.Env)) + " AND start >= " + b.ts(q.From) + " AND start < " + b.ts(until)
 }
 
 func minTime(a, b time.Time) time.Time {

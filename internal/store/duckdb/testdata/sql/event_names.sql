@@ -1,7 +1,7 @@
 SELECT n.name, c.hits
   FROM (SELECT eid, count(*) AS hits
   FROM events
-  WHERE product_id = $1 AND env = $2 AND ts >= $3 AND ts < $4 AND NOT is_bot
+  WHERE product_id = $1 AND env = $2 AND ts >= $3::TIMESTAMP AND ts < $4::TIMESTAMP AND NOT is_bot
   GROUP BY eid) c
   JOIN event_names n ON n.eid = c.eid
   ORDER BY c.hits DESC, n.name

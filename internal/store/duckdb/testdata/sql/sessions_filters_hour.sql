@@ -1,13 +1,13 @@
 WITH e AS (SELECT uid, coalesce(json_extract_string(properties, $1), '') AS sid, ts, coalesce(path, '') AS path, CASE WHEN eid = $2 THEN 0 WHEN eid IN ($3, $4) THEN 1 ELSE 2 END AS kind, coalesce(path = $5, false) AND coalesce(TRY_CAST(json_extract_string(properties, $6) AS DOUBLE) = $7, false) AS m
   FROM events
-  WHERE product_id = $8 AND env = $9 AND ts >= $10 AND ts < $11 AND NOT is_bot), g AS (SELECT *, CASE WHEN epoch_us(ts) - epoch_us(lag(ts) OVER w) < $12 THEN 0 ELSE 1 END AS new
+  WHERE product_id = $8 AND env = $9 AND ts >= $10::TIMESTAMP AND ts < $11::TIMESTAMP AND NOT is_bot), g AS (SELECT *, CASE WHEN epoch_us(ts) - epoch_us(lag(ts) OVER w) < $12 THEN 0 ELSE 1 END AS new
   FROM e WINDOW w AS (PARTITION BY uid, sid
   ORDER BY ts)), n AS (SELECT *, sum(new) OVER (PARTITION BY uid, sid
   ORDER BY ts) AS vn
   FROM g), v AS MATERIALIZED (SELECT uid, min(ts) AS start, epoch_us(max(ts)) - epoch_us(min(ts)) AS dur, count(*) FILTER (WHERE kind = 0) AS pv, (count(*) FILTER (WHERE kind = 0) <= 1 AND count(*) FILTER (WHERE kind = 2) = 0)::BIGINT AS bounce, arg_min(path, (ts, path)) FILTER (WHERE kind = 0) AS entry, arg_max(path, (ts, path)) FILTER (WHERE kind = 0) AS exit
   FROM n
   GROUP BY uid, sid, vn
-  HAVING min(ts) >= $13 AND min(ts) < $14 AND bool_or(m)) SELECT 0 AS part, NULL::TIMESTAMP, '', count(*), sum(bounce)::BIGINT, sum(pv)::BIGINT, sum(dur)::BIGINT, coalesce(bit_count(bitstring_agg(uid, 0, 65538)), 0)
+  HAVING min(ts) >= $13::TIMESTAMP AND min(ts) < $14::TIMESTAMP AND bool_or(m)) SELECT 0 AS part, NULL::TIMESTAMP, '', count(*), sum(bounce)::BIGINT, sum(pv)::BIGINT, sum(dur)::BIGINT, coalesce(bit_count(bitstring_agg(uid, 0, 65538)), 0)
   FROM v
   UNION ALL SELECT 1, date_trunc('hour', start) AS bucket, '', count(*), sum(bounce)::BIGINT, sum(pv)::BIGINT, sum(dur)::BIGINT, 0
   FROM v

@@ -1,11 +1,12 @@
-WITH base AS (SELECT date_trunc('day', ts) AS bucket, uid, coalesce(path, '') AS v
+WITH agg AS (SELECT date_trunc('day', ts) AS bucket, coalesce(path, '') AS v, count(*) AS c
   FROM events
-  WHERE product_id = $1 AND env = $2 AND ts >= $3 AND ts < $4 AND NOT is_bot AND eid = $5), top AS (SELECT v, row_number() OVER (ORDER BY count(*) DESC, v) AS rank
-  FROM base
+  WHERE product_id = $1 AND env = $2 AND ts >= $3::TIMESTAMP AND ts < $4::TIMESTAMP AND NOT is_bot AND eid = $5
+  GROUP BY bucket, v), top AS (SELECT v, row_number() OVER (ORDER BY sum(c) DESC, v) AS rank
+  FROM agg
   GROUP BY v
   ORDER BY rank
-  LIMIT $6) SELECT bucket, coalesce(top.rank, 0) AS r, CASE WHEN top.rank IS NULL THEN '' ELSE base.v END AS bv, count(*)
-  FROM base
+  LIMIT $6) SELECT bucket, coalesce(top.rank, 0) AS r, CASE WHEN top.rank IS NULL THEN '' ELSE agg.v END AS bv, sum(c)::BIGINT
+  FROM agg
   LEFT JOIN top USING (v)
   GROUP BY bucket, r, bv;
 -- 1: int64 1

@@ -1,7 +1,7 @@
 WITH m AS (SELECT uid, bit_or(1::UBIGINT << ((epoch_us(ts) - $1) // 604800000000)::UBIGINT) AS mask
   FROM events
-  WHERE product_id = $2 AND env = $3 AND ts >= $4 AND ts < $5 AND NOT is_bot AND eid = $6
-  GROUP BY uid) SELECT mask, count(*)
+  WHERE product_id = $2 AND env = $3 AND ts >= $4::TIMESTAMP AND ts < $5::TIMESTAMP AND NOT is_bot AND eid = $6
+  GROUP BY uid) SELECT 0, '', mask, count(*)
   FROM m
   GROUP BY mask;
 -- 1: int64 1793577600000000
