@@ -24,7 +24,7 @@ func (s *Store) StoredUUIDs(ctx context.Context, productID int64, from, to time.
 		list[i] = uuid.UUID(u).String()
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT uuid FROM events
-		WHERE product_id = $1 AND ts >= $2 AND ts <= $3 AND uuid IN (SELECT unnest($4::VARCHAR[])::UUID)`,
+		WHERE product_id = $1 AND ts >= $2::TIMESTAMP AND ts <= $3::TIMESTAMP AND uuid IN (SELECT unnest($4::VARCHAR[])::UUID)`,
 		productID, from.UTC(), to.UTC(), list)
 	if err != nil {
 		return fmt.Errorf("reading stored uuids: %w", err)

@@ -38,7 +38,7 @@ func (s *Store) DropEventsBefore(ctx context.Context, productID int64, name stri
 		return 0, err
 	}
 	before = before.UTC()
-	where := `product_id = $1 AND ts < $2`
+	where := `product_id = $1 AND ts < $2::TIMESTAMP`
 	args := []any{productID, before}
 	id := noEvent
 	if name != "" {
@@ -110,7 +110,7 @@ func (s *Store) DropEventsBefore(ctx context.Context, productID int64, name stri
 		return 0, err
 	}
 	if name == "" && !cut {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM visits WHERE product_id = $1 AND "end" < $2`, productID, before); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM visits WHERE product_id = $1 AND "end" < $2::TIMESTAMP`, productID, before); err != nil {
 			return 0, fmt.Errorf("dropping kept visits of product %d: %w", productID, err)
 		}
 	}
@@ -170,7 +170,7 @@ func (s *Store) cutVisits(ctx context.Context, tx *sql.Tx, product int64, cut ti
 		return false, err
 	}
 	if ok {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM visits WHERE product_id = $1 AND start < $2`, product, cut); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM visits WHERE product_id = $1 AND start < $2::TIMESTAMP`, product, cut); err != nil {
 			return false, fmt.Errorf("cutting kept visits: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO visits SELECT $1, env, uid, sid, start, "end", pageviews, interactions, entry, exit
