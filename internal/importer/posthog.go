@@ -1,9 +1,7 @@
 package importer
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -66,51 +64,11 @@ func (p PostHog) Read(f io.ReaderAt, size int64, emit func(Event, error) error) 
 // line would hold, its properties from the "properties" column (JSON) and
 // the "properties.NAME" columns (text).
 func readPostHogCSV(f io.ReaderAt, size int64, emit func(Event, error) error) error {
-	lim := &umamiRecordLimiter{r: bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 64<<10)}
-	cr := csv.NewReader(lim)
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
-	header, err := cr.Read()
-	if errors.Is(err, io.EOF) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading the PostHog CSV header: %w", err)
-	}
-	names := make([]string, len(header))
-	for i, h := range header {
-		names[i] = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
-	}
-	for {
-		lim.read = 0
-		row, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		var perr *csv.ParseError
-		switch {
-		case errors.Is(err, errUmamiRecordTooLong):
-			return fmt.Errorf("reading the PostHog CSV: a record runs past %d bytes (an unclosed quote?)", maxVendorLine)
-		case errors.As(err, &perr):
-			if e := emit(Event{}, vendorErr(vendorBadRow, "line %d: %v", perr.StartLine, perr.Err)); e != nil {
-				return e
-			}
-			continue
-		case err != nil:
-			return fmt.Errorf("reading the PostHog CSV: %w", err)
-		}
-		line, _ := cr.FieldPos(0)
-		where := fmt.Sprintf("line %d", line)
-		ev, merr := postHogRow(names, row, where)
-		if merr != nil {
-			err = emit(Event{}, merr)
-		} else {
-			err = emit(ev, nil)
-		}
-		if err != nil {
-			return err
-		}
-	}
+	var names []string
+	header := func(h []string) error { names = h; return nil }
+	return readVendorCSV(f, size, "PostHog", emit, header, func(row []string, line int) (Event, *MappingError) {
+		return postHogRow(names, row, fmt.Sprintf("line %d", line))
+	})
 }
 
 // postHogRow turns a CSV row into a record and maps it.

@@ -41,21 +41,21 @@ var umamiEventTypes = map[string]string{
 // kept as numbers, every other column as text.
 var umamiNumeric = map[string]bool{"lcp": true, "inp": true, "cls": true, "fcp": true, "ttfb": true}
 
-// errUmamiRecordTooLong stops a CSV whose record runs past maxVendorLine:
+// errVendorRecordTooLong stops a CSV whose record runs past maxVendorLine:
 // an unclosed quote makes the rest of the file one field, which would
 // otherwise be read into memory whole.
-var errUmamiRecordTooLong = errors.New("record too long")
+var errVendorRecordTooLong = errors.New("record too long")
 
-// umamiRecordLimiter fails once more than maxVendorLine bytes were read since
+// vendorRecordLimiter fails once more than maxVendorLine bytes were read since
 // the last reset (the start of the record being read).
-type umamiRecordLimiter struct {
+type vendorRecordLimiter struct {
 	r    io.Reader
 	read int
 }
 
-func (l *umamiRecordLimiter) Read(p []byte) (int, error) {
+func (l *vendorRecordLimiter) Read(p []byte) (int, error) {
 	if l.read > maxVendorLine {
-		return 0, errUmamiRecordTooLong
+		return 0, errVendorRecordTooLong
 	}
 	n, err := l.r.Read(p)
 	l.read += n
@@ -65,30 +65,54 @@ func (l *umamiRecordLimiter) Read(p []byte) (int, error) {
 // Read maps every row of the CSV. A file whose header lacks a required
 // column, or whose record runs past maxVendorLine, stops with an error.
 func (Umami) Read(f io.ReaderAt, size int64, emit func(Event, error) error) error {
-	lim := &umamiRecordLimiter{r: bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 64<<10)}
+	var names []string
+	cols := map[string]int{}
+	header := func(header []string) error {
+		names = make([]string, len(header))
+		for i, h := range header {
+			names[i] = strings.ToLower(h)
+			cols[names[i]] = i
+		}
+		for _, c := range umamiRequired {
+			if _, ok := cols[c]; !ok {
+				return fmt.Errorf("the Umami CSV has no %s column: its header must name the columns of website_event (docs/import.md)", c)
+			}
+		}
+		return nil
+	}
+	return readVendorCSV(f, size, "Umami", emit, header, func(rec []string, line int) (Event, *MappingError) {
+		return mapUmamiRow(rec, names, cols, line)
+	})
+}
+
+// readVendorCSV reads a CSV export with a header row, one record at a
+// time: header gets the header's names (trimmed, without a byte-order
+// mark) and may refuse the file; mapRow maps each row, given the line it
+// starts on. A row the CSV reader cannot parse is a bad_row; a record
+// running past maxVendorLine bytes (an unclosed quote makes the rest of
+// the file one field) stops the read.
+func readVendorCSV(f io.ReaderAt, size int64, vendor string, emit func(Event, error) error,
+	header func(names []string) error, mapRow func(rec []string, line int) (Event, *MappingError)) error {
+	lim := &vendorRecordLimiter{r: bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 64<<10)}
 	cr := csv.NewReader(lim)
 	cr.FieldsPerRecord = -1 // rows of the wrong width are reported one by one
 	cr.ReuseRecord = true
-	header, err := cr.Read()
+	names, err := cr.Read()
 	if errors.Is(err, io.EOF) {
 		return nil // an empty file: no rows
 	}
 	if err != nil {
-		return fmt.Errorf("reading the Umami CSV header: %w", err)
+		return fmt.Errorf("reading the %s CSV header: %w", vendor, err)
 	}
-	cols := make(map[string]int, len(header))
-	names := make([]string, len(header))
-	for i, h := range header {
+	trimmed := make([]string, len(names))
+	for i, h := range names {
 		if i == 0 {
 			h = strings.TrimPrefix(h, "\ufeff")
 		}
-		names[i] = strings.ToLower(strings.TrimSpace(h))
-		cols[names[i]] = i
+		trimmed[i] = strings.TrimSpace(h)
 	}
-	for _, c := range umamiRequired {
-		if _, ok := cols[c]; !ok {
-			return fmt.Errorf("the Umami CSV has no %s column: its header must name the columns of website_event (docs/import.md)", c)
-		}
+	if err := header(trimmed); err != nil {
+		return err
 	}
 	lastLine := 1
 	for {
@@ -99,19 +123,19 @@ func (Umami) Read(f io.ReaderAt, size int64, emit func(Event, error) error) erro
 		}
 		var perr *csv.ParseError
 		switch {
-		case errors.Is(err, errUmamiRecordTooLong):
-			return fmt.Errorf("reading the Umami CSV: a record after line %d runs past %d bytes (an unclosed quote?)", lastLine, maxVendorLine)
+		case errors.Is(err, errVendorRecordTooLong):
+			return fmt.Errorf("reading the %s CSV: a record after line %d runs past %d bytes (an unclosed quote?)", vendor, lastLine, maxVendorLine)
 		case errors.As(err, &perr):
 			if e := emit(Event{}, vendorErr(vendorBadRow, "line %d: %v", perr.StartLine, perr.Err)); e != nil {
 				return e
 			}
 			continue
 		case err != nil:
-			return fmt.Errorf("reading the Umami CSV after line %d: %w", lastLine, err)
+			return fmt.Errorf("reading the %s CSV after line %d: %w", vendor, lastLine, err)
 		}
 		line, _ := cr.FieldPos(0)
 		lastLine = line
-		ev, merr := mapUmamiRow(rec, names, cols, line)
+		ev, merr := mapRow(rec, line)
 		if merr != nil {
 			err = emit(Event{}, merr)
 		} else {
