@@ -204,12 +204,12 @@ func TestRunnerPollsForPendingJobs(t *testing.T) {
 	defer func() { stop(); <-done }()
 	time.Sleep(100 * time.Millisecond) // the first round has found nothing
 
-	other := analytics.PersonDeletion{ProductID: 1, DistinctIDs: []string{"bob"}, Actor: "node b"}
-	if err := s.CreatePersonDeletion(ctx, &other); err != nil {
-		t.Fatal(err)
-	}
-	other.Status = analytics.DeletionRunning
-	if err := s.UpdatePersonDeletion(ctx, &other); err != nil {
+	// Another node's job, which that node's runner has taken: stored as
+	// running in one statement, as a claim is, so that this runner's
+	// polls never see it pending (created, then updated, it raced them).
+	var other analytics.PersonDeletion
+	if err := s.DB().QueryRowContext(ctx, `INSERT INTO person_deletions (product_id, status, distinct_ids, id_count, counts, error, actor, created_at, updated_at)
+		VALUES (1, 'running', '["bob"]', 1, '{}', '', 'node b', now(), now()) RETURNING id`).Scan(&other.ID); err != nil {
 		t.Fatal(err)
 	}
 	d := analytics.PersonDeletion{ProductID: 1, DistinctIDs: []string{"alice"}, Actor: "node b"}
