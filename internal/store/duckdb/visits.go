@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,6 +119,10 @@ func (k *visitKeeper) state(sc visitScope) *visitState {
 	st := k.scopes[sc]
 	if st == nil {
 		st = &visitState{}
+		// The key outlives the append that named it, whose strings may
+		// be views of a buffer the caller reuses (the spool's load): the
+		// map keeps its own copy.
+		sc.env = analytics.Env(strings.Clone(string(sc.env)))
 		k.scopes[sc] = st
 	}
 	return st

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"strata/internal/analytics"
 	"strata/internal/query/querytest"
@@ -379,5 +380,30 @@ func TestKeptVisitsReadInPlace(t *testing.T) {
 	}
 	if !read {
 		t.Fatal("no statement read the kept visits")
+	}
+}
+
+// TestVisitScopesOwnTheirEnv appends an event whose environment is a view
+// of a buffer, as the spool's load hands them, and reuses the buffer: the
+// kept visits' scope must still name "live" (it once read the reused
+// bytes, and binding them failed: "could not bind parameter").
+func TestVisitScopesOwnTheirEnv(t *testing.T) {
+	s := openVisits(t)
+	buf := []byte("live")
+	ev := analytics.Event{UUID: [16]byte{1}, ProductID: 7, Env: analytics.Env(unsafe.String(&buf[0], len(buf))),
+		Timestamp: time.Now().UTC(), ReceivedAt: time.Now().UTC(), Name: "$pageview", DistinctID: "a", Properties: []byte("{}")}
+	if err := s.AppendEvents(context.Background(), []analytics.Event{ev}); err != nil {
+		t.Fatal(err)
+	}
+	copy(buf, "\xff\xfe\xfd\xfc")
+	s.visits.mu.Lock()
+	defer s.visits.mu.Unlock()
+	if len(s.visits.scopes) != 1 {
+		t.Fatalf("%d scopes", len(s.visits.scopes))
+	}
+	for sc := range s.visits.scopes {
+		if sc.env != analytics.EnvLive {
+			t.Errorf("the scope's env reads %q after its buffer was reused", sc.env)
+		}
 	}
 }

@@ -1004,7 +1004,17 @@ func decodeRecord(events []analytics.Event, p []byte) ([]analytics.Event, error)
 			end := n + int(l)
 			strs[j], p = p[n:end:end], p[end:]
 		}
-		e.Env = analytics.Env(view(strs[0]))
+		// The environment outlives the load in the stores' bookkeeping (the
+		// kept visits' scopes are keyed by it), so it is never a view: one
+		// of the two constants, or a copy.
+		switch string(strs[0]) {
+		case string(analytics.EnvLive):
+			e.Env = analytics.EnvLive
+		case string(analytics.EnvTest):
+			e.Env = analytics.EnvTest
+		default:
+			e.Env = analytics.Env(strs[0])
+		}
 		e.Name, e.DistinctID, e.URL, e.Path, e.Referrer = view(strs[1]), view(strs[2]), view(strs[3]), view(strs[4]), view(strs[5])
 		e.UserAgent, e.Browser, e.OS, e.DeviceType = view(strs[6]), view(strs[7]), view(strs[8]), view(strs[9])
 		e.BotName, e.BotCategory, e.Properties = view(strs[10]), view(strs[11]), strs[12]
