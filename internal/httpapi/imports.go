@@ -62,7 +62,7 @@ func AdminImportRoutes(mux *http.ServeMux, target *importer.Target, meta analyti
 // must not hold the file in memory), at most ImportMaxBytes, one import
 // at a time on a node; the answer is the report, once the import ends.
 func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) error {
-	pr, err := s.privacyProduct(r)
+	pr, err := s.productOf(r)
 	if err != nil {
 		return err
 	}

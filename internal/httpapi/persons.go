@@ -19,34 +19,10 @@ import (
 // length, quoted, with room to spare.
 const maxDeletionBody = 256 << 10
 
-// privacyRequest is a request on /products/{id}/…: the product and who
-// asks, as the audit log names them.
-type privacyRequest struct {
-	product analytics.Product
-	actor   string
-}
-
-// privacyProduct authenticates and authorizes a request on the product.
-func (s *Server) privacyProduct(r *http.Request) (privacyRequest, error) {
-	_, u, _, err := s.signedIn(r)
-	if err != nil {
-		return privacyRequest{}, err
-	}
-	id, err := pathID(r, "id")
-	if err != nil {
-		return privacyRequest{}, analytics.Errorf(analytics.KindNotFound, "product_not_found", "There is no such product.")
-	}
-	p, err := s.userProduct(r, u.ID, id)
-	if err != nil {
-		return privacyRequest{}, err
-	}
-	return privacyRequest{product: p, actor: "user:" + strconv.FormatInt(u.ID, 10) + " " + u.Email}, nil
-}
-
 // handleRequestDeletion is POST /api/v1/products/{id}/persons/deletions:
 // a job that deletes every trace of the ids, answered 202 at once.
 func (s *Server) handleRequestDeletion(w http.ResponseWriter, r *http.Request) error {
-	pr, err := s.privacyProduct(r)
+	pr, err := s.productOf(r)
 	if err != nil {
 		return err
 	}
@@ -66,7 +42,7 @@ func (s *Server) handleRequestDeletion(w http.ResponseWriter, r *http.Request) e
 
 // handleGetDeletion is GET /api/v1/products/{id}/persons/deletions/{job}.
 func (s *Server) handleGetDeletion(w http.ResponseWriter, r *http.Request) error {
-	pr, err := s.privacyProduct(r)
+	pr, err := s.productOf(r)
 	if err != nil {
 		return err
 	}
@@ -88,7 +64,7 @@ func (s *Server) handleGetDeletion(w http.ResponseWriter, r *http.Request) error
 // with /persons/deletions/{job} in the route table (a person named
 // "deletions"), and an id may hold any character.
 func (s *Server) handleExportPerson(w http.ResponseWriter, r *http.Request) error {
-	pr, err := s.privacyProduct(r)
+	pr, err := s.productOf(r)
 	if err != nil {
 		return err
 	}
@@ -133,7 +109,7 @@ func streamExport(w http.ResponseWriter, r *http.Request, p *privacy.Service, lo
 // a page of the product's audit log, newest first; next is the before of
 // the following page, 0 after the last.
 func (s *Server) handleAuditLog(w http.ResponseWriter, r *http.Request) error {
-	pr, err := s.privacyProduct(r)
+	pr, err := s.productOf(r)
 	if err != nil {
 		return err
 	}

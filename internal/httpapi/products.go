@@ -54,15 +54,33 @@ func (s *Server) settingsCaller(r *http.Request) (settingsUser, error) {
 // settingsProduct authenticates a request on /products/{id}/… and returns
 // the product, which must be the caller's.
 func (s *Server) settingsProduct(r *http.Request) (analytics.Product, error) {
+	sp, err := s.productOf(r)
+	return sp.product, err
+}
+
+// signedProduct is a signed-in request on /products/{id}/…: the product
+// and who asks, as the audit log names them.
+type signedProduct struct {
+	product analytics.Product
+	actor   string
+}
+
+// productOf authenticates a dashboard request on /products/{id}/… and
+// finds the product among the user's (the route's role is checked before).
+func (s *Server) productOf(r *http.Request) (signedProduct, error) {
 	_, u, _, err := s.signedIn(r)
 	if err != nil {
-		return analytics.Product{}, err
+		return signedProduct{}, err
 	}
 	id, err := pathID(r, "id")
 	if err != nil {
-		return analytics.Product{}, analytics.Errorf(analytics.KindNotFound, "product_not_found", "There is no such product.")
+		return signedProduct{}, analytics.Errorf(analytics.KindNotFound, "product_not_found", "There is no such product.")
 	}
-	return s.userProduct(r, u.ID, id)
+	p, err := s.userProduct(r, u.ID, id)
+	if err != nil {
+		return signedProduct{}, err
+	}
+	return signedProduct{product: p, actor: "user:" + strconv.FormatInt(u.ID, 10) + " " + u.Email}, nil
 }
 
 // handleListProducts is GET /api/v1/products: the products of the

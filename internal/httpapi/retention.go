@@ -37,7 +37,7 @@ func (s *Server) handleGetRetention(w http.ResponseWriter, r *http.Request) erro
 // product's periods, all at once. The retention job applies them at its
 // next round (docs/privacy.md, "Retention").
 func (s *Server) handleSetRetention(w http.ResponseWriter, r *http.Request) error {
-	pr, err := s.privacyProduct(r)
+	pr, err := s.productOf(r)
 	if err != nil {
 		return err
 	}

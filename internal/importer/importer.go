@@ -74,12 +74,11 @@ type Options struct {
 
 // Progress is how far an import got.
 type Progress struct {
-	File         string
-	Records      int64 // of every file so far
-	BytesDone    int64 // of every file so far, as far as read
-	BytesTotal   int64
-	Elapsed      time.Duration
-	ResumedAfter int64 // records of this file skipped, stored by an earlier run
+	File       string
+	Records    int64 // of every file so far
+	BytesDone  int64 // of every file so far, as far as read
+	BytesTotal int64
+	Elapsed    time.Duration
 }
 
 // Report is the outcome of an import.
@@ -196,7 +195,7 @@ func runFile(ctx context.Context, sink Sink, opt Options, name string, rep *Repo
 			}
 			if opt.Progress != nil {
 				opt.Progress(Progress{File: name, Records: b.records, BytesDone: before + counted.max.Load(),
-					BytesTotal: total, Elapsed: time.Since(start), ResumedAfter: skip})
+					BytesTotal: total, Elapsed: time.Since(start)})
 			}
 			if opt.Pause > 0 {
 				select {
