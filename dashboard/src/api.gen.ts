@@ -1161,6 +1161,21 @@ export interface components {
             updatedAt: string;
         };
         /**
+         * @description What the product asks of its browser SDKs (docs/privacy.md, "Cookieless mode" and
+         *     "Opting out"); both off by default. An SDK whose page set the option itself follows
+         *     the page.
+         * @example {
+         *       "cookieless": true,
+         *       "respectPrivacySignals": true
+         *     }
+         */
+        PrivacySettings: {
+            /** @description Keep nothing in cookies or storage; the server derives each anonymous visitor from a daily-salted hash of address, user agent and product. */
+            cookieless: boolean;
+            /** @description Send nothing for a browser that sends Global Privacy Control or Do Not Track. */
+            respectPrivacySignals: boolean;
+        };
+        /**
          * @example {
          *       "id": 3,
          *       "workspaceId": 1,
@@ -1171,6 +1186,10 @@ export interface components {
          *         "eventsDays": 0,
          *         "errorsDays": 0,
          *         "replaysDays": 0
+         *       },
+         *       "privacy": {
+         *         "cookieless": false,
+         *         "respectPrivacySignals": false
          *       }
          *     }
          */
@@ -1189,6 +1208,7 @@ export interface components {
              */
             timeZone?: string;
             retention?: components["schemas"]["DataRetention"];
+            privacy?: components["schemas"]["PrivacySettings"];
         };
         /**
          * Format: date

@@ -25,6 +25,9 @@ type Product struct {
 	// Retention is how long the product's events, error occurrences and
 	// replays are kept (retention.go); zeros by default.
 	Retention DataRetention `json:"retention"`
+	// Privacy is what the product asks of its browser SDKs: cookieless
+	// mode and privacy signals (cookieless.go); off by default.
+	Privacy PrivacySettings `json:"privacy"`
 }
 
 // KeyStatus is the life-cycle state of an API key. Active keys ingest;
@@ -88,6 +91,9 @@ type MetaStore interface {
 	// SetProductRetention sets a product's retention periods, which the
 	// caller checked with DataRetention.Check, or returns ErrNotFound.
 	SetProductRetention(ctx context.Context, id int64, r DataRetention) error
+	// SetProductPrivacy sets what a product asks of its browser SDKs, or
+	// returns ErrNotFound.
+	SetProductPrivacy(ctx context.Context, id int64, p PrivacySettings) error
 
 	// CreateAPIKey stores k (whose Hash, Prefix, Env and ProductID are set)
 	// and fills in its ID, Status and CreatedAt.

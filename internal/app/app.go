@@ -29,6 +29,7 @@ import (
 	"strata/internal/auth"
 	"strata/internal/buildinfo"
 	"strata/internal/config"
+	"strata/internal/cookieless"
 	"strata/internal/dashboard"
 	"strata/internal/enrich/bots"
 	"strata/internal/enrich/geo"
@@ -237,7 +238,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Limiter:          a.limiter,
 		DefaultRateLimit: cfg.RateLimitPerMinute,
 		Pipeline: &ingest.Pipeline{UA: ua.NewParser(50000, bots.Default()),
-			Exceptions: exceptions, Geo: a.geo},
+			Exceptions: exceptions, Geo: a.geo, Visitors: &cookieless.Visitors{Salts: a.store.meta}},
 		TrustedProxies:  cfg.TrustedProxies,
 		Writer:          a.wr,
 		Queries:         engine,

@@ -36,6 +36,7 @@ type metaStore interface {
 	analytics.GroupStore
 	analytics.ReplayStore
 	analytics.PrivacyStore
+	analytics.SaltStore
 	analytics.Transactor
 }
 

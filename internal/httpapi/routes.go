@@ -386,6 +386,8 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("PATCH /api/v1/products/{id}", asMember(h(s.handleUpdateProduct)))
 	mux.Handle("GET /api/v1/products/{id}/retention", asAdmin(h(s.handleGetRetention)))
 	mux.Handle("PUT /api/v1/products/{id}/retention", asAdmin(h(s.handleSetRetention)))
+	mux.Handle("GET /api/v1/products/{id}/privacy", asAdmin(h(s.handleGetPrivacySettings)))
+	mux.Handle("PUT /api/v1/products/{id}/privacy", asAdmin(h(s.handleSetPrivacySettings)))
 	mux.Handle("GET /api/v1/products/{id}/keys", asAdmin(h(s.handleListKeys)))
 	mux.Handle("POST /api/v1/products/{id}/keys", asAdmin(h(s.handleCreateKey)))
 	mux.Handle("PATCH /api/v1/products/{id}/keys/{keyId}", asAdmin(h(s.handleSetKeyStatus)))

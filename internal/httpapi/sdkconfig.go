@@ -20,6 +20,11 @@ type sdkConfig struct {
 	MessagesEnabled bool         `json:"messagesEnabled"`
 	ErrorTracking   bool         `json:"errorTracking"`
 	Replay          bool         `json:"replay"`
+	// Cookieless and RespectPrivacySignals are the product's privacy
+	// settings, which an SDK not told otherwise by its page follows
+	// (docs/privacy.md, "Cookieless mode").
+	Cookieless            bool `json:"cookieless"`
+	RespectPrivacySignals bool `json:"respectPrivacySignals"`
 }
 
 // configTTL is how long a node answers a product's configuration from
@@ -120,6 +125,11 @@ func (s *Server) loadSDKConfig(ctx context.Context, productID int64) (configEntr
 	if cfg.MessagesEnabled, err = s.CampaignOps.Enabled(ctx, productID); err != nil {
 		return e, err
 	}
+	prod, err := s.Admin.Meta.Product(ctx, productID)
+	if err != nil {
+		return e, err
+	}
+	cfg.Cookieless, cfg.RespectPrivacySignals = prod.Privacy.Cookieless, prod.Privacy.RespectPrivacySignals
 	body, err := json.Marshal(cfg)
 	if err != nil {
 		return e, err

@@ -243,28 +243,29 @@ type RejectReason string
 
 // The reasons an event is rejected.
 const (
-	RejectInvalidEvent       RejectReason = "invalid_event"        // not a JSON object, or unreadable
-	RejectMissingEventName   RejectReason = "missing_event_name"   // event_name absent or null
-	RejectInvalidEventName   RejectReason = "invalid_event_name"   // event_name empty or too long
-	RejectReservedEventName  RejectReason = "reserved_event_name"  // a $ or message_ name clients may not send
-	RejectMissingDistinctID  RejectReason = "missing_distinct_id"  // distinct_id absent or null
-	RejectInvalidDistinctID  RejectReason = "invalid_distinct_id"  // distinct_id empty or too long
-	RejectInvalidTimestamp   RejectReason = "invalid_timestamp"    // timestamp not RFC 3339
-	RejectInvalidUUID        RejectReason = "invalid_uuid"         // uuid not a UUID
-	RejectInvalidFieldType   RejectReason = "invalid_field_type"   // a field of the wrong JSON type
-	RejectFieldTooLong       RejectReason = "field_too_long"       // user_agent, url or referrer too long
-	RejectInvalidProperties  RejectReason = "invalid_properties"   // properties not a JSON object
-	RejectPropertiesTooLarge RejectReason = "properties_too_large" // properties over 64 KiB
-	RejectPropertiesTooDeep  RejectReason = "properties_too_deep"  // properties nested too deep
-	RejectReservedProperty   RejectReason = "reserved_property"    // a property only Strata sets
-	RejectUnknownField       RejectReason = "unknown_field"        // a field the contract does not list
-	RejectInvalidUTF8        RejectReason = "invalid_utf8"         // bytes or escapes that are not Unicode text
-	RejectInvalidCharacter   RejectReason = "invalid_character"    // NUL in a string, key or value
-	RejectInvalidGroups      RejectReason = "invalid_groups"       // $groups not an object of group types to keys
-	RejectInvalidSnapshot    RejectReason = "invalid_snapshot"     // a $snapshot without its replay properties, or unreadable data
-	RejectSnapshotTooLarge   RejectReason = "snapshot_too_large"   // a $snapshot chunk over 1 MiB, or 32 MiB decompressed
-	RejectReplaySessionFull  RejectReason = "replay_session_full"  // a $snapshot chunk past its session's cap (the replay store decides)
-	RejectReplayQuotaFull    RejectReason = "replay_quota_full"    // a $snapshot chunk that would start a session beyond its product's cap (the replay store decides)
+	RejectInvalidEvent       RejectReason = "invalid_event"          // not a JSON object, or unreadable
+	RejectMissingEventName   RejectReason = "missing_event_name"     // event_name absent or null
+	RejectInvalidEventName   RejectReason = "invalid_event_name"     // event_name empty or too long
+	RejectReservedEventName  RejectReason = "reserved_event_name"    // a $ or message_ name clients may not send
+	RejectMissingDistinctID  RejectReason = "missing_distinct_id"    // distinct_id absent or null
+	RejectInvalidDistinctID  RejectReason = "invalid_distinct_id"    // distinct_id empty or too long
+	RejectInvalidTimestamp   RejectReason = "invalid_timestamp"      // timestamp not RFC 3339
+	RejectInvalidUUID        RejectReason = "invalid_uuid"           // uuid not a UUID
+	RejectInvalidFieldType   RejectReason = "invalid_field_type"     // a field of the wrong JSON type
+	RejectFieldTooLong       RejectReason = "field_too_long"         // user_agent, url or referrer too long
+	RejectInvalidProperties  RejectReason = "invalid_properties"     // properties not a JSON object
+	RejectPropertiesTooLarge RejectReason = "properties_too_large"   // properties over 64 KiB
+	RejectPropertiesTooDeep  RejectReason = "properties_too_deep"    // properties nested too deep
+	RejectReservedProperty   RejectReason = "reserved_property"      // a property only Strata sets
+	RejectUnknownField       RejectReason = "unknown_field"          // a field the contract does not list
+	RejectInvalidUTF8        RejectReason = "invalid_utf8"           // bytes or escapes that are not Unicode text
+	RejectInvalidCharacter   RejectReason = "invalid_character"      // NUL in a string, key or value
+	RejectInvalidGroups      RejectReason = "invalid_groups"         // $groups not an object of group types to keys
+	RejectInvalidSnapshot    RejectReason = "invalid_snapshot"       // a $snapshot without its replay properties, or unreadable data
+	RejectSnapshotTooLarge   RejectReason = "snapshot_too_large"     // a $snapshot chunk over 1 MiB, or 32 MiB decompressed
+	RejectReplaySessionFull  RejectReason = "replay_session_full"    // a $snapshot chunk past its session's cap (the replay store decides)
+	RejectReplayQuotaFull    RejectReason = "replay_quota_full"      // a $snapshot chunk that would start a session beyond its product's cap (the replay store decides)
+	RejectCookieless         RejectReason = "cookieless_unavailable" // distinct_id $cookieless, and the server could not derive the visitor
 )
 
 // RejectReasons lists every RejectReason, in the order of the API's table.
@@ -274,7 +275,7 @@ var RejectReasons = []RejectReason{
 	RejectInvalidFieldType, RejectFieldTooLong, RejectInvalidProperties, RejectPropertiesTooLarge,
 	RejectPropertiesTooDeep, RejectReservedProperty, RejectUnknownField, RejectInvalidUTF8,
 	RejectInvalidCharacter, RejectInvalidGroups, RejectInvalidSnapshot, RejectSnapshotTooLarge,
-	RejectReplaySessionFull, RejectReplayQuotaFull,
+	RejectReplaySessionFull, RejectReplayQuotaFull, RejectCookieless,
 }
 
 func reject(reason RejectReason, format string, args ...any) *Rejection {

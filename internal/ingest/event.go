@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"strata/internal/analytics"
+	"strata/internal/cookieless"
 	"strata/internal/enrich/bots"
 	"strata/internal/enrich/geo"
 	"strata/internal/enrich/source"
@@ -109,6 +110,10 @@ type Pipeline struct {
 	// Geo finds the country, region and city of the client address; nil
 	// leaves them empty.
 	Geo *geo.DB
+	// Visitors derives the visitor of an event whose distinct_id is
+	// analytics.CookielessID (docs/privacy.md, "Cookieless mode"); nil
+	// refuses such events.
+	Visitors *cookieless.Visitors
 }
 
 // Process runs every event of env through the steps and returns the
@@ -230,7 +235,6 @@ func (p *Pipeline) event(out *Pending, w *wireEvent, index int, sentAt time.Time
 	} else {
 		e.UUID = uuid.Must(uuid.NewV7())
 	}
-	e.UserID = UserID(e.DistinctID)
 	e.Path = urlPath(e.URL)
 	src := source.Classify(e.URL, e.Referrer)
 	e.Source, e.Channel, e.UTMSource, e.UTMMedium, e.UTMCampaign = src.Source, src.Channel, src.UTMSource, src.UTMMedium, src.UTMCampaign
@@ -248,6 +252,12 @@ func (p *Pipeline) event(out *Pending, w *wireEvent, index int, sentAt time.Time
 		// client can only hide its country this way, not choose one.
 		e.Country, e.Region, e.City = req.location.Country, req.location.Region, req.location.City
 	}
+	if e.DistinctID == analytics.CookielessID || e.Name == "$identify" && bytes.Contains(props, cookielessValue) {
+		if props, rej = p.cookielessVisitor(e, props, req); rej != nil {
+			return rej
+		}
+	}
+	e.UserID = UserID(e.DistinctID)
 	info := p.UA.Parse(e.UserAgent)
 	e.Browser, e.OS, e.DeviceType = info.Browser, info.OS, info.DeviceType
 	if bot := info.AIBot; bot != nil {
@@ -559,6 +569,62 @@ func withBotProperties(props json.RawMessage, bot bots.Bot) json.RawMessage {
 		out = append(out, props[1:]...)
 	} else {
 		out = append(out, '}')
+	}
+	return out
+}
+
+// cookielessValue is the reserved id as a JSON string.
+var cookielessValue = []byte(`"` + analytics.CookielessID + `"`)
+
+// cookielessVisitor replaces the reserved distinct_id of an event sent in
+// cookieless mode with the visitor derived from the request's address and
+// the event's user agent (package cookieless), and, in an $identify, the
+// same reserved value of $anon_distinct_id, so that the visitor's
+// anonymous events of the day stay linked to the user. An event without
+// an address to derive from, or whose day's salt cannot be read, is
+// refused rather than stored under the reserved id.
+func (p *Pipeline) cookielessVisitor(e *analytics.Event, props json.RawMessage, req Request) (json.RawMessage, *Rejection) {
+	anon := e.Name == "$identify" && anonIsCookieless(props)
+	if e.DistinctID != analytics.CookielessID && !anon {
+		return props, nil
+	}
+	if p.Visitors == nil || !req.ClientAddr.IsValid() {
+		return props, reject(RejectCookieless, "The value %s asks the server to derive the visitor, which this server cannot do (no client address).", analytics.CookielessID)
+	}
+	id, err := p.Visitors.ID(req.ReceivedAt, req.Product, req.ClientAddr, e.UserAgent)
+	if err != nil {
+		return props, reject(RejectCookieless, "The value %s asks the server to derive the visitor, and the server could not read the day's salt; send the event again later.", analytics.CookielessID)
+	}
+	if e.DistinctID == analytics.CookielessID {
+		e.DistinctID = id
+	}
+	if anon {
+		props = replaceAnonID(props, id)
+	}
+	return props, nil
+}
+
+// anonIsCookieless reports whether props has $anon_distinct_id set to the
+// reserved value at its top level (a nested property of that name is the
+// client's data).
+func anonIsCookieless(props json.RawMessage) bool {
+	var m struct {
+		Anon *string `json:"$anon_distinct_id"`
+	}
+	return json.Unmarshal(props, &m) == nil && m.Anon != nil && *m.Anon == analytics.CookielessID
+}
+
+// replaceAnonID sets the top-level $anon_distinct_id of props to id. The
+// other properties keep their values; their order may change.
+func replaceAnonID(props json.RawMessage, id string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(props, &m) != nil {
+		return props
+	}
+	m["$anon_distinct_id"], _ = json.Marshal(id)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return props
 	}
 	return out
 }

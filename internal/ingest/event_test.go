@@ -304,6 +304,8 @@ func TestEveryRejectReason(t *testing.T) {
 		RejectInvalidGroups:      `{"event_name":"a","distinct_id":"u","properties":{"$groups":{"Company":"acme"}}}`,
 		RejectInvalidSnapshot:    `{"event_name":"$snapshot","distinct_id":"u","properties":{}}`,
 		RejectSnapshotTooLarge:   `{"event_name":"$snapshot","distinct_id":"u","properties":{"k":"` + strings.Repeat("v", maxSnapshotPropertiesBytes) + `"}}`,
+		// The pipeline here has no salt store (cookieless_test.go has one).
+		RejectCookieless: `{"event_name":"a","distinct_id":"$cookieless"}`,
 	}
 	seen := map[RejectReason]bool{}
 	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)

@@ -47,7 +47,8 @@ func (s *Store) Product(ctx context.Context, id int64) (analytics.Product, error
 	var p analytics.Product
 	err := s.conn().QueryRowContext(ctx, productSelect+` WHERE p.id = $1`, id).
 		Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.CreatedAt, &p.TimeZone,
-			&p.Retention.EventsDays, &p.Retention.ErrorsDays, &p.Retention.ReplaysDays)
+			&p.Retention.EventsDays, &p.Retention.ErrorsDays, &p.Retention.ReplaysDays,
+			&p.Privacy.Cookieless, &p.Privacy.RespectPrivacySignals)
 	if err != nil {
 		return p, notFound(err, fmt.Sprintf("product %d", id))
 	}
@@ -58,18 +59,22 @@ func (s *Store) Product(ctx context.Context, id int64) (analytics.Product, error
 func (s *Store) ListProducts(ctx context.Context, workspaceID int64) ([]analytics.Product, error) {
 	return QueryAll(ctx, s.conn(), "listing products", func(r Scanner) (p analytics.Product, err error) {
 		err = r.Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.CreatedAt, &p.TimeZone,
-			&p.Retention.EventsDays, &p.Retention.ErrorsDays, &p.Retention.ReplaysDays)
+			&p.Retention.EventsDays, &p.Retention.ErrorsDays, &p.Retention.ReplaysDays,
+			&p.Privacy.Cookieless, &p.Privacy.RespectPrivacySignals)
 		return p, err
 	}, productSelect+` WHERE p.workspace_id = $1 ORDER BY p.id`, workspaceID)
 }
 
 // productSelect reads a product's columns, its time zone (migration
-// 0029), UTC when none was set, and its retention periods (0036), 0 (the
-// defaults) when none were.
+// 0029), UTC when none was set, its retention periods (0036), 0 (the
+// defaults) when none were, and its privacy settings (0037), off when
+// none were.
 const productSelect = `SELECT p.id, p.workspace_id, p.name, p.created_at, coalesce(z.time_zone, 'UTC'),
-	coalesce(r.events_days, 0), coalesce(r.errors_days, 0), coalesce(r.replays_days, 0)
+	coalesce(r.events_days, 0), coalesce(r.errors_days, 0), coalesce(r.replays_days, 0),
+	coalesce(v.cookieless, false), coalesce(v.respect_signals, false)
 	FROM products p LEFT JOIN product_time_zones z ON z.product_id = p.id
-	LEFT JOIN product_retention r ON r.product_id = p.id`
+	LEFT JOIN product_retention r ON r.product_id = p.id
+	LEFT JOIN product_privacy v ON v.product_id = p.id`
 
 // SetProductTimeZone sets a product's time zone, an IANA name the caller
 // checked, or returns ErrNotFound.
@@ -98,6 +103,43 @@ func (s *Store) SetProductRetention(ctx context.Context, id int64, r analytics.D
 		return fmt.Errorf("setting the retention of product %d: %w", id, err)
 	}
 	return nil
+}
+
+// SetProductPrivacy sets what a product asks of its browser SDKs, or
+// returns ErrNotFound.
+func (s *Store) SetProductPrivacy(ctx context.Context, id int64, v analytics.PrivacySettings) error {
+	if _, err := s.Product(ctx, id); err != nil {
+		return fmt.Errorf("setting the privacy of product %d: %w", id, err)
+	}
+	_, err := s.conn().ExecContext(ctx, `INSERT INTO product_privacy (product_id, cookieless, respect_signals)
+		VALUES ($1, $2, $3) ON CONFLICT (product_id) DO UPDATE SET cookieless = excluded.cookieless,
+		respect_signals = excluded.respect_signals`, id, v.Cookieless, v.RespectPrivacySignals)
+	if err != nil {
+		return fmt.Errorf("setting the privacy of product %d: %w", id, err)
+	}
+	return nil
+}
+
+// DailySalt returns day's salt, storing fresh as it if no node stored
+// one yet, and deletes the salts older than the day before. The insert
+// that loses a race to another node's changes nothing on PostgreSQL (ON
+// CONFLICT DO NOTHING); on DuckDB, whose concurrent transactions are
+// optimistic, it fails with a conflict instead. Either way the salt
+// then read is the one stored, and only if none is does the insert's
+// error count.
+func (s *Store) DailySalt(ctx context.Context, day int64, fresh []byte) ([]byte, error) {
+	_, insertErr := s.conn().ExecContext(ctx, `INSERT INTO daily_salts (day, salt) VALUES ($1, $2) ON CONFLICT (day) DO NOTHING`, day, fresh)
+	var salt []byte
+	if err := s.conn().QueryRowContext(ctx, `SELECT salt FROM daily_salts WHERE day = $1`, day).Scan(&salt); err != nil {
+		if insertErr != nil {
+			return nil, fmt.Errorf("storing the salt of day %d: %w", day, insertErr)
+		}
+		return nil, fmt.Errorf("reading the salt of day %d: %w", day, err)
+	}
+	if _, err := s.conn().ExecContext(ctx, `DELETE FROM daily_salts WHERE day < $1`, day-1); err != nil {
+		return nil, fmt.Errorf("deleting the salts before day %d: %w", day-1, err)
+	}
+	return salt, nil
 }
 
 // RenameProduct changes a product's name, or returns ErrNotFound.

@@ -35,6 +35,7 @@ type Meta interface {
 	analytics.GroupStore
 	analytics.ReplayStore
 	analytics.PrivacyStore
+	analytics.SaltStore
 	analytics.Transactor
 }
 
@@ -90,6 +91,8 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("Groups", scoped(testGroups))
 	t.Run("ProductRetention", scoped(testProductRetention))
 	t.Run("Privacy", scoped(testPrivacy))
+	t.Run("ProductPrivacy", scoped(testProductPrivacy))
+	t.Run("DailySalts", meta(testDailySalts))
 	for _, c := range replayCases {
 		t.Run(c.name, func(t *testing.T) { c.test(t, open(t)) })
 	}

@@ -73,6 +73,10 @@ export interface components {
             errorTracking: boolean;
             /** @description Whether the server takes session recordings (`--replay`); the SDK records only when the page also set `replayEnabled` (docs/replay.md). */
             replay: boolean;
+            /** @description Whether the product asks its browser SDKs to keep nothing in the browser (docs/privacy.md, "Cookieless mode"); an SDK whose page did not set `cookieless` itself follows it. */
+            cookieless: boolean;
+            /** @description Whether the product asks its browser SDKs to send nothing for a browser that sends Global Privacy Control or Do Not Track; an SDK whose page did not set `respectPrivacySignals` itself follows it. */
+            respectPrivacySignals: boolean;
         };
         /** Flag as the SDKs evaluate it */
         SdkFlag: {

@@ -37,7 +37,12 @@ export interface components {
             event_name: string;
             /**
              * @description The user's identity; funnels and retention match users by it. Server-captured bot
-             *     hits use a constant, since bots are counted by volume.
+             *     hits use a constant, since bots are counted by volume. `$cookieless` is reserved: it
+             *     asks the server to derive an anonymous visitor from a salted hash of the client
+             *     address, the user agent and the product, a new one each UTC day (the browser SDK's
+             *     cookieless mode, docs/privacy.md, "Cookieless mode"); the derived id (`cl_` and 32
+             *     hex digits) is stored instead, and an `$identify` event's
+             *     `properties.$anon_distinct_id` of `$cookieless` becomes the same id.
              * @example user_1842
              */
             distinct_id: string;
@@ -191,9 +196,10 @@ export interface components {
          *     | `snapshot_too_large` | A `$snapshot` event's `$snapshot_data` is over 1 MiB (1,048,576 bytes) once base64 is decoded, or over 32 MiB of JSON once decompressed. The other events of the batch are stored; the SDK sends smaller chunks. |
          *     | `replay_session_full` | A `$snapshot` event's chunk would take its session past the server's cap (`--replay-max-session-bytes`, default 50 MB, each chunk counting its data and 512 bytes; docs/replay.md, "Limits"). The other events of the batch are stored, and so are the session's earlier chunks; a retry of a chunk already stored is still accepted. The browser SDK stops sending that session's chunks, and records again once a new session starts. |
          *     | `replay_quota_full` | A `$snapshot` event's chunk would start a session in a product that keeps as many recorded sessions as the server allows (`--replay-max-sessions`, default 100,000; docs/replay.md, "Limits"). Chunks of the sessions kept are still accepted, and the other events of the batch are stored. The retention job deletes the product's oldest sessions until a tenth of the cap is free (every `--replay-interval`, 10 minutes). The browser SDK stops sending that session's chunks, and records again once a new session starts. |
+         *     | `cookieless_unavailable` | `distinct_id` is `$cookieless` (the browser SDK's cookieless mode asks the server to derive the visitor, docs/privacy.md, "Cookieless mode") and the server could not: the request had no client address, or the day's salt could not be read from the metadata store. Send it again later. |
          * @enum {string}
          */
-        RejectionCode: "invalid_event" | "missing_event_name" | "invalid_event_name" | "reserved_event_name" | "missing_distinct_id" | "invalid_distinct_id" | "invalid_timestamp" | "invalid_uuid" | "invalid_field_type" | "field_too_long" | "invalid_properties" | "properties_too_large" | "properties_too_deep" | "reserved_property" | "unknown_field" | "invalid_utf8" | "invalid_character" | "invalid_groups" | "invalid_snapshot" | "snapshot_too_large" | "replay_session_full" | "replay_quota_full";
+        RejectionCode: "invalid_event" | "missing_event_name" | "invalid_event_name" | "reserved_event_name" | "missing_distinct_id" | "invalid_distinct_id" | "invalid_timestamp" | "invalid_uuid" | "invalid_field_type" | "field_too_long" | "invalid_properties" | "properties_too_large" | "properties_too_deep" | "reserved_property" | "unknown_field" | "invalid_utf8" | "invalid_character" | "invalid_groups" | "invalid_snapshot" | "snapshot_too_large" | "replay_session_full" | "replay_quota_full" | "cookieless_unavailable";
         /**
          * SDK configuration
          * @description The body of `GET /api/v1/config`: what the SDKs need to evaluate flags and
@@ -207,6 +213,10 @@ export interface components {
             errorTracking: boolean;
             /** @description Whether the server takes session recordings (`--replay`); the SDK records only when the page also set `replayEnabled` (docs/replay.md). */
             replay: boolean;
+            /** @description Whether the product asks its browser SDKs to keep nothing in the browser (docs/privacy.md, "Cookieless mode"); an SDK whose page did not set `cookieless` itself follows it. */
+            cookieless: boolean;
+            /** @description Whether the product asks its browser SDKs to send nothing for a browser that sends Global Privacy Control or Do Not Track; an SDK whose page did not set `respectPrivacySignals` itself follows it. */
+            respectPrivacySignals: boolean;
         };
         /** Flag as the SDKs evaluate it */
         SdkFlag: {
