@@ -5,8 +5,8 @@ import { stringify } from "./json.js";
 import { addScript, request } from "./net.js";
 import { Queue } from "./queue.js";
 import { sampled, sessionId } from "./session.js";
-import { forget, getJSON, persist, recall, set } from "./storage.js";
-import type { Flags, MessageHost, MessageRenderer, Properties, ReplayHost, ReplayRecorder, StrataOptions, WireEvent } from "./types.js";
+import { forget, getJSON, persist, recall, set, settle, storeIn } from "./storage.js";
+import type { Flags, MessageHost, MessageRenderer, Properties, RemoteConfig, ReplayHost, ReplayRecorder, StrataOptions, WireEvent } from "./types.js";
 import { uuid } from "./uuid.js";
 
 /** The SDK's version, sent with every event as `$lib_version` (README.md, "What it sends"). */
@@ -23,6 +23,12 @@ export const TRAITS_KEY = "strata_traits";
  * optOut() was called (README.md, "Opting out").
  */
 export const OPT_OUT_KEY = "strata_opt_out";
+/**
+ * The distinct_id of an anonymous visitor's events in cookieless mode: the server derives
+ * the visitor from a daily-salted hash of the address, the user agent and the product
+ * (README.md, "Cookieless mode").
+ */
+export const COOKIELESS_ID = "$cookieless";
 /** At most this many events are kept for the message renderer while its script loads. */
 const EARLY_EVENTS = 50;
 
@@ -70,13 +76,26 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
    * (respectPrivacySignals): nothing is sent then.
    */
   private optedOut: boolean;
-  private readonly signalled: boolean;
+  private signalled: boolean;
+  /**
+   * Cookieless mode: nothing is stored in the browser, and anonymous events ask the
+   * server to derive the visitor (COOKIELESS_ID). Set by the `cookieless` option, or by
+   * the product's setting once the config answers.
+   */
+  private cookieless: boolean;
 
   constructor(options: StrataOptions) {
     this.options = options;
     this.host = (options.apiHost || location.origin).replace(/\/+$/, "");
     this.key = options.apiKey;
     this.nonce = options.nonce;
+    // Where this page load stores (storage.ts): nowhere in the browser in cookieless
+    // mode; held in memory while the product's settings decide it, that is when the page
+    // left `cookieless` unset, or left `respectPrivacySignals` unset and the browser sends
+    // a signal; in the browser otherwise.
+    this.cookieless = options.cookieless === true;
+    const pending = !this.cookieless && (options.cookieless == null || (options.respectPrivacySignals == null && privacySignal()));
+    storeIn(this.cookieless ? "memory" : pending ? "pending" : "browser");
     this.optedOut = recall(OPT_OUT_KEY) == "1";
     this.signalled = !!options.respectPrivacySignals && privacySignal();
     this.anonId = recall(ANON_KEY) || "";
@@ -97,6 +116,10 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
     // not tracked.
     if (this.silent()) this.queue.clear();
     this.flags = this.flagClient = new FlagClient(this);
+    if (pending) {
+      this.queue.hold(true);
+      void this.flagClient.config(this.distinctId()).then((c) => this.settle(c));
+    }
     // Deliver what is queued when the page is hidden: the last moment that is
     // reliable on mobile, where unload events may never fire.
     const hidden = () => document.visibilityState == "hidden" && this.flush();
@@ -127,8 +150,12 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
       void this.flagClient.config(this.distinctId()).then((c) => (c && c.messagesEnabled ? this.loadMessages() : (this.early = undefined)));
     }
     const rate = options.replaySampleRate;
-    if (options.replayEnabled && !this.silent() && sampled(sessionId(), rate == null ? 1 : rate)) {
-      void this.flagClient.config(this.distinctId()).then((c) => c && c.replay && this.load("replay", (create) => (this.replay = create(this))));
+    // A recording follows one session across page loads, which needs a stored session
+    // id: none in cookieless mode (README.md, "Cookieless mode").
+    if (options.replayEnabled && !this.silent() && !this.cookieless && sampled(sessionId(), rate == null ? 1 : rate)) {
+      void this.flagClient
+        .config(this.distinctId())
+        .then((c) => c && c.replay && !this.cookieless && !this.silent() && this.load("replay", (create) => (this.replay = create(this))));
       this.stop.push(() => this.replay && this.replay.stop());
     }
     if (options.autocapture !== false) {
@@ -160,7 +187,7 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
       persist(USER_KEY, userId);
       if (traits) set("localStorage", TRAITS_KEY, stringify(traits));
       this.flagClient.reset();
-      this.capture("$identify", { ...traits, $anon_distinct_id: this.anonId }, true);
+      this.capture("$identify", { ...traits, $anon_distinct_id: this.cookieless ? COOKIELESS_ID : this.anonId }, true);
       if (this.messages) this.messages.identified();
     } catch {
       // Never throw into the page.
@@ -316,7 +343,7 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
       const e: WireEvent = {
         uuid: uuid(),
         event_name: eventName,
-        distinct_id: this.distinctId(),
+        distinct_id: this.userId || (this.cookieless ? COOKIELESS_ID : this.anonId),
         timestamp: time.toISOString(),
         url,
         properties: {
@@ -324,7 +351,9 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
           ...properties,
           ...(!internal && this.experiment),
           $groups: Object.keys(this.groups).length ? this.groups : undefined,
-          $session_id: sessionId(time.getTime()),
+          // In cookieless mode the server's inactivity rule makes the sessions
+          // (docs/queries.md, "Sessions"): a session id would live for one page load.
+          $session_id: this.cookieless ? undefined : sessionId(time.getTime()),
           $lib: "strata-js",
           $lib_version: VERSION,
           $viewport_width: viewportWidth(),
@@ -339,6 +368,35 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
       else if (this.early && this.early.length < EARLY_EVENTS) this.early.push([eventName, e.properties, url]);
     } catch {
       // Never throw into the page.
+    }
+  }
+
+  /**
+   * settle applies the product's privacy settings from its config (undefined when the
+   * server could not be asked: then the page's options alone decide, and the browser's
+   * storage is used). The page's own options win over the product's.
+   */
+  private settle(c: RemoteConfig | undefined): void {
+    try {
+      const o = this.options;
+      if (o.respectPrivacySignals == null && c && c.respectPrivacySignals && privacySignal()) this.signalled = true;
+      this.cookieless = o.cookieless == null ? !!(c && c.cookieless) : o.cookieless;
+      if (this.cookieless) {
+        settle("memory");
+        // What was captured before the answer leaves as the mode would have sent it.
+        const anon = this.anonId;
+        this.queue.rewrite((e) => {
+          const p = { ...e.properties };
+          delete p.$session_id;
+          if (p.$anon_distinct_id == anon) p.$anon_distinct_id = COOKIELESS_ID;
+          return { ...e, distinct_id: e.distinct_id == anon ? COOKIELESS_ID : e.distinct_id, properties: p };
+        });
+      } else {
+        settle(this.silent() ? "discard" : "browser");
+      }
+      if (this.silent()) this.queue.clear();
+    } finally {
+      this.queue.hold(false);
     }
   }
 

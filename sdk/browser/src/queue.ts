@@ -38,6 +38,11 @@ export class Queue {
   /** uuids this tab owns in storage; entries written by other tabs are left alone. */
   private mine = new Set<string>();
   private busy = false;
+  /**
+   * Nothing is sent while the SDK waits for the product's privacy settings (hold), so
+   * that no event leaves with an id the settings would not allow.
+   */
+  private held = false;
   /** A write of the storage mirror is scheduled for the end of the current task. */
   private dirty = false;
   private attempt = 0;
@@ -80,7 +85,7 @@ export class Queue {
   flush(): void {
     clearTimeout(this.idleTimer);
     this.idleTimer = undefined;
-    if (navigator.onLine === false) return;
+    if (navigator.onLine === false || this.held) return;
     while (this.events.length) {
       const batch = this.take(BEACON_BYTES);
       // No beacon support, a bad URL or a page's wrapper that throws: fetch instead.
@@ -100,6 +105,21 @@ export class Queue {
     // Nothing stored, nothing to clear: a visitor who is not tracked gets no
     // storage written either.
     if (get("localStorage", QUEUE_KEY) !== null) this.write();
+  }
+
+  /**
+   * hold stops sending (true) until it is called with false, which sends what waited.
+   * A page closed meanwhile loses what was queued (it was neither sent nor stored).
+   */
+  hold(on: boolean): void {
+    this.held = on;
+    if (!on && this.events.length) this.schedule();
+  }
+
+  /** rewrite replaces every queued event with what `f` makes of it (cookieless mode's ids). */
+  rewrite(f: (e: WireEvent) => WireEvent): void {
+    this.events = this.events.map(f);
+    this.save();
   }
 
   /** destroy stops timers and listeners; the queue stays in storage. */
@@ -128,7 +148,7 @@ export class Queue {
 
   /** send posts the next batch unless one is already on its way or a retry is pending. */
   private send(): void {
-    if (this.busy || this.retryTimer || !this.events.length || navigator.onLine === false) return;
+    if (this.busy || this.held || this.retryTimer || !this.events.length || navigator.onLine === false) return;
     this.busy = true;
     void this.post(this.take(FETCH_BYTES), false).then((retry) => {
       this.busy = false;

@@ -50,9 +50,19 @@ export interface StrataOptions {
   /**
    * Honour the browser's privacy signals: when it sends Global Privacy Control or Do
    * Not Track, the SDK sends nothing and stores no id, as after `optOut()` (README.md,
-   * "Opting out"). Default false: the page decides, as its consent policy says.
+   * "Opting out"). Left unset, the product's setting in Settings decides (off by
+   * default); true or false here wins over it.
    */
   respectPrivacySignals?: boolean;
+  /**
+   * Cookieless mode (README.md, "Cookieless mode"): the SDK keeps nothing in cookies,
+   * localStorage or sessionStorage, and the server derives each anonymous visitor from a
+   * salted hash of the address, the user agent and the product that changes every day.
+   * `identify()` still works, for the page load. Left unset, the product's setting in
+   * Settings decides, and until the SDK has it nothing is stored or sent; true or false
+   * here wins over it (false: e.g. once the visitor consented to cookies).
+   */
+  cookieless?: boolean;
 }
 
 /** Free-form event properties; they must survive `JSON.stringify`. */

@@ -74,8 +74,9 @@ const instances: Strata[] = [];
 export function start(options: Partial<StrataOptions> = {}): Strata {
   // The message renderer is off unless a test turns it on: its config request
   // at start would be one more fetch in every other test.
-  // So is error tracking, which follows the config when left unset.
-  const s = new Strata({ apiKey: KEY, apiHost: HOST, autocapture: false, messages: false, errorTracking: false, ...options });
+  // So is error tracking, which follows the config when left unset, and the
+  // product's cookieless setting (cookieless.test.ts leaves it unset).
+  const s = new Strata({ apiKey: KEY, apiHost: HOST, autocapture: false, messages: false, errorTracking: false, cookieless: false, ...options });
   instances.push(s);
   return s;
 }

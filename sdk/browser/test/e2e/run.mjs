@@ -16,6 +16,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { harness } from "../../../../e2e/browser/harness.mjs";
+import { cookieless } from "./cookieless.mjs";
 import { csp } from "./csp.mjs";
 import { optOut, optOutPage } from "./optout.mjs";
 import { experiments, expPage } from "./experiments.mjs";
@@ -88,6 +89,9 @@ async function main() {
   // optOut(), optIn() and Global Privacy Control; E2E_ONLY=optout runs this part alone.
   const optOutArgs = { browser, check, site, api, waitFor };
   if (process.env.E2E_ONLY === "optout") return optOut(optOutArgs);
+  // Cookieless mode, on a server of its own; E2E_ONLY=cookieless runs this part alone.
+  await cookieless({ browser, check, startStrata, createTenant, queryClient, waitFor, cleanups });
+  if (process.env.E2E_ONLY === "cookieless") return;
 
   // Session replay (docs/replay.md); E2E_ONLY=replay runs this part alone.
   await replay({ browser, check, site, api, call: api.call, dataDir: strata.dataDir });
@@ -384,6 +388,7 @@ function createTenant(dataDir) {
     execFileSync(STRATA_BIN, [...args, "--data", dataDir], { env: { ...process.env, STRATA_DATA: "" }, encoding: "utf8" }).trim();
   const product = JSON.parse(cli("products", "create", "--name", "SDK e2e")).id;
   return {
+    product,
     key: cli("keys", "create", "--product", String(product)),
     token: cli("tokens", "create", "--product", String(product)),
   };
