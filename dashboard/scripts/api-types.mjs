@@ -35,7 +35,7 @@ const dashboardSchemas = [
   "BuildInfo", "ReplayList", "ReplayDetail", "ReplaysDeleted", "UserEventsResult", "LiveResult",
   "SharedLink", "SharedLinkList", "SharedLinkCreated", "ShareInfo",
   "Goal", "GoalList", "GoalCreate", "GoalsRequest", "GoalsResult",
-  "DataRetentionSettings", "DataRetentionUpdate",
+  "DataRetentionSettings", "DataRetentionUpdate", "PrivacySettings", "PrivacySettingsUpdate",
   "PersonDeletion", "AuditEntry", "AuditLogPage",
   "Role", "Membership", "Member", "MemberList", "Invite", "InviteList", "InviteCreated",
 ];

@@ -6,7 +6,7 @@ import type {
   ErrorGroupList, ErrorGroupMerge, ErrorGroupMerged, ErrorGroupStatus, ErrorGroupUnmerged, ErrorStatus, EventNames, Experiment, ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList,
   FlagList, FlagWrite, FunnelRequest, FunnelResult, GroupList, KeyCreated, KeyEnv, List, LiveVisitors, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult,
   MessageSettings, ReplayDetail, ReplayList, SavedQuery, Session, SessionsRequest, SessionsResult, Goal, GoalCreate, PersonDeletion, AuditLogPage, GoalsRequest, GoalsResult, ShareInfo, SharedLink, SharedLinkCreated, Sourcemap, SurveyResults,
-  TokenCreated, TrendRequest, TrendResult, UserEventsResult, Member, Invite, InviteCreated, Role, DataRetentionSettings, DataRetentionUpdate,
+  TokenCreated, TrendRequest, TrendResult, UserEventsResult, Member, Invite, InviteCreated, Role, DataRetentionSettings, DataRetentionUpdate, PrivacySettings, PrivacySettingsUpdate,
 } from "./types";
 
 /** ApiError is an error answer: the HTTP status and the body's code and message. */
@@ -162,6 +162,8 @@ export const api = {
   setProductTimeZone: (id: number, timeZone: string) => request<Product>("PATCH", `/api/v1/products/${enc(id)}`, { timeZone }),
   dataRetention: (id: number) => request<DataRetentionSettings>("GET", `/api/v1/products/${enc(id)}/retention`),
   setDataRetention: (id: number, r: DataRetentionUpdate) => request<DataRetentionSettings>("PUT", `/api/v1/products/${enc(id)}/retention`, r),
+  privacySettings: (id: number) => request<PrivacySettings>("GET", `/api/v1/products/${enc(id)}/privacy`),
+  setPrivacySettings: (id: number, v: PrivacySettingsUpdate) => request<PrivacySettings>("PUT", `/api/v1/products/${enc(id)}/privacy`, v),
 
   keys: (productId: number) => request<List<ApiKey>>("GET", `/api/v1/products/${enc(productId)}/keys`),
   createKey: (productId: number, env: KeyEnv) => request<KeyCreated>("POST", `/api/v1/products/${enc(productId)}/keys`, { env }),

@@ -29,6 +29,8 @@ export type Product = Schemas["Product"];
 /** A product's retention periods in days (0: the default), and the server's replay period. */
 export type DataRetentionSettings = Schemas["DataRetentionSettings"];
 export type DataRetentionUpdate = Schemas["DataRetentionUpdate"];
+export type PrivacySettings = Schemas["PrivacySettings"];
+export type PrivacySettingsUpdate = Schemas["PrivacySettingsUpdate"];
 export type ApiKey = Schemas["ApiKeyRecord"];
 export type QueryToken = Schemas["QueryTokenRecord"];
 export type KeyCreated = Schemas["KeyCreated"];

@@ -188,3 +188,35 @@ describe("roles on a product's settings", () => {
     expect(byText(admin, "button", "Revoke")).toBeDefined();
   });
 });
+
+describe("the Privacy card", () => {
+  it("shows the stored settings, says what cookieless mode cannot count, and saves both", async () => {
+    const calls = fakeFetch({
+      ...routes([]),
+      "GET /api/v1/products/3/privacy": { body: { cookieless: false, respectPrivacySignals: true } },
+      "PUT /api/v1/products/3/privacy": (call) => ({ body: call.body }),
+    });
+    const root = await mount(asRole("admin", <ProductSettings product={product} origin="https://x" admin onRenamed={() => {}} />));
+    const form = root.querySelector<HTMLFormElement>("form[aria-label='Privacy']")!;
+    const box = (name: string) => form.querySelector<HTMLInputElement>(`input[name=${name}]`)!;
+    expect(box("cookieless").checked).toBe(false);
+    expect(box("respectPrivacySignals").checked).toBe(true);
+    const button = form.querySelector<HTMLButtonElement>("button[type=submit]")!;
+    expect(button.disabled).toBe(true);
+    expect(root.querySelector("[data-testid=cookieless-counts]")).toBeNull();
+    await click(box("cookieless"));
+    expect(root.querySelector("[data-testid=cookieless-counts]")?.textContent).toContain("counts again");
+    expect(button.disabled).toBe(false);
+    await submit(form);
+    expect(calls.find((c) => c.method === "PUT")?.body).toEqual({ cookieless: true, respectPrivacySignals: true });
+    expect(root.querySelector("[data-testid=privacy-settings]")?.textContent).toContain("Saved.");
+  });
+
+  it("shows a member the card without its form, and asks the server nothing", async () => {
+    const calls = fakeFetch(routes([]));
+    const root = await mount(asRole("member", <ProductSettings product={product} origin="https://x" admin={false} onRenamed={() => {}} />));
+    expect(root.querySelector("[data-testid=privacy-settings-admin-only]")).not.toBeNull();
+    expect(root.querySelector("form[aria-label='Privacy']")).toBeNull();
+    expect(calls.filter((c) => c.path.includes("/privacy"))).toEqual([]);
+  });
+});

@@ -7,6 +7,7 @@ import { SharedLinks } from "../components/SharedLinks";
 import { GoalSettings } from "../components/GoalSettings";
 import { DataRetention } from "../components/DataRetention";
 import { PeopleData } from "../components/PeopleData";
+import { PrivacySettings } from "../components/PrivacySettings";
 import { RowActions, Table } from "../components/Table";
 import { capitalise, when } from "../format";
 import { useAllows } from "../roles";
@@ -150,6 +151,7 @@ export function ProductSettings(props: { product: Product; origin: string; admin
       <GoalSettings productId={product.id} />
 
       <DataRetention productId={product.id} />
+      <PrivacySettings productId={product.id} />
       <PeopleData productId={product.id} />
 
       {revoking ? (

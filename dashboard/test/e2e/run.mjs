@@ -38,6 +38,7 @@
 // teammates: an invite made in Settings → Members accepted in a second browser, a viewer's
 // hidden controls and refused write, the password form (members.mjs, E2E_ONLY=members);
 // the products' data retention set in Settings, an old event dropped, a viewer's card (retention.mjs);
+// the Privacy card: cookieless mode and privacy signals saved, a member's card (cookieless.mjs);
 // the People data card: export, deletion, audit log, hidden from a viewer (privacy.mjs, E2E_ONLY=privacy);
 // E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=goals, E2E_ONLY=timezone, E2E_ONLY=filters, E2E_ONLY=retention or E2E_ONLY=replays,users runs those parts alone
 // (E2E_ONLY=main the main run without error tracking, sources, overview, geo).
@@ -75,6 +76,7 @@ import { timeZonePages } from "./timezone.mjs";
 import { filterPages } from "./filters.mjs";
 import { memberPages } from "./members.mjs";
 import { retentionPages } from "./retention.mjs";
+import { cookielessPages } from "./cookieless.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = join(here, "..", "..");
@@ -119,6 +121,7 @@ async function main() {
       members: memberPages,
       retention: retentionPages,
       privacy: privacyPages,
+      cookieless: cookielessPages,
     };
     const unknown = only.filter((p) => !parts[p]);
     if (unknown.length) throw new Error(`E2E_ONLY names no part ${unknown.join(", ")}; the parts are ${Object.keys(parts).join(", ")}`);
@@ -147,6 +150,7 @@ async function main() {
   await privacyPages(browser, h);
   await memberPages(browser, h);
   await retentionPages(browser, h);
+  await cookielessPages(browser, h);
 }
 
 /** The main run, on a server started without the error-tracking flag. */
