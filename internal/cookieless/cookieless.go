@@ -55,18 +55,18 @@ func (v *Visitors) ID(now time.Time, product int64, addr netip.Addr, userAgent s
 	if err != nil {
 		return "", err
 	}
-	h := sha256.New()
-	h.Write(salt)
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(product))
-	h.Write(b[:])
+	// The input is built in a buffer on the stack for the usual user
+	// agent (a few hundred bytes), so a derivation allocates only its id.
+	var stack [512]byte
+	in := append(stack[:0], salt...)
+	in = binary.BigEndian.AppendUint64(in, uint64(product))
 	a := addr.Unmap().As16()
-	h.Write(a[:])
-	h.Write([]byte(userAgent))
-	var sum [sha256.Size]byte
+	in = append(in, a[:]...)
+	in = append(in, userAgent...)
+	sum := sha256.Sum256(in)
 	var out [len(IDPrefix) + 32]byte
 	copy(out[:], IDPrefix)
-	hex.Encode(out[len(IDPrefix):], h.Sum(sum[:0])[:16])
+	hex.Encode(out[len(IDPrefix):], sum[:16])
 	return string(out[:]), nil
 }
 

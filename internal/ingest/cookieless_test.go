@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -82,5 +83,45 @@ func TestCookielessVisitor(t *testing.T) {
 				t.Errorf("%s: event %d refused with %s; want %s", name, r.Index, r.Code, RejectCookieless)
 			}
 		}
+	}
+}
+
+// BenchmarkCookieless measures Process on a 500-event batch of one browser
+// whose events choose their distinct_id, and of one in cookieless mode,
+// whose ids the pipeline derives (the day's salt held in memory after the
+// first batch): what the mode costs ingest (docs/benchmarks.md,
+// "Cookieless mode at ingest").
+func BenchmarkCookieless(b *testing.B) {
+	visitors := &cookieless.Visitors{Salts: duckdbtest.Open(b)}
+	for _, mode := range []string{"chosen", "cookieless"} {
+		b.Run(mode, func(b *testing.B) {
+			var batch []map[string]any
+			for i := 0; i < 500; i++ {
+				id := fmt.Sprintf("user_%d", i)
+				if mode == "cookieless" {
+					id = analytics.CookielessID
+				}
+				batch = append(batch, map[string]any{"event_name": "$pageview", "distinct_id": id, "timestamp": "2026-11-23T10:00:00.123Z",
+					"url": "https://shop.example.com/pricing?utm_source=newsletter", "referrer": "https://www.google.com/",
+					"properties": map[string]any{"plan": "pro", "$viewport_width": 1280}})
+			}
+			body, _ := json.Marshal(map[string]any{"batch": batch})
+			p := &Pipeline{UA: ua.NewParser(1000, bots.Default()), Visitors: visitors}
+			req := Request{Product: 1, Env: analytics.EnvLive, ReceivedAt: time.Now(), ClientAddr: netip.MustParseAddr("203.0.113.7"),
+				UserAgent: "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"}
+			b.ReportAllocs()
+			for b.Loop() {
+				env, err := ParseEnvelope(body)
+				if err != nil {
+					b.Fatal(err)
+				}
+				acc, rej := p.Process(env, req)
+				if len(acc) != 500 || len(rej) != 0 {
+					b.Fatalf("accepted %d, rejected %v", len(acc), rej)
+				}
+				Release(acc)
+			}
+			b.ReportMetric(float64(b.N*500)/b.Elapsed().Seconds(), "events/s")
+		})
 	}
 }

@@ -87,6 +87,13 @@ type Request struct {
 	location geo.Location
 }
 
+// derivedVisitor is the last cookieless visitor derived for a request
+// and the user agent it was derived for (cookielessVisitor): the events
+// of one request share the address and, mostly, the user agent, so one
+// hash serves them all. Process keeps it on its stack and passes it
+// apart from the Request, whose contents the events keep.
+type derivedVisitor struct{ userAgent, id string }
+
 // Pending is an accepted event on its way to the writer. ClientUUID tells
 // the writer whether the uuid came from the client and so may be a retry
 // worth deduplicating.
@@ -124,6 +131,7 @@ func (p *Pipeline) Process(env Envelope, req Request) ([]Pending, []Rejection) {
 	var rejected []Rejection
 	// Every event of a request comes from one client: one lookup.
 	req.location = p.Geo.Lookup(req.ClientAddr)
+	var visitor derivedVisitor
 	for i := 0; i < env.Len(); i++ {
 		// Each event is built in its slot: a Pending is over 400 bytes,
 		// and one built apart would be a second allocation and a copy.
@@ -131,11 +139,11 @@ func (p *Pipeline) Process(env Envelope, req Request) ([]Pending, []Rejection) {
 		ev := &accepted[len(accepted)-1]
 		var rej *Rejection
 		if env.events != nil {
-			rej = p.event(ev, &env.events[i], i, env.SentAt, req)
+			rej = p.event(ev, &env.events[i], i, env.SentAt, req, &visitor)
 		} else if w, r := decodeEvent(env.Batch[i]); r != nil {
 			rej = r
 		} else {
-			rej = p.event(ev, &w, i, env.SentAt, req)
+			rej = p.event(ev, &w, i, env.SentAt, req, &visitor)
 		}
 
 		if rej != nil {
@@ -178,7 +186,7 @@ func Release(accepted []Pending) {
 
 // event runs the steps for one decoded event into out: validate, time,
 // identity, enrich. The first failing step rejects the event.
-func (p *Pipeline) event(out *Pending, w *wireEvent, index int, sentAt time.Time, req Request) *Rejection {
+func (p *Pipeline) event(out *Pending, w *wireEvent, index int, sentAt time.Time, req Request, visitor *derivedVisitor) *Rejection {
 	out.Index = index
 	var rej *Rejection
 	e := &out.Event
@@ -253,7 +261,7 @@ func (p *Pipeline) event(out *Pending, w *wireEvent, index int, sentAt time.Time
 		e.Country, e.Region, e.City = req.location.Country, req.location.Region, req.location.City
 	}
 	if e.DistinctID == analytics.CookielessID || e.Name == "$identify" && bytes.Contains(props, cookielessValue) {
-		if props, rej = p.cookielessVisitor(e, props, req); rej != nil {
+		if props, rej = p.cookielessVisitor(e, props, req, visitor); rej != nil {
 			return rej
 		}
 	}
@@ -583,7 +591,7 @@ var cookielessValue = []byte(`"` + analytics.CookielessID + `"`)
 // anonymous events of the day stay linked to the user. An event without
 // an address to derive from, or whose day's salt cannot be read, is
 // refused rather than stored under the reserved id.
-func (p *Pipeline) cookielessVisitor(e *analytics.Event, props json.RawMessage, req Request) (json.RawMessage, *Rejection) {
+func (p *Pipeline) cookielessVisitor(e *analytics.Event, props json.RawMessage, req Request, last *derivedVisitor) (json.RawMessage, *Rejection) {
 	anon := e.Name == "$identify" && anonIsCookieless(props)
 	if e.DistinctID != analytics.CookielessID && !anon {
 		return props, nil
@@ -591,9 +599,15 @@ func (p *Pipeline) cookielessVisitor(e *analytics.Event, props json.RawMessage, 
 	if p.Visitors == nil || !req.ClientAddr.IsValid() {
 		return props, reject(RejectCookieless, "The value %s asks the server to derive the visitor, which this server cannot do (no client address).", analytics.CookielessID)
 	}
-	id, err := p.Visitors.ID(req.ReceivedAt, req.Product, req.ClientAddr, e.UserAgent)
-	if err != nil {
-		return props, reject(RejectCookieless, "The value %s asks the server to derive the visitor, and the server could not read the day's salt; send the event again later.", analytics.CookielessID)
+	id := ""
+	if last.id != "" && last.userAgent == e.UserAgent {
+		id = last.id
+	} else {
+		var err error
+		if id, err = p.Visitors.ID(req.ReceivedAt, req.Product, req.ClientAddr, e.UserAgent); err != nil {
+			return props, reject(RejectCookieless, "The value %s asks the server to derive the visitor, and the server could not read the day's salt; send the event again later.", analytics.CookielessID)
+		}
+		*last = derivedVisitor{userAgent: e.UserAgent, id: id}
 	}
 	if e.DistinctID == analytics.CookielessID {
 		e.DistinctID = id
