@@ -7,7 +7,7 @@
 // their change. Screenshots at 1280 and 390 px: privacy-settings.png,
 // privacy-settings-phone.png, privacy-settings-member.png.
 // E2E_ONLY=cookieless runs it alone.
-import { setUpOwner } from "./owner.mjs";
+import { joinAs, setUpOwner } from "./owner.mjs";
 import { watchedPage } from "./page.mjs";
 
 /** cookielessPages runs the checks; `h` is the harness's (see run.mjs). */
@@ -59,22 +59,8 @@ export async function cookielessPages(browser, h) {
   await atPhoneWidth("the Settings page with the Privacy card", "privacy-settings-phone");
 
   // A member, invited through the API and joined in a browser of their own.
-  const link = await page.evaluate(async (pid) => {
-    const ws = (await (await fetch(`/api/v1/products/${pid}`)).json()).workspaceId;
-    const r = await fetch(`/api/v1/workspaces/${ws}/invites`, {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ email: "member@example.com", role: "member" }),
-    });
-    return (await r.json()).url;
-  }, productId);
-  const member = await watchedPage(browser, h, { width: 1280, height: 900 });
+  const member = await joinAs(browser, h, page, productId, "member@example.com", "member");
   const m = member.page;
-  await m.goto(link);
-  await m.getByLabel("Password", { exact: true }).fill("the member's password");
-  await m.getByLabel("Repeat the password").fill("the member's password");
-  await m.getByRole("button", { name: "Join" }).click();
-  await m.getByRole("heading", { name: "Overview" }).waitFor();
   await h.check("a member finds the card without its form, and the server refuses their change", async () => {
     await m.goto(`${strata.url}/settings/products/${productId}?product=${productId}`);
     await m.getByTestId("privacy-settings-admin-only").waitFor();

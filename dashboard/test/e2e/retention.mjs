@@ -9,7 +9,7 @@
 // without its form. Screenshots at 1280 and 390 px: retention-settings.png,
 // retention-confirm.png, retention-settings-phone.png, retention-viewer.png.
 // E2E_ONLY=retention runs it alone.
-import { setUpOwner } from "./owner.mjs";
+import { joinAs, setUpOwner } from "./owner.mjs";
 import { watchedPage } from "./page.mjs";
 
 /** retentionPages runs the checks; `h` is the harness's (see run.mjs). */
@@ -92,22 +92,8 @@ export async function retentionPages(browser, h) {
   await atPhoneWidth("the Settings page with the retention card", "retention-settings-phone");
 
   // A viewer, invited through the API and joined in a browser of their own.
-  const link = await page.evaluate(async (pid) => {
-    const ws = (await (await fetch(`/api/v1/products/${pid}`)).json()).workspaceId;
-    const r = await fetch(`/api/v1/workspaces/${ws}/invites`, {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ email: "viewer@example.com", role: "viewer" }),
-    });
-    return (await r.json()).url;
-  }, productId);
-  const viewer = await watchedPage(browser, h, { width: 1280, height: 900 });
+  const viewer = await joinAs(browser, h, page, productId, "viewer@example.com", "viewer");
   const v = viewer.page;
-  await v.goto(link);
-  await v.getByLabel("Password", { exact: true }).fill("the viewer's password");
-  await v.getByLabel("Repeat the password").fill("the viewer's password");
-  await v.getByRole("button", { name: "Join" }).click();
-  await v.getByRole("heading", { name: "Overview" }).waitFor();
   await h.check("a viewer finds the card without its form, and the server refuses their change", async () => {
     await v.goto(`${strata.url}/settings/products/${productId}?product=${productId}`);
     await v.getByTestId("retention-admin-only").waitFor();

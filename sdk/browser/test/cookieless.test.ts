@@ -5,18 +5,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ANON_KEY, COOKIELESS_ID, USER_KEY } from "../src/client";
 import { FLUSH_DELAY } from "../src/queue";
-import { accepted, net, reload, start } from "./helpers";
+import { accepted, net, reload, sent, start } from "./helpers";
 
-let seen = 0;
-
-/** sent returns the events posted since the last call. */
-async function sent() {
-  await vi.advanceTimersByTimeAsync(FLUSH_DELAY);
-  const all = net.events();
-  const fresh = all.slice(seen);
-  seen = all.length;
-  return fresh;
-}
 
 /** stores lists every key in both storages and the cookies. */
 function stores(): string[] {
@@ -36,7 +26,6 @@ function config(settings: { cookieless?: boolean; respectPrivacySignals?: boolea
 }
 
 afterEach(() => {
-  seen = 0;
   delete (navigator as unknown as Record<string, unknown>).globalPrivacyControl;
 });
 
@@ -121,9 +110,7 @@ describe("the product's setting", () => {
       vi.useFakeTimers();
       localStorage.clear();
       sessionStorage.clear();
-      net.fetches = [];
-      seen = 0;
-      config(answer);
+          config(answer);
       const s = reload({ cookieless: undefined });
       s.track("page");
       s.identify("user-3");

@@ -2,6 +2,7 @@
 // each test sees exactly what the SDK would put on the wire.
 import { afterEach, beforeEach, vi } from "vitest";
 import { Strata } from "../src/client";
+import { FLUSH_DELAY } from "../src/queue";
 import type { StrataOptions, WireEvent } from "../src/types";
 
 export const KEY = "st_live_4kQ2xY8pLm0ZrT6vBn3sWc9dFh1jKa7E";
@@ -70,6 +71,18 @@ export class MemoryStorage {
 
 const instances: Strata[] = [];
 
+/** How many of net.events() sent() has returned so far in this test. */
+let seen = 0;
+
+/** sent lets the queue's delay pass and returns the events posted since the last call. */
+export async function sent(): Promise<WireEvent[]> {
+  await vi.advanceTimersByTimeAsync(FLUSH_DELAY);
+  const all = net.events();
+  const fresh = all.slice(seen);
+  seen = all.length;
+  return fresh;
+}
+
 /** start makes an SDK instance that is destroyed after the test. */
 export function start(options: Partial<StrataOptions> = {}): Strata {
   // The message renderer is off unless a test turns it on: its config request
@@ -96,6 +109,7 @@ export function stored(): WireEvent[] {
 }
 
 beforeEach(() => {
+  seen = 0;
   for (const area of ["localStorage", "sessionStorage"]) {
     Object.defineProperty(window, area, { value: new MemoryStorage(), configurable: true });
   }

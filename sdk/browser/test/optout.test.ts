@@ -2,19 +2,8 @@
 // Privacy Control, Do Not Track) when the page asks to honour them.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ANON_KEY, OPT_OUT_KEY } from "../src/client";
-import { FLUSH_DELAY } from "../src/queue";
-import { net, reload, start, stored } from "./helpers";
+import { net, reload, sent, start, stored } from "./helpers";
 
-let seen = 0;
-
-/** sent returns the events posted since the last call. */
-async function sent() {
-  await vi.advanceTimersByTimeAsync(FLUSH_DELAY);
-  const all = net.events();
-  const fresh = all.slice(seen);
-  seen = all.length;
-  return fresh;
-}
 
 /** signal makes the browser send a privacy signal for the test. */
 function signal(name: "globalPrivacyControl" | "doNotTrack", value: unknown) {
@@ -22,7 +11,6 @@ function signal(name: "globalPrivacyControl" | "doNotTrack", value: unknown) {
 }
 
 afterEach(() => {
-  seen = 0;
   for (const name of ["globalPrivacyControl", "doNotTrack"]) delete (navigator as unknown as Record<string, unknown>)[name];
 });
 
