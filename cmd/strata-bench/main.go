@@ -39,46 +39,48 @@ import (
 
 func main() {
 	var (
-		bin       = flag.String("strata", "bin/strata", "path to the strata binary")
-		duration  = flag.Duration("duration", 20*time.Second, "length of each load phase")
-		conns     = flag.Int("conns", 8, "concurrent connections for batch load")
-		single    = flag.Int("single-conns", 256, "concurrent connections for single-event load (many independent browsers)")
-		srvArgs   = flag.String("server-args", "", "extra flags for strata serve, space-separated")
-		batch     = flag.Int("batch", 500, "events per batch request")
-		ceilingN  = flag.Int("ceiling-events", 2_000_000, "events for the raw appender ceiling")
-		target    = flag.String("url", "", "load an already running server at this URL (with -key) and only that; for profiling")
-		key       = flag.String("key", "", "API key for -url")
-		suite     = flag.String("suite", "all", "which benchmarks to run: ingest, requests, queries, flags, messages, middleware, errors, all, or heavy or forget (not part of all)")
-		fData     = flag.String("forget-data", "", "the forget suite's embedded data directory of events, which it deletes persons from: give it a copy")
-		fEvents   = flag.Int("forget-clickhouse-events", 10_000_000, "events the forget suite generates in ClickHouse; 0 skips ClickHouse")
-		qEvents   = flag.String("query-events", "10000000,50000000", "events for the query benchmark, a comma-separated list of sizes each run in turn")
-		qUsers    = flag.String("query-users", "", "users for each size of -query-events, comma-separated; empty: one per 20 events")
-		qOld      = flag.String("strata-old", "", "the previous build's strata binary: the queries suite times it on the same data, side by side")
-		qData     = flag.String("query-data", "", "keep the queries suite's data directories under this directory (one per size, named by its event count) and query them again on later runs of the same day instead of loading")
-		qPlain    = flag.Bool("query-plain", true, "also time the hand-written SQL funnel in process (the queries suite)")
-		qDays     = flag.Int("query-days", 30, "days the query benchmark's events span")
-		qRuns     = flag.Int("query-runs", 7, "timed runs of each query (the median is reported)")
-		qKeep     = flag.Bool("query-keep", false, "keep the query benchmark's data directory for inspection")
-		qCH       = flag.Bool("query-clickhouse", true, "also run the query benchmark on a local clickhouse-server, when installed")
-		hEvents   = flag.Int("heavy-events", 1_000_000, "events for the heavy-query benchmark")
-		hUsers    = flag.Int("heavy-users", 50_000, "users for the heavy-query benchmark")
-		hConc     = flag.Int("heavy-concurrency", 50, "queries sent at once in each burst of the heavy-query benchmark")
-		hRounds   = flag.Int("heavy-rounds", 1, "bursts of each heavy query")
-		hIngest   = flag.Int("heavy-ingest", 0, "connections posting 500-event batches during each burst of the heavy-query benchmark (0: none)")
-		fPart     = flag.String("flags-part", "all", "which part of the flags benchmark to run: config, results or all")
-		bareAddr  = flag.String("bare-addr", "", "serve the bare fasthttp handler of the requests benchmark on this address, and nothing else (used by that benchmark)")
-		hData     = flag.String("heavy-data", "", "query this data directory, loaded by an earlier heavy run with -query-keep, instead of loading a new one")
-		hPart     = flag.String("heavy-part", "all", "which part of the heavy suite to run: bursts (concurrent heavy queries), queries (the query benchmark at -heavy-query-events, loaded in process) or all")
-		hqEvents  = flag.Int("heavy-query-events", 100_000_000, "events for the heavy suite's query benchmark")
-		hqUsers   = flag.Int("heavy-query-users", 5_000_000, "users for the heavy suite's query benchmark")
-		xff       = flag.String("forwarded-for", "", "comma-separated addresses the Go client's /e requests carry as X-Forwarded-For, one per request in turn; with -server-args \"--trusted-proxies 127.0.0.1/32\" each batch is located by a public address, as behind a proxy (docs/benchmarks.md, \"Geography at ingest\")")
-		qOverview = flag.Bool("query-overview-only", false, "time only the whole Overview (every request of the page at once, for two ranges), not the list of queries")
-		qLoad     = flag.String("query-load", "http", "how the queries suite loads its events: http (through POST /e, timed) or direct (in process, through the ingest pipeline, minutes for 100 M events; ClickHouse, if run, then loaded in process too and timed on the whole Overview alone)")
+		bin        = flag.String("strata", "bin/strata", "path to the strata binary")
+		duration   = flag.Duration("duration", 20*time.Second, "length of each load phase")
+		conns      = flag.Int("conns", 8, "concurrent connections for batch load")
+		single     = flag.Int("single-conns", 256, "concurrent connections for single-event load (many independent browsers)")
+		srvArgs    = flag.String("server-args", "", "extra flags for strata serve, space-separated")
+		batch      = flag.Int("batch", 500, "events per batch request")
+		ceilingN   = flag.Int("ceiling-events", 2_000_000, "events for the raw appender ceiling")
+		target     = flag.String("url", "", "load an already running server at this URL (with -key) and only that; for profiling")
+		key        = flag.String("key", "", "API key for -url")
+		suite      = flag.String("suite", "all", "which benchmarks to run: ingest, requests, queries, flags, messages, middleware, errors, all, or heavy or forget (not part of all)")
+		fData      = flag.String("forget-data", "", "the forget suite's embedded data directory of events, which it deletes persons from: give it a copy")
+		fEvents    = flag.Int("forget-clickhouse-events", 10_000_000, "events the forget suite generates in ClickHouse; 0 skips ClickHouse")
+		qEvents    = flag.String("query-events", "10000000,50000000", "events for the query benchmark, a comma-separated list of sizes each run in turn")
+		qUsers     = flag.String("query-users", "", "users for each size of -query-events, comma-separated; empty: one per 20 events")
+		qOld       = flag.String("strata-old", "", "the previous build's strata binary: the queries suite times it on the same data, side by side")
+		qData      = flag.String("query-data", "", "keep the queries suite's data directories under this directory (one per size, named by its event count) and query them again on later runs of the same day instead of loading")
+		qPlain     = flag.Bool("query-plain", true, "also time the hand-written SQL funnel in process (the queries suite)")
+		qDays      = flag.Int("query-days", 30, "days the query benchmark's events span")
+		qRuns      = flag.Int("query-runs", 7, "timed runs of each query (the median is reported)")
+		qKeep      = flag.Bool("query-keep", false, "keep the query benchmark's data directory for inspection")
+		qCH        = flag.Bool("query-clickhouse", true, "also run the query benchmark on a local clickhouse-server, when installed")
+		hEvents    = flag.Int("heavy-events", 1_000_000, "events for the heavy-query benchmark")
+		hUsers     = flag.Int("heavy-users", 50_000, "users for the heavy-query benchmark")
+		hConc      = flag.Int("heavy-concurrency", 50, "queries sent at once in each burst of the heavy-query benchmark")
+		hRounds    = flag.Int("heavy-rounds", 1, "bursts of each heavy query")
+		hIngest    = flag.Int("heavy-ingest", 0, "connections posting 500-event batches during each burst of the heavy-query benchmark (0: none)")
+		fPart      = flag.String("flags-part", "all", "which part of the flags benchmark to run: config, results or all")
+		bareAddr   = flag.String("bare-addr", "", "serve the bare fasthttp handler of the requests benchmark on this address, and nothing else (used by that benchmark)")
+		hData      = flag.String("heavy-data", "", "query this data directory, loaded by an earlier heavy run with -query-keep, instead of loading a new one")
+		hPart      = flag.String("heavy-part", "all", "which part of the heavy suite to run: bursts (concurrent heavy queries), queries (the query benchmark at -heavy-query-events, loaded in process) or all")
+		hqEvents   = flag.Int("heavy-query-events", 100_000_000, "events for the heavy suite's query benchmark")
+		hqUsers    = flag.Int("heavy-query-users", 5_000_000, "users for the heavy suite's query benchmark")
+		cookieless = flag.Bool("cookieless", false, "send every ingest event with distinct_id $cookieless, as the browser SDK in cookieless mode does, so that the server derives each visitor (docs/benchmarks.md, \"Cookieless mode at ingest\")")
+		xff        = flag.String("forwarded-for", "", "comma-separated addresses the Go client's /e requests carry as X-Forwarded-For, one per request in turn; with -server-args \"--trusted-proxies 127.0.0.1/32\" each batch is located by a public address, as behind a proxy (docs/benchmarks.md, \"Geography at ingest\")")
+		qOverview  = flag.Bool("query-overview-only", false, "time only the whole Overview (every request of the page at once, for two ranges), not the list of queries")
+		qLoad      = flag.String("query-load", "http", "how the queries suite loads its events: http (through POST /e, timed) or direct (in process, through the ingest pipeline, minutes for 100 M events; ClickHouse, if run, then loaded in process too and timed on the whole Overview alone)")
 	)
 	flag.Parse()
 	if *xff != "" {
 		forwardedFor = strings.Split(*xff, ",")
 	}
+	cookielessIDs = *cookieless
 	serverArgs = strings.Fields(*srvArgs)
 	sizes, userCounts, err := querySizes(*qEvents, *qUsers)
 	if err != nil {
@@ -519,6 +521,10 @@ var agents = []string{
 
 const uuidSlot = "00000000-0000-0000-0000-000000000000"
 
+// cookielessIDs is -cookieless: the ingest events ask the server to
+// derive their visitors.
+var cookielessIDs bool
+
 func newTemplate(n int) *template {
 	t := &template{n: n}
 	var b bytes.Buffer
@@ -535,6 +541,9 @@ func newTemplate(n int) *template {
 			"referrer":    "https://www.google.com/",
 			"user_agent":  agents[i%len(agents)],
 			"properties":  map[string]any{"plan": "pro", "price": 49.5, "items": i % 5, "ab": map[string]any{"variant": "b"}},
+		}
+		if cookielessIDs {
+			ev["distinct_id"] = "$cookieless"
 		}
 		js, _ := json.Marshal(ev)
 		// The uuid goes first so that its slot is easy to find.
