@@ -115,14 +115,32 @@ func (s *Store) sessions(ctx context.Context, q analytics.SessionsQuery, kept ti
 	if !kept.IsZero() {
 		visits = "(SELECT * FROM v UNION ALL " + keptVisits(&b, q, kept) + ") AS v"
 	}
-	stats := "count(*), sum(bounce)::BIGINT, sum(pv)::BIGINT, sum(dur)::BIGINT"
-	// Visitors as bits of the dense ids (uniqueUsers): a hash of 2.8 M
-	// kept visits' users took most of the totals' time at 10 M events.
-	b.Write(" SELECT 0 AS part, NULL::TIMESTAMP, '', ", stats, ", coalesce(", s.uniqueUsers(q.ProductID, 1, true), ", 0) FROM ", visits,
-		" UNION ALL SELECT 1, ", b.bucketOf(q.EventRange, q.Interval, b.local(q.EventRange, "start", q.From, q.To), nil, ""), " AS bucket, '', ", stats, ", 0 FROM ", visits, " GROUP BY bucket")
-	for part, col := range []string{"entry", "exit"} {
-		b.Printf(" UNION ALL (SELECT %d, NULL::TIMESTAMP, %s, %s, 0 FROM %s WHERE %s IS NOT NULL GROUP BY %s ORDER BY count(*) DESC, %s LIMIT %s)",
-			part+2, col, stats, visits, col, col, col, b.arg(q.Limit))
+	// One pass over the visits for the buckets, the entry pages and the
+	// exit pages: c counts the visits by all three at once (a few
+	// thousand groups where paths are few), and the three groupings are
+	// sums of c's rows. Each was its own read of the visits and its own
+	// aggregate, and the kept visits' columns, the two paths above all,
+	// were read and hashed twice: 20-25 % of the statement at 10 M events
+	// (docs/benchmarks.md, "Sessions in one pass"; GROUPING SETS over the
+	// visits themselves was half as slow again). The totals are the
+	// buckets' sums, taken in Go: every visit starts in the range and so
+	// in one bucket. The visitors are one more read, of the users alone:
+	// bits of the dense ids (uniqueUsers), where a hash of 2.8 M kept
+	// visits' users took most of the totals' time.
+	b.Write(", c AS MATERIALIZED (SELECT bucket, entry, exit, count(*) AS n, sum(bounce)::BIGINT AS bounces,",
+		" sum(pv)::BIGINT AS pv, sum(dur)::BIGINT AS dur FROM (SELECT ",
+		b.bucketOf(q.EventRange, q.Interval, b.local(q.EventRange, "start", q.From, q.To), nil, ""), " AS bucket, entry, exit, bounce, pv, dur",
+		" FROM ", visits, ") GROUP BY bucket, entry, exit)",
+		// GROUPING is a mask of the columns a set does not group by, the
+		// first the highest bit: 3 is the buckets' set, 5 the entry
+		// pages', 6 the exit pages'.
+		", a AS MATERIALIZED (SELECT GROUPING(bucket, entry, exit) AS gs, bucket, coalesce(entry, exit) AS path, sum(n)::BIGINT AS n,",
+		" sum(bounces)::BIGINT AS bounces, sum(pv)::BIGINT AS pv, sum(dur)::BIGINT AS dur FROM c GROUP BY GROUPING SETS ((bucket), (entry), (exit)))",
+		" SELECT 0 AS part, NULL::TIMESTAMP, '', 0, 0, 0, 0, coalesce(", s.uniqueUsers(q.ProductID, 1, true), ", 0) FROM ", visits,
+		" UNION ALL SELECT 1, bucket, '', n, bounces, pv, dur, 0 FROM a WHERE gs = 3")
+	for part, gs := range []int{5, 6} {
+		b.Printf(" UNION ALL (SELECT %d, NULL::TIMESTAMP, path, n, bounces, pv, dur, 0 FROM a WHERE gs = %d AND path IS NOT NULL ORDER BY n DESC, path LIMIT %s)",
+			part+2, gs, b.arg(q.Limit))
 	}
 	rows, err := s.query(ctx, &b)
 	if err != nil {
@@ -143,9 +161,13 @@ func (s *Store) sessions(ctx context.Context, q analytics.SessionsQuery, kept ti
 		st.Bounces, st.Pageviews, st.DurationMicros = bounces.Int64, pv.Int64, dur.Int64
 		switch part {
 		case 0:
-			res.Totals, res.Visitors = st, visitors
+			res.Visitors = visitors
 		case 1:
 			res.Buckets = append(res.Buckets, analytics.SessionBucket{Bucket: bucket.Time.UTC(), SessionStats: st})
+			res.Totals.Visits += st.Visits
+			res.Totals.Bounces += st.Bounces
+			res.Totals.Pageviews += st.Pageviews
+			res.Totals.DurationMicros += st.DurationMicros
 		case 2:
 			res.Entry = append(res.Entry, analytics.SessionPage{Path: path, SessionStats: st})
 		case 3:
