@@ -111,9 +111,10 @@ func (s *Store) sessions(ctx context.Context, q analytics.SessionsQuery, kept ti
 	// reads only the columns it needs) rather than added to v: copying
 	// 2.8 M kept visits into v took most of the statement's time at 10 M
 	// events (docs/benchmarks.md, "One pass for each breakdown").
-	visits := "v"
+	visits, users := "v", "v"
 	if !kept.IsZero() {
 		visits = "(SELECT * FROM v UNION ALL " + keptVisits(&b, q, kept) + ") AS v"
+		users = "(SELECT uid FROM v UNION ALL " + s.keptUsers(q.ProductID, keptWhere(&b, q, kept)) + ") AS v"
 	}
 	// One pass over the visits for the buckets, the entry pages and the
 	// exit pages: c counts the visits by all three at once (a few
@@ -124,9 +125,9 @@ func (s *Store) sessions(ctx context.Context, q analytics.SessionsQuery, kept ti
 	// (docs/benchmarks.md, "Sessions in one pass"; GROUPING SETS over the
 	// visits themselves was half as slow again). The totals are the
 	// buckets' sums, taken in Go: every visit starts in the range and so
-	// in one bucket. The visitors are one more read, of the users alone:
-	// bits of the dense ids (uniqueUsers), where a hash of 2.8 M kept
-	// visits' users took most of the totals' time.
+	// in one bucket. The visitors are one more read, of the users alone
+	// (keptUsers), counted as bits of the dense ids (uniqueUsers), where a
+	// hash of 2.8 M kept visits' users took most of the totals' time.
 	b.Write(", c AS MATERIALIZED (SELECT bucket, entry, exit, count(*) AS n, sum(bounce)::BIGINT AS bounces,",
 		" sum(pv)::BIGINT AS pv, sum(dur)::BIGINT AS dur FROM (SELECT ",
 		b.bucketOf(q.EventRange, q.Interval, b.local(q.EventRange, "start", q.From, q.To), nil, ""), " AS bucket, entry, exit, bounce, pv, dur",
@@ -136,7 +137,7 @@ func (s *Store) sessions(ctx context.Context, q analytics.SessionsQuery, kept ti
 		// pages', 6 the exit pages'.
 		", a AS MATERIALIZED (SELECT GROUPING(bucket, entry, exit) AS gs, bucket, coalesce(entry, exit) AS path, sum(n)::BIGINT AS n,",
 		" sum(bounces)::BIGINT AS bounces, sum(pv)::BIGINT AS pv, sum(dur)::BIGINT AS dur FROM c GROUP BY GROUPING SETS ((bucket), (entry), (exit)))",
-		" SELECT 0 AS part, NULL::TIMESTAMP, '', 0, 0, 0, 0, coalesce(", s.uniqueUsers(q.ProductID, 1, true), ", 0) FROM ", visits,
+		" SELECT 0 AS part, NULL::TIMESTAMP, '', 0, 0, 0, 0, coalesce(", s.uniqueUsers(q.ProductID, 1, true), ", 0) FROM ", users,
 		" UNION ALL SELECT 1, bucket, '', n, bounces, pv, dur, 0 FROM a WHERE gs = 3")
 	for part, gs := range []int{5, 6} {
 		b.Printf(" UNION ALL (SELECT %d, NULL::TIMESTAMP, path, n, bounces, pv, dur, 0 FROM a WHERE gs = %d AND path IS NOT NULL ORDER BY n DESC, path LIMIT %s)",
@@ -179,4 +180,23 @@ func (s *Store) sessions(ctx context.Context, q analytics.SessionsQuery, kept ti
 	}
 	res.Sort()
 	return res, nil
+}
+
+// perfectHashBits is the store's perfect_ht_threshold (Open): DuckDB
+// groups by an integer key with an array, not a hash table, when the
+// key's range fits in this many bits.
+const perfectHashBits = 20
+
+// keptUsers returns a SELECT of the users of the kept visits that meet
+// where (keptWhere), each once where the product's dense ids fit
+// perfectHashBits: DuckDB then groups them with an array indexed by the
+// dense id, and the bitmap of the visitors (uniqueUsers) takes one row
+// per user rather than one per visit (docs/benchmarks.md, "Sessions in
+// one pass"). Past that range the grouping would be a hash, slower than
+// the bitmap alone: the kept visits' users as they are.
+func (s *Store) keptUsers(product int64, where string) string {
+	if uint64(s.userCount(product))+1<<16 < 1<<perfectHashBits {
+		return "(SELECT uid FROM visits WHERE " + where + " GROUP BY uid)"
+	}
+	return "SELECT uid FROM visits WHERE " + where
 }
