@@ -13,9 +13,10 @@ import (
 // statement. Window functions number each user's visits per session id:
 // an event starts a visit when it is the first of its user and session id
 // in the read window, or SessionGap or more after the one before. The
-// visits are materialised once and aggregated four ways: totals, buckets,
-// and the top entry and exit pages, each a row set told apart by its first
-// column.
+// visits are materialised once and read twice: counted by bucket, entry
+// and exit page together, which gives the buckets, the totals and the top
+// entry and exit pages, and for the visitors; each a row set told apart by
+// its first column.
 //
 // The windows order by time alone. Which visit an event is in depends
 // only on times: of events at the same time, whichever the first window
@@ -107,10 +108,10 @@ func (s *Store) sessions(ctx context.Context, q analytics.SessionsQuery, kept ti
 	}
 	b.Write(")")
 	// The visits: those the statement built (v), and with kept set the
-	// kept ones, read from their table by each aggregate below (which
-	// reads only the columns it needs) rather than added to v: copying
-	// 2.8 M kept visits into v took most of the statement's time at 10 M
-	// events (docs/benchmarks.md, "One pass for each breakdown").
+	// kept ones, read from their table by each of the two reads below
+	// (which takes only the columns it needs) rather than added to v:
+	// copying 2.8 M kept visits into v took most of the statement's time
+	// at 10 M events (docs/benchmarks.md, "One pass for each breakdown").
 	visits, users := "v", "v"
 	if !kept.IsZero() {
 		visits = "(SELECT * FROM v UNION ALL " + keptVisits(&b, q, kept) + ") AS v"
@@ -118,10 +119,12 @@ func (s *Store) sessions(ctx context.Context, q analytics.SessionsQuery, kept ti
 	}
 	// One pass over the visits for the buckets, the entry pages and the
 	// exit pages: c counts the visits by all three at once (a few
-	// thousand groups where paths are few), and the three groupings are
-	// sums of c's rows. Each was its own read of the visits and its own
-	// aggregate, and the kept visits' columns, the two paths above all,
-	// were read and hashed twice: 20-25 % of the statement at 10 M events
+	// thousand groups where paths are few; as many as the visits at worst,
+	// where nearly every visit has its own pair of pages, a hash aggregate
+	// as large as each of the two by page before), and the three
+	// groupings are sums of c's rows. Each was its own read of the visits
+	// and its own aggregate, and the kept visits' paths were read and
+	// hashed twice: 20-25 % of the statement at 10 M events
 	// (docs/benchmarks.md, "Sessions in one pass"; GROUPING SETS over the
 	// visits themselves was half as slow again). The totals are the
 	// buckets' sums, taken in Go: every visit starts in the range and so
