@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -148,7 +149,7 @@ func Open(ctx context.Context, dataDir string, opt Options) (*Store, error) {
 	q.Set("temp_directory", path+".tmp")
 	// Group by dense user ids with an array rather than a hash table up to
 	// 2^20 ids (DuckDB's default stops at 2^12); see migration 0004.
-	q.Set("perfect_ht_threshold", "20")
+	q.Set("perfect_ht_threshold", strconv.Itoa(perfectHashBits))
 	if opt.Threads > 0 {
 		q.Set("threads", fmt.Sprint(opt.Threads))
 	}

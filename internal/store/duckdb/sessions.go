@@ -13,9 +13,10 @@ import (
 // statement. Window functions number each user's visits per session id:
 // an event starts a visit when it is the first of its user and session id
 // in the read window, or SessionGap or more after the one before. The
-// visits are materialised once and aggregated four ways: totals, buckets,
-// and the top entry and exit pages, each a row set told apart by its first
-// column.
+// visits are materialised once and read twice: counted by bucket, entry
+// and exit page together, which gives the buckets, the totals and the top
+// entry and exit pages, and for the visitors; each a row set told apart by
+// its first column.
 //
 // The windows order by time alone. Which visit an event is in depends
 // only on times: of events at the same time, whichever the first window
@@ -107,22 +108,43 @@ func (s *Store) sessions(ctx context.Context, q analytics.SessionsQuery, kept ti
 	}
 	b.Write(")")
 	// The visits: those the statement built (v), and with kept set the
-	// kept ones, read from their table by each aggregate below (which
-	// reads only the columns it needs) rather than added to v: copying
-	// 2.8 M kept visits into v took most of the statement's time at 10 M
-	// events (docs/benchmarks.md, "One pass for each breakdown").
-	visits := "v"
+	// kept ones, read from their table by each of the two reads below
+	// (which takes only the columns it needs) rather than added to v:
+	// copying 2.8 M kept visits into v took most of the statement's time
+	// at 10 M events (docs/benchmarks.md, "One pass for each breakdown").
+	visits, users := "v", "v"
 	if !kept.IsZero() {
 		visits = "(SELECT * FROM v UNION ALL " + keptVisits(&b, q, kept) + ") AS v"
+		users = "(SELECT uid FROM v UNION ALL " + s.keptUsers(q.ProductID, keptWhere(&b, q, kept)) + ") AS v"
 	}
-	stats := "count(*), sum(bounce)::BIGINT, sum(pv)::BIGINT, sum(dur)::BIGINT"
-	// Visitors as bits of the dense ids (uniqueUsers): a hash of 2.8 M
-	// kept visits' users took most of the totals' time at 10 M events.
-	b.Write(" SELECT 0 AS part, NULL::TIMESTAMP, '', ", stats, ", coalesce(", s.uniqueUsers(q.ProductID, 1, true), ", 0) FROM ", visits,
-		" UNION ALL SELECT 1, ", b.bucketOf(q.EventRange, q.Interval, b.local(q.EventRange, "start", q.From, q.To), nil, ""), " AS bucket, '', ", stats, ", 0 FROM ", visits, " GROUP BY bucket")
-	for part, col := range []string{"entry", "exit"} {
-		b.Printf(" UNION ALL (SELECT %d, NULL::TIMESTAMP, %s, %s, 0 FROM %s WHERE %s IS NOT NULL GROUP BY %s ORDER BY count(*) DESC, %s LIMIT %s)",
-			part+2, col, stats, visits, col, col, col, b.arg(q.Limit))
+	// One pass over the visits for the buckets, the entry pages and the
+	// exit pages: c counts the visits by all three at once (a few
+	// thousand groups where paths are few; as many as the visits at worst,
+	// where nearly every visit has its own pair of pages, a hash aggregate
+	// as large as each of the two by page before), and the three
+	// groupings are sums of c's rows. Each was its own read of the visits
+	// and its own aggregate, and the kept visits' paths were read and
+	// hashed twice: 20-25 % of the statement at 10 M events
+	// (docs/benchmarks.md, "Sessions in one pass"; GROUPING SETS over the
+	// visits themselves was half as slow again). The totals are the
+	// buckets' sums, taken in Go: every visit starts in the range and so
+	// in one bucket. The visitors are one more read, of the users alone
+	// (keptUsers), counted as bits of the dense ids (uniqueUsers), where a
+	// hash of 2.8 M kept visits' users took most of the totals' time.
+	b.Write(", c AS MATERIALIZED (SELECT bucket, entry, exit, count(*) AS n, sum(bounce)::BIGINT AS bounces,",
+		" sum(pv)::BIGINT AS pv, sum(dur)::BIGINT AS dur FROM (SELECT ",
+		b.bucketOf(q.EventRange, q.Interval, b.local(q.EventRange, "start", q.From, q.To), nil, ""), " AS bucket, entry, exit, bounce, pv, dur",
+		" FROM ", visits, ") GROUP BY bucket, entry, exit)",
+		// GROUPING is a mask of the columns a set does not group by, the
+		// first the highest bit: 3 is the buckets' set, 5 the entry
+		// pages', 6 the exit pages'.
+		", a AS MATERIALIZED (SELECT GROUPING(bucket, entry, exit) AS gs, bucket, coalesce(entry, exit) AS path, sum(n)::BIGINT AS n,",
+		" sum(bounces)::BIGINT AS bounces, sum(pv)::BIGINT AS pv, sum(dur)::BIGINT AS dur FROM c GROUP BY GROUPING SETS ((bucket), (entry), (exit)))",
+		" SELECT 0 AS part, NULL::TIMESTAMP, '', 0, 0, 0, 0, coalesce(", s.uniqueUsers(q.ProductID, 1, true), ", 0) FROM ", users,
+		" UNION ALL SELECT 1, bucket, '', n, bounces, pv, dur, 0 FROM a WHERE gs = 3")
+	for part, gs := range []int{5, 6} {
+		b.Printf(" UNION ALL (SELECT %d, NULL::TIMESTAMP, path, n, bounces, pv, dur, 0 FROM a WHERE gs = %d AND path IS NOT NULL ORDER BY n DESC, path LIMIT %s)",
+			part+2, gs, b.arg(q.Limit))
 	}
 	rows, err := s.query(ctx, &b)
 	if err != nil {
@@ -143,9 +165,13 @@ func (s *Store) sessions(ctx context.Context, q analytics.SessionsQuery, kept ti
 		st.Bounces, st.Pageviews, st.DurationMicros = bounces.Int64, pv.Int64, dur.Int64
 		switch part {
 		case 0:
-			res.Totals, res.Visitors = st, visitors
+			res.Visitors = visitors
 		case 1:
 			res.Buckets = append(res.Buckets, analytics.SessionBucket{Bucket: bucket.Time.UTC(), SessionStats: st})
+			res.Totals.Visits += st.Visits
+			res.Totals.Bounces += st.Bounces
+			res.Totals.Pageviews += st.Pageviews
+			res.Totals.DurationMicros += st.DurationMicros
 		case 2:
 			res.Entry = append(res.Entry, analytics.SessionPage{Path: path, SessionStats: st})
 		case 3:
@@ -157,4 +183,23 @@ func (s *Store) sessions(ctx context.Context, q analytics.SessionsQuery, kept ti
 	}
 	res.Sort()
 	return res, nil
+}
+
+// perfectHashBits is the store's perfect_ht_threshold (Open): DuckDB
+// groups by an integer key with an array, not a hash table, when the
+// key's range fits in this many bits.
+const perfectHashBits = 20
+
+// keptUsers returns a SELECT of the users of the kept visits that meet
+// where (keptWhere), each once where the product's dense ids fit
+// perfectHashBits: DuckDB then groups them with an array indexed by the
+// dense id, and the bitmap of the visitors (uniqueUsers) takes one row
+// per user rather than one per visit (docs/benchmarks.md, "Sessions in
+// one pass"). Past that range the grouping would be a hash, slower than
+// the bitmap alone: the kept visits' users as they are.
+func (s *Store) keptUsers(product int64, where string) string {
+	if uint64(s.userCount(product))+1<<16 < 1<<perfectHashBits {
+		return "(SELECT uid FROM visits WHERE " + where + " GROUP BY uid)"
+	}
+	return "SELECT uid FROM visits WHERE " + where
 }

@@ -276,8 +276,14 @@ func (s *Store) keptSessions(ctx context.Context, q analytics.SessionsQuery) (an
 // parameters are bound once, so the text may be used more than once.
 func keptVisits(b *builder, q analytics.SessionsQuery, until time.Time) string {
 	return "SELECT uid, start, epoch_us(\"end\") - epoch_us(start), pageviews," +
-		" (pageviews <= 1 AND interactions = 0)::BIGINT, entry, exit FROM visits WHERE product_id = " + b.arg(q.ProductID) +
-		" AND env = " + b.arg(string(q.Env)) + " AND start >= " + b.ts(q.From) + " AND start < " + b.ts(until)
+		" (pageviews <= 1 AND interactions = 0)::BIGINT, entry, exit FROM visits WHERE " + keptWhere(b, q, until)
+}
+
+// keptWhere is the condition of the kept visits of q's scope that start in
+// the range before until.
+func keptWhere(b *builder, q analytics.SessionsQuery, until time.Time) string {
+	return "product_id = " + b.arg(q.ProductID) + " AND env = " + b.arg(string(q.Env)) +
+		" AND start >= " + b.ts(q.From) + " AND start < " + b.ts(until)
 }
 
 func minTime(a, b time.Time) time.Time {

@@ -7,22 +7,25 @@ WITH e AS (SELECT uid, coalesce(json_extract_string(properties, $1), '') AS sid,
   FROM g), v AS MATERIALIZED (SELECT uid, min(ts) AS start, epoch_us(max(ts)) - epoch_us(min(ts)) AS dur, count(*) FILTER (WHERE kind = 0) AS pv, (count(*) FILTER (WHERE kind = 0) <= 1 AND count(*) FILTER (WHERE kind = 2) = 0)::BIGINT AS bounce, arg_min(path, (ts, path)) FILTER (WHERE kind = 0) AS entry, arg_max(path, (ts, path)) FILTER (WHERE kind = 0) AS exit
   FROM n
   GROUP BY uid, sid, vn
-  HAVING min(ts) >= $10::TIMESTAMP AND min(ts) < $11::TIMESTAMP AND bool_or(m)) SELECT 0 AS part, NULL::TIMESTAMP, '', count(*), sum(bounce)::BIGINT, sum(pv)::BIGINT, sum(dur)::BIGINT, coalesce(bit_count(bitstring_agg(uid, 0, 65538)), 0)
+  HAVING min(ts) >= $10::TIMESTAMP AND min(ts) < $11::TIMESTAMP AND bool_or(m)), c AS MATERIALIZED (SELECT bucket, entry, exit, count(*) AS n, sum(bounce)::BIGINT AS bounces, sum(pv)::BIGINT AS pv, sum(dur)::BIGINT AS dur
+  FROM (SELECT date_trunc('day', start) AS bucket, entry, exit, bounce, pv, dur
+  FROM v)
+  GROUP BY bucket, entry, exit), a AS MATERIALIZED (SELECT GROUPING(bucket, entry, exit) AS gs, bucket, coalesce(entry, exit) AS path, sum(n)::BIGINT AS n, sum(bounces)::BIGINT AS bounces, sum(pv)::BIGINT AS pv, sum(dur)::BIGINT AS dur
+  FROM c
+  GROUP BY GROUPING SETS ((bucket), (entry), (exit))) SELECT 0 AS part, NULL::TIMESTAMP, '', 0, 0, 0, 0, coalesce(bit_count(bitstring_agg(uid, 0, 65538)), 0)
   FROM v
-  UNION ALL SELECT 1, date_trunc('day', start) AS bucket, '', count(*), sum(bounce)::BIGINT, sum(pv)::BIGINT, sum(dur)::BIGINT, 0
-  FROM v
-  GROUP BY bucket
-  UNION ALL (SELECT 2, NULL::TIMESTAMP, entry, count(*), sum(bounce)::BIGINT, sum(pv)::BIGINT, sum(dur)::BIGINT, 0
-  FROM v
-  WHERE entry IS NOT NULL
-  GROUP BY entry
-  ORDER BY count(*) DESC, entry
+  UNION ALL SELECT 1, bucket, '', n, bounces, pv, dur, 0
+  FROM a
+  WHERE gs = 3
+  UNION ALL (SELECT 2, NULL::TIMESTAMP, path, n, bounces, pv, dur, 0
+  FROM a
+  WHERE gs = 5 AND path IS NOT NULL
+  ORDER BY n DESC, path
   LIMIT $12)
-  UNION ALL (SELECT 3, NULL::TIMESTAMP, exit, count(*), sum(bounce)::BIGINT, sum(pv)::BIGINT, sum(dur)::BIGINT, 0
-  FROM v
-  WHERE exit IS NOT NULL
-  GROUP BY exit
-  ORDER BY count(*) DESC, exit
+  UNION ALL (SELECT 3, NULL::TIMESTAMP, path, n, bounces, pv, dur, 0
+  FROM a
+  WHERE gs = 6 AND path IS NOT NULL
+  ORDER BY n DESC, path
   LIMIT $13);
 -- 1: string /$session_id
 -- 2: uint32 0
