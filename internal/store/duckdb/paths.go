@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"strata/internal/analytics"
 )
@@ -83,31 +84,43 @@ func (s *Store) PathUsers(ctx context.Context, q analytics.PathUsersQuery) (_ []
 	})
 }
 
+// pathHorizon is how far from its anchor a path is first looked for: the
+// windows that cut visits sort only the events within it, and only the
+// users whose path it may not hold are read again without it. At 10 M
+// events, sorting every node event of the range by user and time took
+// most of the statement's time (docs/benchmarks.md, "Paths").
+const pathHorizon = 2 * time.Hour
+
 // pathRows writes the common table expressions of a paths statement, the
 // last of which, gl, holds each user's path: (uid, step, t, g), g the
 // node's name or NULL for the step's other node, t its event's time in
-// Unix microseconds.
+// Unix microseconds (the first of a run of repeats).
 //
 //   - e: the node events of the range: one product, environment and
 //     range, no bots, the kind's events, every filter.
-//   - g: each event's gap to the user's event before it and that event's
-//     name, in the order (time, name).
-//   - k: the events left once a repeat of the name before it in the same
-//     visit is dropped, each with its visit's number: a running count of
-//     the events that start one (the first, or SessionGap after the one
-//     before). A dropped event never starts a visit, so dropping first
-//     leaves the count right.
-//   - x: each event's place in its visit.
-//   - a: each user's anchor: the visit and place of their first event of
-//     the start (or end) name, or without either their first event.
-//   - l: the anchor's visit's events from the anchor on (back from it for
-//     an end), Depth at most, with their step.
+//   - a: each user's anchor time: their first event of the start (or end)
+//     name, or without either their first event.
+//   - s: the events from the anchor on (back from it, for an end) within
+//     pathHorizon of it. The anchor is their first in the order the path
+//     runs: (t, n) forward, (t, n) descending back from an end.
+//   - w: s numbered in that order by two running counts: v, the visit
+//     (an event 30 minutes or more from the one before starts one, and
+//     the anchor does), and c, the run of one name (an event with another
+//     name than the one before, or starting a visit, starts one). The
+//     anchor's visit is v = 1, and run c is the path's step c.
+//   - i: the users whose path s may not hold whole: fewer than Depth+1
+//     runs in the anchor's visit, no second visit, and an event within
+//     SessionGap of the horizon (so the visit may go on past it).
+//   - w2: the same numbering for those users over all their events from
+//     the anchor on, without the horizon.
+//   - l: each user's path, one row per step: the runs of visit 1 up to
+//     Depth, with the name and the first time of the run.
 //   - r: each step's names ranked by users, ties by name.
 //   - gl: l with the names outside each step's Branches first as NULL.
 //
-// The windows order by (t, n), unique per user once repeats are dropped,
-// so that the visits and places do not depend on the order DuckDB reads
-// events of the same microsecond in.
+// The window order (t, n) is unique per user up to identical events, which
+// only ever count as repeats, so the numbering does not depend on the
+// order DuckDB reads events of the same microsecond in.
 func (s *Store) pathRows(b *builder, q analytics.PathsQuery) error {
 	node := "event"
 	kind := ""
@@ -115,7 +128,7 @@ func (s *Store) pathRows(b *builder, q analytics.PathsQuery) error {
 		node = "path"
 		kind = " AND eid = " + b.arg(s.eventID(analytics.PageviewEvent)) + " AND path IS NOT NULL AND path <> ''"
 	}
-	b.Write("WITH e AS (SELECT uid, epoch_us(ts) AS t, ", node, " AS n FROM events WHERE ")
+	b.Write("WITH e AS MATERIALIZED (SELECT uid, epoch_us(ts) AS t, ", node, " AS n FROM events WHERE ")
 	b.scope("", q.EventRange, q.From, q.To)
 	b.Write(" AND NOT is_bot", kind)
 	for _, f := range q.Filters {
@@ -124,30 +137,50 @@ func (s *Store) pathRows(b *builder, q analytics.PathsQuery) error {
 			return err
 		}
 	}
-	gap := b.arg(analytics.SessionGap.Microseconds())
-	b.Write(")",
-		", g AS (SELECT uid, t, n, t - lag(t) OVER w AS d, lag(n) OVER w AS pn FROM e WINDOW w AS (PARTITION BY uid ORDER BY t, n))",
-		", k AS (SELECT uid, t, n, sum(CASE WHEN d IS NULL OR d >= ", gap, " THEN 1 ELSE 0 END)",
-		" OVER (PARTITION BY uid ORDER BY t, n ROWS UNBOUNDED PRECEDING) AS v FROM g WHERE d IS NULL OR d >= ", gap, " OR n <> pn)",
-		", x AS (SELECT uid, t, n, v, row_number() OVER (PARTITION BY uid, v ORDER BY t, n) AS i FROM k)")
+	b.Write(")")
 	anchor := q.Start
 	if q.Backward() {
 		anchor = q.End
 	}
+	b.Write(", a AS (SELECT uid, min(t) AS ta FROM e")
 	if anchor != "" {
-		b.Write(", a AS (SELECT uid, arg_min(v, t) AS av, arg_min(i, t) AS ai FROM x WHERE n = ", b.arg(anchor), " GROUP BY uid)")
-	} else {
-		b.Write(", a AS (SELECT DISTINCT uid, 1 AS av, 1 AS ai FROM x)")
+		b.Write(" WHERE n = ", b.arg(anchor))
 	}
-	depth := b.arg(q.Depth)
+	b.Write(" GROUP BY uid)")
+	// from is the condition that an event of e is the anchor or comes
+	// after it on the path.
+	var from string
+	switch {
+	case q.Backward():
+		from = "(e.t < a.ta OR (e.t = a.ta AND e.n <= " + b.arg(anchor) + "))"
+	case anchor != "":
+		from = "(e.t > a.ta OR (e.t = a.ta AND e.n >= " + b.arg(anchor) + "))"
+	default:
+		from = "e.t >= a.ta"
+	}
+	horizon := b.arg(pathHorizon.Microseconds())
+	within, order, edge := "e.t < a.ta + "+horizon, "t, n", "max(t) > min(t) + "+horizon+" - "
 	if q.Backward() {
-		b.Write(", l AS (SELECT x.uid, a.ai - x.i + 1 AS step, x.t, x.n FROM x JOIN a ON x.uid = a.uid AND x.v = a.av",
-			" WHERE x.i <= a.ai AND x.i > a.ai - ", depth, ")")
-	} else {
-		b.Write(", l AS (SELECT x.uid, x.i - a.ai + 1 AS step, x.t, x.n FROM x JOIN a ON x.uid = a.uid AND x.v = a.av",
-			" WHERE x.i >= a.ai AND x.i < a.ai + ", depth, ")")
+		within, order, edge = "e.t > a.ta - "+horizon, "t DESC, n DESC", "min(t) < max(t) - "+horizon+" + "
 	}
-	b.Write(", r AS (SELECT step, n, row_number() OVER (PARTITION BY step ORDER BY count(*) DESC, n) AS rk FROM l GROUP BY step, n)",
+	gap := b.arg(analytics.SessionGap.Microseconds())
+	depth := b.arg(q.Depth)
+	numbered := func(src string) string {
+		return "SELECT uid, t, n, sum(CASE WHEN d IS NULL OR d >= " + gap + " THEN 1 ELSE 0 END) OVER wn AS v," +
+			" sum(CASE WHEN d IS NULL OR d >= " + gap + " OR n <> pn THEN 1 ELSE 0 END) OVER wn AS c" +
+			" FROM (SELECT uid, t, n, abs(t - lag(t) OVER wl) AS d, lag(n) OVER wl AS pn FROM " + src +
+			" WINDOW wl AS (PARTITION BY uid ORDER BY " + order + "))" +
+			" WINDOW wn AS (PARTITION BY uid ORDER BY " + order + " ROWS UNBOUNDED PRECEDING)"
+	}
+	b.Write(", s AS (SELECT e.uid, e.t, e.n FROM e JOIN a ON e.uid = a.uid WHERE ", from, " AND ", within, ")",
+		", w AS MATERIALIZED (", numbered("s"), ")",
+		", i AS (SELECT uid FROM w GROUP BY uid HAVING max(c) FILTER (WHERE v = 1) <= ", depth,
+		" AND max(v) = 1 AND ", edge, gap, ")",
+		", w2 AS (", numbered("(SELECT e.uid, e.t, e.n FROM e JOIN a ON e.uid = a.uid WHERE "+from+" AND e.uid IN (SELECT uid FROM i))"), ")",
+		", l AS (SELECT uid, c AS step, min(t) AS t, any_value(n) AS n FROM",
+		" (SELECT * FROM w WHERE uid NOT IN (SELECT uid FROM i) UNION ALL SELECT * FROM w2)",
+		" WHERE v = 1 AND c <= ", depth, " GROUP BY uid, c)",
+		", r AS (SELECT step, n, row_number() OVER (PARTITION BY step ORDER BY count(*) DESC, n) AS rk FROM l GROUP BY step, n)",
 		", gl AS (SELECT l.uid, l.step, l.t, CASE WHEN r.rk <= ", b.arg(q.Branches), " THEN l.n END AS g FROM l JOIN r ON r.step = l.step AND r.n = l.n)")
 	return nil
 }

@@ -1,38 +1,56 @@
-WITH e AS (SELECT uid, epoch_us(ts) AS t, path AS n
+WITH e AS MATERIALIZED (SELECT uid, epoch_us(ts) AS t, path AS n
   FROM events
-  WHERE product_id = $2 AND env = $3 AND ts >= $4::TIMESTAMP AND ts < $5::TIMESTAMP AND NOT is_bot AND eid = $1 AND path IS NOT NULL AND path <> ''), g AS (SELECT uid, t, n, t - lag(t) OVER w AS d, lag(n) OVER w AS pn
-  FROM e WINDOW w AS (PARTITION BY uid
-  ORDER BY t, n)), k AS (SELECT uid, t, n, sum(CASE WHEN d IS NULL OR d >= $6 THEN 1 ELSE 0 END) OVER (PARTITION BY uid
-  ORDER BY t, n ROWS UNBOUNDED PRECEDING) AS v
-  FROM g
-  WHERE d IS NULL OR d >= $6 OR n <> pn), x AS (SELECT uid, t, n, v, row_number() OVER (PARTITION BY uid, v
-  ORDER BY t, n) AS i
-  FROM k), a AS (SELECT DISTINCT uid, 1 AS av, 1 AS ai
-  FROM x), l AS (SELECT x.uid, x.i - a.ai + 1 AS step, x.t, x.n
-  FROM x
-  JOIN a ON x.uid = a.uid AND x.v = a.av
-  WHERE x.i >= a.ai AND x.i < a.ai + $7), r AS (SELECT step, n, row_number() OVER (PARTITION BY step
+  WHERE product_id = $2 AND env = $3 AND ts >= $4::TIMESTAMP AND ts < $5::TIMESTAMP AND NOT is_bot AND eid = $1 AND path IS NOT NULL AND path <> ''), a AS (SELECT uid, min(t) AS ta
+  FROM e
+  GROUP BY uid), s AS (SELECT e.uid, e.t, e.n
+  FROM e
+  JOIN a ON e.uid = a.uid
+  WHERE e.t >= a.ta AND e.t < a.ta + $6), w AS MATERIALIZED (SELECT uid, t, n, sum(CASE WHEN d IS NULL OR d >= $7 THEN 1 ELSE 0 END) OVER wn AS v, sum(CASE WHEN d IS NULL OR d >= $7 OR n <> pn THEN 1 ELSE 0 END) OVER wn AS c
+  FROM (SELECT uid, t, n, abs(t - lag(t) OVER wl) AS d, lag(n) OVER wl AS pn
+  FROM s WINDOW wl AS (PARTITION BY uid
+  ORDER BY t, n)) WINDOW wn AS (PARTITION BY uid
+  ORDER BY t, n ROWS UNBOUNDED PRECEDING)), i AS (SELECT uid
+  FROM w
+  GROUP BY uid
+  HAVING max(c) FILTER (WHERE v = 1) <= $8 AND max(v) = 1 AND max(t) > min(t) + $6 - $7), w2 AS (SELECT uid, t, n, sum(CASE WHEN d IS NULL OR d >= $7 THEN 1 ELSE 0 END) OVER wn AS v, sum(CASE WHEN d IS NULL OR d >= $7 OR n <> pn THEN 1 ELSE 0 END) OVER wn AS c
+  FROM (SELECT uid, t, n, abs(t - lag(t) OVER wl) AS d, lag(n) OVER wl AS pn
+  FROM (SELECT e.uid, e.t, e.n
+  FROM e
+  JOIN a ON e.uid = a.uid
+  WHERE e.t >= a.ta AND e.uid IN (SELECT uid
+  FROM i)) WINDOW wl AS (PARTITION BY uid
+  ORDER BY t, n)) WINDOW wn AS (PARTITION BY uid
+  ORDER BY t, n ROWS UNBOUNDED PRECEDING)), l AS (SELECT uid, c AS step, min(t) AS t, any_value(n) AS n
+  FROM (SELECT *
+  FROM w
+  WHERE uid NOT IN (SELECT uid
+  FROM i)
+  UNION ALL SELECT *
+  FROM w2)
+  WHERE v = 1 AND c <= $8
+  GROUP BY uid, c), r AS (SELECT step, n, row_number() OVER (PARTITION BY step
   ORDER BY count(*) DESC, n) AS rk
   FROM l
-  GROUP BY step, n), gl AS (SELECT l.uid, l.step, l.t, CASE WHEN r.rk <= $8 THEN l.n END AS g
+  GROUP BY step, n), gl AS (SELECT l.uid, l.step, l.t, CASE WHEN r.rk <= $9 THEN l.n END AS g
   FROM l
   JOIN r ON r.step = l.step AND r.n = l.n) SELECT u.distinct_id, gl.t
   FROM gl
-  JOIN users u ON u.product_id = $9 AND u.uid = gl.uid
-  WHERE gl.step = $10 AND gl.g IS NULL AND (gl.t < $11 OR (gl.t = $12 AND u.distinct_id > $13))
+  JOIN users u ON u.product_id = $10 AND u.uid = gl.uid
+  WHERE gl.step = $11 AND gl.g IS NULL AND (gl.t < $12 OR (gl.t = $13 AND u.distinct_id > $14))
   ORDER BY gl.t DESC, u.distinct_id
-  LIMIT $14;
+  LIMIT $15;
 -- 1: uint32 0
 -- 2: int64 1
 -- 3: string live
 -- 4: time.Time 2026-11-02 00:00:00 +0000 UTC
 -- 5: time.Time 2026-11-09 00:00:00 +0000 UTC
--- 6: int64 1800000000
--- 7: int 2
--- 8: int 1
--- 9: int64 1
--- 10: int 2
--- 11: int64 1793581200000000
+-- 6: int64 7200000000
+-- 7: int64 1800000000
+-- 8: int 2
+-- 9: int 1
+-- 10: int64 1
+-- 11: int 2
 -- 12: int64 1793581200000000
--- 13: string u1
--- 14: int 51
+-- 13: int64 1793581200000000
+-- 14: string u1
+-- 15: int 51

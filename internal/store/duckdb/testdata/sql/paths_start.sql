@@ -1,22 +1,38 @@
-WITH e AS (SELECT uid, epoch_us(ts) AS t, path AS n
+WITH e AS MATERIALIZED (SELECT uid, epoch_us(ts) AS t, path AS n
   FROM events
-  WHERE product_id = $2 AND env = $3 AND ts >= $4::TIMESTAMP AND ts < $5::TIMESTAMP AND NOT is_bot AND eid = $1 AND path IS NOT NULL AND path <> ''), g AS (SELECT uid, t, n, t - lag(t) OVER w AS d, lag(n) OVER w AS pn
-  FROM e WINDOW w AS (PARTITION BY uid
-  ORDER BY t, n)), k AS (SELECT uid, t, n, sum(CASE WHEN d IS NULL OR d >= $6 THEN 1 ELSE 0 END) OVER (PARTITION BY uid
-  ORDER BY t, n ROWS UNBOUNDED PRECEDING) AS v
-  FROM g
-  WHERE d IS NULL OR d >= $6 OR n <> pn), x AS (SELECT uid, t, n, v, row_number() OVER (PARTITION BY uid, v
-  ORDER BY t, n) AS i
-  FROM k), a AS (SELECT uid, arg_min(v, t) AS av, arg_min(i, t) AS ai
-  FROM x
-  WHERE n = $7
-  GROUP BY uid), l AS (SELECT x.uid, x.i - a.ai + 1 AS step, x.t, x.n
-  FROM x
-  JOIN a ON x.uid = a.uid AND x.v = a.av
-  WHERE x.i >= a.ai AND x.i < a.ai + $8), r AS (SELECT step, n, row_number() OVER (PARTITION BY step
+  WHERE product_id = $2 AND env = $3 AND ts >= $4::TIMESTAMP AND ts < $5::TIMESTAMP AND NOT is_bot AND eid = $1 AND path IS NOT NULL AND path <> ''), a AS (SELECT uid, min(t) AS ta
+  FROM e
+  WHERE n = $6
+  GROUP BY uid), s AS (SELECT e.uid, e.t, e.n
+  FROM e
+  JOIN a ON e.uid = a.uid
+  WHERE (e.t > a.ta OR (e.t = a.ta AND e.n >= $7)) AND e.t < a.ta + $8), w AS MATERIALIZED (SELECT uid, t, n, sum(CASE WHEN d IS NULL OR d >= $9 THEN 1 ELSE 0 END) OVER wn AS v, sum(CASE WHEN d IS NULL OR d >= $9 OR n <> pn THEN 1 ELSE 0 END) OVER wn AS c
+  FROM (SELECT uid, t, n, abs(t - lag(t) OVER wl) AS d, lag(n) OVER wl AS pn
+  FROM s WINDOW wl AS (PARTITION BY uid
+  ORDER BY t, n)) WINDOW wn AS (PARTITION BY uid
+  ORDER BY t, n ROWS UNBOUNDED PRECEDING)), i AS (SELECT uid
+  FROM w
+  GROUP BY uid
+  HAVING max(c) FILTER (WHERE v = 1) <= $10 AND max(v) = 1 AND max(t) > min(t) + $8 - $9), w2 AS (SELECT uid, t, n, sum(CASE WHEN d IS NULL OR d >= $9 THEN 1 ELSE 0 END) OVER wn AS v, sum(CASE WHEN d IS NULL OR d >= $9 OR n <> pn THEN 1 ELSE 0 END) OVER wn AS c
+  FROM (SELECT uid, t, n, abs(t - lag(t) OVER wl) AS d, lag(n) OVER wl AS pn
+  FROM (SELECT e.uid, e.t, e.n
+  FROM e
+  JOIN a ON e.uid = a.uid
+  WHERE (e.t > a.ta OR (e.t = a.ta AND e.n >= $7)) AND e.uid IN (SELECT uid
+  FROM i)) WINDOW wl AS (PARTITION BY uid
+  ORDER BY t, n)) WINDOW wn AS (PARTITION BY uid
+  ORDER BY t, n ROWS UNBOUNDED PRECEDING)), l AS (SELECT uid, c AS step, min(t) AS t, any_value(n) AS n
+  FROM (SELECT *
+  FROM w
+  WHERE uid NOT IN (SELECT uid
+  FROM i)
+  UNION ALL SELECT *
+  FROM w2)
+  WHERE v = 1 AND c <= $10
+  GROUP BY uid, c), r AS (SELECT step, n, row_number() OVER (PARTITION BY step
   ORDER BY count(*) DESC, n) AS rk
   FROM l
-  GROUP BY step, n), gl AS (SELECT l.uid, l.step, l.t, CASE WHEN r.rk <= $9 THEN l.n END AS g
+  GROUP BY step, n), gl AS (SELECT l.uid, l.step, l.t, CASE WHEN r.rk <= $11 THEN l.n END AS g
   FROM l
   JOIN r ON r.step = l.step AND r.n = l.n) SELECT 0, step, g, NULL, count(*)
   FROM gl
@@ -30,7 +46,9 @@ WITH e AS (SELECT uid, epoch_us(ts) AS t, path AS n
 -- 3: string live
 -- 4: time.Time 2026-11-02 00:00:00 +0000 UTC
 -- 5: time.Time 2026-11-09 00:00:00 +0000 UTC
--- 6: int64 1800000000
+-- 6: string /pricing
 -- 7: string /pricing
--- 8: int 4
--- 9: int 5
+-- 8: int64 7200000000
+-- 9: int64 1800000000
+-- 10: int 4
+-- 11: int 5
