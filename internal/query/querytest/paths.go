@@ -326,7 +326,8 @@ func GeneratePaths(seed int64) PathsDataset {
 		t := s.From.Add(time.Duration(r.Int64N(int64(s.To.AddDate(0, 0, 1).Sub(s.From))))).Truncate(time.Microsecond)
 		user := users[r.IntN(len(users))]
 		for range 2 + r.IntN(8) {
-			e := Event{DistinctID: user, Name: "$pageview", Time: t, Path: pick(r, pages), Browser: pick(r, browserPool)}
+			page := pick(r, pages)
+			e := Event{DistinctID: user, Name: "$pageview", Time: t, URL: "https://example.com" + page, Path: page, Browser: pick(r, browserPool)}
 			if r.IntN(8) == 0 {
 				e.Name = pick(r, sessionNames)
 			}
