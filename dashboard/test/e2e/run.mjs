@@ -39,7 +39,7 @@
 // hidden controls and refused write, the password form (members.mjs, E2E_ONLY=members);
 // the products' data retention set in Settings, an old event dropped, a viewer's card (retention.mjs);
 // the People data card: export, deletion, audit log, hidden from a viewer (privacy.mjs, E2E_ONLY=privacy);
-// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=goals, E2E_ONLY=timezone, E2E_ONLY=filters, E2E_ONLY=retention or E2E_ONLY=replays,users runs those parts alone
+// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=goals, E2E_ONLY=timezone, E2E_ONLY=filters, E2E_ONLY=retention, E2E_ONLY=paths or E2E_ONLY=replays,users runs those parts alone
 // (E2E_ONLY=main the main run without error tracking, sources, overview, geo).
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
@@ -75,6 +75,7 @@ import { timeZonePages } from "./timezone.mjs";
 import { filterPages } from "./filters.mjs";
 import { memberPages } from "./members.mjs";
 import { retentionPages } from "./retention.mjs";
+import { pathsPages } from "./paths.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = join(here, "..", "..");
@@ -118,6 +119,7 @@ async function main() {
       timezone: timeZonePages,
       members: memberPages,
       retention: retentionPages,
+      paths: pathsPages,
       privacy: privacyPages,
     };
     const unknown = only.filter((p) => !parts[p]);
@@ -147,6 +149,7 @@ async function main() {
   await privacyPages(browser, h);
   await memberPages(browser, h);
   await retentionPages(browser, h);
+  await pathsPages(browser, h);
 }
 
 /** The main run, on a server started without the error-tracking flag. */
