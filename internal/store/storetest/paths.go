@@ -61,7 +61,7 @@ func pathUsersAnswer(t *testing.T, s Events, q analytics.PathUsersQuery, limit i
 }
 
 // testPaths runs the paths query on the store for seeded random datasets,
-// live and test, and compares each answer with the reference in
+// live and test, some in a time zone other than UTC, and compares each answer with the reference in
 // querytest; then pages through the users of every node and compares them
 // too. Every dataset is its own product.
 func testPaths(ctx context.Context, t *testing.T, s Events) {
@@ -71,14 +71,21 @@ func testPaths(ctx context.Context, t *testing.T, s Events) {
 		if err := s.AppendEvents(ctx, storeEvents(p.ID, ds.Events)); err != nil {
 			t.Fatal(err)
 		}
+		// Every fourth dataset is asked in a zone whose days are not UTC's:
+		// the range's edges move with it.
+		zone := "UTC"
+		if seed%4 == 0 {
+			zone = []string{"America/New_York", "Asia/Kolkata", "Pacific/Chatham"}[seed/4%3]
+		}
 		for _, env := range []analytics.Env{analytics.EnvLive, analytics.EnvTest} {
 			test := env == analytics.EnvTest
-			q, err := pathsRequest(ds.From, ds.To, ds.Params).Query(analytics.EventRange{ProductID: p.ID, Env: env}, time.Now())
+			scope := zoneScope(t, p.ID, env, zone)
+			q, err := pathsRequest(ds.From, ds.To, ds.Params).Query(scope, time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := pathsAnswer(t, s, q)
-			want := querytest.Paths(time.UTC, ds.Events, test, ds.Params, ds.From, ds.To)
+			want := querytest.Paths(scope.Location(), ds.Events, test, ds.Params, ds.From, ds.To)
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("seed %d %s, %+v:\n got %+v\nwant %+v", seed, env, ds.Params, got, want)
 				continue
@@ -86,7 +93,7 @@ func testPaths(ctx context.Context, t *testing.T, s Events) {
 			for _, n := range want.Nodes {
 				uq := analytics.PathUsersQuery{PathsQuery: q, Step: n.Step, Name: n.Name, Other: n.Other}
 				gotUsers := pathUsersAnswer(t, s, uq, 1+int(seed%3))
-				wantUsers := querytest.PathUsers(time.UTC, ds.Events, test, ds.Params, ds.From, ds.To, n.Step, n.Name, n.Other)
+				wantUsers := querytest.PathUsers(scope.Location(), ds.Events, test, ds.Params, ds.From, ds.To, n.Step, n.Name, n.Other)
 				if !reflect.DeepEqual(gotUsers, wantUsers) {
 					t.Errorf("seed %d %s, users of %+v:\n got %+v\nwant %+v", seed, env, n, gotUsers, wantUsers)
 				}
