@@ -5,22 +5,30 @@ WITH e AS MATERIALIZED (SELECT uid, epoch_us(ts) AS t, path AS n
   GROUP BY uid), s AS (SELECT e.uid, e.t, e.n
   FROM e
   JOIN a ON e.uid = a.uid
-  WHERE e.t >= a.ta AND e.t < a.ta + $6), w AS MATERIALIZED (SELECT uid, t, n, sum(CASE WHEN d IS NULL OR d >= $7 THEN 1 ELSE 0 END) OVER wn AS v, sum(CASE WHEN d IS NULL OR d >= $7 OR n <> pn THEN 1 ELSE 0 END) OVER wn AS c
-  FROM (SELECT uid, t, n, abs(t - lag(t) OVER wl) AS d, lag(n) OVER wl AS pn
-  FROM s WINDOW wl AS (PARTITION BY uid
-  ORDER BY t, n)) WINDOW wn AS (PARTITION BY uid
-  ORDER BY t, n ROWS UNBOUNDED PRECEDING)), i AS (SELECT uid
+  WHERE e.t >= a.ta AND e.t < a.ta + $6), w0 AS MATERIALIZED (SELECT uid, t, n, sum(CASE WHEN pu IS DISTINCT
+  FROM uid OR d >= $7 THEN 1 ELSE 0 END) OVER wn AS gv, sum(CASE WHEN pu IS DISTINCT
+  FROM uid OR d >= $7 OR n <> pn THEN 1 ELSE 0 END) OVER wn AS gc
+  FROM (SELECT uid, t, n, lag(uid) OVER wl AS pu, abs(t - lag(t) OVER wl) AS d, lag(n) OVER wl AS pn
+  FROM s WINDOW wl AS (ORDER BY uid, t, n)) WINDOW wn AS (ORDER BY uid, t, n ROWS UNBOUNDED PRECEDING)), w AS (SELECT x.uid, x.t, x.n, x.gv - m.v0 + 1 AS v, x.gc - m.c0 + 1 AS c
+  FROM w0 x
+  JOIN (SELECT uid, min(gv) AS v0, min(gc) AS c0
+  FROM w0
+  GROUP BY uid) m ON m.uid = x.uid), i AS (SELECT uid
   FROM w
   GROUP BY uid
-  HAVING max(c) FILTER (WHERE v = 1) <= $8 AND max(v) = 1 AND max(t) > min(t) + $6 - $7), w2 AS (SELECT uid, t, n, sum(CASE WHEN d IS NULL OR d >= $7 THEN 1 ELSE 0 END) OVER wn AS v, sum(CASE WHEN d IS NULL OR d >= $7 OR n <> pn THEN 1 ELSE 0 END) OVER wn AS c
-  FROM (SELECT uid, t, n, abs(t - lag(t) OVER wl) AS d, lag(n) OVER wl AS pn
+  HAVING max(c) FILTER (WHERE v = 1) <= $8 AND max(v) = 1 AND max(t) > min(t) + $6 - $7), w20 AS MATERIALIZED (SELECT uid, t, n, sum(CASE WHEN pu IS DISTINCT
+  FROM uid OR d >= $7 THEN 1 ELSE 0 END) OVER wn AS gv, sum(CASE WHEN pu IS DISTINCT
+  FROM uid OR d >= $7 OR n <> pn THEN 1 ELSE 0 END) OVER wn AS gc
+  FROM (SELECT uid, t, n, lag(uid) OVER wl AS pu, abs(t - lag(t) OVER wl) AS d, lag(n) OVER wl AS pn
   FROM (SELECT e.uid, e.t, e.n
   FROM e
   JOIN a ON e.uid = a.uid
   WHERE e.t >= a.ta AND e.uid IN (SELECT uid
-  FROM i)) WINDOW wl AS (PARTITION BY uid
-  ORDER BY t, n)) WINDOW wn AS (PARTITION BY uid
-  ORDER BY t, n ROWS UNBOUNDED PRECEDING)), l AS (SELECT uid, c AS step, min(t) AS t, any_value(n) AS n
+  FROM i)) WINDOW wl AS (ORDER BY uid, t, n)) WINDOW wn AS (ORDER BY uid, t, n ROWS UNBOUNDED PRECEDING)), w2 AS (SELECT x.uid, x.t, x.n, x.gv - m.v0 + 1 AS v, x.gc - m.c0 + 1 AS c
+  FROM w20 x
+  JOIN (SELECT uid, min(gv) AS v0, min(gc) AS c0
+  FROM w20
+  GROUP BY uid) m ON m.uid = x.uid), l AS (SELECT uid, c AS step, min(t) AS t, any_value(n) AS n
   FROM (SELECT *
   FROM w
   WHERE uid NOT IN (SELECT uid
