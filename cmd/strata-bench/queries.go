@@ -889,6 +889,12 @@ func benchQueries(from, to time.Time, expID int64) []benchQuery {
 		// (these events carry no $session_id): the Overview's sessions card.
 		{"visits, bounce rate, entry/exit pages (sessions)", "POST", "/api/v1/query/sessions",
 			with(map[string]any{"interval": "day", "limit": 10})},
+		// Every user's first visit of the range as pages, five deep, the
+		// top five pages of each step kept (docs/queries.md, "Paths").
+		{"paths 5 deep from each user's first page (top 5 + other)", "POST", "/api/v1/query/paths",
+			with(map[string]any{"kind": "pageview", "depth": 5, "branches": 5})},
+		{"paths 5 deep after /pricing's first view", "POST", "/api/v1/query/paths",
+			with(map[string]any{"kind": "pageview", "start": "/pricing", "depth": 5, "branches": 5})},
 		// A quarter of the users exposed, a tenth of them held out; the
 		// primary metric is purchase, the secondary signup.
 		{"experiment results (2 arms, 2 metrics)", "GET", "/api/v1/experiments/" + strconv.FormatInt(expID, 10) + "/results", nil},

@@ -26,6 +26,7 @@ import { ExperimentPage } from "./pages/Experiment";
 import { Experiments } from "./pages/Experiments";
 import { FlagPage, Flags } from "./pages/Flags";
 import { Funnels } from "./pages/Funnels";
+import { Paths } from "./pages/Paths";
 import { Messages } from "./pages/Messages";
 import { Overview } from "./pages/Overview";
 import { Retention } from "./pages/Retention";
@@ -287,6 +288,7 @@ function Page(props: {
   if (path === "/") return <Overview product={props.product} range={props.range} env={props.env} />;
   if (path === "/trends") return <Trends product={props.product} range={props.range} env={props.env} />;
   if (path === "/funnels") return <Funnels product={props.product} range={props.range} env={props.env} />;
+  if (path === "/paths") return <Paths product={props.product} range={props.range} env={props.env} />;
   if (path === "/retention") return <Retention product={props.product} range={props.range} env={props.env} />;
   if (path === "/acquisition") return <Acquisition product={props.product} range={props.range} env={props.env} />;
   if (path === "/annotations") return <Annotations product={props.product} />;

@@ -387,6 +387,8 @@ type QueryStore interface {
 	// GoalConversions returns the goals' conversions among the range's visitors
 	// (GoalsQuery, and docs/queries.md, "Goals").
 	GoalConversions(ctx context.Context, q GoalsQuery) (GoalsAnswer, error)
+	// PathStore answers paths (paths.go).
+	PathStore
 }
 
 // ErrOutOfMemory is wrapped by a QueryStore's error when the store could not

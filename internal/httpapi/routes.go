@@ -295,6 +295,8 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET /api/v1/query/bots", asViewer(h(s.handleBots)))
 	mux.Handle("GET /api/v1/query/events", asViewer(h(s.handleEventNames)))
 	mux.Handle("POST /api/v1/query/sessions", asViewer(h(s.handleSessions)))
+	mux.Handle("POST /api/v1/query/paths", asViewer(h(s.handlePaths)))
+	mux.Handle("POST /api/v1/query/paths/users", asViewer(h(s.handlePathUsers)))
 	mux.Handle("POST /api/v1/query/goals", asViewer(h(s.handleGoalsQuery)))
 	mux.Handle("GET /api/v1/query/live", asViewer(h(s.handleLive)))
 	mux.Handle("GET /api/v1/queries", asViewer(h(s.handleListSaved)))

@@ -109,3 +109,11 @@ func TestOutOfMemoryIsQueryTooLarge(t *testing.T) {
 		t.Errorf("another store error became %v", err)
 	}
 }
+
+func (s stubStore) Paths(context.Context, analytics.PathsQuery) (analytics.PathsAnswer, error) {
+	return analytics.PathsAnswer{}, s.err
+}
+
+func (s stubStore) PathUsers(context.Context, analytics.PathUsersQuery) ([]analytics.PathUser, error) {
+	return nil, s.err
+}

@@ -70,7 +70,7 @@ export function TimeChart(props: {
     // Markers follow the chart's layout: recomputed after every draw
     // (resize included), and set only when they moved.
     let last = "";
-    const place: Plugin = {
+    const place: Plugin<"line" | "bar"> = {
       id: "strataMarkers",
       afterDraw(c) {
         const p = latest.current;

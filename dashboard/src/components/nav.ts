@@ -14,6 +14,7 @@ const items: readonly (NavItem & { feature?: "errorTracking" })[] = [
   { path: "/", label: "Overview", chart: true },
   { path: "/trends", label: "Trends", chart: true },
   { path: "/funnels", label: "Funnels", chart: true },
+  { path: "/paths", label: "Paths", chart: true },
   { path: "/retention", label: "Retention", chart: true },
   { path: "/acquisition", label: "Acquisition", chart: true },
   { path: "/annotations", label: "Annotations", chart: false },

@@ -40,7 +40,7 @@
 // the products' data retention set in Settings, an old event dropped, a viewer's card (retention.mjs);
 // the Privacy card: cookieless mode and privacy signals saved, a member's card (cookieless.mjs);
 // the People data card: export, deletion, audit log, hidden from a viewer (privacy.mjs, E2E_ONLY=privacy);
-// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=goals, E2E_ONLY=timezone, E2E_ONLY=filters, E2E_ONLY=retention or E2E_ONLY=replays,users runs those parts alone
+// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=goals, E2E_ONLY=timezone, E2E_ONLY=filters, E2E_ONLY=retention, E2E_ONLY=paths or E2E_ONLY=replays,users runs those parts alone
 // (E2E_ONLY=main the main run without error tracking, sources, overview, geo).
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
@@ -77,6 +77,7 @@ import { filterPages } from "./filters.mjs";
 import { memberPages } from "./members.mjs";
 import { retentionPages } from "./retention.mjs";
 import { cookielessPages } from "./cookieless.mjs";
+import { pathsPages } from "./paths.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = join(here, "..", "..");
@@ -120,6 +121,7 @@ async function main() {
       timezone: timeZonePages,
       members: memberPages,
       retention: retentionPages,
+      paths: pathsPages,
       privacy: privacyPages,
       cookieless: cookielessPages,
     };
@@ -151,6 +153,7 @@ async function main() {
   await memberPages(browser, h);
   await retentionPages(browser, h);
   await cookielessPages(browser, h);
+  await pathsPages(browser, h);
 }
 
 /** The main run, on a server started without the error-tracking flag. */

@@ -162,6 +162,20 @@ func GoldenSQL(t *testing.T, s Events, trace *[]Statement) {
 			_, err := s.Sessions(ctx, analytics.SessionsQuery{EventRange: scope, Interval: analytics.Hour, Limit: 5, Filters: every[:2]})
 			return err
 		}},
+		{"paths_start", func() error {
+			_, err := s.Paths(ctx, analytics.PathsQuery{EventRange: scope, Kind: analytics.PathPageviews, Start: "/pricing", Depth: 4, Branches: 5})
+			return err
+		}},
+		{"paths_end_events_filters", func() error {
+			_, err := s.Paths(ctx, analytics.PathsQuery{EventRange: scope, Kind: analytics.PathEvents, End: "purchase", Depth: 3, Branches: 2,
+				Filters: every[:2]})
+			return err
+		}},
+		{"path_users_other", func() error {
+			_, err := s.PathUsers(ctx, analytics.PathUsersQuery{PathsQuery: analytics.PathsQuery{EventRange: scope, Kind: analytics.PathPageviews,
+				Depth: 2, Branches: 1}, Step: 2, Other: true, BeforeMicros: day.Add(time.Hour).UnixMicro(), BeforeID: "u1", Limit: 51})
+			return err
+		}},
 		{"user_events", func() error {
 			_, err := s.UserEvents(ctx, analytics.UserEventsQuery{ProductID: 1, Env: analytics.EnvLive, DistinctID: "u1",
 				Before: day.Add(2 * time.Hour), Limit: 101})

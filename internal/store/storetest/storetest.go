@@ -120,6 +120,7 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("UserEvents", events(testUserEvents))
 	t.Run("Sessions", events(testSessions))
 	t.Run("SessionCases", events(testSessionCases))
+	t.Run("Paths", events(testPaths))
 	t.Run("GoalConversions", events(testGoalConversions))
 	t.Run("GoalCases", events(testGoalCases))
 	t.Run("LiveVisitors", events(testLiveVisitors))
