@@ -1,0 +1,98 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"strata/internal/analytics"
+)
+
+// Funnel finds, per user, the first step-0 event in the range and then,
+// step by step, the earliest event of the next step strictly after the
+// previous step's time and within the window. The inner GROUP BY collects
+// each user's candidate times for every step; one nested SELECT per step
+// filters the next step's times against the previous one (nesting, rather
+// than aliases in one SELECT, keeps the statement linear in the number of
+// steps).
+func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) (_ []int64, err error) {
+	defer markOutOfMemory(&err)
+	actor, err := actorSQL(q.AggregateBy)
+	if err != nil {
+		return nil, err
+	}
+	var b builder
+	n := len(q.Steps)
+	win := q.Window.Microseconds()
+	from, to := q.From.UnixMicro(), q.To.UnixMicro()
+
+	// Innermost: per user, r0/t0 for step 0 and the arrays a1…an-1.
+	var inner strings.Builder
+	inner.WriteString("SELECT countIf(event = " + b.arg(q.Steps[0]) + " AND ts >= " + b.arg(from) + " AND ts < " + b.arg(to) + ") > 0 AS r0, ")
+	inner.WriteString("minIf(ts, event = " + b.arg(q.Steps[0]) + " AND ts >= " + b.arg(from) + " AND ts < " + b.arg(to) + ") AS t0")
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&inner, ", groupArrayIf(ts, event = %s AND ts < %s) AS a%d", b.arg(q.Steps[i]), b.arg(to+int64(i)*win), i)
+	}
+	inner.WriteString(" FROM " + s.table + " WHERE ")
+	// Arguments bind in the order their placeholders appear in the text.
+	var where builder
+	where.scope(q.EventRange, q.From, q.To.Add(time.Duration(n-1)*q.Window))
+	where.Write(" AND is_bot = 0 AND event IN (")
+	for i, step := range q.Steps {
+		if i > 0 {
+			where.Write(", ")
+		}
+		where.Write(where.arg(step))
+	}
+	where.Write(")", actorPresent(q.AggregateBy, actor), " GROUP BY ", actor)
+	inner.WriteString(where.SQL())
+	for _, a := range where.Args() {
+		b.Bind(a)
+	}
+
+	// Each level keeps the reached flags so far and the arrays still ahead.
+	// The previous step's time reaches the lambda as a second array rather
+	// than as a captured column: ClickHouse 18.16 drops subquery columns
+	// that only a lambda uses.
+	sql := inner.String()
+	for i := 1; i < n; i++ {
+		var lvl strings.Builder
+		lvl.WriteString("SELECT ")
+		for j := 0; j < i; j++ {
+			fmt.Fprintf(&lvl, "r%d, ", j)
+		}
+		fmt.Fprintf(&lvl, "arrayFilter((x, p) -> x > p AND x <= p + %[3]d, a%[2]d, arrayResize(emptyArrayInt64(), length(a%[2]d), t%[1]d)) AS f%[2]d,"+
+			" r%[1]d AND notEmpty(f%[2]d) AS r%[2]d, arrayReduce('min', f%[2]d) AS t%[2]d", i-1, i, win)
+		for j := i + 1; j < n; j++ {
+			fmt.Fprintf(&lvl, ", a%d", j)
+		}
+		lvl.WriteString(" FROM (" + sql + ")")
+		sql = lvl.String()
+	}
+	var out strings.Builder
+	out.WriteString("SELECT ")
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			out.WriteString(", ")
+		}
+		fmt.Fprintf(&out, "countIf(r%d)", i)
+	}
+	out.WriteString(" FROM (" + sql + ")")
+
+	counts := make([]uint64, n)
+	dest := make([]any, n)
+	for i := range counts {
+		dest[i] = &counts[i]
+	}
+	b.Write(out.String()) // b held only the parameters so far
+	text, args := s.statement(&b)
+	if err := s.conn.QueryRow(ctx, text, args...).Scan(dest...); err != nil {
+		return nil, fmt.Errorf("computing funnel: %w", err)
+	}
+	res := make([]int64, n)
+	for i, c := range counts {
+		res[i] = int64(c)
+	}
+	return res, nil
+}
