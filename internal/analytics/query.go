@@ -128,11 +128,23 @@ type EventRange struct {
 // within Window of the previous one. From/To bound step 0 only.
 type FunnelQuery struct {
 	EventRange
-	Steps  []string
-	Window time.Duration
+	Steps []string
+	// StepFilters, when set, holds one list for each step: a step's
+	// events count only when they pass every filter of its list (a nil
+	// list passes all), as a trend's filters do.
+	StepFilters [][]Filter
+	Window      time.Duration
 	// AggregateBy, when set, is a group type (ValidGroupType): the funnel
 	// counts groups of that type instead of users.
 	AggregateBy string
+}
+
+// StepFilter returns the filters of step i, none when the query has none.
+func (q FunnelQuery) StepFilter(i int) []Filter {
+	if i < len(q.StepFilters) {
+		return q.StepFilters[i]
+	}
+	return nil
 }
 
 // Counting groups (docs/queries.md, "Counting groups"): with AggregateBy

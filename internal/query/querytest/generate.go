@@ -28,6 +28,9 @@ type Dataset struct {
 	Filters []Filter
 	// Breakdown is "" or the property a trend query breaks down by.
 	Breakdown string
+	// StepFilters are 0 to 2 filters for each funnel step, for the
+	// funnel with step filters (FunnelSteps); Steps' funnel has none.
+	StepFilters [][]Filter
 	// StartEvent and ReturnEvent are the retention events.
 	StartEvent, ReturnEvent string
 }
@@ -169,6 +172,15 @@ func Generate(seed int64) Dataset {
 	}
 	if len(ds.Filters) < 2 && g.IntN(3) == 0 {
 		ds.Filters = append(ds.Filters, geoFilter(g))
+	}
+
+	// Step filters: from a source of their own, as g's draws are.
+	f := rand.New(rand.NewPCG(uint64(seed), 2))
+	ds.StepFilters = make([][]Filter, len(ds.Steps))
+	for i := range ds.Steps {
+		for range f.IntN(3) {
+			ds.StepFilters[i] = append(ds.StepFilters[i], randomFilter(f))
+		}
 	}
 
 	// Retention parameters: the first step, and sometimes the same event.

@@ -180,6 +180,34 @@ func Funnel(events []Event, test bool, steps []string, from, to time.Time, windo
 
 // FunnelIn is Funnel with from and to days of the zone loc.
 func FunnelIn(loc *time.Location, events []Event, test bool, steps []string, from, to time.Time, windowHours int) []int64 {
+	return FunnelSteps(loc, events, test, PlainSteps(steps), from, to, windowHours)
+}
+
+// FunnelStep is one step of a funnel: an event name and the filters its
+// events must all pass (none for a plain step).
+type FunnelStep struct {
+	Event   string
+	Filters []Filter
+}
+
+// PlainSteps returns steps without filters, one for each name.
+func PlainSteps(names []string) []FunnelStep {
+	out := make([]FunnelStep, len(names))
+	for i, n := range names {
+		out[i].Event = n
+	}
+	return out
+}
+
+// matches reports whether e is one of step's events.
+func (step FunnelStep) matches(e Event) bool {
+	return e.Name == step.Event && passesAll(e, step.Filters)
+}
+
+// FunnelSteps is FunnelIn for steps that may carry filters: an event
+// counts for a step only when it has the step's name and passes every one
+// of its filters.
+func FunnelSteps(loc *time.Location, events []Event, test bool, steps []FunnelStep, from, to time.Time, windowHours int) []int64 {
 	counts := make([]int64, len(steps))
 	if len(steps) == 0 {
 		return counts
@@ -197,7 +225,7 @@ func FunnelIn(loc *time.Location, events []Event, test bool, steps []string, fro
 		var prev time.Time
 		found := false
 		for _, e := range userEvents {
-			if e.Name != steps[0] || !inRange(e.Time, from, to, loc) {
+			if !steps[0].matches(e) || !inRange(e.Time, from, to, loc) {
 				continue
 			}
 			if !found || e.Time.Before(prev) {
@@ -216,7 +244,7 @@ func FunnelIn(loc *time.Location, events []Event, test bool, steps []string, fro
 			var next time.Time
 			found = false
 			for _, e := range userEvents {
-				if e.Name != steps[n] {
+				if !steps[n].matches(e) {
 					continue
 				}
 				if !e.Time.After(prev) || e.Time.After(prev.Add(window)) {

@@ -29,10 +29,25 @@ func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) (_ []int64,
 
 	// Innermost: per user, r0/t0 for step 0 and the arrays a1…an-1.
 	var inner strings.Builder
-	inner.WriteString("SELECT countIf(event = " + b.arg(q.Steps[0]) + " AND ts >= " + b.arg(from) + " AND ts < " + b.arg(to) + ") > 0 AS r0, ")
-	inner.WriteString("minIf(ts, event = " + b.arg(q.Steps[0]) + " AND ts >= " + b.arg(from) + " AND ts < " + b.arg(to) + ") AS t0")
+	step0 := func() (string, error) {
+		c := "event = " + b.arg(q.Steps[0]) + " AND ts >= " + b.arg(from) + " AND ts < " + b.arg(to)
+		f, err := stepFilters(&b, q.StepFilter(0))
+		return c + f, err
+	}
+	c, err := step0()
+	if err != nil {
+		return nil, err
+	}
+	inner.WriteString("SELECT countIf(" + c + ") > 0 AS r0, ")
+	c, _ = step0()
+	inner.WriteString("minIf(ts, " + c + ") AS t0")
 	for i := 1; i < n; i++ {
-		fmt.Fprintf(&inner, ", groupArrayIf(ts, event = %s AND ts < %s) AS a%d", b.arg(q.Steps[i]), b.arg(to+int64(i)*win), i)
+		ev, bound := b.arg(q.Steps[i]), b.arg(to+int64(i)*win)
+		f, err := stepFilters(&b, q.StepFilter(i))
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&inner, ", groupArrayIf(ts, event = %s AND ts < %s%s) AS a%d", ev, bound, f, i)
 	}
 	inner.WriteString(" FROM " + s.table + " WHERE ")
 	// Arguments bind in the order their placeholders appear in the text.
@@ -95,4 +110,21 @@ func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) (_ []int64,
 		res[i] = int64(c)
 	}
 	return res, nil
+}
+
+// stepFilters returns a step's filters as further conditions (" AND …"),
+// their parameters bound to b in the order of the text, which is placed
+// where it is returned, before any later placeholder.
+func stepFilters(b *builder, filters []analytics.Filter) (string, error) {
+	var fb builder
+	for _, f := range filters {
+		fb.Write(" AND ")
+		if err := fb.filter(f); err != nil {
+			return "", err
+		}
+	}
+	for _, a := range fb.Args() {
+		b.Bind(a)
+	}
+	return fb.SQL(), nil
 }

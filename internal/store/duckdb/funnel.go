@@ -42,12 +42,20 @@ func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) (_ []int64,
 	win := b.arg(q.Window.Microseconds())
 	b.Write("WITH s0 AS (SELECT ", act.selected(""), ", min(epoch_us(ts)) AS t FROM events WHERE ")
 	b.scope("", q.EventRange, q.From, q.To)
-	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.Steps[0])), act.present(""), " GROUP BY ", id, ")")
+	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.Steps[0])), act.present(""))
+	if err := stepFilters(&b, q.StepFilter(0)); err != nil {
+		return nil, err
+	}
+	b.Write(" GROUP BY ", id, ")")
 	for i := 1; i < len(q.Steps); i++ {
 		b.Printf(", s%d AS (SELECT %s, min(epoch_us(e.ts)) AS t FROM events e JOIN s%d p ON %s = p.%s WHERE ", i, next, i-1, act.expr("e."), id)
 		b.scope("e.", q.EventRange, q.From, q.To.Add(time.Duration(i)*q.Window))
 		b.Write(" AND NOT e.is_bot AND e.eid = ", b.arg(s.eventID(q.Steps[i])),
-			" AND epoch_us(e.ts) - p.t BETWEEN 1 AND ", win, " GROUP BY ", next, ")")
+			" AND epoch_us(e.ts) - p.t BETWEEN 1 AND ", win)
+		if err := stepFilters(&b, q.StepFilter(i)); err != nil {
+			return nil, err
+		}
+		b.Write(" GROUP BY ", next, ")")
 	}
 	b.Write(" SELECT ")
 	for i := range q.Steps {
@@ -76,4 +84,17 @@ func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) (_ []int64,
 		return nil, fmt.Errorf("computing funnel: %w", err)
 	}
 	return counts, nil
+}
+
+// stepFilters writes a step's filters as further conditions on its events.
+// They read only the events table's columns, so they need no alias where a
+// step joins the one before it (whose columns are the actor and t).
+func stepFilters(b *builder, filters []analytics.Filter) error {
+	for _, f := range filters {
+		b.Write(" AND ")
+		if err := b.filter(f); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -113,6 +113,28 @@ func testQueries(ctx context.Context, t *testing.T, s Events) {
 				}
 			}
 
+			// The same funnel with filters on its steps, sent as a request.
+			freq := query.FunnelRequest{Steps: query.EventSteps(ds.Steps), WindowHours: json.RawMessage(strconv.Itoa(ds.WindowHours)),
+				DateFrom: ds.From.Format("2006-01-02"), DateTo: ds.To.Format("2006-01-02")}
+			refSteps := querytest.PlainSteps(ds.Steps)
+			for i := range freq.Steps {
+				freq.Steps[i].Where = filterRequests(ds.StepFilters[i])
+				refSteps[i].Filters = ds.StepFilters[i]
+			}
+			sq, err := freq.Query(analytics.EventRange{ProductID: p.ID, Env: env}, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fr, err = engine.RunFunnel(ctx, sq); err != nil {
+				t.Fatal(err)
+			}
+			want = querytest.FunnelSteps(time.UTC, ds.Events, test, refSteps, ds.From, ds.To, ds.WindowHours)
+			for i, st := range fr.Steps {
+				if st.Count != want[i] {
+					t.Errorf("seed %d %s funnel %v where %v: step %d = %d, want %d", seed, env, ds.Steps, ds.StepFilters, i, st.Count, want[i])
+				}
+			}
+
 			interval := []analytics.Interval{analytics.Day, analytics.Week, analytics.Month, analytics.Hour}[seed%4]
 			// Without a breakdown too: only then do the lines carry totals.
 			breakdowns := []string{""}

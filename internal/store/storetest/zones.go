@@ -79,7 +79,7 @@ func testZonedQueries(ctx context.Context, t *testing.T, s Events) {
 				return fmt.Sprintf("%s %s..%s seed %d %s", z.zone, from.Format("2006-01-02"), to.Format("2006-01-02"), seed, what)
 			}
 
-			freq := query.FunnelRequest{Steps: ds.Steps, DateFrom: from.Format("2006-01-02"), DateTo: to.Format("2006-01-02")}
+			freq := query.FunnelRequest{Steps: query.EventSteps(ds.Steps), DateFrom: from.Format("2006-01-02"), DateTo: to.Format("2006-01-02")}
 			freq.WindowHours = []byte(strconv.Itoa(ds.WindowHours))
 			fq, err := freq.Query(sc, time.Now())
 			if err != nil {

@@ -1,0 +1,191 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"strata/internal/analytics"
+	"strata/internal/jsontext"
+)
+
+// FunnelRequest is the body of POST /api/v1/query/funnel.
+type FunnelRequest struct {
+	Steps       []FunnelStepRequest `json:"steps"`
+	DateFrom    string              `json:"dateFrom,omitempty"`
+	DateTo      string              `json:"dateTo,omitempty"`
+	WindowHours json.RawMessage     `json:"windowHours,omitempty"`
+	AggregateBy string              `json:"aggregateBy,omitempty"`
+}
+
+// FunnelStepRequest is one step as sent: an event name (a JSON string, the
+// spec's form), or an object naming the event and the filters its events
+// must pass, {"event": "$pageview", "where": [filter…]}, the filters in
+// the trend's shape (docs/queries.md, "Funnels").
+type FunnelStepRequest struct {
+	Event string          `json:"event"`
+	Where []FilterRequest `json:"where,omitempty"`
+}
+
+// EventSteps returns plain steps, one for each event name.
+func EventSteps(names []string) []FunnelStepRequest {
+	out := make([]FunnelStepRequest, len(names))
+	for i, n := range names {
+		out[i].Event = n
+	}
+	return out
+}
+
+// UnmarshalJSON reads a step sent as a string or as an object.
+func (s *FunnelStepRequest) UnmarshalJSON(data []byte) error {
+	data = bytes.TrimSpace(data)
+	if len(data) > 0 && data[0] == '"' {
+		*s = FunnelStepRequest{}
+		return json.Unmarshal(data, &s.Event)
+	}
+	if len(data) == 0 || data[0] != '{' {
+		return analytics.InvalidField("steps", `each step must be an event name or an object {"event": …, "where": […]}, not %.40s`, data)
+	}
+	// The object's own decoder, so that a misspelt field is refused as
+	// the request's are.
+	type plain FunnelStepRequest
+	var p plain
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return analytics.InvalidField("steps", `a step object holds only "event" and "where", not %s`, name)
+		}
+		return analytics.InvalidField("steps", `a step object is {"event": "<name>", "where": [filter…]}, each filter {"property", "operator", "value"}: %v`, err)
+	}
+	*s = FunnelStepRequest(p)
+	return nil
+}
+
+// MarshalJSON writes a step without filters as its event name, the form
+// saved funnels and the spec use, and any other as the object.
+func (s FunnelStepRequest) MarshalJSON() ([]byte, error) {
+	if len(s.Where) == 0 {
+		return json.Marshal(s.Event)
+	}
+	type plain FunnelStepRequest
+	return json.Marshal(plain(s))
+}
+
+// ParseFunnel validates a funnel request body into a store query.
+func ParseFunnel(body []byte, scope analytics.EventRange, now time.Time) (analytics.FunnelQuery, error) {
+	var req FunnelRequest
+	if err := jsontext.Decode(body, &req); err != nil {
+		return analytics.FunnelQuery{}, err
+	}
+	return req.Query(scope, now)
+}
+
+// Query validates the request into a store query for scope (whose From and
+// To it sets).
+func (req FunnelRequest) Query(scope analytics.EventRange, now time.Time) (analytics.FunnelQuery, error) {
+	q := analytics.FunnelQuery{EventRange: scope}
+	if len(req.Steps) < MinSteps {
+		return q, analytics.InvalidField("steps", "a funnel needs at least %d steps, not %d", MinSteps, len(req.Steps))
+	}
+	if len(req.Steps) > MaxSteps {
+		return q, analytics.InvalidField("steps", "a funnel has at most %d steps, not %d", MaxSteps, len(req.Steps))
+	}
+	filtered := false
+	stepFilters := make([][]analytics.Filter, len(req.Steps))
+	for i, s := range req.Steps {
+		field := fmt.Sprintf("steps[%d]", i)
+		if len(s.Where) > 0 {
+			// An object step's name is its event field.
+			field += ".event"
+		}
+		if err := eventName(field, s.Event); err != nil {
+			return q, err
+		}
+		fs, err := filters(fmt.Sprintf("steps[%d].where", i), s.Where)
+		if err != nil {
+			return q, err
+		}
+		if len(fs) > 0 {
+			stepFilters[i], filtered = fs, true
+		}
+		q.Steps = append(q.Steps, s.Event)
+	}
+	if filtered {
+		q.StepFilters = stepFilters
+	}
+	hours, err := windowHours(req.WindowHours)
+	if err != nil {
+		return q, err
+	}
+	if q.From, q.To, err = dateRange(req.DateFrom, req.DateTo, now, scope.Location()); err != nil {
+		return q, err
+	}
+	if q.AggregateBy, err = aggregateBy(req.AggregateBy); err != nil {
+		return q, err
+	}
+	q.Window = time.Duration(hours) * time.Hour
+	return q, nil
+}
+
+// FunnelStep is one step of a funnel answer.
+type FunnelStep struct {
+	// Name is the step's event.
+	Name string `json:"name"`
+	// Where is the step's filters as validated, absent for a step without
+	// filters (whose answer is the spec's): with Name it names the step,
+	// so two steps of one event tell apart.
+	Where []FilterRequest `json:"where,omitempty"`
+	Count int64           `json:"count"`
+	// ConversionPct is null for the first step.
+	ConversionPct *float64 `json:"conversionPct"`
+}
+
+// FunnelResult is the answer of POST /query/funnel.
+type FunnelResult struct {
+	Steps []FunnelStep `json:"steps"`
+}
+
+// RunFunnel computes a validated funnel.
+func (e *Engine) RunFunnel(ctx context.Context, q analytics.FunnelQuery) (FunnelResult, error) {
+	var counts []int64
+	err := e.read(ctx, func(ctx context.Context) (err error) {
+		counts, err = e.Store.Funnel(ctx, q)
+		return err
+	})
+	if err != nil {
+		return FunnelResult{}, err
+	}
+	if len(counts) != len(q.Steps) {
+		return FunnelResult{}, errors.New("the store answered a funnel with the wrong number of steps")
+	}
+	res := FunnelResult{Steps: make([]FunnelStep, len(q.Steps))}
+	for i, name := range q.Steps {
+		res.Steps[i] = FunnelStep{Name: name, Where: filterRequests(q.StepFilter(i)), Count: counts[i]}
+		if i > 0 {
+			pct := ConversionPct(counts[i], counts[i-1])
+			res.Steps[i].ConversionPct = &pct
+		}
+	}
+	return res, nil
+}
+
+// filterRequests writes validated filters back in the request's shape.
+func filterRequests(fs []analytics.Filter) []FilterRequest {
+	if len(fs) == 0 {
+		return nil
+	}
+	out := make([]FilterRequest, len(fs))
+	for i, f := range fs {
+		name := f.Property.Column
+		if f.Property.Key != "" {
+			name = "properties." + f.Property.Key
+		}
+		out[i] = FilterRequest{Property: name, Operator: string(f.Operator), Value: f.Value}
+	}
+	return out
+}

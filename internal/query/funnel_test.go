@@ -1,0 +1,67 @@
+package query
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"strata/internal/analytics"
+)
+
+// TestParseFunnelStepFilters reads steps sent as strings and as objects
+// with filters, and refuses malformed ones with the field at fault.
+func TestParseFunnelStepFilters(t *testing.T) {
+	sc := analytics.EventRange{ProductID: 1, Env: analytics.EnvLive}
+	now := time.Date(2026, 11, 10, 12, 0, 0, 0, time.UTC)
+	q, err := ParseFunnel([]byte(`{"steps":["a",{"event":"$pageview","where":[{"property":"path","operator":"eq","value":"/pricing"},`+
+		`{"property":"properties.plan","operator":"is_set"}]},{"event":"b"}]}`), sc, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(q.Steps, []string{"a", "$pageview", "b"}) {
+		t.Errorf("steps %v", q.Steps)
+	}
+	want := [][]analytics.Filter{nil, {
+		{Property: analytics.Property{Column: "path"}, Operator: analytics.OpEq, Value: "/pricing"},
+		{Property: analytics.Property{Key: "plan"}, Operator: analytics.OpIsSet},
+	}, nil}
+	if !reflect.DeepEqual(q.StepFilters, want) {
+		t.Errorf("step filters %+v, want %+v", q.StepFilters, want)
+	}
+	// Without a filtered step the query is today's plain funnel.
+	if q, err := ParseFunnel([]byte(`{"steps":["a",{"event":"b","where":[]}]}`), sc, now); err != nil || q.StepFilters != nil {
+		t.Errorf("plain steps: %v %+v", err, q.StepFilters)
+	}
+	for body, field := range map[string]string{
+		`{"steps":["a",{"event":"b","wher":[]}]}`: `"wher"`,
+		`{"steps":["a",7]}`:                       "steps: each step",
+		`{"steps":["a",{"event":"","where":[{"property":"path","operator":"is_set"}]}]}`:          "steps[1].event",
+		`{"steps":["a",{"event":"b","where":[{"property":"nope","operator":"is_set"}]}]}`:         "steps[1].where[0].property",
+		`{"steps":["a",{"event":"b","where":[{"property":"path","operator":"like"}]}]}`:           "steps[1].where[0].operator",
+		`{"steps":[{"event":"b","where":[{"property":"path","operator":"gt","value":"x"}]},"a"]}`: "steps[0].where[0].value",
+	} {
+		_, err := ParseFunnel([]byte(body), sc, now)
+		var e *analytics.Error
+		if !errors.As(err, &e) || e.Code != "invalid_request" || !strings.Contains(e.Message, field) {
+			t.Errorf("%s: %v, want an invalid_request naming %s", body, err, field)
+		}
+	}
+}
+
+// TestFunnelStepJSON writes a step without filters as its name, so that a
+// saved plain funnel reads as the spec's request, and any other as the
+// object it was sent as.
+func TestFunnelStepJSON(t *testing.T) {
+	steps := []FunnelStepRequest{{Event: "a"}, {Event: "b", Where: []FilterRequest{{Property: "path", Operator: "eq", Value: "/x"}}}}
+	got, _ := json.Marshal(FunnelRequest{Steps: steps})
+	if string(got) != `{"steps":["a",{"event":"b","where":[{"property":"path","operator":"eq","value":"/x"}]}]}` {
+		t.Errorf("marshalled %s", got)
+	}
+	var back FunnelRequest
+	if err := json.Unmarshal(got, &back); err != nil || !reflect.DeepEqual(back.Steps, steps) {
+		t.Errorf("round trip: %v %+v", err, back.Steps)
+	}
+}
