@@ -831,15 +831,39 @@ export interface components {
          */
         FunnelRequest: {
             /**
-             * @description The event names of the steps, in order: 2 to 20 names of 1 to 255 characters.
+             * @description The steps, in order: 2 to 20, each an event name of 1 to 255 characters or an
+             *     object naming the event and filters its events must pass (`FunnelStepObject`).
              *     A name may appear twice; each occurrence then needs its own event.
              * @example [
              *       "$pageview",
              *       "signup_started",
              *       "signup_completed"
              *     ]
+             * @example [
+             *       {
+             *         "event": "$pageview",
+             *         "where": [
+             *           {
+             *             "property": "path",
+             *             "operator": "eq",
+             *             "value": "/pricing"
+             *           }
+             *         ]
+             *       },
+             *       {
+             *         "event": "$pageview",
+             *         "where": [
+             *           {
+             *             "property": "path",
+             *             "operator": "eq",
+             *             "value": "/signup"
+             *           }
+             *         ]
+             *       },
+             *       "signup_completed"
+             *     ]
              */
-            steps: components["schemas"]["EventNameRef"][];
+            steps: (components["schemas"]["EventNameRef"] | components["schemas"]["FunnelStepObject"])[];
             /**
              * @description The first day of the range, included. The range bounds step 0 only. Absent,
              *     `null` or `""`: see **Dates** above.
@@ -881,6 +905,12 @@ export interface components {
             /** @description The step's event name, as requested. */
             name: string;
             /**
+             * @description The step's filters as validated, present only for a step with filters: with
+             *     `name` it names the step, so that two steps of one event tell apart. A step
+             *     without filters has no `where`, and its entry is exactly the spec's.
+             */
+            where?: components["schemas"]["Filter"][];
+            /**
              * Format: int64
              * @description The number of users (distinct `distinct_id`s) who reached this step. It never
              *     exceeds the previous step's count.
@@ -892,6 +922,18 @@ export interface components {
              *     is 0. JSON writes whole values without a fraction (`100`, `0`).
              */
             conversionPct: number | null;
+        };
+        /**
+         * Funnel step with filters
+         * @description A funnel step that counts only some events of its name: those that pass every filter
+         *     of `where`, the shape and operators of a trend's filters. A step object without
+         *     filters is the plain step of its event name. A field not listed here gets 400
+         *     `invalid_request`.
+         */
+        FunnelStepObject: {
+            event: components["schemas"]["EventNameRef"];
+            /** @description The filters the step's events must all pass; absent or empty means none. */
+            where?: components["schemas"]["Filter"][] | null;
         };
         /** @description A goal of a product (docs/queries.md, "Goals"). An event goal has `event`, a page goal `path`. */
         Goal: {

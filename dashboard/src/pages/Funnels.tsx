@@ -110,7 +110,7 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
   // (query-scoped) annotations to the workspace's.
   const [annotations] = useChartAnnotations(pid, days.from, days.to, savedQuery ? savedQuery.id : null);
 
-  const validate = (): FunnelRequest | null => {
+  const validate = (): (FunnelRequest & { steps: string[] }) | null => {
     const clean = steps.map((s) => s.trim());
     if (clean.some((s) => s === "")) {
       setFormError("Every step needs an event name.");
