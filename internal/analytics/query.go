@@ -137,6 +137,63 @@ type FunnelQuery struct {
 	// AggregateBy, when set, is a group type (ValidGroupType): the funnel
 	// counts groups of that type instead of users.
 	AggregateBy string
+	// Exclusions leave out every user who did one of their events between
+	// the two steps they name (FunnelExclusion).
+	Exclusions []FunnelExclusion
+	// Breakdown, when set, splits the funnel by the property's value on
+	// each user's step-0 event (the earliest in the range; of several at
+	// that instant, the least value), into at most BreakdownLimit values
+	// with the most step-0 users plus one "other" row.
+	Breakdown      *Property
+	BreakdownLimit int
+}
+
+// FunnelExclusion leaves out of the whole funnel every user who did Event
+// (passing Filters) strictly after their event of step FromStep and
+// strictly before their event of step ToStep, as PostHog's exclusion
+// steps do. A user who never reached ToStep is not left out by it.
+// 0 <= FromStep < ToStep < len(Steps).
+type FunnelExclusion struct {
+	Event            string
+	Filters          []Filter
+	FromStep, ToStep int
+}
+
+// FunnelRow is the funnel of one breakdown value: the users (or groups)
+// reaching each step, Counts[i] for step i. Without a breakdown a store
+// returns one row, of the value "".
+type FunnelRow struct {
+	// Breakdown is the property's text form, "" when not set; it is
+	// meaningless when Other is set.
+	Breakdown string
+	// Other marks the row of every value outside the top values.
+	Other  bool
+	Counts []int64
+}
+
+// FunnelRows folds a store's per-value funnels, read in order of step-0
+// users (most first, ties by value), into the top limit values and one
+// other row, so that what a store holds does not grow with the number of
+// values.
+type FunnelRows struct {
+	Limit int
+	Rows  []FunnelRow
+}
+
+// Add takes the next value's counts.
+func (f *FunnelRows) Add(value string, counts []int64) {
+	if len(f.Rows) < f.Limit || f.Limit == 0 {
+		f.Rows = append(f.Rows, FunnelRow{Breakdown: value, Counts: counts})
+		return
+	}
+	last := &f.Rows[len(f.Rows)-1]
+	if !last.Other {
+		f.Rows = append(f.Rows, FunnelRow{Other: true, Counts: make([]int64, len(counts))})
+		last = &f.Rows[len(f.Rows)-1]
+	}
+	for i, c := range counts {
+		last.Counts[i] += c
+	}
 }
 
 // StepFilter returns the filters of step i, none when the query has none.
@@ -356,7 +413,12 @@ func (a *SessionsAnswer) Sort() {
 // can tell the client to ask for less instead of reporting a server fault.
 type QueryStore interface {
 	// Funnel returns the number of users (or groups) reaching each step.
+	// It reads neither Exclusions nor Breakdown.
 	Funnel(ctx context.Context, q FunnelQuery) ([]int64, error)
+	// FunnelRows returns the funnel with its exclusions, one row for each
+	// breakdown value (FunnelRows folds them), or one row without a
+	// breakdown.
+	FunnelRows(ctx context.Context, q FunnelQuery) ([]FunnelRow, error)
 	// Trend returns the non-empty buckets of every line.
 	Trend(ctx context.Context, q TrendQuery) ([]TrendRow, error)
 	// Retention returns the non-zero cells of the cohort table.

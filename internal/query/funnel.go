@@ -20,7 +20,24 @@ type FunnelRequest struct {
 	DateTo      string              `json:"dateTo,omitempty"`
 	WindowHours json.RawMessage     `json:"windowHours,omitempty"`
 	AggregateBy string              `json:"aggregateBy,omitempty"`
+	Exclusions  []FunnelExclusion   `json:"exclusions,omitempty"`
+	// Breakdown and BreakdownLimit split the funnel by a property as a
+	// trend's do: the value on each user's step-0 event.
+	Breakdown      string `json:"breakdown,omitempty"`
+	BreakdownLimit int    `json:"breakdownLimit,omitempty"`
 }
+
+// FunnelExclusion is one exclusion as sent: users who did Event (passing
+// Where) between their events of steps FromStep and ToStep are left out.
+type FunnelExclusion struct {
+	Event    string          `json:"event"`
+	Where    []FilterRequest `json:"where,omitempty"`
+	FromStep int             `json:"fromStep"`
+	ToStep   int             `json:"toStep"`
+}
+
+// MaxExclusions bounds a funnel's exclusions, as MaxSteps its steps.
+const MaxExclusions = 10
 
 // FunnelStepRequest is one step as sent: an event name (a JSON string, the
 // spec's form), or an object naming the event and the filters its events
@@ -129,6 +146,42 @@ func (req FunnelRequest) Query(scope analytics.EventRange, now time.Time) (analy
 		return q, err
 	}
 	q.Window = time.Duration(hours) * time.Hour
+	if len(req.Exclusions) > MaxExclusions {
+		return q, analytics.InvalidField("exclusions", "a funnel has at most %d exclusions, not %d", MaxExclusions, len(req.Exclusions))
+	}
+	for i, x := range req.Exclusions {
+		field := fmt.Sprintf("exclusions[%d]", i)
+		if err := eventName(field+".event", x.Event); err != nil {
+			return q, err
+		}
+		fs, err := filters(field+".where", x.Where)
+		if err != nil {
+			return q, err
+		}
+		if x.FromStep < 0 || x.FromStep >= len(q.Steps)-1 {
+			return q, analytics.InvalidField(field+".fromStep", "must be a step index from 0 to %d, not %d", len(q.Steps)-2, x.FromStep)
+		}
+		if x.ToStep <= x.FromStep || x.ToStep >= len(q.Steps) {
+			return q, analytics.InvalidField(field+".toStep", "must be a later step than fromStep, from %d to %d, not %d", x.FromStep+1, len(q.Steps)-1, x.ToStep)
+		}
+		q.Exclusions = append(q.Exclusions, analytics.FunnelExclusion{Event: x.Event, Filters: fs, FromStep: x.FromStep, ToStep: x.ToStep})
+	}
+	if req.Breakdown != "" {
+		p, err := property("breakdown", req.Breakdown)
+		if err != nil {
+			return q, err
+		}
+		q.Breakdown = &p
+		q.BreakdownLimit = DefaultBreakdown
+		if req.BreakdownLimit != 0 {
+			q.BreakdownLimit = req.BreakdownLimit
+		}
+		if q.BreakdownLimit < 1 || q.BreakdownLimit > MaxBreakdown {
+			return q, analytics.InvalidField("breakdownLimit", "must be from 1 to %d, not %d", MaxBreakdown, req.BreakdownLimit)
+		}
+	} else if req.BreakdownLimit != 0 {
+		return q, analytics.InvalidField("breakdownLimit", "is only allowed with a breakdown")
+	}
 	return q, nil
 }
 
@@ -147,31 +200,76 @@ type FunnelStep struct {
 
 // FunnelResult is the answer of POST /query/funnel.
 type FunnelResult struct {
+	// Steps is the whole funnel: with a breakdown, every value's users
+	// together.
 	Steps []FunnelStep `json:"steps"`
+	// Breakdown is, with a breakdown only, the funnel of each top value
+	// (most step-0 users first, ties by value) and of the other values
+	// together last.
+	Breakdown []FunnelBreakdown `json:"breakdown,omitempty"`
 }
 
-// RunFunnel computes a validated funnel.
+// FunnelBreakdown is the funnel of one breakdown value.
+type FunnelBreakdown struct {
+	// BreakdownValue is the property's value on the users' step-0 event
+	// ("" when not set), null for the other values.
+	BreakdownValue *string      `json:"breakdownValue"`
+	Other          bool         `json:"other,omitempty"`
+	Steps          []FunnelStep `json:"steps"`
+}
+
+// RunFunnel computes a validated funnel. A funnel without exclusions and
+// breakdown is the store's plain Funnel, as before; any other is its
+// FunnelRows.
 func (e *Engine) RunFunnel(ctx context.Context, q analytics.FunnelQuery) (FunnelResult, error) {
-	var counts []int64
-	err := e.read(ctx, func(ctx context.Context) (err error) {
-		counts, err = e.Store.Funnel(ctx, q)
+	var rows []analytics.FunnelRow
+	err := e.read(ctx, func(ctx context.Context) error {
+		if len(q.Exclusions) == 0 && q.Breakdown == nil {
+			counts, err := e.Store.Funnel(ctx, q)
+			rows = []analytics.FunnelRow{{Counts: counts}}
+			return err
+		}
+		var err error
+		rows, err = e.Store.FunnelRows(ctx, q)
 		return err
 	})
 	if err != nil {
 		return FunnelResult{}, err
 	}
-	if len(counts) != len(q.Steps) {
-		return FunnelResult{}, errors.New("the store answered a funnel with the wrong number of steps")
+	total := make([]int64, len(q.Steps))
+	for _, r := range rows {
+		if len(r.Counts) != len(q.Steps) {
+			return FunnelResult{}, errors.New("the store answered a funnel with the wrong number of steps")
+		}
+		for i, c := range r.Counts {
+			total[i] += c
+		}
 	}
-	res := FunnelResult{Steps: make([]FunnelStep, len(q.Steps))}
-	for i, name := range q.Steps {
-		res.Steps[i] = FunnelStep{Name: name, Where: filterRequests(q.StepFilter(i)), Count: counts[i]}
-		if i > 0 {
-			pct := ConversionPct(counts[i], counts[i-1])
-			res.Steps[i].ConversionPct = &pct
+	res := FunnelResult{Steps: funnelSteps(q, total)}
+	if q.Breakdown != nil {
+		res.Breakdown = []FunnelBreakdown{}
+		for _, r := range rows {
+			b := FunnelBreakdown{Other: r.Other, Steps: funnelSteps(q, r.Counts)}
+			if !r.Other {
+				b.BreakdownValue = &r.Breakdown
+			}
+			res.Breakdown = append(res.Breakdown, b)
 		}
 	}
 	return res, nil
+}
+
+// funnelSteps names a funnel's counts by its steps.
+func funnelSteps(q analytics.FunnelQuery, counts []int64) []FunnelStep {
+	steps := make([]FunnelStep, len(q.Steps))
+	for i, name := range q.Steps {
+		steps[i] = FunnelStep{Name: name, Where: filterRequests(q.StepFilter(i)), Count: counts[i]}
+		if i > 0 {
+			pct := ConversionPct(counts[i], counts[i-1])
+			steps[i].ConversionPct = &pct
+		}
+	}
+	return steps
 }
 
 // filterRequests writes validated filters back in the request's shape.

@@ -31,6 +31,9 @@ type Dataset struct {
 	// StepFilters are 0 to 2 filters for each funnel step, for the
 	// funnel with step filters (FunnelSteps); Steps' funnel has none.
 	StepFilters [][]Filter
+	// Exclusions are 0 to 2 funnel exclusions, for the funnel with
+	// exclusions and a breakdown (FunnelBreakdown, by Breakdown).
+	Exclusions []FunnelExclusion
 	// StartEvent and ReturnEvent are the retention events.
 	StartEvent, ReturnEvent string
 }
@@ -181,6 +184,14 @@ func Generate(seed int64) Dataset {
 		for range f.IntN(3) {
 			ds.StepFilters[i] = append(ds.StepFilters[i], randomFilter(f))
 		}
+	}
+	for range f.IntN(3) {
+		x := FunnelExclusion{Event: names[f.IntN(len(names))], FromStep: f.IntN(len(ds.Steps) - 1)}
+		x.ToStep = x.FromStep + 1 + f.IntN(len(ds.Steps)-1-x.FromStep)
+		if f.IntN(3) == 0 {
+			x.Filters = []Filter{randomFilter(f)}
+		}
+		ds.Exclusions = append(ds.Exclusions, x)
 	}
 
 	// Retention parameters: the first step, and sometimes the same event.

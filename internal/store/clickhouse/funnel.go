@@ -128,3 +128,165 @@ func stepFilters(b *builder, filters []analytics.Filter) (string, error) {
 	}
 	return fb.SQL(), nil
 }
+
+// FunnelRows computes the funnel as Funnel does, keeping every step's time
+// (t0…), and then, per user, whether an exclusion leaves them out: one of
+// its events (the array xK) strictly between the user's times of its two
+// steps, the later one reached. With a breakdown, a user's value is the
+// least of their step-0 events' values at t0 (the arrays v0 and ts0, which
+// one aggregation fills row by row alike). The outer GROUP BY counts, for
+// each value, the users left reaching each step, most step-0 users first,
+// ties by value.
+func (s *Store) FunnelRows(ctx context.Context, q analytics.FunnelQuery) (_ []analytics.FunnelRow, err error) {
+	defer markOutOfMemory(&err)
+	actor, err := actorSQL(q.AggregateBy)
+	if err != nil {
+		return nil, err
+	}
+	if q.Breakdown != nil {
+		if err := checkProperty(*q.Breakdown); err != nil {
+			return nil, err
+		}
+	}
+	var b builder
+	n := len(q.Steps)
+	win := q.Window.Microseconds()
+	from, to := q.From.UnixMicro(), q.To.UnixMicro()
+
+	// Innermost: per user, r0/t0 for step 0, the arrays a1…an-1 of the
+	// later steps, x0… of the exclusions, and v0/ts0 for the breakdown.
+	var inner strings.Builder
+	step0 := func() (string, error) {
+		c := "event = " + b.arg(q.Steps[0]) + " AND ts >= " + b.arg(from) + " AND ts < " + b.arg(to)
+		f, err := stepFilters(&b, q.StepFilter(0))
+		return c + f, err
+	}
+	c, err := step0()
+	if err != nil {
+		return nil, err
+	}
+	inner.WriteString("SELECT countIf(" + c + ") > 0 AS r0, ")
+	c, _ = step0()
+	inner.WriteString("minIf(ts, " + c + ") AS t0")
+	for i := 1; i < n; i++ {
+		ev, bound := b.arg(q.Steps[i]), b.arg(to+int64(i)*win)
+		f, err := stepFilters(&b, q.StepFilter(i))
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&inner, ", groupArrayIf(ts, event = %s AND ts < %s%s) AS a%d", ev, bound, f, i)
+	}
+	// carry lists the columns every level passes on unchanged.
+	carry := []string{}
+	for k, x := range q.Exclusions {
+		ev, bound := b.arg(x.Event), b.arg(to+int64(x.ToStep)*win)
+		f, err := stepFilters(&b, x.Filters)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&inner, ", groupArrayIf(ts, event = %s AND ts < %s%s) AS x%d", ev, bound, f, k)
+		carry = append(carry, fmt.Sprintf("x%d", k))
+	}
+	if q.Breakdown != nil {
+		v := b.text(*q.Breakdown)
+		c, _ := step0()
+		inner.WriteString(", groupArrayIf(" + v + ", " + c + ") AS v0")
+		c, _ = step0()
+		inner.WriteString(", groupArrayIf(ts, " + c + ") AS ts0")
+		carry = append(carry, "v0", "ts0")
+	}
+	inner.WriteString(" FROM " + s.table + " WHERE ")
+	var where builder
+	where.scope(q.EventRange, q.From, q.To.Add(time.Duration(n-1)*q.Window))
+	where.Write(" AND is_bot = 0 AND event IN (")
+	for i, step := range q.Steps {
+		if i > 0 {
+			where.Write(", ")
+		}
+		where.Write(where.arg(step))
+	}
+	for _, x := range q.Exclusions {
+		where.Write(", ", where.arg(x.Event))
+	}
+	where.Write(")", actorPresent(q.AggregateBy, actor), " GROUP BY ", actor)
+	inner.WriteString(where.SQL())
+	for _, a := range where.Args() {
+		b.Bind(a)
+	}
+
+	// Each level keeps every reached flag and time so far, the carried
+	// columns and the arrays still ahead; as in Funnel, the lambdas get
+	// the previous time as a second array (ClickHouse 18.16 drops
+	// subquery columns that only a lambda uses).
+	sql := inner.String()
+	for i := 1; i < n; i++ {
+		var lvl strings.Builder
+		lvl.WriteString("SELECT ")
+		for j := 0; j < i; j++ {
+			fmt.Fprintf(&lvl, "r%d, t%d, ", j, j)
+		}
+		for _, c := range carry {
+			lvl.WriteString(c + ", ")
+		}
+		fmt.Fprintf(&lvl, "arrayFilter((x, p) -> x > p AND x <= p + %[3]d, a%[2]d, arrayResize(emptyArrayInt64(), length(a%[2]d), t%[1]d)) AS f%[2]d,"+
+			" r%[1]d AND notEmpty(f%[2]d) AS r%[2]d, arrayReduce('min', f%[2]d) AS t%[2]d", i-1, i, win)
+		for j := i + 1; j < n; j++ {
+			fmt.Fprintf(&lvl, ", a%d", j)
+		}
+		lvl.WriteString(" FROM (" + sql + ")")
+		sql = lvl.String()
+	}
+
+	// The last level: each user's value and whether they are left out.
+	var last strings.Builder
+	last.WriteString("SELECT ")
+	for j := 0; j < n; j++ {
+		fmt.Fprintf(&last, "r%d, ", j)
+	}
+	if q.Breakdown != nil {
+		last.WriteString("arrayReduce('min', arrayFilter((v, x, p) -> x = p, v0, ts0, arrayResize(emptyArrayInt64(), length(ts0), t0))) AS bv, ")
+	} else {
+		last.WriteString("'' AS bv, ")
+	}
+	last.WriteString("0")
+	for k, x := range q.Exclusions {
+		fmt.Fprintf(&last, " OR (r%[3]d AND arrayExists((x, a, c) -> x > a AND x < c, x%[1]d,"+
+			" arrayResize(emptyArrayInt64(), length(x%[1]d), t%[2]d), arrayResize(emptyArrayInt64(), length(x%[1]d), t%[3]d)))", k, x.FromStep, x.ToStep)
+	}
+	last.WriteString(" AS out FROM (" + sql + ") WHERE r0")
+
+	var out strings.Builder
+	out.WriteString("SELECT bv")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&out, ", countIf(r%d)", i)
+	}
+	out.WriteString(" FROM (" + last.String() + ") WHERE NOT out GROUP BY bv ORDER BY countIf(r0) DESC, bv")
+	b.Write(out.String()) // b held only the parameters so far
+	text, args := s.statement(&b)
+	rows, err := s.conn.Query(ctx, text, args...)
+	if err != nil {
+		return nil, fmt.Errorf("computing funnel: %w", err)
+	}
+	defer rows.Close()
+	fold := analytics.FunnelRows{Limit: q.BreakdownLimit}
+	for rows.Next() {
+		var value string
+		counts := make([]uint64, n)
+		dest := []any{&value}
+		for i := range counts {
+			dest = append(dest, &counts[i])
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, fmt.Errorf("computing funnel: %w", err)
+		}
+		res := make([]int64, n)
+		for i, c := range counts {
+			res[i] = int64(c)
+		}
+		fold.Add(value, res)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("computing funnel: %w", err)
+	}
+	return fold.Rows, nil
+}

@@ -33,29 +33,8 @@ func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) (_ []int64,
 	if err != nil {
 		return nil, err
 	}
-	// A step's actor is the event's uid (as the step before it had it);
-	// a group key is taken from the step before, not read again.
-	id, next := act.col(), "e.uid"
-	if id != "uid" {
-		next = "p." + id
-	}
-	win := b.arg(q.Window.Microseconds())
-	b.Write("WITH s0 AS (SELECT ", act.selected(""), ", min(epoch_us(ts)) AS t FROM events WHERE ")
-	b.scope("", q.EventRange, q.From, q.To)
-	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.Steps[0])), act.present(""))
-	if err := stepFilters(&b, q.StepFilter(0)); err != nil {
+	if err := s.funnelSteps(&b, q, act, ""); err != nil {
 		return nil, err
-	}
-	b.Write(" GROUP BY ", id, ")")
-	for i := 1; i < len(q.Steps); i++ {
-		b.Printf(", s%d AS (SELECT %s, min(epoch_us(e.ts)) AS t FROM events e JOIN s%d p ON %s = p.%s WHERE ", i, next, i-1, act.expr("e."), id)
-		b.scope("e.", q.EventRange, q.From, q.To.Add(time.Duration(i)*q.Window))
-		b.Write(" AND NOT e.is_bot AND e.eid = ", b.arg(s.eventID(q.Steps[i])),
-			" AND epoch_us(e.ts) - p.t BETWEEN 1 AND ", win)
-		if err := stepFilters(&b, q.StepFilter(i)); err != nil {
-			return nil, err
-		}
-		b.Write(" GROUP BY ", next, ")")
 	}
 	b.Write(" SELECT ")
 	for i := range q.Steps {
@@ -97,4 +76,114 @@ func stepFilters(b *builder, filters []analytics.Filter) error {
 		}
 	}
 	return nil
+}
+
+// funnelSteps writes the funnel's steps as the CTEs s0…sN-1, each holding
+// the users (column act.col()) who reached the step and their time t of
+// it; with bv set, s0 also holds each user's breakdown value bv, the
+// expression bv on their step-0 event at t (the least of several at t).
+func (s *Store) funnelSteps(b *builder, q analytics.FunnelQuery, act actor, bv string) error {
+	// A step's actor is the event's uid (as the step before it had it);
+	// a group key is taken from the step before, not read again.
+	id, next := act.col(), "e.uid"
+	if id != "uid" {
+		next = "p." + id
+	}
+	win := b.arg(q.Window.Microseconds())
+	b.Write("WITH s0 AS (SELECT ", act.selected(""), ", min(epoch_us(ts)) AS t")
+	if bv != "" {
+		b.Write(", arg_min(", bv, ", (epoch_us(ts), ", bv, ")) AS bv")
+	}
+	b.Write(" FROM events WHERE ")
+	b.scope("", q.EventRange, q.From, q.To)
+	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.Steps[0])), act.present(""))
+	if err := stepFilters(b, q.StepFilter(0)); err != nil {
+		return err
+	}
+	b.Write(" GROUP BY ", id, ")")
+	for i := 1; i < len(q.Steps); i++ {
+		b.Printf(", s%d AS (SELECT %s, min(epoch_us(e.ts)) AS t FROM events e JOIN s%d p ON %s = p.%s WHERE ", i, next, i-1, act.expr("e."), id)
+		b.scope("e.", q.EventRange, q.From, q.To.Add(time.Duration(i)*q.Window))
+		b.Write(" AND NOT e.is_bot AND e.eid = ", b.arg(s.eventID(q.Steps[i])),
+			" AND epoch_us(e.ts) - p.t BETWEEN 1 AND ", win)
+		if err := stepFilters(b, q.StepFilter(i)); err != nil {
+			return err
+		}
+		b.Write(" GROUP BY ", next, ")")
+	}
+	return nil
+}
+
+// FunnelRows computes the funnel's steps as Funnel does, then the users
+// each exclusion leaves out (x0, x1, …: an exclusion event strictly
+// between the user's times of its two steps), and counts, for each
+// breakdown value, the users left reaching each step: s0 joined to the
+// later steps' users by the actor, most step-0 users first, ties by value.
+func (s *Store) FunnelRows(ctx context.Context, q analytics.FunnelQuery) (_ []analytics.FunnelRow, err error) {
+	defer markOutOfMemory(&err)
+	if err := s.dictionaries(ctx); err != nil {
+		return nil, err
+	}
+	var b builder
+	act, err := b.newActor(q.AggregateBy)
+	if err != nil {
+		return nil, err
+	}
+	bv, value := "", "''"
+	if q.Breakdown != nil {
+		x, err := b.property(*q.Breakdown)
+		if err != nil {
+			return nil, err
+		}
+		bv, value = "coalesce("+x+", '')", "s0.bv"
+	}
+	if err := s.funnelSteps(&b, q, act, bv); err != nil {
+		return nil, err
+	}
+	id := act.col()
+	for k, x := range q.Exclusions {
+		b.Printf(", x%d AS (SELECT DISTINCT a.%s FROM s%d a JOIN s%d c ON c.%s = a.%s JOIN events e ON %s = a.%s WHERE ",
+			k, id, x.FromStep, x.ToStep, id, id, act.expr("e."), id)
+		b.scope("e.", q.EventRange, q.From, q.To.Add(time.Duration(x.ToStep)*q.Window))
+		b.Write(" AND NOT e.is_bot AND e.eid = ", b.arg(s.eventID(x.Event)),
+			" AND epoch_us(e.ts) > a.t AND epoch_us(e.ts) < c.t")
+		if err := stepFilters(&b, x.Filters); err != nil {
+			return nil, err
+		}
+		b.Write(")")
+	}
+	b.Write(" SELECT ", value)
+	for i := range q.Steps {
+		b.Printf(", count(s%d.t)", i)
+	}
+	b.Write(" FROM s0")
+	for i := 1; i < len(q.Steps); i++ {
+		b.Printf(" LEFT JOIN s%d ON s%d.%s = s0.%s", i, i, id, id)
+	}
+	for k := range q.Exclusions {
+		b.Printf(" ANTI JOIN x%d ON x%d.%s = s0.%s", k, k, id, id)
+	}
+	b.Write(" GROUP BY 1 ORDER BY 2 DESC, 1")
+	rows, err := s.query(ctx, &b)
+	if err != nil {
+		return nil, fmt.Errorf("computing funnel: %w", err)
+	}
+	defer rows.Close()
+	fold := analytics.FunnelRows{Limit: q.BreakdownLimit}
+	for rows.Next() {
+		var value string
+		counts := make([]int64, len(q.Steps))
+		dest := []any{&value}
+		for i := range counts {
+			dest = append(dest, &counts[i])
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, fmt.Errorf("computing funnel: %w", err)
+		}
+		fold.Add(value, counts)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("computing funnel: %w", err)
+	}
+	return fold.Rows, nil
 }

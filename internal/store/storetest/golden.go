@@ -96,6 +96,14 @@ func GoldenSQL(t *testing.T, s Events, trace *[]Statement) {
 					{{Property: analytics.Property{Key: "plan"}, Operator: analytics.OpIsSet}}}})
 			return err
 		}},
+		{"funnel_exclusion_breakdown", func() error {
+			_, err := s.FunnelRows(ctx, analytics.FunnelQuery{EventRange: scope,
+				Steps: []string{"$pageview", "signup", "purchase"}, Window: 24 * time.Hour,
+				Exclusions:     []analytics.FunnelExclusion{{Event: "logout", FromStep: 0, ToStep: 2}},
+				Breakdown:      &analytics.Property{Column: "browser"},
+				BreakdownLimit: 5})
+			return err
+		}},
 		{"trend_unique_groups_week", func() error {
 			q := trend(analytics.Week, nil, analytics.TrendSeries{Event: "signup", UniqueUsers: true})
 			q.AggregateBy = "company"

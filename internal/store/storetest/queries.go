@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strconv"
 	"testing"
@@ -134,6 +135,34 @@ func testQueries(ctx context.Context, t *testing.T, s Events) {
 					t.Errorf("seed %d %s funnel %v where %v: step %d = %d, want %d", seed, env, ds.Steps, ds.StepFilters, i, st.Count, want[i])
 				}
 			}
+
+			// With exclusions, and broken down by the trend's property.
+			freq.Steps = query.EventSteps(ds.Steps)
+			refSteps = querytest.PlainSteps(ds.Steps)
+			if seed%2 == 0 {
+				// Half the datasets keep their step filters too.
+				for i := range freq.Steps {
+					freq.Steps[i].Where = filterRequests(ds.StepFilters[i])
+					refSteps[i].Filters = ds.StepFilters[i]
+				}
+			}
+			freq.Exclusions = nil
+			for _, x := range ds.Exclusions {
+				freq.Exclusions = append(freq.Exclusions, query.FunnelExclusion{Event: x.Event, Where: filterRequests(x.Filters), FromStep: x.FromStep, ToStep: x.ToStep})
+			}
+			freq.Breakdown, freq.BreakdownLimit = ds.Breakdown, 0
+			if ds.Breakdown != "" {
+				freq.BreakdownLimit = 2
+			}
+			if sq, err = freq.Query(analytics.EventRange{ProductID: p.ID, Env: env}, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if fr, err = engine.RunFunnel(ctx, sq); err != nil {
+				t.Fatal(err)
+			}
+			total, rows := querytest.FunnelBreakdown(time.UTC, ds.Events, test, refSteps, ds.Exclusions, ds.Breakdown, 2, ds.From, ds.To, ds.WindowHours)
+			what := fmt.Sprintf("seed %d %s funnel %v excluding %v by %q", seed, env, ds.Steps, ds.Exclusions, ds.Breakdown)
+			checkFunnelRows(t, what, fr, total, rows)
 
 			interval := []analytics.Interval{analytics.Day, analytics.Week, analytics.Month, analytics.Hour}[seed%4]
 			// Without a breakdown too: only then do the lines carry totals.
@@ -367,4 +396,38 @@ func optional(n *int64) string {
 		return "none"
 	}
 	return strconv.FormatInt(*n, 10)
+}
+
+// checkFunnelRows compares a funnel answer with the reference's whole
+// funnel and breakdown rows.
+func checkFunnelRows(t *testing.T, what string, got query.FunnelResult, total []int64, rows []querytest.FunnelBreakdownRow) {
+	t.Helper()
+	counts := func(steps []query.FunnelStep) []int64 {
+		out := make([]int64, len(steps))
+		for i, s := range steps {
+			out[i] = s.Count
+		}
+		return out
+	}
+	if c := counts(got.Steps); !reflect.DeepEqual(c, total) {
+		t.Errorf("%s: %v, want %v", what, c, total)
+	}
+	if len(got.Breakdown) != len(rows) {
+		t.Errorf("%s: %d breakdown rows, want %d", what, len(got.Breakdown), len(rows))
+		return
+	}
+	for i, r := range rows {
+		g := got.Breakdown[i]
+		if g.Other != r.Other || (g.BreakdownValue == nil) != (r.Value == nil) ||
+			(r.Value != nil && *g.BreakdownValue != *r.Value) || !reflect.DeepEqual(counts(g.Steps), r.Counts) {
+			t.Errorf("%s: row %d = %v %v %v, want %v %v %v", what, i, g.Other, deref(g.BreakdownValue), counts(g.Steps), r.Other, deref(r.Value), r.Counts)
+		}
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
 }
