@@ -73,3 +73,82 @@ func TestFunnelStepFilters(t *testing.T) {
 		checkFunnel(t, got, ds.Steps, querytest.FunnelSteps(time.UTC, stored, false, steps, ds.From, ds.To, ds.WindowHours), fmt.Sprintf("seed %d where %v", seed, ds.StepFilters))
 	}
 }
+
+// TestFunnelExclusionsBreakdown asks the real server for a funnel with an
+// exclusion and a breakdown: a hand case with its exact answer, then
+// random datasets against the reference.
+func TestFunnelExclusionsBreakdown(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	tn := newTenant(t, s, "exclusions")
+	base := time.Now().UTC().Add(-48 * time.Hour).Truncate(time.Hour)
+	ev := func(name, user, plan string, at time.Duration) querytest.Event {
+		e := querytest.Event{Name: name, DistinctID: user, Time: base.Add(at)}
+		if plan != "" {
+			e.Properties = map[string]any{"plan": plan}
+		}
+		return e
+	}
+	ingestDataset(t, s, tn, []querytest.Event{
+		// a (pro) converts; b (pro) converts but logged out in between:
+		// left out; c (free) stops at step 1 after a logout: kept; d has
+		// no plan and converts; e (free) converts, its logout after.
+		ev("visit", "a", "pro", 0), ev("signup", "a", "", time.Minute), ev("paid", "a", "", 2*time.Minute),
+		ev("visit", "b", "pro", 0), ev("signup", "b", "", time.Minute), ev("logout", "b", "", 90*time.Second), ev("paid", "b", "", 2*time.Minute),
+		ev("visit", "c", "free", 0), ev("signup", "c", "", time.Minute), ev("logout", "c", "", 90*time.Second),
+		ev("visit", "d", "", 0), ev("signup", "d", "", time.Minute), ev("paid", "d", "", 2*time.Minute),
+		ev("visit", "e", "free", 0), ev("signup", "e", "", time.Minute), ev("paid", "e", "", 2*time.Minute), ev("logout", "e", "", 3*time.Minute),
+	})
+	req := map[string]any{"steps": []string{"visit", "signup", "paid"},
+		"exclusions": []map[string]any{{"event": "logout", "fromStep": 1, "toStep": 2}},
+		"breakdown":  "properties.plan", "breakdownLimit": 1,
+		"dateFrom": day(base.AddDate(0, 0, -1)), "dateTo": day(base.AddDate(0, 0, 1))}
+	body, _ := json.Marshal(req)
+	res := do(t, "POST", s.URL+"/api/v1/query/funnel", body, map[string]string{"Authorization": "Bearer " + tn.Token})
+	want := `{"steps":[{"name":"visit","count":4,"conversionPct":null},{"name":"signup","count":4,"conversionPct":100},{"name":"paid","count":3,"conversionPct":75}],` +
+		`"breakdown":[{"breakdownValue":"free","steps":[{"name":"visit","count":2,"conversionPct":null},{"name":"signup","count":2,"conversionPct":100},{"name":"paid","count":1,"conversionPct":50}]},` +
+		`{"breakdownValue":null,"other":true,"steps":[{"name":"visit","count":2,"conversionPct":null},{"name":"signup","count":2,"conversionPct":100},{"name":"paid","count":2,"conversionPct":100}]}]}`
+	if res.Status != 200 || strings.TrimSpace(string(res.Body)) != want {
+		t.Errorf("funnel with an exclusion by plan: %d %s\nwant %s", res.Status, res.Body, want)
+	}
+
+	for seed := int64(1); seed <= 12; seed++ {
+		ds := querytest.Generate(seed)
+		tn := newTenant(t, s, fmt.Sprintf("excluded seed %d", seed))
+		stored := ingestDataset(t, s, tn, ds.Events)
+		exclusions := []map[string]any{}
+		for _, x := range ds.Exclusions {
+			exclusions = append(exclusions, map[string]any{"event": x.Event, "where": filterJSON(x.Filters), "fromStep": x.FromStep, "toStep": x.ToStep})
+		}
+		req := map[string]any{"steps": ds.Steps, "exclusions": exclusions, "breakdown": ds.Breakdown,
+			"dateFrom": day(ds.From), "dateTo": day(ds.To), "windowHours": ds.WindowHours}
+		if ds.Breakdown != "" {
+			req["breakdownLimit"] = 2
+		}
+		var got struct {
+			funnelAnswer
+			Breakdown []struct {
+				BreakdownValue *string         `json:"breakdownValue"`
+				Other          bool            `json:"other"`
+				Steps          funnelAnswer    `json:"-"`
+				Raw            json.RawMessage `json:"steps"`
+			} `json:"breakdown"`
+		}
+		ask(t, s, tn.Token, "/api/v1/query/funnel", req, &got)
+		total, rows := querytest.FunnelBreakdown(time.UTC, stored, false, querytest.PlainSteps(ds.Steps), ds.Exclusions, ds.Breakdown, 2, ds.From, ds.To, ds.WindowHours)
+		what := fmt.Sprintf("seed %d excluding %v by %q", seed, ds.Exclusions, ds.Breakdown)
+		checkFunnel(t, got.funnelAnswer, ds.Steps, total, what)
+		if len(got.Breakdown) != len(rows) {
+			t.Errorf("%s: %d breakdown rows, want %d", what, len(got.Breakdown), len(rows))
+			continue
+		}
+		for i, r := range rows {
+			g := got.Breakdown[i]
+			var steps funnelAnswer
+			json.Unmarshal([]byte(`{"steps":`+string(g.Raw)+`}`), &steps)
+			if g.Other != r.Other || (g.BreakdownValue == nil) != (r.Value == nil) || (r.Value != nil && *g.BreakdownValue != *r.Value) {
+				t.Errorf("%s: row %d is %v %v, want %v %v", what, i, g.Other, g.BreakdownValue, r.Other, r.Value)
+			}
+			checkFunnel(t, steps, ds.Steps, r.Counts, fmt.Sprintf("%s row %d", what, i))
+		}
+	}
+}

@@ -822,6 +822,24 @@ export interface components {
             kind: "once" | "times" | "per_day";
             count?: number;
         };
+        /** Funnel of one breakdown value */
+        FunnelBreakdown: {
+            /** @description The value (`""` when not set), or `null` for the other values together. */
+            breakdownValue: string | null;
+            /** @description Present and true on the funnel of the values outside the top ones, last. */
+            other?: boolean;
+            steps: components["schemas"]["FunnelStep"][];
+        };
+        /** Funnel exclusion */
+        FunnelExclusion: {
+            event: components["schemas"]["EventNameRef"];
+            /** @description Filters the exclusion's events must all pass, as a step's. */
+            where?: components["schemas"]["Filter"][] | null;
+            /** @description The index of the step after whose event the exclusion starts. */
+            fromStep: number;
+            /** @description The index of a later step, before whose event the exclusion ends. */
+            toStep: number;
+        };
         /**
          * Funnel query
          * @description The body of `POST /api/v1/query/funnel`, and the `definition` of a saved funnel. A
@@ -888,6 +906,29 @@ export interface components {
              * @example company
              */
             aggregateBy?: string | null;
+            /**
+             * @description Users who did an exclusion's event (passing its `where`) strictly after their
+             *     event of step `fromStep` and strictly before their event of step `toStep` are
+             *     left out of the whole funnel, as PostHog's exclusion steps. A user who never
+             *     reached `toStep` is not left out by it. At most 10. See docs/queries.md,
+             *     "Funnels beyond event names".
+             */
+            exclusions?: components["schemas"]["FunnelExclusion"][] | null;
+            /**
+             * @description Split the funnel by this property's value on each user's step-0 event (the
+             *     earliest in the range; of several at that instant, the least value; `""` when
+             *     not set), as PostHog attributes a funnel breakdown to the first step. The answer
+             *     keeps the whole funnel in `steps` and adds `breakdown`. Absent, `null` or `""`
+             *     means none.
+             */
+            breakdown?: components["schemas"]["FilterProperty"] | ("" | null);
+            /**
+             * @description How many values with the most step-0 users get their own funnel, from 1 to 100
+             *     (ties by value); the rest are one "other" funnel. Absent, `null` or `0` means 10.
+             *     A non-zero value without a `breakdown` gets 400.
+             * @default 10
+             */
+            breakdownLimit?: number | null;
         };
         /**
          * Funnel result
@@ -896,9 +937,16 @@ export interface components {
         FunnelResult: {
             /**
              * @description One entry per requested step, in order. The first step's `conversionPct` is
-             *     `null`; every later step's is a number.
+             *     `null`; every later step's is a number. With a breakdown it is the whole funnel,
+             *     every value's users together.
              */
             steps: components["schemas"]["FunnelStep"][];
+            /**
+             * @description Present only with a `breakdown`: the funnel of each top value, most step-0
+             *     users first (ties by value), then the other values' users together (`other`).
+             *     Empty when no user entered the funnel.
+             */
+            breakdown?: components["schemas"]["FunnelBreakdown"][];
         };
         /** Funnel step */
         FunnelStep: {

@@ -65,3 +65,35 @@ func TestFunnelStepJSON(t *testing.T) {
 		t.Errorf("round trip: %v %+v", err, back.Steps)
 	}
 }
+
+// TestParseFunnelExclusionsBreakdown reads exclusions and a breakdown and
+// refuses exclusions whose steps are not two steps in order.
+func TestParseFunnelExclusionsBreakdown(t *testing.T) {
+	sc := analytics.EventRange{ProductID: 1, Env: analytics.EnvLive}
+	now := time.Date(2026, 11, 10, 12, 0, 0, 0, time.UTC)
+	q, err := ParseFunnel([]byte(`{"steps":["a","b","c"],"exclusions":[{"event":"x","fromStep":0,"toStep":2,`+
+		`"where":[{"property":"browser","operator":"eq","value":"Chrome"}]}],"breakdown":"properties.plan"}`), sc, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantX := []analytics.FunnelExclusion{{Event: "x", FromStep: 0, ToStep: 2,
+		Filters: []analytics.Filter{{Property: analytics.Property{Column: "browser"}, Operator: analytics.OpEq, Value: "Chrome"}}}}
+	if !reflect.DeepEqual(q.Exclusions, wantX) || q.Breakdown == nil || q.Breakdown.Key != "plan" || q.BreakdownLimit != DefaultBreakdown {
+		t.Errorf("parsed %+v %+v %d", q.Exclusions, q.Breakdown, q.BreakdownLimit)
+	}
+	for body, field := range map[string]string{
+		`{"steps":["a","b"],"exclusions":[{"event":"x","fromStep":1,"toStep":1}]}`:     "exclusions[0].fromStep",
+		`{"steps":["a","b","c"],"exclusions":[{"event":"x","fromStep":1,"toStep":1}]}`: "exclusions[0].toStep",
+		`{"steps":["a","b"],"exclusions":[{"event":"x","fromStep":0,"toStep":2}]}`:     "exclusions[0].toStep",
+		`{"steps":["a","b"],"exclusions":[{"event":"","fromStep":0,"toStep":1}]}`:      "exclusions[0].event",
+		`{"steps":["a","b"],"breakdownLimit":3}`:                                       "breakdownLimit",
+		`{"steps":["a","b"],"breakdown":"browser","breakdownLimit":101}`:               "breakdownLimit",
+		`{"steps":["a","b"],"breakdown":"nope"}`:                                       "breakdown",
+	} {
+		_, err := ParseFunnel([]byte(body), sc, now)
+		var e *analytics.Error
+		if !errors.As(err, &e) || e.Code != "invalid_request" || !strings.HasPrefix(e.Message, field+":") {
+			t.Errorf("%s: %v, want an invalid_request naming %s", body, err, field)
+		}
+	}
+}
