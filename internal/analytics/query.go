@@ -146,6 +146,9 @@ type FunnelQuery struct {
 	// with the most step-0 users plus one "other" row.
 	Breakdown      *Property
 	BreakdownLimit int
+	// TimeToConvert asks the engine for how long each step took
+	// (QueryStore.FunnelTimes); the stores do not read it.
+	TimeToConvert bool
 }
 
 // FunnelExclusion leaves out of the whole funnel every user who did Event
@@ -169,6 +172,29 @@ type FunnelRow struct {
 	// Other marks the row of every value outside the top values.
 	Other  bool
 	Counts []int64
+}
+
+// ConvertBuckets are the lower bounds, in seconds, of the time-to-convert
+// histogram's buckets; each runs to the next bound, the last without end:
+// under 10 s, 10–30 s, 30 s–1 min, 1–5 min, 5–30 min, 30 min–1 h, 1–3 h,
+// 3–24 h, 1–3 days, 3–7 days, 7 days and more (docs/queries.md, "Time to
+// convert").
+var ConvertBuckets = []int64{0, 10, 30, 60, 300, 1800, 3600, 10800, 86400, 259200, 604800}
+
+// FunnelTimes is a funnel's counts (Counts[i] for step i) and, for each
+// later step, how long its users took from the step before (Steps[i-1]
+// for step i).
+type FunnelTimes struct {
+	Counts []int64
+	Steps  []StepTimes
+}
+
+// StepTimes is how long one step's users took from the step before: the
+// lower median in microseconds (meaningless when no user reached the
+// step), and the users in each bucket of ConvertBuckets.
+type StepTimes struct {
+	MedianMicros int64
+	Histogram    []int64
 }
 
 // FunnelRows folds a store's per-value funnels, read in order of step-0
@@ -419,6 +445,10 @@ type QueryStore interface {
 	// breakdown value (FunnelRows folds them), or one row without a
 	// breakdown.
 	FunnelRows(ctx context.Context, q FunnelQuery) ([]FunnelRow, error)
+	// FunnelTimes returns the funnel with its exclusions (not broken
+	// down) and the time each later step's users took from the step
+	// before.
+	FunnelTimes(ctx context.Context, q FunnelQuery) (FunnelTimes, error)
 	// Trend returns the non-empty buckets of every line.
 	Trend(ctx context.Context, q TrendQuery) ([]TrendRow, error)
 	// Retention returns the non-zero cells of the cohort table.

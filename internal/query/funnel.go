@@ -25,6 +25,9 @@ type FunnelRequest struct {
 	// trend's do: the value on each user's step-0 event.
 	Breakdown      string `json:"breakdown,omitempty"`
 	BreakdownLimit int    `json:"breakdownLimit,omitempty"`
+	// View is "steps" (the default: the counts) or "time_to_convert"
+	// (the counts and how long each step took).
+	View string `json:"view,omitempty"`
 }
 
 // FunnelExclusion is one exclusion as sent: users who did Event (passing
@@ -182,6 +185,16 @@ func (req FunnelRequest) Query(scope analytics.EventRange, now time.Time) (analy
 	} else if req.BreakdownLimit != 0 {
 		return q, analytics.InvalidField("breakdownLimit", "is only allowed with a breakdown")
 	}
+	switch req.View {
+	case "", "steps":
+	case "time_to_convert":
+		if q.Breakdown != nil {
+			return q, analytics.InvalidField("view", "time_to_convert is of the whole funnel: ask it without a breakdown")
+		}
+		q.TimeToConvert = true
+	default:
+		return q, analytics.InvalidField("view", "must be steps or time_to_convert, not %q", req.View)
+	}
 	return q, nil
 }
 
@@ -207,6 +220,33 @@ type FunnelResult struct {
 	// (most step-0 users first, ties by value) and of the other values
 	// together last.
 	Breakdown []FunnelBreakdown `json:"breakdown,omitempty"`
+	// TimeToConvert is, with the view time_to_convert only, how long the
+	// users of each step after the first took from the step before.
+	TimeToConvert []StepTime `json:"timeToConvert,omitempty"`
+}
+
+// StepTime is how long the users who reached a step took from the step
+// before.
+type StepTime struct {
+	// Step is the step's index, from 1.
+	Step int `json:"step"`
+	// Converted is the users who reached the step (its count).
+	Converted int64 `json:"converted"`
+	// MedianSeconds is the lower median of their times, in seconds to the
+	// microsecond; null when none reached the step.
+	MedianSeconds *float64 `json:"medianSeconds"`
+	// Histogram counts them in the fixed buckets of
+	// analytics.ConvertBuckets, all of them, in order.
+	Histogram []TimeBucket `json:"histogram"`
+}
+
+// TimeBucket is one bucket of a time-to-convert histogram: the users who
+// took from FromSeconds up to (not including) ToSeconds, null for the last
+// bucket, which has no end.
+type TimeBucket struct {
+	FromSeconds int64  `json:"fromSeconds"`
+	ToSeconds   *int64 `json:"toSeconds"`
+	Count       int64  `json:"count"`
 }
 
 // FunnelBreakdown is the funnel of one breakdown value.
@@ -222,6 +262,9 @@ type FunnelBreakdown struct {
 // breakdown is the store's plain Funnel, as before; any other is its
 // FunnelRows.
 func (e *Engine) RunFunnel(ctx context.Context, q analytics.FunnelQuery) (FunnelResult, error) {
+	if q.TimeToConvert {
+		return e.runFunnelTimes(ctx, q)
+	}
 	var rows []analytics.FunnelRow
 	err := e.read(ctx, func(ctx context.Context) error {
 		if len(q.Exclusions) == 0 && q.Breakdown == nil {
@@ -255,6 +298,41 @@ func (e *Engine) RunFunnel(ctx context.Context, q analytics.FunnelQuery) (Funnel
 			}
 			res.Breakdown = append(res.Breakdown, b)
 		}
+	}
+	return res, nil
+}
+
+// runFunnelTimes computes the view time_to_convert.
+func (e *Engine) runFunnelTimes(ctx context.Context, q analytics.FunnelQuery) (FunnelResult, error) {
+	var ft analytics.FunnelTimes
+	err := e.read(ctx, func(ctx context.Context) (err error) {
+		ft, err = e.Store.FunnelTimes(ctx, q)
+		return err
+	})
+	if err != nil {
+		return FunnelResult{}, err
+	}
+	if len(ft.Counts) != len(q.Steps) || len(ft.Steps) != len(q.Steps)-1 {
+		return FunnelResult{}, errors.New("the store answered a funnel's times with the wrong number of steps")
+	}
+	res := FunnelResult{Steps: funnelSteps(q, ft.Counts), TimeToConvert: []StepTime{}}
+	for i, st := range ft.Steps {
+		t := StepTime{Step: i + 1, Converted: ft.Counts[i+1], Histogram: make([]TimeBucket, len(analytics.ConvertBuckets))}
+		if t.Converted > 0 {
+			s := float64(st.MedianMicros) / 1e6
+			t.MedianSeconds = &s
+		}
+		for k, lo := range analytics.ConvertBuckets {
+			t.Histogram[k] = TimeBucket{FromSeconds: lo}
+			if k+1 < len(analytics.ConvertBuckets) {
+				hi := analytics.ConvertBuckets[k+1]
+				t.Histogram[k].ToSeconds = &hi
+			}
+			if k < len(st.Histogram) {
+				t.Histogram[k].Count = st.Histogram[k]
+			}
+		}
+		res.TimeToConvert = append(res.TimeToConvert, t)
 	}
 	return res, nil
 }

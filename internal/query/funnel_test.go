@@ -97,3 +97,22 @@ func TestParseFunnelExclusionsBreakdown(t *testing.T) {
 		}
 	}
 }
+
+// TestParseFunnelView reads the view and refuses time to convert under a
+// breakdown.
+func TestParseFunnelView(t *testing.T) {
+	sc := analytics.EventRange{ProductID: 1, Env: analytics.EnvLive}
+	now := time.Date(2026, 11, 10, 12, 0, 0, 0, time.UTC)
+	if q, err := ParseFunnel([]byte(`{"steps":["a","b"],"view":"time_to_convert"}`), sc, now); err != nil || !q.TimeToConvert {
+		t.Errorf("time_to_convert: %v %v", err, q.TimeToConvert)
+	}
+	if q, err := ParseFunnel([]byte(`{"steps":["a","b"],"view":"steps"}`), sc, now); err != nil || q.TimeToConvert {
+		t.Errorf("steps: %v %v", err, q.TimeToConvert)
+	}
+	for _, body := range []string{`{"steps":["a","b"],"view":"trends"}`, `{"steps":["a","b"],"view":"time_to_convert","breakdown":"browser"}`} {
+		var e *analytics.Error
+		if _, err := ParseFunnel([]byte(body), sc, now); !errors.As(err, &e) || !strings.HasPrefix(e.Message, "view:") {
+			t.Errorf("%s: %v, want an invalid_request naming view", body, err)
+		}
+	}
+}

@@ -16,6 +16,9 @@ func (s stubStore) Funnel(context.Context, analytics.FunnelQuery) ([]int64, erro
 func (s stubStore) FunnelRows(context.Context, analytics.FunnelQuery) ([]analytics.FunnelRow, error) {
 	return nil, s.err
 }
+func (s stubStore) FunnelTimes(context.Context, analytics.FunnelQuery) (analytics.FunnelTimes, error) {
+	return analytics.FunnelTimes{}, s.err
+}
 func (s stubStore) Trend(context.Context, analytics.TrendQuery) ([]analytics.TrendRow, error) {
 	return nil, s.err
 }

@@ -352,6 +352,56 @@ func FunnelBreakdown(loc *time.Location, events []Event, test bool, steps []Funn
 	return total, rows
 }
 
+// ConvertBuckets are the time-to-convert histogram's lower bounds in
+// seconds, as docs/queries.md ("Time to convert") lists them.
+var ConvertBuckets = []int64{0, 10, 30, 60, 300, 1800, 3600, 10800, 86400, 259200, 604800}
+
+// StepTime is how long one step's users took from the step before.
+type StepTime struct {
+	Converted int64
+	// Median is the lower median (of an even number, the lower middle),
+	// 0 when no user reached the step.
+	Median    time.Duration
+	Histogram []int64
+}
+
+// FunnelTimes is FunnelBreakdown without a breakdown that also returns,
+// for each step after the first, how long its users took from the step
+// before.
+func FunnelTimes(loc *time.Location, events []Event, test bool, steps []FunnelStep, exclusions []FunnelExclusion,
+	from, to time.Time, windowHours int) (counts []int64, times []StepTime) {
+	counts = make([]int64, len(steps))
+	took := make([][]time.Duration, len(steps))
+	for _, userEvents := range byUser(events, test) {
+		ts := stepTimes(userEvents, steps, from, to, windowHours, loc)
+		if len(ts) == 0 || excluded(userEvents, ts, exclusions) {
+			continue
+		}
+		for n := range ts {
+			counts[n]++
+			if n > 0 {
+				took[n] = append(took[n], ts[n].Sub(ts[n-1]))
+			}
+		}
+	}
+	for n := 1; n < len(steps); n++ {
+		st := StepTime{Converted: counts[n], Histogram: make([]int64, len(ConvertBuckets))}
+		slices.Sort(took[n])
+		if len(took[n]) > 0 {
+			st.Median = took[n][(len(took[n])-1)/2]
+		}
+		for _, d := range took[n] {
+			k := len(ConvertBuckets) - 1
+			for k > 0 && d < time.Duration(ConvertBuckets[k])*time.Second {
+				k--
+			}
+			st.Histogram[k]++
+		}
+		times = append(times, st)
+	}
+	return counts, times
+}
+
 // excluded reports whether an exclusion leaves out the user whose step
 // times are times.
 func excluded(userEvents []Event, times []time.Time, exclusions []FunnelExclusion) bool {

@@ -143,12 +143,62 @@ func (s *Store) FunnelRows(ctx context.Context, q analytics.FunnelQuery) (_ []an
 	if err != nil {
 		return nil, err
 	}
+	var b builder
+	n := len(q.Steps)
+	users, err := s.funnelUsers(&b, q, actor)
+	if err != nil {
+		return nil, err
+	}
+	var out strings.Builder
+	out.WriteString("SELECT bv")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&out, ", countIf(r%d)", i)
+	}
+	out.WriteString(" FROM (" + users + ") GROUP BY bv ORDER BY countIf(r0) DESC, bv")
+	b.Write(out.String()) // b held only the parameters so far
+	text, args := s.statement(&b)
+	rows, err := s.conn.Query(ctx, text, args...)
+	if err != nil {
+		return nil, fmt.Errorf("computing funnel: %w", err)
+	}
+	defer rows.Close()
+	fold := analytics.FunnelRows{Limit: q.BreakdownLimit}
+	for rows.Next() {
+		var value string
+		counts := make([]uint64, n)
+		dest := []any{&value}
+		for i := range counts {
+			dest = append(dest, &counts[i])
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, fmt.Errorf("computing funnel: %w", err)
+		}
+		res := make([]int64, n)
+		for i, c := range counts {
+			res[i] = int64(c)
+		}
+		fold.Add(value, res)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("computing funnel: %w", err)
+	}
+	return fold.Rows, nil
+}
+
+// funnelUsers returns the statement of a funnel's users, one row for each
+// user who reached step 0 and no exclusion left out: rK and tK, whether
+// they reached step K and when, and bv, their breakdown value ("" without
+// a breakdown). Its parameters are bound to b, which must hold none yet.
+// Each level of the nested SELECTs keeps every reached flag and time so
+// far, the carried columns and the arrays still ahead; as in Funnel, the
+// lambdas get the previous time as a second array (ClickHouse 18.16 drops
+// subquery columns that only a lambda uses).
+func (s *Store) funnelUsers(b *builder, q analytics.FunnelQuery, actor string) (string, error) {
 	if q.Breakdown != nil {
 		if err := checkProperty(*q.Breakdown); err != nil {
-			return nil, err
+			return "", err
 		}
 	}
-	var b builder
 	n := len(q.Steps)
 	win := q.Window.Microseconds()
 	from, to := q.From.UnixMicro(), q.To.UnixMicro()
@@ -158,21 +208,21 @@ func (s *Store) FunnelRows(ctx context.Context, q analytics.FunnelQuery) (_ []an
 	var inner strings.Builder
 	step0 := func() (string, error) {
 		c := "event = " + b.arg(q.Steps[0]) + " AND ts >= " + b.arg(from) + " AND ts < " + b.arg(to)
-		f, err := stepFilters(&b, q.StepFilter(0))
+		f, err := stepFilters(b, q.StepFilter(0))
 		return c + f, err
 	}
 	c, err := step0()
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	inner.WriteString("SELECT countIf(" + c + ") > 0 AS r0, ")
 	c, _ = step0()
 	inner.WriteString("minIf(ts, " + c + ") AS t0")
 	for i := 1; i < n; i++ {
 		ev, bound := b.arg(q.Steps[i]), b.arg(to+int64(i)*win)
-		f, err := stepFilters(&b, q.StepFilter(i))
+		f, err := stepFilters(b, q.StepFilter(i))
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		fmt.Fprintf(&inner, ", groupArrayIf(ts, event = %s AND ts < %s%s) AS a%d", ev, bound, f, i)
 	}
@@ -180,9 +230,9 @@ func (s *Store) FunnelRows(ctx context.Context, q analytics.FunnelQuery) (_ []an
 	carry := []string{}
 	for k, x := range q.Exclusions {
 		ev, bound := b.arg(x.Event), b.arg(to+int64(x.ToStep)*win)
-		f, err := stepFilters(&b, x.Filters)
+		f, err := stepFilters(b, x.Filters)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		fmt.Fprintf(&inner, ", groupArrayIf(ts, event = %s AND ts < %s%s) AS x%d", ev, bound, f, k)
 		carry = append(carry, fmt.Sprintf("x%d", k))
@@ -248,45 +298,76 @@ func (s *Store) FunnelRows(ctx context.Context, q analytics.FunnelQuery) (_ []an
 	} else {
 		last.WriteString("'' AS bv, ")
 	}
+	for j := 0; j < n; j++ {
+		fmt.Fprintf(&last, "t%d, ", j)
+	}
 	last.WriteString("0")
 	for k, x := range q.Exclusions {
 		fmt.Fprintf(&last, " OR (r%[3]d AND arrayExists((x, a, c) -> x > a AND x < c, x%[1]d,"+
 			" arrayResize(emptyArrayInt64(), length(x%[1]d), t%[2]d), arrayResize(emptyArrayInt64(), length(x%[1]d), t%[3]d)))", k, x.FromStep, x.ToStep)
 	}
 	last.WriteString(" AS out FROM (" + sql + ") WHERE r0")
+	return "SELECT * FROM (" + last.String() + ") WHERE NOT out", nil
+}
 
-	var out strings.Builder
-	out.WriteString("SELECT bv")
-	for i := 0; i < n; i++ {
-		fmt.Fprintf(&out, ", countIf(r%d)", i)
-	}
-	out.WriteString(" FROM (" + last.String() + ") WHERE NOT out GROUP BY bv ORDER BY countIf(r0) DESC, bv")
-	b.Write(out.String()) // b held only the parameters so far
-	text, args := s.statement(&b)
-	rows, err := s.conn.Query(ctx, text, args...)
+// FunnelTimes computes the funnel with its exclusions over funnelUsers,
+// and for each later step the time its users took from the step before:
+// the lower median (the sorted array's middle, the lower of two) and the
+// users in each bucket of analytics.ConvertBuckets.
+func (s *Store) FunnelTimes(ctx context.Context, q analytics.FunnelQuery) (_ analytics.FunnelTimes, err error) {
+	defer markOutOfMemory(&err)
+	n := len(q.Steps)
+	out := analytics.FunnelTimes{Counts: make([]int64, n), Steps: make([]analytics.StepTimes, n-1)}
+	actor, err := actorSQL(q.AggregateBy)
 	if err != nil {
-		return nil, fmt.Errorf("computing funnel: %w", err)
+		return out, err
 	}
-	defer rows.Close()
-	fold := analytics.FunnelRows{Limit: q.BreakdownLimit}
-	for rows.Next() {
-		var value string
-		counts := make([]uint64, n)
-		dest := []any{&value}
-		for i := range counts {
-			dest = append(dest, &counts[i])
-		}
-		if err := rows.Scan(dest...); err != nil {
-			return nil, fmt.Errorf("computing funnel: %w", err)
-		}
-		res := make([]int64, n)
-		for i, c := range counts {
-			res[i] = int64(c)
-		}
-		fold.Add(value, res)
+	var b builder
+	users, err := s.funnelUsers(&b, q, actor)
+	if err != nil {
+		return out, err
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("computing funnel: %w", err)
+	var sel strings.Builder
+	sel.WriteString("SELECT countIf(r0)")
+	for i := 1; i < n; i++ {
+		d := fmt.Sprintf("(t%d - t%d)", i, i-1)
+		fmt.Fprintf(&sel, ", countIf(r%[1]d), arrayElement(arraySort(groupArrayIf(%[2]s, r%[1]d)), intDiv(toInt64(countIf(r%[1]d)) + 1, 2))", i, d)
+		for k, lo := range analytics.ConvertBuckets {
+			fmt.Fprintf(&sel, ", countIf(r%d AND %s >= %d", i, d, lo*1e6)
+			if k+1 < len(analytics.ConvertBuckets) {
+				fmt.Fprintf(&sel, " AND %s < %d", d, analytics.ConvertBuckets[k+1]*1e6)
+			}
+			sel.WriteString(")")
+		}
 	}
-	return fold.Rows, nil
+	sel.WriteString(" FROM (" + users + ")")
+	b.Write(sel.String()) // b held only the parameters so far
+	counts := make([]uint64, n)
+	medians := make([]int64, n)
+	hist := make([][]uint64, n)
+	dest := []any{&counts[0]}
+	for i := 1; i < n; i++ {
+		hist[i] = make([]uint64, len(analytics.ConvertBuckets))
+		dest = append(dest, &counts[i], &medians[i])
+		for k := range hist[i] {
+			dest = append(dest, &hist[i][k])
+		}
+	}
+	text, args := s.statement(&b)
+	if err := s.conn.QueryRow(ctx, text, args...).Scan(dest...); err != nil {
+		return out, fmt.Errorf("computing funnel times: %w", err)
+	}
+	for i := range counts {
+		out.Counts[i] = int64(counts[i])
+		if i == 0 {
+			continue
+		}
+		st := &out.Steps[i-1]
+		st.MedianMicros = medians[i]
+		st.Histogram = make([]int64, len(hist[i]))
+		for k, c := range hist[i] {
+			st.Histogram[k] = int64(c)
+		}
+	}
+	return out, nil
 }

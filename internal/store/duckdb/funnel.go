@@ -3,6 +3,7 @@ package duckdb
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -140,29 +141,14 @@ func (s *Store) FunnelRows(ctx context.Context, q analytics.FunnelQuery) (_ []an
 	if err := s.funnelSteps(&b, q, act, bv); err != nil {
 		return nil, err
 	}
-	id := act.col()
-	for k, x := range q.Exclusions {
-		b.Printf(", x%d AS (SELECT DISTINCT a.%s FROM s%d a JOIN s%d c ON c.%s = a.%s JOIN events e ON %s = a.%s WHERE ",
-			k, id, x.FromStep, x.ToStep, id, id, act.expr("e."), id)
-		b.scope("e.", q.EventRange, q.From, q.To.Add(time.Duration(x.ToStep)*q.Window))
-		b.Write(" AND NOT e.is_bot AND e.eid = ", b.arg(s.eventID(x.Event)),
-			" AND epoch_us(e.ts) > a.t AND epoch_us(e.ts) < c.t")
-		if err := stepFilters(&b, x.Filters); err != nil {
-			return nil, err
-		}
-		b.Write(")")
+	if err := s.funnelExclusions(&b, q, act); err != nil {
+		return nil, err
 	}
 	b.Write(" SELECT ", value)
 	for i := range q.Steps {
 		b.Printf(", count(s%d.t)", i)
 	}
-	b.Write(" FROM s0")
-	for i := 1; i < len(q.Steps); i++ {
-		b.Printf(" LEFT JOIN s%d ON s%d.%s = s0.%s", i, i, id, id)
-	}
-	for k := range q.Exclusions {
-		b.Printf(" ANTI JOIN x%d ON x%d.%s = s0.%s", k, k, id, id)
-	}
+	funnelUsers(&b, q, act)
 	b.Write(" GROUP BY 1 ORDER BY 2 DESC, 1")
 	rows, err := s.query(ctx, &b)
 	if err != nil {
@@ -186,4 +172,98 @@ func (s *Store) FunnelRows(ctx context.Context, q analytics.FunnelQuery) (_ []an
 		return nil, fmt.Errorf("computing funnel: %w", err)
 	}
 	return fold.Rows, nil
+}
+
+// funnelExclusions writes, after funnelSteps, one CTE xK for each
+// exclusion: the users with one of its events strictly between their
+// times of its two steps.
+func (s *Store) funnelExclusions(b *builder, q analytics.FunnelQuery, act actor) error {
+	id := act.col()
+	for k, x := range q.Exclusions {
+		b.Printf(", x%d AS (SELECT DISTINCT a.%s FROM s%d a JOIN s%d c ON c.%s = a.%s JOIN events e ON %s = a.%s WHERE ",
+			k, id, x.FromStep, x.ToStep, id, id, act.expr("e."), id)
+		b.scope("e.", q.EventRange, q.From, q.To.Add(time.Duration(x.ToStep)*q.Window))
+		b.Write(" AND NOT e.is_bot AND e.eid = ", b.arg(s.eventID(x.Event)),
+			" AND epoch_us(e.ts) > a.t AND epoch_us(e.ts) < c.t")
+		if err := stepFilters(b, x.Filters); err != nil {
+			return err
+		}
+		b.Write(")")
+	}
+	return nil
+}
+
+// funnelUsers writes the FROM clause of a funnel's users: every user of
+// step 0 with their later steps' times (NULL where not reached), less
+// those an exclusion leaves out.
+func funnelUsers(b *builder, q analytics.FunnelQuery, act actor) {
+	id := act.col()
+	b.Write(" FROM s0")
+	for i := 1; i < len(q.Steps); i++ {
+		b.Printf(" LEFT JOIN s%d ON s%d.%s = s0.%s", i, i, id, id)
+	}
+	for k := range q.Exclusions {
+		b.Printf(" ANTI JOIN x%d ON x%d.%s = s0.%s", k, k, id, id)
+	}
+}
+
+// FunnelTimes computes the funnel with its exclusions, as FunnelRows does
+// without a breakdown, and for each later step the time its users took
+// from the step before: the lower median (the sorted list's middle, the
+// lower of two) and the users in each bucket of analytics.ConvertBuckets.
+func (s *Store) FunnelTimes(ctx context.Context, q analytics.FunnelQuery) (_ analytics.FunnelTimes, err error) {
+	defer markOutOfMemory(&err)
+	out := analytics.FunnelTimes{Counts: make([]int64, len(q.Steps)), Steps: make([]analytics.StepTimes, len(q.Steps)-1)}
+	if err := s.dictionaries(ctx); err != nil {
+		return out, err
+	}
+	var b builder
+	act, err := b.newActor(q.AggregateBy)
+	if err != nil {
+		return out, err
+	}
+	if err := s.funnelSteps(&b, q, act, ""); err != nil {
+		return out, err
+	}
+	if err := s.funnelExclusions(&b, q, act); err != nil {
+		return out, err
+	}
+	b.Write(" SELECT count(*)")
+	for i := 1; i < len(q.Steps); i++ {
+		d := fmt.Sprintf("s%d.t - s%d.t", i, i-1)
+		b.Printf(", count(s%d.t), list_sort(list(%s) FILTER (WHERE s%d.t IS NOT NULL))[(count(s%d.t) - 1) // 2 + 1]", i, d, i, i)
+		for k, lo := range analytics.ConvertBuckets {
+			b.Printf(", count(*) FILTER (WHERE %s >= %d", d, lo*1e6)
+			if k+1 < len(analytics.ConvertBuckets) {
+				b.Printf(" AND %s < %d", d, analytics.ConvertBuckets[k+1]*1e6)
+			}
+			b.Write(")")
+		}
+	}
+	funnelUsers(&b, q, act)
+	medians := make([]sql.NullInt64, len(q.Steps))
+	dest := []any{&out.Counts[0]}
+	for i := 1; i < len(q.Steps); i++ {
+		st := &out.Steps[i-1]
+		st.Histogram = make([]int64, len(analytics.ConvertBuckets))
+		dest = append(dest, &out.Counts[i], &medians[i])
+		for k := range st.Histogram {
+			dest = append(dest, &st.Histogram[k])
+		}
+	}
+	rows, err := s.query(ctx, &b)
+	if err != nil {
+		return out, fmt.Errorf("computing funnel times: %w", err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return out, fmt.Errorf("computing funnel times: %w", errors.Join(rows.Err(), sql.ErrNoRows))
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return out, fmt.Errorf("computing funnel times: %w", err)
+	}
+	for i := 1; i < len(q.Steps); i++ {
+		out.Steps[i-1].MedianMicros = medians[i].Int64
+	}
+	return out, rows.Err()
 }

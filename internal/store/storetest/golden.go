@@ -104,6 +104,12 @@ func GoldenSQL(t *testing.T, s Events, trace *[]Statement) {
 				BreakdownLimit: 5})
 			return err
 		}},
+		{"funnel_times", func() error {
+			_, err := s.FunnelTimes(ctx, analytics.FunnelQuery{EventRange: scope,
+				Steps: []string{"$pageview", "signup", "purchase"}, Window: 24 * time.Hour,
+				Exclusions: []analytics.FunnelExclusion{{Event: "logout", FromStep: 1, ToStep: 2}}})
+			return err
+		}},
 		{"trend_unique_groups_week", func() error {
 			q := trend(analytics.Week, nil, analytics.TrendSeries{Event: "signup", UniqueUsers: true})
 			q.AggregateBy = "company"

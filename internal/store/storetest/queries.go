@@ -164,6 +164,19 @@ func testQueries(ctx context.Context, t *testing.T, s Events) {
 			what := fmt.Sprintf("seed %d %s funnel %v excluding %v by %q", seed, env, ds.Steps, ds.Exclusions, ds.Breakdown)
 			checkFunnelRows(t, what, fr, total, rows)
 
+			// Time to convert, with the exclusions (and the step filters of
+			// half the datasets), without the breakdown.
+			freq.Breakdown, freq.BreakdownLimit, freq.View = "", 0, "time_to_convert"
+			if sq, err = freq.Query(analytics.EventRange{ProductID: p.ID, Env: env}, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if fr, err = engine.RunFunnel(ctx, sq); err != nil {
+				t.Fatal(err)
+			}
+			freq.View = ""
+			counts, times := querytest.FunnelTimes(time.UTC, ds.Events, test, refSteps, ds.Exclusions, ds.From, ds.To, ds.WindowHours)
+			checkFunnelTimes(t, fmt.Sprintf("seed %d %s funnel %v excluding %v, time to convert", seed, env, ds.Steps, ds.Exclusions), fr, counts, times)
+
 			interval := []analytics.Interval{analytics.Day, analytics.Week, analytics.Month, analytics.Hour}[seed%4]
 			// Without a breakdown too: only then do the lines carry totals.
 			breakdowns := []string{""}
@@ -430,4 +443,35 @@ func deref(s *string) string {
 		return "<nil>"
 	}
 	return *s
+}
+
+// checkFunnelTimes compares a time-to-convert answer with the reference.
+func checkFunnelTimes(t *testing.T, what string, got query.FunnelResult, counts []int64, times []querytest.StepTime) {
+	t.Helper()
+	checkFunnelRows(t, what, got, counts, nil)
+	if len(got.TimeToConvert) != len(times) {
+		t.Errorf("%s: %d steps timed, want %d", what, len(got.TimeToConvert), len(times))
+		return
+	}
+	for i, w := range times {
+		g := got.TimeToConvert[i]
+		var hist []int64
+		for k, b := range g.Histogram {
+			hist = append(hist, b.Count)
+			if b.FromSeconds != querytest.ConvertBuckets[k] {
+				t.Errorf("%s: step %d bucket %d from %d s, want %d", what, g.Step, k, b.FromSeconds, querytest.ConvertBuckets[k])
+			}
+		}
+		median := -1.0
+		if g.MedianSeconds != nil {
+			median = *g.MedianSeconds
+		}
+		wantMedian := -1.0
+		if w.Converted > 0 {
+			wantMedian = float64(w.Median.Microseconds()) / 1e6
+		}
+		if g.Step != i+1 || g.Converted != w.Converted || median != wantMedian || !reflect.DeepEqual(hist, w.Histogram) {
+			t.Errorf("%s: step %d = %d users, median %v s, %v; want step %d, %d, %v s, %v", what, g.Step, g.Converted, median, hist, i+1, w.Converted, wantMedian, w.Histogram)
+		}
+	}
 }

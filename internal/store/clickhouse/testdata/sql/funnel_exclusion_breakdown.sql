@@ -1,5 +1,6 @@
 SELECT bv, countIf(r0), countIf(r1), countIf(r2)
-  FROM (SELECT r0, r1, r2, arrayReduce('min', arrayFilter((v, x, p) -> x = p, v0, ts0, arrayResize(emptyArrayInt64(), length(ts0), t0))) AS bv, 0 OR (r2 AND arrayExists((x, a, c) -> x > a AND x < c, x0, arrayResize(emptyArrayInt64(), length(x0), t0), arrayResize(emptyArrayInt64(), length(x0), t2))) AS out
+  FROM (SELECT *
+  FROM (SELECT r0, r1, r2, arrayReduce('min', arrayFilter((v, x, p) -> x = p, v0, ts0, arrayResize(emptyArrayInt64(), length(ts0), t0))) AS bv, t0, t1, t2, 0 OR (r2 AND arrayExists((x, a, c) -> x > a AND x < c, x0, arrayResize(emptyArrayInt64(), length(x0), t0), arrayResize(emptyArrayInt64(), length(x0), t2))) AS out
   FROM (SELECT r0, t0, r1, t1, x0, v0, ts0, arrayFilter((x, p) -> x > p AND x <= p + 86400000000, a2, arrayResize(emptyArrayInt64(), length(a2), t1)) AS f2, r1 AND notEmpty(f2) AS r2, arrayReduce('min', f2) AS t2
   FROM (SELECT r0, t0, x0, v0, ts0, arrayFilter((x, p) -> x > p AND x <= p + 86400000000, a1, arrayResize(emptyArrayInt64(), length(a1), t0)) AS f1, r0 AND notEmpty(f1) AS r1, arrayReduce('min', f1) AS t1, a2
   FROM (SELECT countIf(event = ? AND ts >= ? AND ts < ?) > 0 AS r0, minIf(ts, event = ? AND ts >= ? AND ts < ?) AS t0, groupArrayIf(ts, event = ? AND ts < ?) AS a1, groupArrayIf(ts, event = ? AND ts < ?) AS a2, groupArrayIf(ts, event = ? AND ts < ?) AS x0, groupArrayIf(browser, event = ? AND ts >= ? AND ts < ?) AS v0, groupArrayIf(ts, event = ? AND ts >= ? AND ts < ?) AS ts0
@@ -7,7 +8,7 @@ SELECT bv, countIf(r0), countIf(r1), countIf(r2)
   WHERE product_id = ? AND env = ? AND ts >= ? AND ts < ? AND is_bot = 0 AND event IN (?, ?, ?, ?)
   GROUP BY user_id)))
   WHERE r0)
-  WHERE NOT out
+  WHERE NOT out)
   GROUP BY bv
   ORDER BY countIf(r0) DESC, bv;
 -- 1: string $pageview
