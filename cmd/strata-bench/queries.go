@@ -652,6 +652,7 @@ func runQueryBench(o queryBench) ([]benchQuery, []backendResult, error) {
 		}
 		fmt.Println()
 	}
+	printFunnelDepth(queries, results)
 	printOverviews(ranges, names, overviews, runs)
 	if err := printLiveVisitors(dataDir, ch, to.AddDate(0, 0, 1), runs, len(results) > 1 && results[1].name == "old build"); err != nil {
 		return nil, nil, fmt.Errorf("visitors now: %w", err)
@@ -892,5 +893,41 @@ func benchQueries(from, to time.Time, expID int64) []benchQuery {
 		// A quarter of the users exposed, a tenth of them held out; the
 		// primary metric is purchase, the secondary signup.
 		{"experiment results (2 arms, 2 metrics)", "GET", "/api/v1/experiments/" + strconv.FormatInt(expID, 10) + "/results", nil},
+		// Issue 40's funnel target: filters on every step and a breakdown
+		// by browser against the plain funnel of the same four events
+		// (printFunnelDepth gives the ratio).
+		{plain4Funnel, "POST", "/api/v1/query/funnel",
+			with(map[string]any{"steps": []string{"$pageview", "button_clicked", "form_submitted", "purchase"}, "windowHours": 24})},
+		{deep4Funnel, "POST", "/api/v1/query/funnel",
+			with(map[string]any{"steps": []any{
+				map[string]any{"event": "$pageview", "where": []map[string]any{{"property": "path", "operator": "neq", "value": "/blog/launch"}}},
+				map[string]any{"event": "button_clicked", "where": []map[string]any{{"property": "properties.plan", "operator": "is_set"}}},
+				map[string]any{"event": "form_submitted", "where": []map[string]any{{"property": "url", "operator": "contains", "value": "shop"}}},
+				map[string]any{"event": "purchase", "where": []map[string]any{{"property": "properties.plan", "operator": "neq", "value": "team"}}},
+			}, "windowHours": 24, "breakdown": "browser", "breakdownLimit": 5})},
+	}
+}
+
+// The names of the two funnels printFunnelDepth compares.
+const (
+	plain4Funnel = "4-step funnel (24 h window)"
+	deep4Funnel  = "4-step funnel, a filter on each step, by browser"
+)
+
+// printFunnelDepth prints how much the funnel with step filters and a
+// breakdown costs over the plain funnel of the same events (issue 40's
+// target: at most twice), for each backend timed.
+func printFunnelDepth(queries []benchQuery, results []backendResult) {
+	plain := slices.IndexFunc(queries, func(q benchQuery) bool { return q.name == plain4Funnel })
+	deep := slices.IndexFunc(queries, func(q benchQuery) bool { return q.name == deep4Funnel })
+	if plain < 0 || deep < 0 {
+		return
+	}
+	for _, r := range results {
+		if r.errs[plain] != "" || r.errs[deep] != "" || r.times[plain] == 0 {
+			continue
+		}
+		fmt.Printf("funnel with step filters and a breakdown / plain 4-step funnel (%s) = %.2f  (target ≤ 2)\n",
+			r.name, float64(r.times[deep])/float64(r.times[plain]))
 	}
 }
