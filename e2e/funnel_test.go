@@ -152,3 +152,97 @@ func TestFunnelExclusionsBreakdown(t *testing.T) {
 		}
 	}
 }
+
+// TestFunnelTimeToConvert asks the real server for the view
+// time_to_convert: a hand case with its exact answer, then random
+// datasets with exclusions against the reference.
+func TestFunnelTimeToConvert(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	tn := newTenant(t, s, "time to convert")
+	base := time.Now().UTC().Add(-72 * time.Hour).Truncate(time.Hour)
+	ev := func(name, user string, at time.Duration) querytest.Event {
+		return querytest.Event{Name: name, DistinctID: user, Time: base.Add(at)}
+	}
+	ingestDataset(t, s, tn, []querytest.Event{
+		// Signed up after 5 s, 45 s and 2 h; paid after 20 s (a) and 2 days (b, with a 72-hour window).
+		ev("visit", "a", 0), ev("signup", "a", 5*time.Second), ev("paid", "a", 25*time.Second),
+		ev("visit", "b", 0), ev("signup", "b", 45*time.Second), ev("paid", "b", 45*time.Second+48*time.Hour),
+		ev("visit", "c", 0), ev("signup", "c", 2*time.Hour),
+		ev("visit", "d", 0),
+	})
+	req := map[string]any{"steps": []string{"visit", "signup", "paid"}, "view": "time_to_convert", "windowHours": 72,
+		"dateFrom": day(base.AddDate(0, 0, -1)), "dateTo": day(base.AddDate(0, 0, 1))}
+	var got struct {
+		funnelAnswer
+		TimeToConvert []struct {
+			Step          int      `json:"step"`
+			Converted     int64    `json:"converted"`
+			MedianSeconds *float64 `json:"medianSeconds"`
+			Histogram     []struct {
+				FromSeconds int64  `json:"fromSeconds"`
+				ToSeconds   *int64 `json:"toSeconds"`
+				Count       int64  `json:"count"`
+			} `json:"histogram"`
+		} `json:"timeToConvert"`
+	}
+	ask(t, s, tn.Token, "/api/v1/query/funnel", req, &got)
+	checkFunnel(t, got.funnelAnswer, []string{"visit", "signup", "paid"}, []int64{4, 3, 2}, "time to convert")
+	hist := func(i int) []int64 {
+		var out []int64
+		for _, b := range got.TimeToConvert[i].Histogram {
+			out = append(out, b.Count)
+		}
+		return out
+	}
+	if len(got.TimeToConvert) != 2 {
+		t.Fatalf("timeToConvert %+v", got.TimeToConvert)
+	}
+	// signup: 5 s, 45 s, 2 h: the lower median of three is the middle, 45 s.
+	if st := got.TimeToConvert[0]; st.Step != 1 || st.Converted != 3 || st.MedianSeconds == nil || *st.MedianSeconds != 45 ||
+		fmt.Sprint(hist(0)) != "[1 0 1 0 0 0 1 0 0 0 0]" {
+		t.Errorf("step 1: %+v %v", st, hist(0))
+	}
+	// paid: 20 s and 48 h: the lower of the two middles, 20 s.
+	if st := got.TimeToConvert[1]; st.Step != 2 || st.Converted != 2 || st.MedianSeconds == nil || *st.MedianSeconds != 20 ||
+		fmt.Sprint(hist(1)) != "[0 1 0 0 0 0 0 0 1 0 0]" {
+		t.Errorf("step 2: %+v %v", st, hist(1))
+	}
+	if h := got.TimeToConvert[0].Histogram; h[0].FromSeconds != 0 || *h[0].ToSeconds != 10 || h[10].FromSeconds != 604800 || h[10].ToSeconds != nil {
+		t.Errorf("bucket bounds %+v", h)
+	}
+
+	for seed := int64(1); seed <= 8; seed++ {
+		ds := querytest.Generate(seed)
+		tn := newTenant(t, s, fmt.Sprintf("timed seed %d", seed))
+		stored := ingestDataset(t, s, tn, ds.Events)
+		exclusions := []map[string]any{}
+		for _, x := range ds.Exclusions {
+			exclusions = append(exclusions, map[string]any{"event": x.Event, "where": filterJSON(x.Filters), "fromStep": x.FromStep, "toStep": x.ToStep})
+		}
+		req := map[string]any{"steps": ds.Steps, "exclusions": exclusions, "view": "time_to_convert",
+			"dateFrom": day(ds.From), "dateTo": day(ds.To), "windowHours": ds.WindowHours}
+		got.TimeToConvert = nil
+		ask(t, s, tn.Token, "/api/v1/query/funnel", req, &got)
+		counts, times := querytest.FunnelTimes(time.UTC, stored, false, querytest.PlainSteps(ds.Steps), ds.Exclusions, ds.From, ds.To, ds.WindowHours)
+		what := fmt.Sprintf("seed %d excluding %v, time to convert", seed, ds.Exclusions)
+		checkFunnel(t, got.funnelAnswer, ds.Steps, counts, what)
+		if len(got.TimeToConvert) != len(times) {
+			t.Errorf("%s: %d steps timed, want %d", what, len(got.TimeToConvert), len(times))
+			continue
+		}
+		for i, w := range times {
+			g := got.TimeToConvert[i]
+			median := -1.0
+			if g.MedianSeconds != nil {
+				median = *g.MedianSeconds
+			}
+			want := -1.0
+			if w.Converted > 0 {
+				want = float64(w.Median.Microseconds()) / 1e6
+			}
+			if g.Converted != w.Converted || median != want || fmt.Sprint(hist(i)) != fmt.Sprint(w.Histogram) {
+				t.Errorf("%s: step %d = %d, %v s, %v; want %d, %v s, %v", what, i+1, g.Converted, median, hist(i), w.Converted, want, w.Histogram)
+			}
+		}
+	}
+}

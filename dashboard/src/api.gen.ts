@@ -929,6 +929,13 @@ export interface components {
              * @default 10
              */
             breakdownLimit?: number | null;
+            /**
+             * @description `steps` (absent, `null` or `""` too): the counts. `time_to_convert`: the counts
+             *     and, in `timeToConvert`, how long each later step's users took from the step
+             *     before (PostHog's time-to-convert view); not with a `breakdown` (400).
+             * @enum {string|null}
+             */
+            view?: "steps" | "time_to_convert" | "" | null;
         };
         /**
          * Funnel result
@@ -947,6 +954,11 @@ export interface components {
              *     Empty when no user entered the funnel.
              */
             breakdown?: components["schemas"]["FunnelBreakdown"][];
+            /**
+             * @description Present only with `view` `time_to_convert`: one entry for each step after the
+             *     first, in order.
+             */
+            timeToConvert?: components["schemas"]["FunnelStepTime"][];
         };
         /** Funnel step */
         FunnelStep: {
@@ -982,6 +994,35 @@ export interface components {
             event: components["schemas"]["EventNameRef"];
             /** @description The filters the step's events must all pass; absent or empty means none. */
             where?: components["schemas"]["Filter"][] | null;
+        };
+        /** Time to convert to one step */
+        FunnelStepTime: {
+            /** @description The step's index. */
+            step: number;
+            /**
+             * Format: int64
+             * @description The users who reached the step (its count).
+             */
+            converted: number;
+            /**
+             * @description The lower median of their times from the previous step's event to this step's
+             *     (of an even number of users, the lower of the two middle times), in seconds to the
+             *     microsecond; `null` when no user reached the step.
+             */
+            medianSeconds: number | null;
+            /**
+             * @description The users by time taken, in 11 fixed buckets, always all of them in order: under
+             *     10 s, 10–30 s, 30 s–1 min, 1–5 min, 5–30 min, 30 min–1 h, 1–3 h, 3–24 h, 1–3 days,
+             *     3–7 days, 7 days and more.
+             */
+            histogram: {
+                /** @description The bucket's start, included. */
+                fromSeconds: number;
+                /** @description The bucket's end, excluded; `null` for the last bucket. */
+                toSeconds: number | null;
+                /** Format: int64 */
+                count: number;
+            }[];
         };
         /** @description A goal of a product (docs/queries.md, "Goals"). An event goal has `event`, a page goal `path`. */
         Goal: {
