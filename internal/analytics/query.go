@@ -149,6 +149,18 @@ type FunnelQuery struct {
 	// TimeToConvert asks the engine for how long each step took
 	// (QueryStore.FunnelTimes); the stores do not read it.
 	TimeToConvert bool
+	// OverTime, when set (day or week), asks the engine for the funnel's
+	// conversion by the bucket in which users entered step 0
+	// (QueryStore.FunnelOverTime, which alone reads it).
+	OverTime Interval
+}
+
+// FunnelBucket is the funnel of the users who entered its step 0 in one
+// bucket (its start as a wall time of the product's zone, written as UTC,
+// as a TrendRow's): Counts[i] of them reached step i.
+type FunnelBucket struct {
+	Bucket time.Time
+	Counts []int64
 }
 
 // FunnelExclusion leaves out of the whole funnel every user who did Event
@@ -449,6 +461,10 @@ type QueryStore interface {
 	// down) and the time each later step's users took from the step
 	// before.
 	FunnelTimes(ctx context.Context, q FunnelQuery) (FunnelTimes, error)
+	// FunnelOverTime returns, for each bucket of q.OverTime with users,
+	// the funnel of the users who entered step 0 in it, with the
+	// exclusions (not broken down).
+	FunnelOverTime(ctx context.Context, q FunnelQuery) ([]FunnelBucket, error)
 	// Trend returns the non-empty buckets of every line.
 	Trend(ctx context.Context, q TrendQuery) ([]TrendRow, error)
 	// Retention returns the non-zero cells of the cohort table.

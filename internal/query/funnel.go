@@ -25,9 +25,11 @@ type FunnelRequest struct {
 	// trend's do: the value on each user's step-0 event.
 	Breakdown      string `json:"breakdown,omitempty"`
 	BreakdownLimit int    `json:"breakdownLimit,omitempty"`
-	// View is "steps" (the default: the counts) or "time_to_convert"
-	// (the counts and how long each step took).
-	View string `json:"view,omitempty"`
+	// View is "steps" (the default: the counts), "time_to_convert" (the
+	// counts and how long each step took) or "trends" (the counts and the
+	// conversion by the Interval in which users entered step 0).
+	View     string `json:"view,omitempty"`
+	Interval string `json:"interval,omitempty"`
 }
 
 // FunnelExclusion is one exclusion as sent: users who did Event (passing
@@ -185,15 +187,32 @@ func (req FunnelRequest) Query(scope analytics.EventRange, now time.Time) (analy
 	} else if req.BreakdownLimit != 0 {
 		return q, analytics.InvalidField("breakdownLimit", "is only allowed with a breakdown")
 	}
+	if req.Interval != "" && req.View != "trends" {
+		return q, analytics.InvalidField("interval", "is only allowed with the view trends")
+	}
 	switch req.View {
 	case "", "steps":
-	case "time_to_convert":
+	case "time_to_convert", "trends":
 		if q.Breakdown != nil {
-			return q, analytics.InvalidField("view", "time_to_convert is of the whole funnel: ask it without a breakdown")
+			return q, analytics.InvalidField("view", "%s is of the whole funnel: ask it without a breakdown", req.View)
 		}
-		q.TimeToConvert = true
+		if req.View == "time_to_convert" {
+			q.TimeToConvert = true
+			break
+		}
+		switch iv := analytics.Interval(req.Interval); iv {
+		case "":
+			q.OverTime = analytics.Day
+		case analytics.Day, analytics.Week:
+			q.OverTime = iv
+		default:
+			return q, analytics.InvalidField("interval", "must be day or week, not %q", req.Interval)
+		}
+		if n := len(q.Buckets(q.OverTime)); n > MaxBuckets {
+			return q, analytics.InvalidField("interval", "%s buckets over this range make %d points; at most %d are allowed", q.OverTime, n, MaxBuckets)
+		}
 	default:
-		return q, analytics.InvalidField("view", "must be steps or time_to_convert, not %q", req.View)
+		return q, analytics.InvalidField("view", "must be steps, time_to_convert or trends, not %q", req.View)
 	}
 	return q, nil
 }
@@ -223,6 +242,21 @@ type FunnelResult struct {
 	// TimeToConvert is, with the view time_to_convert only, how long the
 	// users of each step after the first took from the step before.
 	TimeToConvert []StepTime `json:"timeToConvert,omitempty"`
+	// OverTime is, with the view trends only, the conversion of the users
+	// who entered step 0 in each bucket of the range, every bucket.
+	OverTime []FunnelPoint `json:"overTime,omitempty"`
+}
+
+// FunnelPoint is the users who entered a funnel in one bucket and how many
+// of them went through to its last step.
+type FunnelPoint struct {
+	// Date is the bucket's start, a day of the product's zone.
+	Date      string `json:"date"`
+	Entered   int64  `json:"entered"`
+	Converted int64  `json:"converted"`
+	// ConversionPct is 100·converted/entered rounded to one decimal, 0
+	// without entrants.
+	ConversionPct float64 `json:"conversionPct"`
 }
 
 // StepTime is how long the users who reached a step took from the step
@@ -264,6 +298,9 @@ type FunnelBreakdown struct {
 func (e *Engine) RunFunnel(ctx context.Context, q analytics.FunnelQuery) (FunnelResult, error) {
 	if q.TimeToConvert {
 		return e.runFunnelTimes(ctx, q)
+	}
+	if q.OverTime != "" {
+		return e.runFunnelOverTime(ctx, q)
 	}
 	var rows []analytics.FunnelRow
 	err := e.read(ctx, func(ctx context.Context) error {
@@ -334,6 +371,42 @@ func (e *Engine) runFunnelTimes(ctx context.Context, q analytics.FunnelQuery) (F
 		}
 		res.TimeToConvert = append(res.TimeToConvert, t)
 	}
+	return res, nil
+}
+
+// runFunnelOverTime computes the view trends: every bucket of the range,
+// zero where nobody entered, and the whole funnel, which the buckets add
+// up to (each user entered in one bucket).
+func (e *Engine) runFunnelOverTime(ctx context.Context, q analytics.FunnelQuery) (FunnelResult, error) {
+	var rows []analytics.FunnelBucket
+	err := e.read(ctx, func(ctx context.Context) (err error) {
+		rows, err = e.Store.FunnelOverTime(ctx, q)
+		return err
+	})
+	if err != nil {
+		return FunnelResult{}, err
+	}
+	byStart := map[time.Time]analytics.FunnelBucket{}
+	for _, r := range rows {
+		byStart[r.Bucket] = r
+	}
+	res := FunnelResult{OverTime: []FunnelPoint{}}
+	counts := make([]int64, len(q.Steps))
+	for _, start := range q.Buckets(q.OverTime) {
+		p := FunnelPoint{Date: start.Format(dateLayout)}
+		if r, ok := byStart[start]; ok {
+			if len(r.Counts) != len(q.Steps) {
+				return FunnelResult{}, errors.New("the store answered a funnel over time with the wrong number of steps")
+			}
+			for i, c := range r.Counts {
+				counts[i] += c
+			}
+			p.Entered, p.Converted = r.Counts[0], r.Counts[len(r.Counts)-1]
+		}
+		p.ConversionPct = ConversionPct(p.Converted, p.Entered)
+		res.OverTime = append(res.OverTime, p)
+	}
+	res.Steps = funnelSteps(q, counts)
 	return res, nil
 }
 

@@ -109,10 +109,22 @@ func TestParseFunnelView(t *testing.T) {
 	if q, err := ParseFunnel([]byte(`{"steps":["a","b"],"view":"steps"}`), sc, now); err != nil || q.TimeToConvert {
 		t.Errorf("steps: %v %v", err, q.TimeToConvert)
 	}
-	for _, body := range []string{`{"steps":["a","b"],"view":"trends"}`, `{"steps":["a","b"],"view":"time_to_convert","breakdown":"browser"}`} {
+	if q, err := ParseFunnel([]byte(`{"steps":["a","b"],"view":"trends","interval":"week"}`), sc, now); err != nil || q.OverTime != analytics.Week {
+		t.Errorf("trends by week: %v %v", err, q.OverTime)
+	}
+	if q, err := ParseFunnel([]byte(`{"steps":["a","b"],"view":"trends"}`), sc, now); err != nil || q.OverTime != analytics.Day {
+		t.Errorf("trends: %v %v", err, q.OverTime)
+	}
+	for body, field := range map[string]string{
+		`{"steps":["a","b"],"view":"trendz"}`:                                "view",
+		`{"steps":["a","b"],"view":"time_to_convert","breakdown":"browser"}`: "view",
+		`{"steps":["a","b"],"view":"trends","breakdown":"browser"}`:          "view",
+		`{"steps":["a","b"],"view":"trends","interval":"month"}`:             "interval",
+		`{"steps":["a","b"],"interval":"day"}`:                               "interval",
+	} {
 		var e *analytics.Error
-		if _, err := ParseFunnel([]byte(body), sc, now); !errors.As(err, &e) || !strings.HasPrefix(e.Message, "view:") {
-			t.Errorf("%s: %v, want an invalid_request naming view", body, err)
+		if _, err := ParseFunnel([]byte(body), sc, now); !errors.As(err, &e) || !strings.HasPrefix(e.Message, field+":") {
+			t.Errorf("%s: %v, want an invalid_request naming %s", body, err, field)
 		}
 	}
 }

@@ -19,6 +19,9 @@ func (s stubStore) FunnelRows(context.Context, analytics.FunnelQuery) ([]analyti
 func (s stubStore) FunnelTimes(context.Context, analytics.FunnelQuery) (analytics.FunnelTimes, error) {
 	return analytics.FunnelTimes{}, s.err
 }
+func (s stubStore) FunnelOverTime(context.Context, analytics.FunnelQuery) ([]analytics.FunnelBucket, error) {
+	return nil, s.err
+}
 func (s stubStore) Trend(context.Context, analytics.TrendQuery) ([]analytics.TrendRow, error) {
 	return nil, s.err
 }

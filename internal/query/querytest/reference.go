@@ -402,6 +402,38 @@ func FunnelTimes(loc *time.Location, events []Event, test bool, steps []FunnelSt
 	return counts, times
 }
 
+// FunnelPoint is the funnel of the users who entered step 0 in one bucket
+// (Date, the bucket's start as bucketStart writes it).
+type FunnelPoint struct {
+	Date   time.Time
+	Counts []int64
+}
+
+// FunnelOverTime is FunnelBreakdown without a breakdown, split by the
+// bucket of interval ("day" or "week", of the zone loc) holding each
+// user's step-0 time: every bucket of the range, in order.
+func FunnelOverTime(loc *time.Location, events []Event, test bool, steps []FunnelStep, exclusions []FunnelExclusion,
+	from, to time.Time, windowHours int, interval string) []FunnelPoint {
+	buckets := bucketsBetween(midnight(from, loc), midnight(to.AddDate(0, 0, 1), loc).Add(-time.Microsecond), interval, loc)
+	out := make([]FunnelPoint, len(buckets))
+	index := map[time.Time]int{}
+	for i, b := range buckets {
+		out[i] = FunnelPoint{Date: b, Counts: make([]int64, len(steps))}
+		index[b] = i
+	}
+	for _, userEvents := range byUser(events, test) {
+		ts := stepTimes(userEvents, steps, from, to, windowHours, loc)
+		if len(ts) == 0 || excluded(userEvents, ts, exclusions) {
+			continue
+		}
+		p := out[index[bucketStart(ts[0], interval, loc)]]
+		for n := range ts {
+			p.Counts[n]++
+		}
+	}
+	return out
+}
+
 // excluded reports whether an exclusion leaves out the user whose step
 // times are times.
 func excluded(userEvents []Event, times []time.Time, exclusions []FunnelExclusion) bool {

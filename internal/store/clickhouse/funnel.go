@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"strata/internal/analytics"
 )
 
@@ -188,7 +190,8 @@ func (s *Store) FunnelRows(ctx context.Context, q analytics.FunnelQuery) (_ []an
 // funnelUsers returns the statement of a funnel's users, one row for each
 // user who reached step 0 and no exclusion left out: rK and tK, whether
 // they reached step K and when, and bv, their breakdown value ("" without
-// a breakdown). Its parameters are bound to b, which must hold none yet.
+// a breakdown). Its parameters are bound to b after any b holds, so the
+// text must follow theirs.
 // Each level of the nested SELECTs keeps every reached flag and time so
 // far, the carried columns and the arrays still ahead; as in Funnel, the
 // lambdas get the previous time as a second array (ClickHouse 18.16 drops
@@ -370,4 +373,45 @@ func (s *Store) FunnelTimes(ctx context.Context, q analytics.FunnelQuery) (_ ana
 		}
 	}
 	return out, nil
+}
+
+// FunnelOverTime groups the funnel's users (funnelUsers) by the bucket of
+// q.OverTime holding their step-0 time t0 in the product's zone, and
+// counts each bucket's users reaching each step.
+func (s *Store) FunnelOverTime(ctx context.Context, q analytics.FunnelQuery) (_ []analytics.FunnelBucket, err error) {
+	defer markOutOfMemory(&err)
+	if q.OverTime != analytics.Day && q.OverTime != analytics.Week {
+		return nil, fmt.Errorf("funnel over time: unknown interval %q", q.OverTime)
+	}
+	actor, err := actorSQL(q.AggregateBy)
+	if err != nil {
+		return nil, err
+	}
+	var b builder
+	// The bucket's parameters come first in the text, so they are bound
+	// before funnelUsers binds its own.
+	k := b.bucket(q.OverTime, q.EventRange, "t0", q.From, q.To)
+	users, err := s.funnelUsers(&b, q, actor)
+	if err != nil {
+		return nil, err
+	}
+	b.Write("SELECT ", k, " AS k")
+	for i := range q.Steps {
+		b.Printf(", countIf(r%d)", i)
+	}
+	b.Write(" FROM (", users, ") GROUP BY k")
+	return queryAll(ctx, s, "computing funnel over time", &b, func(r driver.Rows) (analytics.FunnelBucket, error) {
+		var key int64
+		counts := make([]uint64, len(q.Steps))
+		dest := []any{&key}
+		for i := range counts {
+			dest = append(dest, &counts[i])
+		}
+		err := r.Scan(dest...)
+		x := analytics.FunnelBucket{Bucket: bucketTime(q.OverTime, key), Counts: make([]int64, len(counts))}
+		for i, c := range counts {
+			x.Counts[i] = int64(c)
+		}
+		return x, err
+	})
 }

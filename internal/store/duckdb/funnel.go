@@ -267,3 +267,44 @@ func (s *Store) FunnelTimes(ctx context.Context, q analytics.FunnelQuery) (_ ana
 	}
 	return out, rows.Err()
 }
+
+// FunnelOverTime groups the funnel's users (funnelUsers) by the bucket of
+// q.OverTime holding their step-0 time in the product's zone, and counts
+// each bucket's users reaching each step.
+func (s *Store) FunnelOverTime(ctx context.Context, q analytics.FunnelQuery) (_ []analytics.FunnelBucket, err error) {
+	defer markOutOfMemory(&err)
+	part, ok := truncSQL[q.OverTime]
+	if !ok {
+		return nil, fmt.Errorf("funnel over time: unknown interval %q", q.OverTime)
+	}
+	if err := s.dictionaries(ctx); err != nil {
+		return nil, err
+	}
+	var b builder
+	act, err := b.newActor(q.AggregateBy)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.funnelSteps(&b, q, act, ""); err != nil {
+		return nil, err
+	}
+	if err := s.funnelExclusions(&b, q, act); err != nil {
+		return nil, err
+	}
+	b.Printf(" SELECT date_trunc('%s', %s) AS k", part, b.local(q.EventRange, "make_timestamp(s0.t)", q.From, q.To))
+	for i := range q.Steps {
+		b.Printf(", count(s%d.t)", i)
+	}
+	funnelUsers(&b, q, act)
+	b.Write(" GROUP BY k")
+	return queryAll(ctx, s, "computing funnel over time", &b, func(r scanner) (x analytics.FunnelBucket, err error) {
+		x.Counts = make([]int64, len(q.Steps))
+		dest := []any{&x.Bucket}
+		for i := range x.Counts {
+			dest = append(dest, &x.Counts[i])
+		}
+		err = r.Scan(dest...)
+		x.Bucket = x.Bucket.UTC()
+		return x, err
+	})
+}

@@ -110,6 +110,11 @@ func GoldenSQL(t *testing.T, s Events, trace *[]Statement) {
 				Exclusions: []analytics.FunnelExclusion{{Event: "logout", FromStep: 1, ToStep: 2}}})
 			return err
 		}},
+		{"funnel_over_time_week", func() error {
+			_, err := s.FunnelOverTime(ctx, analytics.FunnelQuery{EventRange: scope,
+				Steps: []string{"$pageview", "signup", "purchase"}, Window: 24 * time.Hour, OverTime: analytics.Week})
+			return err
+		}},
 		{"trend_unique_groups_week", func() error {
 			q := trend(analytics.Week, nil, analytics.TrendSeries{Event: "signup", UniqueUsers: true})
 			q.AggregateBy = "company"

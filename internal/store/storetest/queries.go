@@ -177,6 +177,18 @@ func testQueries(ctx context.Context, t *testing.T, s Events) {
 			counts, times := querytest.FunnelTimes(time.UTC, ds.Events, test, refSteps, ds.Exclusions, ds.From, ds.To, ds.WindowHours)
 			checkFunnelTimes(t, fmt.Sprintf("seed %d %s funnel %v excluding %v, time to convert", seed, env, ds.Steps, ds.Exclusions), fr, counts, times)
 
+			// Conversion over time, by day or week, with the exclusions.
+			freq.View, freq.Interval = "trends", []string{"day", "week"}[seed%2]
+			if sq, err = freq.Query(analytics.EventRange{ProductID: p.ID, Env: env}, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if fr, err = engine.RunFunnel(ctx, sq); err != nil {
+				t.Fatal(err)
+			}
+			freq.View, freq.Interval = "", ""
+			checkFunnelOverTime(t, fmt.Sprintf("seed %d %s funnel %v excluding %v by %s", seed, env, ds.Steps, ds.Exclusions, sq.OverTime), fr,
+				querytest.FunnelOverTime(time.UTC, ds.Events, test, refSteps, ds.Exclusions, ds.From, ds.To, ds.WindowHours, string(sq.OverTime)))
+
 			interval := []analytics.Interval{analytics.Day, analytics.Week, analytics.Month, analytics.Hour}[seed%4]
 			// Without a breakdown too: only then do the lines carry totals.
 			breakdowns := []string{""}
@@ -474,4 +486,27 @@ func checkFunnelTimes(t *testing.T, what string, got query.FunnelResult, counts 
 			t.Errorf("%s: step %d = %d users, median %v s, %v; want step %d, %d, %v s, %v", what, g.Step, g.Converted, median, hist, i+1, w.Converted, wantMedian, w.Histogram)
 		}
 	}
+}
+
+// checkFunnelOverTime compares a conversion-over-time answer with the
+// reference's buckets, and its steps with what the buckets add up to.
+func checkFunnelOverTime(t *testing.T, what string, got query.FunnelResult, want []querytest.FunnelPoint) {
+	t.Helper()
+	if len(got.OverTime) != len(want) {
+		t.Errorf("%s: %d buckets, want %d", what, len(got.OverTime), len(want))
+		return
+	}
+	total := make([]int64, len(got.Steps))
+	for i, w := range want {
+		g := got.OverTime[i]
+		n := len(w.Counts)
+		if g.Date != w.Date.Format("2006-01-02") || g.Entered != w.Counts[0] || g.Converted != w.Counts[n-1] ||
+			g.ConversionPct != query.ConversionPct(w.Counts[n-1], w.Counts[0]) {
+			t.Errorf("%s: bucket %d = %+v, want %s %v", what, i, g, w.Date.Format("2006-01-02"), w.Counts)
+		}
+		for k, c := range w.Counts {
+			total[k] += c
+		}
+	}
+	checkFunnelRows(t, what, got, total, nil)
 }

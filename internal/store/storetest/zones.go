@@ -96,6 +96,18 @@ func testZonedQueries(ctx context.Context, t *testing.T, s Events) {
 				}
 			}
 
+			// Conversion over time: users by the local day or week they
+			// entered the funnel.
+			freq.View, freq.Interval = "trends", []string{"day", "week"}[seed%2]
+			if fq, err = freq.Query(sc, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if fr, err = engine.RunFunnel(ctx, fq); err != nil {
+				t.Fatal(err)
+			}
+			checkFunnelOverTime(t, name("funnel over time by "+freq.Interval), fr,
+				querytest.FunnelOverTime(loc, events, false, querytest.PlainSteps(ds.Steps), nil, from, to, ds.WindowHours, freq.Interval))
+
 			for _, interval := range []analytics.Interval{analytics.Hour, analytics.Day, analytics.Week, analytics.Month} {
 				req := query.TrendRequest{Interval: string(interval), Filters: filterRequests(ds.Filters),
 					DateFrom: from.Format("2006-01-02"), DateTo: to.Format("2006-01-02"),
