@@ -246,3 +246,33 @@ func TestFunnelTimeToConvert(t *testing.T) {
 		}
 	}
 }
+
+// TestFunnelOverTime asks the real server for the view trends: users by
+// the day they entered, each day's conversion, every day of the range.
+func TestFunnelOverTime(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	tn := newTenant(t, s, "over time")
+	day0 := time.Now().UTC().AddDate(0, 0, -5).Truncate(24 * time.Hour).Add(10 * time.Hour)
+	ev := func(name, user string, at time.Duration) querytest.Event {
+		return querytest.Event{Name: name, DistinctID: user, Time: day0.Add(at)}
+	}
+	ingestDataset(t, s, tn, []querytest.Event{
+		// Day 0: a converts, b does not. Day 2: c converts, its last step
+		// on day 3. Day 3: d converts.
+		ev("visit", "a", 0), ev("paid", "a", time.Hour),
+		ev("visit", "b", time.Hour),
+		ev("visit", "c", 48*time.Hour+13*time.Hour), ev("paid", "c", 48*time.Hour+20*time.Hour),
+		ev("visit", "d", 72*time.Hour), ev("paid", "d", 73*time.Hour),
+	})
+	req := map[string]any{"steps": []string{"visit", "paid"}, "view": "trends", "interval": "day",
+		"dateFrom": day(day0), "dateTo": day(day0.AddDate(0, 0, 3))}
+	body, _ := json.Marshal(req)
+	res := do(t, "POST", s.URL+"/api/v1/query/funnel", body, map[string]string{"Authorization": "Bearer " + tn.Token})
+	d := func(k int) string { return day(day0.AddDate(0, 0, k)) }
+	want := `{"steps":[{"name":"visit","count":4,"conversionPct":null},{"name":"paid","count":3,"conversionPct":75}],"overTime":[` +
+		`{"date":"` + d(0) + `","entered":2,"converted":1,"conversionPct":50},{"date":"` + d(1) + `","entered":0,"converted":0,"conversionPct":0},` +
+		`{"date":"` + d(2) + `","entered":1,"converted":1,"conversionPct":100},{"date":"` + d(3) + `","entered":1,"converted":1,"conversionPct":100}]}`
+	if res.Status != 200 || strings.TrimSpace(string(res.Body)) != want {
+		t.Errorf("funnel over time: %d %s\nwant %s", res.Status, res.Body, want)
+	}
+}

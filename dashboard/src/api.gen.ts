@@ -932,10 +932,18 @@ export interface components {
             /**
              * @description `steps` (absent, `null` or `""` too): the counts. `time_to_convert`: the counts
              *     and, in `timeToConvert`, how long each later step's users took from the step
-             *     before (PostHog's time-to-convert view); not with a `breakdown` (400).
+             *     before (PostHog's time-to-convert view). `trends`: the counts and, in `overTime`,
+             *     the conversion of the users who entered step 0 in each `interval` of the range
+             *     (PostHog's historical trends view). Neither with a `breakdown` (400).
              * @enum {string|null}
              */
-            view?: "steps" | "time_to_convert" | "" | null;
+            view?: "steps" | "time_to_convert" | "trends" | "" | null;
+            /**
+             * @description With `view` `trends` only: the product zone's day (the default) or ISO week
+             *     (from Monday) by which users are grouped by their step-0 time.
+             * @enum {string|null}
+             */
+            interval?: "day" | "week" | "" | null;
         };
         /**
          * Funnel result
@@ -959,6 +967,24 @@ export interface components {
              *     first, in order.
              */
             timeToConvert?: components["schemas"]["FunnelStepTime"][];
+            /**
+             * @description Present only with `view` `trends`: every bucket of the range, in order, with the
+             *     users who entered step 0 in it (`entered`), those of them who reached the last
+             *     step (`converted`) and `conversionPct` (100·converted/entered rounded to one
+             *     decimal, 0 without entrants). The buckets add up to `steps`.
+             */
+            overTime?: {
+                /**
+                 * Format: date
+                 * @description The bucket's first day, in the product's zone.
+                 */
+                date: string;
+                /** Format: int64 */
+                entered: number;
+                /** Format: int64 */
+                converted: number;
+                conversionPct: number;
+            }[];
         };
         /** Funnel step */
         FunnelStep: {
