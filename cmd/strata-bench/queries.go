@@ -266,6 +266,63 @@ func compareFunnels(dataDir string, from, to time.Time, runs int) (funnelPair, e
 	return p, err
 }
 
+// funnelDepth times, through the query engine on store in this process,
+// the plain 4-step funnel and the one with a filter on each step and a
+// breakdown by browser (benchQueries' two), alternating run by run so that
+// both see the same moments of a busy machine, and returns the medians.
+func funnelDepth(store analytics.QueryStore, from, to time.Time, runs int) (plain, deep time.Duration, err error) {
+	engine := &query.Engine{Store: store}
+	scope := analytics.EventRange{ProductID: 1, Env: analytics.EnvLive}
+	var qs [2]analytics.FunnelQuery
+	for _, q := range benchQueries(from, to.AddDate(0, 0, -1), 0) {
+		k := map[string]int{plain4Funnel: 0, deep4Funnel: 1}
+		i, ok := k[q.name]
+		if !ok {
+			continue
+		}
+		body, _ := json.Marshal(q.body)
+		if qs[i], err = query.ParseFunnel(body, scope, to); err != nil {
+			return 0, 0, err
+		}
+	}
+	run := func(q analytics.FunnelQuery) func() error {
+		return func() error { _, err := engine.RunFunnel(context.Background(), q); return err }
+	}
+	return alternate(runs, run(qs[0]), run(qs[1]))
+}
+
+// printFunnelDepthInProcess prints funnelDepth's figures on the DuckDB
+// store of dataDir and, with ch, on ClickHouse.
+func printFunnelDepthInProcess(dataDir string, ch *clickHouseRun, from, to time.Time, runs int) error {
+	ctx := context.Background()
+	st, err := duckdb.Open(ctx, dataDir, duckdb.Options{MemoryLimit: config.Default().DuckDBMemoryLimit})
+	if err != nil {
+		return err
+	}
+	plain, deep, err := funnelDepth(st, from, to, runs)
+	st.Close()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nin-process, alternating (median of %d each):\n", runs)
+	fmt.Printf("%-52s %12s\n%-52s %12s\n", plain4Funnel+", DuckDB", ms(plain), deep4Funnel+", DuckDB", ms(deep))
+	fmt.Printf("with step filters and a breakdown / plain, DuckDB = %.2f  (target ≤ 2)\n", float64(deep)/float64(plain))
+	if ch == nil {
+		return nil
+	}
+	cs, err := clickhouse.Open(ctx, ch.server.URL(benchDatabase, ""))
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+	if plain, deep, err = funnelDepth(cs, from, to, runs); err != nil {
+		return err
+	}
+	fmt.Printf("%-52s %12s\n%-52s %12s\n", plain4Funnel+", ClickHouse", ms(plain), deep4Funnel+", ClickHouse", ms(deep))
+	fmt.Printf("with step filters and a breakdown / plain, ClickHouse = %.2f  (target ≤ 2)\n", float64(deep)/float64(plain))
+	return nil
+}
+
 // printLiveVisitors times the Overview's visitors now (issue 37: ≤ 20 ms)
 // in process: the query engine on the DuckDB store and, when ch is set,
 // on the ClickHouse one, without the live cache so that every run is a
@@ -656,6 +713,11 @@ func runQueryBench(o queryBench) ([]benchQuery, []backendResult, error) {
 	printOverviews(ranges, names, overviews, runs)
 	if err := printLiveVisitors(dataDir, ch, to.AddDate(0, 0, 1), runs, len(results) > 1 && results[1].name == "old build"); err != nil {
 		return nil, nil, fmt.Errorf("visitors now: %w", err)
+	}
+	if !o.overviewOnly {
+		if err := printFunnelDepthInProcess(dataDir, ch, from, to.AddDate(0, 0, 1), runs); err != nil {
+			return nil, nil, fmt.Errorf("funnel depth: %w", err)
+		}
 	}
 	for i := range queries {
 		if embedded.errs[i] != "" {
