@@ -39,6 +39,7 @@
 // hidden controls and refused write, the password form (members.mjs, E2E_ONLY=members);
 // the products' data retention set in Settings, an old event dropped, a viewer's card (retention.mjs);
 // the People data card: export, deletion, audit log, hidden from a viewer (privacy.mjs, E2E_ONLY=privacy);
+// funnel steps with filters, an exclusion and a breakdown by browser (funnels.mjs, E2E_ONLY=funnels);
 // E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=goals, E2E_ONLY=timezone, E2E_ONLY=filters, E2E_ONLY=retention or E2E_ONLY=replays,users runs those parts alone
 // (E2E_ONLY=main the main run without error tracking, sources, overview, geo).
 //
@@ -75,6 +76,7 @@ import { timeZonePages } from "./timezone.mjs";
 import { filterPages } from "./filters.mjs";
 import { memberPages } from "./members.mjs";
 import { retentionPages } from "./retention.mjs";
+import { funnelPages } from "./funnels.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = join(here, "..", "..");
@@ -118,6 +120,7 @@ async function main() {
       timezone: timeZonePages,
       members: memberPages,
       retention: retentionPages,
+      funnels: funnelPages,
       privacy: privacyPages,
     };
     const unknown = only.filter((p) => !parts[p]);
@@ -147,6 +150,7 @@ async function main() {
   await privacyPages(browser, h);
   await memberPages(browser, h);
   await retentionPages(browser, h);
+  await funnelPages(browser, h);
 }
 
 /** The main run, on a server started without the error-tracking flag. */
