@@ -34,7 +34,7 @@ func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) (_ []int64,
 	if err != nil {
 		return nil, err
 	}
-	if err := s.funnelSteps(&b, q, act, ""); err != nil {
+	if err := s.funnelSteps(&b, q, act); err != nil {
 		return nil, err
 	}
 	b.Write(" SELECT ")
@@ -81,9 +81,8 @@ func stepFilters(b *builder, filters []analytics.Filter) error {
 
 // funnelSteps writes the funnel's steps as the CTEs s0…sN-1, each holding
 // the users (column act.col()) who reached the step and their time t of
-// it; with bv set, s0 also holds each user's breakdown value bv, the
-// expression bv on their step-0 event at t (the least of several at t).
-func (s *Store) funnelSteps(b *builder, q analytics.FunnelQuery, act actor, bv string) error {
+// it.
+func (s *Store) funnelSteps(b *builder, q analytics.FunnelQuery, act actor) error {
 	// A step's actor is the event's uid (as the step before it had it);
 	// a group key is taken from the step before, not read again.
 	id, next := act.col(), "e.uid"
@@ -91,11 +90,7 @@ func (s *Store) funnelSteps(b *builder, q analytics.FunnelQuery, act actor, bv s
 		next = "p." + id
 	}
 	win := b.arg(q.Window.Microseconds())
-	b.Write("WITH s0 AS (SELECT ", act.selected(""), ", min(epoch_us(ts)) AS t")
-	if bv != "" {
-		b.Write(", arg_min(", bv, ", (epoch_us(ts), ", bv, ")) AS bv")
-	}
-	b.Write(" FROM events WHERE ")
+	b.Write("WITH s0 AS (SELECT ", act.selected(""), ", min(epoch_us(ts)) AS t FROM events WHERE ")
 	b.scope("", q.EventRange, q.From, q.To)
 	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.Steps[0])), act.present(""))
 	if err := stepFilters(b, q.StepFilter(0)); err != nil {
@@ -138,8 +133,26 @@ func (s *Store) FunnelRows(ctx context.Context, q analytics.FunnelQuery) (_ []an
 		}
 		bv, value = "coalesce("+x+", '')", "s0.bv"
 	}
-	if err := s.funnelSteps(&b, q, act, bv); err != nil {
+	if err := s.funnelSteps(&b, q, act); err != nil {
 		return nil, err
+	}
+	if bv != "" {
+		// Each user's value: of their step-0 events at t, the least. A
+		// second pass over step 0's events, joined on the dense id as a
+		// step is, costs less than carrying the value through s0's
+		// aggregate as arg_min(value, (time, value)).
+		id, next := act.col(), "e.uid"
+		if id != "uid" {
+			next = "p." + id
+		}
+		b.Printf(", v AS (SELECT %s, min(%s) AS bv FROM events e JOIN s0 p ON %s = p.%s WHERE ", next, bv, act.expr("e."), id)
+		b.scope("e.", q.EventRange, q.From, q.To)
+		b.Write(" AND NOT e.is_bot AND e.eid = ", b.arg(s.eventID(q.Steps[0])), " AND epoch_us(e.ts) - p.t = 0")
+		if err := stepFilters(&b, q.StepFilter(0)); err != nil {
+			return nil, err
+		}
+		b.Write(" GROUP BY ", next, ")")
+		value = "v.bv"
 	}
 	if err := s.funnelExclusions(&b, q, act); err != nil {
 		return nil, err
@@ -149,6 +162,9 @@ func (s *Store) FunnelRows(ctx context.Context, q analytics.FunnelQuery) (_ []an
 		b.Printf(", count(s%d.t)", i)
 	}
 	funnelUsers(&b, q, act)
+	if bv != "" {
+		b.Printf(" JOIN v ON v.%s = s0.%s", act.col(), act.col())
+	}
 	b.Write(" GROUP BY 1 ORDER BY 2 DESC, 1")
 	rows, err := s.query(ctx, &b)
 	if err != nil {
@@ -222,7 +238,7 @@ func (s *Store) FunnelTimes(ctx context.Context, q analytics.FunnelQuery) (_ ana
 	if err != nil {
 		return out, err
 	}
-	if err := s.funnelSteps(&b, q, act, ""); err != nil {
+	if err := s.funnelSteps(&b, q, act); err != nil {
 		return out, err
 	}
 	if err := s.funnelExclusions(&b, q, act); err != nil {
@@ -285,7 +301,7 @@ func (s *Store) FunnelOverTime(ctx context.Context, q analytics.FunnelQuery) (_ 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.funnelSteps(&b, q, act, ""); err != nil {
+	if err := s.funnelSteps(&b, q, act); err != nil {
 		return nil, err
 	}
 	if err := s.funnelExclusions(&b, q, act); err != nil {
