@@ -171,21 +171,8 @@ func (req FunnelRequest) Query(scope analytics.EventRange, now time.Time) (analy
 		}
 		q.Exclusions = append(q.Exclusions, analytics.FunnelExclusion{Event: x.Event, Filters: fs, FromStep: x.FromStep, ToStep: x.ToStep})
 	}
-	if req.Breakdown != "" {
-		p, err := property("breakdown", req.Breakdown)
-		if err != nil {
-			return q, err
-		}
-		q.Breakdown = &p
-		q.BreakdownLimit = DefaultBreakdown
-		if req.BreakdownLimit != 0 {
-			q.BreakdownLimit = req.BreakdownLimit
-		}
-		if q.BreakdownLimit < 1 || q.BreakdownLimit > MaxBreakdown {
-			return q, analytics.InvalidField("breakdownLimit", "must be from 1 to %d, not %d", MaxBreakdown, req.BreakdownLimit)
-		}
-	} else if req.BreakdownLimit != 0 {
-		return q, analytics.InvalidField("breakdownLimit", "is only allowed with a breakdown")
+	if q.Breakdown, q.BreakdownLimit, err = breakdown(req.Breakdown, req.BreakdownLimit); err != nil {
+		return q, err
 	}
 	if req.Interval != "" && req.View != "trends" {
 		return q, analytics.InvalidField("interval", "is only allowed with the view trends")
@@ -437,4 +424,28 @@ func filterRequests(fs []analytics.Filter) []FilterRequest {
 		out[i] = FilterRequest{Property: name, Operator: string(f.Operator), Value: f.Value}
 	}
 	return out
+}
+
+// breakdown reads a breakdown property and its limit as a trend or a
+// funnel takes them: the limit defaults to DefaultBreakdown and is refused
+// without a property.
+func breakdown(name string, limit int) (*analytics.Property, int, error) {
+	if name == "" {
+		if limit != 0 {
+			return nil, 0, analytics.InvalidField("breakdownLimit", "is only allowed with a breakdown")
+		}
+		return nil, 0, nil
+	}
+	p, err := property("breakdown", name)
+	if err != nil {
+		return nil, 0, err
+	}
+	n := DefaultBreakdown
+	if limit != 0 {
+		n = limit
+	}
+	if n < 1 || n > MaxBreakdown {
+		return nil, 0, analytics.InvalidField("breakdownLimit", "must be from 1 to %d, not %d", MaxBreakdown, limit)
+	}
+	return &p, n, nil
 }

@@ -206,21 +206,8 @@ func (req TrendRequest) Query(scope analytics.EventRange, now time.Time) (analyt
 		}
 		q.Series = append(q.Series, ts)
 	}
-	if req.Breakdown != "" {
-		p, err := property("breakdown", req.Breakdown)
-		if err != nil {
-			return q, err
-		}
-		q.Breakdown = &p
-		q.BreakdownLimit = DefaultBreakdown
-		if req.BreakdownLimit != 0 {
-			q.BreakdownLimit = req.BreakdownLimit
-		}
-		if q.BreakdownLimit < 1 || q.BreakdownLimit > MaxBreakdown {
-			return q, analytics.InvalidField("breakdownLimit", "must be from 1 to %d, not %d", MaxBreakdown, req.BreakdownLimit)
-		}
-	} else if req.BreakdownLimit != 0 {
-		return q, analytics.InvalidField("breakdownLimit", "is only allowed with a breakdown")
+	if q.Breakdown, q.BreakdownLimit, err = breakdown(req.Breakdown, req.BreakdownLimit); err != nil {
+		return q, err
 	}
 	if q.AggregateBy, err = aggregateBy(req.AggregateBy); err != nil {
 		return q, err

@@ -230,18 +230,8 @@ func funnelUsers(b *builder, q analytics.FunnelQuery, act actor) {
 func (s *Store) FunnelTimes(ctx context.Context, q analytics.FunnelQuery) (_ analytics.FunnelTimes, err error) {
 	defer markOutOfMemory(&err)
 	out := analytics.FunnelTimes{Counts: make([]int64, len(q.Steps)), Steps: make([]analytics.StepTimes, len(q.Steps)-1)}
-	if err := s.dictionaries(ctx); err != nil {
-		return out, err
-	}
-	var b builder
-	act, err := b.newActor(q.AggregateBy)
+	b, act, err := s.funnelWith(ctx, q)
 	if err != nil {
-		return out, err
-	}
-	if err := s.funnelSteps(&b, q, act); err != nil {
-		return out, err
-	}
-	if err := s.funnelExclusions(&b, q, act); err != nil {
 		return out, err
 	}
 	b.Write(" SELECT count(*)")
@@ -256,7 +246,7 @@ func (s *Store) FunnelTimes(ctx context.Context, q analytics.FunnelQuery) (_ ana
 			b.Write(")")
 		}
 	}
-	funnelUsers(&b, q, act)
+	funnelUsers(b, q, act)
 	medians := make([]sql.NullInt64, len(q.Steps))
 	dest := []any{&out.Counts[0]}
 	for i := 1; i < len(q.Steps); i++ {
@@ -267,7 +257,7 @@ func (s *Store) FunnelTimes(ctx context.Context, q analytics.FunnelQuery) (_ ana
 			dest = append(dest, &st.Histogram[k])
 		}
 	}
-	rows, err := s.query(ctx, &b)
+	rows, err := s.query(ctx, b)
 	if err != nil {
 		return out, fmt.Errorf("computing funnel times: %w", err)
 	}
@@ -293,27 +283,17 @@ func (s *Store) FunnelOverTime(ctx context.Context, q analytics.FunnelQuery) (_ 
 	if !ok {
 		return nil, fmt.Errorf("funnel over time: unknown interval %q", q.OverTime)
 	}
-	if err := s.dictionaries(ctx); err != nil {
-		return nil, err
-	}
-	var b builder
-	act, err := b.newActor(q.AggregateBy)
+	b, act, err := s.funnelWith(ctx, q)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.funnelSteps(&b, q, act); err != nil {
-		return nil, err
-	}
-	if err := s.funnelExclusions(&b, q, act); err != nil {
 		return nil, err
 	}
 	b.Printf(" SELECT date_trunc('%s', %s) AS k", part, b.local(q.EventRange, "make_timestamp(s0.t)", q.From, q.To))
 	for i := range q.Steps {
 		b.Printf(", count(s%d.t)", i)
 	}
-	funnelUsers(&b, q, act)
+	funnelUsers(b, q, act)
 	b.Write(" GROUP BY k")
-	return queryAll(ctx, s, "computing funnel over time", &b, func(r scanner) (x analytics.FunnelBucket, err error) {
+	return queryAll(ctx, s, "computing funnel over time", b, func(r scanner) (x analytics.FunnelBucket, err error) {
 		x.Counts = make([]int64, len(q.Steps))
 		dest := []any{&x.Bucket}
 		for i := range x.Counts {
@@ -323,4 +303,22 @@ func (s *Store) FunnelOverTime(ctx context.Context, q analytics.FunnelQuery) (_ 
 		x.Bucket = x.Bucket.UTC()
 		return x, err
 	})
+}
+
+// funnelWith starts a statement over a funnel's users: the CTEs of its
+// steps (funnelSteps) and of its exclusions (funnelExclusions), for a
+// SELECT … funnelUsers to follow.
+func (s *Store) funnelWith(ctx context.Context, q analytics.FunnelQuery) (*builder, actor, error) {
+	if err := s.dictionaries(ctx); err != nil {
+		return nil, actor{}, err
+	}
+	b := &builder{}
+	act, err := b.newActor(q.AggregateBy)
+	if err != nil {
+		return nil, act, err
+	}
+	if err := s.funnelSteps(b, q, act); err != nil {
+		return nil, act, err
+	}
+	return b, act, s.funnelExclusions(b, q, act)
 }
