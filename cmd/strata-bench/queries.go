@@ -266,6 +266,63 @@ func compareFunnels(dataDir string, from, to time.Time, runs int) (funnelPair, e
 	return p, err
 }
 
+// funnelDepth times, through the query engine on store in this process,
+// the plain 4-step funnel and the one with a filter on each step and a
+// breakdown by browser (benchQueries' two), alternating run by run so that
+// both see the same moments of a busy machine, and returns the medians.
+func funnelDepth(store analytics.QueryStore, from, to time.Time, runs int) (plain, deep time.Duration, err error) {
+	engine := &query.Engine{Store: store}
+	scope := analytics.EventRange{ProductID: 1, Env: analytics.EnvLive}
+	var qs [2]analytics.FunnelQuery
+	for _, q := range benchQueries(from, to.AddDate(0, 0, -1), 0) {
+		k := map[string]int{plain4Funnel: 0, deep4Funnel: 1}
+		i, ok := k[q.name]
+		if !ok {
+			continue
+		}
+		body, _ := json.Marshal(q.body)
+		if qs[i], err = query.ParseFunnel(body, scope, to); err != nil {
+			return 0, 0, err
+		}
+	}
+	run := func(q analytics.FunnelQuery) func() error {
+		return func() error { _, err := engine.RunFunnel(context.Background(), q); return err }
+	}
+	return alternate(runs, run(qs[0]), run(qs[1]))
+}
+
+// printFunnelDepthInProcess prints funnelDepth's figures on the DuckDB
+// store of dataDir and, with ch, on ClickHouse.
+func printFunnelDepthInProcess(dataDir string, ch *clickHouseRun, from, to time.Time, runs int) error {
+	ctx := context.Background()
+	st, err := duckdb.Open(ctx, dataDir, duckdb.Options{MemoryLimit: config.Default().DuckDBMemoryLimit})
+	if err != nil {
+		return err
+	}
+	plain, deep, err := funnelDepth(st, from, to, runs)
+	st.Close()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nin-process, alternating (median of %d each):\n", runs)
+	fmt.Printf("%-52s %12s\n%-52s %12s\n", plain4Funnel+", DuckDB", ms(plain), deep4Funnel+", DuckDB", ms(deep))
+	fmt.Printf("with step filters and a breakdown / plain, DuckDB = %.2f  (target ≤ 2)\n", float64(deep)/float64(plain))
+	if ch == nil {
+		return nil
+	}
+	cs, err := clickhouse.Open(ctx, ch.server.URL(benchDatabase, ""))
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+	if plain, deep, err = funnelDepth(cs, from, to, runs); err != nil {
+		return err
+	}
+	fmt.Printf("%-52s %12s\n%-52s %12s\n", plain4Funnel+", ClickHouse", ms(plain), deep4Funnel+", ClickHouse", ms(deep))
+	fmt.Printf("with step filters and a breakdown / plain, ClickHouse = %.2f  (target ≤ 2)\n", float64(deep)/float64(plain))
+	return nil
+}
+
 // printLiveVisitors times the Overview's visitors now (issue 37: ≤ 20 ms)
 // in process: the query engine on the DuckDB store and, when ch is set,
 // on the ClickHouse one, without the live cache so that every run is a
@@ -652,9 +709,15 @@ func runQueryBench(o queryBench) ([]benchQuery, []backendResult, error) {
 		}
 		fmt.Println()
 	}
+	printFunnelDepth(queries, results)
 	printOverviews(ranges, names, overviews, runs)
 	if err := printLiveVisitors(dataDir, ch, to.AddDate(0, 0, 1), runs, len(results) > 1 && results[1].name == "old build"); err != nil {
 		return nil, nil, fmt.Errorf("visitors now: %w", err)
+	}
+	if !o.overviewOnly {
+		if err := printFunnelDepthInProcess(dataDir, ch, from, to.AddDate(0, 0, 1), runs); err != nil {
+			return nil, nil, fmt.Errorf("funnel depth: %w", err)
+		}
 	}
 	for i := range queries {
 		if embedded.errs[i] != "" {
@@ -898,5 +961,41 @@ func benchQueries(from, to time.Time, expID int64) []benchQuery {
 		// A quarter of the users exposed, a tenth of them held out; the
 		// primary metric is purchase, the secondary signup.
 		{"experiment results (2 arms, 2 metrics)", "GET", "/api/v1/experiments/" + strconv.FormatInt(expID, 10) + "/results", nil},
+		// Issue 40's funnel target: filters on every step and a breakdown
+		// by browser against the plain funnel of the same four events
+		// (printFunnelDepth gives the ratio).
+		{plain4Funnel, "POST", "/api/v1/query/funnel",
+			with(map[string]any{"steps": []string{"$pageview", "button_clicked", "form_submitted", "purchase"}, "windowHours": 24})},
+		{deep4Funnel, "POST", "/api/v1/query/funnel",
+			with(map[string]any{"steps": []any{
+				map[string]any{"event": "$pageview", "where": []map[string]any{{"property": "path", "operator": "neq", "value": "/blog/launch"}}},
+				map[string]any{"event": "button_clicked", "where": []map[string]any{{"property": "properties.plan", "operator": "is_set"}}},
+				map[string]any{"event": "form_submitted", "where": []map[string]any{{"property": "url", "operator": "contains", "value": "shop"}}},
+				map[string]any{"event": "purchase", "where": []map[string]any{{"property": "properties.plan", "operator": "neq", "value": "team"}}},
+			}, "windowHours": 24, "breakdown": "browser", "breakdownLimit": 5})},
+	}
+}
+
+// The names of the two funnels printFunnelDepth compares.
+const (
+	plain4Funnel = "4-step funnel (24 h window)"
+	deep4Funnel  = "4-step funnel, a filter on each step, by browser"
+)
+
+// printFunnelDepth prints how much the funnel with step filters and a
+// breakdown costs over the plain funnel of the same events (issue 40's
+// target: at most twice), for each backend timed.
+func printFunnelDepth(queries []benchQuery, results []backendResult) {
+	plain := slices.IndexFunc(queries, func(q benchQuery) bool { return q.name == plain4Funnel })
+	deep := slices.IndexFunc(queries, func(q benchQuery) bool { return q.name == deep4Funnel })
+	if plain < 0 || deep < 0 {
+		return
+	}
+	for _, r := range results {
+		if r.errs[plain] != "" || r.errs[deep] != "" || r.times[plain] == 0 {
+			continue
+		}
+		fmt.Printf("funnel with step filters and a breakdown / plain 4-step funnel (%s) = %.2f  (target ≤ 2)\n",
+			r.name, float64(r.times[deep])/float64(r.times[plain]))
 	}
 }

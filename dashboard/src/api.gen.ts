@@ -822,6 +822,24 @@ export interface components {
             kind: "once" | "times" | "per_day";
             count?: number;
         };
+        /** Funnel of one breakdown value */
+        FunnelBreakdown: {
+            /** @description The value (`""` when not set), or `null` for the other values together. */
+            breakdownValue: string | null;
+            /** @description Present and true on the funnel of the values outside the top ones, last. */
+            other?: boolean;
+            steps: components["schemas"]["FunnelStep"][];
+        };
+        /** Funnel exclusion */
+        FunnelExclusion: {
+            event: components["schemas"]["EventNameRef"];
+            /** @description Filters the exclusion's events must all pass, as a step's. */
+            where?: components["schemas"]["Filter"][] | null;
+            /** @description The index of the step after whose event the exclusion starts. */
+            fromStep: number;
+            /** @description The index of a later step, before whose event the exclusion ends. */
+            toStep: number;
+        };
         /**
          * Funnel query
          * @description The body of `POST /api/v1/query/funnel`, and the `definition` of a saved funnel. A
@@ -831,15 +849,39 @@ export interface components {
          */
         FunnelRequest: {
             /**
-             * @description The event names of the steps, in order: 2 to 20 names of 1 to 255 characters.
+             * @description The steps, in order: 2 to 20, each an event name of 1 to 255 characters or an
+             *     object naming the event and filters its events must pass (`FunnelStepObject`).
              *     A name may appear twice; each occurrence then needs its own event.
              * @example [
              *       "$pageview",
              *       "signup_started",
              *       "signup_completed"
              *     ]
+             * @example [
+             *       {
+             *         "event": "$pageview",
+             *         "where": [
+             *           {
+             *             "property": "path",
+             *             "operator": "eq",
+             *             "value": "/pricing"
+             *           }
+             *         ]
+             *       },
+             *       {
+             *         "event": "$pageview",
+             *         "where": [
+             *           {
+             *             "property": "path",
+             *             "operator": "eq",
+             *             "value": "/signup"
+             *           }
+             *         ]
+             *       },
+             *       "signup_completed"
+             *     ]
              */
-            steps: components["schemas"]["EventNameRef"][];
+            steps: (components["schemas"]["EventNameRef"] | components["schemas"]["FunnelStepObject"])[];
             /**
              * @description The first day of the range, included. The range bounds step 0 only. Absent,
              *     `null` or `""`: see **Dates** above.
@@ -864,6 +906,44 @@ export interface components {
              * @example company
              */
             aggregateBy?: string | null;
+            /**
+             * @description Users who did an exclusion's event (passing its `where`) strictly after their
+             *     event of step `fromStep` and strictly before their event of step `toStep` are
+             *     left out of the whole funnel, as PostHog's exclusion steps. A user who never
+             *     reached `toStep` is not left out by it. At most 10. See docs/queries.md,
+             *     "Funnels beyond event names".
+             */
+            exclusions?: components["schemas"]["FunnelExclusion"][] | null;
+            /**
+             * @description Split the funnel by this property's value on each user's step-0 event (the
+             *     earliest in the range; of several at that instant, the least value; `""` when
+             *     not set), as PostHog attributes a funnel breakdown to the first step. The answer
+             *     keeps the whole funnel in `steps` and adds `breakdown`. Absent, `null` or `""`
+             *     means none.
+             */
+            breakdown?: components["schemas"]["FilterProperty"] | ("" | null);
+            /**
+             * @description How many values with the most step-0 users get their own funnel, from 1 to 100
+             *     (ties by value); the rest are one "other" funnel. Absent, `null` or `0` means 10.
+             *     A non-zero value without a `breakdown` gets 400.
+             * @default 10
+             */
+            breakdownLimit?: number | null;
+            /**
+             * @description `steps` (absent, `null` or `""` too): the counts. `time_to_convert`: the counts
+             *     and, in `timeToConvert`, how long each later step's users took from the step
+             *     before (PostHog's time-to-convert view). `trends`: the counts and, in `overTime`,
+             *     the conversion of the users who entered step 0 in each `interval` of the range
+             *     (PostHog's historical trends view). Neither with a `breakdown` (400).
+             * @enum {string|null}
+             */
+            view?: "steps" | "time_to_convert" | "trends" | "" | null;
+            /**
+             * @description With `view` `trends` only: the product zone's day (the default) or ISO week
+             *     (from Monday) by which users are grouped by their step-0 time.
+             * @enum {string|null}
+             */
+            interval?: "day" | "week" | "" | null;
         };
         /**
          * Funnel result
@@ -872,14 +952,50 @@ export interface components {
         FunnelResult: {
             /**
              * @description One entry per requested step, in order. The first step's `conversionPct` is
-             *     `null`; every later step's is a number.
+             *     `null`; every later step's is a number. With a breakdown it is the whole funnel,
+             *     every value's users together.
              */
             steps: components["schemas"]["FunnelStep"][];
+            /**
+             * @description Present only with a `breakdown`: the funnel of each top value, most step-0
+             *     users first (ties by value), then the other values' users together (`other`).
+             *     Empty when no user entered the funnel.
+             */
+            breakdown?: components["schemas"]["FunnelBreakdown"][];
+            /**
+             * @description Present only with `view` `time_to_convert`: one entry for each step after the
+             *     first, in order.
+             */
+            timeToConvert?: components["schemas"]["FunnelStepTime"][];
+            /**
+             * @description Present only with `view` `trends`: every bucket of the range, in order, with the
+             *     users who entered step 0 in it (`entered`), those of them who reached the last
+             *     step (`converted`) and `conversionPct` (100·converted/entered rounded to one
+             *     decimal, 0 without entrants). The buckets add up to `steps`.
+             */
+            overTime?: {
+                /**
+                 * Format: date
+                 * @description The bucket's first day, in the product's zone.
+                 */
+                date: string;
+                /** Format: int64 */
+                entered: number;
+                /** Format: int64 */
+                converted: number;
+                conversionPct: number;
+            }[];
         };
         /** Funnel step */
         FunnelStep: {
             /** @description The step's event name, as requested. */
             name: string;
+            /**
+             * @description The step's filters as validated, present only for a step with filters: with
+             *     `name` it names the step, so that two steps of one event tell apart. A step
+             *     without filters has no `where`, and its entry is exactly the spec's.
+             */
+            where?: components["schemas"]["Filter"][];
             /**
              * Format: int64
              * @description The number of users (distinct `distinct_id`s) who reached this step. It never
@@ -892,6 +1008,47 @@ export interface components {
              *     is 0. JSON writes whole values without a fraction (`100`, `0`).
              */
             conversionPct: number | null;
+        };
+        /**
+         * Funnel step with filters
+         * @description A funnel step that counts only some events of its name: those that pass every filter
+         *     of `where`, the shape and operators of a trend's filters. A step object without
+         *     filters is the plain step of its event name. A field not listed here gets 400
+         *     `invalid_request`.
+         */
+        FunnelStepObject: {
+            event: components["schemas"]["EventNameRef"];
+            /** @description The filters the step's events must all pass; absent or empty means none. */
+            where?: components["schemas"]["Filter"][] | null;
+        };
+        /** Time to convert to one step */
+        FunnelStepTime: {
+            /** @description The step's index. */
+            step: number;
+            /**
+             * Format: int64
+             * @description The users who reached the step (its count).
+             */
+            converted: number;
+            /**
+             * @description The lower median of their times from the previous step's event to this step's
+             *     (of an even number of users, the lower of the two middle times), in seconds to the
+             *     microsecond; `null` when no user reached the step.
+             */
+            medianSeconds: number | null;
+            /**
+             * @description The users by time taken, in 11 fixed buckets, always all of them in order: under
+             *     10 s, 10–30 s, 30 s–1 min, 1–5 min, 5–30 min, 30 min–1 h, 1–3 h, 3–24 h, 1–3 days,
+             *     3–7 days, 7 days and more.
+             */
+            histogram: {
+                /** @description The bucket's start, included. */
+                fromSeconds: number;
+                /** @description The bucket's end, excluded; `null` for the last bucket. */
+                toSeconds: number | null;
+                /** Format: int64 */
+                count: number;
+            }[];
         };
         /** @description A goal of a product (docs/queries.md, "Goals"). An event goal has `event`, a page goal `path`. */
         Goal: {

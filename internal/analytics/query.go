@@ -128,11 +128,118 @@ type EventRange struct {
 // within Window of the previous one. From/To bound step 0 only.
 type FunnelQuery struct {
 	EventRange
-	Steps  []string
-	Window time.Duration
+	Steps []string
+	// StepFilters, when set, holds one list for each step: a step's
+	// events count only when they pass every filter of its list (a nil
+	// list passes all), as a trend's filters do.
+	StepFilters [][]Filter
+	Window      time.Duration
 	// AggregateBy, when set, is a group type (ValidGroupType): the funnel
 	// counts groups of that type instead of users.
 	AggregateBy string
+	// Exclusions leave out every user who did one of their events between
+	// the two steps they name (FunnelExclusion).
+	Exclusions []FunnelExclusion
+	// Breakdown, when set, splits the funnel by the property's value on
+	// each user's step-0 event (the earliest in the range; of several at
+	// that instant, the least value), into at most BreakdownLimit values
+	// with the most step-0 users plus one "other" row.
+	Breakdown      *Property
+	BreakdownLimit int
+	// TimeToConvert asks the engine for how long each step took
+	// (QueryStore.FunnelTimes); the stores do not read it.
+	TimeToConvert bool
+	// OverTime, when set (day or week), asks the engine for the funnel's
+	// conversion by the bucket in which users entered step 0
+	// (QueryStore.FunnelOverTime, which alone reads it).
+	OverTime Interval
+}
+
+// FunnelBucket is the funnel of the users who entered its step 0 in one
+// bucket (its start as a wall time of the product's zone, written as UTC,
+// as a TrendRow's): Counts[i] of them reached step i.
+type FunnelBucket struct {
+	Bucket time.Time
+	Counts []int64
+}
+
+// FunnelExclusion leaves out of the whole funnel every user who did Event
+// (passing Filters) strictly after their event of step FromStep and
+// strictly before their event of step ToStep, as PostHog's exclusion
+// steps do. A user who never reached ToStep is not left out by it.
+// 0 <= FromStep < ToStep < len(Steps).
+type FunnelExclusion struct {
+	Event            string
+	Filters          []Filter
+	FromStep, ToStep int
+}
+
+// FunnelRow is the funnel of one breakdown value: the users (or groups)
+// reaching each step, Counts[i] for step i. Without a breakdown a store
+// returns one row, of the value "".
+type FunnelRow struct {
+	// Breakdown is the property's text form, "" when not set; it is
+	// meaningless when Other is set.
+	Breakdown string
+	// Other marks the row of every value outside the top values.
+	Other  bool
+	Counts []int64
+}
+
+// ConvertBuckets are the lower bounds, in seconds, of the time-to-convert
+// histogram's buckets; each runs to the next bound, the last without end:
+// under 10 s, 10–30 s, 30 s–1 min, 1–5 min, 5–30 min, 30 min–1 h, 1–3 h,
+// 3–24 h, 1–3 days, 3–7 days, 7 days and more (docs/queries.md, "Time to
+// convert").
+var ConvertBuckets = []int64{0, 10, 30, 60, 300, 1800, 3600, 10800, 86400, 259200, 604800}
+
+// FunnelTimes is a funnel's counts (Counts[i] for step i) and, for each
+// later step, how long its users took from the step before (Steps[i-1]
+// for step i).
+type FunnelTimes struct {
+	Counts []int64
+	Steps  []StepTimes
+}
+
+// StepTimes is how long one step's users took from the step before: the
+// lower median in microseconds (meaningless when no user reached the
+// step), and the users in each bucket of ConvertBuckets.
+type StepTimes struct {
+	MedianMicros int64
+	Histogram    []int64
+}
+
+// FunnelRows folds a store's per-value funnels, read in order of step-0
+// users (most first, ties by value), into the top limit values and one
+// other row, so that what a store holds does not grow with the number of
+// values.
+type FunnelRows struct {
+	Limit int
+	Rows  []FunnelRow
+}
+
+// Add takes the next value's counts.
+func (f *FunnelRows) Add(value string, counts []int64) {
+	if len(f.Rows) < f.Limit || f.Limit == 0 {
+		f.Rows = append(f.Rows, FunnelRow{Breakdown: value, Counts: counts})
+		return
+	}
+	last := &f.Rows[len(f.Rows)-1]
+	if !last.Other {
+		f.Rows = append(f.Rows, FunnelRow{Other: true, Counts: make([]int64, len(counts))})
+		last = &f.Rows[len(f.Rows)-1]
+	}
+	for i, c := range counts {
+		last.Counts[i] += c
+	}
+}
+
+// StepFilter returns the filters of step i, none when the query has none.
+func (q FunnelQuery) StepFilter(i int) []Filter {
+	if i < len(q.StepFilters) {
+		return q.StepFilters[i]
+	}
+	return nil
 }
 
 // Counting groups (docs/queries.md, "Counting groups"): with AggregateBy
@@ -344,7 +451,20 @@ func (a *SessionsAnswer) Sort() {
 // can tell the client to ask for less instead of reporting a server fault.
 type QueryStore interface {
 	// Funnel returns the number of users (or groups) reaching each step.
+	// It reads neither Exclusions nor Breakdown.
 	Funnel(ctx context.Context, q FunnelQuery) ([]int64, error)
+	// FunnelRows returns the funnel with its exclusions, one row for each
+	// breakdown value (FunnelRows folds them), or one row without a
+	// breakdown.
+	FunnelRows(ctx context.Context, q FunnelQuery) ([]FunnelRow, error)
+	// FunnelTimes returns the funnel with its exclusions (not broken
+	// down) and the time each later step's users took from the step
+	// before.
+	FunnelTimes(ctx context.Context, q FunnelQuery) (FunnelTimes, error)
+	// FunnelOverTime returns, for each bucket of q.OverTime with users,
+	// the funnel of the users who entered step 0 in it, with the
+	// exclusions (not broken down).
+	FunnelOverTime(ctx context.Context, q FunnelQuery) ([]FunnelBucket, error)
 	// Trend returns the non-empty buckets of every line.
 	Trend(ctx context.Context, q TrendQuery) ([]TrendRow, error)
 	// Retention returns the non-zero cells of the cohort table.

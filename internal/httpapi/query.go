@@ -352,7 +352,7 @@ func (s *Server) parseSavedQuery(body []byte, sc analytics.EventRange, into *ana
 		if into.Kind != analytics.QueryFunnel {
 			return analytics.InvalidField("definition", "is required")
 		}
-		def, _ = json.Marshal(query.FunnelRequest{Steps: query.PlaceholderSteps, WindowHours: json.RawMessage("24")})
+		def, _ = json.Marshal(query.FunnelRequest{Steps: query.EventSteps(query.PlaceholderSteps), WindowHours: json.RawMessage("24")})
 	}
 	if _, err := s.Queries.Prepare(into.Kind, sc, def); err != nil {
 		var e *analytics.Error

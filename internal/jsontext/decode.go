@@ -39,7 +39,11 @@ func Decode(body []byte, v any) error {
 	}
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
+	var fieldErr *analytics.Error
 	switch {
+	case errors.As(err, &fieldErr):
+		// A type's own UnmarshalJSON refused its value and said why.
+		return fieldErr
 	case errors.As(err, &typeErr):
 		if typeErr.Field == "" {
 			return fail("body", "must be a JSON object")

@@ -162,40 +162,6 @@ func storeError(err error) error {
 // out of memory beside others may pass once they are done.
 const queryTooLargeRetry = 10 * time.Second
 
-// FunnelStep is one step of a funnel answer.
-type FunnelStep struct {
-	Name  string `json:"name"`
-	Count int64  `json:"count"`
-	// ConversionPct is null for the first step.
-	ConversionPct *float64 `json:"conversionPct"`
-}
-
-// FunnelResult is the answer of POST /query/funnel.
-type FunnelResult struct {
-	Steps []FunnelStep `json:"steps"`
-}
-
-// RunFunnel computes a validated funnel.
-func (e *Engine) RunFunnel(ctx context.Context, q analytics.FunnelQuery) (FunnelResult, error) {
-	var counts []int64
-	err := e.read(ctx, func(ctx context.Context) (err error) {
-		counts, err = e.Store.Funnel(ctx, q)
-		return err
-	})
-	if err != nil {
-		return FunnelResult{}, err
-	}
-	res := FunnelResult{Steps: make([]FunnelStep, len(q.Steps))}
-	for i, name := range q.Steps {
-		res.Steps[i] = FunnelStep{Name: name, Count: counts[i]}
-		if i > 0 {
-			pct := ConversionPct(counts[i], counts[i-1])
-			res.Steps[i].ConversionPct = &pct
-		}
-	}
-	return res, nil
-}
-
 // ConversionPct is the share of prev that reached n, in percent rounded to
 // one decimal place; 0 when prev is 0.
 func ConversionPct(n, prev int64) float64 {

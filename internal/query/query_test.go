@@ -13,6 +13,15 @@ import (
 type stubStore struct{ err error }
 
 func (s stubStore) Funnel(context.Context, analytics.FunnelQuery) ([]int64, error) { return nil, s.err }
+func (s stubStore) FunnelRows(context.Context, analytics.FunnelQuery) ([]analytics.FunnelRow, error) {
+	return nil, s.err
+}
+func (s stubStore) FunnelTimes(context.Context, analytics.FunnelQuery) (analytics.FunnelTimes, error) {
+	return analytics.FunnelTimes{}, s.err
+}
+func (s stubStore) FunnelOverTime(context.Context, analytics.FunnelQuery) ([]analytics.FunnelBucket, error) {
+	return nil, s.err
+}
 func (s stubStore) Trend(context.Context, analytics.TrendQuery) ([]analytics.TrendRow, error) {
 	return nil, s.err
 }

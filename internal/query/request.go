@@ -45,15 +45,6 @@ var PlaceholderSteps = []string{"page_viewed", "button_clicked", "form_submitted
 // (docs/queries.md, "Dates" and "Time zones").
 const dateLayout = "2006-01-02"
 
-// FunnelRequest is the body of POST /api/v1/query/funnel.
-type FunnelRequest struct {
-	Steps       []string        `json:"steps"`
-	DateFrom    string          `json:"dateFrom,omitempty"`
-	DateTo      string          `json:"dateTo,omitempty"`
-	WindowHours json.RawMessage `json:"windowHours,omitempty"`
-	AggregateBy string          `json:"aggregateBy,omitempty"`
-}
-
 // FilterRequest is one property filter as sent.
 type FilterRequest struct {
 	Property string `json:"property"`
@@ -175,45 +166,6 @@ func windowHours(raw json.RawMessage) (int, error) {
 	return int(f), nil
 }
 
-// ParseFunnel validates a funnel request body into a store query.
-func ParseFunnel(body []byte, scope analytics.EventRange, now time.Time) (analytics.FunnelQuery, error) {
-	var req FunnelRequest
-	if err := jsontext.Decode(body, &req); err != nil {
-		return analytics.FunnelQuery{}, err
-	}
-	return req.Query(scope, now)
-}
-
-// Query validates the request into a store query for scope (whose From and
-// To it sets).
-func (req FunnelRequest) Query(scope analytics.EventRange, now time.Time) (analytics.FunnelQuery, error) {
-	q := analytics.FunnelQuery{EventRange: scope}
-	if len(req.Steps) < MinSteps {
-		return q, analytics.InvalidField("steps", "a funnel needs at least %d steps, not %d", MinSteps, len(req.Steps))
-	}
-	if len(req.Steps) > MaxSteps {
-		return q, analytics.InvalidField("steps", "a funnel has at most %d steps, not %d", MaxSteps, len(req.Steps))
-	}
-	for i, s := range req.Steps {
-		if err := eventName(fmt.Sprintf("steps[%d]", i), s); err != nil {
-			return q, err
-		}
-	}
-	hours, err := windowHours(req.WindowHours)
-	if err != nil {
-		return q, err
-	}
-	if q.From, q.To, err = dateRange(req.DateFrom, req.DateTo, now, scope.Location()); err != nil {
-		return q, err
-	}
-	if q.AggregateBy, err = aggregateBy(req.AggregateBy); err != nil {
-		return q, err
-	}
-	q.Steps = req.Steps
-	q.Window = time.Duration(hours) * time.Hour
-	return q, nil
-}
-
 // ParseTrend validates a trend request body into a store query.
 func ParseTrend(body []byte, scope analytics.EventRange, now time.Time) (analytics.TrendQuery, error) {
 	var req TrendRequest
@@ -254,21 +206,8 @@ func (req TrendRequest) Query(scope analytics.EventRange, now time.Time) (analyt
 		}
 		q.Series = append(q.Series, ts)
 	}
-	if req.Breakdown != "" {
-		p, err := property("breakdown", req.Breakdown)
-		if err != nil {
-			return q, err
-		}
-		q.Breakdown = &p
-		q.BreakdownLimit = DefaultBreakdown
-		if req.BreakdownLimit != 0 {
-			q.BreakdownLimit = req.BreakdownLimit
-		}
-		if q.BreakdownLimit < 1 || q.BreakdownLimit > MaxBreakdown {
-			return q, analytics.InvalidField("breakdownLimit", "must be from 1 to %d, not %d", MaxBreakdown, req.BreakdownLimit)
-		}
-	} else if req.BreakdownLimit != 0 {
-		return q, analytics.InvalidField("breakdownLimit", "is only allowed with a breakdown")
+	if q.Breakdown, q.BreakdownLimit, err = breakdown(req.Breakdown, req.BreakdownLimit); err != nil {
+		return q, err
 	}
 	if q.AggregateBy, err = aggregateBy(req.AggregateBy); err != nil {
 		return q, err

@@ -4,6 +4,7 @@ import { num } from "../charts/time";
 import { AnnotationStrip, useChartAnnotations } from "../components/ChartAnnotations";
 import { CountSelect, useGroupTypes } from "../components/CountSelect";
 import { EventInput, EventList, useEventNamesResult } from "../components/EventInput";
+import { FilterEditor, filterRequest, type FilterDraft } from "../components/FilterEditor";
 import { SaveQueryForm, SavedList, useSavedQueries } from "../components/SavedList";
 import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
 import { plural } from "../format";
@@ -11,14 +12,44 @@ import { useLoad } from "../load";
 import { describe as describeRange, type DateRange } from "../range";
 import { positiveInt, setQuery, useLocation, useQueryState, type QueryPatch } from "../router";
 import { funnelSteps, placeholderSteps, windowHours as windowLimits } from "../limits.gen";
-import type { DataEnv, FunnelRequest, FunnelResult, Product, SavedQuery } from "../types";
+import type { DataEnv, FilterRequest, FunnelRequest, FunnelResult, Operator, Product, SavedQuery } from "../types";
 
 export const maxSteps = funnelSteps.max;
 
-/** funnelDefinition reads a saved funnel's steps, window and what it counts. */
+/** A saved or sent step: an event name, or an event with filters. */
+type StepJSON = string | { event: string; where?: FilterRequest[] | null };
+
+/** draftFilter turns a filter as the API has it into the editor's. */
+function draftFilter(f: FilterRequest): FilterDraft {
+  return { property: f.property, operator: f.operator, value: f.value === undefined || f.value === null ? "" : String(f.value) };
+}
+
+/** funnelDefinition reads a saved funnel's steps (with their filters), window, what it counts, exclusions and breakdown. */
 function funnelDefinition(q: SavedQuery): FunnelDraft {
-  const d = (q.definition ?? {}) as { steps?: string[]; windowHours?: number; aggregateBy?: string | null };
-  return { steps: d.steps ?? [...placeholderSteps], windowHours: d.windowHours ?? windowLimits.default, aggregateBy: d.aggregateBy ?? "" };
+  const d = (q.definition ?? {}) as {
+    steps?: StepJSON[];
+    windowHours?: number;
+    aggregateBy?: string | null;
+    breakdown?: string | null;
+    exclusions?: { event: string; fromStep: number; toStep: number; where?: FilterRequest[] | null }[] | null;
+  };
+  const steps = d.steps ?? [...placeholderSteps];
+  const where = steps.map((s) => (typeof s === "string" ? [] : (s.where ?? []).map(draftFilter)));
+  return {
+    steps: steps.map((s) => (typeof s === "string" ? s : s.event)),
+    windowHours: d.windowHours ?? windowLimits.default,
+    aggregateBy: d.aggregateBy ?? "",
+    where: where.some((w) => w.length > 0) ? where : undefined,
+    breakdown: d.breakdown || undefined,
+    exclusions: d.exclusions?.length ? d.exclusions.map((x) => ({ event: x.event, fromStep: x.fromStep, toStep: x.toStep })) : undefined,
+  };
+}
+
+/** An exclusion as the builder holds it: users who did event between two steps are left out. */
+export interface ExclusionDraft {
+  event: string;
+  fromStep: number;
+  toStep: number;
 }
 
 /** FunnelDraft is what the builder sets: the query a link names. */
@@ -26,30 +57,84 @@ export interface FunnelDraft {
   steps: string[];
   windowHours: number;
   aggregateBy: string;
+  /** where[i] is step i's filters; absent when no step has any. */
+  where?: FilterDraft[][];
+  breakdown?: string;
+  exclusions?: ExclusionDraft[];
 }
+
+const operatorNames: Operator[] = ["eq", "neq", "contains", "not_contains", "regex", "gt", "lt", "is_set", "is_not_set"];
 
 /**
  * funnelFromSearch reads the funnel a URL names (docs/dashboard.md, "State
  * in the URL"): ?step= once per step in order, ?window= in hours, ?count=
- * the group type; the placeholder funnel for what is absent or invalid.
+ * the group type, ?where=STEP:PROPERTY:OPERATOR[:VALUE] once per step
+ * filter, ?breakdown= the property, ?exclude=FROM:TO:EVENT once per
+ * exclusion; the placeholder funnel for what is absent or invalid.
  */
 export function funnelFromSearch(search: URLSearchParams): FunnelDraft {
-  const steps = search.getAll("step");
+  const found = search.getAll("step");
+  const steps = found.length >= 2 && found.length <= maxSteps ? found : [...placeholderSteps];
   const w = Number(search.get("window"));
+  const where: FilterDraft[][] = steps.map(() => []);
+  for (const x of search.getAll("where")) {
+    const m = /^(\d+):([^:]+):([a-z_]+)(?::(.*))?$/s.exec(x);
+    if (!m || Number(m[1]) >= steps.length || !operatorNames.includes(m[3] as Operator)) continue;
+    where[Number(m[1])].push({ property: m[2], operator: m[3] as Operator, value: m[4] ?? "" });
+  }
+  const exclusions: ExclusionDraft[] = [];
+  for (const x of search.getAll("exclude")) {
+    const m = /^(\d+):(\d+):(.+)$/s.exec(x);
+    if (m && Number(m[1]) < Number(m[2]) && Number(m[2]) < steps.length) exclusions.push({ fromStep: Number(m[1]), toStep: Number(m[2]), event: m[3] });
+  }
   return {
-    steps: steps.length >= 2 && steps.length <= maxSteps ? steps : [...placeholderSteps],
+    steps,
     windowHours: Number.isInteger(w) && w >= windowLimits.min && w <= windowLimits.max ? w : windowLimits.default,
     aggregateBy: search.get("count") ?? "",
+    where: where.some((f) => f.length > 0) ? where : undefined,
+    breakdown: search.get("breakdown") || undefined,
+    exclusions: exclusions.length ? exclusions : undefined,
   };
 }
 
 /** funnelSearch is the query-string patch naming a funnel, defaults left out. */
 export function funnelSearch(d: FunnelDraft | null): QueryPatch {
+  const where: string[] = [];
+  d?.where?.forEach((fs, i) =>
+    fs.forEach((f) => where.push(f.operator === "is_set" || f.operator === "is_not_set" ? `${i}:${f.property}:${f.operator}` : `${i}:${f.property}:${f.operator}:${f.value}`)),
+  );
   return {
     step: d?.steps ?? null,
     window: d && d.windowHours !== windowLimits.default ? String(d.windowHours) : null,
     count: d?.aggregateBy || null,
+    where: where.length ? where : null,
+    breakdown: d?.breakdown || null,
+    exclude: d?.exclusions?.length ? d.exclusions.map((x) => `${x.fromStep}:${x.toStep}:${x.event}`) : null,
   };
+}
+
+/** funnelRequest is the body that runs a drafted funnel: a step without filters is its name, as the spec has it. */
+export function funnelRequest(d: FunnelDraft): Omit<FunnelRequest, "dateFrom" | "dateTo"> {
+  return {
+    steps: d.steps.map((event, i) => {
+      const fs = d.where?.[i] ?? [];
+      return fs.length ? { event, where: fs.map(filterRequest) } : event;
+    }),
+    windowHours: d.windowHours,
+    aggregateBy: d.aggregateBy || undefined,
+    breakdown: d.breakdown || undefined,
+    exclusions: d.exclusions?.length ? d.exclusions.map((x) => ({ event: x.event, fromStep: x.fromStep, toStep: x.toStep })) : undefined,
+  };
+}
+
+/** checkFilters returns why drafted filters cannot run, or null. */
+export function checkFilters(filters: FilterDraft[]): string | null {
+  for (const f of filters) {
+    if (!f.property.trim()) return "Every filter needs a property.";
+    if ((f.operator === "gt" || f.operator === "lt") && (f.value.trim() === "" || Number.isNaN(Number(f.value))))
+      return `“${f.property}” ${f.operator === "gt" ? "greater than" : "less than"} needs a number.`;
+  }
+  return null;
 }
 
 /**
@@ -80,6 +165,9 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
   const [steps, setSteps] = useState<string[]>(shownDraft.steps);
   const [windowHours, setWindowHours] = useState(String(shownDraft.windowHours));
   const [aggregateBy, setAggregateBy] = useState(shownDraft.aggregateBy);
+  const [where, setWhere] = useState<FilterDraft[][]>(shownDraft.where ?? shownDraft.steps.map(() => []));
+  const [breakdown, setBreakdown] = useState(shownDraft.breakdown ?? "");
+  const [exclusions, setExclusions] = useState<ExclusionDraft[]>(shownDraft.exclusions ?? []);
   // A new URL (a link, back or forward, a saved funnel loaded) puts its
   // funnel back in the builder.
   const shownKey = JSON.stringify(shownDraft);
@@ -87,19 +175,16 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
     setSteps(shownDraft.steps);
     setWindowHours(String(shownDraft.windowHours));
     setAggregateBy(shownDraft.aggregateBy);
+    setWhere(shownDraft.where ?? shownDraft.steps.map(() => []));
+    setBreakdown(shownDraft.breakdown ?? "");
+    setExclusions(shownDraft.exclusions ?? []);
   }, [shownKey]);
   const groupTypes = useGroupTypes(pid);
   const [formError, setFormError] = useState<string | null>(null);
   const [runs, setRuns] = useState(0);
   const names = useEventNamesResult(pid, days, props.env);
 
-  const request: FunnelRequest = {
-    steps: shownDraft.steps,
-    windowHours: shownDraft.windowHours,
-    aggregateBy: shownDraft.aggregateBy || undefined,
-    dateFrom: days.from,
-    dateTo: days.to,
-  };
+  const request: FunnelRequest = { ...funnelRequest(shownDraft), dateFrom: days.from, dateTo: days.to };
   const waiting = savedId !== null && savedQuery === null;
   const [result, retry] = useLoad<FunnelResult>(
     waiting ? null : () => (savedQuery ? api.runSaved<FunnelResult>(pid, savedQuery.id, props.env, days) : api.funnel(pid, request, props.env)),
@@ -110,7 +195,8 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
   // (query-scoped) annotations to the workspace's.
   const [annotations] = useChartAnnotations(pid, days.from, days.to, savedQuery ? savedQuery.id : null);
 
-  const validate = (): FunnelRequest | null => {
+  // draft checks the builder's funnel and says what is wrong, or returns it.
+  const draft = (): FunnelDraft | null => {
     const clean = steps.map((s) => s.trim());
     if (clean.some((s) => s === "")) {
       setFormError("Every step needs an event name.");
@@ -121,15 +207,37 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
       setFormError(`The window is a whole number of hours from ${windowLimits.min} to ${windowLimits.max}.`);
       return null;
     }
+    for (const fs of [...where]) {
+      const err = checkFilters(fs);
+      if (err) {
+        setFormError(err);
+        return null;
+      }
+    }
+    if (exclusions.some((x) => !x.event.trim() || x.fromStep >= x.toStep || x.toStep >= clean.length)) {
+      setFormError("Every exclusion needs an event and two steps, the first before the second.");
+      return null;
+    }
     setFormError(null);
-    return { steps: clean, windowHours: w, aggregateBy: aggregateBy || undefined };
+    return {
+      steps: clean,
+      windowHours: w,
+      aggregateBy,
+      where: where.some((f) => f.length > 0) ? where.map((fs) => fs.map((f) => ({ ...f, property: f.property.trim() }))) : undefined,
+      breakdown: breakdown.trim() || undefined,
+      exclusions: exclusions.length ? exclusions.map((x) => ({ ...x, event: x.event.trim() })) : undefined,
+    };
+  };
+  const validate = (): FunnelRequest | null => {
+    const d = draft();
+    return d ? funnelRequest(d) : null;
   };
   const run = (e?: Event) => {
     e?.preventDefault();
-    const req = validate();
-    if (!req) return;
+    const d = draft();
+    if (!d) return;
     setRuns((n) => n + 1);
-    setQuery({ saved: null, ...funnelSearch({ steps: req.steps, windowHours: req.windowHours ?? windowLimits.default, aggregateBy: req.aggregateBy ?? "" }) });
+    setQuery({ saved: null, ...funnelSearch(d) });
   };
   const runSaved = (q: SavedQuery) => {
     setFormError(null);
@@ -137,13 +245,23 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
     setQuery({ saved: String(q.id), ...funnelSearch(null) });
   };
 
+  // Steps and their filters move together.
   const setStep = (i: number, v: string) => setSteps((s) => s.map((x, j) => (j === i ? v : x)));
-  const move = (i: number, d: -1 | 1) =>
-    setSteps((s) => {
-      const out = [...s];
-      [out[i], out[i + d]] = [out[i + d], out[i]];
-      return out;
-    });
+  const swap = <T,>(l: T[], i: number, d: number) => {
+    const out = [...l];
+    [out[i], out[i + d]] = [out[i + d], out[i]];
+    return out;
+  };
+  const move = (i: number, d: -1 | 1) => {
+    setSteps((s) => swap(s, i, d));
+    setWhere((w) => swap(w, i, d));
+  };
+  const remove = (i: number) => {
+    setSteps((x) => x.filter((_, j) => j !== i));
+    setWhere((w) => w.filter((_, j) => j !== i));
+    setExclusions((l) => l.filter((x) => x.fromStep !== i && x.toStep !== i).map((x) => ({ ...x, fromStep: x.fromStep > i ? x.fromStep - 1 : x.fromStep, toStep: x.toStep > i ? x.toStep - 1 : x.toStep })));
+  };
+  const setX = (k: number, patch: Partial<ExclusionDraft>) => setExclusions((l) => l.map((x, j) => (j === k ? { ...x, ...patch } : x)));
 
   const shown = result.state === "done" ? result.data : result.state === "loading" ? result.previous : undefined;
   const noEvents = names !== null && names.events.length === 0;
@@ -180,16 +298,32 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
                       class="icon-button"
                       aria-label={`Remove step ${i + 1}`}
                       disabled={steps.length <= 2}
-                      onClick={() => setSteps((x) => x.filter((_, j) => j !== i))}
+                      onClick={() => remove(i)}
                     >
                       ✕
                     </button>
+                  </div>
+                  <div class="step-filters">
+                    <FilterEditor
+                      name={`Step ${i + 1}`}
+                      list="funnel-properties"
+                      filters={where[i] ?? []}
+                      onChange={(fs) => setWhere((w) => steps.map((_, j) => (j === i ? fs : w[j] ?? [])))}
+                    />
                   </div>
                 </li>
               ))}
             </ol>
             <div class="inline-form">
-              <button type="button" class="button secondary" disabled={steps.length >= maxSteps} onClick={() => setSteps((s) => [...s, ""])}>
+              <button
+                type="button"
+                class="button secondary"
+                disabled={steps.length >= maxSteps}
+                onClick={() => {
+                  setSteps((s) => [...s, ""]);
+                  setWhere((w) => [...steps.map((_, j) => w[j] ?? []), []]);
+                }}
+              >
                 Add step
               </button>
               <label>
@@ -210,6 +344,67 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
               </button>
             </div>
             <p class="hint">Each step must happen within the window after the one before it. Steps count users (or the groups picked in Count), not events.</p>
+            <datalist id="funnel-properties">
+              {["url", "path", "referrer", "browser", "os", "device_type", "source", "channel", "utm_source", "utm_medium", "utm_campaign", "country"].map((c) => (
+                <option key={c} value={c} />
+              ))}
+            </datalist>
+            <h2 class="sub">Exclusions</h2>
+            {exclusions.length === 0 ? <p class="hint">No exclusion: every user who entered counts.</p> : null}
+            <ul class="rows">
+              {exclusions.map((x, k) => (
+                <li key={k} class="row" data-testid="funnel-exclusion">
+                  <EventInput label={`Exclusion ${k + 1} event`} value={x.event} list="funnel-events" onChange={(v) => setX(k, { event: v })} />
+                  <label>
+                    after step
+                    <select aria-label={`Exclusion ${k + 1} from step`} value={String(x.fromStep)} onChange={(e) => setX(k, { fromStep: Number(e.currentTarget.value) })}>
+                      {steps.slice(0, -1).map((_, j) => (
+                        <option key={j} value={String(j)}>
+                          {j + 1}
+                        </option>
+                      ))}
+                    </select>
+                  </label>
+                  <label>
+                    before step
+                    <select aria-label={`Exclusion ${k + 1} to step`} value={String(x.toStep)} onChange={(e) => setX(k, { toStep: Number(e.currentTarget.value) })}>
+                      {steps.map((_, j) =>
+                        j > 0 ? (
+                          <option key={j} value={String(j)}>
+                            {j + 1}
+                          </option>
+                        ) : null,
+                      )}
+                    </select>
+                  </label>
+                  <button type="button" class="icon-button" aria-label={`Remove exclusion ${k + 1}`} onClick={() => setExclusions((l) => l.filter((_, j) => j !== k))}>
+                    ✕
+                  </button>
+                </li>
+              ))}
+            </ul>
+            <div class="inline-form">
+              <button
+                type="button"
+                class="button secondary small"
+                disabled={exclusions.length >= 10}
+                onClick={() => setExclusions((l) => [...l, { event: "", fromStep: 0, toStep: steps.length - 1 }])}
+              >
+                Add exclusion
+              </button>
+              <label>
+                Breakdown
+                <input
+                  type="text"
+                  name="breakdown"
+                  list="funnel-properties"
+                  placeholder="browser or properties.plan"
+                  value={breakdown}
+                  onInput={(e) => setBreakdown(e.currentTarget.value)}
+                />
+              </label>
+            </div>
+            <p class="hint">Users who did an excluded event between the two steps are left out of the whole funnel. A breakdown splits users by the property on their first step's event.</p>
             {formError ? (
               <p class="form-error" role="alert">
                 {formError}
@@ -236,6 +431,7 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
                 <>
                   <AnnotationStrip from={days.from} to={days.to} annotations={annotations} />
                   <FunnelBars result={shown} busy={result.state === "loading"} counts={shownDraft.aggregateBy || undefined} />
+                  {shown.breakdown ? <FunnelBreakdownTable result={shown} /> : null}
                 </>
               )
             ) : null}
@@ -308,6 +504,7 @@ export function FunnelBars(props: { result: FunnelResult; busy?: boolean; counts
                 <tr key={i} data-testid="funnel-step">
                   <th scope="row" class="step-name">
                     <span class="step-num">{i + 1}</span> {s.name}
+                    {s.where?.length ? <span class="hint step-where"> · {s.where.map(describeFilter).join(", ")}</span> : null}
                   </th>
                   <td class="bar-col">
                     <div class="hbar" aria-hidden="true">
@@ -331,6 +528,59 @@ export function FunnelBars(props: { result: FunnelResult; busy?: boolean; counts
         Overall conversion: <strong>{first ? Math.round((last.count / first) * 1000) / 10 : 0}%</strong> of{" "}
         {props.counts ? plural(first, "group") : plural(first, "user")}.
       </p>
+    </div>
+  );
+}
+
+/** describeFilter writes a filter as people read it: path = /pricing. */
+export function describeFilter(f: FilterRequest): string {
+  const op: Record<string, string> = { eq: "=", neq: "≠", contains: "contains", not_contains: "does not contain", regex: "matches", gt: ">", lt: "<", is_set: "is set", is_not_set: "is not set" };
+  return f.value === undefined || f.value === null ? `${f.property} ${op[f.operator]}` : `${f.property} ${op[f.operator]} ${String(f.value)}`;
+}
+
+/**
+ * FunnelBreakdownTable is the funnel of each breakdown value: a row per
+ * value (the top ones, then the others together), its users at each step
+ * and its overall conversion.
+ */
+export function FunnelBreakdownTable(props: { result: FunnelResult }) {
+  const rows = props.result.breakdown ?? [];
+  if (rows.length === 0) return null;
+  return (
+    <div class="table-scroll">
+      <table class="funnel-table" data-testid="funnel-breakdown">
+        <caption class="visually-hidden">Users at each step, by breakdown value</caption>
+        <thead>
+          <tr>
+            <th scope="col">Value</th>
+            {props.result.steps.map((s, i) => (
+              <th scope="col" key={i} class="num">
+                {i + 1}. {s.name}
+              </th>
+            ))}
+            <th scope="col" class="num">
+              Overall
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r, k) => {
+            const first = r.steps[0]?.count ?? 0;
+            const last = r.steps[r.steps.length - 1]?.count ?? 0;
+            return (
+              <tr key={k} data-testid="funnel-breakdown-row">
+                <th scope="row">{r.other ? "Other values" : r.breakdownValue === "" ? "(not set)" : r.breakdownValue}</th>
+                {r.steps.map((s, i) => (
+                  <td class="num" key={i}>
+                    {num(s.count)}
+                  </td>
+                ))}
+                <td class="num">{first ? `${Math.round((last / first) * 1000) / 10}%` : "—"}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
     </div>
   );
 }

@@ -5,26 +5,16 @@ import { TimeChart } from "../charts/TimeChart";
 import { AnnotateDialog, useChartAnnotations } from "../components/ChartAnnotations";
 import { CountSelect, useGroupTypes } from "../components/CountSelect";
 import { EventInput, EventList, useEventNamesResult } from "../components/EventInput";
+import { FilterEditor, filterRequest, operators, type FilterDraft } from "../components/FilterEditor";
 import { SaveQueryForm, SavedList, useSavedQueries } from "../components/SavedList";
 import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
 import { useLoad } from "../load";
 import { useAllows } from "../roles";
 import { describe as describeRange, type DateRange } from "../range";
 import { oneOf, positiveInt, setQuery, useLocation, useQueryState, type QueryPatch } from "../router";
-import type { DataEnv, FilterRequest, Interval, Operator, Product, SavedQuery, TrendMath, TrendRequest, TrendResult } from "../types";
+import type { DataEnv, Interval, Operator, Product, SavedQuery, TrendMath, TrendRequest, TrendResult } from "../types";
 
-/** The operators of docs/queries.md, as people read them. */
-export const operators: { value: Operator; label: string }[] = [
-  { value: "eq", label: "equals" },
-  { value: "neq", label: "does not equal" },
-  { value: "contains", label: "contains" },
-  { value: "not_contains", label: "does not contain" },
-  { value: "regex", label: "matches regex" },
-  { value: "gt", label: "greater than" },
-  { value: "lt", label: "less than" },
-  { value: "is_set", label: "is set" },
-  { value: "is_not_set", label: "is not set" },
-];
+export { filterRequest, operators, type FilterDraft };
 
 /** The event columns filters and breakdowns may name; properties.<key> reads a property. */
 export const columns = ["url", "path", "referrer", "browser", "os", "device_type", "source", "channel", "utm_source", "utm_medium", "utm_campaign"];
@@ -32,19 +22,6 @@ export const columns = ["url", "path", "referrer", "browser", "os", "device_type
 export interface SeriesDraft {
   event: string;
   math: TrendMath;
-}
-
-export interface FilterDraft {
-  property: string;
-  operator: Operator;
-  value: string;
-}
-
-/** filterRequest turns a drafted filter into the API's: numbers for gt and lt, no value for is_set. */
-export function filterRequest(f: FilterDraft): FilterRequest {
-  if (f.operator === "is_set" || f.operator === "is_not_set") return { property: f.property.trim(), operator: f.operator };
-  if (f.operator === "gt" || f.operator === "lt") return { property: f.property.trim(), operator: f.operator, value: Number(f.value) };
-  return { property: f.property.trim(), operator: f.operator, value: f.value };
 }
 
 /** checkTrend returns why a drafted trend cannot run, or null. */
@@ -238,7 +215,6 @@ function TrendBuilder(props: { product: Product; range: DateRange; env: DataEnv 
     setQuery({ saved: String(q.id), ...trendSearch(null) });
   };
   const setS = (i: number, patch: Partial<SeriesDraft>) => setSeries((l) => l.map((s, j) => (j === i ? { ...s, ...patch } : s)));
-  const setF = (i: number, patch: Partial<FilterDraft>) => setFilters((l) => l.map((f, j) => (j === i ? { ...f, ...patch } : f)));
   const noEvents = names !== null && names.events.length === 0;
   const empty = shown ? shown.series.every((l) => l.data.every((p) => p.value === 0)) : false;
 
@@ -281,48 +257,7 @@ function TrendBuilder(props: { product: Product; range: DateRange; env: DataEnv 
             </button>
 
             <h2 class="sub">Filters</h2>
-            {filters.length === 0 ? <p class="hint">No filter: every event of the series counts.</p> : null}
-            <ul class="rows">
-              {filters.map((f, i) => (
-                <li key={i} class="row">
-                  <input
-                    type="text"
-                    aria-label={`Filter ${i + 1} property`}
-                    placeholder="path or properties.plan"
-                    list="trend-properties"
-                    value={f.property}
-                    onInput={(e) => setF(i, { property: e.currentTarget.value })}
-                  />
-                  <select aria-label={`Filter ${i + 1} operator`} value={f.operator} onChange={(e) => setF(i, { operator: e.currentTarget.value as Operator })}>
-                    {operators.map((o) => (
-                      <option key={o.value} value={o.value}>
-                        {o.label}
-                      </option>
-                    ))}
-                  </select>
-                  {f.operator === "is_set" || f.operator === "is_not_set" ? null : (
-                    <input
-                      type="text"
-                      inputMode={f.operator === "gt" || f.operator === "lt" ? "decimal" : "text"}
-                      aria-label={`Filter ${i + 1} value`}
-                      value={f.value}
-                      onInput={(e) => setF(i, { value: e.currentTarget.value })}
-                    />
-                  )}
-                  <button type="button" class="icon-button" aria-label={`Remove filter ${i + 1}`} onClick={() => setFilters((l) => l.filter((_, j) => j !== i))}>
-                    ✕
-                  </button>
-                </li>
-              ))}
-            </ul>
-            <button
-              type="button"
-              class="button secondary small"
-              disabled={filters.length >= 20}
-              onClick={() => setFilters((l) => [...l, { property: "path", operator: "eq", value: "" }])}
-            >
-              Add filter
-            </button>
+            <FilterEditor filters={filters} onChange={setFilters} list="trend-properties" empty="No filter: every event of the series counts." />
 
             <div class="inline-form">
               <label>

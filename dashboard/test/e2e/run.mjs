@@ -40,7 +40,8 @@
 // the products' data retention set in Settings, an old event dropped, a viewer's card (retention.mjs);
 // the Privacy card: cookieless mode and privacy signals saved, a member's card (cookieless.mjs);
 // the People data card: export, deletion, audit log, hidden from a viewer (privacy.mjs, E2E_ONLY=privacy);
-// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=goals, E2E_ONLY=timezone, E2E_ONLY=filters, E2E_ONLY=retention, E2E_ONLY=paths or E2E_ONLY=replays,users runs those parts alone
+// funnel steps with filters, an exclusion and a breakdown by browser (funnels.mjs, E2E_ONLY=funnels);
+// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=goals, E2E_ONLY=timezone, E2E_ONLY=filters, E2E_ONLY=retention, E2E_ONLY=paths, E2E_ONLY=funnels or E2E_ONLY=replays,users runs those parts alone
 // (E2E_ONLY=main the main run without error tracking, sources, overview, geo).
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
@@ -78,6 +79,7 @@ import { memberPages } from "./members.mjs";
 import { retentionPages } from "./retention.mjs";
 import { cookielessPages } from "./cookieless.mjs";
 import { pathsPages } from "./paths.mjs";
+import { funnelPages } from "./funnels.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = join(here, "..", "..");
@@ -122,6 +124,7 @@ async function main() {
       members: memberPages,
       retention: retentionPages,
       paths: pathsPages,
+      funnels: funnelPages,
       privacy: privacyPages,
       cookieless: cookielessPages,
     };
@@ -154,6 +157,7 @@ async function main() {
   await retentionPages(browser, h);
   await cookielessPages(browser, h);
   await pathsPages(browser, h);
+  await funnelPages(browser, h);
 }
 
 /** The main run, on a server started without the error-tracking flag. */

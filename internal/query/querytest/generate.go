@@ -28,6 +28,12 @@ type Dataset struct {
 	Filters []Filter
 	// Breakdown is "" or the property a trend query breaks down by.
 	Breakdown string
+	// StepFilters are 0 to 2 filters for each funnel step, for the
+	// funnel with step filters (FunnelSteps); Steps' funnel has none.
+	StepFilters [][]Filter
+	// Exclusions are 0 to 2 funnel exclusions, for the funnel with
+	// exclusions and a breakdown (FunnelBreakdown, by Breakdown).
+	Exclusions []FunnelExclusion
 	// StartEvent and ReturnEvent are the retention events.
 	StartEvent, ReturnEvent string
 }
@@ -169,6 +175,23 @@ func Generate(seed int64) Dataset {
 	}
 	if len(ds.Filters) < 2 && g.IntN(3) == 0 {
 		ds.Filters = append(ds.Filters, geoFilter(g))
+	}
+
+	// Step filters: from a source of their own, as g's draws are.
+	f := rand.New(rand.NewPCG(uint64(seed), 2))
+	ds.StepFilters = make([][]Filter, len(ds.Steps))
+	for i := range ds.Steps {
+		for range f.IntN(3) {
+			ds.StepFilters[i] = append(ds.StepFilters[i], randomFilter(f))
+		}
+	}
+	for range f.IntN(3) {
+		x := FunnelExclusion{Event: names[f.IntN(len(names))], FromStep: f.IntN(len(ds.Steps) - 1)}
+		x.ToStep = x.FromStep + 1 + f.IntN(len(ds.Steps)-1-x.FromStep)
+		if f.IntN(3) == 0 {
+			x.Filters = []Filter{randomFilter(f)}
+		}
+		ds.Exclusions = append(ds.Exclusions, x)
 	}
 
 	// Retention parameters: the first step, and sometimes the same event.

@@ -180,61 +180,274 @@ func Funnel(events []Event, test bool, steps []string, from, to time.Time, windo
 
 // FunnelIn is Funnel with from and to days of the zone loc.
 func FunnelIn(loc *time.Location, events []Event, test bool, steps []string, from, to time.Time, windowHours int) []int64 {
+	return FunnelSteps(loc, events, test, PlainSteps(steps), from, to, windowHours)
+}
+
+// FunnelStep is one step of a funnel: an event name and the filters its
+// events must all pass (none for a plain step).
+type FunnelStep struct {
+	Event   string
+	Filters []Filter
+}
+
+// PlainSteps returns steps without filters, one for each name.
+func PlainSteps(names []string) []FunnelStep {
+	out := make([]FunnelStep, len(names))
+	for i, n := range names {
+		out[i].Event = n
+	}
+	return out
+}
+
+// matches reports whether e is one of step's events.
+func (step FunnelStep) matches(e Event) bool {
+	return e.Name == step.Event && passesAll(e, step.Filters)
+}
+
+// FunnelSteps is FunnelIn for steps that may carry filters: an event
+// counts for a step only when it has the step's name and passes every one
+// of its filters.
+func FunnelSteps(loc *time.Location, events []Event, test bool, steps []FunnelStep, from, to time.Time, windowHours int) []int64 {
 	counts := make([]int64, len(steps))
-	if len(steps) == 0 {
-		return counts
+	for _, userEvents := range byUser(events, test) {
+		for n := range stepTimes(userEvents, steps, from, to, windowHours, loc) {
+			counts[n]++
+		}
 	}
-	window := time.Duration(windowHours) * time.Hour
+	return counts
+}
 
-	// Group the usable events by user.
-	byUser := map[string][]Event{}
+// byUser groups the events a funnel may use by user.
+func byUser(events []Event, test bool) map[string][]Event {
+	out := map[string][]Event{}
 	for _, e := range funnelOrRetentionEvents(events, test) {
-		byUser[e.DistinctID] = append(byUser[e.DistinctID], e)
+		out[e.DistinctID] = append(out[e.DistinctID], e)
 	}
+	return out
+}
 
-	for _, userEvents := range byUser {
-		// Step 0: the earliest steps[0] event inside the date range.
-		var prev time.Time
-		found := false
+// stepTimes returns the times of the steps one user reached, in order:
+// none without a step-0 event in the range.
+func stepTimes(userEvents []Event, steps []FunnelStep, from, to time.Time, windowHours int, loc *time.Location) []time.Time {
+	window := time.Duration(windowHours) * time.Hour
+	// Step 0: the earliest steps[0] event inside the date range.
+	var prev time.Time
+	found := false
+	for _, e := range userEvents {
+		if !steps[0].matches(e) || !inRange(e.Time, from, to, loc) {
+			continue
+		}
+		if !found || e.Time.Before(prev) {
+			prev = e.Time
+			found = true
+		}
+	}
+	if !found {
+		return nil
+	}
+	times := []time.Time{prev}
+	// Steps 1..: the earliest matching event strictly after the previous
+	// step and at most window later.
+	for n := 1; n < len(steps); n++ {
+		var next time.Time
+		found = false
 		for _, e := range userEvents {
-			if e.Name != steps[0] || !inRange(e.Time, from, to, loc) {
+			if !steps[n].matches(e) {
 				continue
 			}
-			if !found || e.Time.Before(prev) {
-				prev = e.Time
+			if !e.Time.After(prev) || e.Time.After(prev.Add(window)) {
+				continue
+			}
+			if !found || e.Time.Before(next) {
+				next = e.Time
 				found = true
 			}
 		}
 		if !found {
+			break
+		}
+		times = append(times, next)
+		prev = next
+	}
+	return times
+}
+
+// FunnelExclusion leaves out of a funnel every user with an event of
+// Event passing Filters strictly between their events of steps FromStep
+// and ToStep; a user who did not reach ToStep is kept.
+type FunnelExclusion struct {
+	Event            string
+	Filters          []Filter
+	FromStep, ToStep int
+}
+
+// FunnelBreakdownRow is the funnel of one breakdown value (Value), or of
+// the values outside the top ones (Other).
+type FunnelBreakdownRow struct {
+	Value  *string
+	Other  bool
+	Counts []int64
+}
+
+// FunnelBreakdown is FunnelSteps with exclusions and a breakdown: a user
+// an exclusion leaves out counts at no step; each user counts under the
+// breakdown property's value on their step-0 event (the least value of
+// several at that instant, "" when not set). It returns the whole funnel
+// and, with a breakdown, the limit values with the most step-0 users (ties
+// by value) and then the other values' users together; without one, rows
+// is nil.
+func FunnelBreakdown(loc *time.Location, events []Event, test bool, steps []FunnelStep, exclusions []FunnelExclusion,
+	breakdown string, limit int, from, to time.Time, windowHours int) (total []int64, rows []FunnelBreakdownRow) {
+	total = make([]int64, len(steps))
+	byValue := map[string][]int64{}
+	for _, userEvents := range byUser(events, test) {
+		times := stepTimes(userEvents, steps, from, to, windowHours, loc)
+		if len(times) == 0 || excluded(userEvents, times, exclusions) {
 			continue
 		}
-		counts[0]++
-
-		// Steps 1..: the earliest matching event strictly after the
-		// previous step and at most window later.
-		for n := 1; n < len(steps); n++ {
-			var next time.Time
-			found = false
-			for _, e := range userEvents {
-				if e.Name != steps[n] {
-					continue
-				}
-				if !e.Time.After(prev) || e.Time.After(prev.Add(window)) {
-					continue
-				}
-				if !found || e.Time.Before(next) {
-					next = e.Time
-					found = true
+		value, set := "", false
+		for _, e := range userEvents {
+			if e.Time.Equal(times[0]) && steps[0].matches(e) {
+				if v := breakdownValue(e, breakdown); !set || v < value {
+					value, set = v, true
 				}
 			}
-			if !found {
-				break
-			}
-			counts[n]++
-			prev = next
+		}
+		if byValue[value] == nil {
+			byValue[value] = make([]int64, len(steps))
+		}
+		for n := range times {
+			total[n]++
+			byValue[value][n]++
 		}
 	}
-	return counts
+	if breakdown == "" {
+		return total, nil
+	}
+	values := make([]string, 0, len(byValue))
+	for v := range byValue {
+		values = append(values, v)
+	}
+	slices.SortFunc(values, func(a, b string) int {
+		if ca, cb := byValue[a][0], byValue[b][0]; ca != cb {
+			if ca > cb {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	for i, v := range values {
+		if i < limit {
+			rows = append(rows, FunnelBreakdownRow{Value: &v, Counts: byValue[v]})
+			continue
+		}
+		if i == limit {
+			rows = append(rows, FunnelBreakdownRow{Other: true, Counts: make([]int64, len(steps))})
+		}
+		for n, c := range byValue[v] {
+			rows[limit].Counts[n] += c
+		}
+	}
+	return total, rows
+}
+
+// ConvertBuckets are the time-to-convert histogram's lower bounds in
+// seconds, as docs/queries.md ("Time to convert") lists them.
+var ConvertBuckets = []int64{0, 10, 30, 60, 300, 1800, 3600, 10800, 86400, 259200, 604800}
+
+// StepTime is how long one step's users took from the step before.
+type StepTime struct {
+	Converted int64
+	// Median is the lower median (of an even number, the lower middle),
+	// 0 when no user reached the step.
+	Median    time.Duration
+	Histogram []int64
+}
+
+// FunnelTimes is FunnelBreakdown without a breakdown that also returns,
+// for each step after the first, how long its users took from the step
+// before.
+func FunnelTimes(loc *time.Location, events []Event, test bool, steps []FunnelStep, exclusions []FunnelExclusion,
+	from, to time.Time, windowHours int) (counts []int64, times []StepTime) {
+	counts = make([]int64, len(steps))
+	took := make([][]time.Duration, len(steps))
+	for _, userEvents := range byUser(events, test) {
+		ts := stepTimes(userEvents, steps, from, to, windowHours, loc)
+		if len(ts) == 0 || excluded(userEvents, ts, exclusions) {
+			continue
+		}
+		for n := range ts {
+			counts[n]++
+			if n > 0 {
+				took[n] = append(took[n], ts[n].Sub(ts[n-1]))
+			}
+		}
+	}
+	for n := 1; n < len(steps); n++ {
+		st := StepTime{Converted: counts[n], Histogram: make([]int64, len(ConvertBuckets))}
+		slices.Sort(took[n])
+		if len(took[n]) > 0 {
+			st.Median = took[n][(len(took[n])-1)/2]
+		}
+		for _, d := range took[n] {
+			k := len(ConvertBuckets) - 1
+			for k > 0 && d < time.Duration(ConvertBuckets[k])*time.Second {
+				k--
+			}
+			st.Histogram[k]++
+		}
+		times = append(times, st)
+	}
+	return counts, times
+}
+
+// FunnelPoint is the funnel of the users who entered step 0 in one bucket
+// (Date, the bucket's start as bucketStart writes it).
+type FunnelPoint struct {
+	Date   time.Time
+	Counts []int64
+}
+
+// FunnelOverTime is FunnelBreakdown without a breakdown, split by the
+// bucket of interval ("day" or "week", of the zone loc) holding each
+// user's step-0 time: every bucket of the range, in order.
+func FunnelOverTime(loc *time.Location, events []Event, test bool, steps []FunnelStep, exclusions []FunnelExclusion,
+	from, to time.Time, windowHours int, interval string) []FunnelPoint {
+	buckets := bucketsBetween(midnight(from, loc), midnight(to.AddDate(0, 0, 1), loc).Add(-time.Microsecond), interval, loc)
+	out := make([]FunnelPoint, len(buckets))
+	index := map[time.Time]int{}
+	for i, b := range buckets {
+		out[i] = FunnelPoint{Date: b, Counts: make([]int64, len(steps))}
+		index[b] = i
+	}
+	for _, userEvents := range byUser(events, test) {
+		ts := stepTimes(userEvents, steps, from, to, windowHours, loc)
+		if len(ts) == 0 || excluded(userEvents, ts, exclusions) {
+			continue
+		}
+		p := out[index[bucketStart(ts[0], interval, loc)]]
+		for n := range ts {
+			p.Counts[n]++
+		}
+	}
+	return out
+}
+
+// excluded reports whether an exclusion leaves out the user whose step
+// times are times.
+func excluded(userEvents []Event, times []time.Time, exclusions []FunnelExclusion) bool {
+	for _, x := range exclusions {
+		if x.ToStep >= len(times) {
+			continue
+		}
+		for _, e := range userEvents {
+			if e.Name == x.Event && passesAll(e, x.Filters) && e.Time.After(times[x.FromStep]) && e.Time.Before(times[x.ToStep]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ---------------------------------------------------------------------------

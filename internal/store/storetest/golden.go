@@ -87,6 +87,34 @@ func GoldenSQL(t *testing.T, s Events, trace *[]Statement) {
 				Steps: []string{"$pageview", "signup", "purchase"}, Window: 24 * time.Hour, AggregateBy: "company"})
 			return err
 		}},
+		{"funnel_step_filters", func() error {
+			_, err := s.Funnel(ctx, analytics.FunnelQuery{EventRange: scope,
+				Steps: []string{"$pageview", "$pageview", "purchase"}, Window: 24 * time.Hour,
+				StepFilters: [][]analytics.Filter{
+					{{Property: analytics.Property{Column: "path"}, Operator: analytics.OpEq, Value: "/pricing"}},
+					{{Property: analytics.Property{Column: "path"}, Operator: analytics.OpEq, Value: "/signup"}},
+					{{Property: analytics.Property{Key: "plan"}, Operator: analytics.OpIsSet}}}})
+			return err
+		}},
+		{"funnel_exclusion_breakdown", func() error {
+			_, err := s.FunnelRows(ctx, analytics.FunnelQuery{EventRange: scope,
+				Steps: []string{"$pageview", "signup", "purchase"}, Window: 24 * time.Hour,
+				Exclusions:     []analytics.FunnelExclusion{{Event: "logout", FromStep: 0, ToStep: 2}},
+				Breakdown:      &analytics.Property{Column: "browser"},
+				BreakdownLimit: 5})
+			return err
+		}},
+		{"funnel_times", func() error {
+			_, err := s.FunnelTimes(ctx, analytics.FunnelQuery{EventRange: scope,
+				Steps: []string{"$pageview", "signup", "purchase"}, Window: 24 * time.Hour,
+				Exclusions: []analytics.FunnelExclusion{{Event: "logout", FromStep: 1, ToStep: 2}}})
+			return err
+		}},
+		{"funnel_over_time_week", func() error {
+			_, err := s.FunnelOverTime(ctx, analytics.FunnelQuery{EventRange: scope,
+				Steps: []string{"$pageview", "signup", "purchase"}, Window: 24 * time.Hour, OverTime: analytics.Week})
+			return err
+		}},
 		{"trend_unique_groups_week", func() error {
 			q := trend(analytics.Week, nil, analytics.TrendSeries{Event: "signup", UniqueUsers: true})
 			q.AggregateBy = "company"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strconv"
 	"testing"
@@ -112,6 +113,81 @@ func testQueries(ctx context.Context, t *testing.T, s Events) {
 					t.Errorf("seed %d %s funnel %v: step %d = %d, want %d", seed, env, ds.Steps, i, st.Count, want[i])
 				}
 			}
+
+			// The same funnel with filters on its steps, sent as a request.
+			freq := query.FunnelRequest{Steps: query.EventSteps(ds.Steps), WindowHours: json.RawMessage(strconv.Itoa(ds.WindowHours)),
+				DateFrom: ds.From.Format("2006-01-02"), DateTo: ds.To.Format("2006-01-02")}
+			refSteps := querytest.PlainSteps(ds.Steps)
+			for i := range freq.Steps {
+				freq.Steps[i].Where = filterRequests(ds.StepFilters[i])
+				refSteps[i].Filters = ds.StepFilters[i]
+			}
+			sq, err := freq.Query(analytics.EventRange{ProductID: p.ID, Env: env}, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fr, err = engine.RunFunnel(ctx, sq); err != nil {
+				t.Fatal(err)
+			}
+			want = querytest.FunnelSteps(time.UTC, ds.Events, test, refSteps, ds.From, ds.To, ds.WindowHours)
+			for i, st := range fr.Steps {
+				if st.Count != want[i] {
+					t.Errorf("seed %d %s funnel %v where %v: step %d = %d, want %d", seed, env, ds.Steps, ds.StepFilters, i, st.Count, want[i])
+				}
+			}
+
+			// With exclusions, and broken down by the trend's property.
+			freq.Steps = query.EventSteps(ds.Steps)
+			refSteps = querytest.PlainSteps(ds.Steps)
+			if seed%2 == 0 {
+				// Half the datasets keep their step filters too.
+				for i := range freq.Steps {
+					freq.Steps[i].Where = filterRequests(ds.StepFilters[i])
+					refSteps[i].Filters = ds.StepFilters[i]
+				}
+			}
+			freq.Exclusions = nil
+			for _, x := range ds.Exclusions {
+				freq.Exclusions = append(freq.Exclusions, query.FunnelExclusion{Event: x.Event, Where: filterRequests(x.Filters), FromStep: x.FromStep, ToStep: x.ToStep})
+			}
+			freq.Breakdown, freq.BreakdownLimit = ds.Breakdown, 0
+			if ds.Breakdown != "" {
+				freq.BreakdownLimit = 2
+			}
+			if sq, err = freq.Query(analytics.EventRange{ProductID: p.ID, Env: env}, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if fr, err = engine.RunFunnel(ctx, sq); err != nil {
+				t.Fatal(err)
+			}
+			total, rows := querytest.FunnelBreakdown(time.UTC, ds.Events, test, refSteps, ds.Exclusions, ds.Breakdown, 2, ds.From, ds.To, ds.WindowHours)
+			what := fmt.Sprintf("seed %d %s funnel %v excluding %v by %q", seed, env, ds.Steps, ds.Exclusions, ds.Breakdown)
+			checkFunnelRows(t, what, fr, total, rows)
+
+			// Time to convert, with the exclusions (and the step filters of
+			// half the datasets), without the breakdown.
+			freq.Breakdown, freq.BreakdownLimit, freq.View = "", 0, "time_to_convert"
+			if sq, err = freq.Query(analytics.EventRange{ProductID: p.ID, Env: env}, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if fr, err = engine.RunFunnel(ctx, sq); err != nil {
+				t.Fatal(err)
+			}
+			freq.View = ""
+			counts, times := querytest.FunnelTimes(time.UTC, ds.Events, test, refSteps, ds.Exclusions, ds.From, ds.To, ds.WindowHours)
+			checkFunnelTimes(t, fmt.Sprintf("seed %d %s funnel %v excluding %v, time to convert", seed, env, ds.Steps, ds.Exclusions), fr, counts, times)
+
+			// Conversion over time, by day or week, with the exclusions.
+			freq.View, freq.Interval = "trends", []string{"day", "week"}[seed%2]
+			if sq, err = freq.Query(analytics.EventRange{ProductID: p.ID, Env: env}, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if fr, err = engine.RunFunnel(ctx, sq); err != nil {
+				t.Fatal(err)
+			}
+			freq.View, freq.Interval = "", ""
+			checkFunnelOverTime(t, fmt.Sprintf("seed %d %s funnel %v excluding %v by %s", seed, env, ds.Steps, ds.Exclusions, sq.OverTime), fr,
+				querytest.FunnelOverTime(time.UTC, ds.Events, test, refSteps, ds.Exclusions, ds.From, ds.To, ds.WindowHours, string(sq.OverTime)))
 
 			interval := []analytics.Interval{analytics.Day, analytics.Week, analytics.Month, analytics.Hour}[seed%4]
 			// Without a breakdown too: only then do the lines carry totals.
@@ -345,4 +421,92 @@ func optional(n *int64) string {
 		return "none"
 	}
 	return strconv.FormatInt(*n, 10)
+}
+
+// checkFunnelRows compares a funnel answer with the reference's whole
+// funnel and breakdown rows.
+func checkFunnelRows(t *testing.T, what string, got query.FunnelResult, total []int64, rows []querytest.FunnelBreakdownRow) {
+	t.Helper()
+	counts := func(steps []query.FunnelStep) []int64 {
+		out := make([]int64, len(steps))
+		for i, s := range steps {
+			out[i] = s.Count
+		}
+		return out
+	}
+	if c := counts(got.Steps); !reflect.DeepEqual(c, total) {
+		t.Errorf("%s: %v, want %v", what, c, total)
+	}
+	if len(got.Breakdown) != len(rows) {
+		t.Errorf("%s: %d breakdown rows, want %d", what, len(got.Breakdown), len(rows))
+		return
+	}
+	for i, r := range rows {
+		g := got.Breakdown[i]
+		if g.Other != r.Other || (g.BreakdownValue == nil) != (r.Value == nil) ||
+			(r.Value != nil && *g.BreakdownValue != *r.Value) || !reflect.DeepEqual(counts(g.Steps), r.Counts) {
+			t.Errorf("%s: row %d = %v %v %v, want %v %v %v", what, i, g.Other, deref(g.BreakdownValue), counts(g.Steps), r.Other, deref(r.Value), r.Counts)
+		}
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
+}
+
+// checkFunnelTimes compares a time-to-convert answer with the reference.
+func checkFunnelTimes(t *testing.T, what string, got query.FunnelResult, counts []int64, times []querytest.StepTime) {
+	t.Helper()
+	checkFunnelRows(t, what, got, counts, nil)
+	if len(got.TimeToConvert) != len(times) {
+		t.Errorf("%s: %d steps timed, want %d", what, len(got.TimeToConvert), len(times))
+		return
+	}
+	for i, w := range times {
+		g := got.TimeToConvert[i]
+		var hist []int64
+		for k, b := range g.Histogram {
+			hist = append(hist, b.Count)
+			if b.FromSeconds != querytest.ConvertBuckets[k] {
+				t.Errorf("%s: step %d bucket %d from %d s, want %d", what, g.Step, k, b.FromSeconds, querytest.ConvertBuckets[k])
+			}
+		}
+		median := -1.0
+		if g.MedianSeconds != nil {
+			median = *g.MedianSeconds
+		}
+		wantMedian := -1.0
+		if w.Converted > 0 {
+			wantMedian = float64(w.Median.Microseconds()) / 1e6
+		}
+		if g.Step != i+1 || g.Converted != w.Converted || median != wantMedian || !reflect.DeepEqual(hist, w.Histogram) {
+			t.Errorf("%s: step %d = %d users, median %v s, %v; want step %d, %d, %v s, %v", what, g.Step, g.Converted, median, hist, i+1, w.Converted, wantMedian, w.Histogram)
+		}
+	}
+}
+
+// checkFunnelOverTime compares a conversion-over-time answer with the
+// reference's buckets, and its steps with what the buckets add up to.
+func checkFunnelOverTime(t *testing.T, what string, got query.FunnelResult, want []querytest.FunnelPoint) {
+	t.Helper()
+	if len(got.OverTime) != len(want) {
+		t.Errorf("%s: %d buckets, want %d", what, len(got.OverTime), len(want))
+		return
+	}
+	total := make([]int64, len(got.Steps))
+	for i, w := range want {
+		g := got.OverTime[i]
+		n := len(w.Counts)
+		if g.Date != w.Date.Format("2006-01-02") || g.Entered != w.Counts[0] || g.Converted != w.Counts[n-1] ||
+			g.ConversionPct != query.ConversionPct(w.Counts[n-1], w.Counts[0]) {
+			t.Errorf("%s: bucket %d = %+v, want %s %v", what, i, g, w.Date.Format("2006-01-02"), w.Counts)
+		}
+		for k, c := range w.Counts {
+			total[k] += c
+		}
+	}
+	checkFunnelRows(t, what, got, total, nil)
 }

@@ -79,7 +79,7 @@ func testZonedQueries(ctx context.Context, t *testing.T, s Events) {
 				return fmt.Sprintf("%s %s..%s seed %d %s", z.zone, from.Format("2006-01-02"), to.Format("2006-01-02"), seed, what)
 			}
 
-			freq := query.FunnelRequest{Steps: ds.Steps, DateFrom: from.Format("2006-01-02"), DateTo: to.Format("2006-01-02")}
+			freq := query.FunnelRequest{Steps: query.EventSteps(ds.Steps), DateFrom: from.Format("2006-01-02"), DateTo: to.Format("2006-01-02")}
 			freq.WindowHours = []byte(strconv.Itoa(ds.WindowHours))
 			fq, err := freq.Query(sc, time.Now())
 			if err != nil {
@@ -95,6 +95,18 @@ func testZonedQueries(ctx context.Context, t *testing.T, s Events) {
 					t.Errorf("%s: funnel step %d = %d, want %d", name("funnel"), i, st.Count, want[i])
 				}
 			}
+
+			// Conversion over time: users by the local day or week they
+			// entered the funnel.
+			freq.View, freq.Interval = "trends", []string{"day", "week"}[seed%2]
+			if fq, err = freq.Query(sc, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if fr, err = engine.RunFunnel(ctx, fq); err != nil {
+				t.Fatal(err)
+			}
+			checkFunnelOverTime(t, name("funnel over time by "+freq.Interval), fr,
+				querytest.FunnelOverTime(loc, events, false, querytest.PlainSteps(ds.Steps), nil, from, to, ds.WindowHours, freq.Interval))
 
 			for _, interval := range []analytics.Interval{analytics.Hour, analytics.Day, analytics.Week, analytics.Month} {
 				req := query.TrendRequest{Interval: string(interval), Filters: filterRequests(ds.Filters),
