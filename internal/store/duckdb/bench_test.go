@@ -34,6 +34,33 @@ func BenchmarkAppendEvents(b *testing.B) {
 	b.ReportMetric(float64(b.N*len(events))/b.Elapsed().Seconds(), "events/s")
 }
 
+// BenchmarkAppendUnlocated is BenchmarkAppendEvents with events as
+// strata-bench sends them: each names its own user_agent, so none is
+// located, and none has a viewport width; country, region, city and
+// screen_class are NULL in every row (docs/benchmarks.md, "Geography at
+// ingest").
+func BenchmarkAppendUnlocated(b *testing.B) {
+	s, err := Open(context.Background(), b.TempDir(), Options{MemoryLimit: "1GB"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	events := benchEvents()
+	for i := range events {
+		events[i].Country, events[i].ScreenClass = "", ""
+	}
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		for i := range events {
+			events[i].UUID = uuid.New()
+		}
+		if err := s.AppendEvents(context.Background(), events); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*len(events))/b.Elapsed().Seconds(), "events/s")
+}
+
 // BenchmarkAppendEventsParallel is BenchmarkAppendEvents with two callers
 // at once, as the spool's two loaders call it: filling chunks overlaps, and
 // commits take their turns.
