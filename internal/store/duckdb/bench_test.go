@@ -16,12 +16,29 @@ import (
 // BenchmarkAppendEvents measures the store's commit path alone: 5000-event
 // groups, as the ingest writer forms them under load.
 func BenchmarkAppendEvents(b *testing.B) {
+	benchAppend(b, benchEvents())
+}
+
+// BenchmarkAppendUnlocated is BenchmarkAppendEvents with events as
+// strata-bench sends them: each names its own user_agent, so none is
+// located, and none has a viewport width; country, region, city and
+// screen_class are NULL in every row (docs/benchmarks.md, "Geography at
+// ingest: the four columns split out").
+func BenchmarkAppendUnlocated(b *testing.B) {
+	events := benchEvents()
+	for i := range events {
+		events[i].Country, events[i].ScreenClass = "", ""
+	}
+	benchAppend(b, events)
+}
+
+// benchAppend commits events again and again, each time with new uuids.
+func benchAppend(b *testing.B, events []analytics.Event) {
 	s, err := Open(context.Background(), b.TempDir(), Options{MemoryLimit: "1GB"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	events := benchEvents()
 	b.ResetTimer()
 	for n := 0; n < b.N; n++ {
 		for i := range events {
