@@ -140,10 +140,10 @@ describe("the reference model of api/openapi.yaml", () => {
     expect(body.content[0].schema?.name).toBe("FunnelRequest");
     expect(body.content[0].example).toContain('"steps"');
     const fields = body.content[0].schema!.fields;
-    expect(fields.map((f) => f.name)).toEqual(["steps", "dateFrom", "dateTo", "windowHours", "aggregateBy"]);
+    expect(fields.map((f) => f.name)).toEqual(["steps", "dateFrom", "dateTo", "windowHours", "aggregateBy", "exclusions", "breakdown", "breakdownLimit", "view", "interval"]);
     const steps = field(fields, "steps");
     expect(steps.required).toBe(true);
-    expect(steps.schema.type).toBe("array of string");
+    expect(steps.schema.type).toBe("array of string or FunnelStepObject");
     expect(steps.schema.constraints).toContain("2–20 items");
     const window = field(fields, "windowHours");
     expect(window.required).toBe(false);
@@ -156,7 +156,7 @@ describe("the reference model of api/openapi.yaml", () => {
     expect(result.name).toBe("FunnelResult");
     const stepList = field(result.fields, "steps");
     expect(stepList.schema.type).toBe("array of FunnelStep");
-    expect(stepList.schema.fields.map((f) => `${f.name}:${f.schema.type}`)).toEqual(["name:string", "count:integer (int64)", "conversionPct:number or null"]);
+    expect(stepList.schema.fields.map((f) => `${f.name}:${f.schema.type}`)).toEqual(["name:string", "where:array of Filter", "count:integer (int64)", "conversionPct:number or null"]);
 
     const codes = (status: string) => funnel.responses.find((r) => r.status === status)?.codes;
     expect(codes("401")).toEqual(["missing_credentials", "invalid_credentials", "test_key_not_allowed", "not_signed_in"]);
