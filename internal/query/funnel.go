@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"strata/internal/analytics"
-	"strata/internal/jsontext"
 )
 
 // FunnelRequest is the body of POST /api/v1/query/funnel.
@@ -100,11 +99,7 @@ func (s FunnelStepRequest) MarshalJSON() ([]byte, error) {
 
 // ParseFunnel validates a funnel request body into a store query.
 func ParseFunnel(body []byte, scope analytics.EventRange, now time.Time) (analytics.FunnelQuery, error) {
-	var req FunnelRequest
-	if err := jsontext.Decode(body, &req); err != nil {
-		return analytics.FunnelQuery{}, err
-	}
-	return req.Query(scope, now)
+	return parseBody[analytics.FunnelQuery, FunnelRequest](body, scope, now)
 }
 
 // Query validates the request into a store query for scope (whose From and

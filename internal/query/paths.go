@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"strata/internal/analytics"
-	"strata/internal/jsontext"
 )
 
 // Limits on a paths request (docs/queries.md, "Paths"). The answer has at
@@ -53,11 +52,7 @@ type PathUsersRequest struct {
 
 // ParsePaths validates a paths request body into a store query.
 func ParsePaths(body []byte, scope analytics.EventRange, now time.Time) (analytics.PathsQuery, error) {
-	var req PathsRequest
-	if err := jsontext.Decode(body, &req); err != nil {
-		return analytics.PathsQuery{}, err
-	}
-	return req.Query(scope, now)
+	return parseBody[analytics.PathsQuery, PathsRequest](body, scope, now)
 }
 
 // Query validates the request into a store query for scope.
@@ -105,11 +100,7 @@ func (req PathsRequest) Query(scope analytics.EventRange, now time.Time) (analyt
 
 // ParsePathUsers validates a path users request body into a store query.
 func ParsePathUsers(body []byte, scope analytics.EventRange, now time.Time) (analytics.PathUsersQuery, error) {
-	var req PathUsersRequest
-	if err := jsontext.Decode(body, &req); err != nil {
-		return analytics.PathUsersQuery{}, err
-	}
-	return req.Query(scope, now)
+	return parseBody[analytics.PathUsersQuery, PathUsersRequest](body, scope, now)
 }
 
 // Query validates the request into a store query for scope.

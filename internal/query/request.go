@@ -89,6 +89,20 @@ type SessionsRequest struct {
 	Limit    int             `json:"limit,omitempty"`
 }
 
+// parseBody decodes a query request's body as an R (unknown fields and
+// wrong types refused, package jsontext) and validates it into the store
+// query Q for scope.
+func parseBody[Q any, R interface {
+	Query(analytics.EventRange, time.Time) (Q, error)
+}](body []byte, scope analytics.EventRange, now time.Time) (Q, error) {
+	var req R
+	if err := jsontext.Decode(body, &req); err != nil {
+		var zero Q
+		return zero, err
+	}
+	return req.Query(scope, now)
+}
+
 // dateRange turns optional dateFrom/dateTo strings, days of the product's
 // zone loc, into the half-open range [local midnight of from, local
 // midnight after to) as instants. Missing dates default to the last
@@ -168,11 +182,7 @@ func windowHours(raw json.RawMessage) (int, error) {
 
 // ParseTrend validates a trend request body into a store query.
 func ParseTrend(body []byte, scope analytics.EventRange, now time.Time) (analytics.TrendQuery, error) {
-	var req TrendRequest
-	if err := jsontext.Decode(body, &req); err != nil {
-		return analytics.TrendQuery{}, err
-	}
-	return req.Query(scope, now)
+	return parseBody[analytics.TrendQuery, TrendRequest](body, scope, now)
 }
 
 // Query validates the request into a store query for scope.
@@ -217,11 +227,7 @@ func (req TrendRequest) Query(scope analytics.EventRange, now time.Time) (analyt
 
 // ParseSessions validates a sessions request body into a store query.
 func ParseSessions(body []byte, scope analytics.EventRange, now time.Time) (analytics.SessionsQuery, error) {
-	var req SessionsRequest
-	if err := jsontext.Decode(body, &req); err != nil {
-		return analytics.SessionsQuery{}, err
-	}
-	return req.Query(scope, now)
+	return parseBody[analytics.SessionsQuery, SessionsRequest](body, scope, now)
 }
 
 // Query validates the request into a store query for scope: the range and
@@ -293,11 +299,7 @@ func aggregateBy(t string) (string, error) {
 
 // ParseRetention validates a retention request body into a store query.
 func ParseRetention(body []byte, scope analytics.EventRange, now time.Time) (analytics.RetentionQuery, error) {
-	var req RetentionRequest
-	if err := jsontext.Decode(body, &req); err != nil {
-		return analytics.RetentionQuery{}, err
-	}
-	return req.Query(scope, now)
+	return parseBody[analytics.RetentionQuery, RetentionRequest](body, scope, now)
 }
 
 // Query validates the request into a store query for scope.
