@@ -248,7 +248,7 @@ async function withoutErrorTracking(browser) {
   // 2. The layout: the sidebar without Errors, and /errors is a 404 page.
   await check("the sidebar lists the pages, without Errors", async () => {
     const got = await page.locator("nav.sidebar .nav-item").allTextContents();
-    const want = ["Overview", "Trends", "Funnels", "Retention", "Acquisition", "Annotations", "Replays", "Users", "Messages", "Experiments", "Flags", "Settings", "API reference"];
+    const want = ["Overview", "Trends", "Funnels", "Paths", "Retention", "Acquisition", "Annotations", "Replays", "Users", "Messages", "Experiments", "Flags", "Settings", "API reference"];
     if (got.join() !== want.join()) throw new Error(`sidebar: ${got.join(", ")}`);
   });
   await check("/errors answers 404 and shows the not-found page", async () => {
@@ -541,7 +541,7 @@ async function apiReference(browser, context, page, strata, pageErrors) {
   const small = await phone.newPage();
   await small.goto(strata.url + "/api-reference?product=1#queryFunnel");
   await check("at 390 px the operation and its fields fit the screen, without sideways scrolling", async () => {
-    await funnel(small).locator('[data-field="conversionPct"]').waitFor();
+    await funnel(small).locator('[data-field="conversionPct"]').first().waitFor();
     await small.getByRole("searchbox", { name: "Filter operations" }).fill("funnel");
     const { scroll, width } = await small.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth }));
     if (scroll > width) throw new Error(`the page is ${scroll} px wide on a ${width} px screen`);
