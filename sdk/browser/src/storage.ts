@@ -69,11 +69,6 @@ export function settle(to: "browser" | "memory" | "discard"): void {
   }
 }
 
-/** whereStored reports where what is stored goes now. */
-export function whereStored(): Place {
-  return place;
-}
-
 /** heldValue returns [found, value] for a write held in memory. */
 function heldValue(area: Area | "persist", key: string): [boolean, string | null] {
   const h = held.get(area + "\n" + key);
