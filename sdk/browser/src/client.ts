@@ -5,7 +5,7 @@ import { stringify } from "./json.js";
 import { addScript, request } from "./net.js";
 import { Queue } from "./queue.js";
 import { sampled, sessionId } from "./session.js";
-import { forget, getJSON, persist, recall, set, settle, storeIn } from "./storage.js";
+import { forget, forgetAll, getJSON, persist, recall, set, settle, storeIn } from "./storage.js";
 import type { Flags, MessageHost, MessageRenderer, Properties, RemoteConfig, ReplayHost, ReplayRecorder, StrataOptions, WireEvent } from "./types.js";
 import { uuid } from "./uuid.js";
 
@@ -98,6 +98,8 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
     storeIn(this.cookieless ? "memory" : pending ? "pending" : "browser");
     this.optedOut = recall(OPT_OUT_KEY) == "1";
     this.signalled = !!options.respectPrivacySignals && privacySignal();
+    // A visitor who is not tracked keeps no id from an earlier page load either.
+    if (this.silent()) this.forgetVisitor();
     this.anonId = recall(ANON_KEY) || "";
     // A visitor who is not tracked gets no stored id either: it lives in
     // memory for this page.
@@ -184,8 +186,8 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
       userId = String(userId);
       if (userId == this.userId && !traits) return;
       this.userId = userId;
-      persist(USER_KEY, userId);
-      if (traits) set("localStorage", TRAITS_KEY, stringify(traits));
+      this.keep(USER_KEY, userId);
+      if (traits && !this.silent()) set("localStorage", TRAITS_KEY, stringify(traits));
       this.flagClient.reset();
       this.capture("$identify", { ...traits, $anon_distinct_id: this.cookieless ? COOKIELESS_ID : this.anonId }, true);
       if (this.messages) this.messages.identified();
@@ -235,7 +237,7 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
       forget(USER_KEY);
       forget(GROUPS_KEY);
       forget(TRAITS_KEY);
-      persist(ANON_KEY, (this.anonId = uuid()));
+      this.keep(ANON_KEY, (this.anonId = uuid()));
       this.flagClient.reset();
       if (this.messages) this.messages.identified();
     } catch {
@@ -245,15 +247,16 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
 
   /**
    * optOut stops tracking this visitor: nothing more is sent (events, errors, exposures,
-   * recordings, group updates), the events not yet sent are dropped, and the choice is
-   * remembered in localStorage (or a cookie) for later page loads, until optIn().
+   * recordings, group updates), the events not yet sent are dropped, the ids the SDK
+   * stored are deleted (they live in memory for the rest of the page load), and the choice
+   * is remembered in localStorage (or a cookie) for later page loads, until optIn().
    * Feature flags still evaluate, so the page renders as it would.
    */
   optOut(): void {
     try {
       this.optedOut = true;
-      persist(OPT_OUT_KEY, "1");
       this.queue.clear();
+      this.forgetVisitor();
       if (this.replay) this.replay.stop();
       this.replay = undefined;
     } catch {
@@ -269,10 +272,26 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
     try {
       this.optedOut = false;
       forget(OPT_OUT_KEY);
-      persist(ANON_KEY, this.anonId);
+      this.keep(ANON_KEY, this.anonId);
+      if (this.userId) this.keep(USER_KEY, this.userId);
+      if (Object.keys(this.groups).length) this.keep(GROUPS_KEY, stringify(this.groups));
     } catch {
       // Never throw into the page.
     }
+  }
+
+  /**
+   * forgetVisitor deletes what the SDK stored (ids, queue, session, flag cache) for a
+   * visitor who is not tracked, keeping only the opt-out choice.
+   */
+  private forgetVisitor(): void {
+    forgetAll();
+    if (this.optedOut) persist(OPT_OUT_KEY, "1");
+  }
+
+  /** keep stores a value that identifies the visitor, unless the visitor is not tracked. */
+  private keep(key: string, value: string): void {
+    if (!this.silent()) persist(key, value);
   }
 
   /**
@@ -391,8 +410,12 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
           if (p.$anon_distinct_id == anon) p.$anon_distinct_id = COOKIELESS_ID;
           return { ...e, distinct_id: e.distinct_id == anon ? COOKIELESS_ID : e.distinct_id, properties: p };
         });
+      } else if (this.silent()) {
+        settle("discard");
+        // What an earlier page load stored goes too, and the opt-out is kept.
+        this.forgetVisitor();
       } else {
-        settle(this.silent() ? "discard" : "browser");
+        settle("browser");
       }
       if (this.silent()) this.queue.clear();
     } finally {

@@ -163,6 +163,15 @@ export function forget(key: string): void {
   }
 }
 
+/**
+ * forgetAll removes everything the SDK stored, wherever it is: the browser's storages and
+ * cookies, and the writes held in memory (a visitor who opts out keeps no id).
+ */
+export function forgetAll(): void {
+  held.clear();
+  wipe();
+}
+
 /** wipe removes every key the SDK stored in the browser: both storages and the cookies. */
 function wipe(): void {
   for (const area of ["localStorage", "sessionStorage"] as const) {

@@ -1,9 +1,16 @@
 // optOut()/optIn()/hasOptedOut(), and the browser's privacy signals (Global
 // Privacy Control, Do Not Track) when the page asks to honour them.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ANON_KEY, OPT_OUT_KEY } from "../src/client";
-import { net, reload, sent, start, stored } from "./helpers";
+import { ANON_KEY, GROUPS_KEY, OPT_OUT_KEY, TRAITS_KEY, USER_KEY } from "../src/client";
+import { accepted, net, reload, sent, start, stored } from "./helpers";
 
+
+/** keys lists what a storage holds, sorted. */
+function keys(s: Storage): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < s.length; i++) out.push(s.key(i)!);
+  return out.sort();
+}
 
 /** signal makes the browser send a privacy signal for the test. */
 function signal(name: "globalPrivacyControl" | "doNotTrack", value: unknown) {
@@ -42,6 +49,63 @@ describe("optOut", () => {
     next.track("back");
     const events = await sent();
     expect(events.map((e) => e.event_name)).toEqual(["back"]);
+  });
+
+  it("deletes the ids it stored, keeps them in memory for the page, and stores them again at optIn", async () => {
+    vi.useFakeTimers();
+    net.answers.push(accepted());
+    const s = start();
+    s.identify("user-1", { email: "a@example.com" });
+    s.group("company", "acme");
+    s.track("before");
+    await sent();
+    const anon = localStorage.getItem(ANON_KEY);
+    expect(anon).toBeTruthy();
+    expect(localStorage.getItem(USER_KEY)).toBe("user-1");
+    expect(localStorage.getItem("strata_session")).toBeTruthy();
+    localStorage.setItem("the-pages-own", "kept");
+
+    s.optOut();
+    // Only the choice is left, and what the page stored itself.
+    expect(keys(localStorage)).toEqual([OPT_OUT_KEY, "the-pages-own"]);
+    expect(keys(sessionStorage)).toEqual([]);
+    s.identify("user-2", { email: "b@example.com" });
+    s.reset();
+    expect(keys(localStorage)).toEqual([OPT_OUT_KEY, "the-pages-own"]);
+
+    s.optIn();
+    expect(localStorage.getItem(ANON_KEY)).toBeTruthy();
+    expect(localStorage.getItem(OPT_OUT_KEY)).toBeNull();
+    s.identify("user-3");
+    s.group("company", "beta");
+    expect(localStorage.getItem(USER_KEY)).toBe("user-3");
+    expect(JSON.parse(localStorage.getItem(GROUPS_KEY)!)).toEqual({ company: "beta" });
+  });
+
+  it("deletes what an earlier page load stored when the visitor opted out in between", async () => {
+    vi.useFakeTimers();
+    localStorage.setItem(ANON_KEY, "an-id-from-before");
+    localStorage.setItem(USER_KEY, "someone");
+    localStorage.setItem(TRAITS_KEY, "{}");
+    localStorage.setItem(OPT_OUT_KEY, "1");
+    const s = start();
+    expect(keys(localStorage)).toEqual([OPT_OUT_KEY]);
+    expect(s.hasOptedOut()).toBe(true);
+    s.track("a");
+    expect(await sent()).toEqual([]);
+  });
+
+  it("remembers an opt-out made while the product's settings are still being asked for", async () => {
+    vi.useFakeTimers();
+    let answer!: (r: Response) => void;
+    net.answers.push(() => new Promise<Response>((resolve) => (answer = resolve)));
+    localStorage.setItem(ANON_KEY, "an-id-from-before");
+    const s = start({ cookieless: undefined });
+    s.optOut();
+    answer(new Response(JSON.stringify({ flags: [], messagesEnabled: false, errorTracking: false, replay: false, cookieless: false, respectPrivacySignals: false }), { status: 200 }));
+    await vi.runAllTimersAsync();
+    expect(keys(localStorage)).toEqual([OPT_OUT_KEY]);
+    expect(reload().hasOptedOut()).toBe(true);
   });
 
   it("stores no id for a visitor who opted out before", async () => {
