@@ -20,9 +20,9 @@ import (
 
 // previousRelease is the build whose data directory the upgrade test opens
 // with this one. There are no release tags yet, so it is the last landed
-// stop (4d60c4f, stop 46, 2026-11-28); move it to the last release at each one
+// stop (e409abb, stop 47, 2026-11-28); move it to the last release at each one
 // (docs/operations.md, "Upgrades").
-const previousRelease = "4d60c4f"
+const previousRelease = "e409abb"
 
 // buildPrevious builds previousRelease from this checkout's Git history
 // into the user's cache directory (once per commit: the next run reuses
