@@ -39,6 +39,9 @@ type Tile struct {
 	Position int    `json:"position"`
 	Width    int    `json:"width"`
 	Height   int    `json:"height"`
+	// Kind and Name are the saved query's, filled in when a board is read.
+	Kind QueryKind `json:"kind,omitempty"`
+	Name string    `json:"name,omitempty"`
 }
 
 // BoardStore keeps the products' boards and their tiles. Every method is
