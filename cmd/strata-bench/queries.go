@@ -613,6 +613,11 @@ func runQueryBench(o queryBench) ([]benchQuery, []backendResult, error) {
 	if overviews[0], err = timeOverviews(bin, dataDir, srv, ranges, runs); err != nil {
 		return nil, nil, err
 	}
+	boardReqs, board, err := timeBoard(bin, dataDir, srv, from, to, runs)
+	if err != nil {
+		return nil, nil, err
+	}
+	printBoard(boardReqs, board, from, to, runs)
 	srv.stop()
 	results := []backendResult{embedded}
 	if oldBin := o.oldBin; oldBin != "" {

@@ -38,6 +38,7 @@ const dashboardSchemas = [
   "DataRetentionSettings", "DataRetentionUpdate", "PrivacySettings", "PrivacySettingsUpdate",
   "PersonDeletion", "AuditEntry", "AuditLogPage",
   "Role", "Membership", "Member", "MemberList", "Invite", "InviteList", "InviteCreated",
+  "Board", "BoardList", "BoardInput", "Tile", "TileInput", "TileLayout", "TileCard",
 ];
 const sdkSchemas = ["SdkConfig", "ActiveMessages", "MessageTrack", "SurveyRespond"];
 const nodeSdkSchemas = ["SdkConfig", "IngestRequest", "IngestResult"];

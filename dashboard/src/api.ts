@@ -2,7 +2,7 @@
 // origin with the session cookie; the browser adds the Origin header the
 // server checks on every change.
 import type {
-  Annotation, AnnotationInput, AnnotationPage, ApiKey, BotsResult, BuildInfo, Campaign, CampaignList, CampaignWrite, CredentialStatus, DashboardConfig, DataEnv, ErrorGroupDetail,
+  Annotation, AnnotationInput, Board, BoardInput, Tile, TileInput, AnnotationPage, ApiKey, BotsResult, BuildInfo, Campaign, CampaignList, CampaignWrite, CredentialStatus, DashboardConfig, DataEnv, ErrorGroupDetail,
   ErrorGroupList, ErrorGroupMerge, ErrorGroupMerged, ErrorGroupStatus, ErrorGroupUnmerged, ErrorStatus, EventNames, Experiment, ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList,
   FlagList, FlagWrite, FunnelRequest, FunnelResult, GroupList, KeyCreated, KeyEnv, List, LiveVisitors, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult,
   MessageSettings, ReplayDetail, ReplayList, SavedQuery, Session, SessionsRequest, SessionsResult, PathsRequest, PathsResult, PathUsersRequest, PathUsersResult, Goal, GoalCreate, PersonDeletion, AuditLogPage, GoalsRequest, GoalsResult, ShareInfo, SharedLink, SharedLinkCreated, Sourcemap, SurveyResults,
@@ -209,6 +209,19 @@ export const api = {
    */
   runSaved: <T>(p: number, id: number, env?: DataEnv, d?: Days) =>
     request<T>("POST", scoped(`/api/v1/queries/${enc(id)}/run`, p, { env: envParam(env), dateFrom: d?.from, dateTo: d?.to })),
+
+  boards: (p: number) => request<List<Board>>("GET", scoped("/api/v1/boards", p)),
+  board: (p: number, id: number) => request<Board>("GET", scoped(`/api/v1/boards/${enc(id)}`, p)),
+  createBoard: (p: number, b: BoardInput) => request<Board>("POST", scoped("/api/v1/boards", p), b),
+  updateBoard: (p: number, id: number, b: BoardInput) => request<Board>("PUT", scoped(`/api/v1/boards/${enc(id)}`, p), b),
+  deleteBoard: (p: number, id: number) => request<void>("DELETE", scoped(`/api/v1/boards/${enc(id)}`, p)),
+  addTile: (p: number, id: number, t: TileInput) => request<Tile>("POST", scoped(`/api/v1/boards/${enc(id)}/tiles`, p), t),
+  removeTile: (p: number, id: number, tile: number) => request<void>("DELETE", scoped(`/api/v1/boards/${enc(id)}/tiles/${enc(tile)}`, p)),
+  /** runTile runs a board's tile with the board's range and filters (else over d). */
+  runTile: <T>(p: number, id: number, tile: number, env?: DataEnv, d?: Days) =>
+    request<T>("POST", scoped(`/api/v1/boards/${enc(id)}/tiles/${enc(tile)}/run`, p, { env: envParam(env), dateFrom: d?.from, dateTo: d?.to })),
+  createBoardLink: (productId: number, boardId: number, name: string) =>
+    request<SharedLinkCreated>("POST", `/api/v1/products/${enc(productId)}/shared-links`, { name, boardId }),
 
   annotations: (p: number, opts: { page?: number; pageSize?: number; queryId?: number; from?: string; to?: string } = {}) =>
     request<AnnotationPage>("GET", scoped("/api/v1/annotations", p, opts)),

@@ -27,6 +27,7 @@ import { Experiments } from "./pages/Experiments";
 import { FlagPage, Flags } from "./pages/Flags";
 import { Funnels } from "./pages/Funnels";
 import { Paths } from "./pages/Paths";
+import { Boards } from "./pages/Boards";
 import { Messages } from "./pages/Messages";
 import { Overview } from "./pages/Overview";
 import { Retention } from "./pages/Retention";
@@ -254,7 +255,7 @@ function currentProduct(products: Product[] | null, loc: Loc): { product: Produc
  * its list, and a product's settings open the other product's.
  */
 function productPath(path: string, id: number): string {
-  const item = /^\/(flags|experiments|messages)\/(\d+|new)$/.exec(path) ?? /^\/(errors|replays|users)\/./.exec(path);
+  const item = /^\/(flags|experiments|messages)\/(\d+|new)$/.exec(path) ?? /^\/(errors|replays|users|boards)\/./.exec(path);
   return path.startsWith("/settings/products/") ? `/settings/products/${id}` : item ? `/${item[1]}` : path;
 }
 
@@ -291,6 +292,7 @@ function Page(props: {
   if (path === "/paths") return <Paths product={props.product} range={props.range} env={props.env} />;
   if (path === "/retention") return <Retention product={props.product} range={props.range} env={props.env} />;
   if (path === "/acquisition") return <Acquisition product={props.product} range={props.range} env={props.env} />;
+  if (path === "/boards" || path.startsWith("/boards/")) return <Boards product={props.product} path={path} range={props.range} env={props.env} />;
   if (path === "/annotations") return <Annotations product={props.product} />;
   if (path === "/flags") return <Flags product={props.product} />;
   if (path === "/experiments") return <Experiments product={props.product} />;

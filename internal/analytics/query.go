@@ -525,6 +525,7 @@ const (
 	QueryFunnel    QueryKind = "funnel"
 	QueryTrend     QueryKind = "trend"
 	QueryRetention QueryKind = "retention"
+	QueryPaths     QueryKind = "paths"
 )
 
 // SavedQuery is a named query definition kept for re-running. Definition
@@ -553,8 +554,9 @@ type SavedQueryStore interface {
 	// UpdatedAt, or returns ErrNotFound.
 	UpdateSavedQuery(ctx context.Context, q *SavedQuery) error
 	// DeleteSavedQuery removes a saved query, or returns ErrNotFound. The
-	// query-scoped annotations drawn on it are deleted with it, in the same
-	// transaction, since no chart can show them any more.
+	// query-scoped annotations drawn on it and the board tiles that show it
+	// are deleted with it, in the same transaction, since no chart can show
+	// them any more.
 	DeleteSavedQuery(ctx context.Context, productID, id int64) error
 }
 

@@ -22,6 +22,10 @@ type SharedLink struct {
 	CreatedAt    time.Time  `json:"createdAt"`
 	CreatedBy    string     `json:"createdBy"`
 	RevokedAt    *time.Time `json:"revokedAt,omitempty"`
+	// BoardID, when not 0, makes this a link to that board of the
+	// product, which reaches the board's tiles only, rather than to
+	// the Overview (docs/dashboard.md, "Dashboards").
+	BoardID int64 `json:"boardId,omitempty"`
 }
 
 // SharedLinkStore keeps the products' shared links.

@@ -27,6 +27,7 @@ import (
 	"strata/internal/analytics"
 	"strata/internal/annotations"
 	"strata/internal/auth"
+	"strata/internal/boards"
 	"strata/internal/buildinfo"
 	"strata/internal/config"
 	"strata/internal/cookieless"
@@ -286,6 +287,11 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		// client address, on each node (docs/dashboard.md, "Shared
 		// links").
 		SharedLinks: &sharing.Service{Store: a.store.meta, Max: cfg.SharedLinkLimit, Now: time.Now},
+		// Dashboards, at most boards.MaxBoardsPerProduct a product and
+		// boards.MaxTilesPerBoard tiles a board (docs/dashboard.md,
+		// "Dashboards").
+		Boards: &boards.Service{Store: a.store.meta, Saved: a.store.meta, Queries: engine,
+			MaxBoards: boards.MaxBoardsPerProduct, MaxTiles: boards.MaxTilesPerBoard, Now: time.Now},
 		// Goals, at most --goal-limit a product, reported through the
 		// query engine (docs/queries.md, "Goals").
 		Goals: &goals.Service{Store: a.store.meta, Queries: engine, Max: cfg.GoalLimit, Now: time.Now},

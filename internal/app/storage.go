@@ -30,6 +30,7 @@ type metaStore interface {
 	analytics.ErrorGroupStore
 	analytics.ErrorAliasStore
 	analytics.SharedLinkStore
+	analytics.BoardStore
 	analytics.GoalStore
 	analytics.AlertStore
 	analytics.CampaignStore

@@ -21,6 +21,7 @@ import (
 	"strata/internal/analytics"
 	"strata/internal/annotations"
 	"strata/internal/auth"
+	"strata/internal/boards"
 	"strata/internal/buildinfo"
 	"strata/internal/errtrack"
 	"strata/internal/experiment"
@@ -128,6 +129,9 @@ type Server struct {
 	// (share.go).
 	SharedLinks *sharing.Service
 	Share       ShareLimits
+	// Boards keeps the products' dashboards and runs their tiles
+	// (boards.go).
+	Boards *boards.Service
 	// Goals adds, lists and deletes the products' goals and reports their
 	// conversions (goals.go).
 	Goals *goals.Service
@@ -305,6 +309,14 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("PUT /api/v1/queries/{id}", asMember(h(s.handleUpdateSaved)))
 	mux.Handle("DELETE /api/v1/queries/{id}", asAdmin(h(s.handleDeleteSaved)))
 	mux.Handle("POST /api/v1/queries/{id}/run", asViewer(h(s.handleRunSaved)))
+	mux.Handle("GET /api/v1/boards", asViewer(h(s.handleListBoards)))
+	mux.Handle("POST /api/v1/boards", asMember(h(s.handleCreateBoard)))
+	mux.Handle("GET /api/v1/boards/{id}", asViewer(h(s.handleGetBoard)))
+	mux.Handle("PUT /api/v1/boards/{id}", asMember(h(s.handleUpdateBoard)))
+	mux.Handle("DELETE /api/v1/boards/{id}", asAdmin(h(s.handleDeleteBoard)))
+	mux.Handle("POST /api/v1/boards/{id}/tiles", asMember(h(s.handleAddTile)))
+	mux.Handle("DELETE /api/v1/boards/{id}/tiles/{tileId}", asMember(h(s.handleRemoveTile)))
+	mux.Handle("POST /api/v1/boards/{id}/tiles/{tileId}/run", asViewer(h(s.handleRunTile)))
 
 	mux.Handle("GET /api/v1/annotations", asViewer(h(s.handleListAnnotations)))
 	mux.Handle("POST /api/v1/annotations", asMember(keysMayWrite(h(s.handleCreateAnnotation))))

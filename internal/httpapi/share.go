@@ -11,6 +11,7 @@ import (
 
 	"strata/internal/analytics"
 	"strata/internal/auth"
+	"strata/internal/boards"
 	"strata/internal/ratelimit"
 	"strata/internal/sharing"
 )
@@ -59,6 +60,17 @@ func (s *Server) shareRoutes() map[string]handlerFunc {
 		"GET /api/v1/query/live":       s.handleLive,
 		"GET /api/v1/query/events":     s.handleEventNames,
 		"GET /api/v1/annotations":      s.handleListAnnotations,
+	}
+}
+
+// boardShareRoutes are a board's link's own routes, with {id} its board
+// (boards.go, boardShareRoute): the board and its tiles' runs. A board's
+// link reaches no route of shareRoutes unless the board shows an Overview
+// card, and an Overview link reaches none of these.
+func (s *Server) boardShareRoutes() map[string]handlerFunc {
+	return map[string]handlerFunc{
+		"GET /api/v1/boards/{id}":                     s.handleGetBoard,
+		"POST /api/v1/boards/{id}/tiles/{tileId}/run": s.handleRunTile,
 	}
 }
 
@@ -117,11 +129,20 @@ func (s *Server) handleCreateSharedLink(w http.ResponseWriter, r *http.Request) 
 	var in struct {
 		Name     string `json:"name"`
 		Password string `json:"password"`
+		// BoardID makes a link to that board of the product instead of
+		// the Overview (docs/dashboard.md, "Dashboards").
+		BoardID int64 `json:"boardId"`
 	}
 	if err := decodeBody(w, r, maxSettingsBody, &in); err != nil {
 		return err
 	}
-	c, err := s.SharedLinks.Create(r.Context(), p.ID, in.Name, in.Password, u.Email)
+	if in.BoardID < 0 {
+		return boards.ErrNotFound
+	}
+	c, err := s.SharedLinks.CreateForBoard(r.Context(), p.ID, in.BoardID, in.Name, in.Password, u.Email)
+	if errors.Is(err, analytics.ErrNotFound) {
+		return boards.ErrNotFound
+	}
 	if err != nil {
 		return err
 	}
@@ -236,6 +257,9 @@ type shareInfo struct {
 	TimeZone    string `json:"timeZone"`
 	HasPassword bool   `json:"hasPassword"`
 	Unlocked    bool   `json:"unlocked"`
+	// BoardID is the board a board's link shows (docs/dashboard.md,
+	// "Dashboards"); absent, the link shows the Overview.
+	BoardID int64 `json:"boardId,omitempty"`
 }
 
 // handleShareAPI serves every path under /share/{secret}/: the link's
@@ -266,12 +290,18 @@ func (s *Server) handleShareAPI(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		info := shareInfo{Name: link.Name, ProductID: prod.ID, ProductName: prod.Name, TimeZone: prod.TimeZone, HasPassword: link.HasPassword}
+		info := shareInfo{Name: link.Name, ProductID: prod.ID, ProductName: prod.Name, TimeZone: prod.TimeZone, HasPassword: link.HasPassword, BoardID: link.BoardID}
 		info.Unlocked = s.SharedLinks.Admit(link, shareGrant(r)) == nil
 		writeJSON(w, http.StatusOK, info)
 		return nil
 	}
 	h, ok := s.shareRoutes()[route]
+	var values map[string]string
+	if link.BoardID != 0 {
+		// A board's link reaches its board only (boards.go).
+		h, values = s.boardShareRoute(r, link, route)
+		ok = h != nil
+	}
 	if !ok {
 		return errNotShared
 	}
@@ -290,6 +320,9 @@ func (s *Server) handleShareAPI(w http.ResponseWriter, r *http.Request) error {
 	u := *r.URL
 	u.Path, u.RawPath, u.RawQuery = rest, "", q.Encode()
 	inner.URL = &u
+	for k, v := range values {
+		inner.SetPathValue(k, v)
+	}
 	return h(w, inner)
 }
 

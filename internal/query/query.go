@@ -44,9 +44,9 @@ func (e *Engine) now() time.Time {
 	return time.Now()
 }
 
-// ErrUnknownKind is the answer to a query kind other than funnel, trend or
-// retention.
-var ErrUnknownKind = analytics.Errorf(analytics.KindInvalid, "invalid_request", "kind: must be funnel, trend or retention")
+// ErrUnknownKind is the answer to a query kind other than funnel, trend,
+// retention or paths.
+var ErrUnknownKind = analytics.Errorf(analytics.KindInvalid, "invalid_request", "kind: must be funnel, trend, retention or paths")
 
 // Prepare validates body as the request of a query of the given kind (the
 // body of its endpoint, or a saved definition) and returns the query ready
@@ -63,6 +63,9 @@ func (e *Engine) Prepare(kind analytics.QueryKind, scope analytics.EventRange, b
 	case analytics.QueryRetention:
 		q, err := ParseRetention(body, scope, now)
 		return func(ctx context.Context) (any, error) { return e.RunRetention(ctx, q) }, err
+	case analytics.QueryPaths:
+		q, err := ParsePaths(body, scope, now)
+		return func(ctx context.Context) (any, error) { return e.RunPaths(ctx, q) }, err
 	}
 	return nil, ErrUnknownKind
 }

@@ -1,5 +1,6 @@
 // Package sharing holds the operations on shared links: read-only public
-// links to one product's Overview (docs/dashboard.md, "Shared links"),
+// links to one product's Overview (docs/dashboard.md, "Shared links") or
+// to one of its boards (docs/dashboard.md, "Dashboards"),
 // below every door that asks for them. It creates, lists and revokes a
 // product's links, opens a link from the secret its URL carries, checks a
 // link's password and the short-lived grant that proves it was entered,
@@ -70,6 +71,14 @@ type Created struct {
 // Create makes a link to productID's Overview named name, protected by
 // password when it is not empty. createdBy names who made it.
 func (s *Service) Create(ctx context.Context, productID int64, name, password, createdBy string) (Created, error) {
+	return s.CreateForBoard(ctx, productID, 0, name, password, createdBy)
+}
+
+// CreateForBoard is Create for a link to board boardID of the product
+// (0: the Overview), which reaches that board's tiles only
+// (docs/dashboard.md, "Dashboards"). A board of another product, or none,
+// is analytics.ErrNotFound from the store.
+func (s *Service) CreateForBoard(ctx context.Context, productID, boardID int64, name, password, createdBy string) (Created, error) {
 	name = strings.TrimSpace(name)
 	if n := utf8.RuneCountInString(name); n < 1 || n > MaxNameLen {
 		return Created{}, analytics.InvalidField("name", "must be 1 to %d characters, not %d", MaxNameLen, n)
@@ -80,7 +89,7 @@ func (s *Service) Create(ctx context.Context, productID int64, name, password, c
 		}
 	}
 	secret := auth.NewShareSecret()
-	l := analytics.SharedLink{ProductID: productID, Name: name, Hash: secret.Hash, Prefix: secret.Prefix, CreatedBy: createdBy}
+	l := analytics.SharedLink{ProductID: productID, BoardID: boardID, Name: name, Hash: secret.Hash, Prefix: secret.Prefix, CreatedBy: createdBy}
 	if password != "" {
 		l.PasswordHash = auth.HashPassword(password)
 	}

@@ -17,6 +17,7 @@ const items: readonly (NavItem & { feature?: "errorTracking" })[] = [
   { path: "/paths", label: "Paths", chart: true },
   { path: "/retention", label: "Retention", chart: true },
   { path: "/acquisition", label: "Acquisition", chart: true },
+  { path: "/boards", label: "Dashboards", chart: true },
   { path: "/annotations", label: "Annotations", chart: false },
   { path: "/errors", label: "Errors", chart: true, feature: "errorTracking" },
   { path: "/replays", label: "Replays", chart: true },

@@ -4,6 +4,7 @@ import { DateRangePicker } from "../components/DateRangePicker";
 import { rangeFromSearch, searchWithRange, setTimeZone, type DateRange } from "../range";
 import { navigate, useLocation } from "../router";
 import type { Product, ShareInfo } from "../types";
+import { BoardView } from "./Boards";
 import { Overview } from "./Overview";
 
 /**
@@ -22,7 +23,8 @@ type State =
 
 /**
  * SharedView is a shared link's page (docs/dashboard.md, "Shared links"):
- * one product's Overview, read-only, for anyone with the link. There is no
+ * one product's Overview, or one of its dashboards for a dashboard's link
+ * ("Dashboards"), read-only, for anyone with the link. There is no
  * navigation, no product switcher and no editing; every call goes under
  * /share/{secret}, where the server answers the Overview's reads and
  * nothing else. A link with a password asks for it first.
@@ -80,7 +82,11 @@ function SharedOverview(props: { info: ShareInfo }) {
         <DateRangePicker range={range} onChange={setRange} />
       </header>
       <main class="content" id="content" tabIndex={-1}>
-        <Overview product={product} range={range} env="live" readOnly />
+        {props.info.boardId ? (
+          <BoardView product={product} id={props.info.boardId} range={range} env="live" readOnly />
+        ) : (
+          <Overview product={product} range={range} env="live" readOnly />
+        )}
       </main>
     </div>
   );

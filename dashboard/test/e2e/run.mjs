@@ -41,6 +41,7 @@
 // the Privacy card: cookieless mode and privacy signals saved, a member's card (cookieless.mjs);
 // the People data card: export, deletion, audit log, hidden from a viewer (privacy.mjs, E2E_ONLY=privacy);
 // funnel steps with filters, an exclusion and a breakdown by browser (funnels.mjs, E2E_ONLY=funnels);
+// the Dashboards page and a board's shared link (boards.mjs, E2E_ONLY=boards);
 // E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=goals, E2E_ONLY=timezone, E2E_ONLY=filters, E2E_ONLY=retention, E2E_ONLY=paths, E2E_ONLY=funnels or E2E_ONLY=replays,users runs those parts alone
 // (E2E_ONLY=main the main run without error tracking, sources, overview, geo).
 //
@@ -79,6 +80,7 @@ import { memberPages } from "./members.mjs";
 import { retentionPages } from "./retention.mjs";
 import { cookielessPages } from "./cookieless.mjs";
 import { pathsPages } from "./paths.mjs";
+import { boardPages } from "./boards.mjs";
 import { funnelPages } from "./funnels.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -127,6 +129,7 @@ async function main() {
       funnels: funnelPages,
       privacy: privacyPages,
       cookieless: cookielessPages,
+      boards: boardPages,
     };
     const unknown = only.filter((p) => !parts[p]);
     if (unknown.length) throw new Error(`E2E_ONLY names no part ${unknown.join(", ")}; the parts are ${Object.keys(parts).join(", ")}`);
@@ -248,7 +251,7 @@ async function withoutErrorTracking(browser) {
   // 2. The layout: the sidebar without Errors, and /errors is a 404 page.
   await check("the sidebar lists the pages, without Errors", async () => {
     const got = await page.locator("nav.sidebar .nav-item").allTextContents();
-    const want = ["Overview", "Trends", "Funnels", "Paths", "Retention", "Acquisition", "Annotations", "Replays", "Users", "Messages", "Experiments", "Flags", "Settings", "API reference"];
+    const want = ["Overview", "Trends", "Funnels", "Paths", "Retention", "Acquisition", "Dashboards", "Annotations", "Replays", "Users", "Messages", "Experiments", "Flags", "Settings", "API reference"];
     if (got.join() !== want.join()) throw new Error(`sidebar: ${got.join(", ")}`);
   });
   await check("/errors answers 404 and shows the not-found page", async () => {

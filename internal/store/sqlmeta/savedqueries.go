@@ -63,9 +63,9 @@ func (s *Store) UpdateSavedQuery(ctx context.Context, q *analytics.SavedQuery) e
 	return nil
 }
 
-// DeleteSavedQuery removes a product's saved query and the annotations
-// scoped to it, in one transaction, or returns ErrNotFound. Saved query ids
-// are unique across products, so query_id alone names its annotations.
+// DeleteSavedQuery removes a product's saved query, the annotations
+// scoped to it and the board tiles that show it, in one transaction, or returns ErrNotFound. Saved query ids
+// are unique across products, so query_id alone names its annotations and tiles.
 func (s *Store) DeleteSavedQuery(ctx context.Context, productID, id int64) error {
 	tx, err := s.begin(ctx)
 	if err != nil {
@@ -81,6 +81,9 @@ func (s *Store) DeleteSavedQuery(ctx context.Context, productID, id int64) error
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM annotations WHERE query_id = $1`, id); err != nil {
 		return fmt.Errorf("deleting the annotations of saved query %d: %w", id, err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM board_tiles WHERE query_id = $1`, id); err != nil {
+		return fmt.Errorf("deleting the board tiles of saved query %d: %w", id, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("deleting saved query: %w", err)

@@ -29,6 +29,7 @@ type Meta interface {
 	analytics.ErrorGroupStore
 	analytics.ErrorAliasStore
 	analytics.SharedLinkStore
+	analytics.BoardStore
 	analytics.GoalStore
 	analytics.AlertStore
 	analytics.CampaignStore
@@ -84,6 +85,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("ErrorGroupStatuses", scoped(testErrorGroupStatuses))
 	t.Run("ErrorAliases", scoped(testErrorAliases))
 	t.Run("SharedLinks", scoped(testSharedLinks))
+	t.Run("Boards", scoped(testBoards))
 	t.Run("Goals", scoped(testGoals))
 	t.Run("Alerts", meta(testAlerts))
 	t.Run("Campaigns", scoped(testCampaigns))

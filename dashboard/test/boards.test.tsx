@@ -1,0 +1,100 @@
+// The Dashboards page (docs/dashboard.md, "Dashboards"): a board runs all
+// its tiles at once with the range on screen (or the board's own), draws
+// each by its kind, saves the layout whole when a tile moves or grows, and
+// shows a viewer or a shared link no editing.
+import { describe, expect, it } from "vitest";
+import { BoardView, boardInput, boardPath, moved } from "../src/pages/Boards";
+import type { Board, Product } from "../src/types";
+import { asRole, byText, click, fakeFetch, mount, type Call } from "./helpers";
+
+const product: Product = { id: 3, name: "Shop", timeZone: "UTC", workspaceId: 1, createdAt: "" };
+const range = { key: "custom" as const, from: "2026-11-21", to: "2026-11-27" };
+const trend = { series: [{ label: "$pageview", data: [{ date: "2026-11-21", value: 4 }] }] };
+const funnel = { steps: [{ name: "a", count: 2, conversionPct: 100 }], conversionPct: 100 };
+
+function board(patch: Partial<Board> = {}): Board {
+  return {
+    id: 7, productId: 3, name: "Growth", description: "", dateFrom: "", dateTo: "", filters: [],
+    createdAt: "", updatedAt: "1", createdBy: "owner@example.com", tileCount: 2,
+    tiles: [
+      { id: 11, boardId: 7, queryId: 1, kind: "trend", name: "Views", position: 0, width: 2, height: 1 },
+      { id: 12, boardId: 7, queryId: 2, kind: "funnel", name: "Signup", position: 1, width: 2, height: 1 },
+    ],
+    ...patch,
+  };
+}
+
+function routes(b: Board, extra: Record<string, unknown> = {}) {
+  return {
+    "GET /api/v1/boards/7": { body: b },
+    "POST /api/v1/boards/7/tiles/11/run": { body: trend },
+    "POST /api/v1/boards/7/tiles/12/run": { body: funnel },
+    "GET /api/v1/annotations": { body: { items: [], page: 1, pageSize: 100, total: 0 } },
+    "GET /api/v1/queries": { body: { items: [] } },
+    "GET /api/v1/products/3/shared-links": { body: { items: [] } },
+    ...extra,
+  };
+}
+
+describe("Dashboards", () => {
+  it("reads its paths and moves tiles", () => {
+    expect(boardPath("/boards/12")).toBe(12);
+    expect(boardPath("/boards")).toBeNull();
+    expect(moved([1, 2, 3], 0, 1)).toEqual([2, 1, 3]);
+    expect(moved([1, 2, 3], 0, -1)).toEqual([1, 2, 3]);
+    expect(boardInput(board()).tiles).toEqual([{ id: 11, width: 2, height: 1 }, { id: 12, width: 2, height: 1 }]);
+  });
+
+  it("runs every tile at once over the range on screen, each drawn by its kind", async () => {
+    const calls = fakeFetch(routes(board()));
+    const root = await mount(<BoardView product={product} id={7} range={range} env="live" />);
+    const runs = calls.filter((c) => c.path.endsWith("/run"));
+    expect(runs.map((c) => c.path).sort()).toEqual(["/api/v1/boards/7/tiles/11/run", "/api/v1/boards/7/tiles/12/run"]);
+    expect(runs.every((c) => c.query.get("dateFrom") === "2026-11-21" && c.query.get("dateTo") === "2026-11-27")).toBe(true);
+    const tiles = root.querySelectorAll("[data-testid=board-tile]");
+    expect(tiles.length).toBe(2);
+    expect(tiles[0].querySelector("h2")!.textContent).toBe("Views");
+    expect(tiles[0].querySelector("canvas, svg, [role=img]")).not.toBeNull();
+    expect(tiles[1].textContent).toContain("a");
+  });
+
+  it("runs the tiles over the board's own range when it has one", async () => {
+    const calls = fakeFetch(routes(board({ dateFrom: "2026-01-01", dateTo: "2026-01-31" })));
+    const root = await mount(<BoardView product={product} id={7} range={range} env="live" />);
+    const runs = calls.filter((c) => c.path.endsWith("/run"));
+    expect(runs.length).toBe(2);
+    expect(runs.every((c) => c.query.get("dateFrom") === "2026-01-01" && c.query.get("dateTo") === "2026-01-31")).toBe(true);
+    expect(root.querySelector("[data-testid=board-range]")!.textContent).toContain("2026-01-01 – 2026-01-31");
+  });
+
+  it("saves the whole layout when a tile moves or grows", async () => {
+    const puts: Call[] = [];
+    const calls = fakeFetch(
+      routes(board(), {
+        "PUT /api/v1/boards/7": (c: Call) => {
+          puts.push(c);
+          return { body: board({ tiles: [...board().tiles!].reverse() }) };
+        },
+      }),
+    );
+    const root = await mount(<BoardView product={product} id={7} range={range} env="live" />);
+    await click(root.querySelector("[aria-label='Move later']"));
+    expect(puts.length).toBe(1);
+    expect((puts[0].body as { tiles: unknown }).tiles).toEqual([{ id: 12, width: 2, height: 1 }, { id: 11, width: 2, height: 1 }]);
+    expect((puts[0].body as { name: string }).name).toBe("Growth");
+    await click(byText(root, "button", "Large"));
+    expect((puts[1].body as { tiles: { id: number; height: number }[] }).tiles.map((t) => t.height)).toContain(2);
+    expect(calls.some((c) => c.method === "PUT")).toBe(true);
+  });
+
+  it("shows a viewer and a shared link no editing", async () => {
+    fakeFetch(routes(board()));
+    let root = await mount(asRole("viewer", <BoardView product={product} id={7} range={range} env="live" />));
+    expect(root.querySelector("[aria-label='Move later']")).toBeNull();
+    expect(root.querySelector("form[aria-label='Add a tile']")).toBeNull();
+    root = await mount(<BoardView product={product} id={7} range={range} env="live" readOnly />);
+    expect(root.querySelector("[aria-label='Move later']")).toBeNull();
+    expect(byText(root, "button", "Share this dashboard")).toBeUndefined();
+    expect(root.querySelectorAll("[data-testid=board-tile]").length).toBe(2);
+  });
+});
