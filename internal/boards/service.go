@@ -327,12 +327,20 @@ func ApplyFilters(kind analytics.QueryKind, def, filters json.RawMessage) (json.
 			return nil, err
 		}
 	case analytics.QueryFunnel:
-		var steps []map[string]json.RawMessage
-		if err := json.Unmarshal(fields["steps"], &steps); err != nil {
+		var raws []json.RawMessage
+		if err := json.Unmarshal(fields["steps"], &raws); err != nil {
 			return nil, err
 		}
-		for _, st := range steps {
-			if err := appendTo(st, "where"); err != nil {
+		steps := make([]map[string]json.RawMessage, len(raws))
+		for i, raw := range raws {
+			// A step saved as a plain event name becomes the object
+			// form, which has a where.
+			if bytes.HasPrefix(bytes.TrimSpace(raw), []byte(`"`)) {
+				steps[i] = map[string]json.RawMessage{"event": raw}
+			} else if err := json.Unmarshal(raw, &steps[i]); err != nil {
+				return nil, err
+			}
+			if err := appendTo(steps[i], "where"); err != nil {
 				return nil, err
 			}
 		}

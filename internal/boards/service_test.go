@@ -25,6 +25,8 @@ func TestApplyFilters(t *testing.T) {
 			`{"filters":[{"property":"country","operator":"eq","value":"FR"}],"kind":"event","start":"a"}`},
 		{analytics.QueryFunnel, `{"steps":[{"event":"a","where":[{"property":"os","operator":"eq","value":"iOS"}]},{"event":"b"}],"windowHours":24}`,
 			`{"steps":[{"event":"a","where":[{"property":"os","operator":"eq","value":"iOS"},{"property":"country","operator":"eq","value":"FR"}]},{"event":"b","where":[{"property":"country","operator":"eq","value":"FR"}]}],"windowHours":24}`},
+		{analytics.QueryFunnel, `{"steps":["a",{"event":"b"}],"windowHours":24}`,
+			`{"steps":[{"event":"a","where":[{"property":"country","operator":"eq","value":"FR"}]},{"event":"b","where":[{"property":"country","operator":"eq","value":"FR"}]}],"windowHours":24}`},
 		{analytics.QueryRetention, `{"startEvent":"a"}`, `{"startEvent":"a"}`},
 	} {
 		got, err := ApplyFilters(c.kind, json.RawMessage(c.def), board)
