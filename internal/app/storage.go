@@ -34,6 +34,7 @@ type metaStore interface {
 	analytics.AlertStore
 	analytics.CampaignStore
 	analytics.GroupStore
+	analytics.PersonStore
 	analytics.ReplayStore
 	analytics.PrivacyStore
 	analytics.SaltStore

@@ -33,6 +33,7 @@ type Meta interface {
 	analytics.AlertStore
 	analytics.CampaignStore
 	analytics.GroupStore
+	analytics.PersonStore
 	analytics.ReplayStore
 	analytics.PrivacyStore
 	analytics.SaltStore
@@ -89,6 +90,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("Campaigns", scoped(testCampaigns))
 	t.Run("Transactions", meta(testTransactions))
 	t.Run("Groups", scoped(testGroups))
+	t.Run("PersonProfiles", scoped(testPersonProfiles))
 	t.Run("ProductRetention", scoped(testProductRetention))
 	t.Run("Privacy", scoped(testPrivacy))
 	t.Run("ProductPrivacy", scoped(testProductPrivacy))
