@@ -152,11 +152,11 @@ func testPersonProfiles(ctx context.Context, t *testing.T, s Meta, a, b analytic
 	}{
 		{analytics.PersonQuery{Search: "u1"}, []string{"u1"}},
 		{analytics.PersonQuery{Search: "tie"}, []string{"tie-a", "tie-b"}},
-		{analytics.PersonQuery{Search: "alice@example"}, []string{alice}},      // email, case-insensitive
-		{analytics.PersonQuery{Search: "number6"}, []string{"u6"}},             // name, case-insensitive
-		{analytics.PersonQuery{Search: "lice"}, []string{alice}},               // a substring of the email only
-		{analytics.PersonQuery{Search: "%"}, []string{}},                        // no pattern characters
-		{analytics.PersonQuery{Search: "ä"}, []string{}},                        // not a prefix, not in a trait
+		{analytics.PersonQuery{Search: "alice@example"}, []string{alice}}, // email, case-insensitive
+		{analytics.PersonQuery{Search: "number6"}, []string{"u6"}},        // name, case-insensitive
+		{analytics.PersonQuery{Search: "lice"}, []string{alice}},          // a substring of the email only
+		{analytics.PersonQuery{Search: "%"}, []string{}},                  // no pattern characters
+		{analytics.PersonQuery{Search: "ä"}, []string{}},                  // not a prefix, not in a trait
 		{analytics.PersonQuery{Filters: []analytics.PersonFilter{{Key: "plan", Operator: analytics.OpEq, Value: "pro"}}}, []string{"u9", "u6", "u3", "u0", alice}},
 		{analytics.PersonQuery{Filters: []analytics.PersonFilter{{Key: "plan", Operator: analytics.OpNeq, Value: "pro"}}}, []string{"u8", "u7", "u5", "u4", "u2", "u1", "tie-a", "tie-b"}},
 		{analytics.PersonQuery{Filters: []analytics.PersonFilter{{Key: "seats", Operator: analytics.OpEq, Value: "7"}}}, []string{"u7", alice}},
