@@ -250,6 +250,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Sourcemaps:      a.store.meta,
 		ErrorGroupOps:   errorGroups,
 		Groups:          a.store.meta,
+		People:          a.store.meta,
 		Replay:          cfg.Replay,
 		ReplayRetention: cfg.ReplayRetention,
 		Alerts:          a.store.meta,

@@ -80,6 +80,8 @@ type Server struct {
 	// Groups keeps the products' group profiles, which the SDK sends
 	// (groups.go).
 	Groups analytics.GroupStore
+	// People keeps the products' person profiles (people.go).
+	People analytics.PersonStore
 	// Privacy deletes and exports persons' data and keeps the audit log
 	// (persons.go).
 	Privacy *privacy.Service
@@ -321,6 +323,8 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("DELETE /api/v1/annotations/{id}", asAdmin(h(s.handleDeleteAnnotation)))
 
 	mux.Handle("GET /api/v1/users/{distinctId}/events", asViewer(h(s.handleUserEvents)))
+	mux.Handle("GET /api/v1/persons", asViewer(h(s.handleListPersons)))
+	mux.Handle("GET /api/v1/persons/{distinctId}", asViewer(h(s.handleGetPerson)))
 
 	mux.Handle("GET /api/v1/replays", asViewer(h(s.handleListReplays)))
 	mux.Handle("DELETE /api/v1/replays", asAdmin(h(s.handleDeleteUserReplays)))
