@@ -1,6 +1,7 @@
 package sqlmeta
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,9 +59,15 @@ func (s *Store) ListPersons(ctx context.Context, q analytics.PersonQuery) ([]ana
 	where := []string{"product_id = $1"}
 	if q.Search != "" {
 		p := param(q.Search)
-		where = append(where, `(starts_with(distinct_id, `+p+`)
-			OR strpos(lower(CAST(properties AS JSON) ->> 'email'), lower(`+p+`)) > 0
-			OR strpos(lower(CAST(properties AS JSON) ->> 'name'), lower(`+p+`)) > 0)`)
+		// The JSON is parsed only for the rows whose text holds the search
+		// text, which is how the stored text (written by mergeProperties,
+		// without escapes but of " and \ and control characters) holds it.
+		trait := `strpos(lower(CAST(properties AS JSON) ->> 'email'), lower(` + p + `)) > 0
+			OR strpos(lower(CAST(properties AS JSON) ->> 'name'), lower(` + p + `)) > 0`
+		if !strings.ContainsAny(q.Search, "\"\\") && !hasControl(q.Search) {
+			trait = `strpos(lower(properties), lower(` + p + `)) > 0 AND (` + trait + `)`
+		}
+		where = append(where, `(starts_with(distinct_id, `+p+`) OR (`+trait+`))`)
 	}
 	for _, f := range q.Filters {
 		prop := personProperty(param(f.Key))
@@ -87,6 +94,11 @@ func (s *Store) ListPersons(ctx context.Context, q analytics.PersonQuery) ([]ana
 	return QueryAll(ctx, s.conn(), "listing persons", scanPerson(q.ProductID),
 		`SELECT `+personColumns+` FROM persons WHERE `+strings.Join(where, " AND ")+`
 		 ORDER BY last_seen DESC, distinct_id LIMIT `+limit, args...)
+}
+
+// hasControl reports whether s holds a character JSON writes escaped.
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x2028 || r == 0x2029 })
 }
 
 // DeletePersonProfiles deletes the profiles of distinctIDs in a product.
@@ -290,5 +302,30 @@ func personProperties(old json.RawMessage, u *analytics.PersonUpdate) (string, e
 	for k, v := range u.Set {
 		sent[k] = v
 	}
+	for k, v := range sent {
+		sent[k] = unescaped(v)
+	}
 	return mergeProperties(old, sent)
+}
+
+// unescaped is v written again without the escapes JSON does not need
+// (\u00e4 for ä, \/ for /), so that the stored text holds a string's
+// characters as they are, as ListPersons's search expects.
+func unescaped(v json.RawMessage) json.RawMessage {
+	if !bytes.ContainsRune(v, '\\') {
+		return v
+	}
+	var x any
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.UseNumber()
+	if err := dec.Decode(&x); err != nil {
+		return v
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(x); err != nil {
+		return v
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }

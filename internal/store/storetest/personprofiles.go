@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,6 +108,17 @@ func testPersonProfiles(ctx context.Context, t *testing.T, s Meta, a, b analytic
 	// Two persons seen at the same instant are ordered by id.
 	apply(analytics.PersonUpdate{ProductID: a.ID, DistinctID: "tie-b", FirstSeen: day, LastSeen: day.Add(30 * time.Minute)},
 		analytics.PersonUpdate{ProductID: a.ID, DistinctID: "tie-a", FirstSeen: day, LastSeen: day.Add(30 * time.Minute)})
+	// A value sent with escapes JSON does not need is found by its
+	// characters; one with a quote by its quote.
+	apply(analytics.PersonUpdate{ProductID: a.ID, DistinctID: "esc", FirstSeen: day, LastSeen: day.Add(20 * time.Minute),
+		Set: map[string]json.RawMessage{"name": json.RawMessage(`"\u00c4nne \"Q\" \/ 12345678901234567890"`),
+			"big": json.RawMessage(`12345678901234567890`)}})
+	if got := props(get(a.ID, "esc")); got["name"] != `Änne "Q" / 12345678901234567890` {
+		t.Errorf("escaped name stored as %q", got["name"])
+	}
+	if got := string(get(a.ID, "esc").Properties); !strings.Contains(got, `"big":12345678901234567890`) {
+		t.Errorf("a large number stored as %s", got)
+	}
 	ids := func(q analytics.PersonQuery) []string {
 		t.Helper()
 		q.ProductID = a.ID
@@ -123,7 +135,7 @@ func testPersonProfiles(ctx context.Context, t *testing.T, s Meta, a, b analytic
 		}
 		return out
 	}
-	all := []string{"u9", "u8", "u7", "u6", "u5", "u4", "u3", "u2", "u1", "u0", alice, "tie-a", "tie-b"}
+	all := []string{"u9", "u8", "u7", "u6", "u5", "u4", "u3", "u2", "u1", "u0", alice, "tie-a", "tie-b", "esc"}
 	if got := ids(analytics.PersonQuery{}); !reflect.DeepEqual(got, all) {
 		t.Errorf("list = %v, want %v", got, all)
 	}
@@ -156,13 +168,16 @@ func testPersonProfiles(ctx context.Context, t *testing.T, s Meta, a, b analytic
 		{analytics.PersonQuery{Search: "number6"}, []string{"u6"}},        // name, case-insensitive
 		{analytics.PersonQuery{Search: "lice"}, []string{alice}},          // a substring of the email only
 		{analytics.PersonQuery{Search: "%"}, []string{}},                  // no pattern characters
-		{analytics.PersonQuery{Search: "ä"}, []string{}},                  // not a prefix, not in a trait
+		{analytics.PersonQuery{Search: "Änne"}, []string{"esc"}},          // in a name sent escaped (case folding beyond ASCII is the database's)
+		{analytics.PersonQuery{Search: `"q" /`}, []string{"esc"}},
+		{analytics.PersonQuery{Search: "ß"}, []string{}}, // not a prefix, not in a trait
 		{analytics.PersonQuery{Filters: []analytics.PersonFilter{{Key: "plan", Operator: analytics.OpEq, Value: "pro"}}}, []string{"u9", "u6", "u3", "u0", alice}},
-		{analytics.PersonQuery{Filters: []analytics.PersonFilter{{Key: "plan", Operator: analytics.OpNeq, Value: "pro"}}}, []string{"u8", "u7", "u5", "u4", "u2", "u1", "tie-a", "tie-b"}},
+		{analytics.PersonQuery{Filters: []analytics.PersonFilter{{Key: "plan", Operator: analytics.OpNeq, Value: "pro"}}}, []string{"u8", "u7", "u5", "u4", "u2", "u1", "tie-a", "tie-b", "esc"}},
 		{analytics.PersonQuery{Filters: []analytics.PersonFilter{{Key: "seats", Operator: analytics.OpEq, Value: "7"}}}, []string{"u7", alice}},
 		{analytics.PersonQuery{Filters: []analytics.PersonFilter{{Key: "name", Operator: analytics.OpContains, Value: "NUMBER"}}}, []string{"u9", "u6", "u3", "u0"}},
+		{analytics.PersonQuery{Filters: []analytics.PersonFilter{{Key: "big", Operator: analytics.OpEq, Value: "12345678901234567890"}}}, []string{"esc"}},
 		{analytics.PersonQuery{Filters: []analytics.PersonFilter{{Key: "seats", Operator: analytics.OpIsSet}}}, []string{"u7", "u4", "u1", alice}},
-		{analytics.PersonQuery{Filters: []analytics.PersonFilter{{Key: "plan", Operator: analytics.OpIsNotSet}}}, []string{"u8", "u5", "u2", "tie-a", "tie-b"}},
+		{analytics.PersonQuery{Filters: []analytics.PersonFilter{{Key: "plan", Operator: analytics.OpIsNotSet}}}, []string{"u8", "u5", "u2", "tie-a", "tie-b", "esc"}},
 		{analytics.PersonQuery{Search: "u", Filters: []analytics.PersonFilter{{Key: "plan", Operator: analytics.OpEq, Value: "free"},
 			{Key: "seats", Operator: analytics.OpNeq, Value: "4"}}}, []string{"u7", "u1"}},
 	}
