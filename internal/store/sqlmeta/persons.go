@@ -88,7 +88,9 @@ func (s *Store) ListPersons(ctx context.Context, q analytics.PersonQuery) ([]ana
 	}
 	if q.After != nil {
 		at, id := param(q.After.LastSeen.UTC()), param(q.After.DistinctID)
-		where = append(where, `(last_seen < `+at+` OR (last_seen = `+at+` AND distinct_id > `+id+`))`)
+		// last_seen <= at first, a range PostgreSQL reads from its index
+		// (the order's two directions allow no row comparison).
+		where = append(where, `last_seen <= `+at+` AND (last_seen < `+at+` OR distinct_id > `+id+`)`)
 	}
 	limit := param(q.Limit)
 	return QueryAll(ctx, s.conn(), "listing persons", scanPerson(q.ProductID),
