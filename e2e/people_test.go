@@ -2,10 +2,14 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"reflect"
 	"testing"
 	"time"
+
+	"strata/internal/store/clickhouse/chtest"
+	"strata/internal/store/postgres/pgtest"
 )
 
 // TestPeople drives person profiles over HTTP on the real binary:
@@ -16,7 +20,21 @@ import (
 // pending updates).
 func TestPeople(t *testing.T) {
 	dir := t.TempDir()
-	s := startServer(t, dir)
+	checkPeople(t, func() *server { return startServer(t, dir) })
+}
+
+// TestPeopleClickHouse is the same with events in ClickHouse and the
+// profiles in PostgreSQL.
+func TestPeopleClickHouse(t *testing.T) {
+	chtest.Skip(t)
+	ch := chtest.Shared(t)
+	meta := pgtest.Start(t)
+	dir, events := t.TempDir(), ch.URL(fmt.Sprintf("strata_people_%d", time.Now().UnixNano()), "")
+	checkPeople(t, func() *server { return startServer(t, dir, "--events", events, "--meta", meta) })
+}
+
+func checkPeople(t *testing.T, start func() *server) {
+	s := start()
 	a, b := newTenant(t, s, "Shop"), newTenant(t, s, "Blog")
 	now := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
 	at := func(m int) string { return now.Add(time.Duration(m) * time.Minute).Format(time.RFC3339) }
@@ -91,9 +109,9 @@ func TestPeople(t *testing.T) {
 		t.Errorf("list = %v", got)
 	}
 	for q, want := range map[string][]string{
-		"search=ali":       {"alice"},
-		"search=example":   {"alice"},
-		"search=builder":   {"bob"},
+		"search=ali":     {"alice"},
+		"search=example": {"alice"},
+		"search=builder": {"bob"},
 		"where=" + url.QueryEscape(`[{"key":"plan","operator":"eq","value":"free"}]`): {"bob"},
 		"where=" + url.QueryEscape(`[{"key":"plan","operator":"is_not_set"}]`):        {"carol"},
 	} {
@@ -137,7 +155,7 @@ func TestPeople(t *testing.T) {
 		t.Fatalf("ingest: %d %s", res.Status, res.Body)
 	}
 	s.Stop()
-	s = startServer(t, dir)
+	s = start()
 	check(s)
 	if got := list(a.Token, "search=dave"); len(got.Items) != 1 || got.Items[0].Properties["plan"] != "team" {
 		t.Errorf("dave after the restart: %+v", got)
