@@ -201,7 +201,13 @@ func mergeUpdate(m, u *analytics.PersonUpdate) {
 func (s *Store) applyChunk(ctx context.Context, keys []personKey, updates map[personKey]*analytics.PersonUpdate) ([]personKey, error) {
 	old := map[personKey]analytics.Person{}
 	byProduct := map[int64][]string{}
+	var seenOnly, withProps []personKey
 	for _, k := range keys {
+		if u := updates[k]; len(u.Set) == 0 && len(u.SetOnce) == 0 {
+			seenOnly = append(seenOnly, k)
+			continue
+		}
+		withProps = append(withProps, k)
 		byProduct[k.product] = append(byProduct[k.product], k.id)
 	}
 	for product, ids := range byProduct {
@@ -226,8 +232,11 @@ func (s *Store) applyChunk(ctx context.Context, keys []personKey, updates map[pe
 	}
 	defer tx.Rollback()
 	now := s.stamp()
+	if err := upsertSeen(ctx, tx, seenOnly, updates, now); err != nil {
+		return keys, err
+	}
 	var again []personKey
-	for _, k := range keys {
+	for _, k := range withProps {
 		u := updates[k]
 		first, last := u.FirstSeen.UTC().Truncate(time.Microsecond), u.LastSeen.UTC().Truncate(time.Microsecond)
 		p, found := old[k]
@@ -280,6 +289,35 @@ func (s *Store) applyChunk(ctx context.Context, keys []personKey, updates map[pe
 		return keys, fmt.Errorf("storing persons: %w", err)
 	}
 	return again, nil
+}
+
+// upsertSeen writes the persons whose updates hold no properties, most
+// of them, in one statement: a new person is inserted with no properties,
+// a stored one's first seen only moves earlier and last seen only later.
+// Those merges do not depend on the order of writes, so no read and no
+// condition are needed, unlike properties'.
+func upsertSeen(ctx context.Context, tx txn, keys []personKey, updates map[personKey]*analytics.PersonUpdate, now time.Time) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	args := make([]any, 0, 5*len(keys)+1)
+	args = append(args, now)
+	rows := make([]string, len(keys))
+	for i, k := range keys {
+		u := updates[k]
+		n := len(args)
+		args = append(args, k.product, k.id, `{}`, u.FirstSeen.UTC().Truncate(time.Microsecond), u.LastSeen.UTC().Truncate(time.Microsecond))
+		rows[i] = fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $1)", n+1, n+2, n+3, n+4, n+5)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO persons (product_id, distinct_id, properties, first_seen, last_seen, updated_at)
+		VALUES `+strings.Join(rows, ", ")+`
+		ON CONFLICT (product_id, distinct_id) DO UPDATE SET
+			first_seen = LEAST(persons.first_seen, excluded.first_seen),
+			last_seen = GREATEST(persons.last_seen, excluded.last_seen)`, args...)
+	if err != nil {
+		return fmt.Errorf("storing persons' first and last seen: %w", err)
+	}
+	return nil
 }
 
 // personProperties returns the stored object old with u's Set keys set

@@ -85,6 +85,19 @@ func testPersonProfiles(ctx context.Context, t *testing.T, s Meta, a, b analytic
 		t.Errorf("an update applied again changed the person: %s %v", again.Properties, again.LastSeen)
 	}
 
+	// An update without properties (most of them) only widens first and
+	// last seen, and keeps the properties.
+	apply(analytics.PersonUpdate{ProductID: a.ID, DistinctID: alice, FirstSeen: day.Add(time.Hour), LastSeen: day.Add(2 * time.Hour)})
+	if got := get(a.ID, alice); !got.FirstSeen.Equal(day) || !got.LastSeen.Equal(day.Add(3*time.Hour)) || !reflect.DeepEqual(props(got), want) {
+		t.Errorf("a narrower seen-only update changed the person: %s %v – %v", got.Properties, got.FirstSeen, got.LastSeen)
+	}
+	apply(analytics.PersonUpdate{ProductID: a.ID, DistinctID: alice, FirstSeen: day.Add(-time.Hour), LastSeen: day.Add(3*time.Hour + time.Second)})
+	if got := get(a.ID, alice); !got.FirstSeen.Equal(day.Add(-time.Hour)) || !got.LastSeen.Equal(day.Add(3*time.Hour+time.Second)) || !reflect.DeepEqual(props(got), want) {
+		t.Errorf("a wider seen-only update: %s %v – %v", got.Properties, got.FirstSeen, got.LastSeen)
+	}
+	apply(analytics.PersonUpdate{ProductID: a.ID, DistinctID: alice, FirstSeen: day, LastSeen: day.Add(3 * time.Hour)},
+		analytics.PersonUpdate{ProductID: a.ID, DistinctID: alice, FirstSeen: day, LastSeen: day.Add(3 * time.Hour)})
+
 	// The same id in product b is another person.
 	if _, err := s.Person(ctx, b.ID, alice); !errors.Is(err, analytics.ErrNotFound) {
 		t.Errorf("person of product a read in b: %v", err)
