@@ -234,23 +234,25 @@ const personBatch = 4096
 func (u *Updater) add(k key, up analytics.PersonUpdate) {
 	p, ok := u.pending[k]
 	if !ok {
+		// Set and SetOnce stay nil until a key needs them: most updates
+		// only move first and last seen.
 		up.ProductID, up.DistinctID = k.product, k.id
-		if up.Set == nil {
-			up.Set = map[string]json.RawMessage{}
-		}
-		if up.SetOnce == nil {
-			up.SetOnce = map[string]json.RawMessage{}
-		}
 		u.pending[k], u.order = &up, append(u.order, k)
 		return
 	}
 	for name, v := range up.Set {
+		if p.Set == nil {
+			p.Set = map[string]json.RawMessage{}
+		}
 		p.Set[name] = v
 		delete(p.SetOnce, name) // a $set after a $set_once of the key wins
 	}
 	for name, v := range up.SetOnce {
 		if _, ok := p.SetOnce[name]; !ok {
 			if _, set := p.Set[name]; !set {
+				if p.SetOnce == nil {
+					p.SetOnce = map[string]json.RawMessage{}
+				}
 				p.SetOnce[name] = v
 			}
 		}

@@ -15,12 +15,15 @@ import (
 type fake struct {
 	mu      sync.Mutex
 	written []analytics.PersonUpdate
+	discard bool
 }
 
 func (f *fake) ApplyPersons(_ context.Context, us []analytics.PersonUpdate) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.written = append(f.written, us...)
+	if !f.discard {
+		f.written = append(f.written, us...)
+	}
 	return nil
 }
 func (f *fake) Person(context.Context, int64, string) (analytics.Person, error) {
