@@ -133,6 +133,7 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("ZoneErrorDays", events(testZoneErrorDays))
 	t.Run("DropEvents", events(testDropEvents))
 	t.Run("DeletePersons", events(testDeletePersons))
+	t.Run("PersonEventCounts", events(testPersonEventCounts))
 }
 
 // products creates a workspace and in it one product a name, in order:
