@@ -62,6 +62,7 @@ func checkPeople(t *testing.T, start func() *server) {
 		Properties map[string]any `json:"properties"`
 		FirstSeen  time.Time      `json:"firstSeen"`
 		LastSeen   time.Time      `json:"lastSeen"`
+		EventCount int64          `json:"eventCount"`
 	}
 	type page struct {
 		Items      []row   `json:"items"`
@@ -105,8 +106,11 @@ func checkPeople(t *testing.T, start func() *server) {
 		}
 	}
 	check(s)
-	if got := ids(list(a.Token, "")); !reflect.DeepEqual(got, []string{"carol", "bob", "alice"}) {
+	all := list(a.Token, "")
+	if got := ids(all); !reflect.DeepEqual(got, []string{"carol", "bob", "alice"}) {
 		t.Errorf("list = %v", got)
+	} else if counts := []int64{all.Items[0].EventCount, all.Items[1].EventCount, all.Items[2].EventCount}; !reflect.DeepEqual(counts, []int64{1, 1, 3}) {
+		t.Errorf("event counts = %v, want [1 1 3]", counts)
 	}
 	for q, want := range map[string][]string{
 		"search=ali":     {"alice"},

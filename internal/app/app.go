@@ -252,6 +252,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		ErrorGroupOps:   errorGroups,
 		Groups:          a.store.meta,
 		People:          a.store.meta,
+		PersonCounts:    a.store.queries.(analytics.PersonCountStore),
 		Replay:          cfg.Replay,
 		ReplayRetention: cfg.ReplayRetention,
 		Alerts:          a.store.meta,

@@ -28,7 +28,7 @@ func (s *Server) handleListPersons(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	page, err := readMeta(s, r, func(ctx context.Context) (persons.Page, error) {
-		return persons.List(ctx, s.People, pq, columns)
+		return persons.List(ctx, s.People, s.PersonCounts, pq, columns)
 	})
 	if err != nil {
 		return err

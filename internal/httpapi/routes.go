@@ -80,8 +80,10 @@ type Server struct {
 	// Groups keeps the products' group profiles, which the SDK sends
 	// (groups.go).
 	Groups analytics.GroupStore
-	// People keeps the products' person profiles (people.go).
-	People analytics.PersonStore
+	// People keeps the products' person profiles (people.go);
+	// PersonCounts counts the events of a page of them.
+	People       analytics.PersonStore
+	PersonCounts analytics.PersonCountStore
 	// Privacy deletes and exports persons' data and keeps the audit log
 	// (persons.go).
 	Privacy *privacy.Service

@@ -40,6 +40,9 @@ type Row struct {
 	Properties json.RawMessage `json:"properties"`
 	FirstSeen  time.Time       `json:"firstSeen"`
 	LastSeen   time.Time       `json:"lastSeen"`
+	// EventCount is the person's events in the event store, every
+	// environment.
+	EventCount int64 `json:"eventCount"`
 }
 
 // Page is one page of the list; NextCursor is set when more follow.
@@ -149,8 +152,9 @@ func decodeCursor(s string) (analytics.PersonCursor, error) {
 }
 
 // List returns one page of persons, each with only the chosen columns of
-// its properties when columns are given.
-func List(ctx context.Context, store analytics.PersonStore, q analytics.PersonQuery, columns []string) (Page, error) {
+// its properties when columns are given, and with its event count from
+// counts (the page's ids only) when counts is set.
+func List(ctx context.Context, store analytics.PersonStore, counts analytics.PersonCountStore, q analytics.PersonQuery, columns []string) (Page, error) {
 	page := q.Limit
 	q.Limit++
 	list, err := store.ListPersons(ctx, q)
@@ -164,12 +168,23 @@ func List(ctx context.Context, store analytics.PersonStore, q analytics.PersonQu
 		next := encodeCursor(analytics.PersonCursor{LastSeen: last.LastSeen, DistinctID: last.DistinctID})
 		res.NextCursor = &next
 	}
+	var n map[string]int64
+	if counts != nil && len(list) > 0 {
+		ids := make([]string, len(list))
+		for i, p := range list {
+			ids[i] = p.DistinctID
+		}
+		if n, err = counts.PersonEventCounts(ctx, q.ProductID, ids); err != nil {
+			return Page{}, err
+		}
+	}
 	for _, p := range list {
 		props := p.Properties
 		if len(columns) > 0 {
 			props = pick(props, columns)
 		}
-		res.Items = append(res.Items, Row{DistinctID: p.DistinctID, Properties: props, FirstSeen: p.FirstSeen, LastSeen: p.LastSeen})
+		res.Items = append(res.Items, Row{DistinctID: p.DistinctID, Properties: props, FirstSeen: p.FirstSeen, LastSeen: p.LastSeen,
+			EventCount: n[p.DistinctID]})
 	}
 	return res, nil
 }
