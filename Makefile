@@ -201,6 +201,7 @@ bench: build $(NODE_SDK)/node_modules/.package-lock.json $(SDK)/node_modules/.pa
 	$(GO) run ./cmd/strata-bench -strata $(BIN) $(if $(BENCH_OLD),-strata-old $(BENCH_OLD))
 	$(GO) test -run '^$$$$' -bench BenchmarkImportFast -benchtime 3x ./internal/importer/
 	$(GO) test -run '^$$$$' -bench 'BenchmarkCookieless|BenchmarkParseAndProcess' -count 3 ./internal/ingest/
+	$(GO) test -run '^$$$$' -bench BenchmarkPeopleList -benchtime 1x ./internal/store/duckdb/ ./internal/store/postgres/
 	$(GO) run ./cmd/strata-bench -suite forget $(if $(FORGET_DATA),-forget-data $(FORGET_DATA))
 	cd $(NODE_SDK) && npm run bench
 	cd $(SDK) && STRATA_BIN=$(CURDIR)/$(BIN) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) npm run bench:replay

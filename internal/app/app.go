@@ -233,6 +233,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	a.privacy = privacy.New(a.store.meta, log.With("component", "privacy"),
 		events, privacy.Groups{Events: events}, privacy.Replays{Store: a.store.replays},
 		privacy.SurveyResponses{Store: a.store.meta}, privacy.MessageStates{Store: a.store.meta})
+	a.privacy.Profiles, a.privacy.Flush = a.store.meta, a.store.persons.Flush
 	api := &httpapi.Server{
 		Privacy:          a.privacy,
 		Keys:             a.keys,
@@ -251,6 +252,8 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Sourcemaps:      a.store.meta,
 		ErrorGroupOps:   errorGroups,
 		Groups:          a.store.meta,
+		People:          a.store.meta,
+		PersonCounts:    a.store.queries.(analytics.PersonCountStore),
 		Replay:          cfg.Replay,
 		ReplayRetention: cfg.ReplayRetention,
 		Alerts:          a.store.meta,

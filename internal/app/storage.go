@@ -10,6 +10,7 @@ import (
 	"strata/internal/analytics"
 	"strata/internal/backup"
 	"strata/internal/config"
+	"strata/internal/persons"
 	"strata/internal/store/clickhouse"
 	"strata/internal/store/duckdb"
 	"strata/internal/store/postgres"
@@ -35,6 +36,7 @@ type metaStore interface {
 	analytics.AlertStore
 	analytics.CampaignStore
 	analytics.GroupStore
+	analytics.PersonStore
 	analytics.ReplayStore
 	analytics.PrivacyStore
 	analytics.SaltStore
@@ -66,6 +68,9 @@ type storage struct {
 	// guard keeps writes off a nearly full disk and reopens the embedded
 	// database after a failed write (disk.go).
 	guard *storageGuard
+	// persons keeps person profiles from the stored events: the event
+	// stores hand it each committed batch (internal/persons).
+	persons *persons.Updater
 	// closers run in order at close.
 	closers []func() error
 }
@@ -73,7 +78,7 @@ type storage struct {
 // openStorage opens the stores cfg names. On error, whatever it opened is
 // closed again.
 func openStorage(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *storage, err error) {
-	s := &storage{}
+	s := &storage{persons: persons.New(persons.Options{Logger: log.With("component", "persons")})}
 	defer func() {
 		if err != nil {
 			s.close()
@@ -100,7 +105,8 @@ func openStorage(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *s
 		// A spool left by an unclean stop is replayed even when the spool
 		// is now switched off, so that no acknowledged event is left
 		// behind. Closing the spool closes the store behind it.
-		s.spool, err = spool.Open(ctx, s.embedded, spool.Options{
+		inner := persons.Inner{Inner: s.embedded, Updater: s.persons}
+		s.spool, err = spool.Open(ctx, inner, spool.Options{
 			Dir: filepath.Join(cfg.DataDir, "spool"), Gate: s.guard.Admit, Logger: log.With("component", "spool")})
 		if err != nil {
 			s.closers = append(s.closers, s.embedded.Close)
@@ -110,9 +116,12 @@ func openStorage(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *s
 		s.events, s.queries, s.sync = s.spool, s.embedded, s.spool.Sync
 		s.guard.spooled = cfg.Spool
 		if !cfg.Spool {
-			s.events = s.embedded
+			s.events = persons.Events{EventStore: s.embedded, Updater: s.persons}
 		}
 	} else {
+		// The pending profile updates are written before the embedded
+		// metadata store, if any, closes.
+		s.closers = append(s.closers, s.persons.Close)
 		if s.embedded != nil {
 			s.closers = append(s.closers, s.embedded.Close)
 		}
@@ -121,7 +130,7 @@ func openStorage(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *s
 			return nil, err
 		}
 		s.closers = append(s.closers, ch.Close)
-		s.events, s.queries = ch, ch
+		s.events, s.queries = persons.Events{EventStore: ch, Updater: s.persons}, ch
 	}
 	if cfg.MetaURL != "" {
 		pg, err := postgres.Open(ctx, cfg.MetaURL)
@@ -139,6 +148,7 @@ func openStorage(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *s
 		s.closers = append(s.closers, files.Close)
 		s.replays, s.files = files, files
 	}
+	s.persons.Start(s.meta)
 	return s, nil
 }
 

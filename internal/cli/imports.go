@@ -18,6 +18,7 @@ import (
 	"strata/internal/errtrack"
 	"strata/internal/importer"
 	"strata/internal/ingest"
+	profiles "strata/internal/persons"
 	"strata/internal/store/duckdb"
 	"strata/internal/store/spool"
 )
@@ -132,8 +133,15 @@ func openImportTarget(ctx context.Context, db *duckdb.Store, dataDir string, pro
 		db.Close()
 		return nil, nil, err
 	}
-	sp, err := spool.Open(ctx, db, spool.Options{Dir: filepath.Join(dataDir, "spool")})
+	// Person profiles are updated from the imported events as from
+	// ingested ones (docs/ingest.md, "Person profiles"); closing the spool
+	// writes the last of them, then closes the store.
+	people := profiles.New(profiles.Options{})
+	people.Start(db)
+	inner := profiles.Inner{Inner: db, Updater: people}
+	sp, err := spool.Open(ctx, inner, spool.Options{Dir: filepath.Join(dataDir, "spool")})
 	if err != nil {
+		people.Close()
 		db.Close()
 		return nil, nil, err
 	}
@@ -145,7 +153,7 @@ func openImportTarget(ctx context.Context, db *duckdb.Store, dataDir string, pro
 			for i := range ps {
 				events[i] = ps[i].Event
 			}
-			return db.AppendEvents(ctx, events)
+			return inner.AppendEvents(ctx, events)
 		},
 		Now: time.Now,
 	}

@@ -15,6 +15,7 @@ import (
 
 	"strata/internal/admin"
 	"strata/internal/analytics"
+	profiles "strata/internal/persons"
 	"strata/internal/privacy"
 	"strata/internal/store/duckdb"
 	"strata/internal/store/replayfs"
@@ -115,8 +116,13 @@ func openPrivacy(ctx context.Context, dataDir string) (*privacy.Service, func(),
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening %s (no server answered on its admin socket): %w", dataDir, err)
 	}
-	sp, err := spool.Open(ctx, db, spool.Options{Dir: filepath.Join(dataDir, "spool")})
+	// The spool's replay updates the profiles as the server would; the
+	// deletion then deletes them (docs/privacy.md).
+	people := profiles.New(profiles.Options{})
+	people.Start(db)
+	sp, err := spool.Open(ctx, profiles.Inner{Inner: db, Updater: people}, spool.Options{Dir: filepath.Join(dataDir, "spool")})
 	if err != nil {
+		people.Close()
 		db.Close()
 		return nil, nil, err
 	}
@@ -128,6 +134,7 @@ func openPrivacy(ctx context.Context, dataDir string) (*privacy.Service, func(),
 	events := privacy.Events{Store: db, Sync: sp.Sync}
 	svc := privacy.New(db, nil, events, privacy.Groups{Events: events}, privacy.Replays{Store: files},
 		privacy.SurveyResponses{Store: db}, privacy.MessageStates{Store: db})
+	svc.Profiles, svc.Flush = db, people.Flush
 	return svc, func() { files.Close(); sp.Close() }, nil
 }
 

@@ -81,6 +81,10 @@ type Server struct {
 	// Groups keeps the products' group profiles, which the SDK sends
 	// (groups.go).
 	Groups analytics.GroupStore
+	// People keeps the products' person profiles (people.go);
+	// PersonCounts counts the events of a page of them.
+	People       analytics.PersonStore
+	PersonCounts analytics.PersonCountStore
 	// Privacy deletes and exports persons' data and keeps the audit log
 	// (persons.go).
 	Privacy *privacy.Service
@@ -333,6 +337,8 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("DELETE /api/v1/annotations/{id}", asAdmin(h(s.handleDeleteAnnotation)))
 
 	mux.Handle("GET /api/v1/users/{distinctId}/events", asViewer(h(s.handleUserEvents)))
+	mux.Handle("GET /api/v1/persons", asViewer(h(s.handleListPersons)))
+	mux.Handle("GET /api/v1/persons/{distinctId}", asViewer(h(s.handleGetPerson)))
 
 	mux.Handle("GET /api/v1/replays", asViewer(h(s.handleListReplays)))
 	mux.Handle("DELETE /api/v1/replays", asAdmin(h(s.handleDeleteUserReplays)))

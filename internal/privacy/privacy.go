@@ -5,8 +5,8 @@
 // A person is a product's distinct id. Each kind of data a person leaves
 // (events, replays, survey responses, message states, group memberships)
 // implements PersonData; Forget and Export run every registered kind, so
-// that a new kind (person profiles, issue 41) joins by adding one
-// implementation to Service.Kinds. Deleting is asynchronous: a request
+// that a new kind joins by adding one implementation to Service.Kinds
+// (the person profile, one object rather than rows, is Service.Profiles). Deleting is asynchronous: a request
 // stores a job (migration 0035) and answers at once, and the runner (Run)
 // deletes, kind after kind, and marks the job done only when every kind
 // reports its rows gone — on ClickHouse, once the mutation is done on
@@ -17,6 +17,7 @@ package privacy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -56,6 +57,14 @@ type Service struct {
 	Log   *slog.Logger
 	// Poll is how often Run looks for pending jobs (PollEvery when 0).
 	Poll time.Duration
+	// Profiles, when set, keeps the person profiles (docs/ingest.md,
+	// "Person profiles"): a deletion deletes the ids' profiles after
+	// every kind, once Flush has written the updates of the events
+	// loaded before (which would otherwise make the profile again), and
+	// the export holds the profile as "profile". It is no Kind, since
+	// the export's "profile" is one object, not an array.
+	Profiles analytics.PersonStore
+	Flush    func(context.Context) error
 
 	wake chan struct{}
 }
@@ -154,6 +163,18 @@ func (s *Service) Forget(ctx context.Context, productID int64, distinctIDs []str
 			return counts, fmt.Errorf("deleting %s: %w", k.Name(), err)
 		}
 		counts[k.Name()] = n
+	}
+	if s.Profiles != nil {
+		if s.Flush != nil {
+			if err := s.Flush(ctx); err != nil {
+				return counts, fmt.Errorf("writing pending profiles: %w", err)
+			}
+		}
+		n, err := s.Profiles.DeletePersonProfiles(ctx, productID, distinctIDs)
+		if err != nil {
+			return counts, fmt.Errorf("deleting profiles: %w", err)
+		}
+		counts["profile"] = n
 	}
 	return counts, nil
 }
@@ -258,8 +279,17 @@ func CheckExportID(id string) error { return checkID(id) }
 
 func (s *Service) writeExport(ctx context.Context, productID int64, distinctID string, w io.Writer) error {
 	head, _ := json.Marshal(distinctID)
-	// profile is null until person profiles (issue 41) fill it.
-	if _, err := fmt.Fprintf(w, `{"distinctId":%s,"productId":%d,"profile":null`, head, productID); err != nil {
+	profile := []byte("null")
+	if s.Profiles != nil {
+		p, err := s.Profiles.Person(ctx, productID, distinctID)
+		switch {
+		case err == nil:
+			profile, _ = json.Marshal(p)
+		case !errors.Is(err, analytics.ErrNotFound):
+			return fmt.Errorf("exporting the profile: %w", err)
+		}
+	}
+	if _, err := fmt.Fprintf(w, `{"distinctId":%s,"productId":%d,"profile":%s`, head, productID, profile); err != nil {
 		return err
 	}
 	enc := json.NewEncoder(w)

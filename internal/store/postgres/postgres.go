@@ -14,7 +14,8 @@
 //     both without either store having to recognise its error code.
 //   - Migrations: the metadata migrations are sqlmeta's (sqlmeta.Migrations),
 //     the one copy the DuckDB store applies too; versions that create
-//     DuckDB's event tables are absent. They are applied and recorded in
+//     DuckDB's event tables are absent, and migrations/ adds the few of
+//     PostgreSQL's own (an index for the people list's order, 0042). They are applied and recorded in
 //     schema_migrations by internal/store/migrate, like DuckDB's, so both
 //     stores number and record schema versions the same way.
 //   - Concurrent starts: several nodes may start at once against one
@@ -33,6 +34,7 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"embed"
 	"fmt"
 	"time"
 
@@ -74,7 +76,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		return nil, fmt.Errorf("parsing postgres url: %w", err)
 	}
 	where := fmt.Sprintf("postgres database %q on %s:%d", cfg.Database, cfg.Host, cfg.Port)
-	migrations, err := sqlmeta.Migrations()
+	migrations, err := Migrations()
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +86,23 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		return nil, fmt.Errorf("migrating %s: %w", where, err)
 	}
 	return &Store{Store: sqlmeta.New(db, time.Now), db: db}, nil
+}
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Migrations are the metadata migrations (sqlmeta.Migrations) and the
+// few of PostgreSQL's own (an index DuckDB would not use), in one order.
+func Migrations() ([]migrate.Migration, error) {
+	meta, err := sqlmeta.Migrations()
+	if err != nil {
+		return nil, err
+	}
+	own, err := migrate.Load(migrationFS, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	return migrate.Merge(meta, own)
 }
 
 // migrateLocked applies migrations while holding the migration lock. The

@@ -69,7 +69,7 @@ func recorded(t *testing.T, s *Store) []int {
 // wantVersions is the versions of the embedded migrations, in order.
 func wantVersions(t *testing.T) []int {
 	t.Helper()
-	all, err := sqlmeta.Migrations()
+	all, err := Migrations()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,7 @@ type Meta interface {
 	analytics.AlertStore
 	analytics.CampaignStore
 	analytics.GroupStore
+	analytics.PersonStore
 	analytics.ReplayStore
 	analytics.PrivacyStore
 	analytics.SaltStore
@@ -91,6 +92,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("Campaigns", scoped(testCampaigns))
 	t.Run("Transactions", meta(testTransactions))
 	t.Run("Groups", scoped(testGroups))
+	t.Run("PersonProfiles", scoped(testPersonProfiles))
 	t.Run("ProductRetention", scoped(testProductRetention))
 	t.Run("Privacy", scoped(testPrivacy))
 	t.Run("ProductPrivacy", scoped(testProductPrivacy))
@@ -133,6 +135,7 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("ZoneErrorDays", events(testZoneErrorDays))
 	t.Run("DropEvents", events(testDropEvents))
 	t.Run("DeletePersons", events(testDeletePersons))
+	t.Run("PersonEventCounts", events(testPersonEventCounts))
 }
 
 // products creates a workspace and in it one product a name, in order:

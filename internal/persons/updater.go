@@ -1,0 +1,336 @@
+// Package persons keeps person profiles up to date from the stored events
+// (docs/ingest.md, "Person profiles"): the event stores are wrapped so
+// that each batch they commit is handed to an Updater, which extracts the
+// traits of $identify and the $set and $set_once objects of any event,
+// and first and last seen, coalesces them per person and writes them to
+// the metadata store from a goroutine of its own. Nothing of it runs
+// before an event is stored; with the spool, nothing runs before the 202.
+package persons
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"strata/internal/analytics"
+)
+
+// Defaults of Options.
+const (
+	DefaultInterval   = time.Second
+	DefaultMaxPending = 100_000
+	DefaultSeenStep   = time.Minute
+	DefaultSeenCache  = 200_000
+)
+
+// Options tunes an Updater.
+type Options struct {
+	// Interval is how long updates wait, coalescing, before they are
+	// written; zero means DefaultInterval.
+	Interval time.Duration
+	// MaxPending bounds the persons waiting to be written. Past it an
+	// update that only moves first or last seen is dropped (the person's
+	// next event carries it again) and one with properties waits for the
+	// writer.
+	MaxPending int
+	// SeenStep is how far an event must move a person's last seen (or
+	// before its first seen) to be written when it carries no properties:
+	// last seen is precise to this step. Zero means DefaultSeenStep.
+	SeenStep time.Duration
+	// SeenCache bounds the persons whose written first and last seen are
+	// remembered for SeenStep; zero means DefaultSeenCache.
+	SeenCache int
+	Logger    *slog.Logger
+}
+
+type key struct {
+	product int64
+	id      string
+}
+
+type seen struct{ first, last time.Time }
+
+// Updater coalesces person updates and writes them in batches.
+type Updater struct {
+	opt Options
+	log *slog.Logger
+
+	mu      sync.Mutex
+	room    *sync.Cond // signalled when pending is written
+	pending map[key]*analytics.PersonUpdate
+	order   []key
+	written map[key]seen
+	dropped int64
+	store   analytics.PersonStore
+	closed  bool
+
+	wake chan struct{}
+	stop chan struct{}
+	done chan struct{}
+}
+
+// New returns an updater that queues updates; Start starts its writer.
+func New(opt Options) *Updater {
+	if opt.Interval <= 0 {
+		opt.Interval = DefaultInterval
+	}
+	if opt.MaxPending <= 0 {
+		opt.MaxPending = DefaultMaxPending
+	}
+	if opt.SeenStep <= 0 {
+		opt.SeenStep = DefaultSeenStep
+	}
+	if opt.SeenCache <= 0 {
+		opt.SeenCache = DefaultSeenCache
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
+	}
+	u := &Updater{opt: opt, log: opt.Logger, pending: map[key]*analytics.PersonUpdate{}, written: map[key]seen{},
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	u.room = sync.NewCond(&u.mu)
+	return u
+}
+
+// Start starts writing to store. Updates observed before it wait.
+func (u *Updater) Start(store analytics.PersonStore) {
+	u.mu.Lock()
+	u.store = store
+	u.mu.Unlock()
+	go u.run()
+}
+
+// Close writes what is pending and stops the writer; it may be called
+// more than once. Updates observed after it are dropped.
+func (u *Updater) Close() error {
+	u.mu.Lock()
+	if u.closed {
+		u.mu.Unlock()
+		return nil
+	}
+	u.closed = true
+	started := u.store != nil
+	u.room.Broadcast()
+	u.mu.Unlock()
+	if !started {
+		return nil
+	}
+	close(u.stop)
+	<-u.done
+	return nil
+}
+
+// Flush writes what is pending now.
+func (u *Updater) Flush(ctx context.Context) error {
+	u.mu.Lock()
+	store := u.store
+	u.mu.Unlock()
+	if store == nil {
+		return nil
+	}
+	return u.write(ctx, store)
+}
+
+// traits reports whether an event may carry properties for its person:
+// $identify, or a property object whose text holds "$set (the bytes are
+// searched rather than parsed, on the loader's path).
+func traits(e *analytics.Event) bool {
+	return e.Name == "$identify" || bytes.Contains(e.Properties, []byte(`"$set`))
+}
+
+// extract returns the properties e sets on its person: $identify's own
+// properties but those whose key starts with $, and the objects of $set
+// (overwrite) and $set_once (only where missing).
+func extract(e *analytics.Event) (set, once map[string]json.RawMessage) {
+	var props map[string]json.RawMessage
+	if json.Unmarshal(e.Properties, &props) != nil {
+		return nil, nil
+	}
+	if e.Name == "$identify" {
+		for k, v := range props {
+			if k != "" && k[0] != '$' {
+				if set == nil {
+					set = map[string]json.RawMessage{}
+				}
+				set[k] = v
+			}
+		}
+	}
+	object := func(raw json.RawMessage, into *map[string]json.RawMessage) {
+		var m map[string]json.RawMessage
+		if len(raw) == 0 || json.Unmarshal(raw, &m) != nil {
+			return
+		}
+		for k, v := range m {
+			if *into == nil {
+				*into = map[string]json.RawMessage{}
+			}
+			(*into)[k] = v
+		}
+	}
+	object(props["$set"], &set)
+	object(props["$set_once"], &once)
+	return set, once
+}
+
+// Observe takes a batch of stored events. Events that set properties are
+// applied in event time order.
+func (u *Updater) Observe(events []analytics.Event) {
+	var withTraits []int
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		return
+	}
+	for i := range events {
+		e := &events[i]
+		if e.DistinctID == "" {
+			continue
+		}
+		if traits(e) {
+			withTraits = append(withTraits, i)
+			continue
+		}
+		k := key{e.ProductID, e.DistinctID}
+		if w, ok := u.written[k]; ok && !e.Timestamp.Before(w.first) && e.Timestamp.Before(w.last.Add(u.opt.SeenStep)) {
+			continue
+		}
+		if _, ok := u.pending[k]; !ok && len(u.pending) >= u.opt.MaxPending {
+			u.dropped++
+			continue
+		}
+		u.add(k, analytics.PersonUpdate{FirstSeen: e.Timestamp, LastSeen: e.Timestamp})
+	}
+	slices.SortStableFunc(withTraits, func(a, b int) int { return events[a].Timestamp.Compare(events[b].Timestamp) })
+	for _, i := range withTraits {
+		e := &events[i]
+		set, once := extract(e)
+		k := key{e.ProductID, e.DistinctID}
+		for {
+			if _, ok := u.pending[k]; ok || len(u.pending) < u.opt.MaxPending || u.store == nil || u.closed {
+				break
+			}
+			u.room.Wait()
+		}
+		u.add(k, analytics.PersonUpdate{Set: set, SetOnce: once, FirstSeen: e.Timestamp, LastSeen: e.Timestamp})
+	}
+	if len(u.pending) >= personBatch {
+		select {
+		case u.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// personBatch is how many pending persons wake the writer before its
+// interval.
+const personBatch = 4096
+
+// add merges up, a later update, into k's pending one; u.mu is held.
+func (u *Updater) add(k key, up analytics.PersonUpdate) {
+	p, ok := u.pending[k]
+	if !ok {
+		// Set and SetOnce stay nil until a key needs them: most updates
+		// only move first and last seen.
+		up.ProductID, up.DistinctID = k.product, k.id
+		u.pending[k], u.order = &up, append(u.order, k)
+		return
+	}
+	for name, v := range up.Set {
+		if p.Set == nil {
+			p.Set = map[string]json.RawMessage{}
+		}
+		p.Set[name] = v
+		delete(p.SetOnce, name) // a $set after a $set_once of the key wins
+	}
+	for name, v := range up.SetOnce {
+		if _, ok := p.SetOnce[name]; !ok {
+			if _, set := p.Set[name]; !set {
+				if p.SetOnce == nil {
+					p.SetOnce = map[string]json.RawMessage{}
+				}
+				p.SetOnce[name] = v
+			}
+		}
+	}
+	if up.FirstSeen.Before(p.FirstSeen) {
+		p.FirstSeen = up.FirstSeen
+	}
+	if up.LastSeen.After(p.LastSeen) {
+		p.LastSeen = up.LastSeen
+	}
+}
+
+func (u *Updater) run() {
+	defer close(u.done)
+	tick := time.NewTicker(u.opt.Interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-u.stop:
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			u.write(ctx, u.store)
+			cancel()
+			return
+		case <-tick.C:
+		case <-u.wake:
+		}
+		u.write(context.Background(), u.store)
+	}
+}
+
+// write writes the pending updates. A batch the store refuses is logged
+// and dropped: the persons' next events carry first and last seen again,
+// their properties are lost (docs/ingest.md, "Person profiles").
+func (u *Updater) write(ctx context.Context, store analytics.PersonStore) error {
+	u.mu.Lock()
+	batch := make([]analytics.PersonUpdate, 0, len(u.order))
+	for _, k := range u.order {
+		batch = append(batch, *u.pending[k])
+	}
+	keys := u.order
+	u.pending, u.order = map[key]*analytics.PersonUpdate{}, nil
+	dropped := u.dropped
+	u.dropped = 0
+	u.room.Broadcast()
+	u.mu.Unlock()
+	if dropped > 0 {
+		u.log.Warn("person updates dropped: the writer is behind", "updates", dropped)
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	if err := store.ApplyPersons(ctx, batch); err != nil {
+		u.log.Error("writing person profiles", "persons", len(batch), "err", err)
+		return err
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.written)+len(keys) > u.opt.SeenCache {
+		// Forget an arbitrary part: those persons' next events are
+		// written again, which costs writes, never precision.
+		n := len(u.written) + len(keys) - u.opt.SeenCache + u.opt.SeenCache/10
+		for k := range u.written {
+			if n <= 0 {
+				break
+			}
+			delete(u.written, k)
+			n--
+		}
+	}
+	for i, k := range keys {
+		w, ok := u.written[k]
+		if !ok || batch[i].FirstSeen.Before(w.first) {
+			w.first = batch[i].FirstSeen
+		}
+		if batch[i].LastSeen.After(w.last) {
+			w.last = batch[i].LastSeen
+		}
+		u.written[k] = w
+	}
+	return nil
+}
