@@ -43,12 +43,14 @@ import (
 const maxCountRows = 1 << 20
 
 // countKey names one kind of count of a scope: the events of one name,
-// by the value of one column ("" for none).
+// by the value of one column ("" for none), or only those where it is set.
 type countKey struct {
 	product int64
 	env     analytics.Env
 	event   uint32
 	column  string
+	// isSet: only the events with the column set are counted.
+	isSet bool
 }
 
 // countRow is the count of events of one UTC hour (hours since the
@@ -208,7 +210,8 @@ func (s *Store) keptCounts(ctx context.Context, q analytics.TrendQuery, index in
 	if counted.IsZero() || q.From.Unix() < 0 || b <= a {
 		return nil, false, nil
 	}
-	key := countKey{q.ProductID, q.Env, eid, column}
+	isSet := len(q.Filters) > 0 // "the breakdown is set" (keptCountable)
+	key := countKey{q.ProductID, q.Env, eid, column, isSet}
 	c := &k.counts
 	c.mu.Lock()
 	gen, keep := c.gen, c.busy == 0
@@ -226,21 +229,31 @@ func (s *Store) keptCounts(ctx context.Context, q analytics.TrendQuery, index in
 	}
 	c.mu.Unlock()
 
-	// The rest of the range from events, by hour and value.
+	// The rest of the range from events, by hour and value: the parts
+	// before and after the kept hours, each its own range of ts so that
+	// the scan skips the kept hours' row groups.
+	parts := [][2]time.Time{{q.From, q.To}}
+	if held != nil {
+		parts = [][2]time.Time{{q.From, hourStart(uf)}, {hourStart(ut), q.To}}
+	}
 	var sb builder
 	x := "''"
 	if column != "" {
 		x = columnSQL[column]
 	}
-	sb.Write("SELECT epoch_us(ts) // 3600000000 AS h, ", x, " AS v, count(*) FROM events WHERE ")
-	sb.scope("", q.EventRange, q.From, q.To)
-	if held != nil {
-		sb.Write(" AND NOT (ts >= ", sb.ts(hourStart(uf)), " AND ts < ", sb.ts(hourStart(ut)), ")")
-	}
-	sb.Write(" AND NOT is_bot AND eid = ", sb.arg(eid), " GROUP BY h, v ORDER BY h")
-	rows, err := s.query(ctx, &sb)
-	if err != nil {
-		return nil, false, fmt.Errorf("computing trend: %w", err)
+	union := ""
+	for _, p := range parts {
+		if !p[0].Before(p[1]) {
+			continue
+		}
+		sb.Write(union, "SELECT epoch_us(ts) // 3600000000 AS h, ", x, " AS v, count(*) FROM events WHERE ")
+		sb.scope("", q.EventRange, p[0], p[1])
+		sb.Write(" AND NOT is_bot AND eid = ", sb.arg(eid))
+		if isSet {
+			sb.Write(" AND ", x, " IS NOT NULL")
+		}
+		sb.Write(" GROUP BY h, v")
+		union = " UNION ALL "
 	}
 	ids := map[string]int32{}
 	dict := append([]string(nil), values...)
@@ -248,33 +261,40 @@ func (s *Store) keptCounts(ctx context.Context, q analytics.TrendQuery, index in
 		ids[v] = int32(i)
 	}
 	var fresh []countRow
-	for rows.Next() {
-		var h int64
-		var v sql.NullString
-		var n int64
-		if err := rows.Scan(&h, &v, &n); err != nil {
-			rows.Close()
+	if union != "" {
+		sb.Write(" ORDER BY h")
+		rows, err := s.query(ctx, &sb)
+		if err != nil {
 			return nil, false, fmt.Errorf("computing trend: %w", err)
 		}
-		id := int32(nullValue)
-		if v.Valid {
-			var ok bool
-			if id, ok = ids[v.String]; !ok {
-				id = int32(len(dict))
-				ids[v.String] = id
-				dict = append(dict, strings.Clone(v.String))
+		for rows.Next() {
+			var h int64
+			var v sql.NullString
+			var n int64
+			if err := rows.Scan(&h, &v, &n); err != nil {
+				rows.Close()
+				return nil, false, fmt.Errorf("computing trend: %w", err)
 			}
+			id := int32(nullValue)
+			if v.Valid {
+				var ok bool
+				if id, ok = ids[v.String]; !ok {
+					id = int32(len(dict))
+					ids[v.String] = id
+					dict = append(dict, strings.Clone(v.String))
+				}
+			}
+			fresh = append(fresh, countRow{int32(h), id, n})
 		}
-		fresh = append(fresh, countRow{int32(h), id, n})
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, false, fmt.Errorf("computing trend: %w", err)
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, false, fmt.Errorf("computing trend: %w", err)
+		}
 	}
 	if held != nil {
 		c.answered.Add(1)
 	}
-	out := countRows(q, index, column != "" && len(q.Filters) > 0, dict, used, fresh)
+	out := countRows(q, index, isSet, dict, used, fresh)
 	if keep {
 		s.keepCounts(key, gen, a, b, held, uf, ut, used, fresh, dict)
 	}

@@ -30,8 +30,8 @@ func randomPageviews(r *rand.Rand, n int) []querytest.Event {
 	var out []querytest.Event
 	for i := 0; i < n; i++ {
 		e := querytest.Event{Name: analytics.PageviewEvent, DistinctID: fmt.Sprintf("u%d", r.IntN(30)),
-			Time:    countsDay.Add(time.Duration(r.Int64N(int64(96 * time.Hour)))).Truncate(time.Microsecond),
-			Path:    paths[r.IntN(len(paths))], Browser: browsers[r.IntN(len(browsers))], Source: sources[r.IntN(len(sources))],
+			Time: countsDay.Add(time.Duration(r.Int64N(int64(96 * time.Hour)))).Truncate(time.Microsecond),
+			Path: paths[r.IntN(len(paths))], Browser: browsers[r.IntN(len(browsers))], Source: sources[r.IntN(len(sources))],
 			Country: "DE"}
 		switch r.IntN(12) {
 		case 0:

@@ -57,7 +57,7 @@ func TestProfileOverview(t *testing.T) {
 					t.Fatalf("%s: %v", name, err)
 				}
 				if i == 2 {
-					fmt.Printf("%s %-28s wall %6.1f ms  %s\n", rn, name, float64(time.Since(start).Microseconds())/1000, summary(out))
+					fmt.Printf("%s %-28s wall %6.1f ms  %s (kept counts read %d)\n", rn, name, float64(time.Since(start).Microseconds())/1000, summary(out), s.visits.counts.answered.Load())
 				}
 			}
 		}
