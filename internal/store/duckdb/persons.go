@@ -35,6 +35,9 @@ func (s *Store) DeletePersons(ctx context.Context, productID int64, distinctIDs 
 	if err := s.pool.writable(); err != nil {
 		return 0, err
 	}
+	// The kept counts of the product are dropped, and none kept until
+	// the deletion has committed (counts.go).
+	defer s.visits.counts.changing(productID)()
 	if err := s.dictionaries(ctx); err != nil {
 		return 0, err
 	}

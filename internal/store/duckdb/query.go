@@ -513,6 +513,9 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 	if series.UniqueUsers && fewBuckets {
 		return s.breakdownByMask(ctx, q, index, series)
 	}
+	if rows, ok, err := s.keptCounts(ctx, q, index, series); ok || err != nil {
+		return rows, err
+	}
 	var b builder
 	act, err := b.newActor(q.AggregateBy)
 	if err != nil {

@@ -80,6 +80,9 @@ func (s *Store) DropEventsBefore(ctx context.Context, productID int64, name stri
 	if len(first) == 0 {
 		return 0, nil
 	}
+	// The kept counts of the product are dropped, and none kept until
+	// the deletion has committed (counts.go).
+	defer s.visits.counts.changing(productID)()
 	// Queries that meet the deletion answer from events alone.
 	k.table.Lock()
 	defer k.table.Unlock()

@@ -82,6 +82,10 @@ type visitState struct {
 	late    time.Time
 	hasLate bool
 	lateGen uint64
+	// counted is the settled time once every append that saw an older
+	// one has committed: the hours before it may be counted and kept
+	// (counts.go). An event stored later with an earlier time drops them.
+	counted time.Time
 }
 
 // visitKeeper holds the horizons and late marks of every scope.
@@ -109,6 +113,9 @@ type visitKeeper struct {
 	// open could not delete: a refresh deletes them before it changes the
 	// table. Guarded by refresh.
 	stale bool
+	// counts are the page views kept by hour (counts.go); their late
+	// events are noted with the visits'.
+	counts countCache
 }
 
 // state returns sc's state, made on first use; k.mu must be held.
@@ -138,10 +145,11 @@ func (k *visitKeeper) noteAppend(events []analytics.Event) (done func()) {
 	defer k.mu.Unlock()
 	var sc visitScope
 	var st *visitState
+	counts := false // a late event for the kept counts
 	for i := range events {
 		e := &events[i]
 		if e.IsBot {
-			continue // kept visits are of human events only
+			continue // kept visits and counts are of human events only
 		}
 		if st == nil || e.ProductID != sc.product || e.Env != sc.env {
 			sc = visitScope{e.ProductID, e.Env}
@@ -150,8 +158,23 @@ func (k *visitKeeper) noteAppend(events []analytics.Event) (done func()) {
 		if st.kept && e.Timestamp.Before(st.settled) {
 			k.markLate(st, e.Timestamp)
 		}
+		if e.Timestamp.Before(st.counted) {
+			if !counts {
+				k.counts.mu.Lock()
+				k.counts.busy++
+				counts = true
+			}
+			k.counts.dropFrom(sc.product, sc.env, hourOf(e.Timestamp))
+		}
 	}
-	return k.appends.RUnlock
+	if !counts {
+		return k.appends.RUnlock
+	}
+	k.counts.mu.Unlock()
+	return func() {
+		k.appends.RUnlock()
+		k.counts.lateDone()
+	}
 }
 
 // markLate lowers st's late mark to t; k.mu must be held.
@@ -182,8 +205,11 @@ func (k *visitKeeper) forgetVisits() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for _, st := range k.scopes {
-		st.kept = false
+		st.kept, st.counted = false, time.Time{}
 	}
+	// Then the kept counts: a query that read the old counted time keeps
+	// nothing (counts.go).
+	k.counts.changing(0)()
 }
 
 // reach is the earliest start of a visit that an event at late can touch:
@@ -430,6 +456,11 @@ func (s *Store) refreshScope(ctx context.Context, sc visitScope, settled time.Ti
 	k.mu.Unlock()
 	k.appends.Lock()
 	k.appends.Unlock() //nolint:staticcheck // an empty critical section: a barrier
+	k.mu.Lock()
+	if settled.After(st.counted) {
+		st.counted = settled
+	}
+	k.mu.Unlock()
 	// 3. Build the visits that start at the horizon or later from the
 	// events before settled, outside the table's lock.
 	var b builder
