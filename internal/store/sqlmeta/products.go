@@ -3,6 +3,7 @@ package sqlmeta
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"strata/internal/analytics"
 )
@@ -124,10 +125,31 @@ func (s *Store) SetProductPrivacy(ctx context.Context, id int64, v analytics.Pri
 // one yet, and deletes the salts older than the day before. The insert
 // that loses a race to another node's changes nothing on PostgreSQL (ON
 // CONFLICT DO NOTHING); on DuckDB, whose concurrent transactions are
-// optimistic, it fails with a conflict instead. Either way the salt
-// then read is the one stored, and only if none is does the insert's
-// error count.
+// optimistic, it fails with a conflict instead, as can the deletion when
+// another caller deletes the same rows. Either way the salt then read is
+// the one stored; a step that failed while another caller's transaction
+// was in flight is tried again, a few times, before its error counts.
 func (s *Store) DailySalt(ctx context.Context, day int64, fresh []byte) ([]byte, error) {
+	const attempts = 5
+	var err error
+	for attempt := range attempts {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(time.Duration(attempt) * 5 * time.Millisecond):
+			}
+		}
+		var salt []byte
+		if salt, err = s.dailySalt(ctx, day, fresh); err == nil {
+			return salt, nil
+		}
+	}
+	return nil, err
+}
+
+// dailySalt is one attempt of DailySalt.
+func (s *Store) dailySalt(ctx context.Context, day int64, fresh []byte) ([]byte, error) {
 	_, insertErr := s.conn().ExecContext(ctx, `INSERT INTO daily_salts (day, salt) VALUES ($1, $2) ON CONFLICT (day) DO NOTHING`, day, fresh)
 	var salt []byte
 	if err := s.conn().QueryRowContext(ctx, `SELECT salt FROM daily_salts WHERE day = $1`, day).Scan(&salt); err != nil {
