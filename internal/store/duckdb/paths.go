@@ -14,10 +14,10 @@ var _ analytics.PathStore = (*Store)(nil)
 // Paths computes the paths of docs/queries.md, "Paths", in one statement
 // (pathRows writes all but its last SELECT): the node events are numbered
 // into visits by window functions, the anchor of each user is found, the
-// path's rows (user, step, name) are kept, each step's names ranked, and
+// path's rows (user, step, node) are kept, each step's nodes ranked, and
 // the grouped rows counted twice, by node and by edge (a self-join of the
-// path rows on the dense user id and the next step). The two row sets are
-// told apart by the first column.
+// path rows on the dense user id and the next step), then named through
+// d. The two row sets are told apart by the first column.
 func (s *Store) Paths(ctx context.Context, q analytics.PathsQuery) (_ analytics.PathsAnswer, err error) {
 	defer markOutOfMemory(&err)
 	if err := s.dictionaries(ctx); err != nil {
@@ -27,9 +27,9 @@ func (s *Store) Paths(ctx context.Context, q analytics.PathsQuery) (_ analytics.
 	if err := s.pathRows(&b, q); err != nil {
 		return analytics.PathsAnswer{}, err
 	}
-	b.Write(" SELECT 0, step, g, NULL, count(*) FROM gl GROUP BY step, g",
+	b.Write(" SELECT x.p, x.step, f.n, t.n, x.users FROM (SELECT 0 AS p, step, g AS g1, NULL::INTEGER AS g2, count(*) AS users FROM gl GROUP BY step, g",
 		" UNION ALL SELECT 1, a.step, a.g, z.g, count(*) FROM gl a JOIN gl z ON z.uid = a.uid AND z.step = a.step + 1",
-		" GROUP BY a.step, a.g, z.g")
+		" GROUP BY a.step, a.g, z.g) x LEFT JOIN d f ON f.k = x.g1 LEFT JOIN d t ON t.k = x.g2")
 	rows, err := s.query(ctx, &b)
 	if err != nil {
 		return analytics.PathsAnswer{}, fmt.Errorf("computing paths: %w", err)
@@ -72,7 +72,7 @@ func (s *Store) PathUsers(ctx context.Context, q analytics.PathUsersQuery) (_ []
 	if q.Other {
 		b.Write(" AND gl.g IS NULL")
 	} else {
-		b.Write(" AND gl.g = ", b.arg(q.Name))
+		b.Write(" AND gl.g = (SELECT k FROM d WHERE n = ", b.arg(q.Name), ")")
 	}
 	if q.BeforeMicros != 0 {
 		b.Write(" AND (gl.t < ", b.arg(q.BeforeMicros), " OR (gl.t = ", b.arg(q.BeforeMicros), " AND u.distinct_id > ", b.arg(q.BeforeID), "))")
@@ -88,44 +88,62 @@ func (s *Store) PathUsers(ctx context.Context, q analytics.PathUsersQuery) (_ []
 // windows that cut visits sort only the events within it, and only the
 // users whose path it may not hold are read again without it. At 10 M
 // events, sorting every node event of the range by user and time took
-// most of the statement's time (docs/benchmarks.md, "Paths").
-const pathHorizon = 2 * time.Hour
+// most of the statement's time (docs/benchmarks.md, "Paths"). A variable
+// only so that TestPathsHorizons can hold short horizons to the reference.
+var pathHorizon = 2 * time.Hour
 
 // pathRows writes the common table expressions of a paths statement, the
 // last of which, gl, holds each user's path: (uid, step, t, g), g the
-// node's name or NULL for the step's other node, t its event's time in
-// Unix microseconds (the first of a run of repeats).
+// node's number in d or NULL for the step's other node, t its event's
+// time in Unix microseconds (the first of a run of repeats). d names the
+// numbers: (n, k), k a node's rank among the names by bytewise order, so
+// that the windows sort and compare integers rather than strings
+// (docs/benchmarks.md, "Paths").
 //
 //   - e: the node events of the range: one product, environment and
-//     range, no bots, the kind's events, every filter.
+//     range, no bots, the kind's events, every filter; n is the path, or
+//     for events the event's eid (its name is in d).
+//   - d: the nodes' numbers: for pages the range's distinct paths, for
+//     events the database's event names (event_names, keyed by eid).
 //   - a: each user's anchor time: their first event of the start (or end)
 //     name, or without either their first event.
 //   - s: the events from the anchor on (back from it, for an end) within
-//     pathHorizon of it. The anchor is their first in the order the path
-//     runs: (t, n) forward, (t, n) descending back from an end.
-//   - w: s numbered in that order by two running counts: v, the visit
-//     (an event 30 minutes or more from the one before starts one, and
-//     the anchor does), and c, the run of one name (an event with another
-//     name than the one before, or starting a visit, starts one). The
-//     anchor's visit is v = 1, and run c is the path's step c.
-//   - i: the users whose path s may not hold whole: fewer than Depth+1
-//     runs in the anchor's visit, no second visit, and an event within
-//     SessionGap of the horizon (so the visit may go on past it).
+//     pathHorizon of it, by number k. The anchor is their first in the
+//     order the path runs: (t, k) forward, (t, k) descending back from an
+//     end.
+//   - w: s in that order, each event with the flags of one ordered pass
+//     of lag and lead (f: the user's first, z: their last, rs: it starts
+//     a run of one name, re: it ends one; a gap of 30 minutes or more
+//     ends a visit and so a run), and two running counts: v, the visit,
+//     and c, the run. The anchor's visit is v = 1, and run c is the
+//     path's step c. The counts run over every user; each user's own start
+//     from the values at their first event (f).
+//   - i: the users whose path s may not hold whole, with their anchor
+//     time: at their last event of s still in the anchor's visit, at most
+//     Depth runs, and within SessionGap of the horizon (so the visit may
+//     go on past it). Grouped (one row a user already) for DuckDB's
+//     estimate: a grouping is estimated smaller than e, so the join that
+//     reads these users' events builds its table on i, not on e.
 //   - w2: the same numbering for those users over all their events from
 //     the anchor on, without the horizon.
-//   - l: each user's path, one row per step: the runs of visit 1 up to
-//     Depth, with the name and the first time of the run.
-//   - r: each step's names ranked by users, ties by name.
-//   - gl: l with the names outside each step's Branches first as NULL.
+//   - l: each user's path, one row per step: a run of visit 1 up to
+//     Depth, with the time of its first event: the run's first row going
+//     forward, its last going back.
+//   - r: each step's numbers ranked by users, ties by number (by name).
+//   - gl: l with the numbers outside each step's Branches as NULL.
 //
-// The window order (t, n) is unique per user up to identical events, which
+// The window order (t, k) is unique per user up to identical events, which
 // only ever count as repeats, so the numbering does not depend on the
 // order DuckDB reads events of the same microsecond in.
 func (s *Store) pathRows(b *builder, q analytics.PathsQuery) error {
-	node := "event"
+	node, key, dict := "eid", "eid", "SELECT eid, name AS n, (row_number() OVER (ORDER BY name))::INTEGER AS k FROM "+eventNamesTable
 	kind := ""
 	if q.Kind == analytics.PathPageviews {
-		node = "path"
+		// One row unnested, rather than a DISTINCT: DuckDB estimates the
+		// DISTINCT as large as e, and joins of e with it by far more rows
+		// than e has (the estimates overflow, and it then built a hash
+		// table of 4 M events to find the few users of i).
+		node, key, dict = "path", "n", "SELECT unnest(ns) AS n, unnest(range(1, len(ns) + 1))::INTEGER AS k FROM (SELECT list(DISTINCT n ORDER BY n) AS ns FROM e)"
 		kind = " AND eid = " + b.arg(s.eventID(analytics.PageviewEvent)) + " AND path IS NOT NULL AND path <> ''"
 	}
 	b.Write("WITH e AS MATERIALIZED (SELECT uid, epoch_us(ts) AS t, ", node, " AS n FROM events WHERE ")
@@ -137,60 +155,69 @@ func (s *Store) pathRows(b *builder, q analytics.PathsQuery) error {
 			return err
 		}
 	}
-	b.Write(")")
+	b.Write("), d AS MATERIALIZED (", dict, ")")
 	anchor := q.Start
 	if q.Backward() {
 		anchor = q.End
 	}
 	b.Write(", a AS (SELECT uid, min(t) AS ta FROM e")
 	if anchor != "" {
-		b.Write(" WHERE n = ", b.arg(anchor))
+		if q.Kind == analytics.PathPageviews {
+			b.Write(" WHERE n = ", b.arg(anchor))
+		} else {
+			b.Write(" WHERE n = ", b.arg(s.eventID(anchor)))
+		}
 	}
 	b.Write(" GROUP BY uid)")
-	// from is the condition that an event of e is the anchor or comes
-	// after it on the path.
+	// from is the condition that an event of e (named d.n) is the anchor
+	// or comes after it on the path.
 	var from string
 	switch {
 	case q.Backward():
-		from = "(e.t < a.ta OR (e.t = a.ta AND e.n <= " + b.arg(anchor) + "))"
+		from = "(e.t < a.ta OR (e.t = a.ta AND d.n <= " + b.arg(anchor) + "))"
 	case anchor != "":
-		from = "(e.t > a.ta OR (e.t = a.ta AND e.n >= " + b.arg(anchor) + "))"
+		from = "(e.t > a.ta OR (e.t = a.ta AND d.n >= " + b.arg(anchor) + "))"
 	default:
 		from = "e.t >= a.ta"
 	}
 	horizon := b.arg(pathHorizon.Microseconds())
-	within, order, edge := "e.t < a.ta + "+horizon, "t, n", "max(t) > min(t) + "+horizon+" - "
+	within, order, first := "e.t < a.ta + "+horizon, "t, k", "rs"
 	if q.Backward() {
-		within, order, edge = "e.t > a.ta - "+horizon, "t DESC, n DESC", "min(t) < max(t) - "+horizon+" + "
+		within, order, first = "e.t > a.ta - "+horizon, "t DESC, k DESC", "re"
 	}
 	gap := b.arg(analytics.SessionGap.Microseconds())
 	depth := b.arg(q.Depth)
-	// numbered writes, as CTE name, src's events with their visit v and
-	// run c counted from each user's first event in the path's order. The
-	// windows run over one partition ordered by user first: partitioned by
-	// user, DuckDB spent 8.5 s of a 11.5 s statement on half a million
-	// partitions of two rows each (docs/benchmarks.md, "Paths"). The
-	// counts then run over every user; each user's own start from the
-	// values at their first event (min, since they only grow).
+	// named joins an event of e to its number. Every node is in d, so the
+	// join is inner in effect; LEFT keeps DuckDB's estimate of its rows
+	// that of the events rather than of the single row unnested.
+	named := "LEFT JOIN d ON d." + key + " = e.n"
+	// numbered writes, as CTE name, src's events (uid, t, k) with their
+	// flags and counts. The windows run over one partition ordered by
+	// user first: partitioned by user, DuckDB spent 8.5 s of a 11.5 s
+	// statement on half a million partitions of two rows each
+	// (docs/benchmarks.md, "Paths"). A user's first event starts a visit
+	// and a run, and their last ends both, so the flags need no partition.
 	numbered := func(name, src string) string {
-		return ", " + name + "0 AS MATERIALIZED (SELECT uid, t, n," +
-			" sum(CASE WHEN pu IS DISTINCT FROM uid OR d >= " + gap + " THEN 1 ELSE 0 END) OVER wn AS gv," +
-			" sum(CASE WHEN pu IS DISTINCT FROM uid OR d >= " + gap + " OR n <> pn THEN 1 ELSE 0 END) OVER wn AS gc" +
-			" FROM (SELECT uid, t, n, lag(uid) OVER wl AS pu, abs(t - lag(t) OVER wl) AS d, lag(n) OVER wl AS pn FROM " + src +
-			" WINDOW wl AS (ORDER BY uid, " + order + "))" +
+		return ", " + name + "0 AS MATERIALIZED (SELECT uid, t, k, f, z, rs, re," +
+			" sum(vs::INTEGER) OVER wn AS gv, sum(rs::INTEGER) OVER wn AS gc FROM" +
+			" (SELECT uid, t, k, f, z, f OR abs(t - pt) >= " + gap + " AS vs, f OR abs(t - pt) >= " + gap + " OR k <> pk AS rs," +
+			" z OR abs(nt - t) >= " + gap + " OR nk <> k AS re FROM" +
+			" (SELECT uid, t, k, lag(uid) OVER wl IS DISTINCT FROM uid AS f, lead(uid) OVER wl IS DISTINCT FROM uid AS z," +
+			" lag(t) OVER wl AS pt, lag(k) OVER wl AS pk, lead(t) OVER wl AS nt, lead(k) OVER wl AS nk FROM " + src +
+			" WINDOW wl AS (ORDER BY uid, " + order + ")))" +
 			" WINDOW wn AS (ORDER BY uid, " + order + " ROWS UNBOUNDED PRECEDING))" +
-			", " + name + " AS (SELECT x.uid, x.t, x.n, x.gv - m.v0 + 1 AS v, x.gc - m.c0 + 1 AS c FROM " + name + "0 x" +
-			" JOIN (SELECT uid, min(gv) AS v0, min(gc) AS c0 FROM " + name + "0 GROUP BY uid) m ON m.uid = x.uid)"
+			", " + name + " AS (SELECT x.uid, x.t, x.k, x.z, x.rs, x.re, x.gv - m.gv + 1 AS v, x.gc - m.gc + 1 AS c, m.t AS t0" +
+			" FROM " + name + "0 x JOIN (SELECT uid, t, gv, gc FROM " + name + "0 WHERE f) m ON m.uid = x.uid)"
 	}
-	b.Write(", s AS (SELECT e.uid, e.t, e.n FROM e JOIN a ON e.uid = a.uid WHERE ", from, " AND ", within, ")",
+	b.Write(", s AS (SELECT e.uid, e.t, d.k FROM e JOIN a ON e.uid = a.uid ", named, " WHERE ", from, " AND ", within, ")",
 		numbered("w", "s"),
-		", i AS (SELECT uid FROM w GROUP BY uid HAVING max(c) FILTER (WHERE v = 1) <= ", depth,
-		" AND max(v) = 1 AND ", edge, gap, ")",
-		numbered("w2", "(SELECT e.uid, e.t, e.n FROM e JOIN a ON e.uid = a.uid WHERE "+from+" AND e.uid IN (SELECT uid FROM i))"),
-		", l AS (SELECT uid, c AS step, min(t) AS t, any_value(n) AS n FROM",
+		", i AS MATERIALIZED (SELECT uid, any_value(t0) AS ta FROM w WHERE z AND v = 1 AND c <= ", depth,
+		" AND abs(t - t0) > ", horizon, " - ", gap, " GROUP BY uid)",
+		numbered("w2", "(SELECT e.uid, e.t, d.k FROM e JOIN i a ON e.uid = a.uid "+named+" WHERE "+from+")"),
+		", l AS (SELECT uid, c AS step, t, k FROM",
 		" (SELECT * FROM w WHERE uid NOT IN (SELECT uid FROM i) UNION ALL SELECT * FROM w2)",
-		" WHERE v = 1 AND c <= ", depth, " GROUP BY uid, c)",
-		", r AS (SELECT step, n, row_number() OVER (PARTITION BY step ORDER BY count(*) DESC, n) AS rk FROM l GROUP BY step, n)",
-		", gl AS (SELECT l.uid, l.step, l.t, CASE WHEN r.rk <= ", b.arg(q.Branches), " THEN l.n END AS g FROM l JOIN r ON r.step = l.step AND r.n = l.n)")
+		" WHERE v = 1 AND c <= ", depth, " AND ", first, ")",
+		", r AS (SELECT step, k, row_number() OVER (PARTITION BY step ORDER BY count(*) DESC, k) AS rk FROM l GROUP BY step, k)",
+		", gl AS (SELECT l.uid, l.step, l.t, CASE WHEN r.rk <= ", b.arg(q.Branches), " THEN l.k END AS g FROM l JOIN r ON r.step = l.step AND r.k = l.k)")
 	return nil
 }

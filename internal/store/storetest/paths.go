@@ -60,6 +60,11 @@ func pathUsersAnswer(t *testing.T, s Events, q analytics.PathUsersQuery, limit i
 	return nil
 }
 
+// RunPaths runs the paths conformance cases alone on a fresh store, for a
+// store that computes paths in ways a tunable of its own chooses between
+// (DuckDB's horizon, TestPathsHorizons).
+func RunPaths(t *testing.T, s Events) { testPaths(context.Background(), t, s) }
+
 // testPaths runs the paths query on the store for seeded random datasets,
 // live and test, some in a time zone other than UTC, and compares each answer with the reference in
 // querytest; then pages through the users of every node and compares them

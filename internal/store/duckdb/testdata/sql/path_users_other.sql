@@ -1,47 +1,52 @@
 WITH e AS MATERIALIZED (SELECT uid, epoch_us(ts) AS t, path AS n
   FROM events
-  WHERE product_id = $2 AND env = $3 AND ts >= $4::TIMESTAMP AND ts < $5::TIMESTAMP AND NOT is_bot AND eid = $1 AND path IS NOT NULL AND path <> ''), a AS (SELECT uid, min(t) AS ta
+  WHERE product_id = $2 AND env = $3 AND ts >= $4::TIMESTAMP AND ts < $5::TIMESTAMP AND NOT is_bot AND eid = $1 AND path IS NOT NULL AND path <> ''), d AS MATERIALIZED (SELECT unnest(ns) AS n, unnest(range(1, len(ns) + 1))::INTEGER AS k
+  FROM (SELECT list(DISTINCT n
+  ORDER BY n) AS ns
+  FROM e)), a AS (SELECT uid, min(t) AS ta
   FROM e
-  GROUP BY uid), s AS (SELECT e.uid, e.t, e.n
+  GROUP BY uid), s AS (SELECT e.uid, e.t, d.k
   FROM e
   JOIN a ON e.uid = a.uid
-  WHERE e.t >= a.ta AND e.t < a.ta + $6), w0 AS MATERIALIZED (SELECT uid, t, n, sum(CASE WHEN pu IS DISTINCT
-  FROM uid OR d >= $7 THEN 1 ELSE 0 END) OVER wn AS gv, sum(CASE WHEN pu IS DISTINCT
-  FROM uid OR d >= $7 OR n <> pn THEN 1 ELSE 0 END) OVER wn AS gc
-  FROM (SELECT uid, t, n, lag(uid) OVER wl AS pu, abs(t - lag(t) OVER wl) AS d, lag(n) OVER wl AS pn
-  FROM s WINDOW wl AS (ORDER BY uid, t, n)) WINDOW wn AS (ORDER BY uid, t, n ROWS UNBOUNDED PRECEDING)), w AS (SELECT x.uid, x.t, x.n, x.gv - m.v0 + 1 AS v, x.gc - m.c0 + 1 AS c
+  LEFT JOIN d ON d.n = e.n
+  WHERE e.t >= a.ta AND e.t < a.ta + $6), w0 AS MATERIALIZED (SELECT uid, t, k, f, z, rs, re, sum(vs::INTEGER) OVER wn AS gv, sum(rs::INTEGER) OVER wn AS gc
+  FROM (SELECT uid, t, k, f, z, f OR abs(t - pt) >= $7 AS vs, f OR abs(t - pt) >= $7 OR k <> pk AS rs, z OR abs(nt - t) >= $7 OR nk <> k AS re
+  FROM (SELECT uid, t, k, lag(uid) OVER wl IS DISTINCT
+  FROM uid AS f, lead(uid) OVER wl IS DISTINCT
+  FROM uid AS z, lag(t) OVER wl AS pt, lag(k) OVER wl AS pk, lead(t) OVER wl AS nt, lead(k) OVER wl AS nk
+  FROM s WINDOW wl AS (ORDER BY uid, t, k))) WINDOW wn AS (ORDER BY uid, t, k ROWS UNBOUNDED PRECEDING)), w AS (SELECT x.uid, x.t, x.k, x.z, x.rs, x.re, x.gv - m.gv + 1 AS v, x.gc - m.gc + 1 AS c, m.t AS t0
   FROM w0 x
-  JOIN (SELECT uid, min(gv) AS v0, min(gc) AS c0
+  JOIN (SELECT uid, t, gv, gc
   FROM w0
-  GROUP BY uid) m ON m.uid = x.uid), i AS (SELECT uid
+  WHERE f) m ON m.uid = x.uid), i AS MATERIALIZED (SELECT uid, any_value(t0) AS ta
   FROM w
-  GROUP BY uid
-  HAVING max(c) FILTER (WHERE v = 1) <= $8 AND max(v) = 1 AND max(t) > min(t) + $6 - $7), w20 AS MATERIALIZED (SELECT uid, t, n, sum(CASE WHEN pu IS DISTINCT
-  FROM uid OR d >= $7 THEN 1 ELSE 0 END) OVER wn AS gv, sum(CASE WHEN pu IS DISTINCT
-  FROM uid OR d >= $7 OR n <> pn THEN 1 ELSE 0 END) OVER wn AS gc
-  FROM (SELECT uid, t, n, lag(uid) OVER wl AS pu, abs(t - lag(t) OVER wl) AS d, lag(n) OVER wl AS pn
-  FROM (SELECT e.uid, e.t, e.n
+  WHERE z AND v = 1 AND c <= $8 AND abs(t - t0) > $6 - $7
+  GROUP BY uid), w20 AS MATERIALIZED (SELECT uid, t, k, f, z, rs, re, sum(vs::INTEGER) OVER wn AS gv, sum(rs::INTEGER) OVER wn AS gc
+  FROM (SELECT uid, t, k, f, z, f OR abs(t - pt) >= $7 AS vs, f OR abs(t - pt) >= $7 OR k <> pk AS rs, z OR abs(nt - t) >= $7 OR nk <> k AS re
+  FROM (SELECT uid, t, k, lag(uid) OVER wl IS DISTINCT
+  FROM uid AS f, lead(uid) OVER wl IS DISTINCT
+  FROM uid AS z, lag(t) OVER wl AS pt, lag(k) OVER wl AS pk, lead(t) OVER wl AS nt, lead(k) OVER wl AS nk
+  FROM (SELECT e.uid, e.t, d.k
   FROM e
-  JOIN a ON e.uid = a.uid
-  WHERE e.t >= a.ta AND e.uid IN (SELECT uid
-  FROM i)) WINDOW wl AS (ORDER BY uid, t, n)) WINDOW wn AS (ORDER BY uid, t, n ROWS UNBOUNDED PRECEDING)), w2 AS (SELECT x.uid, x.t, x.n, x.gv - m.v0 + 1 AS v, x.gc - m.c0 + 1 AS c
+  JOIN i a ON e.uid = a.uid
+  LEFT JOIN d ON d.n = e.n
+  WHERE e.t >= a.ta) WINDOW wl AS (ORDER BY uid, t, k))) WINDOW wn AS (ORDER BY uid, t, k ROWS UNBOUNDED PRECEDING)), w2 AS (SELECT x.uid, x.t, x.k, x.z, x.rs, x.re, x.gv - m.gv + 1 AS v, x.gc - m.gc + 1 AS c, m.t AS t0
   FROM w20 x
-  JOIN (SELECT uid, min(gv) AS v0, min(gc) AS c0
+  JOIN (SELECT uid, t, gv, gc
   FROM w20
-  GROUP BY uid) m ON m.uid = x.uid), l AS (SELECT uid, c AS step, min(t) AS t, any_value(n) AS n
+  WHERE f) m ON m.uid = x.uid), l AS (SELECT uid, c AS step, t, k
   FROM (SELECT *
   FROM w
   WHERE uid NOT IN (SELECT uid
   FROM i)
   UNION ALL SELECT *
   FROM w2)
-  WHERE v = 1 AND c <= $8
-  GROUP BY uid, c), r AS (SELECT step, n, row_number() OVER (PARTITION BY step
-  ORDER BY count(*) DESC, n) AS rk
+  WHERE v = 1 AND c <= $8 AND rs), r AS (SELECT step, k, row_number() OVER (PARTITION BY step
+  ORDER BY count(*) DESC, k) AS rk
   FROM l
-  GROUP BY step, n), gl AS (SELECT l.uid, l.step, l.t, CASE WHEN r.rk <= $9 THEN l.n END AS g
+  GROUP BY step, k), gl AS (SELECT l.uid, l.step, l.t, CASE WHEN r.rk <= $9 THEN l.k END AS g
   FROM l
-  JOIN r ON r.step = l.step AND r.n = l.n) SELECT u.distinct_id, gl.t
+  JOIN r ON r.step = l.step AND r.k = l.k) SELECT u.distinct_id, gl.t
   FROM gl
   JOIN users u ON u.product_id = $10 AND u.uid = gl.uid
   WHERE gl.step = $11 AND gl.g IS NULL AND (gl.t < $12 OR (gl.t = $13 AND u.distinct_id > $14))

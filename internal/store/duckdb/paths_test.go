@@ -1,0 +1,29 @@
+package duckdb
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"strata/internal/store/storetest"
+)
+
+// TestPathsHorizons holds the paths statement to the reference with
+// horizons short enough that the random datasets' paths cross them: the
+// users the horizon cuts are read again without it (pathRows, i and w2),
+// and with 1 µs nearly every user is.
+func TestPathsHorizons(t *testing.T) {
+	defer func(h time.Duration) { pathHorizon = h }(pathHorizon)
+	for _, h := range []time.Duration{time.Microsecond, time.Minute, 45 * time.Minute} {
+		t.Run(fmt.Sprint(h), func(t *testing.T) {
+			pathHorizon = h
+			s, err := Open(context.Background(), t.TempDir(), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			storetest.RunPaths(t, s)
+		})
+	}
+}
