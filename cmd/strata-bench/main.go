@@ -678,6 +678,9 @@ func startServer(bin, dataDir string, extraArgs ...string) (*server, error) {
 		for sc.Scan() {
 			var m map[string]any
 			if json.Unmarshal(sc.Bytes(), &m) != nil {
+				// Not a log line: a panic's trace or a fatal error,
+				// which must not be lost when the server dies.
+				fmt.Fprintln(os.Stderr, "server:", sc.Text())
 				continue
 			}
 			if k, ok := m["api_key"].(string); ok {
