@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -44,6 +45,10 @@ func boardDefinitions() []map[string]any {
 	}
 }
 
+// errNoBoards is a build from before dashboards (a previous build timed with
+// -strata): it has no board to time.
+var errNoBoards = errors.New("this build has no dashboards")
+
 // makeBoard saves the board's queries and the board with a tile for each
 // on srv with the query token tok, and returns the requests of its tiles'
 // runs over from..to.
@@ -60,6 +65,9 @@ func makeBoard(srv *server, tok string, from, to time.Time) ([]benchQuery, error
 		}
 		defer resp.Body.Close()
 		out, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode == http.StatusNotFound && path == "/api/v1/boards" {
+			return nil, errNoBoards
+		}
 		if resp.StatusCode != http.StatusCreated {
 			return nil, fmt.Errorf("POST %s: %d %s", path, resp.StatusCode, out)
 		}

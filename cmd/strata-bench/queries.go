@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -613,11 +614,14 @@ func runQueryBench(o queryBench) ([]benchQuery, []backendResult, error) {
 	if overviews[0], err = timeOverviews(bin, dataDir, srv, ranges, runs); err != nil {
 		return nil, nil, err
 	}
-	boardReqs, board, err := timeBoard(bin, dataDir, srv, from, to, runs)
-	if err != nil {
+	switch boardReqs, board, err := timeBoard(bin, dataDir, srv, from, to, runs); {
+	case errors.Is(err, errNoBoards):
+		fmt.Printf("\nNo board timed: %v.\n", err)
+	case err != nil:
 		return nil, nil, err
+	default:
+		printBoard(boardReqs, board, from, to, runs)
 	}
-	printBoard(boardReqs, board, from, to, runs)
 	srv.stop()
 	results := []backendResult{embedded}
 	if oldBin := o.oldBin; oldBin != "" {
