@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -234,6 +235,10 @@ const personBatch = 4096
 func (u *Updater) add(k key, up analytics.PersonUpdate) {
 	p, ok := u.pending[k]
 	if !ok {
+		// The id may be a view of the spool's read buffer, which is
+		// reused once the batch is stored (spool.view): the key kept
+		// must own its bytes.
+		k.id = strings.Clone(k.id)
 		// Set and SetOnce stay nil until a key needs them: most updates
 		// only move first and last seen.
 		up.ProductID, up.DistinctID = k.product, k.id

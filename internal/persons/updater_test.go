@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"strata/internal/analytics"
 )
@@ -97,6 +99,33 @@ func TestUpdaterCoalesces(t *testing.T) {
 	}
 	if b.DistinctID != "b" || len(b.Set)+len(b.SetOnce) != 0 || !b.LastSeen.Equal(day.Add(30*time.Minute)) {
 		t.Errorf("b's update = %+v", b)
+	}
+}
+
+// TestUpdaterOwnsItsKeys checks that the updater keeps its own copy of a
+// distinct id: the spool's loader hands it events whose strings are views
+// of a read buffer it reuses after the call (spool.view), and a key left
+// pointing there changed under the pending map (a nil update at the
+// write, a panic).
+func TestUpdaterOwnsItsKeys(t *testing.T) {
+	f := &fake{}
+	u := New(Options{Interval: time.Hour})
+	u.Start(f)
+	defer u.Close()
+	buf := []byte("user-1user-2")
+	view := func(lo, hi int) string { return unsafe.String(&buf[lo], hi-lo) }
+	u.Observe([]analytics.Event{event(view(0, 6), "$pageview", time.Hour, `{}`), event(view(6, 12), "$identify", 0, `{"plan":"pro"}`)})
+	copy(buf, "xxxxxxyyyyyy") // the buffer reused for the next batch
+	if err := u.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, up := range f.take() {
+		ids = append(ids, up.DistinctID)
+	}
+	slices.Sort(ids)
+	if want := []string{"user-1", "user-2"}; !reflect.DeepEqual(ids, want) {
+		t.Errorf("written ids %q, want %q", ids, want)
 	}
 }
 
