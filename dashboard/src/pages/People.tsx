@@ -164,10 +164,12 @@ export function People(props: { product: Product | null }) {
           ))}
         </ul>
       ) : null}
-      <label class="inline-form">
-        Columns
-        <input value={columns} placeholder="email,plan" onChange={(e) => setColumns(columnKeys(e.currentTarget.value).join(","))} />
-      </label>
+      <div class="inline-form">
+        <label>
+          Columns
+          <input value={columns} placeholder="email,plan" onChange={(e) => setColumns(columnKeys(e.currentTarget.value).join(","))} />
+        </label>
+      </div>
       {page.state === "failed" ? <ErrorState message={page.error} onRetry={retry} /> : null}
       {page.state === "loading" && rows.length === 0 ? <Skeleton rows={5} label="Listing people…" /> : null}
       {page.state === "done" && rows.length === 0 ? (
@@ -175,7 +177,7 @@ export function People(props: { product: Product | null }) {
       ) : null}
       {rows.length ? (
         <div class="table-wrap">
-          <table data-testid="people-table">
+          <table class="table" data-testid="people-table">
             <thead>
               <tr>
                 <th>Distinct id</th>

@@ -354,7 +354,7 @@ export function PersonProperties(props: { productId: number; distinctId: string 
             </div>
           </dl>
           {Object.keys(profile.data.properties).length ? (
-            <table class="properties">
+            <table class="table">
               <thead>
                 <tr>
                   <th>Property</th>
