@@ -27,6 +27,7 @@ import { Experiments } from "./pages/Experiments";
 import { FlagPage, Flags } from "./pages/Flags";
 import { Funnels } from "./pages/Funnels";
 import { Paths } from "./pages/Paths";
+import { People } from "./pages/People";
 import { Boards } from "./pages/Boards";
 import { Messages } from "./pages/Messages";
 import { Overview } from "./pages/Overview";
@@ -308,6 +309,7 @@ function Page(props: {
     const id = groupFingerprint(path.replace("/replays/", "/errors/"));
     return id ? <ReplayPage product={props.product} sessionId={id} at={parseMoment(search.get("t"))} /> : <NotFound home={home} />;
   }
+  if (path === "/people") return <People product={props.product} />;
   if (path === "/users") return <FindUser product={props.product} env={props.env} />;
   if (path.startsWith("/users/")) {
     const id = groupFingerprint(path.replace("/users/", "/errors/"));

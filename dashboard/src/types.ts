@@ -119,6 +119,9 @@ export type ReplayDetail = Schemas["ReplayDetail"];
 /** One event of a user (GET /api/v1/users/{distinctId}/events), and a page of them. */
 export type UserEvent = Schemas["UserEvent"];
 export type UserEventsResult = Schemas["UserEventsResult"];
+export type Person = Schemas["Person"];
+export type PersonRow = Schemas["PersonRow"];
+export type PersonList = Schemas["PersonList"];
 export type ErrorFrame = Schemas["ErrorFrame"];
 export type ErrorGroupStatus = Schemas["ErrorGroupStatus"];
 export type ErrorGroupMerge = Schemas["ErrorGroupMerge"];

@@ -152,6 +152,8 @@ describe("a user's page", () => {
     fakeFetch({
       [`GET ${eventsPath}`]: () => (fail ? { status: 503, body: { error: { code: "server_busy", message: "The server is busy." } } } : { body: { distinctId: user, events: [], nextBefore: null } }),
       "GET /api/v1/replays": { body: { items: [] } },
+      // No profile either: the Properties card says so, without an alert of its own.
+      "GET /api/v1/persons/ann%2F%C3%BC%201": { status: 404, body: { error: { code: "person_not_found", message: "No person." } } },
     });
     const root = await mount(<PersonPage product={product} distinctId={user} env="live" />);
     expect(root.querySelector("[role=alert]")?.textContent).toContain("The server is busy.");
@@ -275,5 +277,50 @@ describe("replays roles", () => {
     const admin = await draw("admin");
     expect(byText(admin, "button", `Delete all of ${user}'s replays…`)).toBeDefined();
     history.replaceState(null, "", "/");
+  });
+});
+
+describe("a user's page's Properties card", () => {
+  const personPath = "/api/v1/persons/ann%2F%C3%BC%201";
+  it("shows the profile's properties, sorted, and its first and last seen", async () => {
+    const calls = fakeFetch({
+      [`GET ${eventsPath}`]: { body: firstPage },
+      "GET /api/v1/replays": { body: { items: [] } },
+      [`GET ${personPath}`]: {
+        body: { distinctId: user, properties: { plan: "pro", email: "ann@shop.example", seats: 3 }, firstSeen: "2026-11-20T08:00:00Z", lastSeen: "2026-11-23T10:58:00Z", updatedAt: "2026-11-23T10:58:01Z" },
+      },
+    });
+    const root = await mount(<PersonPage product={product} distinctId={user} env="live" />);
+    expect(Object.fromEntries(calls.find((c) => c.path === personPath)!.query)).toEqual({ product: "3" });
+    const card = root.querySelector("[data-testid=person-properties]")!;
+    expect([...card.querySelectorAll("tbody tr")].map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent))).toEqual([
+      ["email", "ann@shop.example"],
+      ["plan", "pro"],
+      ["seats", "3"],
+    ]);
+    expect([...card.querySelectorAll("dd")].map((d) => d.textContent)).toEqual(["20 Nov 2026, 08:00 UTC", "23 Nov 2026, 10:58 UTC"]);
+  });
+
+  it("says No profile yet on 404 person_not_found, and the events still show", async () => {
+    fakeFetch({
+      [`GET ${eventsPath}`]: { body: firstPage },
+      "GET /api/v1/replays": { body: { items: [] } },
+      [`GET ${personPath}`]: { status: 404, body: { error: { code: "person_not_found", message: "This product has no person with this id." } } },
+    });
+    const root = await mount(<PersonPage product={product} distinctId={user} env="live" />);
+    const card = root.querySelector("[data-testid=person-properties]")!;
+    expect(card.textContent).toContain("No profile yet.");
+    expect(card.querySelector("[role=alert]")).toBeNull();
+    expect(rows(root)).toHaveLength(2);
+  });
+
+  it("shows another failure as an error with a retry", async () => {
+    fakeFetch({
+      [`GET ${eventsPath}`]: { body: firstPage },
+      "GET /api/v1/replays": { body: { items: [] } },
+      [`GET ${personPath}`]: { status: 500, body: { error: { code: "internal", message: "The query failed." } } },
+    });
+    const root = await mount(<PersonPage product={product} distinctId={user} env="live" />);
+    expect(root.querySelector("[data-testid=person-properties] [role=alert]")?.textContent).toContain("The query failed.");
   });
 });

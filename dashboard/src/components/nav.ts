@@ -22,6 +22,7 @@ const items: readonly (NavItem & { feature?: "errorTracking" })[] = [
   { path: "/errors", label: "Errors", chart: true, feature: "errorTracking" },
   { path: "/replays", label: "Replays", chart: true },
   { path: "/users", label: "Users", chart: false, env: true },
+  { path: "/people", label: "People", chart: false },
   { path: "/messages", label: "Messages", chart: false },
   { path: "/experiments", label: "Experiments", chart: false },
   { path: "/flags", label: "Flags", chart: false },

@@ -1,12 +1,12 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, message } from "../api";
+import { ApiError, api, message } from "../api";
 import { ItemHead } from "../components/ItemHead";
 import { Link } from "../components/Link";
 import { ErrorState, NoProduct, Skeleton } from "../components/States";
 import { when } from "../format";
 import { useLoad } from "../load";
 import { navigate, positiveInt, setQuery, useQueryState } from "../router";
-import type { DataEnv, Product, UserEvent, UserEventsResult } from "../types";
+import type { DataEnv, Person as PersonProfile, Product, UserEvent, UserEventsResult } from "../types";
 import { SessionsTable, replayHref, userHref } from "./Replays";
 
 /** EVENT_PAGE is how many of a user's events a page of the table loads. */
@@ -216,6 +216,8 @@ function Person(props: { product: Product; distinctId: string; env: DataEnv }) {
         </div>
       </dl>
 
+      <PersonProperties productId={pid} distinctId={id} />
+
       <h2>Recorded sessions</h2>
       {replays.state === "failed" ? (
         <ErrorState message={replays.error} onRetry={reloadReplays} />
@@ -308,6 +310,73 @@ function Person(props: { product: Product; distinctId: string; env: DataEnv }) {
           )}
         </>
       )}
+    </section>
+  );
+}
+
+/**
+ * loadProfile is the person's profile, or null when the product has none
+ * yet (404 person_not_found: no event of the id has been stored, or its
+ * profile is still being written, about a second after its events).
+ */
+export async function loadProfile(productId: number, distinctId: string): Promise<PersonProfile | null> {
+  try {
+    return await api.person(productId, distinctId);
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404 && e.code === "person_not_found") return null;
+    throw e;
+  }
+}
+
+/** PersonProperties is the person page's Properties card: the profile's traits and its first and last seen. */
+export function PersonProperties(props: { productId: number; distinctId: string }) {
+  const [profile, retry] = useLoad(() => loadProfile(props.productId, props.distinctId), [props.productId, props.distinctId]);
+  return (
+    <section class="card" aria-labelledby="person-properties-title" data-testid="person-properties">
+      <h2 id="person-properties-title">Properties</h2>
+      {profile.state === "loading" ? <Skeleton rows={2} label="Loading properties…" /> : null}
+      {profile.state === "failed" ? <ErrorState message={profile.error} onRetry={retry} /> : null}
+      {profile.state === "done" && profile.data === null ? <p class="empty">No profile yet.</p> : null}
+      {profile.state === "done" && profile.data ? (
+        <>
+          <dl class="facts compact">
+            <div>
+              <dt>First seen</dt>
+              <dd>
+                <time dateTime={profile.data.firstSeen}>{when(profile.data.firstSeen)}</time>
+              </dd>
+            </div>
+            <div>
+              <dt>Last seen</dt>
+              <dd>
+                <time dateTime={profile.data.lastSeen}>{when(profile.data.lastSeen)}</time>
+              </dd>
+            </div>
+          </dl>
+          {Object.keys(profile.data.properties).length ? (
+            <table class="table">
+              <thead>
+                <tr>
+                  <th>Property</th>
+                  <th>Value</th>
+                </tr>
+              </thead>
+              <tbody>
+                {Object.entries(profile.data.properties)
+                  .sort(([a], [b]) => a.localeCompare(b))
+                  .map(([k, v]) => (
+                    <tr key={k}>
+                      <td>{k}</td>
+                      <td>{typeof v === "string" ? v : JSON.stringify(v)}</td>
+                    </tr>
+                  ))}
+              </tbody>
+            </table>
+          ) : (
+            <p class="empty">No properties.</p>
+          )}
+        </>
+      ) : null}
     </section>
   );
 }

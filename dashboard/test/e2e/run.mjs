@@ -42,7 +42,7 @@
 // the People data card: export, deletion, audit log, hidden from a viewer (privacy.mjs, E2E_ONLY=privacy);
 // funnel steps with filters, an exclusion and a breakdown by browser (funnels.mjs, E2E_ONLY=funnels);
 // the Dashboards page and a board's shared link (boards.mjs, E2E_ONLY=boards);
-// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=goals, E2E_ONLY=timezone, E2E_ONLY=filters, E2E_ONLY=retention, E2E_ONLY=paths, E2E_ONLY=funnels or E2E_ONLY=replays,users runs those parts alone
+// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=goals, E2E_ONLY=timezone, E2E_ONLY=filters, E2E_ONLY=retention, E2E_ONLY=paths, E2E_ONLY=people, E2E_ONLY=funnels or E2E_ONLY=replays,users runs those parts alone
 // (E2E_ONLY=main the main run without error tracking, sources, overview, geo).
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
@@ -80,6 +80,7 @@ import { memberPages } from "./members.mjs";
 import { retentionPages } from "./retention.mjs";
 import { cookielessPages } from "./cookieless.mjs";
 import { pathsPages } from "./paths.mjs";
+import { peoplePages } from "./people.mjs";
 import { boardPages } from "./boards.mjs";
 import { funnelPages } from "./funnels.mjs";
 
@@ -126,6 +127,7 @@ async function main() {
       members: memberPages,
       retention: retentionPages,
       paths: pathsPages,
+      people: peoplePages,
       funnels: funnelPages,
       privacy: privacyPages,
       cookieless: cookielessPages,
@@ -160,6 +162,7 @@ async function main() {
   await retentionPages(browser, h);
   await cookielessPages(browser, h);
   await pathsPages(browser, h);
+  await peoplePages(browser, h);
   await funnelPages(browser, h);
 }
 
@@ -251,7 +254,7 @@ async function withoutErrorTracking(browser) {
   // 2. The layout: the sidebar without Errors, and /errors is a 404 page.
   await check("the sidebar lists the pages, without Errors", async () => {
     const got = await page.locator("nav.sidebar .nav-item").allTextContents();
-    const want = ["Overview", "Trends", "Funnels", "Paths", "Retention", "Acquisition", "Dashboards", "Annotations", "Replays", "Users", "Messages", "Experiments", "Flags", "Settings", "API reference"];
+    const want = ["Overview", "Trends", "Funnels", "Paths", "Retention", "Acquisition", "Dashboards", "Annotations", "Replays", "Users", "People", "Messages", "Experiments", "Flags", "Settings", "API reference"];
     if (got.join() !== want.join()) throw new Error(`sidebar: ${got.join(", ")}`);
   });
   await check("/errors answers 404 and shows the not-found page", async () => {
