@@ -509,6 +509,8 @@ type QueryStore interface {
 	GoalConversions(ctx context.Context, q GoalsQuery) (GoalsAnswer, error)
 	// PathStore answers paths (paths.go).
 	PathStore
+	// FunnelUserStore lists a funnel step's users (funnelusers.go).
+	FunnelUserStore
 }
 
 // ErrOutOfMemory is wrapped by a QueryStore's error when the store could not

@@ -305,6 +305,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("POST /api/v1/query/sessions", asViewer(h(s.handleSessions)))
 	mux.Handle("POST /api/v1/query/paths", asViewer(h(s.handlePaths)))
 	mux.Handle("POST /api/v1/query/paths/users", asViewer(h(s.handlePathUsers)))
+	mux.Handle("POST /api/v1/query/funnel/users", asViewer(h(s.handleFunnelUsers)))
 	mux.Handle("POST /api/v1/query/goals", asViewer(h(s.handleGoalsQuery)))
 	mux.Handle("GET /api/v1/query/live", asViewer(h(s.handleLive)))
 	mux.Handle("GET /api/v1/queries", asViewer(h(s.handleListSaved)))

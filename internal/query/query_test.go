@@ -126,3 +126,7 @@ func (s stubStore) Paths(context.Context, analytics.PathsQuery) (analytics.Paths
 func (s stubStore) PathUsers(context.Context, analytics.PathUsersQuery) ([]analytics.PathUser, error) {
 	return nil, s.err
 }
+
+func (s stubStore) FunnelUsers(context.Context, analytics.FunnelUsersQuery) ([]analytics.FunnelUser, error) {
+	return nil, s.err
+}

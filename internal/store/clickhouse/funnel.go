@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -197,6 +198,12 @@ func (s *Store) FunnelRows(ctx context.Context, q analytics.FunnelQuery) (_ []an
 // lambdas get the previous time as a second array (ClickHouse 18.16 drops
 // subquery columns that only a lambda uses).
 func (s *Store) funnelUsers(b *builder, q analytics.FunnelQuery, actor string) (string, error) {
+	return s.funnelUserRows(b, q, actor, false)
+}
+
+// funnelUserRows is funnelUsers, whose rows also hold, with withID, did:
+// the user's distinct_id (any of the user's events', all alike).
+func (s *Store) funnelUserRows(b *builder, q analytics.FunnelQuery, actor string, withID bool) (string, error) {
 	if q.Breakdown != nil {
 		if err := checkProperty(*q.Breakdown); err != nil {
 			return "", err
@@ -247,6 +254,10 @@ func (s *Store) funnelUsers(b *builder, q analytics.FunnelQuery, actor string) (
 		c, _ = step0()
 		inner.WriteString(", groupArrayIf(ts, " + c + ") AS ts0")
 		carry = append(carry, "v0", "ts0")
+	}
+	if withID {
+		inner.WriteString(", any(distinct_id) AS did")
+		carry = append(carry, "did")
 	}
 	inner.WriteString(" FROM " + s.table + " WHERE ")
 	var where builder
@@ -301,6 +312,9 @@ func (s *Store) funnelUsers(b *builder, q analytics.FunnelQuery, actor string) (
 	} else {
 		last.WriteString("'' AS bv, ")
 	}
+	if withID {
+		last.WriteString("did, ")
+	}
 	for j := 0; j < n; j++ {
 		fmt.Fprintf(&last, "t%d, ", j)
 	}
@@ -311,6 +325,53 @@ func (s *Store) funnelUsers(b *builder, q analytics.FunnelQuery, actor string) (
 	}
 	last.WriteString(" AS out FROM (" + sql + ") WHERE r0")
 	return "SELECT * FROM (" + last.String() + ") WHERE NOT out", nil
+}
+
+// FunnelUsers lists a page of one step's users: the rows of funnelUsers
+// (with each user's distinct_id), those at the step (and not at the next,
+// for the dropped) and of the breakdown values kept, newest first and cut
+// to the page in the statement, so that a page is all that reaches Go.
+func (s *Store) FunnelUsers(ctx context.Context, q analytics.FunnelUsersQuery) (_ []analytics.FunnelUser, err error) {
+	defer markOutOfMemory(&err)
+	if q.AggregateBy != "" {
+		return nil, errors.New("listing a funnel's users: a funnel of groups has no users to list")
+	}
+	if q.Step < 0 || q.Step >= len(q.Steps) || (q.Dropped && q.Step == len(q.Steps)-1) {
+		return nil, fmt.Errorf("listing a funnel's users: no step %d to list", q.Step)
+	}
+	actor, err := actorSQL(q.AggregateBy)
+	if err != nil {
+		return nil, err
+	}
+	var b builder
+	users, err := s.funnelUserRows(&b, q.FunnelQuery, actor, true)
+	if err != nil {
+		return nil, err
+	}
+	next := "toInt64(0)"
+	if q.Step+1 < len(q.Steps) {
+		next = fmt.Sprintf("if(r%d, t%d, toInt64(0))", q.Step+1, q.Step+1)
+	}
+	b.Printf("SELECT did, t%d AS u_t, %s AS u_next FROM (%s) WHERE r%d", q.Step, next, users, q.Step)
+	if q.Dropped {
+		b.Printf(" AND NOT r%d", q.Step+1)
+	}
+	if q.Breakdown != nil && q.BreakdownValue != nil {
+		b.Write(" AND bv = ", b.arg(*q.BreakdownValue))
+	}
+	if q.Breakdown != nil && q.OtherThan != nil {
+		for _, v := range q.OtherThan {
+			b.Write(" AND bv != ", b.arg(v))
+		}
+	}
+	if q.BeforeMicros != 0 {
+		b.Write(" AND (u_t < ", b.arg(q.BeforeMicros), " OR (u_t = ", b.arg(q.BeforeMicros), " AND did > ", b.arg(q.BeforeID), "))")
+	}
+	b.Write(" ORDER BY u_t DESC, did LIMIT ", b.arg(q.Limit))
+	return queryAll(ctx, s, "listing a funnel's users", &b, func(r driver.Rows) (u analytics.FunnelUser, err error) {
+		err = r.Scan(&u.DistinctID, &u.Micros, &u.NextMicros)
+		return u, err
+	})
 }
 
 // FunnelTimes computes the funnel with its exclusions over funnelUsers,

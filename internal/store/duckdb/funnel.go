@@ -137,21 +137,9 @@ func (s *Store) FunnelRows(ctx context.Context, q analytics.FunnelQuery) (_ []an
 		return nil, err
 	}
 	if bv != "" {
-		// Each user's value: of their step-0 events at t, the least. A
-		// second pass over step 0's events, joined on the dense id as a
-		// step is, costs less than carrying the value through s0's
-		// aggregate as arg_min(value, (time, value)).
-		id, next := act.col(), "e.uid"
-		if id != "uid" {
-			next = "p." + id
-		}
-		b.Printf(", v AS (SELECT %s, min(%s) AS bv FROM events e JOIN s0 p ON %s = p.%s WHERE ", next, bv, act.expr("e."), id)
-		b.scope("e.", q.EventRange, q.From, q.To)
-		b.Write(" AND NOT e.is_bot AND e.eid = ", b.arg(s.eventID(q.Steps[0])), " AND epoch_us(e.ts) - p.t = 0")
-		if err := stepFilters(&b, q.StepFilter(0)); err != nil {
+		if err := s.funnelValues(&b, q, act, bv); err != nil {
 			return nil, err
 		}
-		b.Write(" GROUP BY ", next, ")")
 		value = "v.bv"
 	}
 	if err := s.funnelExclusions(&b, q, act); err != nil {
@@ -188,6 +176,86 @@ func (s *Store) FunnelRows(ctx context.Context, q analytics.FunnelQuery) (_ []an
 		return nil, fmt.Errorf("computing funnel: %w", err)
 	}
 	return fold.Rows, nil
+}
+
+// funnelValues writes, after funnelSteps, the CTE v of each step-0
+// user's breakdown value bv (the expression value): of their step-0
+// events at t, the least. A second pass over step 0's events, joined on
+// the dense id as a step is, costs less than carrying the value through
+// s0's aggregate as arg_min(value, (time, value)).
+func (s *Store) funnelValues(b *builder, q analytics.FunnelQuery, act actor, value string) error {
+	id, next := act.col(), "e.uid"
+	if id != "uid" {
+		next = "p." + id
+	}
+	b.Printf(", v AS (SELECT %s, min(%s) AS bv FROM events e JOIN s0 p ON %s = p.%s WHERE ", next, value, act.expr("e."), id)
+	b.scope("e.", q.EventRange, q.From, q.To)
+	b.Write(" AND NOT e.is_bot AND e.eid = ", b.arg(s.eventID(q.Steps[0])), " AND epoch_us(e.ts) - p.t = 0")
+	if err := stepFilters(b, q.StepFilter(0)); err != nil {
+		return err
+	}
+	b.Write(" GROUP BY ", next, ")")
+	return nil
+}
+
+// FunnelUsers lists a page of one step's users: the funnel's users as
+// FunnelRows counts them (funnelUsers, with the breakdown's values v when
+// the query keeps some), those at the step (and not at the next, for the
+// dropped), joined to their distinct_id, newest first and cut to the page
+// in the statement, so that a page is all that reaches Go.
+func (s *Store) FunnelUsers(ctx context.Context, q analytics.FunnelUsersQuery) (_ []analytics.FunnelUser, err error) {
+	defer markOutOfMemory(&err)
+	if q.AggregateBy != "" {
+		return nil, errors.New("listing a funnel's users: a funnel of groups has no users to list")
+	}
+	if q.Step < 0 || q.Step >= len(q.Steps) || (q.Dropped && q.Step == len(q.Steps)-1) {
+		return nil, fmt.Errorf("listing a funnel's users: no step %d to list", q.Step)
+	}
+	b, act, err := s.funnelWith(ctx, q.FunnelQuery)
+	if err != nil {
+		return nil, err
+	}
+	byValue := q.Breakdown != nil && (q.BreakdownValue != nil || q.OtherThan != nil)
+	if byValue {
+		x, err := b.property(*q.Breakdown)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.funnelValues(b, q.FunnelQuery, act, "coalesce("+x+", '')"); err != nil {
+			return nil, err
+		}
+	}
+	at, next := fmt.Sprintf("s%d.t", q.Step), "NULL"
+	if q.Step+1 < len(q.Steps) {
+		next = fmt.Sprintf("s%d.t", q.Step+1)
+	}
+	b.Write(" SELECT u.distinct_id, ", at, ", ", next)
+	funnelUsers(b, q.FunnelQuery, act)
+	if byValue {
+		b.Write(" JOIN v ON v.uid = s0.uid")
+	}
+	b.Write(" JOIN ", uidsTable, " u ON u.product_id = ", b.arg(q.ProductID), " AND u.uid = s0.uid WHERE ", at, " IS NOT NULL")
+	if q.Dropped {
+		b.Write(" AND ", next, " IS NULL")
+	}
+	if q.BreakdownValue != nil && byValue {
+		b.Write(" AND v.bv = ", b.arg(*q.BreakdownValue))
+	}
+	if q.OtherThan != nil && byValue {
+		for _, v := range q.OtherThan {
+			b.Write(" AND v.bv <> ", b.arg(v))
+		}
+	}
+	if q.BeforeMicros != 0 {
+		b.Write(" AND (", at, " < ", b.arg(q.BeforeMicros), " OR (", at, " = ", b.arg(q.BeforeMicros), " AND u.distinct_id > ", b.arg(q.BeforeID), "))")
+	}
+	b.Write(" ORDER BY ", at, " DESC, u.distinct_id LIMIT ", b.arg(q.Limit))
+	return queryAll(ctx, s, "listing a funnel's users", b, func(r scanner) (u analytics.FunnelUser, err error) {
+		var nextT sql.NullInt64
+		err = r.Scan(&u.DistinctID, &u.Micros, &nextT)
+		u.NextMicros = nextT.Int64
+		return u, err
+	})
 }
 
 // funnelExclusions writes, after funnelSteps, one CTE xK for each

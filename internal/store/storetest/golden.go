@@ -115,6 +115,16 @@ func GoldenSQL(t *testing.T, s Events, trace *[]Statement) {
 				Steps: []string{"$pageview", "signup", "purchase"}, Window: 24 * time.Hour, OverTime: analytics.Week})
 			return err
 		}},
+		{"funnel_users_dropped_value_page", func() error {
+			value := "Firefox"
+			_, err := s.FunnelUsers(ctx, analytics.FunnelUsersQuery{FunnelQuery: analytics.FunnelQuery{EventRange: scope,
+				Steps: []string{"$pageview", "signup", "purchase"}, Window: 24 * time.Hour,
+				Exclusions:     []analytics.FunnelExclusion{{Event: "logout", FromStep: 0, ToStep: 2}},
+				Breakdown:      &analytics.Property{Column: "browser"},
+				BreakdownLimit: 5},
+				Step: 1, Dropped: true, BreakdownValue: &value, BeforeMicros: 1_780_000_000_000_000, BeforeID: "u9", Limit: 51})
+			return err
+		}},
 		{"trend_unique_groups_week", func() error {
 			q := trend(analytics.Week, nil, analytics.TrendSeries{Event: "signup", UniqueUsers: true})
 			q.AggregateBy = "company"

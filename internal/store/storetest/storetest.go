@@ -115,6 +115,7 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("Events", events(testEvents))
 	t.Run("Queries", events(testQueries))
 	t.Run("FunnelCases", events(testFunnelCases))
+	t.Run("FunnelUsers", events(testFunnelUsers))
 	t.Run("GroupQueries", events(testGroupQueries))
 	t.Run("Bots", events(testBots))
 	t.Run("EventNames", events(testEventNames))

@@ -1,0 +1,45 @@
+SELECT did, t1 AS u_t, if(r2, t2, toInt64(0)) AS u_next
+  FROM (SELECT *
+  FROM (SELECT r0, r1, r2, arrayReduce('min', arrayFilter((v, x, p) -> x = p, v0, ts0, arrayResize(emptyArrayInt64(), length(ts0), t0))) AS bv, did, t0, t1, t2, 0 OR (r2 AND arrayExists((x, a, c) -> x > a AND x < c, x0, arrayResize(emptyArrayInt64(), length(x0), t0), arrayResize(emptyArrayInt64(), length(x0), t2))) AS out
+  FROM (SELECT r0, t0, r1, t1, x0, v0, ts0, did, arrayFilter((x, p) -> x > p AND x <= p + 86400000000, a2, arrayResize(emptyArrayInt64(), length(a2), t1)) AS f2, r1 AND notEmpty(f2) AS r2, arrayReduce('min', f2) AS t2
+  FROM (SELECT r0, t0, x0, v0, ts0, did, arrayFilter((x, p) -> x > p AND x <= p + 86400000000, a1, arrayResize(emptyArrayInt64(), length(a1), t0)) AS f1, r0 AND notEmpty(f1) AS r1, arrayReduce('min', f1) AS t1, a2
+  FROM (SELECT countIf(event = ? AND ts >= ? AND ts < ?) > 0 AS r0, minIf(ts, event = ? AND ts >= ? AND ts < ?) AS t0, groupArrayIf(ts, event = ? AND ts < ?) AS a1, groupArrayIf(ts, event = ? AND ts < ?) AS a2, groupArrayIf(ts, event = ? AND ts < ?) AS x0, groupArrayIf(browser, event = ? AND ts >= ? AND ts < ?) AS v0, groupArrayIf(ts, event = ? AND ts >= ? AND ts < ?) AS ts0, any(distinct_id) AS did
+  FROM `strata_golden`.events
+  WHERE product_id = ? AND env = ? AND ts >= ? AND ts < ? AND is_bot = 0 AND event IN (?, ?, ?, ?)
+  GROUP BY user_id)))
+  WHERE r0)
+  WHERE NOT out)
+  WHERE r1 AND NOT r2 AND bv = ? AND (u_t < ? OR (u_t = ? AND did > ?))
+  ORDER BY u_t DESC, did
+  LIMIT ?;
+-- 1: string $pageview
+-- 2: int64 1793577600000000
+-- 3: int64 1794182400000000
+-- 4: string $pageview
+-- 5: int64 1793577600000000
+-- 6: int64 1794182400000000
+-- 7: string signup
+-- 8: int64 1794268800000000
+-- 9: string purchase
+-- 10: int64 1794355200000000
+-- 11: string logout
+-- 12: int64 1794355200000000
+-- 13: string $pageview
+-- 14: int64 1793577600000000
+-- 15: int64 1794182400000000
+-- 16: string $pageview
+-- 17: int64 1793577600000000
+-- 18: int64 1794182400000000
+-- 19: int64 1
+-- 20: string live
+-- 21: int64 1793577600000000
+-- 22: int64 1794355200000000
+-- 23: string $pageview
+-- 24: string signup
+-- 25: string purchase
+-- 26: string logout
+-- 27: string Firefox
+-- 28: int64 1780000000000000
+-- 29: int64 1780000000000000
+-- 30: string u9
+-- 31: int 51
