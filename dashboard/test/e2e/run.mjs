@@ -91,7 +91,7 @@ const STRATA_BIN = process.env.STRATA_BIN || join(repo, "bin", "strata");
 const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const ARTIFACTS = join(pkg, "test", "artifacts");
 /** The whole run is abandoned after this long (it takes about half of it on 2 cores). */
-const DEADLINE_MS = 480_000;
+const DEADLINE_MS = 600_000;
 const OWNER = { email: "owner@example.com", password: "correct horse battery" };
 
 const { cleanups, check, startStrata, run } = harness({ strataBin: STRATA_BIN, deadlineMs: DEADLINE_MS, name: "dashboard" });
@@ -164,6 +164,7 @@ async function main() {
   await pathsPages(browser, h);
   await peoplePages(browser, h);
   await funnelPages(browser, h);
+  await boardPages(browser, h);
 }
 
 /** The main run, on a server started without the error-tracking flag. */
