@@ -137,21 +137,26 @@ func checkForget(t *testing.T, s *server, owner *browser) (a tenant, job string)
 	personData(t, s, c, cc, "bob", at.Add(10*time.Minute))
 	pa := "/api/v1/products/" + a.ProductFlag
 
-	// The export, before.
-	r := owner.do(t, "GET", pa+"/persons/export?distinctId=alice", nil)
-	var exp struct {
+	// The export, before. The person updater writes the profile within a
+	// second or so of the events, so the test waits for it first.
+	type export struct {
 		DistinctID      string            `json:"distinctId"`
-		Profile         any               `json:"profile"`
+		Profile         map[string]any    `json:"profile"`
 		Events          []map[string]any  `json:"events"`
 		Groups          []map[string]any  `json:"groups"`
 		Replays         []map[string]any  `json:"replays"`
 		SurveyResponses []map[string]any  `json:"surveyResponses"`
 		MessageStates   []json.RawMessage `json:"messageStates"`
 	}
+	waitFor(t, 30*time.Second, "alice's profile", func() bool {
+		return annCall(t, s, a.Token, "GET", "/api/v1/persons/alice", nil).Status == 200
+	})
+	r := owner.do(t, "GET", pa+"/persons/export?distinctId=alice", nil)
+	var exp export
 	if err := json.Unmarshal(r.Body, &exp); err != nil || r.Status != 200 {
 		t.Fatalf("export: %d %v %s", r.Status, err, r.Body)
 	}
-	if exp.DistinctID != "alice" || exp.Profile != nil || len(exp.Events) != 5 || len(exp.Groups) != 1 || exp.Groups[0]["key"] != "acme-alice" ||
+	if exp.DistinctID != "alice" || exp.Profile["distinctId"] != "alice" || len(exp.Events) != 5 || len(exp.Groups) != 1 || exp.Groups[0]["key"] != "acme-alice" ||
 		len(exp.Replays) != 1 || exp.Replays[0]["sessionId"] != "sess-alice" || len(exp.SurveyResponses) != 1 || len(exp.MessageStates) == 0 {
 		t.Errorf("alice's export: %s", r.Body)
 	}
