@@ -125,7 +125,7 @@ func testPersonProfiles(ctx context.Context, t *testing.T, s Meta, a, b analytic
 	// characters; one with a quote by its quote.
 	apply(analytics.PersonUpdate{ProductID: a.ID, DistinctID: "esc", FirstSeen: day, LastSeen: day.Add(20 * time.Minute),
 		Set: map[string]json.RawMessage{"name": json.RawMessage(`"\u00c4nne \"Q\" \/ 12345678901234567890"`),
-			"big": json.RawMessage(`12345678901234567890`)}})
+			"big": json.RawMessage(`12345678901234567890`), "city": json.RawMessage(`"M\u00fcnchen"`), "\u00fcber": json.RawMessage(`true`)}})
 	if got := props(get(a.ID, "esc")); got["name"] != `Änne "Q" / 12345678901234567890` {
 		t.Errorf("escaped name stored as %q", got["name"])
 	}
@@ -190,6 +190,14 @@ func testPersonProfiles(ctx context.Context, t *testing.T, s Meta, a, b analytic
 		{analytics.PersonQuery{Filters: []analytics.PersonFilter{{Key: "name", Operator: analytics.OpContains, Value: "NUMBER"}}}, []string{"u9", "u6", "u3", "u0"}},
 		{analytics.PersonQuery{Filters: []analytics.PersonFilter{{Key: "big", Operator: analytics.OpEq, Value: "12345678901234567890"}}}, []string{"esc"}},
 		{analytics.PersonQuery{Filters: []analytics.PersonFilter{{Key: "seats", Operator: analytics.OpIsSet}}}, []string{"u7", "u4", "u1", alice}},
+		// Filters whose value or key was sent escaped: eq, contains and
+		// is_set look for the characters in the stored text first.
+		{analytics.PersonQuery{Filters: []analytics.PersonFilter{{Key: "city", Operator: analytics.OpEq, Value: "München"}}}, []string{"esc"}},
+		{analytics.PersonQuery{Filters: []analytics.PersonFilter{{Key: "city", Operator: analytics.OpContains, Value: "ünCH"}}}, []string{"esc"}},
+		{analytics.PersonQuery{Filters: []analytics.PersonFilter{{Key: "name", Operator: analytics.OpEq, Value: `Änne "Q" / 12345678901234567890`}}}, []string{"esc"}},
+		{analytics.PersonQuery{Filters: []analytics.PersonFilter{{Key: "über", Operator: analytics.OpIsSet}}}, []string{"esc"}},
+		{analytics.PersonQuery{Filters: []analytics.PersonFilter{{Key: "über", Operator: analytics.OpEq, Value: "true"}}}, []string{"esc"}},
+		{analytics.PersonQuery{Filters: []analytics.PersonFilter{{Key: "plan", Operator: analytics.OpEq, Value: "pr"}}}, []string{}},
 		{analytics.PersonQuery{Filters: []analytics.PersonFilter{{Key: "plan", Operator: analytics.OpIsNotSet}}}, []string{"u8", "u5", "u2", "tie-a", "tie-b", "esc"}},
 		{analytics.PersonQuery{Search: "u", Filters: []analytics.PersonFilter{{Key: "plan", Operator: analytics.OpEq, Value: "free"},
 			{Key: "seats", Operator: analytics.OpNeq, Value: "4"}}}, []string{"u7", "u1"}},
