@@ -69,7 +69,11 @@ func TestSurveyReadsNeverBreakIngest(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Eight readers and one sender, for ten seconds.
+	// Eight readers and one sender, for at least ten seconds and until a
+	// reader of each kind got an answer. A read of the whole survey (about
+	// 100 MB of answers) takes seconds alone, and the eight share two
+	// query slots, so on a loaded 2-core machine each may take a minute:
+	// the readers' client waits up to three, the phase ends at four.
 	stop := make(chan struct{})
 	var reads, csvs, busy atomic.Int64
 	readErrs := make(chan string, 64)
@@ -94,7 +98,7 @@ func TestSurveyReadsNeverBreakIngest(t *testing.T) {
 				if g%2 == 1 {
 					path += ".csv"
 				}
-				status, body, err := send("GET", s.URL+path, nil, auth)
+				status, body, err := sendWith(slowClient, "GET", s.URL+path, nil, auth)
 				switch {
 				case err != nil:
 					report("%s: %v", path, err)
@@ -143,6 +147,9 @@ func TestSurveyReadsNeverBreakIngest(t *testing.T) {
 		}
 	}()
 	time.Sleep(10 * time.Second)
+	for end := time.Now().Add(4 * time.Minute); time.Now().Before(end) && (reads.Load() == 0 || csvs.Load() == 0); {
+		time.Sleep(100 * time.Millisecond)
+	}
 	close(stop)
 	wg.Wait()
 	close(readErrs)
@@ -237,6 +244,15 @@ func checkExport(body []byte) error {
 // send makes one request from any goroutine (do may only fail the test
 // from the test's own).
 func send(method, url string, body []byte, header map[string]string) (int, []byte, error) {
+	return sendWith(httpClient, method, url, body, header)
+}
+
+// slowClient is httpClient for requests that may take minutes on a
+// loaded machine.
+var slowClient = &http.Client{Timeout: 3 * time.Minute, Transport: httpClient.Transport}
+
+// sendWith is send through client.
+func sendWith(client *http.Client, method, url string, body []byte, header map[string]string) (int, []byte, error) {
 	req, err := http.NewRequest(method, url, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, err
@@ -244,7 +260,7 @@ func send(method, url string, body []byte, header map[string]string) (int, []byt
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	resp, err := httpClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}
