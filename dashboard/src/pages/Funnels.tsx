@@ -596,7 +596,7 @@ function StepLinks(props: { steps: FunnelResult["steps"]; step: number; onPick: 
   return (
     <span class="step-links">
       <button type="button" class="link-button" aria-label={`Converted at ${of}: ${n}`} onClick={() => props.onPick({ step: i, status: "converted", count: n, ...props.row })}>
-        {props.compact ? <span data-testid="step-count">{num(n)}</span> : `Converted ${num(n)}`}
+        {props.compact ? <span data-testid="breakdown-count">{num(n)}</span> : `Converted ${num(n)}`}
       </button>
       {dropped !== null ? (
         <button
