@@ -128,6 +128,7 @@ describe("Funnels views", () => {
       histogram: [
         { fromSeconds: 0, toSeconds: 10, count: 0 },
         { fromSeconds: 60, toSeconds: 300, count: 3 },
+        { fromSeconds: 10800, toSeconds: 86400, count: 0 },
         { fromSeconds: 604800, toSeconds: null, count: 1 },
       ],
     },
@@ -165,6 +166,7 @@ describe("Funnels views", () => {
     expect(buckets.map((r) => [r.querySelector("th")?.textContent, r.querySelector("td.num")?.textContent])).toEqual([
       ["under 10 s", "0"],
       ["1 min – 5 min", "3"],
+      ["3 h – 1 day", "0"],
       ["7 days and more", "1"],
     ]);
     expect(root.querySelector("[data-testid=funnel-result]")).toBeNull();

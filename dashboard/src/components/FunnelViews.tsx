@@ -40,12 +40,13 @@ export function ViewSwitch(props: { view: FunnelView; breakdown: boolean; onChan
   );
 }
 
-/** duration writes seconds as people read them: 45 s, 12 min, 3.5 h, 2.1 days. */
+/** duration writes seconds as people read them: 45 s, 12 min, 3.5 h, 1 day, 2.1 days. */
 export function duration(s: number): string {
   if (s < 60) return `${Math.round(s * 10) / 10} s`;
   if (s < 3600) return `${Math.round((s / 60) * 10) / 10} min`;
   if (s < 86400) return `${Math.round((s / 3600) * 10) / 10} h`;
-  return `${Math.round((s / 86400) * 10) / 10} days`;
+  const d = Math.round((s / 86400) * 10) / 10;
+  return d === 1 ? "1 day" : `${d} days`;
 }
 
 /** bucketName writes a histogram bucket: "10 s – 30 s", or "7 days and more" for the last. */

@@ -107,8 +107,11 @@ export async function funnelUserPages(browser, h) {
     await page.waitForURL(/interval=week/);
     await page.waitForFunction(() => {
       const rows = [...document.querySelectorAll("[data-testid=funnel-over-time-row]")];
-      return rows.length >= 1 && rows.length <= 2 && rows.reduce((n, r) => n + Number(r.children[1].textContent), 0) === 60;
-    });
+      const sum = (k) => rows.reduce((n, r) => n + Number(r.children[k].textContent), 0);
+      // Weeks start on Monday: every row's date is one (the day rows before them are not).
+      const mondays = rows.every((r) => new Date(`${r.children[0].textContent}T00:00:00Z`).getUTCDay() === 1);
+      return rows.length >= 1 && mondays && sum(1) === 60 && sum(2) === 5;
+    }, null, { timeout: 20_000 });
   });
   await h.check("the pages raised no errors", async () => noPageErrors());
 }
