@@ -27,7 +27,7 @@ const options = { defaultNonNullable: false };
 const dashboardSchemas = [
   "CredentialStatus", "User", "DashboardConfig", "SessionInfo", "Product", "ApiKeyRecord", "QueryTokenRecord",
   "KeyCreated", "TokenCreated", "FunnelRequest", "FunnelResult", "FilterOperator", "Filter", "TrendSeriesRequest",
-  "TrendRequest", "TrendResult", "SessionsRequest", "SessionsResult", "PathsRequest", "PathsResult", "PathUsersRequest", "PathUsersResult", "RetentionRequest", "RetentionResult", "BotsResult", "EventNamesResult",
+  "TrendRequest", "TrendResult", "SessionsRequest", "SessionsResult", "PathsRequest", "PathsResult", "PathUsersRequest", "PathUsersResult", "FunnelUsersRequest", "FunnelUsersResult", "RetentionRequest", "RetentionResult", "BotsResult", "EventNamesResult",
   "QueryKind", "SavedQuery", "AnnotationColor", "AnnotationCreate", "AnnotationPage",
   "Flag", "FlagWrite", "FlagList", "FlagChangeList", "GroupList", "Experiment", "ExperimentList", "ExperimentWrite", "ExperimentResults",
   "ErrorGroupList", "ErrorGroupDetail", "ErrorGroupStatus", "ErrorGroupMerge", "ErrorGroupMerged", "ErrorGroupUnmerged", "Sourcemap",

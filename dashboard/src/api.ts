@@ -5,7 +5,7 @@ import type {
   Annotation, AnnotationInput, Board, BoardInput, Tile, TileInput, AnnotationPage, ApiKey, BotsResult, BuildInfo, Campaign, CampaignList, CampaignWrite, CredentialStatus, DashboardConfig, DataEnv, ErrorGroupDetail,
   ErrorGroupList, ErrorGroupMerge, ErrorGroupMerged, ErrorGroupStatus, ErrorGroupUnmerged, ErrorStatus, EventNames, Experiment, ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList,
   FlagList, FlagWrite, FunnelRequest, FunnelResult, GroupList, KeyCreated, KeyEnv, List, LiveVisitors, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult,
-  MessageSettings, ReplayDetail, ReplayList, SavedQuery, Session, SessionsRequest, SessionsResult, PathsRequest, PathsResult, PathUsersRequest, PathUsersResult, Goal, GoalCreate, PersonDeletion, Person, PersonList, AuditLogPage, GoalsRequest, GoalsResult, ShareInfo, SharedLink, SharedLinkCreated, Sourcemap, SurveyResults,
+  MessageSettings, ReplayDetail, ReplayList, SavedQuery, Session, SessionsRequest, SessionsResult, PathsRequest, PathsResult, PathUsersRequest, PathUsersResult, FunnelUsersRequest, FunnelUsersResult, Goal, GoalCreate, PersonDeletion, Person, PersonList, AuditLogPage, GoalsRequest, GoalsResult, ShareInfo, SharedLink, SharedLinkCreated, Sourcemap, SurveyResults,
   TokenCreated, TrendRequest, TrendResult, UserEventsResult, Member, Invite, InviteCreated, Role, DataRetentionSettings, DataRetentionUpdate, PrivacySettings, PrivacySettingsUpdate,
 } from "./types";
 
@@ -179,6 +179,9 @@ export const api = {
   funnel: (p: number, body: FunnelRequest, env?: DataEnv) =>
     request<FunnelResult>("POST", scoped("/api/v1/query/funnel", p, { env: envParam(env) }), body),
   trend: (p: number, body: TrendRequest, env?: DataEnv) => request<TrendResult>("POST", scoped("/api/v1/query/trend", p, { env: envParam(env) }), body),
+  /** funnelUsers lists a page of the users who reached a funnel step, or dropped off after it (docs/queries.md, "Who converted, who dropped off"). */
+  funnelUsers: (p: number, body: FunnelUsersRequest, env?: DataEnv) =>
+    request<FunnelUsersResult>("POST", scoped("/api/v1/query/funnel/users", p, { env: envParam(env) }), body),
   /** paths answers the most common paths of pages or events (docs/queries.md, "Paths"). */
   paths: (p: number, body: PathsRequest, env?: DataEnv) => request<PathsResult>("POST", scoped("/api/v1/query/paths", p, { env: envParam(env) }), body),
   /** pathUsers lists a page of the users who reached one node of the paths. */

@@ -52,6 +52,8 @@ export interface List<T> {
 export type FunnelRequest = Schemas["FunnelRequest"];
 export type FunnelStep = Schemas["FunnelStep"];
 export type FunnelResult = Schemas["FunnelResult"];
+export type FunnelUsersRequest = Schemas["FunnelUsersRequest"];
+export type FunnelUsersResult = Schemas["FunnelUsersResult"];
 export type Operator = Schemas["FilterOperator"];
 export type FilterRequest = Schemas["Filter"];
 export type SeriesRequest = Schemas["TrendSeriesRequest"];

@@ -5,12 +5,14 @@ import { AnnotationStrip, useChartAnnotations } from "../components/ChartAnnotat
 import { CountSelect, useGroupTypes } from "../components/CountSelect";
 import { EventInput, EventList, useEventNamesResult } from "../components/EventInput";
 import { FilterEditor, filterRequest, type FilterDraft } from "../components/FilterEditor";
+import { FunnelUsers, type FunnelPick } from "../components/FunnelUsers";
+import { OverTime, TimeToConvert, ViewSwitch, funnelIntervals, funnelViews, type FunnelInterval, type FunnelView } from "../components/FunnelViews";
 import { SaveQueryForm, SavedList, useSavedQueries } from "../components/SavedList";
 import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
 import { plural } from "../format";
 import { useLoad } from "../load";
 import { describe as describeRange, type DateRange } from "../range";
-import { positiveInt, setQuery, useLocation, useQueryState, type QueryPatch } from "../router";
+import { oneOf, positiveInt, setQuery, useLocation, useQueryState, type QueryPatch } from "../router";
 import { funnelSteps, placeholderSteps, windowHours as windowLimits } from "../limits.gen";
 import type { DataEnv, FilterRequest, FunnelRequest, FunnelResult, Operator, Product, SavedQuery } from "../types";
 
@@ -184,12 +186,27 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
   const [runs, setRuns] = useState(0);
   const names = useEventNamesResult(pid, days, props.env);
 
+  // The view (?view=) and the Over time interval (?interval=) apply at
+  // once. The API refuses a view with a breakdown: the steps are shown then.
+  const [urlView, setView] = useQueryState<FunnelView>("view", "steps", oneOf(funnelViews));
+  const [interval, setInterval] = useQueryState<FunnelInterval>("interval", "day", oneOf(funnelIntervals));
+  const view: FunnelView = shownDraft.breakdown ? "steps" : urlView;
   const request: FunnelRequest = { ...funnelRequest(shownDraft), dateFrom: days.from, dateTo: days.to };
+  const viewRequest: FunnelRequest = view === "steps" ? request : { ...request, view, interval: view === "trends" ? interval : undefined };
   const waiting = savedId !== null && savedQuery === null;
   const [result, retry] = useLoad<FunnelResult>(
-    waiting ? null : () => (savedQuery ? api.runSaved<FunnelResult>(pid, savedQuery.id, props.env, days) : api.funnel(pid, request, props.env)),
-    [pid, savedId ?? JSON.stringify(shownDraft), waiting, days.from, days.to, props.env, runs],
+    waiting
+      ? null
+      : () =>
+          // A saved funnel in another view runs its definition (shownDraft) with the view.
+          savedQuery && view === "steps" ? api.runSaved<FunnelResult>(pid, savedQuery.id, props.env, days) : api.funnel(pid, viewRequest, props.env),
+    [pid, savedId ?? JSON.stringify(shownDraft), waiting, days.from, days.to, props.env, runs, view, view === "trends" ? interval : ""],
   );
+  // The users panel: the step (and breakdown row) clicked, closed when the funnel changes.
+  const [picked, setPicked] = useState<FunnelPick | null>(null);
+  useEffect(() => setPicked(null), [savedId ?? JSON.stringify(shownDraft), days.from, days.to, props.env]);
+  // A funnel of groups has no users to list.
+  const pick = shownDraft.aggregateBy ? undefined : setPicked;
 
   // The annotations of the range on screen; a saved funnel adds its own
   // (query-scoped) annotations to the workspace's.
@@ -430,12 +447,39 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
               ) : (
                 <>
                   <AnnotationStrip from={days.from} to={days.to} annotations={annotations} />
-                  <FunnelBars result={shown} busy={result.state === "loading"} counts={shownDraft.aggregateBy || undefined} />
-                  {shown.breakdown ? <FunnelBreakdownTable result={shown} /> : null}
+                  <ViewSwitch view={view} breakdown={!!shownDraft.breakdown} onChange={(v) => setView(v)} />
+                  {view === "trends" ? (
+                    <label class="inline-form">
+                      Interval
+                      <select name="interval" value={interval} onChange={(e) => setInterval(e.currentTarget.value as FunnelInterval)}>
+                        <option value="day">Day</option>
+                        <option value="week">Week</option>
+                      </select>
+                    </label>
+                  ) : null}
+                  {view === "time_to_convert" && shown.timeToConvert ? <TimeToConvert result={shown} /> : null}
+                  {view === "trends" && shown.overTime ? <OverTime result={shown} interval={interval} /> : null}
+                  {view === "steps" ? (
+                    <>
+                      <FunnelBars result={shown} busy={result.state === "loading"} counts={shownDraft.aggregateBy || undefined} onPick={pick} />
+                      {shown.breakdown ? <FunnelBreakdownTable result={shown} onPick={pick} /> : null}
+                    </>
+                  ) : null}
                 </>
               )
             ) : null}
           </section>
+
+          {picked && shown && shown.steps[picked.step] ? (
+            <FunnelUsers
+              product={pid}
+              env={props.env}
+              request={request}
+              stepName={shown.steps[picked.step].name}
+              pick={picked}
+              onClose={() => setPicked(null)}
+            />
+          ) : null}
 
           <SaveQueryForm
             product={pid}
@@ -471,8 +515,10 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
  * before's users who went on to this one. The headings say which is which:
  * both numbers count users, or with counts set the groups of that type the
  * funnel counted (aggregateBy), which the count column's heading then names.
+ * With onPick, each step has "Converted n" and (but the last) "Dropped off
+ * m" links, and its bar opens the converted: they list those users.
  */
-export function FunnelBars(props: { result: FunnelResult; busy?: boolean; counts?: string }) {
+export function FunnelBars(props: { result: FunnelResult; busy?: boolean; counts?: string; onPick?: (p: FunnelPick) => void }) {
   const first = props.result.steps[0]?.count ?? 0;
   if (first === 0) {
     return (
@@ -505,9 +551,14 @@ export function FunnelBars(props: { result: FunnelResult; busy?: boolean; counts
                   <th scope="row" class="step-name">
                     <span class="step-num">{i + 1}</span> {s.name}
                     {s.where?.length ? <span class="hint step-where"> · {s.where.map(describeFilter).join(", ")}</span> : null}
+                    {props.onPick ? <StepLinks steps={props.result.steps} step={i} onPick={props.onPick} /> : null}
                   </th>
                   <td class="bar-col">
-                    <div class="hbar" aria-hidden="true">
+                    <div
+                      class={`hbar${props.onPick ? " clickable" : ""}`}
+                      aria-hidden="true"
+                      onClick={props.onPick ? () => props.onPick!({ step: i, status: "converted", count: s.count }) : undefined}
+                    >
                       <div class="hbar-fill" style={{ width: `${Math.max(pct, s.count > 0 ? 0.5 : 0)}%` }} />
                     </div>
                     <span class="visually-hidden">{Math.round(pct * 10) / 10}%</span>
@@ -532,6 +583,35 @@ export function FunnelBars(props: { result: FunnelResult; busy?: boolean; counts
   );
 }
 
+/**
+ * StepLinks are a step's "Converted n" and, but for the last step,
+ * "Dropped off m" buttons, of every user or of one breakdown row (row);
+ * compact (a breakdown cell) writes the converted count alone.
+ */
+function StepLinks(props: { steps: FunnelResult["steps"]; step: number; onPick: (p: FunnelPick) => void; row?: Pick<FunnelPick, "breakdownValue" | "other">; label?: string; compact?: boolean }) {
+  const i = props.step;
+  const n = props.steps[i].count;
+  const dropped = i + 1 < props.steps.length ? n - props.steps[i + 1].count : null;
+  const of = `step ${i + 1}${props.label ? `, ${props.label}` : ""}`;
+  return (
+    <span class="step-links">
+      <button type="button" class="link-button" aria-label={`Converted at ${of}: ${n}`} onClick={() => props.onPick({ step: i, status: "converted", count: n, ...props.row })}>
+        {props.compact ? <span data-testid="breakdown-count">{num(n)}</span> : `Converted ${num(n)}`}
+      </button>
+      {dropped !== null ? (
+        <button
+          type="button"
+          class="link-button"
+          aria-label={`Dropped off after ${of}: ${dropped}`}
+          onClick={() => props.onPick({ step: i, status: "dropped", count: dropped, ...props.row })}
+        >
+          Dropped off {num(dropped)}
+        </button>
+      ) : null}
+    </span>
+  );
+}
+
 /** describeFilter writes a filter as people read it: path = /pricing. */
 export function describeFilter(f: FilterRequest): string {
   const op: Record<string, string> = { eq: "=", neq: "≠", contains: "contains", not_contains: "does not contain", regex: "matches", gt: ">", lt: "<", is_set: "is set", is_not_set: "is not set" };
@@ -541,9 +621,10 @@ export function describeFilter(f: FilterRequest): string {
 /**
  * FunnelBreakdownTable is the funnel of each breakdown value: a row per
  * value (the top ones, then the others together), its users at each step
- * and its overall conversion.
+ * and its overall conversion. With onPick, each count has the row's
+ * "Converted" and "Dropped off" links.
  */
-export function FunnelBreakdownTable(props: { result: FunnelResult }) {
+export function FunnelBreakdownTable(props: { result: FunnelResult; onPick?: (p: FunnelPick) => void }) {
   const rows = props.result.breakdown ?? [];
   if (rows.length === 0) return null;
   return (
@@ -567,12 +648,14 @@ export function FunnelBreakdownTable(props: { result: FunnelResult }) {
           {rows.map((r, k) => {
             const first = r.steps[0]?.count ?? 0;
             const last = r.steps[r.steps.length - 1]?.count ?? 0;
+            const label = r.other ? "Other values" : r.breakdownValue === "" ? "(not set)" : r.breakdownValue ?? "";
+            const row = r.other ? { other: true } : { breakdownValue: r.breakdownValue ?? "" };
             return (
               <tr key={k} data-testid="funnel-breakdown-row">
-                <th scope="row">{r.other ? "Other values" : r.breakdownValue === "" ? "(not set)" : r.breakdownValue}</th>
+                <th scope="row">{label}</th>
                 {r.steps.map((s, i) => (
                   <td class="num" key={i}>
-                    {num(s.count)}
+                    {props.onPick ? <StepLinks steps={r.steps} step={i} onPick={props.onPick} row={row} label={label} compact /> : num(s.count)}
                   </td>
                 ))}
                 <td class="num">{first ? `${Math.round((last / first) * 1000) / 10}%` : "—"}</td>

@@ -41,8 +41,9 @@
 // the Privacy card: cookieless mode and privacy signals saved, a member's card (cookieless.mjs);
 // the People data card: export, deletion, audit log, hidden from a viewer (privacy.mjs, E2E_ONLY=privacy);
 // funnel steps with filters, an exclusion and a breakdown by browser (funnels.mjs, E2E_ONLY=funnels);
+// a funnel step's dropped-off and converted users, paged, and the Time to convert and Over time views (funnelusers.mjs, E2E_ONLY=funnelusers);
 // the Dashboards page and a board's shared link (boards.mjs, E2E_ONLY=boards);
-// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=goals, E2E_ONLY=timezone, E2E_ONLY=filters, E2E_ONLY=retention, E2E_ONLY=paths, E2E_ONLY=people, E2E_ONLY=funnels or E2E_ONLY=replays,users runs those parts alone
+// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=goals, E2E_ONLY=timezone, E2E_ONLY=filters, E2E_ONLY=retention, E2E_ONLY=paths, E2E_ONLY=people, E2E_ONLY=funnels, E2E_ONLY=funnelusers or E2E_ONLY=replays,users runs those parts alone
 // (E2E_ONLY=main the main run without error tracking, sources, overview, geo).
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
@@ -83,6 +84,7 @@ import { pathsPages } from "./paths.mjs";
 import { peoplePages } from "./people.mjs";
 import { boardPages } from "./boards.mjs";
 import { funnelPages } from "./funnels.mjs";
+import { funnelUserPages } from "./funnelusers.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = join(here, "..", "..");
@@ -129,6 +131,7 @@ async function main() {
       paths: pathsPages,
       people: peoplePages,
       funnels: funnelPages,
+      funnelusers: funnelUserPages,
       privacy: privacyPages,
       cookieless: cookielessPages,
       boards: boardPages,
@@ -164,6 +167,7 @@ async function main() {
   await pathsPages(browser, h);
   await peoplePages(browser, h);
   await funnelPages(browser, h);
+  await funnelUserPages(browser, h);
   await boardPages(browser, h);
 }
 
