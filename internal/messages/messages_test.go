@@ -211,7 +211,7 @@ func TestVariantsAndHoldout(t *testing.T) {
 	counts := map[string]int{}
 	for i := range 300 {
 		id := "user" + string(rune('a'+i%26)) + time.Duration(i).String()
-		a, _ := flags.Assign(flag, id)
+		a, _ := flags.Assign(flag, id, nil)
 		m, ok := shown(t, e, Request{ProductID: f.product, DistinctID: id, Path: "/"})[c.ID]
 		if !ok || m.Exposure == nil || m.Exposure.Flag != "message_ab" || m.Exposure.ExperimentID == nil || *m.Exposure.ExperimentID != 9 {
 			t.Fatalf("%s: %+v", id, m)

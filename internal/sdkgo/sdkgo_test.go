@@ -121,7 +121,7 @@ func TestAssignsAsTheServer(t *testing.T) {
 		id := fmt.Sprintf("user-%d-é", i)
 		for _, f := range append(list, flags.Flag{Key: "missing"}) {
 			want := "control"
-			if a, ok := flags.Assign(findFlag(list, f.Key), id); ok {
+			if a, ok := flags.Assign(findFlag(list, f.Key), id, nil); ok {
 				want = a.Variant
 			}
 			if got := c.Variant(t.Context(), f.Key, id); got != want {
