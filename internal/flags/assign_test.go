@@ -206,9 +206,12 @@ func TestTargetingKeepsBuckets(t *testing.T) {
 // integers from Go callers, an unknown operator, and a condition of a
 // type not known yet.
 func TestHolds(t *testing.T) {
-	props := map[string]any{"n": 12, "s": "x"}
-	if !Holds("n", "gt", "11.5", props) || !Holds("n", "eq", "12", props) {
-		t.Error("an int property was not read as a number")
+	props := map[string]any{"n": 12, "u": uint8(7), "f": float32(0.1), "s": "x", "o": map[string]any{"a": 1}}
+	if !Holds("n", "gt", "11.5", props) || !Holds("n", "eq", "12", props) || !Holds("u", "eq", "7", props) || !Holds("f", "eq", "0.1", props) {
+		t.Error("a Go integer or float32 property was not read as its number")
+	}
+	if !Holds("o", "eq", `{"a":1}`, props) || !Holds("o", "contains", `"A"`, props) || !Holds("o", "neq", "x", props) || !Holds("o", "exists", "", props) {
+		t.Error("an object property is not compared as its JSON")
 	}
 	if Holds("s", "matches", "x", props) {
 		t.Error("an unknown operator held")

@@ -88,9 +88,10 @@ func Number(s string) (float64, bool) {
 	return x, err == nil
 }
 
-// TraitText is a trait's value as conditions compare it: a string as is,
-// a number in its shortest form, a boolean as true or false, anything
-// else as JSON.
+// TraitText is a property's value as conditions compare it: a string as is,
+// a float64 in its shortest form without an exponent (FormatFloat 'f', -1),
+// a boolean as true or false, anything else (an object, an array, a Go
+// integer) as its JSON, object keys sorted.
 func TraitText(v any) string {
 	switch x := v.(type) {
 	case string:

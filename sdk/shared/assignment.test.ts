@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { assign, exposed, type AssignableFlag } from "./assign";
-import { holds, numberText, traitText } from "./conditions";
+import { holds, traitText } from "./conditions";
 import { bucket, murmur3 } from "./hash";
 
 interface Vectors {
@@ -99,13 +99,14 @@ describe("targeting", () => {
     }
   });
 
-  it("writes numbers as Go does", () => {
-    expect(numberText(1e21)).toBe("1000000000000000000000");
-    expect(numberText(1.5e22)).toBe("15000000000000000000000");
-    expect(numberText(-1.25e-7)).toBe("-0.000000125");
-    expect(numberText(1e-7)).toBe("0.0000001");
-    expect(numberText(123.456)).toBe("123.456");
-    expect(numberText(-0)).toBe("-0");
+  it("writes numbers and JSON as Go does", () => {
+    expect(traitText(1e21)).toBe("1000000000000000000000");
+    expect(traitText(1.5e22)).toBe("15000000000000000000000");
+    expect(traitText(-1.25e-7)).toBe("-0.000000125");
+    expect(traitText(1e-7)).toBe("0.0000001");
+    expect(traitText(123.456)).toBe("123.456");
+    expect(traitText(-0)).toBe("-0");
+    expect(traitText(false)).toBe("false");
     expect(traitText({ é: 1, z: [1e21, "a<b"], a: { y: true, x: null } })).toBe('{"a":{"x":null,"y":true},"z":[1e+21,"a\\u003cb"],"é":1}');
   });
 

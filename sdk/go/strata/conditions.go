@@ -79,9 +79,10 @@ func decimal(s string) (float64, bool) {
 	return x, err == nil
 }
 
-// traitText is a property's value as conditions compare it: a string as
-// is, a float in its shortest form without an exponent, a boolean as true
-// or false, anything else (integers included) as JSON.
+// traitText is a property's value as conditions compare it: a string as is,
+// a float64 in its shortest form without an exponent (FormatFloat 'f', -1),
+// a boolean as true or false, anything else (an object, an array, a Go
+// integer) as its JSON, object keys sorted.
 func traitText(v any) string {
 	switch x := v.(type) {
 	case string:
