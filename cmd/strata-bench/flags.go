@@ -97,6 +97,7 @@ func benchConfig(bin, dataDir string) error {
 		return err
 	}
 	defer srv.stop()
+	targeting, targeted := true, 0
 	for i := range 200 {
 		variants := []map[string]any{{"key": "control", "weight": 50}, {"key": "treatment", "weight": 50, "payload": map[string]any{"headline": "Start free"}}}
 		if i%3 == 1 {
@@ -112,11 +113,27 @@ func benchConfig(bin, dataDir string) error {
 			}
 			continue
 		}
-		if err := apiCall(srv, tok, "POST", "/api/v1/flags", map[string]any{"name": fmt.Sprintf("Flag %d", i), "enabled": true,
-			"rollout": 50 + float64(i%50), "variants": variants}, nil); err != nil {
+		body := map[string]any{"name": fmt.Sprintf("Flag %d", i), "enabled": true, "rollout": 50 + float64(i%50), "variants": variants}
+		// Every other flag targets by person properties (docs/flags.md,
+		// "Targeting"), when the server knows targeting: a build before it
+		// refuses the field, and is measured without.
+		if targeting && i%2 == 1 {
+			body["conditions"] = []map[string]any{{"trait": "plan", "op": "eq", "value": "pro"}, {"trait": "seats", "op": "gt", "value": strconv.Itoa(i)}}
+		}
+		err := apiCall(srv, tok, "POST", "/api/v1/flags", body, nil)
+		if err != nil && targeting && strings.Contains(err.Error(), "conditions") {
+			targeting = false
+			delete(body, "conditions")
+			err = apiCall(srv, tok, "POST", "/api/v1/flags", body, nil)
+		}
+		if err != nil {
 			return err
 		}
+		if targeting && i%2 == 1 {
+			targeted++
+		}
 	}
+	fmt.Printf("flags with targeting conditions: %d of 200\n", targeted)
 	path := "/api/v1/config?api_key=" + srv.key + "&distinct_id=user_1"
 	resp, err := http.Get(srv.url + path)
 	if err != nil {

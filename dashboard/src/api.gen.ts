@@ -804,6 +804,8 @@ export interface components {
             enabled: boolean;
             rollout: number;
             variants: components["schemas"]["FlagVariant"][];
+            /** @description Targeting conditions, all of which must hold (docs/flags.md, "Targeting"); none targets every user. */
+            conditions: components["schemas"]["FlagCondition"][];
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -833,6 +835,28 @@ export interface components {
         FlagChangeList: {
             items: components["schemas"]["FlagChange"][];
         };
+        /**
+         * Flag targeting condition
+         * @description A user property (the traits passed to `identify`, or the properties passed to a server
+         *     SDK's evaluator) compared with a value, as a message audience's `TraitCondition`. A
+         *     missing property fails every operator but `neq`. `type` is `trait` (the default when
+         *     left out); a cohort condition is planned next, and evaluators fail a type they do not know.
+         */
+        FlagCondition: {
+            /**
+             * @default trait
+             * @enum {string}
+             */
+            type?: "trait";
+            trait: string;
+            /**
+             * @description `eq`/`neq` compare the text of the property exactly, `contains` ignoring case, `gt`/`lt` as decimal numbers; `exists` holds for any non-null value.
+             * @enum {string}
+             */
+            op: "eq" | "neq" | "contains" | "exists" | "gt" | "lt";
+            /** @description Ignored by `exists`; a decimal number for `gt` and `lt`. */
+            value: string;
+        };
         FlagList: {
             items: components["schemas"]["Flag"][];
         };
@@ -855,6 +879,12 @@ export interface components {
             rollout?: number;
             /** @description None, or 2 to 4 arms whose weights sum to 100. */
             variants?: components["schemas"]["FlagVariant"][];
+            /**
+             * @description Targeting (docs/flags.md, "Targeting"): all must hold for a user to get the flag; a
+             *     user they do not target gets control and is excluded from the flag's experiment.
+             *     `[]` removes them; left out (or null), an update keeps them.
+             */
+            conditions?: components["schemas"]["FlagCondition"][];
         };
         FrequencyCap: {
             /** @enum {string} */

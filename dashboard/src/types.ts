@@ -92,6 +92,7 @@ export type AnnotationPage = Schemas["AnnotationPage"];
 
 export type Flag = Schemas["Flag"];
 export type FlagVariant = Schemas["FlagVariant"];
+export type FlagCondition = Schemas["FlagCondition"];
 export type FlagWrite = Schemas["FlagWrite"];
 export type FlagList = Schemas["FlagList"];
 export type FlagChange = Schemas["FlagChange"];

@@ -18,7 +18,7 @@ const product: Product = { id: 3, workspaceId: 1, name: "Web shop", createdAt: "
 const flag = (over: Partial<Flag> = {}): Flag => ({
   id: 5, productId: 3, key: "pricing_copy_test", name: "Pricing copy test", description: "", enabled: true, rollout: 100,
   variants: [{ key: "control", weight: 50 }, { key: "treatment", weight: 50, payload: { headline: "Start free" } }],
-  createdAt: "2026-11-20T10:00:00Z", updatedAt: "2026-11-21T10:00:00Z", ...over,
+  conditions: [], createdAt: "2026-11-20T10:00:00Z", updatedAt: "2026-11-21T10:00:00Z", ...over,
 });
 
 const experiment = (over: Partial<Experiment> = {}): Experiment => ({
@@ -98,7 +98,7 @@ describe("flag form", () => {
     expect(post[0].query.get("product")).toBe("3");
     expect(post[0].body).toEqual({
       name: "Pricing copy test", description: "Headline on /pricing", enabled: true, rollout: 25.5,
-      variants: [{ key: "control", weight: 50 }, { key: "treatment", weight: 50, payload: { headline: "Start free" } }],
+      variants: [{ key: "control", weight: 50 }, { key: "treatment", weight: 50, payload: { headline: "Start free" } }], conditions: [],
     });
     expect(root.querySelector("[role=status]")?.textContent).toBe("Created pricing_copy_test.");
     const row = root.querySelector("[data-testid=flag-row]");

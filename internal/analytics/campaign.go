@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"strata/internal/flags"
 )
 
 // CampaignStatus is where a message campaign is in its life
@@ -244,26 +246,37 @@ func (a *Audience) validate() error {
 		return InvalidField("audience.conditions", "must list at most %d conditions, not %d", MaxTraitConditions, len(a.Conditions))
 	}
 	for i, cond := range a.Conditions {
-		field := "audience.conditions[" + strconv.Itoa(i) + "]"
-		if !traitRE.MatchString(cond.Trait) {
-			return InvalidField(field+".trait", "must be a trait name of 1 to %d letters, digits, _ . $ or -, not %q", MaxTraitName, cond.Trait)
-		}
-		if !traitOps[cond.Op] {
-			return InvalidField(field+".op", "must be eq, neq, contains, exists, gt or lt, not %q", cond.Op)
-		}
-		if utf8.RuneCountInString(cond.Value) > MaxTraitValue {
-			return InvalidField(field+".value", "must be at most %d characters", MaxTraitValue)
-		}
-		if (cond.Op == "gt" || cond.Op == "lt") && !isNumber(cond.Value) {
-			return InvalidField(field+".value", "must be a number for %s, not %q", cond.Op, cond.Value)
+		if err := validTraitCondition("audience.conditions["+strconv.Itoa(i)+"]", cond); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
+// validTraitCondition checks one trait condition, of a message audience or
+// of a flag; field names it in the error.
+func validTraitCondition(field string, cond TraitCondition) error {
+	if !traitRE.MatchString(cond.Trait) {
+		return InvalidField(field+".trait", "must be a trait name of 1 to %d letters, digits, _ . $ or -, not %q", MaxTraitName, cond.Trait)
+	}
+	if !traitOps[cond.Op] {
+		return InvalidField(field+".op", "must be eq, neq, contains, exists, gt or lt, not %q", cond.Op)
+	}
+	if utf8.RuneCountInString(cond.Value) > MaxTraitValue {
+		return InvalidField(field+".value", "must be at most %d characters", MaxTraitValue)
+	}
+	if (cond.Op == "gt" || cond.Op == "lt") && !isNumber(cond.Value) {
+		return InvalidField(field+".value", "must be a number for %s, not %q", cond.Op, cond.Value)
+	}
+	return nil
+}
+
+// isNumber reports whether s is a number as trait conditions compare
+// them: a finite decimal number, which Go and the JavaScript SDKs read
+// alike (flags.Number).
 func isNumber(s string) bool {
-	_, err := strconv.ParseFloat(s, 64)
-	return err == nil
+	_, ok := flags.Number(s)
+	return ok
 }
 
 func (f *FrequencyCap) validate() error {

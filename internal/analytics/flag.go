@@ -21,6 +21,7 @@ const (
 	MaxFlagDescription  = 2000
 	MaxFlagVariants     = 4
 	MaxVariantPayload   = 4096 // bytes of JSON
+	MaxFlagConditions   = 20
 	maxBasisPoints      = 10000
 	hundredthsTolerance = 1e-9
 )
@@ -46,10 +47,30 @@ type Flag struct {
 	Rollout float64 `json:"rollout"`
 	// Variants are the arms in order, with weights summing to 100; none
 	// for a flag that is only on or off.
-	Variants  []FlagVariant `json:"variants"`
-	CreatedAt time.Time     `json:"createdAt"`
-	UpdatedAt time.Time     `json:"updatedAt"`
+	Variants []FlagVariant `json:"variants"`
+	// Conditions target the flag (docs/flags.md, "Targeting"): a user
+	// whose properties fail one gets control and is excluded from the
+	// flag's experiment. None targets every user.
+	Conditions []FlagCondition `json:"conditions"`
+	CreatedAt  time.Time       `json:"createdAt"`
+	UpdatedAt  time.Time       `json:"updatedAt"`
 }
+
+// FlagCondition is one targeting condition of a flag. Type is "trait", the
+// only kind yet: the user property Trait compared by Op with Value, with
+// the operators and the text form of a message audience's trait condition
+// (TraitCondition). A cohort condition ({"type": "cohort", "cohortId"})
+// is the kind planned next; every evaluator already fails a condition of a
+// type it does not know.
+type FlagCondition struct {
+	Type  string `json:"type"`
+	Trait string `json:"trait"`
+	Op    string `json:"op"`
+	Value string `json:"value"`
+}
+
+// FlagConditionTrait is the type of a condition on a user property.
+const FlagConditionTrait = "trait"
 
 // FlagVariant is one arm of a flag: its key, its share of the flag's users
 // in percent (two decimals at most) and an optional JSON payload the SDK
@@ -123,7 +144,34 @@ func (f *Flag) Validate() error {
 	if err := validPercent("rollout", f.Rollout, 100); err != nil {
 		return err
 	}
-	return validVariants(f.Variants)
+	if err := validVariants(f.Variants); err != nil {
+		return err
+	}
+	return validFlagConditions(f.Conditions)
+}
+
+// validFlagConditions checks a flag's targeting conditions, and sets the
+// type of a condition that left it out to trait: at most
+// MaxFlagConditions, each by the rules of a message audience's trait
+// condition.
+func validFlagConditions(conds []FlagCondition) error {
+	if len(conds) > MaxFlagConditions {
+		return InvalidField("conditions", "must list at most %d conditions, not %d", MaxFlagConditions, len(conds))
+	}
+	for i := range conds {
+		c := &conds[i]
+		field := "conditions[" + strconv.Itoa(i) + "]"
+		if c.Type == "" {
+			c.Type = FlagConditionTrait
+		}
+		if c.Type != FlagConditionTrait {
+			return InvalidField(field+".type", "must be trait (a condition on a user property), not %q", c.Type)
+		}
+		if err := validTraitCondition(field, TraitCondition{Trait: c.Trait, Op: c.Op, Value: c.Value}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // validName checks a flag's or an experiment's name: one line of 1 to
@@ -211,15 +259,19 @@ type FieldChange struct {
 func (f *Flag) ChangesFrom(old *Flag) []FieldChange {
 	fields := func(x *Flag) []any {
 		if x == nil {
-			return make([]any, 6)
+			return make([]any, 7)
 		}
 		variants := x.Variants
 		if variants == nil {
 			variants = []FlagVariant{}
 		}
-		return []any{x.Key, x.Name, x.Description, x.Enabled, x.Rollout, variants}
+		conditions := x.Conditions
+		if conditions == nil {
+			conditions = []FlagCondition{}
+		}
+		return []any{x.Key, x.Name, x.Description, x.Enabled, x.Rollout, variants, conditions}
 	}
-	names := []string{"key", "name", "description", "enabled", "rollout", "variants"}
+	names := []string{"key", "name", "description", "enabled", "rollout", "variants", "conditions"}
 	before, after := fields(old), fields(f)
 	var out []FieldChange
 	for i, name := range names {

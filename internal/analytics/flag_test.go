@@ -2,6 +2,7 @@ package analytics
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -23,6 +24,11 @@ func TestFlagValidate(t *testing.T) {
 		func(f *Flag) {
 			f.Variants = []FlagVariant{{Key: "control", Weight: 0}, {Key: "winner", Weight: 100, Payload: json.RawMessage(`{"x":1}`)}}
 		},
+		func(f *Flag) {
+			f.Conditions = []FlagCondition{{Type: "trait", Trait: "plan", Op: "eq", Value: "pro"}, {Trait: "$os", Op: "exists"},
+				{Trait: "seats", Op: "gt", Value: "-1.5e2"}}
+		},
+		func(f *Flag) { f.Conditions = make([]FlagCondition, 20); fill(f.Conditions) },
 	} {
 		f := valid()
 		ok(&f)
@@ -57,6 +63,13 @@ func TestFlagValidate(t *testing.T) {
 		{"arm named excluded", func(f *Flag) { f.Variants[0].Key = "excluded" }, `variants[0].key: "excluded" names the users who are in no arm`},
 		{"negative weight", func(f *Flag) { f.Variants[0].Weight = -10; f.Variants[1].Weight = 110 }, "variants[0].weight: must be"},
 		{"payload not JSON", func(f *Flag) { f.Variants[0].Payload = json.RawMessage(`{`) }, "variants[0].payload: must be JSON"},
+		{"21 conditions", func(f *Flag) { f.Conditions = make([]FlagCondition, 21); fill(f.Conditions) }, "conditions: must list at most 20 conditions, not 21"},
+		{"cohort condition", func(f *Flag) { f.Conditions = []FlagCondition{{Type: "cohort"}} }, `conditions[0].type: must be trait`},
+		{"condition without trait", func(f *Flag) { f.Conditions = []FlagCondition{{Op: "exists"}} }, `conditions[0].trait: must be a trait name`},
+		{"condition operator", func(f *Flag) { f.Conditions = []FlagCondition{{Trait: "a", Op: "eq"}, {Trait: "b", Op: "is"}} }, `conditions[1].op: must be eq, neq, contains, exists, gt or lt`},
+		{"condition value too long", func(f *Flag) { f.Conditions = []FlagCondition{{Trait: "a", Op: "eq", Value: strings.Repeat("v", 501)}} }, `conditions[0].value: must be at most 500 characters`},
+		{"gt not a number", func(f *Flag) { f.Conditions = []FlagCondition{{Trait: "a", Op: "gt", Value: "ten"}} }, `conditions[0].value: must be a number for gt`},
+		{"lt hexadecimal", func(f *Flag) { f.Conditions = []FlagCondition{{Trait: "a", Op: "lt", Value: "0x10"}} }, `conditions[0].value: must be a number for lt`},
 		{"payload too large", func(f *Flag) { f.Variants[0].Payload = json.RawMessage(`"` + strings.Repeat("p", 4096) + `"`) }, "variants[0].payload: must be at most 4096 bytes"},
 	}
 	for _, c := range cases {
@@ -71,13 +84,30 @@ func TestFlagValidate(t *testing.T) {
 	}
 }
 
+// fill makes each condition a valid one.
+func fill(cs []FlagCondition) {
+	for i := range cs {
+		cs[i] = FlagCondition{Trait: "t" + strconv.Itoa(i), Op: "exists"}
+	}
+}
+
+// TestFlagConditionType checks that a condition sent without a type is
+// stored as a trait condition.
+func TestFlagConditionType(t *testing.T) {
+	f := Flag{Key: "k", Name: "K", Rollout: 50, Conditions: []FlagCondition{{Trait: "plan", Op: "eq", Value: "pro"}}}
+	if err := f.Validate(); err != nil || f.Conditions[0].Type != "trait" {
+		t.Errorf("%v %+v", err, f.Conditions)
+	}
+}
+
 func TestFlagChangesFrom(t *testing.T) {
 	old := Flag{Key: "k", Name: "K", Rollout: 50}
-	if c := old.ChangesFrom(nil); len(c) != 6 || c[0].Field != "key" || c[0].From != nil || c[0].To != "k" {
+	if c := old.ChangesFrom(nil); len(c) != 7 || c[6].Field != "conditions" || c[0].Field != "key" || c[0].From != nil || c[0].To != "k" {
 		t.Errorf("created: %+v", c)
 	}
 	same := old
 	same.Variants = []FlagVariant{} // nil and empty arms are the same value
+	same.Conditions = []FlagCondition{}
 	if c := same.ChangesFrom(&old); len(c) != 0 {
 		t.Errorf("no change listed %+v", c)
 	}

@@ -27,6 +27,7 @@ type FlagFields struct {
 	Enabled     *bool
 	Rollout     *float64
 	Variants    []analytics.FlagVariant
+	Conditions  []analytics.FlagCondition
 }
 
 // apply sets f's fields from c. On a new flag a field left out takes its
@@ -62,6 +63,12 @@ func (c *FlagFields) apply(f *analytics.Flag) error {
 	}
 	if f.Variants == nil {
 		f.Variants = []analytics.FlagVariant{} // [] on the wire, never null
+	}
+	if c.Conditions != nil {
+		f.Conditions = c.Conditions
+	}
+	if f.Conditions == nil {
+		f.Conditions = []analytics.FlagCondition{}
 	}
 	return f.Validate()
 }
@@ -181,6 +188,10 @@ func (s *Flags) ForSDK(ctx context.Context, productID int64) ([]flags.Flag, erro
 			Experiment: byFlag[f.ID]}
 		for _, v := range f.Variants {
 			sf.Variants = append(sf.Variants, flags.Variant{Key: v.Key, Weight: v.Weight})
+		}
+		sf.Conditions = make([]flags.Condition, 0, len(f.Conditions))
+		for _, c := range f.Conditions {
+			sf.Conditions = append(sf.Conditions, flags.Condition{Type: c.Type, Trait: c.Trait, Op: c.Op, Value: c.Value})
 		}
 		out = append(out, sf)
 	}

@@ -21,6 +21,10 @@ type Flag struct {
 	// to 100. None: the flag is on or off.
 	Variants   []Variant   `json:"variants"`
 	Experiment *Experiment `json:"experiment"`
+	// Conditions target the flag: a user whose properties fail one of
+	// them gets control and is excluded from the experiment. None targets
+	// every user.
+	Conditions []Condition `json:"conditions"`
 }
 
 // Variant is one arm of a flag.
@@ -43,8 +47,8 @@ type Assignment struct {
 	// Holdout marks a user in the experiment's holdout (Variant is then
 	// control): such a user's exposure counts for no arm.
 	Holdout bool
-	// Excluded marks a user outside the flag's rollout (Variant is then
-	// control). Like a holdout user, such a user is not in the experiment:
+	// Excluded marks a user outside the flag's rollout, or whose
+	// properties fail its conditions (Variant is then control). Like a holdout user, such a user is not in the experiment:
 	// the exposure says "excluded" and counts for no arm, so that a partial
 	// rollout never swells control (docs/experiments.md).
 	Excluded bool
@@ -69,10 +73,12 @@ func (a Assignment) Exposed() string {
 	return a.Variant
 }
 
-// Assign puts the user id in an arm of f. It reports false when f is
-// missing or disabled: there is nothing to expose, and the caller answers
-// control.
-func Assign(f *Flag, id string) (Assignment, bool) {
+// Assign puts the user id, whose properties are props (nil for none), in
+// an arm of f. It reports false when f is missing or disabled: there is
+// nothing to expose, and the caller answers control. A user the flag's
+// conditions do not target is excluded, after the holdout and before the
+// rollout bucket, so that the users they target keep their buckets.
+func Assign(f *Flag, id string, props map[string]any) (Assignment, bool) {
 	if f == nil || !f.Enabled {
 		return Assignment{}, false
 	}
@@ -82,6 +88,9 @@ func Assign(f *Flag, id string) (Assignment, bool) {
 	}
 	if exp != nil && exp.Status == "running" && Bucket("holdout", f.Key, id) < basisPoints(exp.Holdout*10000) {
 		return Assignment{Variant: "control", Holdout: true}, true
+	}
+	if !Targeted(f.Conditions, props) {
+		return Assignment{Variant: "control", Excluded: true}, true
 	}
 	if Bucket("rollout", f.Key, id) >= basisPoints(f.Rollout*100) {
 		return Assignment{Variant: "control", Excluded: true}, true

@@ -23,6 +23,14 @@ type vectors struct {
 		Flag, DistinctID, Variant string
 	} `json:"assign"`
 	Flags []Flag `json:"flags"`
+	// Targeting are users with properties, of flags with conditions:
+	// the variant getVariant answers and what the exposure names ("" for
+	// no exposure).
+	Targeting []struct {
+		Flag, DistinctID string
+		Properties       map[string]any
+		Variant, Exposed string
+	} `json:"targeting"`
 }
 
 func loadVectors(t *testing.T) vectors {
@@ -35,7 +43,7 @@ func loadVectors(t *testing.T) vectors {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		t.Fatal(err)
 	}
-	if len(v.Hash) == 0 || len(v.Bucket) == 0 || len(v.Assign) == 0 || len(v.Flags) == 0 {
+	if len(v.Hash) == 0 || len(v.Bucket) == 0 || len(v.Assign) == 0 || len(v.Flags) == 0 || len(v.Targeting) == 0 {
 		t.Fatal("the vectors file lost a section")
 	}
 	return v
@@ -59,7 +67,7 @@ func TestVectors(t *testing.T) {
 	}
 	variants := map[string]bool{}
 	for _, c := range v.Assign {
-		got, ok := Assign(byKey[c.Flag], c.DistinctID)
+		got, ok := Assign(byKey[c.Flag], c.DistinctID, nil)
 		if !ok {
 			got.Variant = "control" // what getVariant answers for a flag with nothing to expose
 		}
@@ -71,20 +79,37 @@ func TestVectors(t *testing.T) {
 	if len(variants) < 4 {
 		t.Errorf("the vectors reached only the variants %v", variants)
 	}
+	exposed := map[string]bool{}
+	for _, c := range v.Targeting {
+		got, ok := Assign(byKey[c.Flag], c.DistinctID, c.Properties)
+		e := got.Exposed()
+		if !ok {
+			got.Variant, e = "control", ""
+		}
+		if got.Variant != c.Variant || e != c.Exposed {
+			t.Errorf("Assign(%s, %q, %v) = %q exposing %q, want %q exposing %q", c.Flag, c.DistinctID, c.Properties, got.Variant, e, c.Variant, c.Exposed)
+		}
+		exposed[e] = true
+	}
+	for _, e := range []string{"on", "control", "treatment", "holdout", "excluded", ""} {
+		if !exposed[e] {
+			t.Errorf("no targeting vector exposes %q", e)
+		}
+	}
 }
 
 // TestAssign checks the rules the vectors cannot show on their own: a
 // holdout user is marked, a missing flag has nothing to expose, and a
 // completed experiment's holdout no longer applies.
 func TestAssign(t *testing.T) {
-	if _, ok := Assign(nil, "u"); ok {
+	if _, ok := Assign(nil, "u", nil); ok {
 		t.Error("a missing flag was assigned")
 	}
 	f := &Flag{Key: "k", Enabled: true, Rollout: 100, Variants: []Variant{{"control", 50}, {"treatment", 50}},
 		Experiment: &Experiment{Status: "running", Holdout: 0.25}}
 	held, arms := 0, map[string]int{}
 	for i := range 4000 {
-		a, _ := Assign(f, string(rune('a'+i%26))+string(rune(i)))
+		a, _ := Assign(f, string(rune('a'+i%26))+string(rune(i)), nil)
 		if a.Holdout {
 			held++
 			if a.Variant != "control" {
@@ -102,7 +127,7 @@ func TestAssign(t *testing.T) {
 	}
 	f.Experiment.Status = "completed"
 	for i := range 4000 {
-		if a, _ := Assign(f, string(rune(i))); a.Holdout {
+		if a, _ := Assign(f, string(rune(i)), nil); a.Holdout {
 			t.Fatal("a completed experiment still holds users out")
 		}
 	}
@@ -117,7 +142,7 @@ func TestAssignExcluded(t *testing.T) {
 	counts := map[string]int{}
 	for i := range 4000 {
 		id := "user_" + strconv.Itoa(i)
-		a, ok := Assign(f, id)
+		a, ok := Assign(f, id, nil)
 		if !ok {
 			t.Fatal("an enabled flag assigned nobody")
 		}
@@ -143,5 +168,58 @@ func TestAssignExcluded(t *testing.T) {
 	// the users outside it.
 	if c, tr := counts["control"], counts["treatment"]; c < 800 || tr < 800 || c > 1000 || tr > 1000 {
 		t.Errorf("exposures %v, want about 900 per arm", counts)
+	}
+}
+
+// TestTargetingKeepsBuckets checks that conditions only remove users: a
+// user they target gets the arm the flag without conditions gives, and
+// one they do not target is excluded, never put in another arm.
+func TestTargetingKeepsBuckets(t *testing.T) {
+	plain := &Flag{Key: "k", Enabled: true, Rollout: 70, Variants: []Variant{{"control", 50}, {"treatment", 50}},
+		Experiment: &Experiment{Status: "running", Holdout: 0.1}}
+	targeted := *plain
+	targeted.Conditions = []Condition{{Type: "trait", Trait: "plan", Op: "eq", Value: "pro"}}
+	targetedOut := 0
+	for i := range 2000 {
+		id := "user_" + strconv.Itoa(i)
+		props := map[string]any{"plan": "pro"}
+		if i%2 == 1 {
+			props["plan"] = "free"
+		}
+		want, _ := Assign(plain, id, nil)
+		got, _ := Assign(&targeted, id, props)
+		switch {
+		case i%2 == 0 && got != want:
+			t.Fatalf("targeted user %s: %+v, without conditions %+v", id, got, want)
+		case i%2 == 1 && !want.Holdout && (!got.Excluded || got.Variant != "control"):
+			t.Fatalf("untargeted user %s: %+v", id, got)
+		case i%2 == 1 && !want.Holdout:
+			targetedOut++
+		}
+	}
+	if targetedOut < 800 {
+		t.Errorf("only %d untargeted users excluded", targetedOut)
+	}
+}
+
+// TestHolds checks the condition rule on what the vectors do not reach:
+// integers from Go callers, an unknown operator, and a condition of a
+// type not known yet.
+func TestHolds(t *testing.T) {
+	props := map[string]any{"n": 12, "u": uint8(7), "f": float32(0.1), "s": "x", "o": map[string]any{"a": 1}}
+	if !Holds("n", "gt", "11.5", props) || !Holds("n", "eq", "12", props) || !Holds("u", "eq", "7", props) || !Holds("f", "eq", "0.1", props) {
+		t.Error("a Go integer or float32 property was not read as its number")
+	}
+	if !Holds("o", "eq", `{"a":1}`, props) || !Holds("o", "contains", `"A"`, props) || !Holds("o", "neq", "x", props) || !Holds("o", "exists", "", props) {
+		t.Error("an object property is not compared as its JSON")
+	}
+	if Holds("s", "matches", "x", props) {
+		t.Error("an unknown operator held")
+	}
+	if Targeted([]Condition{{Type: "cohort", Trait: "s", Op: "neq", Value: "y"}}, props) {
+		t.Error("a condition of an unknown type held")
+	}
+	if !Targeted(nil, nil) {
+		t.Error("no conditions must target everyone")
 	}
 }

@@ -26,6 +26,9 @@ type flagRequest struct {
 	Enabled     *bool                   `json:"enabled"`
 	Rollout     *float64                `json:"rollout"`
 	Variants    []analytics.FlagVariant `json:"variants"`
+	// Conditions: null or left out keeps a flag's conditions (none for a
+	// new flag); [] removes them.
+	Conditions []analytics.FlagCondition `json:"conditions"`
 }
 
 // flagID reads the {id} of a flag path; anything but a positive integer

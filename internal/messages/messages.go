@@ -16,7 +16,6 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -172,7 +171,7 @@ func (e *Engine) Active(ctx context.Context, req Request) ([]Message, error) {
 		if remaining <= 0 {
 			continue
 		}
-		v, exposure := c.variant(p.flags[c.FlagKey], req.DistinctID)
+		v, exposure := c.variant(p.flags[c.FlagKey], req.DistinctID, req.Traits)
 		out = append(out, Message{ID: c.ID, Name: c.Name, Variant: v.key, Trigger: c.Trigger, PathRegex: c.PathRegex,
 			Remaining: remaining, Exposure: exposure, Steps: v.steps, head: v.head})
 	}
@@ -398,12 +397,14 @@ func (c *compiled) remaining(st analytics.MessageState, today int) int {
 // off, or gone), a holdout user, a user outside the flag's rollout, or an
 // arm the campaign lacks sees the first variant; a holdout user's exposure
 // says holdout and an outside user's excluded, so neither counts in an arm.
-func (c *compiled) variant(f *flags.Flag, distinctID string) (variant, *Exposure) {
+// The flag's targeting conditions are evaluated on the user's traits, as
+// the SDKs evaluate them on the traits passed to identify.
+func (c *compiled) variant(f *flags.Flag, distinctID string, traits map[string]any) (variant, *Exposure) {
 	first := c.variants[0]
 	if len(c.variants) == 1 || f == nil {
 		return first, nil
 	}
-	a, ok := flags.Assign(f, distinctID)
+	a, ok := flags.Assign(f, distinctID, traits)
 	if !ok {
 		return first, nil
 	}
@@ -440,49 +441,9 @@ func (c *compiled) audience(req Request) bool {
 	return true
 }
 
-// holds evaluates one trait condition. A trait that is missing (or null)
-// fails every condition but neq.
+// holds evaluates one trait condition, by the rule flags' targeting
+// conditions share (flags.Holds). A trait that is missing (or null) fails
+// every condition but neq.
 func holds(cond analytics.TraitCondition, traits map[string]any) bool {
-	v, ok := traits[cond.Trait]
-	if !ok || v == nil {
-		return cond.Op == "neq"
-	}
-	text := traitText(v)
-	switch cond.Op {
-	case "exists":
-		return true
-	case "eq":
-		return text == cond.Value
-	case "neq":
-		return text != cond.Value
-	case "contains":
-		return strings.Contains(strings.ToLower(text), strings.ToLower(cond.Value))
-	case "gt", "lt":
-		x, err1 := strconv.ParseFloat(text, 64)
-		y, err2 := strconv.ParseFloat(cond.Value, 64)
-		if err1 != nil || err2 != nil {
-			return false
-		}
-		if cond.Op == "gt" {
-			return x > y
-		}
-		return x < y
-	}
-	return false
-}
-
-// traitText is a trait's value as conditions compare it: a string as is,
-// a number in its shortest form, a boolean as true or false, anything
-// else as JSON.
-func traitText(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	case bool:
-		return strconv.FormatBool(x)
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
+	return flags.Holds(cond.Trait, cond.Op, cond.Value, traits)
 }

@@ -3,6 +3,7 @@ package messages
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -211,7 +212,7 @@ func TestVariantsAndHoldout(t *testing.T) {
 	counts := map[string]int{}
 	for i := range 300 {
 		id := "user" + string(rune('a'+i%26)) + time.Duration(i).String()
-		a, _ := flags.Assign(flag, id)
+		a, _ := flags.Assign(flag, id, nil)
 		m, ok := shown(t, e, Request{ProductID: f.product, DistinctID: id, Path: "/"})[c.ID]
 		if !ok || m.Exposure == nil || m.Exposure.Flag != "message_ab" || m.Exposure.ExperimentID == nil || *m.Exposure.ExperimentID != 9 {
 			t.Fatalf("%s: %+v", id, m)
@@ -240,6 +241,41 @@ func TestVariantsAndHoldout(t *testing.T) {
 	e.Changed(f.product)
 	if m := shown(t, e, Request{ProductID: f.product, DistinctID: "x", Path: "/"})[c.ID]; m.Variant != "control" || m.Exposure != nil {
 		t.Errorf("flag off: %+v", m)
+	}
+}
+
+// TestVariantsOfATargetedFlag: a campaign whose flag targets pro users
+// gives a user's arm when the traits the SDK sent target them, and the
+// first variant exposed as excluded when they do not, or are missing.
+func TestVariantsOfATargetedFlag(t *testing.T) {
+	f := newFixture(t)
+	steps := []analytics.Step{{Kind: "modal", Title: "Hi", BodyFormat: "text"}}
+	c := f.campaign(t, analytics.Campaign{Name: "AB", FlagKey: "message_ab", Variants: []analytics.CampaignVariant{
+		{Key: "control", Weight: 50, Steps: steps}, {Key: "bold", Weight: 50, Steps: steps}}})
+	flag := &flags.Flag{Key: "message_ab", Enabled: true, Rollout: 100,
+		Variants:   []flags.Variant{{Key: "control", Weight: 50}, {Key: "bold", Weight: 50}},
+		Experiment: &flags.Experiment{ID: 9, Status: "running"},
+		Conditions: []flags.Condition{{Type: "trait", Trait: "plan", Op: "eq", Value: "pro"}}}
+	f.flags["message_ab"] = flag
+	e := f.engine()
+	arms := map[string]int{}
+	for i := range 100 {
+		id := "user" + strconv.Itoa(i)
+		a, _ := flags.Assign(flag, id, map[string]any{"plan": "pro"})
+		m := shown(t, e, Request{ProductID: f.product, DistinctID: id, Path: "/", Traits: map[string]any{"plan": "pro"}})[c.ID]
+		if m.Exposure == nil || m.Variant != a.Variant || m.Exposure.Variant != a.Variant {
+			t.Fatalf("pro user %s: %+v, the flag assigns %q", id, m, a.Variant)
+		}
+		arms[a.Variant]++
+		for _, traits := range []map[string]any{{"plan": "free"}, nil} {
+			m := shown(t, e, Request{ProductID: f.product, DistinctID: id, Path: "/", Traits: traits})[c.ID]
+			if m.Exposure == nil || m.Variant != "control" || m.Exposure.Variant != "excluded" {
+				t.Fatalf("user %s with traits %v: %+v", id, traits, m)
+			}
+		}
+	}
+	if arms["bold"] < 30 || arms["control"] < 30 {
+		t.Errorf("pro users' arms %v", arms)
 	}
 }
 

@@ -113,19 +113,28 @@ func TestAssignsAsTheServer(t *testing.T) {
 		{Key: "paused", Enabled: true, Rollout: 100, Variants: []flags.Variant{{Key: "x", Weight: 50}, {Key: "y", Weight: 50}},
 			Experiment: &flags.Experiment{ID: 2, Status: "paused", Holdout: 0.1}},
 		{Key: "off", Enabled: false, Rollout: 100},
+		{Key: "targeted", Enabled: true, Rollout: 80, Variants: []flags.Variant{{Key: "a", Weight: 50}, {Key: "b", Weight: 50}},
+			Experiment: &flags.Experiment{ID: 3, Status: "running", Holdout: 0.1},
+			Conditions: []flags.Condition{{Type: "trait", Trait: "plan", Op: "neq", Value: "free"}, {Type: "trait", Trait: "seats", Op: "gt", Value: "5"},
+				{Type: "trait", Trait: "email", Op: "contains", Value: "@ACME"}}},
 	}
 	srv := serveConfig(t, list)
 	c := strata.New(strata.Options{APIKey: "st_live_x", Host: srv, DisableExposures: true})
 	defer c.Close(t.Context())
 	for i := range 2000 {
 		id := fmt.Sprintf("user-%d-é", i)
+		// Properties that pass or fail each condition of the targeted flag.
+		props := map[string]any{"seats": float64(i % 11), "email": fmt.Sprintf("u%d@%s.com", i, []string{"acme", "other"}[i%2])}
+		if i%3 > 0 {
+			props["plan"] = []string{"", "free", "pro"}[i%3]
+		}
 		for _, f := range append(list, flags.Flag{Key: "missing"}) {
 			want := "control"
-			if a, ok := flags.Assign(findFlag(list, f.Key), id); ok {
+			if a, ok := flags.Assign(findFlag(list, f.Key), id, props); ok {
 				want = a.Variant
 			}
-			if got := c.Variant(t.Context(), f.Key, id); got != want {
-				t.Fatalf("%s for %s: the SDK says %s, the server %s", f.Key, id, got, want)
+			if got := c.VariantWithProperties(t.Context(), f.Key, id, props); got != want {
+				t.Fatalf("%s for %s with %v: the SDK says %s, the server %s", f.Key, id, props, got, want)
 			}
 		}
 	}

@@ -1,3 +1,4 @@
+import { targeted, type Condition, type Properties } from "./conditions.js";
 import { bucket } from "./hash.js";
 
 /**
@@ -16,6 +17,8 @@ export interface AssignableFlag {
   variants: readonly { key: string; weight: number }[];
   /** Fraction of users held out, 0–1, while the experiment runs. */
   experiment: { status: string; holdout: number } | null;
+  /** Targeting conditions, all of which must hold; left out by servers older than targeting. */
+  conditions?: readonly Condition[] | null;
 }
 
 /** The outcome of assigning one user to one flag. */
@@ -25,7 +28,8 @@ export interface Assignment {
   /** The user is in the experiment's holdout (variant is then "control"). */
   holdout: boolean;
   /**
-   * The user is outside the flag's rollout (variant is then "control"). Like a
+   * The user is outside the flag's rollout, or its conditions do not target the
+   * user's properties (variant is then "control"). Like a
    * holdout user, such a user is not in the experiment: the exposure says
    * "excluded" and no experiment properties follow, so control is not swollen.
    */
@@ -38,14 +42,16 @@ export function exposed(a: Assignment): string {
 }
 
 /**
- * assign implements the getVariant steps of docs/flags.md. It returns undefined when the
- * flag is missing or disabled, so the caller knows there is nothing to expose.
+ * assign implements the getVariant steps of docs/flags.md for a user with these
+ * properties. It returns undefined when the flag is missing or disabled, so the
+ * caller knows there is nothing to expose. The conditions are evaluated after the
+ * holdout and before the rollout bucket, so the users they target keep their buckets.
  *
  * Percentages are turned into whole basis points with Math.round before they are
  * compared with a bucket, so that 33.33 % is 3333 and not 3332.9999999999995:
  * float noise must never decide a user's arm differently from the Go server.
  */
-export function assign(flag: AssignableFlag | undefined, id: string): Assignment | undefined {
+export function assign(flag: AssignableFlag | undefined, id: string, properties?: Properties): Assignment | undefined {
   if (!flag || !flag.enabled) return;
   const key = flag.key;
   const exp = flag.experiment;
@@ -54,6 +60,7 @@ export function assign(flag: AssignableFlag | undefined, id: string): Assignment
   if (exp && exp.status == "running" && bucket("holdout", key, id) < Math.round(exp.holdout * 10000)) {
     return result("control", true);
   }
+  if (!targeted(flag.conditions, properties)) return result("control", false, true);
   if (bucket("rollout", key, id) >= Math.round(flag.rollout * 100)) return result("control", false, true);
   const variants = flag.variants || [];
   if (!variants.length) return result("on");

@@ -8,7 +8,8 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { assign, type AssignableFlag } from "./assign";
+import { assign, exposed, type AssignableFlag } from "./assign";
+import { holds, traitText } from "./conditions";
 import { bucket, murmur3 } from "./hash";
 
 interface Vectors {
@@ -16,6 +17,7 @@ interface Vectors {
   bucket: { salt: string; flagKey: string; distinctId: string; bucket: number }[];
   assign: { flag: string; distinctId: string; variant: string }[];
   flags: AssignableFlag[];
+  targeting: { flag: string; distinctId: string; properties: Record<string, unknown>; variant: string; exposed: string }[];
 }
 
 // path, not new URL(): under happy-dom, URL is the DOM's.
@@ -41,7 +43,7 @@ describe("assign", () => {
   });
 
   it("covers every flag of the vectors", () => {
-    expect(new Set(vectors.assign.map((v) => v.flag))).toEqual(new Set(flagsByKey.keys()));
+    expect(new Set([...vectors.assign, ...vectors.targeting].map((v) => v.flag))).toEqual(new Set(flagsByKey.keys()));
   });
 
   it("returns nothing for a missing or disabled flag", () => {
@@ -72,5 +74,44 @@ describe("assign", () => {
     const id = Array.from({ length: 100000 }, (_, i) => "b" + i).find((x) => bucket("holdout", "f", x) == 700)!;
     const flag: AssignableFlag = { key: "f", enabled: true, rollout: 100, variants: [], experiment: { status: "running", holdout: 0.07 } };
     expect(assign(flag, id)).toEqual({ variant: "on", holdout: false, excluded: false });
+  });
+});
+
+describe("targeting", () => {
+  it.each(vectors.targeting)("$flag for $distinctId with $properties is $variant exposing '$exposed'", (v) => {
+    const a = assign(flagsByKey.get(v.flag), v.distinctId, v.properties);
+    expect(a?.variant ?? "control").toBe(v.variant);
+    expect(a ? exposed(a) : "").toBe(v.exposed);
+  });
+
+  it("reaches every outcome", () => {
+    expect(new Set(vectors.targeting.map((v) => v.exposed))).toEqual(new Set(["on", "control", "treatment", "holdout", "excluded", ""]));
+  });
+
+  it("keeps the bucket of the users the conditions target", () => {
+    const plain = flagsByKey.get("checkout_arms")!;
+    const flag = { ...plain, conditions: [{ type: "trait", trait: "plan", op: "eq", value: "pro" }] };
+    for (let i = 0; i < 300; i++) {
+      const id = "user_" + i;
+      expect(assign(flag, id, { plan: "pro" })).toEqual(assign(plain, id));
+      const out = assign(flag, id, { plan: "free" })!;
+      if (!out.holdout) expect(out).toEqual({ variant: "control", holdout: false, excluded: true });
+    }
+  });
+
+  it("writes numbers and JSON as Go does", () => {
+    expect(traitText(1e21)).toBe("1000000000000000000000");
+    expect(traitText(1.5e22)).toBe("15000000000000000000000");
+    expect(traitText(-1.25e-7)).toBe("-0.000000125");
+    expect(traitText(1e-7)).toBe("0.0000001");
+    expect(traitText(123.456)).toBe("123.456");
+    expect(traitText(-0)).toBe("-0");
+    expect(traitText(false)).toBe("false");
+    expect(traitText({ é: 1, z: [1e21, "a<b"], a: { y: true, x: null } })).toBe('{"a":{"x":null,"y":true},"z":[1e+21,"a\\u003cb"],"é":1}');
+  });
+
+  it("does not read a property of the object prototype as a property", () => {
+    expect(holds("constructor", "exists", "", {})).toBe(false);
+    expect(holds("toString", "neq", "x", {})).toBe(true);
   });
 });

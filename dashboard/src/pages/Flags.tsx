@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, message } from "../api";
+import { traitOps } from "../campaign";
 import { ArmsEditor, armDrafts, readArms, type ArmDraft } from "../components/ArmsEditor";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { FieldError, errorsFrom, fieldId, focusFirst, invalid, type FieldErrors } from "../components/Fields";
@@ -10,11 +11,32 @@ import { RowActions, Table } from "../components/Table";
 import { capitalise, when } from "../format";
 import { useAction, useLoad } from "../load";
 import { navigate } from "../router";
-import type { Experiment, Flag, FlagChange, FlagVariant, FlagWrite, Product } from "../types";
+import type { Experiment, Flag, FlagChange, FlagCondition, FlagVariant, FlagWrite, Product, TraitOp } from "../types";
 import { useAllows } from "../roles";
 
-/** The fields of the flag form, by API path; arms are variants[i].key and so on. */
-const flagFields = ["name", "key", "description", "enabled", "rollout", "variants"];
+/** The fields of the flag form, by API path; arms are variants[i].key, conditions conditions[i].trait and so on. */
+const flagFields = ["name", "key", "description", "enabled", "rollout", "variants", "conditions"];
+
+/** The most targeting conditions a flag may have (analytics.MaxFlagConditions). */
+export const maxConditions = 20;
+
+/** A targeting condition as the form edits it. */
+interface ConditionDraft {
+  trait: string;
+  op: TraitOp;
+  value: string;
+}
+
+/** conditionText writes one condition as "plan equals pro", "beta is set". */
+export function conditionText(c: Pick<FlagCondition, "trait" | "op" | "value">): string {
+  const label = traitOps.find((o) => o.op === c.op)?.label ?? c.op;
+  return c.op === "exists" ? `${c.trait} ${label}` : `${c.trait} ${label} ${c.value}`;
+}
+
+/** conditionsText writes a flag's targeting as "plan equals pro · seats greater than 10", or "Everyone". */
+export function conditionsText(conditions: readonly FlagCondition[] | undefined): string {
+  return !conditions || conditions.length === 0 ? "Everyone" : conditions.map(conditionText).join(" · ");
+}
 
 /** slug is the key the server makes from a name when none is given (analytics.Slug). */
 export function slug(name: string): string {
@@ -143,6 +165,7 @@ function FlagList(props: { product: Product }) {
                 Rollout
               </th>
               <th scope="col">Arms</th>
+              <th scope="col">Targeting</th>
               <th scope="col">Experiment</th>
             </>
           }
@@ -173,6 +196,9 @@ function FlagList(props: { product: Product }) {
                 </td>
                 <td class="num">{f.rollout}%</td>
                 <td class="arms-cell">{armsText(f.variants)}</td>
+                <td class="arms-cell" data-testid="flag-targeting">
+                  {conditionsText(f.conditions)}
+                </td>
                 <td>
                   {exp ? (
                     <Link href={`/experiments/${exp.id}?product=${pid}`}>
@@ -339,6 +365,7 @@ export function FlagForm(props: { product: number; flag?: Flag; readOnly?: boole
   const [enabled, setEnabled] = useState(f?.enabled ?? false);
   const [rollout, setRollout] = useState(String(f?.rollout ?? 100));
   const [arms, setArms] = useState<ArmDraft[]>(armDrafts(f?.variants ?? []));
+  const [conditions, setConditions] = useState<ConditionDraft[]>((f?.conditions ?? []).map((c) => ({ trait: c.trait, op: c.op, value: c.value })));
   const [errors, setErrors] = useState<FieldErrors>({});
   const [busy, setBusy] = useState(false);
   const [saved, setSaved] = useState(false);
@@ -347,7 +374,10 @@ export function FlagForm(props: { product: number; flag?: Flag; readOnly?: boole
 
   const has = (field: string) => {
     const m = /^variants\[(\d+)\]\./.exec(field);
-    return m ? Number(m[1]) < arms.length : flagFields.includes(field);
+    if (m) return Number(m[1]) < arms.length;
+    const c = /^conditions\[(\d+)\]\.(type|trait|op|value)$/.exec(field);
+    if (c) return Number(c[1]) < conditions.length;
+    return flagFields.includes(field);
   };
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -357,7 +387,14 @@ export function FlagForm(props: { product: number; flag?: Flag; readOnly?: boole
     const r = rollout.trim() === "" ? Number.NaN : Number(rollout);
     if (!Number.isFinite(r)) errs.rollout = "Enter a percentage from 0 to 100.";
     if (Object.keys(errs).length > 0) return setErrors(errs);
-    const body: FlagWrite = { name, description, enabled, rollout: r, variants: read.variants };
+    const body: FlagWrite = {
+      name,
+      description,
+      enabled,
+      rollout: r,
+      variants: read.variants,
+      conditions: conditions.map((c) => ({ type: "trait", trait: c.trait.trim(), op: c.op, value: c.op === "exists" ? "" : c.value })),
+    };
     if (!f && key.trim() !== "") body.key = key.trim();
     setBusy(true);
     setErrors({});
@@ -449,6 +486,7 @@ export function FlagForm(props: { product: number; flag?: Flag; readOnly?: boole
           </div>
         </div>
         <ArmsEditor arms={arms} onChange={setArms} errors={errors} prefix={prefix} payloads allowNone />
+        <ConditionsEditor conditions={conditions} onChange={setConditions} errors={errors} prefix={prefix} />
         {errors[""] ? (
           <p class="form-error" role="alert">
             {errors[""]}
@@ -476,6 +514,80 @@ export function FlagForm(props: { product: number; flag?: Flag; readOnly?: boole
   );
 }
 
+/**
+ * ConditionsEditor edits a flag's targeting conditions (docs/flags.md,
+ * "Targeting"): rows of property, operator and value, added and removed,
+ * as a message audience's; "is set" takes no value.
+ */
+function ConditionsEditor(props: { conditions: ConditionDraft[]; onChange: (c: ConditionDraft[]) => void; errors: FieldErrors; prefix: string }) {
+  const { conditions, onChange, errors, prefix } = props;
+  const set = (i: number, part: Partial<ConditionDraft>) => onChange(conditions.map((x, j) => (j === i ? { ...x, ...part } : x)));
+  return (
+    <fieldset class="flag-conditions" data-testid="flag-conditions">
+      <legend>Targeting (all must hold)</legend>
+      <p class="hint">
+        Conditions on user properties: the traits passed to <code>identify</code> in the browser, the properties passed to <code>getVariant</code> on a
+        server. A user who fails one gets <code>control</code> and is left out of the experiment.
+      </p>
+      {conditions.length === 0 ? <p class="hint">No conditions: every user.</p> : null}
+      <ol class="rows">
+        {conditions.map((x, i) => (
+          <li key={i} class="row condition-row" data-testid="flag-condition-row">
+            <input
+              id={fieldId(prefix, `conditions[${i}].trait`)}
+              aria-label={`Condition ${i + 1} property`}
+              placeholder="plan"
+              autocomplete="off"
+              spellcheck={false}
+              value={x.trait}
+              onInput={(e) => set(i, { trait: e.currentTarget.value })}
+              {...invalid(errors, prefix, `conditions[${i}].trait`)}
+            />
+            <select
+              id={fieldId(prefix, `conditions[${i}].op`)}
+              aria-label={`Condition ${i + 1} operator`}
+              value={x.op}
+              onChange={(e) => set(i, { op: e.currentTarget.value as TraitOp })}
+              {...invalid(errors, prefix, `conditions[${i}].op`)}
+            >
+              {traitOps.map((o) => (
+                <option key={o.op} value={o.op}>
+                  {o.label}
+                </option>
+              ))}
+            </select>
+            {x.op !== "exists" ? (
+              <input
+                id={fieldId(prefix, `conditions[${i}].value`)}
+                aria-label={`Condition ${i + 1} value`}
+                placeholder={x.op === "gt" || x.op === "lt" ? "10" : "pro"}
+                value={x.value}
+                onInput={(e) => set(i, { value: e.currentTarget.value })}
+                {...invalid(errors, prefix, `conditions[${i}].value`)}
+              />
+            ) : null}
+            <button type="button" class="icon-button" aria-label={`Remove condition ${i + 1}`} onClick={() => onChange(conditions.filter((_, j) => j !== i))}>
+              ✕
+            </button>
+            {[".type", ".trait", ".op", ".value"].map((k) => (
+              <FieldError key={k} errors={errors} prefix={prefix} field={`conditions[${i}]${k}`} />
+            ))}
+          </li>
+        ))}
+      </ol>
+      <button
+        type="button"
+        class="button secondary small"
+        disabled={conditions.length >= maxConditions}
+        onClick={() => onChange([...conditions, { trait: "", op: "eq", value: "" }])}
+      >
+        Add condition
+      </button>
+      <FieldError errors={errors} prefix={prefix} field="conditions" />
+    </fieldset>
+  );
+}
+
 /** fieldValue writes a field's value in the audit trail. */
 function fieldValue(field: string, v: unknown): string {
   if (v === null || v === undefined) return "—";
@@ -486,6 +598,7 @@ function fieldValue(field: string, v: unknown): string {
     if (arms.length === 0) return "On/off (no arms)";
     return arms.map((a) => `${a.key} ${a.weight}%${a.payload === undefined || a.payload === null ? "" : ` ${JSON.stringify(a.payload)}`}`).join(" · ");
   }
+  if (field === "conditions" && Array.isArray(v)) return conditionsText(v as FlagCondition[]);
   if (v === "") return "(empty)";
   return typeof v === "string" ? v : JSON.stringify(v);
 }

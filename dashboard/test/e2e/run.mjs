@@ -1101,7 +1101,9 @@ async function withErrorTracking(browser) {
  * Flags and experiments, on a server whose sample-ratio check runs every
  * second (STRATA_SRM_INTERVAL=1s): a flag created through the form (a 400
  * shown next to its field first), switched off from the list, with its
- * audit trail; an experiment created and started through the UI, fed
+ * audit trail, then targeted by two conditions on its page (a refused one
+ * shown next to its row first), saved, in the trail and served in
+ * /api/v1/config, at 1280 and 390 px; an experiment created and started through the UI, fed
  * exposures and conversions with counts this test keeps, whose results
  * page must show exactly those counts; the running experiment's flag
  * refusing new weights; applying the winner; and a second experiment fed
@@ -1184,6 +1186,48 @@ async function flagsAndExperiments(browser) {
     }
   });
   await shot("flag-audit");
+
+  // 1b. Targeting: a condition added on the flag's page, saved, in the trail and served to the SDKs.
+  const settings = page.getByRole("form", { name: "Change e2e_checkout_banner" });
+  await settings.getByRole("button", { name: "Add condition" }).click();
+  await settings.getByLabel("Condition 1 property").fill("plan");
+  await settings.getByLabel("Condition 1 value").fill("pro");
+  await settings.getByRole("button", { name: "Add condition" }).click();
+  await settings.getByLabel("Condition 2 property").fill("seats");
+  await settings.getByLabel("Condition 2 operator").selectOption("gt");
+  await settings.getByLabel("Condition 2 value").fill("ten");
+  await settings.getByRole("button", { name: "Save changes" }).click();
+  await check("a condition the server refuses shows its message next to its row", async () => {
+    await settings.getByTestId("flag-condition-row").nth(1).getByRole("alert").filter({ hasText: "conditions[1].value: must be a number for gt" }).waitFor();
+  });
+  await settings.getByLabel("Condition 2 value").fill("10");
+  await settings.getByRole("button", { name: "Save changes" }).click();
+  await check("the flag's conditions are saved, listed in the audit trail and served in /api/v1/config", async () => {
+    await settings.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    const want = [{ type: "trait", trait: "plan", op: "eq", value: "pro" }, { type: "trait", trait: "seats", op: "gt", value: "10" }];
+    const stored = (await api("GET", `/api/v1/flags?product=${productId}`)).body.items[0];
+    if (JSON.stringify(stored.conditions) !== JSON.stringify(want)) throw new Error(JSON.stringify(stored));
+    const top = page.getByTestId("audit-entry").first().locator("tbody tr");
+    await top.filter({ hasText: "plan equals pro · seats greater than 10" }).waitFor();
+    const row = (await top.first().locator("th, td").allTextContents()).map((c) => c.trim()).join(" | ");
+    if (row !== "conditions | Everyone | plan equals pro · seats greater than 10") throw new Error(row);
+    const cfg = await (await fetch(`${strata.url}/api/v1/config?api_key=${key}&distinct_id=u1`)).json();
+    const served = cfg.flags.find((f) => f.key === "e2e_checkout_banner");
+    if (JSON.stringify(served?.conditions) !== JSON.stringify(want)) throw new Error(JSON.stringify(cfg));
+  });
+  await shot("flag-targeting");
+  await page.setViewportSize({ width: 390, height: 844 });
+  await check("at 390 px the flag's conditions fit the page", async () => {
+    await settings.getByTestId("flag-condition-row").first().scrollIntoViewIfNeeded();
+    await noSideScroll(page);
+    await inView(page, settings.getByTestId("flag-condition-row").locator("input, select, button"), "condition fields");
+  });
+  await shot("flag-targeting-phone");
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.locator("nav.sidebar").getByRole("link", { name: "Flags" }).click();
+  await check("the list shows the flag's targeting", async () => {
+    await page.getByTestId("flag-row").filter({ hasText: "e2e_checkout_banner" }).getByTestId("flag-targeting").filter({ hasText: "plan equals pro · seats greater than 10" }).waitFor();
+  });
 
   // 2. An experiment through the form, started from the list.
   await page.locator("nav.sidebar").getByRole("link", { name: "Experiments" }).click();

@@ -11,17 +11,23 @@ import (
 )
 
 // Feature flags of a product and their audit trail (migration 0010,
-// docs/flags.md). Every write and its trail entry commit together.
+// docs/flags.md), and their targeting conditions (migration 0046, a
+// sibling table: a flag without a row has none). Every write and its
+// trail entry commit together.
 
 var _ analytics.FlagStore = (*Store)(nil)
 
-const flagColumns = `id, product_id, key, name, description, enabled, rollout_bp, variants, created_at, updated_at`
+// flagSelect reads flags with their conditions; the WHERE clause names
+// flags f.
+const flagSelect = `SELECT f.id, f.product_id, f.key, f.name, f.description, f.enabled, f.rollout_bp, f.variants,
+	COALESCE(c.conditions, '[]'), f.created_at, f.updated_at
+	FROM flags f LEFT JOIN flag_conditions c ON c.flag_id = f.id`
 
 func scanFlag(row Scanner) (analytics.Flag, error) {
 	var f analytics.Flag
 	var bp int
-	var variants string
-	err := row.Scan(&f.ID, &f.ProductID, &f.Key, &f.Name, &f.Description, &f.Enabled, &bp, &variants, &f.CreatedAt, &f.UpdatedAt)
+	var variants, conditions string
+	err := row.Scan(&f.ID, &f.ProductID, &f.Key, &f.Name, &f.Description, &f.Enabled, &bp, &variants, &conditions, &f.CreatedAt, &f.UpdatedAt)
 	if err != nil {
 		return f, err
 	}
@@ -29,7 +35,33 @@ func scanFlag(row Scanner) (analytics.Flag, error) {
 	if err := json.Unmarshal([]byte(variants), &f.Variants); err != nil {
 		return f, fmt.Errorf("flag %d: stored variants: %w", f.ID, err)
 	}
+	if err := json.Unmarshal([]byte(conditions), &f.Conditions); err != nil {
+		return f, fmt.Errorf("flag %d: stored conditions: %w", f.ID, err)
+	}
 	return f, nil
+}
+
+// conditionsJSON is the stored form of a flag's conditions: never null.
+func conditionsJSON(cs []analytics.FlagCondition) (string, error) {
+	if cs == nil {
+		cs = []analytics.FlagCondition{}
+	}
+	b, err := json.Marshal(cs)
+	return string(b), err
+}
+
+// saveConditions stores a flag's conditions in its transaction: the row is
+// updated in place, or added when the flag has none and gets some.
+func saveConditions(ctx context.Context, tx *sql.Tx, flagID int64, conditions string) error {
+	res, err := tx.ExecContext(ctx, `UPDATE flag_conditions SET conditions = $1 WHERE flag_id = $2`, conditions, flagID)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n > 0 || conditions == "[]" {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO flag_conditions (flag_id, conditions) VALUES ($1, $2)`, flagID, conditions)
+	return err
 }
 
 // variantsJSON is the stored form of a flag's arms: never null.
@@ -45,6 +77,10 @@ func variantsJSON(vs []analytics.FlagVariant) (string, error) {
 // when the product has a flag with f's key.
 func (s *Store) CreateFlag(ctx context.Context, f *analytics.Flag, actor string) error {
 	variants, err := variantsJSON(f.Variants)
+	if err != nil {
+		return fmt.Errorf("creating flag: %w", err)
+	}
+	conditions, err := conditionsJSON(f.Conditions)
 	if err != nil {
 		return fmt.Errorf("creating flag: %w", err)
 	}
@@ -67,6 +103,9 @@ func (s *Store) CreateFlag(ctx context.Context, f *analytics.Flag, actor string)
 		if err != nil {
 			return err
 		}
+		if err := saveConditions(ctx, tx, f.ID, conditions); err != nil {
+			return err
+		}
 		return s.recordFlag(ctx, tx, f, "created", actor, f.ChangesFrom(nil))
 	})
 }
@@ -74,13 +113,13 @@ func (s *Store) CreateFlag(ctx context.Context, f *analytics.Flag, actor string)
 // Flag returns one flag of a product, or ErrNotFound.
 func (s *Store) Flag(ctx context.Context, productID, id int64) (analytics.Flag, error) {
 	return queryOne(ctx, s.conn(), fmt.Sprintf("flag %d", id), scanFlag,
-		`SELECT `+flagColumns+` FROM flags WHERE product_id = $1 AND id = $2`, productID, id)
+		flagSelect+` WHERE f.product_id = $1 AND f.id = $2`, productID, id)
 }
 
 // ListFlags returns a product's flags, oldest first.
 func (s *Store) ListFlags(ctx context.Context, productID int64) ([]analytics.Flag, error) {
 	return QueryAll(ctx, s.conn(), "listing flags", scanFlag,
-		`SELECT `+flagColumns+` FROM flags WHERE product_id = $1 ORDER BY id`, productID)
+		flagSelect+` WHERE f.product_id = $1 ORDER BY f.id`, productID)
 }
 
 // UpdateFlag replaces what may change of a flag and records what did.
@@ -89,9 +128,13 @@ func (s *Store) UpdateFlag(ctx context.Context, f *analytics.Flag, actor string)
 	if err != nil {
 		return fmt.Errorf("updating flag: %w", err)
 	}
+	conditions, err := conditionsJSON(f.Conditions)
+	if err != nil {
+		return fmt.Errorf("updating flag: %w", err)
+	}
 	return s.inTx(ctx, "updating flag", func(tx *sql.Tx) error {
 		old, err := scanFlag(tx.QueryRowContext(ctx,
-			`SELECT `+flagColumns+` FROM flags WHERE product_id = $1 AND id = $2`, f.ProductID, f.ID))
+			flagSelect+` WHERE f.product_id = $1 AND f.id = $2`, f.ProductID, f.ID))
 		if err != nil {
 			return notFound(err, fmt.Sprintf("flag %d", f.ID))
 		}
@@ -108,6 +151,9 @@ func (s *Store) UpdateFlag(ctx context.Context, f *analytics.Flag, actor string)
 			f.Name, f.Description, f.Enabled, analytics.BasisPoints(f.Rollout), variants, f.UpdatedAt, f.ProductID, f.ID); err != nil {
 			return err
 		}
+		if err := saveConditions(ctx, tx, f.ID, conditions); err != nil {
+			return err
+		}
 		return s.recordFlag(ctx, tx, f, "updated", actor, changes)
 	})
 }
@@ -116,14 +162,17 @@ func (s *Store) UpdateFlag(ctx context.Context, f *analytics.Flag, actor string)
 func (s *Store) DeleteFlag(ctx context.Context, productID, id int64, actor string) error {
 	return s.inTx(ctx, "deleting flag", func(tx *sql.Tx) error {
 		old, err := scanFlag(tx.QueryRowContext(ctx,
-			`SELECT `+flagColumns+` FROM flags WHERE product_id = $1 AND id = $2`, productID, id))
+			flagSelect+` WHERE f.product_id = $1 AND f.id = $2`, productID, id))
 		if err != nil {
 			return notFound(err, fmt.Sprintf("flag %d", id))
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM flags WHERE product_id = $1 AND id = $2`, productID, id); err != nil {
 			return err
 		}
-		gone := make([]analytics.FieldChange, 0, 6)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM flag_conditions WHERE flag_id = $1`, id); err != nil {
+			return err
+		}
+		gone := make([]analytics.FieldChange, 0, 7)
 		for _, c := range old.ChangesFrom(nil) {
 			gone = append(gone, analytics.FieldChange{Field: c.Field, From: c.To})
 		}

@@ -86,7 +86,7 @@ func testFlags(ctx context.Context, t *testing.T, s Meta, a, b analytics.Product
 		t.Fatalf("trail: %v, %d entries, want 3 (create, one real update, delete): %+v", err, len(trail), trail)
 	}
 	del, upd, created := trail[0], trail[1], trail[2]
-	if created.Action != "created" || created.Actor != "token st_tok_abcd…" || len(created.Changes) != 6 || created.FlagKey != "pricing_copy_test" {
+	if created.Action != "created" || created.Actor != "token st_tok_abcd…" || len(created.Changes) != 7 || created.FlagKey != "pricing_copy_test" {
 		t.Errorf("created entry: %+v", created)
 	}
 	var fields []string

@@ -79,6 +79,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("SavedQueries", scoped(testSavedQueries))
 	t.Run("Annotations", meta(testAnnotations))
 	t.Run("Flags", scoped(testFlags))
+	t.Run("FlagConditions", scoped(testFlagConditions))
 	t.Run("Experiments", scoped(testExperiments))
 	t.Run("Leases", meta(testLeases))
 	t.Run("Sourcemaps", scoped(testSourcemaps))

@@ -99,6 +99,17 @@ export interface components {
                 /** @description Fraction of users held out, 0–1. */
                 holdout: number;
             } | null;
+            /**
+             * @description The flag's targeting conditions, all of which must hold, evaluated on the user's
+             *     properties before the rollout bucket (docs/flags.md, "Targeting"). Left out by servers
+             *     older than targeting: none. A condition of a `type` the SDK does not know fails.
+             */
+            conditions?: {
+                type?: string;
+                trait: string;
+                op: string;
+                value: string;
+            }[];
         };
         SurveyAnswer: {
             questionId: string;

@@ -16,6 +16,8 @@ export interface FlagHost {
   readonly host: string;
   readonly key: string;
   distinctId(): string;
+  /** traits are those of the last identify() call that passed any, or {}: what flag conditions are evaluated on. */
+  traits(): Properties;
   /** capture sends an SDK-internal event (no experiment properties are added). */
   capture(eventName: string, properties: Properties, internal: true): void;
   /** experiment holds the properties attached to every later track(). */
@@ -54,7 +56,9 @@ export class FlagClient implements Flags {
       if (!v || v.id != id || Date.now() - v.at >= VARIANT_TTL) {
         const config = await this.config(id);
         const flag = config?.flags?.find((f) => f.key == flagKey);
-        v = { at: Date.now(), id, flag, assignment: assign(flag, id) };
+        // The conditions are evaluated on the traits passed to identify() (docs/flags.md,
+        // "Targeting"); identify() forgets the cached variants, so new traits count at once.
+        v = { at: Date.now(), id, flag, assignment: assign(flag, id, this.c.traits()) };
         // An unreachable server is asked again next time rather than cached as "control".
         if (config) this.variants.set(flagKey, v);
       }
@@ -63,7 +67,7 @@ export class FlagClient implements Flags {
       const exp = v.flag.experiment;
       const experimentId = exp && exp.status == "running" && exp.id != null ? exp.id : null;
       this.expose(flagKey, id, experimentId, exposed(a));
-      // Holdout users and users outside the rollout are not in the experiment.
+      // Holdout users and users outside the rollout or the targeting are not in the experiment.
       if (experimentId != null && !a.holdout && !a.excluded) {
         this.c.experiment = { experiment_id: experimentId, variant: a.variant };
       }

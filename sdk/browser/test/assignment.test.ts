@@ -14,6 +14,7 @@ import "./helpers";
 interface Vectors {
   assign: { flag: string; distinctId: string; variant: string }[];
   flags: FlagConfig[];
+  targeting: { flag: string; distinctId: string; properties: Record<string, unknown>; variant: string; exposed: string }[];
 }
 
 const vectors: Vectors = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), "assignment.json"), "utf8"));
@@ -27,9 +28,29 @@ describe("getVariant reproduces every vector", () => {
         host: "https://strata.example.com",
         key: "k",
         distinctId: () => v.distinctId,
+        traits: () => ({}),
         capture: () => {},
       });
       expect(await flags.getVariant(v.flag), `${v.flag} / ${v.distinctId}`).toBe(v.variant);
+    }
+  });
+
+  it("with the traits passed to identify, for the targeting vectors", async () => {
+    const config: RemoteConfig = { flags: vectors.flags };
+    vi.stubGlobal("fetch", async () => new Response(JSON.stringify(config)));
+    for (const v of vectors.targeting) {
+      const exposures: unknown[] = [];
+      const flags = new FlagClient({
+        host: "https://strata.example.com",
+        key: "k",
+        distinctId: () => v.distinctId,
+        traits: () => v.properties,
+        capture: (name, props) => exposures.push(props.variant),
+      });
+      const what = `${v.flag} / ${v.distinctId} / ${JSON.stringify(v.properties)}`;
+      expect(await flags.getVariant(v.flag), what).toBe(v.variant);
+      expect(exposures, what).toEqual(v.exposed ? [v.exposed] : []);
+      sessionStorage.clear();
     }
   });
 });

@@ -269,3 +269,43 @@ describe("experiment properties", () => {
     expect(x.properties).not.toHaveProperty("experiment_id");
   });
 });
+
+describe("targeting", () => {
+  const proOnly: FlagConfig = {
+    key: "pro_only",
+    enabled: true,
+    rollout: 100,
+    variants: [],
+    experiment: null,
+    conditions: [{ type: "trait", trait: "plan", op: "eq", value: "pro" }],
+  };
+
+  it("evaluates the conditions on the traits passed to identify, and again after identify", async () => {
+    vi.useFakeTimers();
+    serve({ flags: [proOnly] });
+    const s = start();
+    expect(await s.flags.getVariant("pro_only")).toBe("control");
+    s.identify("ana", { plan: "free" });
+    expect(await s.flags.getVariant("pro_only")).toBe("control");
+    s.identify("ana", { plan: "pro", seats: 3 });
+    expect(await s.flags.getVariant("pro_only")).toBe("on");
+    // One exposure per flag and user in a session: the anonymous user's, then ana's
+    // while her traits did not match. A user whose properties change during an
+    // experiment is in no arm (docs/flags.md, "Targeting").
+    const exposures = (await sent()).filter((e) => e.event_name == "$exposure").map((e) => [e.distinct_id == "ana", e.properties?.variant]);
+    expect(exposures).toEqual([
+      [false, "excluded"],
+      [true, "excluded"],
+    ]);
+  });
+
+  it("keeps traits across page loads, and forgets them on reset", async () => {
+    serve({ flags: [proOnly] });
+    start().identify("bo", { plan: "pro" });
+    serve({ flags: [proOnly] });
+    const s = reload();
+    expect(await s.flags.getVariant("pro_only")).toBe("on");
+    s.reset();
+    expect(await s.flags.getVariant("pro_only")).toBe("control");
+  });
+});

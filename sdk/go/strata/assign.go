@@ -15,6 +15,9 @@ type flagConfig struct {
 	Rollout    float64         `json:"rollout"`
 	Variants   []variantConfig `json:"variants"`
 	Experiment *experiment     `json:"experiment"`
+	// Conditions target the flag; a server older than targeting sends
+	// none.
+	Conditions []condition `json:"conditions"`
 }
 
 type variantConfig struct {
@@ -48,8 +51,10 @@ type assignment struct {
 // assign follows the getVariant steps of the server's docs/flags.md, which
 // every Strata SDK follows so that a user is in the same arm everywhere.
 // It reports false for a missing or disabled flag: there is nothing to
-// expose, and the caller answers control.
-func assign(f *flagConfig, id string) (assignment, bool) {
+// expose, and the caller answers control. A user whose properties fail the
+// flag's conditions is excluded, after the holdout and before the rollout
+// bucket.
+func assign(f *flagConfig, id string, props map[string]any) (assignment, bool) {
 	if f == nil || !f.Enabled {
 		return assignment{}, false
 	}
@@ -60,6 +65,9 @@ func assign(f *flagConfig, id string) (assignment, bool) {
 	}
 	if exp != nil && exp.Status == "running" && bucket("holdout", f.Key, id) < basisPoints(exp.Holdout*10000) {
 		return assignment{variant: "control", exposed: exposeHoldout}, true
+	}
+	if !targeted(f.Conditions, props) {
+		return assignment{variant: "control", exposed: exposeExcluded}, true
 	}
 	if bucket("rollout", f.Key, id) >= basisPoints(f.Rollout*100) {
 		return assignment{variant: "control", exposed: exposeExcluded}, true

@@ -82,9 +82,28 @@ type cachedVariant struct {
 // (unless Options.DisableExposures); its variant is "holdout" for a user
 // in the holdout and "excluded" for one outside the rollout, so that the
 // experiment counts neither in an arm.
+//
+// A flag with targeting conditions is evaluated on no properties here:
+// every condition but neq fails. Use VariantWithProperties to pass the
+// user's.
 func (c *Client) Variant(ctx context.Context, flagKey, distinctID string) string {
+	return c.VariantWithProperties(ctx, flagKey, distinctID, nil)
+}
+
+// VariantWithProperties is Variant for a user with these properties (the
+// traits you would pass to identify, e.g. {"plan": "pro", "seats": 12}),
+// on which the flag's targeting conditions are evaluated (the server's
+// docs/flags.md, "Targeting"): a user they do not target gets "control"
+// and is exposed as "excluded". The answer is reused for VariantTTL for
+// the same user and the same properties.
+func (c *Client) VariantWithProperties(ctx context.Context, flagKey, distinctID string, properties map[string]any) string {
 	now := c.now()
 	key := flagKey + "\x00" + distinctID
+	if len(properties) > 0 {
+		// json.Marshal sorts map keys: equal properties give one key.
+		b, _ := json.Marshal(properties)
+		key += "\x00" + string(b)
+	}
 	c.flagMu.Lock()
 	v, ok := c.fs.variants.get(key).(cachedVariant)
 	c.flagMu.Unlock()
@@ -94,7 +113,7 @@ func (c *Client) Variant(ctx context.Context, flagKey, distinctID string) string
 			return "control"
 		}
 		f := flags[flagKey]
-		a, ok := assign(f, distinctID)
+		a, ok := assign(f, distinctID, properties)
 		if !ok {
 			v = cachedVariant{at: now, variant: "control"}
 		} else {

@@ -35,7 +35,14 @@ type vectors struct {
 		DistinctID string `json:"distinctId"`
 		Variant    string `json:"variant"`
 	} `json:"assign"`
-	Flags []*flagConfig `json:"flags"`
+	Flags     []*flagConfig `json:"flags"`
+	Targeting []struct {
+		Flag       string         `json:"flag"`
+		DistinctID string         `json:"distinctId"`
+		Properties map[string]any `json:"properties"`
+		Variant    string         `json:"variant"`
+		Exposed    string         `json:"exposed"`
+	} `json:"targeting"`
 }
 
 func readVectors(t *testing.T) vectors {
@@ -75,7 +82,7 @@ func TestAssignmentVectors(t *testing.T) {
 	c, _ := newTestClient(t, srv.URL, Options{FlushInterval: time.Hour, DisableExposures: true})
 	covered := map[string]bool{}
 	for _, a := range v.Assign {
-		got, ok := assign(byKey[a.Flag], a.DistinctID)
+		got, ok := assign(byKey[a.Flag], a.DistinctID, nil)
 		if !ok {
 			got.variant = "control"
 		}
@@ -87,14 +94,27 @@ func TestAssignmentVectors(t *testing.T) {
 		}
 		covered[a.Flag] = true
 	}
+	for _, a := range v.Targeting {
+		got, ok := assign(byKey[a.Flag], a.DistinctID, a.Properties)
+		if !ok {
+			got = assignment{variant: "control"}
+		}
+		if got.variant != a.Variant || got.exposed != a.Exposed {
+			t.Errorf("assign(%s, %q, %v) = %s exposing %q, want %s exposing %q", a.Flag, a.DistinctID, a.Properties, got.variant, got.exposed, a.Variant, a.Exposed)
+		}
+		if got := c.VariantWithProperties(context.Background(), a.Flag, a.DistinctID, a.Properties); got != a.Variant {
+			t.Errorf("VariantWithProperties(%s, %q, %v) = %s, want %s", a.Flag, a.DistinctID, a.Properties, got, a.Variant)
+		}
+		covered[a.Flag] = true
+	}
 	if len(covered) != len(byKey) {
 		t.Errorf("the vectors assign %d of %d flags", len(covered), len(byKey))
 	}
-	n := len(v.Hash) + len(v.Bucket) + len(v.Assign)
-	if len(v.Hash) == 0 || len(v.Bucket) == 0 || len(v.Assign) == 0 {
-		t.Fatalf("vectors missing: %d hash, %d bucket, %d assign", len(v.Hash), len(v.Bucket), len(v.Assign))
+	n := len(v.Hash) + len(v.Bucket) + len(v.Assign) + len(v.Targeting)
+	if len(v.Hash) == 0 || len(v.Bucket) == 0 || len(v.Assign) == 0 || len(v.Targeting) == 0 {
+		t.Fatalf("vectors missing: %d hash, %d bucket, %d assign, %d targeting", len(v.Hash), len(v.Bucket), len(v.Assign), len(v.Targeting))
 	}
-	t.Logf("%d vectors reproduced (%d hash, %d bucket, %d assign)", n, len(v.Hash), len(v.Bucket), len(v.Assign))
+	t.Logf("%d vectors reproduced (%d hash, %d bucket, %d assign, %d targeting)", n, len(v.Hash), len(v.Bucket), len(v.Assign), len(v.Targeting))
 }
 
 // flagServer answers GET /api/v1/config with its config (an ETag with it,
@@ -474,5 +494,32 @@ func waitFor(t *testing.T, ok func() bool) {
 			t.Fatal("timed out")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestVariantWithProperties checks that the variant cache keeps the
+// answers of one user with different properties apart, and that the
+// exposure names the variant for the properties given.
+func TestVariantWithProperties(t *testing.T) {
+	srv := newFlagServer(t, configOf(`{"key":"pro","enabled":true,"rollout":100,"variants":[],"experiment":null,
+		"conditions":[{"type":"trait","trait":"plan","op":"eq","value":"pro"}]}`))
+	c, _ := newTestClient(t, srv.URL, Options{FlushInterval: time.Hour})
+	ctx := context.Background()
+	if got := c.Variant(ctx, "pro", "ana"); got != "control" {
+		t.Errorf("no properties: %s", got)
+	}
+	if got := c.VariantWithProperties(ctx, "pro", "ana", map[string]any{"plan": "pro"}); got != "on" {
+		t.Errorf("plan pro: %s", got)
+	}
+	if got := c.VariantWithProperties(ctx, "pro", "ana", map[string]any{"plan": "free"}); got != "control" {
+		t.Errorf("plan free: %s", got)
+	}
+	c.Flush(ctx)
+	var variants []string
+	for _, e := range srv.ingest.events() {
+		variants = append(variants, e.Properties["variant"].(string))
+	}
+	if strings.Join(variants, ",") != "excluded,on" {
+		t.Errorf("exposures %v, want excluded then on", variants)
 	}
 }

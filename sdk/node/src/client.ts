@@ -6,9 +6,11 @@ import {
   StrataError,
   type CaptureMessage,
   type IngestResult,
+  type Properties,
   type Rejection,
   type Stats,
   type StrataOptions,
+  type VariantOptions,
   type WireEvent,
 } from "./types.js";
 import { VERSION } from "./version.js";
@@ -235,11 +237,17 @@ export class Strata {
    * from memory. A missing or disabled flag, or a configuration that could not
    * be read, gives `control`. The first time a user gets a flag, a `$exposure`
    * event is captured (unless `sendExposures` is false).
+   *
+   * A flag with targeting conditions is evaluated on `options.properties`, the
+   * user's properties as the caller knows them (the traits it would pass to
+   * `identify`): a user they do not target gets `control` and is exposed as
+   * `excluded` (docs/flags.md, "Targeting"). Without properties, every
+   * condition but `neq` fails.
    */
-  async getVariant(flagKey: string, distinctId: string): Promise<string> {
+  async getVariant(flagKey: string, distinctId: string, options?: VariantOptions): Promise<string> {
     try {
       await this.flags().ready();
-      return this.variantNow(flagKey, distinctId);
+      return this.variantNow(flagKey, distinctId, options?.properties);
     } catch {
       return "control";
     }
@@ -264,8 +272,8 @@ export class Strata {
     }));
   }
 
-  private variantNow(flagKey: string, distinctId: string): string {
-    const { flag, assignment } = this.flags().assign(flagKey, String(distinctId));
+  private variantNow(flagKey: string, distinctId: string, properties?: Properties): string {
+    const { flag, assignment } = this.flags().assign(flagKey, String(distinctId), properties);
     if (!flag || !assignment) return "control";
     if (this.o.sendExposures) {
       const mark = flagKey + "\n" + distinctId;

@@ -1,4 +1,5 @@
 import { assign, type Assignment } from "../../shared/assign.js";
+import type { Properties } from "../../shared/conditions.js";
 import { StrataError, type FlagConfig, type RemoteConfig } from "./types.js";
 
 /** After a failed read, getVariant asks again at most this often until one succeeds. */
@@ -51,10 +52,10 @@ export class FlagPoller {
     return (this.loading ??= this.load().finally(() => (this.loading = undefined)));
   }
 
-  /** assign returns the flag (undefined when unknown) and the user's assignment to it. */
-  assign(flagKey: string, distinctId: string): { flag?: FlagConfig; assignment?: Assignment } {
+  /** assign returns the flag (undefined when unknown) and the assignment of the user with these properties to it. */
+  assign(flagKey: string, distinctId: string, properties?: Properties): { flag?: FlagConfig; assignment?: Assignment } {
     const flag = this.flags.get(flagKey);
-    return { flag, assignment: assign(flag, distinctId) };
+    return { flag, assignment: assign(flag, distinctId, properties) };
   }
 
   /** stop ends the polling. */

@@ -77,6 +77,16 @@ export interface CaptureMessage {
   uuid?: string;
 }
 
+/** The options of `getVariant`. */
+export interface VariantOptions {
+  /**
+   * The user's properties, on which the flag's targeting conditions are
+   * evaluated (docs/flags.md, "Targeting"): the traits you would pass to
+   * `identify`, e.g. `{ plan: "pro", seats: 12 }`.
+   */
+  properties?: Properties;
+}
+
 /** Counters of what the client did with its events since it started. */
 export interface Stats {
   /** Events waiting to be sent, and in the request under way. */

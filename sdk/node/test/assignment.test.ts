@@ -16,6 +16,7 @@ import { fakeServer, type FakeServer } from "./helpers";
 interface Vectors {
   assign: { flag: string; distinctId: string; variant: string }[];
   flags: FlagConfig[];
+  targeting: { flag: string; distinctId: string; properties: Record<string, unknown>; variant: string; exposed: string }[];
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -36,5 +37,22 @@ describe("getVariant reproduces every vector", () => {
     }
     expect(server.requests.filter((r) => r.url.startsWith("/api/v1/config")).length).toBe(1);
     await client.shutdown();
+  });
+
+  it("with the properties passed to getVariant, for the targeting vectors, exposures included", async () => {
+    for (const v of vectors.targeting) {
+      const what = `${v.flag} / ${v.distinctId} / ${JSON.stringify(v.properties)}`;
+      // A client per vector: a client exposes a flag once per user.
+      const client = new Strata({ apiKey: "st_live_k", host: server.url });
+      const exposures: unknown[] = [];
+      const capture = client.capture.bind(client);
+      client.capture = (m) => {
+        if (m.event == "$exposure") exposures.push(m.properties?.variant);
+        capture(m);
+      };
+      expect(await client.getVariant(v.flag, v.distinctId, { properties: v.properties }), what).toBe(v.variant);
+      expect(exposures, what).toEqual(v.exposed ? [v.exposed] : []);
+      await client.shutdown();
+    }
   });
 });

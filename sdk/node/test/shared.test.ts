@@ -17,7 +17,7 @@ it("defines the assignment code once, in sdk/shared/", () => {
     for (const name of readdirSync(join(sdk, dir), { recursive: true, encoding: "utf8" })) {
       if (!name.endsWith(".ts")) continue;
       const source = readFileSync(join(sdk, dir, name), "utf8");
-      for (const [, fn] of source.matchAll(/^export function (murmur3|bucket|assign|exposed)\b/gm)) {
+      for (const [, fn] of source.matchAll(/^export function (murmur3|bucket|assign|exposed|targeted|holds|traitText)\b/gm)) {
         (defined[fn] ??= []).push(dir + "/" + name);
       }
     }
@@ -27,5 +27,8 @@ it("defines the assignment code once, in sdk/shared/", () => {
     bucket: ["shared/hash.ts"],
     assign: ["shared/assign.ts"],
     exposed: ["shared/assign.ts"],
+    targeted: ["shared/conditions.ts"],
+    holds: ["shared/conditions.ts"],
+    traitText: ["shared/conditions.ts"],
   });
 });
