@@ -70,21 +70,11 @@ func (s *Store) ListPersons(ctx context.Context, q analytics.PersonQuery) ([]ana
 		where = append(where, `(starts_with(distinct_id, `+p+`) OR (`+trait+`))`)
 	}
 	for _, f := range q.Filters {
-		prop := personProperty(param(f.Key))
-		switch f.Operator {
-		case analytics.OpEq:
-			where = append(where, prop+` = `+param(f.Value))
-		case analytics.OpNeq:
-			where = append(where, prop+` IS DISTINCT FROM `+param(f.Value))
-		case analytics.OpContains:
-			where = append(where, `strpos(lower(`+prop+`), lower(`+param(f.Value)+`)) > 0`)
-		case analytics.OpIsSet:
-			where = append(where, prop+` IS NOT NULL`)
-		case analytics.OpIsNotSet:
-			where = append(where, prop+` IS NULL`)
-		default:
-			return nil, fmt.Errorf("person filter operator %q", f.Operator)
+		cond, err := personFilter(f, param)
+		if err != nil {
+			return nil, err
 		}
+		where = append(where, cond)
 	}
 	if q.After != nil {
 		at, id := param(q.After.LastSeen.UTC()), param(q.After.DistinctID)
@@ -96,6 +86,25 @@ func (s *Store) ListPersons(ctx context.Context, q analytics.PersonQuery) ([]ana
 	return QueryAll(ctx, s.conn(), "listing persons", scanPerson(q.ProductID),
 		`SELECT `+personColumns+` FROM persons WHERE `+strings.Join(where, " AND ")+`
 		 ORDER BY last_seen DESC, distinct_id LIMIT `+limit, args...)
+}
+
+// personFilter is the condition of one filter on a person's row, its
+// values bound through param: the people list's and cohorts' semantics.
+func personFilter(f analytics.PersonFilter, param func(any) string) (string, error) {
+	prop := personProperty(param(f.Key))
+	switch f.Operator {
+	case analytics.OpEq:
+		return prop + ` = ` + param(f.Value), nil
+	case analytics.OpNeq:
+		return prop + ` IS DISTINCT FROM ` + param(f.Value), nil
+	case analytics.OpContains:
+		return `strpos(lower(` + prop + `), lower(` + param(f.Value) + `)) > 0`, nil
+	case analytics.OpIsSet:
+		return prop + ` IS NOT NULL`, nil
+	case analytics.OpIsNotSet:
+		return prop + ` IS NULL`, nil
+	}
+	return "", fmt.Errorf("person filter operator %q", f.Operator)
 }
 
 // hasControl reports whether s holds a character JSON writes escaped.
@@ -368,4 +377,44 @@ func unescaped(v json.RawMessage) json.RawMessage {
 		return v
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// EachPersonID streams the distinct ids of a product's persons that pass
+// every filter, in byte order (COLLATE "C": PostgreSQL's default collation
+// would follow the locale; DuckDB's is already byte order), for a cohort's
+// computation (docs/queries.md, "Cohorts"). Only the ids cross over, one
+// row at a time.
+func (s *Store) EachPersonID(ctx context.Context, productID int64, filters []analytics.PersonFilter, fn func(distinctID string) error) error {
+	args := []any{productID}
+	param := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	where := []string{"product_id = $1"}
+	for _, f := range filters {
+		cond, err := personFilter(f, param)
+		if err != nil {
+			return err
+		}
+		where = append(where, cond)
+	}
+	rows, err := s.conn().QueryContext(ctx, `SELECT distinct_id FROM persons WHERE `+strings.Join(where, " AND ")+
+		` ORDER BY distinct_id COLLATE "C"`, args...)
+	if err != nil {
+		return fmt.Errorf("reading persons: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return fmt.Errorf("reading persons: %w", err)
+		}
+		if err := fn(id); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading persons: %w", err)
+	}
+	return nil
 }
