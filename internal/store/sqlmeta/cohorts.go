@@ -96,9 +96,11 @@ func (s *Store) UpdateCohort(ctx context.Context, c *analytics.Cohort) error {
 		return err
 	}
 	c.UpdatedAt = s.stamp()
+	// The new definition is bound twice: PostgreSQL deduces one type per
+	// parameter, and a column's and a comparison's differ.
 	res, err := s.conn().ExecContext(ctx, `UPDATE cohorts SET name = $1, description = $2, definition = $3, updated_at = $4,
-		state = CASE WHEN definition <> $3 AND state <> 'computing' THEN 'pending' ELSE state END
-		WHERE product_id = $5 AND id = $6`, c.Name, c.Description, def, c.UpdatedAt, c.ProductID, c.ID)
+		state = CASE WHEN definition <> $7 AND state <> 'computing' THEN 'pending' ELSE state END
+		WHERE product_id = $5 AND id = $6`, c.Name, c.Description, def, c.UpdatedAt, c.ProductID, c.ID, def)
 	if err != nil {
 		return fmt.Errorf("updating cohort: %w", err)
 	}
