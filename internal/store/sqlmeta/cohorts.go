@@ -40,7 +40,7 @@ func scanCohort(row Scanner) (analytics.Cohort, error) {
 	return c, nil
 }
 
-// cohortDefinition is how a definition is stored: its JSON, '' for none.
+// cohortDefinition is how a definition is stored: its JSON, ” for none.
 func cohortDefinition(d *analytics.CohortDefinition) (string, error) {
 	if d == nil {
 		return "", nil
