@@ -41,6 +41,7 @@ type metaStore interface {
 	analytics.PrivacyStore
 	analytics.SaltStore
 	analytics.Transactor
+	analytics.CohortStore
 }
 
 // storage is what a server stores into, chosen by configuration: by
