@@ -248,6 +248,15 @@ type CohortStore interface {
 	DueCohorts(ctx context.Context, before, staleBefore time.Time, limit int) ([]Cohort, error)
 }
 
+// PersonIDStore streams persons' ids for a cohort's computation. It is
+// kept apart from PersonStore, which the profile updater's fakes
+// implement; the metadata stores implement both.
+type PersonIDStore interface {
+	// EachPersonID streams the distinct ids of the product's persons that
+	// pass every filter, in byte order.
+	EachPersonID(ctx context.Context, productID int64, filters []PersonFilter, fn func(distinctID string) error) error
+}
+
 // BehaviorQuery asks for the persons of a product that did Event at least
 // AtLeast times since Since, human events of the live environment only.
 type BehaviorQuery struct {

@@ -82,9 +82,6 @@ type PersonStore interface {
 	// DeletePersonProfiles deletes the profiles of distinctIDs, returning
 	// how many there were.
 	DeletePersonProfiles(ctx context.Context, productID int64, distinctIDs []string) (int64, error)
-	// EachPersonID streams the distinct ids of the product's persons that
-	// pass every filter, in byte order (a cohort's computation).
-	EachPersonID(ctx context.Context, productID int64, filters []PersonFilter, fn func(distinctID string) error) error
 }
 
 // PersonCountStore counts events per person.

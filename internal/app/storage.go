@@ -42,6 +42,7 @@ type metaStore interface {
 	analytics.SaltStore
 	analytics.Transactor
 	analytics.CohortStore
+	analytics.PersonIDStore
 }
 
 // storage is what a server stores into, chosen by configuration: by

@@ -21,7 +21,7 @@ import (
 // that condition's stream (performed) or not (not performed). Behaviour
 // conditions count the human events of the product's live environment
 // since now minus Days days.
-func Evaluate(ctx context.Context, persons analytics.PersonStore, events analytics.CohortMemberStore, productID int64,
+func Evaluate(ctx context.Context, persons analytics.PersonIDStore, events analytics.CohortMemberStore, productID int64,
 	def analytics.CohortDefinition, now time.Time, emit func(string) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

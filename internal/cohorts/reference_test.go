@@ -31,6 +31,7 @@ func TestMain(m *testing.M) {
 // metaStore is what the reference test needs of a metadata store.
 type metaStore interface {
 	Meta
+	analytics.PersonStore
 	CreateWorkspace(ctx context.Context, name string) (analytics.Workspace, error)
 	CreateProduct(ctx context.Context, workspaceID int64, name string) (analytics.Product, error)
 }

@@ -47,7 +47,7 @@ var (
 // Meta is what the service reads and writes in the metadata store.
 type Meta interface {
 	analytics.CohortStore
-	analytics.PersonStore
+	analytics.PersonIDStore
 }
 
 // Service runs the operations on cohorts.

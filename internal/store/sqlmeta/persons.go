@@ -17,7 +17,10 @@ import (
 // Person profiles of a product (migration 0041, docs/ingest.md, "Person
 // profiles"; docs/queries.md, "People").
 
-var _ analytics.PersonStore = (*Store)(nil)
+var (
+	_ analytics.PersonStore   = (*Store)(nil)
+	_ analytics.PersonIDStore = (*Store)(nil)
+)
 
 const personColumns = `distinct_id, properties, first_seen, last_seen, updated_at`
 

@@ -158,10 +158,14 @@ func testCohorts(ctx context.Context, t *testing.T, s Meta, a, b analytics.Produ
 	if err := s.ApplyPersons(ctx, ups); err != nil {
 		t.Fatal(err)
 	}
+	ps, ok := s.(analytics.PersonIDStore)
+	if !ok {
+		t.Fatalf("%T does not implement analytics.PersonIDStore", s)
+	}
 	each := func(filters ...analytics.PersonFilter) []string {
 		t.Helper()
 		var out []string
-		if err := s.EachPersonID(ctx, a.ID, filters, func(id string) error { out = append(out, id); return nil }); err != nil {
+		if err := ps.EachPersonID(ctx, a.ID, filters, func(id string) error { out = append(out, id); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		return out
@@ -174,7 +178,7 @@ func testCohorts(ctx context.Context, t *testing.T, s Meta, a, b analytics.Produ
 	}
 	stop := errors.New("stop")
 	n := 0
-	if err := s.EachPersonID(ctx, a.ID, nil, func(string) error { n++; return stop }); err != stop || n != 1 {
+	if err := ps.EachPersonID(ctx, a.ID, nil, func(string) error { n++; return stop }); err != stop || n != 1 {
 		t.Errorf("a stopped stream: %v after %d", err, n)
 	}
 }
