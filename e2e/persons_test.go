@@ -147,17 +147,29 @@ func checkForget(t *testing.T, s *server, owner *browser) (a tenant, job string)
 		Replays         []map[string]any  `json:"replays"`
 		SurveyResponses []map[string]any  `json:"surveyResponses"`
 		MessageStates   []json.RawMessage `json:"messageStates"`
+		Cohorts         []map[string]any  `json:"cohortMemberships"`
+	}
+	// A static cohort of alice and bob (docs/privacy.md, "Cohort
+	// memberships").
+	r := owner.do(t, "POST", pa+"/cohorts", map[string]any{"name": "Beta", "kind": "static"})
+	if r.Status != 201 {
+		t.Fatalf("cohort: %d %s", r.Status, r.Body)
+	}
+	cohort := pa + "/cohorts/" + strconv.Itoa(int(r.JSON(t)["id"].(float64)))
+	if r := do(t, "PUT", s.URL+cohort+"/members", []byte("alice\nbob\n"), map[string]string{"Cookie": owner.cookie, "Origin": s.URL}); r.Status != 200 {
+		t.Fatalf("cohort upload: %d %s", r.Status, r.Body)
 	}
 	waitFor(t, 30*time.Second, "alice's profile", func() bool {
 		return annCall(t, s, a.Token, "GET", "/api/v1/persons/alice", nil).Status == 200
 	})
-	r := owner.do(t, "GET", pa+"/persons/export?distinctId=alice", nil)
+	r = owner.do(t, "GET", pa+"/persons/export?distinctId=alice", nil)
 	var exp export
 	if err := json.Unmarshal(r.Body, &exp); err != nil || r.Status != 200 {
 		t.Fatalf("export: %d %v %s", r.Status, err, r.Body)
 	}
 	if exp.DistinctID != "alice" || exp.Profile["distinctId"] != "alice" || len(exp.Events) != 5 || len(exp.Groups) != 1 || exp.Groups[0]["key"] != "acme-alice" ||
-		len(exp.Replays) != 1 || exp.Replays[0]["sessionId"] != "sess-alice" || len(exp.SurveyResponses) != 1 || len(exp.MessageStates) == 0 {
+		len(exp.Replays) != 1 || exp.Replays[0]["sessionId"] != "sess-alice" || len(exp.SurveyResponses) != 1 || len(exp.MessageStates) == 0 ||
+		len(exp.Cohorts) != 1 || exp.Cohorts[0]["name"] != "Beta" {
 		t.Errorf("alice's export: %s", r.Body)
 	}
 	for _, e := range exp.Events {
@@ -233,8 +245,11 @@ func checkForget(t *testing.T, s *server, owner *browser) (a tenant, job string)
 		}
 	}
 	r = owner.do(t, "GET", pa+"/persons/export?distinctId="+url.QueryEscape("alice"), nil)
-	if want := `"profile":null,"events":[],"groups":[],"replays":[],"surveyResponses":[],"messageStates":[]}`; !strings.Contains(string(r.Body), want) {
+	if want := `"profile":null,"events":[],"groups":[],"replays":[],"surveyResponses":[],"messageStates":[],"cohortMemberships":[]}`; !strings.Contains(string(r.Body), want) {
 		t.Errorf("alice's export after: %s", r.Body)
+	}
+	if r := owner.do(t, "GET", cohort+"/members", nil); !strings.Contains(string(r.Body), `"items":["bob"]`) {
+		t.Errorf("the cohort after alice's deletion: %s", r.Body)
 	}
 
 	// The audit log, newest first, in pages; never the ids.

@@ -29,6 +29,7 @@ import (
 	"strata/internal/auth"
 	"strata/internal/boards"
 	"strata/internal/buildinfo"
+	"strata/internal/cohorts"
 	"strata/internal/config"
 	"strata/internal/cookieless"
 	"strata/internal/dashboard"
@@ -98,6 +99,10 @@ type App struct {
 	// retentionJob deletes the events and error occurrences past each
 	// product's retention periods; nil when the events store cannot.
 	retentionJob *retention.Job
+	// cohorts computes dynamic cohorts on demand; cohortJob recomputes
+	// them every cohorts.RecomputeEvery on the lease holder.
+	cohorts   *cohorts.Service
+	cohortJob *cohorts.Job
 	// privacy deletes and exports persons' data and runs the deletion
 	// jobs (docs/privacy.md).
 	privacy *privacy.Service
@@ -226,13 +231,18 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// commands through the admin socket share.
 	svc.Flags = &experiment.Flags{Store: a.store.meta}
 	svc.Experiments = &experiment.Service{Store: a.store.meta, Now: time.Now}
+	// Cohorts: definitions in the metadata store, members beside the
+	// events (docs/queries.md, "Cohorts").
+	a.cohorts = &cohorts.Service{Meta: a.store.meta, Events: a.store.queries.(analytics.CohortMemberStore),
+		MaxCohorts: analytics.MaxCohorts, Now: time.Now, Log: log.With("component", "cohorts")}
 	// The privacy operations: every kind of data a person leaves, in the
 	// order a deletion removes them (docs/privacy.md). The events go
 	// first, after the spool has loaded what was acknowledged before.
 	events := privacy.Events{Store: a.store.queries.(analytics.PersonEventStore), Sync: a.store.sync}
 	a.privacy = privacy.New(a.store.meta, log.With("component", "privacy"),
 		events, privacy.Groups{Events: events}, privacy.Replays{Store: a.store.replays},
-		privacy.SurveyResponses{Store: a.store.meta}, privacy.MessageStates{Store: a.store.meta})
+		privacy.SurveyResponses{Store: a.store.meta}, privacy.MessageStates{Store: a.store.meta},
+		privacy.CohortMemberships{Members: a.cohorts.Events, Cohorts: a.store.meta})
 	a.privacy.Profiles, a.privacy.Flush = a.store.meta, a.store.persons.Flush
 	api := &httpapi.Server{
 		Privacy:          a.privacy,
@@ -298,6 +308,9 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		// Goals, at most --goal-limit a product, reported through the
 		// query engine (docs/queries.md, "Goals").
 		Goals: &goals.Service{Store: a.store.meta, Queries: engine, Max: cfg.GoalLimit, Now: time.Now},
+		// Cohorts, at most analytics.MaxCohorts a product, their members in
+		// the event store (docs/queries.md, "Cohorts").
+		Cohorts: a.cohorts,
 		Share: httpapi.ShareLimits{
 			Reads: ratelimit.New(time.Now), ReadAddrs: ratelimit.New(time.Now), ReadsPerMinute: cfg.ShareRateLimit,
 			Passwords: ratelimit.New(time.Now), PasswordAddrs: ratelimit.New(time.Now), PasswordsPerMinute: cfg.SharePasswordRateLimit,
@@ -375,6 +388,8 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		a.retentionJob = &retention.Job{Products: a.store.meta, Events: events, Leases: a.store.meta, Node: nodeName(),
 			Interval: cfg.RetentionInterval, Admit: a.store.guard.Admit, Now: time.Now, Log: log.With("component", "retention")}
 	}
+	a.cohortJob = &cohorts.Job{Service: a.cohorts, Leases: a.store.meta, Node: nodeName(), Interval: time.Minute,
+		Admit: a.store.guard.Admit}
 	// The HTTP server is fasthttp (docs/architecture.md): /e is served on
 	// it directly, every other path through net/http handlers.
 	a.httpSrv = &fasthttp.Server{
@@ -550,6 +565,11 @@ func (a *App) Run(ctx context.Context) error {
 		}
 	}()
 	// The deletion jobs, resumed from where a stop left them.
+	cohortsDone := make(chan struct{})
+	go func() {
+		defer close(cohortsDone)
+		a.cohortJob.Run(visitJobs)
+	}()
 	privacyJobs, stopPrivacy := context.WithCancel(ctx)
 	privacyDone := make(chan struct{})
 	go func() {
@@ -640,6 +660,8 @@ loop:
 	stopVisits()
 	<-visitsDone
 	<-retentionDone
+	<-cohortsDone
+	a.cohorts.Close()
 	stopPrivacy()
 	<-privacyDone
 	return errors.Join(runErr, a.shutdown())

@@ -41,6 +41,8 @@ type metaStore interface {
 	analytics.PrivacyStore
 	analytics.SaltStore
 	analytics.Transactor
+	analytics.CohortStore
+	analytics.PersonIDStore
 }
 
 // storage is what a server stores into, chosen by configuration: by

@@ -23,6 +23,7 @@ import (
 	"strata/internal/auth"
 	"strata/internal/boards"
 	"strata/internal/buildinfo"
+	"strata/internal/cohorts"
 	"strata/internal/errtrack"
 	"strata/internal/experiment"
 	"strata/internal/goals"
@@ -139,6 +140,8 @@ type Server struct {
 	// Goals adds, lists and deletes the products' goals and reports their
 	// conversions (goals.go).
 	Goals *goals.Service
+	// Cohorts keeps the products' cohorts and their members (cohorts.go).
+	Cohorts *cohorts.Service
 	// Accounts signs dashboard users in and out; Admin manages products,
 	// keys and tokens for the dashboard's settings pages; Pages serves the
 	// dashboard itself, whose Errors page is shown when ErrorTracking is
@@ -421,6 +424,14 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET /api/v1/products/{id}/goals", asViewer(h(s.handleListGoals)))
 	mux.Handle("POST /api/v1/products/{id}/goals", asMember(h(s.handleCreateGoal)))
 	mux.Handle("DELETE /api/v1/products/{id}/goals/{goalId}", asAdmin(h(s.handleDeleteGoal)))
+	mux.Handle("GET /api/v1/products/{id}/cohorts", asViewer(h(s.handleListCohorts)))
+	mux.Handle("POST /api/v1/products/{id}/cohorts", asMember(h(s.handleCreateCohort)))
+	mux.Handle("GET /api/v1/products/{id}/cohorts/{cohortId}", asViewer(h(s.handleGetCohort)))
+	mux.Handle("PUT /api/v1/products/{id}/cohorts/{cohortId}", asMember(h(s.handleUpdateCohort)))
+	mux.Handle("DELETE /api/v1/products/{id}/cohorts/{cohortId}", asMember(h(s.handleDeleteCohort)))
+	mux.Handle("POST /api/v1/products/{id}/cohorts/{cohortId}/compute", asMember(h(s.handleComputeCohort)))
+	mux.Handle("GET /api/v1/products/{id}/cohorts/{cohortId}/members", asViewer(h(s.handleCohortMembers)))
+	mux.Handle("PUT /api/v1/products/{id}/cohorts/{cohortId}/members", asMember(h(s.handleUploadCohort)))
 	mux.Handle("POST /api/v1/products/{id}/persons/deletions", asAdmin(h(s.handleRequestDeletion)))
 	mux.Handle("POST /api/v1/products/{id}/imports", asAdmin(h(s.handleImport)))
 	mux.Handle("GET /api/v1/products/{id}/persons/deletions/{job}", asAdmin(h(s.handleGetDeletion)))

@@ -119,7 +119,7 @@ func (s *Store) Close() error { return s.conn.Close() }
 func (s *Store) migrate(ctx context.Context, opts *clickhouse.Options) error {
 	now := time.Now()
 	if s.cluster == "" {
-		return migrateTable(ctx, s.conn, s.db, tableSet{"events", mergeTree}, now)
+		return migrateTable(ctx, s.conn, s.db, tableSet{"events", mergeTree, "cohort_members", cohortMergeTree}, now)
 	}
 	// On a cluster every shard needs the local table. Distributed DDL (ON
 	// CLUSTER) needs ZooKeeper, which a small cluster may not run, so Strata
@@ -130,7 +130,8 @@ func (s *Store) migrate(ctx context.Context, opts *clickhouse.Options) error {
 	}
 	// Every shard also gets the Distributed table, so that any of them can
 	// be the one a node connects to.
-	distributed := tableSet{"events", "ENGINE = Distributed(" + s.cluster + ", " + s.db + ", events_local, user_id)"}
+	distributed := tableSet{"events", "ENGINE = Distributed(" + s.cluster + ", " + s.db + ", events_local, user_id)",
+		"cohort_members", "ENGINE = Distributed(" + s.cluster + ", " + s.db + ", cohort_members_local, cityHash64(distinct_id))"}
 	for _, addr := range shards {
 		o := *opts
 		o.Addr = []string{addr}
@@ -138,7 +139,7 @@ func (s *Store) migrate(ctx context.Context, opts *clickhouse.Options) error {
 		if err != nil {
 			return fmt.Errorf("connecting to shard %s: %w", addr, err)
 		}
-		err = migrateTable(ctx, conn, s.db, tableSet{"events_local", mergeTree}, now)
+		err = migrateTable(ctx, conn, s.db, tableSet{"events_local", mergeTree, "cohort_members_local", cohortMergeTree}, now)
 		if err == nil {
 			err = migrateTable(ctx, conn, s.db, distributed, now)
 		}

@@ -39,7 +39,16 @@ ORDER BY (product_id, env, event, ts)`
 // its own.
 type tableSet struct {
 	table, engine string
+	// cohortTable and cohortEngine are the cohort members' table beside
+	// this events table (migration 0004): cohort_members beside events,
+	// cohort_members_local beside events_local.
+	cohortTable, cohortEngine string
 }
+
+// cohortMergeTree is the engine of the table that stores cohort members,
+// sorted for their readers (one cohort's generation, in id order).
+const cohortMergeTree = `ENGINE = MergeTree()
+ORDER BY (product_id, cohort_id, generation, distinct_id)`
 
 // migrateTable applies to one table of one server the migrations its record
 // lacks, recording each in {db}.schema_migrations under the table's name. A
@@ -81,7 +90,8 @@ func migrateTable(ctx context.Context, conn driver.Conn, db string, set tableSet
 	if n := len(all); n > 0 && latest > all[n-1].Version {
 		return fmt.Errorf("ClickHouse schema version %d is newer than this binary's %d", latest, all[n-1].Version)
 	}
-	fill := strings.NewReplacer("{db}", db, "{table}", set.table, "{engine}", set.engine)
+	fill := strings.NewReplacer("{db}", db, "{table}", set.table, "{engine}", set.engine,
+		"{cohort_table}", set.cohortTable, "{cohort_engine}", set.cohortEngine)
 	for _, m := range all {
 		if applied[m.Version] {
 			continue

@@ -17,7 +17,10 @@ import (
 // Person profiles of a product (migration 0041, docs/ingest.md, "Person
 // profiles"; docs/queries.md, "People").
 
-var _ analytics.PersonStore = (*Store)(nil)
+var (
+	_ analytics.PersonStore   = (*Store)(nil)
+	_ analytics.PersonIDStore = (*Store)(nil)
+)
 
 const personColumns = `distinct_id, properties, first_seen, last_seen, updated_at`
 
@@ -71,38 +74,11 @@ func (s *Store) ListPersons(ctx context.Context, q analytics.PersonQuery) ([]ana
 		where = append(where, `(starts_with(distinct_id, `+p+`) OR (`+trait+`))`)
 	}
 	for _, f := range q.Filters {
-		k := param(f.Key)
-		prop := personProperty(k)
-		// eq, contains and is_set first look for the value's (or the
-		// key's) characters in the stored text, as the search does, and
-		// parse the JSON only of the rows that hold them: a filter few
-		// persons pass then costs a text scan, not a parse of every row.
-		plain := func(s string) bool { return !strings.ContainsAny(s, "\"\\") && !hasControl(s) }
-		switch f.Operator {
-		case analytics.OpEq:
-			v := param(f.Value)
-			if plain(f.Value) {
-				where = append(where, `strpos(properties, `+v+`) > 0`)
-			}
-			where = append(where, prop+` = `+v)
-		case analytics.OpNeq:
-			where = append(where, prop+` IS DISTINCT FROM `+param(f.Value))
-		case analytics.OpContains:
-			v := param(f.Value)
-			if plain(f.Value) {
-				where = append(where, `strpos(lower(properties), lower(`+v+`)) > 0`)
-			}
-			where = append(where, `strpos(lower(`+prop+`), lower(`+v+`)) > 0`)
-		case analytics.OpIsSet:
-			if plain(f.Key) {
-				where = append(where, `strpos(properties, '"' || `+k+` || '"') > 0`)
-			}
-			where = append(where, prop+` IS NOT NULL`)
-		case analytics.OpIsNotSet:
-			where = append(where, prop+` IS NULL`)
-		default:
-			return nil, fmt.Errorf("person filter operator %q", f.Operator)
+		cond, err := personFilter(f, param)
+		if err != nil {
+			return nil, err
 		}
+		where = append(where, cond)
 	}
 	if q.After != nil {
 		at, id := param(q.After.LastSeen.UTC()), param(q.After.DistinctID)
@@ -114,6 +90,43 @@ func (s *Store) ListPersons(ctx context.Context, q analytics.PersonQuery) ([]ana
 	return QueryAll(ctx, s.conn(), "listing persons", scanPerson(q.ProductID),
 		`SELECT `+personColumns+` FROM persons WHERE `+strings.Join(where, " AND ")+`
 		 ORDER BY last_seen DESC, distinct_id LIMIT `+limit, args...)
+}
+
+// personFilter is the condition of one filter on a person's row, its
+// values bound through param: the people list's and cohorts' semantics.
+func personFilter(f analytics.PersonFilter, param func(any) string) (string, error) {
+	k := param(f.Key)
+	prop := personProperty(k)
+	// eq, contains and is_set first look for the value's (or the key's)
+	// characters in the stored text, as the search does, and parse the
+	// JSON only of the rows that hold them: a filter few persons pass then
+	// costs a text scan, not a parse of every row. The profile writer
+	// stores strings unescaped (unescaped), so the text holds them.
+	plain := func(s string) bool { return !strings.ContainsAny(s, "\"\\") && !hasControl(s) }
+	switch f.Operator {
+	case analytics.OpEq:
+		v := param(f.Value)
+		if plain(f.Value) {
+			return `strpos(properties, ` + v + `) > 0 AND ` + prop + ` = ` + v, nil
+		}
+		return prop + ` = ` + v, nil
+	case analytics.OpNeq:
+		return prop + ` IS DISTINCT FROM ` + param(f.Value), nil
+	case analytics.OpContains:
+		v := param(f.Value)
+		if plain(f.Value) {
+			return `strpos(lower(properties), lower(` + v + `)) > 0 AND strpos(lower(` + prop + `), lower(` + v + `)) > 0`, nil
+		}
+		return `strpos(lower(` + prop + `), lower(` + v + `)) > 0`, nil
+	case analytics.OpIsSet:
+		if plain(f.Key) {
+			return `strpos(properties, '"' || ` + k + ` || '"') > 0 AND ` + prop + ` IS NOT NULL`, nil
+		}
+		return prop + ` IS NOT NULL`, nil
+	case analytics.OpIsNotSet:
+		return prop + ` IS NULL`, nil
+	}
+	return "", fmt.Errorf("person filter operator %q", f.Operator)
 }
 
 // hasControl reports whether s holds a character JSON writes escaped.
@@ -386,4 +399,44 @@ func unescaped(v json.RawMessage) json.RawMessage {
 		return v
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// EachPersonID streams the distinct ids of a product's persons that pass
+// every filter, in byte order (COLLATE "C": PostgreSQL's default collation
+// would follow the locale; DuckDB's is already byte order), for a cohort's
+// computation (docs/queries.md, "Cohorts"). Only the ids cross over, one
+// row at a time.
+func (s *Store) EachPersonID(ctx context.Context, productID int64, filters []analytics.PersonFilter, fn func(distinctID string) error) error {
+	args := []any{productID}
+	param := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	where := []string{"product_id = $1"}
+	for _, f := range filters {
+		cond, err := personFilter(f, param)
+		if err != nil {
+			return err
+		}
+		where = append(where, cond)
+	}
+	rows, err := s.conn().QueryContext(ctx, `SELECT distinct_id FROM persons WHERE `+strings.Join(where, " AND ")+
+		` ORDER BY distinct_id COLLATE "C"`, args...)
+	if err != nil {
+		return fmt.Errorf("reading persons: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return fmt.Errorf("reading persons: %w", err)
+		}
+		if err := fn(id); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading persons: %w", err)
+	}
+	return nil
 }

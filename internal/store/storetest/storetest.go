@@ -94,6 +94,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("Transactions", meta(testTransactions))
 	t.Run("Groups", scoped(testGroups))
 	t.Run("PersonProfiles", scoped(testPersonProfiles))
+	t.Run("Cohorts", scoped(testCohorts))
 	t.Run("ProductRetention", scoped(testProductRetention))
 	t.Run("Privacy", scoped(testPrivacy))
 	t.Run("ProductPrivacy", scoped(testProductPrivacy))
@@ -138,6 +139,7 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("DropEvents", events(testDropEvents))
 	t.Run("DeletePersons", events(testDeletePersons))
 	t.Run("PersonEventCounts", events(testPersonEventCounts))
+	t.Run("CohortMembers", events(testCohortMembers))
 }
 
 // products creates a workspace and in it one product a name, in order:
