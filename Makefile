@@ -202,6 +202,7 @@ bench: build $(NODE_SDK)/node_modules/.package-lock.json $(SDK)/node_modules/.pa
 	$(GO) test -run '^$$$$' -bench BenchmarkImportFast -benchtime 3x ./internal/importer/
 	$(GO) test -run '^$$$$' -bench 'BenchmarkCookieless|BenchmarkParseAndProcess' -count 3 ./internal/ingest/
 	$(GO) test -run '^$$$$' -bench BenchmarkPeopleList -benchtime 1x ./internal/store/duckdb/ ./internal/store/postgres/
+	STRATA_COHORT_BENCH_EVENTS=10000000 $(GO) test -run '^$$$$' -bench BenchmarkCohortRecompute -benchtime 1x -timeout 60m ./internal/store/duckdb/
 	$(GO) run ./cmd/strata-bench -suite forget $(if $(FORGET_DATA),-forget-data $(FORGET_DATA))
 	cd $(NODE_SDK) && npm run bench
 	cd $(SDK) && STRATA_BIN=$(CURDIR)/$(BIN) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) npm run bench:replay
