@@ -23,7 +23,6 @@
 // the links to the player, the player at 390 px and its coloured marks);
 // the state of the query and list pages in their URLs, the saved funnel
 // over the range on screen and annotation times in UTC (urls.mjs);
-// E2E_ONLY=experiments, E2E_ONLY=replays, E2E_ONLY=users, E2E_ONLY=errors,
 // a user's page after "Load older" and the Acquisition and Overview
 // drill-downs in their URLs (url-views.mjs);
 // shared links: a link made in Settings opened with no session, its
@@ -43,8 +42,8 @@
 // funnel steps with filters, an exclusion and a breakdown by browser (funnels.mjs, E2E_ONLY=funnels);
 // a funnel step's dropped-off and converted users, paged, and the Time to convert and Over time views (funnelusers.mjs, E2E_ONLY=funnelusers);
 // the Dashboards page and a board's shared link (boards.mjs, E2E_ONLY=boards);
-// E2E_ONLY=urls, E2E_ONLY=urlviews, E2E_ONLY=share, E2E_ONLY=live, E2E_ONLY=goals, E2E_ONLY=timezone, E2E_ONLY=filters, E2E_ONLY=retention, E2E_ONLY=paths, E2E_ONLY=people, E2E_ONLY=funnels, E2E_ONLY=funnelusers or E2E_ONLY=replays,users runs those parts alone
-// (E2E_ONLY=main the main run without error tracking, sources, overview, geo).
+// E2E_ONLY=name,name runs those parts alone (PARTS names them; main is the
+// main run without error tracking); E2E_LANES=n runs n parts at once (2).
 //
 //   STRATA_BIN=/path/to/strata [CHROMIUM=/usr/bin/chromium] node test/e2e/run.mjs
 //
@@ -104,75 +103,84 @@ const { cleanups, check, startStrata, run } = harness({ strataBin: STRATA_BIN, d
 /** What each section of its own file is given. */
 const h = { check, startStrata, cleanups, owner: OWNER, artifacts: ARTIFACTS, repo };
 
+/**
+ * The parts, in the order they run, each on a server of its own, so any
+ * of them can run alone (E2E_ONLY) and beside another. `secs` is about
+ * what each took alone on 2 cores: the lanes are filled longest first.
+ */
+const PARTS = [
+  { name: "main", secs: 95, run: withoutErrorTracking },
+  { name: "errortracking", secs: 4, run: withErrorTracking },
+  { name: "experiments", secs: 30, run: flagsAndExperiments },
+  { name: "sources", secs: 15, run: sourcePages },
+  { name: "overview", secs: 15, run: overviewPages },
+  { name: "geo", secs: 8, run: geoPages },
+  { name: "goals", secs: 10, run: goalPages },
+  { name: "filters", secs: 15, run: filterPages },
+  { name: "errors", secs: 30, run: errorPages },
+  { name: "realerrors", secs: 20, run: realBrowserErrors },
+  { name: "messages", secs: 30, run: messagePages },
+  { name: "replays", secs: 40, run: replayPages },
+  { name: "users", secs: 20, run: userPages },
+  { name: "urls", secs: 20, run: urlPages },
+  { name: "urlviews", secs: 15, run: urlViewPages },
+  { name: "share", secs: 15, run: sharePages },
+  { name: "live", secs: 20, run: livePages },
+  { name: "timezone", secs: 10, run: timeZonePages },
+  { name: "privacy", secs: 10, run: privacyPages },
+  { name: "members", secs: 20, run: memberPages },
+  { name: "retention", secs: 10, run: retentionPages },
+  { name: "cookieless", secs: 10, run: cookielessPages },
+  { name: "paths", secs: 15, run: pathsPages },
+  { name: "people", secs: 15, run: peoplePages },
+  { name: "funnels", secs: 15, run: funnelPages },
+  { name: "funnelusers", secs: 20, run: funnelUserPages },
+  { name: "boards", secs: 20, run: boardPages },
+];
+
+/**
+ * lanes deals the parts out to n lanes, longest first onto the lane with
+ * the least so far, each lane keeping the parts' order.
+ */
+function lanes(parts, n) {
+  const out = Array.from({ length: n }, () => ({ secs: 0, parts: [] }));
+  for (const part of [...parts].sort((a, b) => b.secs - a.secs)) {
+    const lane = out.reduce((a, b) => (b.secs < a.secs ? b : a));
+    lane.secs += part.secs;
+    lane.parts.push(part);
+  }
+  return out.map((lane) => lane.parts.sort((a, b) => parts.indexOf(a) - parts.indexOf(b)));
+}
+
+/**
+ * main runs the parts, or those E2E_ONLY names (E2E_ONLY=replays,users), in
+ * E2E_LANES lanes at once (2 by default: most of a part's time is spent
+ * waiting on the browser and the server, so two share 2 cores well), one
+ * browser between them, and prints how long each part took.
+ */
 async function main() {
   for (const [what, path] of [["STRATA_BIN", STRATA_BIN], ["CHROMIUM", CHROMIUM]]) {
     if (!existsSync(path)) throw new Error(`${what} ${path} does not exist`);
   }
   mkdirSync(ARTIFACTS, { recursive: true });
+  const only = (process.env.E2E_ONLY ?? "").split(",").filter(Boolean);
+  const unknown = only.filter((name) => !PARTS.some((p) => p.name === name));
+  if (unknown.length) throw new Error(`E2E_ONLY names no part ${unknown.join(", ")}; the parts are ${PARTS.map((p) => p.name).join(", ")}`);
+  const chosen = only.length ? PARTS.filter((p) => only.includes(p.name)) : PARTS;
+  const n = Math.max(1, Number(process.env.E2E_LANES ?? 2) || 1);
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   cleanups.push(() => browser.close());
-  // E2E_ONLY=replays,users,urls,urlviews runs those parts alone (any of them, in the order of parts).
-  const only = (process.env.E2E_ONLY ?? "").split(",").filter(Boolean);
-  if (only.length) {
-    const parts = {
-      main: withoutErrorTracking,
-      experiments: flagsAndExperiments,
-      sources: sourcePages,
-      overview: overviewPages,
-      geo: geoPages,
-      goals: goalPages,
-      filters: filterPages,
-      replays: replayPages,
-      users: userPages,
-      errors: errorPages,
-      urls: urlPages,
-      urlviews: urlViewPages,
-      share: sharePages,
-      live: livePages,
-      timezone: timeZonePages,
-      members: memberPages,
-      retention: retentionPages,
-      paths: pathsPages,
-      people: peoplePages,
-      funnels: funnelPages,
-      funnelusers: funnelUserPages,
-      privacy: privacyPages,
-      cookieless: cookielessPages,
-      boards: boardPages,
-    };
-    const unknown = only.filter((p) => !parts[p]);
-    if (unknown.length) throw new Error(`E2E_ONLY names no part ${unknown.join(", ")}; the parts are ${Object.keys(parts).join(", ")}`);
-    for (const [name, part] of Object.entries(parts)) if (only.includes(name)) await part(browser, h);
-    return;
-  }
-
-  await withoutErrorTracking(browser);
-  await withErrorTracking(browser);
-  await flagsAndExperiments(browser);
-  await sourcePages(browser, h);
-  await overviewPages(browser, h);
-  await geoPages(browser, h);
-  await goalPages(browser, h);
-  await filterPages(browser, h);
-  await errorPages(browser, h);
-  await realBrowserErrors(browser, h);
-  await messagePages(browser, h);
-  await replayPages(browser, h);
-  await userPages(browser, h);
-  await urlPages(browser, h);
-  await urlViewPages(browser, h);
-  await sharePages(browser, h);
-  await livePages(browser, h);
-  await timeZonePages(browser, h);
-  await privacyPages(browser, h);
-  await memberPages(browser, h);
-  await retentionPages(browser, h);
-  await cookielessPages(browser, h);
-  await pathsPages(browser, h);
-  await peoplePages(browser, h);
-  await funnelPages(browser, h);
-  await funnelUserPages(browser, h);
-  await boardPages(browser, h);
+  const runLane = async (parts) => {
+    for (const part of parts) {
+      const began = Date.now();
+      await part.run(browser, h);
+      console.log(`# part ${part.name} took ${((Date.now() - began) / 1000).toFixed(1)} s`);
+    }
+  };
+  // Every lane runs to its end before the run's clean-up stops the servers.
+  const ended = await Promise.allSettled(lanes(chosen, n).map(runLane));
+  const failed = ended.find((e) => e.status === "rejected");
+  if (failed) throw failed.reason;
 }
 
 /** The main run, on a server started without the error-tracking flag. */
