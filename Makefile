@@ -22,7 +22,11 @@ WP      := plugins/wordpress
 WP_VERSION := $(shell sed -n 's/^ \* Version: *\([0-9][0-9.]*\).*/\1/p' $(WP)/strata-analytics.php)
 WP_ZIP  := dist/strata-analytics-$(WP_VERSION).zip
 
-.PHONY: all build geoip openapi-proxy run test test-api test-go test-sdk test-node test-dashboard test-wordpress wordpress-deps wordpress-bots wordpress-zip fuzz vet bench deps clean
+# Each suite of `make test` prints the time it starts (UTC), so that a CI
+# log shows where the run's time goes.
+STAMP = @date -u +'\# %T make $@'
+
+.PHONY: all build geoip openapi-proxy run test test-api test-go test-sdk test-node test-dashboard test-clients sdk-suites node-suites sdk-and-node-suites dashboard-suites test-wordpress wordpress-deps wordpress-bots wordpress-zip fuzz vet bench deps clean
 
 all: build
 
@@ -81,14 +85,17 @@ run: build
 ## ClickHouse servers the store tests start on loopback, and what the
 ## WordPress plugin's tests use (Debian packages)
 deps: $(GEO_DB)
+	$(STAMP)
 	$(GO) mod download
 	./scripts/install-test-deps.sh
 	./scripts/install-wordpress-deps.sh
 
 ## test: the whole suite, including a short fuzz run of the envelope parser
-test: deps vet test-api test-go test-sdk test-node test-dashboard test-wordpress fuzz
+test: deps vet test-api test-go test-clients test-wordpress fuzz
+	$(STAMP)
 
 vet: $(GEO_DB)
+	$(STAMP)
 	$(GO) vet ./...
 	cd sdk/go && $(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || (gofmt -l . ; echo "gofmt: files above need formatting"; exit 1)
@@ -101,11 +108,13 @@ api/node_modules/.package-lock.json: api/package-lock.json
 ## (api/redocly.yaml): any error, and any example that does not match its
 ## schema, fails
 test-api: api/node_modules/.package-lock.json
+	$(STAMP)
 	cd api && npm run lint
 
 # sdk/go is its own module (docs/flags.md, "Server-side evaluation in
 # Go"): ./... from the root does not reach it.
 test-go: $(GEO_DB)
+	$(STAMP)
 	$(GO) test -count=1 -timeout 35m ./...
 	cd sdk/go && $(GO) test -count=1 ./...
 	$(GO) test -count=1 -race ./internal/auth/... ./internal/ratelimit/... ./internal/enrich/... ./internal/ingest/... ./internal/messages/...
@@ -121,8 +130,8 @@ $(DASH_JS): $(DASH)/node_modules/.package-lock.json $(API_TS) $(DASH)/index.html
 ## test-sdk: the browser SDK's unit tests, then its end-to-end tests in
 ## Debian's headless Chromium against the real server
 test-sdk: build openapi-proxy
-	cd $(SDK) && npm test
-	cd $(SDK) && STRATA_BIN=$(CURDIR)/$(BIN) OPENAPI_PROXY=$(CURDIR)/$(PROXY) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) npm run e2e
+	$(STAMP)
+	$(MAKE) --no-print-directory sdk-suites
 
 # The Node SDK's npm packages, installed exactly as locked.
 $(NODE_SDK)/node_modules/.package-lock.json: $(NODE_SDK)/package-lock.json
@@ -132,15 +141,42 @@ $(NODE_SDK)/node_modules/.package-lock.json: $(NODE_SDK)/package-lock.json
 ## table, the assignment vectors, retries, the packed tarball), then its
 ## end-to-end tests: Express and Fetch API middleware against the real server
 test-node: build openapi-proxy $(NODE_SDK)/node_modules/.package-lock.json
-	cd $(NODE_SDK) && npm test
-	cd $(NODE_SDK) && STRATA_BIN=$(CURDIR)/$(BIN) OPENAPI_PROXY=$(CURDIR)/$(PROXY) npm run e2e
+	$(STAMP)
+	$(MAKE) --no-print-directory node-suites
 
 ## test-dashboard: the dashboard's component tests, then its end-to-end tests
 ## in headless Chromium against the real server (screenshots in
 ## dashboard/test/artifacts/)
 test-dashboard: build openapi-proxy
+	$(STAMP)
+	$(MAKE) --no-print-directory dashboard-suites
+
+## test-clients: test-sdk and test-node one after the other, beside
+## test-dashboard. The SDKs' end-to-end runs mostly wait (on flush timers,
+## retries and the browser), about half a core on average, so they fit
+## beside the dashboard's run, which keeps both cores busy; `make test`
+## takes this instead of the three in a row.
+test-clients: build openapi-proxy $(NODE_SDK)/node_modules/.package-lock.json
+	$(STAMP)
+	$(MAKE) --no-print-directory -j2 --output-sync=target sdk-and-node-suites dashboard-suites
+
+# The suites' commands, without prerequisites (the targets above build
+# what they need first), so that test-clients can run them side by side.
+CHROMIUM_BIN = $$(command -v chromium || echo /usr/bin/chromium)
+sdk-suites:
+	cd $(SDK) && npm test
+	cd $(SDK) && STRATA_BIN=$(CURDIR)/$(BIN) OPENAPI_PROXY=$(CURDIR)/$(PROXY) CHROMIUM=$(CHROMIUM_BIN) npm run e2e
+
+node-suites:
+	cd $(NODE_SDK) && npm test
+	cd $(NODE_SDK) && STRATA_BIN=$(CURDIR)/$(BIN) OPENAPI_PROXY=$(CURDIR)/$(PROXY) npm run e2e
+
+sdk-and-node-suites: sdk-suites
+	$(MAKE) --no-print-directory node-suites
+
+dashboard-suites:
 	cd $(DASH) && npm test
-	cd $(DASH) && STRATA_BIN=$(CURDIR)/$(BIN) OPENAPI_PROXY=$(CURDIR)/$(PROXY) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) npm run e2e
+	cd $(DASH) && STRATA_BIN=$(CURDIR)/$(BIN) OPENAPI_PROXY=$(CURDIR)/$(PROXY) CHROMIUM=$(CHROMIUM_BIN) npm run e2e
 
 ## wordpress-deps: install what the WordPress plugin's tests need: PHP,
 ## PHPUnit, WordPress, MariaDB and zip (Debian packages)
@@ -171,6 +207,7 @@ $(WP_ZIP): $(WP)/strata-analytics.php $(WP)/uninstall.php $(WP)/readme.txt $(wil
 ## end-to-end test: its zip installed in a throwaway WordPress on MariaDB,
 ## AI-bot and browser visits counted by the real server
 test-wordpress: wordpress-deps build openapi-proxy $(SDK)/node_modules/.package-lock.json $(WP_ZIP)
+	$(STAMP)
 	$(WP)/test/unit.sh
 	STRATA_REQUIRE_PHP=1 PLUGIN_ZIP=$(CURDIR)/$(WP_ZIP) $(GO) test -count=1 ./$(WP)/...
 	STRATA_BIN=$(CURDIR)/$(BIN) OPENAPI_PROXY=$(CURDIR)/$(PROXY) PLUGIN_ZIP=$(CURDIR)/$(WP_ZIP) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) node $(WP)/test/e2e/run.mjs
@@ -182,6 +219,7 @@ test-wordpress: wordpress-deps build openapi-proxy $(SDK)/node_modules/.package-
 # loaded CI machine hit. Each count is about what a quiet 2-core machine
 # runs in 5-10 s; minimising a new input is bounded by -fuzzminimizetime.
 fuzz: $(GEO_DB)
+	$(STAMP)
 	$(GO) test -run '^$$' -fuzz '^FuzzProcess$$' -fuzztime 200000x -fuzzminimizetime 5s ./internal/ingest
 	$(GO) test -run '^$$' -fuzz '^FuzzURLPath$$' -fuzztime 300000x -fuzzminimizetime 5s ./internal/ingest
 	$(GO) test -run '^$$' -fuzz '^FuzzSqueezeSpace$$' -fuzztime 150000x -fuzzminimizetime 5s ./internal/ingest

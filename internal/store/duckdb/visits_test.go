@@ -75,7 +75,7 @@ func TestKeptVisitsRandom(t *testing.T) {
 	ctx := context.Background()
 	s := openVisits(t)
 	used := 0
-	for seed := int64(1); seed <= 40; seed++ {
+	for seed := int64(1); seed <= 24; seed++ {
 		ds := querytest.GenerateSessions(seed)
 		r := rand.New(rand.NewPCG(uint64(seed), 99))
 		product := 900 + seed
