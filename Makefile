@@ -26,7 +26,7 @@ WP_ZIP  := dist/strata-analytics-$(WP_VERSION).zip
 # log shows where the run's time goes.
 STAMP = @date -u +'\# %T make $@'
 
-.PHONY: all build geoip openapi-proxy run test test-api test-go test-sdk test-node test-dashboard test-clients sdk-suites node-suites sdk-and-node-suites dashboard-suites test-wordpress wordpress-deps wordpress-bots wordpress-zip fuzz vet bench deps clean
+.PHONY: all build geoip openapi-proxy run test prepare test-api test-go test-sdk test-node test-dashboard test-clients sdk-suites node-suites sdk-and-node-suites dashboard-suites test-wordpress wordpress-deps wordpress-bots wordpress-zip fuzz vet bench deps clean
 
 all: build
 
@@ -91,8 +91,15 @@ deps: $(GEO_DB)
 	./scripts/install-wordpress-deps.sh
 
 ## test: the whole suite, including a short fuzz run of the envelope parser
-test: deps vet test-api test-go test-clients test-wordpress fuzz
+test: prepare test-api test-go test-clients test-wordpress fuzz
 	$(STAMP)
+
+# prepare installs the Debian packages (deps) while vet and build compile:
+# on a fresh machine apt mostly waits on the network and the disk, the
+# compilers on the CPU.
+prepare:
+	$(STAMP)
+	$(MAKE) --no-print-directory -j2 --output-sync=target deps vet build openapi-proxy
 
 vet: $(GEO_DB)
 	$(STAMP)

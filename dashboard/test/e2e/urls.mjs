@@ -215,6 +215,19 @@ export async function urlPages(browser, h) {
   });
 
   // Lists: errors (status, release), replays (user), annotations (saved query).
+  /**
+   * shows waits until state(pg) is want, for up to 10 s (a loaded machine
+   * can take seconds to draw a list), and fails with the last state.
+   */
+  const shows = async (state, pg, want) => {
+    const end = Date.now() + 10_000;
+    for (;;) {
+      const got = await state(pg);
+      if (got === want) return;
+      if (Date.now() > end) throw new Error(got);
+      await pg.waitForTimeout(100);
+    }
+  };
   /** listCheck sets a state with set, then checks the URL, a reload, a fresh page and back. */
   const listCheck = async (what, path, set, state, want, before, name) => {
     await page.goto(`${base}${path}?${p}&range=7d`);
@@ -227,26 +240,22 @@ export async function urlPages(browser, h) {
     await page.reload();
     await h.check(`a reload shows the same ${what}`, async () => {
       await page.waitForFunction(() => document.readyState === "complete");
-      await page.waitForTimeout(300);
-      if ((await state(page)) !== want) throw new Error(await state(page));
+      await shows(state, page, want);
     });
     await h.check(`the ${what}'s URL in a fresh page shows it`, async () => {
       const other = await fresh(url);
-      await other.waitForTimeout(800);
-      if ((await state(other)) !== want) throw new Error(await state(other));
+      await shows(state, other, want);
       await other.close();
     });
     await shot(name);
     await atPhoneWidth(`the ${what} page`, `${name}-phone`);
     await page.goBack();
     await h.check(`back returns to the ${what} before`, async () => {
-      await page.waitForTimeout(500);
-      if ((await state(page)) !== before) throw new Error(await state(page));
+      await shows(state, page, before);
     });
     await page.goForward();
     await h.check(`forward returns to the ${what} set`, async () => {
-      await page.waitForTimeout(500);
-      if ((await state(page)) !== want) throw new Error(await state(page));
+      await shows(state, page, want);
     });
   };
   await listCheck(

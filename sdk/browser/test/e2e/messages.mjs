@@ -458,7 +458,26 @@ export async function pathRules({ browser, check, site, call }) {
     await page.waitForTimeout(500);
     const b = await within(page.evaluate(() => window.__beat), STUCK_MS, "the page does not answer: its main thread is stuck");
     console.log(`# the longest wait between two of ${b.n} heartbeats 50 ms apart: ${Math.round(b.max)} ms`);
-    if (b.n < 5 || b.max > 500) throw new Error(`the heartbeat ran ${b.n} times, and waited up to ${Math.round(b.max)} ms`);
+    if (b.n < 5 || b.max > 500) throw Object.assign(new Error(`the heartbeat ran ${b.n} times, and waited up to ${Math.round(b.max)} ms`), { slowBeat: true });
+  };
+  /**
+   * twice runs one rule's test, on a page it opens, and once more on a new
+   * page when only the heartbeat's bound failed: a machine whose cores
+   * are busy with other suites can pause a page's timer half a second,
+   * while a rule that backtracks freezes it for seconds every time.
+   */
+  const twice = async (path, options, test) => {
+    for (let attempt = 1; ; attempt++) {
+      const { context, page, errors } = await open(path, options);
+      try {
+        return await test(page, errors);
+      } catch (e) {
+        if (!e.slowBeat || attempt === 2) throw e;
+        console.log(`# ${e.message}; once more on a new page`);
+      } finally {
+        await close(context);
+      }
+    }
   };
   const title = (page) => within(page.locator("strata-messages h2").textContent(), STUCK_MS, "the page does not answer");
   const ready = (page) => page.waitForFunction(() => typeof window.__strataMessages == "function", null, { timeout: 10_000 });
@@ -471,31 +490,29 @@ export async function pathRules({ browser, check, site, call }) {
     [rules[3], a2000, "/ and 1,999 a"],
     [rules[4], a2000, "/ and 1,999 a"],
   ]) {
-    const { context, page, errors } = await open(path);
-    await check(`the rule ${r.says || r.pattern} on ${label}: the message is shown and the page stays responsive`, async () => {
-      await ready(page);
-      await beat(page);
-      await within(page.evaluate((t) => window.strata.track(t), r.trigger), STUCK_MS, "track() did not return");
-      await shown(page);
-      if ((await title(page)) !== "Path " + r.name) throw new Error(`shown: ${await title(page)}`);
-      await responsive(page);
-      if (errors.length) throw new Error(errors.join("; "));
-    });
-    await close(context);
+    await check(`the rule ${r.says || r.pattern} on ${label}: the message is shown and the page stays responsive`, () =>
+      twice(path, undefined, async (page, errors) => {
+        await ready(page);
+        await beat(page);
+        await within(page.evaluate((t) => window.strata.track(t), r.trigger), STUCK_MS, "track() did not return");
+        await shown(page);
+        if ((await title(page)) !== "Path " + r.name) throw new Error(`shown: ${await title(page)}`);
+        await responsive(page);
+        if (errors.length) throw new Error(errors.join("; "));
+      }),
+    );
   }
 
-  {
-    const { context, page } = await open("/m/spa-rules");
-    await check("an SPA navigation to / and 40 a then z: the $pageview rule ^/(a+)+b|az$ shows its message, the page responsive", async () => {
+  await check("an SPA navigation to / and 40 a then z: the $pageview rule ^/(a+)+b|az$ shows its message, the page responsive", () =>
+    twice("/m/spa-rules", undefined, async (page) => {
       await ready(page);
       await beat(page);
       await within(page.evaluate((p) => history.pushState({}, "", p), a40 + "z"), STUCK_MS, "pushState did not return");
       await shown(page);
       if ((await title(page)) !== "Path SPA") throw new Error(`shown: ${await title(page)}`);
       await responsive(page);
-    });
-    await close(context);
-  }
+    }),
+  );
 
   // Rules that do not match, which the server never offers for this path:
   // its answer is rewritten as a hand-edited row or an older server could
@@ -504,25 +521,24 @@ export async function pathRules({ browser, check, site, call }) {
   // them is shown.
   {
     const rewritten = { re_b: "^/(a|a)*b$", re_c: "^/(a|aa)+b$", re_d: ".*.*.*.*x" };
-    const { context, page, errors } = await open(a2000, {
-      route: async (route) => {
-        const res = await route.fetch();
-        const body = await res.json();
-        for (const m of body.messages || []) if (rewritten[m.trigger.event]) m.pathRegex = rewritten[m.trigger.event];
-        await route.fulfill({ response: res, json: body });
-      },
-    });
-    await check("rules that do not match and freeze RegExp (^/(a|a)*b$, ^/(a|aa)+b$, .*.*.*.*x on / and 1,999 a) show nothing, and the page stays responsive", async () => {
-      await ready(page);
-      await beat(page);
-      for (const t of ["re_b", "re_c", "re_d", "re_a"]) {
-        await within(page.evaluate((x) => window.strata.track(x), t), STUCK_MS, "track() did not return");
-      }
-      await shown(page);
-      if ((await title(page)) !== "Path A") throw new Error(`shown: ${await title(page)}`);
-      await responsive(page);
-      if (errors.length) throw new Error(errors.join("; "));
-    });
-    await close(context);
+    const route = async (route) => {
+      const res = await route.fetch();
+      const body = await res.json();
+      for (const m of body.messages || []) if (rewritten[m.trigger.event]) m.pathRegex = rewritten[m.trigger.event];
+      await route.fulfill({ response: res, json: body });
+    };
+    await check("rules that do not match and freeze RegExp (^/(a|a)*b$, ^/(a|aa)+b$, .*.*.*.*x on / and 1,999 a) show nothing, and the page stays responsive", () =>
+      twice(a2000, { route }, async (page, errors) => {
+        await ready(page);
+        await beat(page);
+        for (const t of ["re_b", "re_c", "re_d", "re_a"]) {
+          await within(page.evaluate((x) => window.strata.track(x), t), STUCK_MS, "track() did not return");
+        }
+        await shown(page);
+        if ((await title(page)) !== "Path A") throw new Error(`shown: ${await title(page)}`);
+        await responsive(page);
+        if (errors.length) throw new Error(errors.join("; "));
+      }),
+    );
   }
 }
