@@ -26,7 +26,7 @@ WP_ZIP  := dist/strata-analytics-$(WP_VERSION).zip
 # log shows where the run's time goes.
 STAMP = @date -u +'\# %T make $@'
 
-.PHONY: all build geoip openapi-proxy run test prepare test-api test-go test-sdk test-node test-dashboard test-clients sdk-suites node-suites sdk-and-node-suites dashboard-suites test-wordpress wordpress-deps wordpress-bots wordpress-zip fuzz vet bench deps clean
+.PHONY: all build geoip openapi-proxy run test prepare test-api test-go test-sdk test-node test-dashboard test-wordpress wordpress-deps wordpress-bots wordpress-zip fuzz vet bench deps clean
 
 all: build
 
@@ -91,15 +91,15 @@ deps: $(GEO_DB)
 	./scripts/install-wordpress-deps.sh
 
 ## test: the whole suite, including a short fuzz run of the envelope parser
-test: prepare test-api test-go test-clients test-wordpress fuzz
+test: prepare test-api test-go test-sdk test-node test-dashboard test-wordpress
 	$(STAMP)
 
-# prepare installs the Debian packages (deps) while vet and build compile:
-# on a fresh machine apt mostly waits on the network and the disk, the
-# compilers on the CPU.
+# prepare installs the Debian packages (deps) while vet, build and the
+# fuzzers use the CPU: on a fresh machine apt mostly waits on the network
+# and the disk. (The fuzzers need nothing apt installs.)
 prepare:
 	$(STAMP)
-	$(MAKE) --no-print-directory -j2 --output-sync=target deps vet build openapi-proxy
+	$(MAKE) --no-print-directory -j2 --output-sync=target deps vet build openapi-proxy fuzz
 
 vet: $(GEO_DB)
 	$(STAMP)
@@ -138,7 +138,8 @@ $(DASH_JS): $(DASH)/node_modules/.package-lock.json $(API_TS) $(DASH)/index.html
 ## Debian's headless Chromium against the real server
 test-sdk: build openapi-proxy
 	$(STAMP)
-	$(MAKE) --no-print-directory sdk-suites
+	cd $(SDK) && npm test
+	cd $(SDK) && STRATA_BIN=$(CURDIR)/$(BIN) OPENAPI_PROXY=$(CURDIR)/$(PROXY) CHROMIUM=$(CHROMIUM_BIN) npm run e2e
 
 # The Node SDK's npm packages, installed exactly as locked.
 $(NODE_SDK)/node_modules/.package-lock.json: $(NODE_SDK)/package-lock.json
@@ -149,41 +150,22 @@ $(NODE_SDK)/node_modules/.package-lock.json: $(NODE_SDK)/package-lock.json
 ## end-to-end tests: Express and Fetch API middleware against the real server
 test-node: build openapi-proxy $(NODE_SDK)/node_modules/.package-lock.json
 	$(STAMP)
-	$(MAKE) --no-print-directory node-suites
+	cd $(NODE_SDK) && npm test
+	cd $(NODE_SDK) && STRATA_BIN=$(CURDIR)/$(BIN) OPENAPI_PROXY=$(CURDIR)/$(PROXY) npm run e2e
 
 ## test-dashboard: the dashboard's component tests, then its end-to-end tests
 ## in headless Chromium against the real server (screenshots in
 ## dashboard/test/artifacts/)
 test-dashboard: build openapi-proxy
 	$(STAMP)
-	$(MAKE) --no-print-directory dashboard-suites
-
-## test-clients: test-sdk and test-node one after the other, beside
-## test-dashboard. The SDKs' end-to-end runs mostly wait (on flush timers,
-## retries and the browser), about half a core on average, so they fit
-## beside the dashboard's run, which keeps both cores busy; `make test`
-## takes this instead of the three in a row.
-test-clients: build openapi-proxy $(NODE_SDK)/node_modules/.package-lock.json
-	$(STAMP)
-	$(MAKE) --no-print-directory -j2 --output-sync=target sdk-and-node-suites dashboard-suites
-
-# The suites' commands, without prerequisites (the targets above build
-# what they need first), so that test-clients can run them side by side.
-CHROMIUM_BIN = $$(command -v chromium || echo /usr/bin/chromium)
-sdk-suites:
-	cd $(SDK) && npm test
-	cd $(SDK) && STRATA_BIN=$(CURDIR)/$(BIN) OPENAPI_PROXY=$(CURDIR)/$(PROXY) CHROMIUM=$(CHROMIUM_BIN) npm run e2e
-
-node-suites:
-	cd $(NODE_SDK) && npm test
-	cd $(NODE_SDK) && STRATA_BIN=$(CURDIR)/$(BIN) OPENAPI_PROXY=$(CURDIR)/$(PROXY) npm run e2e
-
-sdk-and-node-suites: sdk-suites
-	$(MAKE) --no-print-directory node-suites
-
-dashboard-suites:
 	cd $(DASH) && npm test
 	cd $(DASH) && STRATA_BIN=$(CURDIR)/$(BIN) OPENAPI_PROXY=$(CURDIR)/$(PROXY) CHROMIUM=$(CHROMIUM_BIN) npm run e2e
+
+# Chromium for the browser suites. They run one after the other: beside
+# each other (test-sdk's and test-dashboard's at once) the two runs took
+# about as long as in a row, and checks that time a page (a heartbeat, a
+# replay's playback) failed.
+CHROMIUM_BIN = $$(command -v chromium || echo /usr/bin/chromium)
 
 ## wordpress-deps: install what the WordPress plugin's tests need: PHP,
 ## PHPUnit, WordPress, MariaDB and zip (Debian packages)

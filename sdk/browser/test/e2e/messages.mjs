@@ -417,7 +417,7 @@ export function isPathRulePage(path) {
  * server lists the campaigns whose rule RE2 matches, and the SDK's renderer
  * tests the rule again on the trigger, on a page load and on an SPA
  * navigation. While it does, a 50 ms heartbeat in the page must never wait
- * 500 ms. Rules the server would not offer (a hand-edited row, an older
+ * 1.5 s. Rules the server would not offer (a hand-edited row, an older
  * server) are given to the renderer by rewriting the server's answer.
  */
 export async function pathRules({ browser, check, site, call }) {
@@ -453,12 +453,18 @@ export async function pathRules({ browser, check, site, call }) {
         window.__beat.n++;
       }, 50);
     }), STUCK_MS, "the page does not answer");
-  /** responsive checks, half a second after the decision, that the heartbeat never waited 500 ms since it started. */
+  /**
+   * responsive checks, half a second after the decision, that the heartbeat
+   * never waited 1.5 s since it started. On a quiet machine the longest
+   * wait is 50–270 ms; beside the dashboard's suite (make test-clients) the
+   * heaviest rule's reached 940 ms. A rule that backtracks freezes the page
+   * for seconds, or for good (STUCK_MS).
+   */
   const responsive = async (page) => {
     await page.waitForTimeout(500);
     const b = await within(page.evaluate(() => window.__beat), STUCK_MS, "the page does not answer: its main thread is stuck");
     console.log(`# the longest wait between two of ${b.n} heartbeats 50 ms apart: ${Math.round(b.max)} ms`);
-    if (b.n < 5 || b.max > 500) throw Object.assign(new Error(`the heartbeat ran ${b.n} times, and waited up to ${Math.round(b.max)} ms`), { slowBeat: true });
+    if (b.n < 5 || b.max > 1500) throw Object.assign(new Error(`the heartbeat ran ${b.n} times, and waited up to ${Math.round(b.max)} ms`), { slowBeat: true });
   };
   /**
    * twice runs one rule's test, on a page it opens, and once more on a new
