@@ -22,8 +22,8 @@ WP      := plugins/wordpress
 WP_VERSION := $(shell sed -n 's/^ \* Version: *\([0-9][0-9.]*\).*/\1/p' $(WP)/strata-analytics.php)
 WP_ZIP  := dist/strata-analytics-$(WP_VERSION).zip
 
-# Each suite of `make test` prints the time it starts (UTC), so that a CI
-# log shows where the run's time goes.
+# Each suite of `make test` prints the time it starts (UTC), and `test`
+# the time it ends, so that a CI log shows where the run's time goes.
 STAMP = @date -u +'\# %T make $@'
 
 .PHONY: all build geoip openapi-proxy run test prepare test-api test-go test-sdk test-node test-dashboard test-wordpress wordpress-deps wordpress-bots wordpress-zip fuzz vet bench deps clean
@@ -199,7 +199,7 @@ test-wordpress: wordpress-deps build openapi-proxy $(SDK)/node_modules/.package-
 	$(STAMP)
 	$(WP)/test/unit.sh
 	STRATA_REQUIRE_PHP=1 PLUGIN_ZIP=$(CURDIR)/$(WP_ZIP) $(GO) test -count=1 ./$(WP)/...
-	STRATA_BIN=$(CURDIR)/$(BIN) OPENAPI_PROXY=$(CURDIR)/$(PROXY) PLUGIN_ZIP=$(CURDIR)/$(WP_ZIP) CHROMIUM=$$(command -v chromium || echo /usr/bin/chromium) node $(WP)/test/e2e/run.mjs
+	STRATA_BIN=$(CURDIR)/$(BIN) OPENAPI_PROXY=$(CURDIR)/$(PROXY) PLUGIN_ZIP=$(CURDIR)/$(WP_ZIP) CHROMIUM=$(CHROMIUM_BIN) node $(WP)/test/e2e/run.mjs
 
 ## fuzz: run the envelope, URL-path and whitespace fuzzers briefly on top of their seed corpora
 # Budgets are counts of runs, not durations: with a duration, Go's fuzzing

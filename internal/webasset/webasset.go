@@ -2,8 +2,8 @@
 // build, the browser SDK, the API contract): each is prepared once at start with its content
 // type and a strong ETag from its content, gzipped (text only) when a
 // client first takes gzip, and served with 304 answers to a matching
-// If-None-Match. Callers set their
-// own caching and security headers before Serve.
+// If-None-Match. Callers set their own caching and security headers
+// before Serve.
 package webasset
 
 import (
@@ -58,9 +58,9 @@ func New(name string, body []byte) *File {
 	return f
 }
 
-// gzip returns the gzipped copy, made once, or nil when the file is not
+// gzipCopy returns the gzipped copy, made once, or nil when the file is not
 // text or does not shrink.
-func (f *File) gzip() []byte {
+func (f *File) gzipCopy() []byte {
 	if !f.compress {
 		return nil
 	}
@@ -94,7 +94,7 @@ func (f *File) Serve(w http.ResponseWriter, r *http.Request, status int) {
 	}
 	body := f.Body
 	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
-		if gz := f.gzip(); gz != nil {
+		if gz := f.gzipCopy(); gz != nil {
 			body = gz
 			hd.Set("Content-Encoding", "gzip")
 		}
