@@ -125,6 +125,25 @@ func checkCohorts(t *testing.T, s *server) {
 	if got, want := members(path, 2), []string{"alice", "carol", "dave"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("members = %v, want %v", got, want)
 	}
+	// A trend of signups filtered by the cohort, with the product's query
+	// token: its members' (three) or the others' (bob).
+	signups := func(op string, cohort int64) response {
+		return annCall(t, s, a.Token, "POST", "/api/v1/query/trend", map[string]any{
+			"series":  []any{map[string]any{"event": "signup", "math": "unique_users"}},
+			"filters": []any{map[string]any{"property": "cohort", "operator": op, "value": cohort}}})
+	}
+	users := func(op string, cohort int64) float64 {
+		t.Helper()
+		r := signups(op, cohort)
+		var tr struct{ Series []struct{ Total *float64 } }
+		if err := json.Unmarshal(r.Body, &tr); r.Status != 200 || err != nil || len(tr.Series) != 1 || tr.Series[0].Total == nil {
+			t.Fatalf("a trend %s cohort %d: %d %s", op, cohort, r.Status, r.Body)
+		}
+		return *tr.Series[0].Total
+	}
+	if in, out := users("in", dyn.ID), users("not_in", dyn.ID); in != 3 || out != 1 {
+		t.Errorf("signups in the cohort %v and not in it %v, want 3 and 1", in, out)
+	}
 	// Dave purchases now; a recompute drops him.
 	if r := postEvents(t, s, a.Live, map[string]any{"event_name": "purchase", "distinct_id": "dave", "timestamp": now.Format(time.RFC3339)}); r.Status != 202 {
 		t.Fatalf("ingest: %d", r.Status)
@@ -138,6 +157,10 @@ func checkCohorts(t *testing.T, s *server) {
 	}
 	if got, want := members(path, 100), []string{"alice", "carol"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("members after the recompute = %v, want %v", got, want)
+	}
+	// The same trend reads the new generation.
+	if in, out := users("in", dyn.ID), users("not_in", dyn.ID); in != 2 || out != 2 {
+		t.Errorf("after the recompute, signups in the cohort %v and not in it %v, want 2 and 2", in, out)
 	}
 
 	// A static cohort from a CSV.
@@ -200,6 +223,12 @@ func checkCohorts(t *testing.T, s *server) {
 	}
 	if r := owner.do(t, "GET", "/api/v1/products/"+b.ProductFlag+"/cohorts", nil); r.Status != 200 || strings.Contains(string(r.Body), `"id"`) {
 		t.Errorf("B's list: %d %s", r.Status, r.Body)
+	}
+	// B's queries cannot filter by A's cohort.
+	r = annCall(t, s, b.Token, "POST", "/api/v1/query/trend", map[string]any{"series": []any{map[string]any{"event": "signup"}},
+		"filters": []any{map[string]any{"property": "cohort", "operator": "in", "value": dyn.ID}}})
+	if want := fmt.Sprintf("filters: no cohort %d in this product", dyn.ID); r.Status != 400 || !strings.Contains(string(r.Body), want) {
+		t.Errorf("B's trend in A's cohort: %d %s, want 400 %q", r.Status, r.Body, want)
 	}
 	for _, cred := range []string{a.Token, a.Live} {
 		if r := do(t, "GET", s.URL+path+"/members", nil, map[string]string{"Authorization": "Bearer " + cred}); r.Status != 401 && r.Status != 403 {

@@ -395,6 +395,30 @@ export interface components {
             values: number[];
         };
         /**
+         * Cohort filter
+         * @description Keeps the events whose user (`distinct_id`) is (`in`) or is not (`not_in`) a member of
+         *     the product's cohort `value`, as last computed or uploaded: the members are looked up
+         *     when the query runs, so a saved query follows its cohort (docs/queries.md, "Cohort
+         *     filters"). A cohort never computed has no members. A cohort the product does not have
+         *     gets 400 `invalid_request` (`filters: no cohort 12 in this product`).
+         * @example {
+         *       "property": "cohort",
+         *       "operator": "in",
+         *       "value": 12
+         *     }
+         */
+        CohortFilter: {
+            /** @enum {string} */
+            property: "cohort";
+            /** @enum {string} */
+            operator: "in" | "not_in";
+            /**
+             * Format: int64
+             * @description The cohort's id.
+             */
+            value: number;
+        };
+        /**
          * @description `active` works; `disabled` is refused (403 `key_disabled` or `token_disabled`) and may
          *     be made active again; `revoked` is refused like an unknown credential (401) and is
          *     final.
@@ -719,35 +743,11 @@ export interface components {
             endDate?: string;
         };
         /**
-         * Property filter
-         * @description Keeps the events whose property compares true with `value`; see `FilterOperator`.
-         *     Filters of a list must all pass. A field not listed here gets 400.
-         * @example {
-         *       "property": "properties.plan",
-         *       "operator": "eq",
-         *       "value": "pro"
-         *     }
-         * @example {
-         *       "property": "path",
-         *       "operator": "regex",
-         *       "value": "^/docs/"
-         *     }
-         * @example {
-         *       "property": "properties.price",
-         *       "operator": "gt",
-         *       "value": 20
-         *     }
-         * @example {
-         *       "property": "referrer",
-         *       "operator": "is_not_set"
-         *     }
+         * Filter
+         * @description An event filter: on a property of the event (`PropertyFilter`), or on whether the
+         *     event's user is in a cohort (`CohortFilter`). Filters of a list must all pass.
          */
-        Filter: {
-            property: components["schemas"]["FilterProperty"];
-            operator: components["schemas"]["FilterOperator"];
-            /** @description The value to compare with; its type depends on `operator`. */
-            value?: string | number | boolean | null;
-        } & (unknown & unknown & unknown & unknown);
+        Filter: components["schemas"]["PropertyFilter"] | components["schemas"]["CohortFilter"];
         /** @description At most 20 filters, all of which must pass. Absent, `null` and `[]` mean none. */
         FilterList: components["schemas"]["Filter"][] | null;
         /**
@@ -1666,6 +1666,36 @@ export interface components {
             privacy?: components["schemas"]["PrivacySettings"];
         };
         /**
+         * Property filter
+         * @description Keeps the events whose property compares true with `value`; see `FilterOperator`.
+         *     A field not listed here gets 400.
+         * @example {
+         *       "property": "properties.plan",
+         *       "operator": "eq",
+         *       "value": "pro"
+         *     }
+         * @example {
+         *       "property": "path",
+         *       "operator": "regex",
+         *       "value": "^/docs/"
+         *     }
+         * @example {
+         *       "property": "properties.price",
+         *       "operator": "gt",
+         *       "value": 20
+         *     }
+         * @example {
+         *       "property": "referrer",
+         *       "operator": "is_not_set"
+         *     }
+         */
+        PropertyFilter: {
+            property: components["schemas"]["FilterProperty"];
+            operator: components["schemas"]["FilterOperator"];
+            /** @description The value to compare with; its type depends on `operator`. */
+            value?: string | number | boolean | null;
+        } & (unknown & unknown & unknown & unknown);
+        /**
          * Format: date
          * @description A UTC calendar day, `YYYY-MM-DD`. It must exist: `2026-11-31` gets 400
          *     `invalid_request` (`dateFrom: must be a date in the form YYYY-MM-DD, not
@@ -1781,6 +1811,12 @@ export interface components {
              * @enum {string|null}
              */
             period?: "day" | "week" | "month" | "" | null;
+            /**
+             * @description Filters that a start event and a return event must all pass to count, at most 20
+             *     (a cohort filter among them keeps the users in, or not in, a cohort). Absent,
+             *     `null` and `[]` mean none.
+             */
+            filters?: components["schemas"]["FilterList"];
         };
         /**
          * Retention result

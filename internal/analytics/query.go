@@ -101,13 +101,35 @@ const (
 	OpIsNotSet    Operator = "is_not_set"
 )
 
+// The cohort filter's operators: the event's person is, or is not, a
+// member of a cohort (docs/queries.md, "Cohort filters").
+const (
+	OpInCohort    Operator = "in"
+	OpNotInCohort Operator = "not_in"
+)
+
+// CohortFilterProperty is the name a request gives a cohort filter's
+// property.
+const CohortFilterProperty = "cohort"
+
+// CohortRef names the member set a cohort filter reads: the cohort's
+// current generation, which the query engine finds when the query runs
+// (0 when the cohort was never computed: no members).
+type CohortRef struct {
+	ProductID, ID, Generation int64
+}
+
 // Filter keeps the events whose property compares true with Value. Value
 // is a string, a float64 (for gt, lt, and numeric eq/neq) or nil (is_set,
-// is_not_set); booleans arrive as the strings "true" and "false".
+// is_not_set); booleans arrive as the strings "true" and "false". A cohort
+// filter has Cohort set instead of Property and Value, and the operator
+// OpInCohort or OpNotInCohort: it keeps the events whose distinct id is
+// (is not) among the cohort's members.
 type Filter struct {
 	Property Property
 	Operator Operator
 	Value    any
+	Cohort   *CohortRef
 }
 
 // EventRange is what every query reads: one product's events of one
@@ -305,6 +327,8 @@ type RetentionQuery struct {
 	StartEvent  string
 	ReturnEvent string
 	Period      Interval
+	// Filters must all pass for a start or a return event to count.
+	Filters []Filter
 }
 
 // RetentionRow is one cell of the cohort table: Users of the cohort whose

@@ -278,6 +278,9 @@ type FunnelBreakdown struct {
 // breakdown is the store's plain Funnel, as before; any other is its
 // FunnelRows.
 func (e *Engine) RunFunnel(ctx context.Context, q analytics.FunnelQuery) (FunnelResult, error) {
+	if err := e.resolveFunnel(ctx, &q); err != nil {
+		return FunnelResult{}, err
+	}
 	if q.TimeToConvert {
 		return e.runFunnelTimes(ctx, q)
 	}
@@ -412,6 +415,10 @@ func filterRequests(fs []analytics.Filter) []FilterRequest {
 	}
 	out := make([]FilterRequest, len(fs))
 	for i, f := range fs {
+		if f.Cohort != nil {
+			out[i] = FilterRequest{Property: analytics.CohortFilterProperty, Operator: string(f.Operator), Value: float64(f.Cohort.ID)}
+			continue
+		}
 		name := f.Property.Column
 		if f.Property.Key != "" {
 			name = "properties." + f.Property.Key

@@ -128,6 +128,9 @@ func (e *Engine) FunnelUsers(ctx context.Context, scope analytics.EventRange, bo
 		return FunnelUsersResult{}, err
 	}
 	sq := q.FunnelUsersQuery
+	if err := e.resolveFunnel(ctx, &sq.FunnelQuery); err != nil {
+		return FunnelUsersResult{}, err
+	}
 	page := sq.Limit
 	sq.Limit++
 	var rows []analytics.FunnelUser

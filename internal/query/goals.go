@@ -124,6 +124,10 @@ type GoalsResult struct {
 // them): the store's counts become rates.
 func (e *Engine) RunGoals(ctx context.Context, q analytics.GoalsQuery, goals []analytics.Goal) (GoalsResult, error) {
 	var a analytics.GoalsAnswer
+	var err error
+	if q.Filters, err = e.resolveCohorts(ctx, q.ProductID, q.Filters); err != nil {
+		return GoalsResult{}, err
+	}
 	if len(q.Goals) > 0 {
 		err := e.read(ctx, func(ctx context.Context) (err error) {
 			a, err = e.Store.GoalConversions(ctx, q)

@@ -195,8 +195,12 @@ func (e *Engine) Paths(ctx context.Context, scope analytics.EventRange, body []b
 // and edges, numbers the nodes for the edges to name, and derives each
 // node's drop-off from its edges out.
 func (e *Engine) RunPaths(ctx context.Context, q analytics.PathsQuery) (PathsResult, error) {
+	var err error
+	if q.Filters, err = e.resolveCohorts(ctx, q.ProductID, q.Filters); err != nil {
+		return PathsResult{}, err
+	}
 	var a analytics.PathsAnswer
-	err := e.read(ctx, func(ctx context.Context) (err error) {
+	err = e.read(ctx, func(ctx context.Context) (err error) {
 		a, err = e.Store.Paths(ctx, q)
 		return err
 	})
@@ -290,6 +294,9 @@ type PathUsersResult struct {
 func (e *Engine) PathUsers(ctx context.Context, scope analytics.EventRange, body []byte) (PathUsersResult, error) {
 	q, err := ParsePathUsers(body, scope, e.now())
 	if err != nil {
+		return PathUsersResult{}, err
+	}
+	if q.Filters, err = e.resolveCohorts(ctx, q.ProductID, q.Filters); err != nil {
 		return PathUsersResult{}, err
 	}
 	page := q.Limit

@@ -34,7 +34,10 @@ type Engine struct {
 	// Live, when set, is the live visitors' own lane and cache (live.go);
 	// live counts never take an Admission slot.
 	Live *Live
-	Now  func() time.Time
+	// Cohorts, when set, finds the cohorts that cohort filters name;
+	// without it a query with one is refused.
+	Cohorts CohortReader
+	Now     func() time.Time
 }
 
 func (e *Engine) now() time.Time {
@@ -208,6 +211,9 @@ type TrendResult struct {
 // value (most first) and an "other" line when values were left out, and no
 // line when it matched no event.
 func (e *Engine) RunTrend(ctx context.Context, q analytics.TrendQuery) (TrendResult, error) {
+	if err := e.resolveTrend(ctx, &q); err != nil {
+		return TrendResult{}, err
+	}
 	var rows []analytics.TrendRow
 	err := e.read(ctx, func(ctx context.Context) (err error) {
 		rows, err = e.Store.Trend(ctx, q)
@@ -324,8 +330,12 @@ type RetentionResult struct {
 // RunRetention computes a validated retention query. Every period of the
 // range has a cohort row, empty ones included; cohort i of P has P-i values.
 func (e *Engine) RunRetention(ctx context.Context, q analytics.RetentionQuery) (RetentionResult, error) {
+	var err error
+	if q.Filters, err = e.resolveCohorts(ctx, q.ProductID, q.Filters); err != nil {
+		return RetentionResult{}, err
+	}
 	var rows []analytics.RetentionRow
-	err := e.read(ctx, func(ctx context.Context) (err error) {
+	err = e.read(ctx, func(ctx context.Context) (err error) {
 		rows, err = e.Store.Retention(ctx, q)
 		return err
 	})
@@ -640,8 +650,12 @@ func (e *Engine) Sessions(ctx context.Context, scope analytics.EventRange, body 
 // rates and means, and every bucket of the range gets a point, empty ones
 // included.
 func (e *Engine) RunSessions(ctx context.Context, q analytics.SessionsQuery) (SessionsResult, error) {
+	var err error
+	if q.Filters, err = e.resolveCohorts(ctx, q.ProductID, q.Filters); err != nil {
+		return SessionsResult{}, err
+	}
 	var a analytics.SessionsAnswer
-	err := e.read(ctx, func(ctx context.Context) (err error) {
+	err = e.read(ctx, func(ctx context.Context) (err error) {
 		a, err = e.Store.Sessions(ctx, q)
 		return err
 	})

@@ -73,11 +73,12 @@ type TrendRequest struct {
 
 // RetentionRequest is the body of POST /api/v1/query/retention.
 type RetentionRequest struct {
-	StartEvent  string `json:"startEvent"`
-	ReturnEvent string `json:"returnEvent,omitempty"`
-	DateFrom    string `json:"dateFrom,omitempty"`
-	DateTo      string `json:"dateTo,omitempty"`
-	Period      string `json:"period,omitempty"`
+	StartEvent  string          `json:"startEvent"`
+	ReturnEvent string          `json:"returnEvent,omitempty"`
+	DateFrom    string          `json:"dateFrom,omitempty"`
+	DateTo      string          `json:"dateTo,omitempty"`
+	Period      string          `json:"period,omitempty"`
+	Filters     []FilterRequest `json:"filters,omitempty"`
 }
 
 // SessionsRequest is the body of POST /api/v1/query/sessions.
@@ -325,6 +326,9 @@ func (req RetentionRequest) Query(scope analytics.EventRange, now time.Time) (an
 	if n := len(q.Buckets(q.Period)); n > 400 {
 		return q, analytics.InvalidField("period", "%s cohorts over this range make %d rows; at most 400 are allowed", q.Period, n)
 	}
+	if q.Filters, err = filters("filters", req.Filters); err != nil {
+		return q, err
+	}
 	return q, nil
 }
 
@@ -418,6 +422,9 @@ func filters(field string, in []FilterRequest) ([]analytics.Filter, error) {
 
 // filter validates one filter; fld names it in errors.
 func filter(fld string, f FilterRequest) (analytics.Filter, error) {
+	if f.Property == analytics.CohortFilterProperty {
+		return cohortFilter(fld, f)
+	}
 	p, err := property(fld+".property", f.Property)
 	if err != nil {
 		return analytics.Filter{}, err
@@ -463,6 +470,21 @@ func filter(fld string, f FilterRequest) (analytics.Filter, error) {
 		return analytics.Filter{}, analytics.InvalidField(fld+".operator", "must be one of eq, neq, contains, not_contains, regex, gt, lt, is_set, is_not_set, not %q", f.Operator)
 	}
 	return analytics.Filter{Property: p, Operator: op, Value: v}, nil
+}
+
+// cohortFilter validates a cohort filter: in or not_in, and the cohort's
+// id as a whole positive number. Which generation it reads is decided when
+// the query runs (Engine.resolveCohorts).
+func cohortFilter(fld string, f FilterRequest) (analytics.Filter, error) {
+	op := analytics.Operator(f.Operator)
+	if op != analytics.OpInCohort && op != analytics.OpNotInCohort {
+		return analytics.Filter{}, analytics.InvalidField(fld+".operator", "must be in or not_in for a cohort, not %q", f.Operator)
+	}
+	id, ok := f.Value.(float64)
+	if !ok || id < 1 || id != math.Trunc(id) || id > 1<<53 {
+		return analytics.Filter{}, analytics.InvalidField(fld+".value", "must be a cohort's id (a whole number from 1)")
+	}
+	return analytics.Filter{Operator: op, Cohort: &analytics.CohortRef{ID: int64(id)}}, nil
 }
 
 // ErrorGroupsLimits bound the error pages' lists.

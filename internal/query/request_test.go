@@ -106,6 +106,40 @@ func TestParseTrendFilters(t *testing.T) {
 	}
 }
 
+// TestParseCohortFilters checks a cohort filter as every filter list takes
+// it: in or not_in and a cohort's id, which is kept for the engine to
+// resolve; anything else names the field.
+func TestParseCohortFilters(t *testing.T) {
+	sc := analytics.EventRange{ProductID: 1, Env: analytics.EnvLive}
+	q, err := ParseTrend([]byte(`{"series":[{"event":"a","filters":[{"property":"cohort","operator":"not_in","value":7}]}],
+		"filters":[{"property":"cohort","operator":"in","value":12}]}`), sc, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := q.Filters[0].Cohort; c == nil || c.ID != 12 || c.Generation != 0 || q.Filters[0].Operator != analytics.OpInCohort ||
+		q.Series[0].Filters[0].Cohort == nil || q.Series[0].Filters[0].Cohort.ID != 7 || q.Series[0].Filters[0].Operator != analytics.OpNotInCohort {
+		t.Errorf("parsed %+v and %+v", q.Filters, q.Series[0].Filters)
+	}
+	r, err := ParseRetention([]byte(`{"startEvent":"a","filters":[{"property":"cohort","operator":"in","value":3},{"property":"os","operator":"eq","value":"iOS"}]}`), sc, now)
+	if err != nil || len(r.Filters) != 2 || r.Filters[0].Cohort == nil || r.Filters[1].Property.Column != "os" {
+		t.Errorf("retention filters: %+v, %v", r.Filters, err)
+	}
+	for body, want := range map[string]string{
+		`{"series":[{"event":"a"}],"filters":[{"property":"cohort","operator":"eq","value":1}]}`:      "filters[0].operator: must be in or not_in for a cohort",
+		`{"series":[{"event":"a"}],"filters":[{"property":"cohort","operator":"in","value":"1"}]}`:    "filters[0].value: must be a cohort's id",
+		`{"series":[{"event":"a"}],"filters":[{"property":"cohort","operator":"in","value":1.5}]}`:    "filters[0].value: must be a cohort's id",
+		`{"series":[{"event":"a"}],"filters":[{"property":"cohort","operator":"in","value":0}]}`:      "filters[0].value: must be a cohort's id",
+		`{"series":[{"event":"a"}],"filters":[{"property":"cohort","operator":"in"}]}`:                "filters[0].value: must be a cohort's id",
+		`{"series":[{"event":"a"}],"filters":[{"property":"browser","operator":"in","value":"x"}]}`:   "filters[0].operator: must be one of eq",
+		`{"series":[{"event":"a"}],"breakdown":"cohort"}`:                                             "breakdown: must be one of",
+		`{"series":[{"event":"a","filters":[{"property":"cohort","operator":"not_in","value":-2}]}]}`: "series[0].filters[0].value: must be a cohort's id",
+	} {
+		if _, err := ParseTrend([]byte(body), sc, now); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
+}
+
 // TestParseAggregateBy checks the group type trends and funnels count:
 // absent or "" counts users, a group type is kept, anything else names
 // the field.

@@ -13,17 +13,64 @@ export const operators: { value: Operator; label: string }[] = [
   { value: "is_not_set", label: "is not set" },
 ];
 
+/** The cohort filter's operators (docs/queries.md, "Cohort filters"). */
+export type CohortOperator = "in" | "not_in";
+export const cohortOperators: { value: CohortOperator; label: string }[] = [
+  { value: "in", label: "is in cohort" },
+  { value: "not_in", label: "is not in cohort" },
+];
+
+/** The property a cohort filter names. */
+export const cohortProperty = "cohort";
+
+/** A cohort a filter may name, as the product's list has it. */
+export interface CohortOption {
+  id: number;
+  name: string;
+}
+
 export interface FilterDraft {
   property: string;
-  operator: Operator;
+  operator: Operator | CohortOperator;
+  /** The value as typed; for a cohort filter, the cohort's id. */
   value: string;
 }
 
-/** filterRequest turns a drafted filter into the API's: numbers for gt and lt, no value for is_set. */
+/** isCohortFilter reports whether a drafted filter is on cohort membership. */
+export function isCohortFilter(f: FilterDraft): boolean {
+  return f.property.trim() === cohortProperty;
+}
+
+/** filterRequest turns a drafted filter into the API's: numbers for gt and lt and a cohort's id, no value for is_set. */
 export function filterRequest(f: FilterDraft): FilterRequest {
-  if (f.operator === "is_set" || f.operator === "is_not_set") return { property: f.property.trim(), operator: f.operator };
-  if (f.operator === "gt" || f.operator === "lt") return { property: f.property.trim(), operator: f.operator, value: Number(f.value) };
-  return { property: f.property.trim(), operator: f.operator, value: f.value };
+  if (isCohortFilter(f)) return { property: cohortProperty, operator: f.operator as CohortOperator, value: Number(f.value) };
+  const operator = f.operator as Operator;
+  if (operator === "is_set" || operator === "is_not_set") return { property: f.property.trim(), operator };
+  if (operator === "gt" || operator === "lt") return { property: f.property.trim(), operator, value: Number(f.value) };
+  return { property: f.property.trim(), operator, value: f.value };
+}
+
+/** checkFilter returns why a drafted filter cannot run, or null. */
+export function checkFilter(f: FilterDraft): string | null {
+  if (!f.property.trim()) return "Every filter needs a property.";
+  if (isCohortFilter(f)) {
+    if (f.operator !== "in" && f.operator !== "not_in") return "A cohort filter is “is in cohort” or “is not in cohort”.";
+    if (!/^[1-9]\d*$/.test(f.value)) return "Pick the cohort of the cohort filter.";
+    return null;
+  }
+  if (f.operator === "in" || f.operator === "not_in") return `“${f.property}” takes a comparison, not a cohort's.`;
+  if ((f.operator === "gt" || f.operator === "lt") && (f.value.trim() === "" || Number.isNaN(Number(f.value))))
+    return `“${f.property}” ${f.operator === "gt" ? "greater than" : "less than"} needs a number.`;
+  return null;
+}
+
+/** setProperty changes a drafted filter's property, moving its operator between a property's and a cohort's. */
+function setProperty(f: FilterDraft, property: string): FilterDraft {
+  const next = { ...f, property };
+  const cohort = isCohortFilter(next);
+  if (cohort && f.operator !== "in" && f.operator !== "not_in") return { ...next, operator: "in", value: "" };
+  if (!cohort && (f.operator === "in" || f.operator === "not_in")) return { ...next, operator: "eq", value: "" };
+  return next;
 }
 
 /**
@@ -32,9 +79,19 @@ export function filterRequest(f: FilterDraft): FilterRequest {
  * list), an operator, and a value unless the operator takes none. The
  * Trends page edits its filters with it, and the Funnels page each step's
  * and each exclusion's; name says whose filters they are in the labels
- * ("Filter 2 property", "Step 1 filter 2 property").
+ * ("Filter 2 property", "Step 1 filter 2 property"). The property
+ * "cohort" makes a cohort filter: its operators are "is in cohort" and "is
+ * not in cohort", and its value is picked from cohorts (the product's).
  */
-export function FilterEditor(props: { filters: FilterDraft[]; onChange: (f: FilterDraft[]) => void; list?: string; empty?: string; name?: string; max?: number }) {
+export function FilterEditor(props: {
+  filters: FilterDraft[];
+  onChange: (f: FilterDraft[]) => void;
+  list?: string;
+  empty?: string;
+  name?: string;
+  max?: number;
+  cohorts?: CohortOption[] | null;
+}) {
   const { filters } = props;
   const label = props.name ? `${props.name} filter` : "Filter";
   const setF = (i: number, patch: Partial<FilterDraft>) => props.onChange(filters.map((f, j) => (j === i ? { ...f, ...patch } : f)));
@@ -50,16 +107,29 @@ export function FilterEditor(props: { filters: FilterDraft[]; onChange: (f: Filt
               placeholder="path or properties.plan"
               list={props.list}
               value={f.property}
-              onInput={(e) => setF(i, { property: e.currentTarget.value })}
+              onInput={(e) => {
+                const property = e.currentTarget.value;
+                props.onChange(filters.map((x, j) => (j === i ? setProperty(x, property) : x)));
+              }}
             />
-            <select aria-label={`${label} ${i + 1} operator`} value={f.operator} onChange={(e) => setF(i, { operator: e.currentTarget.value as Operator })}>
-              {operators.map((o) => (
+            <select aria-label={`${label} ${i + 1} operator`} value={f.operator} onChange={(e) => setF(i, { operator: e.currentTarget.value as FilterDraft["operator"] })}>
+              {(isCohortFilter(f) ? cohortOperators : operators).map((o) => (
                 <option key={o.value} value={o.value}>
                   {o.label}
                 </option>
               ))}
             </select>
-            {f.operator === "is_set" || f.operator === "is_not_set" ? null : (
+            {isCohortFilter(f) ? (
+              <select aria-label={`${label} ${i + 1} cohort`} value={f.value} onChange={(e) => setF(i, { value: e.currentTarget.value })}>
+                <option value="">{props.cohorts?.length ? "Pick a cohort" : "No cohort yet"}</option>
+                {(props.cohorts ?? []).map((c) => (
+                  <option key={c.id} value={String(c.id)}>
+                    {c.name}
+                  </option>
+                ))}
+                {f.value && !(props.cohorts ?? []).some((c) => String(c.id) === f.value) ? <option value={f.value}>Cohort {f.value}</option> : null}
+              </select>
+            ) : f.operator === "is_set" || f.operator === "is_not_set" ? null : (
               <input
                 type="text"
                 inputMode={f.operator === "gt" || f.operator === "lt" ? "decimal" : "text"}

@@ -4,7 +4,7 @@ import { num } from "../charts/time";
 import { AnnotationStrip, useChartAnnotations } from "../components/ChartAnnotations";
 import { CountSelect, useGroupTypes } from "../components/CountSelect";
 import { EventInput, EventList, useEventNamesResult } from "../components/EventInput";
-import { FilterEditor, filterRequest, type FilterDraft } from "../components/FilterEditor";
+import { FilterEditor, checkFilter, filterRequest, type FilterDraft } from "../components/FilterEditor";
 import { FunnelUsers, type FunnelPick } from "../components/FunnelUsers";
 import { OverTime, TimeToConvert, ViewSwitch, funnelIntervals, funnelViews, type FunnelInterval, type FunnelView } from "../components/FunnelViews";
 import { SaveQueryForm, SavedList, useSavedQueries } from "../components/SavedList";
@@ -14,7 +14,7 @@ import { useLoad } from "../load";
 import { describe as describeRange, type DateRange } from "../range";
 import { oneOf, positiveInt, setQuery, useLocation, useQueryState, type QueryPatch } from "../router";
 import { funnelSteps, placeholderSteps, windowHours as windowLimits } from "../limits.gen";
-import type { DataEnv, FilterRequest, FunnelRequest, FunnelResult, Operator, Product, SavedQuery } from "../types";
+import type { DataEnv, FilterRequest, FunnelRequest, FunnelResult, Product, SavedQuery } from "../types";
 
 export const maxSteps = funnelSteps.max;
 
@@ -65,7 +65,7 @@ export interface FunnelDraft {
   exclusions?: ExclusionDraft[];
 }
 
-const operatorNames: Operator[] = ["eq", "neq", "contains", "not_contains", "regex", "gt", "lt", "is_set", "is_not_set"];
+const operatorNames: FilterDraft["operator"][] = ["eq", "neq", "contains", "not_contains", "regex", "gt", "lt", "is_set", "is_not_set", "in", "not_in"];
 
 /**
  * funnelFromSearch reads the funnel a URL names (docs/dashboard.md, "State
@@ -81,8 +81,8 @@ export function funnelFromSearch(search: URLSearchParams): FunnelDraft {
   const where: FilterDraft[][] = steps.map(() => []);
   for (const x of search.getAll("where")) {
     const m = /^(\d+):([^:]+):([a-z_]+)(?::(.*))?$/s.exec(x);
-    if (!m || Number(m[1]) >= steps.length || !operatorNames.includes(m[3] as Operator)) continue;
-    where[Number(m[1])].push({ property: m[2], operator: m[3] as Operator, value: m[4] ?? "" });
+    if (!m || Number(m[1]) >= steps.length || !operatorNames.includes(m[3] as FilterDraft["operator"])) continue;
+    where[Number(m[1])].push({ property: m[2], operator: m[3] as FilterDraft["operator"], value: m[4] ?? "" });
   }
   const exclusions: ExclusionDraft[] = [];
   for (const x of search.getAll("exclude")) {
@@ -132,9 +132,8 @@ export function funnelRequest(d: FunnelDraft): Omit<FunnelRequest, "dateFrom" | 
 /** checkFilters returns why drafted filters cannot run, or null. */
 export function checkFilters(filters: FilterDraft[]): string | null {
   for (const f of filters) {
-    if (!f.property.trim()) return "Every filter needs a property.";
-    if ((f.operator === "gt" || f.operator === "lt") && (f.value.trim() === "" || Number.isNaN(Number(f.value))))
-      return `“${f.property}” ${f.operator === "gt" ? "greater than" : "less than"} needs a number.`;
+    const err = checkFilter(f);
+    if (err) return err;
   }
   return null;
 }
@@ -362,7 +361,7 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
             </div>
             <p class="hint">Each step must happen within the window after the one before it. Steps count users (or the groups picked in Count), not events.</p>
             <datalist id="funnel-properties">
-              {["url", "path", "referrer", "browser", "os", "device_type", "source", "channel", "utm_source", "utm_medium", "utm_campaign", "country"].map((c) => (
+              {["url", "path", "referrer", "browser", "os", "device_type", "source", "channel", "utm_source", "utm_medium", "utm_campaign", "country", "cohort"].map((c) => (
                 <option key={c} value={c} />
               ))}
             </datalist>

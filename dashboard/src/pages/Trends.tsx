@@ -5,14 +5,14 @@ import { TimeChart } from "../charts/TimeChart";
 import { AnnotateDialog, useChartAnnotations } from "../components/ChartAnnotations";
 import { CountSelect, useGroupTypes } from "../components/CountSelect";
 import { EventInput, EventList, useEventNamesResult } from "../components/EventInput";
-import { FilterEditor, filterRequest, operators, type FilterDraft } from "../components/FilterEditor";
+import { FilterEditor, checkFilter, cohortOperators, filterRequest, operators, type FilterDraft } from "../components/FilterEditor";
 import { SaveQueryForm, SavedList, useSavedQueries } from "../components/SavedList";
 import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
 import { useLoad } from "../load";
 import { useAllows } from "../roles";
 import { describe as describeRange, type DateRange } from "../range";
 import { oneOf, positiveInt, setQuery, useLocation, useQueryState, type QueryPatch } from "../router";
-import type { DataEnv, Interval, Operator, Product, SavedQuery, TrendMath, TrendRequest, TrendResult } from "../types";
+import type { DataEnv, Interval, Product, SavedQuery, TrendMath, TrendRequest, TrendResult } from "../types";
 
 export { filterRequest, operators, type FilterDraft };
 
@@ -29,9 +29,8 @@ export function checkTrend(series: SeriesDraft[], filters: FilterDraft[], breakd
   if (series.length === 0) return "Add a series.";
   if (series.some((s) => !s.event.trim())) return "Every series needs an event name.";
   for (const f of filters) {
-    if (!f.property.trim()) return "Every filter needs a property.";
-    if ((f.operator === "gt" || f.operator === "lt") && (f.value.trim() === "" || Number.isNaN(Number(f.value))))
-      return `“${f.property}” ${f.operator === "gt" ? "greater than" : "less than"} needs a number.`;
+    const err = checkFilter(f);
+    if (err) return err;
   }
   const n = Number(breakdownLimit);
   if (!Number.isInteger(n) || n < 1 || n > 100) return "The breakdown limit is a whole number from 1 to 100.";
@@ -78,8 +77,8 @@ export function trendFromSearch(search: URLSearchParams): TrendDraft {
   for (const f of search.getAll("filter")) {
     // The operator is the first ":name:" (or final ":name") that names
     // one: a property rarely holds one, a value (a URL) often has colons.
-    const m = new RegExp(`^(.+?):(${operators.map((o) => o.value).join("|")})(?::(.*))?$`, "s").exec(f);
-    if (m) filters.push({ property: m[1], operator: m[2] as Operator, value: m[3] ?? "" });
+    const m = new RegExp(`^(.+?):(${[...operators, ...cohortOperators].map((o) => o.value).join("|")})(?::(.*))?$`, "s").exec(f);
+    if (m) filters.push({ property: m[1], operator: m[2] as FilterDraft["operator"], value: m[3] ?? "" });
   }
   const iv = search.get("interval") as Interval | null;
   const limit = search.get("limit");
@@ -230,6 +229,7 @@ function TrendBuilder(props: { product: Product; range: DateRange; env: DataEnv 
                 <option key={c} value={c} />
               ))}
               <option value="properties." />
+              <option value="cohort" />
             </datalist>
             <h2>Series</h2>
             <ul class="rows">

@@ -53,8 +53,17 @@ type Filter struct {
 	// Operator is one of eq, neq, contains, not_contains, regex, gt, lt,
 	// is_set and is_not_set.
 	Operator string
-	// Value is a string, an int64 or float64, a bool, or nil.
+	// Value is a string, an int64 or float64, a bool, or nil; for the
+	// Property "cohort" (with the operators in and not_in) a CohortValue.
 	Value any
+}
+
+// CohortValue is a cohort filter's value: the cohort's id, as a request
+// names it, and its members' distinct ids. The filter passes the events
+// of users who are (in) or are not (not_in) among them.
+type CohortValue struct {
+	ID      int64
+	Members map[string]bool
 }
 
 // Series is one line asked of a trend query.
@@ -592,6 +601,16 @@ func number(v any) (float64, bool) {
 
 // passes reports whether event e satisfies filter f.
 func passes(e Event, f Filter) bool {
+	if f.Property == "cohort" {
+		members := f.Value.(CohortValue).Members
+		switch f.Operator {
+		case "in":
+			return members[e.DistinctID]
+		case "not_in":
+			return !members[e.DistinctID]
+		}
+		panic("querytest: unknown cohort operator " + strconv.Quote(f.Operator))
+	}
 	form, set := propertyValue(e, f.Property)
 	switch f.Operator {
 	case "eq":
@@ -829,7 +848,18 @@ func Retention(events []Event, test bool, startEvent, returnEvent string, from, 
 // RetentionIn is Retention with from and to days of the zone loc and its
 // periods local ones.
 func RetentionIn(loc *time.Location, events []Event, test bool, startEvent, returnEvent string, from, to time.Time, period string) []Cohort {
-	usable := funnelOrRetentionEvents(events, test)
+	return RetentionWhere(loc, events, test, nil, startEvent, returnEvent, from, to, period)
+}
+
+// RetentionWhere is RetentionIn counting only the start and return events
+// that pass every filter.
+func RetentionWhere(loc *time.Location, events []Event, test bool, filters []Filter, startEvent, returnEvent string, from, to time.Time, period string) []Cohort {
+	var usable []Event
+	for _, e := range funnelOrRetentionEvents(events, test) {
+		if passesAll(e, filters) {
+			usable = append(usable, e)
+		}
+	}
 
 	// Each user's earliest start event in range.
 	first := map[string]time.Time{}

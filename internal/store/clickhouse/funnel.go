@@ -25,7 +25,7 @@ func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) (_ []int64,
 	if err != nil {
 		return nil, err
 	}
-	var b builder
+	b := s.newBuilder()
 	n := len(q.Steps)
 	win := q.Window.Microseconds()
 	from, to := q.From.UnixMicro(), q.To.UnixMicro()
@@ -54,7 +54,7 @@ func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) (_ []int64,
 	}
 	inner.WriteString(" FROM " + s.table + " WHERE ")
 	// Arguments bind in the order their placeholders appear in the text.
-	var where builder
+	where := s.newBuilder()
 	where.scope(q.EventRange, q.From, q.To.Add(time.Duration(n-1)*q.Window))
 	where.Write(" AND is_bot = 0 AND event IN (")
 	for i, step := range q.Steps {
@@ -119,7 +119,7 @@ func (s *Store) Funnel(ctx context.Context, q analytics.FunnelQuery) (_ []int64,
 // their parameters bound to b in the order of the text, which is placed
 // where it is returned, before any later placeholder.
 func stepFilters(b *builder, filters []analytics.Filter) (string, error) {
-	var fb builder
+	fb := builder{cohortIn: b.cohortIn}
 	for _, f := range filters {
 		fb.Write(" AND ")
 		if err := fb.filter(f); err != nil {
@@ -146,7 +146,7 @@ func (s *Store) FunnelRows(ctx context.Context, q analytics.FunnelQuery) (_ []an
 	if err != nil {
 		return nil, err
 	}
-	var b builder
+	b := s.newBuilder()
 	n := len(q.Steps)
 	users, err := s.funnelUsers(&b, q, actor)
 	if err != nil {
@@ -260,7 +260,7 @@ func (s *Store) funnelUserRows(b *builder, q analytics.FunnelQuery, actor string
 		carry = append(carry, "did")
 	}
 	inner.WriteString(" FROM " + s.table + " WHERE ")
-	var where builder
+	where := s.newBuilder()
 	where.scope(q.EventRange, q.From, q.To.Add(time.Duration(n-1)*q.Window))
 	where.Write(" AND is_bot = 0 AND event IN (")
 	for i, step := range q.Steps {
@@ -343,7 +343,7 @@ func (s *Store) FunnelUsers(ctx context.Context, q analytics.FunnelUsersQuery) (
 	if err != nil {
 		return nil, err
 	}
-	var b builder
+	b := s.newBuilder()
 	users, err := s.funnelUserRows(&b, q.FunnelQuery, actor, true)
 	if err != nil {
 		return nil, err
@@ -386,7 +386,7 @@ func (s *Store) FunnelTimes(ctx context.Context, q analytics.FunnelQuery) (_ ana
 	if err != nil {
 		return out, err
 	}
-	var b builder
+	b := s.newBuilder()
 	users, err := s.funnelUsers(&b, q, actor)
 	if err != nil {
 		return out, err
@@ -448,7 +448,7 @@ func (s *Store) FunnelOverTime(ctx context.Context, q analytics.FunnelQuery) (_ 
 	if err != nil {
 		return nil, err
 	}
-	var b builder
+	b := s.newBuilder()
 	// The bucket's parameters come first in the text, so they are bound
 	// before funnelUsers binds its own.
 	k := b.bucket(q.OverTime, q.EventRange, "t0", q.From, q.To)

@@ -37,7 +37,7 @@ func (s *Store) GoalConversions(ctx context.Context, q analytics.GoalsQuery) (_ 
 		}
 		col = columnSQL[q.Breakdown.Column]
 	}
-	var b builder
+	b := s.newBuilder()
 	b.Write("SELECT part, value, count() AS visitors")
 	for i := range q.Goals {
 		b.Printf(", countIf(g%d > 0) AS conv%d, sum(g%d)", i, i, i)

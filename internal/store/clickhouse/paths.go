@@ -31,7 +31,7 @@ func (s *Store) Paths(ctx context.Context, q analytics.PathsQuery) (_ analytics.
 	if err != nil {
 		return analytics.PathsAnswer{}, err
 	}
-	var b builder
+	b := s.newBuilder()
 	// grouped is step j's node: its name, or "" and 1 for the step's
 	// other node.
 	// Each placeholder is bound once, in the order of the text.
@@ -100,7 +100,7 @@ func (s *Store) PathUsers(ctx context.Context, q analytics.PathUsersQuery) (_ []
 		// asked for has no users.
 		return nil, nil
 	}
-	var b builder
+	b := s.newBuilder()
 	b.Printf("SELECT did, pa_t%d AS u_t", q.Step)
 	if err := s.pathLevels(&b, q.PathsQuery); err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ func (s *Store) PathUsers(ctx context.Context, q analytics.PathUsersQuery) (_ []
 // pathTops returns, for each step, the names it keeps: the Branches names
 // of most users, ties by name.
 func (s *Store) pathTops(ctx context.Context, q analytics.PathsQuery) ([][]string, error) {
-	var b builder
+	b := s.newBuilder()
 	b.Write("SELECT r_step, r_n, count() AS r_c FROM (SELECT arrayJoin(arrayFilter(z1 -> z1.3 = 1, [")
 	for j := 1; j <= q.Depth; j++ {
 		if j > 1 {

@@ -101,7 +101,26 @@ func (b *builder) local(s analytics.EventRange, col string, from, to time.Time) 
 
 // builder writes a statement in ClickHouse's dialect: ? placeholders,
 // bound in the order they appear in the text.
-type builder struct{ sqlbuild.Builder }
+type builder struct {
+	sqlbuild.Builder
+	// cohortIn is how a cohort filter reads the members: an IN, GLOBAL on
+	// a cluster, over the store's members table (newBuilder). A builder
+	// without it refuses cohort filters.
+	cohortIn string
+}
+
+// newBuilder returns a builder whose cohort filters read s's members.
+// On a cluster the members table is Distributed like the events: a plain
+// IN would have each shard read the whole members table again through it
+// (which distributed_product_mode refuses), so the set is read once on the
+// node that runs the query and sent to the shards (GLOBAL IN).
+func (s *Store) newBuilder() builder {
+	in := "IN"
+	if s.cluster != "" {
+		in = "GLOBAL IN"
+	}
+	return builder{cohortIn: in + " (SELECT distinct_id FROM " + s.members()}
+}
 
 // arg binds v and returns its placeholder.
 func (b *builder) arg(v any) string {
@@ -215,6 +234,9 @@ func checkProperty(p analytics.Property) error {
 
 // filter writes one filter as a boolean expression.
 func (b *builder) filter(f analytics.Filter) error {
+	if f.Cohort != nil {
+		return b.cohortFilter(f)
+	}
 	p := f.Property
 	if err := checkProperty(p); err != nil {
 		return err
@@ -250,6 +272,27 @@ func (b *builder) filter(f analytics.Filter) error {
 	default:
 		return fmt.Errorf("unknown operator %q", f.Operator)
 	}
+	return nil
+}
+
+// cohortFilter writes a cohort filter: the event's distinct id is (not)
+// among the members of the generation it names (docs/queries.md, "Cohort
+// filters").
+func (b *builder) cohortFilter(f analytics.Filter) error {
+	if b.cohortIn == "" {
+		return errors.New("a cohort filter in a statement that cannot read cohorts")
+	}
+	not := ""
+	switch f.Operator {
+	case analytics.OpInCohort:
+	case analytics.OpNotInCohort:
+		not = "NOT "
+	default:
+		return fmt.Errorf("unknown cohort operator %q", f.Operator)
+	}
+	c := f.Cohort
+	b.Write(not, "(distinct_id ", b.cohortIn, " WHERE product_id = ", b.arg(c.ProductID),
+		" AND cohort_id = ", b.arg(c.ID), " AND generation = ", b.arg(c.Generation), "))")
 	return nil
 }
 
@@ -303,7 +346,7 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 		if err := checkProperty(*q.Breakdown); err != nil {
 			return nil, err
 		}
-		var b builder
+		b := s.newBuilder()
 		b.Write("SELECT ", b.text(*q.Breakdown), " AS v, ", agg, " AS n FROM ", s.table, " WHERE ")
 		if err := seriesWhere(&b, q, series, actor); err != nil {
 			return nil, err
@@ -322,7 +365,7 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 		}
 	}
 
-	var b builder
+	b := s.newBuilder()
 	k := b.bucket(q.Interval, q.EventRange, "ts", q.From, q.To)
 	rank, value := "toUInt64(0)", "''"
 	if q.Breakdown != nil {
@@ -352,7 +395,7 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 	// The distinct users over the whole range are not the sum of the
 	// buckets'. ClickHouse 18.16 has no grouping sets, so they are one
 	// more statement over the same rows.
-	var w builder
+	w := s.newBuilder()
 	w.Write("SELECT ", agg, " FROM ", s.table, " WHERE ")
 	if err := seriesWhere(&w, q, series, actor); err != nil {
 		return nil, err
@@ -375,7 +418,7 @@ func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index i
 // for every later period, its users who returned in it.
 func (s *Store) Retention(ctx context.Context, q analytics.RetentionQuery) (_ []analytics.RetentionRow, err error) {
 	defer markOutOfMemory(&err)
-	var b builder
+	b := s.newBuilder()
 	to := q.To.UnixMicro()
 	// The periods are local (wall) ones; the returns are read from the
 	// second period's start to the last one's end, as instants.
@@ -390,8 +433,15 @@ func (s *Store) Retention(ctx context.Context, q analytics.RetentionQuery) (_ []
 	b.Write(", event = ", b.arg(q.ReturnEvent), " AND ts >= ", b.arg(returnFrom.UnixMicro()), ") AS periods",
 		" FROM ", s.table, " WHERE ")
 	b.scope(q.EventRange, q.From, last)
-	b.Write(" AND is_bot = 0 AND event IN (", b.arg(q.StartEvent), ", ", b.arg(q.ReturnEvent), ") GROUP BY user_id HAVING starts > 0)",
-		" GROUP BY cohort, period")
+	b.Write(" AND is_bot = 0 AND event IN (", b.arg(q.StartEvent), ", ", b.arg(q.ReturnEvent), ")")
+	// The filters apply to the start and the return events alike.
+	for _, f := range q.Filters {
+		b.Write(" AND ")
+		if err := b.filter(f); err != nil {
+			return nil, err
+		}
+	}
+	b.Write(" GROUP BY user_id HAVING starts > 0) GROUP BY cohort, period")
 	return queryAll(ctx, s, "computing retention", &b, func(rows driver.Rows) (analytics.RetentionRow, error) {
 		var c, p int64
 		var n uint64
@@ -404,7 +454,7 @@ func (s *Store) Retention(ctx context.Context, q analytics.RetentionQuery) (_ []
 // fetched most.
 func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) (_ []analytics.BotActivity, _ []analytics.PageActivity, err error) {
 	defer markOutOfMemory(&err)
-	var b builder
+	b := s.newBuilder()
 	b.Write("SELECT bot_name, bot_category, count() AS hits, max(ts) FROM ", s.table, " WHERE ")
 	b.scope(q.EventRange, q.From, q.To)
 	b.Write(" AND event = ", b.arg(botPageview), " AND bot_name != '' GROUP BY bot_name, bot_category ORDER BY hits DESC, bot_name")
@@ -438,7 +488,7 @@ func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) (_ []analytics.
 // EventNames counts the scope's human events by name.
 func (s *Store) EventNames(ctx context.Context, q analytics.EventNamesQuery) (_ []analytics.EventCount, err error) {
 	defer markOutOfMemory(&err)
-	var b builder
+	b := s.newBuilder()
 	b.Write("SELECT event, count() AS hits FROM ", s.table, " WHERE ")
 	b.scope(q.EventRange, q.From, q.To)
 	b.Write(" AND is_bot = 0 GROUP BY event ORDER BY hits DESC, event LIMIT ", b.arg(q.Limit))
@@ -455,7 +505,7 @@ func (s *Store) EventNames(ctx context.Context, q analytics.EventNamesQuery) (_ 
 // holds one.
 func (s *Store) HasEvents(ctx context.Context, scope analytics.EventRange) (_ bool, err error) {
 	defer markOutOfMemory(&err)
-	var b builder
+	b := s.newBuilder()
 	b.Write("SELECT toUInt8(1) FROM ", s.table, " WHERE product_id = ", b.arg(scope.ProductID), " AND env = ", b.arg(string(scope.Env)),
 		" AND is_bot = 0 LIMIT 1")
 	rows, err := queryAll(ctx, s, "looking for an event", &b, func(r driver.Rows) (n uint8, err error) {
@@ -479,7 +529,7 @@ func (s *Store) HasEvents(ctx context.Context, scope analytics.EventRange) (_ bo
 // the Distributed table merges each shard's sets.
 func (s *Store) LiveVisitors(ctx context.Context, scope analytics.EventRange) (_ int64, err error) {
 	defer markOutOfMemory(&err)
-	var b builder
+	b := s.newBuilder()
 	b.Write("SELECT uniqExact(user_id) FROM ", s.table, " WHERE ")
 	b.scope(scope, scope.From, scope.To)
 	b.Write(" AND is_bot = 0")
@@ -504,7 +554,7 @@ const dayMicros = 86400000000
 // Only users whose exposures named one variant count for the metrics.
 func (s *Store) ExperimentCounts(ctx context.Context, q analytics.ExperimentQuery) (_ []analytics.ExperimentRow, err error) {
 	defer markOutOfMemory(&err)
-	var b builder
+	b := s.newBuilder()
 	// Arguments bind in the order their placeholders appear in the text,
 	// so each condition is written out again where it is used.
 	exposed := func() error {
@@ -650,7 +700,7 @@ func (b *builder) anyFingerprint(members []string) error {
 // query's days.
 func (s *Store) ErrorGroups(ctx context.Context, q analytics.ErrorGroupsQuery) (_ []analytics.ErrorGroupRow, err error) {
 	defer markOutOfMemory(&err)
-	var b builder
+	b := s.newBuilder()
 	prop := func(key string) string { return b.text(analytics.Property{Key: key}) }
 	b.Write("SELECT ", b.aliased(q.Aliases), " AS fp, max(concat(toString(ts + ", strconv.Itoa(latestKeyOffset), "), '|', ",
 		prop("$exception_type"), ", '\\x1f', ", prop("$exception_message"), ")), count() AS n, uniqExact(user_id), min(ts), max(ts)")
@@ -705,7 +755,7 @@ func (s *Store) ErrorGroups(ctx context.Context, q analytics.ErrorGroupsQuery) (
 // ErrorOccurrences returns a group's latest $exception events.
 func (s *Store) ErrorOccurrences(ctx context.Context, q analytics.ErrorOccurrencesQuery) (_ []analytics.ErrorOccurrence, err error) {
 	defer markOutOfMemory(&err)
-	var b builder
+	b := s.newBuilder()
 	b.Write("SELECT ts, distinct_id, browser, os, url, properties FROM ", s.table, " WHERE ")
 	b.scope(q.EventRange, q.From, q.To)
 	b.Write(" AND is_bot = 0 AND event = ", b.arg(analytics.ExceptionEvent), " AND ")
@@ -732,7 +782,7 @@ func (s *Store) ErrorOccurrences(ctx context.Context, q analytics.ErrorOccurrenc
 // json_extract_string gives, see flatten).
 func (s *Store) UserEvents(ctx context.Context, q analytics.UserEventsQuery) (_ []analytics.UserEvent, err error) {
 	defer markOutOfMemory(&err)
-	var b builder
+	b := s.newBuilder()
 	b.Write("SELECT uuid, ts, event, url, path, browser, os, device_type, ", b.text(analytics.Property{Key: analytics.SessionIDProperty}),
 		", properties FROM ", s.table, " WHERE product_id = ", b.arg(q.ProductID), " AND env = ", b.arg(string(q.Env)),
 		" AND distinct_id = ", b.arg(q.DistinctID))
@@ -760,7 +810,7 @@ func (s *Store) UserEvents(ctx context.Context, q analytics.UserEventsQuery) (_ 
 // Every aggregate is one ClickHouse 18.16 runs (countIf, uniqExactIf).
 func (s *Store) ErrorActivity(ctx context.Context, q analytics.ErrorActivityQuery) (_ []analytics.ErrorActivityRow, err error) {
 	defer markOutOfMemory(&err)
-	var b builder
+	b := s.newBuilder()
 	prop := func(key string) string { return b.text(analytics.Property{Key: key}) }
 	recent := q.Recent.UnixMicro()
 	b.Write("SELECT ", b.aliased(q.Aliases), " AS fp, max(concat(toString(ts + ", strconv.Itoa(latestKeyOffset), "), '|', ",

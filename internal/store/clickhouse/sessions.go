@@ -43,7 +43,7 @@ func (s *Store) Sessions(ctx context.Context, q analytics.SessionsQuery) (_ anal
 			return analytics.SessionsAnswer{}, err
 		}
 	}
-	var b builder
+	b := s.newBuilder()
 	// Level 2's arrays, per user and session id, ev sorted. Each name is
 	// unique in the statement (ClickHouse resolves aliases statement-wide,
 	// lambda parameters included). fin marks a visit's last event; the

@@ -167,6 +167,9 @@ func (b *builder) property(p analytics.Property) (string, error) {
 
 // filter writes one filter as a boolean expression.
 func (b *builder) filter(f analytics.Filter) error {
+	if f.Cohort != nil {
+		return b.cohortFilter(f)
+	}
 	x, err := b.property(f.Property)
 	if err != nil {
 		return err
@@ -202,6 +205,38 @@ func (b *builder) filter(f analytics.Filter) error {
 	default:
 		return fmt.Errorf("unknown operator %q", f.Operator)
 	}
+	return nil
+}
+
+// filters writes " AND " and each filter of fs.
+func (b *builder) filters(fs []analytics.Filter) error {
+	for _, f := range fs {
+		b.Write(" AND ")
+		if err := b.filter(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cohortFilter writes a cohort filter: the event's user is (not) among
+// the members of the generation it names (docs/queries.md, "Cohort
+// filters"). It reads the event's distinct_id, a column no other relation
+// of a query's statements has: the funnels' statements join the events
+// with the previous step's rows, which carry uid too, and filters are
+// written unqualified.
+func (b *builder) cohortFilter(f analytics.Filter) error {
+	not := ""
+	switch f.Operator {
+	case analytics.OpInCohort:
+	case analytics.OpNotInCohort:
+		not = "NOT "
+	default:
+		return fmt.Errorf("unknown cohort operator %q", f.Operator)
+	}
+	c := f.Cohort
+	b.Write(not, "distinct_id IN (SELECT distinct_id FROM cohort_members WHERE product_id = ", b.arg(c.ProductID),
+		" AND cohort_id = ", b.arg(c.ID), " AND generation = ", b.arg(c.Generation), ")")
 	return nil
 }
 
@@ -632,10 +667,18 @@ func (s *Store) Retention(ctx context.Context, q analytics.RetentionQuery) (_ []
 	last := q.Instant(q.Period.Next(q.Period.Truncate(q.Wall(q.To.Add(-time.Microsecond)))))
 	b.Write("WITH firsts AS (SELECT uid, date_trunc('", part, "', ", b.local(q.EventRange, "min(ts)", q.From, q.To), ") AS cohort FROM events WHERE ")
 	b.scope("", q.EventRange, q.From, q.To)
-	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.StartEvent)), " GROUP BY uid)",
+	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.StartEvent)))
+	if err := b.filters(q.Filters); err != nil {
+		return nil, err
+	}
+	b.Write(" GROUP BY uid)",
 		", returns AS (SELECT DISTINCT uid, date_trunc('", part, "', ", b.local(q.EventRange, "ts", first, last), ") AS period FROM events WHERE ")
 	b.scope("", q.EventRange, first, last)
-	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.ReturnEvent)), ")",
+	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.ReturnEvent)))
+	if err := b.filters(q.Filters); err != nil {
+		return nil, err
+	}
+	b.Write(")",
 		" SELECT cohort, cohort, count(*) FROM firsts GROUP BY cohort",
 		" UNION ALL SELECT f.cohort, r.period, count(*) FROM firsts f JOIN returns r ON r.uid = f.uid AND r.period > f.cohort",
 		" GROUP BY f.cohort, r.period")

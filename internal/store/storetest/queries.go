@@ -410,6 +410,9 @@ func filterRequests(fs []querytest.Filter) []query.FilterRequest {
 		if n, ok := v.(int64); ok {
 			v = float64(n)
 		}
+		if c, ok := v.(querytest.CohortValue); ok {
+			v = float64(c.ID)
+		}
 		out = append(out, query.FilterRequest{Property: f.Property, Operator: f.Operator, Value: v})
 	}
 	return out

@@ -128,6 +128,7 @@ func RunEvents(t *testing.T, open func(t *testing.T) Events) {
 	t.Run("Sessions", events(testSessions))
 	t.Run("SessionCases", events(testSessionCases))
 	t.Run("Paths", events(testPaths))
+	t.Run("CohortFilters", events(testCohortFilters))
 	t.Run("GoalConversions", events(testGoalConversions))
 	t.Run("GoalCases", events(testGoalCases))
 	t.Run("LiveVisitors", events(testLiveVisitors))
