@@ -31,6 +31,10 @@ type PersonUpdate struct {
 	SetOnce    map[string]json.RawMessage
 	FirstSeen  time.Time
 	LastSeen   time.Time
+	// ExistingOnly applies the update only to a person whose profile
+	// exists: a product at its cap of persons gets no new one
+	// (docs/security.md, "Person profiles written from events").
+	ExistingOnly bool
 }
 
 // PersonFilter keeps the persons whose property Key compares true with
@@ -82,6 +86,8 @@ type PersonStore interface {
 	// DeletePersonProfiles deletes the profiles of distinctIDs, returning
 	// how many there were.
 	DeletePersonProfiles(ctx context.Context, productID int64, distinctIDs []string) (int64, error)
+	// CountPersons returns how many profiles the product has.
+	CountPersons(ctx context.Context, productID int64) (int64, error)
 }
 
 // PersonCountStore counts events per person.

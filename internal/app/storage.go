@@ -80,7 +80,7 @@ type storage struct {
 // openStorage opens the stores cfg names. On error, whatever it opened is
 // closed again.
 func openStorage(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *storage, err error) {
-	s := &storage{persons: persons.New(persons.Options{Logger: log.With("component", "persons")})}
+	s := &storage{persons: persons.New(persons.Options{MaxPersons: int64(cfg.PersonsPerProduct), Logger: log.With("component", "persons")})}
 	defer func() {
 		if err != nil {
 			s.close()

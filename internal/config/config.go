@@ -82,6 +82,10 @@ type Config struct {
 	// STRATA_SOURCEMAP_QUOTA_BYTES). Zero lifts the bound.
 	SourcemapQuotaCount int
 	SourcemapQuotaBytes ByteSize
+	// PersonsPerProduct caps the person profiles each product gets from
+	// its events (STRATA_PERSONS_PER_PRODUCT); zero lifts the cap
+	// (docs/security.md, "Person profiles written from events").
+	PersonsPerProduct int
 	// ImportMaxBytes is the largest export an import through the API
 	// takes (docs/import.md, "Through the API"); the file is written
 	// under the data directory while it is imported.
@@ -281,6 +285,7 @@ func Default() Config {
 		SourcemapQuotaCount:    1000,
 		ErrorAliasLimit:        1000,
 		SourcemapQuotaBytes:    1 << 30,
+		PersonsPerProduct:      10_000_000,
 		ImportMaxBytes:         256 << 20,
 		QueryConcurrency:       runtime.NumCPU(),
 		QueryQueue:             64,
@@ -513,6 +518,7 @@ func flagSet(c *Config, lookup func(string) (string, bool)) (fs *flag.FlagSet, h
 	fs.IntVar(&c.GoalLimit, "goal-limit", envInt("STRATA_GOAL_LIMIT", c.GoalLimit), "goals each product may have, at most 100; past it creating one is refused (goals_full) (env STRATA_GOAL_LIMIT)")
 	fs.IntVar(&c.SourcemapRateLimit, "sourcemap-rate-limit", envInt("STRATA_SOURCEMAP_RATE_LIMIT", c.SourcemapRateLimit), "sourcemap uploads per minute per credential, on each node (env STRATA_SOURCEMAP_RATE_LIMIT)")
 	fs.IntVar(&c.ErrorAliasLimit, "error-alias-limit", envInt("STRATA_ERROR_ALIAS_LIMIT", c.ErrorAliasLimit), "aliases of error groups each product may keep (groups merged into others by hand or when a sourcemap arrived after the errors); past it merges are refused (error_aliases_full); 0: no cap (env STRATA_ERROR_ALIAS_LIMIT)")
+	fs.IntVar(&c.PersonsPerProduct, "persons-per-product", envInt("STRATA_PERSONS_PER_PRODUCT", c.PersonsPerProduct), "person profiles each product may have; its events from further distinct ids are stored without one; 0: no cap (env STRATA_PERSONS_PER_PRODUCT)")
 	fs.IntVar(&c.SourcemapQuotaCount, "sourcemap-quota-count", envInt("STRATA_SOURCEMAP_QUOTA_COUNT", c.SourcemapQuotaCount), "sourcemap uploads each product may keep; 0: no cap (env STRATA_SOURCEMAP_QUOTA_COUNT)")
 	fs.IntVar(&c.QueryConcurrency, "query-concurrency", envInt("STRATA_QUERY_CONCURRENCY", c.QueryConcurrency), "queries that may read events at once (env STRATA_QUERY_CONCURRENCY)")
 	fs.IntVar(&c.QueryQueue, "query-queue", envInt("STRATA_QUERY_QUEUE", c.QueryQueue), "queries that may wait for a slot; more are refused with 503 (env STRATA_QUERY_QUEUE)")
@@ -607,6 +613,9 @@ func (c Config) Validate() error {
 	}
 	if c.ErrorAliasLimit < 0 {
 		errs = append(errs, errors.New("error-alias-limit must not be negative (0: no cap)"))
+	}
+	if c.PersonsPerProduct < 0 {
+		errs = append(errs, errors.New("persons-per-product must not be negative (0: no cap)"))
 	}
 	if c.SourcemapQuotaCount < 0 {
 		errs = append(errs, errors.New("sourcemap-quota-count must not be negative (0: no cap)"))

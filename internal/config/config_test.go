@@ -79,6 +79,12 @@ func TestLoad(t *testing.T) {
 	if err != nil || c.SourcemapRateLimit != 5 || c.SourcemapQuotaCount != 7 || c.SourcemapQuotaBytes != 0 {
 		t.Fatalf("sourcemap limits, flags over env: %+v, %v", c, err)
 	}
+	if d := Default(); d.PersonsPerProduct != 10_000_000 {
+		t.Errorf("persons per product by default: %d", d.PersonsPerProduct)
+	}
+	if c, err := Load(nil, env(map[string]string{"STRATA_PERSONS_PER_PRODUCT": "0"})); err != nil || c.PersonsPerProduct != 0 {
+		t.Errorf("no persons cap from the environment: %+v, %v", c.PersonsPerProduct, err)
+	}
 	if d := Default(); d.MinFreeDisk != 256<<20 {
 		t.Errorf("default min free disk %v; want 256MB", d.MinFreeDisk)
 	}
@@ -178,6 +184,7 @@ func TestLoadRejects(t *testing.T) {
 		{[]string{"--goal-limit", "0"}, nil, "goal-limit"},
 		{nil, map[string]string{"STRATA_GOAL_LIMIT": "101"}, "goal-limit"},
 		{[]string{"--sourcemap-quota-count", "-1"}, nil, "sourcemap-quota-count"},
+		{[]string{"--persons-per-product", "-1"}, nil, "persons-per-product"},
 		{nil, map[string]string{"STRATA_SOURCEMAP_QUOTA_BYTES": "huge"}, "STRATA_SOURCEMAP_QUOTA_BYTES"},
 		{[]string{"--max-body-memory", "lots"}, nil, "max-body-memory"},
 		{[]string{"--max-body-memory", "512KB"}, nil, "max-body-memory"},

@@ -45,7 +45,24 @@ type Options struct {
 	// SeenCache bounds the persons whose written first and last seen are
 	// remembered for SeenStep; zero means DefaultSeenCache.
 	SeenCache int
-	Logger    *slog.Logger
+	// MaxPersons caps each product's persons (0: no cap). A product at
+	// the cap gets no new person; its persons' profiles are still
+	// updated, and its events are stored as before (docs/security.md,
+	// "Person profiles written from events").
+	MaxPersons int64
+	Logger     *slog.Logger
+}
+
+// recountEvery is how often the updater reads a capped product's number
+// of persons again; in between it adds the persons it wrote, new or not,
+// so that its estimate only errs high.
+const recountEvery = time.Minute
+
+// census is what the updater knows of one product's number of persons.
+type census struct {
+	persons int64
+	counted time.Time
+	full    bool
 }
 
 type key struct {
@@ -68,6 +85,11 @@ type Updater struct {
 	dropped int64
 	store   analytics.PersonStore
 	closed  bool
+	// censuses are the products' numbers of persons, under MaxPersons
+	// (capPersons); capMu guards them, since Flush writes beside the
+	// writer.
+	capMu    sync.Mutex
+	censuses map[int64]*census
 
 	wake chan struct{}
 	stop chan struct{}
@@ -91,7 +113,7 @@ func New(opt Options) *Updater {
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	u := &Updater{opt: opt, log: opt.Logger, pending: map[key]*analytics.PersonUpdate{}, written: map[key]seen{},
+	u := &Updater{opt: opt, log: opt.Logger, pending: map[key]*analytics.PersonUpdate{}, written: map[key]seen{}, censuses: map[int64]*census{},
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	u.room = sync.NewCond(&u.mu)
 	return u
@@ -227,6 +249,51 @@ func (u *Updater) Observe(events []analytics.Event) {
 	}
 }
 
+// capPersons marks the updates of the products at MaxPersons as
+// ExistingOnly. A product's number of persons is read when the writer
+// first meets it and every recountEvery after; in between the persons of
+// each batch are added as if all were new. So a product may pass the cap
+// by what one batch adds, and one whose estimate reached the cap gets no
+// new person until the next count says it has room.
+func (u *Updater) capPersons(ctx context.Context, store analytics.PersonStore, batch []analytics.PersonUpdate) error {
+	if u.opt.MaxPersons <= 0 {
+		return nil
+	}
+	u.capMu.Lock()
+	defer u.capMu.Unlock()
+	now := time.Now()
+	added := map[int64]int64{}
+	for i := range batch {
+		added[batch[i].ProductID]++
+	}
+	for product, n := range added {
+		c := u.censuses[product]
+		if c == nil || now.Sub(c.counted) >= recountEvery {
+			persons, err := store.CountPersons(ctx, product)
+			if err != nil {
+				return err
+			}
+			if c == nil {
+				c = &census{}
+				u.censuses[product] = c
+			}
+			c.persons, c.counted = persons, now
+		}
+		full := c.persons >= u.opt.MaxPersons
+		if full && !c.full {
+			u.log.Warn("a product reached its cap of persons: its new distinct ids get no profile", "product", product, "persons", c.persons, "cap", u.opt.MaxPersons)
+		}
+		c.full = full
+		if !full {
+			c.persons += n
+		}
+	}
+	for i := range batch {
+		batch[i].ExistingOnly = u.censuses[batch[i].ProductID].full
+	}
+	return nil
+}
+
 // personBatch is how many pending persons wake the writer before its
 // interval.
 const personBatch = 4096
@@ -308,6 +375,10 @@ func (u *Updater) write(ctx context.Context, store analytics.PersonStore) error 
 	}
 	if len(batch) == 0 {
 		return nil
+	}
+	if err := u.capPersons(ctx, store, batch); err != nil {
+		u.log.Error("counting persons", "err", err)
+		return err
 	}
 	if err := store.ApplyPersons(ctx, batch); err != nil {
 		u.log.Error("writing person profiles", "persons", len(batch), "err", err)

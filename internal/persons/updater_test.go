@@ -13,11 +13,14 @@ import (
 	"strata/internal/analytics"
 )
 
-// fake records the updates written.
+// fake records the updates written, and the persons they would have
+// created (an update that is not ExistingOnly creates its person).
 type fake struct {
 	mu      sync.Mutex
 	written []analytics.PersonUpdate
 	discard bool
+	persons map[key]bool
+	counts  int
 }
 
 func (f *fake) ApplyPersons(_ context.Context, us []analytics.PersonUpdate) error {
@@ -26,7 +29,27 @@ func (f *fake) ApplyPersons(_ context.Context, us []analytics.PersonUpdate) erro
 	if !f.discard {
 		f.written = append(f.written, us...)
 	}
+	for _, u := range us {
+		if !u.ExistingOnly {
+			if f.persons == nil {
+				f.persons = map[key]bool{}
+			}
+			f.persons[key{u.ProductID, u.DistinctID}] = true
+		}
+	}
 	return nil
+}
+func (f *fake) CountPersons(_ context.Context, product int64) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.counts++
+	n := int64(0)
+	for k := range f.persons {
+		if k.product == product {
+			n++
+		}
+	}
+	return n, nil
 }
 func (f *fake) Person(context.Context, int64, string) (analytics.Person, error) {
 	return analytics.Person{}, analytics.ErrNotFound
@@ -99,6 +122,67 @@ func TestUpdaterCoalesces(t *testing.T) {
 	}
 	if b.DistinctID != "b" || len(b.Set)+len(b.SetOnce) != 0 || !b.LastSeen.Equal(day.Add(30*time.Minute)) {
 		t.Errorf("b's update = %+v", b)
+	}
+}
+
+// TestUpdaterCapsPersons checks MaxPersons: a product is counted when the
+// writer first meets it, and its batches are added to the count, so a
+// batch that takes it past the cap is written whole and the next ones
+// only update the persons that exist; another product is not affected;
+// and without a cap nothing is counted.
+func TestUpdaterCapsPersons(t *testing.T) {
+	f := &fake{}
+	u := New(Options{Interval: time.Hour, MaxPersons: 3})
+	u.Start(f)
+	defer u.Close()
+	batch := func(product int64, ids ...string) []analytics.PersonUpdate {
+		t.Helper()
+		var evs []analytics.Event
+		for i, id := range ids {
+			e := event(id, "x", time.Duration(i)*time.Hour, `{"$set":{"n":1}}`)
+			e.ProductID = product
+			evs = append(evs, e)
+		}
+		u.Observe(evs)
+		if err := u.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return f.take()
+	}
+	existingOnly := func(us []analytics.PersonUpdate) map[string]bool {
+		out := map[string]bool{}
+		for _, u := range us {
+			out[u.DistinctID] = u.ExistingOnly
+		}
+		return out
+	}
+	if got := existingOnly(batch(1, "a", "b")); !reflect.DeepEqual(got, map[string]bool{"a": false, "b": false}) {
+		t.Errorf("under the cap: %v", got)
+	}
+	// Counted 2 and estimated 2 + 2: this batch passes the cap by one.
+	if got := existingOnly(batch(1, "c", "d")); !reflect.DeepEqual(got, map[string]bool{"c": false, "d": false}) {
+		t.Errorf("the batch that reaches the cap: %v", got)
+	}
+	if got := existingOnly(batch(1, "a", "e")); !reflect.DeepEqual(got, map[string]bool{"a": true, "e": true}) {
+		t.Errorf("at the cap: %v, want only existing persons updated", got)
+	}
+	if n, _ := f.CountPersons(context.Background(), 1); n != 4 {
+		t.Errorf("product 1 has %d persons, want 4", n)
+	}
+	if got := existingOnly(batch(2, "a", "z")); !reflect.DeepEqual(got, map[string]bool{"a": false, "z": false}) {
+		t.Errorf("another product: %v", got)
+	}
+
+	g := &fake{}
+	v := New(Options{Interval: time.Hour})
+	v.Start(g)
+	defer v.Close()
+	v.Observe([]analytics.Event{event("a", "x", 0, `{}`)})
+	if err := v.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if g.counts != 0 || len(g.take()) != 1 {
+		t.Errorf("without a cap: %d counts", g.counts)
 	}
 }
 

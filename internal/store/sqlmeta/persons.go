@@ -232,10 +232,14 @@ func mergeUpdate(m, u *analytics.PersonUpdate) {
 func (s *Store) applyChunk(ctx context.Context, keys []personKey, updates map[personKey]*analytics.PersonUpdate) ([]personKey, error) {
 	old := map[personKey]analytics.Person{}
 	byProduct := map[int64][]string{}
-	var seenOnly, withProps []personKey
+	var seenOnly, seenExisting, withProps []personKey
 	for _, k := range keys {
 		if u := updates[k]; len(u.Set) == 0 && len(u.SetOnce) == 0 {
-			seenOnly = append(seenOnly, k)
+			if u.ExistingOnly {
+				seenExisting = append(seenExisting, k)
+			} else {
+				seenOnly = append(seenOnly, k)
+			}
 			continue
 		}
 		withProps = append(withProps, k)
@@ -266,11 +270,17 @@ func (s *Store) applyChunk(ctx context.Context, keys []personKey, updates map[pe
 	if err := upsertSeen(ctx, tx, seenOnly, updates, now); err != nil {
 		return keys, err
 	}
+	if err := updateSeen(ctx, tx, seenExisting, updates); err != nil {
+		return keys, err
+	}
 	var again []personKey
 	for _, k := range withProps {
 		u := updates[k]
 		first, last := u.FirstSeen.UTC().Truncate(time.Microsecond), u.LastSeen.UTC().Truncate(time.Microsecond)
 		p, found := old[k]
+		if !found && u.ExistingOnly {
+			continue // the product is at its cap of persons
+		}
 		if !found {
 			props, err := personProperties(nil, u)
 			if err != nil {
@@ -349,6 +359,30 @@ func upsertSeen(ctx context.Context, tx txn, keys []personKey, updates map[perso
 		return fmt.Errorf("storing persons' first and last seen: %w", err)
 	}
 	return nil
+}
+
+// updateSeen moves the first and last seen of the persons keys that
+// exist, creating none: the updates of a product at its cap of persons.
+// One statement a person; a product reaches its cap rarely.
+func updateSeen(ctx context.Context, tx txn, keys []personKey, updates map[personKey]*analytics.PersonUpdate) error {
+	for _, k := range keys {
+		u := updates[k]
+		if _, err := tx.ExecContext(ctx, `UPDATE persons SET first_seen = LEAST(first_seen, $3), last_seen = GREATEST(last_seen, $4)
+			WHERE product_id = $1 AND distinct_id = $2`,
+			k.product, k.id, u.FirstSeen.UTC().Truncate(time.Microsecond), u.LastSeen.UTC().Truncate(time.Microsecond)); err != nil {
+			return fmt.Errorf("storing persons' first and last seen: %w", err)
+		}
+	}
+	return nil
+}
+
+// CountPersons returns how many profiles the product has.
+func (s *Store) CountPersons(ctx context.Context, productID int64) (int64, error) {
+	var n int64
+	if err := s.conn().QueryRowContext(ctx, `SELECT count(*) FROM persons WHERE product_id = $1`, productID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting persons: %w", err)
+	}
+	return n, nil
 }
 
 // personProperties returns the stored object old with u's Set keys set

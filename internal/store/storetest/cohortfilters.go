@@ -102,7 +102,7 @@ func makeCohort(ctx context.Context, t *testing.T, s Events, cohorts cohortTable
 func testCohortFilters(ctx context.Context, t *testing.T, s Events) {
 	cohorts := cohortTable{}
 	engine := &query.Engine{Store: s, Cohorts: cohorts}
-	for seed := int64(1); seed <= cohortFilterSeeds; seed++ {
+	for seed := int64(1); seed <= datasets(cohortFilterSeeds); seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 41))
 		ds := querytest.Generate(seed)
 		p := 1500 + seed

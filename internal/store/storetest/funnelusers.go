@@ -56,7 +56,7 @@ func funnelUsersAnswer(t *testing.T, e *query.Engine, scope analytics.EventRange
 // step's count less the next step's).
 func testFunnelUsers(ctx context.Context, t *testing.T, s Events) {
 	engine := &query.Engine{Store: s}
-	for seed := int64(1); seed <= 12; seed++ {
+	for seed := int64(1); seed <= datasets(12); seed++ {
 		ds := querytest.Generate(seed)
 		p := analytics.Product{ID: 1400 + seed}
 		if err := s.AppendEvents(ctx, storeEvents(p.ID, ds.Events)); err != nil {

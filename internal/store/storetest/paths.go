@@ -70,7 +70,9 @@ func RunPaths(t *testing.T, s Events, seeds int) { comparePaths(context.Backgrou
 // time, so they cost more than the other queries' datasets.
 const pathSeeds = 24
 
-func testPaths(ctx context.Context, t *testing.T, s Events) { comparePaths(ctx, t, s, pathSeeds) }
+func testPaths(ctx context.Context, t *testing.T, s Events) {
+	comparePaths(ctx, t, s, int(datasets(pathSeeds)))
+}
 
 // comparePaths runs the paths query on the store for seeded random datasets,
 // live and test, some in a time zone other than UTC, and compares each answer with the reference in

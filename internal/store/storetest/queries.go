@@ -90,7 +90,7 @@ func storeEvents(productID int64, events []querytest.Event) []analytics.Event {
 // datasets and compares each answer with the reference in querytest.
 func testQueries(ctx context.Context, t *testing.T, s Events) {
 	engine := &query.Engine{Store: s}
-	for seed := int64(1); seed <= 40; seed++ {
+	for seed := int64(1); seed <= datasets(40); seed++ {
 		ds := querytest.Generate(seed)
 		// Each dataset is its own product, so the queries also prove that
 		// one product never sees another's events.

@@ -52,7 +52,7 @@ func sessionsAnswer(t *testing.T, s Events, q analytics.SessionsQuery) querytest
 // querytest. Every dataset is its own product, so the answers also show
 // that no product's visits reach another's.
 func testSessions(ctx context.Context, t *testing.T, s Events) {
-	for seed := int64(1); seed <= 40; seed++ {
+	for seed := int64(1); seed <= datasets(40); seed++ {
 		ds := querytest.GenerateSessions(seed)
 		p := analytics.Product{ID: 700 + seed}
 		if err := s.AppendEvents(ctx, storeEvents(p.ID, ds.Events)); err != nil {

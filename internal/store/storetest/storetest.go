@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -94,6 +95,7 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 	t.Run("Transactions", meta(testTransactions))
 	t.Run("Groups", scoped(testGroups))
 	t.Run("PersonProfiles", scoped(testPersonProfiles))
+	t.Run("PersonCap", scoped(testPersonCap))
 	t.Run("Cohorts", scoped(testCohorts))
 	t.Run("ProductRetention", scoped(testProductRetention))
 	t.Run("Privacy", scoped(testPrivacy))
@@ -109,7 +111,26 @@ func RunMeta(t *testing.T, open func(t *testing.T) Meta) {
 
 // RunEvents runs the event half of the suite: appends, the deduplication
 // window and every query type against the reference.
-func RunEvents(t *testing.T, open func(t *testing.T) Events) {
+func RunEvents(t *testing.T, open func(t *testing.T) Events) { RunEventsShare(t, open, 1) }
+
+// datasetShare is the share of each random-data case's datasets that the
+// running suite asks for (RunEventsShare); the suite runs its cases one
+// after the other.
+var datasetShare = 1.0
+
+// datasets is how many of a random-data case's n datasets to ask for: n,
+// or the running suite's share of them, at least one.
+func datasets(n int) int64 {
+	return max(1, int64(math.Ceil(float64(n)*datasetShare)))
+}
+
+// RunEventsShare is RunEvents asking each random-data case for share of
+// its datasets (the first ones): for a deployment of a store whose
+// statements the full suite already held to the reference, such as the
+// two-shard ClickHouse cluster, where what differs is where the rows are.
+func RunEventsShare(t *testing.T, open func(t *testing.T) Events, share float64) {
+	defer func(old float64) { datasetShare = old }(datasetShare)
+	datasetShare = share
 	// events runs a test on a fresh store.
 	events := func(test func(context.Context, *testing.T, Events)) func(*testing.T) {
 		return func(t *testing.T) { test(context.Background(), t, open(t)) }
