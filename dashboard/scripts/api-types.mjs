@@ -36,7 +36,7 @@ const dashboardSchemas = [
   "SharedLink", "SharedLinkList", "SharedLinkCreated", "ShareInfo",
   "Goal", "GoalList", "GoalCreate", "GoalsRequest", "GoalsResult",
   "DataRetentionSettings", "DataRetentionUpdate", "PrivacySettings", "PrivacySettingsUpdate",
-  "PersonDeletion", "AuditEntry", "AuditLogPage", "Person", "PersonRow", "PersonList",
+  "PersonDeletion", "AuditEntry", "AuditLogPage", "Person", "PersonRow", "PersonList", "SavedCohort", "SavedCohortList",
   "Role", "Membership", "Member", "MemberList", "Invite", "InviteList", "InviteCreated",
   "Board", "BoardList", "BoardInput", "Tile", "TileInput", "TileLayout", "TileCard",
 ];

@@ -5,7 +5,7 @@ import type {
   Annotation, AnnotationInput, Board, BoardInput, Tile, TileInput, AnnotationPage, ApiKey, BotsResult, BuildInfo, Campaign, CampaignList, CampaignWrite, CredentialStatus, DashboardConfig, DataEnv, ErrorGroupDetail,
   ErrorGroupList, ErrorGroupMerge, ErrorGroupMerged, ErrorGroupStatus, ErrorGroupUnmerged, ErrorStatus, EventNames, Experiment, ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList,
   FlagList, FlagWrite, FunnelRequest, FunnelResult, GroupList, KeyCreated, KeyEnv, List, LiveVisitors, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult,
-  MessageSettings, ReplayDetail, ReplayList, SavedQuery, Session, SessionsRequest, SessionsResult, PathsRequest, PathsResult, PathUsersRequest, PathUsersResult, FunnelUsersRequest, FunnelUsersResult, Goal, GoalCreate, PersonDeletion, Person, PersonList, AuditLogPage, GoalsRequest, GoalsResult, ShareInfo, SharedLink, SharedLinkCreated, Sourcemap, SurveyResults,
+  MessageSettings, ReplayDetail, SavedCohortList, ReplayList, SavedQuery, Session, SessionsRequest, SessionsResult, PathsRequest, PathsResult, PathUsersRequest, PathUsersResult, FunnelUsersRequest, FunnelUsersResult, Goal, GoalCreate, PersonDeletion, Person, PersonList, AuditLogPage, GoalsRequest, GoalsResult, ShareInfo, SharedLink, SharedLinkCreated, Sourcemap, SurveyResults,
   TokenCreated, TrendRequest, TrendResult, UserEventsResult, Member, Invite, InviteCreated, Role, DataRetentionSettings, DataRetentionUpdate, PrivacySettings, PrivacySettingsUpdate,
 } from "./types";
 
@@ -285,6 +285,8 @@ export const api = {
   persons: (p: number, q: { search?: string; where?: string; columns?: string; cursor?: string; limit?: number } = {}) =>
     request<PersonList>("GET", scoped("/api/v1/persons", p, q)),
   /** person is one person's profile; 404 person_not_found when it has none yet. */
+  /** cohorts lists the product's cohorts (docs/queries.md, "Cohorts"). */
+  cohorts: (p: number) => request<SavedCohortList>("GET", `/api/v1/products/${enc(p)}/cohorts`),
   person: (p: number, distinctId: string) => request<Person>("GET", scoped(`/api/v1/persons/${enc(distinctId)}`, p)),
   /** userEvents is a page of a user's events, newest first: older than before (a previous page's nextBefore) when set. */
   userEvents: (p: number, distinctId: string, opts: { before?: string; limit?: number; env?: DataEnv } = {}) =>

@@ -1,3 +1,5 @@
+import { useEffect, useState } from "preact/hooks";
+import { api } from "../api";
 import type { FilterRequest, Operator } from "../types";
 
 /** The operators of docs/queries.md, as people read them. */
@@ -29,11 +31,58 @@ export interface CohortOption {
   name: string;
 }
 
+/**
+ * useCohortOptions lists the product's cohorts for cohort filters, by
+ * name; none while loading or when the list cannot be read.
+ */
+export function useCohortOptions(product: number): CohortOption[] {
+  const [cohorts, setCohorts] = useState<CohortOption[]>([]);
+  useEffect(() => {
+    let live = true;
+    setCohorts([]);
+    api.cohorts(product).then(
+      (r) => live && setCohorts(r.items.map((c) => ({ id: c.id, name: c.name }))),
+      () => live && setCohorts([]),
+    );
+    return () => {
+      live = false;
+    };
+  }, [product]);
+  return cohorts;
+}
+
 export interface FilterDraft {
   property: string;
   operator: Operator | CohortOperator;
   /** The value as typed; for a cohort filter, the cohort's id. */
   value: string;
+}
+
+/**
+ * filtersFromSearch reads filters from a URL's ?filter=property:operator:value
+ * values (property:operator for is_set and is_not_set), at most 20; a value
+ * that names no operator is left out.
+ */
+export function filtersFromSearch(values: string[]): FilterDraft[] {
+  const filters: FilterDraft[] = [];
+  // The operator is the first ":name:" (or final ":name") that names one:
+  // a property rarely holds one, a value (a URL) often has colons.
+  const re = new RegExp(`^(.+?):(${[...operators, ...cohortOperators].map((o) => o.value).join("|")})(?::(.*))?$`, "s");
+  for (const f of values) {
+    const m = re.exec(f);
+    if (m) filters.push({ property: m[1], operator: m[2] as FilterDraft["operator"], value: m[3] ?? "" });
+  }
+  return filters.slice(0, 20);
+}
+
+/** filterSearch writes filters as filtersFromSearch reads them. */
+export function filterSearch(filters: FilterDraft[]): string[] {
+  return filters.map((f) => (f.operator === "is_set" || f.operator === "is_not_set" ? `${f.property}:${f.operator}` : `${f.property}:${f.operator}:${f.value}`));
+}
+
+/** draftFilters turns filters as the API has them into the editor's. */
+export function draftFilters(fs: FilterRequest[] | null | undefined): FilterDraft[] {
+  return (fs ?? []).map((f) => ({ property: f.property, operator: f.operator, value: f.value === undefined || f.value === null ? "" : String(f.value) }));
 }
 
 /** isCohortFilter reports whether a drafted filter is on cohort membership. */

@@ -4,7 +4,7 @@ import { num } from "../charts/time";
 import { AnnotationStrip, useChartAnnotations } from "../components/ChartAnnotations";
 import { CountSelect, useGroupTypes } from "../components/CountSelect";
 import { EventInput, EventList, useEventNamesResult } from "../components/EventInput";
-import { FilterEditor, checkFilter, filterRequest, type FilterDraft } from "../components/FilterEditor";
+import { FilterEditor, checkFilter, draftFilters, filterRequest, useCohortOptions, type FilterDraft } from "../components/FilterEditor";
 import { FunnelUsers, type FunnelPick } from "../components/FunnelUsers";
 import { OverTime, TimeToConvert, ViewSwitch, funnelIntervals, funnelViews, type FunnelInterval, type FunnelView } from "../components/FunnelViews";
 import { SaveQueryForm, SavedList, useSavedQueries } from "../components/SavedList";
@@ -21,11 +21,6 @@ export const maxSteps = funnelSteps.max;
 /** A saved or sent step: an event name, or an event with filters. */
 type StepJSON = string | { event: string; where?: FilterRequest[] | null };
 
-/** draftFilter turns a filter as the API has it into the editor's. */
-function draftFilter(f: FilterRequest): FilterDraft {
-  return { property: f.property, operator: f.operator, value: f.value === undefined || f.value === null ? "" : String(f.value) };
-}
-
 /** funnelDefinition reads a saved funnel's steps (with their filters), window, what it counts, exclusions and breakdown. */
 function funnelDefinition(q: SavedQuery): FunnelDraft {
   const d = (q.definition ?? {}) as {
@@ -36,7 +31,7 @@ function funnelDefinition(q: SavedQuery): FunnelDraft {
     exclusions?: { event: string; fromStep: number; toStep: number; where?: FilterRequest[] | null }[] | null;
   };
   const steps = d.steps ?? [...placeholderSteps];
-  const where = steps.map((s) => (typeof s === "string" ? [] : (s.where ?? []).map(draftFilter)));
+  const where = steps.map((s) => (typeof s === "string" ? [] : draftFilters(s.where)));
   return {
     steps: steps.map((s) => (typeof s === "string" ? s : s.event)),
     windowHours: d.windowHours ?? windowLimits.default,
@@ -181,6 +176,7 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
     setExclusions(shownDraft.exclusions ?? []);
   }, [shownKey]);
   const groupTypes = useGroupTypes(pid);
+  const cohorts = useCohortOptions(pid);
   const [formError, setFormError] = useState<string | null>(null);
   const [runs, setRuns] = useState(0);
   const names = useEventNamesResult(pid, days, props.env);
@@ -323,6 +319,7 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
                     <FilterEditor
                       name={`Step ${i + 1}`}
                       list="funnel-properties"
+                      cohorts={cohorts}
                       filters={where[i] ?? []}
                       onChange={(fs) => setWhere((w) => steps.map((_, j) => (j === i ? fs : w[j] ?? [])))}
                     />

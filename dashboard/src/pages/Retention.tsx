@@ -3,12 +3,13 @@ import { api } from "../api";
 import { bucketTime, bucketTitle, nextBucket, num } from "../charts/time";
 import { annotationsBetween, PeriodMarker, useChartAnnotations } from "../components/ChartAnnotations";
 import { EventInput, EventList, useEventNamesResult } from "../components/EventInput";
+import { FilterEditor, checkFilter, filterRequest, filterSearch, filtersFromSearch, useCohortOptions, type FilterDraft } from "../components/FilterEditor";
 import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
 import { Table } from "../components/Table";
 import { plural } from "../format";
 import { useLoad } from "../load";
 import { isoDay, timeZone, type DateRange } from "../range";
-import { oneOf, setQuery, useQueryState } from "../router";
+import { oneOf, setQuery, useLocation, useQueryState } from "../router";
 import type { Annotation, DataEnv, Product, RetentionRequest, RetentionResult } from "../types";
 
 type Period = "day" | "week" | "month";
@@ -30,21 +31,33 @@ function RetentionPage(props: { product: Product; range: DateRange; env: DataEnv
   const pid = props.product.id;
   const days = { from: props.range.from, to: props.range.to };
   const names = useEventNamesResult(pid, days, props.env);
-  // The query shown is the URL's (?start=, ?return=, ?period=), so that a
-  // link opens the same cohorts; the form holds what is being typed.
+  // The query shown is the URL's (?start=, ?return=, ?period=, ?filter=
+  // as the Trends page writes it), so that a link opens the same cohorts;
+  // the form holds what is being typed.
   const [shownStart] = useQueryState("start", "$pageview");
   const [shownReturn] = useQueryState("return", "");
   const [shownPeriod] = useQueryState<Period>("period", "week", oneOf(periods));
-  const req: RetentionRequest = { startEvent: shownStart, returnEvent: shownReturn || undefined, period: shownPeriod };
+  const loc = useLocation();
+  const shownFilters = filtersFromSearch(loc.search.getAll("filter"));
+  const shownFiltersKey = JSON.stringify(shownFilters);
+  const req: RetentionRequest = {
+    startEvent: shownStart,
+    returnEvent: shownReturn || undefined,
+    period: shownPeriod,
+    filters: shownFilters.length ? shownFilters.map(filterRequest) : undefined,
+  };
   const [start, setStart] = useState(shownStart);
   const [ret, setRet] = useState(shownReturn);
   const [period, setPeriod] = useState<Period>(shownPeriod);
+  const [filters, setFilters] = useState<FilterDraft[]>(shownFilters);
+  const cohortOptions = useCohortOptions(pid);
   // Back, forward or a link put the URL's query back in the form.
   useEffect(() => {
     setStart(shownStart);
     setRet(shownReturn);
     setPeriod(shownPeriod);
-  }, [shownStart, shownReturn, shownPeriod]);
+    setFilters(shownFilters);
+  }, [shownStart, shownReturn, shownPeriod, shownFiltersKey]);
   const [error, setError] = useState<string | null>(null);
   const [runs, setRuns] = useState(0);
   const [result, retry] = useLoad<RetentionResult>(
@@ -66,9 +79,18 @@ function RetentionPage(props: { product: Product; range: DateRange; env: DataEnv
   const run = (e: Event) => {
     e.preventDefault();
     if (!start.trim()) return setError("Enter the start event.");
+    for (const f of filters) {
+      const err = checkFilter(f);
+      if (err) return setError(err);
+    }
     setError(null);
     setRuns((n) => n + 1);
-    setQuery({ start: start.trim() === "$pageview" ? null : start.trim(), return: ret.trim() || null, period: period === "week" ? null : period });
+    setQuery({
+      start: start.trim() === "$pageview" ? null : start.trim(),
+      return: ret.trim() || null,
+      period: period === "week" ? null : period,
+      filter: filters.length ? filterSearch(filters) : null,
+    });
   };
   const noEvents = names !== null && names.events.length === 0;
   return (
@@ -96,6 +118,20 @@ function RetentionPage(props: { product: Product; range: DateRange; env: DataEnv
           Show retention
         </button>
         <p class="hint full">Users join the cohort of the period of their first start event; a blank return event means the start event.</p>
+        <div class="full">
+          <datalist id="retention-properties">
+            {["url", "path", "referrer", "browser", "os", "device_type", "source", "channel", "country", "cohort"].map((c) => (
+              <option key={c} value={c} />
+            ))}
+          </datalist>
+          <FilterEditor
+            filters={filters}
+            onChange={setFilters}
+            list="retention-properties"
+            cohorts={cohortOptions}
+            empty="No filter: every start and return event counts. A filter applies to both; “cohort” keeps the users of a cohort."
+          />
+        </div>
         {error ? (
           <p class="form-error" role="alert">
             {error}

@@ -5,7 +5,7 @@ import { TimeChart } from "../charts/TimeChart";
 import { AnnotateDialog, useChartAnnotations } from "../components/ChartAnnotations";
 import { CountSelect, useGroupTypes } from "../components/CountSelect";
 import { EventInput, EventList, useEventNamesResult } from "../components/EventInput";
-import { FilterEditor, checkFilter, cohortOperators, filterRequest, operators, type FilterDraft } from "../components/FilterEditor";
+import { FilterEditor, checkFilter, draftFilters, filterRequest, filterSearch, filtersFromSearch, operators, useCohortOptions, type FilterDraft } from "../components/FilterEditor";
 import { SaveQueryForm, SavedList, useSavedQueries } from "../components/SavedList";
 import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
 import { useLoad } from "../load";
@@ -73,20 +73,14 @@ const defaultTrend: TrendDraft = {
 export function trendFromSearch(search: URLSearchParams): TrendDraft {
   const events = search.getAll("event");
   const math = search.getAll("math");
-  const filters: FilterDraft[] = [];
-  for (const f of search.getAll("filter")) {
-    // The operator is the first ":name:" (or final ":name") that names
-    // one: a property rarely holds one, a value (a URL) often has colons.
-    const m = new RegExp(`^(.+?):(${[...operators, ...cohortOperators].map((o) => o.value).join("|")})(?::(.*))?$`, "s").exec(f);
-    if (m) filters.push({ property: m[1], operator: m[2] as FilterDraft["operator"], value: m[3] ?? "" });
-  }
+  const filters = filtersFromSearch(search.getAll("filter"));
   const iv = search.get("interval") as Interval | null;
   const limit = search.get("limit");
   return {
     series: events.length
       ? events.slice(0, 10).map((event, i) => ({ event, math: maths.includes(math[i] as TrendMath) ? (math[i] as TrendMath) : "total" }))
       : defaultTrend.series,
-    filters: filters.slice(0, 20),
+    filters,
     breakdown: search.get("breakdown") ?? "",
     breakdownLimit: limit && /^[1-9]\d?$|^100$/.test(limit) ? limit : defaultTrend.breakdownLimit,
     interval: iv && intervals.includes(iv) ? iv : defaultTrend.interval,
@@ -101,7 +95,7 @@ export function trendSearch(d: TrendDraft | null): QueryPatch {
   return {
     event: d.series.map((s) => s.event),
     math: unique ? d.series.map((s) => s.math) : null,
-    filter: d.filters.map((f) => (f.operator === "is_set" || f.operator === "is_not_set" ? `${f.property}:${f.operator}` : `${f.property}:${f.operator}:${f.value}`)),
+    filter: filterSearch(d.filters),
     breakdown: d.breakdown || null,
     limit: d.breakdown && d.breakdownLimit !== defaultTrend.breakdownLimit ? d.breakdownLimit : null,
     interval: d.interval !== defaultTrend.interval ? d.interval : null,
@@ -113,7 +107,7 @@ export function trendSearch(d: TrendDraft | null): QueryPatch {
 function trendDraft(d: TrendRequest): TrendDraft {
   return {
     series: d.series.map((s) => ({ event: s.event, math: s.math ?? "total" })),
-    filters: (d.filters ?? []).map((f) => ({ property: f.property, operator: f.operator, value: f.value === undefined ? "" : String(f.value) })),
+    filters: draftFilters(d.filters),
     breakdown: d.breakdown ?? "",
     breakdownLimit: String(d.breakdownLimit ?? 10),
     interval: d.interval ?? "day",
@@ -176,6 +170,7 @@ function TrendBuilder(props: { product: Product; range: DateRange; env: DataEnv 
     setAggregateBy(shownDraft.aggregateBy);
   }, [shownKey]);
   const groupTypes = useGroupTypes(pid);
+  const cohorts = useCohortOptions(pid);
   const [formError, setFormError] = useState<string | null>(null);
   const [runs, setRuns] = useState(0);
   const draft = (): TrendDraft => ({ series, filters, breakdown: breakdown.trim(), breakdownLimit, interval, aggregateBy });
@@ -257,7 +252,7 @@ function TrendBuilder(props: { product: Product; range: DateRange; env: DataEnv 
             </button>
 
             <h2 class="sub">Filters</h2>
-            <FilterEditor filters={filters} onChange={setFilters} list="trend-properties" empty="No filter: every event of the series counts." />
+            <FilterEditor filters={filters} onChange={setFilters} list="trend-properties" cohorts={cohorts} empty="No filter: every event of the series counts." />
 
             <div class="inline-form">
               <label>
