@@ -36,7 +36,7 @@ const dashboardSchemas = [
   "SharedLink", "SharedLinkList", "SharedLinkCreated", "ShareInfo",
   "Goal", "GoalList", "GoalCreate", "GoalsRequest", "GoalsResult",
   "DataRetentionSettings", "DataRetentionUpdate", "PrivacySettings", "PrivacySettingsUpdate",
-  "PersonDeletion", "AuditEntry", "AuditLogPage", "Person", "PersonRow", "PersonList", "SavedCohort", "SavedCohortList",
+  "PersonDeletion", "AuditEntry", "AuditLogPage", "Person", "PersonRow", "PersonList", "SavedCohort", "SavedCohortList", "CohortInput", "CohortDefinition", "CohortCondition", "CohortMembersPage",
   "Role", "Membership", "Member", "MemberList", "Invite", "InviteList", "InviteCreated",
   "Board", "BoardList", "BoardInput", "Tile", "TileInput", "TileLayout", "TileCard",
 ];

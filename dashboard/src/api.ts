@@ -5,7 +5,7 @@ import type {
   Annotation, AnnotationInput, Board, BoardInput, Tile, TileInput, AnnotationPage, ApiKey, BotsResult, BuildInfo, Campaign, CampaignList, CampaignWrite, CredentialStatus, DashboardConfig, DataEnv, ErrorGroupDetail,
   ErrorGroupList, ErrorGroupMerge, ErrorGroupMerged, ErrorGroupStatus, ErrorGroupUnmerged, ErrorStatus, EventNames, Experiment, ExperimentList, ExperimentResults, ExperimentWrite, Flag, FlagChangeList,
   FlagList, FlagWrite, FunnelRequest, FunnelResult, GroupList, KeyCreated, KeyEnv, List, LiveVisitors, Product, QueryKind, QueryToken, RetentionRequest, RetentionResult,
-  MessageSettings, ReplayDetail, SavedCohortList, ReplayList, SavedQuery, Session, SessionsRequest, SessionsResult, PathsRequest, PathsResult, PathUsersRequest, PathUsersResult, FunnelUsersRequest, FunnelUsersResult, Goal, GoalCreate, PersonDeletion, Person, PersonList, AuditLogPage, GoalsRequest, GoalsResult, ShareInfo, SharedLink, SharedLinkCreated, Sourcemap, SurveyResults,
+  MessageSettings, ReplayDetail, SavedCohort, SavedCohortList, CohortInput, CohortMembersPage, ReplayList, SavedQuery, Session, SessionsRequest, SessionsResult, PathsRequest, PathsResult, PathUsersRequest, PathUsersResult, FunnelUsersRequest, FunnelUsersResult, Goal, GoalCreate, PersonDeletion, Person, PersonList, AuditLogPage, GoalsRequest, GoalsResult, ShareInfo, SharedLink, SharedLinkCreated, Sourcemap, SurveyResults,
   TokenCreated, TrendRequest, TrendResult, UserEventsResult, Member, Invite, InviteCreated, Role, DataRetentionSettings, DataRetentionUpdate, PrivacySettings, PrivacySettingsUpdate,
 } from "./types";
 
@@ -47,14 +47,18 @@ export function setApiBase(base: string): void {
   apiBase = base;
 }
 
-async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+async function request<T>(method: string, path: string, body?: unknown, raw?: { type: string; body: Blob | string }): Promise<T> {
   let res: Response;
   try {
     res = await fetch(path.startsWith("/api/") ? apiBase + path : path, {
       method,
       credentials: "same-origin",
-      headers: body === undefined ? { Accept: "application/json" } : { Accept: "application/json", "Content-Type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: raw
+        ? { Accept: "application/json", "Content-Type": raw.type }
+        : body === undefined
+          ? { Accept: "application/json" }
+          : { Accept: "application/json", "Content-Type": "application/json" },
+      body: raw ? raw.body : body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
     throw new ApiError(0, "network_error", "The server could not be reached. Check your connection and try again.");
@@ -287,6 +291,16 @@ export const api = {
   /** person is one person's profile; 404 person_not_found when it has none yet. */
   /** cohorts lists the product's cohorts (docs/queries.md, "Cohorts"). */
   cohorts: (p: number) => request<SavedCohortList>("GET", `/api/v1/products/${enc(p)}/cohorts`),
+  cohort: (p: number, id: number) => request<SavedCohort>("GET", `/api/v1/products/${enc(p)}/cohorts/${enc(id)}`),
+  createCohort: (p: number, c: CohortInput) => request<SavedCohort>("POST", `/api/v1/products/${enc(p)}/cohorts`, c),
+  updateCohort: (p: number, id: number, c: CohortInput) => request<SavedCohort>("PUT", `/api/v1/products/${enc(p)}/cohorts/${enc(id)}`, c),
+  deleteCohort: (p: number, id: number) => request<void>("DELETE", `/api/v1/products/${enc(p)}/cohorts/${enc(id)}`),
+  computeCohort: (p: number, id: number) => request<SavedCohort>("POST", `/api/v1/products/${enc(p)}/cohorts/${enc(id)}/compute`),
+  cohortMembers: (p: number, id: number, cursor?: string) =>
+    request<CohortMembersPage>("GET", `/api/v1/products/${enc(p)}/cohorts/${enc(id)}/members?limit=50${cursor ? `&cursor=${enc(cursor)}` : ""}`),
+  /** uploadCohort replaces a static cohort's members with a CSV of distinct ids. */
+  uploadCohort: (p: number, id: number, csv: Blob | string) =>
+    request<SavedCohort>("PUT", `/api/v1/products/${enc(p)}/cohorts/${enc(id)}/members`, undefined, { type: "text/csv", body: csv }),
   person: (p: number, distinctId: string) => request<Person>("GET", scoped(`/api/v1/persons/${enc(distinctId)}`, p)),
   /** userEvents is a page of a user's events, newest first: older than before (a previous page's nextBefore) when set. */
   userEvents: (p: number, distinctId: string, opts: { before?: string; limit?: number; env?: DataEnv } = {}) =>

@@ -28,6 +28,7 @@ import { FlagPage, Flags } from "./pages/Flags";
 import { Funnels } from "./pages/Funnels";
 import { Paths } from "./pages/Paths";
 import { People } from "./pages/People";
+import { Cohorts } from "./pages/Cohorts";
 import { Boards } from "./pages/Boards";
 import { Messages } from "./pages/Messages";
 import { Overview } from "./pages/Overview";
@@ -310,6 +311,7 @@ function Page(props: {
     return id ? <ReplayPage product={props.product} sessionId={id} at={parseMoment(search.get("t"))} /> : <NotFound home={home} />;
   }
   if (path === "/people") return <People product={props.product} />;
+  if (path === "/cohorts" || /^\/cohorts\/\d+$/.test(path)) return <Cohorts product={props.product} path={path} />;
   if (path === "/users") return <FindUser product={props.product} env={props.env} />;
   if (path.startsWith("/users/")) {
     const id = groupFingerprint(path.replace("/users/", "/errors/"));

@@ -15,9 +15,9 @@ describe("sidebar", () => {
 
   it("lists every page in order, without Errors unless the flag is on", async () => {
     const off = await mount(<Sidebar items={navItems({ errorTracking: false })} path="/" search={new URLSearchParams()} email="a@b.co" onLogout={() => {}} />);
-    expect(labels(off)).toEqual(["Overview", "Trends", "Funnels", "Paths", "Retention", "Acquisition", "Dashboards", "Annotations", "Replays", "Users", "People", "Messages", "Experiments", "Flags", "Settings", "API reference"]);
+    expect(labels(off)).toEqual(["Overview", "Trends", "Funnels", "Paths", "Retention", "Acquisition", "Dashboards", "Annotations", "Replays", "Users", "People", "Cohorts", "Messages", "Experiments", "Flags", "Settings", "API reference"]);
     const on = await mount(<Sidebar items={navItems({ errorTracking: true })} path="/errors" search={new URLSearchParams()} email="a@b.co" onLogout={() => {}} />);
-    expect(labels(on)).toEqual(["Overview", "Trends", "Funnels", "Paths", "Retention", "Acquisition", "Dashboards", "Annotations", "Errors", "Replays", "Users", "People", "Messages", "Experiments", "Flags", "Settings", "API reference"]);
+    expect(labels(on)).toEqual(["Overview", "Trends", "Funnels", "Paths", "Retention", "Acquisition", "Dashboards", "Annotations", "Errors", "Replays", "Users", "People", "Cohorts", "Messages", "Experiments", "Flags", "Settings", "API reference"]);
     expect(on.querySelector("[aria-current=page]")?.textContent).toBe("Errors");
   });
 

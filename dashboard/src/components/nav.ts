@@ -23,6 +23,7 @@ const items: readonly (NavItem & { feature?: "errorTracking" })[] = [
   { path: "/replays", label: "Replays", chart: true },
   { path: "/users", label: "Users", chart: false, env: true },
   { path: "/people", label: "People", chart: false },
+  { path: "/cohorts", label: "Cohorts", chart: false },
   { path: "/messages", label: "Messages", chart: false },
   { path: "/experiments", label: "Experiments", chart: false },
   { path: "/flags", label: "Flags", chart: false },

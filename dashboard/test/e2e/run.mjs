@@ -81,6 +81,7 @@ import { retentionPages } from "./retention.mjs";
 import { cookielessPages } from "./cookieless.mjs";
 import { pathsPages } from "./paths.mjs";
 import { peoplePages } from "./people.mjs";
+import { cohortPages } from "./cohorts.mjs";
 import { boardPages } from "./boards.mjs";
 import { funnelPages } from "./funnels.mjs";
 import { funnelUserPages } from "./funnelusers.mjs";
@@ -134,6 +135,7 @@ const PARTS = [
   { name: "cookieless", secs: 31, run: cookielessPages },
   { name: "paths", secs: 13, run: pathsPages },
   { name: "people", secs: 25, run: peoplePages },
+  { name: "cohorts", secs: 11, run: cohortPages },
   { name: "funnels", secs: 7, run: funnelPages },
   { name: "funnelusers", secs: 30, run: funnelUserPages },
   { name: "boards", secs: 13, run: boardPages },
@@ -272,7 +274,7 @@ async function withoutErrorTracking(browser) {
   // 2. The layout: the sidebar without Errors, and /errors is a 404 page.
   await check("the sidebar lists the pages, without Errors", async () => {
     const got = await page.locator("nav.sidebar .nav-item").allTextContents();
-    const want = ["Overview", "Trends", "Funnels", "Paths", "Retention", "Acquisition", "Dashboards", "Annotations", "Replays", "Users", "People", "Messages", "Experiments", "Flags", "Settings", "API reference"];
+    const want = ["Overview", "Trends", "Funnels", "Paths", "Retention", "Acquisition", "Dashboards", "Annotations", "Replays", "Users", "People", "Cohorts", "Messages", "Experiments", "Flags", "Settings", "API reference"];
     if (got.join() !== want.join()) throw new Error(`sidebar: ${got.join(", ")}`);
   });
   await check("/errors answers 404 and shows the not-found page", async () => {
