@@ -247,10 +247,69 @@ func checkCohorts(t *testing.T, s *server) {
 			t.Errorf("a viewer's %s %s: %d %s", x[0], x[1], r.Status, r.Body)
 		}
 	}
+	checkPersonFilters(t, s, a, now)
+
 	if r := owner.do(t, "DELETE", path, nil); r.Status != 204 {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
 	if r := owner.do(t, "GET", path, nil); r.Status != 404 {
 		t.Errorf("a deleted cohort: %d %s", r.Status, r.Body)
+	}
+}
+
+// checkPersonFilters filters a trend by person properties (docs/queries.md,
+// "Person filters") over HTTP: alice and carol are on pro, bob on free,
+// dave has no plan; all four signed up. A bad key or operator is refused
+// naming the field.
+func checkPersonFilters(t *testing.T, s *server, a tenant, now time.Time) {
+	t.Helper()
+	var evs []map[string]any
+	for id, plan := range map[string]string{"alice": "pro", "bob": "free", "carol": "pro"} {
+		evs = append(evs, map[string]any{"event_name": "$identify", "distinct_id": id, "timestamp": now.Format(time.RFC3339), "properties": map[string]any{"plan": plan}})
+	}
+	if r := postEvents(t, s, a.Live, evs...); r.Status != 202 {
+		t.Fatalf("ingest: %d %s", r.Status, r.Body)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := annCall(t, s, a.Token, "GET", `/api/v1/persons?where=[{"key":"plan","operator":"is_set"}]`, nil)
+		var p struct{ Items []any }
+		json.Unmarshal(r.Body, &p)
+		if len(p.Items) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("traits not written: %s", r.Body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	signups := func(filter map[string]any) response {
+		return annCall(t, s, a.Token, "POST", "/api/v1/query/trend", map[string]any{
+			"series": []any{map[string]any{"event": "signup", "math": "unique_users"}}, "filters": []any{filter}})
+	}
+	for _, c := range []struct {
+		filter map[string]any
+		want   float64
+	}{
+		{map[string]any{"property": "person.plan", "operator": "eq", "value": "pro"}, 2},
+		{map[string]any{"property": "person.plan", "operator": "neq", "value": "pro"}, 2},
+		{map[string]any{"property": "person.plan", "operator": "is_set"}, 3},
+	} {
+		r := signups(c.filter)
+		var tr struct{ Series []struct{ Total *float64 } }
+		if err := json.Unmarshal(r.Body, &tr); r.Status != 200 || err != nil || len(tr.Series) != 1 || tr.Series[0].Total == nil || *tr.Series[0].Total != c.want {
+			t.Errorf("signups filtered by %v: %d %s, want %v users", c.filter, r.Status, r.Body, c.want)
+		}
+	}
+	for filter, want := range map[string]string{
+		`{"property":"person.$set","operator":"eq","value":"x"}`:    "filters[0].property: a person property's key must",
+		`{"property":"person.plan","operator":"regex","value":"x"}`: "filters[0].operator: must be one of eq, neq, contains, is_set, is_not_set for a person property",
+		`{"property":"person.plan","operator":"eq"}`:                "filters[0].value: eq needs a value",
+	} {
+		var f map[string]any
+		json.Unmarshal([]byte(filter), &f)
+		if r := signups(f); r.Status != 400 || !strings.Contains(string(r.Body), want) {
+			t.Errorf("a trend filtered by %s: %d %s, want 400 %q", filter, r.Status, r.Body, want)
+		}
 	}
 }

@@ -785,10 +785,11 @@ export interface components {
         };
         /**
          * Filter
-         * @description An event filter: on a property of the event (`PropertyFilter`), or on whether the
-         *     event's user is in a cohort (`CohortFilter`). Filters of a list must all pass.
+         * @description An event filter: on a property of the event (`PropertyFilter`), on whether the
+         *     event's user is in a cohort (`CohortFilter`), or on a property of the event's person
+         *     (`PersonPropertyFilter`). Filters of a list must all pass.
          */
-        Filter: components["schemas"]["PropertyFilter"] | components["schemas"]["CohortFilter"];
+        Filter: components["schemas"]["PropertyFilter"] | components["schemas"]["CohortFilter"] | components["schemas"]["PersonPropertyFilter"];
         /** @description At most 20 filters, all of which must pass. Absent, `null` and `[]` mean none. */
         FilterList: components["schemas"]["Filter"][] | null;
         /**
@@ -1630,6 +1631,29 @@ export interface components {
             items: components["schemas"]["PersonRow"][];
             /** @description The next page's `cursor`, `null` on the last page. */
             nextCursor: string | null;
+        };
+        /**
+         * Person property filter
+         * @description Keeps the events whose person (the profile of their `distinct_id`, docs/ingest.md,
+         *     "Person profiles") has a property that compares true, with the people list's operators
+         *     and semantics: `eq`, `neq` (which also keeps persons without the property), `contains`
+         *     (case-insensitive), `is_set`, `is_not_set`; a number or boolean value is compared in
+         *     its JSON text. An event whose `distinct_id` has no profile passes no person filter.
+         *     The persons that pass are found when the query runs and reused for 5 minutes
+         *     (docs/queries.md, "Person filters").
+         * @example {
+         *       "property": "person.plan",
+         *       "operator": "eq",
+         *       "value": "pro"
+         *     }
+         */
+        PersonPropertyFilter: {
+            /** @description `person.` and the property's key, 1 to 200 bytes, not starting with `$` or `/`. */
+            property: string;
+            /** @enum {string} */
+            operator: "eq" | "neq" | "contains" | "is_set" | "is_not_set";
+            /** @description Required by `eq`, `neq` and `contains`; absent for `is_set` and `is_not_set`. */
+            value?: string | number | boolean | null;
         };
         /**
          * PersonRow

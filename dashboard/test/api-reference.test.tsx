@@ -156,7 +156,7 @@ describe("the reference model of api/openapi.yaml", () => {
     expect(result.name).toBe("FunnelResult");
     const stepList = field(result.fields, "steps");
     expect(stepList.schema.type).toBe("array of FunnelStep");
-    expect(stepList.schema.fields.map((f) => `${f.name}:${f.schema.type}`)).toEqual(["name:string", "where:array of PropertyFilter or CohortFilter", "count:integer (int64)", "conversionPct:number or null"]);
+    expect(stepList.schema.fields.map((f) => `${f.name}:${f.schema.type}`)).toEqual(["name:string", "where:array of PropertyFilter or CohortFilter or PersonPropertyFilter", "count:integer (int64)", "conversionPct:number or null"]);
 
     const codes = (status: string) => funnel.responses.find((r) => r.status === status)?.codes;
     expect(codes("401")).toEqual(["missing_credentials", "invalid_credentials", "test_key_not_allowed", "not_signed_in"]);

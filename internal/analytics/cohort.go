@@ -2,6 +2,7 @@ package analytics
 
 import (
 	"context"
+	"hash/fnv"
 	"encoding/json"
 	"strings"
 	"time"
@@ -266,6 +267,20 @@ type BehaviorQuery struct {
 	Since     time.Time
 }
 
+// PersonSetID is the cohort id under which the event store keeps the
+// persons that pass one person-property filter of a query (docs/queries.md,
+// "Person filters"): below 0, so that no saved cohort has it, and a hash of
+// the filter, so that every node names the same filter alike.
+func PersonSetID(f PersonFilter) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(f.Key))
+	h.Write([]byte{0})
+	h.Write([]byte(f.Operator))
+	h.Write([]byte{0})
+	h.Write([]byte(f.Value))
+	return -int64(h.Sum64()>>2) - 1
+}
+
 // CohortMembership is one cohort generation that holds a person.
 type CohortMembership struct {
 	CohortID   int64
@@ -288,6 +303,10 @@ type CohortMemberStore interface {
 	// after it returns (ClickHouse's mutation); readers name their
 	// generation, so none sees it happen.
 	DropCohortGenerations(ctx context.Context, productID, cohortID, keep int64) error
+	// DropPersonSets deletes the product's person sets (the member sets
+	// of person-property filters, cohort ids below 0: PersonSetID) whose
+	// generation is below before. It may finish after it returns.
+	DropPersonSets(ctx context.Context, productID, before int64) error
 	// PersonCohorts lists the cohort generations that hold distinctID.
 	PersonCohorts(ctx context.Context, productID int64, distinctID string) ([]CohortMembership, error)
 	// DeleteCohortMemberships deletes distinctIDs from every generation

@@ -112,6 +112,10 @@ const (
 // property.
 const CohortFilterProperty = "cohort"
 
+// PersonPropertyPrefix starts the name a request gives a person-property
+// filter's property: "person.plan" is the person's property plan.
+const PersonPropertyPrefix = "person."
+
 // CohortRef names the member set a cohort filter reads: the cohort's
 // current generation, which the query engine finds when the query runs
 // (0 when the cohort was never computed: no members).
@@ -124,12 +128,16 @@ type CohortRef struct {
 // is_not_set); booleans arrive as the strings "true" and "false". A cohort
 // filter has Cohort set instead of Property and Value, and the operator
 // OpInCohort or OpNotInCohort: it keeps the events whose distinct id is
-// (is not) among the cohort's members.
+// (is not) among the cohort's members. A person-property filter has
+// Person set instead: it keeps the events whose person passes it, and
+// the query engine turns it into a cohort filter of the persons that do
+// (docs/queries.md, "Person filters").
 type Filter struct {
 	Property Property
 	Operator Operator
 	Value    any
 	Cohort   *CohortRef
+	Person   *PersonFilter
 }
 
 // EventRange is what every query reads: one product's events of one

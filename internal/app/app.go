@@ -222,7 +222,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	exceptions.Aliases, exceptions.Groups, exceptions.AliasLimit = a.store.meta, a.store.queries, cfg.ErrorAliasLimit
 	engine := &query.Engine{Store: a.store.queries, Sync: a.store.sync, Now: time.Now,
 		Admission: query.NewAdmission(cfg.QueryConcurrency, cfg.QueryQueue, cfg.QueryWait), Live: query.NewLive(cfg.LiveCache),
-		Cohorts: a.store.meta}
+		Cohorts: a.store.meta, PersonSets: &cohorts.PersonSets{Persons: a.store.meta, Events: a.store.queries.(analytics.CohortMemberStore), Now: time.Now}}
 	// The error groups' operations, which the API and the alerts job
 	// share; a merge or an unmerge made here makes ingest's alias cache
 	// forget the product.

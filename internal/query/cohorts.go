@@ -13,18 +13,38 @@ type CohortReader interface {
 	Cohort(ctx context.Context, productID, id int64) (analytics.Cohort, error)
 }
 
+// PersonSetter finds the member set of the persons that pass a
+// person-property filter (cohorts.PersonSets).
+type PersonSetter interface {
+	Set(ctx context.Context, productID int64, f analytics.PersonFilter) (analytics.CohortRef, error)
+}
+
 // resolveCohorts returns fs with each cohort filter naming the member set
 // it reads: its product and the cohort's current generation, looked up
 // when the query runs, so that a saved query follows its cohort's
-// recomputations (docs/queries.md, "Cohort filters"). A list without
+// recomputations (docs/queries.md, "Cohort filters"); and each
+// person-property filter made a cohort filter of its person set ("Person
+// filters"). A list without
 // cohort filters is returned as it is; one with them is a copy, since a
 // prepared query may run more than once.
 func (e *Engine) resolveCohorts(ctx context.Context, productID int64, fs []analytics.Filter) ([]analytics.Filter, error) {
-	if !slices.ContainsFunc(fs, func(f analytics.Filter) bool { return f.Cohort != nil }) {
+	if !slices.ContainsFunc(fs, func(f analytics.Filter) bool { return f.Cohort != nil || f.Person != nil }) {
 		return fs, nil
 	}
 	out := slices.Clone(fs)
 	for i, f := range out {
+		if f.Person != nil {
+			if e.PersonSets == nil {
+				return nil, analytics.InvalidField("filters", "person filters are not available here")
+			}
+			ref, err := e.PersonSets.Set(ctx, productID, *f.Person)
+			if err != nil {
+				return nil, err
+			}
+			// Person stays, so that the answer names the filter as sent.
+			out[i] = analytics.Filter{Operator: analytics.OpInCohort, Cohort: &ref, Person: f.Person}
+			continue
+		}
 		if f.Cohort == nil {
 			continue
 		}

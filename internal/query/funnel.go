@@ -415,6 +415,14 @@ func filterRequests(fs []analytics.Filter) []FilterRequest {
 	}
 	out := make([]FilterRequest, len(fs))
 	for i, f := range fs {
+		if f.Person != nil {
+			var v any
+			if f.Person.Operator != analytics.OpIsSet && f.Person.Operator != analytics.OpIsNotSet {
+				v = f.Person.Value
+			}
+			out[i] = FilterRequest{Property: analytics.PersonPropertyPrefix + f.Person.Key, Operator: string(f.Person.Operator), Value: v}
+			continue
+		}
 		if f.Cohort != nil {
 			out[i] = FilterRequest{Property: analytics.CohortFilterProperty, Operator: string(f.Operator), Value: float64(f.Cohort.ID)}
 			continue

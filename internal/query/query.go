@@ -37,7 +37,10 @@ type Engine struct {
 	// Cohorts, when set, finds the cohorts that cohort filters name;
 	// without it a query with one is refused.
 	Cohorts CohortReader
-	Now     func() time.Time
+	// PersonSets, when set, finds the persons of person-property
+	// filters; without it a query with one is refused.
+	PersonSets PersonSetter
+	Now        func() time.Time
 }
 
 func (e *Engine) now() time.Time {

@@ -425,6 +425,9 @@ func filter(fld string, f FilterRequest) (analytics.Filter, error) {
 	if f.Property == analytics.CohortFilterProperty {
 		return cohortFilter(fld, f)
 	}
+	if key, ok := strings.CutPrefix(f.Property, analytics.PersonPropertyPrefix); ok {
+		return personFilter(fld, key, f)
+	}
 	p, err := property(fld+".property", f.Property)
 	if err != nil {
 		return analytics.Filter{}, err
@@ -485,6 +488,42 @@ func cohortFilter(fld string, f FilterRequest) (analytics.Filter, error) {
 		return analytics.Filter{}, analytics.InvalidField(fld+".value", "must be a cohort's id (a whole number from 1)")
 	}
 	return analytics.Filter{Operator: op, Cohort: &analytics.CohortRef{ID: int64(id)}}, nil
+}
+
+// personFilter validates a person-property filter: the people list's
+// operators and semantics on the person's property key, and a value in
+// its text form (a number or a boolean as JSON writes it).
+func personFilter(fld, key string, f FilterRequest) (analytics.Filter, error) {
+	pf := analytics.PersonFilter{Key: key, Operator: analytics.Operator(f.Operator)}
+	switch v := f.Value.(type) {
+	case nil:
+	case string:
+		pf.Value = v
+	case float64, bool:
+		b, _ := json.Marshal(v)
+		pf.Value = string(b)
+	default:
+		return analytics.Filter{}, analytics.InvalidField(fld+".value", "must be a string, number or boolean")
+	}
+	switch pf.Operator {
+	case analytics.OpEq, analytics.OpNeq, analytics.OpContains:
+		if f.Value == nil {
+			return analytics.Filter{}, analytics.InvalidField(fld+".value", "%s needs a value", pf.Operator)
+		}
+	case analytics.OpIsSet, analytics.OpIsNotSet:
+		if f.Value != nil {
+			return analytics.Filter{}, analytics.InvalidField(fld+".value", "%s takes no value", pf.Operator)
+		}
+	default:
+		return analytics.Filter{}, analytics.InvalidField(fld+".operator", "must be one of eq, neq, contains, is_set, is_not_set for a person property, not %q", f.Operator)
+	}
+	if pf.Key == "" || len(pf.Key) > 200 || strings.HasPrefix(pf.Key, "$") || strings.HasPrefix(pf.Key, "/") {
+		return analytics.Filter{}, analytics.InvalidField(fld+".property", "a person property's key must be 1 to 200 bytes and not start with $ or /")
+	}
+	if err := analytics.ValidatePersonFilter(pf); err != nil {
+		return analytics.Filter{}, analytics.InvalidField(fld+".value", "at most 1000 characters")
+	}
+	return analytics.Filter{Operator: analytics.OpInCohort, Person: &pf}, nil
 }
 
 // ErrorGroupsLimits bound the error pages' lists.

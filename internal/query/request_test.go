@@ -124,15 +124,31 @@ func TestParseCohortFilters(t *testing.T) {
 	if err != nil || len(r.Filters) != 2 || r.Filters[0].Cohort == nil || r.Filters[1].Property.Column != "os" {
 		t.Errorf("retention filters: %+v, %v", r.Filters, err)
 	}
+	p, err := ParseTrend([]byte(`{"series":[{"event":"a"}],"filters":[{"property":"person.plan","operator":"eq","value":"pro"},
+		{"property":"person.seats","operator":"neq","value":3},{"property":"person.email","operator":"is_set"}]}`), sc, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []analytics.PersonFilter{{Key: "plan", Operator: analytics.OpEq, Value: "pro"}, {Key: "seats", Operator: analytics.OpNeq, Value: "3"},
+		{Key: "email", Operator: analytics.OpIsSet}}
+	for i, f := range p.Filters {
+		if f.Person == nil || *f.Person != want[i] || f.Cohort != nil {
+			t.Errorf("person filter %d: %+v, want %+v", i, f, want[i])
+		}
+	}
 	for body, want := range map[string]string{
-		`{"series":[{"event":"a"}],"filters":[{"property":"cohort","operator":"eq","value":1}]}`:      "filters[0].operator: must be in or not_in for a cohort",
-		`{"series":[{"event":"a"}],"filters":[{"property":"cohort","operator":"in","value":"1"}]}`:    "filters[0].value: must be a cohort's id",
-		`{"series":[{"event":"a"}],"filters":[{"property":"cohort","operator":"in","value":1.5}]}`:    "filters[0].value: must be a cohort's id",
-		`{"series":[{"event":"a"}],"filters":[{"property":"cohort","operator":"in","value":0}]}`:      "filters[0].value: must be a cohort's id",
-		`{"series":[{"event":"a"}],"filters":[{"property":"cohort","operator":"in"}]}`:                "filters[0].value: must be a cohort's id",
-		`{"series":[{"event":"a"}],"filters":[{"property":"browser","operator":"in","value":"x"}]}`:   "filters[0].operator: must be one of eq",
-		`{"series":[{"event":"a"}],"breakdown":"cohort"}`:                                             "breakdown: must be one of",
-		`{"series":[{"event":"a","filters":[{"property":"cohort","operator":"not_in","value":-2}]}]}`: "series[0].filters[0].value: must be a cohort's id",
+		`{"series":[{"event":"a"}],"filters":[{"property":"person.plan","operator":"gt","value":1}]}`:     "filters[0].operator: must be one of eq, neq, contains, is_set, is_not_set for a person property",
+		`{"series":[{"event":"a"}],"filters":[{"property":"person.","operator":"eq","value":"x"}]}`:       "filters[0].property: a person property's key must",
+		`{"series":[{"event":"a"}],"filters":[{"property":"person.plan","operator":"is_set","value":1}]}`: "filters[0].value: is_set takes no value",
+		`{"series":[{"event":"a"}],"filters":[{"property":"person.plan","operator":"eq","value":[1]}]}`:   "filters[0].value: must be a string, number or boolean",
+		`{"series":[{"event":"a"}],"filters":[{"property":"cohort","operator":"eq","value":1}]}`:          "filters[0].operator: must be in or not_in for a cohort",
+		`{"series":[{"event":"a"}],"filters":[{"property":"cohort","operator":"in","value":"1"}]}`:        "filters[0].value: must be a cohort's id",
+		`{"series":[{"event":"a"}],"filters":[{"property":"cohort","operator":"in","value":1.5}]}`:        "filters[0].value: must be a cohort's id",
+		`{"series":[{"event":"a"}],"filters":[{"property":"cohort","operator":"in","value":0}]}`:          "filters[0].value: must be a cohort's id",
+		`{"series":[{"event":"a"}],"filters":[{"property":"cohort","operator":"in"}]}`:                    "filters[0].value: must be a cohort's id",
+		`{"series":[{"event":"a"}],"filters":[{"property":"browser","operator":"in","value":"x"}]}`:       "filters[0].operator: must be one of eq",
+		`{"series":[{"event":"a"}],"breakdown":"cohort"}`:                                                 "breakdown: must be one of",
+		`{"series":[{"event":"a","filters":[{"property":"cohort","operator":"not_in","value":-2}]}]}`:     "series[0].filters[0].value: must be a cohort's id",
 	} {
 		if _, err := ParseTrend([]byte(body), sc, now); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", body, err, want)

@@ -358,7 +358,7 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
             </div>
             <p class="hint">Each step must happen within the window after the one before it. Steps count users (or the groups picked in Count), not events.</p>
             <datalist id="funnel-properties">
-              {["url", "path", "referrer", "browser", "os", "device_type", "source", "channel", "utm_source", "utm_medium", "utm_campaign", "country", "cohort"].map((c) => (
+              {["url", "path", "referrer", "browser", "os", "device_type", "source", "channel", "utm_source", "utm_medium", "utm_campaign", "country", "cohort", "person."].map((c) => (
                 <option key={c} value={c} />
               ))}
             </datalist>

@@ -120,7 +120,7 @@ function RetentionPage(props: { product: Product; range: DateRange; env: DataEnv
         <p class="hint full">Users join the cohort of the period of their first start event; a blank return event means the start event.</p>
         <div class="full">
           <datalist id="retention-properties">
-            {["url", "path", "referrer", "browser", "os", "device_type", "source", "channel", "country", "cohort"].map((c) => (
+            {["url", "path", "referrer", "browser", "os", "device_type", "source", "channel", "country", "cohort", "person."].map((c) => (
               <option key={c} value={c} />
             ))}
           </datalist>

@@ -225,6 +225,7 @@ function TrendBuilder(props: { product: Product; range: DateRange; env: DataEnv 
               ))}
               <option value="properties." />
               <option value="cohort" />
+              <option value="person." />
             </datalist>
             <h2>Series</h2>
             <ul class="rows">

@@ -97,11 +97,25 @@ func (s *Store) DropCohortGenerations(ctx context.Context, productID, cohortID, 
 	})
 }
 
-// PersonCohorts lists the cohort generations that hold a person.
+// DropPersonSets deletes the product's person sets of generations below
+// before, by a mutation on every shard, without waiting for it.
+func (s *Store) DropPersonSets(ctx context.Context, productID, before int64) error {
+	return s.onEveryShard(ctx, func(conn driver.Conn, table string) error {
+		err := conn.Exec(ctx, "ALTER TABLE `"+s.db+"`."+cohortTable(table)+" DELETE WHERE product_id = ? AND cohort_id < 0 AND generation < ?",
+			productID, before)
+		if err != nil {
+			return fmt.Errorf("dropping person sets: %w", err)
+		}
+		return nil
+	})
+}
+
+// PersonCohorts lists the saved cohorts' generations that hold a person
+// (a person set, cohort_id below 0, is no cohort of theirs).
 func (s *Store) PersonCohorts(ctx context.Context, productID int64, distinctID string) ([]analytics.CohortMembership, error) {
 	var b builder
 	b.Write("SELECT DISTINCT cohort_id, generation FROM ", s.members(), " WHERE product_id = ", b.arg(productID),
-		" AND distinct_id = ", b.arg(distinctID), " ORDER BY cohort_id, generation")
+		" AND distinct_id = ", b.arg(distinctID), " AND cohort_id > 0 ORDER BY cohort_id, generation")
 	return queryAll(ctx, s, "reading a person's cohorts", &b, func(rows driver.Rows) (analytics.CohortMembership, error) {
 		var m analytics.CohortMembership
 		return m, rows.Scan(&m.CohortID, &m.Generation)

@@ -237,6 +237,9 @@ func (b *builder) filter(f analytics.Filter) error {
 	if f.Cohort != nil {
 		return b.cohortFilter(f)
 	}
+	if f.Person != nil {
+		return errors.New("a person filter the query engine did not turn into its person set")
+	}
 	p := f.Property
 	if err := checkProperty(p); err != nil {
 		return err

@@ -80,10 +80,23 @@ func (s *Store) DropCohortGenerations(ctx context.Context, productID, cohortID, 
 	return nil
 }
 
-// PersonCohorts lists the cohort generations that hold a person.
+// DropPersonSets deletes the product's person sets of generations below
+// before.
+func (s *Store) DropPersonSets(ctx context.Context, productID, before int64) error {
+	if err := s.pool.writable(); err != nil {
+		return err
+	}
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM cohort_members WHERE product_id = $1 AND cohort_id < 0 AND generation < $2`, productID, before); err != nil {
+		return fmt.Errorf("dropping person sets: %w", err)
+	}
+	return nil
+}
+
+// PersonCohorts lists the saved cohorts' generations that hold a person
+// (a person set, cohort_id below 0, is no cohort of theirs).
 func (s *Store) PersonCohorts(ctx context.Context, productID int64, distinctID string) ([]analytics.CohortMembership, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT cohort_id, generation FROM cohort_members
-		WHERE product_id = $1 AND distinct_id = $2 ORDER BY cohort_id, generation`, productID, distinctID)
+		WHERE product_id = $1 AND distinct_id = $2 AND cohort_id > 0 ORDER BY cohort_id, generation`, productID, distinctID)
 	if err != nil {
 		return nil, fmt.Errorf("reading a person's cohorts: %w", err)
 	}

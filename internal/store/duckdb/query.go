@@ -170,6 +170,9 @@ func (b *builder) filter(f analytics.Filter) error {
 	if f.Cohort != nil {
 		return b.cohortFilter(f)
 	}
+	if f.Person != nil {
+		return errors.New("a person filter the query engine did not turn into its person set")
+	}
 	x, err := b.property(f.Property)
 	if err != nil {
 		return err

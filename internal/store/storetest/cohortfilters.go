@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"strata/internal/analytics"
+	"strata/internal/cohorts"
 	"strata/internal/query"
 	"strata/internal/query/querytest"
 )
@@ -269,6 +271,8 @@ func testCohortFilters(ctx context.Context, t *testing.T, s Events) {
 		}
 	}
 
+	testPersonFilters(ctx, t, s)
+
 	// A cohort the product does not have is refused, naming it.
 	q, err := query.TrendRequest{Series: []query.SeriesRequest{{Event: "e"}}, DateFrom: "2026-03-01", DateTo: "2026-03-02",
 		Filters: []query.FilterRequest{{Property: "cohort", Operator: "in", Value: 999.0}}}.Query(analytics.EventRange{ProductID: 1501, Env: analytics.EnvLive}, time.Now())
@@ -283,3 +287,165 @@ func testCohortFilters(ctx context.Context, t *testing.T, s Events) {
 
 // windowJSON is a window in hours as a request's JSON number.
 func windowJSON(hours int) []byte { return []byte(strconv.Itoa(hours)) }
+
+// personPlans stands in for the metadata store's persons (this half of
+// the suite does not open one): each product's persons and their plan
+// ("" for none). It streams the ids that pass a filter of the key plan
+// with the people list's semantics, in byte order.
+type personPlans map[int64]map[string]string
+
+func (pp personPlans) EachPersonID(_ context.Context, productID int64, filters []analytics.PersonFilter, fn func(string) error) error {
+	ids := slices.Sorted(maps.Keys(pp[productID]))
+	for _, id := range ids {
+		plan := pp[productID][id]
+		pass := true
+		for _, f := range filters {
+			if f.Key != "plan" {
+				return fmt.Errorf("personPlans knows the key plan only, not %q", f.Key)
+			}
+			switch f.Operator {
+			case analytics.OpEq:
+				pass = pass && plan != "" && plan == f.Value
+			case analytics.OpNeq:
+				pass = pass && plan != f.Value
+			case analytics.OpIsSet:
+				pass = pass && plan != ""
+			default:
+				return fmt.Errorf("personPlans: operator %q", f.Operator)
+			}
+		}
+		if pass {
+			if err := fn(id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// testPersonFilters checks person-property filters ("person.plan eq pro"),
+// which the engine turns into cohort filters of person sets
+// (cohorts.PersonSets) written to the store: a trend and a funnel on
+// random datasets equal the reference given the persons that pass; a set
+// is computed once while it is fresh and again after, and the sweep of a
+// later computation deletes its old generation.
+func testPersonFilters(ctx context.Context, t *testing.T, s Events) {
+	ms := s.(analytics.CohortMemberStore)
+	plans := personPlans{}
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	sets := &cohorts.PersonSets{Persons: plans, Events: ms, Now: func() time.Time { return now }}
+	engine := &query.Engine{Store: s, PersonSets: sets}
+	for seed := int64(1); seed <= datasets(4); seed++ {
+		rng := rand.New(rand.NewPCG(uint64(seed), 43))
+		ds := querytest.Generate(seed)
+		p := 1800 + seed
+		if err := s.AppendEvents(ctx, storeEvents(p, ds.Events)); err != nil {
+			t.Fatal(err)
+		}
+		plans[p] = map[string]string{}
+		for _, e := range ds.Events {
+			if _, ok := plans[p][e.DistinctID]; !ok {
+				plans[p][e.DistinctID] = []string{"", "pro", "free"}[rng.IntN(3)]
+			}
+		}
+		// The persons a filter keeps, as the reference's cohort.
+		members := func(f analytics.PersonFilter) querytest.CohortValue {
+			v := querytest.CohortValue{Members: map[string]bool{}}
+			plans.EachPersonID(ctx, p, []analytics.PersonFilter{f}, func(id string) error { v.Members[id] = true; return nil })
+			return v
+		}
+		pro := members(analytics.PersonFilter{Key: "plan", Operator: analytics.OpEq, Value: "pro"})
+		notFree := members(analytics.PersonFilter{Key: "plan", Operator: analytics.OpNeq, Value: "free"})
+		from, to := ds.From.Format("2006-01-02"), ds.To.Format("2006-01-02")
+		scope := analytics.EventRange{ProductID: p, Env: analytics.EnvLive}
+
+		req := query.TrendRequest{Interval: "week", DateFrom: from, DateTo: to,
+			Filters: []query.FilterRequest{{Property: "person.plan", Operator: "eq", Value: "pro"}},
+			Series:  []query.SeriesRequest{{Event: ds.Steps[0], Math: "unique_users"}}}
+		tq, err := req.Query(scope, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := engine.RunTrend(ctx, tq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := querytest.Trend(ds.Events, false, []querytest.Series{{Event: ds.Steps[0], Math: "unique_users"}},
+			[]querytest.Filter{{Property: "cohort", Operator: "in", Value: pro}}, ds.From, ds.To, "week", "", 0)
+		if !reflect.DeepEqual(tr.Series[0].Total, ref[0].Total) {
+			t.Errorf("seed %d unique users of %s on pro: %s, want %s", seed, ds.Steps[0], optional(tr.Series[0].Total), optional(ref[0].Total))
+		}
+
+		freq := query.FunnelRequest{Steps: query.EventSteps(ds.Steps), WindowHours: windowJSON(ds.WindowHours), DateFrom: from, DateTo: to}
+		freq.Steps[0].Where = []query.FilterRequest{{Property: "person.plan", Operator: "neq", Value: "free"}}
+		fq, err := freq.Query(scope, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fr, err := engine.RunFunnel(ctx, fq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refSteps := querytest.PlainSteps(ds.Steps)
+		refSteps[0].Filters = []querytest.Filter{{Property: "cohort", Operator: "in", Value: notFree}}
+		want := querytest.FunnelSteps(time.UTC, ds.Events, false, refSteps, ds.From, ds.To, ds.WindowHours)
+		for i, st := range fr.Steps {
+			if st.Count != want[i] {
+				t.Errorf("seed %d funnel %v, step 0 not on free: step %d = %d, want %d", seed, ds.Steps, i, st.Count, want[i])
+			}
+		}
+		if fr.Steps[0].Where == nil || fr.Steps[0].Where[0].Property != "person.plan" {
+			t.Errorf("seed %d: the funnel's first step is named %+v, want its person filter", seed, fr.Steps[0])
+		}
+	}
+
+	// One set while it is fresh; a new generation after; the next
+	// computation past PersonSetKeep deletes the first.
+	f := analytics.PersonFilter{Key: "plan", Operator: analytics.OpEq, Value: "pro"}
+	first, err := sets.Set(ctx, 1801, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(cohorts.PersonSetFresh / 2)
+	if again, err := sets.Set(ctx, 1801, f); err != nil || again != first {
+		t.Errorf("a fresh set was computed again: %+v, then %+v (%v)", first, again, err)
+	}
+	now = now.Add(cohorts.PersonSetKeep + time.Minute)
+	second, err := sets.Set(ctx, 1801, f)
+	if err != nil || second.Generation == first.Generation || second.ID != first.ID || first.ID >= 0 {
+		t.Fatalf("after PersonSetKeep: %+v, then %+v (%v)", first, second, err)
+	}
+	size := func(r analytics.CohortRef) int64 {
+		n, err := ms.CohortSize(ctx, r.ProductID, r.ID, r.Generation)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := size(second); n != int64(len(pro1801(plans))) {
+		t.Errorf("the new set has %d members, want %d", n, len(pro1801(plans)))
+	}
+	waitFor(t, func() bool { return size(first) == 0 }, "the old person set dropped")
+	// A person set is no cohort of a person's.
+	for id, plan := range plans[1801] {
+		if plan != "pro" {
+			continue
+		}
+		pc, err := ms.PersonCohorts(ctx, 1801, id)
+		if err != nil || len(pc) != 0 {
+			t.Errorf("PersonCohorts(%q) = %v, %v: a person set listed", id, pc, err)
+		}
+		break
+	}
+}
+
+// pro1801 is the persons on pro of the first person-filter dataset.
+func pro1801(plans personPlans) []string {
+	var out []string
+	for id, plan := range plans[1801] {
+		if plan == "pro" {
+			out = append(out, id)
+		}
+	}
+	return out
+}
