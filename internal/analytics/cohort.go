@@ -2,8 +2,8 @@ package analytics
 
 import (
 	"context"
-	"hash/fnv"
 	"encoding/json"
+	"hash/fnv"
 	"strings"
 	"time"
 	"unicode/utf8"
