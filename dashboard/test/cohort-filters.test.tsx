@@ -5,19 +5,9 @@ import { Retention } from "../src/pages/Retention";
 import { trendFromSearch, trendSearch, Trends } from "../src/pages/Trends";
 import type { QueryPatch } from "../src/router";
 import type { Product } from "../src/types";
-import { act } from "preact/test-utils";
-import { byText, click, fakeFetch, mount, submit, type } from "./helpers";
+import { byText, choose, click, fakeFetch, mount, submit, type } from "./helpers";
 
 afterEach(() => history.replaceState(null, "", "/"));
-
-/** choose picks an option of a select as a person would. */
-async function choose(el: Element | null, value: string): Promise<void> {
-  const s = el as HTMLSelectElement;
-  await act(() => {
-    s.value = value;
-    s.dispatchEvent(new Event("change", { bubbles: true }));
-  });
-}
 
 const product: Product = { id: 3, workspaceId: 1, name: "Shop", createdAt: "2026-11-01T00:00:00Z" };
 const range = { key: "custom" as const, from: "2026-11-01", to: "2026-11-03" };

@@ -2,21 +2,12 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { checkDefinition, Cohorts, definitionDraft, definitionRequest, describeCondition, newCondition } from "../src/pages/Cohorts";
 import type { Product } from "../src/types";
 import { act } from "preact/test-utils";
-import { asRole, byText, click, fakeFetch, mount, settle, submit, type } from "./helpers";
+import { asRole, byText, choose, click, fakeFetch, mount, settle, submit, type } from "./helpers";
 
 afterEach(() => {
   history.replaceState(null, "", "/");
   vi.useRealTimers();
 });
-
-/** choose picks an option of a select as a person would. */
-async function choose(el: Element | null, value: string): Promise<void> {
-  const s = el as HTMLSelectElement;
-  await act(() => {
-    s.value = value;
-    s.dispatchEvent(new Event("change", { bubbles: true }));
-  });
-}
 
 const product: Product = { id: 3, workspaceId: 1, name: "Shop", createdAt: "2026-11-01T00:00:00Z" };
 

@@ -105,3 +105,12 @@ export function fakeFetch(routes: Record<string, Answer | Route>): Call[] {
 export function asRole(role: Role, vnode: VNode): VNode {
   return h(RoleContext.Provider, { value: role }, vnode) as VNode;
 }
+
+/** choose picks an option of a select as a person would. */
+export async function choose(el: Element | null, value: string): Promise<void> {
+  const s = el as HTMLSelectElement;
+  await act(() => {
+    s.value = value;
+    s.dispatchEvent(new Event("change", { bubbles: true }));
+  });
+}

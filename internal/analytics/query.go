@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"time"
 )
@@ -107,6 +108,18 @@ const (
 	OpInCohort    Operator = "in"
 	OpNotInCohort Operator = "not_in"
 )
+
+// CohortNegated reports whether a cohort filter's operator keeps the
+// events of the cohort's non-members (not_in) rather than its members.
+func CohortNegated(op Operator) (bool, error) {
+	switch op {
+	case OpInCohort:
+		return false, nil
+	case OpNotInCohort:
+		return true, nil
+	}
+	return false, fmt.Errorf("unknown cohort operator %q", op)
+}
 
 // CohortFilterProperty is the name a request gives a cohort filter's
 // property.

@@ -285,13 +285,13 @@ func (b *builder) cohortFilter(f analytics.Filter) error {
 	if b.cohortIn == "" {
 		return errors.New("a cohort filter in a statement that cannot read cohorts")
 	}
+	negated, err := analytics.CohortNegated(f.Operator)
+	if err != nil {
+		return err
+	}
 	not := ""
-	switch f.Operator {
-	case analytics.OpInCohort:
-	case analytics.OpNotInCohort:
+	if negated {
 		not = "NOT "
-	default:
-		return fmt.Errorf("unknown cohort operator %q", f.Operator)
 	}
 	c := f.Cohort
 	b.Write(not, "(distinct_id ", b.cohortIn, " WHERE product_id = ", b.arg(c.ProductID),

@@ -229,13 +229,13 @@ func (b *builder) filters(fs []analytics.Filter) error {
 // with the previous step's rows, which carry uid too, and filters are
 // written unqualified.
 func (b *builder) cohortFilter(f analytics.Filter) error {
+	negated, err := analytics.CohortNegated(f.Operator)
+	if err != nil {
+		return err
+	}
 	not := ""
-	switch f.Operator {
-	case analytics.OpInCohort:
-	case analytics.OpNotInCohort:
+	if negated {
 		not = "NOT "
-	default:
-		return fmt.Errorf("unknown cohort operator %q", f.Operator)
 	}
 	c := f.Cohort
 	b.Write(not, "distinct_id IN (SELECT distinct_id FROM cohort_members WHERE product_id = ", b.arg(c.ProductID),
