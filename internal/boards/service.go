@@ -289,10 +289,10 @@ func (s *Service) PrepareTile(ctx context.Context, sc analytics.EventRange, boar
 }
 
 // ApplyFilters ANDs a board's filters (a JSON array of the query API's
-// filters) with a saved definition of the given kind: a trend's and a
-// paths query's are appended to its filters, a funnel's to every step's
-// where (so that each step counts only events that pass them). A
-// retention query takes no filters: its definition runs as saved.
+// filters) with a saved definition of the given kind: a trend's, a paths
+// query's and a retention query's are appended to its filters (retention
+// applies them to its start and return events), a funnel's to every
+// step's where (so that each step counts only events that pass them).
 func ApplyFilters(kind analytics.QueryKind, def, filters json.RawMessage) (json.RawMessage, error) {
 	var board []json.RawMessage
 	if len(bytes.TrimSpace(filters)) > 0 {
@@ -300,7 +300,7 @@ func ApplyFilters(kind analytics.QueryKind, def, filters json.RawMessage) (json.
 			return nil, err
 		}
 	}
-	if len(board) == 0 || kind == analytics.QueryRetention {
+	if len(board) == 0 {
 		return def, nil
 	}
 	var fields map[string]json.RawMessage
@@ -322,7 +322,7 @@ func ApplyFilters(kind analytics.QueryKind, def, filters json.RawMessage) (json.
 		return err
 	}
 	switch kind {
-	case analytics.QueryTrend, analytics.QueryPaths:
+	case analytics.QueryTrend, analytics.QueryPaths, analytics.QueryRetention:
 		if err := appendTo(fields, "filters"); err != nil {
 			return nil, err
 		}

@@ -9,8 +9,8 @@ import (
 
 // TestApplyFilters checks how a board's filters join a tile's definition:
 // appended to a trend's and a paths query's filters and to every funnel
-// step's where (each ANDed with the tile's own, which stay), and not at
-// all to a retention query, which takes none; the other fields stay.
+// step's where (each ANDed with the tile's own, which stay), and to a
+// retention query's filters; the other fields stay.
 func TestApplyFilters(t *testing.T) {
 	board := json.RawMessage(`[{"property":"country","operator":"eq","value":"FR"}]`)
 	for _, c := range []struct {
@@ -27,7 +27,7 @@ func TestApplyFilters(t *testing.T) {
 			`{"steps":[{"event":"a","where":[{"property":"os","operator":"eq","value":"iOS"},{"property":"country","operator":"eq","value":"FR"}]},{"event":"b","where":[{"property":"country","operator":"eq","value":"FR"}]}],"windowHours":24}`},
 		{analytics.QueryFunnel, `{"steps":["a",{"event":"b"}],"windowHours":24}`,
 			`{"steps":[{"event":"a","where":[{"property":"country","operator":"eq","value":"FR"}]},{"event":"b","where":[{"property":"country","operator":"eq","value":"FR"}]}],"windowHours":24}`},
-		{analytics.QueryRetention, `{"startEvent":"a"}`, `{"startEvent":"a"}`},
+		{analytics.QueryRetention, `{"startEvent":"a"}`, `{"filters":[{"property":"country","operator":"eq","value":"FR"}],"startEvent":"a"}`},
 	} {
 		got, err := ApplyFilters(c.kind, json.RawMessage(c.def), board)
 		if err != nil || string(got) != c.out {

@@ -464,12 +464,7 @@ function QueryTile(props: { product: Product; board: Board; tile: Tile; range: D
   }
   if (tile.kind === "funnel") return <FunnelBars result={run.result as FunnelResult} />;
   if (tile.kind === "retention") {
-    return (
-      <>
-        <CohortTable result={run.result as RetentionResult} annotations={annotations} />
-        {(props.board.filters ?? []).length > 0 ? <p class="hint">A retention query takes no filters: the dashboard's do not apply here.</p> : null}
-      </>
-    );
+    return <CohortTable result={run.result as RetentionResult} annotations={annotations} />;
   }
   if (tile.kind === "paths") return <SankeyChart result={run.result as PathsResult} />;
   return null;
