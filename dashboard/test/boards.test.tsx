@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { BoardView, boardInput, boardPath, moved } from "../src/pages/Boards";
 import type { Board, Product } from "../src/types";
-import { asRole, byText, click, fakeFetch, mount, type Call } from "./helpers";
+import { asRole, byText, choose, click, fakeFetch, mount, submit, type, type Call } from "./helpers";
 
 const product: Product = { id: 3, name: "Shop", timeZone: "UTC", workspaceId: 1, createdAt: "" };
 const range = { key: "custom" as const, from: "2026-11-21", to: "2026-11-27" };
@@ -85,6 +85,25 @@ describe("Dashboards", () => {
     await click(byText(root, "button", "Large"));
     expect((puts[1].body as { tiles: { id: number; height: number }[] }).tiles.map((t) => t.height)).toContain(2);
     expect(calls.some((c) => c.method === "PUT")).toBe(true);
+  });
+
+  it("adds a cohort, picked by name, as a dashboard filter", async () => {
+    const puts: Call[] = [];
+    fakeFetch(
+      routes(board(), {
+        "GET /api/v1/products/3/cohorts": { body: { items: [{ id: 5, name: "Beta testers" }] } },
+        "PUT /api/v1/boards/7": (c: Call) => {
+          puts.push(c);
+          return { body: board({ filters: (c.body as Board).filters }) };
+        },
+      }),
+    );
+    const root = await mount(<BoardView product={product} id={7} range={range} env="live" />);
+    await type(root.querySelector("input[name=filterProperty]"), "cohort");
+    await choose(root.querySelector("select[name=filterCohort]"), "5");
+    await submit(root.querySelector("form[aria-label='Add a dashboard filter']"));
+    expect((puts[0].body as Board).filters).toEqual([{ property: "cohort", operator: "in", value: 5 }]);
+    expect([...root.querySelectorAll("[data-testid=board-filter]")].map((c) => c.textContent?.replace("×", "").trim())).toEqual(["in Beta testers"]);
   });
 
   it("shows a viewer and a shared link no editing", async () => {

@@ -13,6 +13,7 @@ import { ErrorState, NoProduct, Skeleton } from "../components/States";
 import { FiltersContext, type OverviewFilter } from "../overviewFilters";
 import type { DateRange } from "../range";
 import { useAllows } from "../roles";
+import { cohortProperty, useCohortOptions } from "../components/FilterEditor";
 import type { Board, BoardInput, DataEnv, FilterRequest, FunnelResult, PathsResult, Product, RetentionResult, SavedQuery, SharedLink, Tile, TileCard, TrendResult } from "../types";
 import { CohortTable } from "./Retention";
 import { FunnelBars } from "./Funnels";
@@ -205,7 +206,7 @@ export function BoardView(props: { product: Product; id: number; range: DateRang
           )
         ) : null}
       </div>
-      <BoardFilters filters={filters} editable={member} onChange={(fs) => void save({ filters: fs })} />
+      <BoardFilters product={pid} filters={filters} editable={member} onChange={(fs) => void save({ filters: fs })} />
       {saveError ? (
         <p class="form-error" role="alert">
           {saveError}
@@ -278,16 +279,30 @@ function tileTitle(t: Tile): string {
   return t.card ? cardNames[t.card] : (t.name ?? `Saved query ${t.queryId}`);
 }
 
-function BoardFilters(props: { filters: FilterRequest[]; editable: boolean; onChange: (fs: FilterRequest[]) => void }) {
+/**
+ * BoardFilters shows a board's filters as chips and adds equality filters
+ * ("country is FR", "person.plan is pro"), or with the property "cohort" a
+ * cohort picked by name ("in cohort Beta testers").
+ */
+function BoardFilters(props: { product: number; filters: FilterRequest[]; editable: boolean; onChange: (fs: FilterRequest[]) => void }) {
   const [property, setProperty] = useState("country");
   const [value, setValue] = useState("");
+  const cohorts = useCohortOptions(props.product);
+  const cohort = property.trim() === cohortProperty;
+  const chipText = (f: FilterRequest) => {
+    if (f.property === cohortProperty) {
+      const name = cohorts.find((c) => c.id === f.value)?.name ?? `cohort ${String(f.value)}`;
+      return `${f.operator === "not_in" ? "not in" : "in"} ${name}`;
+    }
+    return `${f.property} ${f.operator === "eq" ? "is" : f.operator} ${f.value === undefined ? "" : String(f.value)}`;
+  };
   return (
     <div class="board-filters" aria-label="Dashboard filters">
       {props.filters.length === 0 ? <span class="hint">No dashboard filter: every tile runs as saved.</span> : null}
       <ul class="chips">
         {props.filters.map((f, i) => (
           <li key={i} class="chip" data-testid="board-filter">
-            {f.property} {f.operator === "eq" ? "is" : f.operator} {f.value === undefined ? "" : String(f.value)}
+            {chipText(f)}
             {props.editable ? (
               <button type="button" aria-label={`Remove the filter on ${f.property}`} onClick={() => props.onChange(props.filters.filter((_, j) => j !== i))}>
                 ×
@@ -303,7 +318,10 @@ function BoardFilters(props: { filters: FilterRequest[]; editable: boolean; onCh
           onSubmit={(e) => {
             e.preventDefault();
             if (!value.trim()) return;
-            props.onChange([...props.filters, { property, operator: "eq", value: value.trim() }]);
+            props.onChange([
+              ...props.filters,
+              cohort ? { property: cohortProperty, operator: "in", value: Number(value) } : { property: property.trim(), operator: "eq", value: value.trim() },
+            ]);
             setValue("");
           }}
         >
@@ -311,10 +329,24 @@ function BoardFilters(props: { filters: FilterRequest[]; editable: boolean; onCh
             Property
             <input type="text" name="filterProperty" value={property} onInput={(e) => setProperty(e.currentTarget.value)} />
           </label>
-          <label>
-            Is
-            <input type="text" name="filterValue" value={value} onInput={(e) => setValue(e.currentTarget.value)} />
-          </label>
+          {cohort ? (
+            <label>
+              Cohort
+              <select name="filterCohort" value={value} onChange={(e) => setValue(e.currentTarget.value)}>
+                <option value="">{cohorts.length ? "Pick a cohort" : "No cohort yet"}</option>
+                {cohorts.map((c) => (
+                  <option key={c.id} value={String(c.id)}>
+                    {c.name}
+                  </option>
+                ))}
+              </select>
+            </label>
+          ) : (
+            <label>
+              Is
+              <input type="text" name="filterValue" value={value} onInput={(e) => setValue(e.currentTarget.value)} />
+            </label>
+          )}
           <button type="submit" class="button secondary small">
             Add filter
           </button>
