@@ -64,18 +64,29 @@ func CheckGoals(q analytics.GoalsQuery) error {
 	return checkFilters(q.Filters)
 }
 
-// CheckRetention reports whether a link may run retention q.
+// CheckRetention reports whether a link may run retention q: of page
+// views, filtered by the shared columns only.
 func CheckRetention(q analytics.RetentionQuery) error {
 	for _, e := range []string{q.StartEvent, q.ReturnEvent} {
 		if !slices.Contains(Events, e) {
 			return errNotShared("the event " + e)
 		}
 	}
-	return nil
+	return checkFilters(q.Filters)
 }
 
+// checkFilters refuses, besides the properties outside the shared
+// columns, every cohort and person filter: a link's viewer could learn
+// from their counts who is in a cohort, or whether a person with some
+// email visited.
 func checkFilters(fs []analytics.Filter) error {
 	for _, f := range fs {
+		if f.Cohort != nil {
+			return errNotShared("a cohort filter")
+		}
+		if f.Person != nil {
+			return errNotShared("a person filter")
+		}
 		if err := checkProperty(f.Property); err != nil {
 			return err
 		}

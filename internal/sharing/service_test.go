@@ -154,6 +154,8 @@ func TestPolicy(t *testing.T) {
 		`{"series":[{"event":"$pageview"}],"filters":[{"property":"properties.plan","operator":"is_set"}]}`,
 		`{"series":[{"event":"$pageview","filters":[{"property":"url","operator":"is_set"}]}]}`,
 		`{"series":[{"event":"$pageview"}],"aggregateBy":"company"}`,
+		`{"series":[{"event":"$pageview"}],"filters":[{"property":"cohort","operator":"in","value":3}]}`,
+		`{"series":[{"event":"$pageview","filters":[{"property":"person.email","operator":"eq","value":"a@x.example"}]}]}`,
 	} {
 		if err := trend(bad); analytics.AsError(err).Code != "not_shared" {
 			t.Errorf("%s: %v, want not_shared", bad, err)
@@ -172,6 +174,18 @@ func TestPolicy(t *testing.T) {
 	if err := ret(`{"startEvent":"$pageview","returnEvent":"purchase"}`); err == nil {
 		t.Error("a retention of another event passed")
 	}
+	if err := ret(`{"startEvent":"$pageview","filters":[{"property":"country","operator":"eq","value":"DE"}]}`); err != nil {
+		t.Errorf("a retention by a shared column: %v", err)
+	}
+	for _, bad := range []string{
+		`{"startEvent":"$pageview","filters":[{"property":"properties.email","operator":"is_set"}]}`,
+		`{"startEvent":"$pageview","filters":[{"property":"cohort","operator":"not_in","value":3}]}`,
+		`{"startEvent":"$pageview","filters":[{"property":"person.plan","operator":"eq","value":"pro"}]}`,
+	} {
+		if err := ret(bad); analytics.AsError(err).Code != "not_shared" {
+			t.Errorf("retention %s: %v, want not_shared", bad, err)
+		}
+	}
 	sessions := func(body string) error {
 		q, err := query.ParseSessions([]byte(body), sc, now)
 		if err != nil {
@@ -187,6 +201,7 @@ func TestPolicy(t *testing.T) {
 	for _, bad := range []string{
 		`{"filters":[{"property":"properties.email","operator":"is_set"}]}`,
 		`{"filters":[{"property":"url","operator":"contains","value":"token="}]}`,
+		`{"filters":[{"property":"cohort","operator":"in","value":3}]}`,
 	} {
 		if err := sessions(bad); analytics.AsError(err).Code != "not_shared" {
 			t.Errorf("sessions %s: %v, want not_shared", bad, err)
