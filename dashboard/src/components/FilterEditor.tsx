@@ -33,13 +33,15 @@ export interface CohortOption {
 
 /**
  * useCohortOptions lists the product's cohorts for cohort filters, by
- * name; none while loading or when the list cannot be read.
+ * name; none while loading or when the list cannot be read, and none
+ * asked for unless enabled (a shared link's view may not read the list).
  */
-export function useCohortOptions(product: number): CohortOption[] {
+export function useCohortOptions(product: number, enabled = true): CohortOption[] {
   const [cohorts, setCohorts] = useState<CohortOption[]>([]);
   useEffect(() => {
     let live = true;
     setCohorts([]);
+    if (!enabled) return;
     api.cohorts(product).then(
       (r) => live && setCohorts(r.items.map((c) => ({ id: c.id, name: c.name }))),
       () => live && setCohorts([]),
@@ -47,7 +49,7 @@ export function useCohortOptions(product: number): CohortOption[] {
     return () => {
       live = false;
     };
-  }, [product]);
+  }, [product, enabled]);
   return cohorts;
 }
 

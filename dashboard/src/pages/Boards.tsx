@@ -287,7 +287,8 @@ function tileTitle(t: Tile): string {
 function BoardFilters(props: { product: number; filters: FilterRequest[]; editable: boolean; onChange: (fs: FilterRequest[]) => void }) {
   const [property, setProperty] = useState("country");
   const [value, setValue] = useState("");
-  const cohorts = useCohortOptions(props.product);
+  // Only an editor picks cohorts; a viewer's chips name a cohort by its id.
+  const cohorts = useCohortOptions(props.product, props.editable);
   const cohort = property.trim() === cohortProperty;
   const chipText = (f: FilterRequest) => {
     if (f.property === cohortProperty) {
