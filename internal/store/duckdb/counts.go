@@ -78,11 +78,16 @@ type countCache struct {
 	mu      sync.Mutex
 	entries map[countKey]*countEntry
 	rows    int
+	// users are the distinct users kept by hour (users.go), userRows
+	// their rows; the same drops and generation cover them.
+	users    map[countKey]*userEntry
+	userRows int
 	// gen counts the drops; busy the changes of events in progress.
 	gen  uint64
 	busy int
-	// answered counts the answers that read kept counts (for tests).
-	answered atomic.Int64
+	// answered counts the answers that read kept counts or users,
+	// answeredUsers those of users (for tests).
+	answered, answeredUsers atomic.Int64
 	// off, set only by tests, leaves every series to the statement.
 	off bool
 }
@@ -103,6 +108,20 @@ func (c *countCache) dropFrom(product int64, env analytics.Env, hour int32) {
 		c.rows -= len(e.rows) - i
 		e.rows, e.to = e.rows[:i:i], hour
 	}
+	for k, e := range c.users {
+		if k.product != product || k.env != env || e.to <= hour {
+			continue
+		}
+		if e.from >= hour {
+			c.userRows -= e.rows
+			delete(c.users, k)
+			continue
+		}
+		n := e.rows
+		e.hours, e.to = e.hours[:hour-e.from:hour-e.from], hour
+		e.count()
+		c.userRows -= n - e.rows
+	}
 	c.gen++
 }
 
@@ -116,6 +135,12 @@ func (c *countCache) changing(product int64) (done func()) {
 		if product == 0 || k.product == product {
 			c.rows -= len(e.rows)
 			delete(c.entries, k)
+		}
+	}
+	for k, e := range c.users {
+		if product == 0 || k.product == product {
+			c.userRows -= e.rows
+			delete(c.users, k)
 		}
 	}
 	c.gen++
@@ -136,6 +161,10 @@ func (c *countCache) lateDone() {
 	c.busy--
 	c.gen++
 }
+
+// touches reports whether the hours [from, to) and [a, b) overlap or
+// meet, so that together they are one span.
+func touches(from, to, a, b int32) bool { return from <= b && to >= a }
 
 func hourOf(t time.Time) int32 { return int32(t.Unix() / 3600) }
 
@@ -160,9 +189,9 @@ func wholeHours(r analytics.EventRange) bool {
 }
 
 // keptCountable returns the column a series may be counted by from kept
-// counts ("" without a breakdown), or false.
+// counts or users ("" without a breakdown), or false.
 func keptCountable(q analytics.TrendQuery, series analytics.TrendSeries) (string, bool) {
-	if series.UniqueUsers || q.AggregateBy != "" || series.Event == botPageview || len(series.Filters) > 0 {
+	if q.AggregateBy != "" || series.Event == botPageview || len(series.Filters) > 0 {
 		return "", false
 	}
 	column := ""
@@ -182,17 +211,15 @@ func keptCountable(q analytics.TrendQuery, series analytics.TrendSeries) (string
 	return column, true
 }
 
-// keptCounts answers one series of q from kept counts and events, keeping
-// the hours it read from events where it may, or says (false) that the
-// statement must answer it.
-func (s *Store) keptCounts(ctx context.Context, q analytics.TrendQuery, index int, series analytics.TrendSeries) ([]analytics.TrendRow, bool, error) {
-	column, ok := keptCountable(q, series)
-	if !ok || s.visits.counts.off || !wholeHours(q.EventRange) {
-		return nil, false, nil
+// keptHours returns the event id of a series and the whole hours [a, b)
+// of q's range before the scope's counted time, or false when none may be
+// kept or read (a zone of part hours, a name never seen, nothing counted).
+func (s *Store) keptHours(q analytics.TrendQuery, series analytics.TrendSeries) (eid uint32, a, b int32, ok bool) {
+	if s.visits.counts.off || !wholeHours(q.EventRange) {
+		return 0, 0, 0, false
 	}
-	eid := s.eventID(series.Event)
-	if eid == noEvent {
-		return nil, false, nil
+	if eid = s.eventID(series.Event); eid == noEvent {
+		return 0, 0, 0, false
 	}
 	k := &s.visits
 	k.mu.Lock()
@@ -203,29 +230,51 @@ func (s *Store) keptCounts(ctx context.Context, q analytics.TrendQuery, index in
 	k.mu.Unlock()
 	// The whole hours of the range before the counted time (after 1970:
 	// hours are counted from it).
-	a, b := hourOf(q.From), hourOf(minTime(q.To, counted))
+	a, b = hourOf(q.From), hourOf(minTime(q.To, counted))
 	if q.From.Unix()%3600 != 0 || q.From.Nanosecond() != 0 {
 		a++
 	}
 	if counted.IsZero() || q.From.Unix() < 0 || b <= a {
+		return 0, 0, 0, false
+	}
+	return eid, a, b, true
+}
+
+// keptCounts answers one series of q from kept counts and events, keeping
+// the hours it read from events where it may, or says (false) that the
+// statement must answer it.
+func (s *Store) keptCounts(ctx context.Context, q analytics.TrendQuery, index int, series analytics.TrendSeries) ([]analytics.TrendRow, bool, error) {
+	column, ok := keptCountable(q, series)
+	if !ok || series.UniqueUsers {
 		return nil, false, nil
 	}
+	eid, a, b, ok := s.keptHours(q, series)
+	if !ok {
+		return nil, false, nil
+	}
+	k := &s.visits
 	isSet := len(q.Filters) > 0 // "the breakdown is set" (keptCountable)
 	key := countKey{q.ProductID, q.Env, eid, column, isSet}
 	c := &k.counts
 	c.mu.Lock()
 	gen, keep := c.gen, c.busy == 0
+	// seen is the kind's entry as the query began: what it keeps joins it
+	// when the two spans touch, so it numbers new values after seen's.
+	seen := c.entries[key]
 	var held *countEntry
 	var uf, ut int32 // the kept hours used, [uf, ut)
-	if e := c.entries[key]; e != nil && e.from < b && e.to > a {
-		held, uf, ut = e, max(e.from, a), min(e.to, b)
+	if seen != nil && seen.from < b && seen.to > a {
+		held, uf, ut = seen, max(seen.from, a), min(seen.to, b)
 	}
 	var used []countRow
 	var values []string
+	if seen != nil && touches(seen.from, seen.to, a, b) {
+		values = seen.values
+	}
 	if held != nil {
 		lo, _ := slices.BinarySearchFunc(held.rows, uf, func(r countRow, h int32) int { return int(r.hour - h) })
 		hi, _ := slices.BinarySearchFunc(held.rows, ut, func(r countRow, h int32) int { return int(r.hour - h) })
-		used, values = held.rows[lo:hi:hi], held.values
+		used = held.rows[lo:hi:hi]
 	}
 	c.mu.Unlock()
 
@@ -296,16 +345,16 @@ func (s *Store) keptCounts(ctx context.Context, q analytics.TrendQuery, index in
 	}
 	out := countRows(q, index, isSet, dict, used, fresh)
 	if keep {
-		s.keepCounts(key, gen, a, b, held, uf, ut, used, fresh, dict)
+		s.keepCounts(key, gen, seen, a, b, held, uf, ut, used, fresh, dict)
 	}
 	return out, true, nil
 }
 
 // keepCounts stores the hours [a, b) read by a query that began at
-// generation gen with nothing busy: the kept rows used ([uf, ut) of held)
-// and the fresh rows of the other hours, joined to what the entry holds
-// when the two spans touch.
-func (s *Store) keepCounts(key countKey, gen uint64, a, b int32, held *countEntry, uf, ut int32, used, fresh []countRow, dict []string) {
+// generation gen with nothing busy and seen as the kind's entry: the kept
+// rows used ([uf, ut) of held) and the fresh rows of the other hours,
+// joined to seen's when the two spans touch, or replacing them.
+func (s *Store) keepCounts(key countKey, gen uint64, seen *countEntry, a, b int32, held *countEntry, uf, ut int32, used, fresh []countRow, dict []string) {
 	var span []countRow
 	for _, r := range fresh {
 		if r.hour >= a && r.hour < b && (held == nil || r.hour < uf) {
@@ -327,11 +376,11 @@ func (s *Store) keepCounts(key countKey, gen uint64, a, b int32, held *countEntr
 		return
 	}
 	e := c.entries[key]
-	if e != nil && e != held {
+	if e != seen {
 		return // another query kept this kind meanwhile
 	}
 	next := &countEntry{from: a, to: b, values: dict}
-	if e != nil && e.from <= b && e.to >= a {
+	if e != nil && touches(e.from, e.to, a, b) {
 		// The spans touch: keep the entry's hours on either side.
 		for _, r := range e.rows {
 			if r.hour < a {

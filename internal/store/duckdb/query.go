@@ -544,6 +544,11 @@ func (s *Store) breakdownByMask(ctx context.Context, q analytics.TrendQuery, ind
 }
 
 func (s *Store) trendSeries(ctx context.Context, q analytics.TrendQuery, index int, series analytics.TrendSeries, bitmap bool) ([]analytics.TrendRow, error) {
+	if series.UniqueUsers {
+		if rows, ok, err := s.keptUniqueUsers(ctx, q, index, series); ok || err != nil {
+			return rows, err
+		}
+	}
 	fewBuckets := len(q.Buckets(q.Interval)) <= maxMaskBuckets
 	if series.UniqueUsers && q.Breakdown == nil && fewBuckets {
 		return s.uniqueUsersByMask(ctx, q, index, series)
@@ -644,6 +649,11 @@ func (s *Store) trendRows(ctx context.Context, b *builder, q analytics.TrendQuer
 		r.Other = q.Breakdown != nil && r.Rank == 0
 		if whole {
 			r.Total, r.Rank = r.Rank == 1, 0
+			if r.Total {
+				// The whole range's row has no bucket, as the masks'
+				// (uniqueUsersByMask) and kept users' have none.
+				r.Bucket = time.Time{}
+			}
 		}
 		out = append(out, r)
 	}
