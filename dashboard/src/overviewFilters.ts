@@ -10,11 +10,19 @@ import { channelNames } from "./pages/Acquisition";
 import { useQueryState } from "./router";
 import type { FilterRequest, SessionsRequest } from "./types";
 
-/** OverviewFilter is one chip: the property is value. An empty value is the rows "(none)" and "Unknown". */
+/**
+ * OverviewFilter is one chip: the property is value. An empty value is the
+ * rows "(none)" and "Unknown". With the property "cohort" the value is a
+ * cohort's id, and negated keeps the users not in it.
+ */
 export interface OverviewFilter {
   property: string;
   value: string;
+  negated?: boolean;
 }
+
+/** The property of a cohort filter, picked from the Overview's cohort menu rather than a row. */
+export const cohortFilter = "cohort";
 
 /** The properties the Overview's rows filter by, as the chips name them. */
 export const filterProperties: Record<string, string> = {
@@ -34,6 +42,7 @@ export const filterProperties: Record<string, string> = {
   os: "OS",
   device_type: "Device",
   screen_class: "Screen size",
+  cohort: "Cohort",
 };
 
 /** Entry and exit pages are a visit's, not an event's: only the sessions query takes them. */
@@ -56,36 +65,46 @@ export function valueName(f: OverviewFilter): string {
   return f.value || "(none)";
 }
 
-/** describeFilter is a chip's text: "Country is Germany". */
-export function describeFilter(f: OverviewFilter): string {
+/**
+ * describeFilter is a chip's text: "Country is Germany", or for a cohort
+ * "In cohort Beta testers" (cohortName names it; without a name, its id).
+ */
+export function describeFilter(f: OverviewFilter, cohortName?: (id: string) => string | undefined): string {
+  if (f.property === cohortFilter) return `${f.negated ? "Not in" : "In"} cohort ${cohortName?.(f.value) ?? `#${f.value}`}`;
   return `${filterProperties[f.property] ?? f.property} is ${valueName(f)}`;
 }
 
 /**
  * The URL holds the filters as Plausible's does, one parameter repeated:
- * ?f=is,country,DE&f=is,source,Google. The value is everything after the
- * second comma, so a value with commas survives; an entry whose property
- * the Overview does not know is dropped.
+ * ?f=is,country,DE&f=is,source,Google, and a cohort's as is or is_not and
+ * its id: f=is_not,cohort,12. The value is everything after the second
+ * comma, so a value with commas survives; an entry whose property the
+ * Overview does not know, or a cohort that is not an id, is dropped.
  */
 export function parseFilters(values: string[]): OverviewFilter[] | null {
   const out: OverviewFilter[] = [];
   for (const v of values) {
-    const m = /^is,([a-z_]+),([\s\S]*)$/.exec(v);
-    if (!m || !(m[1] in filterProperties) || out.some((f) => f.property === m[1])) continue;
-    out.push({ property: m[1], value: m[2] });
+    const m = /^(is|is_not),([a-z_]+),([\s\S]*)$/.exec(v);
+    if (!m || !(m[2] in filterProperties) || out.some((f) => f.property === m[2])) continue;
+    const cohort = m[2] === cohortFilter;
+    if (cohort ? !/^[1-9][0-9]{0,17}$/.test(m[3]) : m[1] !== "is") continue;
+    out.push(cohort ? { property: m[2], value: m[3], negated: m[1] === "is_not" } : { property: m[2], value: m[3] });
   }
   return out.length ? out : null;
 }
 
 export function formatFilters(fs: OverviewFilter[]): string[] {
-  return fs.map((f) => `is,${f.property},${f.value}`);
+  return fs.map((f) => `${f.negated ? "is_not" : "is"},${f.property},${f.value}`);
 }
 
 /** eventFilters are the filters a trend takes: every event property, the empty value as "not set". */
 export function eventFilters(fs: OverviewFilter[]): FilterRequest[] {
   return fs
     .filter((f) => !isVisitProperty(f.property))
-    .map((f) => (f.value === "" ? { property: f.property, operator: "is_not_set" } : { property: f.property, operator: "eq", value: f.value }));
+    .map((f): FilterRequest => {
+      if (f.property === cohortFilter) return { property: "cohort", operator: f.negated ? "not_in" : "in", value: Number(f.value) };
+      return f.value === "" ? { property: f.property, operator: "is_not_set" } : { property: f.property, operator: "eq", value: f.value };
+    });
 }
 
 /** sessionFilters are the sessions query's: the event filters and the entry and exit pages. */

@@ -3,7 +3,7 @@ import { eventFilters, formatFilters, parseFilters, sessionFilters, withFilter }
 import { Overview } from "../src/pages/Overview";
 import type { SessionsResult, TrendResult } from "../src/types";
 import { act } from "preact/test-utils";
-import { byText, click, fakeFetch, mount, settle, type Call } from "./helpers";
+import { byText, choose, click, fakeFetch, mount, settle, type Call } from "./helpers";
 
 afterEach(() => history.replaceState(null, "", "/"));
 
@@ -17,6 +17,21 @@ describe("the Overview's filters in the URL", () => {
     expect(parseFilters(formatFilters(fs))).toEqual(fs);
     expect(parseFilters(["is,plan,pro", "is,country,NL", "eq,browser,Chrome", "is,country,DE", "nonsense"])).toEqual([{ property: "country", value: "NL" }]);
     expect(parseFilters([])).toBeNull();
+  });
+
+  it("hold a cohort's id, in or not in it, and drop a cohort that is not an id", () => {
+    const fs = [
+      { property: "cohort", value: "12", negated: true },
+      { property: "country", value: "DE" },
+    ];
+    expect(formatFilters(fs)).toEqual(["is_not,cohort,12", "is,country,DE"]);
+    expect(parseFilters(formatFilters(fs))).toEqual(fs);
+    expect(parseFilters(["is,cohort,12"])).toEqual([{ property: "cohort", value: "12", negated: false }]);
+    expect(parseFilters(["is,cohort,beta", "is,cohort,0", "is_not,country,DE"])).toBeNull();
+    expect(eventFilters(fs)).toEqual([
+      { property: "cohort", operator: "not_in", value: 12 },
+      { property: "country", operator: "eq", value: "DE" },
+    ]);
   });
 
   it("replace a value of the same property and add another's", () => {
@@ -50,8 +65,8 @@ function line(value: string, n: number) {
   return { event: "$pageview", label: "$pageview", breakdownValue: value, data: [{ date: "2026-11-01", value: n }] };
 }
 
-/** fakeServer answers the Overview's calls, each breakdown with the values its filters keep. */
-function fakeServer(): Call[] {
+/** fakeServer answers the Overview's calls, each breakdown with the values its filters keep; extra adds routes. */
+function fakeServer(extra: Parameters<typeof fakeFetch>[0] = {}): Call[] {
   const pageviews: { country: string; browser: string; region: string }[] = [
     { country: "DE", browser: "Chrome", region: "Bavaria" },
     { country: "DE", browser: "Firefox", region: "Berlin" },
@@ -62,6 +77,7 @@ function fakeServer(): Call[] {
   const keeps = (p: Record<string, string>, fs: Filter[]) =>
     fs.every((f) => (f.operator === "is_not_set" ? !p[f.property] : f.operator === "eq" ? p[f.property] === f.value : true));
   return fakeFetch({
+    ...extra,
     "GET /api/v1/query/events": { body: { events: [{ name: "$pageview", count: 4 }] } },
     "GET /api/v1/annotations": { body: { items: [], page: 1, pageSize: 100, total: 0 } },
     "GET /api/v1/config": { body: { geoAttribution: false } },
@@ -138,6 +154,33 @@ describe("the Overview filtered by a click", () => {
     expect(location.search).toBe("");
     expect(root.querySelector("[data-testid=filter-chips]")).toBeNull();
     expect(root.querySelector("[data-testid=stat-visitors]")?.textContent).toBe("4");
+  });
+
+  it("filters every query by a cohort picked from its menu, named on the chip, and a shared link by none", async () => {
+    const calls = fakeServer({ "GET /api/v1/products/1/cohorts": { body: { items: [{ id: 7, name: "Beta testers" }], page: 1, pageSize: 100, total: 1 } } });
+    const root = await mount(<Overview product={product} range={range} env="live" />);
+    calls.length = 0;
+    await choose(root.querySelector("label.cohort-picker select"), "not_in:7");
+    expect(location.search).toBe("?f=is_not,cohort,7");
+    expect(byText(root, ".chip span", "Not in cohort Beta testers")).toBeTruthy();
+    const cohort = { property: "cohort", operator: "not_in", value: 7 };
+    const trends = calls.filter((c) => c.path === "/api/v1/query/trend").map((c) => (c.body as { filters?: unknown[] }).filters);
+    const sessions = calls.filter((c) => c.path === "/api/v1/query/sessions").map((c) => (c.body as { filters?: unknown[] }).filters);
+    expect(trends.length).toBeGreaterThanOrEqual(5);
+    expect(sessions).toHaveLength(2);
+    for (const fs of [...trends, ...sessions]) expect(fs).toContainEqual(cohort);
+    // Picking "in" replaces it.
+    await choose(root.querySelector("label.cohort-picker select"), "in:7");
+    expect(location.search).toBe("?f=is,cohort,7");
+    expect(byText(root, ".chip span", "In cohort Beta testers")).toBeTruthy();
+
+    // A shared link's view neither lists the cohorts nor sends the filter.
+    calls.length = 0;
+    const shared = await mount(<Overview product={product} range={range} env="live" readOnly />);
+    expect(shared.querySelector("label.cohort-picker")).toBeNull();
+    expect(shared.querySelector("[data-testid=filter-chips]")).toBeNull();
+    expect(calls.some((c) => c.path.endsWith("/cohorts"))).toBe(false);
+    for (const c of calls.filter((c) => c.path.startsWith("/api/v1/query/"))) expect(JSON.stringify(c.body ?? {})).not.toContain("cohort");
   });
 
   it("filters by a drill-down's row: a country's region, whose name still opens its cities", async () => {

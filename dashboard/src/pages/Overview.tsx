@@ -9,13 +9,14 @@ import { Devices } from "../components/Devices";
 import { useEventNamesResult } from "../components/EventInput";
 import { FigureCards } from "../components/FigureCards";
 import { Goals } from "../components/Goals";
-import { FilterChips } from "../components/FilterChips";
+import { CohortPicker, FilterChips } from "../components/FilterChips";
+import { useCohortOptions } from "../components/FilterEditor";
 import { done, figures, overlay, pageviewTotal, usePeriod } from "../components/OverviewPeriod";
 import { SessionPages } from "../components/SessionPages";
 import { Sources } from "../components/Sources";
 import { LiveVisitors } from "../components/LiveVisitors";
 import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
-import { eventFilters, FiltersContext, useFilterScope, useOverviewFilters, visitOnly, withFilter, type FilterScope, type OverviewFilter } from "../overviewFilters";
+import { cohortFilter, eventFilters, FiltersContext, useFilterScope, useOverviewFilters, visitOnly, withFilter, type FilterScope, type OverviewFilter } from "../overviewFilters";
 import type { DateRange } from "../range";
 import { useAllows } from "../roles";
 import { oneOf, useQueryState } from "../router";
@@ -60,7 +61,10 @@ export { totals };
  * (?f=is,country,DE), and reach every card through FiltersContext.
  */
 export function Overview(props: { product: Product | null; range: DateRange; env: DataEnv; readOnly?: boolean }) {
-  const [filters, setFilters] = useOverviewFilters();
+  const [all, setFilters] = useOverviewFilters();
+  // A shared link's viewer filters by what the page shows, never by a
+  // cohort: the link answers no cohort filter (docs/dashboard.md, "Filters").
+  const filters = props.readOnly ? all.filter((f) => f.property !== cohortFilter) : all;
   if (!props.product) return <NoProduct />;
   const scope: FilterScope = { filters, add: (f) => setFilters(withFilter(filters, f)) };
   return (
@@ -91,6 +95,9 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv;
   // Annotating needs the member role, and a shared link's view never annotates.
   const mayAnnotate = useAllows("member");
   const annotate = !props.readOnly && mayAnnotate;
+  // The cohorts to filter by; a shared link's view lists none.
+  const cohorts = useCohortOptions(pid, !props.readOnly);
+  const cohortName = (id: string) => cohorts.find((c) => String(c.id) === id)?.name;
 
   const series = cur.series;
   const noEvents = names !== null && names.events.length === 0;
@@ -114,10 +121,11 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv;
     <section class="page">
       <div class="page-head">
         <h1>Overview</h1>
+        {props.readOnly ? null : <CohortPicker cohorts={cohorts} onPick={(f) => props.onFilters(withFilter(filters, f))} />}
         <LiveVisitors product={pid} env={env} />
       </div>
       {names && noEvents && pageviews === 0 && !props.readOnly ? <NoData product={props.product} range={props.range} env={env} names={names} /> : null}
-      <FilterChips filters={filters} onChange={props.onFilters} />
+      <FilterChips filters={filters} onChange={props.onFilters} cohortName={cohortName} />
       <FigureCards figures={figures(cur, prev, period, props.range, filters)} />
       <section class="card" aria-labelledby="traffic-title">
         <div class="section-head tight">

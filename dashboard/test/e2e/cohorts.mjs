@@ -5,9 +5,11 @@
 // signup at least 2 times in the last 7 days" and plan = pro) holds the
 // users the part itself computes from the seed, grows when more events
 // come and it is recomputed, and filters a trend built on the Trends page;
-// a static cohort comes from a CSV file and is deleted after a
-// confirmation. Screenshots at 1280 and 390 px: cohorts.png,
-// cohorts-phone.png, cohort.png, cohort-phone.png. E2E_ONLY=cohorts runs
+// the Overview, picked from its cohort menu, in and not in it; a static
+// cohort comes from a CSV file and is deleted after a confirmation.
+// Screenshots at 1280 and 390 px: cohorts.png, cohorts-phone.png,
+// cohort.png, cohort-phone.png, overview-cohort.png,
+// overview-cohort-phone.png. E2E_ONLY=cohorts runs
 // it alone.
 import { setUpOwner } from "./owner.mjs";
 import { watchedPage } from "./page.mjs";
@@ -108,6 +110,44 @@ export async function cohortPages(browser, h) {
     if (total !== expected().length) throw new Error(`unique signups in the cohort: ${JSON.stringify(body)}`);
     // The editor shows the filter as a cohort, by name.
     await page.getByLabel("Filter 1 cohort").filter({ hasText: "Repeat signups on pro" }).waitFor();
+  });
+
+  // Page views of four users, two of them members.
+  const viewers = ["ann", "bob", "cat", "eve"];
+  // The visitors' total of the chart's trend of the range (not the
+  // previous period's: it ends today) sent with a cohort filter.
+  const visitors = (operator) => {
+    const chart = (body) =>
+      !body.breakdown && body.dateTo === new Date().toISOString().slice(0, 10) && body.series?.[0]?.math === "unique_users" && body.filters?.some((f) => f.property === "cohort" && f.operator === operator);
+    return page
+      .waitForResponse((r) => r.url().includes("/api/v1/query/trend") && r.request().method() === "POST" && chart(JSON.parse(r.request().postData() ?? "{}")))
+      .then(async (r) => (await r.json()).series?.[0]?.total);
+  };
+  await h.check("the Overview filtered by the cohort picked from its menu counts the members' visitors", async () => {
+    const batch = viewers.map((id) => ({ event_name: "$pageview", distinct_id: id, timestamp: new Date(t0 + minute++ * 60_000).toISOString(), properties: { $current_url: "https://shop.example/" } }));
+    const res = await fetch(strata.url + "/e", { method: "POST", headers: { "Content-Type": "application/json", "X-API-Key": key }, body: JSON.stringify({ batch }) });
+    if (res.status !== 202) throw new Error(`ingest: ${res.status} ${await res.text()}`);
+    await page.waitForTimeout(1500);
+    const id = dynamicPath.split("/").pop();
+    const members = expected();
+    await page.goto(`${strata.url}/?product=${productId}&range=7d`);
+    const inCohort = visitors("in");
+    await page.getByLabel("Filter by cohort").selectOption({ label: "In Repeat signups on pro" });
+    const got = await inCohort;
+    const want = viewers.filter((v) => members.includes(v)).length;
+    if (got !== want) throw new Error(`visitors in the cohort ${got}, want ${want}`);
+    await page.getByRole("list", { name: "Filters" }).getByText("In cohort Repeat signups on pro").waitFor();
+    if (!page.url().includes(`f=is,cohort,${id}`)) throw new Error(`the URL does not hold the filter: ${page.url()}`);
+  });
+  await shot("overview-cohort");
+  await atPhoneWidth("the Overview filtered by a cohort", "overview-cohort-phone");
+  await h.check("the Overview not in the cohort counts the other visitors", async () => {
+    const notIn = visitors("not_in");
+    await page.getByLabel("Filter by cohort").selectOption({ label: "Not in Repeat signups on pro" });
+    const others = await notIn;
+    const want = viewers.filter((v) => !expected().includes(v)).length;
+    if (others !== want) throw new Error(`visitors not in the cohort ${others}, want ${want}`);
+    await page.getByRole("list", { name: "Filters" }).getByText("Not in cohort Repeat signups on pro").waitFor();
   });
 
   await h.check("a static cohort from a CSV file lists its ids, and is deleted after a confirmation", async () => {

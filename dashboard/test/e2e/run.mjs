@@ -135,7 +135,7 @@ const PARTS = [
   { name: "cookieless", secs: 31, run: cookielessPages },
   { name: "paths", secs: 13, run: pathsPages },
   { name: "people", secs: 25, run: peoplePages },
-  { name: "cohorts", secs: 11, run: cohortPages },
+  { name: "cohorts", secs: 14, run: cohortPages },
   { name: "funnels", secs: 7, run: funnelPages },
   { name: "funnelusers", secs: 30, run: funnelUserPages },
   { name: "boards", secs: 13, run: boardPages },
