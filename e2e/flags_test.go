@@ -1,7 +1,12 @@
 package e2e
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"strconv"
 	"testing"
 	"time"
@@ -305,5 +310,84 @@ func TestExperiments(t *testing.T) {
 	// The flag is free for a new experiment.
 	if res, _ := post(a.Token, "/api/v1/experiments", map[string]any{"name": "Round two", "flagId": e.FlagID}); res.Status != 201 {
 		t.Errorf("a new experiment on the flag: %d %s", res.Status, res.Body)
+	}
+}
+
+// TestSDKConfigGzip reads GET /api/v1/config as a browser does (Accept-Encoding
+// with gzip) and as a client that takes no encoding: the same configuration,
+// compressed for the first, each encoding with its own ETag and a 304 for it,
+// Vary naming the header, and gzip refused by q=0 sent plain.
+func TestSDKConfigGzip(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	a := newTenant(t, s, "Shop")
+	for i := range 30 {
+		res := annCall(t, s, a.Token, "POST", "/api/v1/flags", map[string]any{
+			"name": fmt.Sprintf("Flag %d", i), "enabled": true, "rollout": 50,
+			"conditions": []map[string]any{{"trait": "plan", "op": "eq", "value": "pro"}},
+		})
+		if res.Status != 201 {
+			t.Fatalf("create: %d %s", res.Status, res.Body)
+		}
+	}
+	// No transparent decompression: the test sees the bytes sent.
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	get := func(encoding, etag string) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", s.URL+"/api/v1/config?api_key="+a.Live+"&distinct_id=u1", nil)
+		if encoding != "" {
+			req.Header.Set("Accept-Encoding", encoding)
+		}
+		if etag != "" {
+			req.Header.Set("If-None-Match", etag)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, body
+	}
+	plain, plainBody := get("", "")
+	if plain.StatusCode != 200 || plain.Header.Get("Content-Encoding") != "" || plain.Header.Get("Vary") != "Accept-Encoding" {
+		t.Fatalf("plain: %d %v", plain.StatusCode, plain.Header)
+	}
+	var cfg struct{ Flags []json.RawMessage }
+	if err := json.Unmarshal(plainBody, &cfg); err != nil || len(cfg.Flags) != 30 {
+		t.Fatalf("plain body: %d flags, %v", len(cfg.Flags), err)
+	}
+	zipped, zippedBody := get("gzip, deflate, br", "")
+	if zipped.StatusCode != 200 || zipped.Header.Get("Content-Encoding") != "gzip" || zipped.Header.Get("Vary") != "Accept-Encoding" {
+		t.Fatalf("gzip: %d %v", zipped.StatusCode, zipped.Header)
+	}
+	if n, _ := strconv.Atoi(zipped.Header.Get("Content-Length")); n != len(zippedBody) || len(zippedBody) >= len(plainBody)/4 {
+		t.Errorf("gzip body %d bytes (Content-Length %q) for %d plain", len(zippedBody), zipped.Header.Get("Content-Length"), len(plainBody))
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(zippedBody))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unzipped, err := io.ReadAll(zr)
+	if err != nil || !bytes.Equal(unzipped, plainBody) {
+		t.Fatalf("gzip body unzips to %d bytes (%v), want the plain %d", len(unzipped), err, len(plainBody))
+	}
+	pe, ze := plain.Header.Get("ETag"), zipped.Header.Get("ETag")
+	if pe == "" || ze == "" || pe == ze {
+		t.Fatalf("ETags plain %q, gzip %q: each encoding needs its own", pe, ze)
+	}
+	if r, _ := get("gzip", ze); r.StatusCode != 304 || r.Header.Get("Content-Encoding") != "" {
+		t.Errorf("gzip with its ETag: %d %v", r.StatusCode, r.Header)
+	}
+	if r, _ := get("", pe); r.StatusCode != 304 {
+		t.Errorf("plain with its ETag: %d", r.StatusCode)
+	}
+	if r, _ := get("gzip", pe); r.StatusCode != 200 {
+		t.Errorf("gzip with the plain ETag: %d, want the gzip body", r.StatusCode)
+	}
+	if r, b := get("gzip;q=0, identity", ""); r.StatusCode != 200 || r.Header.Get("Content-Encoding") != "" || !bytes.Equal(b, plainBody) {
+		t.Errorf("gzip;q=0: %d %v", r.StatusCode, r.Header)
 	}
 }

@@ -1,11 +1,15 @@
 package httpapi
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,10 +58,12 @@ func (s *Server) ConfigCacheStats() (hits, misses uint64) {
 	return s.configs.hits.Load(), s.configs.misses.Load()
 }
 
+// configEntry is a product's configuration as sent: the JSON body and its
+// gzip, each with its own ETag (a strong ETag names one encoding).
 type configEntry struct {
-	body   []byte
-	etag   string
-	loaded time.Time
+	body, gz     []byte
+	etag, gzEtag string
+	loaded       time.Time
 }
 
 // FlagsChanged drops a product's cached configuration after a write here,
@@ -135,7 +141,12 @@ func (s *Server) loadSDKConfig(ctx context.Context, productID int64) (configEntr
 		return e, err
 	}
 	sum := sha256.Sum256(body)
-	e = configEntry{body: body, etag: `"` + hex.EncodeToString(sum[:12]) + `"`, loaded: now}
+	tag := hex.EncodeToString(sum[:12])
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	zw.Write(body)
+	zw.Close()
+	e = configEntry{body: body, gz: gz.Bytes(), etag: `"` + tag + `"`, gzEtag: `"` + tag + `-gz"`, loaded: now}
 	s.configs.mu.Lock()
 	if s.configs.entries == nil {
 		s.configs.entries = map[int64]configEntry{}
@@ -168,7 +179,11 @@ func (s *Server) FlagsByKey(ctx context.Context, productID int64) (map[string]*f
 // for a 304. A product without flags gets an empty list, and the SDK then
 // answers "control" for every flag, as for a flag that does not exist. A
 // test key is refused from a page that is not local, as in ingest.
-// Browsers may cache the answer for a minute.
+// Browsers may cache the answer for a minute. A client that accepts gzip
+// (browsers, and the Node and Go SDKs' HTTP clients, do) gets the body
+// compressed once when the configuration was read: 200 flags with
+// conditions are 47 KB of JSON and 2 KB of gzip in the benchmark
+// (docs/flags.md, "The configuration").
 func (s *Server) handleSDKConfig(w http.ResponseWriter, r *http.Request) error {
 	key, err := s.sdkKey(r)
 	if err != nil {
@@ -178,13 +193,43 @@ func (s *Server) handleSDKConfig(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Cache-Control", "max-age=60")
-	w.Header().Set("ETag", e.etag)
-	if r.Header.Get("If-None-Match") == e.etag {
+	body, etag := e.body, e.etag
+	h := w.Header()
+	h.Set("Cache-Control", "max-age=60")
+	h.Set("Vary", "Accept-Encoding")
+	if acceptsGzip(r.Header.Values("Accept-Encoding")) {
+		body, etag = e.gz, e.gzEtag
+		h.Set("Content-Encoding", "gzip")
+	}
+	h.Set("ETag", etag)
+	if r.Header.Get("If-None-Match") == etag {
+		h.Del("Content-Encoding")
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(e.body)
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.Write(body)
 	return nil
+}
+
+// acceptsGzip reports whether Accept-Encoding values name gzip with a
+// weight above zero.
+func acceptsGzip(values []string) bool {
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+			if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
+				continue
+			}
+			q, ok := strings.CutPrefix(strings.ReplaceAll(strings.TrimSpace(params), " ", ""), "q=")
+			if !ok {
+				return true
+			}
+			if w, err := strconv.ParseFloat(q, 64); err == nil && w > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
