@@ -24,6 +24,25 @@ export interface OverviewFilter {
 /** The property of a cohort filter, picked from the Overview's cohort menu rather than a row. */
 export const cohortFilter = "cohort";
 
+/** A person property's filter is `person.` and the trait's key ("person.plan"), typed in the Overview's head. */
+export function isPersonProperty(property: string): boolean {
+  return property.startsWith("person.") && property.length > "person.".length;
+}
+
+/** personKeyProblem says why a typed trait key cannot be filtered by, or null. */
+export function personKeyProblem(key: string): string | null {
+  if (key === "") return "Name the property, such as plan.";
+  if (key.startsWith("$") || key.startsWith("/")) return "A property's name does not start with $ or /.";
+  if (key.includes(",")) return "A property's name here has no comma.";
+  if (new TextEncoder().encode(key).length > 193) return "A property's name is at most 193 bytes.";
+  return null;
+}
+
+/** onlyShared keeps the filters a shared link answers: no cohort and no person property, whose counts the link's viewer must not learn. */
+export function onlyShared(fs: OverviewFilter[]): OverviewFilter[] {
+  return fs.filter((f) => f.property !== cohortFilter && !isPersonProperty(f.property));
+}
+
 /** The properties the Overview's rows filter by, as the chips name them. */
 export const filterProperties: Record<string, string> = {
   path: "Page",
@@ -71,21 +90,24 @@ export function valueName(f: OverviewFilter): string {
  */
 export function describeFilter(f: OverviewFilter, cohortName?: (id: string) => string | undefined): string {
   if (f.property === cohortFilter) return `${f.negated ? "Not in" : "In"} cohort ${cohortName?.(f.value) ?? `#${f.value}`}`;
+  if (isPersonProperty(f.property)) return `Person ${f.property.slice("person.".length)} is ${f.value || "(none)"}`;
   return `${filterProperties[f.property] ?? f.property} is ${valueName(f)}`;
 }
 
 /**
  * The URL holds the filters as Plausible's does, one parameter repeated:
- * ?f=is,country,DE&f=is,source,Google, and a cohort's as is or is_not and
- * its id: f=is_not,cohort,12. The value is everything after the second
+ * ?f=is,country,DE&f=is,source,Google, a cohort's as is or is_not and its
+ * id: f=is_not,cohort,12, and a person property's by its key:
+ * f=is,person.plan,pro. The value is everything after the second
  * comma, so a value with commas survives; an entry whose property the
  * Overview does not know, or a cohort that is not an id, is dropped.
  */
 export function parseFilters(values: string[]): OverviewFilter[] | null {
   const out: OverviewFilter[] = [];
   for (const v of values) {
-    const m = /^(is|is_not),([a-z_]+),([\s\S]*)$/.exec(v);
-    if (!m || !(m[2] in filterProperties) || out.some((f) => f.property === m[2])) continue;
+    const m = /^(is|is_not),([a-z_]+|person\.[^,]+),([\s\S]*)$/.exec(v);
+    if (!m || !(m[2] in filterProperties || isPersonProperty(m[2])) || out.some((f) => f.property === m[2])) continue;
+    if (isPersonProperty(m[2]) && personKeyProblem(m[2].slice("person.".length))) continue;
     const cohort = m[2] === cohortFilter;
     if (cohort ? !/^[1-9][0-9]{0,17}$/.test(m[3]) : m[1] !== "is") continue;
     out.push(cohort ? { property: m[2], value: m[3], negated: m[1] === "is_not" } : { property: m[2], value: m[3] });

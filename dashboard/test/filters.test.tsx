@@ -34,6 +34,17 @@ describe("the Overview's filters in the URL", () => {
     ]);
   });
 
+  it("hold a person property by its key, and drop a key a filter cannot take", () => {
+    const fs = [{ property: "person.plan", value: "pro" }];
+    expect(formatFilters(fs)).toEqual(["is,person.plan,pro"]);
+    expect(parseFilters(formatFilters(fs))).toEqual(fs);
+    expect(parseFilters(["is,person.$email,a", "is,person.,x", "is,person./x,1"])).toBeNull();
+    expect(eventFilters([...fs, { property: "person.seats", value: "" }])).toEqual([
+      { property: "person.plan", operator: "eq", value: "pro" },
+      { property: "person.seats", operator: "is_not_set" },
+    ]);
+  });
+
   it("replace a value of the same property and add another's", () => {
     const one = withFilter([], { property: "browser", value: "Chrome" });
     expect(withFilter(one, { property: "browser", value: "Firefox" })).toEqual([{ property: "browser", value: "Firefox" }]);
@@ -156,7 +167,7 @@ describe("the Overview filtered by a click", () => {
     expect(root.querySelector("[data-testid=stat-visitors]")?.textContent).toBe("4");
   });
 
-  it("filters every query by a cohort picked from its menu, named on the chip, and a shared link by none", async () => {
+  it("filters every query by a cohort picked from its menu and a person property typed beside it, and a shared link by neither", async () => {
     const calls = fakeServer({ "GET /api/v1/products/1/cohorts": { body: { items: [{ id: 7, name: "Beta testers" }], page: 1, pageSize: 100, total: 1 } } });
     const root = await mount(<Overview product={product} range={range} env="live" />);
     calls.length = 0;
@@ -174,13 +185,45 @@ describe("the Overview filtered by a click", () => {
     expect(location.search).toBe("?f=is,cohort,7");
     expect(byText(root, ".chip span", "In cohort Beta testers")).toBeTruthy();
 
+    // A person property typed in the head adds its own chip; a bad key is refused.
+    await click(root.querySelector(".person-filter summary"));
+    const form = root.querySelector("form[aria-label='Filter by a person property']") as HTMLFormElement;
+    const type = async (name: string, text: string) =>
+      act(() => {
+        const input = form.querySelector(`input[name=${name}]`) as HTMLInputElement;
+        input.value = text;
+        input.dispatchEvent(new Event("input", { bubbles: true }));
+      });
+    await type("personKey", "$email");
+    await act(() => {
+      form.dispatchEvent(new Event("submit", { bubbles: true, cancelable: true }));
+    });
+    expect(form.querySelector("[role=alert]")?.textContent).toContain("does not start with $");
+    await type("personKey", "plan");
+    await type("personValue", "pro");
+    calls.length = 0;
+    await act(() => {
+      form.dispatchEvent(new Event("submit", { bubbles: true, cancelable: true }));
+    });
+    await settle();
+    expect(location.search).toBe("?f=is,cohort,7&f=is,person.plan,pro");
+    expect(byText(root, ".chip span", "Person plan is pro")).toBeTruthy();
+    const person = { property: "person.plan", operator: "eq", value: "pro" };
+    const sent = calls.filter((c) => c.path === "/api/v1/query/trend" || c.path === "/api/v1/query/sessions").map((c) => (c.body as { filters?: unknown[] }).filters);
+    expect(sent.length).toBeGreaterThanOrEqual(7);
+    for (const fs of sent) expect(fs).toContainEqual(person);
+
     // A shared link's view neither lists the cohorts nor sends the filter.
     calls.length = 0;
     const shared = await mount(<Overview product={product} range={range} env="live" readOnly />);
     expect(shared.querySelector("label.cohort-picker")).toBeNull();
     expect(shared.querySelector("[data-testid=filter-chips]")).toBeNull();
     expect(calls.some((c) => c.path.endsWith("/cohorts"))).toBe(false);
-    for (const c of calls.filter((c) => c.path.startsWith("/api/v1/query/"))) expect(JSON.stringify(c.body ?? {})).not.toContain("cohort");
+    expect(shared.querySelector(".person-filter")).toBeNull();
+    for (const c of calls.filter((c) => c.path.startsWith("/api/v1/query/"))) {
+      expect(JSON.stringify(c.body ?? {})).not.toContain("cohort");
+      expect(JSON.stringify(c.body ?? {})).not.toContain("person.");
+    }
   });
 
   it("filters by a drill-down's row: a country's region, whose name still opens its cities", async () => {

@@ -1,4 +1,5 @@
-import { cohortFilter, describeFilter, type OverviewFilter } from "../overviewFilters";
+import { useState } from "preact/hooks";
+import { cohortFilter, describeFilter, personKeyProblem, type OverviewFilter } from "../overviewFilters";
 
 /**
  * FilterChips shows the Overview's filters above its figures, one chip a
@@ -76,5 +77,52 @@ export function CohortPicker(props: { cohorts: { id: number; name: string }[]; o
         </optgroup>
       </select>
     </label>
+  );
+}
+
+/**
+ * PersonFilterForm adds a person property's filter to the Overview: the
+ * trait's key and the value its persons have ("plan" is "pro"); an empty
+ * value keeps the persons without it. A second value of the same key
+ * replaces the first, as a row's click does.
+ */
+export function PersonFilterForm(props: { onPick: (f: OverviewFilter) => void }) {
+  const [open, setOpen] = useState(false);
+  const [key, setKey] = useState("");
+  const [value, setValue] = useState("");
+  const [problem, setProblem] = useState<string | null>(null);
+  return (
+    <details class="person-filter" open={open} onToggle={(e) => setOpen((e.currentTarget as HTMLDetailsElement).open)}>
+      <summary>Person property…</summary>
+      <form
+        aria-label="Filter by a person property"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const k = key.trim();
+          const why = personKeyProblem(k);
+          setProblem(why);
+          if (why) return;
+          props.onPick({ property: `person.${k}`, value: value.trim() });
+          setKey("");
+          setValue("");
+          setOpen(false);
+        }}
+      >
+        <label>
+          Property
+          <input name="personKey" value={key} placeholder="plan" onInput={(e) => setKey(e.currentTarget.value)} />
+        </label>
+        <label>
+          is
+          <input name="personValue" value={value} placeholder="pro" onInput={(e) => setValue(e.currentTarget.value)} />
+        </label>
+        <button type="submit">Filter</button>
+        {problem ? (
+          <p class="form-error" role="alert">
+            {problem}
+          </p>
+        ) : null}
+      </form>
+    </details>
   );
 }

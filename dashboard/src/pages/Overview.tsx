@@ -9,14 +9,14 @@ import { Devices } from "../components/Devices";
 import { useEventNamesResult } from "../components/EventInput";
 import { FigureCards } from "../components/FigureCards";
 import { Goals } from "../components/Goals";
-import { CohortPicker, FilterChips } from "../components/FilterChips";
+import { CohortPicker, FilterChips, PersonFilterForm } from "../components/FilterChips";
 import { useCohortOptions } from "../components/FilterEditor";
 import { done, figures, overlay, pageviewTotal, usePeriod } from "../components/OverviewPeriod";
 import { SessionPages } from "../components/SessionPages";
 import { Sources } from "../components/Sources";
 import { LiveVisitors } from "../components/LiveVisitors";
 import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
-import { cohortFilter, eventFilters, FiltersContext, useFilterScope, useOverviewFilters, visitOnly, withFilter, type FilterScope, type OverviewFilter } from "../overviewFilters";
+import { eventFilters, FiltersContext, onlyShared, useFilterScope, useOverviewFilters, visitOnly, withFilter, type FilterScope, type OverviewFilter } from "../overviewFilters";
 import type { DateRange } from "../range";
 import { useAllows } from "../roles";
 import { oneOf, useQueryState } from "../router";
@@ -63,8 +63,8 @@ export { totals };
 export function Overview(props: { product: Product | null; range: DateRange; env: DataEnv; readOnly?: boolean }) {
   const [all, setFilters] = useOverviewFilters();
   // A shared link's viewer filters by what the page shows, never by a
-  // cohort: the link answers no cohort filter (docs/dashboard.md, "Filters").
-  const filters = props.readOnly ? all.filter((f) => f.property !== cohortFilter) : all;
+  // cohort or a person's property: the link answers neither (docs/dashboard.md, "Filters").
+  const filters = props.readOnly ? onlyShared(all) : all;
   if (!props.product) return <NoProduct />;
   const scope: FilterScope = { filters, add: (f) => setFilters(withFilter(filters, f)) };
   return (
@@ -121,7 +121,12 @@ function OverviewPage(props: { product: Product; range: DateRange; env: DataEnv;
     <section class="page">
       <div class="page-head">
         <h1>Overview</h1>
-        {props.readOnly ? null : <CohortPicker cohorts={cohorts} onPick={(f) => props.onFilters(withFilter(filters, f))} />}
+        {props.readOnly ? null : (
+          <div class="person-filters">
+            <CohortPicker cohorts={cohorts} onPick={(f) => props.onFilters(withFilter(filters, f))} />
+            <PersonFilterForm onPick={(f) => props.onFilters(withFilter(filters, f))} />
+          </div>
+        )}
         <LiveVisitors product={pid} env={env} />
       </div>
       {names && noEvents && pageviews === 0 && !props.readOnly ? <NoData product={props.product} range={props.range} env={env} names={names} /> : null}

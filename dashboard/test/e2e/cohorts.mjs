@@ -5,7 +5,8 @@
 // signup at least 2 times in the last 7 days" and plan = pro) holds the
 // users the part itself computes from the seed, grows when more events
 // come and it is recomputed, and filters a trend built on the Trends page;
-// the Overview, picked from its cohort menu, in and not in it; a static
+// the Overview, picked from its cohort menu, in and not in it, and by a
+// person property typed beside the menu; a static
 // cohort comes from a CSV file and is deleted after a confirmation.
 // Screenshots at 1280 and 390 px: cohorts.png, cohorts-phone.png,
 // cohort.png, cohort-phone.png, overview-cohort.png,
@@ -80,7 +81,9 @@ export async function cohortPages(browser, h) {
     await page.getByTestId("cohort-state").filter({ hasText: "Ready" }).waitFor();
     const want = expected();
     await page.getByTestId("cohort-size").filter({ hasText: `${want.length} ${want.length === 1 ? "person" : "people"}` }).waitFor();
-    const members = await page.getByRole("list", { name: "Members" }).getByRole("link").allTextContents();
+    const links = page.getByRole("list", { name: "Members" }).getByRole("link");
+    await links.nth(want.length - 1).waitFor();
+    const members = await links.allTextContents();
     if (JSON.stringify(members) !== JSON.stringify(want)) throw new Error(`members ${JSON.stringify(members)}, want ${JSON.stringify(want)}`);
   });
   await shot("cohort");
@@ -97,7 +100,10 @@ export async function cohortPages(browser, h) {
     const want = expected();
     await page.getByTestId("cohort-size").filter({ hasText: `${want.length} people` }).waitFor({ timeout: 20_000 });
     await page.getByTestId("cohort-state").filter({ hasText: "Ready" }).waitFor();
-    const members = await page.getByRole("list", { name: "Members" }).getByRole("link").allTextContents();
+    // The members' page is read after the size: wait until it lists them.
+    const links = page.getByRole("list", { name: "Members" }).getByRole("link");
+    await links.nth(want.length - 1).waitFor();
+    const members = await links.allTextContents();
     if (JSON.stringify(members) !== JSON.stringify(want)) throw new Error(`members ${JSON.stringify(members)}, want ${JSON.stringify(want)}`);
   });
 
@@ -116,9 +122,9 @@ export async function cohortPages(browser, h) {
   const viewers = ["ann", "bob", "cat", "eve"];
   // The visitors' total of the chart's trend of the range (not the
   // previous period's: it ends today) sent with a cohort filter.
-  const visitors = (operator) => {
+  const visitors = (operator, property = "cohort") => {
     const chart = (body) =>
-      !body.breakdown && body.dateTo === new Date().toISOString().slice(0, 10) && body.series?.[0]?.math === "unique_users" && body.filters?.some((f) => f.property === "cohort" && f.operator === operator);
+      !body.breakdown && body.dateTo === new Date().toISOString().slice(0, 10) && body.series?.[0]?.math === "unique_users" && body.filters?.some((f) => f.property === property && f.operator === operator);
     return page
       .waitForResponse((r) => r.url().includes("/api/v1/query/trend") && r.request().method() === "POST" && chart(JSON.parse(r.request().postData() ?? "{}")))
       .then(async (r) => (await r.json()).series?.[0]?.total);
@@ -149,6 +155,20 @@ export async function cohortPages(browser, h) {
     if (others !== want) throw new Error(`visitors not in the cohort ${others}, want ${want}`);
     await page.getByRole("list", { name: "Filters" }).getByText("Not in cohort Repeat signups on pro").waitFor();
   });
+  await h.check("the Overview filtered by a person property typed in its head counts those persons' visitors", async () => {
+    await page.getByRole("button", { name: "Remove filter Not in cohort Repeat signups on pro" }).click();
+    await page.getByText("Person property…").click();
+    const form = page.getByRole("form", { name: "Filter by a person property" });
+    await form.getByLabel("Property").fill("plan");
+    await form.getByLabel("is").fill("pro");
+    const pro = visitors("eq", "person.plan");
+    await form.getByRole("button", { name: "Filter" }).click();
+    const got = await pro;
+    const want = viewers.filter((v) => seed[v].plan === "pro").length;
+    if (got !== want) throw new Error(`visitors on pro ${got}, want ${want}`);
+    await page.getByRole("list", { name: "Filters" }).getByText("Person plan is pro").waitFor();
+    if (!page.url().includes("f=is,person.plan,pro")) throw new Error(`the URL does not hold the filter: ${page.url()}`);
+  });
 
   await h.check("a static cohort from a CSV file lists its ids, and is deleted after a confirmation", async () => {
     await page.goto(`${strata.url}/cohorts?product=${productId}`);
@@ -160,7 +180,9 @@ export async function cohortPages(browser, h) {
     await form.getByRole("button", { name: "Create cohort" }).click();
     await page.waitForURL(/\/cohorts\/\d+/);
     await page.getByTestId("cohort-size").filter({ hasText: "2 people" }).waitFor();
-    const members = await page.getByRole("list", { name: "Members" }).getByRole("link").allTextContents();
+    const links = page.getByRole("list", { name: "Members" }).getByRole("link");
+    await links.nth(1).waitFor();
+    const members = await links.allTextContents();
     if (JSON.stringify(members) !== JSON.stringify(["bob", "zed"])) throw new Error(`members ${JSON.stringify(members)}`);
     await page.getByRole("link", { name: "← Cohorts" }).click();
     await page.getByRole("table", { name: "Cohorts" }).getByRole("link", { name: "Beta list" }).waitFor();
