@@ -277,9 +277,18 @@ export async function urlPages(browser, h) {
     "replays user",
     "/replays",
     async () => {
-      await page.getByRole("searchbox").fill("ann");
-      await page.getByRole("button", { name: "Show" }).click();
-      await page.waitForURL(/distinct_id=ann/);
+      // The list may mount again as the page loads, emptying the box
+      // (a CI run saw Show send no user): type and show until the URL has it.
+      for (let i = 0; ; i++) {
+        await page.getByRole("searchbox").fill("ann");
+        await page.getByRole("button", { name: "Show" }).click();
+        try {
+          await page.waitForURL(/distinct_id=ann/, { timeout: 3_000 });
+          return;
+        } catch (e) {
+          if (i === 3) throw e;
+        }
+      }
     },
     async (pg) => `${await pg.getByRole("searchbox").inputValue()}|${(await pg.getByTestId("no-replays").textContent().catch(() => "")).includes("of ann")}`,
     "ann|true",
