@@ -6,6 +6,7 @@
 package testdisk
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -48,8 +49,9 @@ func Resize(t testing.TB, dir, size string) {
 
 // Fill writes a file into dir that leaves about leave bytes of its
 // filesystem free, and returns the file's path. It writes only what is
-// free beyond leave, so that other writers on the filesystem never meet a
-// full disk because of it.
+// free beyond leave, so that other writers on the filesystem do not meet a
+// full disk because of it; if they wrote more than leave meanwhile, the
+// filler met the full disk first and is cut back to leave leave free.
 func Fill(t testing.TB, dir string, leave int64) string {
 	t.Helper()
 	var st syscall.Statfs_t
@@ -58,7 +60,20 @@ func Fill(t testing.TB, dir string, leave int64) string {
 	}
 	n := int64(st.Bavail)*int64(st.Bsize) - leave
 	name := filepath.Join(dir, fmt.Sprintf("filler-%d", time.Now().UnixNano()))
-	if err := os.WriteFile(name, make([]byte, max(0, n)), 0o600); err != nil {
+	err := os.WriteFile(name, make([]byte, max(0, n)), 0o600)
+	if errors.Is(err, syscall.ENOSPC) {
+		// A server writing beside the filler took more than leave
+		// meanwhile: give back what leaves leave free again.
+		fi, serr := os.Stat(name)
+		if serr == nil {
+			serr = syscall.Statfs(dir, &st)
+		}
+		if serr != nil {
+			t.Fatalf("filling %s: %v, then %v", dir, err, serr)
+		}
+		err = os.Truncate(name, max(0, fi.Size()-(leave-int64(st.Bavail)*int64(st.Bsize))))
+	}
+	if err != nil {
 		t.Fatalf("filling %s: %v", dir, err)
 	}
 	return name
