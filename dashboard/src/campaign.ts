@@ -122,7 +122,7 @@ export function draftOf(c: Campaign): CampaignDraft {
   let n = 0;
   return {
     name: c.name, event: c.trigger.event, pathRegex: c.pathRegex, identified: c.audience.identified,
-    percentage: String(c.audience.percentage), conditions: c.audience.conditions.map((x) => ({ ...x })),
+    percentage: String(c.audience.percentage), conditions: c.audience.conditions.map((x) => ({ ...x, trait: x.trait ?? "" })),
     capKind: c.cap.kind, capCount: String(c.cap.count || 1),
     variants: c.variants.map((v) => ({ key: v.key, weight: String(v.weight), steps: v.steps.map((s) => stepDraft(s, ++n)) })),
   };

@@ -365,7 +365,7 @@ export function FlagForm(props: { product: number; flag?: Flag; readOnly?: boole
   const [enabled, setEnabled] = useState(f?.enabled ?? false);
   const [rollout, setRollout] = useState(String(f?.rollout ?? 100));
   const [arms, setArms] = useState<ArmDraft[]>(armDrafts(f?.variants ?? []));
-  const [conditions, setConditions] = useState<ConditionDraft[]>((f?.conditions ?? []).map((c) => ({ trait: c.trait, op: c.op, value: c.value })));
+  const [conditions, setConditions] = useState<ConditionDraft[]>((f?.conditions ?? []).map((c) => ({ trait: c.trait ?? "", op: c.op, value: c.value })));
   const [errors, setErrors] = useState<FieldErrors>({});
   const [busy, setBusy] = useState(false);
   const [saved, setSaved] = useState(false);
