@@ -621,7 +621,10 @@ type server struct {
 	cmd  *exec.Cmd
 	url  string
 	key  string
-	done chan struct{}
+	// setupToken is the first-run setup token the server logged, which
+	// makes the dashboard owner (dashboardSession).
+	setupToken string
+	done       chan struct{}
 	// checkpoints receives a value each time the server logs an idle
 	// checkpoint.
 	checkpoints chan struct{}
@@ -685,6 +688,9 @@ func startServer(bin, dataDir string, extraArgs ...string) (*server, error) {
 			}
 			if k, ok := m["api_key"].(string); ok {
 				s.key = k
+			}
+			if t, ok := m["setup_token"].(string); ok {
+				s.setupToken = t
 			}
 			if m["msg"] == "idle checkpoint" {
 				select {

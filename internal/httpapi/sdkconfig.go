@@ -221,7 +221,10 @@ func (s *Server) handleSDKConfig(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// The answer is body, then more: a user's memberships (userBody) are
+	// written after the cached part rather than copied onto it.
 	body, etag := e.body, e.etag
+	var more []byte
 	h := w.Header()
 	h.Set("Cache-Control", "max-age=60")
 	h.Set("Vary", "Accept-Encoding")
@@ -231,7 +234,7 @@ func (s *Server) handleSDKConfig(w http.ResponseWriter, r *http.Request) error {
 		h.Set("Content-Encoding", "gzip")
 	}
 	if id := r.URL.Query().Get("distinct_id"); len(e.cohorts) > 0 && id != "" && utf8.RuneCountInString(id) <= analytics.MaxDistinctIDLength {
-		body, etag = e.userBody(s.Targets.Member(key.ProductID, e.cohorts, id), gz)
+		body, more, etag = e.userBody(s.Targets.Member(key.ProductID, e.cohorts, id), gz)
 	}
 	h.Set("ETag", etag)
 	if r.Header.Get("If-None-Match") == etag {
@@ -240,8 +243,11 @@ func (s *Server) handleSDKConfig(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Content-Length", strconv.Itoa(len(body)+len(more)))
 	w.Write(body)
+	if more != nil {
+		w.Write(more)
+	}
 	return nil
 }
 
@@ -249,8 +255,9 @@ func (s *Server) handleSDKConfig(w http.ResponseWriter, r *http.Request) error {
 // flags' cohorts are m: the body with a "cohorts" member added, mapping
 // each cohort held to whether the user is in it (a cohort not held is left
 // out, and its conditions fail: docs/flags.md, "Cohorts"), gzipped when gz,
-// with an ETag of its own. Only this user's memberships are in it.
-func (e configEntry) userBody(m flags.Cohorts, gz bool) ([]byte, string) {
+// with an ETag of its own. Only this user's memberships are in it. It is
+// the cached head, shared by every user, followed by the user's own bytes.
+func (e configEntry) userBody(m flags.Cohorts, gz bool) (head, own []byte, etag string) {
 	tail := make([]byte, 0, 16+16*len(m))
 	tail = append(tail, `,"cohorts":{`...)
 	for _, id := range e.cohorts {
@@ -270,11 +277,9 @@ func (e configEntry) userBody(m flags.Cohorts, gz bool) ([]byte, string) {
 	sum := crc32.ChecksumIEEE(tail)
 	tag := strings.TrimSuffix(e.etag, `"`) + "-" + strconv.FormatUint(uint64(sum), 36)
 	if gz {
-		return e.open.finish(tail), tag + `-gz"`
+		return e.open.head, e.open.finish(tail), tag + `-gz"`
 	}
-	body := make([]byte, 0, len(e.body)-1+len(tail))
-	body = append(append(body, e.body[:len(e.body)-1]...), tail...)
-	return body, tag + `"`
+	return e.body[:len(e.body)-1], tail, tag + `"`
 }
 
 // gzipOpen is a gzip member whose deflate stream was flushed but not ended:
@@ -295,13 +300,13 @@ func openGzip(b []byte) *gzipOpen {
 	return &gzipOpen{head: buf.Bytes(), crc: crc32.ChecksumIEEE(b), size: uint32(len(b))}
 }
 
-// finish ends the member with tail, stored uncompressed in a final
-// deflate block (RFC 1951, 3.2.4; tail is far below its 65,535 bytes),
-// then the trailer's CRC-32 and size (RFC 1952, 2.3).
+// finish returns what ends the member after head: tail, stored
+// uncompressed in a final deflate block (RFC 1951, 3.2.4; tail is far
+// below its 65,535 bytes), then the trailer's CRC-32 and size (RFC 1952,
+// 2.3).
 func (g *gzipOpen) finish(tail []byte) []byte {
 	n := len(tail)
-	out := make([]byte, 0, len(g.head)+5+n+8)
-	out = append(out, g.head...)
+	out := make([]byte, 0, 5+n+8)
 	out = append(out, 1, byte(n), byte(n>>8), ^byte(n), ^byte(n>>8))
 	out = append(out, tail...)
 	out = binary.LittleEndian.AppendUint32(out, crc32.Update(g.crc, crc32.IEEETable, tail))
