@@ -618,9 +618,9 @@ func appenderCeiling(dir string, n, group int) (float64, error) {
 
 // server is the strata process under test.
 type server struct {
-	cmd  *exec.Cmd
-	url  string
-	key  string
+	cmd *exec.Cmd
+	url string
+	key string
 	// setupToken is the first-run setup token the server logged, which
 	// makes the dashboard owner (dashboardSession).
 	setupToken string

@@ -239,7 +239,8 @@ var errAPIBodyTooLarge = analytics.Errorf(analytics.KindTooLarge, "body_too_larg
 	"The request body is over 1 MB (%d bytes); the API's bodies are small JSON objects.", maxAPIBody)
 
 // serveAdapted serves a request through the net/http route table, h, by
-// fasthttpadaptor. The adaptor hands the handler ctx.PostBody(), which on
+// fasthttpadaptor; an upload streamed to its handler goes by
+// serveStreamed instead (uploads.go). The adaptor hands the handler ctx.PostBody(), which on
 // a streamed request would read the whole stream with no limit, so the
 // body is read here first, under the budget and maxAPIBody
 // (maxSourcemapBody for a sourcemap upload, maxGroupBody for a group's
@@ -251,6 +252,10 @@ var errAPIBodyTooLarge = analytics.Errorf(analytics.KindTooLarge, "body_too_larg
 // the buffer could be another request's while this one reads it, and the
 // budget would not count it.
 func (s *Server) serveAdapted(ctx *fasthttp.RequestCtx, h http.Handler) {
+	if streamedUpload(string(ctx.Method()), string(ctx.Path())) {
+		s.serveStreamed(ctx, h)
+		return
+	}
 	limit, tooLarge, public := maxAPIBody, errAPIBodyTooLarge, false
 	if string(ctx.Path()) == sourcemapsPath && ctx.IsPost() {
 		if err := s.admitUpload(ctx); err != nil {
