@@ -46,7 +46,7 @@ func TestLargeUploads(t *testing.T) {
 	var export strings.Builder
 	for i := range 12_000 {
 		line, _ := json.Marshal(map[string]any{"uuid": fmt.Sprintf("big-%d", i), "event": "$pageview", "distinct_id": fmt.Sprintf("u%d", i%500),
-			"timestamp": time.Date(2026, 10, 20, 9, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339),
+			"timestamp":  time.Date(2026, 10, 20, 9, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339),
 			"properties": map[string]any{"$current_url": "https://shop.example/products/" + strconv.Itoa(i%300)}})
 		export.Write(line)
 		export.WriteByte('\n')
