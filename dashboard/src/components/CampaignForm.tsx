@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ApiError, api, fieldError, message } from "../api";
 import {
-  addVariant, builtInTriggers, closestField, draftOf, evenWeights, limits, move, newCampaign, newStep, stepOf, traitOps, weightSum, writeOf,
+  addVariant, builtInTriggers, closestField, draftOf, evenWeights, limits, move, newCampaign, newCondition, newStep, stepOf, traitOps, weightSum, writeOf,
   type CampaignDraft, type ConditionDraft, type StepDraft, type VariantDraft,
 } from "../campaign";
 import type { Campaign, CapKind, TraitOp } from "../types";
@@ -214,7 +214,7 @@ export function CampaignForm(props: { product: number; campaign?: Campaign; read
               type="button"
               class="button secondary small"
               disabled={draft.conditions.length >= limits.conditions}
-              onClick={() => set({ conditions: [...draft.conditions, { trait: "", op: "eq", value: "" }] })}
+              onClick={() => set({ conditions: [...draft.conditions, newCondition()] })}
             >
               Add condition
             </button>
