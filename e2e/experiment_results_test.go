@@ -97,7 +97,7 @@ func TestExperimentResults(t *testing.T) {
 	}
 	for i := range 900 {
 		id := "user_" + strconv.Itoa(i)
-		as, _ := flags.Assign(&cfg[0], id, nil)
+		as, _ := flags.Assign(&cfg[0], id, nil, nil)
 		variant := as.Variant
 		if as.Holdout {
 			variant = "holdout"
@@ -250,7 +250,7 @@ func TestSampleRatioCheck(t *testing.T) {
 			healthyFlag = f
 		}
 	}
-	assigned := func(id string) string { as, _ := flags.Assign(&healthyFlag, id, nil); return as.Variant }
+	assigned := func(id string) string { as, _ := flags.Assign(&healthyFlag, id, nil, nil); return as.Variant }
 	for round := range 5 {
 		send(healthy, users("h", round*400, (round+1)*400), assigned)
 		time.Sleep(1200 * time.Millisecond)
@@ -298,7 +298,7 @@ func TestSampleRatioCheck(t *testing.T) {
 			t.Fatalf("config of the paused experiment: %+v", f)
 		}
 		for i := range 200 {
-			if as, _ := flags.Assign(&f, "user_"+strconv.Itoa(i), nil); as.Variant != "control" {
+			if as, _ := flags.Assign(&f, "user_"+strconv.Itoa(i), nil, nil); as.Variant != "control" {
 				t.Fatalf("a paused experiment gave %q", as.Variant)
 			}
 		}

@@ -275,7 +275,7 @@ func TestPartialRolloutExperiments(t *testing.T) {
 			if k == broken {
 				continue // paused on the way, so later users got control
 			}
-			as, _ := flags.Assign(config[k], ans.ID, nil)
+			as, _ := flags.Assign(config[k], ans.ID, nil, nil)
 			if ans.Got[k] != as.Variant {
 				t.Fatalf("%s: the SDK gave %s %q, the Go assignment %q", k, ans.ID, ans.Got[k], as.Variant)
 			}

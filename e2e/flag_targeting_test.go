@@ -42,7 +42,7 @@ func TestFlagTargeting(t *testing.T) {
 		{[]map[string]any{{"trait": "plan", "op": "is", "value": "pro"}}, "conditions[0].op"},
 		{[]map[string]any{{"trait": "plan", "op": "eq"}, {"trait": "a b", "op": "exists"}}, "conditions[1].trait"},
 		{[]map[string]any{{"trait": "seats", "op": "gt", "value": "ten"}}, "conditions[0].value"},
-		{[]map[string]any{{"type": "cohort", "trait": "x", "op": "eq"}}, "conditions[0].type"},
+		{[]map[string]any{{"type": "segment", "trait": "x", "op": "eq"}}, "conditions[0].type"},
 		{make([]map[string]any, 21), "conditions"},
 	} {
 		wantError(t, annCall(t, s, a.Token, "PUT", path, map[string]any{"conditions": c.conds}), 400, "invalid_request", c.field)
@@ -70,10 +70,10 @@ func TestFlagTargeting(t *testing.T) {
 	if _, other := sdkConfigFlags(t, s, b.Live, ""); len(other) != 0 {
 		t.Errorf("B's config: %+v", other)
 	}
-	if as, _ := flags.Assign(&cfg[0], "u1", map[string]any{"plan": "pro", "seats": float64(11)}); as.Variant != "on" {
+	if as, _ := flags.Assign(&cfg[0], "u1", map[string]any{"plan": "pro", "seats": float64(11)}, nil); as.Variant != "on" {
 		t.Errorf("a targeted user: %+v", as)
 	}
-	if as, _ := flags.Assign(&cfg[0], "u1", map[string]any{"plan": "pro", "seats": float64(10)}); as.Variant != "control" || !as.Excluded {
+	if as, _ := flags.Assign(&cfg[0], "u1", map[string]any{"plan": "pro", "seats": float64(10)}, nil); as.Variant != "control" || !as.Excluded {
 		t.Errorf("an untargeted user: %+v", as)
 	}
 
@@ -129,7 +129,7 @@ func TestFlagTargeting(t *testing.T) {
 	for i := range 600 {
 		id := "user_" + strconv.Itoa(i)
 		props := map[string]any{"plan": []string{"pro", "free", "team"}[i%3]}
-		as, _ := flags.Assign(ef, id, props)
+		as, _ := flags.Assign(ef, id, props, nil)
 		counts[as.Exposed()]++
 		batch = append(batch, map[string]any{"event_name": "$exposure", "distinct_id": id, "timestamp": now.Add(-10 * time.Minute).Format(time.RFC3339Nano),
 			"properties": map[string]any{"flag": e.FlagKey, "experiment_id": e.ID, "variant": as.Exposed()}})

@@ -250,7 +250,7 @@ func TestExperiments(t *testing.T) {
 	}
 	held, arms := 0, map[string]int{}
 	for i := range 2000 {
-		as, _ := flags.Assign(&cfg[0], "user_"+strconv.Itoa(i), nil)
+		as, _ := flags.Assign(&cfg[0], "user_"+strconv.Itoa(i), nil, nil)
 		if as.Holdout {
 			held++
 		} else {
@@ -274,7 +274,7 @@ func TestExperiments(t *testing.T) {
 	}
 	_, cfg = sdkConfigFlags(t, s, a.Live, "")
 	for i := range 200 {
-		if as, _ := flags.Assign(&cfg[0], "user_"+strconv.Itoa(i), nil); as.Variant != "control" {
+		if as, _ := flags.Assign(&cfg[0], "user_"+strconv.Itoa(i), nil, nil); as.Variant != "control" {
 			t.Fatalf("a paused experiment gave %q", as.Variant)
 		}
 	}
@@ -295,7 +295,7 @@ func TestExperiments(t *testing.T) {
 		t.Fatalf("config after apply winner: %+v", cfg)
 	}
 	for i := range 200 {
-		if as, _ := flags.Assign(&cfg[0], "user_"+strconv.Itoa(i), nil); as.Variant != "treatment" || as.Holdout {
+		if as, _ := flags.Assign(&cfg[0], "user_"+strconv.Itoa(i), nil, nil); as.Variant != "treatment" || as.Holdout {
 			t.Fatalf("after apply winner a user got %+v", as)
 		}
 	}

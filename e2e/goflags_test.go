@@ -117,7 +117,7 @@ func TestGoSDKFlags(t *testing.T) {
 	var held, excluded int64
 	for i, v := range got {
 		id := fmt.Sprintf("customer_%d", i)
-		a, _ := flags.Assign(&cfg[0], id, nil)
+		a, _ := flags.Assign(&cfg[0], id, nil, nil)
 		switch {
 		case a.Holdout:
 			held++

@@ -297,7 +297,7 @@ func TestMessages(t *testing.T) {
 	seen := map[string]int{}
 	for i := 0; i < 40; i++ {
 		user := "ab" + strconv.Itoa(i)
-		want, _ := flags.Assign(f, user, nil)
+		want, _ := flags.Assign(f, user, nil, nil)
 		_, msgs := active(t, s, a.Live, user, "/", nil)
 		if len(msgs) != 1 || msgs[0].Variant != want.Variant || msgs[0].Exposure == nil || msgs[0].Exposure.Variant != want.Variant ||
 			msgs[0].Exposure.ExperimentID == nil || *msgs[0].Exposure.ExperimentID != *ab.ExperimentID {

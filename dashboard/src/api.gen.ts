@@ -879,24 +879,38 @@ export interface components {
         };
         /**
          * Flag targeting condition
-         * @description A user property (the traits passed to `identify`, or the properties passed to a server
-         *     SDK's evaluator) compared with a value, as a message audience's `TraitCondition`. A
-         *     missing property fails every operator but `neq`. `type` is `trait` (the default when
-         *     left out); a cohort condition is planned next, and evaluators fail a type they do not know.
+         * @description A condition of one of two types (docs/flags.md, "Targeting"):
+         *
+         *     - `trait` (the default when `type` is left out): a user property (the traits passed to
+         *       `identify`, or the properties passed to a server SDK's evaluator) compared with a
+         *       value, as a message audience's `TraitCondition`. A missing property fails every
+         *       operator but `neq`. `trait` is required.
+         *     - `cohort`: the user is (`in`) or is not (`not_in`) a member of the product's cohort
+         *       `cohortId`, as the server computed it. An evaluator learns a user's memberships from
+         *       `GET /api/v1/config?distinct_id=` (`cohorts`); a cohort whose membership it does not
+         *       know fails both operators. No `trait`; `value` is empty.
+         *
+         *     Evaluators fail a type they do not know.
          */
         FlagCondition: {
             /**
              * @default trait
              * @enum {string}
              */
-            type?: "trait";
-            trait: string;
+            type?: "trait" | "cohort";
+            /** @description The property, for a `trait` condition; left out of a `cohort` one. */
+            trait?: string;
             /**
-             * @description `eq`/`neq` compare the text of the property exactly, `contains` ignoring case, `gt`/`lt` as decimal numbers; `exists` holds for any non-null value.
+             * Format: int64
+             * @description The cohort, for a `cohort` condition; left out of a `trait` one.
+             */
+            cohortId?: number;
+            /**
+             * @description `eq`/`neq` compare the text of the property exactly, `contains` ignoring case, `gt`/`lt` as decimal numbers; `exists` holds for any non-null value. `in` and `not_in` are the operators of a `cohort` condition, and only of one.
              * @enum {string}
              */
-            op: "eq" | "neq" | "contains" | "exists" | "gt" | "lt";
-            /** @description Ignored by `exists`; a decimal number for `gt` and `lt`. */
+            op: "eq" | "neq" | "contains" | "exists" | "gt" | "lt" | "in" | "not_in";
+            /** @description Ignored by `exists`; a decimal number for `gt` and `lt`; empty for a `cohort` condition. */
             value: string;
         };
         FlagList: {
@@ -2235,10 +2249,20 @@ export interface components {
             secret: string;
             token: components["schemas"]["QueryTokenRecord"];
         };
+        /**
+         * @description A condition of a message audience: on a trait the SDK sends (`type` left out, or
+         *     `trait`), or on a cohort's membership (`type` `cohort`, `cohortId`, `op` `in` or
+         *     `not_in`, evaluated by the server for the request's `distinct_id`), with the rules of a
+         *     flag's `FlagCondition`.
+         */
         TraitCondition: {
-            trait: string;
             /** @enum {string} */
-            op: "eq" | "neq" | "contains" | "exists" | "gt" | "lt";
+            type?: "trait" | "cohort";
+            trait?: string;
+            /** Format: int64 */
+            cohortId?: number;
+            /** @enum {string} */
+            op: "eq" | "neq" | "contains" | "exists" | "gt" | "lt" | "in" | "not_in";
             value: string;
         };
         /** Trend line */

@@ -4,8 +4,8 @@
 // asks. The server checks everything again and has the last word.
 import type { FieldErrors } from "./components/Fields";
 import type {
-  BodyFormat, Campaign, CampaignStatus, CampaignVariant, CampaignWrite, CapKind, Question, QuestionType, Step, StepKind, TraitCondition,
-  TraitOp,
+  BodyFormat, Campaign, CampaignStatus, CampaignVariant, CampaignWrite, CapKind, CohortOp, Question, QuestionType, Step, StepKind,
+  TraitCondition, TraitOp,
 } from "./types";
 
 /** Where a banner sits (a step's placement; empty for the other kinds). */
@@ -71,9 +71,6 @@ export interface VariantDraft {
   weight: string;
   steps: StepDraft[];
 }
-
-/** How a cohort condition holds: the user is in the cohort, or is not. */
-export type CohortOp = "in" | "not_in";
 
 export const cohortOps: readonly { op: CohortOp; label: string }[] = [
   { op: "in", label: "In cohort" },

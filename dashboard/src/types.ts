@@ -90,10 +90,10 @@ export type Annotation = Schemas["Annotation"];
 export type AnnotationInput = Schemas["AnnotationCreate"];
 export type AnnotationPage = Schemas["AnnotationPage"];
 
-export type Flag = Widened<Schemas["Flag"]>;
+export type Flag = Schemas["Flag"];
 export type FlagVariant = Schemas["FlagVariant"];
-export type FlagCondition = Targeting<Schemas["FlagCondition"]>;
-export type FlagWrite = Widened<Schemas["FlagWrite"]>;
+export type FlagCondition = Schemas["FlagCondition"];
+export type FlagWrite = Schemas["FlagWrite"];
 export type FlagList = Schemas["FlagList"];
 export type FlagChange = Schemas["FlagChange"];
 export type FlagChangeList = Schemas["FlagChangeList"];
@@ -145,8 +145,8 @@ export type BuildInfo = Schemas["BuildInfo"];
 
 // In-app messages (docs/messages.md).
 export type CampaignStatus = Schemas["CampaignStatus"];
-export type Campaign = Widened<Schemas["Campaign"]>;
-export type CampaignWrite = Widened<Schemas["CampaignWrite"]>;
+export type Campaign = Schemas["Campaign"];
+export type CampaignWrite = Schemas["CampaignWrite"];
 export type CampaignList = Schemas["CampaignList"];
 export type CampaignStats = Schemas["CampaignStats"];
 export type CampaignVariant = Schemas["CampaignVariant"];
@@ -155,9 +155,11 @@ export type StepKind = Step["kind"];
 export type BodyFormat = NonNullable<Step["bodyFormat"]>;
 export type Question = Schemas["SurveyQuestion"];
 export type QuestionType = Question["type"];
-export type TraitCondition = Targeting<Schemas["TraitCondition"]>;
+export type TraitCondition = Schemas["TraitCondition"];
+/** A cohort condition's operator: the user is in the cohort, or is not. */
+export type CohortOp = Extract<TraitCondition["op"], "in" | "not_in">;
 /** A trait condition's comparison: eq, exists, gt… */
-export type TraitOp = Schemas["TraitCondition"]["op"];
+export type TraitOp = Exclude<TraitCondition["op"], CohortOp>;
 export type CapKind = Schemas["FrequencyCap"]["kind"];
 export type MessageSettings = Schemas["MessageSettings"];
 export type SurveyResults = Schemas["SurveyResults"];
@@ -166,28 +168,3 @@ export type SurveyQuestionResult = Schemas["SurveyQuestionResult"];
 export type PersonDeletion = Schemas["PersonDeletion"];
 /** A page of a product's audit log of privacy operations. */
 export type AuditLogPage = Schemas["AuditLogPage"];
-
-// Cohort conditions ahead of the contract: a flag's and an audience's
-// targeting condition may be {type: "cohort", cohortId, op: "in" | "not_in",
-// value: ""}, without a trait (docs/flags.md, "Targeting"), which
-// api/openapi.yaml does not describe yet. Targeting and Widened go when
-// api.gen.ts has it.
-
-/** Targeting is a targeting condition of api.gen.ts that may also be a cohort's. */
-type Targeting<T extends { trait: string; op: string }> = Omit<T, "type" | "trait" | "op"> & {
-  type?: "trait" | "cohort";
-  trait?: string;
-  op: T["op"] | "in" | "not_in";
-  cohortId?: number;
-};
-
-/** Widened is T with its conditions, and its audience's, as Targeting. */
-type Widened<T> = {
-  [K in keyof T]: K extends "conditions"
-    ? NonNullable<T[K]> extends (infer C extends { trait: string; op: string })[]
-      ? Targeting<C>[]
-      : T[K]
-    : K extends "audience"
-      ? Widened<NonNullable<T[K]>>
-      : T[K];
-};

@@ -3,7 +3,9 @@ package analytics
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -85,10 +87,26 @@ type Audience struct {
 
 // TraitCondition compares one identify trait with a value.
 type TraitCondition struct {
-	Trait string `json:"trait"`
-	// Op is eq, neq, contains, exists, gt or lt.
+	// Type is "trait" (or left out) for a condition on the user's
+	// traits, "cohort" for a condition on a cohort's membership (Op in
+	// or not_in, CohortID; Trait empty), as a flag's (FlagCondition).
+	Type     string `json:"type,omitempty"`
+	Trait    string `json:"trait,omitempty"`
+	CohortID int64  `json:"cohortId,omitempty"`
+	// Op is eq, neq, contains, exists, gt or lt; in or not_in for a cohort.
 	Op    string `json:"op"`
 	Value string `json:"value"`
+}
+
+// Cohorts lists the cohorts an audience's conditions name, each once.
+func (a *Audience) Cohorts() []int64 {
+	var ids []int64
+	for _, c := range a.Conditions {
+		if c.Type == FlagConditionCohort && !slices.Contains(ids, c.CohortID) {
+			ids = append(ids, c.CohortID)
+		}
+	}
+	return ids
 }
 
 // The frequency caps: one impression ever, Count ever, Count a UTC day.
@@ -245,17 +263,41 @@ func (a *Audience) validate() error {
 	if len(a.Conditions) > MaxTraitConditions {
 		return InvalidField("audience.conditions", "must list at most %d conditions, not %d", MaxTraitConditions, len(a.Conditions))
 	}
-	for i, cond := range a.Conditions {
-		if err := validTraitCondition("audience.conditions["+strconv.Itoa(i)+"]", cond); err != nil {
+	for i := range a.Conditions {
+		cond := &a.Conditions[i]
+		if cond.Type == FlagConditionTrait {
+			cond.Type = "" // the trait type is the one left out, as before types
+		}
+		if err := validCondition("audience.conditions["+strconv.Itoa(i)+"]", *cond); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// validTraitCondition checks one trait condition, of a message audience or
-// of a flag; field names it in the error.
-func validTraitCondition(field string, cond TraitCondition) error {
+// validCondition checks one targeting condition, of a message audience or
+// of a flag; field names it in the error. A cohort condition names a
+// cohort by id, with in or not_in, and nothing else.
+func validCondition(field string, cond TraitCondition) error {
+	switch cond.Type {
+	case "", FlagConditionTrait:
+	case FlagConditionCohort:
+		if cond.CohortID <= 0 {
+			return InvalidField(field+".cohortId", "must be the id of a cohort of this product")
+		}
+		if cond.Op != "in" && cond.Op != "not_in" {
+			return InvalidField(field+".op", "must be in or not_in for a cohort condition, not %q", cond.Op)
+		}
+		if cond.Trait != "" || cond.Value != "" {
+			return InvalidField(field, "a cohort condition has no trait or value")
+		}
+		return nil
+	default:
+		return InvalidField(field+".type", "must be trait (a condition on a user property) or cohort (on a cohort's membership), not %q", cond.Type)
+	}
+	if cond.CohortID != 0 {
+		return InvalidField(field+".cohortId", "belongs to a cohort condition (type cohort), not to a trait condition")
+	}
 	if !traitRE.MatchString(cond.Trait) {
 		return InvalidField(field+".trait", "must be a trait name of 1 to %d letters, digits, _ . $ or -, not %q", MaxTraitName, cond.Trait)
 	}
@@ -269,6 +311,39 @@ func validTraitCondition(field string, cond TraitCondition) error {
 		return InvalidField(field+".value", "must be a number for %s, not %q", cond.Op, cond.Value)
 	}
 	return nil
+}
+
+// CohortLookup reads a product's cohort: what CheckCohorts needs.
+type CohortLookup interface {
+	Cohort(ctx context.Context, productID, id int64) (Cohort, error)
+}
+
+// CheckCohorts refuses a condition naming a cohort the product does not
+// have: field is the conditions' field ("conditions", or
+// "audience.conditions"), conds their types and cohort ids.
+func CheckCohorts(ctx context.Context, store CohortLookup, productID int64, field string, conds []TraitCondition) error {
+	for i, c := range conds {
+		if c.Type != FlagConditionCohort {
+			continue
+		}
+		_, err := store.Cohort(ctx, productID, c.CohortID)
+		if errors.Is(err, ErrNotFound) {
+			return InvalidField(field+"["+strconv.Itoa(i)+"].cohortId", "must be the id of a cohort of this product, not %d", c.CohortID)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TraitConditions is a flag's conditions in a message audience's form.
+func TraitConditions(conds []FlagCondition) []TraitCondition {
+	out := make([]TraitCondition, len(conds))
+	for i, c := range conds {
+		out[i] = TraitCondition{Type: c.Type, Trait: c.Trait, CohortID: c.CohortID, Op: c.Op, Value: c.Value}
+	}
+	return out
 }
 
 // isNumber reports whether s is a number as trait conditions compare

@@ -56,21 +56,29 @@ type Flag struct {
 	UpdatedAt  time.Time       `json:"updatedAt"`
 }
 
-// FlagCondition is one targeting condition of a flag. Type is "trait", the
-// only kind yet: the user property Trait compared by Op with Value, with
-// the operators and the text form of a message audience's trait condition
-// (TraitCondition). A cohort condition ({"type": "cohort", "cohortId"})
-// is the kind planned next; every evaluator already fails a condition of a
-// type it does not know.
+// FlagCondition is one targeting condition of a flag (docs/flags.md,
+// "Targeting"), of one of two types:
+//   - "trait": the user property Trait compared by Op with Value, with the
+//     operators and the text form of a message audience's trait condition;
+//   - "cohort": the user is (Op "in") or is not ("not_in") a member of
+//     the product's cohort CohortID, as the server computed it. Trait is
+//     empty and Value "".
+//
+// Every evaluator fails a condition of a type it does not know, so that
+// an SDK older than a type never shows a flag to users it does not target.
 type FlagCondition struct {
-	Type  string `json:"type"`
-	Trait string `json:"trait"`
-	Op    string `json:"op"`
-	Value string `json:"value"`
+	Type     string `json:"type"`
+	Trait    string `json:"trait,omitempty"`
+	CohortID int64  `json:"cohortId,omitempty"`
+	Op       string `json:"op"`
+	Value    string `json:"value"`
 }
 
-// FlagConditionTrait is the type of a condition on a user property.
-const FlagConditionTrait = "trait"
+// The types of a targeting condition: a user property, a cohort.
+const (
+	FlagConditionTrait  = "trait"
+	FlagConditionCohort = "cohort"
+)
 
 // FlagVariant is one arm of a flag: its key, its share of the flag's users
 // in percent (two decimals at most) and an optional JSON payload the SDK
@@ -152,26 +160,35 @@ func (f *Flag) Validate() error {
 
 // validFlagConditions checks a flag's targeting conditions, and sets the
 // type of a condition that left it out to trait: at most
-// MaxFlagConditions, each by the rules of a message audience's trait
-// condition.
+// MaxFlagConditions, each by the rules of a message audience's condition
+// (validCondition). Whether a cohort exists is the caller's check
+// (CheckCohorts).
 func validFlagConditions(conds []FlagCondition) error {
 	if len(conds) > MaxFlagConditions {
 		return InvalidField("conditions", "must list at most %d conditions, not %d", MaxFlagConditions, len(conds))
 	}
 	for i := range conds {
 		c := &conds[i]
-		field := "conditions[" + strconv.Itoa(i) + "]"
 		if c.Type == "" {
 			c.Type = FlagConditionTrait
 		}
-		if c.Type != FlagConditionTrait {
-			return InvalidField(field+".type", "must be trait (a condition on a user property), not %q", c.Type)
-		}
-		if err := validTraitCondition(field, TraitCondition{Trait: c.Trait, Op: c.Op, Value: c.Value}); err != nil {
+		tc := TraitCondition{Type: c.Type, Trait: c.Trait, CohortID: c.CohortID, Op: c.Op, Value: c.Value}
+		if err := validCondition("conditions["+strconv.Itoa(i)+"]", tc); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// FlagCohorts lists the cohorts the conditions name, in order, each once.
+func FlagCohorts(conds []FlagCondition) []int64 {
+	var ids []int64
+	for _, c := range conds {
+		if c.Type == FlagConditionCohort && !slices.Contains(ids, c.CohortID) {
+			ids = append(ids, c.CohortID)
+		}
+	}
+	return ids
 }
 
 // validName checks a flag's or an experiment's name: one line of 1 to

@@ -230,12 +230,16 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		AliasLimit: cfg.ErrorAliasLimit, Cache: exceptions, Now: time.Now}
 	// The flag and experiment services, which the API and the CLI's
 	// commands through the admin socket share.
-	svc.Flags = &experiment.Flags{Store: a.store.meta}
+	svc.Flags = &experiment.Flags{Store: a.store.meta, Cohorts: a.store.meta}
 	svc.Experiments = &experiment.Service{Store: a.store.meta, Now: time.Now}
 	// Cohorts: definitions in the metadata store, members beside the
 	// events (docs/queries.md, "Cohorts").
 	a.cohorts = &cohorts.Service{Meta: a.store.meta, Events: a.store.queries.(analytics.CohortMemberStore),
 		MaxCohorts: analytics.MaxCohorts, Now: time.Now, Log: log.With("component", "cohorts")}
+	// The members of the cohorts flags and message audiences target, held
+	// in memory for the SDK configuration and the message engine
+	// (docs/flags.md, "Cohorts").
+	targets := &cohorts.Targets{Meta: a.store.meta, Events: a.cohorts.Events, Now: time.Now, Log: log.With("component", "cohorts")}
 	// The privacy operations: every kind of data a person leaves, in the
 	// order a deletion removes them (docs/privacy.md). The events go
 	// first, after the spool has loaded what was acknowledged before.
@@ -243,7 +247,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	a.privacy = privacy.New(a.store.meta, log.With("component", "privacy"),
 		events, privacy.Groups{Events: events}, privacy.Replays{Store: a.store.replays},
 		privacy.SurveyResponses{Store: a.store.meta}, privacy.MessageStates{Store: a.store.meta},
-		privacy.CohortMemberships{Members: a.cohorts.Events, Cohorts: a.store.meta})
+		privacy.CohortMemberships{Members: a.cohorts.Events, Cohorts: a.store.meta, Forget: targets.Forget})
 	a.privacy.Profiles, a.privacy.Flush = a.store.meta, a.store.persons.Flush
 	api := &httpapi.Server{
 		Privacy:          a.privacy,
@@ -258,7 +262,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		Saved:           a.store.meta,
 		FlagOps:         svc.Flags,
 		ExperimentOps:   svc.Experiments,
-		CampaignOps:     &messages.Campaigns{Store: a.store.meta, Now: time.Now},
+		CampaignOps:     &messages.Campaigns{Store: a.store.meta, Cohorts: a.store.meta, Now: time.Now},
 		SurveyOps:       &messages.Surveys{Store: a.store.meta, Read: engine.ReadMeta},
 		Sourcemaps:      a.store.meta,
 		ErrorGroupOps:   errorGroups,
@@ -312,6 +316,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 		// Cohorts, at most analytics.MaxCohorts a product, their members in
 		// the event store (docs/queries.md, "Cohorts").
 		Cohorts: a.cohorts,
+		Targets: targets,
 		Share: httpapi.ShareLimits{
 			Reads: ratelimit.New(time.Now), ReadAddrs: ratelimit.New(time.Now), ReadsPerMinute: cfg.ShareRateLimit,
 			Passwords: ratelimit.New(time.Now), PasswordAddrs: ratelimit.New(time.Now), PasswordsPerMinute: cfg.SharePasswordRateLimit,
@@ -355,6 +360,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// In-app messages are answered from memory (docs/messages.md); a
 	// campaign's variant is its flag's assignment.
 	api.Messages = messages.New(a.store.meta, api.FlagsByKey, 0, time.Now, log.With("component", "messages"))
+	api.Messages.Cohorts = targets
 	// What the parts count themselves, read at each scrape
 	// (docs/operations.md, "Monitoring").
 	registerMetrics(a.metrics, cfg.DataDir, a.store.spool, engine.Admission,

@@ -16,6 +16,19 @@ import (
 // experiment already imports package flags for the assignment.
 type Flags struct {
 	Store Meta
+	// Cohorts finds the cohorts conditions name; nil skips the check
+	// (a store without cohorts).
+	Cohorts analytics.CohortLookup
+}
+
+// checkCohorts refuses conditions naming a cohort the product lacks. A
+// cohort deleted later leaves its conditions unknown, so they fail
+// (docs/flags.md, "Cohorts").
+func (s *Flags) checkCohorts(ctx context.Context, productID int64, conds []analytics.FlagCondition) error {
+	if s.Cohorts == nil || conds == nil {
+		return nil
+	}
+	return analytics.CheckCohorts(ctx, s.Cohorts, productID, "conditions", analytics.TraitConditions(conds))
 }
 
 // FlagFields are the fields a create or an update of a flag sets; nil
@@ -103,6 +116,9 @@ func (s *Flags) Create(ctx context.Context, actor string, productID int64, field
 	if err := fields.apply(&f); err != nil {
 		return f, err
 	}
+	if err := s.checkCohorts(ctx, productID, f.Conditions); err != nil {
+		return f, err
+	}
 	err := s.Store.InTx(ctx, func(tx analytics.MetaTx) error {
 		return flagError(tx.CreateFlag(ctx, &f, actor))
 	})
@@ -117,6 +133,9 @@ func (s *Flags) Create(ctx context.Context, actor string, productID int64, field
 // cannot miss the change.
 func (s *Flags) Update(ctx context.Context, actor string, productID, id int64, fields FlagFields) (analytics.Flag, error) {
 	var f analytics.Flag
+	if err := s.checkCohorts(ctx, productID, fields.Conditions); err != nil {
+		return f, err
+	}
 	err := s.Store.InTx(ctx, func(tx analytics.MetaTx) error {
 		var err error
 		if f, err = tx.Flag(ctx, productID, id); err != nil {
@@ -191,7 +210,7 @@ func (s *Flags) ForSDK(ctx context.Context, productID int64) ([]flags.Flag, erro
 		}
 		sf.Conditions = make([]flags.Condition, 0, len(f.Conditions))
 		for _, c := range f.Conditions {
-			sf.Conditions = append(sf.Conditions, flags.Condition{Type: c.Type, Trait: c.Trait, Op: c.Op, Value: c.Value})
+			sf.Conditions = append(sf.Conditions, flags.Condition{Type: c.Type, Trait: c.Trait, CohortID: c.CohortID, Op: c.Op, Value: c.Value})
 		}
 		out = append(out, sf)
 	}

@@ -107,7 +107,7 @@ func TestFalsePauseRatePartialRollout(t *testing.T) {
 			for range checks {
 				for range perCheck {
 					id = strconv.AppendUint(append(id[:0], 'u'), r.Uint64(), 36)
-					a, _ := flags.Assign(f, string(id), nil)
+					a, _ := flags.Assign(f, string(id), nil, nil)
 					exposed[a.Exposed()]++
 					if !a.Holdout {
 						old[a.Variant]++ // the old SDKs: control for a user outside the rollout

@@ -73,12 +73,12 @@ func (a Assignment) Exposed() string {
 	return a.Variant
 }
 
-// Assign puts the user id, whose properties are props (nil for none), in
-// an arm of f. It reports false when f is missing or disabled: there is
+// Assign puts the user id, whose properties are props (nil for none) and
+// whose cohorts are cohorts (nil when none is known), in an arm of f. It reports false when f is missing or disabled: there is
 // nothing to expose, and the caller answers control. A user the flag's
 // conditions do not target is excluded, after the holdout and before the
 // rollout bucket, so that the users they target keep their buckets.
-func Assign(f *Flag, id string, props map[string]any) (Assignment, bool) {
+func Assign(f *Flag, id string, props map[string]any, cohorts Cohorts) (Assignment, bool) {
 	if f == nil || !f.Enabled {
 		return Assignment{}, false
 	}
@@ -89,7 +89,7 @@ func Assign(f *Flag, id string, props map[string]any) (Assignment, bool) {
 	if exp != nil && exp.Status == "running" && Bucket("holdout", f.Key, id) < basisPoints(exp.Holdout*10000) {
 		return Assignment{Variant: "control", Holdout: true}, true
 	}
-	if !Targeted(f.Conditions, props) {
+	if !Targeted(f.Conditions, props, cohorts) {
 		return Assignment{Variant: "control", Excluded: true}, true
 	}
 	if Bucket("rollout", f.Key, id) >= basisPoints(f.Rollout*100) {

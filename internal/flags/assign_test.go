@@ -23,12 +23,14 @@ type vectors struct {
 		Flag, DistinctID, Variant string
 	} `json:"assign"`
 	Flags []Flag `json:"flags"`
-	// Targeting are users with properties, of flags with conditions:
+	// Targeting are users with properties and cohorts (as
+	// /api/v1/config lists them: ids as keys), of flags with conditions:
 	// the variant getVariant answers and what the exposure names ("" for
 	// no exposure).
 	Targeting []struct {
 		Flag, DistinctID string
 		Properties       map[string]any
+		Cohorts          Cohorts
 		Variant, Exposed string
 	} `json:"targeting"`
 }
@@ -67,7 +69,7 @@ func TestVectors(t *testing.T) {
 	}
 	variants := map[string]bool{}
 	for _, c := range v.Assign {
-		got, ok := Assign(byKey[c.Flag], c.DistinctID, nil)
+		got, ok := Assign(byKey[c.Flag], c.DistinctID, nil, nil)
 		if !ok {
 			got.Variant = "control" // what getVariant answers for a flag with nothing to expose
 		}
@@ -80,16 +82,23 @@ func TestVectors(t *testing.T) {
 		t.Errorf("the vectors reached only the variants %v", variants)
 	}
 	exposed := map[string]bool{}
+	withCohorts := 0
 	for _, c := range v.Targeting {
-		got, ok := Assign(byKey[c.Flag], c.DistinctID, c.Properties)
+		got, ok := Assign(byKey[c.Flag], c.DistinctID, c.Properties, c.Cohorts)
 		e := got.Exposed()
 		if !ok {
 			got.Variant, e = "control", ""
 		}
 		if got.Variant != c.Variant || e != c.Exposed {
-			t.Errorf("Assign(%s, %q, %v) = %q exposing %q, want %q exposing %q", c.Flag, c.DistinctID, c.Properties, got.Variant, e, c.Variant, c.Exposed)
+			t.Errorf("Assign(%s, %q, %v, %v) = %q exposing %q, want %q exposing %q", c.Flag, c.DistinctID, c.Properties, c.Cohorts, got.Variant, e, c.Variant, c.Exposed)
 		}
 		exposed[e] = true
+		if c.Cohorts != nil {
+			withCohorts++
+		}
+	}
+	if withCohorts < 15 {
+		t.Errorf("only %d targeting vectors give cohorts", withCohorts)
 	}
 	for _, e := range []string{"on", "control", "treatment", "holdout", "excluded", ""} {
 		if !exposed[e] {
@@ -102,14 +111,14 @@ func TestVectors(t *testing.T) {
 // holdout user is marked, a missing flag has nothing to expose, and a
 // completed experiment's holdout no longer applies.
 func TestAssign(t *testing.T) {
-	if _, ok := Assign(nil, "u", nil); ok {
+	if _, ok := Assign(nil, "u", nil, nil); ok {
 		t.Error("a missing flag was assigned")
 	}
 	f := &Flag{Key: "k", Enabled: true, Rollout: 100, Variants: []Variant{{"control", 50}, {"treatment", 50}},
 		Experiment: &Experiment{Status: "running", Holdout: 0.25}}
 	held, arms := 0, map[string]int{}
 	for i := range 4000 {
-		a, _ := Assign(f, string(rune('a'+i%26))+string(rune(i)), nil)
+		a, _ := Assign(f, string(rune('a'+i%26))+string(rune(i)), nil, nil)
 		if a.Holdout {
 			held++
 			if a.Variant != "control" {
@@ -127,7 +136,7 @@ func TestAssign(t *testing.T) {
 	}
 	f.Experiment.Status = "completed"
 	for i := range 4000 {
-		if a, _ := Assign(f, string(rune(i)), nil); a.Holdout {
+		if a, _ := Assign(f, string(rune(i)), nil, nil); a.Holdout {
 			t.Fatal("a completed experiment still holds users out")
 		}
 	}
@@ -142,7 +151,7 @@ func TestAssignExcluded(t *testing.T) {
 	counts := map[string]int{}
 	for i := range 4000 {
 		id := "user_" + strconv.Itoa(i)
-		a, ok := Assign(f, id, nil)
+		a, ok := Assign(f, id, nil, nil)
 		if !ok {
 			t.Fatal("an enabled flag assigned nobody")
 		}
@@ -186,8 +195,8 @@ func TestTargetingKeepsBuckets(t *testing.T) {
 		if i%2 == 1 {
 			props["plan"] = "free"
 		}
-		want, _ := Assign(plain, id, nil)
-		got, _ := Assign(&targeted, id, props)
+		want, _ := Assign(plain, id, nil, nil)
+		got, _ := Assign(&targeted, id, props, nil)
 		switch {
 		case i%2 == 0 && got != want:
 			t.Fatalf("targeted user %s: %+v, without conditions %+v", id, got, want)
@@ -216,10 +225,13 @@ func TestHolds(t *testing.T) {
 	if Holds("s", "matches", "x", props) {
 		t.Error("an unknown operator held")
 	}
-	if Targeted([]Condition{{Type: "cohort", Trait: "s", Op: "neq", Value: "y"}}, props) {
+	if Targeted([]Condition{{Type: "segment", Trait: "s", Op: "neq", Value: "y"}}, props, nil) {
 		t.Error("a condition of an unknown type held")
 	}
-	if !Targeted(nil, nil) {
+	if Targeted([]Condition{{Type: "cohort", CohortID: 3, Op: "equals"}}, props, Cohorts{3: true}) {
+		t.Error("a cohort condition with an unknown operator held")
+	}
+	if !Targeted(nil, nil, nil) {
 		t.Error("no conditions must target everyone")
 	}
 }

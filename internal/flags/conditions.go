@@ -3,39 +3,84 @@ package flags
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// Condition is one targeting condition of a flag: the user's property
-// Trait compared by Op with Value, as a message audience's trait condition
-// is (docs/flags.md, "Targeting"). Type says what kind of condition it is:
-// "trait" (or left out) is the only kind yet; a condition of a kind an
-// evaluator does not know fails, so that a kind added later (cohorts)
-// never lets an older SDK show the flag to users it does not target.
+// Condition is one targeting condition of a flag (docs/flags.md,
+// "Targeting"). Type says what kind it is: "trait" (or left out), the
+// user's property Trait compared by Op with Value, as a message audience's
+// trait condition is; or "cohort", the user in (Op "in") or not in
+// ("not_in") the cohort CohortID. A condition of a kind an evaluator does
+// not know fails, so that a kind added later never lets an older SDK show
+// the flag to users it does not target.
 type Condition struct {
-	Type  string `json:"type,omitempty"`
-	Trait string `json:"trait"`
-	// Op is eq, neq, contains, exists, gt or lt.
+	Type     string `json:"type,omitempty"`
+	Trait    string `json:"trait,omitempty"`
+	CohortID int64  `json:"cohortId,omitempty"`
+	// Op is eq, neq, contains, exists, gt or lt; in or not_in for a cohort.
 	Op    string `json:"op"`
 	Value string `json:"value"`
 }
 
-// ConditionTrait is the kind of condition on a user property.
-const ConditionTrait = "trait"
+// The kinds of condition: on a user property, on a cohort's membership.
+const (
+	ConditionTrait  = "trait"
+	ConditionCohort = "cohort"
+)
+
+// Cohorts is what an evaluator knows of a user's cohorts: for each cohort
+// it knows of, whether the user is a member. A cohort it does not list is
+// unknown, and both of its conditions fail (docs/flags.md, "Cohorts").
+type Cohorts map[int64]bool
 
 // Targeted reports whether every condition holds for a user with these
-// properties: no conditions target everyone.
-func Targeted(conds []Condition, props map[string]any) bool {
+// properties and cohorts: no conditions target everyone.
+func Targeted(conds []Condition, props map[string]any, cohorts Cohorts) bool {
 	for _, c := range conds {
-		if c.Type != "" && c.Type != ConditionTrait {
-			return false
-		}
-		if !Holds(c.Trait, c.Op, c.Value, props) {
+		switch c.Type {
+		case "", ConditionTrait:
+			if !Holds(c.Trait, c.Op, c.Value, props) {
+				return false
+			}
+		case ConditionCohort:
+			if !InCohort(c.CohortID, c.Op, cohorts) {
+				return false
+			}
+		default:
 			return false
 		}
 	}
 	return true
+}
+
+// InCohort evaluates one cohort condition: in holds for a member, not_in
+// for a user known not to be one; a cohort whose membership is unknown
+// fails both, as does any other operator.
+func InCohort(id int64, op string, cohorts Cohorts) bool {
+	member, known := cohorts[id]
+	if !known {
+		return false
+	}
+	switch op {
+	case "in":
+		return member
+	case "not_in":
+		return !member
+	}
+	return false
+}
+
+// CohortIDs lists the cohorts the conditions name, each once, in order.
+func CohortIDs(conds []Condition) []int64 {
+	var ids []int64
+	for _, c := range conds {
+		if c.Type == ConditionCohort && !slices.Contains(ids, c.CohortID) {
+			ids = append(ids, c.CohortID)
+		}
+	}
+	return ids
 }
 
 // Holds evaluates one trait condition on props, the rule message

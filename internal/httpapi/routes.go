@@ -142,6 +142,10 @@ type Server struct {
 	Goals *goals.Service
 	// Cohorts keeps the products' cohorts and their members (cohorts.go).
 	Cohorts *cohorts.Service
+	// Targets holds the members of the cohorts flags target, for
+	// /api/v1/config's answer to an identified user; nil leaves cohort
+	// conditions unknown (docs/flags.md, "Cohorts").
+	Targets *cohorts.Targets
 	// Accounts signs dashboard users in and out; Admin manages products,
 	// keys and tokens for the dashboard's settings pages; Pages serves the
 	// dashboard itself, whose Errors page is shown when ErrorTracking is

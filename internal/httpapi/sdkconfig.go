@@ -5,15 +5,20 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"hash/crc32"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
+	"strata/internal/analytics"
 	"strata/internal/flags"
 )
 
@@ -64,6 +69,13 @@ type configEntry struct {
 	body, gz     []byte
 	etag, gzEtag string
 	loaded       time.Time
+	// cohorts are the cohorts the flags' conditions name. When there are
+	// some, a request for a user gets the body with the user's
+	// memberships added (userBody), and open is the gzip of the body
+	// without its closing brace, flushed but not ended, so that each
+	// user's gzip adds a few bytes to it rather than compressing 47 KB.
+	cohorts []int64
+	open    *gzipOpen
 }
 
 // FlagsChanged drops a product's cached configuration after a write here,
@@ -136,6 +148,19 @@ func (s *Server) loadSDKConfig(ctx context.Context, productID int64) (configEntr
 		return e, err
 	}
 	cfg.Cookieless, cfg.RespectPrivacySignals = prod.Privacy.Cookieless, prod.Privacy.RespectPrivacySignals
+	var targeted []int64
+	for _, f := range list {
+		for _, id := range flags.CohortIDs(f.Conditions) {
+			if !slices.Contains(targeted, id) {
+				targeted = append(targeted, id)
+			}
+		}
+	}
+	if len(targeted) > 0 && s.Targets != nil {
+		if err := s.Targets.Refresh(ctx, productID, targeted); err != nil {
+			return e, err
+		}
+	}
 	body, err := json.Marshal(cfg)
 	if err != nil {
 		return e, err
@@ -147,6 +172,9 @@ func (s *Server) loadSDKConfig(ctx context.Context, productID int64) (configEntr
 	zw.Write(body)
 	zw.Close()
 	e = configEntry{body: body, gz: gz.Bytes(), etag: `"` + tag + `"`, gzEtag: `"` + tag + `-gz"`, loaded: now}
+	if len(targeted) > 0 && s.Targets != nil {
+		e.cohorts, e.open = targeted, openGzip(body[:len(body)-1])
+	}
 	s.configs.mu.Lock()
 	if s.configs.entries == nil {
 		s.configs.entries = map[int64]configEntry{}
@@ -197,9 +225,13 @@ func (s *Server) handleSDKConfig(w http.ResponseWriter, r *http.Request) error {
 	h := w.Header()
 	h.Set("Cache-Control", "max-age=60")
 	h.Set("Vary", "Accept-Encoding")
-	if acceptsGzip(r.Header.Values("Accept-Encoding")) {
+	gz := acceptsGzip(r.Header.Values("Accept-Encoding"))
+	if gz {
 		body, etag = e.gz, e.gzEtag
 		h.Set("Content-Encoding", "gzip")
+	}
+	if id := r.URL.Query().Get("distinct_id"); len(e.cohorts) > 0 && id != "" && utf8.RuneCountInString(id) <= analytics.MaxDistinctIDLength {
+		body, etag = e.userBody(s.Targets.Member(key.ProductID, e.cohorts, id), gz)
 	}
 	h.Set("ETag", etag)
 	if r.Header.Get("If-None-Match") == etag {
@@ -211,6 +243,69 @@ func (s *Server) handleSDKConfig(w http.ResponseWriter, r *http.Request) error {
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.Write(body)
 	return nil
+}
+
+// userBody is the configuration of a user whose memberships of the
+// flags' cohorts are m: the body with a "cohorts" member added, mapping
+// each cohort held to whether the user is in it (a cohort not held is left
+// out, and its conditions fail: docs/flags.md, "Cohorts"), gzipped when gz,
+// with an ETag of its own. Only this user's memberships are in it.
+func (e configEntry) userBody(m flags.Cohorts, gz bool) ([]byte, string) {
+	tail := make([]byte, 0, 16+16*len(m))
+	tail = append(tail, `,"cohorts":{`...)
+	for _, id := range e.cohorts {
+		member, known := m[id]
+		if !known {
+			continue
+		}
+		if len(tail) > len(`,"cohorts":{`) {
+			tail = append(tail, ',')
+		}
+		tail = append(tail, '"')
+		tail = strconv.AppendInt(tail, id, 10)
+		tail = append(tail, `":`...)
+		tail = strconv.AppendBool(tail, member)
+	}
+	tail = append(tail, "}}"...)
+	sum := crc32.ChecksumIEEE(tail)
+	tag := strings.TrimSuffix(e.etag, `"`) + "-" + strconv.FormatUint(uint64(sum), 36)
+	if gz {
+		return e.open.finish(tail), tag + `-gz"`
+	}
+	body := make([]byte, 0, len(e.body)-1+len(tail))
+	body = append(append(body, e.body[:len(e.body)-1]...), tail...)
+	return body, tag + `"`
+}
+
+// gzipOpen is a gzip member whose deflate stream was flushed but not ended:
+// what finish appends one user's part to.
+type gzipOpen struct {
+	head []byte // the gzip header and the flushed deflate blocks
+	crc  uint32 // of the uncompressed bytes so far
+	size uint32 // how many they are, modulo 2^32
+}
+
+// openGzip compresses b into a gzip member left open after a sync flush,
+// which ends on a byte boundary with no block marked final.
+func openGzip(b []byte) *gzipOpen {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw.Write(b)
+	zw.Flush()
+	return &gzipOpen{head: buf.Bytes(), crc: crc32.ChecksumIEEE(b), size: uint32(len(b))}
+}
+
+// finish ends the member with tail, stored uncompressed in a final
+// deflate block (RFC 1951, 3.2.4; tail is far below its 65,535 bytes),
+// then the trailer's CRC-32 and size (RFC 1952, 2.3).
+func (g *gzipOpen) finish(tail []byte) []byte {
+	n := len(tail)
+	out := make([]byte, 0, len(g.head)+5+n+8)
+	out = append(out, g.head...)
+	out = append(out, 1, byte(n), byte(n>>8), ^byte(n), ^byte(n>>8))
+	out = append(out, tail...)
+	out = binary.LittleEndian.AppendUint32(out, crc32.Update(g.crc, crc32.IEEETable, tail))
+	return binary.LittleEndian.AppendUint32(out, g.size+uint32(n))
 }
 
 // acceptsGzip reports whether Accept-Encoding values name gzip with a

@@ -3,6 +3,7 @@ package messages
 import (
 	"context"
 	"hash/maphash"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,7 +19,11 @@ type product struct {
 	active     []*compiled
 	all        map[int64]*compiled
 	flags      map[string]*flags.Flag
-	loaded     time.Time
+	// cohorts are the cohorts the active campaigns' audiences and their
+	// flags' conditions name: each request asks for the user's membership
+	// of these.
+	cohorts []int64
+	loaded  time.Time
 }
 
 // productCache holds each product's campaigns. An entry older than
@@ -92,6 +97,19 @@ func (pc *productCache) load(ctx context.Context, e *Engine, id int64) (*product
 	if p.flags, err = e.Flags(ctx, id); err != nil {
 		return nil, err
 	}
+	for _, c := range p.active {
+		p.cohorts = appendNew(p.cohorts, c.Audience.Cohorts()...)
+		if f := p.flags[c.FlagKey]; f != nil && len(c.variants) > 1 {
+			p.cohorts = appendNew(p.cohorts, flags.CohortIDs(f.Conditions)...)
+		}
+	}
+	if len(p.cohorts) > 0 {
+		if e.Cohorts == nil {
+			p.cohorts = nil // nothing answers memberships: every cohort condition fails
+		} else if err := e.Cohorts.Refresh(ctx, id, p.cohorts); err != nil {
+			return nil, err
+		}
+	}
 	pc.mu.Lock()
 	if pc.entries == nil {
 		pc.entries = map[int64]*product{}
@@ -101,6 +119,16 @@ func (pc *productCache) load(ctx context.Context, e *Engine, id int64) (*product
 	}
 	pc.mu.Unlock()
 	return p, nil
+}
+
+// appendNew appends the ids list lacks.
+func appendNew(list []int64, ids ...int64) []int64 {
+	for _, id := range ids {
+		if !slices.Contains(list, id) {
+			list = append(list, id)
+		}
+	}
+	return list
 }
 
 func (pc *productCache) drop(id int64) {

@@ -17,6 +17,9 @@ import (
 // same metadata transaction: it is made whole or not at all.
 type Campaigns struct {
 	Store CampaignTx
+	// Cohorts finds the cohorts an audience's conditions name; nil skips
+	// the check.
+	Cohorts analytics.CohortLookup
 	// Now is the clock of an experiment's start; nil means time.Now.
 	Now func() time.Time
 }
@@ -105,6 +108,9 @@ func (s *Campaigns) Enabled(ctx context.Context, productID int64) (bool, error) 
 // Create stores c (ProductID and the validated fields set), with its flag
 // and experiment when it has variants, as actor did it.
 func (s *Campaigns) Create(ctx context.Context, actor string, c *analytics.Campaign) error {
+	if err := s.checkCohorts(ctx, c); err != nil {
+		return err
+	}
 	return s.change(ctx, c, func(tx analytics.MetaTx) error {
 		if err := checkActivation(ctx, tx, c, ""); err != nil {
 			return err
@@ -122,6 +128,9 @@ func (s *Campaigns) Update(ctx context.Context, actor string, c *analytics.Campa
 	if before == analytics.CampaignArchived && c.Status != analytics.CampaignArchived && c.Status != analytics.CampaignDraft {
 		return analytics.Errorf(analytics.KindConflict, "invalid_transition", "An archived campaign can only go back to draft, not to %s.", c.Status)
 	}
+	if err := s.checkCohorts(ctx, c); err != nil {
+		return err
+	}
 	return s.change(ctx, c, func(tx analytics.MetaTx) error {
 		if err := checkActivation(ctx, tx, c, before); err != nil {
 			return err
@@ -131,6 +140,14 @@ func (s *Campaigns) Update(ctx context.Context, actor string, c *analytics.Campa
 		}
 		return tx.UpdateCampaign(ctx, c)
 	})
+}
+
+// checkCohorts refuses an audience naming a cohort the product lacks.
+func (s *Campaigns) checkCohorts(ctx context.Context, c *analytics.Campaign) error {
+	if s.Cohorts == nil {
+		return nil
+	}
+	return analytics.CheckCohorts(ctx, s.Cohorts, c.ProductID, "audience.conditions", c.Audience.Conditions)
 }
 
 // change runs fn, a change of c, in one transaction, again when a flag key

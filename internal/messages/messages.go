@@ -31,6 +31,10 @@ type Engine struct {
 	Flags FlagsFunc
 	Now   func() time.Time
 	Log   *slog.Logger
+	// Cohorts answers users' memberships of the cohorts that audiences and
+	// flags target (cohorts.Targets); nil leaves them unknown, so cohort
+	// conditions fail.
+	Cohorts CohortTargets
 
 	products productCache
 	users    userCache
@@ -38,6 +42,15 @@ type Engine struct {
 	// locks serialise the read-modify-write of a user's state on this
 	// node, striped by user.
 	locks [64]sync.Mutex
+}
+
+// CohortTargets holds the members of targeted cohorts (cohorts.Targets).
+type CohortTargets interface {
+	// Refresh reads the product's cohorts ids that changed.
+	Refresh(ctx context.Context, productID int64, ids []int64) error
+	// Member answers from memory, for each of the cohorts ids held,
+	// whether the user is a member.
+	Member(productID int64, ids []int64, distinctID string) flags.Cohorts
 }
 
 // FlagsFunc returns a product's flags as the SDKs evaluate them, by key.
@@ -160,18 +173,22 @@ func (e *Engine) Active(ctx context.Context, req Request) ([]Message, error) {
 		return nil, err
 	}
 	today := day(e.Now())
+	var cohorts flags.Cohorts
+	if len(p.cohorts) > 0 {
+		cohorts = e.Cohorts.Member(req.ProductID, p.cohorts, req.DistinctID)
+	}
 	for _, c := range p.active {
 		if c.path != nil && !c.path.MatchString(req.Path) {
 			continue
 		}
-		if !c.audience(req) {
+		if !c.audience(req, cohorts) {
 			continue
 		}
 		remaining := c.remaining(states[c.ID], today)
 		if remaining <= 0 {
 			continue
 		}
-		v, exposure := c.variant(p.flags[c.FlagKey], req.DistinctID, req.Traits)
+		v, exposure := c.variant(p.flags[c.FlagKey], req.DistinctID, req.Traits, cohorts)
 		out = append(out, Message{ID: c.ID, Name: c.Name, Variant: v.key, Trigger: c.Trigger, PathRegex: c.PathRegex,
 			Remaining: remaining, Exposure: exposure, Steps: v.steps, head: v.head})
 	}
@@ -398,13 +415,13 @@ func (c *compiled) remaining(st analytics.MessageState, today int) int {
 // arm the campaign lacks sees the first variant; a holdout user's exposure
 // says holdout and an outside user's excluded, so neither counts in an arm.
 // The flag's targeting conditions are evaluated on the user's traits, as
-// the SDKs evaluate them on the traits passed to identify.
-func (c *compiled) variant(f *flags.Flag, distinctID string, traits map[string]any) (variant, *Exposure) {
+// the SDKs evaluate them on the traits passed to identify, and cohorts.
+func (c *compiled) variant(f *flags.Flag, distinctID string, traits map[string]any, cohorts flags.Cohorts) (variant, *Exposure) {
 	first := c.variants[0]
 	if len(c.variants) == 1 || f == nil {
 		return first, nil
 	}
-	a, ok := flags.Assign(f, distinctID, traits)
+	a, ok := flags.Assign(f, distinctID, traits, cohorts)
 	if !ok {
 		return first, nil
 	}
@@ -424,8 +441,9 @@ func (c *compiled) variant(f *flags.Flag, distinctID string, traits map[string]a
 	return first, nil
 }
 
-// audience reports whether the user is in the campaign's audience.
-func (c *compiled) audience(req Request) bool {
+// audience reports whether the user, whose memberships of the targeted
+// cohorts are cohorts, is in the campaign's audience.
+func (c *compiled) audience(req Request, cohorts flags.Cohorts) bool {
 	a := &c.Audience
 	if a.Identified && !req.Identified {
 		return false
@@ -434,16 +452,19 @@ func (c *compiled) audience(req Request) bool {
 		return false
 	}
 	for _, cond := range a.Conditions {
-		if !holds(cond, req.Traits) {
+		if !holds(cond, req.Traits, cohorts) {
 			return false
 		}
 	}
 	return true
 }
 
-// holds evaluates one trait condition, by the rule flags' targeting
-// conditions share (flags.Holds). A trait that is missing (or null) fails
-// every condition but neq.
-func holds(cond analytics.TraitCondition, traits map[string]any) bool {
+// holds evaluates one condition, by the rule flags' targeting conditions
+// share (flags.Holds, flags.InCohort). A trait that is missing (or null)
+// fails every condition but neq; a cohort not held fails both operators.
+func holds(cond analytics.TraitCondition, traits map[string]any, cohorts flags.Cohorts) bool {
+	if cond.Type == analytics.FlagConditionCohort {
+		return flags.InCohort(cond.CohortID, cond.Op, cohorts)
+	}
 	return flags.Holds(cond.Trait, cond.Op, cond.Value, traits)
 }

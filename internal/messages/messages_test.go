@@ -212,7 +212,7 @@ func TestVariantsAndHoldout(t *testing.T) {
 	counts := map[string]int{}
 	for i := range 300 {
 		id := "user" + string(rune('a'+i%26)) + time.Duration(i).String()
-		a, _ := flags.Assign(flag, id, nil)
+		a, _ := flags.Assign(flag, id, nil, nil)
 		m, ok := shown(t, e, Request{ProductID: f.product, DistinctID: id, Path: "/"})[c.ID]
 		if !ok || m.Exposure == nil || m.Exposure.Flag != "message_ab" || m.Exposure.ExperimentID == nil || *m.Exposure.ExperimentID != 9 {
 			t.Fatalf("%s: %+v", id, m)
@@ -261,7 +261,7 @@ func TestVariantsOfATargetedFlag(t *testing.T) {
 	arms := map[string]int{}
 	for i := range 100 {
 		id := "user" + strconv.Itoa(i)
-		a, _ := flags.Assign(flag, id, map[string]any{"plan": "pro"})
+		a, _ := flags.Assign(flag, id, map[string]any{"plan": "pro"}, nil)
 		m := shown(t, e, Request{ProductID: f.product, DistinctID: id, Path: "/", Traits: map[string]any{"plan": "pro"}})[c.ID]
 		if m.Exposure == nil || m.Variant != a.Variant || m.Exposure.Variant != a.Variant {
 			t.Fatalf("pro user %s: %+v, the flag assigns %q", id, m, a.Variant)
@@ -303,7 +303,7 @@ func TestTraitConditions(t *testing.T) {
 		{analytics.TraitCondition{Trait: "missing", Op: "eq", Value: ""}, false},
 		{analytics.TraitCondition{Trait: "missing", Op: "neq", Value: "x"}, true},
 	} {
-		if got := holds(c.cond, traits); got != c.want {
+		if got := holds(c.cond, traits, nil); got != c.want {
 			t.Errorf("%+v: %v, want %v", c.cond, got, c.want)
 		}
 	}

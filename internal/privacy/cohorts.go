@@ -13,6 +13,10 @@ import (
 type CohortMemberships struct {
 	Members analytics.CohortMemberStore
 	Cohorts analytics.CohortStore
+	// Forget drops what this node holds of the product's targeted cohorts
+	// (cohorts.Targets), so that the deleted persons leave it at once;
+	// nil when nothing is held.
+	Forget func(productID int64)
 }
 
 func (CohortMemberships) Name() string { return "cohortMemberships" }
@@ -28,6 +32,9 @@ type CohortMembership struct {
 func (k CohortMemberships) DeletePersons(ctx context.Context, productID int64, ids []string) (int64, error) {
 	if err := k.Members.DeleteCohortMemberships(ctx, productID, ids); err != nil {
 		return 0, err
+	}
+	if k.Forget != nil {
+		k.Forget(productID)
 	}
 	return -1, nil
 }

@@ -130,7 +130,7 @@ func TestAssignsAsTheServer(t *testing.T) {
 		}
 		for _, f := range append(list, flags.Flag{Key: "missing"}) {
 			want := "control"
-			if a, ok := flags.Assign(findFlag(list, f.Key), id, props); ok {
+			if a, ok := flags.Assign(findFlag(list, f.Key), id, props, nil); ok {
 				want = a.Variant
 			}
 			if got := c.VariantWithProperties(t.Context(), f.Key, id, props); got != want {

@@ -1,4 +1,4 @@
-import { targeted, type Condition, type Properties } from "./conditions.js";
+import { targeted, type Cohorts, type Condition, type Properties } from "./conditions.js";
 import { bucket } from "./hash.js";
 
 /**
@@ -43,7 +43,7 @@ export function exposed(a: Assignment): string {
 
 /**
  * assign implements the getVariant steps of docs/flags.md for a user with these
- * properties. It returns undefined when the flag is missing or disabled, so the
+ * properties and cohorts (as `GET /api/v1/config?distinct_id=` gives them). It returns undefined when the flag is missing or disabled, so the
  * caller knows there is nothing to expose. The conditions are evaluated after the
  * holdout and before the rollout bucket, so the users they target keep their buckets.
  *
@@ -51,7 +51,7 @@ export function exposed(a: Assignment): string {
  * compared with a bucket, so that 33.33 % is 3333 and not 3332.9999999999995:
  * float noise must never decide a user's arm differently from the Go server.
  */
-export function assign(flag: AssignableFlag | undefined, id: string, properties?: Properties): Assignment | undefined {
+export function assign(flag: AssignableFlag | undefined, id: string, properties?: Properties, cohorts?: Cohorts | null): Assignment | undefined {
   if (!flag || !flag.enabled) return;
   const key = flag.key;
   const exp = flag.experiment;
@@ -60,7 +60,7 @@ export function assign(flag: AssignableFlag | undefined, id: string, properties?
   if (exp && exp.status == "running" && bucket("holdout", key, id) < Math.round(exp.holdout * 10000)) {
     return result("control", true);
   }
-  if (!targeted(flag.conditions, properties)) return result("control", false, true);
+  if (!targeted(flag.conditions, properties, cohorts)) return result("control", false, true);
   if (bucket("rollout", key, id) >= Math.round(flag.rollout * 100)) return result("control", false, true);
   const variants = flag.variants || [];
   if (!variants.length) return result("on");

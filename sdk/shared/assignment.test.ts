@@ -17,7 +17,7 @@ interface Vectors {
   bucket: { salt: string; flagKey: string; distinctId: string; bucket: number }[];
   assign: { flag: string; distinctId: string; variant: string }[];
   flags: AssignableFlag[];
-  targeting: { flag: string; distinctId: string; properties: Record<string, unknown>; variant: string; exposed: string }[];
+  targeting: { flag: string; distinctId: string; properties: Record<string, unknown>; cohorts?: Record<string, boolean>; variant: string; exposed: string }[];
 }
 
 // path, not new URL(): under happy-dom, URL is the DOM's.
@@ -78,14 +78,23 @@ describe("assign", () => {
 });
 
 describe("targeting", () => {
-  it.each(vectors.targeting)("$flag for $distinctId with $properties is $variant exposing '$exposed'", (v) => {
-    const a = assign(flagsByKey.get(v.flag), v.distinctId, v.properties);
+  it.each(vectors.targeting)("$flag for $distinctId with $properties and $cohorts is $variant exposing '$exposed'", (v) => {
+    const a = assign(flagsByKey.get(v.flag), v.distinctId, v.properties, v.cohorts);
     expect(a?.variant ?? "control").toBe(v.variant);
     expect(a ? exposed(a) : "").toBe(v.exposed);
   });
 
   it("reaches every outcome", () => {
     expect(new Set(vectors.targeting.map((v) => v.exposed))).toEqual(new Set(["on", "control", "treatment", "holdout", "excluded", ""]));
+    expect(vectors.targeting.filter((v) => v.cohorts).length).toBeGreaterThanOrEqual(15);
+  });
+
+  it("fails a cohort condition whose membership is unknown or not a boolean", () => {
+    const flag = flagsByKey.get("in_paying")!;
+    expect(assign(flag, "u", {}, { "7": true })!.variant).toBe("on");
+    expect(assign(flag, "u", {}, { "7": "true" } as unknown as Record<string, boolean>)!.excluded).toBe(true);
+    expect(assign(flag, "u", {}, Object.create({ "7": true }))!.excluded).toBe(true);
+    expect(assign(flag, "u", {}, null)!.excluded).toBe(true);
   });
 
   it("keeps the bucket of the users the conditions target", () => {

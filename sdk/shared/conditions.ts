@@ -1,15 +1,18 @@
 /**
  * Targeting conditions of flags (docs/flags.md, "Targeting"): the same rule as
  * the Go server's `flags.Holds` (internal/flags/conditions.go), which message
- * audiences use too. The shared vectors (sdk/browser/test/assignment.json,
+ * audiences use too, and `flags.InCohort`. The shared vectors (sdk/browser/test/assignment.json,
  * "targeting") pin the two to the same answers.
  */
 
 /** A targeting condition as `GET /api/v1/config` serves it. */
 export interface Condition {
-  /** "trait" or left out; a condition of another type fails. */
+  /** "trait" or left out, or "cohort"; a condition of another type fails. */
   type?: string;
-  trait: string;
+  /** The property of a trait condition. */
+  trait?: string;
+  /** The cohort of a cohort condition. */
+  cohortId?: number;
   op: string;
   value: string;
 }
@@ -17,12 +20,36 @@ export interface Condition {
 /** A user's properties: the traits passed to identify, or the caller's. */
 export type Properties = Readonly<Record<string, unknown>>;
 
-/** targeted reports whether every condition holds for these properties; none target everyone. */
-export function targeted(conditions: readonly Condition[] | null | undefined, props: Properties | undefined): boolean {
+/**
+ * A user's memberships as `GET /api/v1/config?distinct_id=` gives them: for each
+ * cohort a flag names, by id, whether the user is a member. A cohort left out is
+ * unknown, and both of its conditions fail.
+ */
+export type Cohorts = Readonly<Record<string, boolean>>;
+
+/**
+ * targeted reports whether every condition holds for a user with these properties
+ * and cohorts; none target everyone.
+ */
+export function targeted(conditions: readonly Condition[] | null | undefined, props: Properties | undefined, cohorts?: Cohorts | null): boolean {
   for (const c of conditions || []) {
-    if ((c.type && c.type != "trait") || !holds(c.trait, c.op, c.value, props || {})) return false;
+    // A trait condition always has its trait (the server refuses one without).
+    if (!(!c.type || c.type == "trait" ? holds(c.trait as string, c.op, c.value, props || {}) : c.type == "cohort" && inCohort(c.cohortId, c.op, cohorts))) return false;
   }
   return true;
+}
+
+/** own reads an object's own property only, never one of its prototype's. */
+const own = (o: object, k: string): unknown => ({}.hasOwnProperty.call(o, k) ? (o as Record<string, unknown>)[k] : undefined);
+
+/**
+ * inCohort evaluates one cohort condition: in holds for a member, not_in for a
+ * user known not to be one; a cohort whose membership is unknown (or not a
+ * boolean) fails both, as does any other operator.
+ */
+export function inCohort(id: number | undefined, op: string, cohorts: Cohorts | null | undefined): boolean {
+  const m = cohorts && own(cohorts, String(id));
+  return op == "in" ? m === true : op == "not_in" && m === false;
 }
 
 /**
@@ -31,7 +58,7 @@ export function targeted(conditions: readonly Condition[] | null | undefined, pr
  * ignoring case, gt and lt as decimal numbers; exists holds for any value.
  */
 export function holds(trait: string, op: string, value: string, props: Properties): boolean {
-  const v = Object.prototype.hasOwnProperty.call(props, trait) ? props[trait] : null;
+  const v = own(props, trait);
   if (v == null) return op == "neq";
   const text = traitText(v);
   if (op == "exists") return true;

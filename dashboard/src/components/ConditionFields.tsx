@@ -2,7 +2,8 @@
 // (docs/flags.md, "Targeting"; docs/messages.md): the choice between a
 // property and a cohort condition, and a cohort condition's fields. Each
 // form draws its own property fields, labelled as it always was.
-import { cohortOps, newCondition, type CohortOp, type ConditionDraft } from "../campaign";
+import { cohortOps, newCondition, type ConditionDraft } from "../campaign";
+import type { CohortOp } from "../types";
 import type { CohortOption } from "./FilterEditor";
 import { fieldId, invalid, type FieldErrors } from "./Fields";
 import { Link } from "./Link";

@@ -77,6 +77,15 @@ export interface components {
             cookieless: boolean;
             /** @description Whether the product asks its browser SDKs to send nothing for a browser that sends Global Privacy Control or Do Not Track; an SDK whose page did not set `respectPrivacySignals` itself follows it. */
             respectPrivacySignals: boolean;
+            /**
+             * @description Present when the request names a user (`distinct_id`) and some flag has a `cohort`
+             *     condition: for each such cohort, by id, whether that user is a member. Only that
+             *     user's memberships; a cohort left out (too large to hold, deleted) is unknown, and
+             *     its conditions fail (docs/flags.md, "Cohorts").
+             */
+            cohorts?: {
+                [key: string]: boolean;
+            };
         };
         /** Flag as the SDKs evaluate it */
         SdkFlag: {
@@ -101,12 +110,19 @@ export interface components {
             } | null;
             /**
              * @description The flag's targeting conditions, all of which must hold, evaluated on the user's
-             *     properties before the rollout bucket (docs/flags.md, "Targeting"). Left out by servers
-             *     older than targeting: none. A condition of a `type` the SDK does not know fails.
+             *     properties and cohorts before the rollout bucket (docs/flags.md, "Targeting"). Left out
+             *     by servers older than targeting: none. A condition of a `type` the SDK does not know
+             *     fails; a `cohort` condition reads `cohorts` (above), and fails for a cohort it lists not.
              */
             conditions?: {
                 type?: string;
-                trait: string;
+                /** @description The property of a `trait` condition (the default type). */
+                trait?: string;
+                /**
+                 * Format: int64
+                 * @description The cohort of a `cohort` condition.
+                 */
+                cohortId?: number;
                 op: string;
                 value: string;
             }[];

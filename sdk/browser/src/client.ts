@@ -209,7 +209,7 @@ export class Strata implements FlagHost, MessageHost, ReplayHost {
       key = String(key);
       const groups = { ...this.groups, [type]: key };
       if (!/^[a-z][a-z0-9_]{0,31}$/.test(type) || !key || [...key].length > 200 || Object.keys(groups).length > 5) {
-        console.warn("strata: group() ignored: bad type or key, or more than 5 types", type, key);
+        console.warn("strata: bad group() or over 5 types", type, key);
         return;
       }
       persist(GROUPS_KEY, stringify((this.groups = groups)));

@@ -58,7 +58,8 @@ export class FlagClient implements Flags {
         const flag = config?.flags?.find((f) => f.key == flagKey);
         // The conditions are evaluated on the traits passed to identify() (docs/flags.md,
         // "Targeting"); identify() forgets the cached variants, so new traits count at once.
-        v = { at: Date.now(), id, flag, assignment: assign(flag, id, this.c.traits()) };
+        // Cohort conditions read the cohorts the server gave with the config for this user.
+        v = { at: Date.now(), id, flag, assignment: assign(flag, id, this.c.traits(), config?.cohorts) };
         // An unreachable server is asked again next time rather than cached as "control".
         if (config) this.variants.set(flagKey, v);
       }

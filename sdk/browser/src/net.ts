@@ -86,7 +86,7 @@ export function addScript(host: string, name: string, nonce?: string): boolean {
 function off(): false {
   if (!warned) {
     warned = true;
-    console.warn("strata: messages and replay are off: the page's CSP does not allow the Trusted Types policy (add trusted-types strata)");
+    console.warn("strata: no messages or replay: the CSP lacks trusted-types strata");
   }
   return false;
 }

@@ -14,7 +14,7 @@ import "./helpers";
 interface Vectors {
   assign: { flag: string; distinctId: string; variant: string }[];
   flags: FlagConfig[];
-  targeting: { flag: string; distinctId: string; properties: Record<string, unknown>; variant: string; exposed: string }[];
+  targeting: { flag: string; distinctId: string; properties: Record<string, unknown>; cohorts?: Record<string, boolean>; variant: string; exposed: string }[];
 }
 
 const vectors: Vectors = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), "assignment.json"), "utf8"));
@@ -35,10 +35,10 @@ describe("getVariant reproduces every vector", () => {
     }
   });
 
-  it("with the traits passed to identify, for the targeting vectors", async () => {
-    const config: RemoteConfig = { flags: vectors.flags };
-    vi.stubGlobal("fetch", async () => new Response(JSON.stringify(config)));
+  it("with the traits passed to identify and the cohorts the config gives, for the targeting vectors", async () => {
     for (const v of vectors.targeting) {
+      const config: RemoteConfig = { flags: vectors.flags, ...(v.cohorts ? { cohorts: v.cohorts } : {}) };
+      vi.stubGlobal("fetch", async () => new Response(JSON.stringify(config)));
       const exposures: unknown[] = [];
       const flags = new FlagClient({
         host: "https://strata.example.com",
@@ -47,7 +47,7 @@ describe("getVariant reproduces every vector", () => {
         traits: () => v.properties,
         capture: (name, props) => exposures.push(props.variant),
       });
-      const what = `${v.flag} / ${v.distinctId} / ${JSON.stringify(v.properties)}`;
+      const what = `${v.flag} / ${v.distinctId} / ${JSON.stringify(v.properties)} / ${JSON.stringify(v.cohorts)}`;
       expect(await flags.getVariant(v.flag), what).toBe(v.variant);
       expect(exposures, what).toEqual(v.exposed ? [v.exposed] : []);
       sessionStorage.clear();

@@ -51,10 +51,10 @@ type assignment struct {
 // assign follows the getVariant steps of the server's docs/flags.md, which
 // every Strata SDK follows so that a user is in the same arm everywhere.
 // It reports false for a missing or disabled flag: there is nothing to
-// expose, and the caller answers control. A user whose properties fail the
-// flag's conditions is excluded, after the holdout and before the rollout
+// expose, and the caller answers control. A user whose properties or
+// cohorts fail the flag's conditions is excluded, after the holdout and before the rollout
 // bucket.
-func assign(f *flagConfig, id string, props map[string]any) (assignment, bool) {
+func assign(f *flagConfig, id string, props map[string]any, cohorts map[string]bool) (assignment, bool) {
 	if f == nil || !f.Enabled {
 		return assignment{}, false
 	}
@@ -66,7 +66,7 @@ func assign(f *flagConfig, id string, props map[string]any) (assignment, bool) {
 	if exp != nil && exp.Status == "running" && bucket("holdout", f.Key, id) < basisPoints(exp.Holdout*10000) {
 		return assignment{variant: "control", exposed: exposeHoldout}, true
 	}
-	if !targeted(f.Conditions, props) {
+	if !targeted(f.Conditions, props, cohorts) {
 		return assignment{variant: "control", exposed: exposeExcluded}, true
 	}
 	if bucket("rollout", f.Key, id) >= basisPoints(f.Rollout*100) {

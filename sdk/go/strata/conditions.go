@@ -8,29 +8,69 @@ import (
 )
 
 // condition is one targeting condition of a flag (SdkFlag.conditions): the
-// user's property Trait compared by Op with Value. The rule is the
-// server's (its internal/flags/conditions.go and docs/flags.md,
-// "Targeting"); the shared vectors pin this copy to it.
+// user's property Trait compared by Op with Value (type "trait", or left
+// out), or the user in (Op "in") or not in ("not_in") the cohort CohortID
+// (type "cohort"). The rule is the server's (its
+// internal/flags/conditions.go and docs/flags.md, "Targeting"); the shared
+// vectors pin this copy to it.
 type condition struct {
-	Type  string `json:"type"`
-	Trait string `json:"trait"`
-	Op    string `json:"op"`
-	Value string `json:"value"`
+	Type     string `json:"type"`
+	Trait    string `json:"trait"`
+	CohortID int64  `json:"cohortId"`
+	Op       string `json:"op"`
+	Value    string `json:"value"`
 }
 
 // targeted reports whether every condition holds for a user with these
-// properties; none target everyone. A condition of a type this SDK does
-// not know (a kind added after it) fails.
-func targeted(conds []condition, props map[string]any) bool {
+// properties and cohorts (by id, as GET /api/v1/config?distinct_id= gives
+// them); none target everyone. A condition of a type this SDK does not
+// know (a kind added after it) fails.
+func targeted(conds []condition, props map[string]any, cohorts map[string]bool) bool {
 	for _, c := range conds {
-		if c.Type != "" && c.Type != "trait" {
-			return false
-		}
-		if !holds(c.Trait, c.Op, c.Value, props) {
+		switch c.Type {
+		case "", "trait":
+			if !holds(c.Trait, c.Op, c.Value, props) {
+				return false
+			}
+		case "cohort":
+			if !inCohort(c.CohortID, c.Op, cohorts) {
+				return false
+			}
+		default:
 			return false
 		}
 	}
 	return true
+}
+
+// inCohort evaluates one cohort condition: in holds for a member, not_in
+// for a user known not to be one; a cohort whose membership is unknown
+// fails both, as does any other operator.
+func inCohort(id int64, op string, cohorts map[string]bool) bool {
+	member, known := cohorts[strconv.FormatInt(id, 10)]
+	switch {
+	case !known:
+		return false
+	case op == "in":
+		return member
+	case op == "not_in":
+		return !member
+	}
+	return false
+}
+
+// needsCohorts reports whether a flag has a cohort condition, which needs
+// the user's memberships.
+func needsCohorts(f *flagConfig) bool {
+	if f == nil {
+		return false
+	}
+	for _, c := range f.Conditions {
+		if c.Type == "cohort" {
+			return true
+		}
+	}
+	return false
 }
 
 // holds evaluates one condition. A missing (or nil) property fails every

@@ -46,6 +46,14 @@ type flagState struct {
 	loading  *configRead
 	variants *lru // flag + user → cachedVariant
 	exposed  *lru // flag + user + experiment + variant → struct{}
+	cohorts  *lru // user → cachedCohorts
+}
+
+// cachedCohorts is a user's memberships of the cohorts the flags name, as
+// GET /api/v1/config?distinct_id= gave them.
+type cachedCohorts struct {
+	at      time.Time
+	cohorts map[string]bool
 }
 
 // configRead is one request for the configuration; done is closed when
@@ -96,6 +104,12 @@ func (c *Client) Variant(ctx context.Context, flagKey, distinctID string) string
 // docs/flags.md, "Targeting"): a user they do not target gets "control"
 // and is exposed as "excluded". The answer is reused for VariantTTL for
 // the same user and the same properties.
+//
+// A flag with a cohort condition is evaluated on the user's memberships,
+// which the client reads from GET /api/v1/config for that user (its
+// answer names that user's cohorts alone) and keeps for VariantTTL
+// (docs/flags.md, "Cohorts"). When they cannot be read, the user's cohort
+// conditions fail and the answer is not kept.
 func (c *Client) VariantWithProperties(ctx context.Context, flagKey, distinctID string, properties map[string]any) string {
 	now := c.now()
 	key := flagKey + "\x00" + distinctID
@@ -113,7 +127,12 @@ func (c *Client) VariantWithProperties(ctx context.Context, flagKey, distinctID 
 			return "control"
 		}
 		f := flags[flagKey]
-		a, ok := assign(f, distinctID, properties)
+		var cohorts map[string]bool
+		known := true
+		if needsCohorts(f) {
+			cohorts, known = c.userCohorts(ctx, distinctID)
+		}
+		a, ok := assign(f, distinctID, properties, cohorts)
 		if !ok {
 			v = cachedVariant{at: now, variant: "control"}
 		} else {
@@ -122,9 +141,11 @@ func (c *Client) VariantWithProperties(ctx context.Context, flagKey, distinctID 
 				v.experiment = e.ID
 			}
 		}
-		c.flagMu.Lock()
-		c.fs.variants.put(key, v)
-		c.flagMu.Unlock()
+		if known {
+			c.flagMu.Lock()
+			c.fs.variants.put(key, v)
+			c.flagMu.Unlock()
+		}
 	}
 	// An event needs a distinct_id: ingest would refuse an exposure of no
 	// one.
@@ -291,6 +312,41 @@ func (c *Client) fetchConfig(ctx context.Context, etag string) (map[string]*flag
 		}
 	}
 	return flags, resp.Header.Get("ETag"), nil
+}
+
+// userCohorts returns the user's memberships from memory or from
+// GET /api/v1/config?distinct_id=, and false when they could not be read.
+func (c *Client) userCohorts(ctx context.Context, distinctID string) (map[string]bool, bool) {
+	now := c.now()
+	c.flagMu.Lock()
+	held, ok := c.fs.cohorts.get(distinctID).(cachedCohorts)
+	c.flagMu.Unlock()
+	if ok && now.Sub(held.at) < VariantTTL {
+		return held.cohorts, true
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opt.ConfigTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet,
+		c.opt.Host+"/api/v1/config?api_key="+url.QueryEscape(c.opt.APIKey)+"&distinct_id="+url.QueryEscape(distinctID), nil)
+	if err != nil {
+		return nil, false
+	}
+	resp, err := c.opt.HTTPClient.Do(req)
+	if err != nil {
+		return nil, false
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxConfigBytes+1))
+	var cfg struct {
+		Cohorts map[string]bool `json:"cohorts"`
+	}
+	if err != nil || resp.StatusCode != http.StatusOK || len(body) > maxConfigBytes || json.Unmarshal(body, &cfg) != nil {
+		return nil, false
+	}
+	c.flagMu.Lock()
+	c.fs.cohorts.put(distinctID, cachedCohorts{at: now, cohorts: cfg.Cohorts})
+	c.flagMu.Unlock()
+	return cfg.Cohorts, true
 }
 
 // lru is a map bounded to max entries that forgets the least recently used

@@ -37,11 +37,12 @@ type vectors struct {
 	} `json:"assign"`
 	Flags     []*flagConfig `json:"flags"`
 	Targeting []struct {
-		Flag       string         `json:"flag"`
-		DistinctID string         `json:"distinctId"`
-		Properties map[string]any `json:"properties"`
-		Variant    string         `json:"variant"`
-		Exposed    string         `json:"exposed"`
+		Flag       string          `json:"flag"`
+		DistinctID string          `json:"distinctId"`
+		Properties map[string]any  `json:"properties"`
+		Cohorts    map[string]bool `json:"cohorts"`
+		Variant    string          `json:"variant"`
+		Exposed    string          `json:"exposed"`
 	} `json:"targeting"`
 }
 
@@ -82,7 +83,7 @@ func TestAssignmentVectors(t *testing.T) {
 	c, _ := newTestClient(t, srv.URL, Options{FlushInterval: time.Hour, DisableExposures: true})
 	covered := map[string]bool{}
 	for _, a := range v.Assign {
-		got, ok := assign(byKey[a.Flag], a.DistinctID, nil)
+		got, ok := assign(byKey[a.Flag], a.DistinctID, nil, nil)
 		if !ok {
 			got.variant = "control"
 		}
@@ -94,18 +95,30 @@ func TestAssignmentVectors(t *testing.T) {
 		}
 		covered[a.Flag] = true
 	}
+	withCohorts := 0
 	for _, a := range v.Targeting {
-		got, ok := assign(byKey[a.Flag], a.DistinctID, a.Properties)
+		got, ok := assign(byKey[a.Flag], a.DistinctID, a.Properties, a.Cohorts)
 		if !ok {
 			got = assignment{variant: "control"}
 		}
 		if got.variant != a.Variant || got.exposed != a.Exposed {
-			t.Errorf("assign(%s, %q, %v) = %s exposing %q, want %s exposing %q", a.Flag, a.DistinctID, a.Properties, got.variant, got.exposed, a.Variant, a.Exposed)
+			t.Errorf("assign(%s, %q, %v, %v) = %s exposing %q, want %s exposing %q", a.Flag, a.DistinctID, a.Properties, a.Cohorts, got.variant, got.exposed, a.Variant, a.Exposed)
 		}
-		if got := c.VariantWithProperties(context.Background(), a.Flag, a.DistinctID, a.Properties); got != a.Variant {
-			t.Errorf("VariantWithProperties(%s, %q, %v) = %s, want %s", a.Flag, a.DistinctID, a.Properties, got, a.Variant)
+		client := c
+		if needsCohorts(byKey[a.Flag]) {
+			// The user's cohorts come with the configuration for the user:
+			// a server and a client of the vector's own.
+			withCohorts++
+			userCfg, _ := json.Marshal(map[string]any{"flags": v.Flags, "cohorts": a.Cohorts})
+			client, _ = newTestClient(t, newFlagServer(t, userCfg).URL, Options{FlushInterval: time.Hour, DisableExposures: true})
+		}
+		if got := client.VariantWithProperties(context.Background(), a.Flag, a.DistinctID, a.Properties); got != a.Variant {
+			t.Errorf("VariantWithProperties(%s, %q, %v) with cohorts %v = %s, want %s", a.Flag, a.DistinctID, a.Properties, a.Cohorts, got, a.Variant)
 		}
 		covered[a.Flag] = true
+	}
+	if withCohorts < 15 {
+		t.Errorf("only %d targeting vectors have cohort conditions", withCohorts)
 	}
 	if len(covered) != len(byKey) {
 		t.Errorf("the vectors assign %d of %d flags", len(covered), len(byKey))
@@ -521,5 +534,36 @@ func TestVariantWithProperties(t *testing.T) {
 	}
 	if strings.Join(variants, ",") != "excluded,on" {
 		t.Errorf("exposures %v, want excluded then on", variants)
+	}
+}
+
+// TestVariantReadsCohorts checks that a flag with a cohort condition reads
+// the user's memberships from the configuration for that user, once per
+// VariantTTL, and that a failed read answers control without keeping it.
+func TestVariantReadsCohorts(t *testing.T) {
+	cfg := []byte(`{"flags":[{"key":"paying","enabled":true,"rollout":100,"variants":[],"experiment":null,
+		"conditions":[{"type":"cohort","cohortId":7,"op":"in","value":""}]},
+		{"key":"plain","enabled":true,"rollout":100,"variants":[],"experiment":null}],"cohorts":{"7":true}}`)
+	srv := newFlagServer(t, cfg)
+	c, _ := newTestClient(t, srv.URL, Options{FlushInterval: time.Hour, DisableExposures: true})
+	ctx := context.Background()
+	if got := c.Variant(ctx, "plain", "ann"); got != "on" || srv.reads.Load() != 1 {
+		t.Fatalf("a flag without cohorts: %s after %d reads, want on after 1", got, srv.reads.Load())
+	}
+	for range 3 {
+		if got := c.Variant(ctx, "paying", "ann"); got != "on" {
+			t.Fatalf("a member: %s", got)
+		}
+	}
+	if n := srv.reads.Load(); n != 2 {
+		t.Errorf("%d reads, want the configuration's and ann's", n)
+	}
+	srv.set(http.StatusServiceUnavailable, 0)
+	if got := c.Variant(ctx, "paying", "bob"); got != "control" {
+		t.Errorf("bob, whose cohorts could not be read: %s", got)
+	}
+	srv.set(0, 0)
+	if got := c.Variant(ctx, "paying", "bob"); got != "on" {
+		t.Errorf("bob, read again: %s", got)
 	}
 }

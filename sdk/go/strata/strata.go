@@ -186,7 +186,7 @@ func New(opt Options) *Client {
 	opt.Host = strings.TrimRight(opt.Host, "/")
 	c := &Client{opt: opt, queue: ring{buf: make([]wireEvent, opt.MaxQueue)},
 		wake: make(chan struct{}, 1), turn: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{}), sleep: sleepCtx,
-		fs: flagState{variants: newLRU(opt.VariantCacheSize), exposed: newLRU(maxExposed)}, now: time.Now}
+		fs: flagState{variants: newLRU(opt.VariantCacheSize), exposed: newLRU(maxExposed), cohorts: newLRU(opt.VariantCacheSize)}, now: time.Now}
 	go c.run()
 	return c
 }

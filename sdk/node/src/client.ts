@@ -1,4 +1,5 @@
 import { exposed } from "../../shared/assign.js";
+import type { Cohorts } from "../../shared/conditions.js";
 import { classifyBot, type BotInfo } from "./bots.js";
 import { FlagPoller } from "./flags.js";
 import { Queue, utf8Length, type Queued } from "./queue.js";
@@ -242,12 +243,16 @@ export class Strata {
    * user's properties as the caller knows them (the traits it would pass to
    * `identify`): a user they do not target gets `control` and is exposed as
    * `excluded` (docs/flags.md, "Targeting"). Without properties, every
-   * condition but `neq` fails.
+   * condition but `neq` fails. A flag with a cohort condition is evaluated on
+   * `options.cohorts`, or else on the user's memberships read from
+   * `GET /api/v1/config?distinct_id=` (kept a minute per user).
    */
   async getVariant(flagKey: string, distinctId: string, options?: VariantOptions): Promise<string> {
     try {
-      await this.flags().ready();
-      return this.variantNow(flagKey, distinctId, options?.properties);
+      const poller = this.flags();
+      await poller.ready();
+      const cohorts = options?.cohorts ?? (poller.needsCohorts(flagKey) ? await poller.cohorts(String(distinctId)) : undefined);
+      return this.variantNow(flagKey, distinctId, options?.properties, cohorts);
     } catch {
       return "control";
     }
@@ -272,8 +277,8 @@ export class Strata {
     }));
   }
 
-  private variantNow(flagKey: string, distinctId: string, properties?: Properties): string {
-    const { flag, assignment } = this.flags().assign(flagKey, String(distinctId), properties);
+  private variantNow(flagKey: string, distinctId: string, properties?: Properties, cohorts?: Cohorts): string {
+    const { flag, assignment } = this.flags().assign(flagKey, String(distinctId), properties, cohorts);
     if (!flag || !assignment) return "control";
     if (this.o.sendExposures) {
       const mark = flagKey + "\n" + distinctId;

@@ -85,6 +85,12 @@ export interface VariantOptions {
    * `identify`, e.g. `{ plan: "pro", seats: 12 }`.
    */
   properties?: Properties;
+  /**
+   * The user's cohorts, by id, as `GET /api/v1/config?distinct_id=` gives them
+   * (`{ "7": true }`), when the caller has them. Left out, a flag with a cohort
+   * condition makes the client read them for the user (docs/flags.md, "Cohorts").
+   */
+  cohorts?: Readonly<Record<string, boolean>>;
 }
 
 /** Counters of what the client did with its events since it started. */

@@ -16,7 +16,7 @@ import { fakeServer, type FakeServer } from "./helpers";
 interface Vectors {
   assign: { flag: string; distinctId: string; variant: string }[];
   flags: FlagConfig[];
-  targeting: { flag: string; distinctId: string; properties: Record<string, unknown>; variant: string; exposed: string }[];
+  targeting: { flag: string; distinctId: string; properties: Record<string, unknown>; cohorts?: Record<string, boolean>; variant: string; exposed: string }[];
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -41,7 +41,7 @@ describe("getVariant reproduces every vector", () => {
 
   it("with the properties passed to getVariant, for the targeting vectors, exposures included", async () => {
     for (const v of vectors.targeting) {
-      const what = `${v.flag} / ${v.distinctId} / ${JSON.stringify(v.properties)}`;
+      const what = `${v.flag} / ${v.distinctId} / ${JSON.stringify(v.properties)} / ${JSON.stringify(v.cohorts)}`;
       // A client per vector: a client exposes a flag once per user.
       const client = new Strata({ apiKey: "st_live_k", host: server.url });
       const exposures: unknown[] = [];
@@ -50,7 +50,7 @@ describe("getVariant reproduces every vector", () => {
         if (m.event == "$exposure") exposures.push(m.properties?.variant);
         capture(m);
       };
-      expect(await client.getVariant(v.flag, v.distinctId, { properties: v.properties }), what).toBe(v.variant);
+      expect(await client.getVariant(v.flag, v.distinctId, { properties: v.properties, cohorts: v.cohorts }), what).toBe(v.variant);
       expect(exposures, what).toEqual(v.exposed ? [v.exposed] : []);
       await client.shutdown();
     }

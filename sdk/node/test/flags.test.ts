@@ -117,3 +117,51 @@ describe("getVariant", () => {
     expect(errors.length).toBeGreaterThan(0);
   });
 });
+
+describe("getVariant with a cohort condition", () => {
+  const targeted: RemoteConfig = {
+    ...config,
+    flags: [
+      ...config.flags,
+      { key: "paying", enabled: true, rollout: 100, variants: [], experiment: null, conditions: [{ type: "cohort", cohortId: 7, op: "in", value: "" }] },
+    ],
+  };
+  async function setupCohorts(fail = false) {
+    const server: FakeServer = await fakeServer((r) => {
+      if (!r.url.startsWith("/api/v1/config")) return { status: 202, body: { accepted: JSON.parse(r.body).batch.length, rejected: [] } };
+      const user = new URL(r.url, "http://x").searchParams.get("distinct_id");
+      if (user == null) return { status: 200, body: targeted };
+      if (fail) return { status: 503, body: { error: "unavailable" } };
+      return { status: 200, body: { ...targeted, cohorts: { "7": user == "ann" } } };
+    });
+    const client = new Strata({ apiKey: "st_live_k", host: server.url, sendExposures: false, onError: () => {} });
+    cleanups.push(() => server.close(), () => client.shutdown(100));
+    return { server, client };
+  }
+  const userReads = (s: FakeServer) => s.requests.filter((r) => r.url.includes("distinct_id=")).map((r) => r.url);
+
+  it("reads each user's cohorts from the configuration for that user, once a minute", async () => {
+    const { server, client } = await setupCohorts();
+    expect(await client.getVariant("paying", "ann")).toBe("on");
+    expect(await client.getVariant("paying", "bob")).toBe("control");
+    expect(await client.getVariant("paying", "ann")).toBe("on");
+    expect(userReads(server)).toEqual(["/api/v1/config?api_key=st_live_k&distinct_id=ann", "/api/v1/config?api_key=st_live_k&distinct_id=bob"]);
+    // A flag without a cohort condition reads nobody's.
+    expect(await client.getVariant("on_off", "carl")).toBe("on");
+    expect(userReads(server)).toHaveLength(2);
+  });
+
+  it("takes the caller's cohorts without a read", async () => {
+    const { server, client } = await setupCohorts();
+    expect(await client.getVariant("paying", "bob", { cohorts: { "7": true } })).toBe("on");
+    expect(await client.getVariant("paying", "ann", { cohorts: { "9": true } })).toBe("control");
+    expect(userReads(server)).toHaveLength(0);
+  });
+
+  it("fails the condition when the cohorts cannot be read, and asks again next time", async () => {
+    const { server, client } = await setupCohorts(true);
+    expect(await client.getVariant("paying", "ann")).toBe("control");
+    expect(await client.getVariant("paying", "ann")).toBe("control");
+    expect(userReads(server)).toHaveLength(2);
+  });
+});
