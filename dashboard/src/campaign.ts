@@ -4,8 +4,8 @@
 // asks. The server checks everything again and has the last word.
 import type { FieldErrors } from "./components/Fields";
 import type {
-  BodyFormat, Campaign, CampaignStatus, CampaignVariant, CampaignWrite, CapKind, Question, QuestionType, Step, StepKind, TraitCondition,
-  TraitOp,
+  BodyFormat, Campaign, CampaignStatus, CampaignVariant, CampaignWrite, CapKind, CohortOp, Question, QuestionType, Step, StepKind,
+  TraitCondition, TraitOp,
 } from "./types";
 
 /** Where a banner sits (a step's placement; empty for the other kinds). */
@@ -72,10 +72,57 @@ export interface VariantDraft {
   steps: StepDraft[];
 }
 
+export const cohortOps: readonly { op: CohortOp; label: string }[] = [
+  { op: "in", label: "In cohort" },
+  { op: "not_in", label: "Not in cohort" },
+];
+
+/**
+ * A targeting condition as typed, a flag's or an audience's: a user
+ * property compared with a value (kind trait), or membership of one of
+ * the product's cohorts (kind cohort, by its id as picked, "" before one
+ * is). A row keeps what was typed for the other kind while it is switched.
+ */
 export interface ConditionDraft {
+  kind: "trait" | "cohort";
   trait: string;
-  op: TraitOp;
+  op: TraitOp | CohortOp;
   value: string;
+  cohortId: string;
+}
+
+/** newCondition is a new row of a kind: "plan equals …", or "In cohort …". */
+export function newCondition(kind: ConditionDraft["kind"] = "trait"): ConditionDraft {
+  return { kind, trait: "", op: kind === "cohort" ? "in" : "eq", value: "", cohortId: "" };
+}
+
+/** conditionDraft makes a stored condition editable; one without a type is a trait's. */
+export function conditionDraft(c: TraitCondition): ConditionDraft {
+  const kind = c.type === "cohort" ? "cohort" : "trait";
+  return { kind, trait: c.trait ?? "", op: c.op, value: kind === "cohort" ? "" : c.value, cohortId: c.cohortId ? String(c.cohortId) : "" };
+}
+
+/**
+ * conditionOf is the API's condition for a row: a cohort's with its id and
+ * an empty value, or a trait's (trimmed, without a value for exists),
+ * without a type as an audience's always was.
+ */
+export function conditionOf(d: ConditionDraft): TraitCondition {
+  if (d.kind === "cohort") return { type: "cohort", cohortId: Number(d.cohortId), op: d.op, value: "" };
+  return { trait: d.trait.trim(), op: d.op, value: d.op === "exists" ? "" : d.value };
+}
+
+/**
+ * conditionErrors are the faults of rows found before asking, keyed by
+ * path under at ("conditions", "audience.conditions"): a cohort row
+ * without its cohort.
+ */
+export function conditionErrors(conditions: ConditionDraft[], at: string): FieldErrors {
+  const errors: FieldErrors = {};
+  conditions.forEach((c, i) => {
+    if (c.kind === "cohort" && c.cohortId === "") errors[`${at}[${i}].cohortId`] = "Pick a cohort.";
+  });
+  return errors;
 }
 
 /** A campaign as typed. */
@@ -122,7 +169,7 @@ export function draftOf(c: Campaign): CampaignDraft {
   let n = 0;
   return {
     name: c.name, event: c.trigger.event, pathRegex: c.pathRegex, identified: c.audience.identified,
-    percentage: String(c.audience.percentage), conditions: c.audience.conditions.map((x) => ({ ...x, trait: x.trait ?? "" })),
+    percentage: String(c.audience.percentage), conditions: c.audience.conditions.map(conditionDraft),
     capKind: c.cap.kind, capCount: String(c.cap.count || 1),
     variants: c.variants.map((v) => ({ key: v.key, weight: String(v.weight), steps: v.steps.map((s) => stepDraft(s, ++n)) })),
   };
@@ -160,10 +207,11 @@ export function stepOf(d: StepDraft): Step {
 
 /**
  * writeOf turns the draft into the API's body, or the faults found before
- * asking (numbers that are not numbers), keyed by field path.
+ * asking (numbers that are not numbers, a cohort not picked), keyed by
+ * field path.
  */
 export function writeOf(d: CampaignDraft): { body: CampaignWrite; errors: FieldErrors } {
-  const errors: FieldErrors = {};
+  const errors: FieldErrors = conditionErrors(d.conditions, "audience.conditions");
   const percentage = numberOf(d.percentage);
   if (!Number.isFinite(percentage)) errors["audience.percentage"] = "Enter a percentage from 0 to 100.";
   const count = d.capKind === "once" ? 1 : numberOf(d.capCount);
@@ -173,7 +221,7 @@ export function writeOf(d: CampaignDraft): { body: CampaignWrite; errors: FieldE
     if (!Number.isFinite(weight)) errors[`variants[${i}].weight`] = `Variant ${i + 1}: enter a weight from 0 to 100.`;
     return { key: v.key.trim(), weight, steps: v.steps.map(stepOf) };
   });
-  const conditions: TraitCondition[] = d.conditions.map((c) => ({ trait: c.trait.trim(), op: c.op, value: c.op === "exists" ? "" : c.value }));
+  const conditions = d.conditions.map(conditionOf);
   return {
     body: {
       name: d.name.trim(), trigger: { event: d.event.trim() }, pathRegex: d.pathRegex,

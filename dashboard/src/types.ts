@@ -156,7 +156,10 @@ export type BodyFormat = NonNullable<Step["bodyFormat"]>;
 export type Question = Schemas["SurveyQuestion"];
 export type QuestionType = Question["type"];
 export type TraitCondition = Schemas["TraitCondition"];
-export type TraitOp = TraitCondition["op"];
+/** A cohort condition's operator: the user is in the cohort, or is not. */
+export type CohortOp = Extract<TraitCondition["op"], "in" | "not_in">;
+/** A trait condition's comparison: eq, exists, gt… */
+export type TraitOp = Exclude<TraitCondition["op"], CohortOp>;
 export type CapKind = Schemas["FrequencyCap"]["kind"];
 export type MessageSettings = Schemas["MessageSettings"];
 export type SurveyResults = Schemas["SurveyResults"];

@@ -1,8 +1,8 @@
 // The Messages pages: the campaigns with their stats, status changes and
 // the auto-render setting; the editor sends what was typed, puts the
 // server's refusals next to their field (however deep), adds A/B variants
-// and reorders steps, and posts the step being edited to the preview
-// frame; a campaign's page shows its experiment's headline and its
+// and reorders steps, targets traits and cohorts, and posts the step being
+// edited to the preview frame; a campaign's page shows its experiment's headline and its
 // survey's answers per question with the NPS score and the CSV link.
 import { act } from "preact/test-utils";
 import { describe, expect, it } from "vitest";
@@ -13,7 +13,7 @@ import { App } from "../src/app";
 import { CampaignPage } from "../src/pages/Campaign";
 import { Messages } from "../src/pages/Messages";
 import type { Campaign, ExperimentResults, Product, SurveyResults } from "../src/types";
-import { asRole, byText, click, fakeFetch, mount, settle, submit, type } from "./helpers";
+import { asRole, byText, choose, click, fakeFetch, mount, settle, submit, type } from "./helpers";
 
 const product: Product = { id: 3, workspaceId: 1, name: "Web shop", createdAt: "2026-11-01T09:00:00Z" };
 
@@ -27,6 +27,15 @@ const campaign = (over: Partial<Campaign> = {}): Campaign => ({
 });
 
 const badRequest = (message: string) => ({ status: 400, body: { error: { code: "invalid_request", message } } });
+/** The product's cohorts, as GET /api/v1/products/3/cohorts answers. */
+const cohortList = {
+  body: {
+    items: [
+      { id: 7, productId: 3, name: "Paying", kind: "static", size: 12 },
+      { id: 8, productId: 3, name: "Churned", kind: "dynamic", size: 3 },
+    ],
+  },
+};
 const cells = (row: Element | null | undefined) => [...(row?.querySelectorAll("th, td") ?? [])].map((c) => c.textContent?.trim());
 
 describe("campaign list", () => {
@@ -83,6 +92,7 @@ describe("campaign list", () => {
 describe("campaign editor", () => {
   const editorRoutes = (post: (body: unknown) => { status?: number; body?: unknown }) => ({
     "GET /api/v1/query/events": { body: { events: [{ name: "checkout", count: 3 }, { name: "$pageview", count: 9 }] } },
+    "GET /api/v1/products/3/cohorts": cohortList,
     "POST /api/v1/campaigns": (c: { body: unknown }) => post(c.body),
   });
 
@@ -164,6 +174,69 @@ describe("campaign editor", () => {
       ["variant_b", 50, [["survey", "", question], ["modal", "Second", null]]],
     ]);
     expect(location.pathname).toBe("/messages/14");
+  });
+
+  it("targets a cohort picked by name, sends it as a cohort condition, and shows its refusal on its row", async () => {
+    const calls = fakeFetch(editorRoutes(() => badRequest("audience.conditions[0].cohortId: must be the id of a cohort of this product")));
+    const root = await mount(<CampaignPage product={product} id="new" />);
+    const form = root.querySelector("form[aria-label='New campaign']")!;
+    await type(form.querySelector("input[name=name]"), "Win back");
+    await type(form.querySelector("[aria-label='Step 1 title']"), "Come back");
+    await click(byText(form, "button", "Add condition"));
+    await click(byText(form, "button", "Add condition"));
+    await choose(form.querySelector("[aria-label='Condition 1 kind']"), "cohort");
+    expect(form.querySelector("[aria-label='Condition 1 trait']")).toBeNull();
+    const picker = form.querySelector<HTMLSelectElement>("[aria-label='Condition 1 cohort']")!;
+    expect([...picker.options].map((o) => o.textContent)).toEqual(["Pick a cohort", "Paying", "Churned"]);
+    await type(form.querySelector("[aria-label='Condition 2 trait']"), "plan");
+    await type(form.querySelector("[aria-label='Condition 2 value']"), "pro");
+
+    // Not picked, the cohort is asked for before anything is sent.
+    await submit(form);
+    expect(calls.filter((c) => c.method === "POST")).toEqual([]);
+    expect(form.querySelector("[data-field='audience.conditions[0].cohortId']")?.textContent).toBe("Pick a cohort.");
+
+    await choose(form.querySelector("[aria-label='Condition 1 operator']"), "not_in");
+    await choose(picker, "7");
+    await submit(form);
+    const post = calls.filter((c) => c.method === "POST");
+    expect(post).toHaveLength(1);
+    expect((post[0].body as Campaign).audience.conditions).toEqual([
+      { type: "cohort", cohortId: 7, op: "not_in", value: "" },
+      { trait: "plan", op: "eq", value: "pro" },
+    ]);
+    expect(picker.getAttribute("aria-invalid")).toBe("true");
+    expect(root.querySelector(`#${picker.getAttribute("aria-describedby")}`)?.textContent).toBe(
+      "audience.conditions[0].cohortId: must be the id of a cohort of this product",
+    );
+    const rows = form.querySelectorAll("[data-testid=condition-row]");
+    expect(rows[0].querySelector("[data-field]")?.getAttribute("data-field")).toBe("audience.conditions[0].cohortId");
+    expect(rows[1].querySelector("[data-field]")).toBeNull();
+    expect(document.activeElement).toBe(picker);
+  });
+
+  it("loads a stored cohort condition as a cohort row with its cohort picked, and saves it back as it came", async () => {
+    const conditions: Campaign["audience"]["conditions"] = [
+      { trait: "plan", op: "exists", value: "" },
+      { type: "cohort", cohortId: 8, op: "in", value: "" },
+    ];
+    const stored = campaign({ audience: { identified: true, percentage: 50, conditions } });
+    const calls = fakeFetch({
+      "GET /api/v1/campaigns/12": { body: stored },
+      "GET /api/v1/query/events": { body: { events: [] } },
+      "GET /api/v1/products/3/cohorts": cohortList,
+      "PUT /api/v1/campaigns/12": (c) => ({ body: { ...stored, ...(c.body as object) } }),
+    });
+    const root = await mount(<CampaignPage product={product} id={12} />);
+    const form = root.querySelector("form[aria-label='Change Welcome tour']")!;
+    expect(form.querySelector<HTMLSelectElement>("[aria-label='Condition 1 kind']")?.value).toBe("trait");
+    expect(form.querySelector<HTMLInputElement>("[aria-label='Condition 1 trait']")?.value).toBe("plan");
+    expect(form.querySelector<HTMLSelectElement>("[aria-label='Condition 2 kind']")?.value).toBe("cohort");
+    expect(form.querySelector<HTMLSelectElement>("[aria-label='Condition 2 operator']")?.value).toBe("in");
+    const picker = form.querySelector<HTMLSelectElement>("[aria-label='Condition 2 cohort']")!;
+    expect([picker.value, picker.selectedOptions[0]?.textContent]).toEqual(["8", "Churned"]);
+    await submit(form);
+    expect((calls.find((c) => c.method === "PUT")?.body as Campaign).audience.conditions).toEqual(conditions);
   });
 
   it("posts the step being edited to the sandboxed preview frame as it is typed", async () => {

@@ -1,15 +1,20 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ApiError, api, fieldError, message } from "../api";
 import {
-  addVariant, builtInTriggers, closestField, draftOf, evenWeights, limits, move, newCampaign, newStep, stepOf, traitOps, weightSum, writeOf,
+  addVariant, builtInTriggers, closestField, draftOf, evenWeights, limits, move, newCampaign, newCondition, newStep, stepOf, traitOps, weightSum, writeOf,
   type CampaignDraft, type ConditionDraft, type StepDraft, type VariantDraft,
 } from "../campaign";
 import type { Campaign, CapKind, TraitOp } from "../types";
 import { presetRange } from "../range";
+import { CohortFields, ConditionKind } from "./ConditionFields";
 import { useEventNames } from "./EventInput";
+import { useCohortOptions } from "./FilterEditor";
 import { FieldError, fieldId, focusFirst, invalid, type FieldErrors } from "./Fields";
 import { MessagePreview } from "./MessagePreview";
 import { StepEditor } from "./StepEditor";
+
+/** The fields of an audience's condition row, under its path. */
+const conditionFields = ["", ".type", ".trait", ".op", ".value", ".cohortId"];
 
 /** fieldsOf lists every field path the form has for a draft, for placing the server's errors. */
 function fieldsOf(d: CampaignDraft): Set<string> {
@@ -17,7 +22,7 @@ function fieldsOf(d: CampaignDraft): Set<string> {
     "name", "status", "trigger", "trigger.event", "pathRegex", "audience", "audience.identified", "audience.percentage", "audience.conditions",
     "cap", "cap.kind", "cap.count", "variants",
   ]);
-  d.conditions.forEach((_, i) => ["", ".trait", ".op", ".value"].forEach((x) => out.add(`audience.conditions[${i}]${x}`)));
+  d.conditions.forEach((_, i) => conditionFields.forEach((x) => out.add(`audience.conditions[${i}]${x}`)));
   d.variants.forEach((v, i) => {
     for (const x of ["", ".key", ".weight", ".steps"]) out.add(`variants[${i}]${x}`);
     v.steps.forEach((s, j) => {
@@ -32,9 +37,10 @@ function fieldsOf(d: CampaignDraft): Set<string> {
 
 /**
  * CampaignForm creates a campaign, or changes one: its name, trigger event
- * and path, audience, frequency cap and variants (one, or 2 to 4 for an
- * A/B test) with their ordered steps, and a live preview of the step being
- * edited. The server's refusals show next to the field they name.
+ * and path, audience (conditions on traits or on the product's cohorts),
+ * frequency cap and variants (one, or 2 to 4 for an A/B test) with their
+ * ordered steps, and a live preview of the step being edited. The server's
+ * refusals show next to the field they name.
  */
 export function CampaignForm(props: { product: number; campaign?: Campaign; readOnly?: boolean; onSaved: (c: Campaign, created: boolean) => void }) {
   const c = props.campaign;
@@ -48,6 +54,7 @@ export function CampaignForm(props: { product: number; campaign?: Campaign; read
   const form = useRef<HTMLFormElement>(null);
   const range = useMemo(() => presetRange("30d"), []);
   const names = useEventNames(props.product, range);
+  const cohorts = useCohortOptions(props.product);
   useEffect(() => focusFirst(form.current, errors, prefix), [errors]);
 
   const set = (part: Partial<CampaignDraft>) => {
@@ -185,36 +192,48 @@ export function CampaignForm(props: { product: number; campaign?: Campaign; read
             </div>
           </div>
           <fieldset>
-            <legend>Traits (all must hold)</legend>
+            <legend>Conditions (all must hold)</legend>
+            <p class="hint">On the traits passed to <code>identify</code>, or on membership of one of the product's cohorts.</p>
             {draft.conditions.length === 0 ? <p class="hint">No conditions: any user.</p> : null}
             <ol class="rows">
-              {draft.conditions.map((x, i) => (
-                <li key={i} class="row condition-row" data-testid="condition-row">
-                  <input aria-label={`Condition ${i + 1} trait`} placeholder="plan" value={x.trait} onInput={(e) => setCondition(i, { trait: e.currentTarget.value })} {...input(`audience.conditions[${i}].trait`)} />
-                  <select aria-label={`Condition ${i + 1} operator`} value={x.op} onChange={(e) => setCondition(i, { op: e.currentTarget.value as TraitOp })} {...input(`audience.conditions[${i}].op`)}>
-                    {traitOps.map((o) => (
-                      <option key={o.op} value={o.op}>
-                        {o.label}
-                      </option>
+              {draft.conditions.map((x, i) => {
+                const path = `audience.conditions[${i}]`;
+                const row = { i, path, condition: x, errors, prefix, onChange: (part: Partial<ConditionDraft>) => setCondition(i, part) };
+                return (
+                  <li key={i} class="row condition-row" data-testid="condition-row">
+                    <ConditionKind {...row} />
+                    {x.kind === "cohort" ? (
+                      <CohortFields {...row} product={props.product} cohorts={cohorts} />
+                    ) : (
+                      <>
+                        <input aria-label={`Condition ${i + 1} trait`} placeholder="plan" value={x.trait} onInput={(e) => setCondition(i, { trait: e.currentTarget.value })} {...input(`${path}.trait`)} />
+                        <select aria-label={`Condition ${i + 1} operator`} value={x.op} onChange={(e) => setCondition(i, { op: e.currentTarget.value as TraitOp })} {...input(`${path}.op`)}>
+                          {traitOps.map((o) => (
+                            <option key={o.op} value={o.op}>
+                              {o.label}
+                            </option>
+                          ))}
+                        </select>
+                        {x.op !== "exists" ? (
+                          <input aria-label={`Condition ${i + 1} value`} placeholder="pro" value={x.value} onInput={(e) => setCondition(i, { value: e.currentTarget.value })} {...input(`${path}.value`)} />
+                        ) : null}
+                      </>
+                    )}
+                    <button type="button" class="icon-button" aria-label={`Remove condition ${i + 1}`} onClick={() => set({ conditions: draft.conditions.filter((_, j) => j !== i) })}>
+                      ✕
+                    </button>
+                    {conditionFields.map((k) => (
+                      <FieldError key={k} errors={errors} prefix={prefix} field={`${path}${k}`} />
                     ))}
-                  </select>
-                  {x.op !== "exists" ? (
-                    <input aria-label={`Condition ${i + 1} value`} placeholder="pro" value={x.value} onInput={(e) => setCondition(i, { value: e.currentTarget.value })} {...input(`audience.conditions[${i}].value`)} />
-                  ) : null}
-                  <button type="button" class="icon-button" aria-label={`Remove condition ${i + 1}`} onClick={() => set({ conditions: draft.conditions.filter((_, j) => j !== i) })}>
-                    ✕
-                  </button>
-                  {["", ".trait", ".op", ".value"].map((k) => (
-                    <FieldError key={k} errors={errors} prefix={prefix} field={`audience.conditions[${i}]${k}`} />
-                  ))}
-                </li>
-              ))}
+                  </li>
+                );
+              })}
             </ol>
             <button
               type="button"
               class="button secondary small"
               disabled={draft.conditions.length >= limits.conditions}
-              onClick={() => set({ conditions: [...draft.conditions, { trait: "", op: "eq", value: "" }] })}
+              onClick={() => set({ conditions: [...draft.conditions, newCondition()] })}
             >
               Add condition
             </button>

@@ -1,8 +1,10 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, message } from "../api";
-import { traitOps } from "../campaign";
+import { conditionDraft, conditionErrors, conditionOf, newCondition, traitOps, type ConditionDraft } from "../campaign";
 import { ArmsEditor, armDrafts, readArms, type ArmDraft } from "../components/ArmsEditor";
+import { CohortFields, ConditionKind } from "../components/ConditionFields";
 import { ConfirmDialog } from "../components/ConfirmDialog";
+import { useCohortOptions, type CohortOption } from "../components/FilterEditor";
 import { FieldError, errorsFrom, fieldId, focusFirst, invalid, type FieldErrors } from "../components/Fields";
 import { Crumb } from "../components/ItemHead";
 import { Link } from "../components/Link";
@@ -14,28 +16,29 @@ import { navigate } from "../router";
 import type { Experiment, Flag, FlagChange, FlagCondition, FlagVariant, FlagWrite, Product, TraitOp } from "../types";
 import { useAllows } from "../roles";
 
-/** The fields of the flag form, by API path; arms are variants[i].key, conditions conditions[i].trait and so on. */
+/** The fields of the flag form, by API path; arms are variants[i].key, conditions conditions[i].trait, conditions[i].cohortId and so on. */
 const flagFields = ["name", "key", "description", "enabled", "rollout", "variants", "conditions"];
 
 /** The most targeting conditions a flag may have (analytics.MaxFlagConditions). */
 export const maxConditions = 20;
 
-/** A targeting condition as the form edits it. */
-interface ConditionDraft {
-  trait: string;
-  op: TraitOp;
-  value: string;
-}
-
-/** conditionText writes one condition as "plan equals pro", "beta is set". */
-export function conditionText(c: Pick<FlagCondition, "trait" | "op" | "value">): string {
+/**
+ * conditionText writes one condition as "plan equals pro", "beta is set",
+ * or `in cohort "Paying"` with the cohort's name from cohorts (`not in
+ * cohort #7` when they do not have it).
+ */
+export function conditionText(c: FlagCondition, cohorts: readonly CohortOption[] = []): string {
+  if (c.type === "cohort") {
+    const name = cohorts.find((x) => x.id === c.cohortId)?.name;
+    return `${c.op === "not_in" ? "not in" : "in"} cohort ${name === undefined ? `#${c.cohortId}` : `"${name}"`}`;
+  }
   const label = traitOps.find((o) => o.op === c.op)?.label ?? c.op;
   return c.op === "exists" ? `${c.trait} ${label}` : `${c.trait} ${label} ${c.value}`;
 }
 
-/** conditionsText writes a flag's targeting as "plan equals pro · seats greater than 10", or "Everyone". */
-export function conditionsText(conditions: readonly FlagCondition[] | undefined): string {
-  return !conditions || conditions.length === 0 ? "Everyone" : conditions.map(conditionText).join(" · ");
+/** conditionsText writes a flag's targeting as "plan equals pro · seats greater than 10", or "Everyone"; cohorts name its cohorts. */
+export function conditionsText(conditions: readonly FlagCondition[] | undefined, cohorts: readonly CohortOption[] = []): string {
+  return !conditions || conditions.length === 0 ? "Everyone" : conditions.map((c) => conditionText(c, cohorts)).join(" · ");
 }
 
 /** slug is the key the server makes from a name when none is given (analytics.Slug). */
@@ -97,6 +100,8 @@ function FlagList(props: { product: Product }) {
     return { flags: flags.items, experiments: experiments.items };
   }, [pid]);
   const shown = list.state === "done" ? list.data : list.state === "loading" ? list.previous : undefined;
+  // The product's cohorts, for the names of cohort conditions and the form's picker.
+  const cohorts = useCohortOptions(pid);
 
   const toggle = (f: Flag) =>
     run(f.id, async () => {
@@ -133,6 +138,7 @@ function FlagList(props: { product: Product }) {
           <h2 id="new-flag">New flag</h2>
           <FlagForm
             product={pid}
+            cohorts={cohorts}
             onSaved={(f) => {
               setCreating(false);
               setNotice({ ok: `Created ${f.key}.` });
@@ -197,7 +203,7 @@ function FlagList(props: { product: Product }) {
                 <td class="num">{f.rollout}%</td>
                 <td class="arms-cell">{armsText(f.variants)}</td>
                 <td class="arms-cell" data-testid="flag-targeting">
-                  {conditionsText(f.conditions)}
+                  {conditionsText(f.conditions, cohorts)}
                 </td>
                 <td>
                   {exp ? (
@@ -263,6 +269,7 @@ function FlagView(props: { product: Product; id: number }) {
     return { flag: f, experiment: openExperiment(experiments.items, f.id) };
   }, [pid, props.id]);
   const [trail, reloadTrail] = useLoad(() => api.flagChanges(pid, props.id), [pid, props.id]);
+  const cohorts = useCohortOptions(pid);
   const [saved, setSaved] = useState<Flag | null>(null);
   const [deleting, setDeleting] = useState(false);
   const [busy, setBusy] = useState(false);
@@ -324,6 +331,7 @@ function FlagView(props: { product: Product; id: number }) {
         <FlagForm
           product={pid}
           flag={f}
+          cohorts={cohorts}
           readOnly={!canWrite}
           onSaved={(out) => {
             setSaved(out);
@@ -336,7 +344,7 @@ function FlagView(props: { product: Product; id: number }) {
         <h2 id="audit-trail">Audit trail</h2>
         {trail.state === "loading" ? <Skeleton rows={3} label="Loading the audit trail…" /> : null}
         {trail.state === "failed" ? <ErrorState message={trail.error} onRetry={reloadTrail} /> : null}
-        {trail.state === "done" ? <AuditTrail changes={trail.data.items} /> : null}
+        {trail.state === "done" ? <AuditTrail changes={trail.data.items} cohorts={cohorts} /> : null}
       </section>
 
       {deleting ? (
@@ -353,10 +361,19 @@ function FlagView(props: { product: Product; id: number }) {
 /**
  * FlagForm creates a flag, or changes one: name (the key is made from it
  * when left empty, and never changes afterwards), description, enabled,
- * rollout and arms with optional JSON payloads, checked as JSON before
- * anything is sent. The server's refusals show next to their field.
+ * rollout, arms with optional JSON payloads, checked as JSON before
+ * anything is sent, and targeting conditions on properties or on cohorts
+ * (picked from cohorts, the product's). The server's refusals show next to
+ * their field.
  */
-export function FlagForm(props: { product: number; flag?: Flag; readOnly?: boolean; onSaved: (f: Flag) => void; onCancel?: () => void }) {
+export function FlagForm(props: {
+  product: number;
+  flag?: Flag;
+  cohorts: CohortOption[];
+  readOnly?: boolean;
+  onSaved: (f: Flag) => void;
+  onCancel?: () => void;
+}) {
   const f = props.flag;
   const prefix = f ? `flag-${f.id}` : "flag-new";
   const [name, setName] = useState(f?.name ?? "");
@@ -365,7 +382,7 @@ export function FlagForm(props: { product: number; flag?: Flag; readOnly?: boole
   const [enabled, setEnabled] = useState(f?.enabled ?? false);
   const [rollout, setRollout] = useState(String(f?.rollout ?? 100));
   const [arms, setArms] = useState<ArmDraft[]>(armDrafts(f?.variants ?? []));
-  const [conditions, setConditions] = useState<ConditionDraft[]>((f?.conditions ?? []).map((c) => ({ trait: c.trait ?? "", op: c.op, value: c.value })));
+  const [conditions, setConditions] = useState<ConditionDraft[]>((f?.conditions ?? []).map(conditionDraft));
   const [errors, setErrors] = useState<FieldErrors>({});
   const [busy, setBusy] = useState(false);
   const [saved, setSaved] = useState(false);
@@ -375,7 +392,7 @@ export function FlagForm(props: { product: number; flag?: Flag; readOnly?: boole
   const has = (field: string) => {
     const m = /^variants\[(\d+)\]\./.exec(field);
     if (m) return Number(m[1]) < arms.length;
-    const c = /^conditions\[(\d+)\]\.(type|trait|op|value)$/.exec(field);
+    const c = /^conditions\[(\d+)\]\.(type|trait|op|value|cohortId)$/.exec(field);
     if (c) return Number(c[1]) < conditions.length;
     return flagFields.includes(field);
   };
@@ -383,7 +400,7 @@ export function FlagForm(props: { product: number; flag?: Flag; readOnly?: boole
     e.preventDefault();
     setSaved(false);
     const read = readArms(arms);
-    const errs: FieldErrors = { ...read.errors };
+    const errs: FieldErrors = { ...read.errors, ...conditionErrors(conditions, "conditions") };
     const r = rollout.trim() === "" ? Number.NaN : Number(rollout);
     if (!Number.isFinite(r)) errs.rollout = "Enter a percentage from 0 to 100.";
     if (Object.keys(errs).length > 0) return setErrors(errs);
@@ -393,7 +410,7 @@ export function FlagForm(props: { product: number; flag?: Flag; readOnly?: boole
       enabled,
       rollout: r,
       variants: read.variants,
-      conditions: conditions.map((c) => ({ type: "trait", trait: c.trait.trim(), op: c.op, value: c.op === "exists" ? "" : c.value })),
+      conditions: conditions.map((c) => (c.kind === "cohort" ? conditionOf(c) : { type: "trait", ...conditionOf(c) })),
     };
     if (!f && key.trim() !== "") body.key = key.trim();
     setBusy(true);
@@ -486,7 +503,7 @@ export function FlagForm(props: { product: number; flag?: Flag; readOnly?: boole
           </div>
         </div>
         <ArmsEditor arms={arms} onChange={setArms} errors={errors} prefix={prefix} payloads allowNone />
-        <ConditionsEditor conditions={conditions} onChange={setConditions} errors={errors} prefix={prefix} />
+        <ConditionsEditor conditions={conditions} onChange={setConditions} errors={errors} prefix={prefix} product={props.product} cohorts={props.cohorts} />
         {errors[""] ? (
           <p class="form-error" role="alert">
             {errors[""]}
@@ -516,10 +533,18 @@ export function FlagForm(props: { product: number; flag?: Flag; readOnly?: boole
 
 /**
  * ConditionsEditor edits a flag's targeting conditions (docs/flags.md,
- * "Targeting"): rows of property, operator and value, added and removed,
- * as a message audience's; "is set" takes no value.
+ * "Targeting"), as a message audience's: rows added and removed, each of
+ * property, operator and value ("is set" takes no value), or "In cohort" /
+ * "Not in cohort" and one of the product's cohorts.
  */
-function ConditionsEditor(props: { conditions: ConditionDraft[]; onChange: (c: ConditionDraft[]) => void; errors: FieldErrors; prefix: string }) {
+function ConditionsEditor(props: {
+  conditions: ConditionDraft[];
+  onChange: (c: ConditionDraft[]) => void;
+  errors: FieldErrors;
+  prefix: string;
+  product: number;
+  cohorts: CohortOption[];
+}) {
   const { conditions, onChange, errors, prefix } = props;
   const set = (i: number, part: Partial<ConditionDraft>) => onChange(conditions.map((x, j) => (j === i ? { ...x, ...part } : x)));
   return (
@@ -527,59 +552,69 @@ function ConditionsEditor(props: { conditions: ConditionDraft[]; onChange: (c: C
       <legend>Targeting (all must hold)</legend>
       <p class="hint">
         Conditions on user properties: the traits passed to <code>identify</code> in the browser, the properties passed to <code>getVariant</code> on a
-        server. A user who fails one gets <code>control</code> and is left out of the experiment.
+        server; or on membership of one of the product's cohorts. A user who fails one gets <code>control</code> and is left out of the experiment.
       </p>
       {conditions.length === 0 ? <p class="hint">No conditions: every user.</p> : null}
       <ol class="rows">
-        {conditions.map((x, i) => (
-          <li key={i} class="row condition-row" data-testid="flag-condition-row">
-            <input
-              id={fieldId(prefix, `conditions[${i}].trait`)}
-              aria-label={`Condition ${i + 1} property`}
-              placeholder="plan"
-              autocomplete="off"
-              spellcheck={false}
-              value={x.trait}
-              onInput={(e) => set(i, { trait: e.currentTarget.value })}
-              {...invalid(errors, prefix, `conditions[${i}].trait`)}
-            />
-            <select
-              id={fieldId(prefix, `conditions[${i}].op`)}
-              aria-label={`Condition ${i + 1} operator`}
-              value={x.op}
-              onChange={(e) => set(i, { op: e.currentTarget.value as TraitOp })}
-              {...invalid(errors, prefix, `conditions[${i}].op`)}
-            >
-              {traitOps.map((o) => (
-                <option key={o.op} value={o.op}>
-                  {o.label}
-                </option>
+        {conditions.map((x, i) => {
+          const row = { i, path: `conditions[${i}]`, condition: x, errors, prefix, onChange: (part: Partial<ConditionDraft>) => set(i, part) };
+          return (
+            <li key={i} class="row condition-row" data-testid="flag-condition-row">
+              <ConditionKind {...row} />
+              {x.kind === "cohort" ? (
+                <CohortFields {...row} product={props.product} cohorts={props.cohorts} />
+              ) : (
+                <>
+                  <input
+                    id={fieldId(prefix, `conditions[${i}].trait`)}
+                    aria-label={`Condition ${i + 1} property`}
+                    placeholder="plan"
+                    autocomplete="off"
+                    spellcheck={false}
+                    value={x.trait}
+                    onInput={(e) => set(i, { trait: e.currentTarget.value })}
+                    {...invalid(errors, prefix, `conditions[${i}].trait`)}
+                  />
+                  <select
+                    id={fieldId(prefix, `conditions[${i}].op`)}
+                    aria-label={`Condition ${i + 1} operator`}
+                    value={x.op}
+                    onChange={(e) => set(i, { op: e.currentTarget.value as TraitOp })}
+                    {...invalid(errors, prefix, `conditions[${i}].op`)}
+                  >
+                    {traitOps.map((o) => (
+                      <option key={o.op} value={o.op}>
+                        {o.label}
+                      </option>
+                    ))}
+                  </select>
+                  {x.op !== "exists" ? (
+                    <input
+                      id={fieldId(prefix, `conditions[${i}].value`)}
+                      aria-label={`Condition ${i + 1} value`}
+                      placeholder={x.op === "gt" || x.op === "lt" ? "10" : "pro"}
+                      value={x.value}
+                      onInput={(e) => set(i, { value: e.currentTarget.value })}
+                      {...invalid(errors, prefix, `conditions[${i}].value`)}
+                    />
+                  ) : null}
+                </>
+              )}
+              <button type="button" class="icon-button" aria-label={`Remove condition ${i + 1}`} onClick={() => onChange(conditions.filter((_, j) => j !== i))}>
+                ✕
+              </button>
+              {[".type", ".trait", ".op", ".value", ".cohortId"].map((k) => (
+                <FieldError key={k} errors={errors} prefix={prefix} field={`conditions[${i}]${k}`} />
               ))}
-            </select>
-            {x.op !== "exists" ? (
-              <input
-                id={fieldId(prefix, `conditions[${i}].value`)}
-                aria-label={`Condition ${i + 1} value`}
-                placeholder={x.op === "gt" || x.op === "lt" ? "10" : "pro"}
-                value={x.value}
-                onInput={(e) => set(i, { value: e.currentTarget.value })}
-                {...invalid(errors, prefix, `conditions[${i}].value`)}
-              />
-            ) : null}
-            <button type="button" class="icon-button" aria-label={`Remove condition ${i + 1}`} onClick={() => onChange(conditions.filter((_, j) => j !== i))}>
-              ✕
-            </button>
-            {[".type", ".trait", ".op", ".value"].map((k) => (
-              <FieldError key={k} errors={errors} prefix={prefix} field={`conditions[${i}]${k}`} />
-            ))}
-          </li>
-        ))}
+            </li>
+          );
+        })}
       </ol>
       <button
         type="button"
         class="button secondary small"
         disabled={conditions.length >= maxConditions}
-        onClick={() => onChange([...conditions, { trait: "", op: "eq", value: "" }])}
+        onClick={() => onChange([...conditions, newCondition()])}
       >
         Add condition
       </button>
@@ -588,8 +623,8 @@ function ConditionsEditor(props: { conditions: ConditionDraft[]; onChange: (c: C
   );
 }
 
-/** fieldValue writes a field's value in the audit trail. */
-function fieldValue(field: string, v: unknown): string {
+/** fieldValue writes a field's value in the audit trail; cohorts name a condition's cohort. */
+function fieldValue(field: string, v: unknown, cohorts: CohortOption[]): string {
   if (v === null || v === undefined) return "—";
   if (field === "enabled" && typeof v === "boolean") return v ? "On" : "Off";
   if (field === "rollout" && typeof v === "number") return `${v}%`;
@@ -598,13 +633,13 @@ function fieldValue(field: string, v: unknown): string {
     if (arms.length === 0) return "On/off (no arms)";
     return arms.map((a) => `${a.key} ${a.weight}%${a.payload === undefined || a.payload === null ? "" : ` ${JSON.stringify(a.payload)}`}`).join(" · ");
   }
-  if (field === "conditions" && Array.isArray(v)) return conditionsText(v as FlagCondition[]);
+  if (field === "conditions" && Array.isArray(v)) return conditionsText(v as FlagCondition[], cohorts);
   if (v === "") return "(empty)";
   return typeof v === "string" ? v : JSON.stringify(v);
 }
 
 /** AuditTrail lists a flag's changes, newest first: who, when, the action, each field before → after. */
-export function AuditTrail(props: { changes: FlagChange[] }) {
+export function AuditTrail(props: { changes: FlagChange[]; cohorts: CohortOption[] }) {
   if (props.changes.length === 0) return <p class="empty">No changes recorded.</p>;
   return (
     <ol class="audit">
@@ -629,8 +664,8 @@ export function AuditTrail(props: { changes: FlagChange[] }) {
               {c.changes.map((d) => (
                 <tr key={d.field}>
                   <th scope="row">{d.field}</th>
-                  <td class="before">{fieldValue(d.field, d.from)}</td>
-                  <td class="after">{fieldValue(d.field, d.to)}</td>
+                  <td class="before">{fieldValue(d.field, d.from, props.cohorts)}</td>
+                  <td class="after">{fieldValue(d.field, d.to, props.cohorts)}</td>
                 </tr>
               ))}
             </Table>

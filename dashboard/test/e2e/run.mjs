@@ -11,9 +11,10 @@
 // Errors entry follows NEXT_PUBLIC_FEATURE_ERROR_TRACKING, reads the API
 // reference (drawn from the served openapi.yaml) at desktop and phone
 // widths, and, on servers of their own, runs the Flags and Experiments
-// pages (a flag and its audit trail, an experiment fed with exposures and
-// conversions whose results page must show the counts the test keeps
-// itself, and the sample-ratio banner), the sources on the Overview and
+// pages (a flag, its targeting on properties and on a cohort, and its
+// audit trail, an experiment fed with exposures and conversions whose
+// results page must show the counts the test keeps itself, and the
+// sample-ratio banner), the sources on the Overview and
 // Acquisition, the Errors pages (a release's sourcemap and exceptions
 // sent to the server, the groups, a group's de-minified frames, resolving),
 // and the Messages pages (a campaign made in the editor with its preview,
@@ -1184,7 +1185,6 @@ async function flagsAndExperiments(browser) {
     const stored = (await api("GET", `/api/v1/flags?product=${productId}`)).body.items[0];
     if (stored.enabled !== false) throw new Error(JSON.stringify(stored));
   });
-  await shot("flags");
   await flagRow.getByRole("link", { name: "e2e_checkout_banner", exact: true }).click();
   await page.getByRole("heading", { name: "E2E checkout banner" }).waitFor();
   await check("the flag's page shows its audit trail: who, when, each field before and after", async () => {
@@ -1230,6 +1230,39 @@ async function flagsAndExperiments(browser) {
     const served = cfg.flags.find((f) => f.key === "e2e_checkout_banner");
     if (JSON.stringify(served?.conditions) !== JSON.stringify(want)) throw new Error(JSON.stringify(cfg));
   });
+
+  // 1c. A cohort condition: a static cohort made through the API from a CSV
+  // of ids, picked by name in the flag's form, stored by its id.
+  const cohortName = "E2E beta testers";
+  let cohortId = 0;
+  await check("a static cohort is made through the API from a CSV of ids", async () => {
+    const made = await api("POST", `/api/v1/products/${productId}/cohorts`, { name: cohortName, kind: "static" });
+    if (made.status !== 201) throw new Error(`POST cohorts: ${JSON.stringify(made)}`);
+    cohortId = made.body.id;
+    const up = await page.evaluate(async (path) => {
+      const res = await fetch(path, { method: "PUT", headers: { "Content-Type": "text/csv" }, body: "distinct_id\nu1\nu2\n" });
+      return { status: res.status, body: await res.json() };
+    }, `/api/v1/products/${productId}/cohorts/${cohortId}/members`);
+    if (up.status !== 200 || up.body.size !== 2) throw new Error(`PUT members: ${JSON.stringify(up)}`);
+  });
+  // The flag's page reads the product's cohorts as it opens.
+  await page.reload();
+  await settings.getByRole("button", { name: "Add condition" }).click();
+  await settings.getByLabel("Condition 3 kind").selectOption("cohort");
+  await settings.getByLabel("Condition 3 operator").selectOption({ label: "In cohort" });
+  await settings.getByLabel("Condition 3 cohort").selectOption({ label: cohortName });
+  await settings.getByRole("button", { name: "Save changes" }).click();
+  await check("a cohort condition picked by name is stored by the cohort's id, and the trail names the cohort", async () => {
+    await settings.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    const stored = (await api("GET", `/api/v1/flags?product=${productId}`)).body.items.find((f) => f.key === "e2e_checkout_banner");
+    const c = stored?.conditions?.[2];
+    if (stored?.conditions.length !== 3 || c.type !== "cohort" || c.cohortId !== cohortId || c.op !== "in" || c.value !== "") throw new Error(JSON.stringify(stored));
+    const top = page.getByTestId("audit-entry").first().locator("tbody tr");
+    await top.filter({ hasText: `in cohort "${cohortName}"` }).waitFor();
+    const row = (await top.first().locator("th, td").allTextContents()).map((c) => c.trim()).join(" | ");
+    const before = "plan equals pro · seats greater than 10";
+    if (row !== `conditions | ${before} | ${before} · in cohort "${cohortName}"`) throw new Error(row);
+  });
   await shot("flag-targeting");
   await page.setViewportSize({ width: 390, height: 844 });
   await check("at 390 px the flag's conditions fit the page", async () => {
@@ -1240,9 +1273,14 @@ async function flagsAndExperiments(browser) {
   await shot("flag-targeting-phone");
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.locator("nav.sidebar").getByRole("link", { name: "Flags" }).click();
-  await check("the list shows the flag's targeting", async () => {
-    await page.getByTestId("flag-row").filter({ hasText: "e2e_checkout_banner" }).getByTestId("flag-targeting").filter({ hasText: "plan equals pro · seats greater than 10" }).waitFor();
+  await check("the list shows the flag's targeting, its cohort by name, and does not push the page sideways", async () => {
+    const cell = page.getByTestId("flag-row").filter({ hasText: "e2e_checkout_banner" }).getByTestId("flag-targeting");
+    await cell.filter({ hasText: cohortName }).waitFor();
+    const text = (await cell.textContent()).trim();
+    if (text !== `plan equals pro · seats greater than 10 · in cohort "${cohortName}"`) throw new Error(text);
+    await noSideScroll(page);
   });
+  await shot("flags");
 
   // 2. An experiment through the form, started from the list.
   await page.locator("nav.sidebar").getByRole("link", { name: "Experiments" }).click();
