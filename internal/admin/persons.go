@@ -13,7 +13,7 @@ import (
 
 // The privacy operations over the admin socket (docs/privacy.md): the CLI's
 // `strata persons delete` and `strata persons export` while a server holds
-// the data directory. They are not part of Admin: they need the event and
+// the data directory, and `strata persons rebuild` (docs/ingest.md). They are not part of Admin: they need the event and
 // replay stores, which a stopped store's CLI opens itself (internal/cli).
 
 // DeletionRequest is the body of POST /persons/deletions.
@@ -53,4 +53,16 @@ func (c *Client) ExportPerson(ctx context.Context, productID int64, distinctID s
 	}
 	_, err = io.Copy(w, resp.Body)
 	return err
+}
+
+// RebuildRequest is the body of POST /persons/rebuild.
+type RebuildRequest struct {
+	ProductID int64 `json:"productId"`
+}
+
+// RebuildPersons writes a product's person profiles from its stored
+// events on the server (persons.Rebuild), and decodes its report into out.
+// It takes as long as the events take to read.
+func (c *Client) RebuildPersons(ctx context.Context, productID int64, out any) error {
+	return c.doWith(c.long, ctx, http.MethodPost, "/persons/rebuild", RebuildRequest{ProductID: productID}, out)
 }

@@ -97,3 +97,19 @@ type PersonCountStore interface {
 	// absent from the map.
 	PersonEventCounts(ctx context.Context, productID int64, distinctIDs []string) (map[string]int64, error)
 }
+
+// PersonHistoryStore is what an event store gives a rebuild of person
+// profiles from the events it holds (persons.Rebuild): both stream, and
+// hold nothing of what they return.
+type PersonHistoryStore interface {
+	// EachPersonSeen calls fn with each distinct id of the product's
+	// events (every environment) and the times of its first and last
+	// event, in no order.
+	EachPersonSeen(ctx context.Context, productID int64, fn func(distinctID string, first, last time.Time) error) error
+	// EachTraitEvent calls fn, oldest first, with each of the product's
+	// events that may set its person's properties: $identify, and events
+	// whose properties' text holds "$set (which the caller parses; the
+	// store may return more). Event carries its product, distinct id,
+	// name, time and properties.
+	EachTraitEvent(ctx context.Context, productID int64, fn func(Event) error) error
+}

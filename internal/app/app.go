@@ -45,6 +45,7 @@ import (
 	"strata/internal/mail"
 	"strata/internal/messages"
 	"strata/internal/metrics"
+	"strata/internal/persons"
 	"strata/internal/privacy"
 	"strata/internal/query"
 	"strata/internal/ratelimit"
@@ -439,7 +440,19 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err
 	// POST /e's events (the pipeline, the writer), after the events the
 	// store holds already are left out (docs/import.md).
 	a.adminSrv = &http.Server{Handler: httpapi.AdminHandler(svc, log.With("component", "admin"),
-		func(m *http.ServeMux) { httpapi.AdminPrivacyRoutes(m, a.privacy, log.With("component", "admin")) },
+		func(m *http.ServeMux) {
+			// `strata persons rebuild`: profiles from the stored events,
+			// capped as the updater caps them (docs/ingest.md).
+			history, _ := a.store.queries.(analytics.PersonHistoryStore)
+			rebuild := func(ctx context.Context, productID int64) (persons.RebuildReport, error) {
+				if history == nil {
+					return persons.RebuildReport{}, errors.New("this event store cannot rebuild person profiles")
+				}
+				return persons.Rebuild(ctx, history, a.store.meta, productID,
+					persons.Options{MaxPersons: int64(cfg.PersonsPerProduct), Logger: log.With("component", "persons")})
+			}
+			httpapi.AdminPersonRoutes(m, a.privacy, rebuild, log.With("component", "admin"))
+		},
 		func(m *http.ServeMux) {
 			httpapi.AdminImportRoutes(m, imports, a.store.meta, log.With("component", "admin"))
 		}),

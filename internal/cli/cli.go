@@ -64,6 +64,7 @@ commands:
   users reset-password EMAIL [--password-stdin]    set a new password (printed when generated); ends their sessions
   users remove EMAIL                               remove a user; ends their sessions at once
   persons delete --product ID [--file FILE] ID…    delete persons everywhere (docs/privacy.md); waits until done
+  persons rebuild --product ID                     write the product's person profiles from its stored events (docs/ingest.md)
   persons export --product ID ID                   print everything stored about a person, as JSON
   import --from SOURCE --product ID [--fast] [--dry-run] FILE…
                                                    import another tool's export (posthog, mixpanel, amplitude,

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,15 +23,19 @@ import (
 	"strata/internal/store/spool"
 )
 
-// persons runs `strata persons delete|export` (docs/privacy.md): through
-// the admin socket of the server that holds the data directory, or on the
-// stopped embedded store itself, whose spool it replays first so that no
-// acknowledged event is missed.
+// persons runs `strata persons delete|export` (docs/privacy.md) and
+// `strata persons rebuild` (docs/ingest.md): through the admin socket of
+// the server that holds the data directory, or on the stopped embedded
+// store itself, whose spool it replays first so that no acknowledged
+// event is missed.
 func persons(ctx context.Context, args []string, env Env) error {
 	if len(args) < 1 {
-		return usageError{"persons needs a subcommand: delete or export"}
+		return usageError{"persons needs a subcommand: delete, export or rebuild"}
 	}
 	cmd := args[0]
+	if cmd == "rebuild" {
+		return rebuildPersons(ctx, args[1:], env)
+	}
 	if cmd != "delete" && cmd != "export" {
 		return usageError{"unknown command \"persons " + cmd + "\""}
 	}
@@ -106,6 +111,59 @@ func persons(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	return printDeletion(env.Stdout, d)
+}
+
+// rebuildPersons runs `strata persons rebuild --product ID`: a product's
+// person profiles written from its stored events (persons.Rebuild), by the
+// running server or on the stopped embedded store, then a line of what it
+// wrote.
+func rebuildPersons(ctx context.Context, args []string, env Env) error {
+	fs := flag.NewFlagSet("persons rebuild", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dataDir := fs.String("data", lookupOr(env.Lookup, "STRATA_DATA", "./data"), "data directory")
+	product := fs.Int64("product", 0, "product id")
+	capDefault, _ := strconv.ParseInt(lookupOr(env.Lookup, "STRATA_PERSONS_PER_PRODUCT", "10000000"), 10, 64)
+	maxPersons := fs.Int64("persons-per-product", capDefault,
+		"the cap on the product's persons, on a stopped store (a running server applies its own)")
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return err
+	} else if err != nil {
+		return usageError{err.Error()}
+	}
+	if *product <= 0 || fs.NArg() > 0 {
+		return usageError{"persons rebuild needs --product ID and nothing else"}
+	}
+	var report profiles.RebuildReport
+	if c, err := admin.Dial(ctx, *dataDir); err == nil {
+		if err := c.RebuildPersons(ctx, *product, &report); err != nil {
+			return err
+		}
+	} else {
+		db, err := duckdb.Open(ctx, *dataDir, duckdb.Options{})
+		if err != nil {
+			return fmt.Errorf("opening %s (no server answered on its admin socket): %w", *dataDir, err)
+		}
+		// The spool's replay stores what an unclean stop left, and
+		// updates the profiles as the server would.
+		people := profiles.New(profiles.Options{MaxPersons: *maxPersons})
+		people.Start(db)
+		sp, err := spool.Open(ctx, profiles.Inner{Inner: db, Updater: people}, spool.Options{Dir: filepath.Join(*dataDir, "spool")})
+		if err != nil {
+			people.Close()
+			db.Close()
+			return err
+		}
+		defer sp.Close()
+		if err := sp.Sync(ctx); err != nil {
+			return err
+		}
+		if report, err = profiles.Rebuild(ctx, db, db, *product, profiles.Options{MaxPersons: *maxPersons}); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(env.Stdout, "rebuilt %d persons of product %d from their events (%d events set properties) in %.1f s\n",
+		report.Persons, *product, report.TraitEvents, report.Seconds)
+	return nil
 }
 
 // openPrivacy opens the stopped embedded store, its spool (which replays

@@ -8,6 +8,7 @@ import (
 
 	"strata/internal/admin"
 	"strata/internal/analytics"
+	"strata/internal/persons"
 	"strata/internal/privacy"
 )
 
@@ -141,6 +142,16 @@ func (s *Server) handleAuditLog(w http.ResponseWriter, r *http.Request) error {
 // routes (AdminHandler), for the CLI. The socket admits the server's
 // owner alone; the audit log names it "admin-socket".
 func AdminPrivacyRoutes(mux *http.ServeMux, p *privacy.Service, log *slog.Logger) {
+	AdminPersonRoutes(mux, p, nil, log)
+}
+
+// PersonRebuild is the operation behind POST /persons/rebuild of the admin
+// socket: a product's profiles written from its events (persons.Rebuild).
+type PersonRebuild func(ctx context.Context, productID int64) (persons.RebuildReport, error)
+
+// AdminPersonRoutes adds the privacy operations and, when rebuild is not
+// nil, the rebuild of profiles to the admin socket's routes.
+func AdminPersonRoutes(mux *http.ServeMux, p *privacy.Service, rebuild PersonRebuild, log *slog.Logger) {
 	h := func(f handlerFunc) http.Handler { return wrap(log, f) }
 	const actor = "admin-socket"
 	product := func(r *http.Request) (int64, error) {
@@ -184,5 +195,24 @@ func AdminPrivacyRoutes(mux *http.ServeMux, p *privacy.Service, log *slog.Logger
 			return err
 		}
 		return streamExport(w, r, p, log, nil, pid, actor)
+	}))
+	if rebuild == nil {
+		return
+	}
+	mux.Handle("POST /persons/rebuild", h(func(w http.ResponseWriter, r *http.Request) error {
+		var in admin.RebuildRequest
+		if err := decodeJSON(r, &in); err != nil {
+			return err
+		}
+		if in.ProductID < 1 {
+			return analytics.InvalidField("productId", "must be a product id")
+		}
+		report, err := rebuild(r.Context(), in.ProductID)
+		if err != nil {
+			return err
+		}
+		log.Info("person profiles rebuilt", "product", in.ProductID, "persons", report.Persons, "trait_events", report.TraitEvents, "seconds", report.Seconds)
+		writeJSON(w, http.StatusOK, report)
+		return nil
 	}))
 }

@@ -95,3 +95,58 @@ func formatUUID(b []byte) string {
 	h := hex.EncodeToString(b)
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
+
+var _ analytics.PersonHistoryStore = (*Store)(nil)
+
+// EachPersonSeen streams each distinct id of the product's events with its
+// first and last event's time; ClickHouse holds the aggregation.
+func (s *Store) EachPersonSeen(ctx context.Context, productID int64, fn func(distinctID string, first, last time.Time) error) error {
+	rows, err := s.conn.Query(ctx, "SELECT distinct_id, min(ts), max(ts) FROM "+s.table+
+		" WHERE product_id = ? AND distinct_id != '' GROUP BY distinct_id", productID)
+	if err != nil {
+		return fmt.Errorf("reading persons' first and last events: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var first, last int64
+		if err := rows.Scan(&id, &first, &last); err != nil {
+			return fmt.Errorf("reading persons' first and last events: %w", err)
+		}
+		if err := fn(id, time.UnixMicro(first).UTC(), time.UnixMicro(last).UTC()); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading persons' first and last events: %w", err)
+	}
+	return nil
+}
+
+// EachTraitEvent streams the product's $identify events and those whose
+// properties hold "$set, oldest first.
+func (s *Store) EachTraitEvent(ctx context.Context, productID int64, fn func(analytics.Event) error) error {
+	rows, err := s.conn.Query(ctx, "SELECT ts, event, distinct_id, properties FROM "+s.table+
+		" WHERE product_id = ? AND distinct_id != '' AND (event = '$identify' OR position(properties, '\"$set') > 0)"+
+		" ORDER BY ts, uuid", productID)
+	if err != nil {
+		return fmt.Errorf("reading events that set person properties: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		e := analytics.Event{ProductID: productID}
+		var ts int64
+		var props string
+		if err := rows.Scan(&ts, &e.Name, &e.DistinctID, &props); err != nil {
+			return fmt.Errorf("reading events that set person properties: %w", err)
+		}
+		e.Timestamp, e.Properties = time.UnixMicro(ts).UTC(), []byte(props)
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading events that set person properties: %w", err)
+	}
+	return nil
+}

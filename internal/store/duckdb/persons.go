@@ -169,3 +169,57 @@ func (s *Store) PersonEvents(ctx context.Context, productID int64, distinctID st
 	}
 	return nil
 }
+
+var _ analytics.PersonHistoryStore = (*Store)(nil)
+
+// EachPersonSeen streams each distinct id of the product's events with its
+// first and last event's time; DuckDB holds the aggregation.
+func (s *Store) EachPersonSeen(ctx context.Context, productID int64, fn func(distinctID string, first, last time.Time) error) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT distinct_id, min(ts), max(ts) FROM events
+		WHERE product_id = $1 AND distinct_id <> '' GROUP BY distinct_id`, productID)
+	if err != nil {
+		return fmt.Errorf("reading persons' first and last events: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var first, last time.Time
+		if err := rows.Scan(&id, &first, &last); err != nil {
+			return fmt.Errorf("reading persons' first and last events: %w", err)
+		}
+		if err := fn(id, first.UTC(), last.UTC()); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading persons' first and last events: %w", err)
+	}
+	return nil
+}
+
+// EachTraitEvent streams the product's $identify events and those whose
+// properties hold "$set, oldest first.
+func (s *Store) EachTraitEvent(ctx context.Context, productID int64, fn func(analytics.Event) error) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT ts, event, distinct_id, properties FROM events
+		WHERE product_id = $1 AND distinct_id <> '' AND (event = '$identify' OR strpos(properties, '"$set') > 0)
+		ORDER BY ts, uuid`, productID)
+	if err != nil {
+		return fmt.Errorf("reading events that set person properties: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		e := analytics.Event{ProductID: productID}
+		var props string
+		if err := rows.Scan(&e.Timestamp, &e.Name, &e.DistinctID, &props); err != nil {
+			return fmt.Errorf("reading events that set person properties: %w", err)
+		}
+		e.Timestamp, e.Properties = e.Timestamp.UTC(), []byte(props)
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading events that set person properties: %w", err)
+	}
+	return nil
+}

@@ -162,6 +162,7 @@ func RunEventsShare(t *testing.T, open func(t *testing.T) Events, share float64)
 	t.Run("DeletePersons", events(testDeletePersons))
 	t.Run("PersonEventCounts", events(testPersonEventCounts))
 	t.Run("CohortMembers", events(testCohortMembers))
+	t.Run("PersonHistory", events(testPersonHistory))
 }
 
 // products creates a workspace and in it one product a name, in order:
