@@ -38,9 +38,15 @@ func TestRebuildMatchesUpdater(t *testing.T) {
 		func(i int) (string, string) {
 			return "$identify", fmt.Sprintf(`{"email":"u%d@x.example","plan":%q,"$anon_distinct_id":"a"}`, i, []string{"free", "pro"}[i%2])
 		},
-		func(i int) (string, string) { return "upgraded", fmt.Sprintf(`{"$set":{"plan":"team","seats":%d}}`, i%40) },
-		func(i int) (string, string) { return "signup", fmt.Sprintf(`{"$set_once":{"source":"s%d","plan":"trial"}}`, i) },
-		func(int) (string, string) { return "clicked", `{"$set":{"nested":{"a":[1,2]}},"$set_once":{"first_click":true}}` },
+		func(i int) (string, string) {
+			return "upgraded", fmt.Sprintf(`{"$set":{"plan":"team","seats":%d}}`, i%40)
+		},
+		func(i int) (string, string) {
+			return "signup", fmt.Sprintf(`{"$set_once":{"source":"s%d","plan":"trial"}}`, i)
+		},
+		func(int) (string, string) {
+			return "clicked", `{"$set":{"nested":{"a":[1,2]}},"$set_once":{"first_click":true}}`
+		},
 	}
 	var events []analytics.Event
 	for i := range 4000 {

@@ -37,7 +37,7 @@ func testPersonHistory(ctx context.Context, t *testing.T, s Events) {
 		if rng.IntN(50) == 0 {
 			id = ""
 		}
-		at := day.Add(time.Duration(rng.Int64N(int64(30*24*time.Hour)))).Truncate(time.Microsecond)
+		at := day.Add(time.Duration(rng.Int64N(int64(30 * 24 * time.Hour)))).Truncate(time.Microsecond)
 		env := analytics.EnvLive
 		if rng.IntN(8) == 0 {
 			env = analytics.EnvTest
