@@ -210,7 +210,7 @@ func benchConfigCohorts(srv *server, tok string) (string, error) {
 	}
 	body := map[string]any{"name": "Paying users", "enabled": true, "conditions": []map[string]any{{"type": "cohort", "cohortId": c.ID, "op": "in"}}}
 	if err := apiCall(srv, tok, "POST", "/api/v1/flags", body, nil); err != nil {
-		if strings.Contains(err.Error(), "conditions") {
+		if strings.Contains(err.Error(), "conditions") || strings.Contains(err.Error(), "cohortId") {
 			fmt.Printf("no cohort conditions here (%v): not measured\n", err)
 			return "", nil
 		}
