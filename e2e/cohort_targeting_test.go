@@ -206,8 +206,8 @@ func checkCohortTargeting(t *testing.T, s *server, browser bool) {
 
 	// New members of a static cohort reach the answers within seconds.
 	upload(t, s, owner, pa+"/cohorts/"+pid, "distinct_id\ncarl\n")
-	eventually(t, 15*time.Second, func() bool { c := read(a.Live, "carl"); return c.Cohorts[pid] && !read(a.Live, "ann").Cohorts[pid] },
-		"carl in and ann out of the paying cohort after the upload")
+	waitFor(t, 15*time.Second, "carl in and ann out of the paying cohort after the upload",
+		func() bool { c := read(a.Live, "carl"); return c.Cohorts[pid] && !read(a.Live, "ann").Cohorts[pid] })
 
 	// A message audience of the cohort: carl sees the campaign, ann does not.
 	wantError(t, annCall(t, s, a.Token, "POST", "/api/v1/campaigns", modal("Refused", map[string]any{
@@ -229,9 +229,9 @@ func checkCohortTargeting(t *testing.T, s *server, browser bool) {
 	if r.Status != 202 {
 		t.Fatalf("deletion: %d %s", r.Status, r.Body)
 	}
-	eventually(t, 60*time.Second, func() bool {
+	waitFor(t, 60*time.Second, "the deletion job done", func() bool {
 		return owner.do(t, "GET", pa+"/persons/deletions/"+strconv.Itoa(int(r.JSON(t)["id"].(float64))), nil).JSON(t)["status"] == "done"
-	}, "the deletion job done")
+	})
 	if c := read(a.Live, "carl"); c.Cohorts[pid] {
 		t.Errorf("carl, deleted, is still in the paying cohort: %v", c.Cohorts)
 	}
@@ -298,17 +298,5 @@ func upload(t *testing.T, s *server, owner *browser, path, csv string) {
 	r := do(t, "PUT", s.URL+path+"/members", []byte(csv), map[string]string{"Cookie": owner.cookie, "Origin": s.URL, "Content-Type": "text/csv"})
 	if r.Status != 200 {
 		t.Fatalf("upload: %d %s", r.Status, r.Body)
-	}
-}
-
-// eventually polls ok every 100 ms until it holds or within passes.
-func eventually(t *testing.T, within time.Duration, ok func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", within, what)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }

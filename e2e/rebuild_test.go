@@ -39,7 +39,7 @@ func rebuildEvents(t *testing.T, s *server, tn tenant) map[string]personRow {
 		t.Fatalf("ingest: %d %s", r.Status, r.Body)
 	}
 	var rows map[string]personRow
-	eventually(t, 20*time.Second, func() bool { rows = listPersons(t, s, tn); return len(rows) == 3 }, "three persons listed")
+	waitFor(t, 20*time.Second, "three persons listed", func() bool { rows = listPersons(t, s, tn); return len(rows) == 3 })
 	return rows
 }
 

@@ -50,6 +50,12 @@ func apiCall(srv *server, token, method, path string, body, out any) error {
 	req, _ := http.NewRequest(method, srv.url+path, bytes.NewReader(raw))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
+	return sendJSON(req, out)
+}
+
+// sendJSON sends req and decodes a 2xx answer's JSON into out (when not
+// nil); another status is an error naming the request.
+func sendJSON(req *http.Request, out any) error {
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
@@ -57,7 +63,7 @@ func apiCall(srv *server, token, method, path string, body, out any) error {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, b)
+		return fmt.Errorf("%s %s: %d %s", req.Method, req.URL.Path, resp.StatusCode, b)
 	}
 	if out != nil {
 		return json.Unmarshal(b, out)
@@ -275,19 +281,7 @@ func sessionCall(srv *server, cookie, method, path, contentType, body string, ou
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Cookie", cookie)
 	req.Header.Set("Origin", srv.url)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, b)
-	}
-	if out != nil {
-		return json.Unmarshal(b, out)
-	}
-	return nil
+	return sendJSON(req, out)
 }
 
 // wrkGet loads url with GET requests, each with headers, and returns

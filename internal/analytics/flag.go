@@ -180,17 +180,6 @@ func validFlagConditions(conds []FlagCondition) error {
 	return nil
 }
 
-// FlagCohorts lists the cohorts the conditions name, in order, each once.
-func FlagCohorts(conds []FlagCondition) []int64 {
-	var ids []int64
-	for _, c := range conds {
-		if c.Type == FlagConditionCohort && !slices.Contains(ids, c.CohortID) {
-			ids = append(ids, c.CohortID)
-		}
-	}
-	return ids
-}
-
 // validName checks a flag's or an experiment's name: one line of 1 to
 // MaxFlagName characters.
 func validName(name string) error {

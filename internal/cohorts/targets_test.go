@@ -19,15 +19,9 @@ import (
 // Forget, and a deleted cohort dropped.
 func TestTargets(t *testing.T) {
 	ctx := context.Background()
-	s, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	ws, _ := s.CreateWorkspace(ctx, "w")
-	a, _ := s.CreateProduct(ctx, ws.ID, "a")
+	s, a, svc := targetsStore(t)
+	ws, _ := s.CreateWorkspace(ctx, "w2")
 	b, _ := s.CreateProduct(ctx, ws.ID, "b")
-	svc := &Service{Meta: s, Events: s, MaxCohorts: 10}
 	static := func(p analytics.Product, name string, ids ...string) analytics.Cohort {
 		t.Helper()
 		c, err := svc.Create(ctx, p.ID, Input{Name: name, Kind: analytics.CohortStatic}, "test")
@@ -110,14 +104,7 @@ func TestTargets(t *testing.T) {
 // TestTargetsPages reads a cohort of more members than a page, all held.
 func TestTargetsPages(t *testing.T) {
 	ctx := context.Background()
-	s, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	ws, _ := s.CreateWorkspace(ctx, "w")
-	p, _ := s.CreateProduct(ctx, ws.ID, "p")
-	svc := &Service{Meta: s, Events: s, MaxCohorts: 10}
+	s, p, svc := targetsStore(t)
 	c, _ := svc.Create(ctx, p.ID, Input{Name: "Many", Kind: analytics.CohortStatic}, "test")
 	var ids []string
 	for i := range targetPage*2 + 5 {
@@ -139,6 +126,21 @@ func TestTargetsPages(t *testing.T) {
 	if targets.Member(p.ID, []int64{c.ID}, "user-x")[c.ID] {
 		t.Error("a stranger is a member")
 	}
+}
+
+// targetsStore opens a DuckDB store with one product, and the cohorts
+// service over it.
+func targetsStore(t *testing.T) (*duckdb.Store, analytics.Product, *Service) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := duckdb.Open(ctx, t.TempDir(), duckdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ws, _ := s.CreateWorkspace(ctx, "w")
+	p, _ := s.CreateProduct(ctx, ws.ID, "p")
+	return s, p, &Service{Meta: s, Events: s, MaxCohorts: 10}
 }
 
 func upload(t *testing.T, svc *Service, productID, id int64, ids ...string) analytics.Cohort {
