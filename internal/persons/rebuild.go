@@ -18,9 +18,8 @@ type RebuildReport struct {
 	Persons int64 `json:"persons"`
 	// TraitEvents is how many events set properties ($identify, $set,
 	// $set_once), applied oldest first.
-	TraitEvents int64         `json:"traitEvents"`
-	Seconds     float64       `json:"seconds"`
-	took        time.Duration // Seconds, before rounding
+	TraitEvents int64   `json:"traitEvents"`
+	Seconds     float64 `json:"seconds"`
 }
 
 // Rebuild writes a product's person profiles from the events its store
@@ -72,7 +71,6 @@ func Rebuild(ctx context.Context, history analytics.PersonHistoryStore, store an
 	if err == nil {
 		err = u.write(ctx, store)
 	}
-	report.took = time.Since(start)
-	report.Seconds = float64(report.took.Round(time.Millisecond)) / float64(time.Second)
+	report.Seconds = float64(time.Since(start).Round(time.Millisecond)) / float64(time.Second)
 	return report, err
 }
