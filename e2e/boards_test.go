@@ -108,6 +108,25 @@ func TestBoards(t *testing.T) {
 	if n := total(t, run(tile1, a+"&dateFrom=2026-01-01")); n != 0 {
 		t.Errorf("the tile over the board's range in 2020: %d page views, want 0", n)
 	}
+	// A relative range follows the calendar: the last 7 days hold today's
+	// page views whatever the range on screen; 400 to 300 days ago, none.
+	if r := put(map[string]any{"name": "Growth", "dateFrom": "-6d", "dateTo": "-0d"}); r.Status != 200 || r.JSON(t)["dateFrom"] != "-6d" || r.JSON(t)["dateTo"] != "-0d" {
+		t.Fatalf("set a relative range: %d %s", r.Status, r.Body)
+	}
+	if n := total(t, run(tile1, a+"&dateFrom=2020-01-01&dateTo=2020-01-02")); n != 3 {
+		t.Errorf("the tile over the last 7 days: %d page views, want 3", n)
+	}
+	if r := put(map[string]any{"name": "Growth", "dateFrom": "-400d", "dateTo": "-300d"}); r.Status != 200 {
+		t.Fatalf("set a relative range: %d %s", r.Status, r.Body)
+	}
+	if n := total(t, run(tile1, a)); n != 0 {
+		t.Errorf("the tile over 400 to 300 days ago: %d page views, want 0", n)
+	}
+	for _, bad := range [][2]string{{"-6d", "2026-11-29"}, {"2026-11-01", "-0d"}, {"-0d", "-6d"}, {"-9999d", "-0d"}, {"-6", "-0d"}} {
+		if r := put(map[string]any{"name": "Growth", "dateFrom": bad[0], "dateTo": bad[1]}); r.Status != 400 || r.ErrorCode(t) != "invalid_request" {
+			t.Errorf("the range %v: %d %s", bad, r.Status, r.Body)
+		}
+	}
 	if r := put(map[string]any{"name": "Growth"}); r.Status != 200 {
 		t.Fatal(r.Status)
 	}

@@ -171,9 +171,9 @@ export interface components {
             productId: number;
             name: string;
             description: string;
-            /** @description The dashboard's first day (YYYY-MM-DD), or empty for the range on screen. */
+            /** @description The dashboard's first day (YYYY-MM-DD), or a relative day (`-6d`, six days before today in the product's zone), or empty for the range on screen. */
             dateFrom: string;
-            /** @description The dashboard's last day (YYYY-MM-DD), or empty for the range on screen. */
+            /** @description The dashboard's last day (YYYY-MM-DD), or a relative day (`-0d` is today), or empty for the range on screen. */
             dateTo: string;
             /** @description Filters ANDed with every tile's own. */
             filters: components["schemas"]["Filter"][];
@@ -192,7 +192,7 @@ export interface components {
             name: string;
             /** @description At most 500 characters. */
             description?: string;
-            /** @description YYYY-MM-DD, with dateTo; both empty or left out for the range on screen. */
+            /** @description YYYY-MM-DD, with dateTo; or two relative days, `-Nd` (N days before today in the product's zone; `-6d` to `-0d` is the last 7 days on any day the dashboard is opened); both empty or left out for the range on screen. */
             dateFrom?: string;
             dateTo?: string;
             filters?: components["schemas"]["FilterList"];

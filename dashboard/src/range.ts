@@ -117,6 +117,36 @@ export function presetRange(key: PresetKey, today: Date = zoneToday()): DateRang
   return { key: p.key, from: isoDay(new Date(base - p.from * dayMs)), to: isoDay(new Date(base - p.to * dayMs)) };
 }
 
+/** relativeDays reads a board's relative day, "-6d" (six days before today), or undefined. */
+export function relativeDays(s: string): number | undefined {
+  const m = /^-(\d{1,4})d$/.exec(s);
+  return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * boardRange is a board's stored range as dates (docs/dashboard.md, "The board's
+ * range and filters"): two relative days ("-6d" to "-0d") are counted back from
+ * today in the product's zone, and keep the preset they match; two dates are a
+ * custom range.
+ */
+export function boardRange(from: string, to: string, today: Date = zoneToday()): DateRange {
+  const f = relativeDays(from);
+  const t = relativeDays(to);
+  if (f === undefined || t === undefined) return { key: "custom", from, to };
+  const base = Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate());
+  const p = presets.find((x) => x.from === f && x.to === t);
+  return { key: p ? p.key : "custom", from: isoDay(new Date(base - f * dayMs)), to: isoDay(new Date(base - t * dayMs)) };
+}
+
+/**
+ * kept is what a board stores to keep a range: a preset as relative days, so that
+ * the board follows the calendar as the preset does; a custom range as its dates.
+ */
+export function kept(range: DateRange): { dateFrom: string; dateTo: string } {
+  const p = presets.find((x) => x.key === range.key);
+  return p ? { dateFrom: `-${p.from}d`, dateTo: `-${p.to}d` } : { dateFrom: range.from, dateTo: range.to };
+}
+
 /**
  * checkCustom returns why a custom range is not valid, or null when it is.
  */

@@ -3,7 +3,8 @@
 // each by its kind, saves the layout whole when a tile moves or grows, and
 // shows a viewer or a shared link no editing.
 import { describe, expect, it } from "vitest";
-import { BoardView, boardInput, boardPath, moved } from "../src/pages/Boards";
+import { BoardView, boardInput, boardPath, moved, rangeText } from "../src/pages/Boards";
+import { boardRange, kept, presetRange, zoneToday } from "../src/range";
 import type { Board, Product } from "../src/types";
 import { asRole, byText, choose, click, fakeFetch, mount, submit, type, type Call } from "./helpers";
 
@@ -65,6 +66,47 @@ describe("Dashboards", () => {
     expect(runs.length).toBe(2);
     expect(runs.every((c) => c.query.get("dateFrom") === "2026-01-01" && c.query.get("dateTo") === "2026-01-31")).toBe(true);
     expect(root.querySelector("[data-testid=board-range]")!.textContent).toContain("2026-01-01 – 2026-01-31");
+  });
+
+  it("reads a relative range from today, keeping the preset it matches", () => {
+    const today = new Date(Date.UTC(2026, 10, 29));
+    expect(boardRange("-6d", "-0d", today)).toEqual({ key: "7d", from: "2026-11-23", to: "2026-11-29" });
+    expect(boardRange("-1d", "-1d", today)).toEqual({ key: "yesterday", from: "2026-11-28", to: "2026-11-28" });
+    expect(boardRange("-10d", "-3d", today)).toEqual({ key: "custom", from: "2026-11-19", to: "2026-11-26" });
+    expect(boardRange("2026-01-01", "2026-01-31", today)).toEqual({ key: "custom", from: "2026-01-01", to: "2026-01-31" });
+    expect(kept(presetRange("30d", today))).toEqual({ dateFrom: "-29d", dateTo: "-0d" });
+    expect(kept(presetRange("today", today))).toEqual({ dateFrom: "-0d", dateTo: "-0d" });
+    expect(kept(range)).toEqual({ dateFrom: "2026-11-21", dateTo: "2026-11-27" });
+    expect(rangeText(boardRange("-6d", "-0d", today))).toBe("Last 7 days (2026-11-23 – 2026-11-29)");
+  });
+
+  it("runs the tiles over a relative range counted back from today", async () => {
+    const calls = fakeFetch(routes(board({ dateFrom: "-6d", dateTo: "-0d" })));
+    const root = await mount(<BoardView product={product} id={7} range={range} env="live" />);
+    const want = presetRange("7d", zoneToday());
+    const runs = calls.filter((c) => c.path.endsWith("/run"));
+    expect(runs.length).toBe(2);
+    expect(runs.every((c) => c.query.get("dateFrom") === want.from && c.query.get("dateTo") === want.to)).toBe(true);
+    expect(root.querySelector("[data-testid=board-range]")!.textContent).toBe(`Dashboard range: Last 7 days (${want.from} – ${want.to})`);
+  });
+
+  it("keeps a preset on screen as relative days, and a custom range as its dates", async () => {
+    const puts: Call[] = [];
+    fakeFetch(
+      routes(board(), {
+        "PUT /api/v1/boards/7": (c: Call) => {
+          puts.push(c);
+          const { dateFrom, dateTo } = c.body as Board;
+          return { body: board({ dateFrom, dateTo }) };
+        },
+      }),
+    );
+    let root = await mount(<BoardView product={product} id={7} range={presetRange("30d")} env="live" />);
+    await click(byText(root, "button", "Keep this range for the dashboard"));
+    expect(puts[0].body).toMatchObject({ dateFrom: "-29d", dateTo: "-0d" });
+    root = await mount(<BoardView product={product} id={7} range={range} env="live" />);
+    await click(byText(root, "button", "Keep this range for the dashboard"));
+    expect(puts[1].body).toMatchObject({ dateFrom: "2026-11-21", dateTo: "2026-11-27" });
   });
 
   it("saves the whole layout when a tile moves or grows", async () => {

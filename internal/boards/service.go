@@ -113,8 +113,12 @@ func (s *Service) fill(sc analytics.EventRange, in Input, b *analytics.Board) er
 	if filters == nil {
 		filters = []query.FilterRequest{}
 	}
+	if err := checkRelative(in.DateFrom, in.DateTo); err != nil {
+		return err
+	}
+	from, to := resolveRange(in.DateFrom, in.DateTo, s.Now(), sc.Location())
 	probe, _ := json.Marshal(query.TrendRequest{Series: []query.SeriesRequest{{Event: "$pageview"}},
-		DateFrom: in.DateFrom, DateTo: in.DateTo, Filters: filters})
+		DateFrom: from, DateTo: to, Filters: filters})
 	if _, err := query.ParseTrend(probe, sc, s.Now()); err != nil {
 		return err
 	}
@@ -257,7 +261,8 @@ func (s *Service) RemoveTile(ctx context.Context, productID, boardID, tileID int
 
 // PrepareTile returns tile tileID of board boardID ready to run: its saved
 // query's definition with the board's filters ANDed with the tile's own
-// (ApplyFilters), over the board's range when it has one, else over
+// (ApplyFilters), over the board's range when it has one (relative days
+// counted back from today in the product's zone), else over
 // dateFrom and dateTo (the range on screen; both "" for the definition's
 // own). It reads the board, so that a tile of another board or product,
 // or one removed, is not found.
@@ -283,7 +288,7 @@ func (s *Service) PrepareTile(ctx context.Context, sc analytics.EventRange, boar
 		return nil, err
 	}
 	if b.DateFrom != "" {
-		dateFrom, dateTo = b.DateFrom, b.DateTo
+		dateFrom, dateTo = resolveRange(b.DateFrom, b.DateTo, s.Now(), sc.Location())
 	}
 	return s.Queries.PrepareSaved(q.Kind, sc, def, dateFrom, dateTo)
 }

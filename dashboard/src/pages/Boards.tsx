@@ -11,7 +11,7 @@ import { Link } from "../components/Link";
 import { Sources } from "../components/Sources";
 import { ErrorState, NoProduct, Skeleton } from "../components/States";
 import { FiltersContext, type OverviewFilter } from "../overviewFilters";
-import type { DateRange } from "../range";
+import { boardRange, describe, kept, type DateRange } from "../range";
 import { useAllows } from "../roles";
 import { cohortProperty, useCohortOptions } from "../components/FilterEditor";
 import type { Board, BoardInput, DataEnv, FilterRequest, FunnelResult, PathsResult, Product, RetentionResult, SavedQuery, SharedLink, Tile, TileCard, TrendResult } from "../types";
@@ -44,6 +44,12 @@ export function moved<T>(tiles: readonly T[], i: number, delta: number): T[] {
   const out = [...tiles];
   [out[i], out[j]] = [out[j], out[i]];
   return out;
+}
+
+/** rangeText writes a range as "Last 7 days (2026-11-23 – 2026-11-29)", or its dates alone. */
+export function rangeText(r: DateRange): string {
+  const dates = `${r.from} – ${r.to}`;
+  return r.key === "custom" ? dates : `${describe(r)} (${dates})`;
 }
 
 /** boardInput is what a PUT sends: the board's fields with patch applied, and its whole layout. */
@@ -177,7 +183,7 @@ export function BoardView(props: { product: Product; id: number; range: DateRang
     }
   };
   const layout = (next: Tile[]) => save({ tiles: next.map((t) => ({ id: t.id, width: t.width, height: t.height })) });
-  const range: DateRange = board.dateFrom ? { key: "custom", from: board.dateFrom, to: board.dateTo } : props.range;
+  const range: DateRange = board.dateFrom ? boardRange(board.dateFrom, board.dateTo) : props.range;
   const filters = (board.filters ?? []) as FilterRequest[];
   return (
     <section class="page">
@@ -192,7 +198,7 @@ export function BoardView(props: { product: Product; id: number; range: DateRang
       {board.description ? <p class="muted">{board.description}</p> : null}
       <div class="board-bar">
         <span class="hint" data-testid="board-range">
-          {board.dateFrom ? `Dashboard range: ${board.dateFrom} – ${board.dateTo}` : `Range on screen: ${props.range.from} – ${props.range.to}`}
+          {board.dateFrom ? `Dashboard range: ${rangeText(range)}` : `Range on screen: ${rangeText(props.range)}`}
         </span>
         {member ? (
           board.dateFrom ? (
@@ -200,7 +206,7 @@ export function BoardView(props: { product: Product; id: number; range: DateRang
               Use the range on screen
             </button>
           ) : (
-            <button type="button" class="button secondary small" onClick={() => void save({ dateFrom: props.range.from, dateTo: props.range.to })}>
+            <button type="button" class="button secondary small" onClick={() => void save(kept(props.range))}>
               Keep this range for the dashboard
             </button>
           )

@@ -4,7 +4,8 @@
 // and a funnel, opens Dashboards from the sidebar, creates a board, adds
 // the trend, the funnel and the Top pages card, and sees every tile drawn;
 // moving a tile and making it large is kept after a reload; a board filter
-// shows as a chip and narrows the trend; the board's shared link opens the
+// shows as a chip and narrows the trend; Keep this range stores the date
+// picker's preset as relative days; the board's shared link opens the
 // board read-only for a visitor. Screenshots at 1280 and 390 px:
 // boards.png, boards-phone.png, boards-shared.png, boards-shared-phone.png.
 // E2E_ONLY=boards runs it alone.
@@ -85,6 +86,17 @@ export async function boardPages(browser, h) {
     await form.getByLabel("Is").fill("/pricing");
     await form.getByRole("button", { name: "Add filter" }).click();
     await page.getByTestId("board-filter").filter({ hasText: "path is /pricing" }).waitFor();
+  });
+  await h.check("Keep this range keeps the date picker's preset as relative days, shown by its name", async () => {
+    const bar = page.getByTestId("board-range");
+    if (!/^Range on screen: Last 30 days \(/.test(await bar.textContent())) throw new Error(`before: ${await bar.textContent()}`);
+    await page.getByRole("button", { name: "Keep this range for the dashboard" }).click();
+    await page.getByRole("button", { name: "Use the range on screen" }).waitFor();
+    const boardId = new URL(page.url()).pathname.split("/").pop();
+    const stored = await page.evaluate(async ([pid, id]) => (await fetch(`/api/v1/boards/${id}?product=${pid}`)).json(), [productId, boardId]);
+    if (stored.dateFrom !== "-29d" || stored.dateTo !== "-0d") throw new Error(`stored ${stored.dateFrom} to ${stored.dateTo}`);
+    if (!/^Dashboard range: Last 30 days \(\d{4}-\d\d-\d\d – \d{4}-\d\d-\d\d\)$/.test(await bar.textContent())) throw new Error(`after: ${await bar.textContent()}`);
+    await page.getByRole("region", { name: "Page views" }).locator("canvas, svg").first().waitFor();
   });
   await shot("boards");
   await atPhoneWidth("a dashboard", "boards-phone");
