@@ -58,11 +58,17 @@ export async function boardPages(browser, h) {
     }
     const got = JSON.stringify(await tileTitles());
     if (got !== JSON.stringify(["Page views", "Signup funnel", "Top pages"])) throw new Error(`tiles ${got}`);
-    // Events are acknowledged before they are queryable: reload until the top pages show.
+    // Events are acknowledged before they are queryable: reload until the
+    // top pages show. Each page is given its time to draw the card (its
+    // rows, or its empty state) before it is judged: counting the rows
+    // right after a reload raced the card's request, and on a slower run
+    // lost every time.
+    const card = page.getByRole("region", { name: "Top pages" }).first();
     for (let i = 0; ; i++) {
+      await card.locator("table tbody tr, p.empty, [role=alert]").first().waitFor({ timeout: 15_000 });
       if ((await page.getByRole("table", { name: "Top pages", exact: true }).locator("tbody tr").count()) > 0) break;
-      if (i > 50) throw new Error("no top page showed");
-      await page.waitForTimeout(300);
+      if (i > 30) throw new Error(`no top page showed; the card says: ${await card.textContent()}`);
+      await page.waitForTimeout(500);
       await page.reload();
     }
     await page.getByRole("region", { name: "Page views" }).locator("canvas, svg").first().waitFor();
