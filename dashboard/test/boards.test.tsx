@@ -1,12 +1,14 @@
 // The Dashboards page (docs/dashboard.md, "Dashboards"): a board runs all
 // its tiles at once with the range on screen (or the board's own), draws
 // each by its kind, saves the layout whole when a tile moves or grows, and
-// shows a viewer or a shared link no editing.
+// shows a viewer or a shared link no editing. A member drags a tile by its
+// handle before or after another, saved whole as the buttons save it.
+import { act } from "preact/test-utils";
 import { describe, expect, it } from "vitest";
-import { BoardView, boardInput, boardPath, moved, rangeText } from "../src/pages/Boards";
+import { BoardView, boardInput, boardPath, dropped, dropSide, moved, rangeText } from "../src/pages/Boards";
 import { boardRange, kept, presetRange, zoneToday } from "../src/range";
 import type { Board, Product } from "../src/types";
-import { asRole, byText, choose, click, fakeFetch, mount, submit, type, type Call } from "./helpers";
+import { asRole, byText, choose, click, fakeFetch, mount, settle, submit, type, type Call } from "./helpers";
 
 const product: Product = { id: 3, name: "Shop", timeZone: "UTC", workspaceId: 1, createdAt: "" };
 const range = { key: "custom" as const, from: "2026-11-21", to: "2026-11-27" };
@@ -46,6 +48,35 @@ describe("Dashboards", () => {
     expect(boardInput(board()).tiles).toEqual([{ id: 11, width: 2, height: 1 }, { id: 12, width: 2, height: 1 }]);
   });
 
+  it("puts a dropped tile before or after another, the others keeping their order", () => {
+    const abcd = ["a", "b", "c", "d"];
+    expect(dropped(abcd, 0, 2, "before")).toEqual(["b", "a", "c", "d"]);
+    expect(dropped(abcd, 0, 2, "after")).toEqual(["b", "c", "a", "d"]);
+    expect(dropped(abcd, 0, 3, "after")).toEqual(["b", "c", "d", "a"]);
+    expect(dropped(abcd, 3, 0, "before")).toEqual(["d", "a", "b", "c"]);
+    expect(dropped(abcd, 3, 1, "after")).toEqual(["a", "b", "d", "c"]);
+    expect(dropped(abcd, 2, 1, "before")).toEqual(["a", "c", "b", "d"]);
+    expect(dropped(abcd, 1, 2, "after")).toEqual(["a", "c", "b", "d"]);
+    // Nothing changes: on itself, where it already is, out of range.
+    expect(dropped(abcd, 1, 1, "before")).toBeNull();
+    expect(dropped(abcd, 1, 1, "after")).toBeNull();
+    expect(dropped(abcd, 1, 2, "before")).toBeNull();
+    expect(dropped(abcd, 2, 1, "after")).toBeNull();
+    expect(dropped(abcd, 4, 0, "before")).toBeNull();
+    expect(dropped(abcd, 0, -1, "after")).toBeNull();
+    expect(dropped([], 0, 0, "after")).toBeNull();
+    expect(abcd).toEqual(["a", "b", "c", "d"]);
+  });
+
+  it("drops on the half of a tile the pointer is over: left or right in a row, top or bottom alone in it", () => {
+    const box = { left: 100, top: 50, width: 200, height: 100 };
+    expect(dropSide(box, 150, 140, false)).toBe("before");
+    expect(dropSide(box, 250, 60, false)).toBe("after");
+    expect(dropSide(box, 200, 60, false)).toBe("after");
+    expect(dropSide(box, 290, 60, true)).toBe("before");
+    expect(dropSide(box, 110, 140, true)).toBe("after");
+  });
+
   it("runs every tile at once over the range on screen, each drawn by its kind", async () => {
     const calls = fakeFetch(routes(board()));
     const root = await mount(<BoardView product={product} id={7} range={range} env="live" />);
@@ -55,7 +86,7 @@ describe("Dashboards", () => {
     const tiles = root.querySelectorAll("[data-testid=board-tile]");
     expect(tiles.length).toBe(2);
     expect(tiles[0].querySelector("h2")!.textContent).toBe("Views");
-    expect(tiles[0].querySelector("canvas, svg, [role=img]")).not.toBeNull();
+    expect(tiles[0].querySelector("canvas, svg, [role=img]:not(.drag-handle)")).not.toBeNull();
     expect(tiles[1].textContent).toContain("a");
   });
 
@@ -129,6 +160,55 @@ describe("Dashboards", () => {
     expect(calls.some((c) => c.method === "PUT")).toBe(true);
   });
 
+  it("saves the whole layout when a tile is dragged by its handle onto another, and nothing when dropped where it is", async () => {
+    const puts: Call[] = [];
+    fakeFetch(
+      routes(board(), {
+        "PUT /api/v1/boards/7": (c: Call) => {
+          puts.push(c);
+          return { body: board({ tiles: [...board().tiles!].reverse() }) };
+        },
+      }),
+    );
+    const root = await mount(<BoardView product={product} id={7} range={range} env="live" />);
+    const handle = root.querySelector("[aria-label='Drag Views']");
+    expect(handle?.getAttribute("draggable")).toBe("true");
+    expect(root.querySelector("[aria-label='Drag Signup']")).not.toBeNull();
+    const fire = async (el: Element | null | undefined, type: string) => {
+      await act(() => {
+        el!.dispatchEvent(new MouseEvent(type, { bubbles: true, cancelable: true }));
+      });
+    };
+    const tiles = () => root.querySelectorAll("[data-testid=board-tile]");
+    // On itself: no indicator, nothing sent.
+    await fire(handle, "dragstart");
+    expect(tiles()[0].classList.contains("dragging")).toBe(true);
+    await fire(tiles()[0], "dragover");
+    expect(root.querySelector(".drop-before, .drop-after")).toBeNull();
+    await fire(tiles()[0], "drop");
+    await fire(handle, "dragend");
+    await settle();
+    expect(puts.length).toBe(0);
+    expect(tiles()[0].classList.contains("dragging")).toBe(false);
+    // Onto the other tile (happy-dom's boxes are empty: the pointer is on its lower half, so after it).
+    await fire(handle, "dragstart");
+    await fire(tiles()[1], "dragover");
+    expect(tiles()[1].classList.contains("drop-after")).toBe(true);
+    await fire(tiles()[1], "drop");
+    await fire(handle, "dragend");
+    await settle();
+    expect(puts.length).toBe(1);
+    expect((puts[0].body as { tiles: unknown }).tiles).toEqual([{ id: 12, width: 2, height: 1 }, { id: 11, width: 2, height: 1 }]);
+    expect((puts[0].body as { name: string }).name).toBe("Growth");
+    expect([...tiles()].map((t) => t.querySelector("h2")!.textContent)).toEqual(["Signup", "Views"]);
+    expect(root.querySelector(".drop-before, .drop-after, .dragging")).toBeNull();
+    // A drag that is not a tile's (a file, some text) is not taken.
+    await fire(tiles()[0], "dragover");
+    await fire(tiles()[0], "drop");
+    await settle();
+    expect(puts.length).toBe(1);
+  });
+
   it("adds a cohort, picked by name, as a dashboard filter", async () => {
     const puts: Call[] = [];
     fakeFetch(
@@ -152,9 +232,11 @@ describe("Dashboards", () => {
     fakeFetch(routes(board()));
     let root = await mount(asRole("viewer", <BoardView product={product} id={7} range={range} env="live" />));
     expect(root.querySelector("[aria-label='Move later']")).toBeNull();
+    expect(root.querySelector("[draggable=true], .drag-handle")).toBeNull();
     expect(root.querySelector("form[aria-label='Add a tile']")).toBeNull();
     root = await mount(<BoardView product={product} id={7} range={range} env="live" readOnly />);
     expect(root.querySelector("[aria-label='Move later']")).toBeNull();
+    expect(root.querySelector("[draggable=true], .drag-handle")).toBeNull();
     expect(byText(root, "button", "Share this dashboard")).toBeUndefined();
     expect(root.querySelectorAll("[data-testid=board-tile]").length).toBe(2);
   });

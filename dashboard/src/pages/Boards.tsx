@@ -1,4 +1,4 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError, message } from "../api";
 import { SankeyChart } from "../charts/Sankey";
 import { TimeChart } from "../charts/TimeChart";
@@ -44,6 +44,40 @@ export function moved<T>(tiles: readonly T[], i: number, delta: number): T[] {
   const out = [...tiles];
   [out[i], out[j]] = [out[j], out[i]];
   return out;
+}
+
+/** Which side of a tile a dragged tile is dropped on. */
+export type DropSide = "before" | "after";
+
+/**
+ * dropped is tiles with tile from put just before or just after tile to
+ * (the others keep their order), or null when that changes nothing: a tile
+ * dropped on itself, or where it already is (before the tile that follows
+ * it, after the one before it), or an index out of range.
+ */
+export function dropped<T>(tiles: readonly T[], from: number, to: number, side: DropSide): T[] | null {
+  const n = tiles.length;
+  if (from === to || from < 0 || to < 0 || from >= n || to >= n) return null;
+  let at = side === "before" ? to : to + 1; // where it goes among all the tiles
+  if (from < at) at--; // and among the others, once it is taken out
+  if (at === from) return null;
+  const out = [...tiles];
+  const [t] = out.splice(from, 1);
+  out.splice(at, 0, t);
+  return out;
+}
+
+/** A tile's box on screen, as getBoundingClientRect gives it. */
+export type Box = { left: number; top: number; width: number; height: number };
+
+/**
+ * dropSide is the side of a tile a pointer at (x, y) drops on: the half of
+ * the tile it is over, left or right in a row of tiles (the grid reads left
+ * to right, then down), top or bottom when the tile fills its row (a
+ * phone's one column, or a tile four columns wide). The exact middle is after.
+ */
+export function dropSide(box: Box, x: number, y: number, fillsRow: boolean): DropSide {
+  return fillsRow ? (y < box.top + box.height / 2 ? "before" : "after") : x < box.left + box.width / 2 ? "before" : "after";
 }
 
 /** rangeText writes a range as "Last 7 days (2026-11-23 – 2026-11-29)", or its dates alone. */
@@ -151,6 +185,9 @@ function BoardList(props: { product: Product }) {
 
 type Loaded = { state: "loading" } | { state: "failed"; error: string } | { state: "done"; board: Board };
 
+/** Where a dragged tile would land: before or after tile index, the line drawn across (fillsRow) or down its side. */
+type DropAt = { index: number; side: DropSide; fillsRow: boolean };
+
 /**
  * BoardView shows one board: its tiles in a grid, each running at once, and,
  * for a member, the editing of the board and its layout. readOnly is a
@@ -161,6 +198,11 @@ export function BoardView(props: { product: Product; id: number; range: DateRang
   const [st, setSt] = useState<Loaded>({ state: "loading" });
   const [saveError, setSaveError] = useState<string | null>(null);
   const member = useAllows("member") && !props.readOnly;
+  // The index of the tile being dragged by its handle (a ref, read as the
+  // pointer moves, before any render), and where it would land.
+  const dragFrom = useRef<number | null>(null);
+  const [dragging, setDragging] = useState<number | null>(null);
+  const [dropAt, setDropAt] = useState<DropAt | null>(null);
   const load = () => {
     api.board(pid, props.id).then(
       (board) => setSt({ state: "done", board }),
@@ -183,6 +225,38 @@ export function BoardView(props: { product: Product; id: number; range: DateRang
     }
   };
   const layout = (next: Tile[]) => save({ tiles: next.map((t) => ({ id: t.id, width: t.width, height: t.height })) });
+  const endDrag = () => {
+    dragFrom.current = null;
+    setDragging(null);
+    setDropAt(null);
+  };
+  // over is where a drop on tile i would land, or null when it would change nothing
+  // (or nothing of ours is being dragged: a file, some text).
+  const over = (e: DragEvent, i: number): DropAt | null => {
+    const from = dragFrom.current;
+    if (from === null) return null;
+    const tile = e.currentTarget as HTMLElement;
+    const box = tile.getBoundingClientRect();
+    const grid = tile.parentElement?.getBoundingClientRect();
+    const fillsRow = !grid || box.width >= grid.width - 2;
+    const side = dropSide(box, e.clientX, e.clientY, fillsRow);
+    return dropped(tiles, from, i, side) ? { index: i, side, fillsRow } : null;
+  };
+  const dragOver = (e: DragEvent, i: number) => {
+    if (dragFrom.current === null) return;
+    e.preventDefault(); // a tile of ours takes the drop, even where it changes nothing
+    const at = over(e, i);
+    if (e.dataTransfer) e.dataTransfer.dropEffect = at ? "move" : "none";
+    if (at?.index !== dropAt?.index || at?.side !== dropAt?.side || at?.fillsRow !== dropAt?.fillsRow) setDropAt(at);
+  };
+  const drop = (e: DragEvent, i: number) => {
+    if (dragFrom.current === null) return;
+    e.preventDefault();
+    const at = over(e, i);
+    const next = at ? dropped(tiles, dragFrom.current, i, at.side) : null;
+    endDrag();
+    if (next) void layout(next);
+  };
   const range: DateRange = board.dateFrom ? boardRange(board.dateFrom, board.dateTo) : props.range;
   const filters = (board.filters ?? []) as FilterRequest[];
   return (
@@ -225,13 +299,53 @@ export function BoardView(props: { product: Product; id: number; range: DateRang
           {tiles.map((t, i) => (
             <section
               key={t.id}
-              class={`card board-tile h${t.height}`}
+              class={`card board-tile h${t.height}${dragging === i ? " dragging" : ""}${dropAt?.index === i ? ` drop-${dropAt.side} drop-${dropAt.fillsRow ? "y" : "x"}` : ""}`}
               style={{ gridColumn: `span ${t.width}` }}
               aria-label={tileTitle(t)}
               data-testid="board-tile"
+              onDragOver={member ? (e) => dragOver(e, i) : undefined}
+              onDragLeave={
+                member
+                  ? (e) => {
+                      // A tile's children send dragleave too: the pointer has left only when it is outside the tile's box.
+                      const b = (e.currentTarget as HTMLElement).getBoundingClientRect();
+                      const inside = e.clientX > b.left && e.clientX < b.right && e.clientY > b.top && e.clientY < b.bottom;
+                      if (!inside && dropAt?.index === i) setDropAt(null);
+                    }
+                  : undefined
+              }
+              onDrop={member ? (e) => drop(e, i) : undefined}
             >
               <div class="section-head tight">
-                <h2>{tileTitle(t)}</h2>
+                <div class="tile-title">
+                  {member ? (
+                    <span
+                      class="drag-handle"
+                      role="img"
+                      aria-label={`Drag ${tileTitle(t)}`}
+                      title="Drag to move the tile (or use the arrows)"
+                      draggable
+                      onDragStart={(e) => {
+                        dragFrom.current = i;
+                        if (e.dataTransfer) {
+                          e.dataTransfer.effectAllowed = "move";
+                          // Firefox starts no drag without data; a type of our own, not text, so that
+                          // a drop on a text field types nothing into it.
+                          e.dataTransfer.setData("application/x-strata-tile", String(t.id));
+                          // The whole tile follows the pointer, held where the handle was grabbed.
+                          const tile = (e.currentTarget as HTMLElement).closest(".board-tile");
+                          const b = tile?.getBoundingClientRect();
+                          if (tile && b) e.dataTransfer.setDragImage(tile, e.clientX - b.left, e.clientY - b.top);
+                        }
+                        setDragging(i);
+                      }}
+                      onDragEnd={endDrag}
+                    >
+                      ⠿
+                    </span>
+                  ) : null}
+                  <h2>{tileTitle(t)}</h2>
+                </div>
                 {member ? (
                   <div class="tile-tools" role="group" aria-label={`Arrange ${tileTitle(t)}`}>
                     <button type="button" class="button secondary small" aria-label="Move earlier" disabled={i === 0} onClick={() => void layout(moved(tiles, i, -1))}>
