@@ -3,11 +3,15 @@
 // users view pages and one signs up; the owner saves a trend of page views
 // and a funnel, opens Dashboards from the sidebar, creates a board, adds
 // the trend, the funnel and the Top pages card, and sees every tile drawn;
-// moving a tile and making it large is kept after a reload; a board filter
+// moving a tile and making it large is kept after a reload; dragging a tile
+// by its handle before another shows where it lands, moves it there (and
+// dropping it on itself sends nothing), kept after a reload; a board filter
 // shows as a chip and narrows the trend; Keep this range stores the date
 // picker's preset as relative days; the board's shared link opens the
 // board read-only for a visitor. Screenshots at 1280 and 390 px:
-// boards.png, boards-phone.png, boards-shared.png, boards-shared-phone.png.
+// boards.png, boards-phone.png, boards-shared.png, boards-shared-phone.png,
+// and of the drag: boards-dragging.png (mid-drag), boards-drag.png,
+// boards-drag-phone.png.
 // E2E_ONLY=boards runs it alone.
 import { setUpOwner } from "./owner.mjs";
 import { noSideScroll, watchedPage } from "./page.mjs";
@@ -86,6 +90,57 @@ export async function boardPages(browser, h) {
     const large = await page.getByRole("region", { name: "Top pages" }).first().evaluate((e) => e.classList.contains("h2"));
     if (!large) throw new Error("Top pages is not large after a reload");
   });
+  await h.check("dragging a tile by its handle before another shows where it lands, saves the order whole and keeps it after a reload", async () => {
+    const order = (want) => JSON.stringify(want);
+    const before = order(await tileTitles());
+    if (before !== order(["Signup funnel", "Page views", "Top pages"])) throw new Error(`before the drag: ${before}`);
+    const puts = [];
+    const onRequest = (r) => {
+      if (r.method() === "PUT" && /^\/api\/v1\/boards\/\d+$/.test(new URL(r.url()).pathname)) puts.push(r);
+    };
+    page.on("request", onRequest);
+    try {
+      const handle = page.getByRole("img", { name: "Drag Top pages" });
+      await handle.waitFor();
+      // Dropped on itself: nothing moves and nothing is sent.
+      await handle.dragTo(page.getByRole("region", { name: "Top pages" }).first(), { targetPosition: { x: 30, y: 120 } });
+      await page.waitForTimeout(500);
+      if (puts.length !== 0) throw new Error(`a drop on itself sent ${puts.length} PUT`);
+      if (order(await tileTitles()) !== before) throw new Error(`a drop on itself moved the tiles: ${order(await tileTitles())}`);
+      // Onto the left half of Signup funnel (two columns of four, so a row): before it.
+      const target = page.getByRole("region", { name: "Signup funnel" }).first();
+      const box = await target.boundingBox();
+      await handle.hover();
+      await page.mouse.down();
+      await page.mouse.move(box.x + 40, box.y + box.height / 2, { steps: 8 });
+      await page.waitForFunction(() => document.querySelector("[data-testid=board-tile].drop-before.drop-x")?.getAttribute("aria-label") === "Signup funnel");
+      const faded = await page.getByRole("region", { name: "Top pages" }).first().evaluate((e) => e.classList.contains("dragging"));
+      if (!faded) throw new Error("the dragged tile is not marked as dragged");
+      await shot("boards-dragging");
+      const saved = page.waitForResponse((r) => r.request().method() === "PUT" && /^\/api\/v1\/boards\/\d+$/.test(new URL(r.url()).pathname));
+      await page.mouse.up();
+      if ((await saved).status() !== 200) throw new Error(`the PUT answered ${(await saved).status()}`);
+      await page.waitForFunction(() => document.querySelector("[data-testid=board-tile] h2")?.textContent === "Top pages");
+      if (puts.length !== 1) throw new Error(`the drop sent ${puts.length} PUT`);
+      const sent = puts[0].postDataJSON().tiles;
+      if (sent.length !== 3 || sent[0].height !== 2) throw new Error(`the PUT's layout ${JSON.stringify(sent)}`);
+      const after = order(await tileTitles());
+      if (after !== order(["Top pages", "Signup funnel", "Page views"])) throw new Error(`after the drop: ${after}`);
+      if (await page.locator(".drop-before, .drop-after, .dragging").count()) throw new Error("the drop indicator stayed after the drop");
+    } finally {
+      page.off("request", onRequest);
+    }
+    await page.reload();
+    await page.getByRole("heading", { name: "Growth", level: 1 }).waitFor();
+    await page.getByTestId("board-tile").first().waitFor();
+    const got = order(await tileTitles());
+    if (got !== order(["Top pages", "Signup funnel", "Page views"])) throw new Error(`after a reload: ${got}`);
+    const large = await page.getByRole("region", { name: "Top pages" }).first().evaluate((e) => e.classList.contains("h2"));
+    if (!large) throw new Error("Top pages is not large after the drag and a reload");
+    await page.getByRole("region", { name: "Page views" }).locator("canvas, svg").first().waitFor();
+  });
+  await shot("boards-drag");
+  await atPhoneWidth("a dashboard with drag handles", "boards-drag-phone");
   await h.check("a board filter shows as a chip", async () => {
     const form = page.getByRole("form", { name: "Add a dashboard filter" });
     await form.getByLabel("Property").fill("path");
