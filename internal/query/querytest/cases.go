@@ -354,6 +354,94 @@ func GroupCases() GroupCase {
 	}
 }
 
+// FunnelViewsCase is a funnel broken down by a property whose time to
+// convert and conversion over time, of the whole funnel and of each
+// breakdown row, were worked out by hand. The wants are literal numbers,
+// never computed by calling FunnelTimesBy or FunnelOverTimeBy.
+type FunnelViewsCase struct {
+	Events      []Event
+	Steps       []string
+	From, To    time.Time
+	WindowHours int
+	Breakdown   string
+	Limit       int
+	// Counts and Times are the whole funnel's; Rows each breakdown row's,
+	// in the steps view's order (the other values last), with their own.
+	Counts []int64
+	Times  []StepTime
+	Rows   []FunnelTimesRow
+	// Days are the whole funnel's counts on each day from From to To;
+	// RowDays[i] are Rows[i]'s.
+	Days    [][]int64
+	RowDays [][][]int64
+}
+
+// FunnelViewsCases returns the hand-checked case of the views with a
+// breakdown: signup → paid within 48 hours on 2026-03-02 and 03-03, by
+// browser, the top 2 values and the others.
+//
+//   - Chrome: a pays 10 s after signing up on the 2nd, b 2 h after, on
+//     the 2nd; c signs up on the 3rd and never pays. → [3, 2].
+//   - Firefox: d signs up on the 2nd at 09:00 in Firefox and again at
+//     20:00 in Chrome (their value is the first sign-up's) and pays 24 h
+//     after the first; e signs up on the 3rd. → [2, 1].
+//   - Other values, 1 user each, ranked "", Edge, Safari (ties by value):
+//     h ("") pays 30 s after signing up on the 2nd; i signs up on the 2nd
+//     in Safari and Edge at the same instant (Edge, the least) and never
+//     pays; f (Safari) pays 60 s after signing up on the 3rd. → [3, 2].
+//
+// Whole funnel: 8 entered, 5 paid, after 10 s, 30 s, 60 s, 2 h, 24 h:
+// lower median 60 s, one user each in 10–30 s, 30 s–1 min, 1–5 min,
+// 1–3 h and 1–3 days. Chrome: 10 s and 2 h, median 10 s. Firefox: 24 h.
+// Other: 30 s and 60 s, median 30 s.
+//
+// By day of sign-up: the 2nd a, b, d, h, i enter and a, b, d, h pay →
+// [5, 4]; the 3rd c, e, f enter and f pays → [3, 1]. Chrome [2, 2] and
+// [1, 0]; Firefox [1, 1] and [1, 0]; other [2, 1] and [1, 1].
+func FunnelViewsCases() FunnelViewsCase {
+	in := func(e Event, browser string) Event { e.Browser = browser; return e }
+	sec := func(d, hh, mm, ss int) time.Time { return at(d, hh, mm).Add(time.Duration(ss) * time.Second) }
+	// hist is a histogram with one user in each bucket listed.
+	hist := func(buckets ...int) []int64 {
+		h := make([]int64, len(ConvertBuckets))
+		for _, k := range buckets {
+			h[k]++
+		}
+		return h
+	}
+	value := func(v string) *string { return &v }
+	return FunnelViewsCase{
+		Events: []Event{
+			in(ev("a", "signup", at(2, 9, 0)), "Chrome"),
+			ev("a", "paid", sec(2, 9, 0, 10)),
+			in(ev("b", "signup", at(2, 10, 0)), "Chrome"),
+			ev("b", "paid", at(2, 12, 0)),
+			in(ev("c", "signup", at(3, 8, 0)), "Chrome"),
+			in(ev("d", "signup", at(2, 9, 0)), "Firefox"),
+			in(ev("d", "signup", at(2, 20, 0)), "Chrome"),
+			ev("d", "paid", at(3, 9, 0)),
+			in(ev("e", "signup", at(3, 9, 0)), "Firefox"),
+			ev("h", "signup", at(2, 11, 0)),
+			ev("h", "paid", sec(2, 11, 0, 30)),
+			in(ev("i", "signup", at(2, 13, 0)), "Safari"),
+			in(ev("i", "signup", at(2, 13, 0)), "Edge"),
+			in(ev("f", "signup", at(3, 10, 0)), "Safari"),
+			ev("f", "paid", at(3, 10, 1)),
+		},
+		Steps: []string{"signup", "paid"}, From: at(2, 0, 0), To: at(3, 0, 0), WindowHours: 48,
+		Breakdown: "browser", Limit: 2,
+		Counts: []int64{8, 5},
+		Times:  []StepTime{{Converted: 5, Median: time.Minute, Histogram: hist(1, 2, 3, 6, 8)}},
+		Rows: []FunnelTimesRow{
+			{Value: value("Chrome"), Counts: []int64{3, 2}, Times: []StepTime{{Converted: 2, Median: 10 * time.Second, Histogram: hist(1, 6)}}},
+			{Value: value("Firefox"), Counts: []int64{2, 1}, Times: []StepTime{{Converted: 1, Median: 24 * time.Hour, Histogram: hist(8)}}},
+			{Other: true, Counts: []int64{3, 2}, Times: []StepTime{{Converted: 2, Median: 30 * time.Second, Histogram: hist(2, 3)}}},
+		},
+		Days:    [][]int64{{5, 4}, {3, 1}},
+		RowDays: [][][]int64{{{2, 2}, {1, 0}}, {{1, 1}, {1, 0}}, {{2, 1}, {1, 1}}},
+	}
+}
+
 // SessionCase is a small sessions query whose answer was worked out by
 // hand; Want holds literal numbers, never computed by calling Sessions.
 type SessionCase struct {

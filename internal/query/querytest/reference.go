@@ -298,17 +298,20 @@ type FunnelBreakdownRow struct {
 	Counts []int64
 }
 
-// FunnelBreakdown is FunnelSteps with exclusions and a breakdown: a user
-// an exclusion leaves out counts at no step; each user counts under the
-// breakdown property's value on their step-0 event (the least value of
-// several at that instant, "" when not set). It returns the whole funnel
-// and, with a breakdown, the limit values with the most step-0 users (ties
-// by value) and then the other values' users together; without one, rows
-// is nil.
-func FunnelBreakdown(loc *time.Location, events []Event, test bool, steps []FunnelStep, exclusions []FunnelExclusion,
-	breakdown string, limit int, from, to time.Time, windowHours int) (total []int64, rows []FunnelBreakdownRow) {
-	total = make([]int64, len(steps))
-	byValue := map[string][]int64{}
+// funnelUser is one user a funnel with exclusions keeps: the times of
+// the steps they reached, and their breakdown value.
+type funnelUser struct {
+	times []time.Time
+	value string
+}
+
+// funnelUsers returns the users who entered the funnel and no exclusion
+// leaves out, each with the breakdown property's value on their step-0
+// event (the least value of several at that instant, "" when not set or
+// without a breakdown).
+func funnelUsers(loc *time.Location, events []Event, test bool, steps []FunnelStep, exclusions []FunnelExclusion,
+	breakdown string, from, to time.Time, windowHours int) []funnelUser {
+	var out []funnelUser
 	for _, userEvents := range byUser(events, test) {
 		times := stepTimes(userEvents, steps, from, to, windowHours, loc)
 		if len(times) == 0 || excluded(userEvents, times, exclusions) {
@@ -322,12 +325,40 @@ func FunnelBreakdown(loc *time.Location, events []Event, test bool, steps []Funn
 				}
 			}
 		}
-		if byValue[value] == nil {
-			byValue[value] = make([]int64, len(steps))
+		out = append(out, funnelUser{times: times, value: value})
+	}
+	return out
+}
+
+// rowOf returns the index in rows (FunnelBreakdown's) of the row a value
+// counts in: its own, or the other row.
+func rowOf(rows []FunnelBreakdownRow, value string) int {
+	for i, r := range rows {
+		if r.Other || *r.Value == value {
+			return i
 		}
-		for n := range times {
+	}
+	panic("querytest: a value outside the breakdown's rows")
+}
+
+// FunnelBreakdown is FunnelSteps with exclusions and a breakdown: a user
+// an exclusion leaves out counts at no step; each user counts under the
+// breakdown property's value on their step-0 event (the least value of
+// several at that instant, "" when not set). It returns the whole funnel
+// and, with a breakdown, the limit values with the most step-0 users (ties
+// by value) and then the other values' users together; without one, rows
+// is nil.
+func FunnelBreakdown(loc *time.Location, events []Event, test bool, steps []FunnelStep, exclusions []FunnelExclusion,
+	breakdown string, limit int, from, to time.Time, windowHours int) (total []int64, rows []FunnelBreakdownRow) {
+	total = make([]int64, len(steps))
+	byValue := map[string][]int64{}
+	for _, u := range funnelUsers(loc, events, test, steps, exclusions, breakdown, from, to, windowHours) {
+		if byValue[u.value] == nil {
+			byValue[u.value] = make([]int64, len(steps))
+		}
+		for n := range u.times {
 			total[n]++
-			byValue[value][n]++
+			byValue[u.value][n]++
 		}
 	}
 	if breakdown == "" {
@@ -379,32 +410,69 @@ type StepTime struct {
 // before.
 func FunnelTimes(loc *time.Location, events []Event, test bool, steps []FunnelStep, exclusions []FunnelExclusion,
 	from, to time.Time, windowHours int) (counts []int64, times []StepTime) {
-	counts = make([]int64, len(steps))
-	took := make([][]time.Duration, len(steps))
-	for _, userEvents := range byUser(events, test) {
-		ts := stepTimes(userEvents, steps, from, to, windowHours, loc)
-		if len(ts) == 0 || excluded(userEvents, ts, exclusions) {
-			continue
-		}
-		for n := range ts {
-			counts[n]++
-			if n > 0 {
-				took[n] = append(took[n], ts[n].Sub(ts[n-1]))
+	counts, times, _ = FunnelTimesBy(loc, events, test, steps, exclusions, "", 0, from, to, windowHours)
+	return counts, times
+}
+
+// FunnelTimesRow is the time to convert of the users of one row of a
+// breakdown (FunnelBreakdownRow's Value or Other): their counts at each
+// step and their times.
+type FunnelTimesRow struct {
+	Value  *string
+	Other  bool
+	Counts []int64
+	Times  []StepTime
+}
+
+// FunnelTimesBy is FunnelTimes with a breakdown: the whole funnel's counts
+// and times, and for each row of FunnelBreakdown (the same values in the
+// same order, the other values together last) the counts and times of its
+// users alone. Without a breakdown rows is nil.
+func FunnelTimesBy(loc *time.Location, events []Event, test bool, steps []FunnelStep, exclusions []FunnelExclusion,
+	breakdown string, limit int, from, to time.Time, windowHours int) (counts []int64, times []StepTime, rows []FunnelTimesRow) {
+	users := funnelUsers(loc, events, test, steps, exclusions, breakdown, from, to, windowHours)
+	counts, times = timesOf(users, len(steps))
+	if breakdown == "" {
+		return counts, times, nil
+	}
+	_, ranked := FunnelBreakdown(loc, events, test, steps, exclusions, breakdown, limit, from, to, windowHours)
+	byRow := make([][]funnelUser, len(ranked))
+	for _, u := range users {
+		i := rowOf(ranked, u.value)
+		byRow[i] = append(byRow[i], u)
+	}
+	for i, r := range ranked {
+		c, t := timesOf(byRow[i], len(steps))
+		rows = append(rows, FunnelTimesRow{Value: r.Value, Other: r.Other, Counts: c, Times: t})
+	}
+	return counts, times, rows
+}
+
+// timesOf returns how many of users reached each of n steps and, for each
+// step after the first, how long they took from the step before.
+func timesOf(users []funnelUser, n int) (counts []int64, times []StepTime) {
+	counts = make([]int64, n)
+	took := make([][]time.Duration, n)
+	for _, u := range users {
+		for k := range u.times {
+			counts[k]++
+			if k > 0 {
+				took[k] = append(took[k], u.times[k].Sub(u.times[k-1]))
 			}
 		}
 	}
-	for n := 1; n < len(steps); n++ {
-		st := StepTime{Converted: counts[n], Histogram: make([]int64, len(ConvertBuckets))}
-		slices.Sort(took[n])
-		if len(took[n]) > 0 {
-			st.Median = took[n][(len(took[n])-1)/2]
+	for k := 1; k < n; k++ {
+		st := StepTime{Converted: counts[k], Histogram: make([]int64, len(ConvertBuckets))}
+		slices.Sort(took[k])
+		if len(took[k]) > 0 {
+			st.Median = took[k][(len(took[k])-1)/2]
 		}
-		for _, d := range took[n] {
-			k := len(ConvertBuckets) - 1
-			for k > 0 && d < time.Duration(ConvertBuckets[k])*time.Second {
-				k--
+		for _, d := range took[k] {
+			b := len(ConvertBuckets) - 1
+			for b > 0 && d < time.Duration(ConvertBuckets[b])*time.Second {
+				b--
 			}
-			st.Histogram[k]++
+			st.Histogram[b]++
 		}
 		times = append(times, st)
 	}
@@ -423,21 +491,56 @@ type FunnelPoint struct {
 // user's step-0 time: every bucket of the range, in order.
 func FunnelOverTime(loc *time.Location, events []Event, test bool, steps []FunnelStep, exclusions []FunnelExclusion,
 	from, to time.Time, windowHours int, interval string) []FunnelPoint {
+	points, _ := FunnelOverTimeBy(loc, events, test, steps, exclusions, "", 0, from, to, windowHours, interval)
+	return points
+}
+
+// FunnelOverTimeRow is the conversion over time of the users of one row
+// of a breakdown (FunnelBreakdownRow's Value or Other).
+type FunnelOverTimeRow struct {
+	Value  *string
+	Other  bool
+	Points []FunnelPoint
+}
+
+// FunnelOverTimeBy is FunnelOverTime with a breakdown: the whole funnel's
+// points, and for each row of FunnelBreakdown (the same values in the same
+// order, the other values together last) the points of its users alone.
+// Without a breakdown rows is nil.
+func FunnelOverTimeBy(loc *time.Location, events []Event, test bool, steps []FunnelStep, exclusions []FunnelExclusion,
+	breakdown string, limit int, from, to time.Time, windowHours int, interval string) (points []FunnelPoint, rows []FunnelOverTimeRow) {
+	users := funnelUsers(loc, events, test, steps, exclusions, breakdown, from, to, windowHours)
+	points = pointsOf(users, len(steps), loc, from, to, interval)
+	if breakdown == "" {
+		return points, nil
+	}
+	_, ranked := FunnelBreakdown(loc, events, test, steps, exclusions, breakdown, limit, from, to, windowHours)
+	byRow := make([][]funnelUser, len(ranked))
+	for _, u := range users {
+		i := rowOf(ranked, u.value)
+		byRow[i] = append(byRow[i], u)
+	}
+	for i, r := range ranked {
+		rows = append(rows, FunnelOverTimeRow{Value: r.Value, Other: r.Other, Points: pointsOf(byRow[i], len(steps), loc, from, to, interval)})
+	}
+	return points, rows
+}
+
+// pointsOf counts users, of a funnel of n steps, by the bucket of interval
+// holding their step-0 time: every bucket of the range [from, to], in
+// order.
+func pointsOf(users []funnelUser, n int, loc *time.Location, from, to time.Time, interval string) []FunnelPoint {
 	buckets := bucketsBetween(midnight(from, loc), midnight(to.AddDate(0, 0, 1), loc).Add(-time.Microsecond), interval, loc)
 	out := make([]FunnelPoint, len(buckets))
 	index := map[time.Time]int{}
 	for i, b := range buckets {
-		out[i] = FunnelPoint{Date: b, Counts: make([]int64, len(steps))}
+		out[i] = FunnelPoint{Date: b, Counts: make([]int64, n)}
 		index[b] = i
 	}
-	for _, userEvents := range byUser(events, test) {
-		ts := stepTimes(userEvents, steps, from, to, windowHours, loc)
-		if len(ts) == 0 || excluded(userEvents, ts, exclusions) {
-			continue
-		}
-		p := out[index[bucketStart(ts[0], interval, loc)]]
-		for n := range ts {
-			p.Counts[n]++
+	for _, u := range users {
+		p := out[index[bucketStart(u.times[0], interval, loc)]]
+		for k := range u.times {
+			p.Counts[k]++
 		}
 	}
 	return out

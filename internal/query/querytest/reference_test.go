@@ -773,3 +773,43 @@ func TestGenerateSessions(t *testing.T) {
 			splits, before, bounces, nonBounces, pageFiltered)
 	}
 }
+
+// TestFunnelViewsCases holds FunnelTimesBy and FunnelOverTimeBy to the
+// hand-checked case of the views with a breakdown.
+func TestFunnelViewsCases(t *testing.T) {
+	c := FunnelViewsCases()
+	steps := PlainSteps(c.Steps)
+	counts, times, rows := FunnelTimesBy(time.UTC, c.Events, false, steps, nil, c.Breakdown, c.Limit, c.From, c.To, c.WindowHours)
+	if !reflect.DeepEqual(counts, c.Counts) || !reflect.DeepEqual(times, c.Times) {
+		t.Errorf("whole funnel: %v %+v, want %v %+v", counts, times, c.Counts, c.Times)
+	}
+	if !reflect.DeepEqual(rows, c.Rows) {
+		t.Errorf("rows:\n%+v\nwant\n%+v", rows, c.Rows)
+	}
+	points, prows := FunnelOverTimeBy(time.UTC, c.Events, false, steps, nil, c.Breakdown, c.Limit, c.From, c.To, c.WindowHours, "day")
+	days := func(ps []FunnelPoint) (out [][]int64) {
+		for i, p := range ps {
+			if !p.Date.Equal(c.From.AddDate(0, 0, i)) {
+				t.Errorf("bucket %d is %s", i, p.Date)
+			}
+			out = append(out, p.Counts)
+		}
+		return out
+	}
+	if got := days(points); !reflect.DeepEqual(got, c.Days) {
+		t.Errorf("whole funnel by day: %v, want %v", got, c.Days)
+	}
+	if len(prows) != len(c.Rows) {
+		t.Fatalf("%d rows over time, want %d", len(prows), len(c.Rows))
+	}
+	for i, r := range prows {
+		if r.Other != c.Rows[i].Other || !reflect.DeepEqual(r.Value, c.Rows[i].Value) || !reflect.DeepEqual(days(r.Points), c.RowDays[i]) {
+			t.Errorf("row %d over time: %v %v %v, want %v %v %v", i, r.Other, r.Value, days(r.Points), c.Rows[i].Other, c.Rows[i].Value, c.RowDays[i])
+		}
+	}
+	// Without a breakdown, the same whole funnel and no rows.
+	if counts, times, rows := FunnelTimesBy(time.UTC, c.Events, false, steps, nil, "", 0, c.From, c.To, c.WindowHours); !reflect.DeepEqual(counts, c.Counts) ||
+		!reflect.DeepEqual(times, c.Times) || rows != nil {
+		t.Errorf("without a breakdown: %v %+v %+v", counts, times, rows)
+	}
+}
