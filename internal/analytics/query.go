@@ -196,14 +196,24 @@ type FunnelQuery struct {
 	// conversion by the bucket in which users entered step 0
 	// (QueryStore.FunnelOverTime, which alone reads it).
 	OverTime Interval
+	// TopValues, with a Breakdown, are the values FunnelTimes and
+	// FunnelOverTime split the funnel by; the users of every other value
+	// count together, as the other row. The engine sends the values of
+	// FunnelRows' rows, so that the views rank values as the steps do.
+	// Funnel and FunnelRows do not read it.
+	TopValues []string
 }
 
 // FunnelBucket is the funnel of the users who entered its step 0 in one
 // bucket (its start as a wall time of the product's zone, written as UTC,
 // as a TrendRow's): Counts[i] of them reached step i.
+// With a breakdown, a bucket holds the users of one value only: Breakdown,
+// or the other values' when Other is set (as a FunnelRow's).
 type FunnelBucket struct {
-	Bucket time.Time
-	Counts []int64
+	Bucket    time.Time
+	Breakdown string
+	Other     bool
+	Counts    []int64
 }
 
 // FunnelExclusion leaves out of the whole funnel every user who did Event
@@ -238,10 +248,22 @@ var ConvertBuckets = []int64{0, 10, 30, 60, 300, 1800, 3600, 10800, 86400, 25920
 
 // FunnelTimes is a funnel's counts (Counts[i] for step i) and, for each
 // later step, how long its users took from the step before (Steps[i-1]
-// for step i).
+// for step i). With a breakdown they are the whole funnel's, and
+// Breakdown holds the same of each value's users.
 type FunnelTimes struct {
-	Counts []int64
-	Steps  []StepTimes
+	Counts    []int64
+	Steps     []StepTimes
+	Breakdown []FunnelTimesRow
+}
+
+// FunnelTimesRow is the counts and times of the users of one breakdown
+// value (Breakdown, as a FunnelRow's), or of the other values together
+// (Other).
+type FunnelTimesRow struct {
+	Breakdown string
+	Other     bool
+	Counts    []int64
+	Steps     []StepTimes
 }
 
 // StepTimes is how long one step's users took from the step before: the
@@ -502,13 +524,17 @@ type QueryStore interface {
 	// breakdown value (FunnelRows folds them), or one row without a
 	// breakdown.
 	FunnelRows(ctx context.Context, q FunnelQuery) ([]FunnelRow, error)
-	// FunnelTimes returns the funnel with its exclusions (not broken
-	// down) and the time each later step's users took from the step
-	// before.
+	// FunnelTimes returns the funnel with its exclusions and the time
+	// each later step's users took from the step before. With a
+	// breakdown it also returns, in any order, a row for each of
+	// q.TopValues with users and one for the users of every other value
+	// (Other) when there are some.
 	FunnelTimes(ctx context.Context, q FunnelQuery) (FunnelTimes, error)
 	// FunnelOverTime returns, for each bucket of q.OverTime with users,
 	// the funnel of the users who entered step 0 in it, with the
-	// exclusions (not broken down).
+	// exclusions. With a breakdown it returns, in any order, one for
+	// each bucket and each of q.TopValues with users in it, and one for
+	// each bucket with users of the other values (Other).
 	FunnelOverTime(ctx context.Context, q FunnelQuery) ([]FunnelBucket, error)
 	// Trend returns the non-empty buckets of every line.
 	Trend(ctx context.Context, q TrendQuery) ([]TrendRow, error)
