@@ -295,6 +295,9 @@ func funnelUsers(b *builder, q analytics.FunnelQuery, act actor) {
 // without a breakdown, and for each later step the time its users took
 // from the step before: the lower median (the sorted list's middle, the
 // lower of two) and the users in each bucket of analytics.ConvertBuckets.
+// With a breakdown the users are joined to their row (funnelRowValues)
+// and grouped by it and all together at once (GROUPING SETS), so that
+// the whole funnel's medians come from the same statement.
 func (s *Store) FunnelTimes(ctx context.Context, q analytics.FunnelQuery) (_ analytics.FunnelTimes, err error) {
 	defer markOutOfMemory(&err)
 	out := analytics.FunnelTimes{Counts: make([]int64, len(q.Steps)), Steps: make([]analytics.StepTimes, len(q.Steps)-1)}
@@ -302,7 +305,16 @@ func (s *Store) FunnelTimes(ctx context.Context, q analytics.FunnelQuery) (_ ana
 	if err != nil {
 		return out, err
 	}
-	b.Write(" SELECT count(*)")
+	byRow := q.Breakdown != nil
+	if byRow {
+		if err := s.funnelRowValues(b, q, act); err != nil {
+			return out, err
+		}
+		// grouping(…) is 1 on the row of all the users.
+		b.Write(" SELECT grouping(bg.bv) = 1, bg.bv, count(*)")
+	} else {
+		b.Write(" SELECT count(*)")
+	}
 	for i := 1; i < len(q.Steps); i++ {
 		d := fmt.Sprintf("s%d.t - s%d.t", i, i-1)
 		b.Printf(", count(s%d.t), list_sort(list(%s) FILTER (WHERE s%d.t IS NOT NULL))[(count(s%d.t) - 1) // 2 + 1]", i, d, i, i)
@@ -315,36 +327,88 @@ func (s *Store) FunnelTimes(ctx context.Context, q analytics.FunnelQuery) (_ ana
 		}
 	}
 	funnelUsers(b, q, act)
-	medians := make([]sql.NullInt64, len(q.Steps))
-	dest := []any{&out.Counts[0]}
-	for i := 1; i < len(q.Steps); i++ {
-		st := &out.Steps[i-1]
-		st.Histogram = make([]int64, len(analytics.ConvertBuckets))
-		dest = append(dest, &out.Counts[i], &medians[i])
-		for k := range st.Histogram {
-			dest = append(dest, &st.Histogram[k])
-		}
+	if byRow {
+		b.Printf(" JOIN bg ON bg.%s = s0.%s GROUP BY GROUPING SETS ((bg.bv), ())", act.col(), act.col())
 	}
 	rows, err := s.query(ctx, b)
 	if err != nil {
 		return out, fmt.Errorf("computing funnel times: %w", err)
 	}
 	defer rows.Close()
-	if !rows.Next() {
-		return out, fmt.Errorf("computing funnel times: %w", errors.Join(rows.Err(), sql.ErrNoRows))
+	found := false
+	for rows.Next() {
+		var whole bool
+		var value sql.NullString
+		r := analytics.FunnelTimesRow{Counts: make([]int64, len(q.Steps)), Steps: make([]analytics.StepTimes, len(q.Steps)-1)}
+		medians := make([]sql.NullInt64, len(q.Steps))
+		dest := []any{&r.Counts[0]}
+		if byRow {
+			dest = []any{&whole, &value, &r.Counts[0]}
+		}
+		for i := 1; i < len(q.Steps); i++ {
+			st := &r.Steps[i-1]
+			st.Histogram = make([]int64, len(analytics.ConvertBuckets))
+			dest = append(dest, &r.Counts[i], &medians[i])
+			for k := range st.Histogram {
+				dest = append(dest, &st.Histogram[k])
+			}
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return out, fmt.Errorf("computing funnel times: %w", err)
+		}
+		for i := 1; i < len(q.Steps); i++ {
+			r.Steps[i-1].MedianMicros = medians[i].Int64
+		}
+		if byRow && !whole {
+			r.Breakdown, r.Other = value.String, !value.Valid
+			out.Breakdown = append(out.Breakdown, r)
+			continue
+		}
+		out.Counts, out.Steps, found = r.Counts, r.Steps, true
 	}
-	if err := rows.Scan(dest...); err != nil {
+	if err := rows.Err(); err != nil {
 		return out, fmt.Errorf("computing funnel times: %w", err)
 	}
-	for i := 1; i < len(q.Steps); i++ {
-		out.Steps[i-1].MedianMicros = medians[i].Int64
+	// Without a breakdown the one aggregate row is always there; with one,
+	// a funnel without users may have no row at all.
+	if !found && !byRow {
+		return out, fmt.Errorf("computing funnel times: %w", sql.ErrNoRows)
 	}
-	return out, rows.Err()
+	return out, nil
+}
+
+// funnelRowValues writes, after funnelWith, the users' breakdown values
+// (funnelValues' CTE v) and the CTE bg of each step-0 user's row: their
+// value bv when it is one of q.TopValues, NULL for the other values.
+func (s *Store) funnelRowValues(b *builder, q analytics.FunnelQuery, act actor) error {
+	x, err := b.property(*q.Breakdown)
+	if err != nil {
+		return err
+	}
+	if err := s.funnelValues(b, q, act, "coalesce("+x+", '')"); err != nil {
+		return err
+	}
+	b.Printf(", bg AS (SELECT %s, CASE WHEN ", act.col())
+	if len(q.TopValues) == 0 {
+		b.Write("false")
+	} else {
+		b.Write("bv IN (")
+		for i, v := range q.TopValues {
+			if i > 0 {
+				b.Write(", ")
+			}
+			b.Write(b.arg(v))
+		}
+		b.Write(")")
+	}
+	b.Write(" THEN bv END AS bv FROM v)")
+	return nil
 }
 
 // FunnelOverTime groups the funnel's users (funnelUsers) by the bucket of
-// q.OverTime holding their step-0 time in the product's zone, and counts
-// each bucket's users reaching each step.
+// q.OverTime holding their step-0 time in the product's zone, and with a
+// breakdown by their row (funnelRowValues), and counts each group's users
+// reaching each step.
 func (s *Store) FunnelOverTime(ctx context.Context, q analytics.FunnelQuery) (_ []analytics.FunnelBucket, err error) {
 	defer markOutOfMemory(&err)
 	part, ok := truncSQL[q.OverTime]
@@ -355,20 +419,38 @@ func (s *Store) FunnelOverTime(ctx context.Context, q analytics.FunnelQuery) (_ 
 	if err != nil {
 		return nil, err
 	}
+	byRow := q.Breakdown != nil
+	if byRow {
+		if err := s.funnelRowValues(b, q, act); err != nil {
+			return nil, err
+		}
+	}
 	b.Printf(" SELECT date_trunc('%s', %s) AS k", part, b.local(q.EventRange, "make_timestamp(s0.t)", q.From, q.To))
+	if byRow {
+		b.Write(", bg.bv")
+	}
 	for i := range q.Steps {
 		b.Printf(", count(s%d.t)", i)
 	}
 	funnelUsers(b, q, act)
-	b.Write(" GROUP BY k")
+	if byRow {
+		b.Printf(" JOIN bg ON bg.%s = s0.%s GROUP BY k, bg.bv", act.col(), act.col())
+	} else {
+		b.Write(" GROUP BY k")
+	}
 	return queryAll(ctx, s, "computing funnel over time", b, func(r scanner) (x analytics.FunnelBucket, err error) {
+		var value sql.NullString
 		x.Counts = make([]int64, len(q.Steps))
 		dest := []any{&x.Bucket}
+		if byRow {
+			dest = append(dest, &value)
+		}
 		for i := range x.Counts {
 			dest = append(dest, &x.Counts[i])
 		}
 		err = r.Scan(dest...)
 		x.Bucket = x.Bucket.UTC()
+		x.Breakdown, x.Other = value.String, byRow && !value.Valid
 		return x, err
 	})
 }
