@@ -377,7 +377,11 @@ func (s *Store) FunnelUsers(ctx context.Context, q analytics.FunnelUsersQuery) (
 // FunnelTimes computes the funnel with its exclusions over funnelUsers,
 // and for each later step the time its users took from the step before:
 // the lower median (the sorted array's middle, the lower of two) and the
-// users in each bucket of analytics.ConvertBuckets.
+// users in each bucket of analytics.ConvertBuckets. With a breakdown each
+// user is counted twice, by ARRAY JOIN: once in the row of all the users
+// and once in their breakdown row (rowOther), so that one GROUP BY gives
+// the whole funnel's medians and each row's. (ClickHouse 18.16 has no
+// GROUPING SETS, nor WITH TOTALS that the driver reads.)
 func (s *Store) FunnelTimes(ctx context.Context, q analytics.FunnelQuery) (_ analytics.FunnelTimes, err error) {
 	defer markOutOfMemory(&err)
 	n := len(q.Steps)
@@ -387,12 +391,24 @@ func (s *Store) FunnelTimes(ctx context.Context, q analytics.FunnelQuery) (_ ana
 		return out, err
 	}
 	b := s.newBuilder()
+	byRow := q.Breakdown != nil
+	// The row's parameters come first in the text, so they are bound
+	// before funnelUsers binds its own.
+	other := ""
+	if byRow {
+		other = rowOther(&b, q.TopValues)
+	}
 	users, err := s.funnelUsers(&b, q, actor)
 	if err != nil {
 		return out, err
 	}
 	var sel strings.Builder
-	sel.WriteString("SELECT countIf(r0)")
+	sel.WriteString("SELECT ")
+	if byRow {
+		// g is (whole, other, value): which row the user is counted in.
+		sel.WriteString("tupleElement(g, 1) AS g_whole, tupleElement(g, 2) AS g_other, tupleElement(g, 3) AS g_value, ")
+	}
+	sel.WriteString("countIf(r0)")
 	for i := 1; i < n; i++ {
 		d := fmt.Sprintf("(t%d - t%d)", i, i-1)
 		fmt.Fprintf(&sel, ", countIf(r%[1]d), arrayElement(arraySort(groupArrayIf(%[2]s, r%[1]d)), intDiv(toInt64(countIf(r%[1]d)) + 1, 2))", i, d)
@@ -404,41 +420,87 @@ func (s *Store) FunnelTimes(ctx context.Context, q analytics.FunnelQuery) (_ ana
 			sel.WriteString(")")
 		}
 	}
-	sel.WriteString(" FROM (" + users + ")")
-	b.Write(sel.String()) // b held only the parameters so far
-	counts := make([]uint64, n)
-	medians := make([]int64, n)
-	hist := make([][]uint64, n)
-	dest := []any{&counts[0]}
-	for i := 1; i < n; i++ {
-		hist[i] = make([]uint64, len(analytics.ConvertBuckets))
-		dest = append(dest, &counts[i], &medians[i])
-		for k := range hist[i] {
-			dest = append(dest, &hist[i][k])
-		}
+	if byRow {
+		sel.WriteString(" FROM (SELECT *, " + other + " AS o FROM (" + users + "))" +
+			" ARRAY JOIN [(toUInt8(1), toUInt8(0), ''), (toUInt8(0), o, if(o, '', bv))] AS g GROUP BY g_whole, g_other, g_value")
+	} else {
+		sel.WriteString(" FROM (" + users + ")")
 	}
+	b.Write(sel.String()) // b held only the parameters so far
 	text, args := s.statement(&b)
-	if err := s.conn.QueryRow(ctx, text, args...).Scan(dest...); err != nil {
+	rows, err := s.conn.Query(ctx, text, args...)
+	if err != nil {
 		return out, fmt.Errorf("computing funnel times: %w", err)
 	}
-	for i := range counts {
-		out.Counts[i] = int64(counts[i])
-		if i == 0 {
+	defer rows.Close()
+	for rows.Next() {
+		var whole, isOther uint8
+		var value string
+		counts := make([]uint64, n)
+		medians := make([]int64, n)
+		hist := make([][]uint64, n)
+		dest := []any{&counts[0]}
+		if byRow {
+			dest = []any{&whole, &isOther, &value, &counts[0]}
+		}
+		for i := 1; i < n; i++ {
+			hist[i] = make([]uint64, len(analytics.ConvertBuckets))
+			dest = append(dest, &counts[i], &medians[i])
+			for k := range hist[i] {
+				dest = append(dest, &hist[i][k])
+			}
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return out, fmt.Errorf("computing funnel times: %w", err)
+		}
+		r := analytics.FunnelTimesRow{Breakdown: value, Other: isOther == 1, Counts: make([]int64, n), Steps: make([]analytics.StepTimes, n-1)}
+		for i := range counts {
+			r.Counts[i] = int64(counts[i])
+			if i == 0 {
+				continue
+			}
+			st := &r.Steps[i-1]
+			st.MedianMicros = medians[i]
+			st.Histogram = make([]int64, len(hist[i]))
+			for k, c := range hist[i] {
+				st.Histogram[k] = int64(c)
+			}
+		}
+		if byRow && whole == 0 {
+			out.Breakdown = append(out.Breakdown, r)
 			continue
 		}
-		st := &out.Steps[i-1]
-		st.MedianMicros = medians[i]
-		st.Histogram = make([]int64, len(hist[i]))
-		for k, c := range hist[i] {
-			st.Histogram[k] = int64(c)
-		}
+		out.Counts, out.Steps = r.Counts, r.Steps
+	}
+	if err := rows.Err(); err != nil {
+		return out, fmt.Errorf("computing funnel times: %w", err)
 	}
 	return out, nil
 }
 
+// rowOther returns, for a breakdown's view, whether a user of
+// funnelUsers (their value bv) is in the other row: their value is none
+// of topValues (always, without any). Its parameters are bound to b.
+func rowOther(b *builder, topValues []string) string {
+	if len(topValues) == 0 {
+		return "toUInt8(1)"
+	}
+	var x strings.Builder
+	x.WriteString("NOT (bv IN (")
+	for i, v := range topValues {
+		if i > 0 {
+			x.WriteString(", ")
+		}
+		x.WriteString(b.arg(v))
+	}
+	x.WriteString("))")
+	return x.String()
+}
+
 // FunnelOverTime groups the funnel's users (funnelUsers) by the bucket of
-// q.OverTime holding their step-0 time t0 in the product's zone, and
-// counts each bucket's users reaching each step.
+// q.OverTime holding their step-0 time t0 in the product's zone, and with
+// a breakdown by their row (rowOther: other, or their value), and counts
+// each group's users reaching each step.
 func (s *Store) FunnelOverTime(ctx context.Context, q analytics.FunnelQuery) (_ []analytics.FunnelBucket, err error) {
 	defer markOutOfMemory(&err)
 	if q.OverTime != analytics.Day && q.OverTime != analytics.Week {
@@ -449,27 +511,43 @@ func (s *Store) FunnelOverTime(ctx context.Context, q analytics.FunnelQuery) (_ 
 		return nil, err
 	}
 	b := s.newBuilder()
-	// The bucket's parameters come first in the text, so they are bound
-	// before funnelUsers binds its own.
+	byRow := q.Breakdown != nil
+	// The bucket's and the row's parameters come first in the text, so
+	// they are bound before funnelUsers binds its own.
 	k := b.bucket(q.OverTime, q.EventRange, "t0", q.From, q.To)
+	other := ""
+	if byRow {
+		other = rowOther(&b, q.TopValues)
+	}
 	users, err := s.funnelUsers(&b, q, actor)
 	if err != nil {
 		return nil, err
 	}
 	b.Write("SELECT ", k, " AS k")
+	if byRow {
+		b.Write(", ", other, " AS g_other, if(g_other, '', bv) AS g_value")
+	}
 	for i := range q.Steps {
 		b.Printf(", countIf(r%d)", i)
 	}
 	b.Write(" FROM (", users, ") GROUP BY k")
+	if byRow {
+		b.Write(", g_other, g_value")
+	}
 	return queryAll(ctx, s, "computing funnel over time", &b, func(r driver.Rows) (analytics.FunnelBucket, error) {
 		var key int64
+		var isOther uint8
+		var value string
 		counts := make([]uint64, len(q.Steps))
 		dest := []any{&key}
+		if byRow {
+			dest = append(dest, &isOther, &value)
+		}
 		for i := range counts {
 			dest = append(dest, &counts[i])
 		}
 		err := r.Scan(dest...)
-		x := analytics.FunnelBucket{Bucket: bucketTime(q.OverTime, key), Counts: make([]int64, len(counts))}
+		x := analytics.FunnelBucket{Bucket: bucketTime(q.OverTime, key), Breakdown: value, Other: isOther == 1, Counts: make([]int64, len(counts))}
 		for i, c := range counts {
 			x.Counts[i] = int64(c)
 		}
