@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,7 +27,9 @@ type FunnelRequest struct {
 	BreakdownLimit int    `json:"breakdownLimit,omitempty"`
 	// View is "steps" (the default: the counts), "time_to_convert" (the
 	// counts and how long each step took) or "trends" (the counts and the
-	// conversion by the Interval in which users entered step 0).
+	// conversion by the Interval in which users entered step 0). With a
+	// breakdown, the view's answer is the whole funnel's and each
+	// breakdown row's.
 	View     string `json:"view,omitempty"`
 	Interval string `json:"interval,omitempty"`
 }
@@ -175,9 +178,6 @@ func (req FunnelRequest) Query(scope analytics.EventRange, now time.Time) (analy
 	switch req.View {
 	case "", "steps":
 	case "time_to_convert", "trends":
-		if q.Breakdown != nil {
-			return q, analytics.InvalidField("view", "%s is of the whole funnel: ask it without a breakdown", req.View)
-		}
 		if req.View == "time_to_convert" {
 			q.TimeToConvert = true
 			break
@@ -219,13 +219,16 @@ type FunnelResult struct {
 	Steps []FunnelStep `json:"steps"`
 	// Breakdown is, with a breakdown only, the funnel of each top value
 	// (most step-0 users first, ties by value) and of the other values
-	// together last.
+	// together last; in the views time_to_convert and trends, each with
+	// its own TimeToConvert or OverTime.
 	Breakdown []FunnelBreakdown `json:"breakdown,omitempty"`
 	// TimeToConvert is, with the view time_to_convert only, how long the
-	// users of each step after the first took from the step before.
+	// users of each step after the first took from the step before (with
+	// a breakdown, every value's users together).
 	TimeToConvert []StepTime `json:"timeToConvert,omitempty"`
 	// OverTime is, with the view trends only, the conversion of the users
-	// who entered step 0 in each bucket of the range, every bucket.
+	// who entered step 0 in each bucket of the range, every bucket (with
+	// a breakdown, every value's users together).
 	OverTime []FunnelPoint `json:"overTime,omitempty"`
 }
 
@@ -272,6 +275,11 @@ type FunnelBreakdown struct {
 	BreakdownValue *string      `json:"breakdownValue"`
 	Other          bool         `json:"other,omitempty"`
 	Steps          []FunnelStep `json:"steps"`
+	// TimeToConvert and OverTime are the view's answer for these users
+	// alone, as FunnelResult's are for all of them: with the view
+	// time_to_convert or trends only.
+	TimeToConvert []StepTime    `json:"timeToConvert,omitempty"`
+	OverTime      []FunnelPoint `json:"overTime,omitempty"`
 }
 
 // RunFunnel computes a validated funnel. A funnel without exclusions and
@@ -314,32 +322,124 @@ func (e *Engine) RunFunnel(ctx context.Context, q analytics.FunnelQuery) (Funnel
 	if q.Breakdown != nil {
 		res.Breakdown = []FunnelBreakdown{}
 		for _, r := range rows {
-			b := FunnelBreakdown{Other: r.Other, Steps: funnelSteps(q, r.Counts)}
-			if !r.Other {
-				b.BreakdownValue = &r.Breakdown
-			}
-			res.Breakdown = append(res.Breakdown, b)
+			res.Breakdown = append(res.Breakdown, rowKey{value: r.Breakdown, other: r.Other}.funnel(q, r.Counts))
 		}
 	}
 	return res, nil
 }
 
-// runFunnelTimes computes the view time_to_convert.
+// rowKey names one row of a breakdown: a value, or the other values.
+type rowKey struct {
+	value string
+	other bool
+}
+
+// keyOf names a store's row (whose value is meaningless when other).
+func keyOf(value string, other bool) rowKey {
+	if other {
+		return rowKey{other: true}
+	}
+	return rowKey{value: value}
+}
+
+// funnel is the row's entry of the answer with the counts of its users.
+func (k rowKey) funnel(q analytics.FunnelQuery, counts []int64) FunnelBreakdown {
+	b := FunnelBreakdown{Other: k.other, Steps: funnelSteps(q, counts)}
+	if !k.other {
+		v := k.value
+		b.BreakdownValue = &v
+	}
+	return b
+}
+
+// topValues reads, for a view with a breakdown, the funnel's rows as the
+// steps view has them (the store's FunnelRows: the top values by step-0
+// users, then the other values) and sets q.TopValues to their values, so
+// that the view's statement splits its users alike. It returns the rows'
+// keys in order; without a breakdown, none.
+func (e *Engine) topValues(ctx context.Context, q *analytics.FunnelQuery) ([]rowKey, error) {
+	if q.Breakdown == nil {
+		return nil, nil
+	}
+	rows, err := e.Store.FunnelRows(ctx, *q)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]rowKey, 0, len(rows))
+	q.TopValues = []string{}
+	for _, r := range rows {
+		keys = append(keys, keyOf(r.Breakdown, r.Other))
+		if !r.Other {
+			q.TopValues = append(q.TopValues, r.Breakdown)
+		}
+	}
+	return keys, nil
+}
+
+// withOther returns keys with the other row added last when the view
+// found users of other values that the rows had not (events stored
+// between the two statements), so that the rows still add up to the
+// whole funnel.
+func withOther(keys []rowKey, found bool) []rowKey {
+	if found && !slices.Contains(keys, rowKey{other: true}) {
+		return append(keys, rowKey{other: true})
+	}
+	return keys
+}
+
+// runFunnelTimes computes the view time_to_convert: the whole funnel's
+// times and, with a breakdown, each row's, the rows those of the steps
+// view (topValues).
 func (e *Engine) runFunnelTimes(ctx context.Context, q analytics.FunnelQuery) (FunnelResult, error) {
 	var ft analytics.FunnelTimes
+	var keys []rowKey
 	err := e.read(ctx, func(ctx context.Context) (err error) {
+		if keys, err = e.topValues(ctx, &q); err != nil {
+			return err
+		}
 		ft, err = e.Store.FunnelTimes(ctx, q)
 		return err
 	})
 	if err != nil {
 		return FunnelResult{}, err
 	}
-	if len(ft.Counts) != len(q.Steps) || len(ft.Steps) != len(q.Steps)-1 {
-		return FunnelResult{}, errors.New("the store answered a funnel's times with the wrong number of steps")
+	res := FunnelResult{}
+	if res.TimeToConvert, err = stepTimes(q, ft.Counts, ft.Steps); err != nil {
+		return FunnelResult{}, err
 	}
-	res := FunnelResult{Steps: funnelSteps(q, ft.Counts), TimeToConvert: []StepTime{}}
-	for i, st := range ft.Steps {
-		t := StepTime{Step: i + 1, Converted: ft.Counts[i+1], Histogram: make([]TimeBucket, len(analytics.ConvertBuckets))}
+	res.Steps = funnelSteps(q, ft.Counts)
+	if q.Breakdown == nil {
+		return res, nil
+	}
+	byKey := map[rowKey]analytics.FunnelTimesRow{}
+	for _, r := range ft.Breakdown {
+		byKey[keyOf(r.Breakdown, r.Other)] = r
+	}
+	res.Breakdown = []FunnelBreakdown{}
+	for _, k := range withOther(keys, byKey[rowKey{other: true}].Counts != nil) {
+		// A row without users in this statement has none at any step.
+		r, ok := byKey[k]
+		if !ok {
+			r.Counts, r.Steps = make([]int64, len(q.Steps)), make([]analytics.StepTimes, len(q.Steps)-1)
+		}
+		b := k.funnel(q, r.Counts)
+		if b.TimeToConvert, err = stepTimes(q, r.Counts, r.Steps); err != nil {
+			return FunnelResult{}, err
+		}
+		res.Breakdown = append(res.Breakdown, b)
+	}
+	return res, nil
+}
+
+// stepTimes writes the times of one set of users (the whole funnel's, or
+// a breakdown row's): counts at each step, and each later step's times.
+func stepTimes(q analytics.FunnelQuery, counts []int64, steps []analytics.StepTimes) ([]StepTime, error) {
+	if len(counts) != len(q.Steps) || len(steps) != len(q.Steps)-1 {
+		return nil, errors.New("the store answered a funnel's times with the wrong number of steps")
+	}
+	out := []StepTime{}
+	for i, st := range steps {
+		t := StepTime{Step: i + 1, Converted: counts[i+1], Histogram: make([]TimeBucket, len(analytics.ConvertBuckets))}
 		if t.Converted > 0 {
 			s := float64(st.MedianMicros) / 1e6
 			t.MedianSeconds = &s
@@ -354,45 +454,88 @@ func (e *Engine) runFunnelTimes(ctx context.Context, q analytics.FunnelQuery) (F
 				t.Histogram[k].Count = st.Histogram[k]
 			}
 		}
-		res.TimeToConvert = append(res.TimeToConvert, t)
+		out = append(out, t)
 	}
-	return res, nil
+	return out, nil
 }
 
 // runFunnelOverTime computes the view trends: every bucket of the range,
 // zero where nobody entered, and the whole funnel, which the buckets add
-// up to (each user entered in one bucket).
+// up to (each user entered in one bucket). With a breakdown, each row of
+// the steps view (topValues) gets the same of its users, and the whole
+// funnel is every row's users together.
 func (e *Engine) runFunnelOverTime(ctx context.Context, q analytics.FunnelQuery) (FunnelResult, error) {
 	var rows []analytics.FunnelBucket
+	var keys []rowKey
 	err := e.read(ctx, func(ctx context.Context) (err error) {
+		if keys, err = e.topValues(ctx, &q); err != nil {
+			return err
+		}
 		rows, err = e.Store.FunnelOverTime(ctx, q)
 		return err
 	})
 	if err != nil {
 		return FunnelResult{}, err
 	}
-	byStart := map[time.Time]analytics.FunnelBucket{}
-	for _, r := range rows {
-		byStart[r.Bucket] = r
+	res := FunnelResult{}
+	var counts []int64
+	if res.OverTime, counts, err = overTime(q, rows); err != nil {
+		return FunnelResult{}, err
 	}
-	res := FunnelResult{OverTime: []FunnelPoint{}}
+	res.Steps = funnelSteps(q, counts)
+	if q.Breakdown == nil {
+		return res, nil
+	}
+	byKey := map[rowKey][]analytics.FunnelBucket{}
+	for _, r := range rows {
+		k := keyOf(r.Breakdown, r.Other)
+		byKey[k] = append(byKey[k], r)
+	}
+	res.Breakdown = []FunnelBreakdown{}
+	for _, k := range withOther(keys, byKey[rowKey{other: true}] != nil) {
+		points, counts, err := overTime(q, byKey[k])
+		if err != nil {
+			return FunnelResult{}, err
+		}
+		b := k.funnel(q, counts)
+		b.OverTime = points
+		res.Breakdown = append(res.Breakdown, b)
+	}
+	return res, nil
+}
+
+// overTime lays a store's buckets out on every bucket of the range, the
+// rows of one bucket added up (a breakdown's values, for the whole
+// funnel), and returns the points and the counts they add up to.
+func overTime(q analytics.FunnelQuery, rows []analytics.FunnelBucket) ([]FunnelPoint, []int64, error) {
+	byStart := map[time.Time][]int64{}
+	for _, r := range rows {
+		if len(r.Counts) != len(q.Steps) {
+			return nil, nil, errors.New("the store answered a funnel over time with the wrong number of steps")
+		}
+		c := byStart[r.Bucket]
+		if c == nil {
+			c = make([]int64, len(q.Steps))
+			byStart[r.Bucket] = c
+		}
+		for i, n := range r.Counts {
+			c[i] += n
+		}
+	}
+	points := []FunnelPoint{}
 	counts := make([]int64, len(q.Steps))
 	for _, start := range q.Buckets(q.OverTime) {
 		p := FunnelPoint{Date: start.Format(dateLayout)}
-		if r, ok := byStart[start]; ok {
-			if len(r.Counts) != len(q.Steps) {
-				return FunnelResult{}, errors.New("the store answered a funnel over time with the wrong number of steps")
+		if c, ok := byStart[start]; ok {
+			for i, n := range c {
+				counts[i] += n
 			}
-			for i, c := range r.Counts {
-				counts[i] += c
-			}
-			p.Entered, p.Converted = r.Counts[0], r.Counts[len(r.Counts)-1]
+			p.Entered, p.Converted = c[0], c[len(c)-1]
 		}
 		p.ConversionPct = ConversionPct(p.Converted, p.Entered)
-		res.OverTime = append(res.OverTime, p)
+		points = append(points, p)
 	}
-	res.Steps = funnelSteps(q, counts)
-	return res, nil
+	return points, counts, nil
 }
 
 // funnelSteps names a funnel's counts by its steps.
