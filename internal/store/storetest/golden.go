@@ -115,6 +115,19 @@ func GoldenSQL(t *testing.T, s Events, trace *[]Statement) {
 				Steps: []string{"$pageview", "signup", "purchase"}, Window: 24 * time.Hour, OverTime: analytics.Week})
 			return err
 		}},
+		{"funnel_times_breakdown", func() error {
+			_, err := s.FunnelTimes(ctx, analytics.FunnelQuery{EventRange: scope,
+				Steps: []string{"$pageview", "signup", "purchase"}, Window: 24 * time.Hour,
+				Exclusions: []analytics.FunnelExclusion{{Event: "logout", FromStep: 1, ToStep: 2}},
+				Breakdown:  &analytics.Property{Column: "browser"}, BreakdownLimit: 2, TopValues: []string{"Chrome", ""}})
+			return err
+		}},
+		{"funnel_over_time_day_breakdown", func() error {
+			_, err := s.FunnelOverTime(ctx, analytics.FunnelQuery{EventRange: scope,
+				Steps: []string{"$pageview", "signup", "purchase"}, Window: 24 * time.Hour, OverTime: analytics.Day,
+				Breakdown: plan, BreakdownLimit: 2, TopValues: []string{"pro", "free"}})
+			return err
+		}},
 		{"funnel_users_dropped_value_page", func() error {
 			value := "Firefox"
 			_, err := s.FunnelUsers(ctx, analytics.FunnelUsersQuery{FunnelQuery: analytics.FunnelQuery{EventRange: scope,

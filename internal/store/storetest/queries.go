@@ -189,6 +189,38 @@ func testQueries(ctx context.Context, t *testing.T, s Events) {
 			checkFunnelOverTime(t, fmt.Sprintf("seed %d %s funnel %v excluding %v by %s", seed, env, ds.Steps, ds.Exclusions, sq.OverTime), fr,
 				querytest.FunnelOverTime(time.UTC, ds.Events, test, refSteps, ds.Exclusions, ds.From, ds.To, ds.WindowHours, string(sq.OverTime)))
 
+			// Both views again, broken down by the dataset's property (the
+			// plan when it has none) with a limit of 1 to 3: each row's
+			// times and buckets against the reference's, its rows ranked
+			// as the steps view ranks them.
+			freq.Breakdown, freq.BreakdownLimit = ds.Breakdown, 1+int(seed%3)
+			if freq.Breakdown == "" {
+				freq.Breakdown = "properties.plan"
+			}
+			freq.View = "time_to_convert"
+			if sq, err = freq.Query(analytics.EventRange{ProductID: p.ID, Env: env}, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if fr, err = engine.RunFunnel(ctx, sq); err != nil {
+				t.Fatal(err)
+			}
+			counts, times, trows := querytest.FunnelTimesBy(time.UTC, ds.Events, test, refSteps, ds.Exclusions, freq.Breakdown, freq.BreakdownLimit,
+				ds.From, ds.To, ds.WindowHours)
+			what = fmt.Sprintf("seed %d %s funnel %v excluding %v by %q (%d), time to convert", seed, env, ds.Steps, ds.Exclusions, freq.Breakdown, freq.BreakdownLimit)
+			checkFunnelTimesBy(t, what, fr, counts, times, trows)
+			freq.View, freq.Interval = "trends", []string{"week", "day"}[seed%2]
+			if sq, err = freq.Query(analytics.EventRange{ProductID: p.ID, Env: env}, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if fr, err = engine.RunFunnel(ctx, sq); err != nil {
+				t.Fatal(err)
+			}
+			points, prows := querytest.FunnelOverTimeBy(time.UTC, ds.Events, test, refSteps, ds.Exclusions, freq.Breakdown, freq.BreakdownLimit,
+				ds.From, ds.To, ds.WindowHours, freq.Interval)
+			what = fmt.Sprintf("seed %d %s funnel %v excluding %v by %q (%d), over time by %s", seed, env, ds.Steps, ds.Exclusions, freq.Breakdown, freq.BreakdownLimit, freq.Interval)
+			checkFunnelOverTimeBy(t, what, fr, points, prows)
+			freq.View, freq.Interval, freq.Breakdown, freq.BreakdownLimit = "", "", "", 0
+
 			interval := []analytics.Interval{analytics.Day, analytics.Week, analytics.Month, analytics.Hour}[seed%4]
 			// Without a breakdown too: only then do the lines carry totals.
 			breakdowns := []string{""}
@@ -282,6 +314,45 @@ func testFunnelCases(ctx context.Context, t *testing.T, s Events) {
 			t.Errorf("%s: %v, want %v", c.Name, counts, c.Want)
 		}
 	}
+}
+
+// testFunnelViewsCases runs the hand-computed case of the views with a
+// breakdown (querytest.FunnelViewsCases): each row's times and days, and
+// the whole funnel's, as requests to the engine.
+func testFunnelViewsCases(ctx context.Context, t *testing.T, s Events) {
+	engine := &query.Engine{Store: s}
+	c := querytest.FunnelViewsCases()
+	const p = 600
+	if err := s.AppendEvents(ctx, storeEvents(p, c.Events)); err != nil {
+		t.Fatal(err)
+	}
+	req := query.FunnelRequest{Steps: query.EventSteps(c.Steps), WindowHours: json.RawMessage(strconv.Itoa(c.WindowHours)),
+		DateFrom: c.From.Format("2006-01-02"), DateTo: c.To.Format("2006-01-02"), Breakdown: c.Breakdown, BreakdownLimit: c.Limit}
+	run := func(view, interval string) query.FunnelResult {
+		req.View, req.Interval = view, interval
+		q, err := req.Query(analytics.EventRange{ProductID: p, Env: analytics.EnvLive}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := engine.RunFunnel(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	checkFunnelTimesBy(t, "hand case, time to convert by "+c.Breakdown, run("time_to_convert", ""), c.Counts, c.Times, c.Rows)
+	points := func(days [][]int64) []querytest.FunnelPoint {
+		out := make([]querytest.FunnelPoint, len(days))
+		for i, d := range days {
+			out[i] = querytest.FunnelPoint{Date: c.From.AddDate(0, 0, i), Counts: d}
+		}
+		return out
+	}
+	rows := make([]querytest.FunnelOverTimeRow, len(c.Rows))
+	for i, r := range c.Rows {
+		rows[i] = querytest.FunnelOverTimeRow{Value: r.Value, Other: r.Other, Points: points(c.RowDays[i])}
+	}
+	checkFunnelOverTimeBy(t, "hand case, over time by "+c.Breakdown, run("trends", "day"), points(c.Days), rows)
 }
 
 // testBots checks the AI-bot panel on a handful of bot fetches: bots by
@@ -463,13 +534,38 @@ func deref(s *string) string {
 // checkFunnelTimes compares a time-to-convert answer with the reference.
 func checkFunnelTimes(t *testing.T, what string, got query.FunnelResult, counts []int64, times []querytest.StepTime) {
 	t.Helper()
-	checkFunnelRows(t, what, got, counts, nil)
-	if len(got.TimeToConvert) != len(times) {
-		t.Errorf("%s: %d steps timed, want %d", what, len(got.TimeToConvert), len(times))
+	checkFunnelTimesBy(t, what, got, counts, times, nil)
+}
+
+// checkFunnelTimesBy compares a time-to-convert answer with the
+// reference's whole funnel and, with a breakdown, its rows: their values
+// in order, counts and times.
+func checkFunnelTimesBy(t *testing.T, what string, got query.FunnelResult, counts []int64, times []querytest.StepTime, rows []querytest.FunnelTimesRow) {
+	t.Helper()
+	ranked := make([]querytest.FunnelBreakdownRow, len(rows))
+	for i, r := range rows {
+		ranked[i] = querytest.FunnelBreakdownRow{Value: r.Value, Other: r.Other, Counts: r.Counts}
+	}
+	checkFunnelRows(t, what, got, counts, ranked)
+	checkStepTimes(t, what, got.TimeToConvert, times)
+	if len(got.Breakdown) != len(rows) {
+		return // checkFunnelRows said so
+	}
+	for i, r := range rows {
+		checkStepTimes(t, fmt.Sprintf("%s, row %d (%s)", what, i, deref(r.Value)), got.Breakdown[i].TimeToConvert, r.Times)
+	}
+}
+
+// checkStepTimes compares one set of users' times (the whole funnel's or
+// a breakdown row's) with the reference.
+func checkStepTimes(t *testing.T, what string, got []query.StepTime, times []querytest.StepTime) {
+	t.Helper()
+	if len(got) != len(times) {
+		t.Errorf("%s: %d steps timed, want %d", what, len(got), len(times))
 		return
 	}
 	for i, w := range times {
-		g := got.TimeToConvert[i]
+		g := got[i]
 		var hist []int64
 		for k, b := range g.Histogram {
 			hist = append(hist, b.Count)
@@ -495,21 +591,57 @@ func checkFunnelTimes(t *testing.T, what string, got query.FunnelResult, counts 
 // reference's buckets, and its steps with what the buckets add up to.
 func checkFunnelOverTime(t *testing.T, what string, got query.FunnelResult, want []querytest.FunnelPoint) {
 	t.Helper()
-	if len(got.OverTime) != len(want) {
-		t.Errorf("%s: %d buckets, want %d", what, len(got.OverTime), len(want))
+	checkFunnelOverTimeBy(t, what, got, want, nil)
+}
+
+// checkFunnelOverTimeBy compares a conversion-over-time answer with the
+// reference's whole funnel and, with a breakdown, its rows: their values
+// in order and each one's buckets, and every one's steps with what its
+// buckets add up to.
+func checkFunnelOverTimeBy(t *testing.T, what string, got query.FunnelResult, want []querytest.FunnelPoint, rows []querytest.FunnelOverTimeRow) {
+	t.Helper()
+	ranked := make([]querytest.FunnelBreakdownRow, len(rows))
+	for i, r := range rows {
+		ranked[i] = querytest.FunnelBreakdownRow{Value: r.Value, Other: r.Other, Counts: pointsTotal(r.Points)}
+	}
+	checkFunnelRows(t, what, got, pointsTotal(want), ranked)
+	checkPoints(t, what, got.OverTime, want)
+	if len(got.Breakdown) != len(rows) {
+		return // checkFunnelRows said so
+	}
+	for i, r := range rows {
+		checkPoints(t, fmt.Sprintf("%s, row %d (%s)", what, i, deref(r.Value)), got.Breakdown[i].OverTime, r.Points)
+	}
+}
+
+// pointsTotal adds up the counts of a funnel's buckets.
+func pointsTotal(points []querytest.FunnelPoint) []int64 {
+	var total []int64
+	for _, p := range points {
+		if total == nil {
+			total = make([]int64, len(p.Counts))
+		}
+		for k, c := range p.Counts {
+			total[k] += c
+		}
+	}
+	return total
+}
+
+// checkPoints compares one set of users' buckets (the whole funnel's or a
+// breakdown row's) with the reference's.
+func checkPoints(t *testing.T, what string, got []query.FunnelPoint, want []querytest.FunnelPoint) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: %d buckets, want %d", what, len(got), len(want))
 		return
 	}
-	total := make([]int64, len(got.Steps))
 	for i, w := range want {
-		g := got.OverTime[i]
+		g := got[i]
 		n := len(w.Counts)
 		if g.Date != w.Date.Format("2006-01-02") || g.Entered != w.Counts[0] || g.Converted != w.Counts[n-1] ||
 			g.ConversionPct != query.ConversionPct(w.Counts[n-1], w.Counts[0]) {
 			t.Errorf("%s: bucket %d = %+v, want %s %v", what, i, g, w.Date.Format("2006-01-02"), w.Counts)
 		}
-		for k, c := range w.Counts {
-			total[k] += c
-		}
 	}
-	checkFunnelRows(t, what, got, total, nil)
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"reflect"
@@ -97,16 +98,20 @@ func testZonedQueries(ctx context.Context, t *testing.T, s Events) {
 			}
 
 			// Conversion over time: users by the local day or week they
-			// entered the funnel.
+			// entered the funnel; a third of the datasets broken down by
+			// their property (the plan when they have none), top 2.
 			freq.View, freq.Interval = "trends", []string{"day", "week"}[seed%2]
+			if seed%3 == 0 {
+				freq.Breakdown, freq.BreakdownLimit = cmp.Or(ds.Breakdown, "properties.plan"), 2
+			}
 			if fq, err = freq.Query(sc, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 			if fr, err = engine.RunFunnel(ctx, fq); err != nil {
 				t.Fatal(err)
 			}
-			checkFunnelOverTime(t, name("funnel over time by "+freq.Interval), fr,
-				querytest.FunnelOverTime(loc, events, false, querytest.PlainSteps(ds.Steps), nil, from, to, ds.WindowHours, freq.Interval))
+			points, rows := querytest.FunnelOverTimeBy(loc, events, false, querytest.PlainSteps(ds.Steps), nil, freq.Breakdown, 2, from, to, ds.WindowHours, freq.Interval)
+			checkFunnelOverTimeBy(t, name(fmt.Sprintf("funnel over time by %s, broken down by %q", freq.Interval, freq.Breakdown)), fr, points, rows)
 
 			for _, interval := range []analytics.Interval{analytics.Hour, analytics.Day, analytics.Week, analytics.Month} {
 				req := query.TrendRequest{Interval: string(interval), Filters: filterRequests(ds.Filters),

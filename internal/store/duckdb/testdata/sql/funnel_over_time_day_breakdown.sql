@@ -1,0 +1,46 @@
+WITH s0 AS (SELECT uid, min(epoch_us(ts)) AS t
+  FROM events
+  WHERE product_id = $2 AND env = $3 AND ts >= $4::TIMESTAMP AND ts < $5::TIMESTAMP AND NOT is_bot AND eid = $6
+  GROUP BY uid), s1 AS (SELECT e.uid, min(epoch_us(e.ts)) AS t
+  FROM events e
+  JOIN s0 p ON e.uid = p.uid
+  WHERE e.product_id = $7 AND e.env = $8 AND e.ts >= $9::TIMESTAMP AND e.ts < $10::TIMESTAMP AND NOT e.is_bot AND e.eid = $11 AND epoch_us(e.ts) - p.t BETWEEN 1 AND $1
+  GROUP BY e.uid), s2 AS (SELECT e.uid, min(epoch_us(e.ts)) AS t
+  FROM events e
+  JOIN s1 p ON e.uid = p.uid
+  WHERE e.product_id = $12 AND e.env = $13 AND e.ts >= $14::TIMESTAMP AND e.ts < $15::TIMESTAMP AND NOT e.is_bot AND e.eid = $16 AND epoch_us(e.ts) - p.t BETWEEN 1 AND $1
+  GROUP BY e.uid), v AS (SELECT e.uid, min(coalesce(json_extract_string(properties, $17), '')) AS bv
+  FROM events e
+  JOIN s0 p ON e.uid = p.uid
+  WHERE e.product_id = $18 AND e.env = $19 AND e.ts >= $20::TIMESTAMP AND e.ts < $21::TIMESTAMP AND NOT e.is_bot AND e.eid = $22 AND epoch_us(e.ts) - p.t = 0
+  GROUP BY e.uid), bg AS (SELECT uid, CASE WHEN bv IN ($23, $24) THEN bv END AS bv
+  FROM v) SELECT date_trunc('day', make_timestamp(s0.t)) AS k, bg.bv, count(s0.t), count(s1.t), count(s2.t)
+  FROM s0
+  LEFT JOIN s1 ON s1.uid = s0.uid
+  LEFT JOIN s2 ON s2.uid = s0.uid
+  JOIN bg ON bg.uid = s0.uid
+  GROUP BY k, bg.bv;
+-- 1: int64 86400000000
+-- 2: int64 1
+-- 3: string live
+-- 4: time.Time 2026-11-02 00:00:00 +0000 UTC
+-- 5: time.Time 2026-11-09 00:00:00 +0000 UTC
+-- 6: uint32 0
+-- 7: int64 1
+-- 8: string live
+-- 9: time.Time 2026-11-02 00:00:00 +0000 UTC
+-- 10: time.Time 2026-11-10 00:00:00 +0000 UTC
+-- 11: uint32 1
+-- 12: int64 1
+-- 13: string live
+-- 14: time.Time 2026-11-02 00:00:00 +0000 UTC
+-- 15: time.Time 2026-11-11 00:00:00 +0000 UTC
+-- 16: uint32 2
+-- 17: string /plan
+-- 18: int64 1
+-- 19: string live
+-- 20: time.Time 2026-11-02 00:00:00 +0000 UTC
+-- 21: time.Time 2026-11-09 00:00:00 +0000 UTC
+-- 22: uint32 0
+-- 23: string pro
+-- 24: string free

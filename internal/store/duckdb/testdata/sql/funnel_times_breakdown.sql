@@ -1,0 +1,55 @@
+WITH s0 AS (SELECT uid, min(epoch_us(ts)) AS t
+  FROM events
+  WHERE product_id = $2 AND env = $3 AND ts >= $4::TIMESTAMP AND ts < $5::TIMESTAMP AND NOT is_bot AND eid = $6
+  GROUP BY uid), s1 AS (SELECT e.uid, min(epoch_us(e.ts)) AS t
+  FROM events e
+  JOIN s0 p ON e.uid = p.uid
+  WHERE e.product_id = $7 AND e.env = $8 AND e.ts >= $9::TIMESTAMP AND e.ts < $10::TIMESTAMP AND NOT e.is_bot AND e.eid = $11 AND epoch_us(e.ts) - p.t BETWEEN 1 AND $1
+  GROUP BY e.uid), s2 AS (SELECT e.uid, min(epoch_us(e.ts)) AS t
+  FROM events e
+  JOIN s1 p ON e.uid = p.uid
+  WHERE e.product_id = $12 AND e.env = $13 AND e.ts >= $14::TIMESTAMP AND e.ts < $15::TIMESTAMP AND NOT e.is_bot AND e.eid = $16 AND epoch_us(e.ts) - p.t BETWEEN 1 AND $1
+  GROUP BY e.uid), x0 AS (SELECT DISTINCT a.uid
+  FROM s1 a
+  JOIN s2 c ON c.uid = a.uid
+  JOIN events e ON e.uid = a.uid
+  WHERE e.product_id = $17 AND e.env = $18 AND e.ts >= $19::TIMESTAMP AND e.ts < $20::TIMESTAMP AND NOT e.is_bot AND e.eid = $21 AND epoch_us(e.ts) > a.t AND epoch_us(e.ts) < c.t), v AS (SELECT e.uid, min(coalesce(browser, '')) AS bv
+  FROM events e
+  JOIN s0 p ON e.uid = p.uid
+  WHERE e.product_id = $22 AND e.env = $23 AND e.ts >= $24::TIMESTAMP AND e.ts < $25::TIMESTAMP AND NOT e.is_bot AND e.eid = $26 AND epoch_us(e.ts) - p.t = 0
+  GROUP BY e.uid), bg AS (SELECT uid, CASE WHEN bv IN ($27, $28) THEN bv END AS bv
+  FROM v) SELECT grouping(bg.bv) = 1, bg.bv, count(*), count(s1.t), list_sort(list(s1.t - s0.t) FILTER (WHERE s1.t IS NOT NULL))[(count(s1.t) - 1) // 2 + 1], count(*) FILTER (WHERE s1.t - s0.t >= 0 AND s1.t - s0.t < 10000000), count(*) FILTER (WHERE s1.t - s0.t >= 10000000 AND s1.t - s0.t < 30000000), count(*) FILTER (WHERE s1.t - s0.t >= 30000000 AND s1.t - s0.t < 60000000), count(*) FILTER (WHERE s1.t - s0.t >= 60000000 AND s1.t - s0.t < 300000000), count(*) FILTER (WHERE s1.t - s0.t >= 300000000 AND s1.t - s0.t < 1800000000), count(*) FILTER (WHERE s1.t - s0.t >= 1800000000 AND s1.t - s0.t < 3600000000), count(*) FILTER (WHERE s1.t - s0.t >= 3600000000 AND s1.t - s0.t < 10800000000), count(*) FILTER (WHERE s1.t - s0.t >= 10800000000 AND s1.t - s0.t < 86400000000), count(*) FILTER (WHERE s1.t - s0.t >= 86400000000 AND s1.t - s0.t < 259200000000), count(*) FILTER (WHERE s1.t - s0.t >= 259200000000 AND s1.t - s0.t < 604800000000), count(*) FILTER (WHERE s1.t - s0.t >= 604800000000), count(s2.t), list_sort(list(s2.t - s1.t) FILTER (WHERE s2.t IS NOT NULL))[(count(s2.t) - 1) // 2 + 1], count(*) FILTER (WHERE s2.t - s1.t >= 0 AND s2.t - s1.t < 10000000), count(*) FILTER (WHERE s2.t - s1.t >= 10000000 AND s2.t - s1.t < 30000000), count(*) FILTER (WHERE s2.t - s1.t >= 30000000 AND s2.t - s1.t < 60000000), count(*) FILTER (WHERE s2.t - s1.t >= 60000000 AND s2.t - s1.t < 300000000), count(*) FILTER (WHERE s2.t - s1.t >= 300000000 AND s2.t - s1.t < 1800000000), count(*) FILTER (WHERE s2.t - s1.t >= 1800000000 AND s2.t - s1.t < 3600000000), count(*) FILTER (WHERE s2.t - s1.t >= 3600000000 AND s2.t - s1.t < 10800000000), count(*) FILTER (WHERE s2.t - s1.t >= 10800000000 AND s2.t - s1.t < 86400000000), count(*) FILTER (WHERE s2.t - s1.t >= 86400000000 AND s2.t - s1.t < 259200000000), count(*) FILTER (WHERE s2.t - s1.t >= 259200000000 AND s2.t - s1.t < 604800000000), count(*) FILTER (WHERE s2.t - s1.t >= 604800000000)
+  FROM s0
+  LEFT JOIN s1 ON s1.uid = s0.uid
+  LEFT JOIN s2 ON s2.uid = s0.uid ANTI
+  JOIN x0 ON x0.uid = s0.uid
+  JOIN bg ON bg.uid = s0.uid
+  GROUP BY GROUPING SETS ((bg.bv), ());
+-- 1: int64 86400000000
+-- 2: int64 1
+-- 3: string live
+-- 4: time.Time 2026-11-02 00:00:00 +0000 UTC
+-- 5: time.Time 2026-11-09 00:00:00 +0000 UTC
+-- 6: uint32 0
+-- 7: int64 1
+-- 8: string live
+-- 9: time.Time 2026-11-02 00:00:00 +0000 UTC
+-- 10: time.Time 2026-11-10 00:00:00 +0000 UTC
+-- 11: uint32 1
+-- 12: int64 1
+-- 13: string live
+-- 14: time.Time 2026-11-02 00:00:00 +0000 UTC
+-- 15: time.Time 2026-11-11 00:00:00 +0000 UTC
+-- 16: uint32 2
+-- 17: int64 1
+-- 18: string live
+-- 19: time.Time 2026-11-02 00:00:00 +0000 UTC
+-- 20: time.Time 2026-11-11 00:00:00 +0000 UTC
+-- 21: uint32 4294967295
+-- 22: int64 1
+-- 23: string live
+-- 24: time.Time 2026-11-02 00:00:00 +0000 UTC
+-- 25: time.Time 2026-11-09 00:00:00 +0000 UTC
+-- 26: uint32 0
+-- 27: string Chrome
+-- 28: string 
