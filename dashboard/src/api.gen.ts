@@ -954,6 +954,19 @@ export interface components {
             /** @description Present and true on the funnel of the values outside the top ones, last. */
             other?: boolean;
             steps: components["schemas"]["FunnelStep"][];
+            /**
+             * @description Present only with `view` `time_to_convert`: how long this row's users took to
+             *     each step after the first, as the answer's `timeToConvert` for all users. Its
+             *     `converted` are this row's `steps` counts.
+             */
+            timeToConvert?: components["schemas"]["FunnelStepTime"][];
+            /**
+             * @description Present only with `view` `trends`: this row's users by the bucket they entered
+             *     step 0 in, every bucket of the range, as the answer's `overTime` for all users.
+             *     Its buckets add up to this row's `steps`; the rows' buckets of one date add up to
+             *     the answer's.
+             */
+            overTime?: components["schemas"]["FunnelPoint"][];
         };
         /** Funnel exclusion */
         FunnelExclusion: {
@@ -964,6 +977,24 @@ export interface components {
             fromStep: number;
             /** @description The index of a later step, before whose event the exclusion ends. */
             toStep: number;
+        };
+        /**
+         * Funnel conversion in one bucket
+         * @description The users who entered step 0 in one bucket (`entered`), those of them who reached
+         *     the last step (`converted`) and `conversionPct` (100·converted/entered rounded to
+         *     one decimal, 0 without entrants).
+         */
+        FunnelPoint: {
+            /**
+             * Format: date
+             * @description The bucket's first day, in the product's zone.
+             */
+            date: string;
+            /** Format: int64 */
+            entered: number;
+            /** Format: int64 */
+            converted: number;
+            conversionPct: number;
         };
         /**
          * Funnel query
@@ -1043,8 +1074,10 @@ export interface components {
              * @description Split the funnel by this property's value on each user's step-0 event (the
              *     earliest in the range; of several at that instant, the least value; `""` when
              *     not set), as PostHog attributes a funnel breakdown to the first step. The answer
-             *     keeps the whole funnel in `steps` and adds `breakdown`. Absent, `null` or `""`
-             *     means none.
+             *     keeps the whole funnel in `steps` and adds `breakdown`. In the views
+             *     `time_to_convert` and `trends` each row of `breakdown` (the same values, ranked
+             *     as in `steps`) carries the view's answer for its users alone. Absent, `null` or
+             *     `""` means none.
              */
             breakdown?: components["schemas"]["FilterProperty"] | ("" | null);
             /**
@@ -1059,7 +1092,9 @@ export interface components {
              *     and, in `timeToConvert`, how long each later step's users took from the step
              *     before (PostHog's time-to-convert view). `trends`: the counts and, in `overTime`,
              *     the conversion of the users who entered step 0 in each `interval` of the range
-             *     (PostHog's historical trends view). Neither with a `breakdown` (400).
+             *     (PostHog's historical trends view). With a `breakdown`, `timeToConvert` and
+             *     `overTime` stay the whole funnel's, and each row of `breakdown` has its own:
+             *     the same computation over its users alone (a line per value).
              * @enum {string|null}
              */
             view?: "steps" | "time_to_convert" | "trends" | "" | null;
@@ -1084,32 +1119,24 @@ export interface components {
             /**
              * @description Present only with a `breakdown`: the funnel of each top value, most step-0
              *     users first (ties by value), then the other values' users together (`other`).
-             *     Empty when no user entered the funnel.
+             *     Empty when no user entered the funnel. The views `time_to_convert` and `trends`
+             *     rank the values alike and give each row its `timeToConvert` or `overTime`.
              */
             breakdown?: components["schemas"]["FunnelBreakdown"][];
             /**
              * @description Present only with `view` `time_to_convert`: one entry for each step after the
-             *     first, in order.
+             *     first, in order. With a `breakdown`, of every value's users together (its median
+             *     is theirs, not one of the rows').
              */
             timeToConvert?: components["schemas"]["FunnelStepTime"][];
             /**
              * @description Present only with `view` `trends`: every bucket of the range, in order, with the
              *     users who entered step 0 in it (`entered`), those of them who reached the last
              *     step (`converted`) and `conversionPct` (100·converted/entered rounded to one
-             *     decimal, 0 without entrants). The buckets add up to `steps`.
+             *     decimal, 0 without entrants). The buckets add up to `steps`. With a `breakdown`,
+             *     of every value's users together: the rows' buckets added up.
              */
-            overTime?: {
-                /**
-                 * Format: date
-                 * @description The bucket's first day, in the product's zone.
-                 */
-                date: string;
-                /** Format: int64 */
-                entered: number;
-                /** Format: int64 */
-                converted: number;
-                conversionPct: number;
-            }[];
+            overTime?: components["schemas"]["FunnelPoint"][];
         };
         /** Funnel step */
         FunnelStep: {
