@@ -256,12 +256,17 @@ func TestFunnelOverTime(t *testing.T) {
 	ev := func(name, user string, at time.Duration) querytest.Event {
 		return querytest.Event{Name: name, DistinctID: user, Time: day0.Add(at)}
 	}
+	plan := func(e querytest.Event, p string) querytest.Event {
+		e.Properties = map[string]any{"plan": p}
+		return e
+	}
 	ingestDataset(t, s, tn, []querytest.Event{
 		// Day 0: a converts, b does not. Day 2: c converts, its last step
-		// on day 3. Day 3: d converts.
-		ev("visit", "a", 0), ev("paid", "a", time.Hour),
-		ev("visit", "b", time.Hour),
-		ev("visit", "c", 48*time.Hour+13*time.Hour), ev("paid", "c", 48*time.Hour+20*time.Hour),
+		// on day 3. Day 3: d converts. a and c visit on the plan pro, b on
+		// free, d on none.
+		plan(ev("visit", "a", 0), "pro"), ev("paid", "a", time.Hour),
+		plan(ev("visit", "b", time.Hour), "free"),
+		plan(ev("visit", "c", 48*time.Hour+13*time.Hour), "pro"), ev("paid", "c", 48*time.Hour+20*time.Hour),
 		ev("visit", "d", 72*time.Hour), ev("paid", "d", 73*time.Hour),
 	})
 	req := map[string]any{"steps": []string{"visit", "paid"}, "view": "trends", "interval": "day",
@@ -274,5 +279,23 @@ func TestFunnelOverTime(t *testing.T) {
 		`{"date":"` + d(2) + `","entered":1,"converted":1,"conversionPct":100},{"date":"` + d(3) + `","entered":1,"converted":1,"conversionPct":100}]}`
 	if res.Status != 200 || strings.TrimSpace(string(res.Body)) != want {
 		t.Errorf("funnel over time: %d %s\nwant %s", res.Status, res.Body, want)
+	}
+
+	// By plan, the top value alone: pro (a and c), then b and d
+	// together, each with every day; the whole funnel as above.
+	req["breakdown"], req["breakdownLimit"] = "properties.plan", 1
+	body, _ = json.Marshal(req)
+	res = do(t, "POST", s.URL+"/api/v1/query/funnel", body, map[string]string{"Authorization": "Bearer " + tn.Token})
+	point := func(k, entered, converted int, pct string) string {
+		return fmt.Sprintf(`{"date":"%s","entered":%d,"converted":%d,"conversionPct":%s}`, d(k), entered, converted, pct)
+	}
+	want = `{"steps":[{"name":"visit","count":4,"conversionPct":null},{"name":"paid","count":3,"conversionPct":75}],"breakdown":[` +
+		`{"breakdownValue":"pro","steps":[{"name":"visit","count":2,"conversionPct":null},{"name":"paid","count":2,"conversionPct":100}],"overTime":[` +
+		point(0, 1, 1, "100") + "," + point(1, 0, 0, "0") + "," + point(2, 1, 1, "100") + "," + point(3, 0, 0, "0") + `]},` +
+		`{"breakdownValue":null,"other":true,"steps":[{"name":"visit","count":2,"conversionPct":null},{"name":"paid","count":1,"conversionPct":50}],"overTime":[` +
+		point(0, 1, 0, "0") + "," + point(1, 0, 0, "0") + "," + point(2, 0, 0, "0") + "," + point(3, 1, 1, "100") + `]}],"overTime":[` +
+		point(0, 2, 1, "50") + "," + point(1, 0, 0, "0") + "," + point(2, 1, 1, "100") + "," + point(3, 1, 1, "100") + `]}`
+	if res.Status != 200 || strings.TrimSpace(string(res.Body)) != want {
+		t.Errorf("funnel over time by plan: %d %s\nwant %s", res.Status, res.Body, want)
 	}
 }
