@@ -1,8 +1,8 @@
 // Issue 40, items 5 and the Funnels page's views: a step's "Converted" and
 // "Dropped off" links list those users (POST /query/funnel/users, with the
 // funnel on screen and the breakdown row clicked), paged with "More users";
-// the view switch shows Time to convert and Over time, kept in the URL, and
-// is disabled while a breakdown is set.
+// the view switch shows Time to convert and Over time, kept in the URL
+// (with a breakdown: test/funnel-views-breakdown.test.tsx).
 import { describe, expect, it } from "vitest";
 import { act } from "preact/test-utils";
 import { Funnels } from "../src/pages/Funnels";
@@ -194,22 +194,5 @@ describe("Funnels views", () => {
     await click(byText(root, "button", "Steps"));
     expect(funnelCalls().pop()?.body).not.toHaveProperty("view");
     expect(root.querySelectorAll("[data-testid=funnel-step]")).toHaveLength(3);
-  });
-
-  it("disables the views while a breakdown is set and sends no view", async () => {
-    const calls = fakeFetch({
-      "GET /api/v1/query/events": events,
-      "GET /api/v1/queries": { body: { items: [] } },
-      "POST /api/v1/query/funnel": { body: { ...steps, breakdown: [] } },
-    });
-    history.replaceState(null, "", "/funnels?product=3&step=%24pageview&step=signup&breakdown=browser&view=trends");
-    const root = await mount(<Funnels product={product} range={week} env="live" />);
-    const body = calls.filter((c) => c.path === "/api/v1/query/funnel").pop()?.body;
-    expect(body).toMatchObject({ breakdown: "browser" });
-    expect(body).not.toHaveProperty("view");
-    expect(byText(root, "button", "Over time")?.hasAttribute("disabled")).toBe(true);
-    expect(byText(root, "button", "Time to convert")?.hasAttribute("disabled")).toBe(true);
-    expect(byText(root, "button", "Steps")?.getAttribute("aria-pressed")).toBe("true");
-    expect(root.querySelector("[data-testid=funnel-views-hint]")?.textContent).toContain("remove the breakdown");
   });
 });

@@ -1,3 +1,4 @@
+import { useState } from "preact/hooks";
 import { TimeChart } from "../charts/TimeChart";
 import { num } from "../charts/time";
 import type { FunnelResult } from "../types";
@@ -12,11 +13,10 @@ export const funnelIntervals: readonly FunnelInterval[] = ["day", "week"];
 const viewNames: Record<FunnelView, string> = { steps: "Steps", time_to_convert: "Time to convert", trends: "Over time" };
 
 /**
- * ViewSwitch picks the funnel's view. The API refuses a view with a
- * breakdown, so while one is set the other views are disabled and a hint
- * says why, rather than sending a request that fails.
+ * ViewSwitch picks the funnel's view. Every view takes a breakdown: its
+ * answer then has a row per value, each with the view's numbers.
  */
-export function ViewSwitch(props: { view: FunnelView; breakdown: boolean; onChange: (v: FunnelView) => void }) {
+export function ViewSwitch(props: { view: FunnelView; onChange: (v: FunnelView) => void }) {
   return (
     <div class="inline-form" role="group" aria-label="Funnel view" data-testid="funnel-views">
       {funnelViews.map((v) => (
@@ -25,19 +25,20 @@ export function ViewSwitch(props: { view: FunnelView; breakdown: boolean; onChan
           type="button"
           class={`button small${props.view === v ? "" : " secondary"}`}
           aria-pressed={props.view === v ? "true" : "false"}
-          disabled={props.breakdown && v !== "steps"}
           onClick={() => props.onChange(v)}
         >
           {viewNames[v]}
         </button>
       ))}
-      {props.breakdown ? (
-        <span class="hint" data-testid="funnel-views-hint">
-          Time to convert and Over time show the whole funnel: remove the breakdown to see them.
-        </span>
-      ) : null}
     </div>
   );
+}
+
+type BreakdownRow = NonNullable<FunnelResult["breakdown"]>[number];
+
+/** rowLabel names a breakdown row as the steps view's table does: its value, "(not set)" for "", or "Other values". */
+export function rowLabel(r: BreakdownRow): string {
+  return r.other ? "Other values" : r.breakdownValue === "" ? "(not set)" : r.breakdownValue ?? "";
 }
 
 /** duration writes seconds as people read them: 45 s, 12 min, 3.5 h, 1 day, 2.1 days. */
@@ -59,20 +60,97 @@ function bucketName(from: number, to: number | null): string {
 /**
  * TimeToConvert is the time_to_convert view: for each step after the
  * first, the median time its users took from the step before, and their
- * times as horizontal bars over the API's fixed buckets.
+ * times as horizontal bars over the API's fixed buckets. With a
+ * breakdown, a table of each row's median per step comes first (all
+ * users, then the rows in the steps view's order), and the histograms
+ * are those of the row picked under it, the first value's at first.
  */
 export function TimeToConvert(props: { result: FunnelResult }) {
-  const times = props.result.timeToConvert ?? [];
+  const rows = props.result.breakdown ?? [];
+  // The row whose histograms show: an index into rows, or -1 for all users.
+  const [picked, setPicked] = useState(0);
+  if (!props.result.breakdown) return <StepHistograms steps={props.result.steps} times={props.result.timeToConvert ?? []} />;
+  const shown = picked < rows.length ? picked : rows.length ? 0 : -1;
+  const times = shown < 0 ? props.result.timeToConvert ?? [] : rows[shown].timeToConvert ?? [];
+  const who = shown < 0 ? "all users" : rowLabel(rows[shown]);
   return (
     <div data-testid="funnel-time">
-      {times.map((t) => {
+      <TimesByRow result={props.result} />
+      {rows.length ? (
+        <label class="inline-form">
+          Histograms of
+          <select name="time-row" value={String(shown)} onChange={(e) => setPicked(Number(e.currentTarget.value))}>
+            {rows.map((r, k) => (
+              <option key={k} value={String(k)}>
+                {rowLabel(r)}
+              </option>
+            ))}
+            <option value="-1">All users</option>
+          </select>
+        </label>
+      ) : null}
+      <StepHistograms steps={props.result.steps} times={times} who={who} />
+    </div>
+  );
+}
+
+/**
+ * TimesByRow is the table of a broken-down time to convert: a row for all
+ * users and one for each breakdown row, a column for each step after the
+ * first with its median and how many users it is of.
+ */
+function TimesByRow(props: { result: FunnelResult }) {
+  const rows = props.result.breakdown ?? [];
+  const all = { label: "All users", times: props.result.timeToConvert ?? [] };
+  return (
+    <div class="table-scroll">
+      <table class="funnel-table" data-testid="funnel-time-breakdown">
+        <caption class="visually-hidden">Median time to convert to each step, by breakdown value</caption>
+        <thead>
+          <tr>
+            <th scope="col">Value</th>
+            {props.result.steps.slice(1).map((s, i) => (
+              <th scope="col" key={i} class="num">
+                {i + 1} → {i + 2}. {s.name}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {[all, ...rows.map((r) => ({ label: rowLabel(r), times: r.timeToConvert ?? [] }))].map((r, k) => (
+            <tr key={k} data-testid="funnel-time-breakdown-row">
+              <th scope="row">{r.label}</th>
+              {r.times.map((t) => (
+                <td key={t.step} class="num time-cell">
+                  <span data-testid="funnel-time-breakdown-median">{t.medianSeconds === null ? "—" : duration(t.medianSeconds)}</span>
+                  <span class="hint"> of {num(t.converted)}</span>
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/**
+ * StepHistograms are the times of one set of users (all of them, or one
+ * breakdown row's, who), a section per step after the first: the median
+ * and the users in each of the API's buckets.
+ */
+function StepHistograms(props: { steps: FunnelResult["steps"]; times: NonNullable<FunnelResult["timeToConvert"]>; who?: string }) {
+  return (
+    <div data-testid={props.who === undefined ? "funnel-time" : "funnel-time-histograms"}>
+      {props.times.map((t) => {
         const most = Math.max(1, ...t.histogram.map((b) => b.count));
-        const name = props.result.steps[t.step]?.name ?? "";
-        const before = props.result.steps[t.step - 1]?.name ?? "";
+        const name = props.steps[t.step]?.name ?? "";
+        const before = props.steps[t.step - 1]?.name ?? "";
         return (
           <section key={t.step} class="funnel-time-step" data-testid="funnel-time-step">
             <h3>
               <span class="step-num">{t.step + 1}</span> {before} → {name}
+              {props.who !== undefined ? <span class="hint"> · {props.who}</span> : null}
             </h3>
             <p class="hint">
               Median:{" "}
@@ -83,6 +161,7 @@ export function TimeToConvert(props: { result: FunnelResult }) {
               <table class="funnel-table">
                 <caption class="visually-hidden">
                   Users by time taken from step {t.step} to step {t.step + 1}
+                  {props.who !== undefined ? `, ${props.who}` : ""}
                 </caption>
                 <thead>
                   <tr>
@@ -120,10 +199,13 @@ export function TimeToConvert(props: { result: FunnelResult }) {
 /**
  * OverTime is the trends view: the conversion from the first step to the
  * last of the users who entered in each bucket, as a line, with a table of
- * entrants, converted and conversion per bucket.
+ * entrants, converted and conversion per bucket. With a breakdown it
+ * draws a line per row (the chart's data table has each bucket's
+ * figures) and tables each row's entrants and conversion over the range.
  */
 export function OverTime(props: { result: FunnelResult; interval: FunnelInterval }) {
   const rows = props.result.overTime ?? [];
+  if (props.result.breakdown) return <OverTimeByRow result={props.result} interval={props.interval} />;
   return (
     <div data-testid="funnel-over-time">
       <TimeChart
@@ -160,6 +242,59 @@ export function OverTime(props: { result: FunnelResult; interval: FunnelInterval
                 <td class="num">{r.conversionPct}%</td>
               </tr>
             ))}
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}
+
+/** OverTimeByRow is OverTime with a breakdown: a line and a table row per breakdown row. */
+function OverTimeByRow(props: { result: FunnelResult; interval: FunnelInterval }) {
+  const rows = props.result.breakdown ?? [];
+  const buckets = (props.result.overTime ?? []).map((p) => p.date);
+  const last = props.result.steps.length - 1;
+  return (
+    <div data-testid="funnel-over-time">
+      <TimeChart
+        kind="line"
+        interval={props.interval}
+        buckets={buckets}
+        lines={rows.map((r) => ({ label: rowLabel(r), data: (r.overTime ?? []).map((p) => p.conversionPct) }))}
+        label="Conversion from the first step to the last by when users entered, a line per breakdown value"
+        format={(v) => `${v}%`}
+      />
+      {rows.length === 0 ? <p class="empty">No user entered the funnel in this range.</p> : null}
+      <div class="table-scroll">
+        <table class="funnel-table" data-testid="funnel-over-time-breakdown">
+          <caption class="visually-hidden">Entrants and conversion over the range, by breakdown value</caption>
+          <thead>
+            <tr>
+              <th scope="col">Value</th>
+              <th scope="col" class="num">
+                Entered
+              </th>
+              <th scope="col" class="num">
+                Converted
+              </th>
+              <th scope="col" class="num">
+                Conversion
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((r, k) => {
+              const entered = r.steps[0]?.count ?? 0;
+              const converted = r.steps[last]?.count ?? 0;
+              return (
+                <tr key={k} data-testid="funnel-over-time-breakdown-row">
+                  <th scope="row">{rowLabel(r)}</th>
+                  <td class="num">{num(entered)}</td>
+                  <td class="num">{num(converted)}</td>
+                  <td class="num">{entered ? `${Math.round((converted / entered) * 1000) / 10}%` : "—"}</td>
+                </tr>
+              );
+            })}
           </tbody>
         </table>
       </div>

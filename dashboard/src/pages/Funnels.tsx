@@ -182,10 +182,9 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
   const names = useEventNamesResult(pid, days, props.env);
 
   // The view (?view=) and the Over time interval (?interval=) apply at
-  // once. The API refuses a view with a breakdown: the steps are shown then.
-  const [urlView, setView] = useQueryState<FunnelView>("view", "steps", oneOf(funnelViews));
+  // once, with or without a breakdown (each row then gets the view).
+  const [view, setView] = useQueryState<FunnelView>("view", "steps", oneOf(funnelViews));
   const [interval, setInterval] = useQueryState<FunnelInterval>("interval", "day", oneOf(funnelIntervals));
-  const view: FunnelView = shownDraft.breakdown ? "steps" : urlView;
   const request: FunnelRequest = { ...funnelRequest(shownDraft), dateFrom: days.from, dateTo: days.to };
   const viewRequest: FunnelRequest = view === "steps" ? request : { ...request, view, interval: view === "trends" ? interval : undefined };
   const waiting = savedId !== null && savedQuery === null;
@@ -443,7 +442,7 @@ function FunnelBuilder(props: { product: Product; range: DateRange; env: DataEnv
               ) : (
                 <>
                   <AnnotationStrip from={days.from} to={days.to} annotations={annotations} />
-                  <ViewSwitch view={view} breakdown={!!shownDraft.breakdown} onChange={(v) => setView(v)} />
+                  <ViewSwitch view={view} onChange={(v) => setView(v)} />
                   {view === "trends" ? (
                     <label class="inline-form">
                       Interval

@@ -6,9 +6,16 @@
 // newest first, 50 and then 5 more with "More users"; a user's link opens
 // their page. Time to convert shows the median (1.5 min) and the five users
 // in the 1–5 min bucket; Over time shows 60 entered and 5 converted.
+// Every third user visits on the plan pro, the others on free (users 0
+// and 3 of the five who sign up are pro): broken down by plan, Over time
+// has a line and a row for free (40 entered, 3 converted) and pro (20, 2),
+// and Time to convert a row of medians for all users, free and pro, with
+// free's histogram first and pro's when picked.
 // Screenshots at 1280 and 390 px: funnel-users.png, funnel-users-phone.png,
 // funnel-time.png, funnel-time-phone.png, funnel-over-time.png,
-// funnel-over-time-phone.png. E2E_ONLY=funnelusers runs it alone.
+// funnel-over-time-phone.png, funnel-over-time-breakdown.png,
+// funnel-over-time-breakdown-phone.png, funnel-time-breakdown.png,
+// funnel-time-breakdown-phone.png. E2E_ONLY=funnelusers runs it alone.
 import { setUpOwner } from "./owner.mjs";
 import { watchedPage } from "./page.mjs";
 
@@ -23,7 +30,7 @@ export async function funnelUserPages(browser, h) {
   const id = (i) => `fu${String(i).padStart(2, "0")}`;
   const batch = [];
   for (let i = 0; i < 60; i++) {
-    batch.push({ event_name: "visited", distinct_id: id(i), timestamp: at(i * 10) });
+    batch.push({ event_name: "visited", distinct_id: id(i), timestamp: at(i * 10), properties: { plan: i % 3 === 0 ? "pro" : "free" } });
     if (i < 5) batch.push({ event_name: "signed_up", distinct_id: id(i), timestamp: at(i * 10 + 90) });
   }
   await h.check("the users' events are accepted", async () => {
@@ -113,5 +120,39 @@ export async function funnelUserPages(browser, h) {
       return rows.length >= 1 && mondays && sum(1) === 60 && sum(2) === 5;
     }, null, { timeout: 20_000 });
   });
+
+  // The views broken down by plan: each value's line, medians and histograms.
+  await page.goto(`${funnelURL}&breakdown=properties.plan`);
+  await page.getByTestId("funnel-breakdown-row").nth(1).waitFor();
+  await h.check("Over time by plan has a line and a row for free and for pro", async () => {
+    await page.getByRole("button", { name: "Over time" }).click();
+    await page.waitForURL(/breakdown=properties.plan.*view=trends/);
+    await page.getByTestId("funnel-over-time-breakdown-row").nth(1).waitFor();
+    const rows = await page.getByTestId("funnel-over-time-breakdown-row").evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
+    if (JSON.stringify(rows) !== JSON.stringify([["free", "40", "3", "7.5%"], ["pro", "20", "2", "10%"]])) throw new Error(JSON.stringify(rows));
+    // The chart's lines, in its data table: one column per value.
+    const heads = await page.locator("[data-testid=funnel-over-time] .data-table thead th").allTextContents();
+    if (JSON.stringify(heads) !== JSON.stringify(["Date", "free", "pro"])) throw new Error(JSON.stringify(heads));
+  });
+  await shot("funnel-over-time-breakdown");
+  await atPhoneWidth("the Funnels page's Over time view by plan", "funnel-over-time-breakdown-phone");
+  await h.check("Time to convert by plan tables each value's median and shows free's histogram, then pro's", async () => {
+    await page.getByRole("button", { name: "Time to convert" }).click();
+    await page.waitForURL(/breakdown=properties.plan.*view=time_to_convert/);
+    await page.getByTestId("funnel-time-breakdown-row").nth(2).waitFor();
+    const rows = await page.getByTestId("funnel-time-breakdown-row").evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
+    const want = [["All users", "1.5 min of 5"], ["free", "1.5 min of 3"], ["pro", "1.5 min of 2"]];
+    if (JSON.stringify(rows) !== JSON.stringify(want)) throw new Error(JSON.stringify(rows));
+    const filled = async () =>
+      (await page.getByTestId("funnel-time-bucket").evaluateAll((trs) => trs.map((tr) => [tr.querySelector("th").textContent, tr.querySelector("td.num").textContent]))).filter((r) => r[1] !== "0");
+    let got = await filled();
+    if (JSON.stringify(got) !== JSON.stringify([["1 min – 5 min", "3"]])) throw new Error(`free: ${JSON.stringify(got)}`);
+    await page.locator("select[name=time-row]").selectOption({ label: "pro" });
+    await page.waitForFunction(() => document.querySelector("[data-testid=funnel-time-step] h3")?.textContent?.includes("pro"));
+    got = await filled();
+    if (JSON.stringify(got) !== JSON.stringify([["1 min – 5 min", "2"]])) throw new Error(`pro: ${JSON.stringify(got)}`);
+  });
+  await shot("funnel-time-breakdown");
+  await atPhoneWidth("the Funnels page's Time to convert view by plan", "funnel-time-breakdown-phone");
   await h.check("the pages raised no errors", async () => noPageErrors());
 }
