@@ -322,7 +322,7 @@ func (e *Engine) RunFunnel(ctx context.Context, q analytics.FunnelQuery) (Funnel
 	if q.Breakdown != nil {
 		res.Breakdown = []FunnelBreakdown{}
 		for _, r := range rows {
-			res.Breakdown = append(res.Breakdown, rowKey{value: r.Breakdown, other: r.Other}.funnel(q, r.Counts))
+			res.Breakdown = append(res.Breakdown, keyOf(r.Breakdown, r.Other).funnel(q, r.Counts))
 		}
 	}
 	return res, nil
