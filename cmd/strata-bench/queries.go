@@ -272,8 +272,8 @@ func compareFunnels(dataDir string, from, to time.Time, runs int) (funnelPair, e
 // 4-step one (issue 40's targets, each at most twice the plain funnel):
 // the same four events with a filter on each step and a breakdown by
 // browser (benchQueries' deep4Funnel), and the plain funnel's time to
-// convert and conversion by day. Each is a request body's fields over
-// the plain funnel's.
+// convert and conversion by day, whole and by browser. Each is a request
+// body's fields over the plain funnel's.
 var funnelVariants = []struct {
 	name string
 	with map[string]any
@@ -281,6 +281,8 @@ var funnelVariants = []struct {
 	{deep4Funnel, nil},
 	{"4-step funnel, time to convert", map[string]any{"view": "time_to_convert"}},
 	{"4-step funnel, conversion by day", map[string]any{"view": "trends", "interval": "day"}},
+	{"4-step funnel, time to convert, by browser", map[string]any{"view": "time_to_convert", "breakdown": "browser", "breakdownLimit": 5}},
+	{"4-step funnel, conversion by day, by browser", map[string]any{"view": "trends", "interval": "day", "breakdown": "browser", "breakdownLimit": 5}},
 }
 
 // funnelDepth times, through the query engine on store in this process,
