@@ -274,15 +274,20 @@ func compareFunnels(dataDir string, from, to time.Time, runs int) (funnelPair, e
 // browser (benchQueries' deep4Funnel), and the plain funnel's time to
 // convert and conversion by day, whole and by browser. Each is a request
 // body's fields over the plain funnel's.
-var funnelVariants = []struct {
-	name string
-	with map[string]any
-}{
+var funnelVariants = []funnelVariant{
 	{deep4Funnel, nil},
 	{"4-step funnel, time to convert", map[string]any{"view": "time_to_convert"}},
 	{"4-step funnel, conversion by day", map[string]any{"view": "trends", "interval": "day"}},
 	{"4-step funnel, time to convert, by browser", map[string]any{"view": "time_to_convert", "breakdown": "browser", "breakdownLimit": 5}},
 	{"4-step funnel, conversion by day, by browser", map[string]any{"view": "trends", "interval": "day", "breakdown": "browser", "breakdownLimit": 5}},
+}
+
+// funnelVariant is a funnel request timed by funnelDepth: name's body in
+// benchQueries (the plain funnel's, when it has none) with the fields of
+// with over it.
+type funnelVariant struct {
+	name string
+	with map[string]any
 }
 
 // funnelDepth times, through the query engine on store in this process,
@@ -299,10 +304,7 @@ func funnelDepth(store analytics.QueryStore, from, to time.Time, runs int) ([]ti
 		}
 	}
 	var fns []func() error
-	for _, v := range append([]struct {
-		name string
-		with map[string]any
-	}{{plain4Funnel, nil}}, funnelVariants...) {
+	for _, v := range append([]funnelVariant{{plain4Funnel, nil}}, funnelVariants...) {
 		body := maps.Clone(bodies[v.name])
 		if body == nil {
 			body = maps.Clone(bodies[plain4Funnel])
