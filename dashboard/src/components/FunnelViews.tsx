@@ -41,6 +41,11 @@ export function rowLabel(r: BreakdownRow): string {
   return r.other ? "Other values" : r.breakdownValue === "" ? "(not set)" : r.breakdownValue ?? "";
 }
 
+/** overall is the conversion from the first step to the last, "—" when nobody entered: 12.5%. */
+export function overall(first: number, last: number): string {
+  return first ? `${Math.round((last / first) * 1000) / 10}%` : "—";
+}
+
 /** duration writes seconds as people read them: 45 s, 12 min, 3.5 h, 1 day, 2.1 days. */
 export function duration(s: number): string {
   if (s < 60) return `${Math.round(s * 10) / 10} s`;
@@ -219,20 +224,7 @@ export function OverTime(props: { result: FunnelResult; interval: FunnelInterval
       <div class="table-scroll">
         <table class="funnel-table" data-testid="funnel-over-time-table">
           <caption class="visually-hidden">Entrants and conversion per {props.interval}</caption>
-          <thead>
-            <tr>
-              <th scope="col">{props.interval === "week" ? "Week of" : "Day"}</th>
-              <th scope="col" class="num">
-                Entered
-              </th>
-              <th scope="col" class="num">
-                Converted
-              </th>
-              <th scope="col" class="num">
-                Conversion
-              </th>
-            </tr>
-          </thead>
+          <ConversionHead first={props.interval === "week" ? "Week of" : "Day"} />
           <tbody>
             {rows.map((r) => (
               <tr key={r.date} data-testid="funnel-over-time-row">
@@ -246,6 +238,26 @@ export function OverTime(props: { result: FunnelResult; interval: FunnelInterval
         </table>
       </div>
     </div>
+  );
+}
+
+/** ConversionHead heads an Over time table: its first column's name, then entered, converted and conversion. */
+function ConversionHead(props: { first: string }) {
+  return (
+    <thead>
+      <tr>
+        <th scope="col">{props.first}</th>
+        <th scope="col" class="num">
+          Entered
+        </th>
+        <th scope="col" class="num">
+          Converted
+        </th>
+        <th scope="col" class="num">
+          Conversion
+        </th>
+      </tr>
+    </thead>
   );
 }
 
@@ -268,20 +280,7 @@ function OverTimeByRow(props: { result: FunnelResult; interval: FunnelInterval }
       <div class="table-scroll">
         <table class="funnel-table" data-testid="funnel-over-time-breakdown">
           <caption class="visually-hidden">Entrants and conversion over the range, by breakdown value</caption>
-          <thead>
-            <tr>
-              <th scope="col">Value</th>
-              <th scope="col" class="num">
-                Entered
-              </th>
-              <th scope="col" class="num">
-                Converted
-              </th>
-              <th scope="col" class="num">
-                Conversion
-              </th>
-            </tr>
-          </thead>
+          <ConversionHead first="Value" />
           <tbody>
             {rows.map((r, k) => {
               const entered = r.steps[0]?.count ?? 0;
@@ -291,7 +290,7 @@ function OverTimeByRow(props: { result: FunnelResult; interval: FunnelInterval }
                   <th scope="row">{rowLabel(r)}</th>
                   <td class="num">{num(entered)}</td>
                   <td class="num">{num(converted)}</td>
-                  <td class="num">{entered ? `${Math.round((converted / entered) * 1000) / 10}%` : "—"}</td>
+                  <td class="num">{overall(entered, converted)}</td>
                 </tr>
               );
             })}

@@ -6,7 +6,7 @@ import { CountSelect, useGroupTypes } from "../components/CountSelect";
 import { EventInput, EventList, useEventNamesResult } from "../components/EventInput";
 import { FilterEditor, checkFilter, draftFilters, filterRequest, useCohortOptions, type FilterDraft } from "../components/FilterEditor";
 import { FunnelUsers, type FunnelPick } from "../components/FunnelUsers";
-import { OverTime, TimeToConvert, ViewSwitch, funnelIntervals, funnelViews, type FunnelInterval, type FunnelView } from "../components/FunnelViews";
+import { OverTime, TimeToConvert, ViewSwitch, funnelIntervals, funnelViews, overall, rowLabel, type FunnelInterval, type FunnelView } from "../components/FunnelViews";
 import { SaveQueryForm, SavedList, useSavedQueries } from "../components/SavedList";
 import { ErrorState, NoData, NoProduct, Skeleton } from "../components/States";
 import { plural } from "../format";
@@ -643,7 +643,7 @@ export function FunnelBreakdownTable(props: { result: FunnelResult; onPick?: (p:
           {rows.map((r, k) => {
             const first = r.steps[0]?.count ?? 0;
             const last = r.steps[r.steps.length - 1]?.count ?? 0;
-            const label = r.other ? "Other values" : r.breakdownValue === "" ? "(not set)" : r.breakdownValue ?? "";
+            const label = rowLabel(r);
             const row = r.other ? { other: true } : { breakdownValue: r.breakdownValue ?? "" };
             return (
               <tr key={k} data-testid="funnel-breakdown-row">
@@ -653,7 +653,7 @@ export function FunnelBreakdownTable(props: { result: FunnelResult; onPick?: (p:
                     {props.onPick ? <StepLinks steps={r.steps} step={i} onPick={props.onPick} row={row} label={label} compact /> : num(s.count)}
                   </td>
                 ))}
-                <td class="num">{first ? `${Math.round((last / first) * 1000) / 10}%` : "—"}</td>
+                <td class="num">{overall(first, last)}</td>
               </tr>
             );
           })}
