@@ -22,6 +22,9 @@ export function GoalSettings(props: { productId: number }) {
   const { busy, notice, run } = useAction<string>();
   const canCreate = useAllows("member");
   const canDelete = useAllows("admin");
+  // A reload after an add or a delete keeps the list on screen until the new
+  // one arrives, so the table does not blink out between the two.
+  const shown = goals.state === "done" ? goals.data : goals.state === "loading" ? goals.previous : undefined;
 
   const create = (e: Event) => {
     e.preventDefault();
@@ -82,9 +85,9 @@ export function GoalSettings(props: { productId: number }) {
         <p class="form-error" role="alert">
           {goals.error}
         </p>
-      ) : goals.state !== "done" ? (
+      ) : shown === undefined ? (
         <p class="muted">Loading…</p>
-      ) : goals.data.length === 0 ? (
+      ) : shown.length === 0 ? (
         <p class="empty">{canCreate ? "No goals yet. Add a custom event or a page path above, and the Overview shows its conversions." : "No goals yet."}</p>
       ) : (
         <Table
@@ -98,7 +101,7 @@ export function GoalSettings(props: { productId: number }) {
             </>
           }
         >
-          {goals.data.map((g) => (
+          {shown.map((g) => (
             <tr key={g.id} data-testid="goal-settings-row">
               <td>
                 <code>{g.kind === "page" ? g.path : g.event}</code>

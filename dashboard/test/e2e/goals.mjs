@@ -176,6 +176,7 @@ export async function goalPages(browser, h) {
     const row = settings.getByTestId("goal-settings-row").filter({ hasText: "/pricing" });
     await row.getByRole("button", { name: "Delete" }).click();
     await row.waitFor({ state: "detached" });
+    await settings.getByRole("cell", { name: "/blog/*", exact: true }).waitFor();
     same((await rows(settings, "Goals")).map((r) => r[0]), ["signup", "/blog/*"]);
   });
   await page.goto(`${strata.url}/?product=${productId}&range=7d`);
