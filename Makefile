@@ -26,7 +26,7 @@ WP_ZIP  := dist/strata-analytics-$(WP_VERSION).zip
 # the time it ends, so that a CI log shows where the run's time goes.
 STAMP = @date -u +'\# %T make $@'
 
-.PHONY: all build geoip openapi-proxy run test prepare test-api test-go test-sdk test-node test-dashboard test-wordpress wordpress-deps wordpress-bots wordpress-zip fuzz vet bench deps clean
+.PHONY: all build geoip openapi-proxy run test prepare test-api test-go test-go-packages test-sdk test-node test-dashboard test-wordpress wordpress-deps wordpress-bots wordpress-zip fuzz vet bench deps clean
 
 all: build
 
@@ -122,9 +122,20 @@ test-api: api/node_modules/.package-lock.json
 # Go"): ./... from the root does not reach it.
 test-go: $(GEO_DB)
 	$(STAMP)
-	$(GO) test -count=1 -timeout 35m ./...
+	$(MAKE) --no-print-directory -j3 --output-sync=target test-go-packages test-go-e2e-1 test-go-e2e-2
 	cd sdk/go && $(GO) test -count=1 ./...
 	$(GO) test -count=1 -race ./internal/auth/... ./internal/ratelimit/... ./internal/enrich/... ./internal/ingest/... ./internal/messages/...
+
+# The end-to-end package (e2e/) mostly waits on the servers it starts, so
+# it runs as two processes, each with its share of the tests
+# (e2e/shard_test.go), beside the other packages.
+test-go-packages:
+	$(STAMP)
+	$(GO) test -count=1 -timeout 35m $$($(GO) list ./... | grep -v '/e2e$$')
+
+test-go-e2e-%:
+	$(STAMP)
+	STRATA_E2E_SHARD=$*/2 $(GO) test -count=1 -timeout 35m ./e2e/
 
 # The dashboard's npm packages, and the built app the binary embeds (also
 # committed, so that `go build` works without npm).

@@ -9,6 +9,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	goflag "flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,6 +31,18 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	if share := os.Getenv("STRATA_E2E_SHARD"); share != "" {
+		// Only the share's tests (shard_test.go), unless -run names some.
+		goflag.Parse()
+		if goflag.Lookup("test.run").Value.String() == "" {
+			pattern, err := shardPattern(share, ".")
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(2)
+			}
+			goflag.Set("test.run", pattern)
+		}
+	}
 	dir, err := os.MkdirTemp("", "strata-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
