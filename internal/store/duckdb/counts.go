@@ -297,7 +297,7 @@ func (s *Store) keptCounts(ctx context.Context, q analytics.TrendQuery, index in
 		}
 		sb.Write(union, "SELECT epoch_us(ts) // 3600000000 AS h, ", x, " AS v, count(*) FROM events WHERE ")
 		sb.scope("", q.EventRange, p[0], p[1])
-		sb.Write(" AND NOT is_bot AND eid = ", sb.arg(eid))
+		sb.Write(" AND NOT is_bot AND eid = ", sb.eid(eid))
 		if isSet {
 			sb.Write(" AND ", x, " IS NOT NULL")
 		}

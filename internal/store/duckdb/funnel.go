@@ -94,7 +94,7 @@ func (s *Store) funnelSteps(b *builder, q analytics.FunnelQuery, act actor) erro
 	win := b.arg(q.Window.Microseconds())
 	b.Write("WITH s0 AS (SELECT ", act.selected(""), ", min(epoch_us(ts)) AS t FROM events WHERE ")
 	b.scope("", q.EventRange, q.From, q.To)
-	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.Steps[0])), act.present(""))
+	b.Write(" AND NOT is_bot AND eid = ", b.eid(s.eventID(q.Steps[0])), act.present(""))
 	if err := stepFilters(b, q.StepFilter(0)); err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ func (s *Store) funnelSteps(b *builder, q analytics.FunnelQuery, act actor) erro
 	for i := 1; i < len(q.Steps); i++ {
 		b.Printf(", s%d AS (SELECT %s, min(epoch_us(e.ts)) AS t FROM events e JOIN s%d p ON %s = p.%s WHERE ", i, next, i-1, act.expr("e."), id)
 		b.scope("e.", q.EventRange, q.From, q.To.Add(time.Duration(i)*q.Window))
-		b.Write(" AND NOT e.is_bot AND e.eid = ", b.arg(s.eventID(q.Steps[i])),
+		b.Write(" AND NOT e.is_bot AND e.eid = ", b.eid(s.eventID(q.Steps[i])),
 			" AND epoch_us(e.ts) - p.t BETWEEN 1 AND ", win)
 		if err := stepFilters(b, q.StepFilter(i)); err != nil {
 			return err
@@ -192,7 +192,7 @@ func (s *Store) funnelValues(b *builder, q analytics.FunnelQuery, act actor, val
 	}
 	b.Printf(", v AS (SELECT %s, min(%s) AS bv FROM events e JOIN s0 p ON %s = p.%s WHERE ", next, value, act.expr("e."), id)
 	b.scope("e.", q.EventRange, q.From, q.To)
-	b.Write(" AND NOT e.is_bot AND e.eid = ", b.arg(s.eventID(q.Steps[0])), " AND epoch_us(e.ts) - p.t = 0")
+	b.Write(" AND NOT e.is_bot AND e.eid = ", b.eid(s.eventID(q.Steps[0])), " AND epoch_us(e.ts) - p.t = 0")
 	if err := stepFilters(b, q.StepFilter(0)); err != nil {
 		return err
 	}
@@ -269,7 +269,7 @@ func (s *Store) funnelExclusions(b *builder, q analytics.FunnelQuery, act actor)
 		b.Printf(", x%d AS (SELECT DISTINCT a.%s FROM s%d a JOIN s%d c ON c.%s = a.%s JOIN events e ON %s = a.%s WHERE ",
 			k, id, x.FromStep, x.ToStep, id, id, act.expr("e."), id)
 		b.scope("e.", q.EventRange, q.From, q.To.Add(time.Duration(x.ToStep)*q.Window))
-		b.Write(" AND NOT e.is_bot AND e.eid = ", b.arg(s.eventID(x.Event)),
+		b.Write(" AND NOT e.is_bot AND e.eid = ", b.eid(s.eventID(x.Event)),
 			" AND epoch_us(e.ts) > a.t AND epoch_us(e.ts) < c.t")
 		if err := stepFilters(b, x.Filters); err != nil {
 			return err

@@ -21,7 +21,7 @@ func (s *Store) GoalConversions(ctx context.Context, q analytics.GoalsQuery) (_ 
 		return analytics.GoalsAnswer{}, err
 	}
 	var b builder
-	pv := b.arg(s.eventID(analytics.PageviewEvent))
+	pv := b.eid(s.eventID(analytics.PageviewEvent))
 	b.Write("WITH u AS MATERIALIZED (SELECT uid, count(*) FILTER (WHERE eid = ", pv)
 	for _, f := range q.Filters {
 		b.Write(" AND ")
@@ -39,7 +39,7 @@ func (s *Store) GoalConversions(ctx context.Context, q analytics.GoalsQuery) (_ 
 		b.Write(", arg_min(", v, ", (ts, ", v, ")) FILTER (WHERE eid = ", pv, ") AS v")
 	}
 	for i, g := range q.Goals {
-		b.Write(", count(*) FILTER (WHERE eid = ", b.arg(s.eventID(g.Event)))
+		b.Write(", count(*) FILTER (WHERE eid = ", b.eid(s.eventID(g.Event)))
 		if g.PathRegex != "" {
 			b.Write(" AND path <> '' AND regexp_matches(path, ", b.arg(g.PathRegex), ")")
 		}
@@ -49,7 +49,7 @@ func (s *Store) GoalConversions(ctx context.Context, q analytics.GoalsQuery) (_ 
 	b.scope("", q.EventRange, q.From, q.To)
 	b.Write(" AND NOT is_bot AND eid IN (", pv)
 	for _, g := range q.Goals {
-		b.Write(", ", b.arg(s.eventID(g.Event)))
+		b.Write(", ", b.eid(s.eventID(g.Event)))
 	}
 	b.Write(") GROUP BY uid HAVING m > 0)")
 	// The totals row: part 0, then the visitors and each goal's converted

@@ -144,7 +144,7 @@ func (s *Store) pathRows(b *builder, q analytics.PathsQuery) error {
 		// than e has (the estimates overflow, and it then built a hash
 		// table of 4 M events to find the few users of i).
 		node, key, dict = "path", "n", "SELECT unnest(ns) AS n, unnest(range(1, len(ns) + 1))::INTEGER AS k FROM (SELECT list(DISTINCT n ORDER BY n) AS ns FROM e)"
-		kind = " AND eid = " + b.arg(s.eventID(analytics.PageviewEvent)) + " AND path IS NOT NULL AND path <> ''"
+		kind = " AND eid = " + b.eid(s.eventID(analytics.PageviewEvent)) + " AND path IS NOT NULL AND path <> ''"
 	}
 	b.Write("WITH e AS MATERIALIZED (SELECT uid, epoch_us(ts) AS t, ", node, " AS n FROM events WHERE ")
 	b.scope("", q.EventRange, q.From, q.To)
@@ -165,7 +165,7 @@ func (s *Store) pathRows(b *builder, q analytics.PathsQuery) error {
 		if q.Kind == analytics.PathPageviews {
 			b.Write(" WHERE n = ", b.arg(anchor))
 		} else {
-			b.Write(" WHERE n = ", b.arg(s.eventID(anchor)))
+			b.Write(" WHERE n = ", b.eid(s.eventID(anchor)))
 		}
 	}
 	b.Write(" GROUP BY uid)")

@@ -60,6 +60,13 @@ func (b *builder) arg(v any) string { return "$" + strconv.Itoa(b.Bind(v)) }
 // for each breakdown"). The cast types the parameter.
 func (b *builder) ts(t time.Time) string { return b.arg(t.UTC()) + "::TIMESTAMP" }
 
+// eid binds an event's dense id (eid, uid) as a UINTEGER parameter, the
+// columns' type. database/sql hands the driver a uint32 as an int64, and
+// `eid = $1` bound to a BIGINT casts every row's eid to compare; typed,
+// the scan compares the column with a constant (docs/queries.md, "Dense
+// ids are bound as UINTEGER").
+func (b *builder) eid(id uint32) string { return b.arg(id) + "::UINTEGER" }
+
 // fewBuckets is the most month or week buckets a range may span for its
 // buckets to be told by comparisons (bucketOf) rather than date_trunc.
 const fewBuckets = 16
@@ -370,7 +377,7 @@ func (s *Store) seriesWhere(b *builder, q analytics.TrendQuery, series analytics
 	if series.Event != botPageview {
 		b.Write(" AND NOT is_bot")
 	}
-	b.Write(" AND eid = ", b.arg(s.eventID(series.Event)), act.present(""))
+	b.Write(" AND eid = ", b.eid(s.eventID(series.Event)), act.present(""))
 	for _, f := range append(append([]analytics.Filter(nil), q.Filters...), series.Filters...) {
 		b.Write(" AND ")
 		if err := b.filter(f); err != nil {
@@ -680,14 +687,14 @@ func (s *Store) Retention(ctx context.Context, q analytics.RetentionQuery) (_ []
 	last := q.Instant(q.Period.Next(q.Period.Truncate(q.Wall(q.To.Add(-time.Microsecond)))))
 	b.Write("WITH firsts AS (SELECT uid, date_trunc('", part, "', ", b.local(q.EventRange, "min(ts)", q.From, q.To), ") AS cohort FROM events WHERE ")
 	b.scope("", q.EventRange, q.From, q.To)
-	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.StartEvent)))
+	b.Write(" AND NOT is_bot AND eid = ", b.eid(s.eventID(q.StartEvent)))
 	if err := b.filters(q.Filters); err != nil {
 		return nil, err
 	}
 	b.Write(" GROUP BY uid)",
 		", returns AS (SELECT DISTINCT uid, date_trunc('", part, "', ", b.local(q.EventRange, "ts", first, last), ") AS period FROM events WHERE ")
 	b.scope("", q.EventRange, first, last)
-	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(q.ReturnEvent)))
+	b.Write(" AND NOT is_bot AND eid = ", b.eid(s.eventID(q.ReturnEvent)))
 	if err := b.filters(q.Filters); err != nil {
 		return nil, err
 	}
@@ -712,7 +719,7 @@ func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) (_ []analytics.
 	var b builder
 	b.Write("SELECT bot_name, bot_category, count(*) AS hits, max(ts) FROM events WHERE ")
 	b.scope("", q.EventRange, q.From, q.To)
-	b.Write(" AND eid = ", b.arg(s.eventID(botPageview)), " AND bot_name IS NOT NULL GROUP BY bot_name, bot_category ORDER BY hits DESC, bot_name")
+	b.Write(" AND eid = ", b.eid(s.eventID(botPageview)), " AND bot_name IS NOT NULL GROUP BY bot_name, bot_category ORDER BY hits DESC, bot_name")
 	bots, err := queryAll(ctx, s, "listing bots", &b, func(r scanner) (a analytics.BotActivity, err error) {
 		var cat sql.NullString
 		err = r.Scan(&a.Name, &cat, &a.Hits, &a.LastSeen)
@@ -726,7 +733,7 @@ func (s *Store) Bots(ctx context.Context, q analytics.BotsQuery) (_ []analytics.
 	var p builder
 	p.Write("SELECT url, count(*) AS hits, count(DISTINCT bot_name) FROM events WHERE ")
 	p.scope("", q.EventRange, q.From, q.To)
-	p.Write(" AND eid = ", p.arg(s.eventID(botPageview)), " AND url IS NOT NULL GROUP BY url ORDER BY hits DESC, url LIMIT ", p.arg(q.TopPages))
+	p.Write(" AND eid = ", p.eid(s.eventID(botPageview)), " AND url IS NOT NULL GROUP BY url ORDER BY hits DESC, url LIMIT ", p.arg(q.TopPages))
 	pages, err := queryAll(ctx, s, "listing bot pages", &p, func(r scanner) (a analytics.PageActivity, err error) {
 		err = r.Scan(&a.URL, &a.Hits, &a.Bots)
 		return a, err
@@ -814,7 +821,7 @@ func (s *Store) ExperimentCounts(ctx context.Context, q analytics.ExperimentQuer
 	b.Write("WITH x AS (SELECT uid, min(t) AS t0, min(v) AS v, count(*) AS n FROM (SELECT uid, v, min(t) AS t FROM (SELECT uid, epoch_us(ts) AS t, ",
 		"coalesce(json_extract_string(properties, ", b.arg("/variant"), "), '') AS v FROM events WHERE ")
 	b.scope("", q.EventRange, q.From, q.To)
-	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(analytics.ExposureEvent)), " AND ")
+	b.Write(" AND NOT is_bot AND eid = ", b.eid(s.eventID(analytics.ExposureEvent)), " AND ")
 	if err := b.filter(analytics.ExposureOf(q.ExperimentID)); err != nil {
 		return nil, err
 	}
@@ -828,7 +835,7 @@ func (s *Store) ExperimentCounts(ctx context.Context, q analytics.ExperimentQuer
 				return nil, err
 			}
 		} else {
-			b.Write("e.eid = ", b.arg(s.eventID(m)))
+			b.Write("e.eid = ", b.eid(s.eventID(m)))
 		}
 		b.Write(" GROUP BY e.uid)")
 	}
@@ -866,7 +873,7 @@ func (s *Store) ErrorGroups(ctx context.Context, q analytics.ErrorGroupsQuery) (
 	b.Write("WITH x AS (SELECT ts, uid, json_extract_string(properties, ['/$exception_fingerprint', '/$exception_type', '/$exception_message']) AS p",
 		" FROM events WHERE ")
 	b.scope("", q.EventRange, q.From, q.To)
-	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(analytics.ExceptionEvent)))
+	b.Write(" AND NOT is_bot AND eid = ", b.eid(s.eventID(analytics.ExceptionEvent)))
 	if q.Release != "" {
 		b.Write(" AND ")
 		if err := b.filter(analytics.Filter{Property: analytics.Property{Key: "$release"}, Operator: analytics.OpEq, Value: q.Release}); err != nil {
@@ -917,7 +924,7 @@ func (s *Store) ErrorOccurrences(ctx context.Context, q analytics.ErrorOccurrenc
 	var b builder
 	b.Write("SELECT ts, distinct_id, coalesce(browser, ''), coalesce(os, ''), coalesce(url, ''), properties FROM events WHERE ")
 	b.scope("", q.EventRange, q.From, q.To)
-	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(analytics.ExceptionEvent)), " AND ")
+	b.Write(" AND NOT is_bot AND eid = ", b.eid(s.eventID(analytics.ExceptionEvent)), " AND ")
 	if err := b.groupFilter(q.Fingerprint, q.Aliases); err != nil {
 		return nil, err
 	}
@@ -943,7 +950,7 @@ func (s *Store) UserEvents(ctx context.Context, q analytics.UserEventsQuery) (_ 
 	session, _ := b.property(analytics.Property{Key: analytics.SessionIDProperty})
 	b.Write("SELECT uuid, ts, event, coalesce(url, ''), coalesce(path, ''), coalesce(browser, ''), coalesce(os, ''),",
 		" coalesce(device_type, ''), coalesce(", session, ", ''), properties FROM events WHERE product_id = ", b.arg(q.ProductID),
-		" AND env = ", b.arg(string(q.Env)), " AND uid = ", b.arg(s.userID(q.ProductID, q.DistinctID)))
+		" AND env = ", b.arg(string(q.Env)), " AND uid = ", b.eid(s.userID(q.ProductID, q.DistinctID)))
 	if !q.Before.IsZero() {
 		b.Write(" AND ts < ", b.ts(q.Before))
 	}
@@ -977,7 +984,7 @@ func (s *Store) ErrorActivity(ctx context.Context, q analytics.ErrorActivityQuer
 		"), count(DISTINCT uid) FILTER (WHERE ts >= ", recent, "), count(*) FILTER (WHERE ts < ", recent, "), min(ts)")
 	b.Write(" FROM events", join, " WHERE ")
 	b.scope("", q.EventRange, q.From, q.To)
-	b.Write(" AND NOT is_bot AND eid = ", b.arg(s.eventID(analytics.ExceptionEvent)))
+	b.Write(" AND NOT is_bot AND eid = ", b.eid(s.eventID(analytics.ExceptionEvent)))
 	b.Write(" GROUP BY fp HAVING count(*) FILTER (WHERE ts >= ", recent, ") >= ", b.arg(max(q.MinRecent, 1)))
 	if q.FirstOnly {
 		b.Write(" AND count(*) FILTER (WHERE ts < ", recent, ") = 0")

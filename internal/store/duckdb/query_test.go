@@ -258,3 +258,61 @@ func TestTimesBoundAsTimestamps(t *testing.T) {
 		}
 	}
 }
+
+// TestDenseIDsBoundAsUIntegers runs the statements of queries that filter
+// on an event's or a user's dense id under EXPLAIN and checks that the
+// scan compares the column with a constant: database/sql passes a uint32
+// on as an int64, and bound as a BIGINT the parameter made DuckDB cast
+// every row's eid to compare (builder.eid).
+func TestDenseIDsBoundAsUIntegers(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir(), Options{MemoryLimit: "256MB", Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	day := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	var events []analytics.Event
+	for i, name := range []string{"a", "b", "c", "a", "b", "c"} {
+		ev := userEvent(1, fmt.Sprint("u", i%3), day.Add(time.Duration(i)*time.Hour))
+		ev.Name = name
+		events = append(events, ev)
+	}
+	if err := s.AppendEvents(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+	var trace []storetest.Statement
+	s.traceSQL = func(sql string, args []any) { trace = append(trace, storetest.Statement{SQL: sql, Args: args}) }
+	scope := analytics.EventRange{ProductID: 1, Env: analytics.EnvLive, From: day, To: day.AddDate(0, 0, 7), Zone: time.UTC}
+	if _, err := s.Funnel(ctx, analytics.FunnelQuery{EventRange: scope, Steps: []string{"a", "b", "c"}, Window: 24 * time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Trend(ctx, analytics.TrendQuery{EventRange: scope, Interval: analytics.Day, Series: []analytics.TrendSeries{{Event: "b"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UserEvents(ctx, analytics.UserEventsQuery{ProductID: 1, Env: analytics.EnvLive, DistinctID: "u1", Limit: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if len(trace) < 3 {
+		t.Fatalf("%d statements traced", len(trace))
+	}
+	for _, st := range trace {
+		var plan strings.Builder
+		rows, err := s.db.QueryContext(ctx, "EXPLAIN (FORMAT json) "+st.SQL, st.Args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var kind, text string
+			if err := rows.Scan(&kind, &text); err != nil {
+				t.Fatal(err)
+			}
+			plan.WriteString(text)
+		}
+		rows.Close()
+		p := plan.String()
+		if strings.Contains(p, "CAST(eid") || strings.Contains(p, "CAST(uid") || !strings.Contains(p, "id=") {
+			t.Errorf("the plan does not compare the dense ids with constants:\n%s\n%s", st.SQL, p)
+		}
+	}
+}

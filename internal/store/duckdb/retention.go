@@ -202,7 +202,7 @@ func (s *Store) noteThinned(ctx context.Context, tx *sql.Tx, product int64, eid 
 	}
 	b.Write(`CREATE OR REPLACE TEMP TABLE visits_thin AS SELECT DISTINCT v.env, v.uid, v.sid, v.start, v."end" FROM visits v JOIN`,
 		` (SELECT env, uid, coalesce(`, session, `, '') AS sid, ts FROM events WHERE product_id = `, b.arg(product),
-		` AND eid = `, b.arg(eid), ` AND ts < `, b.arg(cut), ` AND NOT is_bot) d`,
+		` AND eid = `, b.eid(eid), ` AND ts < `, b.arg(cut), ` AND NOT is_bot) d`,
 		` ON d.env = v.env AND d.uid = v.uid AND d.sid = v.sid AND d.ts >= v.start AND d.ts <= v."end" WHERE v.product_id = `, b.arg(product))
 	if _, err := tx.ExecContext(ctx, b.SQL(), b.Args()...); err != nil {
 		return false, fmt.Errorf("noting kept visits to thin: %w", err)

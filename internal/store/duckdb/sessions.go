@@ -58,12 +58,12 @@ func (s *Store) sessions(ctx context.Context, q analytics.SessionsQuery, kept ti
 		return analytics.SessionsAnswer{}, err
 	}
 	b.Write("WITH e AS (SELECT uid, coalesce(", session, ", '') AS sid, ts, coalesce(path, '') AS path,",
-		" CASE WHEN eid = ", b.arg(s.eventID(analytics.PageviewEvent)), " THEN 0 WHEN eid IN (")
+		" CASE WHEN eid = ", b.eid(s.eventID(analytics.PageviewEvent)), " THEN 0 WHEN eid IN (")
 	for i, name := range analytics.NonInteractiveEvents {
 		if i > 0 {
 			b.Write(", ")
 		}
-		b.Write(b.arg(s.eventID(name)))
+		b.Write(b.eid(s.eventID(name)))
 	}
 	b.Write(") THEN 1 ELSE 2 END AS kind, ")
 	if len(q.Filters) == 0 {

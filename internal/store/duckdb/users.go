@@ -139,7 +139,7 @@ func (s *Store) readUsers(ctx context.Context, q analytics.TrendQuery, eid uint3
 	hours := make([][]uint64, end-base)
 	where := func(sb *builder, p [2]time.Time, x string) {
 		sb.scope("", q.EventRange, p[0], p[1])
-		sb.Write(" AND NOT is_bot AND eid = ", sb.arg(eid))
+		sb.Write(" AND NOT is_bot AND eid = ", sb.eid(eid))
 		if key.isSet {
 			sb.Write(" AND ", x, " IS NOT NULL")
 		}

@@ -519,12 +519,12 @@ func (s *Store) refreshScope(ctx context.Context, sc visitScope, settled time.Ti
 // 2 an interaction. The refresh and the retention drop's repair
 // (retention.go) share it, and visitFigures, so that they count alike.
 func (s *Store) writeVisitKind(b *builder) {
-	b.Write("CASE WHEN eid = ", b.arg(s.eventID(analytics.PageviewEvent)), " THEN 0 WHEN eid IN (")
+	b.Write("CASE WHEN eid = ", b.eid(s.eventID(analytics.PageviewEvent)), " THEN 0 WHEN eid IN (")
 	for i, name := range analytics.NonInteractiveEvents {
 		if i > 0 {
 			b.Write(", ")
 		}
-		b.Write(b.arg(s.eventID(name)))
+		b.Write(b.eid(s.eventID(name)))
 	}
 	b.Write(") THEN 1 ELSE 2 END")
 }

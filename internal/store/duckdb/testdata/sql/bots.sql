@@ -1,6 +1,6 @@
 SELECT bot_name, bot_category, count(*) AS hits, max(ts)
   FROM events
-  WHERE product_id = $1 AND env = $2 AND ts >= $3::TIMESTAMP AND ts < $4::TIMESTAMP AND eid = $5 AND bot_name IS NOT NULL
+  WHERE product_id = $1 AND env = $2 AND ts >= $3::TIMESTAMP AND ts < $4::TIMESTAMP AND eid = $5::UINTEGER AND bot_name IS NOT NULL
   GROUP BY bot_name, bot_category
   ORDER BY hits DESC, bot_name;
 -- 1: int64 1
@@ -11,7 +11,7 @@ SELECT bot_name, bot_category, count(*) AS hits, max(ts)
 
 SELECT url, count(*) AS hits, count(DISTINCT bot_name)
   FROM events
-  WHERE product_id = $1 AND env = $2 AND ts >= $3::TIMESTAMP AND ts < $4::TIMESTAMP AND eid = $5 AND url IS NOT NULL
+  WHERE product_id = $1 AND env = $2 AND ts >= $3::TIMESTAMP AND ts < $4::TIMESTAMP AND eid = $5::UINTEGER AND url IS NOT NULL
   GROUP BY url
   ORDER BY hits DESC, url
   LIMIT $6;

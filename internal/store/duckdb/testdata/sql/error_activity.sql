@@ -1,6 +1,6 @@
 SELECT coalesce(json_extract_string(properties, $2), '') AS fp, max(CAST(epoch_us(ts) + 1000000000000000000 AS VARCHAR) || '|' || coalesce(json_extract_string(properties, $3), '') || chr(31) || coalesce(json_extract_string(properties, $4), '')), count(*) FILTER (WHERE ts >= $1::TIMESTAMP), count(DISTINCT uid) FILTER (WHERE ts >= $1::TIMESTAMP), count(*) FILTER (WHERE ts < $1::TIMESTAMP), min(ts)
   FROM events
-  WHERE product_id = $5 AND env = $6 AND ts >= $7::TIMESTAMP AND ts < $8::TIMESTAMP AND NOT is_bot AND eid = $9
+  WHERE product_id = $5 AND env = $6 AND ts >= $7::TIMESTAMP AND ts < $8::TIMESTAMP AND NOT is_bot AND eid = $9::UINTEGER
   GROUP BY fp
   HAVING count(*) FILTER (WHERE ts >= $1::TIMESTAMP) >= $10 AND count(*) FILTER (WHERE ts < $1::TIMESTAMP) = 0
   ORDER BY fp;

@@ -1,6 +1,6 @@
 WITH x AS (SELECT ts, uid, json_extract_string(properties, ['/$exception_fingerprint', '/$exception_type', '/$exception_message']) AS p
   FROM events
-  WHERE product_id = $1 AND env = $2 AND ts >= $3::TIMESTAMP AND ts < $4::TIMESTAMP AND NOT is_bot AND eid = $5 AND coalesce(json_extract_string(properties, $6) = $7, false)), g AS (SELECT coalesce(p[1], '') AS fp, max({'t': ts, 'ty': coalesce(p[2], ''), 'm': coalesce(p[3], '')}) AS latest, count(*) AS n, count(DISTINCT uid) AS users, min(ts) AS first, count(*) FILTER (WHERE ts >= $8::TIMESTAMP AND ts < $9::TIMESTAMP) AS d0, count(*) FILTER (WHERE ts >= $10::TIMESTAMP AND ts < $11::TIMESTAMP) AS d1
+  WHERE product_id = $1 AND env = $2 AND ts >= $3::TIMESTAMP AND ts < $4::TIMESTAMP AND NOT is_bot AND eid = $5::UINTEGER AND coalesce(json_extract_string(properties, $6) = $7, false)), g AS (SELECT coalesce(p[1], '') AS fp, max({'t': ts, 'ty': coalesce(p[2], ''), 'm': coalesce(p[3], '')}) AS latest, count(*) AS n, count(DISTINCT uid) AS users, min(ts) AS first, count(*) FILTER (WHERE ts >= $8::TIMESTAMP AND ts < $9::TIMESTAMP) AS d0, count(*) FILTER (WHERE ts >= $10::TIMESTAMP AND ts < $11::TIMESTAMP) AS d1
   FROM x
   GROUP BY fp) SELECT fp, latest.ty, latest.m, n, users, first, latest.t, d0, d1
   FROM g

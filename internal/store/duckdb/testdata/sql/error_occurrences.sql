@@ -1,6 +1,6 @@
 SELECT ts, distinct_id, coalesce(browser, ''), coalesce(os, ''), coalesce(url, ''), properties
   FROM events
-  WHERE product_id = $1 AND env = $2 AND ts >= $3::TIMESTAMP AND ts < $4::TIMESTAMP AND NOT is_bot AND eid = $5 AND coalesce(json_extract_string(properties, $6) = $7, false)
+  WHERE product_id = $1 AND env = $2 AND ts >= $3::TIMESTAMP AND ts < $4::TIMESTAMP AND NOT is_bot AND eid = $5::UINTEGER AND coalesce(json_extract_string(properties, $6) = $7, false)
   ORDER BY ts DESC, distinct_id, properties
   LIMIT $8;
 -- 1: int64 1

@@ -2,7 +2,7 @@ WITH x AS (SELECT uid, min(t) AS t0, min(v) AS v, count(*) AS n
   FROM (SELECT uid, v, min(t) AS t
   FROM (SELECT uid, epoch_us(ts) AS t, coalesce(json_extract_string(properties, $1), '') AS v
   FROM events
-  WHERE product_id = $2 AND env = $3 AND ts >= $4::TIMESTAMP AND ts < $5::TIMESTAMP AND NOT is_bot AND eid = $6 AND coalesce(TRY_CAST(json_extract_string(properties, $7) AS DOUBLE) = $8, false))
+  WHERE product_id = $2 AND env = $3 AND ts >= $4::TIMESTAMP AND ts < $5::TIMESTAMP AND NOT is_bot AND eid = $6::UINTEGER AND coalesce(TRY_CAST(json_extract_string(properties, $7) AS DOUBLE) = $8, false))
   GROUP BY uid, v)
   GROUP BY uid), m0 AS (SELECT e.uid, min(epoch_us(e.ts)) AS t
   FROM events e
@@ -11,7 +11,7 @@ WITH x AS (SELECT uid, min(t) AS t0, min(v) AS v, count(*) AS n
   GROUP BY e.uid), m1 AS (SELECT e.uid, min(epoch_us(e.ts)) AS t
   FROM events e
   JOIN x ON e.uid = x.uid
-  WHERE e.product_id = $15 AND e.env = $16 AND e.ts >= $17::TIMESTAMP AND e.ts < $18::TIMESTAMP AND NOT e.is_bot AND x.n = 1 AND epoch_us(e.ts) - x.t0 >= 0 AND e.eid = $19
+  WHERE e.product_id = $15 AND e.env = $16 AND e.ts >= $17::TIMESTAMP AND e.ts < $18::TIMESTAMP AND NOT e.is_bot AND x.n = 1 AND epoch_us(e.ts) - x.t0 >= 0 AND e.eid = $19::UINTEGER
   GROUP BY e.uid) SELECT -1, CASE WHEN n > 1 THEN '' ELSE v END AS arm, n > 1 AS mixed, epoch_us(make_timestamp(t0)) // 86400000000 AS day, count(*)
   FROM x
   GROUP BY arm, mixed, day

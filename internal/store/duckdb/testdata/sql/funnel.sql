@@ -1,14 +1,14 @@
 WITH s0 AS (SELECT uid, min(epoch_us(ts)) AS t
   FROM events
-  WHERE product_id = $2 AND env = $3 AND ts >= $4::TIMESTAMP AND ts < $5::TIMESTAMP AND NOT is_bot AND eid = $6
+  WHERE product_id = $2 AND env = $3 AND ts >= $4::TIMESTAMP AND ts < $5::TIMESTAMP AND NOT is_bot AND eid = $6::UINTEGER
   GROUP BY uid), s1 AS (SELECT e.uid, min(epoch_us(e.ts)) AS t
   FROM events e
   JOIN s0 p ON e.uid = p.uid
-  WHERE e.product_id = $7 AND e.env = $8 AND e.ts >= $9::TIMESTAMP AND e.ts < $10::TIMESTAMP AND NOT e.is_bot AND e.eid = $11 AND epoch_us(e.ts) - p.t BETWEEN 1 AND $1
+  WHERE e.product_id = $7 AND e.env = $8 AND e.ts >= $9::TIMESTAMP AND e.ts < $10::TIMESTAMP AND NOT e.is_bot AND e.eid = $11::UINTEGER AND epoch_us(e.ts) - p.t BETWEEN 1 AND $1
   GROUP BY e.uid), s2 AS (SELECT e.uid, min(epoch_us(e.ts)) AS t
   FROM events e
   JOIN s1 p ON e.uid = p.uid
-  WHERE e.product_id = $12 AND e.env = $13 AND e.ts >= $14::TIMESTAMP AND e.ts < $15::TIMESTAMP AND NOT e.is_bot AND e.eid = $16 AND epoch_us(e.ts) - p.t BETWEEN 1 AND $1
+  WHERE e.product_id = $12 AND e.env = $13 AND e.ts >= $14::TIMESTAMP AND e.ts < $15::TIMESTAMP AND NOT e.is_bot AND e.eid = $16::UINTEGER AND epoch_us(e.ts) - p.t BETWEEN 1 AND $1
   GROUP BY e.uid) SELECT (SELECT count(*)
   FROM s0), (SELECT count(*)
   FROM s1), (SELECT count(*)

@@ -1,14 +1,14 @@
 WITH s0 AS (SELECT json_extract_string(properties, $1) AS g, min(epoch_us(ts)) AS t
   FROM events
-  WHERE product_id = $3 AND env = $4 AND ts >= $5::TIMESTAMP AND ts < $6::TIMESTAMP AND NOT is_bot AND eid = $7 AND json_extract_string(properties, $1) IS NOT NULL
+  WHERE product_id = $3 AND env = $4 AND ts >= $5::TIMESTAMP AND ts < $6::TIMESTAMP AND NOT is_bot AND eid = $7::UINTEGER AND json_extract_string(properties, $1) IS NOT NULL
   GROUP BY g), s1 AS (SELECT p.g, min(epoch_us(e.ts)) AS t
   FROM events e
   JOIN s0 p ON json_extract_string(e.properties, $1) = p.g
-  WHERE e.product_id = $8 AND e.env = $9 AND e.ts >= $10::TIMESTAMP AND e.ts < $11::TIMESTAMP AND NOT e.is_bot AND e.eid = $12 AND epoch_us(e.ts) - p.t BETWEEN 1 AND $2
+  WHERE e.product_id = $8 AND e.env = $9 AND e.ts >= $10::TIMESTAMP AND e.ts < $11::TIMESTAMP AND NOT e.is_bot AND e.eid = $12::UINTEGER AND epoch_us(e.ts) - p.t BETWEEN 1 AND $2
   GROUP BY p.g), s2 AS (SELECT p.g, min(epoch_us(e.ts)) AS t
   FROM events e
   JOIN s1 p ON json_extract_string(e.properties, $1) = p.g
-  WHERE e.product_id = $13 AND e.env = $14 AND e.ts >= $15::TIMESTAMP AND e.ts < $16::TIMESTAMP AND NOT e.is_bot AND e.eid = $17 AND epoch_us(e.ts) - p.t BETWEEN 1 AND $2
+  WHERE e.product_id = $13 AND e.env = $14 AND e.ts >= $15::TIMESTAMP AND e.ts < $16::TIMESTAMP AND NOT e.is_bot AND e.eid = $17::UINTEGER AND epoch_us(e.ts) - p.t BETWEEN 1 AND $2
   GROUP BY p.g) SELECT (SELECT count(*)
   FROM s0), (SELECT count(*)
   FROM s1), (SELECT count(*)

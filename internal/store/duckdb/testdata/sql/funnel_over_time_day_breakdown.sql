@@ -1,18 +1,18 @@
 WITH s0 AS (SELECT uid, min(epoch_us(ts)) AS t
   FROM events
-  WHERE product_id = $2 AND env = $3 AND ts >= $4::TIMESTAMP AND ts < $5::TIMESTAMP AND NOT is_bot AND eid = $6
+  WHERE product_id = $2 AND env = $3 AND ts >= $4::TIMESTAMP AND ts < $5::TIMESTAMP AND NOT is_bot AND eid = $6::UINTEGER
   GROUP BY uid), s1 AS (SELECT e.uid, min(epoch_us(e.ts)) AS t
   FROM events e
   JOIN s0 p ON e.uid = p.uid
-  WHERE e.product_id = $7 AND e.env = $8 AND e.ts >= $9::TIMESTAMP AND e.ts < $10::TIMESTAMP AND NOT e.is_bot AND e.eid = $11 AND epoch_us(e.ts) - p.t BETWEEN 1 AND $1
+  WHERE e.product_id = $7 AND e.env = $8 AND e.ts >= $9::TIMESTAMP AND e.ts < $10::TIMESTAMP AND NOT e.is_bot AND e.eid = $11::UINTEGER AND epoch_us(e.ts) - p.t BETWEEN 1 AND $1
   GROUP BY e.uid), s2 AS (SELECT e.uid, min(epoch_us(e.ts)) AS t
   FROM events e
   JOIN s1 p ON e.uid = p.uid
-  WHERE e.product_id = $12 AND e.env = $13 AND e.ts >= $14::TIMESTAMP AND e.ts < $15::TIMESTAMP AND NOT e.is_bot AND e.eid = $16 AND epoch_us(e.ts) - p.t BETWEEN 1 AND $1
+  WHERE e.product_id = $12 AND e.env = $13 AND e.ts >= $14::TIMESTAMP AND e.ts < $15::TIMESTAMP AND NOT e.is_bot AND e.eid = $16::UINTEGER AND epoch_us(e.ts) - p.t BETWEEN 1 AND $1
   GROUP BY e.uid), v AS (SELECT e.uid, min(coalesce(json_extract_string(properties, $17), '')) AS bv
   FROM events e
   JOIN s0 p ON e.uid = p.uid
-  WHERE e.product_id = $18 AND e.env = $19 AND e.ts >= $20::TIMESTAMP AND e.ts < $21::TIMESTAMP AND NOT e.is_bot AND e.eid = $22 AND epoch_us(e.ts) - p.t = 0
+  WHERE e.product_id = $18 AND e.env = $19 AND e.ts >= $20::TIMESTAMP AND e.ts < $21::TIMESTAMP AND NOT e.is_bot AND e.eid = $22::UINTEGER AND epoch_us(e.ts) - p.t = 0
   GROUP BY e.uid), bg AS (SELECT uid, CASE WHEN bv IN ($23, $24) THEN bv END AS bv
   FROM v) SELECT date_trunc('day', make_timestamp(s0.t)) AS k, bg.bv, count(s0.t), count(s1.t), count(s2.t)
   FROM s0

@@ -1,22 +1,22 @@
 WITH s0 AS (SELECT uid, min(epoch_us(ts)) AS t
   FROM events
-  WHERE product_id = $2 AND env = $3 AND ts >= $4::TIMESTAMP AND ts < $5::TIMESTAMP AND NOT is_bot AND eid = $6
+  WHERE product_id = $2 AND env = $3 AND ts >= $4::TIMESTAMP AND ts < $5::TIMESTAMP AND NOT is_bot AND eid = $6::UINTEGER
   GROUP BY uid), s1 AS (SELECT e.uid, min(epoch_us(e.ts)) AS t
   FROM events e
   JOIN s0 p ON e.uid = p.uid
-  WHERE e.product_id = $7 AND e.env = $8 AND e.ts >= $9::TIMESTAMP AND e.ts < $10::TIMESTAMP AND NOT e.is_bot AND e.eid = $11 AND epoch_us(e.ts) - p.t BETWEEN 1 AND $1
+  WHERE e.product_id = $7 AND e.env = $8 AND e.ts >= $9::TIMESTAMP AND e.ts < $10::TIMESTAMP AND NOT e.is_bot AND e.eid = $11::UINTEGER AND epoch_us(e.ts) - p.t BETWEEN 1 AND $1
   GROUP BY e.uid), s2 AS (SELECT e.uid, min(epoch_us(e.ts)) AS t
   FROM events e
   JOIN s1 p ON e.uid = p.uid
-  WHERE e.product_id = $12 AND e.env = $13 AND e.ts >= $14::TIMESTAMP AND e.ts < $15::TIMESTAMP AND NOT e.is_bot AND e.eid = $16 AND epoch_us(e.ts) - p.t BETWEEN 1 AND $1
+  WHERE e.product_id = $12 AND e.env = $13 AND e.ts >= $14::TIMESTAMP AND e.ts < $15::TIMESTAMP AND NOT e.is_bot AND e.eid = $16::UINTEGER AND epoch_us(e.ts) - p.t BETWEEN 1 AND $1
   GROUP BY e.uid), x0 AS (SELECT DISTINCT a.uid
   FROM s0 a
   JOIN s2 c ON c.uid = a.uid
   JOIN events e ON e.uid = a.uid
-  WHERE e.product_id = $17 AND e.env = $18 AND e.ts >= $19::TIMESTAMP AND e.ts < $20::TIMESTAMP AND NOT e.is_bot AND e.eid = $21 AND epoch_us(e.ts) > a.t AND epoch_us(e.ts) < c.t), v AS (SELECT e.uid, min(coalesce(browser, '')) AS bv
+  WHERE e.product_id = $17 AND e.env = $18 AND e.ts >= $19::TIMESTAMP AND e.ts < $20::TIMESTAMP AND NOT e.is_bot AND e.eid = $21::UINTEGER AND epoch_us(e.ts) > a.t AND epoch_us(e.ts) < c.t), v AS (SELECT e.uid, min(coalesce(browser, '')) AS bv
   FROM events e
   JOIN s0 p ON e.uid = p.uid
-  WHERE e.product_id = $22 AND e.env = $23 AND e.ts >= $24::TIMESTAMP AND e.ts < $25::TIMESTAMP AND NOT e.is_bot AND e.eid = $26 AND epoch_us(e.ts) - p.t = 0
+  WHERE e.product_id = $22 AND e.env = $23 AND e.ts >= $24::TIMESTAMP AND e.ts < $25::TIMESTAMP AND NOT e.is_bot AND e.eid = $26::UINTEGER AND epoch_us(e.ts) - p.t = 0
   GROUP BY e.uid) SELECT u.distinct_id, s1.t, s2.t
   FROM s0
   LEFT JOIN s1 ON s1.uid = s0.uid

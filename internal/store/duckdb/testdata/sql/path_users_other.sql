@@ -1,6 +1,6 @@
 WITH e AS MATERIALIZED (SELECT uid, epoch_us(ts) AS t, path AS n
   FROM events
-  WHERE product_id = $2 AND env = $3 AND ts >= $4::TIMESTAMP AND ts < $5::TIMESTAMP AND NOT is_bot AND eid = $1 AND path IS NOT NULL AND path <> ''), d AS MATERIALIZED (SELECT unnest(ns) AS n, unnest(range(1, len(ns) + 1))::INTEGER AS k
+  WHERE product_id = $2 AND env = $3 AND ts >= $4::TIMESTAMP AND ts < $5::TIMESTAMP AND NOT is_bot AND eid = $1::UINTEGER AND path IS NOT NULL AND path <> ''), d AS MATERIALIZED (SELECT unnest(ns) AS n, unnest(range(1, len(ns) + 1))::INTEGER AS k
   FROM (SELECT list(DISTINCT n
   ORDER BY n) AS ns
   FROM e)), a AS (SELECT uid, min(t) AS ta

@@ -3,7 +3,7 @@ WITH e AS MATERIALIZED (SELECT uid, epoch_us(ts) AS t, eid AS n
   WHERE product_id = $1 AND env = $2 AND ts >= $3::TIMESTAMP AND ts < $4::TIMESTAMP AND NOT is_bot AND coalesce(path = $5, false) AND coalesce(TRY_CAST(json_extract_string(properties, $6) AS DOUBLE) = $7, false)), d AS MATERIALIZED (SELECT eid, name AS n, (row_number() OVER (ORDER BY name))::INTEGER AS k
   FROM event_names), a AS (SELECT uid, min(t) AS ta
   FROM e
-  WHERE n = $8
+  WHERE n = $8::UINTEGER
   GROUP BY uid), s AS (SELECT e.uid, e.t, d.k
   FROM e
   JOIN a ON e.uid = a.uid

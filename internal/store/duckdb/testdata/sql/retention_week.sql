@@ -1,9 +1,9 @@
 WITH firsts AS (SELECT uid, date_trunc('week', min(ts)) AS cohort
   FROM events
-  WHERE product_id = $1 AND env = $2 AND ts >= $3::TIMESTAMP AND ts < $4::TIMESTAMP AND NOT is_bot AND eid = $5
+  WHERE product_id = $1 AND env = $2 AND ts >= $3::TIMESTAMP AND ts < $4::TIMESTAMP AND NOT is_bot AND eid = $5::UINTEGER
   GROUP BY uid), returns AS (SELECT DISTINCT uid, date_trunc('week', ts) AS period
   FROM events
-  WHERE product_id = $6 AND env = $7 AND ts >= $8::TIMESTAMP AND ts < $9::TIMESTAMP AND NOT is_bot AND eid = $10) SELECT cohort, cohort, count(*)
+  WHERE product_id = $6 AND env = $7 AND ts >= $8::TIMESTAMP AND ts < $9::TIMESTAMP AND NOT is_bot AND eid = $10::UINTEGER) SELECT cohort, cohort, count(*)
   FROM firsts
   GROUP BY cohort
   UNION ALL SELECT f.cohort, r.period, count(*)

@@ -1,4 +1,4 @@
-WITH e AS (SELECT uid, coalesce(json_extract_string(properties, $1), '') AS sid, ts, coalesce(path, '') AS path, CASE WHEN eid = $2 THEN 0 WHEN eid IN ($3, $4) THEN 1 ELSE 2 END AS kind, coalesce(path = $5, false) AND coalesce(TRY_CAST(json_extract_string(properties, $6) AS DOUBLE) = $7, false) AS m
+WITH e AS (SELECT uid, coalesce(json_extract_string(properties, $1), '') AS sid, ts, coalesce(path, '') AS path, CASE WHEN eid = $2::UINTEGER THEN 0 WHEN eid IN ($3::UINTEGER, $4::UINTEGER) THEN 1 ELSE 2 END AS kind, coalesce(path = $5, false) AND coalesce(TRY_CAST(json_extract_string(properties, $6) AS DOUBLE) = $7, false) AS m
   FROM events
   WHERE product_id = $8 AND env = $9 AND ts >= $10::TIMESTAMP AND ts < $11::TIMESTAMP AND NOT is_bot), g AS (SELECT *, CASE WHEN epoch_us(ts) - epoch_us(lag(ts) OVER w) < $12 THEN 0 ELSE 1 END AS new
   FROM e WINDOW w AS (PARTITION BY uid, sid

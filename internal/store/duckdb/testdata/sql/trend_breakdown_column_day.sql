@@ -1,6 +1,6 @@
 WITH agg AS (SELECT date_trunc('day', ts) AS bucket, coalesce(path, '') AS v, count(*) AS c
   FROM events
-  WHERE product_id = $1 AND env = $2 AND ts >= $3::TIMESTAMP AND ts < $4::TIMESTAMP AND NOT is_bot AND eid = $5
+  WHERE product_id = $1 AND env = $2 AND ts >= $3::TIMESTAMP AND ts < $4::TIMESTAMP AND NOT is_bot AND eid = $5::UINTEGER
   GROUP BY bucket, v), top AS (SELECT v, row_number() OVER (ORDER BY sum(c) DESC, v) AS rank
   FROM agg
   GROUP BY v

@@ -1,6 +1,6 @@
 WITH agg AS (SELECT CASE WHEN ts < $2::TIMESTAMP THEN date_trunc('month', ts) WHEN ts < $4::TIMESTAMP THEN $3::TIMESTAMP ELSE date_trunc('month', ts) END AS bucket, coalesce(json_extract_string(properties, $1), '') AS v, count(*) AS c
   FROM events
-  WHERE product_id = $5 AND env = $6 AND ts >= $7::TIMESTAMP AND ts < $8::TIMESTAMP AND NOT is_bot AND eid = $9
+  WHERE product_id = $5 AND env = $6 AND ts >= $7::TIMESTAMP AND ts < $8::TIMESTAMP AND NOT is_bot AND eid = $9::UINTEGER
   GROUP BY bucket, v), top AS (SELECT v, row_number() OVER (ORDER BY sum(c) DESC, v) AS rank
   FROM agg
   GROUP BY v
@@ -22,7 +22,7 @@ WITH agg AS (SELECT CASE WHEN ts < $2::TIMESTAMP THEN date_trunc('month', ts) WH
 
 WITH m AS (SELECT uid, coalesce(json_extract_string(properties, $1), '') AS v, bit_or(1::UBIGINT << (CASE WHEN ts < $4::TIMESTAMP THEN (year(ts) - $2) * 12 + month(ts) - $3 WHEN ts < $5::TIMESTAMP THEN 0 ELSE (year(ts) - $2) * 12 + month(ts) - $3 END)::UBIGINT) AS mask
   FROM events
-  WHERE product_id = $6 AND env = $7 AND ts >= $8::TIMESTAMP AND ts < $9::TIMESTAMP AND NOT is_bot AND eid = $10
+  WHERE product_id = $6 AND env = $7 AND ts >= $8::TIMESTAMP AND ts < $9::TIMESTAMP AND NOT is_bot AND eid = $10::UINTEGER
   GROUP BY uid, v), top AS (SELECT v, row_number() OVER (ORDER BY count(*) DESC, v) AS rank
   FROM m
   GROUP BY v

@@ -1,6 +1,6 @@
 WITH agg AS (SELECT date_trunc('day', ts) AS bucket, coalesce(json_extract_string(properties, $2), '') AS v, count(*) AS c
   FROM events
-  WHERE product_id = $3 AND env = $4 AND ts >= $5::TIMESTAMP AND ts < $6::TIMESTAMP AND NOT is_bot AND eid = $7 AND json_extract_string(properties, $1) IS NOT NULL
+  WHERE product_id = $3 AND env = $4 AND ts >= $5::TIMESTAMP AND ts < $6::TIMESTAMP AND NOT is_bot AND eid = $7::UINTEGER AND json_extract_string(properties, $1) IS NOT NULL
   GROUP BY bucket, v), top AS (SELECT v, row_number() OVER (ORDER BY sum(c) DESC, v) AS rank
   FROM agg
   GROUP BY v
@@ -20,7 +20,7 @@ WITH agg AS (SELECT date_trunc('day', ts) AS bucket, coalesce(json_extract_strin
 
 WITH m AS (SELECT json_extract_string(properties, $1) AS g, coalesce(json_extract_string(properties, $2), '') AS v, bit_or(1::UBIGINT << ((epoch_us(ts) - $3) // 86400000000)::UBIGINT) AS mask
   FROM events
-  WHERE product_id = $4 AND env = $5 AND ts >= $6::TIMESTAMP AND ts < $7::TIMESTAMP AND NOT is_bot AND eid = $8 AND json_extract_string(properties, $1) IS NOT NULL
+  WHERE product_id = $4 AND env = $5 AND ts >= $6::TIMESTAMP AND ts < $7::TIMESTAMP AND NOT is_bot AND eid = $8::UINTEGER AND json_extract_string(properties, $1) IS NOT NULL
   GROUP BY g, v), top AS (SELECT v, row_number() OVER (ORDER BY count(*) DESC, v) AS rank
   FROM m
   GROUP BY v

@@ -1,6 +1,6 @@
 WITH base AS (SELECT date_trunc('day', ts) AS bucket, uid, '' AS v
   FROM events
-  WHERE product_id = $1 AND env = $2 AND ts >= $3::TIMESTAMP AND ts < $4::TIMESTAMP AND NOT is_bot AND eid = $5) SELECT bucket, 0, '', count(*)
+  WHERE product_id = $1 AND env = $2 AND ts >= $3::TIMESTAMP AND ts < $4::TIMESTAMP AND NOT is_bot AND eid = $5::UINTEGER) SELECT bucket, 0, '', count(*)
   FROM base
   GROUP BY bucket;
 -- 1: int64 1

@@ -1,6 +1,6 @@
 WITH m AS (SELECT json_extract_string(properties, $1) AS g, bit_or(1::UBIGINT << ((epoch_us(ts) - $2) // 604800000000)::UBIGINT) AS mask
   FROM events
-  WHERE product_id = $3 AND env = $4 AND ts >= $5::TIMESTAMP AND ts < $6::TIMESTAMP AND NOT is_bot AND eid = $7 AND json_extract_string(properties, $1) IS NOT NULL
+  WHERE product_id = $3 AND env = $4 AND ts >= $5::TIMESTAMP AND ts < $6::TIMESTAMP AND NOT is_bot AND eid = $7::UINTEGER AND json_extract_string(properties, $1) IS NOT NULL
   GROUP BY g) SELECT 0, '', mask, count(*)
   FROM m
   GROUP BY mask;

@@ -1,6 +1,6 @@
 WITH m AS (SELECT uid, bit_or(1::UBIGINT << ((epoch_us(ts) - $1) // 604800000000)::UBIGINT) AS mask
   FROM events
-  WHERE product_id = $2 AND env = $3 AND ts >= $4::TIMESTAMP AND ts < $5::TIMESTAMP AND NOT is_bot AND eid = $6
+  WHERE product_id = $2 AND env = $3 AND ts >= $4::TIMESTAMP AND ts < $5::TIMESTAMP AND NOT is_bot AND eid = $6::UINTEGER
   GROUP BY uid) SELECT 0, '', mask, count(*)
   FROM m
   GROUP BY mask;

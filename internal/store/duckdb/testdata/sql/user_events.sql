@@ -1,6 +1,6 @@
 SELECT uuid, ts, event, coalesce(url, ''), coalesce(path, ''), coalesce(browser, ''), coalesce(os, ''), coalesce(device_type, ''), coalesce(json_extract_string(properties, $1), ''), properties
   FROM events
-  WHERE product_id = $2 AND env = $3 AND uid = $4 AND ts < $5::TIMESTAMP AND NOT is_bot
+  WHERE product_id = $2 AND env = $3 AND uid = $4::UINTEGER AND ts < $5::TIMESTAMP AND NOT is_bot
   ORDER BY ts DESC, uuid
   LIMIT $6;
 -- 1: string /$session_id
