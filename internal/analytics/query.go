@@ -202,6 +202,18 @@ type FunnelQuery struct {
 	// FunnelRows' rows, so that the views rank values as the steps do.
 	// Funnel and FunnelRows do not read it.
 	TopValues []string
+	// RankTop, with a Breakdown, tells the FunnelTimes and FunnelOverTime
+	// of a FunnelRanker to pick the top BreakdownLimit values (all of
+	// them when it is 0) in their own statement, in place of TopValues,
+	// by the order of FunnelRows: most step-0 users first, ties by value.
+	RankTop bool
+}
+
+// FunnelRanker is a QueryStore whose FunnelTimes and FunnelOverTime take
+// FunnelQuery.RankTop, so that a view with a breakdown is one statement
+// rather than FunnelRows' and then the view's.
+type FunnelRanker interface {
+	RanksFunnelValues()
 }
 
 // FunnelBucket is the funnel of the users who entered its step 0 in one

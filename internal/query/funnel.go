@@ -2,6 +2,7 @@ package query
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -357,8 +358,16 @@ func (k rowKey) funnel(q analytics.FunnelQuery, counts []int64) FunnelBreakdown 
 // users, then the other values) and sets q.TopValues to their values, so
 // that the view's statement splits its users alike. It returns the rows'
 // keys in order; without a breakdown, none.
+//
+// A store that ranks values itself (analytics.FunnelRanker) is asked to,
+// with q.RankTop, and no keys are returned: the view's rows are put in the
+// steps view's order afterwards (rankedKeys).
 func (e *Engine) topValues(ctx context.Context, q *analytics.FunnelQuery) ([]rowKey, error) {
 	if q.Breakdown == nil {
+		return nil, nil
+	}
+	if _, ok := e.Store.(analytics.FunnelRanker); ok {
+		q.RankTop = true
 		return nil, nil
 	}
 	rows, err := e.Store.FunnelRows(ctx, *q)
@@ -374,6 +383,25 @@ func (e *Engine) topValues(ctx context.Context, q *analytics.FunnelQuery) ([]row
 		}
 	}
 	return keys, nil
+}
+
+// rankedKeys puts the values of the rows a FunnelRanker answered (entered:
+// each row's step-0 users) in the order of FunnelRows: most users first,
+// ties by value. The other row is left to withOther.
+func rankedKeys(entered map[rowKey]int64) []rowKey {
+	var keys []rowKey
+	for k := range entered {
+		if !k.other {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b rowKey) int {
+		if c := cmp.Compare(entered[b], entered[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a.value, b.value)
+	})
+	return keys
 }
 
 // withOther returns keys with the other row added last when the view
@@ -412,8 +440,16 @@ func (e *Engine) runFunnelTimes(ctx context.Context, q analytics.FunnelQuery) (F
 		return res, nil
 	}
 	byKey := map[rowKey]analytics.FunnelTimesRow{}
+	entered := map[rowKey]int64{}
 	for _, r := range ft.Breakdown {
-		byKey[keyOf(r.Breakdown, r.Other)] = r
+		k := keyOf(r.Breakdown, r.Other)
+		byKey[k] = r
+		if len(r.Counts) > 0 {
+			entered[k] = r.Counts[0]
+		}
+	}
+	if q.RankTop {
+		keys = rankedKeys(entered)
 	}
 	res.Breakdown = []FunnelBreakdown{}
 	for _, k := range withOther(keys, byKey[rowKey{other: true}].Counts != nil) {
@@ -487,9 +523,16 @@ func (e *Engine) runFunnelOverTime(ctx context.Context, q analytics.FunnelQuery)
 		return res, nil
 	}
 	byKey := map[rowKey][]analytics.FunnelBucket{}
+	entered := map[rowKey]int64{}
 	for _, r := range rows {
 		k := keyOf(r.Breakdown, r.Other)
 		byKey[k] = append(byKey[k], r)
+		if len(r.Counts) > 0 {
+			entered[k] += r.Counts[0]
+		}
+	}
+	if q.RankTop {
+		keys = rankedKeys(entered)
 	}
 	res.Breakdown = []FunnelBreakdown{}
 	for _, k := range withOther(keys, byKey[rowKey{other: true}] != nil) {

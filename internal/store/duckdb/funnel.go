@@ -288,6 +288,13 @@ func funnelUsers(b *builder, q analytics.FunnelQuery, act actor) {
 	for i := 1; i < len(q.Steps); i++ {
 		b.Printf(" LEFT JOIN s%d ON s%d.%s = s0.%s", i, i, id, id)
 	}
+	excluded(b, q, act)
+}
+
+// excluded writes the anti-joins that leave out of s0 the users an
+// exclusion removes.
+func excluded(b *builder, q analytics.FunnelQuery, act actor) {
+	id := act.col()
 	for k := range q.Exclusions {
 		b.Printf(" ANTI JOIN x%d ON x%d.%s = s0.%s", k, k, id, id)
 	}
@@ -421,7 +428,10 @@ func bucketCounts(h any) ([]int64, error) {
 
 // funnelRowValues writes, after funnelWith, the users' breakdown values
 // (funnelValues' CTE v) and the CTE bg of each step-0 user's row: their
-// value bv when it is one of q.TopValues, NULL for the other values.
+// value bv when it is one of the top values, NULL for the other values.
+// The top values are q.TopValues or, with q.RankTop, the CTE top: the
+// q.BreakdownLimit values with the most users in the funnel, ties by
+// value, as FunnelRows orders its rows (every value without a limit).
 func (s *Store) funnelRowValues(b *builder, q analytics.FunnelQuery, act actor) error {
 	x, err := b.property(*q.Breakdown)
 	if err != nil {
@@ -430,10 +440,22 @@ func (s *Store) funnelRowValues(b *builder, q analytics.FunnelQuery, act actor) 
 	if err := s.funnelValues(b, q, act, "coalesce("+x+", '')"); err != nil {
 		return err
 	}
-	b.Printf(", bg AS (SELECT %s, CASE WHEN ", act.col())
-	if len(q.TopValues) == 0 {
+	id := act.col()
+	if q.RankTop && q.BreakdownLimit > 0 {
+		b.Write(", top AS (SELECT v.bv")
+		b.Write(" FROM s0")
+		excluded(b, q, act)
+		b.Printf(" JOIN v ON v.%s = s0.%s GROUP BY v.bv ORDER BY count(*) DESC, v.bv LIMIT %s)", id, id, b.arg(q.BreakdownLimit))
+	}
+	b.Printf(", bg AS (SELECT %s, CASE WHEN ", id)
+	switch {
+	case q.RankTop && q.BreakdownLimit > 0:
+		b.Write("bv IN (SELECT bv FROM top)")
+	case q.RankTop:
+		b.Write("true")
+	case len(q.TopValues) == 0:
 		b.Write("false")
-	} else {
+	default:
 		b.Write("bv IN (")
 		for i, v := range q.TopValues {
 			if i > 0 {
@@ -446,6 +468,11 @@ func (s *Store) funnelRowValues(b *builder, q analytics.FunnelQuery, act actor) 
 	b.Write(" THEN bv END AS bv FROM v)")
 	return nil
 }
+
+// RanksFunnelValues marks the store as an analytics.FunnelRanker:
+// FunnelTimes and FunnelOverTime rank a breakdown's values themselves
+// (funnelRowValues) when asked.
+func (s *Store) RanksFunnelValues() {}
 
 // FunnelOverTime groups the funnel's users (funnelUsers) by the bucket of
 // q.OverTime holding their step-0 time in the product's zone, and with a

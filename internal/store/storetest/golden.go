@@ -128,6 +128,15 @@ func GoldenSQL(t *testing.T, s Events, trace *[]Statement) {
 				Breakdown: plan, BreakdownLimit: 2, TopValues: []string{"pro", "free"}})
 			return err
 		}},
+		// The store ranks the values itself (analytics.FunnelRanker);
+		// a store that does not reads no TopValues: every user is other.
+		{"funnel_times_ranked", func() error {
+			_, err := s.FunnelTimes(ctx, analytics.FunnelQuery{EventRange: scope,
+				Steps: []string{"$pageview", "signup", "purchase"}, Window: 24 * time.Hour,
+				Exclusions: []analytics.FunnelExclusion{{Event: "logout", FromStep: 1, ToStep: 2}},
+				Breakdown:  &analytics.Property{Column: "browser"}, BreakdownLimit: 3, RankTop: true})
+			return err
+		}},
 		{"funnel_users_dropped_value_page", func() error {
 			value := "Firefox"
 			_, err := s.FunnelUsers(ctx, analytics.FunnelUsersQuery{FunnelQuery: analytics.FunnelQuery{EventRange: scope,
