@@ -119,16 +119,33 @@ describe("Funnels views with a breakdown", () => {
         [...s.querySelectorAll("[data-testid=funnel-time-bucket]")].filter((r) => r.querySelector("td.num")?.textContent !== "0").map((r) => r.querySelector("th")?.textContent),
       );
     const picker = root.querySelector<HTMLSelectElement>("select[name=time-row]")!;
-    expect(picker.value).toBe("0");
+    expect(picker.value).toBe("v:Chrome");
     expect(medians()).toEqual(["45 s", "1 h"]);
     expect(filled()).toEqual([["30 s – 1 min"], ["1 h – 3 h"]]);
     expect(root.querySelector("[data-testid=funnel-time-step] h3")?.textContent).toContain("Chrome");
 
-    await choose(picker, "1");
+    // The choice is kept in the URL (?histograms=), so a reload or a
+    // shared link shows the same row.
+    await choose(picker, "other");
     expect(medians()).toEqual(["13 days", "—"]);
     expect(filled()).toEqual([["7 days and more"], []]);
-    await choose(picker, "-1");
+    expect(new URLSearchParams(location.search).get("histograms")).toBe("other");
+    await choose(picker, "all");
     expect(medians()).toEqual(["1.5 min", "2 h"]);
     expect(root.querySelector("[data-testid=funnel-time-step] h3")?.textContent).toContain("all users");
+    expect(new URLSearchParams(location.search).get("histograms")).toBe("all");
+  });
+
+  it("opens Time to convert on the row the URL names, and on the first row when it names one the answer lacks", async () => {
+    funnelRoutes();
+    history.replaceState(null, "", "/funnels?product=3&step=%24pageview&step=signup&step=purchase&breakdown=browser&view=time_to_convert&histograms=other");
+    let root = await mount(<Funnels product={product} range={week} env="live" />);
+    const medians = () => [...root.querySelectorAll("[data-testid=funnel-time-median]")].map((m) => m.textContent);
+    expect(root.querySelector<HTMLSelectElement>("select[name=time-row]")!.value).toBe("other");
+    expect(medians()).toEqual(["13 days", "—"]);
+    history.replaceState(null, "", "/funnels?product=3&step=%24pageview&step=signup&step=purchase&breakdown=browser&view=time_to_convert&histograms=v%3ASafari");
+    root = await mount(<Funnels product={product} range={week} env="live" />);
+    expect(root.querySelector<HTMLSelectElement>("select[name=time-row]")!.value).toBe("v:Chrome");
+    expect(medians()).toEqual(["45 s", "1 h"]);
   });
 });

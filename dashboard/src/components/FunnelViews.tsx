@@ -1,6 +1,6 @@
-import { useState } from "preact/hooks";
 import { TimeChart } from "../charts/TimeChart";
 import { num } from "../charts/time";
+import { useQueryState } from "../router";
 import type { FunnelResult } from "../types";
 
 /** FunnelView is what the Funnels page shows of a funnel: its steps, how long each step took, or conversion over time. */
@@ -41,6 +41,11 @@ export function rowLabel(r: BreakdownRow): string {
   return r.other ? "Other values" : r.breakdownValue === "" ? "(not set)" : r.breakdownValue ?? "";
 }
 
+/** rowKey names a breakdown row in the URL: "v:" and its value, or "other". */
+export function rowKey(r: BreakdownRow): string {
+  return r.other ? "other" : `v:${r.breakdownValue ?? ""}`;
+}
+
 /** overall is the conversion from the first step to the last, "—" when nobody entered: 12.5%. */
 export function overall(first: number, last: number): string {
   return first ? `${Math.round((last / first) * 1000) / 10}%` : "—";
@@ -72,10 +77,14 @@ function bucketName(from: number, to: number | null): string {
  */
 export function TimeToConvert(props: { result: FunnelResult }) {
   const rows = props.result.breakdown ?? [];
-  // The row whose histograms show: an index into rows, or -1 for all users.
-  const [picked, setPicked] = useState(0);
+  // The row whose histograms show, kept in the URL (?histograms=, rowKey
+  // or "all"), so that a reload or a shared link shows the same; the
+  // first row when it names none, or a row this answer does not have.
+  const [picked, setPicked] = useQueryState<string>("histograms", "");
   if (!props.result.breakdown) return <StepHistograms steps={props.result.steps} times={props.result.timeToConvert ?? []} />;
-  const shown = picked < rows.length ? picked : rows.length ? 0 : -1;
+  const found = rows.findIndex((r) => rowKey(r) === picked);
+  // An index into rows, or -1 for all users.
+  const shown = picked === "all" || !rows.length ? -1 : Math.max(found, 0);
   const times = shown < 0 ? props.result.timeToConvert ?? [] : rows[shown].timeToConvert ?? [];
   const who = shown < 0 ? "all users" : rowLabel(rows[shown]);
   return (
@@ -84,13 +93,13 @@ export function TimeToConvert(props: { result: FunnelResult }) {
       {rows.length ? (
         <label class="inline-form">
           Histograms of
-          <select name="time-row" value={String(shown)} onChange={(e) => setPicked(Number(e.currentTarget.value))}>
-            {rows.map((r, k) => (
-              <option key={k} value={String(k)}>
+          <select name="time-row" value={shown < 0 ? "all" : rowKey(rows[shown])} onChange={(e) => setPicked(e.currentTarget.value)}>
+            {rows.map((r) => (
+              <option key={rowKey(r)} value={rowKey(r)}>
                 {rowLabel(r)}
               </option>
             ))}
-            <option value="-1">All users</option>
+            <option value="all">All users</option>
           </select>
         </label>
       ) : null}

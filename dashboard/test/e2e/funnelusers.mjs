@@ -157,6 +157,21 @@ export async function funnelUserPages(browser, h) {
     got = await filled();
     if (JSON.stringify(got) !== JSON.stringify([["1 min – 5 min", "2"]])) throw new Error(`pro: ${JSON.stringify(got)}`);
   });
+  await h.check("the row whose histograms show is kept in the URL: a reload shows pro's again, then all users'", async () => {
+    await page.waitForURL((u) => u.searchParams.get("histograms") === "v:pro");
+    await page.reload();
+    await page.waitForFunction(() => document.querySelector("[data-testid=funnel-time-step] h3")?.textContent?.includes("pro"));
+    const picked = await page.locator("select[name=time-row]").evaluate((s) => s.selectedOptions[0].textContent);
+    if (picked !== "pro") throw new Error(`the choice after a reload: ${picked}`);
+    await page.locator("select[name=time-row]").selectOption({ label: "All users" });
+    await page.waitForURL((u) => u.searchParams.get("histograms") === "all");
+    await page.waitForFunction(() => document.querySelector("[data-testid=funnel-time-step] h3")?.textContent?.includes("all users"));
+    const all = await page.getByTestId("funnel-time-bucket").evaluateAll((trs) =>
+      trs.map((tr) => [tr.querySelector("th").textContent, tr.querySelector("td.num").textContent]).filter((r) => r[1] !== "0"));
+    if (JSON.stringify(all) !== JSON.stringify([["1 min – 5 min", "5"]])) throw new Error(`all users: ${JSON.stringify(all)}`);
+    await page.locator("select[name=time-row]").selectOption({ label: "pro" });
+    await page.waitForURL((u) => u.searchParams.get("histograms") === "v:pro");
+  });
   await shot("funnel-time-breakdown");
   await atPhoneWidth("the Funnels page's Time to convert view by plan", "funnel-time-breakdown-phone");
   await h.check("the pages raised no errors", async () => noPageErrors());
