@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -55,7 +56,7 @@ func shardPattern(share, dir string) (string, error) {
 		return "", err
 	}
 	slices.SortFunc(names, func(a, b string) int {
-		if c := -cmpSeconds(shardCost(a), shardCost(b)); c != 0 {
+		if c := cmp.Compare(shardCost(b), shardCost(a)); c != 0 {
 			return c
 		}
 		return strings.Compare(a, b)
@@ -85,16 +86,6 @@ func shardCost(name string) float64 {
 		return s
 	}
 	return defaultShardSeconds
-}
-
-func cmpSeconds(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // parseShare reads "k/n", 1 ≤ k ≤ n.

@@ -240,23 +240,33 @@ func TestTimesBoundAsTimestamps(t *testing.T) {
 		t.Fatalf("%d statements traced", len(trace))
 	}
 	for _, st := range trace {
-		rows, err := s.db.QueryContext(ctx, "EXPLAIN "+st.SQL, st.Args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan strings.Builder
-		for rows.Next() {
-			var kind, text string
-			if err := rows.Scan(&kind, &text); err != nil {
-				t.Fatal(err)
-			}
-			plan.WriteString(text)
-		}
-		rows.Close()
-		if strings.Contains(plan.String(), "TIME ZONE") {
-			t.Errorf("the plan compares instants as TIMESTAMPTZ:\n%s\n%s", st.SQL, plan.String())
+		if plan := explain(t, s, "EXPLAIN ", st); strings.Contains(plan, "TIME ZONE") {
+			t.Errorf("the plan compares instants as TIMESTAMPTZ:\n%s\n%s", st.SQL, plan)
 		}
 	}
+}
+
+// explain returns the plan DuckDB gives the statement st under the
+// EXPLAIN of how (such as "EXPLAIN (FORMAT json) ").
+func explain(t *testing.T, s *Store, how string, st storetest.Statement) string {
+	t.Helper()
+	rows, err := s.db.QueryContext(context.Background(), how+st.SQL, st.Args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan strings.Builder
+	for rows.Next() {
+		var kind, text string
+		if err := rows.Scan(&kind, &text); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(text)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return plan.String()
 }
 
 // TestDenseIDsBoundAsUIntegers runs the statements of queries that filter
@@ -297,20 +307,8 @@ func TestDenseIDsBoundAsUIntegers(t *testing.T) {
 		t.Fatalf("%d statements traced", len(trace))
 	}
 	for _, st := range trace {
-		var plan strings.Builder
-		rows, err := s.db.QueryContext(ctx, "EXPLAIN (FORMAT json) "+st.SQL, st.Args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var kind, text string
-			if err := rows.Scan(&kind, &text); err != nil {
-				t.Fatal(err)
-			}
-			plan.WriteString(text)
-		}
-		rows.Close()
-		p := plan.String()
+		// JSON, whose filters are not wrapped in boxes.
+		p := explain(t, s, "EXPLAIN (FORMAT json) ", st)
 		if strings.Contains(p, "CAST(eid") || strings.Contains(p, "CAST(uid") || !strings.Contains(p, "id=") {
 			t.Errorf("the plan does not compare the dense ids with constants:\n%s\n%s", st.SQL, p)
 		}
