@@ -441,15 +441,15 @@ func (s *Store) funnelRowValues(b *builder, q analytics.FunnelQuery, act actor) 
 		return err
 	}
 	id := act.col()
-	if q.RankTop && q.BreakdownLimit > 0 {
-		b.Write(", top AS (SELECT v.bv")
-		b.Write(" FROM s0")
+	ranked := q.RankTop && q.BreakdownLimit > 0
+	if ranked {
+		b.Write(", top AS (SELECT v.bv FROM s0")
 		excluded(b, q, act)
 		b.Printf(" JOIN v ON v.%s = s0.%s GROUP BY v.bv ORDER BY count(*) DESC, v.bv LIMIT %s)", id, id, b.arg(q.BreakdownLimit))
 	}
 	b.Printf(", bg AS (SELECT %s, CASE WHEN ", id)
 	switch {
-	case q.RankTop && q.BreakdownLimit > 0:
+	case ranked:
 		b.Write("bv IN (SELECT bv FROM top)")
 	case q.RankTop:
 		b.Write("true")
